@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+/**
+ * The `pi` worker: one agent session, in RPC mode (`--mode rpc`, for supervisors
+ * and IDEs) or print mode (`-p`, one task then exit).
+ */
+import { Command, CommanderError, Option } from "commander";
+import type { ThinkingLevel } from "../shared/schema/messages.js";
+import { runPrintMode } from "../worker/modes/print.js";
+import { runRpcMode } from "../worker/modes/rpc.js";
+import { WorkerRuntime, type WorkerOptions } from "../worker/runtime.js";
+import { killAllChildren } from "../worker/tools/process-tree.js";
+
+const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+interface CliOptions {
+  mode: "text" | "json" | "rpc";
+  print?: boolean;
+  provider?: string;
+  model?: string;
+  thinking?: ThinkingLevel;
+  apiKey?: string;
+  tools?: string | false;
+  systemPrompt?: string;
+  appendSystemPrompt?: string[];
+  contextFiles: boolean;
+  fauxScript?: string;
+  home?: string;
+  retryDelayMs?: number;
+  maxLineBytes?: number;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function positiveInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new CommanderError(2, "pi.invalidArgument", `${name} must be a whole number, got "${value}"`);
+    return n;
+  };
+}
+
+function buildProgram(): Command {
+  return new Command("pi")
+    .description("A pi-compatible coding agent: one session, driven over RPC or run once with -p.")
+    .argument("[message...]", "the task (print mode); read from stdin when piped")
+    .addOption(new Option("--mode <mode>", "output mode").choices(["text", "json", "rpc"]).default("text"))
+    .option("-p, --print", "run the task once, print the answer, exit (0 ok, 1 error or abort)")
+    .option("--provider <name>", "model provider: anthropic, openai, faux, or one from models.json")
+    .option("--model <id>", "model id, or provider/id")
+    .addOption(new Option("--thinking <level>", "thinking level").choices(THINKING))
+    .option("--api-key <key>", "API key for the provider (else env or models.json)")
+    .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
+    .option("--no-tools", "no tools at all")
+    .option("--system-prompt <text>", "replace the base system prompt")
+    .option("--append-system-prompt <text|file>", "append text (or a file's content) to the system prompt; repeatable", collect)
+    .option("--no-context-files", "do not read AGENTS.md / CLAUDE.md files")
+    .option("--faux-script <file>", "replay scripted replies with the faux provider (JSON array or JSONL)")
+    .option("--home <dir>", "pi-orch home (default $PI_ORCH_HOME or ~/.pi-orch)")
+    .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", positiveInt("--retry-delay-ms"))
+    .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", positiveInt("--max-line-bytes"))
+    .addHelpText(
+      "after",
+      `
+Examples:
+  pi -p --provider faux "list the files here"      offline demo with real tool calls
+  echo "explain src/index.ts" | pi -p               prompt from stdin, key from ANTHROPIC_API_KEY
+  pi -p --mode json --model openai/gpt-4.1 "fix the failing test"
+  pi --mode rpc --provider anthropic                speak the pi RPC protocol on stdio`,
+    );
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  program.exitOverride();
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  try {
+    program.parse(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
+      return 2;
+    }
+    throw err;
+  }
+  const opts = program.opts<CliOptions>();
+  const words = program.args;
+
+  const workerOptions: WorkerOptions = {
+    cwd: process.cwd(),
+    home: opts.home,
+    provider: opts.provider,
+    model: opts.model,
+    thinking: opts.thinking,
+    apiKey: opts.apiKey,
+    tools: typeof opts.tools === "string" ? opts.tools : undefined,
+    noTools: opts.tools === false,
+    systemPrompt: opts.systemPrompt,
+    appendSystemPrompt: opts.appendSystemPrompt,
+    noContextFiles: !opts.contextFiles,
+    fauxScript: opts.fauxScript,
+    retryDelayMs: opts.retryDelayMs,
+  };
+
+  let runtime: WorkerRuntime;
+  try {
+    runtime = new WorkerRuntime(workerOptions);
+  } catch (err) {
+    process.stderr.write(`pi: ${(err as Error).message}\n`);
+    return 2;
+  }
+
+  if (opts.mode === "rpc") {
+    if (words.length > 0) {
+      process.stderr.write("pi: --mode rpc takes no message; send a prompt command on stdin\n");
+      return 2;
+    }
+    return new Promise<number>((resolve) => {
+      const rpc = runRpcMode(runtime, {
+        input: process.stdin,
+        output: process.stdout,
+        maxLineBytes: opts.maxLineBytes,
+        onExit: resolve,
+      });
+      for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
+        process.on(signal, () => void rpc.shutdown(signal));
+      }
+    });
+  }
+
+  let prompt = words.join(" ");
+  if (!process.stdin.isTTY) {
+    const piped = (await readStdin()).trim();
+    if (piped) prompt = prompt ? `${prompt}\n\n${piped}` : piped;
+  }
+  if (!opts.print && process.stdin.isTTY && process.stdout.isTTY && !prompt) {
+    process.stderr.write("pi: give a task: pi -p \"TASK\" (or --mode rpc to drive it over stdio); see pi --help\n");
+    return 2;
+  }
+  if (!prompt) {
+    process.stderr.write("pi: no task given: pass it as an argument or on stdin; see pi --help\n");
+    return 2;
+  }
+  let aborted = false;
+  for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (aborted) process.exit(130);
+      aborted = true;
+      void runtime.shutdown();
+    });
+  }
+  return runPrintMode(runtime, {
+    prompt,
+    json: opts.mode === "json",
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
+}
+
+process.on("exit", () => killAllChildren());
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+    // Handles the model SDKs keep open must not keep a finished worker alive.
+    setImmediate(() => process.exit(code));
+  },
+  (err: unknown) => {
+    process.stderr.write(`pi: unexpected failure: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,266 @@
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import type { WorkerEvent } from "../../shared/schema/events.js";
+import type { AgentMessage } from "../../shared/schema/messages.js";
+import { Agent, AgentBusyError, userMessage } from "../../worker/agent/agent.js";
+import { createFauxProvider, type FauxReply } from "../../worker/providers/faux.js";
+import { BUILT_IN_MODELS } from "../../worker/providers/models.js";
+import type { AgentTool } from "../../worker/types.js";
+
+const model = BUILT_IN_MODELS.find((m) => m.api === "faux")!;
+
+/** A tool that waits until released (or aborted), recording the order things happen. */
+function gateTool(log: string[]) {
+  const gates = new Map<string, () => void>();
+  const started = new Map<string, Promise<void>>();
+  const startedResolvers = new Map<string, () => void>();
+  const tool: AgentTool = {
+    name: "gate",
+    label: "gate",
+    description: "waits for a test to release it",
+    parameters: Type.Object({ key: Type.String() }),
+    execute: (args, ctx) =>
+      new Promise((resolve, reject) => {
+        const key = (args as { key: string }).key;
+        log.push(`start ${key}`);
+        startedResolvers.get(key)?.();
+        ctx.onUpdate?.({ content: [{ type: "text", text: `running ${key}` }] });
+        gates.set(key, () => {
+          log.push(`end ${key}`);
+          resolve({ content: [{ type: "text", text: `done ${key}` }] });
+        });
+        ctx.signal.addEventListener("abort", () => reject(new Error(`aborted ${key}`)), { once: true });
+      }),
+  };
+  return {
+    tool,
+    release: (key: string) => gates.get(key)!(),
+    started: (key: string) => {
+      if (!started.has(key)) started.set(key, new Promise((r) => startedResolvers.set(key, r)));
+      return started.get(key)!;
+    },
+  };
+}
+
+function makeAgent(script: FauxReply[], tools: AgentTool[] = [], opts: { retryBaseDelayMs?: number } = {}) {
+  const provider = createFauxProvider({ script });
+  const agent = new Agent(
+    {
+      cwd: process.cwd(),
+      provider: () => provider,
+      apiKey: () => undefined,
+      systemPrompt: () => "test",
+      tools: () => tools,
+    },
+    { model, thinkingLevel: "off", retryBaseDelayMs: opts.retryBaseDelayMs ?? 1 },
+  );
+  const events: WorkerEvent[] = [];
+  agent.subscribe((e) => events.push(e));
+  return { agent, events };
+}
+
+function waitForEvent(agent: Agent, test: (e: WorkerEvent) => boolean): Promise<WorkerEvent> {
+  return new Promise((resolve) => {
+    const off = agent.subscribe((e) => {
+      if (test(e)) {
+        off();
+        resolve(e);
+      }
+    });
+  });
+}
+
+const types = (events: WorkerEvent[]) =>
+  events.map((e) => (e.type === "message_start" || e.type === "message_end" ? `${e.type}:${e.message.role}` : e.type));
+
+describe("agent loop", () => {
+  it("emits pi's event order for a turn with a tool call", async () => {
+    const log: string[] = [];
+    const gate = gateTool(log);
+    const { agent, events } = makeAgent(
+      [{ toolCalls: [{ name: "gate", arguments: { key: "a" } }] }, { text: "all done" }],
+      [gate.tool],
+    );
+    const { done } = agent.start([userMessage("go")]);
+    await gate.started("a");
+    gate.release("a");
+    await done;
+    const order = types(events).filter((t) => t !== "message_update" && t !== "tool_execution_update");
+    expect(order).toEqual([
+      "agent_start",
+      "turn_start",
+      "message_start:user",
+      "message_end:user",
+      "message_start:assistant",
+      "message_end:assistant",
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_start:toolResult",
+      "message_end:toolResult",
+      "turn_end",
+      "turn_start",
+      "message_start:assistant",
+      "message_end:assistant",
+      "turn_end",
+      "agent_end",
+    ]);
+    const updates = events.filter((e) => e.type === "message_update").map((e) => (e as any).assistantMessageEvent.type);
+    expect(updates).toContain("toolcall_start");
+    expect(updates).toContain("toolcall_delta");
+    expect(updates).toContain("toolcall_end");
+    expect(updates).toContain("text_delta");
+    const end = events.at(-1) as Extract<WorkerEvent, { type: "agent_end" }>;
+    expect(end.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+  });
+
+  it("runs the tool calls of one turn in parallel and records results in call order", async () => {
+    const log: string[] = [];
+    const gate = gateTool(log);
+    const { agent, events } = makeAgent(
+      [
+        {
+          toolCalls: [
+            { name: "gate", arguments: { key: "first" } },
+            { name: "gate", arguments: { key: "second" } },
+          ],
+        },
+        { text: "ok" },
+      ],
+      [gate.tool],
+    );
+    const { done } = agent.start([userMessage("go")]);
+    await Promise.all([gate.started("first"), gate.started("second")]);
+    gate.release("second");
+    gate.release("first");
+    await done;
+    expect(log).toEqual(["start first", "start second", "end second", "end first"]);
+    const ends = events.filter((e) => e.type === "tool_execution_end").map((e) => (e as any).result.content[0].text);
+    expect(ends).toEqual(["done second", "done first"]);
+    const results = agent.messages.filter((m) => m.role === "toolResult").map((m) => (m as any).content[0].text);
+    expect(results).toEqual(["done first", "done second"]);
+  });
+
+  it("sends invalid tool arguments back to the model as an error result", async () => {
+    const gate = gateTool([]);
+    const { agent } = makeAgent([{ toolCalls: [{ name: "gate", arguments: { key: 42 } }] }, { text: "sorry" }], [gate.tool]);
+    await agent.start([userMessage("go")]).done;
+    const result = agent.messages.find((m) => m.role === "toolResult") as any;
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toMatch(/Validation failed for tool "gate"/);
+    expect(result.content[0].text).toMatch(/\/key: must be string/);
+    expect((agent.messages.at(-1) as any).stopReason).toBe("stop");
+  });
+
+  it("answers an unknown tool with an error result naming the available tools", async () => {
+    const { agent } = makeAgent([{ toolCalls: [{ name: "nope", arguments: {} }] }, { text: "ok" }], []);
+    await agent.start([userMessage("go")]).done;
+    const result = agent.messages.find((m) => m.role === "toolResult") as any;
+    expect(result.content[0].text).toMatch(/Tool "nope" not found/);
+  });
+
+  it("delivers a steering message after the turn's tool calls, before the next model call", async () => {
+    const log: string[] = [];
+    const gate = gateTool(log);
+    const { agent, events } = makeAgent(
+      [{ toolCalls: [{ name: "gate", arguments: { key: "a" } }] }, { text: "steered" }],
+      [gate.tool],
+    );
+    const { done } = agent.start([userMessage("go")]);
+    await gate.started("a");
+    agent.steer(userMessage("change of plan"));
+    gate.release("a");
+    await done;
+    const order = types(events).filter((t) => t !== "message_update" && t !== "tool_execution_update");
+    const steerAt = events.findIndex((e) => e.type === "message_start" && (e.message as any).content?.[0]?.text === "change of plan");
+    const toolEnd = events.findIndex((e) => e.type === "tool_execution_end");
+    const secondAssistant = events.findIndex((e, i) => i > steerAt && e.type === "message_start" && e.message.role === "assistant");
+    expect(steerAt).toBeGreaterThan(toolEnd);
+    expect(secondAssistant).toBeGreaterThan(steerAt);
+    expect(order.filter((t) => t === "queue_update")).toHaveLength(2);
+    const queueEvents = events.filter((e) => e.type === "queue_update") as any[];
+    expect(queueEvents[0].steering).toEqual(["change of plan"]);
+    expect(queueEvents[1].steering).toEqual([]);
+  });
+
+  it("delivers follow-ups when the agent would stop, one at a time or all at once", async () => {
+    for (const mode of ["one-at-a-time", "all"] as const) {
+      const { agent } = makeAgent([{ text: "first" }, { text: "second" }, { text: "third" }]);
+      agent.followUpMode = mode;
+      const { done } = agent.start([userMessage("go")]);
+      agent.followUp(userMessage("f1"));
+      agent.followUp(userMessage("f2"));
+      await done;
+      const users = agent.messages.filter((m) => m.role === "user").length;
+      const assistants = agent.messages.filter((m) => m.role === "assistant").length;
+      expect(users).toBe(3);
+      expect(assistants).toBe(mode === "all" ? 2 : 3);
+    }
+  });
+
+  it("refuses a second prompt while a run is in progress", async () => {
+    const { agent } = makeAgent([{ text: "slow reply", chunkDelayMs: 20 }]);
+    const { done } = agent.start([userMessage("go")]);
+    expect(() => agent.start([userMessage("again")])).toThrow(AgentBusyError);
+    await done;
+  });
+
+  it("abort cancels running tools and ends with an aborted assistant message", async () => {
+    const log: string[] = [];
+    const gate = gateTool(log);
+    const { agent, events } = makeAgent([{ toolCalls: [{ name: "gate", arguments: { key: "a" } }] }], [gate.tool]);
+    agent.start([userMessage("go")]);
+    await gate.started("a");
+    await agent.abort();
+    const result = agent.messages.find((m) => m.role === "toolResult") as any;
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toBe("aborted a");
+    const last = agent.messages.at(-1) as any;
+    expect(last.role).toBe("assistant");
+    expect(last.stopReason).toBe("aborted");
+    expect(events.at(-1)!.type).toBe("agent_end");
+    expect(agent.isStreaming).toBe(false);
+  });
+
+  it("abort during a streaming reply stops the stream", async () => {
+    const { agent } = makeAgent([{ text: "one two three four five six seven eight nine ten", chunkDelayMs: 30 }]);
+    agent.start([userMessage("go")]);
+    await waitForEvent(agent, (e) => e.type === "message_update");
+    await agent.abort();
+    const last = agent.messages.at(-1) as any;
+    expect(last.stopReason).toBe("aborted");
+    expect(last.content[0].text.length).toBeLessThan("one two three four five six seven eight nine ten".length);
+  });
+
+  it("retries a transient provider error with auto_retry events", async () => {
+    const { agent, events } = makeAgent([
+      { error: { message: "529 overloaded", retryable: true } },
+      { error: { message: "529 overloaded", retryable: true } },
+      { text: "finally" },
+    ]);
+    await agent.start([userMessage("go")]).done;
+    const retry = events.filter((e) => e.type.startsWith("auto_retry")) as any[];
+    expect(retry.map((e) => e.type)).toEqual(["auto_retry_start", "auto_retry_start", "auto_retry_end"]);
+    expect(retry[0]).toMatchObject({ attempt: 1, maxAttempts: 3, delayMs: 1, errorMessage: "529 overloaded" });
+    expect(retry[1].delayMs).toBe(2);
+    expect(retry[2]).toMatchObject({ success: true, attempt: 3 });
+    const assistants = agent.messages.filter((m) => m.role === "assistant") as any[];
+    expect(assistants).toHaveLength(1);
+    expect(assistants[0].content[0].text).toBe("finally");
+  });
+
+  it("gives up after the last retry and ends the run with the error", async () => {
+    const failing = Array.from({ length: 4 }, () => ({ error: { message: "500 boom", retryable: true } }));
+    const { agent, events } = makeAgent(failing);
+    await agent.start([userMessage("go")]).done;
+    const end = events.filter((e) => e.type === "auto_retry_end") as any[];
+    expect(end).toEqual([{ type: "auto_retry_end", success: false, attempt: 3, finalError: "500 boom" }]);
+    expect((agent.messages.at(-1) as AgentMessage & { stopReason: string }).stopReason).toBe("error");
+  });
+
+  it("does not retry a permanent error", async () => {
+    const { agent, events } = makeAgent([{ error: { message: "401 invalid key", retryable: false } }]);
+    await agent.start([userMessage("go")]).done;
+    expect(events.some((e) => e.type === "auto_retry_start")).toBe(false);
+    expect((agent.messages.at(-1) as any).errorMessage).toBe("401 invalid key");
+  });
+});

@@ -1,0 +1,438 @@
+/**
+ * The agent loop: model turns and tool calls (inner loop), follow-ups (outer loop).
+ * It knows nothing of files, terminals or sessions; everything specific arrives
+ * through `LoopConfig` hooks, and everything observable leaves through `emit`.
+ */
+import type {
+  AgentMessage,
+  AssistantMessage,
+  ImageContent,
+  LlmMessage,
+  Model,
+  TextContent,
+  ThinkingLevel,
+  ToolCall,
+  ToolResultMessage,
+} from "../../shared/schema/messages.js";
+import { emptyUsage } from "../../shared/schema/messages.js";
+import type { WorkerEvent } from "../../shared/schema/events.js";
+import { checker } from "../../shared/validate.js";
+import type { AgentTool, Provider, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
+
+/** What a `beforeToolCall` hook may decide: block the call, or replace its arguments. */
+export interface ToolCallDecision {
+  block?: boolean;
+  reason?: string;
+  args?: Record<string, unknown>;
+}
+
+/** Automatic retry of transient provider errors. */
+export interface RetryConfig {
+  enabled: boolean;
+  maxAttempts: number;
+  /** First delay; each retry doubles it (2 s, 4 s, 8 s by default). */
+  baseDelayMs: number;
+  /** Aborts the wait between attempts (the `abort_retry` command) without aborting the run. */
+  skipSignal?: () => AbortSignal | undefined;
+}
+
+/** Everything the loop needs for one run. Read fresh at every turn so changes apply mid-run. */
+export interface LoopConfig {
+  provider: () => Provider;
+  model: () => Model;
+  thinkingLevel: () => ThinkingLevel;
+  systemPrompt: () => string;
+  tools: () => AgentTool[];
+  apiKey: () => string | undefined;
+  cwd: string;
+  signal: AbortSignal;
+  retry: () => RetryConfig;
+  /** Steering messages to inject after this turn's tool calls, before the next model call. */
+  takeSteering: () => AgentMessage[];
+  /** Follow-ups, asked when the agent would otherwise stop. */
+  takeFollowUps: () => AgentMessage[];
+  /** Called after `turn_start`, before queued messages are emitted into the context. */
+  onInject?: (messages: AgentMessage[], from: "steering" | "followUp" | "prompt") => void;
+  /** Map the conversation to what the model sees (per request; must not throw). */
+  toLlm: (messages: AgentMessage[]) => LlmMessage[];
+  /** Replace the messages sent for one request (extensions' `context` event). */
+  transformContext?: (messages: AgentMessage[]) => Promise<AgentMessage[]>;
+  beforeToolCall?: (call: ToolCall, args: Record<string, unknown>) => Promise<ToolCallDecision | undefined>;
+  afterToolCall?: (call: ToolCall, result: ToolResult, isError: boolean) => Promise<{ result: ToolResult; isError: boolean } | undefined>;
+  /** The provider reported a context overflow: compact and return true to retry once. */
+  onContextOverflow?: () => Promise<boolean>;
+  /** Ask the loop to stop after the current turn (a run timeout, a token limit). */
+  shouldStop?: () => boolean;
+}
+
+/** The event sink. Listeners run synchronously, so persistence happens before output. */
+export type Emit = (event: WorkerEvent) => void;
+
+/**
+ * Run the agent on `context` (mutated in place: new messages are appended) starting
+ * with `prompts`. Resolves with the messages of this run once `agent_end` was emitted.
+ * Never rejects for model or tool failures: they end up in messages.
+ */
+export async function runAgentLoop(
+  context: AgentMessage[],
+  prompts: AgentMessage[],
+  config: LoopConfig,
+  emit: Emit,
+): Promise<AgentMessage[]> {
+  const runMessages: AgentMessage[] = [];
+  emit({ type: "agent_start" });
+  let pending = prompts;
+  let pendingFrom: "steering" | "followUp" | "prompt" = "prompt";
+
+  outer: for (;;) {
+    let moreToolCalls = true;
+    while (moreToolCalls || pending.length > 0) {
+      emit({ type: "turn_start" });
+      if (pending.length > 0) {
+        config.onInject?.(pending, pendingFrom);
+        for (const message of pending) {
+          emit({ type: "message_start", message });
+          context.push(message);
+          runMessages.push(message);
+          emit({ type: "message_end", message });
+        }
+        pending = [];
+      }
+
+      const assistant = await streamAssistant(context, config, emit);
+      context.push(assistant);
+      runMessages.push(assistant);
+      if (assistant.stopReason === "error" || assistant.stopReason === "aborted") {
+        emit({ type: "turn_end", message: assistant, toolResults: [] });
+        break outer;
+      }
+
+      const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");
+      const toolResults = calls.length > 0 ? await executeToolCalls(calls, config, emit) : [];
+      for (const result of toolResults) {
+        context.push(result);
+        runMessages.push(result);
+      }
+      emit({ type: "turn_end", message: assistant, toolResults });
+      moreToolCalls = calls.length > 0;
+
+      if (config.shouldStop?.()) break outer;
+      pending = config.takeSteering();
+      pendingFrom = "steering";
+    }
+    if (config.signal.aborted) break;
+    const followUps = config.takeFollowUps();
+    if (followUps.length === 0) break;
+    pending = followUps;
+    pendingFrom = "followUp";
+  }
+
+  emit({ type: "agent_end", messages: runMessages });
+  return runMessages;
+}
+
+/** An assistant message for a request that never started (aborted before the call). */
+function syntheticMessage(model: Model, stopReason: "aborted" | "error", errorMessage: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: emptyUsage(),
+    stopReason,
+    errorMessage,
+    timestamp: Date.now(),
+  };
+}
+
+/**
+ * One model call with its events, including automatic retries of transient errors
+ * and one retry after a context overflow was compacted.
+ */
+async function streamAssistant(context: AgentMessage[], config: LoopConfig, emit: Emit): Promise<AssistantMessage> {
+  let attempt = 0;
+  let overflowRetried = false;
+  for (;;) {
+    const model = config.model();
+    if (config.signal.aborted) {
+      const aborted = syntheticMessage(model, "aborted", "Request was aborted.");
+      emit({ type: "message_start", message: aborted });
+      emit({ type: "message_end", message: aborted });
+      return aborted;
+    }
+    const { message, failure } = await streamOnce(context, config, emit);
+    if (!failure) {
+      if (attempt > 0) emit({ type: "auto_retry_end", success: true, attempt: attempt + 1 });
+      return message;
+    }
+
+    if (failure.contextOverflow && !overflowRetried && config.onContextOverflow && !config.signal.aborted) {
+      overflowRetried = true;
+      if (await config.onContextOverflow()) continue;
+    }
+    const retry = config.retry();
+    if (failure.retryable && retry.enabled && attempt < retry.maxAttempts && !config.signal.aborted) {
+      attempt++;
+      const delayMs = retry.baseDelayMs * 2 ** (attempt - 1);
+      emit({
+        type: "auto_retry_start",
+        attempt,
+        maxAttempts: retry.maxAttempts,
+        delayMs,
+        errorMessage: message.errorMessage ?? "unknown error",
+      });
+      const waited = await wait(delayMs, config.signal, retry.skipSignal?.());
+      if (waited === "run-aborted") {
+        emit({ type: "auto_retry_end", success: false, attempt, finalError: "aborted" });
+        continue; // the loop head turns this into an aborted message
+      }
+      if (waited === "skipped") {
+        emit({ type: "auto_retry_end", success: false, attempt, finalError: message.errorMessage });
+        return message;
+      }
+      continue;
+    }
+    if (attempt > 0) emit({ type: "auto_retry_end", success: false, attempt, finalError: message.errorMessage });
+    return message;
+  }
+}
+
+type Failure = { retryable: boolean; contextOverflow: boolean } | null;
+
+/**
+ * Stream one response. `message_start` goes out when the provider accepted the
+ * request; a failed attempt that will be retried is still closed with `message_end`
+ * so clients never see a dangling message, but it is not added to the context.
+ */
+async function streamOnce(
+  context: AgentMessage[],
+  config: LoopConfig,
+  emit: Emit,
+): Promise<{ message: AssistantMessage; failure: Failure }> {
+  const model = config.model();
+  const tools = config.tools();
+  const specs: ToolSpec[] = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  const visible = config.transformContext ? await safeTransform(config.transformContext, context) : context;
+  let started = false;
+  let final: AssistantMessage | null = null;
+  let failure: Failure = null;
+
+  const events: AsyncIterable<ProviderEvent> = config.provider().stream({
+    model,
+    systemPrompt: config.systemPrompt(),
+    messages: config.toLlm(visible),
+    tools: specs,
+    thinkingLevel: config.thinkingLevel(),
+    apiKey: config.apiKey(),
+    signal: config.signal,
+  });
+
+  for await (const event of events) {
+    switch (event.type) {
+      case "start":
+        started = true;
+        emit({ type: "message_start", message: snapshot(event.partial) });
+        break;
+      case "done":
+        final = event.message;
+        break;
+      case "error":
+        final = event.message;
+        failure = event.message.stopReason === "aborted" ? null : { retryable: event.retryable, contextOverflow: event.contextOverflow ?? false };
+        break;
+      default:
+        if (!started) {
+          started = true;
+          emit({ type: "message_start", message: snapshot(event.partial) });
+        }
+        emit({ type: "message_update", message: event.partial, assistantMessageEvent: event });
+    }
+  }
+  if (!final) final = syntheticMessage(model, "error", "provider stream ended without a final message");
+  if (!started) emit({ type: "message_start", message: snapshot(final) });
+  emit({ type: "message_end", message: final });
+  return { message: final, failure };
+}
+
+/** A copy of a message as it is now (the live object keeps changing while it streams). */
+function snapshot<T>(value: T): T {
+  return structuredClone(value);
+}
+
+async function safeTransform(
+  transform: (m: AgentMessage[]) => Promise<AgentMessage[]>,
+  messages: AgentMessage[],
+): Promise<AgentMessage[]> {
+  try {
+    return await transform(messages);
+  } catch {
+    return messages;
+  }
+}
+
+function wait(ms: number, run: AbortSignal, skip?: AbortSignal): Promise<"elapsed" | "run-aborted" | "skipped"> {
+  return new Promise((resolve) => {
+    if (run.aborted) return resolve("run-aborted");
+    if (skip?.aborted) return resolve("skipped");
+    const done = (why: "elapsed" | "run-aborted" | "skipped") => {
+      clearTimeout(timer);
+      run.removeEventListener("abort", onRun);
+      skip?.removeEventListener("abort", onSkip);
+      resolve(why);
+    };
+    const onRun = () => done("run-aborted");
+    const onSkip = () => done("skipped");
+    const timer = setTimeout(() => done("elapsed"), ms);
+    run.addEventListener("abort", onRun, { once: true });
+    skip?.addEventListener("abort", onSkip, { once: true });
+  });
+}
+
+interface PreparedCall {
+  call: ToolCall;
+  tool?: AgentTool;
+  args: Record<string, unknown>;
+  /** Set when the call must not run: its error text. */
+  rejected?: string;
+}
+
+/**
+ * Validate every call in order, run the valid ones in parallel, and return the
+ * results in call order. A failure of one call never stops the others.
+ */
+async function executeToolCalls(
+  calls: ToolCall[],
+  config: LoopConfig,
+  emit: Emit,
+): Promise<ToolResultMessage[]> {
+  const tools = config.tools();
+  const prepared: PreparedCall[] = [];
+  for (const call of calls) {
+    prepared.push(await prepareCall(call, tools, config));
+  }
+  for (const p of prepared) {
+    emit({ type: "tool_execution_start", toolCallId: p.call.id, toolName: p.call.name, args: p.args });
+  }
+  const outcomes = await Promise.all(
+    prepared.map(async (p) => {
+      const outcome = await runTool(p, config, emit);
+      emit({
+        type: "tool_execution_end",
+        toolCallId: p.call.id,
+        toolName: p.call.name,
+        result: outcome.result,
+        isError: outcome.isError,
+      });
+      return outcome;
+    }),
+  );
+  return prepared.map((p, i) => {
+    const { result, isError } = outcomes[i];
+    const message: ToolResultMessage = {
+      role: "toolResult",
+      toolCallId: p.call.id,
+      toolName: p.call.name,
+      content: result.content,
+      ...(result.details !== undefined ? { details: result.details } : {}),
+      isError,
+      timestamp: Date.now(),
+    };
+    emit({ type: "message_start", message });
+    emit({ type: "message_end", message });
+    return message;
+  });
+}
+
+async function prepareCall(call: ToolCall, tools: AgentTool[], config: LoopConfig): Promise<PreparedCall> {
+  const tool = tools.find((t) => t.name === call.name);
+  if (!tool) {
+    const names = tools.map((t) => t.name).join(", ") || "none";
+    return { call, args: call.arguments, rejected: `Tool "${call.name}" not found. Available tools: ${names}.` };
+  }
+  if ("__invalidArguments" in call.arguments) {
+    return {
+      call,
+      tool,
+      args: call.arguments,
+      rejected: `Invalid arguments for tool "${call.name}": not a JSON object: ${String(call.arguments.__invalidArguments).slice(0, 500)}`,
+    };
+  }
+  let raw: unknown = call.arguments;
+  if (tool.prepareArguments) {
+    try {
+      raw = tool.prepareArguments(raw);
+    } catch {
+      raw = call.arguments;
+    }
+  }
+  const checked = checker(tool.parameters)(raw);
+  if (!checked.ok) {
+    return {
+      call,
+      tool,
+      args: call.arguments,
+      rejected:
+        `Validation failed for tool "${call.name}":\n` +
+        checked.errors.map((e) => `  - ${e}`).join("\n") +
+        `\n\nReceived arguments:\n${JSON.stringify(call.arguments, null, 2)}`,
+    };
+  }
+  let args = checked.value as Record<string, unknown>;
+  if (config.beforeToolCall) {
+    const decision = await config.beforeToolCall(call, args);
+    if (decision?.block) {
+      return { call, tool, args, rejected: decision.reason ?? `Tool call "${call.name}" was blocked.` };
+    }
+    if (decision?.args) {
+      const rechecked = checker(tool.parameters)(decision.args);
+      if (!rechecked.ok) {
+        return { call, tool, args, rejected: `Changed arguments are invalid: ${rechecked.errors.join("; ")}` };
+      }
+      args = rechecked.value as Record<string, unknown>;
+    }
+  }
+  return { call, tool, args };
+}
+
+async function runTool(p: PreparedCall, config: LoopConfig, emit: Emit): Promise<{ result: ToolResult; isError: boolean }> {
+  let outcome: { result: ToolResult; isError: boolean };
+  if (p.rejected !== undefined || !p.tool) {
+    outcome = { result: textResult(p.rejected ?? "tool unavailable"), isError: true };
+  } else if (config.signal.aborted) {
+    outcome = { result: { ...textResult("Tool call skipped: the run was aborted"), details: {} }, isError: true };
+  } else {
+    try {
+      const result = await p.tool.execute(p.args as never, {
+        cwd: config.cwd,
+        toolCallId: p.call.id,
+        signal: config.signal,
+        onUpdate: (partial) =>
+          emit({
+            type: "tool_execution_update",
+            toolCallId: p.call.id,
+            toolName: p.call.name,
+            args: p.args,
+            partialResult: partial,
+          }),
+      });
+      outcome = { result, isError: false };
+    } catch (err) {
+      outcome = { result: { ...textResult(errorText(err)), details: {} }, isError: true };
+    }
+  }
+  if (config.afterToolCall) {
+    const changed = await config.afterToolCall(p.call, outcome.result, outcome.isError);
+    if (changed) outcome = changed;
+  }
+  return outcome;
+}
+
+function textResult(text: string): ToolResult {
+  return { content: [{ type: "text", text } satisfies TextContent] as (TextContent | ImageContent)[] };
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

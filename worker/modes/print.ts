@@ -1,0 +1,69 @@
+/**
+ * `pi -p "task"`: one run, then exit. Text mode prints the final assistant text;
+ * JSON mode (`--mode json`) prints a session header and then every event as JSONL.
+ * Exit code 0 on success, 1 when the run ended in an error or was aborted.
+ */
+import type { Writable } from "node:stream";
+import { JsonlWriter } from "../../shared/jsonl.js";
+import type { AssistantMessage } from "../../shared/schema/messages.js";
+import type { WorkerRuntime } from "../runtime.js";
+
+/** Options of one print-mode run. */
+export interface PrintOptions {
+  prompt: string;
+  json: boolean;
+  stdout: Writable;
+  stderr: Writable;
+}
+
+/** Run the prompt to completion; resolves with the exit code. */
+export async function runPrintMode(runtime: WorkerRuntime, opts: PrintOptions): Promise<number> {
+  const problem = runtime.missingKeyProblem();
+  if (problem) {
+    opts.stderr.write(`pi: ${problem}\n`);
+    return 1;
+  }
+  const writer = opts.json ? new JsonlWriter(opts.stdout) : null;
+  if (writer) {
+    void writer.write({
+      type: "session",
+      version: 3,
+      id: runtime.sessionId,
+      timestamp: new Date().toISOString(),
+      cwd: runtime.cwd,
+    });
+  }
+  let last: AssistantMessage | null = null;
+  const unsubscribe = runtime.agent.subscribe((event) => {
+    writer?.write(event);
+    if (event.type === "message_end" && event.message.role === "assistant") last = event.message;
+    if (!writer && event.type === "auto_retry_start") {
+      opts.stderr.write(`pi: ${event.errorMessage}; retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}/${event.maxAttempts})\n`);
+    }
+  });
+  const { done } = runtime.prompt(opts.prompt);
+  await done;
+  unsubscribe();
+  await writer?.flush();
+  const final = last as AssistantMessage | null;
+  if (!final) return 1;
+  if (!writer) {
+    const text = final.content
+      .filter((c) => c.type === "text")
+      .map((c) => (c as { text: string }).text)
+      .join("");
+    if (text.length > 0) await writeAll(opts.stdout, text.endsWith("\n") ? text : text + "\n");
+  }
+  if (final.stopReason === "error" || final.stopReason === "aborted") {
+    opts.stderr.write(`pi: the run ended with ${final.stopReason === "error" ? "an error" : "an abort"}: ${final.errorMessage ?? "no details"}\n`);
+    return 1;
+  }
+  return 0;
+}
+
+function writeAll(stream: Writable, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.write(text)) resolve();
+    else stream.once("drain", () => resolve());
+  });
+}

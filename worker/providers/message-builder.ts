@@ -1,0 +1,177 @@
+/**
+ * Builds one streaming assistant message and the wire events that describe it.
+ * Providers translate their SDK's stream into calls on this builder, so every
+ * provider produces the same event shapes (those of pi 0.73.1).
+ */
+import type {
+  AssistantMessage,
+  StopReason,
+  ToolCall,
+  Usage,
+} from "../../shared/schema/messages.js";
+import { emptyUsage } from "../../shared/schema/messages.js";
+import type { ProviderEvent } from "../types.js";
+
+/** A tool call while its arguments stream: pi shows `partialArgs` until the call ends. */
+type StreamingToolCall = ToolCall & { partialArgs?: string };
+
+/**
+ * Accumulates text, thinking and tool-call blocks. Each method returns the event to
+ * yield; `partial` is the live message object (serialise it before the next call).
+ */
+export class MessageBuilder {
+  readonly message: AssistantMessage;
+  private open: { kind: "text" | "thinking" | "toolcall"; index: number } | null = null;
+
+  constructor(api: string, provider: string, model: string) {
+    this.message = {
+      role: "assistant",
+      content: [],
+      api,
+      provider,
+      model,
+      usage: emptyUsage(),
+      stopReason: "stop",
+      timestamp: Date.now(),
+    };
+  }
+
+  start(): ProviderEvent {
+    return { type: "start", partial: this.message };
+  }
+
+  /** Close whichever block is open; returns its end event, if any. */
+  closeOpen(): ProviderEvent | null {
+    const open = this.open;
+    if (!open) return null;
+    this.open = null;
+    const block = this.message.content[open.index];
+    if (open.kind === "text" && block.type === "text") {
+      return { type: "text_end", contentIndex: open.index, content: block.text, partial: this.message };
+    }
+    if (open.kind === "thinking" && block.type === "thinking") {
+      return { type: "thinking_end", contentIndex: open.index, content: block.thinking, partial: this.message };
+    }
+    const call = block as StreamingToolCall;
+    call.arguments = parseToolArguments(call.partialArgs ?? "");
+    delete call.partialArgs;
+    return {
+      type: "toolcall_end",
+      contentIndex: open.index,
+      toolCall: { type: "toolCall", id: call.id, name: call.name, arguments: call.arguments },
+      partial: this.message,
+    };
+  }
+
+  /** Append text, opening a text block if needed. Returns the events in order. */
+  text(delta: string): ProviderEvent[] {
+    const out: ProviderEvent[] = [];
+    if (this.open?.kind !== "text") {
+      const end = this.closeOpen();
+      if (end) out.push(end);
+      this.message.content.push({ type: "text", text: "" });
+      this.open = { kind: "text", index: this.message.content.length - 1 };
+      out.push({ type: "text_start", contentIndex: this.open.index, partial: this.message });
+    }
+    const index = this.open!.index;
+    if (delta.length > 0) {
+      const block = this.message.content[index] as { text: string };
+      block.text += delta;
+      out.push({ type: "text_delta", contentIndex: index, delta, partial: this.message });
+    }
+    return out;
+  }
+
+  /** Append thinking text, opening a thinking block if needed. */
+  thinking(delta: string, signature?: string): ProviderEvent[] {
+    const out: ProviderEvent[] = [];
+    if (this.open?.kind !== "thinking") {
+      const end = this.closeOpen();
+      if (end) out.push(end);
+      this.message.content.push({ type: "thinking", thinking: "" });
+      this.open = { kind: "thinking", index: this.message.content.length - 1 };
+      out.push({ type: "thinking_start", contentIndex: this.open.index, partial: this.message });
+    }
+    const index = this.open!.index;
+    const block = this.message.content[index] as { thinking: string; thinkingSignature?: string };
+    if (signature !== undefined) block.thinkingSignature = (block.thinkingSignature ?? "") + signature;
+    if (delta.length > 0) {
+      block.thinking += delta;
+      out.push({ type: "thinking_delta", contentIndex: index, delta, partial: this.message });
+    }
+    return out;
+  }
+
+  /** Open a new tool-call block. */
+  toolCallStart(id: string, name: string): ProviderEvent[] {
+    const out: ProviderEvent[] = [];
+    const end = this.closeOpen();
+    if (end) out.push(end);
+    const call: StreamingToolCall = { type: "toolCall", id, name, arguments: {}, partialArgs: "" };
+    this.message.content.push(call);
+    this.open = { kind: "toolcall", index: this.message.content.length - 1 };
+    out.push({ type: "toolcall_start", contentIndex: this.open.index, partial: this.message });
+    return out;
+  }
+
+  /** Append raw JSON text to the open tool call's arguments. */
+  toolCallDelta(delta: string): ProviderEvent[] {
+    if (this.open?.kind !== "toolcall") return [];
+    const call = this.message.content[this.open.index] as StreamingToolCall;
+    call.partialArgs = (call.partialArgs ?? "") + delta;
+    return [{ type: "toolcall_delta", contentIndex: this.open.index, delta, partial: this.message }];
+  }
+
+  setUsage(usage: Partial<Omit<Usage, "cost">>): void {
+    const u = this.message.usage;
+    Object.assign(u, usage);
+    u.totalTokens = u.input + u.output + u.cacheRead + u.cacheWrite;
+  }
+
+  setResponseId(id: string | undefined): void {
+    if (id) this.message.responseId = id;
+  }
+
+  /** Finish successfully. `stopReason` becomes `toolUse` when the message has tool calls. */
+  done(reason: StopReason = "stop"): ProviderEvent[] {
+    const out: ProviderEvent[] = [];
+    const end = this.closeOpen();
+    if (end) out.push(end);
+    const hasCalls = this.message.content.some((c) => c.type === "toolCall");
+    this.message.stopReason = hasCalls && reason === "stop" ? "toolUse" : reason;
+    out.push({ type: "done", message: this.message });
+    return out;
+  }
+
+  /** Finish with an error or an abort. Open blocks are closed; a half-streamed tool call is dropped. */
+  fail(errorMessage: string, opts: { aborted?: boolean; retryable?: boolean; contextOverflow?: boolean } = {}): ProviderEvent[] {
+    const out: ProviderEvent[] = [];
+    if (this.open?.kind === "toolcall") {
+      this.message.content.splice(this.open.index, 1);
+      this.open = null;
+    }
+    const end = this.closeOpen();
+    if (end) out.push(end);
+    this.message.stopReason = opts.aborted ? "aborted" : "error";
+    this.message.errorMessage = errorMessage;
+    out.push({
+      type: "error",
+      message: this.message,
+      retryable: !opts.aborted && (opts.retryable ?? false),
+      contextOverflow: opts.contextOverflow,
+    });
+    return out;
+  }
+}
+
+/** Parse streamed tool arguments; invalid JSON becomes `{}` plus the raw text so validation can report it. */
+export function parseToolArguments(raw: string): Record<string, unknown> {
+  if (raw.trim() === "") return {};
+  try {
+    const value = JSON.parse(raw);
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+    return { __invalidArguments: raw };
+  } catch {
+    return { __invalidArguments: raw };
+  }
+}

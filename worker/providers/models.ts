@@ -1,0 +1,245 @@
+/**
+ * The model catalogue: built-in models of the `anthropic`, `openai` and `faux`
+ * providers plus custom providers from `$PI_ORCH_HOME/models.json` (pi's shape).
+ */
+import { execSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { Type, type Static } from "typebox";
+import type { Model, ModelApi } from "../../shared/schema/messages.js";
+import { checker } from "../../shared/validate.js";
+
+const ZERO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+function builtIn(
+  provider: string,
+  api: ModelApi,
+  baseUrl: string,
+  id: string,
+  name: string,
+  extra: Partial<Model> = {},
+): Model {
+  return {
+    id,
+    name,
+    api,
+    provider,
+    baseUrl,
+    reasoning: false,
+    input: ["text", "image"],
+    cost: ZERO_COST,
+    contextWindow: 200_000,
+    maxTokens: 16_384,
+    ...extra,
+  };
+}
+
+const ANTHROPIC = "https://api.anthropic.com";
+const OPENAI = "https://api.openai.com/v1";
+
+/** Models known without any configuration. The first of each provider is its default. */
+export const BUILT_IN_MODELS: Model[] = [
+  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-sonnet-4-5", "Claude Sonnet 4.5", {
+    reasoning: true,
+    maxTokens: 64_000,
+    cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  }),
+  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-opus-4-1", "Claude Opus 4.1", {
+    reasoning: true,
+    maxTokens: 32_000,
+    cost: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+  }),
+  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-haiku-4-5", "Claude Haiku 4.5", {
+    reasoning: true,
+    maxTokens: 64_000,
+    cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
+  }),
+  builtIn("openai", "openai-completions", OPENAI, "gpt-4.1", "GPT-4.1", {
+    contextWindow: 1_047_576,
+    maxTokens: 32_768,
+    cost: { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
+  }),
+  builtIn("openai", "openai-completions", OPENAI, "gpt-4.1-mini", "GPT-4.1 mini", {
+    contextWindow: 1_047_576,
+    maxTokens: 32_768,
+    cost: { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0 },
+  }),
+  builtIn("openai", "openai-completions", OPENAI, "o4-mini", "o4-mini", {
+    reasoning: true,
+    maxTokens: 100_000,
+    cost: { input: 1.1, output: 4.4, cacheRead: 0.275, cacheWrite: 0 },
+  }),
+  builtIn("faux", "faux", "faux://local", "faux-1", "Faux (scripted, offline)", {
+    input: ["text"],
+    contextWindow: 128_000,
+    maxTokens: 4_096,
+  }),
+];
+
+const ModelEntry = Type.Object({
+  id: Type.String(),
+  name: Type.Optional(Type.String()),
+  api: Type.Optional(Type.String()),
+  reasoning: Type.Optional(Type.Boolean()),
+  input: Type.Optional(Type.Array(Type.Union([Type.Literal("text"), Type.Literal("image")]))),
+  contextWindow: Type.Optional(Type.Number()),
+  maxTokens: Type.Optional(Type.Number()),
+  cost: Type.Optional(
+    Type.Object({
+      input: Type.Number(),
+      output: Type.Number(),
+      cacheRead: Type.Number(),
+      cacheWrite: Type.Number(),
+    }),
+  ),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
+
+const ProviderEntry = Type.Object({
+  baseUrl: Type.Optional(Type.String()),
+  api: Type.Optional(Type.String()),
+  apiKey: Type.Optional(Type.String()),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  models: Type.Optional(Type.Array(ModelEntry)),
+});
+
+/** The `models.json` file: `{providers: {NAME: {baseUrl, api, apiKey, models: [...]}}}`. */
+export const ModelsFile = Type.Object({
+  providers: Type.Record(Type.String(), ProviderEntry),
+});
+export type ModelsFile = Static<typeof ModelsFile>;
+
+const SUPPORTED_APIS = new Set<string>(["anthropic-messages", "openai-completions"]);
+
+/** The loaded catalogue plus the per-provider key settings. */
+export interface ModelCatalogue {
+  models: Model[];
+  /** `apiKey` settings from models.json, by provider (literal, env var name or `!command`). */
+  keySettings: Map<string, string>;
+}
+
+/** Load built-ins plus `models.json` (if the file exists). Errors name the file and the field. */
+export function loadCatalogue(modelsJson?: string): ModelCatalogue {
+  const models = [...BUILT_IN_MODELS];
+  const keySettings = new Map<string, string>();
+  if (!modelsJson || !existsSync(modelsJson)) return { models, keySettings };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(modelsJson, "utf8"));
+  } catch (err) {
+    throw new Error(`${modelsJson}: not valid JSON (${(err as Error).message}); fix or remove the file`);
+  }
+  const checked = checker(ModelsFile)(raw);
+  if (!checked.ok) throw new Error(`${modelsJson}: ${checked.errors.join("; ")}`);
+  for (const [provider, entry] of Object.entries(checked.value.providers)) {
+    if (entry.apiKey) keySettings.set(provider, entry.apiKey);
+    for (const m of entry.models ?? []) {
+      const api = m.api ?? entry.api ?? builtInApi(provider);
+      if (!api || !SUPPORTED_APIS.has(api)) {
+        throw new Error(
+          `${modelsJson}: providers.${provider}.models "${m.id}" has api "${api ?? "(none)"}"; use "openai-completions" or "anthropic-messages"`,
+        );
+      }
+      const baseUrl = entry.baseUrl ?? builtInBaseUrl(provider);
+      if (!baseUrl) throw new Error(`${modelsJson}: providers.${provider} needs a baseUrl`);
+      const model: Model = {
+        id: m.id,
+        name: m.name ?? m.id,
+        api: api as ModelApi,
+        provider,
+        baseUrl,
+        reasoning: m.reasoning ?? false,
+        input: m.input ?? ["text"],
+        cost: m.cost ?? ZERO_COST,
+        contextWindow: m.contextWindow ?? 128_000,
+        maxTokens: m.maxTokens ?? 16_384,
+        ...(entry.headers || m.headers ? { headers: { ...entry.headers, ...m.headers } } : {}),
+      };
+      const at = models.findIndex((x) => x.provider === provider && x.id === m.id);
+      if (at >= 0) models[at] = model;
+      else models.push(model);
+    }
+  }
+  return { models, keySettings };
+}
+
+function builtInApi(provider: string): ModelApi | undefined {
+  return BUILT_IN_MODELS.find((m) => m.provider === provider)?.api;
+}
+
+function builtInBaseUrl(provider: string): string | undefined {
+  return BUILT_IN_MODELS.find((m) => m.provider === provider)?.baseUrl;
+}
+
+/**
+ * Find a model by `--provider` and `--model` (`provider/id` accepted, and an id of a
+ * known provider that is not in the list yet is accepted with that provider's defaults).
+ */
+export function resolveModel(catalogue: ModelCatalogue, provider?: string, modelArg?: string): Model {
+  let wantProvider = provider;
+  let wantId = modelArg;
+  if (modelArg && modelArg.includes("/") && !catalogue.models.some((m) => m.id === modelArg)) {
+    const slash = modelArg.indexOf("/");
+    const maybeProvider = modelArg.slice(0, slash);
+    if (!provider || provider === maybeProvider) {
+      wantProvider = maybeProvider;
+      wantId = modelArg.slice(slash + 1);
+    }
+  }
+  const providers = [...new Set(catalogue.models.map((m) => m.provider))];
+  if (wantProvider && !providers.includes(wantProvider)) {
+    throw new Error(`unknown provider "${wantProvider}"; known: ${providers.join(", ")} (add others in models.json)`);
+  }
+  if (!wantId) {
+    const first = catalogue.models.find((m) => m.provider === wantProvider);
+    if (!first) throw new Error(`provider "${wantProvider}" has no models; add some in models.json`);
+    return first;
+  }
+  const exact = catalogue.models.find((m) => m.id === wantId && (!wantProvider || m.provider === wantProvider));
+  if (exact) return exact;
+  if (wantProvider) {
+    const template = catalogue.models.find((m) => m.provider === wantProvider);
+    if (template && template.api !== "faux") return { ...template, id: wantId, name: wantId };
+  }
+  const known = catalogue.models
+    .filter((m) => !wantProvider || m.provider === wantProvider)
+    .map((m) => `${m.provider}/${m.id}`)
+    .join(", ");
+  throw new Error(`model "${wantId}" not found; known: ${known}`);
+}
+
+const ENV_KEYS: Record<string, string> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" };
+
+/**
+ * The API key for a provider: `--api-key`, else models.json's `apiKey` (a literal,
+ * the name of an environment variable, or `!command` whose output is the key), else
+ * the provider's usual environment variable.
+ */
+export function resolveApiKey(
+  catalogue: ModelCatalogue,
+  provider: string,
+  explicit?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (explicit) return explicit;
+  const setting = catalogue.keySettings.get(provider);
+  if (setting) {
+    if (setting.startsWith("!")) {
+      try {
+        return execSync(setting.slice(1), { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 10_000 }).trim();
+      } catch {
+        throw new Error(`models.json: the apiKey command of provider "${provider}" failed; run it by hand to see why`);
+      }
+    }
+    if (/^[A-Z_][A-Z0-9_]*$/.test(setting) && env[setting] !== undefined) return env[setting];
+    return setting;
+  }
+  const envName = ENV_KEYS[provider];
+  return envName ? env[envName] : undefined;
+}
+
+/** Which provider to use when none was asked for: the first with a key, else `faux`. */
+export function defaultProvider(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ANTHROPIC_API_KEY) return "anthropic";
+  if (env.OPENAI_API_KEY) return "openai";
+  return "faux";
+}

@@ -1,0 +1,90 @@
+/**
+ * Assembles the system prompt: base prompt, the active tools' descriptions and
+ * guidelines, project context files, appended text, the working directory and date.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { AgentTool } from "./types.js";
+
+/** The base prompt, replaced as a whole by `--system-prompt`. */
+export const BASE_PROMPT = `You are an expert coding assistant working in the user's project through tools.
+You read files, run commands, edit code and write new files to complete the task you are given.
+
+Work like a careful engineer:
+- Look before you change: read the relevant files and run commands to understand the situation.
+- Make small, precise changes, then check them (run the tests or the program when you can).
+- When you are done, say briefly what you did and what is left, with file paths.`;
+
+/** A project or user instruction file that was found. */
+export interface ContextFile {
+  path: string;
+  content: string;
+}
+
+/** Inputs of the system prompt. */
+export interface SystemPromptInput {
+  cwd: string;
+  tools: AgentTool[];
+  /** Replaces the base prompt. */
+  systemPrompt?: string;
+  /** Appended in order; each is text, or a path to a file whose content is appended. */
+  append?: string[];
+  contextFiles?: ContextFile[];
+  now?: Date;
+}
+
+/**
+ * Find `AGENTS.md` (else `CLAUDE.md`) in the working directory and each parent up to
+ * the repository root (the folder with `.git`), outermost first, then the user's
+ * `$PI_ORCH_HOME/AGENTS.md` before them all.
+ */
+export function findContextFiles(cwd: string, home: string): ContextFile[] {
+  const found: ContextFile[] = [];
+  let dir = resolve(cwd);
+  for (;;) {
+    for (const name of ["AGENTS.md", "CLAUDE.md"]) {
+      const path = join(dir, name);
+      if (existsSync(path)) {
+        found.push({ path, content: readFileSync(path, "utf8") });
+        break;
+      }
+    }
+    if (existsSync(join(dir, ".git"))) break;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  found.reverse();
+  const user = join(home, "AGENTS.md");
+  if (existsSync(user) && !found.some((f) => f.path === user)) {
+    found.unshift({ path: user, content: readFileSync(user, "utf8") });
+  }
+  return found;
+}
+
+/** Text given to `--append-system-prompt`: a readable file's content, else the text itself. */
+export function resolveAppend(value: string, cwd: string): string {
+  const path = resolve(cwd, value);
+  if (value.length < 4096 && !value.includes("\n") && existsSync(path)) return readFileSync(path, "utf8");
+  return value;
+}
+
+/** Build the prompt. Pure over its input; rebuild it when the active tools change. */
+export function buildSystemPrompt(input: SystemPromptInput): string {
+  const parts: string[] = [input.systemPrompt ?? BASE_PROMPT];
+  if (input.tools.length > 0) {
+    const lines = input.tools.map((t) => `- ${t.name}: ${t.description}`);
+    parts.push(`Available tools:\n${lines.join("\n")}`);
+    const guidelines = input.tools.flatMap((t) => t.guidelines ?? []);
+    if (guidelines.length > 0) parts.push(`Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
+  } else {
+    parts.push("No tools are available in this session: answer from the conversation alone.");
+  }
+  for (const file of input.contextFiles ?? []) {
+    parts.push(`# Project context: ${file.path}\n\n${file.content.trim()}`);
+  }
+  for (const text of input.append ?? []) parts.push(text.trim());
+  const now = input.now ?? new Date();
+  parts.push(`Current date: ${now.toISOString().slice(0, 10)}\nCurrent working directory: ${input.cwd}`);
+  return parts.join("\n\n");
+}

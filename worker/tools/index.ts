@@ -1,0 +1,48 @@
+/**
+ * The built-in tools and the active set. Default active: read, bash, edit, write;
+ * grep, find and ls are available on request (`--tools +grep`).
+ */
+import type { AgentTool } from "../types.js";
+import { bashTool } from "./bash.js";
+import { editTool } from "./edit.js";
+import { findTool } from "./find.js";
+import { grepTool } from "./grep.js";
+import { lsTool } from "./ls.js";
+import { readTool } from "./read.js";
+import { writeTool } from "./write.js";
+
+/** Every built-in tool, in the order the system prompt lists them. */
+export const BUILT_IN_TOOLS: AgentTool[] = [readTool, bashTool, editTool, writeTool, grepTool, findTool, lsTool] as AgentTool[];
+
+/** Names active when nothing is said. */
+export const DEFAULT_ACTIVE_TOOLS = ["read", "bash", "edit", "write"];
+
+/**
+ * Apply a `--tools` value to the default set. `a,b` is an allow-list; items with
+ * `+`/`-` modify the default (`+grep,-write`); a mix of both kinds is an error.
+ */
+export function selectTools(spec: string | undefined, known: string[], noTools = false): string[] {
+  if (noTools) return [];
+  if (spec === undefined) return DEFAULT_ACTIVE_TOOLS.filter((n) => known.includes(n));
+  const items = spec
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (items.length === 0) return [];
+  const modifiers = items.filter((i) => i.startsWith("+") || i.startsWith("-"));
+  if (modifiers.length > 0 && modifiers.length !== items.length) {
+    throw new Error(`--tools "${spec}": use either a list (read,bash) or modifiers (+grep,-write), not both`);
+  }
+  const check = (name: string) => {
+    if (!known.includes(name)) throw new Error(`--tools: unknown tool "${name}"; known tools: ${known.join(", ")}`);
+    return name;
+  };
+  if (modifiers.length === 0) return [...new Set(items.map(check))];
+  const active = new Set(DEFAULT_ACTIVE_TOOLS.filter((n) => known.includes(n)));
+  for (const item of items) {
+    const name = check(item.slice(1));
+    if (item.startsWith("+")) active.add(name);
+    else active.delete(name);
+  }
+  return known.filter((n) => active.has(n));
+}

@@ -1,0 +1,89 @@
+/**
+ * The worker layer's contracts: tools, providers and the streams between them.
+ * The agent loop knows only these types; tools and providers know nothing of the loop.
+ */
+import type { Static, TSchema } from "typebox";
+import type {
+  AssistantMessage,
+  ImageContent,
+  LlmMessage,
+  Model,
+  TextContent,
+  ThinkingLevel,
+} from "../shared/schema/messages.js";
+import type { AssistantMessageEvent } from "../shared/schema/events.js";
+
+/** What a tool returns: content for the model, details for UIs and logs. */
+export interface ToolResult<D = unknown> {
+  content: (TextContent | ImageContent)[];
+  details?: D;
+}
+
+/** Everything a running tool may use; `signal` aborts it, `onUpdate` streams partial results. */
+export interface ToolContext {
+  cwd: string;
+  toolCallId: string;
+  signal: AbortSignal;
+  /** Accumulated partial result so far (not a delta); the loop turns it into `tool_execution_update`. */
+  onUpdate?: (partial: ToolResult) => void;
+}
+
+/**
+ * A tool the model may call. Parameters are a TypeBox schema checked before `execute`;
+ * `execute` throws an Error to report a failure (the message goes to the model as an error result).
+ */
+export interface AgentTool<S extends TSchema = TSchema> {
+  name: string;
+  /** Human label for UIs. */
+  label: string;
+  /** One-line description, sent to the model and placed in the system prompt. */
+  description: string;
+  /** Usage guidelines placed in the system prompt while the tool is active. */
+  guidelines?: string[];
+  parameters: S;
+  /** Reshape arguments models commonly send wrong before validation (e.g. JSON in a string). */
+  prepareArguments?: (raw: unknown) => unknown;
+  execute(args: Static<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** The tool description sent to a provider. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments. */
+  parameters: unknown;
+}
+
+/** One model request. */
+export interface ProviderRequest {
+  model: Model;
+  systemPrompt: string;
+  messages: LlmMessage[];
+  tools: ToolSpec[];
+  thinkingLevel: ThinkingLevel;
+  apiKey?: string;
+  signal: AbortSignal;
+}
+
+/**
+ * What a provider stream yields: `start` first, then wire deltas, then exactly one
+ * `done` or `error`. A provider never throws; failures arrive as `error` with a final
+ * message whose stopReason is `error` or `aborted`.
+ */
+export type ProviderEvent =
+  | { type: "start"; partial: AssistantMessage }
+  | AssistantMessageEvent
+  | { type: "done"; message: AssistantMessage }
+  | {
+      type: "error";
+      message: AssistantMessage;
+      /** Transient failure (429, 5xx, overloaded, connection reset): worth retrying. */
+      retryable: boolean;
+      /** The provider said the context window is exceeded. */
+      contextOverflow?: boolean;
+    };
+
+/** A model backend: one function from a request to an event stream. */
+export interface Provider {
+  stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
+}
