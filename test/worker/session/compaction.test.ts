@@ -1,0 +1,196 @@
+import { describe, expect, it } from "vitest";
+import type { AgentMessage } from "../../../shared/schema/messages.js";
+import {
+  buildSummaryRequest,
+  estimateContextTokens,
+  estimateTokens,
+  findCutPoint,
+  prepareCompaction,
+  shouldCompact,
+} from "../../../worker/session/compaction.js";
+import type { SessionEntry } from "../../../worker/session/entries.js";
+import { assistant, chain, messageEntry, toolResult, user } from "./helpers.js";
+
+/** 40 characters: 10 estimated tokens. */
+const TEN = "x".repeat(40);
+
+/**
+ * A path from a compact notation: U user, A assistant text, C assistant tool call,
+ * R tool result (of the preceding C), M model change. Every message is 10 tokens.
+ */
+function path(spec: string): SessionEntry[] {
+  let call = 0;
+  const entries = [...spec].map((kind, i) => {
+    const id = `e${i}`;
+    switch (kind) {
+      case "U":
+        return messageEntry(id, user(TEN));
+      case "A":
+        return messageEntry(id, assistant(TEN));
+      case "C":
+        call++;
+        // name "bash" (4) + {"command":"ls"} (16) + 20 chars of text = 40 chars
+        return messageEntry(id, assistant("y".repeat(20), [`c${call}`]));
+      case "R":
+        return messageEntry(id, toolResult(`c${call}`, TEN));
+      case "M":
+        return { type: "model_change", id, parentId: null, timestamp: "t", provider: "p", modelId: "m" };
+      default:
+        throw new Error(`unknown kind ${kind}`);
+    }
+  });
+  return chain(entries);
+}
+
+describe("estimateTokens", () => {
+  it.each<[string, AgentMessage, number]>([
+    ["user text / 4, rounded up", user("abcde"), 2],
+    ["assistant text", assistant("x".repeat(40)), 10],
+    ["tool call name + JSON arguments", assistant("", ["c"]), 5],
+    ["tool result text", toolResult("c", "x".repeat(8)), 2],
+    [
+      "an image as ~1200 tokens",
+      { role: "user", content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], timestamp: 0 },
+      1200,
+    ],
+    [
+      "bash execution: command + output",
+      { role: "bashExecution", command: "ls", output: "abcdef", exitCode: 0, cancelled: false, truncated: false, timestamp: 0 },
+      2,
+    ],
+    ["compaction summary", { role: "compactionSummary", summary: "x".repeat(12), tokensBefore: 9, timestamp: 0 }, 3],
+  ])("%s", (_name, message, tokens) => {
+    expect(estimateTokens(message)).toBe(tokens);
+  });
+});
+
+describe("estimateContextTokens", () => {
+  it("uses the last reply's usage plus estimates of what came after it", () => {
+    const reply = assistant("hi");
+    reply.usage.totalTokens = 500;
+    expect(estimateContextTokens([user(TEN), reply, user(TEN)])).toBe(510);
+  });
+
+  it("ignores usage of failed replies and of replies older than a compaction summary", () => {
+    const failed = { ...assistant("hi"), stopReason: "error" as const };
+    failed.usage = { ...failed.usage, totalTokens: 900 };
+    const stale = assistant(TEN);
+    stale.usage = { ...stale.usage, totalTokens: 900 };
+    stale.timestamp = 5;
+    const summary: AgentMessage = { role: "compactionSummary", summary: TEN, tokensBefore: 900, timestamp: 10 };
+    expect(estimateContextTokens([user(TEN), failed])).toBe(11);
+    expect(estimateContextTokens([summary, stale, user(TEN)])).toBe(30);
+  });
+});
+
+describe("shouldCompact", () => {
+  it.each([
+    [100_000, 128_000, 16_384, false],
+    [111_617, 128_000, 16_384, true],
+    [111_616, 128_000, 16_384, false],
+  ])("%i tokens of a %i window with %i reserved → %s", (tokens, window, reserve, expected) => {
+    expect(shouldCompact(tokens, window, reserve)).toBe(expected);
+  });
+});
+
+describe("findCutPoint", () => {
+  it.each<[string, string, number, number]>([
+    ["keeps everything when it fits", "UAUA", 100, 0],
+    ["cuts at the user message where the budget is reached", "UAUAUA", 20, 4],
+    ["moves forward past tool results to the next assistant message", "UCRCRA", 20, 5],
+    ["never cuts between a call and its result: past the result to the next user", "UAUCRU", 20, 5],
+    ["cuts before an assistant tool call, keeping its results with it", "UCRRA", 40, 1],
+    ["takes the latest cut point when the budget is reached inside the last tool results", "UCRR", 10, 1],
+    ["keeps a model change that sits right before the cut", "UAMUA", 20, 2],
+    ["nothing to cut without any message", "MM", 10, 0],
+  ])("%s (%s, keep %i → %i)", (_name, spec, keep, expected) => {
+    const entries = path(spec);
+    const cut = findCutPoint(entries, keep);
+    expect(cut).toBe(expected);
+    const kept = entries[cut];
+    if (kept?.type === "message") expect((kept as { message: AgentMessage }).message.role).not.toBe("toolResult");
+  });
+
+  it("never splits a call from its results, for every budget over a long tool-heavy path", () => {
+    const entries = path("UCRRCRAUCRCRRRAUA");
+    for (let keep = 1; keep <= 200; keep++) {
+      const cut = findCutPoint(entries, keep);
+      const summarized = entries.slice(0, cut);
+      const keptMessages = entries.slice(cut).map((e) => (e as { message: AgentMessage }).message);
+      const keptCalls = new Set(
+        keptMessages.flatMap((m) => (m.role === "assistant" ? m.content.filter((c) => c.type === "toolCall").map((c) => c.id) : [])),
+      );
+      for (const m of keptMessages) if (m.role === "toolResult") expect(keptCalls.has(m.toolCallId)).toBe(true);
+      for (const e of summarized) {
+        const m = (e as { message: AgentMessage }).message;
+        if (m.role === "toolResult") expect(keptCalls.has(m.toolCallId)).toBe(false);
+      }
+    }
+  });
+});
+
+describe("prepareCompaction", () => {
+  it("summarizes the head and keeps the recent tail", () => {
+    const entries = path("UAUCRA");
+    const plan = prepareCompaction(entries, 25)!;
+    expect(plan.firstKeptEntryId).toBe("e3");
+    expect(plan.messagesToSummarize.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(plan.tokensBefore).toBe(60);
+  });
+
+  it("has nothing to do when everything fits or the path ends in a compaction", () => {
+    expect(prepareCompaction(path("UA"), 100)).toBeUndefined();
+    const compacted = chain([
+      ...path("UAUA"),
+      { type: "compaction", id: "k", parentId: null, timestamp: "t", summary: "s", firstKeptEntryId: "e2", tokensBefore: 1 },
+    ]);
+    expect(prepareCompaction(compacted, 5)).toBeUndefined();
+  });
+
+  it("folds the previous summary and the messages it kept into the next summary", () => {
+    const entries = chain([
+      ...path("UAUA"),
+      {
+        type: "compaction",
+        id: "k",
+        parentId: null,
+        timestamp: "2026-01-01T00:00:00.000Z",
+        summary: "earlier",
+        firstKeptEntryId: "e2",
+        tokensBefore: 1,
+      },
+      ...path("UAUA").map((e) => ({ ...e, id: `n${e.id}` })),
+    ]);
+    const plan = prepareCompaction(entries, 15)!;
+    expect(plan.firstKeptEntryId).toBe("ne2");
+    expect(plan.messagesToSummarize.map((m) => m.role)).toEqual(["compactionSummary", "user", "assistant", "user", "assistant"]);
+  });
+});
+
+describe("buildSummaryRequest", () => {
+  it("asks for the structured sections and carries the conversation as text", () => {
+    const text = buildSummaryRequest([user("fix the login"), assistant("", ["c1"]), toolResult("c1", "ok")]);
+    for (const section of ["## Goal", "## Progress", "## Key Decisions", "## Files", "## Next Steps"]) {
+      expect(text).toContain(section);
+    }
+    expect(text).toContain("<conversation>\n[User]: fix the login");
+    expect(text).toContain('[Assistant tool call]: bash({"command":"ls"})');
+    expect(text).toContain("[Tool result bash]: ok");
+    expect(text).not.toContain("<previous-summary>");
+  });
+
+  it("updates a previous summary and appends custom instructions", () => {
+    const text = buildSummaryRequest(
+      [{ role: "compactionSummary", summary: "## Goal\nold goal", tokensBefore: 5, timestamp: 0 }, user("more")],
+      "  focus on the database  ",
+    );
+    expect(text).toContain("<previous-summary>\n## Goal\nold goal\n</previous-summary>");
+    expect(text).toContain("Additional instructions from the user: focus on the database");
+  });
+
+  it("cuts long tool output", () => {
+    const text = buildSummaryRequest([toolResult("c", "z".repeat(5000))]);
+    expect(text).toContain("[... 3000 more characters]");
+    expect(text).not.toContain("z".repeat(2001));
+  });
+});

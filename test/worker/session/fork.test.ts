@@ -1,0 +1,94 @@
+import { copyFileSync, readdirSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cloneSession, forkMessages, forkSession } from "../../../worker/session/fork.js";
+import { SessionStore } from "../../../worker/session/session-file.js";
+import { assistant, PI_SESSION_FIXTURE, useTempDir, user } from "./helpers.js";
+
+const { tmp, track } = useTempDir();
+
+/** A session with two turns on the current branch and one abandoned branch. */
+function twoTurnSession() {
+  const store = track(SessionStore.create({ dir: join(tmp(), "src"), cwd: "/w" }));
+  store.append({ type: "model_change", provider: "faux", modelId: "faux-1" });
+  const q1 = store.append({ type: "message", message: user("first question") });
+  const a1 = store.append({ type: "message", message: assistant("first answer") });
+  const abandoned = store.append({ type: "message", message: user("abandoned") });
+  store.setLeaf(a1.id);
+  const q2 = store.append({ type: "message", message: user("second question") });
+  store.append({ type: "message", message: assistant("second answer") });
+  return { store, q1, a1, q2, abandoned };
+}
+
+describe("fork and clone", () => {
+  it("lists the user messages of the current path", () => {
+    const { store, q1, q2 } = twoTurnSession();
+    expect(forkMessages(store)).toEqual([
+      { entryId: q1.id, text: "first question" },
+      { entryId: q2.id, text: "second question" },
+    ]);
+  });
+
+  it("forks before a user message into a new file that names its parent, leaving the original byte-identical", () => {
+    const { store, q2 } = twoTurnSession();
+    const before = readFileSync(store.path);
+    const out = join(tmp(), "out");
+
+    const fork = forkSession(store, q2.id, out);
+    expect(fork.text).toBe("second question");
+    expect(dirname(fork.path)).toBe(out);
+    expect(readFileSync(store.path).equals(before)).toBe(true);
+
+    const forked = track(SessionStore.open(fork.path));
+    expect(basename(fork.path)).toContain(forked.sessionId);
+    expect(forked.sessionId).not.toBe(store.sessionId);
+    expect(forked.header).toMatchObject({ cwd: "/w", parentSession: store.path });
+    expect(forked.buildContext()).toEqual({
+      messages: [user("first question"), assistant("first answer")],
+      model: { provider: "faux", modelId: "faux-1" },
+    });
+    expect(forked.entries).toHaveLength(3);
+  });
+
+  it("forks at the first message into a session with no messages, keeping the model setting", () => {
+    const { store, q1 } = twoTurnSession();
+    const fork = forkSession(store, q1.id, tmp());
+    expect(fork.text).toBe("first question");
+    const forked = track(SessionStore.open(fork.path));
+    expect(forked.entries.map((e) => e.type)).toEqual(["model_change"]);
+    expect(forked.messageCount).toBe(0);
+  });
+
+  it("refuses to fork at an assistant message, an entry on another branch, or an unknown id", () => {
+    const { store, a1, abandoned } = twoTurnSession();
+    expect(() => forkSession(store, a1.id, tmp())).toThrow(/not a user message/);
+    expect(() => forkSession(store, abandoned.id, tmp())).toThrow(/on another branch/);
+    expect(() => forkSession(store, "ffffffff", tmp())).toThrow(/no such entry/);
+    expect(readdirSync(tmp())).toEqual(["src"]);
+  });
+
+  it("clones the whole current path (without the abandoned branch)", () => {
+    const { store } = twoTurnSession();
+    const before = readFileSync(store.path);
+    const path = cloneSession(store, tmp());
+    expect(readFileSync(store.path).equals(before)).toBe(true);
+
+    const clone = track(SessionStore.open(path));
+    expect(clone.header.parentSession).toBe(store.path);
+    expect(clone.entries).toEqual(store.pathToLeaf());
+    expect(clone.leafId).toBe(store.leafId);
+    expect(clone.buildContext()).toEqual(store.buildContext());
+  });
+
+  it("clones a session written by pi", () => {
+    const source = join(tmp(), basename(PI_SESSION_FIXTURE));
+    copyFileSync(PI_SESSION_FIXTURE, source);
+    const store = track(SessionStore.open(source));
+    const clone = track(SessionStore.open(cloneSession(store, join(tmp(), "clones"))));
+    expect(readFileSync(source, "utf8")).toBe(readFileSync(PI_SESSION_FIXTURE, "utf8"));
+    expect(clone.buildContext()).toEqual(store.buildContext());
+    expect(readFileSync(clone.path, "utf8").split("\n").slice(1)).toEqual(
+      readFileSync(PI_SESSION_FIXTURE, "utf8").split("\n").slice(1),
+    );
+  });
+});

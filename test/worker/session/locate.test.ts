@@ -1,0 +1,79 @@
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  defaultSessionDir,
+  encodeCwd,
+  latestSession,
+  resolveSessionArg,
+  sessionIdFromFileName,
+} from "../../../worker/session/locate.js";
+import { useTempDir } from "./helpers.js";
+
+const { tmp } = useTempDir();
+
+const HEADER = (id: string) => `${JSON.stringify({ type: "session", version: 3, id, timestamp: "t", cwd: "/w" })}\n`;
+
+/** Write a session file named like ours, with mtime `seconds` after the epoch. */
+function session(dir: string, time: string, id: string, seconds: number): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${time}_${id}.jsonl`);
+  writeFileSync(path, HEADER(id));
+  utimesSync(path, seconds, seconds);
+  return path;
+}
+
+describe("locating sessions", () => {
+  it.each([
+    ["/home/me/app", "--home-me-app--"],
+    ["/", "----"],
+    ["C:\\Users\\me", "--C--Users-me--"],
+  ])("encodes cwd %s like pi: %s", (cwd, encoded) => {
+    expect(encodeCwd(cwd)).toBe(encoded);
+  });
+
+  it("puts sessions under $PI_ORCH_HOME/sessions/<encoded cwd>", () => {
+    expect(defaultSessionDir("/home/me/app", "/h")).toBe("/h/sessions/--home-me-app--");
+  });
+
+  it("reads the session id out of a file name", () => {
+    expect(sessionIdFromFileName("/x/2026-11-30T17-49-42-138Z_01a22d93-ab79.jsonl")).toBe("01a22d93-ab79");
+    expect(sessionIdFromFileName("notes.jsonl")).toBeUndefined();
+  });
+
+  it("resolves a unique id prefix, and lists candidates when it is ambiguous or unknown", () => {
+    const dir = tmp();
+    const a = session(dir, "2026-01-01T00-00-00-000Z", "abc12345-0000", 1);
+    const b = session(dir, "2026-01-02T00-00-00-000Z", "abd99999-0000", 2);
+    expect(resolveSessionArg("abc", dir)).toBe(a);
+    expect(resolveSessionArg("ABD9", dir)).toBe(b);
+    expect(() => resolveSessionArg("ab", dir)).toThrow(/ambiguous[\s\S]*abc12345-0000[\s\S]*abd99999-0000/);
+    expect(() => resolveSessionArg("zz", dir)).toThrow(/no session id starts with "zz"[\s\S]*abc12345/);
+    expect(() => resolveSessionArg("zz", join(dir, "missing"))).toThrow(/has no sessions/);
+  });
+
+  it("takes anything path-like as a path that must exist", () => {
+    const dir = tmp();
+    const a = session(dir, "2026-01-01T00-00-00-000Z", "abc", 1);
+    expect(resolveSessionArg(a, "/elsewhere")).toBe(a);
+    expect(() => resolveSessionArg(join(dir, "gone.jsonl"), dir)).toThrow(/does not exist/);
+  });
+
+  it("picks the latest session by mtime for --continue, ignoring files that are not sessions", () => {
+    const dir = tmp();
+    expect(latestSession(dir)).toBeUndefined();
+    expect(latestSession(join(dir, "missing"))).toBeUndefined();
+    session(dir, "2026-01-01T00-00-00-000Z", "old", 100);
+    const touched = session(dir, "2026-01-02T00-00-00-000Z", "touched", 300);
+    session(dir, "2026-01-03T00-00-00-000Z", "newer-name", 200);
+    writeFileSync(join(dir, "zzz.jsonl"), "not json\n");
+    expect(latestSession(dir)).toBe(touched);
+  });
+
+  it("breaks an mtime tie by the later file name", () => {
+    const dir = tmp();
+    session(dir, "2026-01-01T00-00-00-000Z", "a", 100);
+    const later = session(dir, "2026-01-02T00-00-00-000Z", "b", 100);
+    expect(latestSession(dir)).toBe(later);
+  });
+});

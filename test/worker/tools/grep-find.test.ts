@@ -1,0 +1,219 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { compileGlob, findRg, matchGitignore, parseGitignore } from "../../../worker/tools/file-walk.js";
+import { createFindTool, type FindParams } from "../../../worker/tools/find.js";
+import { createGrepTool, type GrepParams } from "../../../worker/tools/grep.js";
+import type { ToolContext, ToolResult } from "../../../worker/types.js";
+
+const TREE: Record<string, string> = {
+  ".git/HEAD": "needle in git\n",
+  ".gitignore": "*.log\nbuild/\n/top-only.txt\ndocs/**/*.tmp\n!keep.log\nsecret*\n",
+  ".hidden.ts": "hidden needle\n",
+  "top-only.txt": "needle at the top\n",
+  "a.log": "needle in a log\n",
+  "keep.log": "needle kept\n",
+  "secretfile.txt": "needle secret\n",
+  "crlf.txt": "needle one\r\nnot here\r\nend needle\r\n",
+  "bin.dat": "needle\u0000binary\n",
+  "notes/build": "a file named build is not a directory: needle\n",
+  "src/index.ts": "const needle = 1;\nother line\nNEEDLE upper\nfunction f() {}\n",
+  "src/util.ts": "export function f() {}\n// needle in a comment\n",
+  "src/top-only.txt": "needle below the top\n",
+  "src/build/out.js": "needle built\n",
+  "src/deep/nested/x.spec.ts": "needle spec\n",
+  "src/long.ts": `${"x".repeat(1000)} needle\n`,
+  "lib/.gitignore": "*.gen.ts\n!important.gen.ts\n/local/\n",
+  "lib/a.gen.ts": "needle generated\n",
+  "lib/important.gen.ts": "needle important\n",
+  "lib/b.ts": "needle b\n",
+  "lib/local/x.ts": "needle local\n",
+  "lib/sub/local/y.ts": "needle deeper local\n",
+  "docs/readme.md": "needle docs\n",
+  "docs/c.tmp": "needle tmp\n",
+  "docs/a/b.tmp": "needle tmp\n",
+  "node_modules/pkg/index.js": "needle module\n",
+  "vendor/node_modules/x.js": "needle vendored module\n",
+  "vendor/repo/.git/HEAD": "ref\n",
+  "vendor/repo/x.log": "needle in a nested repository: the parent's *.log does not apply\n",
+};
+
+/** Every file find("*") must list, sorted. */
+const VISIBLE = [
+  ".gitignore",
+  ".hidden.ts",
+  "bin.dat",
+  "crlf.txt",
+  "docs/readme.md",
+  "keep.log",
+  "lib/.gitignore",
+  "lib/b.ts",
+  "lib/important.gen.ts",
+  "lib/sub/local/y.ts",
+  "notes/build",
+  "src/deep/nested/x.spec.ts",
+  "src/index.ts",
+  "src/long.ts",
+  "src/top-only.txt",
+  "src/util.ts",
+  "vendor/repo/x.log",
+];
+
+const text = (result: ToolResult) => (result.content[0]?.type === "text" ? result.content[0].text : "");
+
+describe("grep and find", () => {
+  let root: string;
+  let controller: AbortController;
+  const ctx = (): ToolContext => ({ cwd: root, toolCallId: "t", signal: controller.signal });
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "pi-orch-grep-"));
+    controller = new AbortController();
+    for (const [path, content] of Object.entries(TREE)) {
+      await mkdir(dirname(join(root, path)), { recursive: true });
+      await writeFile(join(root, path), content);
+    }
+    await symlink(join(root, "src/index.ts"), join(root, "link.ts"));
+    await symlink(join(root, "src"), join(root, "linkdir"));
+  });
+  afterEach(async () => {
+    controller.abort();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const backends = ["node", "rg"] as const;
+  const grepBoth = async (args: GrepParams) => {
+    const [node, rg] = await Promise.all(backends.map((backend) => createGrepTool({ backend }).execute(args, ctx())));
+    expect(text(rg!)).toBe(text(node!));
+    expect({ ...(rg!.details as object), backend: "-" }).toEqual({ ...(node!.details as object), backend: "-" });
+    return node!;
+  };
+  const findBoth = async (args: FindParams) => {
+    const [node, rg] = await Promise.all(backends.map((backend) => createFindTool({ backend }).execute(args, ctx())));
+    expect(text(rg!)).toBe(text(node!));
+    return node!;
+  };
+
+  it("has rg on this machine, so both backends really run", () => {
+    expect(findRg()).toBeDefined();
+  });
+
+  it("find lists every visible file: .gitignore rules, nesting, .git and node_modules, no symlinks", async () => {
+    expect(text(await findBoth({ pattern: "*" })).split("\n")).toEqual(VISIBLE);
+  });
+
+  it.each([
+    ["*.ts", VISIBLE.filter((p) => p.endsWith(".ts"))],
+    ["src/**/*.ts", ["src/deep/nested/x.spec.ts", "src/index.ts", "src/long.ts", "src/util.ts"]],
+    ["**/*.spec.ts", ["src/deep/nested/x.spec.ts"]],
+    ["*.{log,md}", ["docs/readme.md", "keep.log", "vendor/repo/x.log"]],
+    ["lib/*", ["lib/.gitignore", "lib/b.ts", "lib/important.gen.ts"]],
+  ])("find %s", async (pattern, expected) => {
+    expect(text(await findBoth({ pattern })).split("\n")).toEqual(expected);
+  });
+
+  it("find stops at the limit and says so", async () => {
+    const result = await findBoth({ pattern: "*", limit: 3 });
+    expect(text(result)).toBe(".gitignore\n.hidden.ts\nbin.dat\n\n[Showing 3 files; more match. Use a narrower pattern or path, or raise limit.]");
+    expect(result.details).toMatchObject({ count: 3, limitReached: true });
+  });
+
+  it("find in a subdirectory still applies the parent's .gitignore", async () => {
+    expect(text(await findBoth({ pattern: "*", path: "src" })).split("\n")).toEqual([
+      "deep/nested/x.spec.ts",
+      "index.ts",
+      "long.ts",
+      "top-only.txt",
+      "util.ts",
+    ]);
+  });
+
+  it("grep finds matches in visible text files only, as path:line: text", async () => {
+    const out = text(await grepBoth({ pattern: "needle" }));
+    const files = new Set(out.split("\n").map((line) => line.slice(0, line.indexOf(":"))));
+    expect([...files]).toEqual(VISIBLE.filter((p) => !p.endsWith(".gitignore") && p !== "bin.dat"));
+    expect(out).toContain("src/index.ts:1: const needle = 1;");
+    expect(out).toContain("crlf.txt:3: end needle");
+    expect(out).not.toContain("\r");
+  });
+
+  it("grep cuts long lines", async () => {
+    const result = await grepBoth({ pattern: "needle", path: "src/long.ts" });
+    expect(text(result)).toBe(`long.ts:1: ${"x".repeat(500)}… [line cut at 500 chars]`);
+    expect(result.details).toMatchObject({ linesTruncated: true });
+  });
+
+  it.each<[string, GrepParams]>([
+    ["ignoreCase", { pattern: "NEEDLE", ignoreCase: true, glob: "src/*.ts" }],
+    ["case-sensitive", { pattern: "NEEDLE" }],
+    ["literal", { pattern: "f() {}", literal: true }],
+    ["regex", { pattern: "^(const|export) \\w+", glob: "*.ts" }],
+    ["glob with a slash", { pattern: "needle", glob: "lib/**" }],
+    ["context", { pattern: "other", context: 1 }],
+    ["anchored end on CRLF lines", { pattern: "needle$" }],
+    ["a subdirectory", { pattern: "needle", path: "src" }],
+  ])("grep %s gives the same result with and without rg", async (_name, args) => {
+    const result = await grepBoth(args);
+    expect(text(result)).not.toBe("No matches found");
+  });
+
+  it("grep renders context lines with '-' and matches with ':'", async () => {
+    expect(text(await grepBoth({ pattern: "other", context: 1 }))).toBe(
+      "src/index.ts-1- const needle = 1;\nsrc/index.ts:2: other line\nsrc/index.ts-3- NEEDLE upper",
+    );
+  });
+
+  it("grep stops at the limit and says more exist", async () => {
+    const result = await grepBoth({ pattern: "needle", limit: 2 });
+    expect(text(result)).toBe(
+      ".hidden.ts:1: hidden needle\ncrlf.txt:1: needle one\n\n[Showing the first 2 matches; more exist. Narrow the pattern, path or glob, or raise limit.]",
+    );
+  });
+
+  it("grep says when nothing matches, and names a missing path", async () => {
+    expect(text(await grepBoth({ pattern: "no such text anywhere" }))).toBe("No matches found");
+    await expect(createGrepTool({ backend: "node" }).execute({ pattern: "x", path: "missing" }, ctx())).rejects.toThrow(/Path not found: missing/);
+  });
+
+  it.each(backends)("an aborted %s search rejects", async (backend) => {
+    controller.abort();
+    await expect(createGrepTool({ backend }).execute({ pattern: "needle" }, ctx())).rejects.toThrow(/aborted/);
+    await expect(createFindTool({ backend }).execute({ pattern: "*" }, ctx())).rejects.toThrow(/aborted/);
+  });
+});
+
+describe("gitignore and glob matching", () => {
+  const rules = parseGitignore("# comment\n\n*.log\n!keep.log\nbuild/\n/root-only\na/**/z\ntrailing\\ \n\\#hash\n");
+  it.each<[string, boolean, boolean | undefined]>([
+    ["x.log", false, true],
+    ["deep/x.log", false, true],
+    ["keep.log", false, false],
+    ["build", true, true],
+    ["build", false, undefined],
+    ["root-only", false, true],
+    ["sub/root-only", false, undefined],
+    ["a/z", false, true],
+    ["a/b/c/z", false, true],
+    ["trailing ", false, true],
+    ["#hash", false, true],
+    ["comment", false, undefined],
+  ])("%s (dir: %s) → %s", (path, isDir, verdict) => {
+    expect(matchGitignore(rules, path, isDir)).toBe(verdict);
+  });
+
+  it.each<[string, string, boolean]>([
+    ["*.ts", "a/b/c.ts", true],
+    ["*.ts", "a/b/c.tsx", false],
+    ["src/*.ts", "src/a.ts", true],
+    ["src/*.ts", "src/x/a.ts", false],
+    ["src/**/*.ts", "src/a.ts", true],
+    ["**", "any/thing", true],
+    ["*.{ts,js}", "x/y.js", true],
+    ["[!a]*.md", "b.md", true],
+    ["[!a]*.md", "a.md", false],
+    ["?.md", "ab.md", false],
+  ])("glob %s on %s → %s", (glob, path, expected) => {
+    expect(compileGlob(glob).matches(path)).toBe(expected);
+  });
+});

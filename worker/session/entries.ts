@@ -1,0 +1,128 @@
+/**
+ * Shapes of a session file, line by line, in pi's v3 format: one `session` header,
+ * then entries linked by `id`/`parentId` into a tree. Schemas are open (extra fields
+ * pass) so files written by a newer pi still load; entry types we do not know are
+ * kept as they are and skipped when building the model's context.
+ */
+import { Type, type Static } from "typebox";
+import { AgentMessage, ThinkingLevel } from "../../shared/schema/messages.js";
+
+/** The format version we write. Version 2 differs only in message roles we keep opaque, so it loads too. */
+export const SESSION_VERSION = 3;
+
+/** First line of every session file; not part of the tree. */
+export const SessionHeader = Type.Object({
+  type: Type.Literal("session"),
+  version: Type.Number(),
+  id: Type.String(),
+  timestamp: Type.String(),
+  cwd: Type.String(),
+  parentSession: Type.Optional(Type.String()),
+});
+export type SessionHeader = Static<typeof SessionHeader>;
+
+/** Fields every entry carries; `parentId` is null only for a root. */
+export const EntryBase = Type.Object({
+  type: Type.String(),
+  id: Type.String({ minLength: 1 }),
+  parentId: Type.Union([Type.String(), Type.Null()]),
+  timestamp: Type.String(),
+});
+export type EntryBase = Static<typeof EntryBase>;
+
+const base = {
+  id: Type.String({ minLength: 1 }),
+  parentId: Type.Union([Type.String(), Type.Null()]),
+  timestamp: Type.String(),
+};
+
+/** One conversation message (user, assistant, tool result, bash execution). */
+export const MessageEntry = Type.Object({
+  type: Type.Literal("message"),
+  ...base,
+  message: AgentMessage,
+});
+export type MessageEntry = Static<typeof MessageEntry>;
+
+/** The user switched models; the context's model is the last one on the path. */
+export const ModelChangeEntry = Type.Object({
+  type: Type.Literal("model_change"),
+  ...base,
+  provider: Type.String(),
+  modelId: Type.String(),
+});
+export type ModelChangeEntry = Static<typeof ModelChangeEntry>;
+
+/** The user changed the thinking level. */
+export const ThinkingLevelChangeEntry = Type.Object({
+  type: Type.Literal("thinking_level_change"),
+  ...base,
+  thinkingLevel: ThinkingLevel,
+});
+export type ThinkingLevelChangeEntry = Static<typeof ThinkingLevelChangeEntry>;
+
+/** The session's display name (pi's `/name`); an empty name clears it. */
+export const SessionInfoEntry = Type.Object({
+  type: Type.Literal("session_info"),
+  ...base,
+  name: Type.String(),
+});
+export type SessionInfoEntry = Static<typeof SessionInfoEntry>;
+
+/** Everything on the path before `firstKeptEntryId` is replaced by `summary` in the context. */
+export const CompactionEntry = Type.Object({
+  type: Type.Literal("compaction"),
+  ...base,
+  summary: Type.String(),
+  firstKeptEntryId: Type.String(),
+  tokensBefore: Type.Number(),
+  details: Type.Optional(Type.Unknown()),
+});
+export type CompactionEntry = Static<typeof CompactionEntry>;
+
+/** Entries this store understands and validates. */
+export type KnownEntry =
+  | MessageEntry
+  | ModelChangeEntry
+  | ThinkingLevelChangeEntry
+  | SessionInfoEntry
+  | CompactionEntry;
+
+/**
+ * An entry we keep but do not interpret (pi's `custom`, `label`, `branch_summary`,
+ * `custom_message`, or a message with a role we do not model). It stays in the tree so
+ * its children keep their parent, and is copied verbatim by fork and clone.
+ */
+export type OtherEntry = EntryBase & Record<string, unknown>;
+
+/** Any line of a session file after the header. Narrow with `isKnownEntry`. */
+export type SessionEntry = KnownEntry | OtherEntry;
+
+/** Schema of each known entry type, by `type`. */
+export const KNOWN_ENTRY_SCHEMAS = {
+  message: MessageEntry,
+  model_change: ModelChangeEntry,
+  thinking_level_change: ThinkingLevelChangeEntry,
+  session_info: SessionInfoEntry,
+  compaction: CompactionEntry,
+} as const;
+
+const KNOWN_ROLES = new Set<string>(["user", "assistant", "toolResult", "bashExecution", "compactionSummary"]);
+
+/**
+ * Whether an entry is one we interpret. A `message` entry counts only when its role is
+ * one of ours, so pi's `custom` messages stay opaque instead of failing validation.
+ */
+export function isKnownEntry(entry: SessionEntry): entry is KnownEntry {
+  if (!Object.hasOwn(KNOWN_ENTRY_SCHEMAS, entry.type)) return false;
+  if (entry.type !== "message") return true;
+  const message = (entry as { message?: { role?: unknown } }).message;
+  return typeof message?.role === "string" && KNOWN_ROLES.has(message.role);
+}
+
+/** A known entry before the store stamps it with `id`, `parentId` and `timestamp`. */
+export type NewEntry = KnownEntry extends infer E
+  ? E extends KnownEntry
+    ? Omit<E, "id" | "parentId" | "timestamp">
+    : never
+  : never;

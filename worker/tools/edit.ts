@@ -1,0 +1,134 @@
+/**
+ * The `edit` tool: targeted replacements in one file. Matching lives in `edit-match.ts`;
+ * this file does the I/O around it under the file's write queue.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import { Type, type Static } from "typebox";
+import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { applyEdits } from "./edit-match.js";
+import { withFileLock } from "./file-queue.js";
+
+const Replacement = Type.Object(
+  {
+    oldText: Type.String({
+      description:
+        "Exact text to replace, copied from the file. It must occur exactly once and must not overlap another edit's oldText.",
+    }),
+    newText: Type.String({ description: "The text that replaces oldText." }),
+  },
+  { additionalProperties: false },
+);
+
+/** Arguments of `edit`. */
+export const EditParams = Type.Object(
+  {
+    path: Type.String({ description: "Path of the file to edit (relative to the working directory or absolute)" }),
+    edits: Type.Array(Replacement, {
+      minItems: 1,
+      description:
+        "One or more replacements, each matched against the original file (not after the earlier ones). Merge changes that touch the same or neighbouring lines into one edit.",
+    }),
+  },
+  { additionalProperties: false },
+);
+/** Arguments of `edit`, validated. */
+export type EditParams = Static<typeof EditParams>;
+
+/** What `edit` reports besides its text. */
+export interface EditDetails {
+  diff: string;
+  firstChangedLine: number;
+}
+
+/**
+ * Reshape the argument forms models really send: `edits` as a JSON string, and a single
+ * top-level `oldText`/`newText` pair (appended to `edits` if both are present).
+ * Anything else passes through unchanged for the validator to judge.
+ */
+export function prepareEditArguments(raw: unknown): unknown {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return raw;
+  const args: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  if (typeof args.edits === "string") {
+    try {
+      const parsed: unknown = JSON.parse(args.edits);
+      if (Array.isArray(parsed)) args.edits = parsed;
+      else if (parsed !== null && typeof parsed === "object") args.edits = [parsed];
+    } catch {
+      // Leave the string: validation then says that edits must be an array.
+    }
+  }
+  if (typeof args.oldText === "string" && typeof args.newText === "string") {
+    const { oldText, newText, ...rest } = args;
+    const edits = Array.isArray(rest.edits) ? [...(rest.edits as unknown[])] : [];
+    edits.push({ oldText, newText });
+    return { ...rest, edits };
+  }
+  return args;
+}
+
+function resolvePath(path: string, cwd: string): string {
+  const expanded = path === "~" ? homedir() : path.startsWith("~/") ? homedir() + path.slice(1) : path;
+  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
+}
+
+/** Checked after every await: an abort never interrupts an I/O call half way, it stops at the next step. */
+function checkAborted(signal: AbortSignal, path: string, written: boolean): void {
+  if (!signal.aborted) return;
+  throw new Error(
+    written ? `Aborted after writing ${path}: the edit is already on disk.` : `Aborted: ${path} was not changed.`,
+  );
+}
+
+async function runEdit(args: EditParams, ctx: ToolContext): Promise<ToolResult<EditDetails>> {
+  const absolute = resolvePath(args.path, ctx.cwd);
+  checkAborted(ctx.signal, args.path, false);
+  // The queue is released only when this callback settles, and it never settles while a
+  // read or write is pending: aborts are only observed between awaits.
+  return withFileLock(absolute, async () => {
+    checkAborted(ctx.signal, args.path, false);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(absolute);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      throw new Error(
+        code === "ENOENT"
+          ? `Cannot edit ${args.path}: the file does not exist (use write to create it).`
+          : `Cannot read ${args.path}: ${code}.`,
+      );
+    }
+    checkAborted(ctx.signal, args.path, false);
+    const original = bytes.toString("utf8");
+    if (!Buffer.from(original, "utf8").equals(bytes)) {
+      throw new Error(`Cannot edit ${args.path}: it is not valid UTF-8 text. Use bash to change binary files.`);
+    }
+    const result = applyEdits(original, args.edits, args.path);
+    await writeFile(absolute, result.text, "utf8");
+    checkAborted(ctx.signal, args.path, true);
+    const count = args.edits.length === 1 ? "1 replacement" : `${args.edits.length} replacements`;
+    const how = result.normalized ? " (matched after normalizing quotes, dashes and white space)" : "";
+    return {
+      content: [{ type: "text", text: `Edited ${args.path}: ${count}${how}.\n\n${result.diff}` }],
+      details: { diff: result.diff, firstChangedLine: result.firstChangedLine },
+    };
+  });
+}
+
+/** Replace exact, unique, non-overlapping spans of one file; writes to one real path are serialized. */
+export const editTool: AgentTool<typeof EditParams> = {
+  name: "edit",
+  label: "edit",
+  description:
+    "Edit one file by exact text replacement. Each edits[].oldText must match one unique, non-overlapping span of the original file; returns a unified diff.",
+  guidelines: [
+    "Use edit for precise changes; copy oldText exactly from the file, including indentation.",
+    "Put several separate changes to one file into one edit call with several entries in edits[].",
+    "Every oldText is matched against the original file, not after earlier edits; merge edits that touch the same or neighbouring lines.",
+    "Keep oldText small but unique; do not pad it with large unchanged regions.",
+  ],
+  parameters: EditParams,
+  prepareArguments: prepareEditArguments,
+  execute: runEdit,
+};

@@ -1,0 +1,305 @@
+/**
+ * The `grep` tool: search file contents under a path, with rg when it is on the PATH and
+ * a pure-Node scan otherwise (same files, same order, same output; see `file-walk.ts`).
+ */
+import { readFileSync, statSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { Type, type Static } from "typebox";
+import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import {
+  abortError,
+  chooseBackend,
+  compileGlob,
+  resolveSearchPath,
+  rgWalkArgs,
+  runRg,
+  stripDotSlash,
+  walkFiles,
+  type PathGlob,
+  type SearchBackend,
+} from "./file-walk.js";
+
+/** Matches shown when the model gives no limit. */
+export const DEFAULT_GREP_LIMIT = 100;
+/** Longer lines are cut to this many characters. */
+export const GREP_MAX_LINE_LENGTH = 500;
+/** The whole output stays under this many bytes (pi's tool output budget). */
+const MAX_OUTPUT_BYTES = 50 * 1024;
+
+/** Arguments of `grep`. */
+export const GrepParams = Type.Object({
+  pattern: Type.String({ description: "Regular expression (or literal text with literal: true) to search for" }),
+  path: Type.Optional(Type.String({ description: "Directory or file to search (default: the working directory)" })),
+  glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. '*.ts' or 'src/**/*.spec.ts'" })),
+  ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search (default: false)" })),
+  literal: Type.Optional(Type.Boolean({ description: "Treat pattern as literal text, not a regex (default: false)" })),
+  context: Type.Optional(Type.Integer({ minimum: 0, description: "Lines to show before and after each match (default: 0)" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of matches (default: ${DEFAULT_GREP_LIMIT})` })),
+});
+/** Arguments of `grep`, validated. */
+export type GrepParams = Static<typeof GrepParams>;
+
+/** What `grep` reports besides its text. */
+export interface GrepDetails {
+  matches: number;
+  /** More matches exist than were shown. */
+  limitReached: boolean;
+  /** Some lines were cut to GREP_MAX_LINE_LENGTH. */
+  linesTruncated: boolean;
+  /** The output hit its byte budget. */
+  outputTruncated: boolean;
+  backend: "rg" | "node";
+}
+
+/** Options of `createGrepTool`. */
+export interface GrepToolOptions {
+  /** Force a backend (tests run both); default `auto`. */
+  backend?: SearchBackend;
+}
+
+interface Match {
+  /** As shown: relative to the searched directory, or the file name for a single file. */
+  display: string;
+  absolute: string;
+  line: number;
+  text: string;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+/** JS reading of the pattern; "u" first (closest to rg's Unicode regexes), plain as a fallback. */
+function compilePattern(args: GrepParams, extraFlags: string): RegExp {
+  const source = args.literal ? escapeRegExp(args.pattern) : args.pattern;
+  const flags = (args.ignoreCase ? "i" : "") + extraFlags;
+  try {
+    return new RegExp(source, `${flags}u`);
+  } catch {
+    try {
+      return new RegExp(source, flags);
+    } catch (error) {
+      throw new Error(
+        `Invalid regular expression ${JSON.stringify(args.pattern)}: ${(error as Error).message}. Fix it, or pass literal: true to search for the text as is.`,
+      );
+    }
+  }
+}
+
+function splitLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  for (let i = 0; i < lines.length; i++) if (lines[i]!.endsWith("\r")) lines[i] = lines[i]!.slice(0, -1);
+  return lines;
+}
+
+/** Search one file in pure Node; pushes matching lines, returns false once `enough` says stop. */
+function scanFile(
+  absolute: string,
+  display: string,
+  lineRe: RegExp,
+  wholeRe: RegExp,
+  literal: Buffer | undefined,
+  enough: (match: Match) => boolean,
+): boolean {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(absolute);
+  } catch {
+    return true;
+  }
+  if (literal !== undefined && bytes.indexOf(literal) === -1) return true;
+  // rg skips files with a NUL byte as binary; so do we.
+  if (bytes.indexOf(0) !== -1) return true;
+  const text = bytes.toString("utf8");
+  // One pass over the whole file rejects most files before it is split into lines.
+  if (!wholeRe.test(text)) return true;
+  const lines = splitLines(text);
+  for (let i = 0; i < lines.length; i++) {
+    if (lineRe.test(lines[i]!) && enough({ display, absolute, line: i + 1, text: lines[i]! })) return false;
+  }
+  return true;
+}
+
+async function searchNode(
+  args: GrepParams,
+  root: string,
+  isDir: boolean,
+  glob: PathGlob | undefined,
+  signal: AbortSignal,
+  enough: (match: Match) => boolean,
+): Promise<void> {
+  const lineRe = compilePattern(args, "");
+  const wholeRe = compilePattern(args, "m");
+  // A pattern without regex syntax is a literal too: files without its bytes are skipped undecoded.
+  const plain = args.literal === true || !/[\\^$.*+?()[\]{}|]/.test(args.pattern);
+  const literal = plain && !args.ignoreCase && args.pattern !== "" ? Buffer.from(args.pattern, "utf8") : undefined;
+  if (!isDir) {
+    scanFile(root, basename(root), lineRe, wholeRe, literal, enough);
+    return;
+  }
+  await walkFiles(root, {
+    signal,
+    onFile: (rel, absolute) => {
+      if (glob !== undefined && !glob.matches(rel)) return true;
+      return scanFile(absolute, rel, lineRe, wholeRe, literal, enough);
+    },
+  });
+}
+
+interface RgText {
+  text?: string;
+  bytes?: string;
+}
+
+function rgText(value: RgText | undefined): string {
+  if (value?.text !== undefined) return value.text;
+  return value?.bytes !== undefined ? Buffer.from(value.bytes, "base64").toString("utf8") : "";
+}
+
+async function searchRg(
+  args: GrepParams,
+  root: string,
+  isDir: boolean,
+  glob: PathGlob | undefined,
+  signal: AbortSignal,
+  enough: (match: Match) => boolean,
+): Promise<void> {
+  const flags = ["--json", "--crlf", `--regexp=${args.pattern}`];
+  if (args.ignoreCase) flags.push("--ignore-case");
+  if (args.literal) flags.push("--fixed-strings");
+  const cwd = isDir ? root : dirname(root);
+  const target = isDir ? "./" : basename(root);
+  let found = 0;
+  const exit = await runRg([...rgWalkArgs(isDir ? glob : undefined), ...flags, "--", target], cwd, signal, (line) => {
+    if (!line.startsWith('{"type":"match"')) return true;
+    const event = JSON.parse(line) as {
+      data: { path: RgText; lines: RgText; line_number: number };
+    };
+    const rel = stripDotSlash(rgText(event.data.path));
+    if (isDir && glob !== undefined && !glob.matches(rel)) return true;
+    found++;
+    const text = rgText(event.data.lines).replace(/\r?\n$/, "");
+    const absolute = isDir ? `${root}/${rel}` : root;
+    return !enough({ display: isDir ? rel : basename(root), absolute, line: event.data.line_number, text });
+  });
+  // 1 is "no match"; 2 is also used for unreadable files while other results are fine.
+  if (!exit.stopped && exit.code === 2 && found === 0) {
+    throw new Error(`rg failed: ${exit.stderr.trim() || "exit code 2"}`);
+  }
+}
+
+function cutLine(text: string): { text: string; cut: boolean } {
+  if (text.length <= GREP_MAX_LINE_LENGTH) return { text, cut: false };
+  return { text: `${text.slice(0, GREP_MAX_LINE_LENGTH)}… [line cut at ${GREP_MAX_LINE_LENGTH} chars]`, cut: true };
+}
+
+/** Render matches as `path:line: text`, context lines as `path-line- text`, each line once. */
+function render(matches: Match[], context: number): { lines: string[]; linesTruncated: boolean } {
+  const out: string[] = [];
+  let linesTruncated = false;
+  const emit = (display: string, line: number, text: string, isMatch: boolean) => {
+    const cut = cutLine(text);
+    linesTruncated ||= cut.cut;
+    out.push(isMatch ? `${display}:${line}: ${cut.text}` : `${display}-${line}- ${cut.text}`);
+  };
+  for (let i = 0; i < matches.length; ) {
+    let j = i;
+    while (j < matches.length && matches[j]!.absolute === matches[i]!.absolute) j++;
+    const group = matches.slice(i, j);
+    const first = group[0]!;
+    if (context === 0) {
+      for (const m of group) emit(m.display, m.line, m.text, true);
+    } else {
+      let fileLines: string[];
+      try {
+        fileLines = splitLines(readFileSync(first.absolute, "utf8"));
+      } catch {
+        fileLines = [];
+      }
+      const hits = new Set(group.map((m) => m.line));
+      let next = 1;
+      for (const m of group) {
+        const from = Math.max(next, m.line - context);
+        const to = Math.min(Math.max(fileLines.length, m.line), m.line + context);
+        for (let line = from; line <= to; line++) {
+          const text = hits.has(line) ? (group.find((g) => g.line === line)?.text ?? "") : (fileLines[line - 1] ?? "");
+          emit(first.display, line, text, hits.has(line));
+        }
+        next = Math.max(next, to + 1);
+      }
+    }
+    i = j;
+  }
+  return { lines: out, linesTruncated };
+}
+
+async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node"): Promise<ToolResult<GrepDetails>> {
+  if (ctx.signal.aborted) throw abortError();
+  const root = resolveSearchPath(args.path, ctx.cwd);
+  let isDir: boolean;
+  try {
+    isDir = statSync(root).isDirectory();
+  } catch {
+    throw new Error(`Path not found: ${args.path ?? "."} (resolved to ${root}).`);
+  }
+  const limit = args.limit ?? DEFAULT_GREP_LIMIT;
+  const glob = args.glob !== undefined && args.glob !== "" ? compileGlob(args.glob) : undefined;
+  const matches: Match[] = [];
+  let limitReached = false;
+  // Take one match past the limit, so "more exist" is known rather than guessed.
+  const enough = (match: Match): boolean => {
+    if (matches.length === limit) {
+      limitReached = true;
+      return true;
+    }
+    matches.push(match);
+    return false;
+  };
+  if (backend === "rg") await searchRg(args, root, isDir, glob, ctx.signal, enough);
+  else await searchNode(args, root, isDir, glob, ctx.signal, enough);
+  if (ctx.signal.aborted) throw abortError();
+
+  const details: GrepDetails = {
+    matches: matches.length,
+    limitReached,
+    linesTruncated: false,
+    outputTruncated: false,
+    backend,
+  };
+  if (matches.length === 0) return { content: [{ type: "text", text: "No matches found" }], details };
+  const rendered = render(matches, args.context ?? 0);
+  details.linesTruncated = rendered.linesTruncated;
+  const kept: string[] = [];
+  let bytes = 0;
+  for (const line of rendered.lines) {
+    bytes += Buffer.byteLength(line) + 1;
+    if (bytes > MAX_OUTPUT_BYTES) {
+      details.outputTruncated = true;
+      break;
+    }
+    kept.push(line);
+  }
+  const notices: string[] = [];
+  if (limitReached) notices.push(`Showing the first ${limit} matches; more exist. Narrow the pattern, path or glob, or raise limit.`);
+  if (details.outputTruncated) notices.push(`Output cut at ${MAX_OUTPUT_BYTES / 1024} KB; narrow the search.`);
+  const text = kept.join("\n") + (notices.length > 0 ? `\n\n[${notices.join(" ")}]` : "");
+  return { content: [{ type: "text", text }], details };
+}
+
+/** A `grep` tool bound to a backend; `grepTool` is the default (rg when available). */
+export function createGrepTool(options: GrepToolOptions = {}): AgentTool<typeof GrepParams> {
+  return {
+    name: "grep",
+    label: "grep",
+    description: `Search file contents for a regex or literal text. Returns "path:line: text" lines; respects .gitignore, skips .git and node_modules. At most ${DEFAULT_GREP_LIMIT} matches by default; lines are cut at ${GREP_MAX_LINE_LENGTH} characters.`,
+    guidelines: [
+      "Use grep to locate code by content before reading files; narrow it with path and glob.",
+    ],
+    parameters: GrepParams,
+    execute: (args, ctx) => runGrep(args, ctx, chooseBackend(options.backend)),
+  };
+}
+
+/** The default `grep` tool. */
+export const grepTool = createGrepTool();
