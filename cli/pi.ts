@@ -27,6 +27,11 @@ interface CliOptions {
   home?: string;
   retryDelayMs?: number;
   maxLineBytes?: number;
+  session?: string | false;
+  continue?: boolean;
+  sessionDir?: string;
+  compactionReserveTokens?: number;
+  compactionKeepTokens?: number;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -57,6 +62,12 @@ function buildProgram(): Command {
     .option("--append-system-prompt <text|file>", "append text (or a file's content) to the system prompt; repeatable", collect)
     .option("--no-context-files", "do not read AGENTS.md / CLAUDE.md files")
     .option("--faux-script <file>", "replay scripted replies with the faux provider (JSON array or JSONL)")
+    .option("--session <file|id>", "continue a session file (a path, or a unique id prefix)")
+    .option("-c, --continue", "continue the latest session of this directory")
+    .option("--session-dir <dir>", "where session files go (default $PI_ORCH_HOME/sessions/<cwd>)")
+    .option("--no-session", "keep nothing on disk")
+    .option("--compaction-reserve-tokens <n>", "compact when fewer tokens than this are left in the context window (default 16384)", positiveInt("--compaction-reserve-tokens"))
+    .option("--compaction-keep-tokens <n>", "recent tokens kept verbatim by compaction (default 20000)", positiveInt("--compaction-keep-tokens"))
     .option("--home <dir>", "pi-orch home (default $PI_ORCH_HOME or ~/.pi-orch)")
     .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", positiveInt("--retry-delay-ms"))
     .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", positiveInt("--max-line-bytes"))
@@ -67,7 +78,8 @@ Examples:
   pi -p --provider faux "list the files here"      offline demo with real tool calls
   echo "explain src/index.ts" | pi -p               prompt from stdin, key from ANTHROPIC_API_KEY
   pi -p --mode json --model openai/gpt-4.1 "fix the failing test"
-  pi --mode rpc --provider anthropic                speak the pi RPC protocol on stdio`,
+  pi --mode rpc --provider anthropic                speak the pi RPC protocol on stdio
+  pi -p --continue "and now add tests"              continue the latest session here`,
     );
 }
 
@@ -107,6 +119,12 @@ async function main(argv: string[]): Promise<number> {
     noContextFiles: !opts.contextFiles,
     fauxScript: opts.fauxScript,
     retryDelayMs: opts.retryDelayMs,
+    session: typeof opts.session === "string" ? opts.session : undefined,
+    noSession: opts.session === false,
+    continueSession: opts.continue,
+    sessionDir: opts.sessionDir,
+    compactionReserveTokens: opts.compactionReserveTokens,
+    compactionKeepTokens: opts.compactionKeepTokens,
   };
 
   let runtime: WorkerRuntime;
@@ -132,6 +150,7 @@ async function main(argv: string[]): Promise<number> {
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
         process.on(signal, () => void rpc.shutdown(signal));
       }
+      void runtime.start();
     });
   }
 
@@ -156,6 +175,7 @@ async function main(argv: string[]): Promise<number> {
       void runtime.shutdown();
     });
   }
+  await runtime.start();
   return runPrintMode(runtime, {
     prompt,
     json: opts.mode === "json",

@@ -1,7 +1,7 @@
 /**
  * One worker's agent session: the agent, its model catalogue and providers, its
- * tools and system prompt, and (later) its session file. The modes (rpc, print,
- * interactive) are thin drivers over this object.
+ * tools and system prompt, its session file, compaction and extensions. The modes
+ * (rpc, print, interactive) are thin drivers over this object.
  */
 import type {
   AgentMessage,
@@ -11,8 +11,10 @@ import type {
   Model,
   ThinkingLevel,
 } from "../shared/schema/messages.js";
+import type { CompactionResult } from "../shared/schema/events.js";
 import { modelsJsonPath, piOrchHome } from "../shared/paths.js";
 import { Agent, AgentBusyError, userMessage, type QueueMode } from "./agent/agent.js";
+import { NO_EXTENSIONS, type ExtensionHooks } from "./extensions/hooks.js";
 import { ProviderSet } from "./providers/index.js";
 import { loadFauxScript } from "./providers/faux.js";
 import {
@@ -22,6 +24,16 @@ import {
   resolveModel,
   type ModelCatalogue,
 } from "./providers/models.js";
+import {
+  SUMMARY_SYSTEM_PROMPT,
+  buildSummaryRequest,
+  estimateContextTokens,
+  prepareCompaction,
+  shouldCompact,
+} from "./session/compaction.js";
+import { cloneSession, forkMessages, forkSession } from "./session/fork.js";
+import { defaultSessionDir, latestSession, resolveSessionArg } from "./session/locate.js";
+import { SessionStore } from "./session/session-file.js";
 import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "./system-prompt.js";
 import { BUILT_IN_TOOLS, selectTools } from "./tools/index.js";
 import type { AgentTool } from "./types.js";
@@ -42,7 +54,18 @@ export interface WorkerOptions {
   fauxScript?: string;
   /** First automatic-retry delay (doubles each attempt). */
   retryDelayMs?: number;
+  /** `--session FILE|ID-PREFIX`. */
+  session?: string;
+  /** `--continue`: the latest session of this cwd. */
+  continueSession?: boolean;
+  sessionDir?: string;
+  noSession?: boolean;
+  /** Compaction: tokens kept free below the context window, and recent tokens kept verbatim. */
+  compactionReserveTokens?: number;
+  compactionKeepTokens?: number;
   env?: NodeJS.ProcessEnv;
+  /** Warnings for a human (stderr in the CLI). */
+  warn?: (message: string) => void;
 }
 
 const THINKING_LEVELS: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
@@ -62,23 +85,31 @@ export class WorkerRuntime {
   readonly cwd: string;
   readonly home: string;
   readonly catalogue: ModelCatalogue;
-  readonly sessionId: string = crypto.randomUUID();
-  sessionName?: string;
+  readonly sessionDir: string;
+  private store: SessionStore | null = null;
+  private readonly ephemeralId: string = crypto.randomUUID();
+  private ephemeralName?: string;
   private activeToolNames: string[];
   private systemPromptText = "";
+  private runSystemPrompt: string | null = null;
   private readonly contextFiles: ContextFile[];
   private readonly providers: ProviderSet;
   private readonly explicitApiKey?: string;
   private readonly env: NodeJS.ProcessEnv;
+  private readonly warn: (message: string) => void;
   private bashAbort: AbortController | null = null;
+  private extensions: ExtensionHooks = NO_EXTENSIONS;
+  autoCompaction = true;
+  isCompacting = false;
+  private compactAbort: AbortController | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.cwd = options.cwd;
     this.env = options.env ?? process.env;
+    this.warn = options.warn ?? ((m) => process.stderr.write(`pi: ${m}\n`));
     this.home = options.home ?? piOrchHome(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
-    const providerName = options.provider ?? (options.model?.includes("/") ? undefined : defaultProvider(this.env));
-    const model = resolveModel(this.catalogue, providerName, options.model);
+    this.sessionDir = options.sessionDir ?? defaultSessionDir(this.cwd, this.home);
     this.explicitApiKey = options.apiKey;
     const chunkMs = Number(this.env.PI_ORCH_FAUX_CHUNK_MS ?? 0);
     this.providers = new ProviderSet({
@@ -88,34 +119,106 @@ export class WorkerRuntime {
     this.activeToolNames = selectTools(options.tools, BUILT_IN_TOOLS.map((t) => t.name), options.noTools);
     this.contextFiles = options.noContextFiles ? [] : findContextFiles(this.cwd, this.home);
     this.rebuildSystemPrompt();
+
+    const store = this.openInitialSession();
+    const restored = store?.buildContext();
+    const model = this.initialModel(restored?.model);
     this.agent = new Agent(
       {
         cwd: this.cwd,
         provider: (m) => this.providers.for(m),
         apiKey: (m) => this.apiKeyFor(m),
-        systemPrompt: () => this.systemPromptText,
+        systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
         tools: () => this.activeTools(),
+        transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
+        beforeToolCall: (call, args) => this.extensions.toolCall(call as never, args),
+        afterToolCall: (call, result, isError) => this.extensions.toolResult(call, result, isError),
+        onContextOverflow: () => this.compactFor("overflow"),
+        onTurnEnd: () => this.maybeCompactAtThreshold(),
+        beforeRun: async (prompts) => {
+          const text = prompts.map((p) => (p.role === "user" ? textOf(p.content) : "")).join("\n");
+          this.runSystemPrompt = (await this.extensions.beforeAgentStart(text, this.systemPromptText)) ?? null;
+        },
+        afterRun: async (messages) => {
+          this.runSystemPrompt = null;
+          await this.extensions.agentEnd(messages);
+        },
       },
       {
         model,
-        thinkingLevel: options.thinking ?? "off",
+        thinkingLevel: this.options.thinking ?? restored?.thinkingLevel ?? "off",
         retryBaseDelayMs: options.retryDelayMs,
       },
     );
+    if (restored) this.agent.messages = restored.messages;
+    this.agent.subscribe((event) => {
+      // Persist before the event reaches any writer: listeners run in order and this
+      // one was registered first, and appends are synchronous.
+      if (event.type === "message_end" && this.store) this.store.append({ type: "message", message: event.message });
+    });
+    if (store) this.attachStore(store, !restored || restored.messages.length === 0);
   }
 
-  /** The key for a model's provider; a missing key for an SDK provider is a clear error. */
+  private openInitialSession(): SessionStore | null {
+    const o = this.options;
+    if (o.noSession) return null;
+    if (o.session) return SessionStore.open(resolveSessionArg(o.session, this.sessionDir), { warn: this.warn });
+    if (o.continueSession) {
+      const latest = latestSession(this.sessionDir);
+      if (latest) return SessionStore.open(latest, { warn: this.warn });
+    }
+    return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd });
+  }
+
+  /** The model: flags win, then what the resumed session used, then the default provider. */
+  private initialModel(fromSession?: { provider: string; modelId: string }): Model {
+    const o = this.options;
+    if (!o.provider && !o.model && fromSession) {
+      try {
+        return resolveModel(this.catalogue, fromSession.provider, fromSession.modelId);
+      } catch (err) {
+        this.warn(`the session's model ${fromSession.provider}/${fromSession.modelId} is not available (${(err as Error).message}); using the default`);
+      }
+    }
+    const providerName = o.provider ?? (o.model?.includes("/") ? undefined : defaultProvider(this.env));
+    return resolveModel(this.catalogue, providerName, o.model);
+  }
+
+  /** Make `store` the current session; a fresh one records the model and thinking level like pi. */
+  private attachStore(store: SessionStore, fresh: boolean): void {
+    this.store?.close();
+    this.store = store;
+    if (fresh && store.entries.length === 0) {
+      store.append({ type: "model_change", provider: this.agent.model.provider, modelId: this.agent.model.id });
+      store.append({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
+    }
+  }
+
+  /** Install loaded extensions (after construction, so they can see the runtime). */
+  setExtensions(hooks: ExtensionHooks): void {
+    this.extensions = hooks;
+    this.rebuildSystemPrompt();
+  }
+
+  /** The key for a model's provider. */
   apiKeyFor(model: Model): string | undefined {
     if (model.api === "faux") return undefined;
     return resolveApiKey(this.catalogue, model.provider, this.explicitApiKey, this.env);
   }
 
-  /** Tools the model may call now. */
+  /** Tools the model may call now: the active built-ins, replaced or extended by extension tools. */
   activeTools(): AgentTool[] {
-    return BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name));
+    const extra = this.extensions.tools();
+    const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && !extra.some((e) => e.name === t.name));
+    return [...builtIns, ...extra];
   }
 
-  /** Change the active tool set; the system prompt follows. */
+  /** Names of the active tools. */
+  activeToolNamesList(): string[] {
+    return this.activeTools().map((t) => t.name);
+  }
+
+  /** Change the active built-in tool set; the system prompt follows. */
   setActiveTools(names: string[]): void {
     this.activeToolNames = names;
     this.rebuildSystemPrompt();
@@ -135,7 +238,7 @@ export class WorkerRuntime {
     });
   }
 
-  /** Check that the current model can be called (a key is present); returns the problem, if any. */
+  /** Why the current model cannot be called (no key), or undefined when it can. */
   missingKeyProblem(): string | undefined {
     const model = this.agent.model;
     if (model.api === "faux" || this.apiKeyFor(model)) return undefined;
@@ -148,10 +251,13 @@ export class WorkerRuntime {
   }
 
   /**
-   * Accept a prompt. While a run is in progress it needs a behaviour (`steer` or
-   * `followUp`), else `AgentBusyError`. Returns the run's completion when it starts one.
+   * Accept a prompt. `/name args` runs an extension command at once (even while
+   * streaming). While a run is in progress a prompt needs a behaviour (`steer` or
+   * `followUp`), else `AgentBusyError`. Returns the run's completion when one starts.
    */
-  prompt(text: string, images?: ImageContent[], behavior?: "steer" | "followUp"): { done?: Promise<void> } {
+  async prompt(text: string, images?: ImageContent[], behavior?: "steer" | "followUp"): Promise<{ done?: Promise<void> }> {
+    const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return {};
     const message = userMessage(text, images);
     if (this.agent.isStreaming) {
       if (behavior === "steer") this.agent.steer(message);
@@ -159,6 +265,9 @@ export class WorkerRuntime {
       else throw new AgentBusyError();
       return {};
     }
+    if (this.isCompacting) throw new Error("the session is being compacted; try again when compaction_end arrives");
+    const problem = this.missingKeyProblem();
+    if (problem) throw new Error(problem);
     return this.agent.start([message]);
   }
 
@@ -170,6 +279,18 @@ export class WorkerRuntime {
     this.agent.followUp(userMessage(text, images));
   }
 
+  get sessionFile(): string | undefined {
+    return this.store?.path;
+  }
+
+  get sessionId(): string {
+    return this.store?.sessionId ?? this.ephemeralId;
+  }
+
+  get sessionName(): string | undefined {
+    return this.store ? this.store.sessionName : this.ephemeralName;
+  }
+
   /** The `get_state` payload. */
   state(): Record<string, unknown> {
     const a = this.agent;
@@ -177,32 +298,35 @@ export class WorkerRuntime {
       model: a.model,
       thinkingLevel: a.thinkingLevel,
       isStreaming: a.isStreaming,
-      isCompacting: false,
+      isCompacting: this.isCompacting,
       steeringMode: a.steeringMode,
       followUpMode: a.followUpMode,
+      ...(this.sessionFile ? { sessionFile: this.sessionFile } : {}),
       sessionId: this.sessionId,
       ...(this.sessionName ? { sessionName: this.sessionName } : {}),
-      autoCompactionEnabled: false,
+      autoCompactionEnabled: this.autoCompaction,
       messageCount: a.messages.length,
       pendingMessageCount: a.pendingMessageCount,
-      tools: this.activeToolNames,
+      tools: this.activeToolNamesList(),
+      cwd: this.cwd,
     };
   }
 
   setModel(provider: string, modelId: string): Model {
     const model = resolveModel(this.catalogue, provider, modelId);
     this.agent.model = model;
+    this.store?.append({ type: "model_change", provider: model.provider, modelId: model.id });
     return model;
   }
 
-  /** Next model of the catalogue (wrapping); null when only one model is usable. */
+  /** Next model of the catalogue that can be called (wrapping); null when there is only one. */
   cycleModel(): { model: Model; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
     const usable = this.catalogue.models.filter((m) => m.api === "faux" || this.apiKeyFor(m));
     if (usable.length <= 1) return null;
     const current = usable.findIndex((m) => m.provider === this.agent.model.provider && m.id === this.agent.model.id);
     const next = usable[(current + 1) % usable.length];
-    this.agent.model = next;
-    if (!next.reasoning) this.agent.thinkingLevel = "off";
+    this.setModel(next.provider, next.id);
+    if (!next.reasoning && this.agent.thinkingLevel !== "off") this.setThinkingLevel("off");
     return { model: next, thinkingLevel: this.agent.thinkingLevel, isScoped: false };
   }
 
@@ -212,14 +336,15 @@ export class WorkerRuntime {
 
   setThinkingLevel(level: ThinkingLevel): void {
     this.agent.thinkingLevel = level;
+    this.store?.append({ type: "thinking_level_change", thinkingLevel: level });
   }
 
   /** Next thinking level; null when the model does not reason. */
   cycleThinkingLevel(): { level: ThinkingLevel } | null {
     if (!this.agent.model.reasoning) return null;
     const i = THINKING_LEVELS.indexOf(this.agent.thinkingLevel);
-    const level = THINKING_LEVELS[(i + 1) % (THINKING_LEVELS.length - 1)];
-    this.agent.thinkingLevel = level;
+    const level = THINKING_LEVELS[(i + 1) % THINKING_LEVELS.length];
+    this.setThinkingLevel(level);
     return { level };
   }
 
@@ -250,7 +375,7 @@ export class WorkerRuntime {
         timestamp: Date.now(),
       };
       this.agent.messages.push(message);
-      this.onBashMessage?.(message);
+      this.store?.append({ type: "message", message });
       return {
         output: r.output,
         exitCode: r.exitCode,
@@ -262,9 +387,6 @@ export class WorkerRuntime {
       this.bashAbort = null;
     }
   }
-
-  /** Called when a `bash` command result joins the conversation (persistence hooks in). */
-  onBashMessage?: (message: BashExecutionMessage) => void;
 
   abortBash(): void {
     this.bashAbort?.abort();
@@ -284,10 +406,10 @@ export class WorkerRuntime {
       tokens.total += m.usage.totalTokens;
       cost += m.usage.cost.total;
     }
-    const lastUsage = [...assistants].reverse().find((m) => m.stopReason !== "error" && m.stopReason !== "aborted")?.usage;
     const contextWindow = this.agent.model.contextWindow;
-    const contextTokens = lastUsage ? lastUsage.totalTokens : null;
+    const contextTokens = messages.length > 0 ? estimateContextTokens(messages) : null;
     return {
+      ...(this.sessionFile ? { sessionFile: this.sessionFile } : {}),
       sessionId: this.sessionId,
       userMessages: messages.filter((m) => m.role === "user").length,
       assistantMessages: assistants.length,
@@ -308,18 +430,14 @@ export class WorkerRuntime {
   lastAssistantText(): string | null {
     for (let i = this.agent.messages.length - 1; i >= 0; i--) {
       const m = this.agent.messages[i];
-      if (m.role === "assistant") {
-        return m.content
-          .filter((c) => c.type === "text")
-          .map((c) => (c as { text: string }).text)
-          .join("");
-      }
+      if (m.role === "assistant") return m.content.map((c) => (c.type === "text" ? c.text : "")).join("");
     }
     return null;
   }
 
   setSessionName(name: string): void {
-    this.sessionName = name;
+    if (this.store) this.store.append({ type: "session_info", name });
+    else this.ephemeralName = name;
   }
 
   /** Messages of the conversation, as `get_messages` returns them. */
@@ -327,9 +445,185 @@ export class WorkerRuntime {
     return this.agent.messages;
   }
 
-  /** Abort the run and any bash command; resolves when the run has ended. */
+  private requireIdle(what: string): void {
+    if (this.agent.isStreaming) throw new Error(`cannot ${what} while the agent is running; send abort first`);
+    if (this.isCompacting) throw new Error(`cannot ${what} while the session is being compacted`);
+  }
+
+  private requireStore(what: string): SessionStore {
+    if (!this.store) throw new Error(`cannot ${what}: this worker runs without a session file (--no-session)`);
+    return this.store;
+  }
+
+  /** Load a session's conversation into the agent. */
+  private loadFrom(store: SessionStore): void {
+    const ctx = store.buildContext();
+    this.agent.clearQueues();
+    this.agent.messages = ctx.messages;
+    if (ctx.model) {
+      try {
+        this.agent.model = resolveModel(this.catalogue, ctx.model.provider, ctx.model.modelId);
+      } catch {
+        this.warn(`the session's model ${ctx.model.provider}/${ctx.model.modelId} is not available; keeping ${this.agent.model.provider}/${this.agent.model.id}`);
+      }
+    }
+    if (ctx.thinkingLevel) this.agent.thinkingLevel = ctx.thinkingLevel;
+    this.attachStore(store, false);
+  }
+
+  /** `new_session`: a fresh, empty session file. */
+  newSession(parentSession?: string): { cancelled: boolean } {
+    this.requireIdle("start a new session");
+    const store = SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession });
+    this.agent.clearQueues();
+    this.agent.messages = [];
+    this.attachStore(store, true);
+    return { cancelled: false };
+  }
+
+  /** `switch_session`: continue another session file. */
+  switchSession(path: string): { cancelled: boolean } {
+    this.requireIdle("switch sessions");
+    this.loadFrom(SessionStore.open(resolveSessionArg(path, this.sessionDir), { warn: this.warn }));
+    return { cancelled: false };
+  }
+
+  /** `fork`: a new session holding the path before a user message; returns that message's text. */
+  fork(entryId: string): { text: string; cancelled: boolean } {
+    this.requireIdle("fork");
+    const { path, text } = forkSession(this.requireStore("fork"), entryId, this.sessionDir);
+    this.loadFrom(SessionStore.open(path, { warn: this.warn }));
+    return { text, cancelled: false };
+  }
+
+  /** `clone`: a new session with the whole current path. */
+  clone(): { cancelled: boolean } {
+    this.requireIdle("clone");
+    const path = cloneSession(this.requireStore("clone"), this.sessionDir);
+    this.loadFrom(SessionStore.open(path, { warn: this.warn }));
+    return { cancelled: false };
+  }
+
+  /** `get_fork_messages`: the user messages one can fork from. */
+  forkMessages(): { entryId: string; text: string }[] {
+    return this.store ? forkMessages(this.store) : [];
+  }
+
+  /** `compact`: summarize the older part of the conversation now. */
+  async compact(customInstructions?: string): Promise<CompactionResult> {
+    this.requireIdle("compact");
+    const result = await this.runCompaction("manual", customInstructions, false);
+    if (!result) throw new Error("nothing to compact yet: the conversation is shorter than the part that is always kept");
+    return result;
+  }
+
+  /** Abort a compaction in progress. */
+  abortCompaction(): void {
+    this.compactAbort?.abort();
+  }
+
+  private async maybeCompactAtThreshold(): Promise<void> {
+    if (!this.autoCompaction || !this.store) return;
+    const reserve = this.options.compactionReserveTokens ?? 16_384;
+    const tokens = estimateContextTokens(this.agent.messages);
+    if (!shouldCompact(tokens, this.agent.model.contextWindow, reserve)) return;
+    await this.runCompaction("threshold", undefined, false);
+  }
+
+  private async compactFor(reason: "overflow"): Promise<boolean> {
+    if (!this.store) return false;
+    return (await this.runCompaction(reason, undefined, true)) !== null;
+  }
+
+  /**
+   * Summarize with the current model, record a compaction entry (the original entries
+   * stay in the file) and replace the in-memory context in place, so a run in
+   * progress continues with the compacted context.
+   */
+  private async runCompaction(
+    reason: "manual" | "threshold" | "overflow",
+    customInstructions: string | undefined,
+    willRetry: boolean,
+  ): Promise<CompactionResult | null> {
+    const store = this.requireStore("compact");
+    const plan = prepareCompaction(store.pathToLeaf(), this.options.compactionKeepTokens ?? 20_000);
+    if (!plan) return null;
+    this.isCompacting = true;
+    this.compactAbort = new AbortController();
+    this.agent.emit({ type: "compaction_start", reason });
+    try {
+      const summary = await this.summarize(buildSummaryRequest(plan.messagesToSummarize, customInstructions), this.compactAbort.signal);
+      store.append({ type: "compaction", summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore });
+      const compacted = store.buildContext().messages;
+      this.agent.messages.splice(0, this.agent.messages.length, ...compacted);
+      const result: CompactionResult = { summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore, details: {} };
+      this.agent.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
+      return result;
+    } catch (err) {
+      const aborted = this.compactAbort.signal.aborted;
+      this.agent.emit({
+        type: "compaction_end",
+        reason,
+        result: null,
+        aborted,
+        willRetry: false,
+        ...(aborted ? {} : { errorMessage: (err as Error).message }),
+      });
+      if (reason === "manual") throw err;
+      return null;
+    } finally {
+      this.isCompacting = false;
+      this.compactAbort = null;
+    }
+  }
+
+  /** One tool-less request to the current model; its text is the summary. */
+  private async summarize(request: string, signal: AbortSignal): Promise<string> {
+    const model = this.agent.model;
+    let final: AssistantMessage | null = null;
+    for await (const event of this.providers.for(model).stream({
+      model,
+      systemPrompt: SUMMARY_SYSTEM_PROMPT,
+      messages: [userMessage(request)],
+      tools: [],
+      thinkingLevel: "off",
+      apiKey: this.apiKeyFor(model),
+      signal,
+    })) {
+      if (event.type === "done" || event.type === "error") final = event.message;
+    }
+    if (!final || final.stopReason === "error" || final.stopReason === "aborted") {
+      throw new Error(`the summary request failed: ${final?.errorMessage ?? "no reply"}`);
+    }
+    const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim();
+    if (!text) throw new Error("the summary request returned no text");
+    return text;
+  }
+
+  /** Commands for `get_commands`. */
+  commands(): unknown[] {
+    return this.extensions.commands();
+  }
+
+  /** Announce the session to extensions (after the mode is ready to carry their UI). */
+  async start(): Promise<void> {
+    for (const path of this.extensions.skipped()) {
+      this.warn(`skipped the project extension ${path}: the project is not trusted (run with --trust to allow it)`);
+    }
+    await this.extensions.sessionStart();
+  }
+
+  /** Abort the run and any bash command, tell extensions, close the session file. */
   async shutdown(): Promise<void> {
     this.abortBash();
+    this.abortCompaction();
     await this.agent.abort();
+    await this.extensions.sessionShutdown().catch(() => undefined);
+    this.store?.close();
   }
+}
+
+function textOf(content: string | { type: string; text?: string }[]): string {
+  if (typeof content === "string") return content;
+  return content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
 }

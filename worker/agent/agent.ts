@@ -31,6 +31,11 @@ export interface AgentHost {
   afterToolCall?: LoopConfig["afterToolCall"];
   onContextOverflow?: () => Promise<boolean>;
   shouldStop?: () => boolean;
+  onTurnEnd?: () => Promise<void>;
+  /** Before the first turn of a run (extensions' `before_agent_start`). */
+  beforeRun?: (prompts: AgentMessage[]) => Promise<void>;
+  /** After `agent_end` of a run. */
+  afterRun?: (runMessages: AgentMessage[]) => Promise<void>;
 }
 
 /** Initial settings. */
@@ -185,6 +190,7 @@ export class Agent {
     // Let the caller answer "accepted" before the first event of the run goes out.
     await new Promise((resolve) => setImmediate(resolve));
     const host = this.host;
+    await host.beforeRun?.(prompts);
     const config: LoopConfig = {
       provider: () => host.provider(this.model),
       model: () => this.model,
@@ -214,7 +220,9 @@ export class Agent {
       afterToolCall: host.afterToolCall,
       onContextOverflow: host.onContextOverflow,
       shouldStop: host.shouldStop,
+      onTurnEnd: host.onTurnEnd,
     };
-    await runAgentLoop(this.messages, prompts, config, (event) => this.emit(event));
+    const runMessages = await runAgentLoop(this.messages, prompts, config, (event) => this.emit(event));
+    await host.afterRun?.(runMessages);
   }
 }

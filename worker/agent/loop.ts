@@ -63,6 +63,8 @@ export interface LoopConfig {
   onContextOverflow?: () => Promise<boolean>;
   /** Ask the loop to stop after the current turn (a run timeout, a token limit). */
   shouldStop?: () => boolean;
+  /** After each `turn_end` (automatic compaction hooks in here). */
+  onTurnEnd?: () => Promise<void>;
 }
 
 /** The event sink. Listeners run synchronously, so persistence happens before output. */
@@ -115,6 +117,7 @@ export async function runAgentLoop(
       }
       emit({ type: "turn_end", message: assistant, toolResults });
       moreToolCalls = calls.length > 0;
+      await config.onTurnEnd?.();
 
       if (config.shouldStop?.()) break outer;
       pending = config.takeSteering();

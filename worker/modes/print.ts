@@ -18,11 +18,6 @@ export interface PrintOptions {
 
 /** Run the prompt to completion; resolves with the exit code. */
 export async function runPrintMode(runtime: WorkerRuntime, opts: PrintOptions): Promise<number> {
-  const problem = runtime.missingKeyProblem();
-  if (problem) {
-    opts.stderr.write(`pi: ${problem}\n`);
-    return 1;
-  }
   const writer = opts.json ? new JsonlWriter(opts.stdout) : null;
   if (writer) {
     void writer.write({
@@ -41,8 +36,14 @@ export async function runPrintMode(runtime: WorkerRuntime, opts: PrintOptions): 
       opts.stderr.write(`pi: ${event.errorMessage}; retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}/${event.maxAttempts})\n`);
     }
   });
-  const { done } = runtime.prompt(opts.prompt);
-  await done;
+  try {
+    const { done } = await runtime.prompt(opts.prompt);
+    await done;
+  } catch (err) {
+    unsubscribe();
+    opts.stderr.write(`pi: ${(err as Error).message}\n`);
+    return 1;
+  }
   unsubscribe();
   await writer?.flush();
   const final = last as AssistantMessage | null;

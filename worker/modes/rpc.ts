@@ -8,6 +8,7 @@ import { JsonlWriter, readLines, DEFAULT_MAX_LINE_BYTES } from "../../shared/jso
 import { RpcCommandSchemas, type RpcCommand, type RpcCommandType } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import type { WorkerRuntime } from "../runtime.js";
+import { RpcUiBridge, type UiResponse } from "./rpc-ui.js";
 import { killAllChildren } from "../tools/process-tree.js";
 
 /** Where the RPC mode reads and writes; the process's stdio by default. */
@@ -21,11 +22,8 @@ export interface RpcIo {
 
 type Handler = (cmd: RpcCommand) => Promise<unknown> | unknown;
 
-/** Thrown by a handler to answer `success:false` with this text. */
-class CommandError extends Error {}
-
 /** Run the RPC loop until stdin closes or a terminating signal arrives. */
-export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reason: string) => Promise<void> } {
+export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
   const writer = new JsonlWriter(io.output);
   const unsubscribe = runtime.agent.subscribe((event) => void writer.write(event));
   let shuttingDown: Promise<void> | null = null;
@@ -36,7 +34,8 @@ export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reas
     return writer.write(result.data === undefined ? { ...base, success: true } : { ...base, success: true, data: result.data });
   };
 
-  const handlers = createHandlers(runtime);
+  const ui = new RpcUiBridge(writer);
+  const handlers = createHandlers(runtime, ui);
 
   const handleLine = async (line: string) => {
     if (line.trim() === "") return;
@@ -114,7 +113,7 @@ export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reas
   };
 
   io.output.on("error", () => void shutdown("stdout closed"));
-  return { shutdown };
+  return { shutdown, ui };
 }
 
 /** The `type` of a line without a full parse, to route slow commands. */
@@ -123,64 +122,59 @@ function peekType(line: string): string {
   return m ? m[1] : "";
 }
 
-function createHandlers(runtime: WorkerRuntime): Record<RpcCommandType, Handler> {
-  const unsupported = (what: string) => () => {
-    throw new CommandError(`${what} is not available in this worker yet`);
-  };
+function createHandlers(runtime: WorkerRuntime, ui: RpcUiBridge): Record<RpcCommandType, Handler> {
+  type Cmd<T extends RpcCommandType> = Extract<RpcCommand, { type: T }>;
   return {
-    prompt: (c) => {
-      const cmd = c as Extract<RpcCommand, { type: "prompt" }>;
-      if (!runtime.agent.isStreaming) {
-        const problem = runtime.missingKeyProblem();
-        if (problem) throw new CommandError(problem);
-      }
-      runtime.prompt(cmd.message, cmd.images, cmd.streamingBehavior);
+    prompt: async (c) => {
+      const cmd = c as Cmd<"prompt">;
+      await runtime.prompt(cmd.message, cmd.images, cmd.streamingBehavior);
       return undefined;
     },
     steer: (c) => {
-      const cmd = c as Extract<RpcCommand, { type: "steer" }>;
+      const cmd = c as Cmd<"steer">;
       runtime.steer(cmd.message, cmd.images);
       return undefined;
     },
     follow_up: (c) => {
-      const cmd = c as Extract<RpcCommand, { type: "follow_up" }>;
+      const cmd = c as Cmd<"follow_up">;
       runtime.followUp(cmd.message, cmd.images);
       return undefined;
     },
     abort: async () => {
+      runtime.abortCompaction();
       await runtime.agent.abort();
       return undefined;
     },
     get_state: () => runtime.state(),
     get_messages: () => ({ messages: runtime.messages() }),
     set_model: (c) => {
-      const cmd = c as Extract<RpcCommand, { type: "set_model" }>;
+      const cmd = c as Cmd<"set_model">;
       return runtime.setModel(cmd.provider, cmd.modelId);
     },
     cycle_model: () => runtime.cycleModel(),
     get_available_models: () => ({ models: runtime.availableModels() }),
     set_thinking_level: (c) => {
-      runtime.setThinkingLevel((c as Extract<RpcCommand, { type: "set_thinking_level" }>).level);
+      runtime.setThinkingLevel((c as Cmd<"set_thinking_level">).level);
       return undefined;
     },
     cycle_thinking_level: () => runtime.cycleThinkingLevel(),
     set_steering_mode: (c) => {
-      runtime.setSteeringMode((c as Extract<RpcCommand, { type: "set_steering_mode" }>).mode);
+      runtime.setSteeringMode((c as Cmd<"set_steering_mode">).mode);
       return undefined;
     },
     set_follow_up_mode: (c) => {
-      runtime.setFollowUpMode((c as Extract<RpcCommand, { type: "set_follow_up_mode" }>).mode);
+      runtime.setFollowUpMode((c as Cmd<"set_follow_up_mode">).mode);
       return undefined;
     },
     set_auto_retry: (c) => {
-      runtime.agent.autoRetry = (c as Extract<RpcCommand, { type: "set_auto_retry" }>).enabled;
+      runtime.agent.autoRetry = (c as Cmd<"set_auto_retry">).enabled;
       return undefined;
     },
     abort_retry: () => {
       runtime.agent.abortRetry();
       return undefined;
     },
-    bash: (c) => runtime.bash((c as Extract<RpcCommand, { type: "bash" }>).command),
+    bash: (c) => runtime.bash((c as Cmd<"bash">).command),
     abort_bash: () => {
       runtime.abortBash();
       return undefined;
@@ -188,17 +182,23 @@ function createHandlers(runtime: WorkerRuntime): Record<RpcCommandType, Handler>
     get_session_stats: () => runtime.sessionStats(),
     get_last_assistant_text: () => ({ text: runtime.lastAssistantText() }),
     set_session_name: (c) => {
-      runtime.setSessionName((c as Extract<RpcCommand, { type: "set_session_name" }>).name);
+      runtime.setSessionName((c as Cmd<"set_session_name">).name);
       return undefined;
     },
-    get_commands: () => ({ commands: [] }),
-    compact: unsupported("compact"),
-    set_auto_compaction: unsupported("set_auto_compaction"),
-    new_session: unsupported("new_session"),
-    switch_session: unsupported("switch_session"),
-    fork: unsupported("fork"),
-    clone: unsupported("clone"),
-    get_fork_messages: unsupported("get_fork_messages"),
-    extension_ui_response: () => undefined,
+    get_commands: () => ({ commands: runtime.commands() }),
+    compact: (c) => runtime.compact((c as Cmd<"compact">).customInstructions),
+    set_auto_compaction: (c) => {
+      runtime.autoCompaction = (c as Cmd<"set_auto_compaction">).enabled;
+      return undefined;
+    },
+    new_session: (c) => runtime.newSession((c as Cmd<"new_session">).parentSession),
+    switch_session: (c) => runtime.switchSession((c as Cmd<"switch_session">).sessionPath),
+    fork: (c) => runtime.fork((c as Cmd<"fork">).entryId),
+    clone: () => runtime.clone(),
+    get_fork_messages: () => ({ messages: runtime.forkMessages() }),
+    extension_ui_response: (c) => {
+      ui.resolve(c as unknown as UiResponse);
+      return undefined;
+    },
   };
 }

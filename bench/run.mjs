@@ -1,0 +1,49 @@
+// `npm run bench`: runs every benchmark section side by side in one process run and
+// writes BENCHMARKS.md. Sections are TypeScript modules (loaded with jiti) that
+// export `run(): Promise<string>` returning markdown. Pass section names to run a
+// subset: `npm run bench -- startup`.
+import { createJiti } from "jiti";
+import { writeFileSync, readFileSync, existsSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+
+const SECTIONS = [
+  ["startup", "./startup.ts"],
+  ["edit-grep", "./edit-grep.ts"],
+  ["supervisor", "./supervisor.ts"],
+  ["run", "./fanout.ts"],
+  ["tui", "./tui.ts"],
+];
+
+const wanted = process.argv.slice(2);
+const jiti = createJiti(import.meta.url);
+const out = [];
+out.push("# Benchmarks");
+out.push("");
+out.push("Produced by `npm run bench` (medians of repeated runs, measured side by side in one run).");
+out.push("");
+out.push(
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.`,
+);
+out.push("");
+const ran = [];
+for (const [name, file] of SECTIONS) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  if (!existsSync(new URL(file, import.meta.url))) continue;
+  process.stderr.write(`bench: ${name}…\n`);
+  const mod = await jiti.import(new URL(file, import.meta.url).href);
+  const started = Date.now();
+  const section = await mod.run();
+  process.stderr.write(`bench: ${name} done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  out.push(section.trim());
+  out.push("");
+  ran.push(name);
+}
+const text = out.join("\n");
+console.log(text);
+if (wanted.length === 0) {
+  writeFileSync(new URL("../BENCHMARKS.md", import.meta.url), text);
+  process.stderr.write("bench: wrote BENCHMARKS.md\n");
+} else if (existsSync(new URL("../BENCHMARKS.md", import.meta.url))) {
+  process.stderr.write(`bench: ran ${ran.join(", ")} only; BENCHMARKS.md left as it was (run without arguments to rewrite it)\n`);
+  void readFileSync;
+}

@@ -1,0 +1,98 @@
+/**
+ * Extension dialogs in RPC mode: each dialog is an `extension_ui_request` on stdout
+ * and waits for the `extension_ui_response` with the same id (or its timeout);
+ * `notify` and `setStatus` are fire-and-forget requests.
+ */
+import { randomUUID } from "node:crypto";
+import type { JsonlWriter } from "../../shared/jsonl.js";
+import type { ExtensionUi } from "../extensions/hooks.js";
+
+/** A client's answer to a dialog. */
+export interface UiResponse {
+  id: string;
+  value?: string;
+  confirmed?: boolean;
+  cancelled?: boolean;
+}
+
+/** The RPC side of `ctx.ui`. */
+export class RpcUiBridge implements ExtensionUi {
+  private readonly pending = new Map<string, (response: UiResponse | null) => void>();
+
+  constructor(private readonly writer: JsonlWriter) {}
+
+  /** Deliver a client's response; unknown ids (late answers after a timeout) are ignored. */
+  resolve(response: UiResponse): void {
+    const waiter = this.pending.get(response.id);
+    if (!waiter) return;
+    this.pending.delete(response.id);
+    waiter(response);
+  }
+
+  /** Cancel every open dialog (shutdown). */
+  cancelAll(): void {
+    for (const [id, waiter] of this.pending) {
+      this.pending.delete(id);
+      waiter(null);
+    }
+  }
+
+  private dialog(fields: Record<string, unknown>, timeout?: number): Promise<UiResponse | null> {
+    const id = randomUUID();
+    return new Promise((resolvePromise) => {
+      let timer: NodeJS.Timeout | undefined;
+      this.pending.set(id, (response) => {
+        if (timer) clearTimeout(timer);
+        resolvePromise(response);
+      });
+      if (timeout !== undefined && timeout > 0) {
+        timer = setTimeout(() => this.resolve({ id, cancelled: true }), timeout);
+      }
+      void this.writer.write({ type: "extension_ui_request", id, ...fields, ...(timeout ? { timeout } : {}) });
+    });
+  }
+
+  async select(title: string, options: string[], opts?: { timeout?: number }): Promise<string | undefined> {
+    const r = await this.dialog({ method: "select", title, options }, opts?.timeout);
+    return r && !r.cancelled && r.value !== undefined && options.includes(r.value) ? r.value : undefined;
+  }
+
+  async confirm(title: string, message?: string, opts?: { timeout?: number }): Promise<boolean> {
+    const r = await this.dialog({ method: "confirm", title, ...(message !== undefined ? { message } : {}) }, opts?.timeout);
+    return Boolean(r && !r.cancelled && r.confirmed);
+  }
+
+  async input(title: string, placeholder?: string, opts?: { timeout?: number }): Promise<string | undefined> {
+    const r = await this.dialog({ method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) }, opts?.timeout);
+    return r && !r.cancelled ? r.value : undefined;
+  }
+
+  async editor(title: string, prefill?: string, opts?: { timeout?: number }): Promise<string | undefined> {
+    const r = await this.dialog({ method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) }, opts?.timeout);
+    return r && !r.cancelled ? r.value : undefined;
+  }
+
+  notify(message: string, type: "info" | "warning" | "error" = "info"): void {
+    void this.writer.write({ type: "extension_ui_request", id: randomUUID(), method: "notify", message, notifyType: type });
+  }
+
+  setStatus(key: string, text: string | undefined): void {
+    void this.writer.write({
+      type: "extension_ui_request",
+      id: randomUUID(),
+      method: "setStatus",
+      statusKey: key,
+      ...(text !== undefined ? { statusText: text } : {}),
+    });
+  }
+}
+
+/** `ctx.ui` where no one can answer (print mode): dialogs resolve to their defaults. */
+export const DEFAULT_UI: ExtensionUi = {
+  select: async () => undefined,
+  confirm: async () => false,
+  input: async () => undefined,
+  editor: async (_title, prefill) => prefill,
+  notify: (message, type = "info") => process.stderr.write(`pi: [${type}] ${message}\n`),
+  setStatus: () => undefined,
+};
