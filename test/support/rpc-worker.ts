@@ -76,10 +76,10 @@ export class RpcWorker {
   }
 
   /**
-   * Resolve with the first line (received from index `from` on, default: from now)
-   * that matches. Rejects after the timeout with what was seen, for a readable failure.
+   * Resolve with the first line (received from index `from` on, default: everything
+   * received so far) that matches. Rejects after the timeout with what was seen, for a readable failure.
    */
-  waitFor(test: (l: Json) => boolean, timeoutMs = 20_000, from = this.received.length): Promise<Json> {
+  waitFor(test: (l: Json) => boolean, timeoutMs = 20_000, from = 0): Promise<Json> {
     const seen = this.received.slice(from).find(test);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolvePromise, reject) => {

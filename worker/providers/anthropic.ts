@@ -1,0 +1,267 @@
+/**
+ * `anthropic-messages`: Claude through the official `@anthropic-ai/sdk`, streaming the
+ * Messages API into MessageBuilder events. The SDK is imported on the first request so
+ * a worker that never talks to Anthropic never loads it.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import type {
+  AssistantMessage,
+  ImageContent,
+  LlmMessage,
+  Model,
+  StopReason,
+  TextContent,
+  ThinkingContent,
+  ThinkingLevel,
+  ToolResultMessage,
+  Usage,
+} from "../../shared/schema/messages.js";
+import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
+import { classifyProviderError } from "./errors.js";
+import { MessageBuilder } from "./message-builder.js";
+
+/** Thinking budget per level; Anthropic's minimum budget is 1024 tokens. */
+const THINKING_BUDGETS: Record<Exclude<ThinkingLevel, "off">, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+};
+const MIN_THINKING_BUDGET = 1024;
+/** Output room kept beside the thinking budget, so a thinking model can still answer. */
+const MIN_ANSWER_TOKENS = 1024;
+
+type ImageMediaType = Anthropic.Base64ImageSource["media_type"];
+
+/** Create the Anthropic provider. Stateless: one client per request, built from the request's model and key. */
+export function createAnthropicProvider(): Provider {
+  return {
+    async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
+      const { model, signal } = request;
+      const builder = new MessageBuilder(model.api, model.provider, model.id);
+      let stopReason: string | null = null;
+      try {
+        const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+        const client = new AnthropicClient({
+          baseURL: model.baseUrl,
+          // A placeholder rather than `undefined`: the SDK would otherwise pick up
+          // ANTHROPIC_API_KEY from the environment and send it to whatever baseUrl this model names.
+          apiKey: request.apiKey ?? "none",
+          defaultHeaders: model.headers,
+          // The agent loop owns retries (with `auto_retry_*` events); the SDK must not retry behind it.
+          maxRetries: 0,
+        });
+        const events = await client.messages.create(buildAnthropicParams(request), { signal });
+        yield builder.start();
+        for await (const event of events) {
+          switch (event.type) {
+            case "message_start": {
+              builder.setResponseId(event.message.id);
+              const u = event.message.usage;
+              setUsage(builder, model, {
+                input: u.input_tokens ?? 0,
+                output: u.output_tokens ?? 0,
+                cacheRead: u.cache_read_input_tokens ?? 0,
+                cacheWrite: u.cache_creation_input_tokens ?? 0,
+              });
+              break;
+            }
+            case "content_block_start": {
+              const block = event.content_block;
+              if (block.type === "text") yield* builder.text(block.text);
+              else if (block.type === "thinking") yield* builder.thinking(block.thinking, block.signature || undefined);
+              else if (block.type === "redacted_thinking") {
+                // The payload is opaque; it travels back to the API as the block's signature.
+                yield* builder.thinking("[Reasoning redacted]", block.data);
+                (builder.message.content[builder.message.content.length - 1] as ThinkingContent).redacted = true;
+              } else if (block.type === "tool_use") yield* builder.toolCallStart(block.id, block.name);
+              break;
+            }
+            case "content_block_delta": {
+              const delta = event.delta;
+              if (delta.type === "text_delta") yield* builder.text(delta.text);
+              else if (delta.type === "thinking_delta") yield* builder.thinking(delta.thinking);
+              else if (delta.type === "signature_delta") yield* builder.thinking("", delta.signature);
+              else if (delta.type === "input_json_delta") yield* builder.toolCallDelta(delta.partial_json);
+              break;
+            }
+            case "content_block_stop": {
+              const end = builder.closeOpen();
+              if (end) yield end;
+              break;
+            }
+            case "message_delta": {
+              stopReason = event.delta.stop_reason ?? stopReason;
+              const u = event.usage;
+              // Proxies often omit input counts here; keep the ones from message_start then.
+              setUsage(builder, model, {
+                output: u.output_tokens ?? builder.message.usage.output,
+                ...(u.input_tokens != null ? { input: u.input_tokens } : {}),
+                ...(u.cache_read_input_tokens != null ? { cacheRead: u.cache_read_input_tokens } : {}),
+                ...(u.cache_creation_input_tokens != null ? { cacheWrite: u.cache_creation_input_tokens } : {}),
+              });
+              break;
+            }
+          }
+        }
+      } catch (error) {
+        const failure = classifyProviderError(error, signal.aborted);
+        yield* builder.fail(failure.message, failure);
+        return;
+      }
+      // The SDK ends the iteration quietly when the signal aborts it.
+      if (signal.aborted) {
+        const failure = classifyProviderError(null, true);
+        yield* builder.fail(failure.message, failure);
+        return;
+      }
+      if (stopReason === null) {
+        yield* builder.fail("The Anthropic stream ended before the model finished (no stop_reason); the connection was probably cut.", {
+          retryable: true,
+        });
+        return;
+      }
+      const mapped = mapStopReason(stopReason);
+      if (mapped === "error") {
+        yield* builder.fail(`The model stopped with stop_reason "${stopReason}" and gave no usable answer.`);
+        return;
+      }
+      yield* builder.done(mapped);
+    },
+  };
+}
+
+/** The Messages API request for one provider request. Exported for tests of the wire shape. */
+export function buildAnthropicParams(request: ProviderRequest): Anthropic.MessageCreateParamsStreaming {
+  const { model } = request;
+  const params: Anthropic.MessageCreateParamsStreaming = {
+    model: model.id,
+    max_tokens: model.maxTokens,
+    messages: toAnthropicMessages(request.messages),
+    stream: true,
+  };
+  if (request.systemPrompt) params.system = request.systemPrompt;
+  if (request.tools.length > 0) params.tools = request.tools.map(toAnthropicTool);
+  const budget = thinkingBudget(model, request.thinkingLevel);
+  if (budget !== null) params.thinking = { type: "enabled", budget_tokens: budget };
+  return params;
+}
+
+/**
+ * The thinking budget for a level, or null for no thinking. The API needs
+ * `budget_tokens < max_tokens`, so a small `maxTokens` shrinks the budget; too small, no thinking.
+ */
+function thinkingBudget(model: Model, level: ThinkingLevel): number | null {
+  if (!model.reasoning || level === "off") return null;
+  const budget = Math.min(THINKING_BUDGETS[level], model.maxTokens - MIN_ANSWER_TOKENS);
+  return budget >= MIN_THINKING_BUDGET ? budget : null;
+}
+
+function toAnthropicTool(tool: ToolSpec): Anthropic.Tool {
+  const schema = (tool.parameters ?? {}) as { properties?: unknown; required?: string[] };
+  // Only the object's shape: TypeBox adds keys (`$id`, `additionalProperties`) the API does not need.
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { type: "object", properties: schema.properties ?? {}, required: schema.required ?? [] },
+  };
+}
+
+/**
+ * Conversation to Messages API turns. Consecutive tool results become one user turn, as
+ * the API requires every result of an assistant turn in the next message; empty text is
+ * dropped because the API rejects empty text blocks.
+ */
+export function toAnthropicMessages(messages: LlmMessage[]): Anthropic.MessageParam[] {
+  const out: Anthropic.MessageParam[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const msg = messages[i];
+    if (msg.role === "user") {
+      if (typeof msg.content === "string") {
+        if (msg.content.trim() !== "") out.push({ role: "user", content: msg.content });
+        continue;
+      }
+      const blocks = msg.content.filter((c) => c.type !== "text" || c.text.trim() !== "").map(toAnthropicContent);
+      if (blocks.length > 0) out.push({ role: "user", content: blocks });
+    } else if (msg.role === "assistant") {
+      const blocks = assistantBlocks(msg);
+      if (blocks.length > 0) out.push({ role: "assistant", content: blocks });
+    } else {
+      const results: Anthropic.ToolResultBlockParam[] = [];
+      let j = i;
+      for (; j < messages.length && messages[j].role === "toolResult"; j++) {
+        results.push(toToolResult(messages[j] as ToolResultMessage));
+      }
+      i = j - 1;
+      out.push({ role: "user", content: results });
+    }
+  }
+  return out;
+}
+
+function assistantBlocks(msg: AssistantMessage): Anthropic.ContentBlockParam[] {
+  const blocks: Anthropic.ContentBlockParam[] = [];
+  for (const block of msg.content) {
+    if (block.type === "text") {
+      if (block.text.trim() !== "") blocks.push({ type: "text", text: block.text });
+    } else if (block.type === "thinking") {
+      if (block.redacted && block.thinkingSignature) {
+        blocks.push({ type: "redacted_thinking", data: block.thinkingSignature });
+      } else if (block.thinking.trim() === "") {
+        continue;
+      } else if (block.thinkingSignature) {
+        blocks.push({ type: "thinking", thinking: block.thinking, signature: block.thinkingSignature });
+      } else {
+        // Unsigned thinking (cut stream, another provider) is rejected as thinking; keep it as text.
+        blocks.push({ type: "text", text: block.thinking });
+      }
+    } else {
+      blocks.push({ type: "tool_use", id: block.id, name: block.name, input: block.arguments });
+    }
+  }
+  return blocks;
+}
+
+function toToolResult(msg: ToolResultMessage): Anthropic.ToolResultBlockParam {
+  const content = msg.content.filter((c) => c.type !== "text" || c.text !== "").map(toAnthropicContent);
+  return {
+    type: "tool_result",
+    tool_use_id: msg.toolCallId,
+    content: content.length > 0 ? content : [{ type: "text", text: "(no output)" }],
+    is_error: msg.isError,
+  };
+}
+
+function toAnthropicContent(c: TextContent | ImageContent): Anthropic.TextBlockParam | Anthropic.ImageBlockParam {
+  if (c.type === "text") return { type: "text", text: c.text };
+  return { type: "image", source: { type: "base64", media_type: c.mimeType as ImageMediaType, data: c.data } };
+}
+
+/** Anthropic stop reasons to ours; `error` marks stops that carry no usable answer. */
+function mapStopReason(reason: string): StopReason {
+  switch (reason) {
+    case "max_tokens":
+      return "length";
+    case "tool_use":
+      return "toolUse";
+    case "refusal":
+    case "sensitive":
+      return "error";
+    default:
+      // end_turn, stop_sequence, pause_turn, and reasons added after this was written.
+      return "stop";
+  }
+}
+
+/** Record token counts and price them with the model's per-million costs. */
+function setUsage(builder: MessageBuilder, model: Model, usage: Partial<Omit<Usage, "cost">>): void {
+  builder.setUsage(usage);
+  const u = builder.message.usage;
+  const c = model.cost;
+  u.cost.input = (u.input * c.input) / 1e6;
+  u.cost.output = (u.output * c.output) / 1e6;
+  u.cost.cacheRead = (u.cacheRead * c.cacheRead) / 1e6;
+  u.cost.cacheWrite = (u.cacheWrite * c.cacheWrite) / 1e6;
+  u.cost.total = u.cost.input + u.cost.output + u.cost.cacheRead + u.cost.cacheWrite;
+}

@@ -1,0 +1,102 @@
+/**
+ * Turns whatever a model SDK threw into the facts the agent loop acts on: a message a
+ * user can read, and whether retrying or compacting could help. Duck-typed on purpose:
+ * it must not import an SDK (they load lazily) and works for both official SDKs.
+ */
+
+/** What went wrong with a model request, as the agent loop needs it. */
+export interface ClassifiedError {
+  /** `"<status> <message from the response body>"` when the server answered, else the error text. */
+  message: string;
+  /** Transient: rate limit, 5xx, overloaded, dropped connection. */
+  retryable: boolean;
+  /** The request does not fit the model's context window; retrying as is cannot help. */
+  contextOverflow: boolean;
+  /** The caller aborted; not a failure of the model. */
+  aborted: boolean;
+}
+
+/** pi's text for an aborted request. */
+export const ABORTED_MESSAGE = "Request was aborted.";
+
+const RETRYABLE_TEXT =
+  /overloaded|rate.?limit|ECONNRESET|ETIMEDOUT|EPIPE|socket hang up|fetch failed|connection reset|other side closed|terminated/i;
+const CONTEXT_OVERFLOW_TEXT =
+  /context.length|context_length_exceeded|prompt is too long|maximum context|context window|too many tokens/i;
+const CONNECTION_ERROR_NAMES = new Set(["APIConnectionError", "APIConnectionTimeoutError"]);
+
+/**
+ * Classify an error thrown by a provider request. Pure. `aborted` is the request
+ * signal's state: an abort wins over whatever error the SDK raised while unwinding.
+ */
+export function classifyProviderError(error: unknown, aborted: boolean): ClassifiedError {
+  if (aborted) return { message: ABORTED_MESSAGE, retryable: false, contextOverflow: false, aborted: true };
+
+  const status = numberField(error, "status");
+  const body = field(error, "error");
+  // Anthropic bodies are `{type:"error", error:{type, message}}`; OpenAI's SDK keeps only
+  // the inner `{message, type, code}`. Both reach us in `error.error`.
+  const inner = field(body, "error") ?? body;
+  const bodyMessage = stringField(inner, "message");
+  const bodyType = [stringField(inner, "type"), stringField(inner, "code")].filter(Boolean).join(" ");
+  // Errors sent mid-stream carry a body but no status.
+  const message = bodyMessage ? (status !== undefined ? `${status} ${bodyMessage}` : bodyMessage) : describe(error);
+  const text = `${message} ${bodyType} ${causeText(error)}`;
+
+  const contextOverflow =
+    (status === undefined || status === 400 || status === 413) && CONTEXT_OVERFLOW_TEXT.test(text);
+  // Text is only trusted without a status (connection failures, errors sent mid-stream):
+  // a 4xx that happens to say "terminated" is still the caller's fault.
+  const retryable =
+    !contextOverflow &&
+    (status !== undefined
+      ? status === 408 || status === 429 || (status >= 500 && status <= 599)
+      : CONNECTION_ERROR_NAMES.has(errorName(error)) || RETRYABLE_TEXT.test(text));
+  return { message, retryable, contextOverflow, aborted: false };
+}
+
+/**
+ * The error's own text, plus its root cause: connection errors say only "Connection
+ * error." and hide the useful part ("connect ECONNREFUSED 127.0.0.1:11434") in `cause`.
+ */
+function describe(error: unknown): string {
+  const own = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
+  let root: string | undefined;
+  let current = field(error, "cause");
+  for (let depth = 0; current !== undefined && depth < 5; depth++) {
+    root = stringField(current, "message") ?? root;
+    current = field(current, "cause");
+  }
+  return root && !own.includes(root) ? `${own} (${root})` : own;
+}
+
+/** Messages and codes along the `cause` chain (undici hides ECONNRESET two levels down). */
+function causeText(error: unknown): string {
+  const parts: string[] = [];
+  let current = field(error, "cause");
+  for (let depth = 0; current !== undefined && depth < 5; depth++) {
+    parts.push(stringField(current, "message") ?? "", stringField(current, "code") ?? "");
+    current = field(current, "cause");
+  }
+  return parts.join(" ");
+}
+
+function errorName(error: unknown): string {
+  if (!error || typeof error !== "object") return "";
+  const ctor = (error as { constructor?: { name?: string } }).constructor?.name ?? "";
+  return CONNECTION_ERROR_NAMES.has(ctor) ? ctor : (stringField(error, "name") ?? ctor);
+}
+
+function field(value: unknown, key: string): unknown {
+  return value && typeof value === "object" ? (value as Record<string, unknown>)[key] ?? undefined : undefined;
+}
+
+function stringField(value: unknown, key: string): string | undefined {
+  const v = field(value, key);
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+function numberField(value: unknown, key: string): number | undefined {
+  const v = field(value, key);
+  return typeof v === "number" ? v : undefined;
+}
