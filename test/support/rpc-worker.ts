@@ -4,7 +4,7 @@
  * by `killAllWorkers()` (call it in afterEach) so a failing test leaks nothing.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { LineSplitter } from "../../shared/jsonl.js";
@@ -133,13 +133,21 @@ export async function killAllWorkers(): Promise<void> {
   await Promise.all(all.map((w) => w.exited));
 }
 
-/** True while a process with this pid exists. */
+/**
+ * True while a process with this pid runs. A zombie counts as gone: in a container
+ * whose PID 1 does not reap orphans, a killed grandchild stays a zombie forever.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return true;
   }
 }
 

@@ -1,0 +1,295 @@
+/**
+ * Sessions, resume after a crash, fork/clone, compaction and the precise edit tool,
+ * through the built `pi --mode rpc` against the mock model server.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { RpcWorker, killAllWorkers, tempDir, waitForExit } from "../support/rpc-worker.js";
+
+let server: MockModelServer;
+let home: { path: string; cleanup: () => void };
+let project: { path: string; cleanup: () => void };
+
+beforeEach(async () => {
+  server = await startMockModelServer();
+  home = tempDir("pi-home-");
+  project = tempDir("pi-project-");
+});
+
+afterEach(async () => {
+  await killAllWorkers();
+  await server.close();
+  home.cleanup();
+  project.cleanup();
+});
+
+function writeModels(contextWindow = 128000): void {
+  mkdirSync(home.path, { recursive: true });
+  writeFileSync(
+    join(home.path, "models.json"),
+    JSON.stringify({
+      providers: {
+        mock: {
+          baseUrl: `${server.url}/v1`,
+          api: "openai-completions",
+          apiKey: "test-key",
+          models: [{ id: "mock-1", contextWindow, maxTokens: 4096 }],
+        },
+      },
+    }),
+  );
+}
+
+function startWorker(args: string[] = []): RpcWorker {
+  return new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", ...args], {
+    cwd: project.path,
+    env: { PI_ORCH_HOME: home.path },
+  });
+}
+
+function sessionFiles(): string[] {
+  const root = join(home.path, "sessions");
+  if (!existsSync(root)) return [];
+  return readdirSync(root).flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
+}
+
+const roles = (messages: { role: string }[]) => messages.map((m) => m.role);
+
+describe("sessions", () => {
+  it("resumes the conversation after the worker is killed during a streaming reply", async () => {
+    writeModels();
+    server.enqueue({ text: "first answer" }, { text: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 100 });
+    const w1 = startWorker();
+    await w1.request({ type: "prompt", message: "one" });
+    await w1.event("agent_end");
+    const from = w1.received.length;
+    await w1.request({ type: "prompt", message: "two" });
+    await w1.waitFor((l) => l.type === "message_update", 10_000, from);
+    const state = await w1.request({ type: "get_state" });
+    const file = state.data.sessionFile as string;
+    expect(file).toMatch(/\.jsonl$/);
+    w1.kill("SIGKILL");
+    await w1.exited;
+
+    server.enqueue({ text: "resumed answer" });
+    const w2 = startWorker(["--session", file]);
+    const messages = await w2.request({ type: "get_messages" });
+    expect(roles(messages.data.messages)).toEqual(["user", "assistant", "user"]);
+    expect(messages.data.messages[1].content[0].text).toBe("first answer");
+    await w2.request({ type: "prompt", message: "three" });
+    const end = await w2.event("agent_end");
+    expect(end.messages.at(-1).content[0].text).toBe("resumed answer");
+    const body = server.requests.at(-1)!.body;
+    const sent = JSON.stringify(body.messages);
+    expect(sent).toContain("first answer");
+    expect(sent).toContain("two");
+  });
+
+  it("resumes after a kill during a bash tool call; the killed worker's command dies too", async () => {
+    writeModels();
+    server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 30 & echo SLEEP=$!; wait" } }] });
+    const w1 = startWorker();
+    await w1.request({ type: "prompt", message: "do it" });
+    const update = await w1.waitFor((l) => l.type === "tool_execution_update" && /SLEEP=\d+/.test(JSON.stringify(l.partialResult)));
+    const sleepPid = Number(/SLEEP=(\d+)/.exec(JSON.stringify(update.partialResult))![1]);
+    const file = (await w1.request({ type: "get_state" })).data.sessionFile;
+    w1.kill("SIGKILL");
+    await w1.exited;
+    // No one could clean up after a SIGKILL; the command's watchdog sees the pipe close.
+    expect(await waitForExit(sleepPid)).toBe(true);
+
+    server.enqueue({ text: "picked up again" });
+    const w2 = startWorker(["--session", file]);
+    const messages = await w2.request({ type: "get_messages" });
+    expect(roles(messages.data.messages)).toEqual(["user", "assistant"]);
+    expect(messages.data.messages[1].content[0].name).toBe("bash");
+    await w2.request({ type: "prompt", message: "continue" });
+    await w2.event("agent_end");
+    const sent = server.requests.at(-1)!.body.messages as any[];
+    const toolMsg = sent.find((m) => m.role === "tool");
+    expect(toolMsg.content).toMatch(/interrupted/);
+  });
+
+  it("continues a session written by pi 0.73.1", async () => {
+    writeModels();
+    const recorded = resolve(import.meta.dirname, "../../../shared/protocol/pi-0.73.1-session-file.jsonl");
+    const copy = join(project.path, "pi-session.jsonl");
+    copyFileSync(recorded, copy);
+    const before = readFileSync(copy, "utf8");
+    server.enqueue({ text: "continuing pi's session" });
+    const w = startWorker(["--session", copy]);
+    const messages = await w.request({ type: "get_messages" });
+    expect(roles(messages.data.messages)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    await w.request({ type: "prompt", message: "and now?" });
+    await w.event("agent_end");
+    const after = readFileSync(copy, "utf8");
+    expect(after.startsWith(before)).toBe(true);
+    expect(after.length).toBeGreaterThan(before.length);
+    expect(JSON.stringify(server.requests[0].body.messages)).toContain("alpha.txt");
+  });
+
+  it("reports a session with a missing parent by naming the entry", async () => {
+    writeModels();
+    const broken = join(project.path, "broken.jsonl");
+    writeFileSync(
+      broken,
+      [
+        JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: new Date().toISOString(), cwd: project.path }),
+        JSON.stringify({ type: "message", id: "aaaa1111", parentId: "ffff0000", timestamp: new Date().toISOString(), message: { role: "user", content: "hi", timestamp: 1 } }),
+      ].join("\n") + "\n",
+    );
+    const w = startWorker(["--session", broken]);
+    const exit = await w.exited;
+    expect(exit.code).toBe(2);
+    expect(w.stderr.join("")).toMatch(/aaaa1111/);
+  });
+
+  it("fork and clone write new files and leave the original untouched", async () => {
+    writeModels();
+    server.enqueue({ text: "a1" }, { text: "a2" });
+    const w = startWorker();
+    await w.request({ type: "prompt", message: "first question" });
+    await w.event("agent_end");
+    const from = w.received.length;
+    await w.request({ type: "prompt", message: "second question" });
+    await w.waitFor((l) => l.type === "agent_end", 10_000, from);
+    const original = (await w.request({ type: "get_state" })).data.sessionFile as string;
+    const originalBytes = readFileSync(original);
+
+    const forkable = await w.request({ type: "get_fork_messages" });
+    expect(forkable.data.messages.map((m: any) => m.text)).toEqual(["first question", "second question"]);
+    const fork = await w.request({ type: "fork", entryId: forkable.data.messages[1].entryId });
+    expect(fork.data).toEqual({ text: "second question", cancelled: false });
+    const forkedState = await w.request({ type: "get_state" });
+    expect(forkedState.data.sessionFile).not.toBe(original);
+    expect(roles((await w.request({ type: "get_messages" })).data.messages)).toEqual(["user", "assistant"]);
+
+    const clone = await w.request({ type: "clone" });
+    expect(clone.data).toEqual({ cancelled: false });
+    const cloneState = await w.request({ type: "get_state" });
+    expect(cloneState.data.sessionFile).not.toBe(forkedState.data.sessionFile);
+    expect(readFileSync(original).equals(originalBytes)).toBe(true);
+    expect(sessionFiles()).toHaveLength(3);
+    const header = JSON.parse(readFileSync(forkedState.data.sessionFile, "utf8").split("\n")[0]);
+    expect(header.parentSession).toBe(original);
+
+    const fresh = await w.request({ type: "new_session" });
+    expect(fresh.data).toEqual({ cancelled: false });
+    expect((await w.request({ type: "get_messages" })).data.messages).toEqual([]);
+    await w.request({ type: "switch_session", sessionPath: original });
+    expect((await w.request({ type: "get_messages" })).data.messages).toHaveLength(4);
+  });
+
+  it("names a session and reports it in get_state", async () => {
+    writeModels();
+    const w = startWorker();
+    await w.request({ type: "set_session_name", name: "fix-login" });
+    const state = await w.request({ type: "get_state" });
+    expect(state.data.sessionName).toBe("fix-login");
+    expect(readFileSync(state.data.sessionFile, "utf8")).toContain('"name":"fix-login"');
+  });
+});
+
+describe("compaction", () => {
+  it("compacts at the threshold; the next request carries the summary and the kept tail", async () => {
+    writeModels(2000);
+    const long = (tag: string) => Array.from({ length: 150 }, (_, i) => `${tag}${i}`).join(" ");
+    server.enqueue(
+      { toolCalls: [{ name: "bash", arguments: { command: "echo tool-output" } }], usage: { input: 300, output: 20 } },
+      { text: long("alpha"), usage: { input: 330, output: 300 } },
+      { text: long("beta"), usage: { input: 650, output: 450 } },
+      { text: "SUMMARY: the user asked twice; bash printed tool-output." },
+      { text: "after compaction" },
+    );
+    const w = startWorker(["--compaction-reserve-tokens", "1000", "--compaction-keep-tokens", "300"]);
+    await w.request({ type: "prompt", message: "first" });
+    await w.event("agent_end");
+    let from = w.received.length;
+    await w.request({ type: "prompt", message: "second" });
+    await w.waitFor((l) => l.type === "agent_end", 10_000, from);
+    const start = w.received.find((l) => l.type === "compaction_start");
+    const end = w.received.find((l) => l.type === "compaction_end");
+    expect(start).toEqual({ type: "compaction_start", reason: "threshold" });
+    expect(end?.result.summary).toMatch(/^SUMMARY/);
+    expect(end?.aborted).toBe(false);
+    const summaryRequest = server.requests[3].body;
+    expect(summaryRequest.tools ?? []).toHaveLength(0);
+    // The oldest part (the first prompt and its tool call) is summarized; the recent
+    // tokens are kept verbatim.
+    expect(JSON.stringify(summaryRequest.messages)).toContain("[User]: first");
+    expect(JSON.stringify(summaryRequest.messages)).toContain("echo tool-output");
+
+    from = w.received.length;
+    await w.request({ type: "prompt", message: "third" });
+    await w.waitFor((l) => l.type === "agent_end", 10_000, from);
+    const next = server.requests[4].body.messages as any[];
+    const text = JSON.stringify(next);
+    expect(text).toContain("SUMMARY: the user asked twice");
+    expect(text).toContain("third");
+    expect(text).not.toContain("echo tool-output");
+    expect(text).toContain("beta149");
+    // Every tool message still follows the assistant message that called it.
+    next.forEach((m, i) => {
+      if (m.role === "tool") expect(next.slice(0, i).some((p) => p.tool_calls?.some((c: any) => c.id === m.tool_call_id))).toBe(true);
+    });
+    const file = (await w.request({ type: "get_state" })).data.sessionFile;
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.some((l) => l.type === "compaction")).toBe(true);
+    expect(lines.filter((l) => l.type === "message" && l.message.role === "user")).toHaveLength(3);
+  });
+
+  it("compacts on request with custom instructions", async () => {
+    writeModels();
+    server.enqueue({ text: "x ".repeat(2000) }, { text: "y ".repeat(2000) }, { text: "MANUAL SUMMARY" });
+    const w = startWorker(["--compaction-keep-tokens", "100"]);
+    await w.request({ type: "prompt", message: "one" });
+    await w.event("agent_end");
+    const from = w.received.length;
+    await w.request({ type: "prompt", message: "two" });
+    await w.waitFor((l) => l.type === "agent_end", 10_000, from);
+    const r = await w.request({ type: "compact", customInstructions: "Focus on y" });
+    expect(r.success).toBe(true);
+    expect(r.data.summary).toBe("MANUAL SUMMARY");
+    expect(JSON.stringify(server.requests[2].body.messages)).toContain("Focus on y");
+    expect(w.received.find((l) => l.type === "compaction_start")).toEqual({ type: "compaction_start", reason: "manual" });
+  });
+});
+
+describe("tools through rpc", () => {
+  it("applies an edit whose oldText has smart quotes where the file has ASCII quotes", async () => {
+    writeModels();
+    const file = join(project.path, "greet.js");
+    const original = 'const a = 1;\nconsole.log("hello world");\nconst b = 2;\n';
+    writeFileSync(file, original);
+    server.enqueue(
+      { toolCalls: [{ name: "edit", arguments: { path: "greet.js", edits: [{ oldText: "console.log(\u201chello world\u201d);", newText: "console.log(\u201chello there\u201d);" }] } }] },
+      { text: "edited" },
+    );
+    const w = startWorker();
+    await w.request({ type: "prompt", message: "change the greeting" });
+    await w.event("agent_end");
+    const end = w.received.find((l) => l.type === "tool_execution_end")!;
+    expect(end.isError).toBe(false);
+    expect(readFileSync(file, "utf8")).toBe('const a = 1;\nconsole.log("hello there");\nconst b = 2;\n');
+    const text = end.result.content[0].text as string;
+    expect(text).toContain('-console.log("hello world");');
+    expect(text).toContain('+console.log("hello there");');
+    expect(end.result.details.firstChangedLine).toBe(2);
+  });
+
+  it("reports the active tool set in get_state and follows --tools", async () => {
+    writeModels();
+    const w = startWorker(["--tools", "+grep,-write"]);
+    const state = await w.request({ type: "get_state" });
+    expect(state.data.tools).toEqual(["read", "bash", "edit", "grep"]);
+    server.enqueue({ text: "ok" });
+    await w.request({ type: "prompt", message: "hi" });
+    await w.event("agent_end");
+    const tools = server.requests[0].body.tools.map((t: any) => t.function.name);
+    expect(tools).toEqual(["read", "bash", "edit", "grep"]);
+    expect(server.requests[0].body.messages[0].content).toContain("- grep:");
+    expect(server.requests[0].body.messages[0].content).not.toContain("- write:");
+  });
+});

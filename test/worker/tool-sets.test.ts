@@ -1,0 +1,92 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BUILT_IN_TOOLS, DEFAULT_ACTIVE_TOOLS, selectTools } from "../../worker/tools/index.js";
+import { buildSystemPrompt, findContextFiles } from "../../worker/system-prompt.js";
+import { tempDir } from "../support/rpc-worker.js";
+
+const known = BUILT_IN_TOOLS.map((t) => t.name);
+
+describe("selectTools", () => {
+  it.each([
+    ["nothing said", undefined, false, ["read", "bash", "edit", "write"]],
+    ["an allow-list", "read,grep", false, ["read", "grep"]],
+    ["an allow-list with spaces and repeats", " ls , ls,read", false, ["ls", "read"]],
+    ["modifiers", "+grep,-write", false, ["read", "bash", "edit", "grep"]],
+    ["only removals", "-bash,-edit", false, ["read", "write"]],
+    ["--no-tools", undefined, true, []],
+    ["an empty list", "", false, []],
+  ])("%s", (_name, spec, noTools, expected) => {
+    expect(selectTools(spec as string | undefined, known, noTools as boolean)).toEqual(expected);
+  });
+
+  it("names an unknown tool and lists the known ones", () => {
+    expect(() => selectTools("read,teleport", known)).toThrow(/unknown tool "teleport"; known tools: read, bash/);
+  });
+
+  it("refuses a mix of a list and modifiers", () => {
+    expect(() => selectTools("read,+grep", known)).toThrow(/either a list/);
+  });
+
+  it("defaults to read, bash, edit, write", () => {
+    expect(DEFAULT_ACTIVE_TOOLS).toEqual(["read", "bash", "edit", "write"]);
+  });
+});
+
+describe("system prompt", () => {
+  let dirs: { cleanup: () => void }[] = [];
+  afterEach(() => {
+    for (const d of dirs) d.cleanup();
+    dirs = [];
+  });
+
+  const tools = (names: string[]) => BUILT_IN_TOOLS.filter((t) => names.includes(t.name));
+
+  it("carries the description and guidelines of active tools only", () => {
+    const withGrep = buildSystemPrompt({ cwd: "/p", tools: tools(["read", "grep"]) });
+    const without = buildSystemPrompt({ cwd: "/p", tools: tools(["read"]) });
+    const grep = BUILT_IN_TOOLS.find((t) => t.name === "grep")!;
+    expect(withGrep).toContain(`- grep: ${grep.description}`);
+    expect(without).not.toContain(`- grep:`);
+    for (const g of grep.guidelines ?? []) expect(without).not.toContain(g);
+  });
+
+  it("replaces the base with --system-prompt, appends text, names cwd and date", () => {
+    const p = buildSystemPrompt({
+      cwd: "/work/x",
+      tools: [],
+      systemPrompt: "CUSTOM BASE",
+      append: ["EXTRA ONE", "EXTRA TWO"],
+      now: new Date("2026-11-30T12:00:00Z"),
+    });
+    expect(p.startsWith("CUSTOM BASE")).toBe(true);
+    expect(p).not.toContain("expert coding assistant");
+    expect(p.indexOf("EXTRA ONE")).toBeLessThan(p.indexOf("EXTRA TWO"));
+    expect(p).toContain("Current date: 2026-11-30");
+    expect(p).toContain("Current working directory: /work/x");
+  });
+
+  it("finds AGENTS.md / CLAUDE.md from cwd up to the repository root, plus the user's", () => {
+    const root = tempDir();
+    const home = tempDir();
+    dirs.push(root, home);
+    mkdirSync(join(root.path, ".git"));
+    mkdirSync(join(root.path, "pkg", "sub"), { recursive: true });
+    writeFileSync(join(root.path, "AGENTS.md"), "root rules");
+    writeFileSync(join(root.path, "pkg", "CLAUDE.md"), "pkg rules");
+    writeFileSync(join(home.path, "AGENTS.md"), "user rules");
+    const files = findContextFiles(join(root.path, "pkg", "sub"), home.path);
+    expect(files.map((f) => f.content)).toEqual(["user rules", "root rules", "pkg rules"]);
+    const prompt = buildSystemPrompt({ cwd: root.path, tools: [], contextFiles: files });
+    expect(prompt.indexOf("root rules")).toBeLessThan(prompt.indexOf("pkg rules"));
+  });
+
+  it("stops at the repository root", () => {
+    const outer = tempDir();
+    dirs.push(outer);
+    writeFileSync(join(outer.path, "AGENTS.md"), "outside the repo");
+    mkdirSync(join(outer.path, "repo", ".git"), { recursive: true });
+    const files = findContextFiles(join(outer.path, "repo"), join(outer.path, "nohome"));
+    expect(files).toEqual([]);
+  });
+});

@@ -1,0 +1,293 @@
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { getHeapSpaceStatistics } from "node:v8";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bashTool, OutputTail, runBash } from "../../../worker/tools/bash.js";
+import { killAllChildren, trackedChildren } from "../../../worker/tools/process-tree.js";
+import type { ToolContext, ToolResult } from "../../../worker/types.js";
+
+let dir: string;
+const cleanup: string[] = [];
+const strays: number[] = [];
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "pi-bash-test-"));
+});
+afterEach(async () => {
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone: the test passed.
+    }
+  }
+  killAllChildren();
+  for (const path of cleanup.splice(0)) await rm(path, { force: true });
+  await rm(dir, { recursive: true, force: true });
+});
+
+const text = (r: ToolResult) => (r.content[0]?.type === "text" ? r.content[0].text : "");
+
+/** A tool context whose updates are recorded, with a way to wait for one matching a pattern. */
+function recordingContext(signal = new AbortController().signal) {
+  const updates: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  const ctx: ToolContext = {
+    cwd: dir,
+    toolCallId: "t1",
+    signal,
+    onUpdate: (partial) => {
+      const t = text(partial);
+      updates.push(t);
+      for (const w of [...waiters]) {
+        const m = t.match(w.pattern);
+        if (m) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(m);
+        }
+      }
+    },
+  };
+  const waitForUpdate = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolve) => {
+      const m = updates.map((u) => u.match(pattern)).find(Boolean);
+      if (m) resolve(m);
+      else waiters.push({ pattern, resolve });
+    });
+  return { ctx, updates, waitForUpdate };
+}
+
+/**
+ * Whether `pid` has exited. A killed orphan is re-parented to PID 1, and where PID 1 does
+ * not reap (many containers) it lingers as a zombie: exited, only its exit status left.
+ */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/** Wait (bounded) for the kernel to finish a SIGKILL that was already sent. */
+async function expectGone(pid: number): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (!isGone(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  expect(isGone(pid)).toBe(true);
+}
+
+/**
+ * Memory that outlives the young generation, plus Buffers. The young generation is left
+ * out: it fills with short-lived chunk strings up to its size (16 MB) before each
+ * scavenge, whatever the output size; anything a run keeps would be promoted out of it.
+ */
+function retainedBytes(): number {
+  const spaces = getHeapSpaceStatistics().filter((s) => !s.space_name.startsWith("new_"));
+  return spaces.reduce((sum, s) => sum + s.space_used_size, 0) + process.memoryUsage().arrayBuffers;
+}
+
+describe("bash tool", () => {
+  it("returns stdout and stderr merged", async () => {
+    const r = await bashTool.execute({ command: "echo out; echo err >&2" }, recordingContext().ctx);
+    expect(text(r)).toMatch(/out\n/);
+    expect(text(r)).toMatch(/err\n/);
+    expect(r.details).toBeUndefined();
+  });
+
+  it("runs in the working directory and says when there is no output", async () => {
+    expect(text(await bashTool.execute({ command: "pwd" }, recordingContext().ctx))).toBe(`${dir}\n`);
+    expect(text(await bashTool.execute({ command: "true" }, recordingContext().ctx))).toBe("(no output)");
+  });
+
+  it("fails with the output and the exit code when the command fails", async () => {
+    await expect(bashTool.execute({ command: "echo oops; exit 3" }, recordingContext().ctx)).rejects.toThrow(
+      /^oops\n\n\nCommand exited with code 3$/,
+    );
+  });
+
+  it("streams the accumulated output while the command runs", async () => {
+    const { ctx, updates, waitForUpdate } = recordingContext();
+    // The command blocks until the test has seen its first line streamed.
+    const done = bashTool.execute({ command: "echo step1; while [ ! -e go ]; do sleep 0.01; done; echo step2" }, ctx);
+    await waitForUpdate(/step1/);
+    await writeFile(join(dir, "go"), "");
+    const r = await done;
+    expect(text(r)).toBe("step1\nstep2\n");
+    // The first update is the empty start; each later one extends the previous.
+    expect(updates[0]).toBe("");
+    const withText = updates.filter((u) => u.length > 0);
+    expect(withText[0]).toBe("step1\n");
+    expect(withText.at(-1)).toBe("step1\nstep2\n");
+    for (let i = 1; i < withText.length; i++) expect(withText[i]!.startsWith(withText[i - 1]!)).toBe(true);
+  });
+
+  it("keeps memory bounded for 20 MB of output and writes all of it to the full-output file", async () => {
+    const size = 20 * 1024 * 1024;
+    const { ctx } = recordingContext();
+    const before = retainedBytes();
+    let peak = 0;
+    const sample = () => {
+      peak = Math.max(peak, retainedBytes() - before);
+    };
+    const sampler = setInterval(sample, 1);
+    const r = await bashTool
+      .execute({ command: `yes "$(printf %063d 0)" | head -c ${size}` }, ctx)
+      .finally(() => clearInterval(sampler));
+    sample();
+    const details = r.details as { fullOutputPath: string; truncation: { totalBytes: number; totalLines: number } };
+    cleanup.push(details.fullOutputPath);
+    expect((await stat(details.fullOutputPath)).size).toBe(size);
+    expect(details.truncation.totalBytes).toBe(size);
+    expect(details.truncation.totalLines).toBe(size / 64);
+    const out = text(r);
+    expect(out).toContain(`[Showing lines ${size / 64 - 799}-${size / 64} of ${size / 64} (50.0KB limit). Full output: ${details.fullOutputPath}]`);
+    expect(Buffer.byteLength(out.slice(0, out.indexOf("\n\n[")))).toBeLessThanOrEqual(50 * 1024);
+    // Holding the output would retain at least its 20 MB; what a bounded run shows here
+    // (about 9 MB) is chunk Buffers waiting for the next scavenge, not output kept.
+    expect(peak).toBeLessThan(size * 0.75);
+  });
+
+  it("kills the command when the timeout passes and reports the output so far", async () => {
+    const { ctx, waitForUpdate } = recordingContext();
+    const started = Date.now();
+    const run = bashTool.execute({ command: "echo pid:$$; exec sleep 60", timeout: 0.5 }, ctx);
+    const [, pid] = await waitForUpdate(/pid:(\d+)/);
+    strays.push(Number(pid));
+    await expect(run).rejects.toThrow(/^pid:\d+\n\n\nCommand timed out after 0\.5 seconds$/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(() => process.kill(Number(pid), 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
+  });
+
+  it("kills `sleep 60` on abort", async () => {
+    const controller = new AbortController();
+    const { ctx, waitForUpdate } = recordingContext(controller.signal);
+    const run = bashTool.execute({ command: "echo pid:$$; exec sleep 60" }, ctx);
+    const [, pid] = await waitForUpdate(/pid:(\d+)/);
+    strays.push(Number(pid));
+    controller.abort();
+    await expect(run).rejects.toThrow(/^pid:\d+\n\n\nCommand aborted$/);
+    // The shell exec'd into sleep, so this is our direct child: reaped, truly gone.
+    expect(() => process.kill(Number(pid), 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
+  });
+
+  it("kills a backgrounded grandchild on abort", async () => {
+    const controller = new AbortController();
+    const { ctx, waitForUpdate } = recordingContext(controller.signal);
+    const run = bashTool.execute({ command: "sleep 60 & echo pid:$!; wait" }, ctx);
+    const [, pid] = await waitForUpdate(/pid:(\d+)/);
+    strays.push(Number(pid));
+    controller.abort();
+    await expect(run).rejects.toThrow("Command aborted");
+    await expectGone(Number(pid));
+  });
+
+  it("kills a descendant that left the process group (setsid) on abort", async () => {
+    const controller = new AbortController();
+    const { ctx, waitForUpdate } = recordingContext(controller.signal);
+    const run = bashTool.execute({ command: "setsid sleep 60 & echo pid:$!; wait" }, ctx);
+    const [, pid] = await waitForUpdate(/pid:(\d+)/);
+    strays.push(Number(pid));
+    controller.abort();
+    await expect(run).rejects.toThrow("Command aborted");
+    await expectGone(Number(pid));
+  });
+
+  it("does not wait for a background process that keeps the output pipe open", async () => {
+    const { ctx } = recordingContext();
+    const r = await bashTool.execute({ command: "sleep 60 & echo pid:$!" }, ctx);
+    const pid = Number(text(r).match(/pid:(\d+)/)![1]);
+    strays.push(pid);
+    expect(isGone(pid)).toBe(false);
+  });
+});
+
+describe("runBash", () => {
+  it("reports the exit code without throwing", async () => {
+    const r = await runBash("echo hi; exit 7", { cwd: dir, signal: new AbortController().signal });
+    expect(r).toMatchObject({ output: "hi\n", exitCode: 7, cancelled: false, timedOut: false, truncated: false });
+    expect(r.fullOutputPath).toBeUndefined();
+  });
+
+  it("does not start a command whose signal is already aborted", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const r = await runBash("touch started", { cwd: dir, signal: controller.signal });
+    expect(r.cancelled).toBe(true);
+    await expect(stat(join(dir, "started"))).rejects.toThrow();
+  });
+
+  it("refuses a missing working directory", async () => {
+    await expect(runBash("true", { cwd: join(dir, "missing"), signal: new AbortController().signal })).rejects.toThrow(
+      /Working directory does not exist/,
+    );
+  });
+
+  it("keeps every running command in the child registry, and killAllChildren kills its tree", async () => {
+    let announce: (pid: number) => void = () => {};
+    const announced = new Promise<number>((resolve) => (announce = resolve));
+    const run = runBash("sleep 60 & echo pid:$!; wait", {
+      cwd: dir,
+      signal: new AbortController().signal,
+      onUpdate: (tail) => {
+        const m = tail.match(/pid:(\d+)/);
+        if (m) announce(Number(m[1]));
+      },
+    });
+    const sleepPid = await announced;
+    strays.push(sleepPid);
+    expect(trackedChildren()).toHaveLength(1);
+    killAllChildren();
+    const r = await run;
+    expect(r.exitCode).toBeNull();
+    expect(r.signal).toBe("SIGKILL");
+    expect(trackedChildren()).toHaveLength(0);
+    await expectGone(sleepPid);
+  });
+});
+
+describe("OutputTail", () => {
+  it("decodes characters split across chunks", () => {
+    const tail = new OutputTail();
+    const bytes = Buffer.from("é€😀\n");
+    for (let i = 0; i < bytes.length; i++) tail.append(bytes.subarray(i, i + 1));
+    expect(tail.snapshot().text).toBe("é€😀\n");
+  });
+
+  it.each([
+    { chunks: ["a\nb\nc\n"], lines: 3, text: "b\nc\n", truncated: true },
+    { chunks: ["a\n", "b"], lines: 2, text: "a\nb", truncated: false },
+    { chunks: ["a", "b", "\n", "c"], lines: 2, text: "ab\nc", truncated: false },
+  ])("counts $lines lines in $chunks", ({ chunks, lines, text, truncated }) => {
+    const tail = new OutputTail({ maxLines: 2, spillPath: () => join(dir, "spill.log") });
+    for (const c of chunks) tail.append(Buffer.from(c));
+    const snap = tail.snapshot();
+    expect(snap.truncation.totalLines).toBe(lines);
+    expect(snap.text).toBe(text);
+    expect(snap.truncation.truncated).toBe(truncated);
+  });
+
+  it("never shows the fragment of a line whose start was dropped", () => {
+    const tail = new OutputTail({ maxBytes: 10, spillPath: () => join(dir, "spill.log") });
+    tail.append(Buffer.from("0123456789".repeat(3)));
+    tail.append(Buffer.from("\nok\n"));
+    expect(tail.snapshot().text).toBe("ok\n");
+  });
+
+  it("spills everything, including the first chunks, once the output passes the limit", async () => {
+    const path = join(dir, "spill.log");
+    const tail = new OutputTail({ maxBytes: 8, spillPath: () => path });
+    tail.append(Buffer.from("12345\n"));
+    expect(tail.snapshot().fullOutputPath).toBeUndefined();
+    tail.append(Buffer.from("67890\n"));
+    await tail.finish();
+    expect(tail.snapshot()).toMatchObject({ text: "67890\n", fullOutputPath: path });
+    expect(readFileSync(path, "utf8")).toBe("12345\n67890\n");
+  });
+});

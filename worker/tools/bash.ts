@@ -1,0 +1,462 @@
+/**
+ * The `bash` tool and its executor `runBash` (also behind the RPC `bash` command): one
+ * shell command in its own process group, output merged and streamed, memory bounded
+ * (a rolling tail in memory, everything else in a temp file), the whole tree killed on
+ * abort or timeout.
+ *
+ * Why node:child_process and not execa: execa's termination (timeout, cancelSignal,
+ * forceKillAfterDelay, cleanup) signals the direct child only, and its cleanup is off for
+ * detached children, so group and descendant killing is ours either way; and its result
+ * waits for every stdio pipe to close, so a backgrounded descendant that inherited the
+ * pipe (`server &`) holds the command open long after bash exited (measured with execa
+ * 9.6: `sleep 3 &` kept it pending 3 s). We need "exit, then drain briefly".
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { Type, type Static } from "typebox";
+import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { killTree, trackChild, untrackChild } from "./process-tree.js";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  truncateTail,
+  utf8Suffix,
+  type TruncationResult,
+} from "./truncate.js";
+
+/** Minimum time between two streamed updates of a running command. */
+export const BASH_UPDATE_INTERVAL_MS = 100;
+
+// After the shell exits, output still in the pipe is read until EOF; a descendant that
+// inherited the pipe may never send EOF, so stop once the pipe has been quiet this long.
+const EXIT_DRAIN_IDLE_MS = 100;
+
+/** The truncation of a command's output, without the text itself. */
+export type OutputTruncation = Omit<TruncationResult, "content">;
+
+/** A view of the output so far: the tail to show, and where the whole output is when it did not fit. */
+export interface OutputSnapshot {
+  text: string;
+  truncation: OutputTruncation;
+  fullOutputPath?: string;
+}
+
+/** Limits of an `OutputTail`; the defaults are the tool output limits. */
+export interface OutputTailOptions {
+  maxLines?: number;
+  maxBytes?: number;
+  /** Where the full output goes once it exceeds the limits; default `os.tmpdir()/pi-bash-<random>.log`. */
+  spillPath?: () => string;
+}
+
+/**
+ * Collects a command's raw output with bounded memory: a decoded rolling tail of at
+ * most about twice `maxBytes`, and, from the moment the output no longer fits the
+ * limits, every byte (including the earlier ones) written to a temp file.
+ */
+export class OutputTail {
+  private readonly maxLines: number;
+  private readonly maxBytes: number;
+  private readonly spillPath: () => string;
+  private readonly decoder = new StringDecoder("utf8");
+  private tail = "";
+  private tailBytes = 0;
+  /** The tail's first line lost its beginning to a trim. */
+  private midLine = false;
+  private totalBytes = 0;
+  private newlines = 0;
+  private endsWithNewline = false;
+  /** Raw chunks kept only until the output first exceeds the limits. */
+  private pending: Buffer[] = [];
+  private file: WriteStream | undefined;
+  private filePath: string | undefined;
+  private fileFailed = false;
+
+  constructor(options: OutputTailOptions = {}) {
+    this.maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.spillPath = options.spillPath ?? (() => join(tmpdir(), `pi-bash-${randomBytes(8).toString("hex")}.log`));
+  }
+
+  /**
+   * Add a chunk. Returns false when the temp file wants the producer to wait: pause the
+   * source and resume on `onDrain`, or memory grows with the file's write buffer.
+   */
+  append(chunk: Buffer): boolean {
+    this.totalBytes += chunk.length;
+    this.addText(this.decoder.write(chunk));
+    if (this.file === undefined && !this.fileFailed && this.exceedsLimits()) this.openFile();
+    if (this.file) return this.file.write(chunk);
+    if (!this.fileFailed) this.pending.push(chunk);
+    return true;
+  }
+
+  /** Call `resume` once the temp file has flushed its write buffer. */
+  onDrain(resume: () => void): void {
+    if (this.file && this.file.writableNeedDrain) this.file.once("drain", resume);
+    else resume();
+  }
+
+  /** The tail-truncated output so far. */
+  snapshot(): OutputSnapshot {
+    let text = this.tail;
+    let wholeTailIsOneLine = false;
+    if (this.midLine) {
+      // Drop the fragment the last trim left, unless the tail is nothing but that one line.
+      const nl = text.indexOf("\n");
+      if (nl !== -1 && nl < text.length - 1) text = text.slice(nl + 1);
+      else wholeTailIsOneLine = true;
+    }
+    const cut = truncateTail(text, { maxLines: this.maxLines, maxBytes: this.maxBytes });
+    const totalLines = this.totalLines();
+    const truncated = this.exceedsLimits();
+    const truncation: OutputTruncation = {
+      truncated,
+      truncatedBy: truncated ? (cut.truncatedBy ?? (this.totalBytes > this.maxBytes ? "bytes" : "lines")) : null,
+      totalLines,
+      totalBytes: this.totalBytes,
+      outputLines: cut.outputLines,
+      outputBytes: cut.outputBytes,
+      partialLine: cut.partialLine || (wholeTailIsOneLine && cut.outputLines > 0),
+    };
+    return { text: cut.content, truncation, ...(this.filePath ? { fullOutputPath: this.filePath } : {}) };
+  }
+
+  /** Flush the decoder and close the temp file; the snapshot after this is final. */
+  async finish(): Promise<void> {
+    this.addText(this.decoder.end());
+    const file = this.file;
+    if (!file) return;
+    this.file = undefined;
+    await new Promise<void>((resolve) => {
+      file.end(() => resolve());
+      file.once("error", () => resolve());
+    });
+  }
+
+  private totalLines(): number {
+    if (this.totalBytes === 0) return 0;
+    return this.newlines + (this.endsWithNewline ? 0 : 1);
+  }
+
+  private exceedsLimits(): boolean {
+    return this.totalBytes > this.maxBytes || this.totalLines() > this.maxLines;
+  }
+
+  private addText(text: string): void {
+    if (text.length === 0) return;
+    for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) this.newlines++;
+    this.endsWithNewline = text.endsWith("\n");
+    this.tail += text;
+    this.tailBytes += Buffer.byteLength(text, "utf8");
+    if (this.tailBytes > 2 * this.maxBytes) this.trim();
+  }
+
+  /** Shrink the tail to its last `maxBytes`, which is all a snapshot can ever show. */
+  private trim(): void {
+    const kept = utf8Suffix(this.tail, this.maxBytes);
+    const cutAt = this.tail.length - kept.length;
+    this.midLine = this.tail[cutAt - 1] !== "\n";
+    this.tail = kept;
+    this.tailBytes = Buffer.byteLength(kept, "utf8");
+  }
+
+  private openFile(): void {
+    this.filePath = this.spillPath();
+    const file = createWriteStream(this.filePath);
+    // A full disk must not fail the command: keep the tail, stop keeping the rest.
+    file.on("error", () => {
+      this.fileFailed = true;
+      this.file = undefined;
+      this.filePath = undefined;
+      file.destroy();
+    });
+    for (const chunk of this.pending) file.write(chunk);
+    this.pending = [];
+    this.file = file;
+  }
+}
+
+/** Options of `runBash`. */
+export interface RunBashOptions {
+  cwd: string;
+  /** Aborting kills the command's whole process tree. */
+  signal: AbortSignal;
+  /** Kill the tree after this long; no limit when absent. */
+  timeoutMs?: number;
+  /** The accumulated, tail-truncated output so far; at most every `BASH_UPDATE_INTERVAL_MS`, plus once at the end. */
+  onUpdate?: (tail: string, snapshot: OutputSnapshot) => void;
+}
+
+/** How a command ended. `output` is the tail-truncated output, without notices. */
+export interface BashRunResult {
+  output: string;
+  /** Null when the shell was killed by a signal (see `signal`) or never ran. */
+  exitCode: number | null;
+  /** The signal that ended the shell, when one did. */
+  signal: NodeJS.Signals | null;
+  cancelled: boolean;
+  timedOut: boolean;
+  truncated: boolean;
+  truncation: OutputTruncation;
+  /** The complete output, present when `truncated`. */
+  fullOutputPath?: string;
+}
+
+const WATCHDOG_POLL_S = 1;
+
+/**
+ * Runs before the command, in bash: a background subshell that reads the worker's pipe.
+ * EOF means the worker is gone (even after SIGKILL), so it kills the whole process
+ * group; it also exits once its shell has exited normally, so background jobs a
+ * command started on purpose outlive it as they do in pi. Then the shell execs the
+ * command itself (same pid, so `$$` is the group id) without fd 3.
+ */
+const WATCHDOG =
+  `( while :; do read -r -t ${WATCHDOG_POLL_S} _ <&3; rc=$?; ` +
+  `if [ "$rc" -le 128 ]; then kill -KILL -$$ 2>/dev/null; exit 0; fi; ` +
+  `kill -0 $$ 2>/dev/null || exit 0; done ) >/dev/null 2>&1 & ` +
+  `exec 3<&-; exec "$0" -c "$1"`;
+
+let shellCache: string | undefined;
+
+/** bash when there is one, else sh; looked up once. */
+function shellPath(): string {
+  if (shellCache === undefined) {
+    const onPath = (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((dir) => join(dir, "bash"));
+    shellCache = ["/bin/bash", "/usr/bin/bash", ...onPath].find((p) => existsSync(p)) ?? "sh";
+  }
+  return shellCache;
+}
+
+/**
+ * Run `command` with `bash -c` in its own process group, stdin closed, stdout and stderr
+ * merged in arrival order. Resolves when the shell has exited and its output is drained
+ * (a non-zero exit, an abort or a timeout resolve too, flagged in the result); rejects
+ * only when the command could not be started. The child is in the `process-tree`
+ * registry while it runs.
+ */
+export async function runBash(command: string, options: RunBashOptions): Promise<BashRunResult> {
+  const { cwd, signal, timeoutMs, onUpdate } = options;
+  if (!isDirectory(cwd)) throw new Error(`Working directory does not exist: ${cwd}; cannot run the command.`);
+  const output = new OutputTail();
+  const result = (exitCode: number | null, exitSignal: NodeJS.Signals | null, cancelled: boolean, timedOut: boolean): BashRunResult => {
+    const snap = output.snapshot();
+    return {
+      output: snap.text,
+      exitCode,
+      signal: exitSignal,
+      cancelled,
+      timedOut,
+      truncated: snap.truncation.truncated,
+      truncation: snap.truncation,
+      ...(snap.fullOutputPath ? { fullOutputPath: snap.fullOutputPath } : {}),
+    };
+  };
+  if (signal.aborted) return result(null, null, true, false);
+
+  const shell = shellPath();
+  const guarded = process.platform !== "win32" && shell.endsWith("bash");
+  const child = spawn(shell, guarded ? ["-c", WATCHDOG, shell, command] : ["-c", command], {
+    cwd,
+    detached: process.platform !== "win32",
+    // fd 3 is the watchdog's pipe (not stdin: Node closes a child's stdin when it exits).
+    stdio: guarded ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
+    env: process.env,
+  });
+  // The watchdog's pipe: only this process holds its write end, so the kernel closes
+  // it when the worker dies in any way (SIGKILL included) and the watchdog then kills
+  // the command's process group. Closed by us a while after a normal exit, once the
+  // watchdog has seen its shell go and ended by itself.
+  const watchdogPipe = guarded ? (child.stdio[3] as NodeJS.WritableStream & { destroy(): void; on(e: string, f: () => void): void }) : null;
+  watchdogPipe?.on("error", () => undefined);
+  const pid = child.pid;
+  if (pid === undefined) {
+    const error = await new Promise<Error>((resolve) => child.once("error", resolve));
+    throw new Error(`Could not start ${shellPath()}: ${error.message}`);
+  }
+  trackChild(pid);
+
+  let cancelled = false;
+  let timedOut = false;
+  const kill = () => killTree(pid, "SIGKILL");
+  const onAbort = () => {
+    cancelled = true;
+    kill();
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  const timer =
+    timeoutMs !== undefined && timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          kill();
+        }, timeoutMs)
+      : undefined;
+
+  let lastUpdate = 0;
+  let updateTimer: NodeJS.Timeout | undefined;
+  const emitUpdate = () => {
+    updateTimer = undefined;
+    lastUpdate = Date.now();
+    const snap = output.snapshot();
+    onUpdate?.(snap.text, snap);
+  };
+  const scheduleUpdate = () => {
+    if (!onUpdate || updateTimer) return;
+    const wait = BASH_UPDATE_INTERVAL_MS - (Date.now() - lastUpdate);
+    if (wait <= 0) emitUpdate();
+    else updateTimer = setTimeout(emitUpdate, wait);
+  };
+
+  const streams = [child.stdout, child.stderr];
+  let exited = false;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let stopDraining = () => {};
+  let paused = false;
+  let chunks = 0;
+  const armDrainTimer = () => {
+    if (!exited || paused) return;
+    clearTimeout(drainTimer);
+    drainTimer = setTimeout(() => {
+      // A stalled event loop fires timers before reading the pipe: give the poll phase
+      // one turn, and stop only if it brought nothing.
+      const seen = chunks;
+      setImmediate(() => {
+        if (chunks === seen && !paused) stopDraining();
+      });
+    }, EXIT_DRAIN_IDLE_MS);
+  };
+  for (const stream of streams) {
+    stream.on("data", (chunk: Buffer) => {
+      chunks++;
+      if (!output.append(chunk) && !paused) {
+        paused = true;
+        for (const s of streams) s.pause();
+        clearTimeout(drainTimer);
+        output.onDrain(() => {
+          paused = false;
+          for (const s of streams) s.resume();
+          armDrainTimer();
+        });
+      }
+      armDrainTimer();
+      scheduleUpdate();
+    });
+  }
+
+  const [exitCode, exitSignal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    let status: [number | null, NodeJS.Signals | null] = [null, null];
+    stopDraining = () => {
+      for (const s of streams) s.destroy();
+      resolve(status);
+    };
+    child.once("exit", (code, sig) => {
+      exited = true;
+      status = [code, sig];
+      untrackChild(pid);
+      armDrainTimer();
+    });
+    child.once("close", (code, sig) => resolve([code, sig]));
+    // Emitted only if the process could not be signalled or messaged; it has still run.
+    child.on("error", () => undefined);
+  });
+
+  clearTimeout(drainTimer);
+  clearTimeout(timer);
+  clearTimeout(updateTimer);
+  signal.removeEventListener("abort", onAbort);
+  untrackChild(pid);
+  if (watchdogPipe) setTimeout(() => watchdogPipe.destroy(), WATCHDOG_POLL_S * 2000).unref();
+  await output.finish();
+  if (onUpdate) emitUpdate();
+  return result(exitCode, exitSignal, cancelled, timedOut);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Arguments of `bash`. */
+export const BashParams = Type.Object({
+  command: Type.String({ description: "Bash command to execute" }),
+  timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: "Timeout in seconds (optional, no default timeout)" })),
+});
+/** Arguments of `bash`, validated. */
+export type BashParams = Static<typeof BashParams>;
+
+/** What `bash` reports besides its text, when the output was truncated. */
+export interface BashDetails {
+  truncation?: OutputTruncation;
+  fullOutputPath?: string;
+}
+
+/** The output as the model sees it: the tail, then a notice saying what was cut and where the rest is. */
+function describeOutput(run: BashRunResult, emptyText: string): string {
+  const t = run.truncation;
+  let text = run.output.length > 0 ? run.output : emptyText;
+  if (!t.truncated) return text;
+  const where = run.fullOutputPath ? ` Full output: ${run.fullOutputPath}` : "";
+  const first = t.totalLines - t.outputLines + 1;
+  if (t.partialLine) {
+    text += `\n\n[Showing the last ${formatSize(t.outputBytes)} of line ${t.totalLines}.${where}]`;
+  } else {
+    const limit = t.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : "";
+    text += `\n\n[Showing lines ${first}-${t.totalLines} of ${t.totalLines}${limit}.${where}]`;
+  }
+  return text;
+}
+
+function withStatus(text: string, status: string): string {
+  return text.length > 0 ? `${text}\n\n${status}` : status;
+}
+
+/** Run a shell command for the model. */
+export const bashTool: AgentTool<typeof BashParams> = {
+  name: "bash",
+  label: "Bash",
+  description:
+    `Execute a bash command in the working directory; returns stdout and stderr, the tail truncated to ` +
+    `${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB with the full output saved to a file.`,
+  guidelines: [
+    "Use bash for builds, tests, git and searching; prefer read, edit and write for files.",
+    "Give long-running commands a timeout (seconds); stdin is closed, so interactive commands fail.",
+    "When output is truncated, read the full output file it names with read and an offset, or grep it.",
+  ],
+  parameters: BashParams,
+  async execute(args: BashParams, ctx: ToolContext): Promise<ToolResult<BashDetails>> {
+    ctx.onUpdate?.({ content: [] });
+    const run = await runBash(args.command, {
+      cwd: ctx.cwd,
+      signal: ctx.signal,
+      ...(args.timeout !== undefined ? { timeoutMs: args.timeout * 1000 } : {}),
+      ...(ctx.onUpdate
+        ? {
+            onUpdate: (tail: string, snap: OutputSnapshot) =>
+              ctx.onUpdate?.({
+                content: [{ type: "text", text: tail }],
+                details: snap.truncation.truncated ? { truncation: snap.truncation, fullOutputPath: snap.fullOutputPath } : {},
+              }),
+          }
+        : {}),
+    });
+    if (run.cancelled) throw new Error(withStatus(describeOutput(run, ""), "Command aborted"));
+    if (run.timedOut) throw new Error(withStatus(describeOutput(run, ""), `Command timed out after ${args.timeout} seconds`));
+    if (run.exitCode !== 0) {
+      const status = run.exitCode === null ? `Command killed by signal ${run.signal ?? "unknown"}` : `Command exited with code ${run.exitCode}`;
+      throw new Error(withStatus(describeOutput(run, ""), status));
+    }
+    const details: BashDetails | undefined = run.truncated
+      ? { truncation: run.truncation, ...(run.fullOutputPath ? { fullOutputPath: run.fullOutputPath } : {}) }
+      : undefined;
+    return { content: [{ type: "text", text: describeOutput(run, "(no output)") }], ...(details ? { details } : {}) };
+  },
+};

@@ -1,0 +1,89 @@
+/**
+ * The `ls` tool: the entries of one folder, sorted case-insensitively, folders marked
+ * with a trailing `/`, dotfiles included.
+ */
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { Type, type Static } from "typebox";
+import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { resolveToCwd } from "./path-utils.js";
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "./truncate.js";
+
+/** Entries listed when the model gives no limit. */
+export const DEFAULT_LS_LIMIT = 500;
+
+/** Arguments of `ls`. */
+export const LsParams = Type.Object({
+  path: Type.Optional(Type.String({ description: "Directory to list (default: the working directory)" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of entries (default: ${DEFAULT_LS_LIMIT})` })),
+});
+/** Arguments of `ls`, validated. */
+export type LsParams = Static<typeof LsParams>;
+
+/** What `ls` reports besides its text. */
+export interface LsDetails {
+  /** Entries in the folder. */
+  total: number;
+  /** The entry limit cut the list. */
+  limitReached: boolean;
+  /** The 50 KB output cap cut the list. */
+  bytesLimitReached: boolean;
+}
+
+/**
+ * Case-insensitive order that does not depend on the machine's locale; names equal
+ * but for case fall back to code-point order so the listing is stable.
+ */
+export function compareNames(a: string, b: string): number {
+  const la = a.toLowerCase();
+  const lb = b.toLowerCase();
+  if (la !== lb) return la < lb ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** List one folder. */
+export const lsTool: AgentTool<typeof LsParams> = {
+  name: "ls",
+  label: "ls",
+  description: `List a directory's entries (sorted, folders end in '/', dotfiles included; up to ${DEFAULT_LS_LIMIT} by default).`,
+  guidelines: ["Use ls to look at one folder; use find to search a tree by name."],
+  parameters: LsParams,
+  async execute(args: LsParams, ctx: ToolContext): Promise<ToolResult<LsDetails>> {
+    if (ctx.signal.aborted) throw new Error("Operation aborted");
+    const shown = args.path ?? ".";
+    const absolute = resolveToCwd(shown, ctx.cwd);
+    const info = await stat(absolute).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT" || error.code === "ENOTDIR") {
+        throw new Error(`Path not found: ${shown} (resolved to ${absolute}).`);
+      }
+      throw error;
+    });
+    if (!info.isDirectory()) throw new Error(`Not a directory: ${shown} is a file; use read to view it.`);
+
+    const entries = await readdir(absolute, { withFileTypes: true });
+    entries.sort((a, b) => compareNames(a.name, b.name));
+    const limit = args.limit ?? DEFAULT_LS_LIMIT;
+    const names: string[] = [];
+    for (const entry of entries.slice(0, limit)) {
+      if (ctx.signal.aborted) throw new Error("Operation aborted");
+      let isDir = entry.isDirectory();
+      // A symlink is listed as what it points to; a dangling one as a plain name.
+      if (entry.isSymbolicLink()) isDir = await stat(join(absolute, entry.name)).then((s) => s.isDirectory(), () => false);
+      names.push(isDir ? `${entry.name}/` : entry.name);
+    }
+    if (names.length === 0) {
+      return { content: [{ type: "text", text: "(empty directory)" }], details: { total: 0, limitReached: false, bytesLimitReached: false } };
+    }
+
+    const limitReached = entries.length > limit;
+    const truncation = truncateHead(names.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: DEFAULT_MAX_BYTES });
+    const notices: string[] = [];
+    if (limitReached) notices.push(`${limit} of ${entries.length} entries shown. Use limit=${limit * 2} for more`);
+    if (truncation.truncated) notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached after ${truncation.outputLines} entries`);
+    const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join("; ")}]` : truncation.content;
+    return {
+      content: [{ type: "text", text }],
+      details: { total: entries.length, limitReached, bytesLimitReached: truncation.truncated },
+    };
+  },
+};

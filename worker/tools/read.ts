@@ -1,0 +1,128 @@
+/**
+ * The `read` tool: a text file's lines (head kept when too long, with the offset to
+ * continue from), or an image file as an image attachment.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { Type, type Static } from "typebox";
+import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { resolveExistingPath } from "./path-utils.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
+
+/** Arguments of `read`. */
+export const ReadParams = Type.Object({
+  path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
+  offset: Type.Optional(Type.Integer({ minimum: 1, description: "Line number to start reading from (1-indexed)" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: "Maximum number of lines to read" })),
+});
+/** Arguments of `read`, validated. */
+export type ReadParams = Static<typeof ReadParams>;
+
+/** What `read` reports besides its text; absent for images and whole small files. */
+export interface ReadDetails {
+  truncation?: Omit<TruncationResult, "content">;
+}
+
+// The file is read whole (V8 strings top out near 512 MB); far below that, loading it
+// is already a bad trade for a tool whose output is capped at 50 KB.
+const MAX_FILE_BYTES = 256 * 1024 * 1024;
+
+/** The image type of `bytes` from its magic number, or null when it is not an image we send. */
+export function sniffImageType(bytes: Uint8Array): string | null {
+  const starts = (sig: number[], at = 0) => sig.every((b, i) => bytes[at + i] === b);
+  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
+  if (starts([0xff, 0xd8, 0xff])) return "image/jpeg";
+  if (starts([0x47, 0x49, 0x46, 0x38]) && (bytes[4] === 0x37 || bytes[4] === 0x39) && bytes[5] === 0x61) {
+    return "image/gif";
+  }
+  if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return "image/webp";
+  return null;
+}
+
+function abortError(): Error {
+  return new Error("Operation aborted");
+}
+
+async function statOrExplain(path: string, absolute: string) {
+  try {
+    return await stat(absolute);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new Error(`File not found: ${path} (resolved to ${absolute}). Check the path, or use ls/find to locate it.`);
+    }
+    if (code === "EACCES") throw new Error(`Permission denied reading ${path} (resolved to ${absolute}).`);
+    throw error;
+  }
+}
+
+/** Text of the requested line window, head-truncated, with a notice saying how to go on. */
+function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
+  const lines = text.length === 0 ? [] : text.split("\n");
+  if (text.endsWith("\n")) lines.pop();
+  const total = lines.length;
+  const start = (args.offset ?? 1) - 1;
+  if (start > 0 && start >= total) {
+    throw new Error(`Offset ${args.offset} is beyond end of file (${total} lines total). Use an offset between 1 and ${total}.`);
+  }
+  const window = args.limit === undefined ? lines.slice(start) : lines.slice(start, start + args.limit);
+  const truncation = truncateHead(window.join("\n"), { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+  const end = start + truncation.outputLines;
+  const next = end + 1;
+  const { content, ...summary } = truncation;
+  let out = content;
+
+  if (truncation.partialLine) {
+    const lineBytes = Buffer.byteLength(window[0]!, "utf8");
+    out +=
+      `\n\n[Line ${start + 1} is ${formatSize(lineBytes)}; showing its first ${formatSize(truncation.outputBytes)}. ` +
+      `Use bash for the rest, e.g. sed -n '${start + 1}p' '${args.path}' | cut -b ${truncation.outputBytes + 1}-.` +
+      (end < total ? ` Use offset=${next} to continue with the next line.]` : "]");
+  } else if (truncation.truncated) {
+    const byBytes = truncation.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : "";
+    out += `\n\n[Showing lines ${start + 1}-${end} of ${total}${byBytes}. Use offset=${next} to continue.]`;
+  } else if (end < total) {
+    out += `\n\n[${total - end} more lines in file. Use offset=${next} to continue.]`;
+  }
+  return { content: [{ type: "text", text: out }], details: truncation.truncated ? { truncation: summary } : undefined };
+}
+
+/** Read a text file (by lines) or an image file. */
+export const readTool: AgentTool<typeof ReadParams> = {
+  name: "read",
+  label: "Read",
+  description:
+    `Read a file. Text files come back by lines, truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB ` +
+    "(whichever comes first; use offset/limit for more); images (png, jpeg, gif, webp) come back as attachments.",
+  guidelines: [
+    "Use read to view files instead of cat or sed in bash.",
+    "For large files, continue with the offset given in the notice at the end of the output until you have what you need.",
+    "Read a file before editing it, so your oldText matches its current contents.",
+  ],
+  parameters: ReadParams,
+  async execute(args: ReadParams, ctx: ToolContext): Promise<ToolResult<ReadDetails>> {
+    if (ctx.signal.aborted) throw abortError();
+    const absolute = resolveExistingPath(args.path, ctx.cwd);
+    const info = await statOrExplain(args.path, absolute);
+    if (info.isDirectory()) throw new Error(`${args.path} is a directory, not a file; use ls to list it.`);
+    if (info.size > MAX_FILE_BYTES) {
+      throw new Error(
+        `${args.path} is ${formatSize(info.size)}, too large to read whole; use bash (head, tail, sed -n 'A,Bp') to read parts of it.`,
+      );
+    }
+    const bytes = await readFile(absolute, { signal: ctx.signal }).catch((error: unknown) => {
+      throw ctx.signal.aborted ? abortError() : error;
+    });
+    if (ctx.signal.aborted) throw abortError();
+
+    const mimeType = sniffImageType(bytes);
+    if (mimeType) {
+      return {
+        content: [
+          { type: "text", text: `Read image file [${mimeType}], ${formatSize(bytes.length)}` },
+          { type: "image", data: bytes.toString("base64"), mimeType },
+        ],
+      };
+    }
+    return renderLines(bytes.toString("utf8"), args);
+  },
+};

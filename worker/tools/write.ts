@@ -1,0 +1,50 @@
+/**
+ * The `write` tool: create or overwrite a file with the given content, creating its
+ * folders. Writes to one real path are serialised with the other mutating tools.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Type, type Static } from "typebox";
+import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { withFileLock } from "./file-queue.js";
+import { resolveToCwd } from "./path-utils.js";
+
+/** Arguments of `write`. */
+export const WriteParams = Type.Object({
+  path: Type.String({ description: "Path to the file to write (relative or absolute)" }),
+  content: Type.String({ description: "Content to write to the file" }),
+});
+/** Arguments of `write`, validated. */
+export type WriteParams = Static<typeof WriteParams>;
+
+/** Write a whole file, creating parent folders. */
+export const writeTool: AgentTool<typeof WriteParams> = {
+  name: "write",
+  label: "Write",
+  description: "Write content to a file, creating it (and its folders) or overwriting it completely.",
+  guidelines: [
+    "Use write only for new files or complete rewrites; use edit to change part of an existing file.",
+    "write replaces the whole file: include every line you want to keep.",
+  ],
+  parameters: WriteParams,
+  async execute(args: WriteParams, ctx: ToolContext): Promise<ToolResult> {
+    if (ctx.signal.aborted) throw new Error("Operation aborted");
+    const absolute = resolveToCwd(args.path, ctx.cwd);
+    const bytes = Buffer.byteLength(args.content, "utf8");
+    await withFileLock(absolute, async () => {
+      // Checked again inside the queue: an abort may arrive while waiting behind another write.
+      if (ctx.signal.aborted) throw new Error("Operation aborted");
+      try {
+        await mkdir(dirname(absolute), { recursive: true });
+        await writeFile(absolute, args.content, "utf8");
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EISDIR") throw new Error(`Cannot write ${args.path}: it is a directory.`);
+        if (code === "EACCES" || code === "EPERM") throw new Error(`Permission denied writing ${args.path} (resolved to ${absolute}).`);
+        if (code === "ENOTDIR") throw new Error(`Cannot write ${args.path}: a parent of it is a file, not a folder.`);
+        throw error;
+      }
+    });
+    return { content: [{ type: "text", text: `Successfully wrote ${bytes} bytes to ${args.path}` }] };
+  },
+};
