@@ -5,7 +5,11 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import type { ThinkingLevel } from "../shared/schema/messages.js";
+import type { ExtensionUi } from "../worker/extensions/hooks.js";
+import { loadExtensions } from "../worker/extensions/loader.js";
+import { resolveTrust } from "../worker/extensions/trust.js";
 import { runPrintMode } from "../worker/modes/print.js";
+import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
 import { runRpcMode } from "../worker/modes/rpc.js";
 import { WorkerRuntime, type WorkerOptions } from "../worker/runtime.js";
 import { killAllChildren } from "../worker/tools/process-tree.js";
@@ -32,6 +36,8 @@ interface CliOptions {
   sessionDir?: string;
   compactionReserveTokens?: number;
   compactionKeepTokens?: number;
+  extension?: string[];
+  trust?: boolean;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -71,6 +77,8 @@ function buildProgram(): Command {
     .option("--home <dir>", "pi-orch home (default $PI_ORCH_HOME or ~/.pi-orch)")
     .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", positiveInt("--retry-delay-ms"))
     .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", positiveInt("--max-line-bytes"))
+    .option("-e, --extension <path>", "load an extension (a .ts/.js file or a folder with an index); repeatable", collect)
+    .option("--trust", "trust this project: load its .pi/extensions/ (the decision is recorded in $PI_ORCH_HOME/trust.json)")
     .addHelpText(
       "after",
       `
@@ -135,6 +143,28 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
+  // stdout belongs to the mode (the RPC stream, JSONL, the answer): extensions' console output goes to stderr.
+  console.log = console.info = console.debug = console.error;
+  let extensionUi: ExtensionUi = DEFAULT_UI;
+  runtime.setExtensions(
+    await loadExtensions({
+      paths: opts.extension ?? [],
+      home: runtime.home,
+      cwd: runtime.cwd,
+      trusted: resolveTrust(runtime.home, runtime.cwd, opts.trust, (m) => process.stderr.write(`pi: ${m}\n`)),
+      ui: () => extensionUi,
+      emit: (event) => {
+        process.stderr.write(`pi: extension ${event.extensionPath} failed (${event.event}): ${event.error}\n`);
+        runtime.agent.emit(event);
+      },
+      runtime: {
+        cwd: runtime.cwd,
+        sessionFile: () => runtime.sessionFile,
+        sendUserMessage: async (text) => void (await runtime.prompt(text, undefined, runtime.agent.isStreaming ? "followUp" : undefined)),
+      },
+    }),
+  );
+
   if (opts.mode === "rpc") {
     if (words.length > 0) {
       process.stderr.write("pi: --mode rpc takes no message; send a prompt command on stdin\n");
@@ -147,6 +177,7 @@ async function main(argv: string[]): Promise<number> {
         maxLineBytes: opts.maxLineBytes,
         onExit: resolve,
       });
+      extensionUi = rpc.ui;
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
         process.on(signal, () => void rpc.shutdown(signal));
       }

@@ -313,7 +313,7 @@ export async function runBash(command: string, options: RunBashOptions): Promise
     else updateTimer = setTimeout(emitUpdate, wait);
   };
 
-  const streams = [child.stdout, child.stderr];
+  const streams = [child.stdout!, child.stderr!];
   let exited = false;
   let drainTimer: NodeJS.Timeout | undefined;
   let stopDraining = () => {};

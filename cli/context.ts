@@ -1,0 +1,155 @@
+/**
+ * What every `pi-orch` command shares: the home folder, a client connection (starting
+ * a supervisor in the background when none runs), output that respects `--json` and
+ * `NO_COLOR`, and errors mapped to exit codes (0 ok, 1 failure, 2 usage).
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, openSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { IpcClient, IpcClientError } from "../ipc/client.js";
+import { piOrchHome } from "../shared/paths.js";
+
+/** A failure the CLI reports with this exit code and message (no stack trace). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** Options every command accepts (declared on the root program). */
+export interface GlobalOptions {
+  home?: string;
+  autostart?: boolean;
+}
+
+/** Shared helpers handed to each command's `register`. */
+export interface CliContext {
+  /** The pi-orch home: `--home`, else `$PI_ORCH_HOME`, else `~/.pi-orch`. */
+  home(): string;
+  /** Connect to the supervisor, starting one in the background unless `--no-autostart`. */
+  client(opts?: { autostart?: boolean }): Promise<IpcClient>;
+  /** Print data as JSON (one document) to stdout. */
+  json(value: unknown): void;
+  /** Print a line to stdout. */
+  out(line?: string): void;
+  /** Print a line to stderr. */
+  err(line: string): void;
+  /** Colour helpers; identity functions when `NO_COLOR` is set or stdout is not a TTY. */
+  color: Colors;
+  /** The path of the built `pi-orch` bin (to start `serve` in the background). */
+  selfBin: string;
+}
+
+/** ANSI colours that switch off under `NO_COLOR` or without a TTY. */
+export interface Colors {
+  bold(s: string): string;
+  dim(s: string): string;
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  cyan(s: string): string;
+}
+
+/** Colour helpers for a stream. */
+export function colors(enabled: boolean): Colors {
+  const wrap = (open: number, close: number) => (s: string) => (enabled ? `\x1b[${open}m${s}\x1b[${close}m` : s);
+  return {
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    cyan: wrap(36, 39),
+  };
+}
+
+/** True when colour output is wanted on stdout. */
+export function colorEnabled(env: NodeJS.ProcessEnv = process.env, isTTY = Boolean(process.stdout.isTTY)): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0") return true;
+  return isTTY;
+}
+
+/** Build the context from the root program's options (read lazily, after parsing). */
+export function createContext(globals: () => GlobalOptions, selfBin: string): CliContext {
+  const home = () => {
+    const g = globals();
+    return g.home ? resolve(g.home) : piOrchHome();
+  };
+  return {
+    home,
+    selfBin,
+    color: colors(colorEnabled()),
+    json: (value) => process.stdout.write(JSON.stringify(value, null, 2) + "\n"),
+    out: (line = "") => process.stdout.write(line + "\n"),
+    err: (line) => process.stderr.write(line + "\n"),
+    client: async (opts = {}) => {
+      const autostart = opts.autostart ?? globals().autostart ?? true;
+      try {
+        return await IpcClient.connect({ home: home() });
+      } catch (err) {
+        if (!(err instanceof IpcClientError) || err.code !== "no_supervisor") throw err;
+        if (!autostart) {
+          throw new CliError(`no supervisor is running for ${home()}; start one with: pi-orch serve (or drop --no-autostart)`);
+        }
+        return startInBackground(home(), selfBin);
+      }
+    },
+  };
+}
+
+/**
+ * Start `pi-orch serve` detached, its output in `$home/logs/supervisor.log`, and wait
+ * until its socket answers (up to 10 s).
+ */
+async function startInBackground(home: string, selfBin: string): Promise<IpcClient> {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
+  const log = openSync(join(home, "logs", "supervisor.log"), "a", 0o600);
+  const child = spawn(process.execPath, [selfBin, "--home", home, "serve"], {
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: process.env,
+  });
+  child.unref();
+  let exited: number | null = null;
+  child.once("exit", (code) => (exited = code ?? 1));
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await IpcClient.connect({ home });
+    } catch (err) {
+      if (!(err instanceof IpcClientError) || err.code !== "no_supervisor") throw err;
+      if (exited !== null || Date.now() > deadline) {
+        throw new CliError(`could not start a supervisor for ${home}; see ${join(home, "logs", "supervisor.log")}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/**
+ * Run a command body and turn failures into an exit code: `CliError` and supervisor
+ * errors print their message (they are written for users); anything else says it is a bug.
+ */
+export async function runAction(ctx: CliContext, body: () => Promise<number | void>): Promise<void> {
+  try {
+    const code = await body();
+    process.exitCode = code ?? 0;
+  } catch (err) {
+    if (err instanceof CliError) {
+      ctx.err(`pi-orch: ${err.message}`);
+      process.exitCode = err.exitCode;
+    } else if (err instanceof IpcClientError || (err instanceof Error && "code" in err && typeof (err as { code: unknown }).code === "string")) {
+      ctx.err(`pi-orch: ${err.message}`);
+      const code = (err as { code: string }).code;
+      process.exitCode = code === "invalid" || code === "invalid_request" || code === "bad_request" ? 2 : 1;
+    } else {
+      ctx.err(`pi-orch: unexpected failure (a bug; please report it): ${err instanceof Error ? err.stack : String(err)}`);
+      process.exitCode = 1;
+    }
+  }
+}

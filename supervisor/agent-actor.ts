@@ -1,0 +1,687 @@
+/**
+ * One actor per worker. It owns the worker process, its status and its pending
+ * requests; every change happens in its mailbox, one message at a time. It speaks
+ * to the worker only through the pi protocol on stdio, so any pi-compatible
+ * program can be a worker.
+ */
+import { execa, type ResultPromise } from "execa";
+import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
+import { OrchError } from "./errors.js";
+import type { AgentEventLog, LoggedEvent } from "./event-log.js";
+import { Mailbox } from "./mailbox.js";
+import { groupRssBytes } from "./process-tree.js";
+import { decideRestart, describeExit } from "./restart-policy.js";
+import { killGroupLeftovers, killWorker, stopWorker, type WorkerHandle } from "./teardown.js";
+import {
+  RUNNING_STATUSES,
+  type AgentInfo,
+  type AgentRecord,
+  type AgentStatus,
+  type AgentTimings,
+  type WorkerExit,
+} from "./types.js";
+import { buildWorkerArgv } from "./worker-command.js";
+
+/** What an actor needs from the supervisor that owns it. */
+export interface AgentActorOptions {
+  record: AgentRecord;
+  timings: AgentTimings;
+  /** argv used when the agent has no custom worker command. */
+  defaultCommand: readonly string[];
+  log: AgentEventLog;
+  /** Hand a newly logged event to subscribers. */
+  publish: (entry: LoggedEvent) => void;
+  /** The persistent part of the record changed: schedule a registry write. */
+  onChange: () => void;
+  /** Longest accepted stdout line of the worker, in bytes. */
+  maxLineBytes?: number;
+  /** Environment every worker gets under the agent's own `env` (e.g. PI_ORCH_HOME). */
+  baseEnv?: Record<string, string>;
+}
+
+/** A pi protocol command as forwarded by `rpc`. */
+export type ProtocolCommand = { type: string; id?: string; [key: string]: unknown };
+
+/** A worker's response object, as it wrote it (with the caller's `id` restored). */
+export type ProtocolResponse = {
+  type: "response";
+  command: string;
+  success: boolean;
+  id?: string;
+  data?: unknown;
+  error?: string;
+};
+
+type Pending = {
+  resolve: (r: ProtocolResponse) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout | null;
+  callerId: string | undefined;
+};
+
+interface Worker {
+  gen: number;
+  proc: ResultPromise;
+  handle: WorkerHandle;
+  writer: JsonlWriter;
+  startedAt: number;
+}
+
+type Message =
+  | { kind: "start" }
+  | { kind: "stop"; done: () => void; reason: string }
+  | { kind: "restart" }
+  | { kind: "rpc"; command: ProtocolCommand; timeoutMs: number; resolve: Pending["resolve"]; reject: Pending["reject"] }
+  | { kind: "line"; gen: number; line: string }
+  | { kind: "line_too_long"; gen: number; message: string }
+  | { kind: "exit"; gen: number; code: number | null; signal: string | null; spawnError: string | null }
+  | { kind: "teardown_done"; gen: number }
+  | { kind: "start_timeout"; gen: number }
+  | { kind: "ping_tick"; gen: number }
+  | { kind: "ping_timeout"; gen: number; id: string }
+  | { kind: "run_timeout"; gen: number; run: number }
+  | { kind: "backoff_done"; token: number }
+  | { kind: "kill"; done: () => void };
+
+interface Waiter {
+  test: (status: AgentStatus) => boolean;
+  resolve: (status: AgentStatus) => void;
+}
+
+/**
+ * The actor of one agent. Public methods only post messages; they never touch
+ * state directly. Invariant: create one actor per agent and drive it only
+ * through these methods.
+ */
+export class AgentActor {
+  private readonly record: AgentRecord;
+  private readonly mailbox: Mailbox<Message>;
+  private worker: Worker | null = null;
+  private gen = 0;
+  private nextRequest = 1;
+  private readonly pending = new Map<string, Pending>();
+  private restartTimes: number[] = [];
+  private backoffStep = 0;
+  private backoffTimer: NodeJS.Timeout | null = null;
+  private backoffToken = 0;
+  private startTimer: NodeJS.Timeout | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private ping: { id: string; timer: NodeJS.Timeout } | null = null;
+  private lastEventAt = 0;
+  private run: { n: number; tokens: number; timer: NodeJS.Timeout | null; abortReason: string | null } | null = null;
+  private runCounter = 0;
+  /** Set when the supervisor itself ends the worker, so its exit is recorded with the right reason. */
+  private intendedExit: Omit<WorkerExit, "code" | "signal" | "at"> | null = null;
+  private stopWaiters: (() => void)[] = [];
+  private afterStop: "restart" | null = null;
+  private stopReason = "stopped by request";
+  private waiters: Waiter[] = [];
+
+  constructor(private readonly opts: AgentActorOptions) {
+    this.record = { ...opts.record };
+    this.mailbox = new Mailbox<Message>(
+      (m) => this.handle(m),
+      (err, m) => this.emit({ type: "supervisor_error", message: `internal error handling ${m.kind}: ${(err as Error).message}` }),
+    );
+  }
+
+  /** The agent's name. */
+  get name(): string {
+    return this.record.name;
+  }
+
+  /** The agent's id. */
+  get id(): string {
+    return this.record.id;
+  }
+
+  /** Current status (read-only view for the supervisor). */
+  get status(): AgentStatus {
+    return this.record.status;
+  }
+
+  /** The persistent record, for the registry. */
+  toRecord(): AgentRecord {
+    return { ...this.record };
+  }
+
+  /** Record plus live details, for `list`/`status`. */
+  info(): AgentInfo {
+    return { ...this.record, lastSeq: this.opts.log.lastSeq, startedAt: this.worker?.startedAt ?? null };
+  }
+
+  /** `failed after 5 restarts in 60s; last exit: ...`, or just the status. */
+  describeStatus(): string {
+    const { status, statusReason } = this.record;
+    if (!statusReason) return status;
+    return statusReason.startsWith(status) ? statusReason : `${status}: ${statusReason}`;
+  }
+
+  /** Start the worker (from `stopped`, `failed` or a new agent). */
+  start(): void {
+    this.mailbox.post({ kind: "start" });
+  }
+
+  /**
+   * Graceful stop; resolves once the worker and its process group are gone. The
+   * reason becomes the status reason (`supervisor exited` marks agents to resume).
+   */
+  stop(reason = "stopped by request"): Promise<void> {
+    return new Promise((done) => this.mailbox.post({ kind: "stop", done, reason }));
+  }
+
+  /** Immediate SIGKILL of the group (second signal during shutdown); resolves when stopped. */
+  kill(): Promise<void> {
+    return new Promise((done) => this.mailbox.post({ kind: "kill", done }));
+  }
+
+  /** Manual restart: stop if running, then start with the session resumed; the restart history starts over. */
+  restart(): void {
+    this.mailbox.post({ kind: "restart" });
+  }
+
+  /** Forward one protocol command; resolves with the worker's own response. */
+  rpc(command: ProtocolCommand, timeoutMs = this.opts.timings.rpcTimeoutMs): Promise<ProtocolResponse> {
+    return new Promise((resolve, reject) => this.mailbox.post({ kind: "rpc", command, timeoutMs, resolve, reject }));
+  }
+
+  /** Resolves with the status once `test` holds (immediately if it already does), or rejects after `timeoutMs`. */
+  waitFor(test: (status: AgentStatus) => boolean, timeoutMs: number): Promise<AgentStatus> {
+    if (test(this.record.status)) return Promise.resolve(this.record.status);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        test,
+        resolve: (s) => {
+          clearTimeout(timer);
+          resolve(s);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new OrchError("timeout", `agent "${this.name}" is still ${this.describeStatus()} after ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Error for a command that needs a running worker. */
+  notRunningError(): OrchError {
+    return new OrchError(
+      "not_running",
+      `agent "${this.name}" is not running (status: ${this.describeStatus()}); see pi-orch logs ${this.name}` +
+        (this.record.status === "stopped" || this.record.status === "failed" ? `, or start it again with pi-orch restart ${this.name}` : ""),
+    );
+  }
+
+  // ---- message handling (only ever called by the mailbox) ----
+
+  private handle(m: Message): void {
+    switch (m.kind) {
+      case "start":
+        if (this.worker === null && !["backoff", "stopping"].includes(this.record.status)) this.spawnWorker();
+        return;
+      case "stop":
+        return this.onStop(m.done, m.reason);
+      case "kill":
+        return this.onKill(m.done);
+      case "restart":
+        return this.onRestart();
+      case "rpc":
+        return this.onRpc(m);
+      case "line":
+        if (m.gen === this.worker?.gen) this.onLine(m.line);
+        return;
+      case "line_too_long":
+        if (m.gen === this.worker?.gen) this.emit({ type: "protocol_error", message: m.message });
+        return;
+      case "exit":
+        if (m.gen === this.worker?.gen) this.onExit(m);
+        return;
+      case "teardown_done":
+        if (m.gen === this.gen && this.record.status === "stopping") this.onStopped();
+        return;
+      case "start_timeout":
+        if (m.gen === this.worker?.gen && this.record.status === "starting") {
+          this.abandon("start_timeout", `no answer to get_state within ${formatMs(this.opts.timings.startTimeoutMs)} of starting`);
+        }
+        return;
+      case "ping_tick":
+        if (m.gen === this.worker?.gen) this.onPingTick();
+        return;
+      case "ping_timeout":
+        if (m.gen === this.worker?.gen && this.ping?.id === m.id && RUNNING_STATUSES.has(this.record.status)) {
+          this.ping = null;
+          const message = `no answer to get_state within ${formatMs(this.opts.timings.pingDeadlineMs)}`;
+          this.setStatus("unresponsive", message);
+          this.abandon("unresponsive", message);
+        }
+        return;
+      case "run_timeout":
+        if (m.gen === this.worker?.gen && this.run?.n === m.run) {
+          this.abortRun("run_timeout", `run timeout of ${formatMs(this.record.limits.runTimeoutMs!)} exceeded`);
+        }
+        return;
+      case "backoff_done":
+        if (m.token === this.backoffToken && this.record.status === "backoff") {
+          this.backoffTimer = null;
+          this.restartTimes.push(Date.now());
+          this.record.restarts++;
+          this.spawnWorker();
+        }
+        return;
+    }
+  }
+
+  private spawnWorker(): void {
+    const gen = ++this.gen;
+    this.intendedExit = null;
+    this.lastEventAt = Date.now();
+    this.setStatus("starting");
+    const { file, args } = buildWorkerArgv(this.record, this.record.sessionFile, this.opts.defaultCommand);
+    const proc = execa(file, args, {
+      cwd: this.record.cwd,
+      env: { ...this.opts.baseEnv, ...this.record.env },
+      extendEnv: true,
+      // Own process group: teardown signals reach the worker's tool children too.
+      detached: true,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      buffer: false,
+      reject: false,
+      // Killing on our exit would defeat "workers exit when stdin closes"; execa skips it for detached anyway.
+      cleanup: false,
+    });
+    // The promise also settles on spawn errors; reject:false keeps it from rejecting.
+    let markExited!: () => void;
+    const exited = new Promise<void>((r) => (markExited = r));
+    let reported = false;
+    const report = (code: number | null, signal: string | null, spawnError: string | null) => {
+      if (reported) return;
+      reported = true;
+      this.mailbox.post({ kind: "exit", gen, code, signal, spawnError });
+      markExited();
+    };
+    // "exit" rather than the execa promise: a grandchild holding stdout open must not hide the worker's death.
+    proc.on("exit", (code, signal) => {
+      // A failed spawn may also emit "exit" (with a negative errno); the promise below reports it with its message.
+      if (proc.pid !== undefined) report(code, signal, null);
+    });
+    void proc.then((result) => {
+      if (proc.pid === undefined) report(null, null, result.originalMessage ?? result.shortMessage ?? "could not start the worker");
+      else report(result.exitCode ?? null, result.signal ?? null, null);
+    });
+    proc.stdin?.on("error", () => {});
+    const writer = new JsonlWriter(proc.stdin!);
+    const handle: WorkerHandle = {
+      pid: proc.pid,
+      exited,
+      stdin: proc.stdin,
+      sendAbort: () => void writer.write({ id: this.requestId("abort"), type: "abort" }),
+    };
+    this.worker = { gen, proc, handle, writer, startedAt: Date.now() };
+    this.record.pid = proc.pid ?? null;
+    this.opts.onChange();
+    if (proc.stdout) {
+      readLines(proc.stdout, {
+        maxLineBytes: this.opts.maxLineBytes,
+        onLine: (line) => this.mailbox.post({ kind: "line", gen, line }),
+        onError: (err) => this.mailbox.post({ kind: "line_too_long", gen, message: `worker wrote an oversized stdout line: ${err.message}` }),
+      });
+    }
+    proc.stderr?.on("data", (chunk: Buffer | string) => this.opts.log.appendStderr(chunk.toString()));
+    if (proc.pid === undefined) return; // the exit message with the spawn error follows
+    this.emit({ type: "worker_started", pid: proc.pid, command: [file, ...args], resumed: this.record.sessionFile });
+    const probe = this.requestId("start");
+    this.pending.set(probe, {
+      resolve: (r) => this.onStartProbe(r),
+      reject: () => {},
+      timer: null,
+      callerId: undefined,
+    });
+    void writer.write({ id: probe, type: "get_state" });
+    this.startTimer = setTimeout(() => this.mailbox.post({ kind: "start_timeout", gen }), this.opts.timings.startTimeoutMs);
+  }
+
+  private onStartProbe(response: ProtocolResponse): void {
+    if (this.record.status !== "starting" || !this.worker) return;
+    clearTimeout(this.startTimer!);
+    this.startTimer = null;
+    const streaming = this.learnState(response);
+    this.setStatus(streaming ? "busy" : "idle");
+    const gen = this.worker.gen;
+    this.pingTimer = setInterval(() => this.mailbox.post({ kind: "ping_tick", gen }), this.opts.timings.pingIntervalMs);
+  }
+
+  /** Take what matters from a `get_state` answer; returns whether a run is streaming. */
+  private learnState(response: ProtocolResponse): boolean {
+    this.record.lastSeenAt = Date.now();
+    const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown } | undefined;
+    if (typeof data?.sessionFile === "string" && data.sessionFile !== this.record.sessionFile) {
+      this.record.sessionFile = data.sessionFile;
+    }
+    this.opts.onChange();
+    return data?.isStreaming === true;
+  }
+
+  private onPingTick(): void {
+    const worker = this.worker!;
+    const now = Date.now();
+    const { timings, record } = this.opts;
+    if (this.record.status === "busy" && now - this.lastEventAt >= timings.stallTimeoutMs) this.onStall(now);
+    const maxMb = record.limits.maxMemoryMb;
+    if (maxMb !== undefined && worker.handle.pid !== undefined) {
+      const rss = groupRssBytes(worker.handle.pid);
+      if (rss !== null && rss > maxMb * 1024 * 1024) {
+        const message = `process tree RSS ${Math.round(rss / 1024 / 1024)} MB is over the ${maxMb} MB limit`;
+        this.emit({ type: "limit_exceeded", limit: "max_memory", message });
+        this.abandon("memory_limit", message);
+        return;
+      }
+    }
+    if (this.ping) return; // the outstanding ping's deadline decides
+    const id = this.requestId("ping");
+    const gen = worker.gen;
+    const timer = setTimeout(() => this.mailbox.post({ kind: "ping_timeout", gen, id }), timings.pingDeadlineMs);
+    this.ping = { id, timer };
+    this.pending.set(id, {
+      resolve: (r) => {
+        if (this.ping?.id === id) {
+          clearTimeout(this.ping.timer);
+          this.ping = null;
+        }
+        this.learnState(r);
+      },
+      reject: () => {},
+      timer: null,
+      callerId: undefined,
+    });
+    void worker.writer.write({ id, type: "get_state" });
+  }
+
+  private onStall(now: number): void {
+    const silent = formatMs(now - this.lastEventAt);
+    this.setStatus("stalled", `busy with no event for ${silent}`);
+    const action = this.record.onStall;
+    if (action === "abort") this.abortRun("stall", `stalled: no event for ${silent}`);
+    else if (action === "restart") {
+      this.intendedExit = { reason: "stalled", message: `no event for ${silent} while busy` };
+      this.clearWorkerTimers();
+      void stopWorker(this.worker!.handle, { graceMs: this.opts.timings.stopGraceMs, killGraceMs: this.opts.timings.killGraceMs, abort: true });
+    }
+  }
+
+  private onLine(line: string): void {
+    this.record.lastSeenAt = Date.now();
+    const parsed = parseJsonLine(line);
+    if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+      const sample = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+      this.opts.log.appendStderr(`[pi-orch] non-protocol stdout line: ${sample}\n`);
+      this.emit({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
+      return;
+    }
+    const value = parsed.value as Record<string, unknown>;
+    if (value.type === "response") return this.onResponse(value as ProtocolResponse);
+    this.onWorkerEvent(value);
+  }
+
+  private onResponse(response: ProtocolResponse): void {
+    const id = typeof response.id === "string" ? response.id : undefined;
+    const pending = id === undefined ? undefined : this.pending.get(id);
+    if (!pending) return; // an answer nobody waits for (timed out, or a worker that does not echo ids)
+    this.pending.delete(id!);
+    if (pending.timer) clearTimeout(pending.timer);
+    const out: ProtocolResponse = { ...response };
+    if (pending.callerId === undefined) delete out.id;
+    else out.id = pending.callerId;
+    pending.resolve(out);
+  }
+
+  private onWorkerEvent(event: Record<string, unknown>): void {
+    this.lastEventAt = Date.now();
+    this.emit(event);
+    switch (event.type) {
+      case "agent_start":
+        this.beginRun();
+        if (RUNNING_STATUSES.has(this.record.status)) this.setStatus("busy");
+        break;
+      case "agent_end": {
+        const reason = this.run?.abortReason ?? undefined;
+        this.endRun();
+        if (RUNNING_STATUSES.has(this.record.status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
+        break;
+      }
+      case "message_end":
+        this.countTokens(event.message);
+        if (this.record.status === "stalled") this.setStatus("busy");
+        break;
+      default:
+        if (this.record.status === "stalled") this.setStatus("busy");
+    }
+  }
+
+  private beginRun(): void {
+    this.endRun();
+    const n = ++this.runCounter;
+    const limit = this.record.limits.runTimeoutMs;
+    const gen = this.worker!.gen;
+    const timer = limit === undefined ? null : setTimeout(() => this.mailbox.post({ kind: "run_timeout", gen, run: n }), limit);
+    this.run = { n, tokens: 0, timer, abortReason: null };
+  }
+
+  private endRun(): void {
+    if (this.run?.timer) clearTimeout(this.run.timer);
+    this.run = null;
+  }
+
+  private countTokens(message: unknown): void {
+    const max = this.record.limits.maxTokens;
+    const m = message as { role?: unknown; usage?: { totalTokens?: unknown } } | undefined;
+    if (!this.run || max === undefined || m?.role !== "assistant" || typeof m.usage?.totalTokens !== "number") return;
+    this.run.tokens += m.usage.totalTokens;
+    if (this.run.tokens > max) this.abortRun("max_tokens", `${this.run.tokens} tokens used, over the ${max}-token limit`);
+  }
+
+  /** Ask the worker to abort the current run and remember why, once. */
+  private abortRun(limit: string, reason: string): void {
+    if (!this.run || this.run.abortReason || !this.worker) return;
+    this.run.abortReason = reason;
+    this.emit({ type: "limit_exceeded", limit, message: reason });
+    void this.worker.writer.write({ id: this.requestId("abort"), type: "abort" });
+  }
+
+  /** The supervisor gives up on the current process (hung, over a limit): SIGKILL its group; the exit follows. */
+  private abandon(reason: WorkerExit["reason"], message: string): void {
+    if (!this.worker) return;
+    this.intendedExit = { reason, message };
+    this.clearWorkerTimers();
+    void killWorker(this.worker.handle);
+  }
+
+  private onExit(m: Extract<Message, { kind: "exit" }>): void {
+    const worker = this.worker!;
+    const wasRunning = this.run !== null || this.record.status === "busy" || this.record.status === "stalled";
+    this.clearWorkerTimers();
+    this.endRun();
+    this.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
+    this.worker = null;
+    this.record.pid = null;
+    const now = Date.now();
+    const stopping = this.record.status === "stopping";
+    const intended = stopping ? { reason: "stopped" as const } : this.intendedExit;
+    const exit: WorkerExit = {
+      code: m.code,
+      signal: m.signal,
+      reason: intended?.reason ?? (m.spawnError ? "spawn_error" : "exit"),
+      message: intended?.message ?? m.spawnError ?? undefined,
+      at: now,
+    };
+    this.intendedExit = null;
+    this.record.lastExit = exit;
+    this.emit({ type: "worker_exited", code: m.code, signal: m.signal, reason: exit.reason, message: exit.message });
+    this.opts.onChange();
+    if (stopping) return; // the teardown finishes the group and reports
+    // A crashed worker's tool children are still in its group; nothing should outlive it.
+    killGroupLeftovers(worker.handle.pid);
+    if (wasRunning) this.emit({ type: "run_interrupted", reason: describeExit(exit) });
+    const decision = decideRestart(
+      this.record.policy,
+      { restartTimes: this.restartTimes, backoffStep: this.backoffStep, startedAt: m.spawnError ? null : worker.startedAt },
+      exit,
+      now,
+    );
+    this.restartTimes = this.restartTimes.filter((t) => t > now - this.record.policy.periodMs);
+    if (decision.action === "restart") {
+      this.backoffStep = decision.nextBackoffStep;
+      this.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
+      const token = ++this.backoffToken;
+      this.backoffTimer = setTimeout(() => this.mailbox.post({ kind: "backoff_done", token }), decision.delayMs);
+    } else if (decision.action === "give_up") {
+      this.setStatus("failed", `${decision.reason}; last exit: ${describeExit(exit)}`);
+    } else {
+      this.setStatus("stopped", decision.reason);
+    }
+  }
+
+  private onStop(done: () => void, reason: string): void {
+    const status = this.record.status;
+    this.afterStop = null;
+    this.stopReason = reason;
+    if (status === "stopping") {
+      this.stopWaiters.push(done);
+      return;
+    }
+    if (this.worker) {
+      this.stopWaiters.push(done);
+      this.beginTeardown(status !== "unresponsive");
+      return;
+    }
+    this.cancelBackoff();
+    if (status !== "stopped" && status !== "failed") this.setStatus("stopped", reason);
+    done();
+  }
+
+  private onKill(done: () => void): void {
+    this.cancelBackoff();
+    if (!this.worker) {
+      if (this.record.status !== "stopped" && this.record.status !== "failed") this.setStatus("stopped", "killed by request");
+      done();
+      return;
+    }
+    this.stopWaiters.push(done);
+    if (this.record.status !== "stopping") this.setStatus("stopping");
+    this.clearWorkerTimers();
+    const gen = this.gen;
+    void killWorker(this.worker.handle).then(() => this.mailbox.post({ kind: "teardown_done", gen }));
+  }
+
+  private beginTeardown(abort: boolean): void {
+    const worker = this.worker!;
+    this.setStatus("stopping");
+    this.clearWorkerTimers();
+    const gen = this.gen;
+    const { stopGraceMs, killGraceMs } = this.opts.timings;
+    void stopWorker(worker.handle, { graceMs: stopGraceMs, killGraceMs, abort }).then(() =>
+      this.mailbox.post({ kind: "teardown_done", gen }),
+    );
+  }
+
+  private onStopped(): void {
+    this.setStatus("stopped", this.stopReason);
+    this.stopReason = "stopped by request";
+    const waiters = this.stopWaiters;
+    this.stopWaiters = [];
+    for (const done of waiters) done();
+    if (this.afterStop === "restart") {
+      this.afterStop = null;
+      this.spawnWorker();
+    }
+  }
+
+  private onRestart(): void {
+    this.restartTimes = [];
+    this.backoffStep = 0;
+    if (this.worker) {
+      if (this.record.status !== "stopping") this.beginTeardown(this.record.status !== "unresponsive");
+      this.afterStop = "restart";
+      this.stopReason = "restarting by request";
+      return;
+    }
+    this.cancelBackoff();
+    this.spawnWorker();
+  }
+
+  private onRpc(m: Extract<Message, { kind: "rpc" }>): void {
+    if (!this.worker || !RUNNING_STATUSES.has(this.record.status)) return m.reject(this.notRunningError());
+    const id = this.requestId("rpc");
+    const type = m.command.type;
+    const timer = setTimeout(() => {
+      this.pending.delete(id);
+      m.reject(
+        new OrchError("timeout", `agent "${this.name}" did not answer ${type} within ${formatMs(m.timeoutMs)}; check pi-orch status ${this.name}`),
+      );
+    }, m.timeoutMs);
+    this.pending.set(id, { resolve: m.resolve, reject: m.reject, timer, callerId: m.command.id });
+    void this.worker.writer.write({ ...m.command, id });
+  }
+
+  // ---- helpers ----
+
+  private requestId(kind: string): string {
+    return `orch-${kind}-${this.nextRequest++}`;
+  }
+
+  private rejectPending(how: string): void {
+    for (const [id, p] of this.pending) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(new OrchError("worker_exited", `agent "${this.name}" worker ${how} before answering; see pi-orch logs ${this.name}`));
+      this.pending.delete(id);
+    }
+  }
+
+  private clearWorkerTimers(): void {
+    if (this.startTimer) clearTimeout(this.startTimer);
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.ping) clearTimeout(this.ping.timer);
+    if (this.run?.timer) clearTimeout(this.run.timer);
+    this.startTimer = null;
+    this.pingTimer = null;
+    this.ping = null;
+  }
+
+  private cancelBackoff(): void {
+    if (this.backoffTimer) clearTimeout(this.backoffTimer);
+    this.backoffTimer = null;
+    this.backoffToken++;
+  }
+
+  private setStatus(status: AgentStatus, reason?: string): void {
+    const previous = this.record.status;
+    if (previous === status && this.record.statusReason === reason) return;
+    this.record.status = status;
+    this.record.statusReason = reason;
+    this.emit({
+      type: "agent_status",
+      status,
+      previous,
+      ...(reason ? { reason } : {}),
+      pid: this.record.pid,
+      restarts: this.record.restarts,
+    });
+    this.opts.onChange();
+    const ready = this.waiters.filter((w) => w.test(status));
+    if (ready.length > 0) {
+      this.waiters = this.waiters.filter((w) => !ready.includes(w));
+      for (const w of ready) w.resolve(status);
+    }
+  }
+
+  private emit(event: Record<string, unknown>): void {
+    this.opts.publish(this.opts.log.append(event));
+  }
+}
+
+/** `800 ms`, `10s`: timings in messages, readable at both scales. */
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10}s`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Agent names and ids: generated two-word names, short hex ids, and lookup of an
+ * agent by its name or a unique prefix of its id.
+ */
+import { randomBytes, randomInt } from "node:crypto";
+import { OrchError } from "./errors.js";
+
+const ADJECTIVES = [
+  "amber", "brave", "calm", "clever", "crisp", "dapper", "eager", "fancy", "gentle", "happy",
+  "jolly", "keen", "lively", "lucky", "merry", "nimble", "polite", "proud", "quick", "quiet",
+  "rapid", "sharp", "shiny", "silent", "smart", "snappy", "steady", "sunny", "swift", "tidy",
+  "vivid", "witty", "bold", "cosy", "daring", "fuzzy", "golden", "humble", "misty", "noble",
+];
+const NOUNS = [
+  "otter", "falcon", "badger", "heron", "lynx", "panda", "raven", "tiger", "walrus", "yak",
+  "beaver", "cobra", "dingo", "eagle", "ferret", "gecko", "ibis", "jackal", "koala", "lemur",
+  "marmot", "newt", "ocelot", "puffin", "quail", "robin", "seal", "tapir", "urchin", "viper",
+  "wombat", "zebra", "bison", "crane", "dolphin", "finch", "gopher", "hare", "moose", "owl",
+];
+
+/** Names become file names under logs/, so they are restricted to a safe alphabet. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Throws an `invalid` error naming the rule when `name` cannot be an agent name. */
+export function assertValidName(name: string): void {
+  if (!NAME_PATTERN.test(name)) {
+    throw new OrchError(
+      "invalid",
+      `invalid agent name "${name}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+    );
+  }
+}
+
+/** A fresh two-word name (`swift-otter`) not in `taken`; adds a number when the words run out. */
+export function generateName(taken: ReadonlySet<string>, pick: (n: number) => number = randomInt): string {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const name = `${ADJECTIVES[pick(ADJECTIVES.length)]}-${NOUNS[pick(NOUNS.length)]}`;
+    if (!taken.has(name)) return name;
+  }
+  const base = `${ADJECTIVES[pick(ADJECTIVES.length)]}-${NOUNS[pick(NOUNS.length)]}`;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+/** A new agent id: 12 hex digits, short enough to type a prefix of. */
+export function generateId(): string {
+  return randomBytes(6).toString("hex");
+}
+
+/**
+ * Find the one agent `ref` means: an exact name, an exact id, else a unique id prefix.
+ * Throws `not_found` or `ambiguous` with the candidates listed.
+ */
+export function resolveAgentRef<T extends { name: string; id: string }>(agents: Iterable<T>, ref: string): T {
+  const all = [...agents];
+  const exact = all.find((a) => a.name === ref) ?? all.find((a) => a.id === ref);
+  if (exact) return exact;
+  const byPrefix = ref.length > 0 ? all.filter((a) => a.id.startsWith(ref)) : [];
+  if (byPrefix.length === 1) return byPrefix[0];
+  if (byPrefix.length > 1) {
+    const names = byPrefix.map((a) => `${a.name} (${a.id})`).join(", ");
+    throw new OrchError("ambiguous", `"${ref}" matches ${byPrefix.length} agents: ${names}; use more of the id or the name`);
+  }
+  throw new OrchError("not_found", `no agent named "${ref}" or with an id starting with it; see pi-orch list`);
+}

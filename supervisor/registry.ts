@@ -1,0 +1,154 @@
+/**
+ * `$PI_ORCH_HOME/agents.json`: the agents of this supervisor, so the next one finds
+ * them. Written atomically (temp file, fsync, rename) so a crash mid-write leaves
+ * either the old file or the new one, never half of either.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { DEFAULT_RESTART_POLICY, RUNNING_STATUSES, type AgentRecord, type AgentStatus } from "./types.js";
+
+/** Path of the registry file under a pi-orch home. */
+export function registryPath(home: string): string {
+  return join(home, "agents.json");
+}
+
+interface RegistryFile {
+  version: 1;
+  savedAt: number;
+  agents: AgentRecord[];
+}
+
+/** Write the registry atomically; the file is created 0600 because specs may hold env values. */
+export function saveRegistry(home: string, agents: readonly AgentRecord[], now = Date.now()): void {
+  const path = registryPath(home);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const body: RegistryFile = { version: 1, savedAt: now, agents: [...agents] };
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    writeSync(fd, JSON.stringify(body, null, 2) + "\n");
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  // The rename is durable only once the directory entry is on disk.
+  try {
+    const dirFd = openSync(dirname(path), "r");
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  } catch {
+    // Some filesystems refuse fsync on a directory; the file itself is already synced.
+  }
+}
+
+/** Result of loading: the agents and anything that had to be skipped or set aside. */
+export interface LoadedRegistry {
+  agents: AgentRecord[];
+  warnings: string[];
+}
+
+const LIVE_OR_PENDING: ReadonlySet<AgentStatus> = new Set([...RUNNING_STATUSES, "stopping", "backoff", "unresponsive"]);
+
+/**
+ * Read the registry left by a previous supervisor. Its workers are gone (they exit
+ * when their stdin closes), so agents that were live come back as `stopped` with
+ * reason `supervisor exited`. A corrupt file is moved aside, not fatal.
+ */
+export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
+  const path = registryPath(home);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { agents: [], warnings: [] };
+    throw err;
+  }
+  const warnings: string[] = [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    const aside = `${path}.corrupt-${now}`;
+    renameSync(path, aside);
+    return { agents: [], warnings: [`${path} was not valid JSON (${(err as Error).message}); moved it to ${aside}`] };
+  }
+  const rows = (parsed as Partial<RegistryFile> | null)?.agents;
+  if (!Array.isArray(rows)) return { agents: [], warnings: [`${path} has no "agents" array; ignored it`] };
+  const agents: AgentRecord[] = [];
+  for (const row of rows as Partial<AgentRecord>[]) {
+    if (typeof row?.name !== "string" || typeof row.id !== "string" || typeof row.cwd !== "string") {
+      warnings.push(`skipped an entry of ${path} without name, id or cwd`);
+      continue;
+    }
+    const record = normalizeRecord(row as AgentRecord);
+    if (LIVE_OR_PENDING.has(record.status)) {
+      record.status = "stopped";
+      record.statusReason = "supervisor exited";
+      record.pid = null;
+      record.lastExit = { code: null, signal: null, reason: "supervisor_exited", message: "the previous supervisor exited", at: now };
+    }
+    agents.push(record);
+  }
+  return { agents, warnings };
+}
+
+/** Fill fields an older or hand-edited file may lack, so the rest of the code can trust the shape. */
+function normalizeRecord(row: AgentRecord): AgentRecord {
+  return {
+    ...row,
+    policy: { ...DEFAULT_RESTART_POLICY, ...(row.policy ?? {}) },
+    onStall: row.onStall ?? "notify",
+    limits: row.limits ?? {},
+    createdAt: row.createdAt ?? Date.now(),
+    status: row.status ?? "stopped",
+    pid: row.pid ?? null,
+    restarts: row.restarts ?? 0,
+    lastExit: row.lastExit ?? null,
+    sessionFile: row.sessionFile ?? null,
+    lastSeenAt: row.lastSeenAt ?? null,
+  };
+}
+
+/**
+ * Coalescing writer: many status changes in a burst become one write of the latest
+ * state. Writes are synchronous (small file), so `flush()` is exact on shutdown.
+ */
+export class RegistryWriter {
+  private scheduled: NodeJS.Immediate | null = null;
+
+  constructor(
+    private readonly home: string,
+    private readonly snapshot: () => AgentRecord[],
+    private readonly onError: (err: Error) => void = () => {},
+  ) {}
+
+  /** Ask for a write soon; repeated calls before it happens cost nothing. */
+  markDirty(): void {
+    if (this.scheduled) return;
+    this.scheduled = setImmediate(() => {
+      this.scheduled = null;
+      this.write();
+    });
+  }
+
+  /** Write now (cancels a pending write). */
+  flush(): void {
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.scheduled = null;
+    }
+    this.write();
+  }
+
+  private write(): void {
+    try {
+      saveRegistry(this.home, this.snapshot());
+    } catch (err) {
+      this.onError(err as Error);
+    }
+  }
+}

@@ -1,0 +1,368 @@
+/**
+ * The root of the supervision tree: owns the registry of agents, creates one actor
+ * per agent, routes their events to subscribers, and tears everything down
+ * together. This is the API the IPC server and the CLI build on.
+ */
+import { statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { RpcCommandSchemas, type RpcCommandType } from "../shared/schema/rpc.js";
+import { checker } from "../shared/validate.js";
+import { AgentActor, type ProtocolCommand, type ProtocolResponse } from "./agent-actor.js";
+import { OrchError } from "./errors.js";
+import { AgentEventLog, agentLogPaths } from "./event-log.js";
+import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
+import { loadRegistry, RegistryWriter } from "./registry.js";
+import { SubscriberHub, type SubscriberSink, type Subscription } from "./subscribers.js";
+import {
+  DEFAULT_RESTART_POLICY,
+  DEFAULT_TIMINGS,
+  RUNNING_STATUSES,
+  type AgentInfo,
+  type AgentLimits,
+  type AgentRecord,
+  type AgentStatus,
+  type AgentTimings,
+  type RestartKind,
+  type RestartPolicy,
+  type StallAction,
+} from "./types.js";
+import { defaultWorkerCommand } from "./worker-command.js";
+
+/** Options of a supervisor; everything but `home` has a default. */
+export interface SupervisorOptions {
+  /** The pi-orch home (agents.json, logs/). */
+  home: string;
+  /** argv of the default worker (default: `node dist/cli/pi.js --mode rpc`). */
+  defaultWorkerCommand?: string[];
+  /** Presence, stall and teardown timings of every agent. */
+  timings?: Partial<AgentTimings>;
+  /** Restart policy defaults for new agents. */
+  policy?: Partial<RestartPolicy>;
+  /** Events kept in memory per agent (default 10,000). */
+  ringSize?: number;
+  /** Size at which log files rotate (default 10 MB) and how many rotated files are kept (default 3). */
+  logMaxBytes?: number;
+  logKeepFiles?: number;
+  /** Longest accepted worker stdout line (default 8 MB). */
+  maxLineBytes?: number;
+  /** Messages a subscriber may fall behind before it is told it lagged (default 10,000). */
+  subscriberBuffer?: number;
+  /** Problems that are not errors (a corrupt registry moved aside, a failed registry write). */
+  onWarning?: (message: string) => void;
+}
+
+/** What `spawn` takes. */
+export interface SpawnOptions {
+  /** Agent name; a two-word name is generated when absent. */
+  name?: string;
+  /** Working directory of the worker (default: the supervisor's). */
+  cwd?: string;
+  provider?: string;
+  model?: string;
+  /** `transient` by default. */
+  restart?: RestartKind;
+  /** Other policy fields (backoff, intensity) over the supervisor's defaults. */
+  policy?: Partial<Omit<RestartPolicy, "restart">>;
+  /** argv of a custom worker; it must speak the pi protocol on stdio. */
+  workerCommand?: string[];
+  extraArgs?: string[];
+  env?: Record<string, string>;
+  onStall?: StallAction;
+  limits?: AgentLimits;
+  /** A first prompt, sent once the worker is ready. */
+  prompt?: string;
+  /** Resolve once the worker left `starting` (default true); false resolves at once. */
+  wait?: boolean;
+}
+
+/** What `subscribe` takes. */
+export interface SupervisorSubscribeOptions {
+  /** Names or id prefixes; absent or empty follows every agent, also ones spawned later. */
+  agents?: string[];
+  /** Replay held events with `seq > since` first. */
+  since?: number;
+  sink: SubscriberSink;
+}
+
+const STARTED: (s: AgentStatus) => boolean = (s) => s !== "starting";
+
+/**
+ * The root supervisor. Create with `Supervisor.open`; end with `shutdown()`, which
+ * stops every worker. Invariant: one supervisor per home at a time (the IPC server
+ * enforces it through the socket).
+ */
+export class Supervisor {
+  readonly home: string;
+  readonly logsDir: string;
+  readonly timings: AgentTimings;
+  private readonly actors = new Map<string, AgentActor>();
+  private readonly logs = new Map<string, AgentEventLog>();
+  private readonly hub: SubscriberHub;
+  private readonly registry: RegistryWriter;
+  private readonly defaultCommand: string[];
+  private readonly defaultPolicy: RestartPolicy;
+  private shuttingDown: Promise<void> | null = null;
+
+  private constructor(private readonly opts: SupervisorOptions) {
+    this.home = resolve(opts.home);
+    this.logsDir = join(this.home, "logs");
+    this.timings = { ...DEFAULT_TIMINGS, ...opts.timings };
+    this.defaultCommand = opts.defaultWorkerCommand ?? defaultWorkerCommand();
+    this.defaultPolicy = { ...DEFAULT_RESTART_POLICY, ...opts.policy };
+    this.hub = new SubscriberHub((agent, since) => this.logs.get(agent)?.since(since));
+    this.registry = new RegistryWriter(
+      this.home,
+      () => [...this.actors.values()].map((a) => a.toRecord()),
+      (err) => this.warn(`could not write ${join(this.home, "agents.json")}: ${err.message}`),
+    );
+  }
+
+  /** Open the supervisor of `home`, loading the agents a previous supervisor left (as `stopped`). */
+  static open(opts: SupervisorOptions): Supervisor {
+    const sup = new Supervisor(opts);
+    const loaded = loadRegistry(sup.home);
+    for (const w of loaded.warnings) sup.warn(w);
+    for (const record of loaded.agents) sup.addActor(record);
+    if (loaded.agents.length > 0) sup.registry.flush();
+    return sup;
+  }
+
+  /** Start a new agent. Rejects with `exists`/`invalid` before anything is started. */
+  async spawn(opts: SpawnOptions = {}): Promise<AgentInfo> {
+    this.assertOpen();
+    const name = opts.name ?? generateName(new Set(this.actors.keys()));
+    assertValidName(name);
+    const existing = this.actors.get(name);
+    if (existing) {
+      throw new OrchError(
+        "exists",
+        `an agent named "${name}" already exists (status: ${existing.describeStatus()}); use pi-orch restart ${name}, or pick another --name`,
+      );
+    }
+    const cwd = resolve(opts.cwd ?? process.cwd());
+    if (!isDirectory(cwd)) throw new OrchError("invalid", `working directory ${cwd} does not exist or is not a folder; pass an existing --cwd`);
+    if (opts.workerCommand && opts.workerCommand.length === 0) throw new OrchError("invalid", "the worker command is empty");
+    const record: AgentRecord = {
+      name,
+      id: generateId(),
+      cwd,
+      provider: opts.provider,
+      model: opts.model,
+      policy: { ...this.defaultPolicy, ...opts.policy, restart: opts.restart ?? this.defaultPolicy.restart },
+      workerCommand: opts.workerCommand,
+      extraArgs: opts.extraArgs,
+      env: opts.env,
+      onStall: opts.onStall ?? "notify",
+      limits: opts.limits ?? {},
+      createdAt: Date.now(),
+      status: "stopped",
+      pid: null,
+      restarts: 0,
+      lastExit: null,
+      sessionFile: null,
+      lastSeenAt: null,
+    };
+    const actor = this.addActor(record);
+    actor.start();
+    this.registry.markDirty();
+    if (opts.wait === false && opts.prompt === undefined) return actor.info();
+    const status = await actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000);
+    if (opts.prompt !== undefined) {
+      if (!RUNNING_STATUSES.has(status)) throw actor.notRunningError();
+      const response = await actor.rpc({ type: "prompt", message: opts.prompt });
+      if (!response.success) throw new OrchError("invalid", `agent "${name}" started but refused the prompt: ${response.error}`);
+    }
+    return actor.info();
+  }
+
+  /** Every agent, in creation order. */
+  list(): AgentInfo[] {
+    return [...this.actors.values()].map((a) => a.info()).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /** One agent by name or unique id prefix. */
+  status(ref: string): AgentInfo {
+    return this.resolve(ref).info();
+  }
+
+  /** The agent's log file paths. */
+  logPaths(ref: string): { events: string; stderr: string } {
+    return agentLogPaths(this.logsDir, this.resolve(ref).name);
+  }
+
+  /** Stop one agent gracefully; resolves when its process group is gone. */
+  async stop(ref: string): Promise<AgentInfo> {
+    const actor = this.resolve(ref);
+    await actor.stop();
+    return actor.info();
+  }
+
+  /** Stop every agent in parallel. */
+  async stopAll(): Promise<AgentInfo[]> {
+    await Promise.all([...this.actors.values()].map((a) => a.stop()));
+    return this.list();
+  }
+
+  /**
+   * Restart an agent by hand (also from `failed` or `stopped`), resuming its session.
+   * The restart history starts over; resolves once the new worker left `starting`
+   * unless `wait` is false.
+   */
+  async restart(ref: string, opts: { wait?: boolean } = {}): Promise<AgentInfo> {
+    this.assertOpen();
+    const actor = this.resolve(ref);
+    const leftStarting = new Promise<void>((resolveStarted, rejectStarted) => {
+      // Wait for "starting" first so an agent that is idle now is not mistaken for restarted.
+      actor
+        .waitFor((s) => s === "starting", this.timings.stopGraceMs + this.timings.killGraceMs + 5_000)
+        .then(() => actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000))
+        .then(() => resolveStarted(), rejectStarted);
+    });
+    actor.restart();
+    if (opts.wait !== false) await leftStarting;
+    else leftStarting.catch(() => {});
+    return actor.info();
+  }
+
+  /** Restart every agent the previous supervisor left running (`serve --resume`). */
+  async resumeAll(): Promise<AgentInfo[]> {
+    const toResume = [...this.actors.values()].filter((a) => a.status === "stopped" && a.toRecord().statusReason === "supervisor exited");
+    return Promise.all(toResume.map((a) => this.restart(a.name)));
+  }
+
+  /** Forget an agent (its log files stay). A running agent needs `force`, which stops it first. */
+  async remove(ref: string, opts: { force?: boolean } = {}): Promise<AgentInfo> {
+    const actor = this.resolve(ref);
+    if (actor.status !== "stopped" && actor.status !== "failed") {
+      if (!opts.force) {
+        throw new OrchError("busy", `agent "${actor.name}" is ${actor.status}; stop it first (pi-orch stop ${actor.name}) or remove it with --force`);
+      }
+      await actor.stop();
+    }
+    const info = actor.info();
+    this.actors.delete(actor.name);
+    this.logs.get(actor.name)?.close();
+    this.logs.delete(actor.name);
+    this.registry.markDirty();
+    return info;
+  }
+
+  /**
+   * Forward one pi protocol command to an agent's worker and return the worker's own
+   * response. Only commands of the pi protocol are accepted, checked by their schema.
+   */
+  async rpc(ref: string, command: unknown, opts: { timeoutMs?: number } = {}): Promise<ProtocolResponse> {
+    const actor = this.resolve(ref);
+    return actor.rpc(validateProtocolCommand(command), opts.timeoutMs);
+  }
+
+  /** Follow agents' events (see `SupervisorSubscribeOptions`); close the returned subscription to stop. */
+  subscribe(opts: SupervisorSubscribeOptions): Subscription {
+    const names = opts.agents && opts.agents.length > 0 ? new Set(opts.agents.map((r) => this.resolve(r).name)) : null;
+    return this.hub.subscribe(
+      { agents: names, since: opts.since, sink: opts.sink, maxBuffered: this.opts.subscriberBuffer },
+      [...this.actors.keys()],
+    );
+  }
+
+  /** Resolve a name or unique id prefix to the agent's name (throws `not_found`/`ambiguous`). */
+  resolveName(ref: string): string {
+    return this.resolve(ref).name;
+  }
+
+  /** Wait until an agent's status satisfies `test`. */
+  waitForStatus(ref: string, test: (s: AgentStatus) => boolean, timeoutMs: number): Promise<AgentStatus> {
+    return this.resolve(ref).waitFor(test, timeoutMs);
+  }
+
+  /**
+   * Stop every agent in parallel, persist the registry and close the logs. Agents
+   * that were live are recorded as stopped with reason `supervisor exited`, so the
+   * next supervisor can resume them. Idempotent.
+   */
+  shutdown(): Promise<void> {
+    this.shuttingDown ??= (async () => {
+      const live = [...this.actors.values()].filter((a) => a.status !== "stopped" && a.status !== "failed");
+      await Promise.all(live.map((a) => a.stop("supervisor exited")));
+      this.registry.flush();
+      this.hub.closeAll();
+      for (const log of this.logs.values()) log.close();
+    })();
+    return this.shuttingDown;
+  }
+
+  /** During shutdown, skip the grace periods: SIGKILL every worker group now (a second signal). */
+  async killAll(): Promise<void> {
+    await Promise.all([...this.actors.values()].map((a) => a.kill()));
+    this.registry.flush();
+  }
+
+  /** True once `shutdown()` was called. */
+  get closing(): boolean {
+    return this.shuttingDown !== null;
+  }
+
+  private addActor(record: AgentRecord): AgentActor {
+    const log = new AgentEventLog({
+      logsDir: this.logsDir,
+      name: record.name,
+      ringSize: this.opts.ringSize,
+      maxFileBytes: this.opts.logMaxBytes,
+      keepFiles: this.opts.logKeepFiles,
+    });
+    const actor = new AgentActor({
+      record,
+      timings: this.timings,
+      defaultCommand: this.defaultCommand,
+      log,
+      publish: (entry) => this.hub.publish(record.name, entry),
+      onChange: () => this.registry.markDirty(),
+      maxLineBytes: this.opts.maxLineBytes,
+      // Our worker keeps its sessions under the same home as the supervisor that runs it.
+      baseEnv: { PI_ORCH_HOME: this.home },
+    });
+    this.logs.set(record.name, log);
+    this.actors.set(record.name, actor);
+    return actor;
+  }
+
+  private resolve(ref: string): AgentActor {
+    return resolveAgentRef(this.actors.values(), ref);
+  }
+
+  private assertOpen(): void {
+    if (this.shuttingDown) throw new OrchError("shutting_down", "the supervisor is shutting down; start a new one with pi-orch serve");
+  }
+
+  private warn(message: string): void {
+    this.opts.onWarning?.(message);
+  }
+}
+
+/**
+ * Check that `command` is a pi protocol command (known `type`, fields of the right
+ * types) before it reaches a worker; the error lists what is wrong.
+ */
+export function validateProtocolCommand(command: unknown): ProtocolCommand {
+  if (typeof command !== "object" || command === null || Array.isArray(command)) {
+    throw new OrchError("invalid", 'an rpc command must be a JSON object like {"type":"get_state"}');
+  }
+  const type = (command as { type?: unknown }).type;
+  if (typeof type !== "string" || !Object.hasOwn(RpcCommandSchemas, type)) {
+    throw new OrchError(
+      "invalid",
+      `unknown pi command type ${JSON.stringify(type)}; expected one of: ${Object.keys(RpcCommandSchemas).join(", ")}`,
+    );
+  }
+  const result = checker(RpcCommandSchemas[type as RpcCommandType])(command);
+  if (!result.ok) throw new OrchError("invalid", `invalid ${type} command: ${result.errors.join("; ")}`);
+  return command as ProtocolCommand;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,212 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { Supervisor } from "../../supervisor/supervisor.js";
+import { alive, FAST, FIXTURE, readPids, TestEnv } from "./harness.js";
+
+const env = new TestEnv();
+afterEach(() => env.cleanup());
+
+const fastPolicy = { backoffInitialMs: 20, backoffMaxMs: 200, intensity: 3, periodMs: 10_000 };
+
+describe("agent actor with the fixture worker", () => {
+  it("spawns to idle, learns the session file, and stop leaves no process", async () => {
+    const { sup, rec } = env.supervisor();
+    const info = await sup.spawn({ name: "a" });
+    expect(info.status).toBe("idle");
+    expect(info.sessionFile).toMatch(/fixture-.*\.jsonl$/);
+    expect(rec.statuses("a")).toEqual(["starting", "idle"]);
+    const pid = info.pid!;
+    expect(alive(pid)).toBe(true);
+    const stopped = await sup.stop("a");
+    expect(stopped.status).toBe("stopped");
+    expect(alive(pid)).toBe(false);
+    expect(rec.statuses("a")).toEqual(["starting", "idle", "stopping", "stopped"]);
+  });
+
+  it("forwards a prompt, streams the run, and returns the worker's own response with the caller's id", async () => {
+    const { sup, rec } = env.supervisor();
+    await sup.spawn({ name: "a" });
+    const response = await sup.rpc("a", { id: "mine", type: "prompt", message: "hi" });
+    expect(response).toEqual({ id: "mine", type: "response", command: "prompt", success: true });
+    await rec.waitFor((m) => m.type === "event" && m.event.type === "agent_end");
+    await rec.status("a", "idle", (e) => e.previous === "busy");
+    const seqs = rec.messages.filter((m) => m.type === "event").map((m) => (m.type === "event" ? m.seq : 0));
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    await expect(sup.rpc("a", { type: "no_such_command" })).rejects.toThrow(/unknown pi command type "no_such_command"/);
+    await expect(sup.rpc("a", { type: "prompt", message: 3 })).rejects.toThrow(/invalid prompt command: \/message/);
+  });
+
+  it("restarts a crashed transient worker with restarts:1 and resumes its session", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy });
+    const first = await sup.spawn({ name: "a" });
+    await sup.rpc("a", { type: "prompt", message: "remember me" });
+    await rec.status("a", "idle", (e) => e.previous === "busy");
+    process.kill(first.pid!, "SIGKILL");
+    await rec.status("a", "backoff");
+    await rec.status("a", "idle", (e) => e.restarts === 1);
+    const after = sup.status("a");
+    expect(after.restarts).toBe(1);
+    expect(after.pid).not.toBe(first.pid);
+    expect(after.lastExit).toMatchObject({ signal: "SIGKILL", reason: "exit" });
+    const state = await sup.rpc("a", { type: "get_state" });
+    const data = state.data as { argv: string[]; sessionFile: string; messageCount: number };
+    expect(data.argv.slice(-2)).toEqual(["--session", first.sessionFile]);
+    expect(data.sessionFile).toBe(first.sessionFile);
+    expect(data.messageCount).toBe(2);
+  });
+
+  it("reports a run interrupted by a crash in the event stream", async () => {
+    const home = env.home();
+    const pidFile = env.pidFile(home);
+    const { sup, rec } = env.supervisor({ home, policy: fastPolicy });
+    const info = await sup.spawn({ name: "a", env: { FIXTURE_RUN_BASH: "sleep 60", FIXTURE_PID_FILE: pidFile } });
+    await sup.rpc("a", { type: "prompt", message: "run" });
+    await rec.waitFor((m) => m.type === "event" && m.event.type === "tool_execution_start");
+    const child = readPids(pidFile).children[0];
+    expect(alive(child)).toBe(true);
+    process.kill(info.pid!, "SIGKILL");
+    await rec.waitFor((m) => m.type === "event" && m.event.type === "run_interrupted", 5_000, "run_interrupted");
+    // The crashed worker's tool child was in its process group: it must not outlive it.
+    await rec.status("a", "idle", (e) => e.restarts === 1);
+    expect(alive(child)).toBe(false);
+  });
+
+  it("goes to failed after the intensity limit, with backoff in between", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy });
+    await sup.spawn({ name: "crashy", env: { FIXTURE_CRASH_AT_START: "1", FIXTURE_EXIT_CODE: "3" } });
+    await rec.status("crashy", "failed");
+    const info = sup.status("crashy");
+    expect(info.restarts).toBe(3);
+    expect(info.statusReason).toBe("failed after 3 restarts in 10s; last exit: exited with code 3");
+    const statuses = rec.statuses("crashy");
+    expect(statuses).toEqual(["starting", "backoff", "starting", "backoff", "starting", "backoff", "starting", "failed"]);
+    const backoffs = rec.messages
+      .filter((m) => m.type === "event" && m.event.type === "agent_status" && m.event.status === "backoff")
+      .map((m) => (m.type === "event" ? String(m.event.reason) : ""));
+    expect(backoffs).toEqual([
+      "exited with code 3; restarting in 20 ms",
+      "exited with code 3; restarting in 40 ms",
+      "exited with code 3; restarting in 80 ms",
+    ]);
+    await expect(sup.rpc("crashy", { type: "get_state" })).rejects.toThrow(
+      'agent "crashy" is not running (status: failed after 3 restarts in 10s; last exit: exited with code 3); see pi-orch logs crashy, or start it again with pi-orch restart crashy',
+    );
+  });
+
+  it("fails a worker command that cannot be started, naming the error", async () => {
+    const { sup, rec } = env.supervisor({ policy: { ...fastPolicy, intensity: 1 } });
+    await sup.spawn({ name: "ghost", workerCommand: ["/nonexistent/pi", "--mode", "rpc"] });
+    await rec.status("ghost", "failed");
+    expect(sup.status("ghost").statusReason).toMatch(/failed after 1 restart in 10s; last exit: spawn error: .*ENOENT/);
+  });
+
+  it("leaves a cleanly exiting transient worker stopped and a temporary one down after a crash", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy });
+    await sup.spawn({ name: "clean", env: { FIXTURE_EXIT_AFTER_MS: "50", FIXTURE_EXIT_CODE: "0" } });
+    await sup.spawn({ name: "temp", restart: "temporary", env: { FIXTURE_EXIT_AFTER_MS: "50" } });
+    await rec.status("clean", "stopped");
+    await rec.status("temp", "stopped");
+    expect(sup.status("clean").statusReason).toMatch(/exited with code 0; restart policy is transient/);
+    expect(sup.status("temp").restarts).toBe(0);
+  });
+
+  it("marks a SIGSTOPped worker unresponsive and restarts it", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy, timings: { pingIntervalMs: 50, pingDeadlineMs: 200 } });
+    const first = await sup.spawn({ name: "a" });
+    process.kill(first.pid!, "SIGSTOP");
+    await rec.status("a", "unresponsive");
+    await rec.status("a", "idle", (e) => e.restarts === 1);
+    expect(alive(first.pid!)).toBe(false);
+    expect(sup.status("a").lastExit).toMatchObject({ reason: "unresponsive" });
+  });
+
+  it("kills bash grandchildren with the group when a worker ignores stdin close and SIGTERM", async () => {
+    const home = env.home();
+    const pidFile = env.pidFile(home);
+    const { sup, rec } = env.supervisor({ home, timings: { stopGraceMs: 200, killGraceMs: 200 } });
+    await sup.spawn({
+      name: "stubborn",
+      env: {
+        FIXTURE_RUN_BASH: "sleep 60",
+        FIXTURE_PID_FILE: pidFile,
+        FIXTURE_LEAVE_CHILDREN: "1",
+        FIXTURE_IGNORE_STDIN_CLOSE: "1",
+        FIXTURE_IGNORE_SIGTERM: "1",
+      },
+    });
+    await sup.rpc("stubborn", { type: "prompt", message: "run" });
+    await rec.waitFor((m) => m.type === "event" && m.event.type === "tool_execution_start");
+    const { workers, children } = readPids(pidFile);
+    expect(children).toHaveLength(1);
+    await sup.stop("stubborn");
+    for (const pid of [...workers, ...children]) expect(alive(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it("kills children a worker leaves behind when it exits on stdin close", async () => {
+    const home = env.home();
+    const pidFile = env.pidFile(home);
+    const { sup, rec } = env.supervisor({ home });
+    await sup.spawn({ name: "leaky", env: { FIXTURE_RUN_BASH: "sleep 60", FIXTURE_PID_FILE: pidFile, FIXTURE_LEAVE_CHILDREN: "1" } });
+    await sup.rpc("leaky", { type: "prompt", message: "run" });
+    await rec.waitFor((m) => m.type === "event" && m.event.type === "tool_execution_start");
+    await sup.stop("leaky");
+    const { workers, children } = readPids(pidFile);
+    for (const pid of [...workers, ...children]) expect(alive(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it("reports garbage on stdout as protocol errors and keeps working", async () => {
+    const { sup, rec } = env.supervisor();
+    const info = await sup.spawn({ name: "noisy", env: { FIXTURE_GARBAGE: "1" } });
+    expect(info.status).toBe("idle");
+    const errors = rec.messages.filter((m) => m.type === "event" && m.event.type === "protocol_error");
+    expect(errors).toHaveLength(2);
+    expect((await sup.rpc("noisy", { type: "get_state" })).success).toBe(true);
+  });
+
+  it("marks a silent busy agent stalled and aborts the run under --on-stall abort", async () => {
+    const { sup, rec } = env.supervisor({ timings: { pingIntervalMs: 50, stallTimeoutMs: 200 } });
+    await sup.spawn({ name: "quiet", onStall: "abort", env: { FIXTURE_SILENT_RUN: "1" } });
+    await sup.rpc("quiet", { type: "prompt", message: "think" });
+    await rec.status("quiet", "stalled");
+    await rec.waitFor((m) => m.type === "event" && m.event.type === "limit_exceeded" && m.event.limit === "stall");
+    await rec.status("quiet", "idle", (e) => String(e.reason).startsWith("run aborted: stalled"));
+  });
+
+  it("aborts a run over its timeout and records why", async () => {
+    const { sup, rec } = env.supervisor();
+    await sup.spawn({ name: "slow", limits: { runTimeoutMs: 150 }, env: { FIXTURE_SILENT_RUN: "1" } });
+    await sup.rpc("slow", { type: "prompt", message: "think" });
+    await rec.status("slow", "idle", (e) => e.previous === "busy");
+    expect(sup.status("slow").statusReason).toBe("run aborted: run timeout of 150 ms exceeded");
+    expect(rec.messages.some((m) => m.type === "event" && m.event.type === "limit_exceeded" && m.event.limit === "run_timeout")).toBe(true);
+  });
+
+  it("records live agents as 'supervisor exited' on shutdown and resumes them with their sessions", async () => {
+    const home = env.home();
+    const { sup } = env.supervisor({ home });
+    const before = await sup.spawn({ name: "a" });
+    await sup.spawn({ name: "b" });
+    await sup.stop("b");
+    await sup.shutdown();
+    expect(alive(before.pid!)).toBe(false);
+    const next = Supervisor.open({ home, defaultWorkerCommand: [process.execPath, FIXTURE], timings: FAST });
+    env.track(next);
+    expect(next.status("a")).toMatchObject({ status: "stopped", statusReason: "supervisor exited" });
+    expect(next.status("b")).toMatchObject({ status: "stopped", statusReason: "stopped by request" });
+    const resumed = await next.resumeAll();
+    expect(resumed.map((a) => [a.name, a.status])).toEqual([["a", "idle"]]);
+    const state = await next.rpc("a", { type: "get_state" });
+    expect((state.data as { resumed: string }).resumed).toBe(before.sessionFile);
+  });
+
+  it("stops every agent in parallel on shutdown", async () => {
+    const { sup } = env.supervisor({ timings: { stopGraceMs: 300 } });
+    const infos = await Promise.all(
+      ["a", "b", "c"].map((name) => sup.spawn({ name, env: { FIXTURE_IGNORE_STDIN_CLOSE: "1" } })),
+    );
+    const started = Date.now();
+    await sup.shutdown();
+    // Three sequential grace periods would take 900 ms or more.
+    expect(Date.now() - started).toBeLessThan(850);
+    for (const info of infos) expect(alive(info.pid!)).toBe(false);
+  });
+});
