@@ -2,6 +2,7 @@
  * Where pi-orch keeps its files. Everything lives under one home folder so a test,
  * or a user with `--home`, can move it all at once.
  */
+import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -19,4 +20,12 @@ export function modelsJsonPath(home = piOrchHome()): string {
 /** `$PI_ORCH_HOME/sessions`: default root of session files. */
 export function sessionsDir(home = piOrchHome()): string {
   return join(home, "sessions");
+}
+
+/**
+ * Create the pi-orch home (and parents) private to the user (0700) if it is missing.
+ * An existing folder is left as it is: `serve` checks and refuses an open one.
+ */
+export function ensureHome(home: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
 }

@@ -12,7 +12,7 @@ import type {
   ThinkingLevel,
 } from "../shared/schema/messages.js";
 import type { CompactionResult } from "../shared/schema/events.js";
-import { modelsJsonPath, piOrchHome } from "../shared/paths.js";
+import { ensureHome, modelsJsonPath, piOrchHome } from "../shared/paths.js";
 import { Agent, AgentBusyError, userMessage, type QueueMode } from "./agent/agent.js";
 import { NO_EXTENSIONS, type ExtensionHooks } from "./extensions/hooks.js";
 import { ProviderSet } from "./providers/index.js";
@@ -162,6 +162,7 @@ export class WorkerRuntime {
   private openInitialSession(): SessionStore | null {
     const o = this.options;
     if (o.noSession) return null;
+    ensureHome(this.home);
     if (o.session) return SessionStore.open(resolveSessionArg(o.session, this.sessionDir), { warn: this.warn });
     if (o.continueSession) {
       const latest = latestSession(this.sessionDir);
