@@ -1,0 +1,403 @@
+/**
+ * Extensions in-process: real files in temp folders, loaded with jiti, driven
+ * through the `ExtensionHooks` the runtime calls.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { isRecursiveForceRm } from "../../examples/extensions/guard.js";
+import type { AgentMessage, ToolCall } from "../../shared/schema/messages.js";
+import { NO_EXTENSIONS, type ExtensionHooks, type ExtensionUi } from "../../worker/extensions/hooks.js";
+import { loadExtensions } from "../../worker/extensions/loader.js";
+import type { ExtensionErrorEvent } from "../../worker/extensions/runner.js";
+import { isTrusted, projectRoot, recordTrust, resolveTrust, trustFilePath } from "../../worker/extensions/trust.js";
+import { WorkerRuntime } from "../../worker/runtime.js";
+import { tempDir } from "../support/rpc-worker.js";
+
+const dirs: { cleanup: () => void }[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+function temp(prefix: string): string {
+  const d = tempDir(prefix);
+  dirs.push(d);
+  return d.path;
+}
+
+function write(path: string, text: string): string {
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+/** A UI that records notices and answers dialogs from a queue (or waits on a gate). */
+function recordingUi() {
+  const notices: string[] = [];
+  const answers: boolean[] = [];
+  const ui: ExtensionUi = {
+    select: async () => undefined,
+    confirm: async () => answers.shift() ?? false,
+    input: async () => undefined,
+    editor: async (_t, prefill) => prefill,
+    notify: (message) => void notices.push(message),
+    setStatus: () => undefined,
+  };
+  return { ui, notices, answers };
+}
+
+interface Loaded {
+  hooks: ExtensionHooks;
+  errors: ExtensionErrorEvent[];
+  notices: string[];
+  answers: boolean[];
+}
+
+async function load(opts: { paths?: string[]; home?: string; cwd?: string; trusted?: boolean; ui?: ExtensionUi }): Promise<Loaded> {
+  const errors: ExtensionErrorEvent[] = [];
+  const recording = recordingUi();
+  const cwd = opts.cwd ?? temp("pi-ext-cwd-");
+  const hooks = await loadExtensions({
+    paths: opts.paths ?? [],
+    home: opts.home ?? temp("pi-ext-home-"),
+    cwd,
+    trusted: opts.trusted ?? false,
+    ui: () => opts.ui ?? recording.ui,
+    emit: (e) => void errors.push(e),
+    runtime: { cwd, sessionFile: () => "/sessions/s.jsonl" },
+  });
+  return { hooks, errors, notices: recording.notices, answers: recording.answers };
+}
+
+const call = (name: string, args: Record<string, unknown>): ToolCall => ({ type: "toolCall", id: "call-1", name, arguments: args });
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+
+describe("loading", () => {
+  it("loads a TypeScript extension from outside the repository, with typebox resolved to the worker's copy", async () => {
+    const dir = temp("pi-ext-src-");
+    const path = write(
+      join(dir, "greet.ts"),
+      `import { Type, type Static } from "typebox";
+       const Params = Type.Object({ name: Type.String() });
+       export default function (pi: any) {
+         pi.registerTool({
+           name: "greet", label: "Greet", description: "greets",
+           parameters: Params,
+           async execute(args: Static<typeof Params>, ctx: any) {
+             ctx.ui.notify("greeting from " + ctx.cwd);
+             return { content: [{ type: "text", text: "hello " + args.name + " in " + ctx.sessionFile }] };
+           },
+         });
+         pi.registerCommand("/wave", { description: "waves", handler: (args: string, ctx: any) => ctx.ui.notify("wave " + args) });
+       }`,
+    );
+    const { hooks, errors, notices } = await load({ paths: [path] });
+    expect(errors).toEqual([]);
+    const [tool] = hooks.tools();
+    expect(tool).toMatchObject({ name: "greet", label: "Greet", description: "greets" });
+    const result = await tool.execute({ name: "ada" }, { cwd: "/ignored", toolCallId: "c1", signal: new AbortController().signal });
+    expect(result.content).toEqual([{ type: "text", text: "hello ada in /sessions/s.jsonl" }]);
+    expect(hooks.commands()).toEqual([{ name: "wave", description: "waves", source: "extension", path }]);
+    expect(await hooks.runCommand("wave", "hi")).toBe(true);
+    expect(await hooks.runCommand("nope", "")).toBe(false);
+    expect(notices).toEqual([expect.stringMatching(/^greeting from /), "wave hi"]);
+  });
+
+  it("returns the empty hooks without importing anything when there are no extensions", async () => {
+    const { hooks } = await load({});
+    expect(hooks).toBe(NO_EXTENSIONS);
+  });
+
+  it("finds $PI_ORCH_HOME/extensions/*.ts and */index.ts after the --extension files", async () => {
+    const home = temp("pi-ext-home-");
+    const src = temp("pi-ext-src-");
+    const tag = (name: string) =>
+      `export default (pi: any) => pi.on("before_agent_start", (e: any) => ({ systemPrompt: e.systemPrompt + " ${name}" }));`;
+    write(join(home, "extensions", "b.ts"), tag("home-b"));
+    write(join(home, "extensions", "a", "index.ts"), tag("home-a"));
+    write(join(home, "extensions", "notes.md"), "not an extension");
+    const explicit = write(join(src, "z.ts"), tag("explicit"));
+    const { hooks } = await load({ home, paths: [explicit] });
+    expect(await hooks.beforeAgentStart("task", "base")).toBe("base explicit home-a home-b");
+  });
+
+  it("reports a module that fails to load at session start, undoes what it registered and loads the others", async () => {
+    const src = temp("pi-ext-src-");
+    const broken = write(
+      join(src, "broken.ts"),
+      `export default (pi: any) => { pi.registerCommand("half", { handler: () => {} }); throw new Error("cannot start"); };`,
+    );
+    const notAFunction = write(join(src, "object.ts"), `export default { hello: 1 };`);
+    const syntax = write(join(src, "syntax.ts"), `export default (pi: any) => {{{`);
+    const missing = join(src, "missing.ts");
+    const good = write(join(src, "good.ts"), `export default (pi: any) => pi.registerCommand("good", { handler: () => {} });`);
+    const { hooks, errors } = await load({ paths: [broken, notAFunction, syntax, missing, good] });
+    expect(hooks.commands().map((c) => c.name)).toEqual(["good"]);
+    expect(errors).toEqual([]);
+    await hooks.sessionStart();
+    expect(errors.map((e) => [e.extensionPath, e.event])).toEqual([
+      [broken, "load"],
+      [notAFunction, "load"],
+      [syntax, "load"],
+      [missing, "load"],
+    ]);
+    expect(errors[0].error).toBe("cannot start");
+    expect(errors[1].error).toMatch(/must default-export a function/);
+    expect(errors[3].error).toMatch(/no such file/);
+  });
+
+  it("rejects a tool without a schema with an error naming the extension", async () => {
+    const path = write(
+      join(temp("pi-ext-src-"), "bad-tool.ts"),
+      `export default (pi: any) => pi.registerTool({ name: "t", label: "t", description: "d", execute: async () => ({ content: [] }) });`,
+    );
+    const { hooks, errors } = await load({ paths: [path] });
+    await hooks.sessionStart();
+    expect(errors).toHaveLength(1);
+    expect(errors[0].error).toBe(`extension ${path}: registerTool "t": parameters must be a TypeBox schema (Type.Object({...}))`);
+  });
+});
+
+describe("handlers", () => {
+  it("run in load order, each seeing the changes of the ones before", async () => {
+    const src = temp("pi-ext-src-");
+    const first = write(
+      join(src, "first.ts"),
+      `export default (pi: any) => {
+         pi.on("before_agent_start", (e: any) => ({ systemPrompt: e.systemPrompt + " +first(" + e.prompt + ")" }));
+         pi.on("tool_result", (e: any) => ({ content: [{ type: "text", text: e.content[0].text + " +first" }] }));
+       };`,
+    );
+    const second = write(
+      join(src, "second.ts"),
+      `export default (pi: any) => {
+         pi.on("before_agent_start", (e: any) => ({ systemPrompt: e.systemPrompt + " +second" }));
+         pi.on("tool_result", (e: any) => ({ content: [{ type: "text", text: e.content[0].text + " +second" }], isError: false, details: { seen: e.isError } }));
+       };`,
+    );
+    const { hooks } = await load({ paths: [first, second] });
+    expect(await hooks.beforeAgentStart("go", "base")).toBe("base +first(go) +second");
+    const changed = await hooks.toolResult(call("read", {}), { content: [{ type: "text", text: "raw" }] }, true);
+    expect(changed).toEqual({ result: { content: [{ type: "text", text: "raw +first +second" }], details: { seen: true } }, isError: false });
+  });
+
+  it("turn a throwing handler into extension_error and still run the next one", async () => {
+    const src = temp("pi-ext-src-");
+    const thrower = write(join(src, "a-thrower.ts"), `export default (pi: any) => pi.on("agent_end", () => { throw new Error("boom"); });`);
+    const rejecter = write(join(src, "b-rejecter.ts"), `export default (pi: any) => pi.on("agent_end", async () => Promise.reject("plain string"));`);
+    const listener = write(
+      join(src, "c-listener.ts"),
+      `export default (pi: any) => pi.on("agent_end", (e: any, ctx: any) => ctx.ui.notify("saw " + e.messages.length + " messages"));`,
+    );
+    const { hooks, errors, notices } = await load({ paths: [thrower, rejecter, listener] });
+    await hooks.agentEnd([user("hi")]);
+    expect(errors).toEqual([
+      { type: "extension_error", extensionPath: thrower, event: "agent_end", error: "boom" },
+      { type: "extension_error", extensionPath: rejecter, event: "agent_end", error: "plain string" },
+    ]);
+    expect(notices).toEqual(["saw 1 messages"]);
+  });
+
+  it("let tool_call block with a reason, stopping the chain", async () => {
+    const src = temp("pi-ext-src-");
+    const guard = write(
+      join(src, "a-guard.ts"),
+      `export default (pi: any) => pi.on("tool_call", (e: any) =>
+         e.toolName === "bash" && e.input.command.includes("rm -rf") ? { block: true, reason: "no rm -rf here" } : undefined);`,
+    );
+    const after = write(join(src, "b-after.ts"), `export default (pi: any) => pi.on("tool_call", (e: any, ctx: any) => ctx.ui.notify("after saw " + e.toolName));`);
+    const { hooks, notices } = await load({ paths: [guard, after] });
+    expect(await hooks.toolCall(call("bash", { command: "rm -rf /" }), { command: "rm -rf /" })).toEqual({ block: true, reason: "no rm -rf here" });
+    expect(notices).toEqual([]);
+    expect(await hooks.toolCall(call("bash", { command: "ls" }), { command: "ls" })).toBeUndefined();
+    expect(notices).toEqual(["after saw bash"]);
+  });
+
+  it("let tool_call replace the arguments, by returning them or changing the input in place", async () => {
+    const src = temp("pi-ext-src-");
+    const returns = write(join(src, "a.ts"), `export default (pi: any) => pi.on("tool_call", (e: any) => ({ input: { ...e.input, timeout: 5 } }));`);
+    const mutates = write(join(src, "b.ts"), `export default (pi: any) => pi.on("tool_call", (e: any) => { e.input.command = "set -e; " + e.input.command; });`);
+    const { hooks } = await load({ paths: [returns, mutates] });
+    const args = { command: "make" };
+    expect(await hooks.toolCall(call("bash", args), args)).toEqual({ args: { command: "set -e; make", timeout: 5 } });
+    expect(args).toEqual({ command: "make" });
+  });
+
+  it("block a tool call when a tool_call handler throws (fail safe), after the other handlers ran", async () => {
+    const src = temp("pi-ext-src-");
+    const crashing = write(join(src, "a.ts"), `export default (pi: any) => pi.on("tool_call", () => { throw new Error("guard crashed"); });`);
+    const other = write(join(src, "b.ts"), `export default (pi: any) => pi.on("tool_call", (_e: any, ctx: any) => ctx.ui.notify("b ran"));`);
+    const { hooks, errors, notices } = await load({ paths: [crashing, other] });
+    const decision = await hooks.toolCall(call("bash", { command: "ls" }), { command: "ls" });
+    expect(decision?.block).toBe(true);
+    expect(decision?.reason).toContain("guard crashed");
+    expect(errors.map((e) => e.event)).toEqual(["tool_call"]);
+    expect(notices).toEqual(["b ran"]);
+  });
+
+  it("let context replace the messages of one request, on a copy", async () => {
+    const path = write(
+      join(temp("pi-ext-src-"), "ctx.ts"),
+      `export default (pi: any) => pi.on("context", (e: any) => {
+         e.messages[0].content = "changed in place";
+         return { messages: [...e.messages, { role: "user", content: "injected", timestamp: 2 }] };
+       });`,
+    );
+    const { hooks } = await load({ paths: [path] });
+    const messages = [user("original")];
+    expect(await hooks.context(messages)).toEqual([user("changed in place"), { role: "user", content: "injected", timestamp: 2 }]);
+    expect(messages).toEqual([user("original")]);
+  });
+
+  it("name commands registered by several extensions name:1, name:2 in load order", async () => {
+    const src = temp("pi-ext-src-");
+    const cmd = (tag: string) => `export default (pi: any) => pi.registerCommand("review", { handler: (_a: string, ctx: any) => ctx.ui.notify("${tag}") });`;
+    const a = write(join(src, "a.ts"), cmd("a"));
+    const b = write(join(src, "b.ts"), cmd("b"));
+    const { hooks, notices } = await load({ paths: [a, b] });
+    expect(hooks.commands().map((c) => [c.name, c.path])).toEqual([
+      ["review:1", a],
+      ["review:2", b],
+    ]);
+    expect(await hooks.runCommand("review", "")).toBe(false);
+    await hooks.runCommand("review:2", "");
+    expect(notices).toEqual(["b"]);
+  });
+
+  it("answer a command once it opens a dialog, so the dialog's answer can arrive", async () => {
+    const path = write(
+      join(temp("pi-ext-src-"), "ask.ts"),
+      `export default (pi: any) => pi.registerCommand("ask", { handler: async (_a: string, ctx: any) => {
+         const ok = await ctx.ui.confirm("Really?");
+         ctx.ui.notify("answer " + ok);
+       } });`,
+    );
+    const notices: string[] = [];
+    let answer!: (value: boolean) => void;
+    const ui: ExtensionUi = {
+      ...recordingUi().ui,
+      confirm: () => new Promise((resolve) => (answer = resolve)),
+      notify: (m) => void notices.push(m),
+    };
+    const { hooks } = await load({ paths: [path], ui });
+    expect(await hooks.runCommand("ask", "")).toBe(true);
+    expect(notices).toEqual([]);
+    const handlerDone = new Promise<void>((resolve) => (ui.notify = (m) => (notices.push(m), resolve())));
+    answer(true);
+    await handlerDone;
+    expect(notices).toEqual(["answer true"]);
+  });
+});
+
+describe("project extensions and trust", () => {
+  function projectWithExtension(): { project: string; marker: string; path: string } {
+    const project = temp("pi-ext-project-");
+    mkdirSync(join(project, ".git"));
+    const marker = join(project, "imported.txt");
+    const path = write(
+      join(project, ".pi", "extensions", "project.ts"),
+      `import { writeFileSync } from "node:fs";
+       writeFileSync(${JSON.stringify(marker)}, "imported");
+       export default (pi: any) => pi.registerCommand("project-cmd", { handler: () => {} });`,
+    );
+    return { project, marker, path };
+  }
+
+  it("skips an untrusted project's extensions without importing them", async () => {
+    const { project, marker, path } = projectWithExtension();
+    const sub = join(project, "src");
+    mkdirSync(sub);
+    const { hooks } = await load({ cwd: sub, trusted: false });
+    expect(hooks.skipped()).toEqual([path]);
+    expect(hooks.commands()).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("loads a trusted project's extensions after the others", async () => {
+    const { project, marker } = projectWithExtension();
+    const explicit = write(join(temp("pi-ext-src-"), "x.ts"), `export default (pi: any) => pi.registerCommand("explicit", { handler: () => {} });`);
+    const { hooks } = await load({ cwd: project, trusted: true, paths: [explicit] });
+    expect(hooks.skipped()).toEqual([]);
+    expect(hooks.commands().map((c) => c.name)).toEqual(["explicit", "project-cmd"]);
+    expect(readFileSync(marker, "utf8")).toBe("imported");
+  });
+
+  it("records trust per project root in trust.json, replacing the file atomically", () => {
+    const home = temp("pi-ext-home-");
+    const { project } = projectWithExtension();
+    const other = temp("pi-ext-other-");
+    mkdirSync(join(project, "deep", "er"), { recursive: true });
+
+    expect(isTrusted(home, project)).toBe(false);
+    recordTrust(home, join(project, "deep", "er"), true);
+    recordTrust(home, other, false);
+    expect(isTrusted(home, project)).toBe(true);
+    expect(isTrusted(home, join(project, "deep"))).toBe(true);
+    expect(isTrusted(home, other)).toBe(false);
+    expect(projectRoot(join(project, "deep", "er"))).toBe(projectRoot(project));
+    expect(JSON.parse(readFileSync(trustFilePath(home), "utf8"))).toEqual({
+      trusted: { [projectRoot(project)]: true, [projectRoot(other)]: false },
+    });
+    expect(readdirSync(home)).toEqual(["trust.json"]);
+
+    recordTrust(home, project, false);
+    expect(isTrusted(home, project)).toBe(false);
+  });
+
+  it("trusts and records with --trust, and reads the recorded decision without it", () => {
+    const home = temp("pi-ext-home-");
+    const project = temp("pi-ext-project-");
+    const warnings: string[] = [];
+    expect(resolveTrust(home, project, undefined, (m) => void warnings.push(m))).toBe(false);
+    expect(resolveTrust(home, project, true, (m) => void warnings.push(m))).toBe(true);
+    expect(resolveTrust(home, project, undefined, (m) => void warnings.push(m))).toBe(true);
+    expect(warnings).toEqual([]);
+  });
+
+  it("treats a damaged trust.json as trusting nothing and refuses to overwrite it", () => {
+    const home = temp("pi-ext-home-");
+    const project = temp("pi-ext-project-");
+    writeFileSync(trustFilePath(home), "{ not json");
+    expect(isTrusted(home, project)).toBe(false);
+    expect(() => recordTrust(home, project, true)).toThrow(/trust\.json is not valid JSON .*fix it or delete it/);
+  });
+});
+
+describe("in the runtime", () => {
+  it("lets an extension tool named like a built-in replace it", async () => {
+    const home = temp("pi-ext-home-");
+    const cwd = temp("pi-ext-cwd-");
+    const path = write(
+      join(temp("pi-ext-src-"), "read.ts"),
+      `import { Type } from "typebox";
+       export default (pi: any) => pi.registerTool({
+         name: "read", label: "Read (audited)", description: "reads, audited",
+         parameters: Type.Object({ path: Type.String() }),
+         execute: async () => ({ content: [{ type: "text", text: "audited" }] }),
+       });`,
+    );
+    const runtime = new WorkerRuntime({ cwd, home, provider: "faux", noSession: true, env: {} });
+    const { hooks } = await load({ paths: [path], home, cwd });
+    runtime.setExtensions(hooks);
+    const reads = runtime.activeTools().filter((t) => t.name === "read");
+    expect(reads.map((t) => t.label)).toEqual(["Read (audited)"]);
+    expect(runtime.systemPrompt).toContain("reads, audited");
+  });
+});
+
+describe("the guard example", () => {
+  it.each([
+    ["rm -rf /tmp/x", true],
+    ["rm -fr build", true],
+    ["rm -r -f build", true],
+    ["sudo rm -Rf /", true],
+    ["/bin/rm --recursive --force dist", true],
+    ["make && rm -rfv out", true],
+    ["rm -r build", false],
+    ["rm -f file.txt", false],
+    ["grep -rf patterns.txt src", false],
+    ["echo done", false],
+  ])("treats %j as recursive-force rm: %s", (command, expected) => {
+    expect(isRecursiveForceRm(command)).toBe(expected);
+  });
+});
