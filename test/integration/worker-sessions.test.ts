@@ -114,7 +114,7 @@ describe("sessions", () => {
 
   it("continues a session written by pi 0.73.1", async () => {
     writeModels();
-    const recorded = resolve(import.meta.dirname, "../../../shared/protocol/pi-0.73.1-session-file.jsonl");
+    const recorded = resolve(import.meta.dirname, "../fixtures/pi-0.73.1-session-file.jsonl");
     const copy = join(project.path, "pi-session.jsonl");
     copyFileSync(recorded, copy);
     const before = readFileSync(copy, "utf8");

@@ -2,18 +2,21 @@
  * Serialises mutations of one file: calls for the same real path (symlinks resolved)
  * run one after another, different files run in parallel.
  */
-import { realpath } from "node:fs/promises";
+import { realpathSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 
 const tails = new Map<string, Promise<unknown>>();
 
-/** The canonical key of a path that may not exist yet: its parent's real path plus its name. */
-async function canonical(path: string): Promise<string> {
+/**
+ * The canonical key of a path that may not exist yet: its parent's real path plus its
+ * name. Synchronous on purpose, so calls take their place in the queue in call order.
+ */
+function canonical(path: string): string {
   try {
-    return await realpath(path);
+    return realpathSync.native(path);
   } catch {
     try {
-      return join(await realpath(dirname(path)), basename(path));
+      return join(realpathSync.native(dirname(path)), basename(path));
     } catch {
       return path;
     }
@@ -25,7 +28,7 @@ async function canonical(path: string): Promise<string> {
  * settles, so a write still in flight is never overtaken by the next one.
  */
 export async function withFileLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
-  const key = await canonical(path);
+  const key = canonical(path);
   const previous = tails.get(key) ?? Promise.resolve();
   const run = previous.then(fn, fn);
   const settled = run.then(

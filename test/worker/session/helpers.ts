@@ -4,7 +4,7 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import {
   emptyUsage,
@@ -16,7 +16,7 @@ import type { EntryBase, MessageEntry, SessionEntry } from "../../../worker/sess
 import type { SessionStore } from "../../../worker/session/session-file.js";
 
 /** The recorded pi 0.73.1 session (model mock/mock-1, thinking off, 4 messages). */
-export const PI_SESSION_FIXTURE = "/work/shared/protocol/pi-0.73.1-session-file.jsonl";
+export const PI_SESSION_FIXTURE = resolve(import.meta.dirname, "../../fixtures/pi-0.73.1-session-file.jsonl");
 
 /** Registers hooks: `tmp()` is a fresh folder per test; `track(store)` closes it afterwards. */
 export function useTempDir(): { tmp: () => string; track: (store: SessionStore) => SessionStore } {
