@@ -17,7 +17,7 @@ import type {
   Usage,
 } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
-import { classifyProviderError } from "./errors.js";
+import { failStream, finishStream } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
 
 /** Thinking budget per level; Anthropic's minimum budget is 1024 tokens. */
@@ -106,28 +106,16 @@ export function createAnthropicProvider(): Provider {
           }
         }
       } catch (error) {
-        const failure = classifyProviderError(error, signal.aborted);
-        yield* builder.fail(failure.message, failure);
+        yield* failStream(builder, error, signal.aborted);
         return;
       }
       // The SDK ends the iteration quietly when the signal aborts it.
-      if (signal.aborted) {
-        const failure = classifyProviderError(null, true);
-        yield* builder.fail(failure.message, failure);
-        return;
-      }
-      if (stopReason === null) {
-        yield* builder.fail("The Anthropic stream ended before the model finished (no stop_reason); the connection was probably cut.", {
-          retryable: true,
-        });
-        return;
-      }
-      const mapped = mapStopReason(stopReason);
-      if (mapped === "error") {
-        yield* builder.fail(`The model stopped with stop_reason "${stopReason}" and gave no usable answer.`);
-        return;
-      }
-      yield* builder.done(mapped);
+      yield* finishStream(builder, {
+        aborted: signal.aborted,
+        rawReason: stopReason,
+        mapped: stopReason === null ? null : mapStopReason(stopReason),
+        field: "stop_reason",
+      });
     },
   };
 }

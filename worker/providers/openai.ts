@@ -13,7 +13,7 @@ import type {
   Usage,
 } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
-import { classifyProviderError } from "./errors.js";
+import { failStream, finishStream } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -67,28 +67,16 @@ export function createOpenAIProvider(): Provider {
           }
         }
       } catch (error) {
-        const failure = classifyProviderError(error, signal.aborted);
-        yield* builder.fail(failure.message, failure);
+        yield* failStream(builder, error, signal.aborted);
         return;
       }
       // The SDK ends the iteration quietly when the signal aborts it.
-      if (signal.aborted) {
-        const failure = classifyProviderError(null, true);
-        yield* builder.fail(failure.message, failure);
-        return;
-      }
-      if (finishReason === null) {
-        yield* builder.fail("The model stream ended before the model finished (no finish_reason); the connection was probably cut.", {
-          retryable: true,
-        });
-        return;
-      }
-      const mapped = mapFinishReason(finishReason);
-      if (mapped === "error") {
-        yield* builder.fail(`The model stopped with finish_reason "${finishReason}" and gave no usable answer.`);
-        return;
-      }
-      yield* builder.done(mapped);
+      yield* finishStream(builder, {
+        aborted: signal.aborted,
+        rawReason: finishReason,
+        mapped: finishReason === null ? null : mapFinishReason(finishReason),
+        field: "finish_reason",
+      });
     },
   };
 }
