@@ -3,13 +3,15 @@
 // the bundle in ~80 ms. Model SDKs, jiti and the UI libraries stay external and are
 // imported lazily, so a start that does not need them never loads them.
 import { build } from "esbuild";
-import { chmodSync, existsSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, renameSync, rmSync } from "node:fs";
 
 const entries = ["cli/pi.ts", "cli/pi-orch.ts"].filter((e) => existsSync(e));
-rmSync("dist", { recursive: true, force: true });
+// Build beside dist/ and swap it in, so a test run using dist/ never sees it half written.
+const staging = `dist.staging-${process.pid}`;
+rmSync(staging, { recursive: true, force: true });
 await build({
   entryPoints: entries,
-  outdir: "dist",
+  outdir: staging,
   outbase: ".",
   bundle: true,
   splitting: true,
@@ -24,8 +26,9 @@ await build({
   },
   logLevel: "warning",
 });
-for (const entry of entries) {
-  const out = "dist/" + entry.replace(/\.ts$/, ".js");
-  chmodSync(out, 0o755);
-}
+for (const entry of entries) chmodSync(`${staging}/${entry.replace(/\.ts$/, ".js")}`, 0o755);
+const old = `dist.old-${process.pid}`;
+if (existsSync("dist")) renameSync("dist", old);
+renameSync(staging, "dist");
+rmSync(old, { recursive: true, force: true });
 console.log(`built ${entries.map((e) => "dist/" + e.replace(/\.ts$/, ".js")).join(", ")}`);

@@ -1,0 +1,125 @@
+/**
+ * Formatting shared by the `pi-orch` commands: the agent table, coloured statuses,
+ * relative times and short paths. Pure functions; the commands print the results.
+ */
+import { homedir } from "node:os";
+import type { AgentInfo, AgentStatus } from "../../supervisor/types.js";
+import type { Colors } from "../context.js";
+
+/** Colour a status the way every command shows it: green live, yellow in between, red broken. */
+export function colorStatus(status: AgentStatus, c: Colors): string {
+  switch (status) {
+    case "idle":
+      return c.green(status);
+    case "busy":
+      return c.cyan(status);
+    case "starting":
+    case "stopping":
+    case "backoff":
+    case "stalled":
+      return c.yellow(status);
+    case "unresponsive":
+    case "failed":
+      return c.red(status);
+    case "stopped":
+      return c.dim(status);
+  }
+}
+
+/** `3s ago`, `4m ago`, `2h ago`, `5d ago`; `-` for never. */
+export function ago(at: number | null | undefined, now = Date.now()): string {
+  if (!at) return "-";
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86_400)}d ago`;
+}
+
+/** A path with the home folder shown as `~`. */
+export function shortPath(path: string, home = homedir()): string {
+  return home && (path === home || path.startsWith(home + "/")) ? "~" + path.slice(home.length) : path;
+}
+
+/** `provider/model`, either part, or `-`. */
+export function modelOf(a: Pick<AgentInfo, "provider" | "model">): string {
+  if (a.provider && a.model) return a.model.includes("/") ? a.model : `${a.provider}/${a.model}`;
+  return a.model ?? a.provider ?? "-";
+}
+
+/** Visible width of a string (ANSI colour codes do not count). */
+export function visibleWidth(s: string): number {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/\x1b\[[0-9;]*m/g, "").length;
+}
+
+/** Left-aligned columns separated by two spaces; the header is dimmed. */
+export function renderTable(header: string[], rows: string[][], c: Colors): string {
+  const widths = header.map((h, i) => Math.max(visibleWidth(h), ...rows.map((r) => visibleWidth(r[i] ?? ""))));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell + " ".repeat(widths[i] - visibleWidth(cell))))
+      .join("  ")
+      .trimEnd();
+  return [c.dim(line(header)), ...rows.map(line)].join("\n");
+}
+
+/** `pi-orch/fix-a (3 changed)`: a worktree agent's branch and how many files differ from its base. */
+export function worktreeCell(a: AgentInfo, changed: number | null | undefined): string {
+  if (!a.worktree) return shortPath(a.cwd);
+  const count = changed === undefined ? "" : changed === null ? " (worktree missing)" : ` (${changed} changed)`;
+  return `${a.worktree.branch}${count}`;
+}
+
+/**
+ * The `list` table: name, status, pid, restarts, model, cwd, last seen. For agents in a
+ * worktree the cwd column shows the branch and, given `changes`, the changed-file count.
+ */
+export function agentTable(agents: readonly AgentInfo[], c: Colors, now = Date.now(), changes?: ReadonlyMap<string, number | null>): string {
+  const rows = agents.map((a) => [
+    c.bold(a.name),
+    colorStatus(a.status, c),
+    a.pid === null ? "-" : String(a.pid),
+    String(a.restarts),
+    modelOf(a),
+    worktreeCell(a, changes?.get(a.name)),
+    ago(a.lastSeenAt, now),
+  ]);
+  const where = agents.some((a) => a.worktree) ? "CWD / BRANCH" : "CWD";
+  return renderTable(["NAME", "STATUS", "PID", "RESTARTS", "MODEL", where, "LAST SEEN"], rows, c);
+}
+
+/** The `status` view: one field per line. */
+export function agentDetails(a: AgentInfo, c: Colors, now = Date.now()): string {
+  const exit = a.lastExit
+    ? `${a.lastExit.reason}${a.lastExit.code !== null ? ` code ${a.lastExit.code}` : ""}${a.lastExit.signal ? ` signal ${a.lastExit.signal}` : ""}` +
+      `${a.lastExit.message ? ` (${a.lastExit.message})` : ""}, ${ago(a.lastExit.at, now)}`
+    : "-";
+  const limits = [
+    a.limits.maxMemoryMb !== undefined ? `memory ${a.limits.maxMemoryMb} MB` : null,
+    a.limits.maxTokens !== undefined ? `tokens ${a.limits.maxTokens}` : null,
+    a.limits.runTimeoutMs !== undefined ? `run ${a.limits.runTimeoutMs / 1000}s` : null,
+  ].filter(Boolean);
+  const p = a.policy;
+  const fields: [string, string][] = [
+    ["name", c.bold(a.name)],
+    ["id", a.id],
+    ["status", colorStatus(a.status, c) + (a.statusReason ? ` (${a.statusReason})` : "")],
+    ["pid", a.pid === null ? "-" : String(a.pid)],
+    ["restarts", String(a.restarts)],
+    ["model", modelOf(a)],
+    ["cwd", a.cwd],
+    ...(a.worktree ? ([["worktree", `${a.worktree.path} (branch ${a.worktree.branch} from ${a.worktree.base.slice(0, 12)})`]] as [string, string][]) : []),
+    ["worker", a.workerCommand ? a.workerCommand.join(" ") : "pi --mode rpc (built in)"],
+    ["restart policy", `${p.restart}, backoff ${p.backoffInitialMs} ms doubling to ${p.backoffMaxMs / 1000}s, at most ${p.intensity} in ${p.periodMs / 1000}s`],
+    ["on stall", a.onStall],
+    ["limits", limits.length > 0 ? limits.join(", ") : "-"],
+    ["session", a.sessionFile ?? "-"],
+    ["last exit", exit],
+    ["last seen", ago(a.lastSeenAt, now)],
+    ["events", String(a.lastSeq)],
+    ["created", new Date(a.createdAt).toISOString()],
+  ];
+  const width = Math.max(...fields.map(([k]) => k.length));
+  return fields.map(([k, v]) => `${c.dim(k.padEnd(width))}  ${v}`).join("\n");
+}

@@ -1,0 +1,40 @@
+/** `pi-orch list`: every agent with its status, pid, restarts, model, cwd and last-seen time. */
+import type { Command } from "commander";
+import type { AgentInfo } from "../../supervisor/types.js";
+import { runAction, type CliContext } from "../context.js";
+import { agentTable } from "./format.js";
+import { worktreeChangeCounts } from "./worktree-changes.js";
+
+/** Register `list`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("list")
+    .alias("ls")
+    .description("list every agent: name, status, pid, restarts, model, cwd (or worktree branch and changed files), last seen")
+    .option("--json", "print the agents as a JSON array (every field of the registry plus live details)")
+    .addHelpText(
+      "after",
+      `
+Statuses: starting, idle, busy, stopping, stopped, backoff (waiting to restart),
+unresponsive (missed a ping), stalled (busy but silent), failed (gave up restarting).
+
+Examples:
+  pi-orch list
+  pi-orch list --json | jq -r '.[] | select(.status=="failed") | .name'`,
+    )
+    .action((opts: { json?: boolean }) =>
+      runAction(ctx, async () => {
+        const client = await ctx.client();
+        try {
+          const agents = await client.list<AgentInfo[]>();
+          const changes = await worktreeChangeCounts(agents);
+          if (opts.json) {
+            ctx.json(agents.map((a) => (a.worktree ? { ...a, worktree: { ...a.worktree, changedFiles: changes.get(a.name) ?? null } } : a)));
+          } else if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');
+          else ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
+        } finally {
+          await client.close();
+        }
+      }),
+    );
+}

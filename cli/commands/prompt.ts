@@ -1,0 +1,254 @@
+/**
+ * Talking to agents: `prompt` (one agent, `--to A,B` or `--all`; `--wait` streams the
+ * reply and exits when they settle), `steer`, `follow-up` and `abort`.
+ */
+import type { Command } from "commander";
+import type { IpcClient } from "../../ipc/client.js";
+import type { IpcStreamMessage } from "../../ipc/protocol.js";
+import type { AgentInfo } from "../../supervisor/types.js";
+import { CliError, runAction, type CliContext } from "../context.js";
+import { commaList } from "./options.js";
+import { contentText, TranscriptRenderer } from "./transcript.js";
+
+type WorkerResponse = { success: boolean; error?: string; data?: unknown };
+
+/** How one agent's run ended, for `--wait`. */
+interface RunOutcome {
+  agent: string;
+  ok: boolean;
+  /** `stop`, `error`, `aborted`, ... of the last assistant message, or why the run never finished. */
+  stopReason: string;
+  error?: string;
+  text: string;
+}
+
+/** Send one pi command to an agent; a refusal becomes a failure (exit 1) with the worker's reason. */
+async function send(client: IpcClient, agent: string, command: { type: string; [k: string]: unknown }, what: string): Promise<WorkerResponse> {
+  const response = await client.rpc<WorkerResponse>(agent, command);
+  if (!response.success) {
+    const hint = command.type === "prompt" && /stream|busy|running/i.test(response.error ?? "")
+      ? `; it is busy: use pi-orch steer ${agent} TEXT or pi-orch follow-up ${agent} TEXT`
+      : "";
+    throw new CliError(`agent "${agent}" refused the ${what}: ${response.error ?? "no reason given"}${hint}`);
+  }
+  return response;
+}
+
+/**
+ * Follows the runs started by our prompts until each settles: `agent_end` after an
+ * `agent_start`, or the worker going away (crash, stop, failure) mid-run.
+ */
+class RunWatcher {
+  private readonly runs = new Map<string, { started: boolean; outcome: RunOutcome | null; last: RunOutcome }>();
+  private resolveAll!: () => void;
+  readonly settled: Promise<void>;
+
+  constructor(agents: readonly string[]) {
+    for (const agent of agents) this.runs.set(agent, { started: false, outcome: null, last: { agent, ok: true, stopReason: "stop", text: "" } });
+    this.settled = new Promise((r) => (this.resolveAll = r));
+  }
+
+  /** Our prompt to `agent` was refused: it settles now, as a failure. */
+  refused(agent: string, error: string): void {
+    this.finish(agent, { agent, ok: false, stopReason: "refused", error, text: "" });
+  }
+
+  feed(m: IpcStreamMessage): void {
+    const run = this.runs.get(m.agent);
+    if (!run || run.outcome || m.type !== "event") return;
+    const e = m.event as Record<string, any>;
+    switch (e.type) {
+      case "agent_start":
+        run.started = true;
+        run.last = { agent: m.agent, ok: true, stopReason: "stop", text: "" };
+        return;
+      case "message_end":
+        if (run.started && e.message?.role === "assistant") {
+          const stopReason = String(e.message.stopReason ?? "stop");
+          const text = contentText(e.message.content);
+          run.last = {
+            agent: m.agent,
+            ok: stopReason !== "error" && stopReason !== "aborted",
+            stopReason,
+            error: e.message.errorMessage ?? (stopReason === "aborted" ? "the run was aborted" : undefined),
+            text: run.last.text && text ? `${run.last.text}\n${text}` : run.last.text || text,
+          };
+        }
+        return;
+      case "agent_end":
+        if (run.started) this.finish(m.agent, run.last);
+        return;
+      case "run_interrupted":
+        this.finish(m.agent, { ...run.last, ok: false, stopReason: "interrupted", error: `the run was interrupted: ${e.reason}` });
+        return;
+      case "agent_status":
+        if (["stopping", "stopped", "failed", "backoff", "unresponsive"].includes(e.status)) {
+          this.finish(m.agent, { ...run.last, ok: false, stopReason: e.status, error: `the agent went ${e.status}${e.reason ? ` (${e.reason})` : ""} before the run ended` });
+        }
+        return;
+    }
+  }
+
+  /** Outcomes so far; agents still running are reported as not settled. */
+  outcomes(): RunOutcome[] {
+    return [...this.runs.values()].map((r) => r.outcome ?? { ...r.last, ok: false, stopReason: "unsettled", error: "the run had not ended" });
+  }
+
+  /** The connection ended: whatever still runs will not be seen to end. */
+  disconnected(): void {
+    for (const [agent, run] of this.runs) {
+      if (!run.outcome) this.finish(agent, { ...run.last, ok: false, stopReason: "disconnected", error: "the supervisor went away before the run ended" });
+    }
+  }
+
+  private finish(agent: string, outcome: RunOutcome): void {
+    const run = this.runs.get(agent)!;
+    if (run.outcome) return;
+    run.outcome = outcome;
+    if ([...this.runs.values()].every((r) => r.outcome)) this.resolveAll();
+  }
+}
+
+/** The agents a prompt goes to: one named, a `--to` list, or every running agent. */
+async function targets(client: IpcClient, words: string[], opts: { to?: string[]; all?: boolean }): Promise<{ agents: string[]; text: string }> {
+  if (opts.to && opts.all) throw new CliError("give --to or --all, not both", 2);
+  let refs: string[];
+  let textWords: string[];
+  if (opts.to || opts.all) {
+    textWords = words;
+    refs = opts.to ?? [];
+  } else {
+    if (words.length < 2) throw new CliError('give an agent and the text: pi-orch prompt NAME "TEXT" (or --to A,B / --all)', 2);
+    refs = [words[0]];
+    textWords = words.slice(1);
+  }
+  const text = textWords.join(" ");
+  if (text.trim() === "") throw new CliError("the prompt text is empty", 2);
+  if (opts.all) {
+    const agents = (await client.list<AgentInfo[]>()).filter((a) => ["idle", "busy", "stalled", "starting"].includes(a.status));
+    if (agents.length === 0) throw new CliError("no running agent to prompt; see pi-orch list");
+    return { agents: agents.map((a) => a.name), text };
+  }
+  // Resolve ids and prefixes to names first, so an unknown agent fails before anything is sent.
+  const infos = await Promise.all(refs.map((r) => client.status<AgentInfo>(r)));
+  return { agents: [...new Set(infos.map((a) => a.name))], text };
+}
+
+/** Register `prompt`, `steer`, `follow-up` and `abort`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("prompt")
+    .argument("[words...]", "NAME TEXT, or only TEXT with --to/--all")
+    .description("send a prompt to an agent (or --to A,B, or --all); --wait streams the reply until the run ends")
+    .option("--to <agents>", "comma-separated agents to send the same prompt to", commaList)
+    .option("--all", "send the prompt to every running agent")
+    .option("--wait", "stream the reply and exit when every run has ended (exit 1 if a run ended in error)")
+    .option("--json", "with --wait: print each run's outcome as JSON instead of streaming")
+    .addHelpText(
+      "after",
+      `
+A busy agent refuses a prompt: use steer (delivered between turns) or follow-up
+(after the run) instead.
+
+Examples:
+  pi-orch prompt fix-login "now run the tests"
+  pi-orch prompt fix-login "summarize your changes" --wait
+  pi-orch prompt --to api,web "rebase on main" --wait
+  pi-orch prompt --all "commit your work"`,
+    )
+    .action((words: string[], opts: { to?: string[]; all?: boolean; wait?: boolean; json?: boolean }) =>
+      runAction(ctx, async () => {
+        const client = await ctx.client();
+        try {
+          const { agents, text } = await targets(client, words, opts);
+          if (!opts.wait) {
+            const results = await Promise.allSettled(agents.map((a) => send(client, a, { type: "prompt", message: text }, "prompt")));
+            let failed = 0;
+            results.forEach((r, i) => {
+              if (r.status === "fulfilled") ctx.out(`prompt sent to ${agents[i]}`);
+              else {
+                failed++;
+                ctx.err(`pi-orch: ${(r.reason as Error).message}`);
+              }
+            });
+            return failed > 0 ? 1 : 0;
+          }
+          return await promptAndWait(ctx, client, agents, text, Boolean(opts.json));
+        } finally {
+          await client.close();
+        }
+      }),
+    );
+
+  const queue = (name: string, type: "steer" | "follow_up", what: string, description: string, example: string) =>
+    program
+      .command(name)
+      .argument("<agent>", "agent name or unique id prefix")
+      .argument("<text...>", "the message")
+      .description(description)
+      .addHelpText("after", `\nExample:\n  ${example}`)
+      .action((agent: string, words: string[]) =>
+        runAction(ctx, async () => {
+          const message = words.join(" ");
+          if (message.trim() === "") throw new CliError(`the ${what} text is empty`, 2);
+          const client = await ctx.client();
+          try {
+            const name = (await client.status<AgentInfo>(agent)).name;
+            await send(client, name, { type, message }, what);
+            ctx.out(`${what} queued for ${name}`);
+          } finally {
+            await client.close();
+          }
+        }),
+      );
+  queue("steer", "steer", "steering message", "steer a busy agent: the message is delivered after the current tool calls, before its next turn", 'pi-orch steer fix-login "use the new API instead"');
+  queue("follow-up", "follow_up", "follow-up", "queue a message for when the agent's current run ends", 'pi-orch follow-up fix-login "then update the changelog"');
+
+  program
+    .command("abort")
+    .argument("<agent>", "agent name or unique id prefix")
+    .description("abort the agent's current run (the model stream and its running tools); the agent stays up")
+    .addHelpText("after", "\nExample:\n  pi-orch abort fix-login")
+    .action((agent: string) =>
+      runAction(ctx, async () => {
+        const client = await ctx.client();
+        try {
+          const name = (await client.status<AgentInfo>(agent)).name;
+          await send(client, name, { type: "abort" }, "abort");
+          ctx.out(`abort sent to ${name}`);
+        } finally {
+          await client.close();
+        }
+      }),
+    );
+}
+
+/** Subscribe, send the prompts, stream the replies, and report how each run ended. */
+async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[], text: string, json: boolean): Promise<number> {
+  const watcher = new RunWatcher(agents);
+  const renderer = new TranscriptRenderer({
+    write: (s) => process.stdout.write(s),
+    colors: ctx.color,
+    prefixAgents: agents.length > 1,
+    verbose: false,
+  });
+  await client.subscribe({ agents }, (m) => {
+    if (!json) renderer.feed(m);
+    watcher.feed(m);
+  });
+  void client.closed.then(() => watcher.disconnected());
+  await Promise.all(
+    agents.map((agent) =>
+      send(client, agent, { type: "prompt", message: text }, "prompt").catch((err: Error) => watcher.refused(agent, err.message)),
+    ),
+  );
+  await watcher.settled;
+  renderer.end();
+  const outcomes = watcher.outcomes();
+  if (json) ctx.json(outcomes);
+  for (const o of outcomes) {
+    if (o.ok) continue;
+    ctx.err(`pi-orch: ${o.stopReason === "refused" ? o.error : `agent "${o.agent}": ${o.error ?? `the run ended with ${o.stopReason}`}; see pi-orch logs ${o.agent}`}`);
+  }
+  return outcomes.every((o) => o.ok) ? 0 : 1;
+}

@@ -1,0 +1,40 @@
+/** `pi-orch shutdown`: stop every agent and end the supervisor (never starts one). */
+import type { Command } from "commander";
+import { runAction, type CliContext } from "../context.js";
+
+/** Register `shutdown`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("shutdown")
+    .description("stop every agent gracefully, save the registry and end the supervisor")
+    .option("--json", "print what was stopped as JSON")
+    .addHelpText(
+      "after",
+      `
+Agents that were running are recorded as stopped (reason "supervisor exited");
+pi-orch serve --resume brings them back with their sessions.
+
+Example:
+  pi-orch shutdown`,
+    )
+    .action((opts: { json?: boolean }) =>
+      runAction(ctx, async () => {
+        let client;
+        try {
+          client = await ctx.client({ autostart: false });
+        } catch (err) {
+          if (err instanceof Error && /no supervisor is running/.test(err.message)) {
+            if (opts.json) ctx.json({ stopped: [], running: false });
+            else ctx.out(`no supervisor is running for ${ctx.home()}; nothing to shut down`);
+            return 0;
+          }
+          throw err;
+        }
+        const result = await client.shutdown<{ stopped: string[] }>();
+        // The supervisor closes the socket once its teardown is complete.
+        await client.closed;
+        if (opts.json) ctx.json({ ...result, running: false });
+        else ctx.out(`supervisor stopped${result.stopped.length ? `; agents: ${result.stopped.join(", ")}` : ""}`);
+      }),
+    );
+}

@@ -1,0 +1,117 @@
+/** `pi-orch spawn`: start a new agent under the supervisor. */
+import { resolve } from "node:path";
+import { Option, type Command } from "commander";
+import type { IpcParams } from "../../ipc/protocol.js";
+import type { AgentInfo, RestartKind, StallAction } from "../../supervisor/types.js";
+import { splitCommandLine } from "../../supervisor/worker-command.js";
+import { CliError, runAction, type CliContext } from "../context.js";
+import { colorStatus } from "./format.js";
+import { positiveInt, secondsToMs } from "./options.js";
+
+interface SpawnFlags {
+  name?: string;
+  cwd?: string;
+  provider?: string;
+  model?: string;
+  prompt?: string;
+  restart?: RestartKind;
+  workerCommand?: string;
+  onStall?: StallAction;
+  maxMemory?: number;
+  maxTokens?: number;
+  runTimeout?: number;
+  json?: boolean;
+  worktree?: boolean;
+  branch?: string;
+  base?: string;
+}
+
+/** Register `spawn`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("spawn")
+    .description("start a new agent (a worker process speaking the pi protocol) and wait until it is ready")
+    .option("--name <name>", "agent name (default: a generated two-word name)")
+    .option("--cwd <dir>", "working directory of the agent (default: this one)")
+    .option("--provider <name>", "model provider: anthropic, openai, faux, or one from models.json")
+    .option("--model <id>", "model id, or provider/id")
+    .option("--prompt <text>", "a first prompt, sent once the agent is ready")
+    .addOption(new Option("--restart <policy>", "restart policy").choices(["permanent", "transient", "temporary"]).default("transient"))
+    .option("--worker-command <cmd>", 'run this pi-compatible program instead of the built-in worker, e.g. "pi --mode rpc"')
+    .addOption(new Option("--on-stall <action>", "when a busy agent emits nothing for the stall timeout").choices(["notify", "abort", "restart"]).default("notify"))
+    .option("--max-memory <MB>", "restart the worker when its process tree uses more RSS than this", positiveInt)
+    .option("--max-tokens <n>", "abort a run that uses more tokens than this", positiveInt)
+    .option("--run-timeout <seconds>", "abort a run that takes longer than this", secondsToMs)
+    .option("--worktree", "give the agent its own git worktree of the repository around --cwd, on a new branch")
+    .option("--branch <name>", "with --worktree: the branch to create (default pi-orch/<name>)")
+    .option("--base <ref>", "with --worktree: the commit the branch starts from (default HEAD)")
+    .option("--json", "print the new agent as JSON")
+    .addHelpText(
+      "after",
+      `
+Restart policies: permanent (always restart), transient (after a crash; the default),
+temporary (never). Restarts back off from 500 ms doubling to 30 s; more than 5 in 60 s
+and the agent is failed. A restarted agent resumes its session.
+
+Examples:
+  pi-orch spawn --name fix-login --prompt "fix the login test"
+  pi-orch spawn --name demo --provider faux --prompt "list the files"
+  pi-orch spawn --name up --worker-command "pi --mode rpc --no-session" --model anthropic/claude-sonnet-4-5
+  pi-orch spawn --name guarded --max-memory 800 --run-timeout 600 --on-stall abort
+  pi-orch spawn --name fix-a --worktree --base main --prompt "fix the login test"   then: pi-orch diff fix-a`,
+    )
+    .action((flags: SpawnFlags) =>
+      runAction(ctx, async () => {
+        if (!flags.worktree && (flags.branch !== undefined || flags.base !== undefined)) {
+          throw new CliError("--branch and --base go with --worktree", 2);
+        }
+        let workerCommand: string[] | undefined;
+        if (flags.workerCommand !== undefined) {
+          try {
+            workerCommand = splitCommandLine(flags.workerCommand);
+          } catch (err) {
+            throw new CliError(`--worker-command: ${(err as Error).message}`, 2);
+          }
+          if (workerCommand.length === 0) throw new CliError('--worker-command is empty; pass a program, e.g. --worker-command "pi --mode rpc"', 2);
+        }
+        const limits = {
+          ...(flags.maxMemory !== undefined ? { maxMemoryMb: flags.maxMemory } : {}),
+          ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
+          ...(flags.runTimeout !== undefined ? { runTimeoutMs: flags.runTimeout } : {}),
+        };
+        const request: IpcParams<"spawn"> = {
+          name: flags.name,
+          cwd: flags.cwd ? resolve(flags.cwd) : process.cwd(),
+          provider: flags.provider,
+          model: flags.model,
+          restart: flags.restart,
+          workerCommand,
+          onStall: flags.onStall,
+          limits,
+          prompt: flags.prompt,
+          worktree: flags.worktree ? { branch: flags.branch, base: flags.base } : undefined,
+        };
+        const client = await ctx.client();
+        try {
+          const info = await client.spawn<AgentInfo>(request);
+          const started = info.status !== "failed" && info.status !== "stopped" && info.status !== "backoff";
+          if (flags.json) ctx.json(info);
+          else if (!started) {
+            ctx.err(
+              `pi-orch: agent "${info.name}" was created but its worker did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""}); ` +
+                `see pi-orch logs ${info.name} --stderr`,
+            );
+          } else {
+            ctx.out(
+              `spawned ${ctx.color.bold(info.name)} (id ${info.id}, pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)})` +
+                (flags.prompt !== undefined ? "; prompt sent" : ""),
+            );
+            ctx.out(ctx.color.dim(`  follow it: pi-orch attach ${info.name}`));
+          }
+          return started ? 0 : 1;
+        } finally {
+          await client.close();
+        }
+      }),
+    );
+}

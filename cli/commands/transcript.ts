@@ -1,0 +1,174 @@
+/**
+ * A readable transcript of agent events for `attach`, `logs` and `prompt --wait`:
+ * assistant text as it streams, one line per tool call with a short summary of its
+ * arguments, results collapsed to their first line, and supervisor notices. With
+ * several agents each line is prefixed by the agent's name.
+ */
+import type { Colors } from "../context.js";
+
+/** One streamed message as the supervisor sends it (`event` or `lagged`). */
+export type TranscriptMessage =
+  | { type: "event"; agent: string; seq: number; at?: number; event: Record<string, unknown> }
+  | { type: "lagged"; agent: string; from: number; to: number };
+
+/** Options of a renderer. */
+export interface TranscriptOptions {
+  write: (text: string) => void;
+  colors: Colors;
+  /** Prefix every line with the agent's name (several agents in one stream). */
+  prefixAgents?: boolean;
+  /** Show prompts, tool calls, errors and supervisor notices (default); false prints only assistant text. */
+  verbose?: boolean;
+}
+
+type Json = Record<string, any>;
+
+/** Turns a stream of events into text. Feed it messages in order; call `end()` at the end. */
+export class TranscriptRenderer {
+  private readonly partial = new Map<string, string>();
+
+  constructor(private readonly opts: TranscriptOptions) {}
+
+  /** Render one message. */
+  feed(message: TranscriptMessage): void {
+    const c = this.opts.colors;
+    if (message.type === "lagged") {
+      this.line(message.agent, c.yellow(`… skipped events ${message.from}-${message.to} (this client fell behind)`));
+      return;
+    }
+    const { agent } = message;
+    const e = message.event as Json;
+    switch (e.type) {
+      case "message_start":
+        if (e.message?.role === "user") this.line(agent, c.bold(c.cyan(`> ${contentText(e.message.content)}`)));
+        return;
+      case "message_update": {
+        const delta = e.assistantMessageEvent as Json | undefined;
+        if (delta?.type === "text_delta") this.text(agent, String(delta.delta));
+        else if (delta?.type === "thinking_delta" && this.opts.verbose !== false) this.text(agent, c.dim(String(delta.delta)));
+        else if (delta?.type === "thinking_end" && this.opts.verbose !== false) this.breakLine(agent);
+        return;
+      }
+      case "message_end": {
+        if (e.message?.role !== "assistant") return;
+        this.breakLine(agent);
+        if (e.message.stopReason === "error") this.line(agent, c.red(`error: ${e.message.errorMessage ?? "the model request failed"}`));
+        else if (e.message.stopReason === "aborted") this.line(agent, c.yellow("aborted"));
+        return;
+      }
+      case "tool_execution_start":
+        this.line(agent, `${c.cyan("⏺")} ${c.bold(String(e.toolName))}(${summarizeArgs(e.toolName, e.args)})`);
+        return;
+      case "tool_execution_end":
+        this.line(agent, (e.isError ? c.red : c.dim)(`  ⎿ ${collapse(contentText(e.result?.content))}`));
+        return;
+      case "agent_end":
+        this.breakLine(agent);
+        return;
+      case "agent_status":
+        this.line(agent, c.dim(`· ${e.previous} → ${e.status}${e.reason ? ` (${e.reason})` : ""}`));
+        return;
+      case "worker_started":
+        this.line(agent, c.dim(`· worker started, pid ${e.pid}${e.resumed ? `, resuming ${e.resumed}` : ""}`));
+        return;
+      case "worker_exited":
+        this.line(agent, c.yellow(`· worker exited (${e.reason}${e.code !== null && e.code !== undefined ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})`));
+        return;
+      case "run_interrupted":
+        this.line(agent, c.yellow(`! run interrupted: ${e.reason}`));
+        return;
+      case "limit_exceeded":
+        this.line(agent, c.yellow(`! limit exceeded (${e.limit}): ${e.message}`));
+        return;
+      case "protocol_error":
+      case "supervisor_error":
+      case "extension_error":
+        this.line(agent, c.red(`! ${e.type.replace("_", " ")}: ${e.message ?? e.error ?? ""}`));
+        return;
+      case "auto_retry_start":
+        this.line(agent, c.yellow(`· retrying (attempt ${e.attempt ?? "?"}): ${e.errorMessage ?? ""}`));
+        return;
+      case "compaction_start":
+        this.line(agent, c.dim(`· compacting the context (${e.reason})`));
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Finish partial lines. */
+  end(): void {
+    for (const agent of [...this.partial.keys()]) this.breakLine(agent);
+  }
+
+  /** A whole line, after finishing the agent's open line. */
+  private line(agent: string, text: string): void {
+    if (this.opts.verbose === false) return;
+    this.breakLine(agent);
+    this.emit(agent, text + "\n");
+  }
+
+  private text(agent: string, text: string): void {
+    if (!this.opts.prefixAgents) {
+      this.partial.set(agent, (this.partial.get(agent) ?? "") + text);
+      this.opts.write(text);
+      // Only whether the line is open matters without prefixes.
+      const open = this.partial.get(agent)!;
+      const nl = open.lastIndexOf("\n");
+      if (nl >= 0) this.partial.set(agent, open.slice(nl + 1));
+      return;
+    }
+    const buffered = (this.partial.get(agent) ?? "") + text;
+    const lines = buffered.split("\n");
+    this.partial.set(agent, lines.pop()!);
+    for (const l of lines) this.emit(agent, l + "\n");
+  }
+
+  /** End the agent's open line, if any. */
+  private breakLine(agent: string): void {
+    const open = this.partial.get(agent);
+    if (open === undefined) return;
+    this.partial.delete(agent);
+    if (open === "") return;
+    if (this.opts.prefixAgents) this.emit(agent, open + "\n");
+    else this.opts.write("\n");
+  }
+
+  private emit(agent: string, text: string): void {
+    if (!this.opts.prefixAgents) {
+      this.opts.write(text);
+      return;
+    }
+    const c = this.opts.colors;
+    this.opts.write(`${c.dim(`[${agent}]`)} ${text}`);
+  }
+}
+
+/** `ls -A src`, `src/index.ts`, `"TODO"`: the one argument that says what a tool call does. */
+export function summarizeArgs(tool: unknown, args: unknown): string {
+  const a = (typeof args === "object" && args !== null ? args : {}) as Json;
+  const pick =
+    tool === "bash" ? a.command : tool === "grep" || tool === "find" ? a.pattern : (a.path ?? a.file_path ?? a.command ?? a.pattern);
+  const text = typeof pick === "string" ? pick : JSON.stringify(args ?? {});
+  return truncate(text.replace(/\s+/g, " ").trim(), 80);
+}
+
+/** First line of a tool result, with how many lines were left out. */
+export function collapse(text: string): string {
+  const lines = text.trimEnd().split("\n");
+  const first = truncate(lines[0] ?? "", 100) || "(no output)";
+  return lines.length > 1 ? `${first} … (+${lines.length - 1} lines)` : first;
+}
+
+/** The text of a message content (a string, or an array of text/image parts). */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p: Json) => (p?.type === "text" ? String(p.text) : p?.type === "image" ? "[image]" : ""))
+    .join("");
+}
+
+function truncate(s: string, max: number): string {
+  return s.length > max ? s.slice(0, max - 1) + "…" : s;
+}

@@ -1,0 +1,105 @@
+/**
+ * Interop: the upstream `pi --mode rpc` (@mariozechner/pi-coding-agent 0.73.1, installed
+ * by `npm test`'s pretest into test/upstream) runs as a pi-orch worker through
+ * `--worker-command`, against the mock model server. spawn, prompt, attach and stop
+ * must work as they do with our own worker.
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { World, type Json } from "../support/orch-cli.js";
+import { isAlive, tempDir, waitForExit } from "../support/rpc-worker.js";
+
+const UPSTREAM = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+const installed = existsSync(UPSTREAM);
+if (!installed) {
+  process.stderr.write(
+    `upstream-interop: skipped: ${UPSTREAM} is missing; npm test installs it (pretest: node scripts/ensure-upstream.mjs)\n`,
+  );
+}
+
+let world: World | undefined;
+let server: MockModelServer | undefined;
+let agentDir: { path: string; cleanup: () => void } | undefined;
+
+afterEach(async () => {
+  await world?.cleanup();
+  await server?.close();
+  agentDir?.cleanup();
+  world = server = agentDir = undefined;
+});
+
+describe.skipIf(!installed)("upstream pi 0.73.1 as a pi-orch worker (skipped when test/upstream is not installed)", () => {
+  it("spawns, prompts, attaches and stops like our own worker", async () => {
+    server = await startMockModelServer();
+    agentDir = tempDir("pi-upstream-agent-");
+    mkdirSync(agentDir.path, { recursive: true });
+    writeFileSync(
+      join(agentDir.path, "models.json"),
+      JSON.stringify({
+        providers: {
+          mock: {
+            baseUrl: `${server.url}/v1`,
+            api: "openai-completions",
+            apiKey: "mock-key",
+            models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
+          },
+        },
+      }),
+    );
+    world = new World({ PI_CODING_AGENT_DIR: agentDir.path, PI_OFFLINE: "1" });
+    await world.serve();
+
+    const spawned = JSON.parse(
+      await world.ok([
+        "spawn",
+        "--name",
+        "upstream",
+        "--worker-command",
+        `${process.execPath} ${UPSTREAM} --mode rpc --no-session`,
+        "--provider",
+        "mock",
+        "--model",
+        "mock-1",
+        "--json",
+      ]),
+    ) as Json;
+    expect(spawned.status).toBe("idle");
+    expect(isAlive(spawned.pid)).toBe(true);
+
+    const attach = world.start(["attach", "upstream"]);
+    const attachJson = world.start(["attach", "upstream", "--json"]);
+    await world.until("attach to connect", attach.stderr, (t) => t.includes("attached to upstream"));
+    await world.until("attach --json to connect", attachJson.stderr, (t) => t.includes("attached to upstream"));
+
+    server.enqueue({ text: ["Hello ", "from the ", "mock model."] });
+    const prompt = await world.cli(["prompt", "upstream", "say hello", "--wait"]);
+    expect(prompt.stderr).toBe("");
+    expect(prompt.code).toBe(0);
+    expect(prompt.stdout).toContain("Hello from the mock model.");
+    expect(server.requests).toHaveLength(1);
+    expect(JSON.stringify(server.requests[0].body.messages)).toContain("say hello");
+
+    await world.until("the transcript", attach.stdout, (t) => t.includes("Hello from the mock model."));
+    const raw = await world.until("agent_end in the raw stream", attachJson.stdout, (t) => t.includes('"agent_end"'));
+    const types = raw
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Json)
+      .filter((m) => m.type === "event" && m.agent === "upstream")
+      .map((m) => m.event.type);
+    expect(types).toEqual(expect.arrayContaining(["agent_start", "message_start", "message_update", "message_end", "agent_end"]));
+    expect(types.indexOf("agent_start")).toBeLessThan(types.indexOf("agent_end"));
+
+    attach.proc.kill("SIGINT");
+    attachJson.proc.kill("SIGINT");
+    expect(await attach.exited).toBe(0);
+    expect(await attachJson.exited).toBe(0);
+
+    const stopped = JSON.parse(await world.ok(["stop", "upstream", "--json"])) as Json;
+    expect(stopped.status).toBe("stopped");
+    expect(await waitForExit(spawned.pid, 5000)).toBe(true);
+    expect(world.taggedPids().filter((p) => p !== world!.serves[0].pid)).toEqual([]);
+  }, 90_000);
+});
