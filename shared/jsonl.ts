@@ -117,6 +117,7 @@ export function parseJsonLine(line: string): ParsedLine {
 export class JsonlWriter {
   private tail: Promise<void> = Promise.resolve();
   private closed = false;
+  private corked = false;
 
   constructor(private readonly stream: Writable) {
     stream.on("error", () => {
@@ -134,13 +135,26 @@ export class JsonlWriter {
     return this.tail;
   }
 
-  /** Resolves when every queued line was handed to the stream. */
+  /** Resolves when every queued line was handed to the stream (uncorked, so a close after it loses nothing). */
   flush(): Promise<void> {
-    return this.tail;
+    return this.tail.then(() => this.uncork());
+  }
+
+  private uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.stream.uncork();
   }
 
   private writeRaw(line: string): Promise<void> {
     if (this.closed || this.stream.destroyed || this.stream.writableEnded) return Promise.resolve();
+    // Lines written in one burst leave in one system call: cork now, uncork once the
+    // current run of callbacks and promise jobs is over.
+    if (!this.corked) {
+      this.corked = true;
+      this.stream.cork();
+      process.nextTick(() => this.uncork());
+    }
     return new Promise<void>((resolve) => {
       const ok = this.stream.write(line);
       if (ok) return resolve();

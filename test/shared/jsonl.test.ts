@@ -67,6 +67,7 @@ describe("JsonlWriter", () => {
     void w.write({ a: 1 });
     void w.write({ b: "x\u2028y" });
     await w.flush();
+    await new Promise((r) => setImmediate(r));
     expect(chunks.join("")).toBe('{"a":1}\n{"b":"x\u2028y"}\n');
   });
 
