@@ -79,6 +79,11 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
     const g = globals();
     return g.home ? resolve(g.home) : piOrchHome();
   };
+  // `pi-orch logs x | head` closes stdout early: that is the reader's choice, not a failure.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   return {
     home,
     selfBin,

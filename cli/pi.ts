@@ -191,8 +191,9 @@ async function main(argv: string[]): Promise<number> {
     if (piped) prompt = prompt ? `${prompt}\n\n${piped}` : piped;
   }
   if (!opts.print && process.stdin.isTTY && process.stdout.isTTY && !prompt) {
-    process.stderr.write("pi: give a task: pi -p \"TASK\" (or --mode rpc to drive it over stdio); see pi --help\n");
-    return 2;
+    // Interactive mode: loaded lazily so rpc and print start without ink and react.
+    const { runInteractive } = await import("./tui/interactive.js");
+    return runInteractive(runtime, (ui) => (extensionUi = ui));
   }
   if (!prompt) {
     process.stderr.write("pi: no task given: pass it as an argument or on stdin; see pi --help\n");

@@ -122,8 +122,8 @@ export class IpcClient {
     return this.request<T, "restart">("restart", { agent, ...opts });
   }
 
-  /** Forget an agent (AgentInfo of what was removed). */
-  remove<T = unknown>(agent: string, opts: { force?: boolean } = {}): Promise<T> {
+  /** Forget an agent and remove its worktree (AgentInfo of what was removed). */
+  remove<T = unknown>(agent: string, opts: { force?: boolean; deleteBranch?: boolean } = {}): Promise<T> {
     return this.request<T, "remove">("remove", { agent, ...opts });
   }
 

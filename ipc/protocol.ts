@@ -46,6 +46,13 @@ export const SpawnRequest = request("spawn", {
       runTimeoutMs: Type.Optional(PositiveInt),
     }),
   ),
+  /** Give the agent its own git worktree on a new branch (default `pi-orch/<name>` from `HEAD`). */
+  worktree: Type.Optional(
+    Type.Object({
+      branch: Type.Optional(Type.String({ minLength: 1 })),
+      base: Type.Optional(Type.String({ minLength: 1 })),
+    }),
+  ),
   prompt: Type.Optional(Type.String()),
   /** Answer once the worker left `starting` (default true). */
   wait: Type.Optional(Type.Boolean()),
@@ -59,8 +66,15 @@ export const StatusRequest = request("status", { agent: AgentRef });
 export const StopRequest = request("stop", { agent: Type.Optional(AgentRef), all: Type.Optional(Type.Boolean()) });
 /** `restart`: restart by hand, resuming the session; also brings back `failed`/`stopped` agents. */
 export const RestartRequest = request("restart", { agent: AgentRef, wait: Type.Optional(Type.Boolean()) });
-/** `remove`: forget an agent; `force` stops a running one first. */
-export const RemoveRequest = request("remove", { agent: AgentRef, force: Type.Optional(Type.Boolean()) });
+/**
+ * `remove`: forget an agent and remove its worktree; `force` stops a running one first and
+ * discards uncommitted worktree changes; `deleteBranch` also deletes the worktree's branch.
+ */
+export const RemoveRequest = request("remove", {
+  agent: AgentRef,
+  force: Type.Optional(Type.Boolean()),
+  deleteBranch: Type.Optional(Type.Boolean()),
+});
 /** `rpc`: forward one pi protocol command; `data` is the worker's own response. */
 export const RpcRequest = request("rpc", {
   agent: AgentRef,

@@ -27,7 +27,7 @@ export function supervisorBackend(sup: Supervisor): IpcBackend {
         case "restart":
           return sup.restart(request.agent, { wait: request.wait });
         case "remove":
-          return sup.remove(request.agent, { force: request.force });
+          return sup.remove(request.agent, { force: request.force, deleteBranch: request.deleteBranch });
         case "rpc":
           return sup.rpc(request.agent, request.command, { timeoutMs: request.timeoutMs });
       }

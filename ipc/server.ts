@@ -190,7 +190,8 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
     const id = typeof rawId === "string" || typeof rawId === "number" ? rawId : null;
     if (id === null) return void fail(null, "bad_request", 'a request needs an "id" (string or number) to match its response');
     if (typeof type !== "string" || !Object.hasOwn(IpcRequestSchemas, type)) {
-      return void fail(id, "unknown_type", `unknown request type ${JSON.stringify(type)}; expected one of: ${Object.keys(IpcRequestSchemas).join(", ")}`);
+      const shown = typeof type === "string" ? JSON.stringify(type.slice(0, 100)) : typeof type;
+      return void fail(id, "unknown_type", `unknown request type ${shown}; expected one of: ${Object.keys(IpcRequestSchemas).join(", ")}`);
     }
     const checked = checker(IpcRequestSchemas[type as IpcRequestType])(value);
     if (!checked.ok) return void fail(id, "invalid_request", `invalid ${type} request: ${checked.errors.join("; ")}`);

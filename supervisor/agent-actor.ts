@@ -10,6 +10,7 @@ import { OrchError } from "./errors.js";
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
 import { groupRssBytes } from "./process-tree.js";
+import { redactArgv, redactEnv } from "./redact.js";
 import { decideRestart, describeExit } from "./restart-policy.js";
 import { killGroupLeftovers, killWorker, stopWorker, type WorkerHandle } from "./teardown.js";
 import {
@@ -145,9 +146,13 @@ export class AgentActor {
     return { ...this.record };
   }
 
-  /** Record plus live details, for `list`/`status`. */
+  /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
   info(): AgentInfo {
-    return { ...this.record, lastSeq: this.opts.log.lastSeq, startedAt: this.worker?.startedAt ?? null };
+    const info: AgentInfo = { ...this.record, lastSeq: this.opts.log.lastSeq, startedAt: this.worker?.startedAt ?? null };
+    if (info.env) info.env = redactEnv(info.env);
+    if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);
+    if (info.workerCommand) info.workerCommand = redactArgv(info.workerCommand);
+    return info;
   }
 
   /** `failed after 5 restarts in 60s; last exit: ...`, or just the status. */
@@ -331,7 +336,7 @@ export class AgentActor {
     }
     proc.stderr?.on("data", (chunk: Buffer | string) => this.opts.log.appendStderr(chunk.toString()));
     if (proc.pid === undefined) return; // the exit message with the spawn error follows
-    this.emit({ type: "worker_started", pid: proc.pid, command: [file, ...args], resumed: this.record.sessionFile });
+    this.emit({ type: "worker_started", pid: proc.pid, command: redactArgv([file, ...args]), resumed: this.record.sessionFile });
     const probe = this.requestId("start");
     this.pending.set(probe, {
       resolve: (r) => this.onStartProbe(r),

@@ -3,8 +3,8 @@
  * them. Written atomically (temp file, fsync, rename) so a crash mid-write leaves
  * either the old file or the new one, never half of either.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { DEFAULT_RESTART_POLICY, RUNNING_STATUSES, type AgentRecord, type AgentStatus } from "./types.js";
 
 /** Path of the registry file under a pi-orch home. */
@@ -60,6 +60,7 @@ const LIVE_OR_PENDING: ReadonlySet<AgentStatus> = new Set([...RUNNING_STATUSES, 
  */
 export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
   const path = registryPath(home);
+  removeStaleTempFiles(path);
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -94,6 +95,20 @@ export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
     agents.push(record);
   }
   return { agents, warnings };
+}
+
+/** A supervisor killed between writing its temp file and the rename leaves `agents.json.<pid>.tmp` behind. */
+function removeStaleTempFiles(path: string): void {
+  const prefix = `${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.startsWith(prefix) && name.endsWith(".tmp")) rmSync(join(dirname(path), name), { force: true });
+  }
 }
 
 /** Fill fields an older or hand-edited file may lack, so the rest of the code can trust the shape. */

@@ -25,8 +25,10 @@ import {
   type RestartKind,
   type RestartPolicy,
   type StallAction,
+  type WorktreeInfo,
 } from "./types.js";
 import { defaultWorkerCommand } from "./worker-command.js";
+import { createWorktree, removeWorktree, worktreeDirty, type DeleteBranch, type WorktreeRequest } from "./worktrees.js";
 
 /** Options of a supervisor; everything but `home` has a default. */
 export interface SupervisorOptions {
@@ -49,6 +51,8 @@ export interface SupervisorOptions {
   subscriberBuffer?: number;
   /** Problems that are not errors (a corrupt registry moved aside, a failed registry write). */
   onWarning?: (message: string) => void;
+  /** Where agents' git worktrees go (default `<home>/worktrees`). */
+  worktreesDir?: string;
 }
 
 /** What `spawn` takes. */
@@ -69,6 +73,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   onStall?: StallAction;
   limits?: AgentLimits;
+  /** Give the agent its own git worktree of the repository around `cwd`, on a new branch. */
+  worktree?: WorktreeRequest;
   /** A first prompt, sent once the worker is ready. */
   prompt?: string;
   /** Resolve once the worker left `starting` (default true); false resolves at once. */
@@ -95,7 +101,10 @@ export class Supervisor {
   readonly home: string;
   readonly logsDir: string;
   readonly timings: AgentTimings;
+  readonly worktreesDir: string;
   private readonly actors = new Map<string, AgentActor>();
+  /** Names of agents whose spawn is creating a worktree (not yet in `actors`). */
+  private readonly reserved = new Set<string>();
   private readonly logs = new Map<string, AgentEventLog>();
   private readonly hub: SubscriberHub;
   private readonly registry: RegistryWriter;
@@ -106,6 +115,7 @@ export class Supervisor {
   private constructor(private readonly opts: SupervisorOptions) {
     this.home = resolve(opts.home);
     this.logsDir = join(this.home, "logs");
+    this.worktreesDir = resolve(opts.worktreesDir ?? join(this.home, "worktrees"));
     this.timings = { ...DEFAULT_TIMINGS, ...opts.timings };
     this.defaultCommand = opts.defaultWorkerCommand ?? defaultWorkerCommand();
     this.defaultPolicy = { ...DEFAULT_RESTART_POLICY, ...opts.policy };
@@ -130,8 +140,9 @@ export class Supervisor {
   /** Start a new agent. Rejects with `exists`/`invalid` before anything is started. */
   async spawn(opts: SpawnOptions = {}): Promise<AgentInfo> {
     this.assertOpen();
-    const name = opts.name ?? generateName(new Set(this.actors.keys()));
+    const name = opts.name ?? generateName(new Set([...this.actors.keys(), ...this.reserved]));
     assertValidName(name);
+    if (this.reserved.has(name)) throw new OrchError("exists", `an agent named "${name}" is being spawned right now; pick another --name`);
     const existing = this.actors.get(name);
     if (existing) {
       throw new OrchError(
@@ -142,10 +153,26 @@ export class Supervisor {
     const cwd = resolve(opts.cwd ?? process.cwd());
     if (!isDirectory(cwd)) throw new OrchError("invalid", `working directory ${cwd} does not exist or is not a folder; pass an existing --cwd`);
     if (opts.workerCommand && opts.workerCommand.length === 0) throw new OrchError("invalid", "the worker command is empty");
+    let worktree: WorktreeInfo | undefined;
+    let agentCwd = cwd;
+    if (opts.worktree) {
+      this.reserved.add(name);
+      try {
+        const made = await createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name });
+        worktree = made.worktree;
+        agentCwd = made.cwd;
+      } finally {
+        this.reserved.delete(name);
+      }
+      if (this.shuttingDown) {
+        await removeWorktree(worktree, { force: true, deleteBranch: true });
+        this.assertOpen();
+      }
+    }
     const record: AgentRecord = {
       name,
       id: generateId(),
-      cwd,
+      cwd: agentCwd,
       provider: opts.provider,
       model: opts.model,
       policy: { ...this.defaultPolicy, ...opts.policy, restart: opts.restart ?? this.defaultPolicy.restart },
@@ -154,6 +181,7 @@ export class Supervisor {
       env: opts.env,
       onStall: opts.onStall ?? "notify",
       limits: opts.limits ?? {},
+      ...(worktree ? { worktree } : {}),
       createdAt: Date.now(),
       status: "stopped",
       pid: null,
@@ -230,15 +258,27 @@ export class Supervisor {
     return Promise.all(toResume.map((a) => this.restart(a.name)));
   }
 
-  /** Forget an agent (its log files stay). A running agent needs `force`, which stops it first. */
-  async remove(ref: string, opts: { force?: boolean } = {}): Promise<AgentInfo> {
+  /**
+   * Forget an agent (its log files stay) and remove its worktree. A running agent, or a
+   * worktree with uncommitted changes, needs `force`: it stops the agent first and
+   * discards the changes. The worktree's branch stays unless `deleteBranch` says otherwise.
+   */
+  async remove(ref: string, opts: { force?: boolean; deleteBranch?: DeleteBranch } = {}): Promise<AgentInfo> {
     const actor = this.resolve(ref);
-    if (actor.status !== "stopped" && actor.status !== "failed") {
-      if (!opts.force) {
-        throw new OrchError("busy", `agent "${actor.name}" is ${actor.status}; stop it first (pi-orch stop ${actor.name}) or remove it with --force`);
-      }
-      await actor.stop();
+    const running = actor.status !== "stopped" && actor.status !== "failed";
+    if (running && !opts.force) {
+      throw new OrchError("busy", `agent "${actor.name}" is ${actor.status}; stop it first (pi-orch stop ${actor.name}) or remove it with --force`);
     }
+    const worktree = actor.toRecord().worktree;
+    if (worktree && !opts.force && (await worktreeDirty(worktree))) {
+      throw new OrchError(
+        "busy",
+        `agent "${actor.name}" has uncommitted changes in its worktree ${worktree.path}; see them with pi-orch diff ${actor.name}, ` +
+          `commit them there to keep them on branch ${worktree.branch}, or remove it with --force to discard them`,
+      );
+    }
+    if (running) await actor.stop();
+    if (worktree) await removeWorktree(worktree, { force: opts.force, deleteBranch: opts.deleteBranch });
     const info = actor.info();
     this.actors.delete(actor.name);
     this.logs.get(actor.name)?.close();
@@ -349,13 +389,17 @@ export function validateProtocolCommand(command: unknown): ProtocolCommand {
   }
   const type = (command as { type?: unknown }).type;
   if (typeof type !== "string" || !Object.hasOwn(RpcCommandSchemas, type)) {
-    throw new OrchError(
-      "invalid",
-      `unknown pi command type ${JSON.stringify(type)}; expected one of: ${Object.keys(RpcCommandSchemas).join(", ")}`,
-    );
+    const shown = typeof type === "string" ? JSON.stringify(type.slice(0, 100)) : typeof type;
+    throw new OrchError("invalid", `unknown pi command type ${shown}; expected one of: ${Object.keys(RpcCommandSchemas).join(", ")}`);
   }
   const result = checker(RpcCommandSchemas[type as RpcCommandType])(command);
   if (!result.ok) throw new OrchError("invalid", `invalid ${type} command: ${result.errors.join("; ")}`);
+  // A value nested too deeply for JSON.stringify would otherwise fail inside the actor and leave the caller waiting.
+  try {
+    JSON.stringify(command);
+  } catch (err) {
+    throw new OrchError("invalid", `${type} command cannot be sent to the worker: ${(err as Error).message}; nest its fields less deeply`);
+  }
   return command as ProtocolCommand;
 }
 

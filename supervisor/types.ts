@@ -120,6 +120,18 @@ export const DEFAULT_TIMINGS: AgentTimings = {
   rpcTimeoutMs: 60_000,
 };
 
+/** An agent's own git worktree (`spawn --worktree`). */
+export interface WorktreeInfo {
+  /** The worktree folder (`$PI_ORCH_HOME/worktrees/<repo>-<hash>/<agent>`). */
+  path: string;
+  /** Branch checked out in it (`pi-orch/<agent>` by default). */
+  branch: string;
+  /** Commit the branch started from; `diff` compares against it. */
+  base: string;
+  /** Top folder of the repository it belongs to. */
+  repo: string;
+}
+
 /** Everything needed to (re)start one agent's worker; persisted in the registry. */
 export interface AgentSpec {
   name: string;
@@ -136,6 +148,8 @@ export interface AgentSpec {
   env?: Record<string, string>;
   onStall: StallAction;
   limits: AgentLimits;
+  /** Present when the agent works in its own worktree; its cwd is inside it. */
+  worktree?: WorktreeInfo;
   createdAt: number;
 }
 

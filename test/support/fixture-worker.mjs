@@ -21,6 +21,10 @@
  *   FIXTURE_IGNORE_STDIN_CLOSE=1  keep running after stdin closes (tests SIGTERM escalation)
  *   FIXTURE_IGNORE_SIGTERM=1   ignore SIGTERM (tests SIGKILL escalation)
  *   FIXTURE_USAGE_TOKENS=N     totalTokens reported by each assistant message (default 10)
+ *   FIXTURE_PARTIAL_LINES=1    write every stdout line in pieces of 1-7 bytes, each in its own tick
+ *   FIXTURE_BIG_LINE_MB=N      every run starts with one stdout line of N MB (a JSON object, no LF inside)
+ *   FIXTURE_NOISE_RUN=1        every run mixes non-protocol lines into its events (bytes, `null`, `[1]`,
+ *                              a torn object, a response nobody asked for)
  * Arguments: `--session FILE` resumes that session file.
  */
 import { spawn } from "node:child_process";
@@ -48,7 +52,20 @@ const sessionFile =
   resumed ?? join(env.FIXTURE_SESSION_DIR ?? tmpdir(), `fixture-${process.pid}-${Date.now()}.jsonl`);
 if (!existsSync(sessionFile)) appendFileSync(sessionFile, JSON.stringify({ type: "session", id: String(process.pid) }) + "\n");
 
-const send = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
+let stdoutTail = Promise.resolve();
+/** Write raw stdout text; with FIXTURE_PARTIAL_LINES the text goes out in small pieces over several ticks. */
+const writeOut = (text) => {
+  if (env.FIXTURE_PARTIAL_LINES !== "1") return void process.stdout.write(text);
+  stdoutTail = stdoutTail.then(async () => {
+    for (let i = 0; i < text.length; ) {
+      const n = 1 + Math.floor(Math.random() * 7);
+      process.stdout.write(text.slice(i, i + n));
+      i += n;
+      await new Promise((r) => setImmediate(r));
+    }
+  });
+};
+const send = (obj) => writeOut(JSON.stringify(obj) + "\n");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const children = new Set();
 let run = null; // { aborted, child?, done: Promise }
@@ -87,6 +104,12 @@ async function startRun(message) {
   appendFileSync(sessionFile, JSON.stringify({ type: "message", message: user }) + "\n");
   const current = { aborted: false, child: null, wake: null };
   run = current;
+  if (env.FIXTURE_BIG_LINE_MB) writeOut(JSON.stringify({ type: "big_event", data: "x".repeat(Number(env.FIXTURE_BIG_LINE_MB) * 1024 * 1024) }) + "\n");
+  if (env.FIXTURE_NOISE_RUN === "1") {
+    writeOut("\u0001\u00ff binary noise \ufffd\n");
+    writeOut("null\n[1]\n{\"type\":\"message_update\",\"torn\n");
+    writeOut(JSON.stringify({ type: "response", id: "orch-rpc-999999", command: "get_state", success: true }) + "\n");
+  }
   send({ type: "agent_start" });
   send({ type: "turn_start" });
   if (env.FIXTURE_SILENT_RUN === "1") {

@@ -1,0 +1,248 @@
+/**
+ * `pi-orch demo`: the embedded default. A temporary git repository with a small
+ * project, its own supervisor and four `faux` agents (no key, no network), each in
+ * its own worktree with a different task; then the TUI, or with `--no-tui` a live
+ * summary until every agent settles. Everything it made goes away when it ends.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { execa } from "execa";
+import { IpcClient, IpcClientError } from "../../ipc/client.js";
+import type { IpcStreamMessage } from "../../ipc/protocol.js";
+import type { AgentInfo } from "../../supervisor/types.js";
+import { diffWorktree } from "../../supervisor/worktrees.js";
+import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
+import { colorStatus, renderTable } from "./format.js";
+import { TranscriptRenderer } from "./transcript.js";
+
+/** The four agents and their tasks, in the faux model's words. */
+const AGENTS = [
+  { name: "lister", prompt: "list the files" },
+  { name: "reader", prompt: "read src/greet.js" },
+  { name: "editor", prompt: 'replace "Hello" with "Howdy" in src/greet.js' },
+  { name: "runner", prompt: "run `node src/greet.test.js`" },
+] as const;
+
+const PROJECT: Record<string, string> = {
+  "README.md": "# greet\n\nA tiny project for the pi-orch demo: one function and its test.\n",
+  "package.json": JSON.stringify({ name: "greet", private: true, type: "module", scripts: { test: "node src/greet.test.js" } }, null, 2) + "\n",
+  "src/greet.js": 'export function greet(name) {\n  return "Hello, " + name + "!";\n}\n',
+  "src/greet.test.js":
+    'import { greet } from "./greet.js";\n\nconst got = greet("pi");\nif (!got.endsWith(", pi!")) {\n  console.error("unexpected greeting: " + got);\n  process.exit(1);\n}\nconsole.log("ok: " + got);\n',
+};
+
+/** How long `--no-tui` waits for the agents before giving up. */
+const SETTLE_TIMEOUT_MS = 60_000;
+
+interface DemoFlags {
+  tui: boolean;
+  keep?: boolean;
+}
+
+/** Register `demo`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("demo")
+    .description("see it work in a minute: four faux agents (no key, no network) in their own worktrees of a temporary repo, in the TUI")
+    .option("--no-tui", "print a live summary instead of opening the TUI, and exit when every agent has settled")
+    .option("--keep", "keep the temporary repository, worktrees and home afterwards (their path is printed)")
+    .addHelpText(
+      "after",
+      `
+The demo runs its own supervisor with its own home inside the temporary folder, so it
+never touches your agents; quitting (q, Ctrl+C) stops its agents and removes the folder.
+
+Examples:
+  pi-orch demo              open the TUI on the four agents; q quits and cleans up
+  pi-orch demo --no-tui     a live transcript and a summary table, then exit 0`,
+    )
+    .action((flags: DemoFlags) => runAction(ctx, () => runDemo(ctx, flags)));
+}
+
+async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
+  const tui = flags.tui && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  if (flags.tui && !tui) ctx.err("pi-orch demo: no terminal here, so no TUI: printing a live summary instead (--no-tui)");
+  const root = mkdtempSync(join(tmpdir(), "pi-orch-demo-"));
+  const repo = join(root, "repo");
+  const home = join(root, "home");
+  const world = new DemoWorld(root, flags.keep === true);
+  const onSignal = (signal: NodeJS.Signals) => {
+    void world.cleanup().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const s of signals) process.on(s, onSignal);
+  try {
+    await createProject(repo);
+    const client = await world.startSupervisor(ctx.selfBin, home, tui ? 40 : 20);
+    const spawnAll = () =>
+      Promise.all(
+        AGENTS.map((a) =>
+          client.spawn<AgentInfo>({ name: a.name, cwd: repo, provider: "faux", worktree: {}, prompt: a.prompt, restart: "temporary" }),
+        ),
+      );
+    if (tui) {
+      const { runTui } = await import("../tui/run.js");
+      const spawned = spawnAll().catch((err: unknown) => err as Error);
+      await runTui({
+        connect: (attempt) => (attempt === 0 ? Promise.resolve(client) : IpcClient.connect({ home })),
+        color: colorEnabled(),
+        defaultCwd: repo,
+        spawnDefaults: { provider: "faux" },
+        title: "pi-orch demo",
+      });
+      const result = await spawned;
+      if (result instanceof Error) throw new CliError(`the demo could not start its agents: ${result.message}`);
+      return 0;
+    }
+    return await liveSummary(ctx, client, spawnAll, repo, root);
+  } finally {
+    await world.cleanup();
+    for (const s of signals) process.off(s, onSignal);
+  }
+}
+
+/** The demo repository: the project files, committed on `main`. */
+async function createProject(repo: string): Promise<void> {
+  for (const [path, text] of Object.entries(PROJECT)) {
+    mkdirSync(join(repo, path, ".."), { recursive: true });
+    writeFileSync(join(repo, path), text);
+  }
+  const git = (args: string[]) => execa("git", args, { cwd: repo });
+  try {
+    await git(["init", "-q", "-b", "main"]);
+    await git(["add", "-A"]);
+    await git(["-c", "user.name=pi-orch demo", "-c", "user.email=demo@pi-orch.invalid", "commit", "-q", "-m", "the greet project"]);
+  } catch (err) {
+    throw new CliError(`the demo needs git to create its repository: ${(err as Error).message.split("\n")[0]}`);
+  }
+}
+
+/** `--no-tui`: every event as a prefixed transcript line, then a table once all agents settled. */
+async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => Promise<AgentInfo[]>, repo: string, root: string): Promise<number> {
+  const c = ctx.color;
+  ctx.out(c.bold(`pi-orch demo: 4 faux agents in worktrees of ${repo}`));
+  const renderer = new TranscriptRenderer({ write: (t) => process.stdout.write(t), colors: c, prefixAgents: true });
+  const settled = new Map<string, string>();
+  const tools = new Map<string, number>();
+  const tokens = new Map<string, number>();
+  let finished = false;
+  let allSettled!: () => void;
+  const done = new Promise<void>((r) => (allSettled = r));
+  await client.subscribe({}, (m: IpcStreamMessage) => {
+    if (finished) return; // the teardown's own status changes are not part of the story
+    renderer.feed(m);
+    if (m.type !== "event") return;
+    const e = m.event as Record<string, any>;
+    if (e.type === "tool_execution_start") tools.set(m.agent, (tools.get(m.agent) ?? 0) + 1);
+    if (e.type === "message_end" && e.message?.role === "assistant") tokens.set(m.agent, (tokens.get(m.agent) ?? 0) + (Number(e.message.usage?.totalTokens) || 0));
+    if (e.type === "agent_end") settled.set(m.agent, "done");
+    if (e.type === "agent_status" && (e.status === "failed" || e.status === "stopped")) settled.set(m.agent, String(e.status));
+    if (AGENTS.every((a) => settled.has(a.name))) allSettled();
+  });
+  await spawnAll();
+  const timer = setTimeout(allSettled, SETTLE_TIMEOUT_MS);
+  await done;
+  finished = true;
+  clearTimeout(timer);
+  renderer.end();
+  const infos = await client.list<AgentInfo[]>();
+  const rows = AGENTS.map((a) => {
+    const info = infos.find((i) => i.name === a.name);
+    return [a.name, info ? colorStatus(info.status, c) : "-", a.prompt, String(tools.get(a.name) ?? 0), String(tokens.get(a.name) ?? 0), info?.worktree?.branch ?? "-"];
+  });
+  ctx.out("");
+  ctx.out(renderTable(["AGENT", "STATUS", "TASK", "TOOLS", "TOKENS", "BRANCH"], rows, c));
+  const editor = infos.find((i) => i.name === "editor");
+  if (editor?.worktree) {
+    ctx.out("");
+    ctx.out(c.bold("the editor's worktree, against main:"));
+    ctx.out((await diffWorktree(editor.worktree)).trimEnd());
+  }
+  const unsettled = AGENTS.filter((a) => settled.get(a.name) !== "done").map((a) => a.name);
+  ctx.out("");
+  if (unsettled.length > 0) {
+    ctx.err(`pi-orch demo: ${unsettled.join(", ")} did not finish within ${SETTLE_TIMEOUT_MS / 1000}s; see the transcript above`);
+    return 1;
+  }
+  ctx.out(c.dim(`all 4 agents settled; removing ${root}. Next: pi-orch demo (the TUI), or pi-orch spawn --provider faux --prompt "list the files"`));
+  return 0;
+}
+
+/** What the demo started and made, and how to undo it (idempotent). */
+class DemoWorld {
+  private serve: ChildProcess | null = null;
+  private home: string | null = null;
+  private cleaning: Promise<void> | null = null;
+
+  constructor(
+    private readonly root: string,
+    private readonly keep: boolean,
+  ) {}
+
+  /** Start a supervisor of its own (in its own process group) and connect to it. */
+  async startSupervisor(selfBin: string, home: string, chunkMs: number): Promise<IpcClient> {
+    this.home = home;
+    mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
+    const log = openSync(join(home, "logs", "supervisor.log"), "a", 0o600);
+    this.serve = spawn(process.execPath, [selfBin, "--home", home, "serve"], {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: {
+        ...process.env,
+        PI_ORCH_FAUX_CHUNK_MS: String(chunkMs),
+        PI_ORCH_TIMINGS: JSON.stringify({ stopGraceMs: 1000, killGraceMs: 500 }),
+        ANTHROPIC_API_KEY: "",
+        OPENAI_API_KEY: "",
+      },
+    });
+    const exited = new Promise<void>((r) => this.serve!.once("exit", () => r()));
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        return await IpcClient.connect({ home });
+      } catch (err) {
+        const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 50))]);
+        if (!(err instanceof IpcClientError) || gone || Date.now() > deadline) {
+          throw new CliError(`the demo's supervisor did not start; see ${join(home, "logs", "supervisor.log")}`);
+        }
+      }
+    }
+  }
+
+  /** Stop the agents and the supervisor, then remove the folder (unless `--keep`). */
+  cleanup(): Promise<void> {
+    this.cleaning ??= this.doCleanup();
+    return this.cleaning;
+  }
+
+  private async doCleanup(): Promise<void> {
+    const serve = this.serve;
+    if (serve && serve.exitCode === null && serve.signalCode === null) {
+      const exited = new Promise<void>((r) => serve.once("exit", () => r()));
+      try {
+        const client = await IpcClient.connect({ home: this.home! });
+        await Promise.race([client.shutdown(), exited]).catch(() => undefined);
+        await client.close();
+      } catch {
+        // Already gone, or not answering: the kill below ends it.
+      }
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-serve.pid!, "SIGKILL");
+        } catch {
+          // exited meanwhile
+        }
+      }, 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    if (this.keep) {
+      process.stderr.write(`pi-orch demo: kept ${this.root}\n`);
+      return;
+    }
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,30 @@
+/** `pi-orch tui`: every live agent in a pane, driven from the keyboard. */
+import type { Command } from "commander";
+import { IpcClient } from "../../ipc/client.js";
+import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
+
+/** Register `tui`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command("tui")
+    .description("open the multi-pane terminal UI: one pane per live agent; prompt, steer, abort, stop, restart from the keyboard")
+    .addHelpText(
+      "after",
+      `
+Keys: arrows/Tab/1-9 focus, Enter zoom, Esc back, p prompt, s steer, f follow-up,
+a abort, x stop, r restart, n new agent, d diff, ? help, q quit (the agents keep running).`,
+    )
+    .action(() =>
+      runAction(ctx, async () => {
+        if (!process.stdin.isTTY || !process.stdout.isTTY) {
+          throw new CliError("pi-orch tui needs a terminal (stdin and stdout must be a TTY); in scripts use pi-orch list, attach or logs", 2);
+        }
+        const { runTui } = await import("../tui/run.js");
+        await runTui({
+          connect: (attempt) => (attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home() })),
+          color: colorEnabled(),
+          defaultCwd: process.cwd(),
+        });
+      }),
+    );
+}

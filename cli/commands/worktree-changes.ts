@@ -1,0 +1,19 @@
+/** How many files each worktree agent changed, for `list` (git runs for each, in parallel). */
+import type { AgentInfo } from "../../supervisor/types.js";
+import { changedFiles } from "../../supervisor/worktrees.js";
+
+/** Agent name → number of changed files; null when the worktree cannot be read (deleted by hand). */
+export async function worktreeChangeCounts(agents: readonly AgentInfo[]): Promise<Map<string, number | null>> {
+  const entries = await Promise.all(
+    agents
+      .filter((a) => a.worktree)
+      .map(async (a): Promise<[string, number | null]> => {
+        try {
+          return [a.name, (await changedFiles(a.worktree!)).length];
+        } catch {
+          return [a.name, null];
+        }
+      }),
+  );
+  return new Map(entries);
+}

@@ -1,0 +1,66 @@
+/**
+ * JUnit XML for CI test tabs: one `<testcase>` per task. A failed or timed-out task
+ * carries a `<failure>` with the reason as its message and the last assistant text
+ * (and the check's output) as its body; cancelled and skipped tasks are `<skipped>`. Pure.
+ */
+import type { RunReport, TaskResult } from "./types.js";
+
+// XML 1.0 allows tab, LF, CR and code points from U+0020 on, minus surrogates and U+FFFE/U+FFFF.
+// eslint-disable-next-line no-control-regex
+const INVALID_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Escape text for an XML attribute or element; characters XML cannot hold become U+FFFD. */
+export function escapeXml(text: string): string {
+  return text
+    .replace(INVALID_XML, "\uFFFD")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;");
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+function failureBody(r: TaskResult): string {
+  const parts = [`reason: ${r.reason ?? r.status}`];
+  if (r.finalText) parts.push(`last assistant text:\n${r.finalText}`);
+  if (r.check && !r.check.passed && r.check.output) parts.push(`check output (${r.check.command}):\n${r.check.output}`);
+  return parts.join("\n\n");
+}
+
+function testcase(r: TaskResult, suite: string): string {
+  const open = `    <testcase name="${escapeXml(r.name)}" classname="${escapeXml(suite)}" time="${seconds(r.durationMs)}"`;
+  const out = r.finalText ? `      <system-out>${escapeXml(r.finalText)}</system-out>\n` : "";
+  switch (r.status) {
+    case "passed":
+      return out ? `${open}>\n${out}    </testcase>` : `${open}/>`;
+    case "failed":
+    case "timed_out": {
+      const type = r.status === "timed_out" ? "timeout" : r.check && !r.check.passed ? "check" : "agent";
+      return `${open}>\n      <failure message="${escapeXml(r.reason ?? r.status)}" type="${type}">${escapeXml(failureBody(r))}</failure>\n${out}    </testcase>`;
+    }
+    case "cancelled":
+    case "skipped":
+      return `${open}>\n      <skipped message="${escapeXml(r.reason ?? r.status)}"/>\n${out}    </testcase>`;
+  }
+}
+
+/** The whole document for a report. */
+export function junitXml(report: RunReport, suite = "pi-orch run"): string {
+  const name = report.shard ? `${suite} (shard ${report.shard.index}/${report.shard.total})` : suite;
+  const failures = report.counts.failed + report.counts.timed_out;
+  const skipped = report.counts.cancelled + report.counts.skipped;
+  const attrs = `name="${escapeXml(name)}" tests="${report.counts.total}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds(report.durationMs)}" timestamp="${escapeXml(report.startedAt)}"`;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites ${attrs}>`,
+    `  <testsuite ${attrs}>`,
+    ...report.tasks.map((r) => testcase(r, name)),
+    "  </testsuite>",
+    "</testsuites>",
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,345 @@
+/**
+ * The engine of `pi-orch run`: an in-process supervisor (no daemon, no socket) in a
+ * private temp folder, a pool of at most `concurrency` tasks, and per task: spawn an
+ * agent (in its own worktree when asked), prompt it, follow its events until the run
+ * ends, run the check, record the result, and clean up. Workers are reached only
+ * through the supervisor, so any pi-compatible worker command works.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { StreamMessage } from "../../supervisor/subscribers.js";
+import { Supervisor } from "../../supervisor/supervisor.js";
+import { RUNNING_STATUSES, type AgentInfo, type AgentTimings } from "../../supervisor/types.js";
+import { changedFiles } from "../../supervisor/worktrees.js";
+import { runCheck } from "./check.js";
+import { RunTracker, type RunEnd } from "./tracker.js";
+import type { CheckResult, RunTask, TaskProgress, TaskResult, TaskStatus } from "./types.js";
+
+/** Defaults applied to tasks that do not set the field themselves. */
+export interface TaskDefaults {
+  provider?: string;
+  model?: string;
+  worktree?: boolean;
+  /** Seconds per task. */
+  timeout?: number;
+}
+
+/** Options of a run. */
+export interface TaskRunOptions {
+  tasks: RunTask[];
+  /** Tasks running at once (at least 1). */
+  concurrency: number;
+  /** The pi-orch home: workers keep sessions and read models.json there; worktrees go to `<home>/worktrees`. */
+  home: string;
+  defaults?: TaskDefaults;
+  /** Stop everything after the first task that does not pass. */
+  failFast?: boolean;
+  /** Leave worktrees (and their branches) in place for inspection. */
+  keepWorktrees?: boolean;
+  /** argv of a pi-compatible worker instead of the built-in `pi --mode rpc`. */
+  workerCommand?: string[];
+  /** Folder relative task `cwd`s are resolved against (default: the current one). */
+  baseDir?: string;
+  /** Called on every change of a task's progress; `statusChanged` tells a new status from new activity. */
+  onProgress?: (progress: Readonly<TaskProgress>, statusChanged: boolean) => void;
+  /** Presence and teardown timings of the in-process supervisor. */
+  timings?: Partial<AgentTimings>;
+  /** Problems that are not task failures (a worktree that could not be removed). */
+  onWarning?: (message: string) => void;
+}
+
+/** What `run()` resolves with. */
+export interface TaskRunOutcome {
+  results: TaskResult[];
+  interrupted: boolean;
+  startedAt: number;
+  durationMs: number;
+}
+
+type StopStatus = "timed_out" | "cancelled";
+
+interface Live {
+  tracker: RunTracker;
+  progress: TaskProgress;
+  end: (e: RunEnd) => void;
+}
+
+/**
+ * One run of a task list. `run()` once; `interrupt()` (SIGINT) cancels running tasks
+ * and skips pending ones, `kill()` (a second signal) SIGKILLs every worker group now.
+ * Invariant: `run()` resolves only after every worker is gone and the temp folder removed.
+ */
+export class TaskRun {
+  private sup: Supervisor | null = null;
+  private readonly stops = new Map<string, (status: StopStatus, reason: string) => void>();
+  private readonly live = new Map<string, Live>();
+  private stopping: string | null = null;
+  private interrupted = false;
+
+  constructor(private readonly opts: TaskRunOptions) {}
+
+  /** Cancel the running tasks (recorded as `cancelled`) and skip the rest. */
+  interrupt(reason = "interrupted (SIGINT)"): void {
+    this.interrupted = true;
+    this.stopAll(reason);
+  }
+
+  /** SIGKILL every worker's process group now. */
+  async kill(): Promise<void> {
+    await this.sup?.killAll();
+  }
+
+  /** Run every task; resolves with the results in task order. */
+  async run(): Promise<TaskRunOutcome> {
+    const { tasks } = this.opts;
+    const startedAt = Date.now();
+    const stateDir = mkdtempSync(join(tmpdir(), "pi-orch-run-"));
+    const sup = Supervisor.open({
+      home: stateDir,
+      worktreesDir: join(this.opts.home, "worktrees"),
+      timings: this.opts.timings,
+      onWarning: this.opts.onWarning,
+    });
+    this.sup = sup;
+    const sub = sup.subscribe({ sink: { write: (m) => this.onMessage(m) } });
+    const results: TaskResult[] = new Array(tasks.length);
+    let next = 0;
+    const lane = async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= tasks.length) return;
+        if (this.stopping !== null) {
+          results[i] = this.skipped(tasks[i], this.stopping);
+          continue;
+        }
+        results[i] = await this.runOne(tasks[i]);
+        if (this.opts.failFast && results[i].status !== "passed" && this.stopping === null) {
+          this.stopAll(`cancelled by --fail-fast: task "${tasks[i].name}" ${results[i].status === "timed_out" ? "timed out" : "failed"}`);
+        }
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(this.opts.concurrency, tasks.length)) }, lane));
+    } finally {
+      sub.close();
+      await sup.shutdown();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    return { results, interrupted: this.interrupted, startedAt, durationMs: Date.now() - startedAt };
+  }
+
+  private stopAll(reason: string): void {
+    this.stopping ??= reason;
+    for (const stop of this.stops.values()) stop("cancelled", reason);
+  }
+
+  private onMessage(m: StreamMessage): void {
+    if (m.type !== "event") return;
+    const live = this.live.get(m.agent);
+    if (!live) return;
+    const { tracker, progress } = live;
+    const before = `${tracker.turns}/${tracker.tool}`;
+    const end = tracker.apply(m.event);
+    progress.turns = tracker.turns;
+    progress.tool = tracker.tool;
+    if (`${tracker.turns}/${tracker.tool}` !== before) this.opts.onProgress?.(progress, false);
+    if (end) live.end(end);
+  }
+
+  private setStatus(progress: TaskProgress, status: TaskStatus): void {
+    if (progress.status === status) return;
+    progress.status = status;
+    if (status === "passed" || status === "failed" || status === "timed_out" || status === "cancelled" || status === "skipped") progress.endedAt = Date.now();
+    this.opts.onProgress?.(progress, true);
+  }
+
+  private skipped(task: RunTask, why: string): TaskResult {
+    const progress: TaskProgress = { name: task.name, status: "pending", turns: 0, tool: null, startedAt: null, endedAt: null };
+    this.setStatus(progress, "skipped");
+    return {
+      ...emptyResult(task),
+      status: "skipped",
+      reason: `not started: ${why}`,
+    };
+  }
+
+  private async runOne(task: RunTask): Promise<TaskResult> {
+    const sup = this.sup!;
+    const defaults = this.opts.defaults ?? {};
+    const name = task.name;
+    const timeout = task.timeout ?? defaults.timeout;
+    const progress: TaskProgress = { name, status: "pending", turns: 0, tool: null, startedAt: Date.now(), endedAt: null };
+    const tracker = new RunTracker();
+    let markEnd!: (e: RunEnd) => void;
+    const ended = new Promise<RunEnd>((r) => (markEnd = r));
+    this.live.set(name, { tracker, progress, end: markEnd });
+
+    const abort = new AbortController();
+    let stopped: { status: StopStatus; reason: string } | null = null;
+    const stop = (status: StopStatus, reason: string) => {
+      if (stopped) return;
+      stopped = { status, reason };
+      abort.abort();
+    };
+    this.stops.set(name, stop);
+    const timer =
+      timeout === undefined
+        ? null
+        : setTimeout(() => {
+            const doing = progress.status === "checking" ? "during the check" : tracker.tool ? `while running ${tracker.tool}` : `while ${progress.status}`;
+            stop("timed_out", `timed out after ${timeout}s ${doing}`);
+          }, timeout * 1000);
+    this.setStatus(progress, "starting");
+
+    let info: AgentInfo | null = null;
+    let failure: string | null = null;
+    let check: CheckResult | null = null;
+    let changed: string[] | null = null;
+    let sessionFile: string | null = null;
+    try {
+      info = await sup.spawn({
+        name,
+        cwd: resolve(this.opts.baseDir ?? process.cwd(), task.cwd ?? "."),
+        provider: task.provider ?? defaults.provider,
+        model: task.model ?? defaults.model,
+        restart: "temporary",
+        workerCommand: this.opts.workerCommand,
+        // Sessions and models.json belong to the user's home, not to this run's temp folder.
+        env: { PI_ORCH_HOME: this.opts.home },
+        worktree: (task.worktree ?? defaults.worktree) ? {} : undefined,
+      });
+      if (!stopped) {
+        if (!RUNNING_STATUSES.has(info.status)) {
+          failure = `the worker did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""})`;
+        } else {
+          const response = await sup.rpc(name, { type: "prompt", message: task.prompt });
+          if (!response.success) failure = `the worker refused the prompt: ${response.error ?? "no reason given"}`;
+          else {
+            if (!stopped) this.setStatus(progress, "running");
+            const end = await untilAborted(ended, abort.signal);
+            if (end === null) await this.abortRun(name, ended);
+            else if (end.kind === "exited") failure = end.reason;
+            else if (tracker.stopReason === "error") failure = `the agent stopped with an error: ${tracker.errorMessage ?? "unknown error"}`;
+            else if (tracker.stopReason === "aborted") failure = "the agent's run was aborted";
+          }
+        }
+      }
+      sessionFile = await this.sessionFileOf(name);
+      await sup.stop(name);
+      info = sup.status(name);
+      changed = info.worktree ? await changedFiles(info.worktree) : [...tracker.touched];
+      if (!failure && !stopped && task.check) {
+        this.setStatus(progress, "checking");
+        check = await runCheck(task.check, info.cwd, abort.signal);
+        if (!stopped && !check.passed) {
+          failure = `check failed: \`${task.check}\` exited with ${check.exitCode !== null ? `code ${check.exitCode}` : `signal ${check.signal}`}`;
+        }
+      }
+    } catch (err) {
+      failure ??= (err as Error).message;
+    } finally {
+      if (timer) clearTimeout(timer);
+      this.stops.delete(name);
+      await this.cleanup(name, info);
+      this.live.delete(name);
+    }
+    const finalStop = stopped as { status: StopStatus; reason: string } | null;
+    const status: TaskResult["status"] = finalStop ? finalStop.status : failure ? "failed" : "passed";
+    const result: TaskResult = {
+      ...emptyResult(task),
+      status,
+      ...(finalStop ? { reason: finalStop.reason } : failure ? { reason: failure } : {}),
+      finalText: tracker.finalText,
+      turns: tracker.turns,
+      toolCalls: tracker.toolCalls,
+      tokens: tracker.tokens,
+      startedAt: progress.startedAt,
+      durationMs: Date.now() - progress.startedAt!,
+      cwd: info?.cwd ?? null,
+      changedFiles: changed,
+      check,
+      sessionFile,
+      worktree: info?.worktree ? { ...info.worktree, kept: Boolean(this.opts.keepWorktrees) } : null,
+    };
+    this.setStatus(progress, status);
+    return result;
+  }
+
+  /** Ask the worker to abort its run and give it a moment to end it; the stop that follows is forceful anyway. */
+  private async abortRun(name: string, ended: Promise<RunEnd>): Promise<void> {
+    const sup = this.sup!;
+    try {
+      await sup.rpc(name, { type: "abort" }, { timeoutMs: 2000 });
+    } catch {
+      return; // not running any more
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, 3000)))]);
+    clearTimeout(timer);
+  }
+
+  private async sessionFileOf(name: string): Promise<string | null> {
+    const sup = this.sup!;
+    try {
+      const state = await sup.rpc(name, { type: "get_state" }, { timeoutMs: 2000 });
+      const file = (state.data as { sessionFile?: unknown } | undefined)?.sessionFile;
+      if (typeof file === "string") return file;
+    } catch {
+      // not running: fall back to what the supervisor last learned
+    }
+    try {
+      return sup.status(name).sessionFile;
+    } catch {
+      return null;
+    }
+  }
+
+  private async cleanup(name: string, info: AgentInfo | null): Promise<void> {
+    const sup = this.sup!;
+    try {
+      await sup.stop(name);
+    } catch {
+      return; // the spawn failed: there is no agent
+    }
+    if (!info?.worktree || this.opts.keepWorktrees) return;
+    try {
+      // The branch goes too unless the agent committed on it: an empty branch is clutter, commits are work.
+      await sup.remove(name, { force: true, deleteBranch: "if-no-commits" });
+    } catch (err) {
+      this.opts.onWarning?.(`task "${name}": could not remove its worktree ${info.worktree.path}: ${(err as Error).message}`);
+    }
+  }
+}
+
+function emptyResult(task: RunTask): TaskResult {
+  return {
+    name: task.name,
+    prompt: task.prompt,
+    status: "skipped",
+    finalText: "",
+    turns: 0,
+    toolCalls: 0,
+    tokens: { input: 0, output: 0, total: 0 },
+    startedAt: null,
+    durationMs: 0,
+    cwd: null,
+    changedFiles: null,
+    check: null,
+    sessionFile: null,
+    worktree: null,
+  };
+}
+
+/** The promise's value, or null as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then((v) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(v);
+    });
+  });
+}

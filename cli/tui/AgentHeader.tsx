@@ -1,0 +1,64 @@
+/**
+ * The two header lines of an agent, shared by Pane and ZoomView: name, status (with a
+ * spinner while busy), restarts and tokens; then model, branch or cwd, and the
+ * running tool with its argument summary and elapsed time.
+ */
+import { homedir } from "node:os";
+import { Text } from "ink";
+import type { AgentView } from "./state.js";
+import { formatElapsed, formatTokens, truncate } from "./text.js";
+import { spinner, statusColor, useTheme } from "./theme.js";
+
+/** Props of AgentHeader. */
+export interface AgentHeaderProps {
+  agent: AgentView;
+  width: number;
+  now: number;
+  /** The number key that focuses this pane (1–9), if any. */
+  slotKey?: number;
+}
+
+/** `faux/faux-1`, the model alone, or `-`. */
+export function modelLabel(a: AgentView): string {
+  if (a.provider && a.model) return a.model.includes("/") ? a.model : `${a.provider}/${a.model}`;
+  return a.model ?? a.provider ?? "default model";
+}
+
+/** `⎇ pi-orch/fix` for a worktree agent, else its cwd with `~`. */
+export function placeLabel(a: AgentView): string {
+  if (a.worktree) return `⎇ ${a.worktree.branch}`;
+  const home = homedir();
+  return home && a.cwd.startsWith(home + "/") ? "~" + a.cwd.slice(home.length) : a.cwd || "-";
+}
+
+/** The header lines. */
+export function AgentHeader({ agent: a, width, now, slotKey }: AgentHeaderProps) {
+  const theme = useTheme();
+  const tokens = a.tokens > 0 ? `${formatTokens(a.tokens)} tok` : "";
+  const restarts = a.restarts > 0 ? ` ↻${a.restarts}` : "";
+  const busy = a.status === "busy" || a.status === "starting" || a.status === "stopping";
+  const left = `${slotKey !== undefined ? `${slotKey} ` : ""}${a.name}`;
+  const statusText = `${busy ? spinner(now) : "●"} ${a.status}${restarts}`;
+  const gap = Math.max(1, width - left.length - 2 - statusText.length - tokens.length);
+  const tool = a.tools[a.tools.length - 1];
+  const meta = `${modelLabel(a)} · ${placeLabel(a)}`;
+  return (
+    <>
+      <Text wrap="truncate">
+        <Text bold>{truncate(left, Math.max(4, width - statusText.length - 3))}</Text>
+        {"  "}
+        <Text color={theme.color(statusColor(a.status))}>{statusText}</Text>
+        {tokens ? " ".repeat(gap) : ""}
+        <Text dimColor>{tokens}</Text>
+      </Text>
+      <Text wrap="truncate" dimColor>
+        {truncate(meta, width)}
+      </Text>
+      {tool ? (
+        <Text wrap="truncate" color={theme.color("magenta")}>
+          {truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8))} <Text dimColor>{formatElapsed(now - tool.startedAt)}</Text>
+        </Text>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,347 @@
+/**
+ * The TUI: every visible agent in a paged grid, or one zoomed; the keys of issue 7;
+ * the input line, the new-agent form, extension dialogs, help and diff overlays.
+ * State comes from the store (throttled to ≤ 20 frames/s); commands go to `control`.
+ */
+import { Box, Text } from "ink";
+import { useKeys } from "./useKeys.js";
+import { useRef, useState, useSyncExternalStore, type ReactNode } from "react";
+import type { IpcParams } from "../../ipc/protocol.js";
+import type { AgentControl } from "./control.js";
+import { DialogModal, type DialogAnswer } from "./DialogModal.js";
+import { DiffView } from "./DiffView.js";
+import { Grid } from "./Grid.js";
+import { HelpOverlay, SINGLE_KEY_MAP } from "./HelpOverlay.js";
+import { layoutPanes } from "./layout.js";
+import { NewAgentForm, type NewAgentValues } from "./NewAgentForm.js";
+import { Pane } from "./Pane.js";
+import { PromptInput } from "./PromptInput.js";
+import { visibleAgents, type AgentView, type TuiState } from "./state.js";
+import type { TuiStore } from "./store.js";
+import { formatElapsed, truncate } from "./text.js";
+import { useTheme } from "./theme.js";
+import { useTerminalSize } from "./useTerminalSize.js";
+import { ZoomView } from "./ZoomView.js";
+
+/** Props of App. */
+export interface AppProps {
+  store: TuiStore;
+  control: AgentControl;
+  /** `grid`: pi-orch tui. `single`: one agent, always zoomed, input always open (pi on a terminal). */
+  mode?: "grid" | "single";
+  /** A fixed size instead of the terminal's (tests, benchmarks). */
+  cols?: number;
+  rows?: number;
+  /** The cwd the new-agent form proposes. */
+  defaultCwd?: string;
+  /** Added to every spawn from the form (the demo's provider). */
+  spawnDefaults?: Partial<IpcParams<"spawn">>;
+  /** The diff text of a worktree agent (`d`). */
+  loadDiff?: (agent: AgentView) => Promise<string>;
+  /** The user quit (`q`, Ctrl+C; twice in single mode). */
+  onQuit: () => void;
+  title?: string;
+}
+
+type InputKind = "prompt" | "steer" | "follow_up";
+type Overlay = { kind: "help" } | { kind: "new" } | { kind: "diff"; title: string; text: string; top: number } | null;
+
+const INPUT_LABEL: Record<InputKind, string> = { prompt: "prompt", steer: "steer", follow_up: "follow-up" };
+const GRID_HINT = "←↑↓→/Tab focus · Enter zoom · p prompt · s steer · f follow-up · a abort · x stop · r restart · n new · d diff · ? help · q quit";
+const ZOOM_HINT = "Esc back · ↑↓ PgUp PgDn scroll · p prompt · s steer · f follow-up · a abort · x stop · r restart · d diff · ? help";
+const SINGLE_HINT = "Enter send (steer while running) · Tab follow-up · Esc abort · ↑↓ scroll · ? help · Ctrl+C twice quit";
+
+/** The whole TUI. */
+export function App(props: AppProps) {
+  const { store, control, mode = "grid", onQuit } = props;
+  const theme = useTheme();
+  const state = useSyncExternalStore(store.subscribe, store.getState);
+  const { cols, rows } = useTerminalSize({ cols: props.cols, rows: props.rows });
+  const [focus, setFocus] = useState<string | null>(null);
+  const [zoomed, setZoomed] = useState(mode === "single");
+  const [input, setInput] = useState<{ kind: InputKind; agent: string } | null>(null);
+  const [overlay, setOverlay] = useState<Overlay>(null);
+  const [flash, setFlash] = useState<{ text: string; error: boolean } | null>(null);
+  const [scroll, setScroll] = useState(0);
+  // A ref, not state: the second Ctrl+C may arrive before the handler sees a re-render.
+  const quitArmed = useRef(false);
+  const scrollMax = useRef(0);
+
+  const agents = visibleAgents(state);
+  // One line of header and one of footer; the last terminal row stays free so ink
+  // updates in place instead of clearing the screen every frame.
+  const bodyRows = Math.max(3, rows - 3);
+  const layout = layoutPanes(agents.length, cols, bodyRows);
+  const focusIndex = Math.max(0, agents.findIndex((a) => a.name === focus));
+  const focused: AgentView | undefined = agents[focusIndex];
+  const page = layout.perPage > 0 ? Math.floor(focusIndex / layout.perPage) : 0;
+  const pageAgents = agents.slice(page * layout.perPage, (page + 1) * layout.perPage);
+  const showZoom = zoomed && focused !== undefined;
+  const dialog = focused?.dialogs[0];
+
+  const say = (text: string, error = false) => setFlash({ text, error });
+  const act = (what: string, p: Promise<unknown>) =>
+    p.then(
+      (r) => {
+        const answer = r as { success?: boolean; error?: string } | undefined;
+        if (answer && answer.success === false) say(`${what} failed: ${answer.error ?? "the agent refused"}`, true);
+      },
+      (err: unknown) => say(`${what} failed: ${err instanceof Error ? err.message : String(err)}`, true),
+    );
+  const focusAt = (i: number) => {
+    if (agents.length === 0) return;
+    const next = agents[(i + agents.length) % agents.length]!;
+    setFocus(next.name);
+    setScroll(0);
+  };
+  const send = (kind: InputKind, agent: AgentView, text: string) => {
+    const busy = agent.status === "busy";
+    const command =
+      kind === "prompt"
+        ? { type: "prompt", message: text, ...(busy ? { streamingBehavior: "followUp" } : {}) }
+        : { type: kind, message: text };
+    void act(`${INPUT_LABEL[kind]} to ${agent.name}`, control.rpc(agent.name, command));
+    setScroll(0);
+  };
+  const answer = (agent: AgentView, id: string, a: DialogAnswer) => {
+    store.dispatch({ type: "dialog_answered", agent: agent.name, id });
+    // Workers do not answer an extension_ui_response: do not wait for one.
+    control.rpc(agent.name, { type: "extension_ui_response", id, ...a }).catch(() => undefined);
+  };
+  const spawn = (v: NewAgentValues) => {
+    setOverlay(null);
+    const params: IpcParams<"spawn"> = {
+      ...props.spawnDefaults,
+      ...(v.name.trim() ? { name: v.name.trim() } : {}),
+      cwd: v.cwd.trim() || props.defaultCwd || process.cwd(),
+      ...(v.worktree ? { worktree: {} } : {}),
+      ...(v.prompt.trim() ? { prompt: v.prompt.trim() } : {}),
+      wait: false,
+    };
+    say(`starting ${params.name ?? "a new agent"}…`);
+    void act("spawn", control.spawn(params).then((info) => {
+      const name = (info as { name?: string } | undefined)?.name;
+      if (name) setFocus(name);
+      say(`started ${name ?? "the agent"}`);
+    }));
+  };
+  const showDiff = (agent: AgentView) => {
+    if (!props.loadDiff) return say("diff is not available here", true);
+    if (!agent.worktree) return say(`${agent.name} has no worktree (spawn it with a worktree to see its diff)`, true);
+    say(`diffing ${agent.name}…`);
+    props.loadDiff(agent).then(
+      (text) => {
+        setFlash(null);
+        setOverlay({ kind: "diff", title: `diff of ${agent.name} (${agent.worktree!.branch} since ${agent.worktree!.base.slice(0, 8)})`, text: text || "(no changes)", top: 0 });
+      },
+      (err: unknown) => say(`diff of ${agent.name} failed: ${err instanceof Error ? err.message : String(err)}`, true),
+    );
+  };
+  const scrollBy = (n: number) => setScroll((s) => Math.max(0, Math.min(scrollMax.current, s + n)));
+
+  const modalActive = dialog !== undefined && overlay === null;
+  const singleInputActive = mode === "single" && !modalActive && overlay === null;
+  useKeys(
+    (ch, key) => {
+      setFlash(null);
+      if (key.ctrl && ch === "c") {
+        if (mode === "grid" || quitArmed.current) return onQuit();
+        quitArmed.current = true;
+        if (focused?.status === "busy") void act("abort", control.rpc(focused.name, { type: "abort" }));
+        return say("press Ctrl+C again to quit");
+      }
+      quitArmed.current = false;
+      if (overlay?.kind === "help") {
+        if (key.escape || ch === "?" || ch === "q") setOverlay(null);
+        return;
+      }
+      if (overlay?.kind === "diff") {
+        const page = Math.max(1, rows - 6);
+        const move = (n: number) => setOverlay({ ...overlay, top: Math.max(0, overlay.top + n) });
+        if (key.escape || ch === "q" || ch === "d") setOverlay(null);
+        else if (key.upArrow) move(-1);
+        else if (key.downArrow) move(1);
+        else if (key.pageUp) move(-page);
+        else if (key.pageDown || ch === " ") move(page);
+        return;
+      }
+      if (showZoom || mode === "single") {
+        const page = Math.max(1, rows - 8);
+        if (key.upArrow) return scrollBy(1);
+        if (key.downArrow) return scrollBy(-1);
+        if (key.pageUp) return scrollBy(page);
+        if (key.pageDown) return scrollBy(-page);
+        if (key.home) return scrollBy(Number.MAX_SAFE_INTEGER);
+        if (key.end) return setScroll(0);
+      }
+      if (mode === "single") {
+        if (ch === "?" && key.meta) setOverlay({ kind: "help" });
+        return;
+      }
+      if (ch === "q") return onQuit();
+      if (ch === "?") return setOverlay({ kind: "help" });
+      if (ch === "n") return setOverlay({ kind: "new" });
+      if (!focused) return;
+      if (showZoom && key.escape) {
+        setZoomed(false);
+        return setScroll(0);
+      }
+      if (!showZoom) {
+        if (key.return) return setZoomed(true);
+        if (key.tab) return focusAt(focusIndex + (key.shift ? -1 : 1));
+        if (key.rightArrow) return focusAt(focusIndex + 1);
+        if (key.leftArrow) return focusAt(focusIndex - 1);
+        if (key.downArrow) return focusAt(Math.min(agents.length - 1, focusIndex + layout.columns));
+        if (key.upArrow) return focusAt(Math.max(0, focusIndex - layout.columns));
+        if (key.pageDown) return focusAt(Math.min(agents.length - 1, (page + 1) * layout.perPage));
+        if (key.pageUp) return focusAt(Math.max(0, (page - 1) * layout.perPage));
+        if (/^[1-9]$/.test(ch)) {
+          const i = page * layout.perPage + Number(ch) - 1;
+          if (i < agents.length && Number(ch) <= layout.perPage) focusAt(i);
+          return;
+        }
+      }
+      if (ch === "p" || ch === "s" || ch === "f") return setInput({ kind: ch === "p" ? "prompt" : ch === "s" ? "steer" : "follow_up", agent: focused.name });
+      if (ch === "a") return void act(`abort ${focused.name}`, control.rpc(focused.name, { type: "abort" }));
+      if (ch === "x") {
+        say(`stopping ${focused.name}…`);
+        return void act(`stop ${focused.name}`, control.stop(focused.name));
+      }
+      if (ch === "r") {
+        say(`restarting ${focused.name}…`);
+        return void act(`restart ${focused.name}`, control.restart(focused.name));
+      }
+      if (ch === "d") return showDiff(focused);
+    },
+    { isActive: input === null && !modalActive && overlay?.kind !== "new" },
+  );
+
+  const inputFor = (agent: AgentView, width: number): ReactNode => {
+    if (mode === "single") {
+      const busy = agent.status === "busy";
+      return (
+        <PromptInput
+          label={busy ? "steer" : "prompt"}
+          width={width}
+          isActive={singleInputActive}
+          onSubmit={(text) => send(busy ? "steer" : "prompt", agent, text)}
+          onTab={(text) => send(busy ? "follow_up" : "prompt", agent, text)}
+          onCancel={() => (busy ? void act("abort", control.rpc(agent.name, { type: "abort" })) : undefined)}
+        />
+      );
+    }
+    if (!input || input.agent !== agent.name) return undefined;
+    return (
+      <PromptInput
+        label={INPUT_LABEL[input.kind]}
+        width={width}
+        onSubmit={(text) => {
+          setInput(null);
+          send(input.kind, agent, text);
+        }}
+        onCancel={() => setInput(null)}
+      />
+    );
+  };
+  const modalFor = (agent: AgentView, width: number): ReactNode => {
+    const d = agent.dialogs[0];
+    if (!d) return undefined;
+    return <DialogModal key={d.id} dialog={d} width={width} isActive={agent === focused && overlay === null} onAnswer={(a) => answer(agent, d.id, a)} />;
+  };
+
+  let body: ReactNode;
+  if (overlay?.kind === "help") {
+    body = <HelpOverlay width={cols} height={bodyRows} keys={mode === "single" ? SINGLE_KEY_MAP : undefined} />;
+  } else if (overlay?.kind === "diff") {
+    body = <DiffView title={overlay.title} text={overlay.text} width={cols} height={bodyRows} top={overlay.top} />;
+  } else if (overlay?.kind === "new") {
+    body = (
+      <NewAgentForm width={Math.min(cols, 100)} defaultCwd={props.defaultCwd ?? process.cwd()} onSubmit={spawn} onCancel={() => setOverlay(null)} />
+    );
+  } else if (showZoom) {
+    body = (
+      <ZoomView
+        agent={focused}
+        width={cols}
+        height={bodyRows}
+        now={state.now}
+        scroll={scroll}
+        onScrollMax={(m) => (scrollMax.current = m)}
+        input={inputFor(focused, cols - 4)}
+        modal={modalFor(focused, cols - 4)}
+        hint={ZOOM_HINT}
+      />
+    );
+  } else if (agents.length === 0) {
+    body = (
+      <Box height={bodyRows} flexDirection="column" paddingX={1}>
+        <Text dimColor>no live agents: press n to start one, or run pi-orch spawn --prompt "…" in another terminal</Text>
+      </Box>
+    );
+  } else {
+    body = (
+      <Grid
+        layout={layout}
+        agents={pageAgents}
+        renderPane={(agent, slot, width, height) => (
+          <Pane
+            agent={agent}
+            width={width}
+            height={height}
+            focused={agent === focused}
+            now={state.now}
+            slotKey={slot < 9 ? slot + 1 : undefined}
+            input={inputFor(agent, width - 4)}
+            modal={modalFor(agent, width - 2)}
+          />
+        )}
+      />
+    );
+  }
+
+  const waiting = agents.filter((a) => a.dialogs.length > 0 && a !== focused).map((a) => a.name);
+  const footer = flash
+    ? flash.text
+    : waiting.length > 0
+      ? `${waiting.join(", ")} ${waiting.length === 1 ? "asks" : "ask"} a question: focus ${waiting.length === 1 ? "it" : "them"} to answer`
+      : mode === "single"
+        ? SINGLE_HINT
+        : showZoom
+          ? ""
+          : GRID_HINT;
+  return (
+    <Box flexDirection="column" width={cols}>
+      {mode === "single" ? (
+        <Text bold wrap="truncate">
+          {props.title ?? "pi"} <Text dimColor>· interactive · {truncate(props.defaultCwd ?? "", cols - 20)}</Text>
+        </Text>
+      ) : (
+        <Header state={state} title={props.title ?? "pi-orch"} agents={agents.length} page={page} pages={layout.pages} width={cols} />
+      )}
+      {body}
+      <Text wrap="truncate" color={theme.color(flash?.error ? "red" : waiting.length > 0 && !flash ? "yellow" : undefined)} dimColor={!flash && waiting.length === 0}>
+        {truncate(footer, cols) || " "}
+      </Text>
+    </Box>
+  );
+}
+
+/** Title, agent count, page and the connection to the supervisor. */
+function Header({ state, title, agents, page, pages, width }: { state: TuiState; title: string; agents: number; page: number; pages: number; width: number }) {
+  const theme = useTheme();
+  const c = state.connection;
+  const link =
+    c.state === "connected"
+      ? { text: "● connected", color: "green" }
+      : c.state === "connecting"
+        ? { text: "○ connecting…", color: "yellow" }
+        : { text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…`, color: "red" };
+  const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
+  return (
+    <Text wrap="truncate">
+      <Text bold>{left}</Text>
+      {"  "}
+      <Text color={theme.color(link.color)}>{truncate(link.text, Math.max(10, width - left.length - 2))}</Text>
+    </Text>
+  );
+}

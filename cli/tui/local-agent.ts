@@ -1,0 +1,155 @@
+/**
+ * One in-process agent behind the TUI's AgentControl, for `pi` on a terminal: its
+ * events go into the store as if a supervisor had sent them (with idle/busy status
+ * changes), commands call the runtime, and extension dialogs open in the view.
+ */
+import type { IpcParams } from "../../ipc/protocol.js";
+import { DEFAULT_RESTART_POLICY, type AgentInfo } from "../../supervisor/types.js";
+import type { ExtensionUi } from "../../worker/extensions/hooks.js";
+import type { WorkerRuntime } from "../../worker/runtime.js";
+import type { AgentControl, RpcAnswer } from "./control.js";
+import type { DialogAnswer } from "./DialogModal.js";
+import type { TuiStore } from "./store.js";
+
+/** The agent's name in the view. */
+export const LOCAL_AGENT = "pi";
+
+/** An in-process agent as the TUI sees it; also the extensions' UI. */
+export class LocalAgent implements AgentControl, ExtensionUi {
+  private seq = 0;
+  private readonly dialogs = new Map<string, (answer: DialogAnswer) => void>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly runtime: WorkerRuntime,
+    private readonly store: TuiStore,
+  ) {
+    const model = runtime.agent.model;
+    const info: AgentInfo = {
+      name: LOCAL_AGENT,
+      id: runtime.sessionId,
+      cwd: runtime.cwd,
+      provider: model.provider,
+      model: model.id,
+      policy: DEFAULT_RESTART_POLICY,
+      onStall: "notify",
+      limits: {},
+      createdAt: Date.now(),
+      status: "idle",
+      pid: process.pid,
+      restarts: 0,
+      lastExit: null,
+      sessionFile: runtime.sessionFile ?? null,
+      lastSeenAt: null,
+      lastSeq: 0,
+      startedAt: Date.now(),
+    };
+    store.dispatch({ type: "agents", agents: [info] });
+    store.dispatch({ type: "connection", state: "connected", at: Date.now() });
+    let status = "idle";
+    const setStatus = (next: string) => {
+      this.emit({ type: "agent_status", status: next, previous: status, pid: process.pid, restarts: 0 });
+      status = next;
+    };
+    this.unsubscribe = runtime.agent.subscribe((event) => {
+      if (event.type === "agent_start") setStatus("busy");
+      this.emit(event as unknown as Record<string, unknown>);
+      if (event.type === "agent_end") setStatus("idle");
+    });
+  }
+
+  /** Stop listening to the agent and cancel open dialogs. */
+  dispose(): void {
+    this.unsubscribe();
+    for (const answer of this.dialogs.values()) answer({ cancelled: true });
+    this.dialogs.clear();
+  }
+
+  async rpc(_agent: string, command: { type: string; [key: string]: unknown }): Promise<RpcAnswer> {
+    const message = String(command.message ?? "");
+    try {
+      switch (command.type) {
+        case "prompt":
+          await this.runtime.prompt(message, undefined, command.streamingBehavior as "steer" | "followUp" | undefined);
+          return { success: true };
+        case "steer":
+          this.runtime.steer(message);
+          return { success: true };
+        case "follow_up":
+          this.runtime.followUp(message);
+          return { success: true };
+        case "abort":
+          await this.runtime.agent.abort();
+          return { success: true };
+        case "extension_ui_response": {
+          const answer = this.dialogs.get(String(command.id));
+          this.dialogs.delete(String(command.id));
+          answer?.(command as DialogAnswer);
+          return { success: true };
+        }
+        default:
+          return { success: false, error: `${command.type} is not available in the interactive mode` };
+      }
+    } catch (err) {
+      return { success: false, error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  stop(): Promise<unknown> {
+    return Promise.reject(new Error("there is no supervisor here: Ctrl+C twice quits"));
+  }
+
+  restart(): Promise<unknown> {
+    return Promise.reject(new Error("there is no supervisor here: quit and run pi --continue to resume"));
+  }
+
+  spawn(_params: IpcParams<"spawn">): Promise<unknown> {
+    return Promise.reject(new Error("one agent only here: use pi-orch for several"));
+  }
+
+  async select(title: string, options: string[], opts?: { timeout?: number }): Promise<string | undefined> {
+    const a = await this.dialog({ method: "select", title, options }, opts?.timeout);
+    return !a.cancelled && a.value !== undefined && options.includes(a.value) ? a.value : undefined;
+  }
+
+  async confirm(title: string, message?: string, opts?: { timeout?: number }): Promise<boolean> {
+    const a = await this.dialog({ method: "confirm", title, ...(message !== undefined ? { message } : {}) }, opts?.timeout);
+    return !a.cancelled && a.confirmed === true;
+  }
+
+  async input(title: string, placeholder?: string, opts?: { timeout?: number }): Promise<string | undefined> {
+    const a = await this.dialog({ method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) }, opts?.timeout);
+    return a.cancelled ? undefined : a.value;
+  }
+
+  async editor(title: string, prefill?: string, opts?: { timeout?: number }): Promise<string | undefined> {
+    const a = await this.dialog({ method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) }, opts?.timeout);
+    return a.cancelled ? undefined : a.value;
+  }
+
+  notify(message: string, type: "info" | "warning" | "error" = "info"): void {
+    this.emit({ type: "extension_ui_request", id: crypto.randomUUID(), method: "notify", message, notifyType: type });
+  }
+
+  setStatus(): void {
+    // The view has no status line for extensions yet.
+  }
+
+  private dialog(fields: Record<string, unknown>, timeout?: number): Promise<DialogAnswer> {
+    const id = crypto.randomUUID();
+    return new Promise((resolve) => {
+      const timer = timeout ? setTimeout(() => finish({ cancelled: true }), timeout) : undefined;
+      const finish = (answer: DialogAnswer) => {
+        if (timer) clearTimeout(timer);
+        if (this.dialogs.delete(id)) this.store.dispatch({ type: "dialog_answered", agent: LOCAL_AGENT, id });
+        resolve(answer);
+      };
+      this.dialogs.set(id, finish);
+      this.emit({ type: "extension_ui_request", id, ...fields });
+    });
+  }
+
+  private emit(event: Record<string, unknown>): void {
+    this.store.dispatch({ type: "event", agent: LOCAL_AGENT, seq: ++this.seq, at: Date.now(), event });
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Runs the TUI on this terminal: the store, the link to the supervisor, ink on the
+ * alternate screen (so quitting gives the shell back as it was). Imported lazily by
+ * the commands, so ink and react load only when a TUI opens.
+ */
+import { render } from "ink";
+import type { ReactElement } from "react";
+import type { IpcClient } from "../../ipc/client.js";
+import type { IpcParams } from "../../ipc/protocol.js";
+import { App } from "./App.js";
+import { worktreeDiff } from "./diff.js";
+import { TuiStore } from "./store.js";
+import { SupervisorLink } from "./supervisor-link.js";
+import { makeTheme, ThemeProvider } from "./theme.js";
+
+/** Options of the multi-pane TUI. */
+export interface RunTuiOptions {
+  /** Open a connection; attempt 0 may start a supervisor, later attempts reconnect. */
+  connect: (attempt: number) => Promise<IpcClient>;
+  color: boolean;
+  defaultCwd: string;
+  spawnDefaults?: Partial<IpcParams<"spawn">>;
+  title?: string;
+}
+
+const ALT_SCREEN_ON = "\x1b[?1049h\x1b[H";
+const ALT_SCREEN_OFF = "\x1b[?1049l";
+
+/** Open the TUI and resolve when the user quits. The agents keep running. */
+export async function runTui(opts: RunTuiOptions): Promise<void> {
+  const store = new TuiStore();
+  const link = new SupervisorLink(store, { connect: opts.connect });
+  await mountFullScreen((quit) => (
+    <ThemeProvider value={makeTheme(opts.color)}>
+      <App
+        store={store}
+        control={link}
+        defaultCwd={opts.defaultCwd}
+        spawnDefaults={opts.spawnDefaults}
+        loadDiff={worktreeDiff}
+        onQuit={quit}
+        title={opts.title}
+      />
+    </ThemeProvider>
+  ));
+  await link.close();
+  store.dispose();
+}
+
+/**
+ * Render `tree` on the alternate screen until `quit` is called or a terminating
+ * signal arrives; restore the screen afterwards. Ink draws at most 20 frames/s.
+ */
+export async function mountFullScreen(tree: (quit: () => void) => ReactElement): Promise<void> {
+  process.stdout.write(ALT_SCREEN_ON);
+  let quit = () => {};
+  const instance = render(tree(() => quit()), { exitOnCtrlC: false, maxFps: 20, patchConsole: false });
+  quit = () => instance.unmount();
+  const signals = ["SIGTERM", "SIGHUP"] as const;
+  for (const s of signals) process.on(s, quit);
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    for (const s of signals) process.off(s, quit);
+    process.stdout.write(ALT_SCREEN_OFF);
+  }
+}

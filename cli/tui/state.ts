@@ -1,0 +1,308 @@
+/**
+ * The TUI's view of every agent, and the pure reducer that folds the supervisor's
+ * stream (events, status changes, agent lists) into it. Streamed text is kept as an
+ * open line plus finished lines, so a delta copies one string, not the transcript.
+ */
+import type { IpcStreamMessage } from "../../ipc/protocol.js";
+import type { AgentInfo, AgentStatus, WorktreeInfo } from "../../supervisor/types.js";
+import { contentText, summarizeArgs } from "../commands/transcript.js";
+
+/** Finished transcript lines kept per agent (the zoom view scrolls through them). */
+export const MAX_LINES = 2000;
+/** Longest tool result kept in the transcript (the zoom view collapses it further). */
+const MAX_RESULT_CHARS = 4000;
+
+/** What one transcript line is, for its colour and for collapsing. */
+export type LineKind = "user" | "text" | "thinking" | "tool" | "result" | "error" | "notice";
+
+/** One transcript entry; `text` may hold several lines (a tool result). */
+export interface TranscriptLine {
+  kind: LineKind;
+  text: string;
+}
+
+/** A tool call that started and has not ended. */
+export interface RunningTool {
+  id: string;
+  name: string;
+  summary: string;
+  startedAt: number;
+}
+
+/** An extension dialog waiting for this TUI's answer (`extension_ui_request`). */
+export interface DialogRequest {
+  id: string;
+  method: "select" | "confirm" | "input" | "editor";
+  title: string;
+  message?: string;
+  options?: string[];
+  placeholder?: string;
+  prefill?: string;
+}
+
+/** Everything a pane shows about one agent. */
+export interface AgentView {
+  name: string;
+  status: AgentStatus | "unknown";
+  statusReason?: string;
+  provider?: string;
+  model?: string;
+  cwd: string;
+  /** The agent's own git worktree, when it was spawned with one. */
+  worktree?: WorktreeInfo;
+  restarts: number;
+  createdAt: number;
+  /** Finished lines, oldest first, at most MAX_LINES. */
+  lines: TranscriptLine[];
+  /** The line being streamed (text or thinking), not yet in `lines`. */
+  open: TranscriptLine | null;
+  tools: RunningTool[];
+  tokens: number;
+  lastSeq: number;
+  dialogs: DialogRequest[];
+  /** Hidden: it was already stopped or failed when this TUI first saw it (history, not live). */
+  hidden: boolean;
+}
+
+/** Connection to the supervisor, as the header shows it. */
+export interface ConnectionView {
+  state: "connecting" | "connected" | "disconnected";
+  message?: string;
+  since: number;
+}
+
+/** The whole TUI state. `order` is creation order; `now` drives spinners and elapsed times. */
+export interface TuiState {
+  agents: Record<string, AgentView>;
+  order: string[];
+  connection: ConnectionView;
+  now: number;
+}
+
+/** What the reducer accepts: the stream itself plus what the TUI learns besides it. */
+export type TuiAction =
+  | IpcStreamMessage
+  | { type: "agents"; agents: AgentInfo[] }
+  | { type: "connection"; state: ConnectionView["state"]; message?: string; at: number }
+  | { type: "dialog_answered"; agent: string; id: string }
+  | { type: "notice"; agent: string; text: string; kind?: LineKind }
+  | { type: "tick"; now: number };
+
+/** An empty state at `now`. */
+export function initialState(now = Date.now()): TuiState {
+  return { agents: {}, order: [], connection: { state: "connecting", since: now }, now };
+}
+
+/** The agents that get a pane, in creation order. */
+export function visibleAgents(state: TuiState): AgentView[] {
+  const out: AgentView[] = [];
+  for (const name of state.order) {
+    const a = state.agents[name];
+    if (a && !a.hidden) out.push(a);
+  }
+  return out;
+}
+
+const ENDED: ReadonlySet<string> = new Set(["stopped", "failed"]);
+
+function newView(name: string, now: number): AgentView {
+  return {
+    name,
+    status: "unknown",
+    cwd: "",
+    restarts: 0,
+    createdAt: now,
+    lines: [],
+    open: null,
+    tools: [],
+    tokens: 0,
+    lastSeq: 0,
+    dialogs: [],
+    hidden: false,
+  };
+}
+
+/** Fold one action into the state. Never mutates its input. */
+export function reduce(state: TuiState, action: TuiAction): TuiState {
+  switch (action.type) {
+    case "tick":
+      return { ...state, now: action.now };
+    case "connection":
+      return { ...state, connection: { state: action.state, message: action.message, since: action.at } };
+    case "agents":
+      return mergeAgents(state, action.agents);
+    case "dialog_answered": {
+      const a = state.agents[action.agent];
+      if (!a) return state;
+      return put(state, { ...a, dialogs: a.dialogs.filter((d) => d.id !== action.id) });
+    }
+    case "notice": {
+      const a = state.agents[action.agent];
+      if (!a) return state;
+      return put(state, push(a, { kind: action.kind ?? "notice", text: action.text }));
+    }
+    case "lagged": {
+      const a = state.agents[action.agent] ?? newView(action.agent, state.now);
+      return put(state, push({ ...a, lastSeq: Math.max(a.lastSeq, action.to) }, { kind: "notice", text: `… skipped events ${action.from}-${action.to} (this view fell behind)` }));
+    }
+    case "event": {
+      const existing = state.agents[action.agent];
+      if (existing && action.seq <= existing.lastSeq) return state; // replayed after a reconnect
+      const a = existing ?? newView(action.agent, action.at ?? state.now);
+      const next = applyEvent({ ...a, lastSeq: action.seq }, action.event as Json, action.at ?? state.now);
+      return put(state, next);
+    }
+  }
+}
+
+type Json = Record<string, any>;
+
+function put(state: TuiState, view: AgentView): TuiState {
+  const known = view.name in state.agents;
+  return {
+    ...state,
+    agents: { ...state.agents, [view.name]: view },
+    order: known ? state.order : [...state.order, view.name],
+  };
+}
+
+/** Upsert the listed agents and drop those the supervisor no longer has. */
+function mergeAgents(state: TuiState, infos: AgentInfo[]): TuiState {
+  const agents: Record<string, AgentView> = {};
+  for (const info of infos) {
+    const old = state.agents[info.name];
+    const base = old ?? { ...newView(info.name, info.createdAt), hidden: ENDED.has(info.status) };
+    // A new supervisor numbers events from its own log: forget what was seen past it.
+    const lastSeq = info.lastSeq < base.lastSeq ? info.lastSeq : base.lastSeq;
+    agents[info.name] = {
+      ...base,
+      status: info.status,
+      statusReason: info.statusReason,
+      provider: base.provider ?? info.provider,
+      model: base.model ?? info.model,
+      cwd: info.worktree?.path ?? info.cwd,
+      worktree: info.worktree,
+      restarts: info.restarts,
+      createdAt: info.createdAt,
+      lastSeq,
+      hidden: base.hidden && ENDED.has(info.status),
+    };
+  }
+  const order = Object.values(agents)
+    .sort((x, y) => x.createdAt - y.createdAt || x.name.localeCompare(y.name))
+    .map((a) => a.name);
+  return { ...state, agents, order };
+}
+
+/** Append a finished line, keeping at most MAX_LINES. */
+function push(a: AgentView, line: TranscriptLine): AgentView {
+  const lines = a.lines.length >= MAX_LINES ? [...a.lines.slice(a.lines.length - MAX_LINES + 1), line] : [...a.lines, line];
+  return { ...a, lines };
+}
+
+/** Finish the open streamed line, if any. */
+function close(a: AgentView): AgentView {
+  if (!a.open) return a;
+  const open = a.open;
+  const closed = { ...a, open: null };
+  return open.text === "" ? closed : push(closed, open);
+}
+
+/** Add streamed text of `kind`: complete lines move to `lines`, the rest stays open. */
+function stream(a: AgentView, kind: "text" | "thinking", delta: string): AgentView {
+  let view = a.open && a.open.kind !== kind ? close(a) : a;
+  const text = (view.open?.text ?? "") + delta;
+  const parts = text.split("\n");
+  const rest = parts.pop()!;
+  if (parts.length > 0) {
+    view = { ...view, open: null };
+    for (const p of parts) view = push(view, { kind, text: p });
+  }
+  return { ...view, open: { kind, text: rest } };
+}
+
+function applyEvent(a: AgentView, e: Json, at: number): AgentView {
+  switch (e.type) {
+    case "agent_status": {
+      const next = {
+        ...a,
+        status: e.status as AgentStatus,
+        statusReason: typeof e.reason === "string" ? e.reason : undefined,
+        restarts: typeof e.restarts === "number" ? e.restarts : a.restarts,
+        hidden: a.hidden && ENDED.has(e.status),
+      };
+      // idle ⇄ busy is every prompt, and a new agent starts from stopped: only the rarer transitions earn a line.
+      const routine =
+        ((e.status === "busy" || e.status === "idle") && (e.previous === "busy" || e.previous === "idle" || e.previous === "starting")) ||
+        (e.status === "starting" && e.previous === "stopped" && a.lines.length === 0);
+      if (routine) return next;
+      return push(close(next), { kind: e.status === "failed" ? "error" : "notice", text: `· ${e.previous} → ${e.status}${e.reason ? ` (${e.reason})` : ""}` });
+    }
+    case "message_start": {
+      const m = e.message as Json | undefined;
+      if (m?.role === "user") return push(close(a), { kind: "user", text: `> ${contentText(m.content)}` });
+      if (m?.role === "assistant") return { ...a, provider: m.provider ?? a.provider, model: m.model ?? a.model };
+      return a;
+    }
+    case "message_update": {
+      const d = e.assistantMessageEvent as Json | undefined;
+      if (d?.type === "text_delta") return stream(a, "text", String(d.delta));
+      if (d?.type === "thinking_delta") return stream(a, "thinking", String(d.delta));
+      if (d?.type === "text_end" || d?.type === "thinking_end") return close(a);
+      return a;
+    }
+    case "message_end": {
+      const m = e.message as Json | undefined;
+      if (m?.role !== "assistant") return a;
+      let next: AgentView = close({ ...a, tokens: a.tokens + (Number(m.usage?.totalTokens) || 0) });
+      if (m.stopReason === "error") next = push(next, { kind: "error", text: `error: ${m.errorMessage ?? "the model request failed"}` });
+      if (m.stopReason === "aborted") next = push(next, { kind: "notice", text: "aborted" });
+      return next;
+    }
+    case "tool_execution_start": {
+      const summary = summarizeArgs(e.toolName, e.args);
+      const tool: RunningTool = { id: String(e.toolCallId), name: String(e.toolName), summary, startedAt: at };
+      return push(close({ ...a, tools: [...a.tools, tool] }), { kind: "tool", text: `⏺ ${tool.name}(${summary})` });
+    }
+    case "tool_execution_end": {
+      const text = contentText((e.result as Json | undefined)?.content).trimEnd();
+      const kept = text.length > MAX_RESULT_CHARS ? text.slice(0, MAX_RESULT_CHARS) + "\n…" : text;
+      const tools = a.tools.filter((t) => t.id !== String(e.toolCallId));
+      return push({ ...a, tools }, { kind: e.isError ? "error" : "result", text: kept || "(no output)" });
+    }
+    case "agent_end":
+      return { ...close(a), tools: [] };
+    case "extension_ui_request":
+      return dialogOrNotice(a, e);
+    case "worker_exited":
+      return push(close({ ...a, tools: [] }), { kind: "notice", text: `· worker exited (${e.reason}${e.code != null ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})` });
+    case "run_interrupted":
+      return push(close({ ...a, tools: [] }), { kind: "error", text: `! run interrupted: ${e.reason}` });
+    case "limit_exceeded":
+      return push(close(a), { kind: "error", text: `! limit exceeded (${e.limit}): ${e.message}` });
+    case "protocol_error":
+    case "supervisor_error":
+    case "extension_error":
+      return push(close(a), { kind: "error", text: `! ${String(e.type).replace("_", " ")}: ${e.message ?? e.error ?? ""}` });
+    case "auto_retry_start":
+      return push(close(a), { kind: "notice", text: `· retrying (attempt ${e.attempt ?? "?"}): ${e.errorMessage ?? ""}` });
+    default:
+      return a;
+  }
+}
+
+function dialogOrNotice(a: AgentView, e: Json): AgentView {
+  const method = e.method;
+  if (method === "notify") return push(close(a), { kind: e.notifyType === "error" ? "error" : "notice", text: `· ${e.message ?? ""}` });
+  if (method !== "select" && method !== "confirm" && method !== "input" && method !== "editor") return a;
+  const dialog: DialogRequest = {
+    id: String(e.id),
+    method,
+    title: String(e.title ?? ""),
+    ...(typeof e.message === "string" ? { message: e.message } : {}),
+    ...(Array.isArray(e.options) ? { options: e.options.map(String) } : {}),
+    ...(typeof e.placeholder === "string" ? { placeholder: e.placeholder } : {}),
+    ...(typeof e.prefill === "string" ? { prefill: e.prefill } : {}),
+  };
+  return { ...a, dialogs: [...a.dialogs, dialog] };
+}

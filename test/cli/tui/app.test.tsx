@@ -1,0 +1,252 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { layoutPanes } from "../../../cli/tui/layout.js";
+import { info, mount, names } from "./helpers.js";
+
+let mounted: ReturnType<typeof mount> | null = null;
+afterEach(() => {
+  mounted?.cleanup();
+  mounted = null;
+});
+
+function open(...args: Parameters<typeof mount>) {
+  mounted = mount(...args);
+  return mounted;
+}
+
+/** The text of the pane whose rectangle starts at column `x` with `width`, line by line. */
+function column(frame: string, x: number, width: number): string {
+  return frame
+    .split("\n")
+    .map((l) => l.slice(x, x + width))
+    .join("\n");
+}
+
+const ENTER = "\r";
+const ESC = "\x1b";
+
+describe("the grid", () => {
+  for (const [cols, rows] of [
+    [100, 30],
+    [80, 24],
+  ] as const) {
+    for (const count of [1, 2, 4, 9, 20]) {
+      it(`shows ${count} agent(s) on a ${cols}×${rows} terminal in the grid layoutPanes gives`, async () => {
+        const all = names(count);
+        const t = open(all.map((n) => info(n)), { cols, rows });
+        const layout = layoutPanes(count, cols, rows - 3);
+        const onFirstPage = all.slice(0, layout.perPage);
+        await vi.waitFor(() => expect(t.frame()).toContain(onFirstPage.at(-1)!));
+        const frame = t.frame();
+        for (const n of onFirstPage) expect(frame).toContain(n);
+        for (const n of all.slice(layout.perPage)) expect(frame).not.toContain(n);
+        // Agents of one grid row share a screen line, in slot order.
+        const lines = frame.split("\n");
+        for (let r = 0; r < layout.rows; r++) {
+          const rowNames = onFirstPage.slice(r * layout.columns, (r + 1) * layout.columns);
+          if (rowNames.length === 0) continue;
+          const line = lines.find((l) => l.includes(rowNames[0]!));
+          expect(line, `row ${r} of ${rowNames.join(", ")}`).toBeDefined();
+          const positions = rowNames.map((n) => line!.indexOf(n));
+          expect(positions.every((p) => p >= 0)).toBe(true);
+          expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+        }
+        expect(lines.length).toBeLessThanOrEqual(rows);
+        if (layout.pages > 1) {
+          expect(frame).toContain(`page 1/${layout.pages}`);
+          t.stdin.write("\x1b[6~"); // PgDn
+          await vi.waitFor(() => expect(t.frame()).toContain(all[layout.perPage]!));
+          expect(t.frame()).toContain(`page 2/${layout.pages}`);
+        }
+      });
+    }
+  }
+
+  it("draws a status change and a streamed delta in the right pane", async () => {
+    const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 30 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-02"));
+    t.store.dispatch({ type: "event", agent: "agent-02", seq: 1, event: { type: "agent_status", status: "busy", previous: "idle", pid: 1, restarts: 0 } });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-02",
+      seq: 2,
+      event: { type: "message_update", message: {}, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "streaming to two" } },
+    });
+    await vi.waitFor(() => expect(t.frame()).toContain("streaming to two"));
+    const left = column(t.frame(), 0, 50);
+    const right = column(t.frame(), 50, 50);
+    expect(right).toContain("busy");
+    expect(right).toContain("streaming to two");
+    expect(left).not.toContain("busy");
+    expect(left).not.toContain("streaming");
+    expect(left).toContain("idle");
+  });
+
+  it("shows the running tool with its argument summary, and tokens once the message ends", async () => {
+    const t = open([info("agent-01")], { cols: 100, rows: 20 });
+    t.store.dispatch({ type: "event", agent: "agent-01", seq: 1, event: { type: "tool_execution_start", toolCallId: "c1", toolName: "bash", args: { command: "ls -la src" } } });
+    await vi.waitFor(() => expect(t.frame()).toMatch(/⏺ bash ls -la src \d/));
+    t.store.dispatch({ type: "event", agent: "agent-01", seq: 2, event: { type: "tool_execution_end", toolCallId: "c1", toolName: "bash", result: { content: [{ type: "text", text: "a.ts\nb.ts" }] }, isError: false } });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-01",
+      seq: 3,
+      event: { type: "message_end", message: { role: "assistant", provider: "faux", model: "faux-1", content: [], stopReason: "stop", usage: { totalTokens: 1234 } } },
+    });
+    await vi.waitFor(() => expect(t.frame()).toContain("1.2k tok"));
+    expect(t.frame()).toContain("⎿ a.ts");
+    expect(t.frame()).not.toMatch(/⏺ bash ls -la src \d/);
+  });
+
+  it("draws no colour codes with colour off (NO_COLOR)", async () => {
+    const t = open([info("agent-01", "unresponsive")], { cols: 80, rows: 20 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    expect(t.frame()).not.toMatch(/\x1b\[[0-9;]*m/);
+  });
+
+  it("says when the supervisor is gone and when it is back", async () => {
+    const t = open([info("agent-01")], { cols: 100, rows: 20 });
+    t.store.dispatch({ type: "connection", state: "disconnected", message: "connection closed", at: Date.now() });
+    await vi.waitFor(() => expect(t.frame()).toContain("supervisor unreachable"));
+    t.store.dispatch({ type: "connection", state: "connected", at: Date.now() });
+    await vi.waitFor(() => expect(t.frame()).toContain("● connected"));
+  });
+});
+
+describe("keys", () => {
+  it("sends a prompt typed into the focused pane to that agent", async () => {
+    const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 30 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-02"));
+    t.stdin.write("2");
+    await vi.waitFor(() => expect(column(t.frame(), 50, 50)).toContain("╔"));
+    t.stdin.write("p");
+    await vi.waitFor(() => expect(column(t.frame(), 50, 50)).toContain("prompt>"));
+    t.stdin.write("list the files");
+    await vi.waitFor(() => expect(t.frame()).toContain("list the files"));
+    t.stdin.write(ENTER);
+    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-02", arg: { type: "prompt", message: "list the files" } }]));
+    await vi.waitFor(() => expect(t.frame()).not.toContain("prompt>"));
+  });
+
+  it("steers and follows up a busy agent, aborts, stops and restarts it", async () => {
+    const t = open([info("agent-01", "busy")], { cols: 100, rows: 20 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    for (const [key, text] of [
+      ["s", "go left"],
+      ["f", "then right"],
+    ] as const) {
+      t.stdin.write(key);
+      await vi.waitFor(() => expect(t.frame()).toMatch(/(steer|follow-up)>/));
+      t.stdin.write(text);
+      await vi.waitFor(() => expect(t.frame()).toContain(text));
+      t.stdin.write(ENTER);
+      await vi.waitFor(() => expect(t.frame()).not.toMatch(/(steer|follow-up)>/));
+    }
+    for (const key of ["a", "x", "r"]) t.stdin.write(key);
+    await vi.waitFor(() => expect(t.control.calls).toHaveLength(5));
+    expect(t.control.calls).toEqual([
+      { method: "rpc", agent: "agent-01", arg: { type: "steer", message: "go left" } },
+      { method: "rpc", agent: "agent-01", arg: { type: "follow_up", message: "then right" } },
+      { method: "rpc", agent: "agent-01", arg: { type: "abort" } },
+      { method: "stop", agent: "agent-01" },
+      { method: "restart", agent: "agent-01" },
+    ]);
+  });
+
+  it("answers a confirm dialog of its agent", async () => {
+    const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 30 });
+    t.store.dispatch({ type: "event", agent: "agent-02", seq: 1, event: { type: "extension_ui_request", id: "dlg-1", method: "confirm", title: "Delete build/?", message: "12 files" } });
+    await vi.waitFor(() => expect(column(t.frame(), 50, 50)).toContain("Delete build/?"));
+    expect(t.frame()).toContain("agent-02 asks a question");
+    t.stdin.write("2");
+    await vi.waitFor(() => expect(t.frame()).not.toContain("asks a question"));
+    t.stdin.write("y");
+    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-02", arg: { type: "extension_ui_response", id: "dlg-1", confirmed: true } }]));
+    await vi.waitFor(() => expect(t.frame()).not.toContain("Delete build/?"));
+  });
+
+  it("answers a select dialog with the chosen option", async () => {
+    const t = open([info("agent-01")], { cols: 100, rows: 30 });
+    t.store.dispatch({ type: "event", agent: "agent-01", seq: 1, event: { type: "extension_ui_request", id: "dlg-2", method: "select", title: "Pick one", options: ["red", "green", "blue"] } });
+    await vi.waitFor(() => expect(t.frame()).toContain("3. blue"));
+    t.stdin.write("\x1b[B"); // down
+    await vi.waitFor(() => expect(t.frame()).toContain("› 2. green"));
+    t.stdin.write(ENTER);
+    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-01", arg: { type: "extension_ui_response", id: "dlg-2", value: "green" } }]));
+  });
+
+  it("zooms the focused agent into a scrollable transcript and returns with Esc", async () => {
+    const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 20 });
+    for (let i = 1; i <= 40; i++) t.store.dispatch({ type: "notice", agent: "agent-02", text: `line ${i}` });
+    t.stdin.write("\t");
+    await vi.waitFor(() => expect(column(t.frame(), 50, 50)).toContain("╔"));
+    t.stdin.write(ENTER);
+    await vi.waitFor(() => expect(t.frame()).toContain("Esc back"));
+    expect(t.frame()).toContain("line 40");
+    expect(t.frame()).not.toContain("agent-01");
+    expect(t.frame()).toMatch(/↑ \d+ earlier/);
+    t.stdin.write("\x1b[5~"); // PgUp
+    await vi.waitFor(() => expect(t.frame()).not.toContain("line 40"));
+    expect(t.frame()).toMatch(/↓ \d+ more below/);
+    t.stdin.write(ESC);
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+  });
+
+  it("opens the help and the new-agent form, and spawns from the form", async () => {
+    const t = open([info("agent-01")], { cols: 100, rows: 24 });
+    t.stdin.write("?");
+    await vi.waitFor(() => expect(t.frame()).toContain("new agent: name, cwd, worktree"));
+    t.stdin.write(ESC);
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    t.stdin.write("n");
+    await vi.waitFor(() => expect(t.frame()).toContain("new agent"));
+    t.stdin.write("helper");
+    await vi.waitFor(() => expect(t.frame()).toContain("helper"));
+    t.stdin.write("\x1b[B"); // cwd
+    await vi.waitFor(() => expect(t.frame()).toMatch(/› cwd/));
+    t.stdin.write("\x1b[B"); // worktree
+    await vi.waitFor(() => expect(t.frame()).toMatch(/› worktree/));
+    t.stdin.write(" ");
+    await vi.waitFor(() => expect(t.frame()).toContain("[x] yes"));
+    t.stdin.write("\x1b[B"); // prompt
+    await vi.waitFor(() => expect(t.frame()).toMatch(/› prompt/));
+    t.stdin.write("list the files");
+    await vi.waitFor(() => expect(t.frame()).toContain("list the files"));
+    t.stdin.write(ENTER);
+    await vi.waitFor(() => expect(t.control.calls).toHaveLength(1));
+    expect(t.control.calls[0]).toMatchObject({ method: "spawn", arg: { name: "helper", worktree: {}, prompt: "list the files", wait: false } });
+  });
+
+  it("quits with q", async () => {
+    const t = open([info("agent-01")], { cols: 80, rows: 20 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    t.stdin.write("q");
+    await vi.waitFor(() => expect(t.quits()).toBe(1));
+  });
+});
+
+describe("single-agent mode", () => {
+  it("prompts when idle, steers while busy, and quits on the second Ctrl+C", async () => {
+    const t = open([info("pi")], { cols: 90, rows: 20, mode: "single" });
+    await vi.waitFor(() => expect(t.frame()).toContain("prompt>"));
+    t.stdin.write("hello");
+    await vi.waitFor(() => expect(t.frame()).toContain("hello"));
+    t.stdin.write(ENTER);
+    await vi.waitFor(() => expect(t.control.calls).toHaveLength(1));
+    t.store.dispatch({ type: "event", agent: "pi", seq: 1, event: { type: "agent_status", status: "busy", previous: "idle", pid: 1, restarts: 0 } });
+    await vi.waitFor(() => expect(t.frame()).toContain("steer>"));
+    t.stdin.write("faster");
+    await vi.waitFor(() => expect(t.frame()).toContain("faster"));
+    t.stdin.write(ENTER);
+    await vi.waitFor(() => expect(t.control.calls).toHaveLength(2));
+    expect(t.control.calls).toEqual([
+      { method: "rpc", agent: "pi", arg: { type: "prompt", message: "hello" } },
+      { method: "rpc", agent: "pi", arg: { type: "steer", message: "faster" } },
+    ]);
+    t.stdin.write("\x03");
+    await vi.waitFor(() => expect(t.frame()).toContain("press Ctrl+C again to quit"));
+    expect(t.control.calls.at(-1)).toEqual({ method: "rpc", agent: "pi", arg: { type: "abort" } });
+    expect(t.quits()).toBe(0);
+    t.stdin.write("\x03");
+    await vi.waitFor(() => expect(t.quits()).toBe(1));
+  });
+});

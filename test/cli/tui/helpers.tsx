@@ -1,0 +1,83 @@
+/** Shared pieces of the TUI component tests: agent infos, a fake control, a mounted App. */
+import { render } from "ink-testing-library";
+import type { IpcParams } from "../../../ipc/protocol.js";
+import { DEFAULT_RESTART_POLICY, type AgentInfo, type AgentStatus } from "../../../supervisor/types.js";
+import { App } from "../../../cli/tui/App.js";
+import type { AgentControl, RpcAnswer } from "../../../cli/tui/control.js";
+import { TuiStore } from "../../../cli/tui/store.js";
+import { makeTheme, ThemeProvider } from "../../../cli/tui/theme.js";
+
+/** An AgentInfo as `list` returns it. */
+export function info(name: string, status: AgentStatus = "idle", extra: Partial<AgentInfo> = {}): AgentInfo {
+  return {
+    name,
+    id: `id-${name}`,
+    cwd: `/work/${name}`,
+    provider: "faux",
+    model: "faux-1",
+    policy: DEFAULT_RESTART_POLICY,
+    onStall: "notify",
+    limits: {},
+    createdAt: 1_000 + Number(name.replace(/\D/g, "") || 0),
+    status,
+    pid: 100,
+    restarts: 0,
+    lastExit: null,
+    sessionFile: null,
+    lastSeenAt: null,
+    lastSeq: 0,
+    startedAt: 1_000,
+    ...extra,
+  };
+}
+
+/** A control that records what the TUI asked for. */
+export class FakeControl implements AgentControl {
+  readonly calls: { method: string; agent?: string; arg?: unknown }[] = [];
+  async rpc(agent: string, command: { type: string; [key: string]: unknown }): Promise<RpcAnswer> {
+    this.calls.push({ method: "rpc", agent, arg: command });
+    return { success: true };
+  }
+  async stop(agent: string): Promise<unknown> {
+    this.calls.push({ method: "stop", agent });
+    return {};
+  }
+  async restart(agent: string): Promise<unknown> {
+    this.calls.push({ method: "restart", agent });
+    return {};
+  }
+  async spawn(params: IpcParams<"spawn">): Promise<unknown> {
+    this.calls.push({ method: "spawn", arg: params });
+    return { name: params.name };
+  }
+}
+
+/** `agent-01`, `agent-02`, … */
+export function names(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `agent-${String(i + 1).padStart(2, "0")}`);
+}
+
+/** Mount the App on a fake terminal of `cols` × `rows` with `agents` listed and connected. */
+export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean } = {}) {
+  const store = new TuiStore({ frameMs: 10 });
+  store.dispatch({ type: "connection", state: "connected", at: Date.now() });
+  store.dispatch({ type: "agents", agents });
+  const control = new FakeControl();
+  let quit = 0;
+  const r = render(
+    <ThemeProvider value={makeTheme(opts.color ?? false)}>
+      <App store={store} control={control} cols={opts.cols ?? 100} rows={opts.rows ?? 30} mode={opts.mode} onQuit={() => quit++} />
+    </ThemeProvider>,
+  );
+  return {
+    ...r,
+    store,
+    control,
+    quits: () => quit,
+    frame: () => r.lastFrame() ?? "",
+    cleanup: () => {
+      r.unmount();
+      store.dispose();
+    },
+  };
+}

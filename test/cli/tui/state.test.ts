@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { initialState, MAX_LINES, reduce, visibleAgents, type TuiAction, type TuiState } from "../../../cli/tui/state.js";
+import { tailLines, wrapText } from "../../../cli/tui/text.js";
+import { info } from "./helpers.js";
+
+function fold(actions: TuiAction[], state: TuiState = initialState(0)): TuiState {
+  return actions.reduce(reduce, state);
+}
+const delta = (agent: string, seq: number, text: string): TuiAction => ({
+  type: "event",
+  agent,
+  seq,
+  event: { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: text } },
+});
+
+describe("the TUI reducer", () => {
+  it("joins streamed deltas into lines and keeps the unfinished one open", () => {
+    const s = fold([delta("a", 1, "hello "), delta("a", 2, "world\nsecond"), delta("a", 3, " line")]);
+    expect(s.agents.a!.lines).toEqual([{ kind: "text", text: "hello world" }]);
+    expect(s.agents.a!.open).toEqual({ kind: "text", text: "second line" });
+    const ended = reduce(s, { type: "event", agent: "a", seq: 4, event: { type: "agent_end", messages: [] } });
+    expect(ended.agents.a!.lines.map((l) => l.text)).toEqual(["hello world", "second line"]);
+    expect(ended.agents.a!.open).toBeNull();
+  });
+
+  it("ignores events it has already seen (a replay after reconnecting)", () => {
+    const s = fold([delta("a", 1, "one "), delta("a", 2, "two ")]);
+    expect(fold([delta("a", 1, "one "), delta("a", 2, "two ")], s)).toBe(s);
+  });
+
+  it("forgets seen sequence numbers when a new supervisor lists fewer", () => {
+    const s = fold([{ type: "agents", agents: [info("a")] }, delta("a", 40, "x")]);
+    const again = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 2 })] }, delta("a", 3, "y")], s);
+    expect(again.agents.a!.open?.text).toBe("xy");
+  });
+
+  it("tracks the running tool, the status, restarts and tokens", () => {
+    const s = fold([
+      { type: "agents", agents: [info("a")] },
+      { type: "event", agent: "a", seq: 1, at: 5, event: { type: "tool_execution_start", toolCallId: "t", toolName: "read", args: { path: "src/x.ts" } } },
+      { type: "event", agent: "a", seq: 2, event: { type: "agent_status", status: "backoff", previous: "idle", restarts: 2, pid: null } },
+    ]);
+    expect(s.agents.a!.tools).toEqual([{ id: "t", name: "read", summary: "src/x.ts", startedAt: 5 }]);
+    expect(s.agents.a).toMatchObject({ status: "backoff", restarts: 2 });
+    const done = fold(
+      [
+        { type: "event", agent: "a", seq: 3, event: { type: "tool_execution_end", toolCallId: "t", toolName: "read", result: { content: [] }, isError: false } },
+        { type: "event", agent: "a", seq: 4, event: { type: "message_end", message: { role: "assistant", usage: { totalTokens: 70 }, stopReason: "stop" } } },
+        { type: "event", agent: "a", seq: 5, event: { type: "message_end", message: { role: "assistant", usage: { totalTokens: 30 }, stopReason: "stop" } } },
+      ],
+      s,
+    );
+    expect(done.agents.a!.tools).toEqual([]);
+    expect(done.agents.a!.tokens).toBe(100);
+  });
+
+  it("hides agents that were already stopped when first listed, but keeps ones stopped later", () => {
+    const s = fold([{ type: "agents", agents: [info("old", "stopped"), info("live", "busy")] }]);
+    expect(visibleAgents(s).map((a) => a.name)).toEqual(["live"]);
+    const later = fold([{ type: "event", agent: "live", seq: 1, event: { type: "agent_status", status: "stopped", previous: "busy", restarts: 0, pid: null } }], s);
+    expect(visibleAgents(later).map((a) => a.status)).toEqual(["stopped"]);
+    const gone = fold([{ type: "agents", agents: [info("old", "stopped")] }], later);
+    expect(visibleAgents(gone)).toEqual([]);
+  });
+
+  it("queues extension dialogs until they are answered", () => {
+    const s = fold([{ type: "event", agent: "a", seq: 1, event: { type: "extension_ui_request", id: "d", method: "input", title: "Name?", placeholder: "x" } }]);
+    expect(s.agents.a!.dialogs).toEqual([{ id: "d", method: "input", title: "Name?", placeholder: "x" }]);
+    expect(reduce(s, { type: "dialog_answered", agent: "a", id: "d" }).agents.a!.dialogs).toEqual([]);
+  });
+
+  it("keeps at most MAX_LINES lines", () => {
+    const actions: TuiAction[] = Array.from({ length: MAX_LINES + 10 }, (_, i) => ({ type: "notice", agent: "a", text: `n${i}` }) as TuiAction);
+    const s = fold([{ type: "agents", agents: [info("a")] }, ...actions]);
+    expect(s.agents.a!.lines).toHaveLength(MAX_LINES);
+    expect(s.agents.a!.lines.at(-1)!.text).toBe(`n${MAX_LINES + 9}`);
+  });
+});
+
+describe("text layout", () => {
+  it("wraps at spaces and hard-breaks long words", () => {
+    expect(wrapText("the quick brown fox", 10)).toEqual(["the quick", "brown fox"]);
+    expect(wrapText("abcdefghijkl", 5)).toEqual(["abcde", "fghij", "kl"]);
+  });
+
+  it("takes the last lines that fit, collapsing tool results", () => {
+    const lines = [
+      { kind: "tool" as const, text: "⏺ bash(ls)" },
+      { kind: "result" as const, text: "a\nb\nc" },
+    ];
+    expect(tailLines(lines, { kind: "text", text: "done" }, 40, 3).map((l) => l.text)).toEqual(["⏺ bash(ls)", "  ⎿ a", "    … (+2 lines)"].slice(1).concat("done"));
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * Test support for the fault-injection suite: the figures every test prints (one
+ * stable `FAULT <name> | key=value ...` line, collected into FAULTS.md), raw socket
+ * connections that read whole lines, and pid bookkeeping to prove nothing is left.
+ */
+import { createConnection, type Socket } from "node:net";
+import { LineSplitter } from "../../shared/jsonl.js";
+import { isAlive } from "../support/rpc-worker.js";
+
+/** Print a test's measured figures in the stable format FAULTS.md is built from. */
+export function figures(name: string, values: Record<string, string | number | boolean>): void {
+  const body = Object.entries(values)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(" ");
+  console.log(`FAULT ${name} | ${body}`);
+}
+
+/** Pids of `pids` that still run (zombies count as gone). */
+export function leftAlive(pids: Iterable<number>): number[] {
+  return [...new Set(pids)].filter((pid) => pid > 0 && isAlive(pid));
+}
+
+/** Wait until none of `pids` runs, or the deadline passes; returns the ones still alive. */
+export async function waitAllGone(pids: Iterable<number>, timeoutMs = 10_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let left = leftAlive(pids);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    left = leftAlive(left);
+  }
+  return left;
+}
+
+/** SIGKILL every pid still alive (cleanup after a failed test). */
+export function killPids(pids: Iterable<number>): void {
+  for (const pid of new Set(pids)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** A value that passed an `if`. */
+export type Truthy<T> = Exclude<T, false | 0 | "" | null | undefined>;
+
+/** Poll `test` until it returns a truthy value or the deadline passes (then throws with `what`). */
+export async function until<T>(test: () => T | Promise<T>, timeoutMs: number, what: string, everyMs = 20): Promise<Truthy<Awaited<T>>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await test();
+    if (value) return value as Truthy<Awaited<T>>;
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** A raw socket connection that collects every line it receives as parsed JSON. */
+export interface RawConnection {
+  socket: Socket;
+  lines: any[];
+  /** Raw bytes written as they are. */
+  write(data: string | Buffer): Promise<void>;
+  /** Resolves once `n` lines arrived in total, or the connection closed (resolves with the count). */
+  waitLines(n: number, timeoutMs: number): Promise<number>;
+  readonly closed: boolean;
+}
+
+/** Connect to a unix socket and collect its lines. */
+export function rawConnect(path: string): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(path);
+    const lines: any[] = [];
+    let closed = false;
+    let waiters: { n: number; resolve: (n: number) => void }[] = [];
+    const settle = () => {
+      waiters = waiters.filter((w) => {
+        if (lines.length < w.n && !closed) return true;
+        w.resolve(lines.length);
+        return false;
+      });
+    };
+    const splitter = new LineSplitter({
+      maxLineBytes: 64 * 1024 * 1024,
+      onLine: (line) => {
+        try {
+          lines.push(JSON.parse(line));
+        } catch {
+          lines.push({ __not_json__: line });
+        }
+        settle();
+      },
+    });
+    socket.on("data", (c: Buffer) => splitter.push(c));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      closed = true;
+      settle();
+    });
+    socket.once("connect", () =>
+      resolve({
+        socket,
+        lines,
+        get closed() {
+          return closed;
+        },
+        write: (data) =>
+          new Promise<void>((res) => {
+            if (socket.destroyed) return res();
+            socket.write(data, () => res());
+          }),
+        waitLines: (n, timeoutMs) =>
+          new Promise<number>((res) => {
+            if (lines.length >= n || closed) return res(lines.length);
+            const w = { n, resolve: res };
+            waiters.push(w);
+            setTimeout(() => {
+              waiters = waiters.filter((x) => x !== w);
+              res(lines.length);
+            }, timeoutMs);
+          }),
+      }),
+    );
+    socket.once("error", reject);
+  });
+}
+
+/** Resident set size of this process in MB. */
+export function rssMb(): number {
+  return Math.round(process.memoryUsage().rss / 1024 / 1024);
+}
