@@ -192,6 +192,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (!opts.print && process.stdin.isTTY && process.stdout.isTTY && !prompt) {
     // Interactive mode: loaded lazily so rpc and print start without ink and react.
+    process.env.NODE_ENV ??= "production"; // React's development build is much slower
     const { runInteractive } = await import("./tui/interactive.js");
     return runInteractive(runtime, (ui) => (extensionUi = ui));
   }

@@ -84,6 +84,8 @@ async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
         ),
       );
     if (tui) {
+      // React's development build is several times slower; it is chosen when react is first loaded.
+      process.env.NODE_ENV ??= "production";
       const { runTui } = await import("../tui/run.js");
       const spawned = spawnAll().catch((err: unknown) => err as Error);
       await runTui({

@@ -77,8 +77,9 @@ A task is {name, prompt, cwd?, provider?, model?, worktree?, timeout?, check?}.
 "check" is a shell command run in the task's folder after the agent finished; its
 exit code decides pass or fail. Relative "cwd"s are relative to the current folder.
 Workers keep their sessions under the pi-orch home (--home); the run's own state
-lives in a temp folder that is removed at the end. Worktrees are removed when a
-task is done (its branch too, unless the agent committed on it); --keep-worktrees
+lives in a temp folder that is removed at the end. Clean worktrees are removed when
+a task is done (its branch too, unless the agent committed on it); one with changes
+is kept and named in the summary; --keep-worktrees
 leaves them for pi-orch diff or git.
 
 Exit codes: 0 every task passed, 1 a task failed or timed out, 2 a usage or task-file

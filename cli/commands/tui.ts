@@ -19,6 +19,8 @@ a abort, x stop, r restart, n new agent, d diff, ? help, q quit (the agents keep
         if (!process.stdin.isTTY || !process.stdout.isTTY) {
           throw new CliError("pi-orch tui needs a terminal (stdin and stdout must be a TTY); in scripts use pi-orch list, attach or logs", 2);
         }
+        // React's development build is several times slower; it is chosen when react is first loaded.
+        process.env.NODE_ENV ??= "production";
         const { runTui } = await import("../tui/run.js");
         await runTui({
           connect: (attempt) => (attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home() })),

@@ -196,6 +196,7 @@ export class TaskRun {
     let failure: string | null = null;
     let check: CheckResult | null = null;
     let changed: string[] | null = null;
+    let kept = false;
     let sessionFile: string | null = null;
     try {
       info = await sup.spawn({
@@ -241,7 +242,7 @@ export class TaskRun {
     } finally {
       if (timer) clearTimeout(timer);
       this.stops.delete(name);
-      await this.cleanup(name, info);
+      kept = await this.cleanup(name, info, (changed?.length ?? 0) > 0);
       this.live.delete(name);
     }
     const finalStop = stopped as { status: StopStatus; reason: string } | null;
@@ -260,7 +261,7 @@ export class TaskRun {
       changedFiles: changed,
       check,
       sessionFile,
-      worktree: info?.worktree ? { ...info.worktree, kept: Boolean(this.opts.keepWorktrees) } : null,
+      worktree: info?.worktree ? { ...info.worktree, kept } : null,
     };
     this.setStatus(progress, status);
     return result;
@@ -295,20 +296,28 @@ export class TaskRun {
     }
   }
 
-  private async cleanup(name: string, info: AgentInfo | null): Promise<void> {
+  /**
+   * Stop the agent and remove its worktree, unless it is to be kept: `--keep-worktrees`,
+   * or uncommitted changes in it (work is never thrown away; the summary names the path).
+   * Returns whether the worktree was kept.
+   */
+  private async cleanup(name: string, info: AgentInfo | null, hasChanges: boolean): Promise<boolean> {
     const sup = this.sup!;
     try {
       await sup.stop(name);
     } catch {
-      return; // the spawn failed: there is no agent
+      return false; // the spawn failed: there is no agent
     }
-    if (!info?.worktree || this.opts.keepWorktrees) return;
+    if (!info?.worktree) return false;
+    if (this.opts.keepWorktrees || hasChanges) return true;
     try {
       // The branch goes too unless the agent committed on it: an empty branch is clutter, commits are work.
       await sup.remove(name, { force: true, deleteBranch: "if-no-commits" });
     } catch (err) {
       this.opts.onWarning?.(`task "${name}": could not remove its worktree ${info.worktree.path}: ${(err as Error).message}`);
+      return true;
     }
+    return false;
   }
 }
 

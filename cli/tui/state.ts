@@ -82,7 +82,8 @@ export interface TuiState {
 /** What the reducer accepts: the stream itself plus what the TUI learns besides it. */
 export type TuiAction =
   | IpcStreamMessage
-  | { type: "agents"; agents: AgentInfo[] }
+  /** A list from the supervisor; `reconnected`: the first after (re)connecting, which may be a new supervisor. */
+  | { type: "agents"; agents: AgentInfo[]; reconnected?: boolean }
   | { type: "connection"; state: ConnectionView["state"]; message?: string; at: number }
   | { type: "dialog_answered"; agent: string; id: string }
   | { type: "notice"; agent: string; text: string; kind?: LineKind }
@@ -130,7 +131,7 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
     case "connection":
       return { ...state, connection: { state: action.state, message: action.message, since: action.at } };
     case "agents":
-      return mergeAgents(state, action.agents);
+      return mergeAgents(state, action.agents, action.reconnected === true);
     case "dialog_answered": {
       const a = state.agents[action.agent];
       if (!a) return state;
@@ -166,23 +167,27 @@ function put(state: TuiState, view: AgentView): TuiState {
   };
 }
 
-/** Upsert the listed agents and drop those the supervisor no longer has. */
-function mergeAgents(state: TuiState, infos: AgentInfo[]): TuiState {
+/**
+ * Upsert the listed agents and drop those the supervisor no longer has. A list is a
+ * snapshot: when events newer than it were already applied, their status stands.
+ */
+function mergeAgents(state: TuiState, infos: AgentInfo[], reconnected: boolean): TuiState {
   const agents: Record<string, AgentView> = {};
   for (const info of infos) {
     const old = state.agents[info.name];
     const base = old ?? { ...newView(info.name, info.createdAt), hidden: ENDED.has(info.status) };
-    // A new supervisor numbers events from its own log: forget what was seen past it.
-    const lastSeq = info.lastSeq < base.lastSeq ? info.lastSeq : base.lastSeq;
+    // A new supervisor may number events from its own log: forget what was seen past it.
+    const lastSeq = reconnected && info.lastSeq < base.lastSeq ? info.lastSeq : base.lastSeq;
+    const current = !old || reconnected || info.lastSeq >= base.lastSeq;
     agents[info.name] = {
       ...base,
-      status: info.status,
-      statusReason: info.statusReason,
+      status: current ? info.status : base.status,
+      statusReason: current ? info.statusReason : base.statusReason,
+      restarts: current ? info.restarts : base.restarts,
       provider: base.provider ?? info.provider,
       model: base.model ?? info.model,
       cwd: info.worktree?.path ?? info.cwd,
       worktree: info.worktree,
-      restarts: info.restarts,
       createdAt: info.createdAt,
       lastSeq,
       hidden: base.hidden && ENDED.has(info.status),

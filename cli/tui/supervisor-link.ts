@@ -101,7 +101,7 @@ export class SupervisorLink implements AgentControl {
   }
 
   private async attach(client: IpcClient): Promise<void> {
-    this.setAgents(await client.list<AgentInfo[]>());
+    this.setAgents(await client.list<AgentInfo[]>(), true);
     // Replay what the supervisor holds: the reducer drops events it has already seen.
     await client.subscribe({ since: 0 }, (m: IpcStreamMessage) => {
       if (!this.known.has(m.agent)) void this.refresh();
@@ -109,10 +109,10 @@ export class SupervisorLink implements AgentControl {
     });
   }
 
-  private setAgents(agents: AgentInfo[]): void {
+  private setAgents(agents: AgentInfo[], reconnected = false): void {
     this.known.clear();
     for (const a of agents) this.known.add(a.name);
-    this.store.dispatch({ type: "agents", agents });
+    this.store.dispatch({ type: "agents", agents, reconnected });
   }
 
   private async refresh(): Promise<void> {

@@ -157,10 +157,10 @@ describe("pi-orch run", () => {
     expect(failure.attrs.message).toBe("check failed: `grep -q 'hello b' file.txt` exited with code 1");
     expect(failure.text).toContain("last assistant text:");
     expect(failure.text).toContain("Edited file.txt");
-    // The worktrees are gone, and so are their branches (the agents committed nothing).
-    expect(worktreeList(repo)).toEqual([repo]);
-    expect(git(repo, "branch", "--list", "pi-orch/*")).toBe("");
-    expect(readdirSync(join(home, "worktrees"))).toEqual([]);
+    // The agents' uncommitted edits are work: both worktrees stay, named in the summary.
+    expect(worktreeList(repo)).toHaveLength(3);
+    expect(r.stdout).toMatch(/worktree .*good/);
+    expect(r.stdout).toMatch(/worktree .*bad/);
   });
 
   it("aborts a task at its timeout, reports it as timed out, and leaves no process", async () => {

@@ -30,8 +30,18 @@ describe("the TUI reducer", () => {
 
   it("forgets seen sequence numbers when a new supervisor lists fewer", () => {
     const s = fold([{ type: "agents", agents: [info("a")] }, delta("a", 40, "x")]);
-    const again = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 2 })] }, delta("a", 3, "y")], s);
+    const again = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 2 })], reconnected: true }, delta("a", 3, "y")], s);
     expect(again.agents.a!.open?.text).toBe("xy");
+  });
+
+  it("keeps a status newer than a list snapshot that arrives late", () => {
+    const s = fold([
+      { type: "agents", agents: [info("a", "starting", { lastSeq: 1 })] },
+      { type: "event", agent: "a", seq: 2, event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 } },
+      { type: "agents", agents: [info("a", "starting", { lastSeq: 1 })] },
+    ]);
+    expect(s.agents.a!.status).toBe("busy");
+    expect(fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 3 })] }], s).agents.a!.status).toBe("idle");
   });
 
   it("tracks the running tool, the status, restarts and tokens", () => {

@@ -1,0 +1,175 @@
+/**
+ * TUI rendering under load: 16 faux agents stream at once through a real supervisor
+ * while the TUI (in this process: socket client, store, React, ink layout and output
+ * to a discarding terminal of 200×50) shows all 16 panes. Reports the time of one
+ * frame (median, p99), frames per second, events per second, and this process's CPU
+ * share over the streaming window.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Writable } from "node:stream";
+import { build } from "esbuild";
+import { IpcClient, IpcClientError } from "../ipc/client.js";
+import type { AgentInfo } from "../supervisor/types.js";
+import { fmt, median, percentile, table } from "./stats.js";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const BIN = join(ROOT, "dist/cli/pi-orch.js");
+const PI = join(ROOT, "dist/cli/pi.js");
+const AGENTS = 16;
+const WORDS = 600;
+const CHUNK_MS = 8;
+const COLS = 200;
+const ROWS = 50;
+
+/** A terminal that keeps nothing: ink renders into it as into a real one. */
+class NullTerminal extends Writable {
+  readonly isTTY = false;
+  readonly columns = COLS;
+  readonly rows = ROWS;
+  writes = 0;
+  /** Called with the time of every write (the end of a frame). */
+  onWrite: (at: number) => void = () => {};
+  override _write(_chunk: unknown, _enc: string, done: () => void): void {
+    this.writes++;
+    this.onWrite(performance.now());
+    done();
+  }
+}
+
+/** A keyboard nobody types on. */
+class IdleKeyboard extends EventEmitter {
+  readonly isTTY = true;
+  setRawMode() {}
+  setEncoding() {}
+  resume() {}
+  pause() {}
+  ref() {}
+  unref() {}
+  read() {
+    return null;
+  }
+}
+
+async function connect(home: string, serve: ChildProcess): Promise<IpcClient> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      return await IpcClient.connect({ home });
+    } catch (err) {
+      if (!(err instanceof IpcClientError) || serve.exitCode !== null || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+type TuiModules = typeof import("../cli/tui/App.js") &
+  typeof import("../cli/tui/store.js") &
+  typeof import("../cli/tui/supervisor-link.js") &
+  typeof import("../cli/tui/theme.js");
+
+/** The TUI's modules, bundled like `npm run build` does (the bench loader does not compile .tsx). */
+async function loadTui(): Promise<TuiModules> {
+  const dir = join(ROOT, "node_modules/.cache/pi-orch-bench");
+  mkdirSync(dir, { recursive: true });
+  const entry = join(dir, "tui-entry.ts");
+  const out = join(dir, `tui-${process.pid}.mjs`);
+  writeFileSync(
+    entry,
+    ["App.js", "store.js", "supervisor-link.js", "theme.js"].map((m) => `export * from ${JSON.stringify(join(ROOT, "cli/tui", m))};`).join("\n"),
+  );
+  await build({ entryPoints: [entry], outfile: out, bundle: true, format: "esm", platform: "node", target: "node20", jsx: "automatic", packages: "external", logLevel: "warning" });
+  try {
+    return (await import(pathToFileURL(out).href)) as TuiModules;
+  } finally {
+    rmSync(out, { force: true });
+    rmSync(entry, { force: true });
+  }
+}
+
+/** Run the section. */
+export async function run(): Promise<string> {
+  process.env.NODE_ENV ??= "production"; // as the CLI runs it: before react loads
+  const { App, TuiStore, SupervisorLink, makeTheme, ThemeProvider } = await loadTui();
+  const { render } = await import("ink");
+  const { createElement } = await import("react");
+
+  const home = mkdtempSync(join(tmpdir(), "pi-bench-tui-home-"));
+  const cwd = mkdtempSync(join(tmpdir(), "pi-bench-tui-cwd-"));
+  const script = join(cwd, "script.json");
+  const text = Array.from({ length: WORDS }, (_, i) => (i % 12 === 11 ? "line\n" : `word${i}`)).join(" ");
+  writeFileSync(script, JSON.stringify([{ text, chunkDelayMs: CHUNK_MS }]));
+  const serve = spawn(process.execPath, [BIN, "--home", home, "serve"], { cwd, stdio: "ignore", env: { ...process.env, NO_COLOR: "1" } });
+  const frames: number[] = [];
+  const inkTimes: number[] = [];
+  let counting = false;
+  let events = 0;
+  // A frame starts when the store tells the view of changes and ends when ink has written it.
+  let frameStart: number | null = null;
+  const store = new TuiStore({ onFrame: (ms) => (frameStart ??= performance.now() - ms) });
+  const client = await connect(home, serve);
+  const link = new SupervisorLink(store, { connect: () => IpcClient.connect({ home }) });
+  const stdout = new NullTerminal();
+  stdout.onWrite = (at) => {
+    if (frameStart !== null && counting) frames.push(at - frameStart);
+    frameStart = null;
+  };
+  const app = render(
+    createElement(ThemeProvider, { value: makeTheme(false) }, createElement(App, { store, control: link, cols: COLS, rows: ROWS, onQuit: () => {} })),
+    // debug: every commit is drawn at once, so a frame's time is React + layout + output.
+    { onRender: ({ renderTime }: { renderTime: number }) => counting && inkTimes.push(renderTime), stdout: stdout as unknown as NodeJS.WriteStream, stdin: new IdleKeyboard() as unknown as NodeJS.ReadStream, debug: true, exitOnCtrlC: false, patchConsole: false },
+  );
+  try {
+    const names = Array.from({ length: AGENTS }, (_, i) => `bench-${String(i + 1).padStart(2, "0")}`);
+    const workerCommand = [process.execPath, PI, "--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session"];
+    await Promise.all(names.map((name) => client.spawn<AgentInfo>({ name, cwd, workerCommand, restart: "temporary" })));
+    const ended = new Set<string>();
+    let allEnded!: () => void;
+    const done = new Promise<void>((r) => (allEnded = r));
+    await client.subscribe({}, (m) => {
+      if (m.type !== "event") return;
+      events++;
+      if ((m.event as { type?: string }).type === "agent_end") ended.add(m.agent);
+      if (ended.size === AGENTS) allEnded();
+    });
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const writes0 = stdout.writes;
+    counting = true;
+    await Promise.all(names.map((name) => client.rpc(name, { type: "prompt", message: "stream" })));
+    await done;
+    counting = false;
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuShare = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
+    const seconds = wallMs / 1000;
+    return [
+      "## TUI rendering (16 panes, 16 agents streaming)",
+      "",
+      `${AGENTS} faux agents each stream ${WORDS} words at ${CHUNK_MS} ms a word through a real supervisor; the TUI draws all ${AGENTS} panes`,
+      `(${COLS}×${ROWS}) and is throttled to 20 frames/s. A frame is from the store's change notification to ink's write`,
+      "(React render, ink layout and output); in brackets ink's own layout-and-output pass, which is most of it.",
+      `CPU share is this process (the TUI: socket client, store, rendering) over the ${fmt(seconds)} s streaming window, in % of one core.`,
+      "",
+      table(
+        ["frames", "frames/s", "frame median ms (ink)", "frame p99 ms (ink)", "events/s received", "TUI CPU share"],
+        [[frames.length, fmt(frames.length / seconds), `${fmt(median(frames), 2)} (ink ${fmt(median(inkTimes), 2)})`, `${fmt(percentile(frames, 99), 2)} (ink ${fmt(percentile(inkTimes, 99), 2)})`, fmt(events / seconds, 0), `${fmt(cpuShare)} %`]],
+      ),
+      "",
+      `Terminal writes in the window: ${stdout.writes - writes0}.`,
+    ].join("\n");
+  } finally {
+    app.unmount();
+    await link.close();
+    store.dispose();
+    await client.shutdown().catch(() => undefined);
+    await client.close().catch(() => undefined);
+    await new Promise<void>((r) => (serve.exitCode !== null ? r() : serve.once("exit", () => r())));
+    rmSync(home, { recursive: true, force: true });
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
