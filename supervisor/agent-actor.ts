@@ -618,8 +618,15 @@ export class AgentActor {
 
   private onRpc(m: Extract<Message, { kind: "rpc" }>): void {
     if (!this.worker || !RUNNING_STATUSES.has(this.record.status)) return m.reject(this.notRunningError());
-    const id = this.requestId("rpc");
     const type = m.command.type;
+    if (type === "extension_ui_response") {
+      // The answer to a dialog: its `id` is the dialog's, and pi workers send no
+      // response for it, so it goes out as it is and is acknowledged here.
+      void this.worker.writer.write(m.command);
+      m.resolve({ type: "response", command: type, success: true });
+      return;
+    }
+    const id = this.requestId("rpc");
     const timer = setTimeout(() => {
       this.pending.delete(id);
       m.reject(
