@@ -54,7 +54,7 @@ function tasks(): { name: string; prompt: string }[] {
 /** `pi-orch run` over the task file; wall time in ms. */
 async function orchestrated(repo: string, home: string, file: string, concurrency: number): Promise<number> {
   const t0 = performance.now();
-  const r = await exec(process.execPath, [PI_ORCH, "--home", home, "run", file, "--provider", "faux", "--worktree", "--concurrency", String(concurrency), "--json"], repo, {
+  const r = await exec(process.execPath, [PI_ORCH, "--home", home, "run", file, "--provider", "faux", "--worktree", "--discard-changes", "--concurrency", String(concurrency), "--json"], repo, {
     NO_COLOR: "1",
   });
   const ms = performance.now() - t0;

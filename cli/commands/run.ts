@@ -25,6 +25,7 @@ interface RunFlags {
   concurrency?: number;
   worktree?: boolean;
   keepWorktrees?: boolean;
+  discardChanges?: boolean;
   timeout?: number;
   provider?: string;
   model?: string;
@@ -61,6 +62,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--concurrency <n>", `tasks at once (default: the number of CPUs, ${availableParallelism()})`, positiveInt)
     .option("--worktree", "run every task in its own git worktree (a task's own \"worktree\" field wins)")
     .option("--keep-worktrees", "leave the worktrees and their branches in place when done")
+    .option("--discard-changes", "remove every worktree when done, uncommitted changes included (CI runs that keep only reports)")
     .option("--timeout <seconds>", "per task, agent and check together; then the task is aborted and fails", seconds)
     .option("--provider <name>", "default provider of the tasks (anthropic, openai, faux, or one from models.json)")
     .option("--model <id>", "default model of the tasks")
@@ -147,6 +149,7 @@ async function runCommand(ctx: CliContext, file: string | undefined, flags: RunF
     defaults: { provider: flags.provider, model: flags.model, worktree: flags.worktree, timeout: flags.timeout },
     failFast: flags.failFast,
     keepWorktrees: flags.keepWorktrees,
+    discardChanges: flags.discardChanges,
     workerCommand,
     onProgress: (p, statusChanged) => printer.update(p, statusChanged),
     onWarning: (message) => ctx.err(`pi-orch: warning: ${message}`),

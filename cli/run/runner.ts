@@ -37,6 +37,8 @@ export interface TaskRunOptions {
   failFast?: boolean;
   /** Leave worktrees (and their branches) in place for inspection. */
   keepWorktrees?: boolean;
+  /** Remove every worktree at the end, uncommitted changes included (`--discard-changes`). */
+  discardChanges?: boolean;
   /** argv of a pi-compatible worker instead of the built-in `pi --mode rpc`. */
   workerCommand?: string[];
   /** Folder relative task `cwd`s are resolved against (default: the current one). */
@@ -309,7 +311,7 @@ export class TaskRun {
       return false; // the spawn failed: there is no agent
     }
     if (!info?.worktree) return false;
-    if (this.opts.keepWorktrees || hasChanges) return true;
+    if (this.opts.keepWorktrees || (hasChanges && !this.opts.discardChanges)) return true;
     try {
       // The branch goes too unless the agent committed on it: an empty branch is clutter, commits are work.
       await sup.remove(name, { force: true, deleteBranch: "if-no-commits" });

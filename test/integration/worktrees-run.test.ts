@@ -132,6 +132,21 @@ describe("pi-orch run", () => {
     expect(processesOf(home)).toEqual([]);
   });
 
+  it("keeps a worktree with changes by default and removes it with --discard-changes", async () => {
+    const dir = tempDir("pi-orch-test-run-");
+    const repo = makeRepo(dir);
+    const home = join(dir, "home");
+    const edit = ["--home", home, "run", "--prompt", 'replace "a" with "z" in file.txt', "--provider", "faux", "--worktree"];
+    const kept = await cli(edit, repo);
+    expect(kept.exitCode, kept.stderr).toBe(0);
+    expect(worktreeList(repo)).toHaveLength(2);
+    git(repo, "worktree", "remove", "--force", worktreeList(repo)[1]);
+    git(repo, "branch", "-D", "pi-orch/task-1");
+    const discarded = await cli([...edit, "--discard-changes"], repo);
+    expect(discarded.exitCode, discarded.stderr).toBe(0);
+    expect(worktreeList(repo)).toEqual([repo]);
+  });
+
   it("fails with exit code 1 when a check fails, and the JUnit file lists the failure with its reason and the last assistant text", async () => {
     const dir = tempDir("pi-orch-test-run-");
     const repo = makeRepo(dir);
