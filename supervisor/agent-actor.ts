@@ -31,7 +31,8 @@ export interface AgentActorOptions {
   defaultCommand: readonly string[];
   log: AgentEventLog;
   /** Hand a newly logged event to subscribers. */
-  publish: (entry: LoggedEvent) => void;
+  /** `raw`: the event's JSON as the worker wrote it, when it came from the worker. */
+  publish: (entry: LoggedEvent, raw?: string) => void;
   /** The persistent part of the record changed: schedule a registry write. */
   onChange: () => void;
   /** Longest accepted stdout line of the worker, in bytes. */
@@ -427,7 +428,7 @@ export class AgentActor {
     }
     const value = parsed.value as Record<string, unknown>;
     if (value.type === "response") return this.onResponse(value as ProtocolResponse);
-    this.onWorkerEvent(value);
+    this.onWorkerEvent(value, line.trim());
   }
 
   private onResponse(response: ProtocolResponse): void {
@@ -442,9 +443,9 @@ export class AgentActor {
     pending.resolve(out);
   }
 
-  private onWorkerEvent(event: Record<string, unknown>): void {
+  private onWorkerEvent(event: Record<string, unknown>, raw: string): void {
     this.lastEventAt = Date.now();
-    this.emit(event);
+    this.emit(event, raw);
     switch (event.type) {
       case "agent_start":
         this.beginRun();
@@ -688,8 +689,8 @@ export class AgentActor {
     }
   }
 
-  private emit(event: Record<string, unknown>): void {
-    this.opts.publish(this.opts.log.append(event));
+  private emit(event: Record<string, unknown>, raw?: string): void {
+    this.opts.publish(this.opts.log.append(event, Date.now(), raw), raw);
   }
 }
 

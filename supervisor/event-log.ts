@@ -168,11 +168,14 @@ export class AgentEventLog {
     return this.seq;
   }
 
-  /** Number the event, keep it in the ring and queue it for the file. */
-  append(event: Record<string, unknown>, at = Date.now()): LoggedEvent {
+  /**
+   * Number the event, keep it in the ring and queue it for the file. `raw` is the
+   * event's JSON as the worker wrote it, used instead of serialising it again.
+   */
+  append(event: Record<string, unknown>, at = Date.now(), raw?: string): LoggedEvent {
     const entry: LoggedEvent = { seq: ++this.seq, at, event };
     this.ring.push(entry);
-    this.events.write(JSON.stringify(entry) + "\n");
+    this.events.write(raw === undefined ? JSON.stringify(entry) + "\n" : `{"seq":${entry.seq},"at":${at},"event":${raw}}\n`);
     return entry;
   }
 

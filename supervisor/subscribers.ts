@@ -3,6 +3,7 @@
  * each has its own bounded queue, and one that falls behind by more than its buffer
  * loses events, is told so with a `lagged` notice, and continues from the present.
  */
+import { withWire } from "../shared/jsonl.js";
 import type { LoggedEvent, SeqGap } from "./event-log.js";
 
 /** One agent event as streamed to a subscriber. */
@@ -82,7 +83,7 @@ export class Subscription {
   }
 
   /** Queue a live event; past the buffer it is dropped and accounted for in a `lagged` notice. */
-  offer(agent: string, entry: LoggedEvent): void {
+  offer(agent: string, entry: LoggedEvent, wire?: string): void {
     if (this.closedFlag) return;
     const gap = this.openGaps.get(agent);
     if (gap) {
@@ -96,7 +97,8 @@ export class Subscription {
       this.queue.push(notice);
       return;
     }
-    this.queue.push({ type: "event", agent, seq: entry.seq, at: entry.at, event: entry.event });
+    const message: EventMessage = { type: "event", agent, seq: entry.seq, at: entry.at, event: entry.event };
+    this.queue.push(wire === undefined ? message : withWire(message, wire));
     this.pump();
   }
 
@@ -166,8 +168,13 @@ export class SubscriberHub {
   }
 
   /** Deliver one new event of `agent` to every subscription that follows it. */
-  publish(agent: string, entry: LoggedEvent): void {
-    for (const sub of this.subs) if (sub.follows(agent)) sub.offer(agent, entry);
+  /**
+   * Offer an event to every subscriber that follows `agent`. With `raw` (the event's
+   * JSON from the worker), the wire text is built once here and shared by all of them.
+   */
+  publish(agent: string, entry: LoggedEvent, raw?: string): void {
+    const wire = raw === undefined ? undefined : `{"type":"event","agent":${JSON.stringify(agent)},"seq":${entry.seq},"at":${entry.at},"event":${raw}}`;
+    for (const sub of this.subs) if (sub.follows(agent)) sub.offer(agent, entry, wire);
   }
 
   /** Close every subscription (shutdown). */

@@ -355,7 +355,7 @@ export class Supervisor {
       timings: this.timings,
       defaultCommand: this.defaultCommand,
       log,
-      publish: (entry) => this.hub.publish(record.name, entry),
+      publish: (entry, raw) => this.hub.publish(record.name, entry, raw),
       onChange: () => this.registry.markDirty(),
       maxLineBytes: this.opts.maxLineBytes,
       // Our worker keeps its sessions under the same home as the supervisor that runs it.
