@@ -6,6 +6,9 @@
 import { withWire } from "../shared/jsonl.js";
 import type { LoggedEvent, SeqGap } from "./event-log.js";
 
+/** Queued messages past which a subscriber's messages no longer carry the shared wire text. */
+const WIRE_QUEUE_LIMIT = 64;
+
 /** One agent event as streamed to a subscriber. */
 export interface EventMessage {
   type: "event";
@@ -98,7 +101,9 @@ export class Subscription {
       return;
     }
     const message: EventMessage = { type: "event", agent, seq: entry.seq, at: entry.at, event: entry.event };
-    this.queue.push(wire === undefined ? message : withWire(message, wire));
+    // The shared wire text saves serialising again, but it is extra memory per queued
+    // message: a subscriber that is behind queues plain messages instead.
+    this.queue.push(wire === undefined || this.buffered >= WIRE_QUEUE_LIMIT ? message : withWire(message, wire));
     this.pump();
   }
 
