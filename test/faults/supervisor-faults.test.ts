@@ -192,7 +192,10 @@ describe("fault: the supervisor dies", () => {
       for (const pid of workers) pids.add(pid);
       await waitAllGone(workers, 5_000);
     }
+    // A worker forked just before the last kill writes its pid while it boots, after the
+    // read above; it exits as soon as it sees its stdin closed, so wait for it too.
     const { workers } = readPids(pidFile);
+    await waitAllGone(workers, 5_000);
     const left = leftAlive(workers);
     figures("supervisor-sigkill-registry-storm", {
       rounds: ROUNDS,
