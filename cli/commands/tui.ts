@@ -12,7 +12,10 @@ export function register(program: Command, ctx: CliContext): void {
       "after",
       `
 Keys: arrows/Tab/1-9 focus, Enter zoom, Esc back, p prompt, s steer, f follow-up,
-a abort, x stop, r restart, n new agent, d diff, ? help, q quit (the agents keep running).`,
+a abort, x stop, r restart, n new agent, d diff, ? help, q quit (the agents keep running).
+
+Example:
+  pi-orch spawn --name a --provider faux && pi-orch tui`,
     )
     .action(() =>
       runAction(ctx, async () => {
