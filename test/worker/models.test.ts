@@ -4,14 +4,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defaultProvider, loadCatalogue, resolveApiKey, resolveModel } from "../../worker/providers/models.js";
 import { tempDir } from "../support/rpc-worker.js";
 
-let dir: { path: string; cleanup: () => void } | null = null;
+const dirs: { path: string; cleanup: () => void }[] = [];
 afterEach(() => {
-  dir?.cleanup();
-  dir = null;
+  for (const d of dirs.splice(0)) d.cleanup();
 });
 
 function catalogueWith(json: unknown) {
-  dir = tempDir();
+  const dir = tempDir();
+  dirs.push(dir);
   const file = join(dir.path, "models.json");
   writeFileSync(file, JSON.stringify(json));
   return loadCatalogue(file);
