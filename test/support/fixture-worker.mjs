@@ -16,7 +16,8 @@
  *   FIXTURE_RUN_BASH="CMD"     a prompt starts `bash -c CMD` as a tool and stays busy until it ends or `abort`
  *   FIXTURE_SILENT_RUN=1       a prompt starts a run that emits nothing after agent_start until `abort`
  *   FIXTURE_PID_FILE=PATH      append "worker <pid>" and "child <pid>" lines
- *   FIXTURE_SESSION_DIR=DIR    where new session files go (default: the OS temp dir)
+ *   FIXTURE_SESSION_DIR=DIR    where new session files go (default: $PI_ORCH_HOME, which the
+ *                              supervisor sets to its own home, else the OS temp dir)
  *   FIXTURE_LEAVE_CHILDREN=1   neither abort nor stdin close kill tool children (like pi 0.73)
  *   FIXTURE_IGNORE_STDIN_CLOSE=1  keep running after stdin closes (tests SIGTERM escalation)
  *   FIXTURE_IGNORE_SIGTERM=1   ignore SIGTERM (tests SIGKILL escalation)
@@ -49,7 +50,7 @@ const argv = process.argv.slice(2);
 const sessionArg = argv.indexOf("--session");
 const resumed = sessionArg !== -1 ? argv[sessionArg + 1] : null;
 const sessionFile =
-  resumed ?? join(env.FIXTURE_SESSION_DIR ?? tmpdir(), `fixture-${process.pid}-${Date.now()}.jsonl`);
+  resumed ?? join(env.FIXTURE_SESSION_DIR ?? env.PI_ORCH_HOME ?? tmpdir(), `fixture-${process.pid}-${Date.now()}.jsonl`);
 if (!existsSync(sessionFile)) appendFileSync(sessionFile, JSON.stringify({ type: "session", id: String(process.pid) }) + "\n");
 
 let stdoutTail = Promise.resolve();
