@@ -4,7 +4,7 @@
  * `NO_COLOR`, and errors mapped to exit codes (0 ok, 1 failure, 2 usage).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IpcClient, IpcClientError } from "../ipc/client.js";
 import { piOrchHome } from "../shared/paths.js";
@@ -119,6 +119,8 @@ async function startInBackground(home: string, selfBin: string): Promise<IpcClie
     stdio: ["ignore", log, log],
     env: process.env,
   });
+  // The child holds its own copy of the log descriptor; ours would leak in this process.
+  closeSync(log);
   child.unref();
   let exited: number | null = null;
   child.once("exit", (code) => (exited = code ?? 1));
@@ -148,9 +150,10 @@ export async function runAction(ctx: CliContext, body: () => Promise<number | vo
     if (err instanceof CliError) {
       ctx.err(`pi-orch: ${err.message}`);
       process.exitCode = err.exitCode;
-    } else if (err instanceof IpcClientError || (err instanceof Error && "code" in err && typeof (err as { code: unknown }).code === "string")) {
+    } else if (err instanceof Error && typeof (err as Error & { code?: unknown }).code === "string") {
+      // IpcClientError and OrchError carry a code and a message written for users.
       ctx.err(`pi-orch: ${err.message}`);
-      const code = (err as { code: string }).code;
+      const code = (err as Error & { code: string }).code;
       process.exitCode = code === "invalid" || code === "invalid_request" || code === "bad_request" ? 2 : 1;
     } else {
       ctx.err(`pi-orch: unexpected failure (a bug; please report it): ${err instanceof Error ? err.stack : String(err)}`);

@@ -111,12 +111,13 @@ export type IpcRequest = { [K in IpcRequestType]: IpcRequestOf<K> }[IpcRequestTy
 /** The fields of a request besides `id` and `type`. */
 export type IpcParams<T extends IpcRequestType> = Omit<IpcRequestOf<T>, "id" | "type">;
 
-/** Error codes of the socket layer itself; the supervisor adds its own (`not_found`, `not_running`, ...). */
-export type IpcErrorCode = "bad_json" | "bad_request" | "unknown_type" | "invalid_request" | "line_too_long" | "internal" | (string & {});
-
 /** `{id, ok:true, data}` */
 export const OkResponse = Type.Object({ id: RequestId, ok: Type.Literal(true), data: Type.Unknown() });
-/** `{id, ok:false, error:{code, message}}`; `id` is null when the request could not be read. */
+/**
+ * `{id, ok:false, error:{code, message}}`; `id` is null when the request could not be read.
+ * The socket layer's codes are `bad_json`, `bad_request`, `unknown_type`, `invalid_request`,
+ * `line_too_long` and `internal`; the supervisor adds its own (`not_found`, `not_running`, ...).
+ */
 export const ErrorResponse = Type.Object({
   id: Type.Union([RequestId, Type.Null()]),
   ok: Type.Literal(false),

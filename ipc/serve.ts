@@ -5,7 +5,7 @@
  */
 import { Supervisor, type SupervisorOptions } from "../supervisor/supervisor.js";
 import type { IpcRequestOf } from "./protocol.js";
-import { prepareHome, startIpcServer, type IpcBackend } from "./server.js";
+import { IpcError, startIpcServer, type IpcBackend } from "./server.js";
 
 /** Map socket requests onto a supervisor. */
 export function supervisorBackend(sup: Supervisor): IpcBackend {
@@ -74,8 +74,6 @@ const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
  * groups. The caller exits the process once `closed` settles.
  */
 export async function runSupervisorServer(opts: ServeOptions): Promise<RunningServer> {
-  // Check the home and the socket before the registry is read: a live supervisor owns it.
-  prepareHome(opts.home);
   let sup: Supervisor | null = null;
   let closing: Promise<void> | null = null;
   let markClosed!: () => void;
@@ -98,22 +96,28 @@ export async function runSupervisorServer(opts: ServeOptions): Promise<RunningSe
     if (signalled === 1) void close();
     else void sup?.killAll();
   };
-  const lazyBackend: IpcBackend = {
-    handle: (r) => backend().handle(r),
-    subscribe: (r, send) => backend().subscribe(r, send),
-    shutdown: () => backend().shutdown(),
-  };
+  // The socket is taken before the supervisor opens, so the server gets a backend that
+  // forwards to the real one once it exists (never caching a backend of no supervisor).
   let real: IpcBackend | null = null;
-  const backend = () => (real ??= supervisorBackend(sup!));
+  const backend = (): IpcBackend => {
+    if (!real) throw new IpcError("starting", "the supervisor is still starting; try again in a moment");
+    return real;
+  };
+  // The home and the socket are checked before the registry is read: a live supervisor owns it.
   // After a `shutdown` request was answered, the rest of the teardown follows.
   const server = await startIpcServer({
     home: opts.home,
-    backend: lazyBackend,
+    backend: {
+      handle: (r) => backend().handle(r),
+      subscribe: (r, send) => backend().subscribe(r, send),
+      shutdown: () => backend().shutdown(),
+    },
     maxLineBytes: opts.maxRequestBytes,
     onShutdown: () => void close(),
   });
   try {
     sup = Supervisor.open(opts);
+    real = supervisorBackend(sup);
   } catch (err) {
     await server.close();
     throw err;

@@ -215,15 +215,17 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
 
   async function subscribe(request: IpcRequestOf<"subscribe">): Promise<void> {
     // Stream messages wait behind the response, so a client always sees the ok first.
+    // Once open, messages go straight to the writer: no extra await per event.
     let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
+    let gate: Promise<void> | null = new Promise<void>((r) => (open = r));
     const sub = opts.backend.subscribe(request, async (message) => {
-      await gate;
+      if (gate) await gate;
       await writer.write(message);
     });
     if (socket.destroyed) return sub.close();
     subscriptions.push(sub);
     await respond({ id: request.id, ok: true, data: sub.data ?? null });
+    gate = null;
     open();
   }
 }

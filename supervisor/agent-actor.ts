@@ -30,8 +30,7 @@ export interface AgentActorOptions {
   /** argv used when the agent has no custom worker command. */
   defaultCommand: readonly string[];
   log: AgentEventLog;
-  /** Hand a newly logged event to subscribers. */
-  /** `raw`: the event's JSON as the worker wrote it, when it came from the worker. */
+  /** Hand a newly logged event to subscribers; `raw` is its JSON as the worker wrote it, when it came from the worker. */
   publish: (entry: LoggedEvent, raw?: string) => void;
   /** The persistent part of the record changed: schedule a registry write. */
   onChange: () => void;

@@ -172,14 +172,18 @@ export class SubscriberHub {
     return sub;
   }
 
-  /** Deliver one new event of `agent` to every subscription that follows it. */
   /**
    * Offer an event to every subscriber that follows `agent`. With `raw` (the event's
-   * JSON from the worker), the wire text is built once here and shared by all of them.
+   * JSON from the worker), the wire text is built once, for the first follower, and
+   * shared by all of them; with no follower nothing is built.
    */
   publish(agent: string, entry: LoggedEvent, raw?: string): void {
-    const wire = raw === undefined ? undefined : `{"type":"event","agent":${JSON.stringify(agent)},"seq":${entry.seq},"at":${entry.at},"event":${raw}}`;
-    for (const sub of this.subs) if (sub.follows(agent)) sub.offer(agent, entry, wire);
+    let wire: string | undefined;
+    for (const sub of this.subs) {
+      if (!sub.follows(agent)) continue;
+      if (raw !== undefined) wire ??= `{"type":"event","agent":${JSON.stringify(agent)},"seq":${entry.seq},"at":${entry.at},"event":${raw}}`;
+      sub.offer(agent, entry, wire);
+    }
   }
 
   /** Close every subscription (shutdown). */

@@ -15,19 +15,6 @@ export type AgentStatus =
   | "stalled"
   | "failed";
 
-/** Every status, in lifecycle order (for schemas and help text). */
-export const AGENT_STATUSES: readonly AgentStatus[] = [
-  "starting",
-  "idle",
-  "busy",
-  "stopping",
-  "stopped",
-  "backoff",
-  "unresponsive",
-  "stalled",
-  "failed",
-];
-
 /** States in which a worker process exists and accepts protocol commands. */
 export const RUNNING_STATUSES: ReadonlySet<AgentStatus> = new Set(["starting", "idle", "busy", "stalled"]);
 

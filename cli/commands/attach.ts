@@ -29,39 +29,44 @@ Examples:
     .action((agent: string, opts: { since?: number; json?: boolean }) =>
       runAction(ctx, async () => {
         const client = await ctx.client();
-        const info = await client.status<AgentInfo>(agent);
-        const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
-        let lastSeq = opts.since ?? info.lastSeq;
-        const onMessage = (m: IpcStreamMessage) => {
-          if (m.type === "event") lastSeq = m.seq;
-          if (opts.json) process.stdout.write(JSON.stringify(m) + "\n");
-          else renderer.feed(m);
-        };
-        await client.subscribe({ agents: [info.name], since: opts.since }, onMessage);
-        ctx.err(
-          ctx.color.dim(
-            `attached to ${info.name} (${colorStatus(info.status, ctx.color)}${ctx.color.dim(`, event ${info.lastSeq}`)}); Ctrl-C detaches`,
-          ),
-        );
-        let detached = false;
-        const detach = () => {
-          detached = true;
-          void client.close();
-        };
-        process.once("SIGINT", detach);
-        process.once("SIGTERM", detach);
-        await client.closed;
-        process.off("SIGINT", detach);
-        process.off("SIGTERM", detach);
-        renderer.end();
-        ctx.err(
-          ctx.color.dim(
-            detached
-              ? `detached at event ${lastSeq}; continue with pi-orch attach ${info.name} --since ${lastSeq}`
-              : `the supervisor closed the stream at event ${lastSeq} (it shut down?); see pi-orch list`,
-          ),
-        );
-        return 0;
+        try {
+          const info = await client.status<AgentInfo>(agent);
+          const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
+          let lastSeq = opts.since ?? info.lastSeq;
+          const onMessage = (m: IpcStreamMessage) => {
+            if (m.type === "event") lastSeq = m.seq;
+            if (opts.json) process.stdout.write(JSON.stringify(m) + "\n");
+            else renderer.feed(m);
+          };
+          await client.subscribe({ agents: [info.name], since: opts.since }, onMessage);
+          ctx.err(
+            ctx.color.dim(
+              `attached to ${info.name} (${colorStatus(info.status, ctx.color)}${ctx.color.dim(`, event ${info.lastSeq}`)}); Ctrl-C detaches`,
+            ),
+          );
+          let detached = false;
+          const detach = () => {
+            detached = true;
+            void client.close();
+          };
+          process.once("SIGINT", detach);
+          process.once("SIGTERM", detach);
+          await client.closed;
+          process.off("SIGINT", detach);
+          process.off("SIGTERM", detach);
+          renderer.end();
+          ctx.err(
+            ctx.color.dim(
+              detached
+                ? `detached at event ${lastSeq}; continue with pi-orch attach ${info.name} --since ${lastSeq}`
+                : `the supervisor closed the stream at event ${lastSeq} (it shut down?); see pi-orch list`,
+            ),
+          );
+          return 0;
+        } finally {
+          // An error before the stream ends (unknown agent, refused subscribe) must not leave the socket holding the process open.
+          await client.close();
+        }
       }),
     );
 }

@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import type { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../ipc/protocol.js";
-import type { AgentInfo } from "../../supervisor/types.js";
+import { RUNNING_STATUSES, type AgentInfo } from "../../supervisor/types.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { commaList } from "./options.js";
 import { contentText, TranscriptRenderer } from "./transcript.js";
@@ -125,7 +125,7 @@ async function targets(client: IpcClient, words: string[], opts: { to?: string[]
   const text = textWords.join(" ");
   if (text.trim() === "") throw new CliError("the prompt text is empty", 2);
   if (opts.all) {
-    const agents = (await client.list<AgentInfo[]>()).filter((a) => ["idle", "busy", "stalled", "starting"].includes(a.status));
+    const agents = (await client.list<AgentInfo[]>()).filter((a) => RUNNING_STATUSES.has(a.status));
     if (agents.length === 0) throw new CliError("no running agent to prompt; see pi-orch list");
     return { agents: agents.map((a) => a.name), text };
   }

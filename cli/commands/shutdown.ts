@@ -1,6 +1,6 @@
 /** `pi-orch shutdown`: stop every agent and end the supervisor (never starts one). */
 import type { Command } from "commander";
-import { runAction, type CliContext } from "../context.js";
+import { CliError, runAction, type CliContext } from "../context.js";
 
 /** Register `shutdown`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -23,7 +23,8 @@ Example:
         try {
           client = await ctx.client({ autostart: false });
         } catch (err) {
-          if (err instanceof Error && /no supervisor is running/.test(err.message)) {
+          // Without autostart, a CliError is the "no supervisor" answer (as in logs.ts); others are real failures.
+          if (err instanceof CliError) {
             if (opts.json) ctx.json({ stopped: [], running: false });
             else ctx.out(`no supervisor is running for ${ctx.home()}; nothing to shut down`);
             return 0;

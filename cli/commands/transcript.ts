@@ -4,12 +4,8 @@
  * arguments, results collapsed to their first line, and supervisor notices. With
  * several agents each line is prefixed by the agent's name.
  */
+import type { IpcStreamMessage } from "../../ipc/protocol.js";
 import type { Colors } from "../context.js";
-
-/** One streamed message as the supervisor sends it (`event` or `lagged`). */
-export type TranscriptMessage =
-  | { type: "event"; agent: string; seq: number; at?: number; event: Record<string, unknown> }
-  | { type: "lagged"; agent: string; from: number; to: number };
 
 /** Options of a renderer. */
 export interface TranscriptOptions {
@@ -30,7 +26,7 @@ export class TranscriptRenderer {
   constructor(private readonly opts: TranscriptOptions) {}
 
   /** Render one message. */
-  feed(message: TranscriptMessage): void {
+  feed(message: IpcStreamMessage): void {
     const c = this.opts.colors;
     if (message.type === "lagged") {
       this.line(message.agent, c.yellow(`… skipped events ${message.from}-${message.to} (this client fell behind)`));
@@ -110,12 +106,12 @@ export class TranscriptRenderer {
 
   private text(agent: string, text: string): void {
     if (!this.opts.prefixAgents) {
-      this.partial.set(agent, (this.partial.get(agent) ?? "") + text);
       this.opts.write(text);
-      // Only whether the line is open matters without prefixes.
-      const open = this.partial.get(agent)!;
-      const nl = open.lastIndexOf("\n");
-      if (nl >= 0) this.partial.set(agent, open.slice(nl + 1));
+      // Without prefixes only whether the line is open matters, so a marker stands for its
+      // text instead of a copy that grows with every delta.
+      const nl = text.lastIndexOf("\n");
+      const open = nl >= 0 ? nl < text.length - 1 : text !== "" || Boolean(this.partial.get(agent));
+      this.partial.set(agent, open ? "…" : "");
       return;
     }
     const buffered = (this.partial.get(agent) ?? "") + text;
