@@ -6,15 +6,8 @@ import type { AgentMessage, ToolCall } from "../../shared/schema/messages.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import type { ToolCallDecision } from "../agent/loop.js";
 
-/** Dialogs and notices an extension can show; the mode decides how (RPC requests, defaults in print mode). */
-export interface ExtensionUi {
-  select(title: string, options: string[], opts?: { timeout?: number }): Promise<string | undefined>;
-  confirm(title: string, message?: string, opts?: { timeout?: number }): Promise<boolean>;
-  input(title: string, placeholder?: string, opts?: { timeout?: number }): Promise<string | undefined>;
-  editor(title: string, prefill?: string, opts?: { timeout?: number }): Promise<string | undefined>;
-  notify(message: string, type?: "info" | "warning" | "error"): void;
-  setStatus(key: string, text: string | undefined): void;
-}
+// Defined with the other author-facing types (types.ts stays free of worker imports); the modes implement it.
+export type { ExtensionUi } from "./types.js";
 
 /** A slash command an extension registered, as `get_commands` lists it. */
 export interface ExtensionCommandInfo {

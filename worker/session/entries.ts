@@ -21,20 +21,15 @@ export const SessionHeader = Type.Object({
 });
 export type SessionHeader = Static<typeof SessionHeader>;
 
-/** Fields every entry carries; `parentId` is null only for a root. */
-export const EntryBase = Type.Object({
-  type: Type.String(),
-  id: Type.String({ minLength: 1 }),
-  parentId: Type.Union([Type.String(), Type.Null()]),
-  timestamp: Type.String(),
-});
-export type EntryBase = Static<typeof EntryBase>;
-
 const base = {
   id: Type.String({ minLength: 1 }),
   parentId: Type.Union([Type.String(), Type.Null()]),
   timestamp: Type.String(),
 };
+
+/** Fields every entry carries; `parentId` is null only for a root. */
+export const EntryBase = Type.Object({ type: Type.String(), ...base });
+export type EntryBase = Static<typeof EntryBase>;
 
 /** One conversation message (user, assistant, tool result, bash execution). */
 export const MessageEntry = Type.Object({

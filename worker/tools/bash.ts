@@ -13,12 +13,13 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
+import { createWriteStream, existsSync, type WriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { isDirectory } from "./path-utils.js";
 import { killTree, trackChild, untrackChild } from "./process-tree.js";
 import {
   DEFAULT_MAX_BYTES,
@@ -278,7 +279,7 @@ export async function runBash(command: string, options: RunBashOptions): Promise
   const pid = child.pid;
   if (pid === undefined) {
     const error = await new Promise<Error>((resolve) => child.once("error", resolve));
-    throw new Error(`Could not start ${shellPath()}: ${error.message}`);
+    throw new Error(`Could not start ${shell}: ${error.message}`);
   }
   trackChild(pid);
 
@@ -375,14 +376,6 @@ export async function runBash(command: string, options: RunBashOptions): Promise
   await output.finish();
   if (onUpdate) emitUpdate();
   return result(exitCode, exitSignal, cancelled, timedOut);
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** Arguments of `bash`. */

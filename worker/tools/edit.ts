@@ -3,12 +3,11 @@
  * this file does the I/O around it under the file's write queue.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { applyEdits } from "./edit-match.js";
 import { withFileLock } from "./file-queue.js";
+import { resolveToCwd } from "./path-utils.js";
 
 const Replacement = Type.Object(
   {
@@ -68,11 +67,6 @@ export function prepareEditArguments(raw: unknown): unknown {
   return args;
 }
 
-function resolvePath(path: string, cwd: string): string {
-  const expanded = path === "~" ? homedir() : path.startsWith("~/") ? homedir() + path.slice(1) : path;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
-
 /** Checked after every await: an abort never interrupts an I/O call half way, it stops at the next step. */
 function checkAborted(signal: AbortSignal, path: string, written: boolean): void {
   if (!signal.aborted) return;
@@ -82,7 +76,7 @@ function checkAborted(signal: AbortSignal, path: string, written: boolean): void
 }
 
 async function runEdit(args: EditParams, ctx: ToolContext): Promise<ToolResult<EditDetails>> {
-  const absolute = resolvePath(args.path, ctx.cwd);
+  const absolute = resolveToCwd(args.path, ctx.cwd);
   checkAborted(ctx.signal, args.path, false);
   // The queue is released only when this callback settles, and it never settles while a
   // read or write is pending: aborts are only observed between awaits.

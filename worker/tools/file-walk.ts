@@ -6,21 +6,13 @@
  * or `node_modules`, and do not follow symbolic links.
  */
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { delimiter, dirname, join, relative, sep } from "node:path";
 
 /** Which search engine to use; `auto` means rg if on the PATH, unless `PI_ORCH_NO_RG=1`. */
 export type SearchBackend = "auto" | "rg" | "node";
 
 /** Names never entered or listed, whatever .gitignore says. */
 const ALWAYS_SKIPPED = new Set([".git", "node_modules"]);
-
-/** Resolve a tool's `path` argument (`~` expanded) against the working directory. */
-export function resolveSearchPath(path: string | undefined, cwd: string): string {
-  const raw = path === undefined || path === "" ? "." : path;
-  const expanded = raw === "~" ? homedir() : raw.startsWith("~/") ? homedir() + raw.slice(1) : raw;
-  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
-}
 
 /** A path relative to `root` with "/" separators, as both backends print it. */
 export function toRelative(root: string, path: string): string {
@@ -466,13 +458,4 @@ export async function runRg(
 /** Path of a match as rg prints it with search path "./", made relative ("./a/b" → "a/b"). */
 export function stripDotSlash(path: string): string {
   return path.startsWith("./") ? path.slice(2) : path;
-}
-
-/** True when `path` exists and is a directory. */
-export function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -8,14 +8,13 @@ import {
   abortError,
   chooseBackend,
   compileGlob,
-  isDirectory,
-  resolveSearchPath,
   rgWalkArgs,
   runRg,
   stripDotSlash,
   walkFiles,
   type SearchBackend,
 } from "./file-walk.js";
+import { isDirectory, resolveToCwd } from "./path-utils.js";
 
 /** Paths returned when the model gives no limit. */
 export const DEFAULT_FIND_LIMIT = 1000;
@@ -47,7 +46,7 @@ export interface FindToolOptions {
 
 async function runFind(args: FindParams, ctx: ToolContext, backend: "rg" | "node"): Promise<ToolResult<FindDetails>> {
   if (ctx.signal.aborted) throw abortError();
-  const root = resolveSearchPath(args.path, ctx.cwd);
+  const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   if (!isDirectory(root)) throw new Error(`Not a directory: ${args.path ?? "."} (resolved to ${root}).`);
   const limit = args.limit ?? DEFAULT_FIND_LIMIT;
   const glob = compileGlob(args.pattern);

@@ -10,7 +10,6 @@ import {
   abortError,
   chooseBackend,
   compileGlob,
-  resolveSearchPath,
   rgWalkArgs,
   runRg,
   stripDotSlash,
@@ -18,13 +17,13 @@ import {
   type PathGlob,
   type SearchBackend,
 } from "./file-walk.js";
+import { resolveToCwd } from "./path-utils.js";
+import { DEFAULT_MAX_BYTES, truncateHead, truncateLine } from "./truncate.js";
 
 /** Matches shown when the model gives no limit. */
 export const DEFAULT_GREP_LIMIT = 100;
 /** Longer lines are cut to this many characters. */
 export const GREP_MAX_LINE_LENGTH = 500;
-/** The whole output stays under this many bytes (pi's tool output budget). */
-const MAX_OUTPUT_BYTES = 50 * 1024;
 
 /** Arguments of `grep`. */
 export const GrepParams = Type.Object({
@@ -189,18 +188,13 @@ async function searchRg(
   }
 }
 
-function cutLine(text: string): { text: string; cut: boolean } {
-  if (text.length <= GREP_MAX_LINE_LENGTH) return { text, cut: false };
-  return { text: `${text.slice(0, GREP_MAX_LINE_LENGTH)}… [line cut at ${GREP_MAX_LINE_LENGTH} chars]`, cut: true };
-}
-
 /** Render matches as `path:line: text`, context lines as `path-line- text`, each line once. */
 function render(matches: Match[], context: number): { lines: string[]; linesTruncated: boolean } {
   const out: string[] = [];
   let linesTruncated = false;
   const emit = (display: string, line: number, text: string, isMatch: boolean) => {
-    const cut = cutLine(text);
-    linesTruncated ||= cut.cut;
+    const cut = truncateLine(text, GREP_MAX_LINE_LENGTH);
+    linesTruncated ||= cut.truncated;
     out.push(isMatch ? `${display}:${line}: ${cut.text}` : `${display}-${line}- ${cut.text}`);
   };
   for (let i = 0; i < matches.length; ) {
@@ -236,7 +230,7 @@ function render(matches: Match[], context: number): { lines: string[]; linesTrun
 
 async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node"): Promise<ToolResult<GrepDetails>> {
   if (ctx.signal.aborted) throw abortError();
-  const root = resolveSearchPath(args.path, ctx.cwd);
+  const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   let isDir: boolean;
   try {
     isDir = statSync(root).isDirectory();
@@ -270,20 +264,12 @@ async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node
   if (matches.length === 0) return { content: [{ type: "text", text: "No matches found" }], details };
   const rendered = render(matches, args.context ?? 0);
   details.linesTruncated = rendered.linesTruncated;
-  const kept: string[] = [];
-  let bytes = 0;
-  for (const line of rendered.lines) {
-    bytes += Buffer.byteLength(line) + 1;
-    if (bytes > MAX_OUTPUT_BYTES) {
-      details.outputTruncated = true;
-      break;
-    }
-    kept.push(line);
-  }
+  const output = truncateHead(rendered.lines.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: DEFAULT_MAX_BYTES });
+  details.outputTruncated = output.truncated;
   const notices: string[] = [];
   if (limitReached) notices.push(`Showing the first ${limit} matches; more exist. Narrow the pattern, path or glob, or raise limit.`);
-  if (details.outputTruncated) notices.push(`Output cut at ${MAX_OUTPUT_BYTES / 1024} KB; narrow the search.`);
-  const text = kept.join("\n") + (notices.length > 0 ? `\n\n[${notices.join(" ")}]` : "");
+  if (output.truncated) notices.push(`Output cut at ${DEFAULT_MAX_BYTES / 1024} KB; narrow the search.`);
+  const text = output.content + (notices.length > 0 ? `\n\n[${notices.join(" ")}]` : "");
   return { content: [{ type: "text", text }], details };
 }
 

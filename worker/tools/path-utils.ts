@@ -2,7 +2,7 @@
  * How tools turn the path a model wrote into a file system path: relative to the agent's
  * working directory, absolute paths as given, `~` expanded.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 
@@ -43,4 +43,13 @@ export function resolveExistingPath(path: string, cwd: string): string {
     nfd.replace(/'/g, "\u2019"),
   ];
   return variants.find((v) => v !== resolved && existsSync(v)) ?? resolved;
+}
+
+/** True when `path` exists and is a directory (symbolic links followed). */
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

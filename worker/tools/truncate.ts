@@ -70,6 +70,12 @@ export function utf8Suffix(text: string, maxBytes: number): string {
   return buf.subarray(start).toString("utf8");
 }
 
+/** `line` cut to `maxChars` characters, with a marker saying where, for tools that show matching lines. */
+export function truncateLine(line: string, maxChars: number): { text: string; truncated: boolean } {
+  if (line.length <= maxChars) return { text: line, truncated: false };
+  return { text: `${line.slice(0, maxChars)}… [line cut at ${maxChars} chars]`, truncated: true };
+}
+
 /** The lines of `text` without the empty string a trailing newline would add. */
 function splitLines(text: string): string[] {
   if (text.length === 0) return [];

@@ -5,6 +5,7 @@ import {
   countLines,
   formatSize,
   truncateHead,
+  truncateLine,
   truncateTail,
   utf8Prefix,
   utf8Suffix,
@@ -114,5 +115,15 @@ describe("byte-safe slicing and sizes", () => {
     [3 * 1024 * 1024, "3.0MB"],
   ])("formats %i bytes as %s", (bytes, text) => {
     expect(formatSize(bytes)).toBe(text);
+  });
+});
+
+describe("truncateLine", () => {
+  it.each([
+    ["abc", 3, "abc", false],
+    ["abcd", 3, "abc… [line cut at 3 chars]", true],
+    ["", 0, "", false],
+  ])("cuts %j at %i characters", (line, max, text, truncated) => {
+    expect(truncateLine(line, max)).toEqual({ text, truncated });
   });
 });
