@@ -3,8 +3,8 @@
  * The `pi` worker: one agent session, in RPC mode (`--mode rpc`, for supervisors
  * and IDEs) or print mode (`-p`, one task then exit).
  */
-import { Command, CommanderError, Option } from "commander";
-import type { ThinkingLevel } from "../shared/schema/messages.js";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { THINKING_LEVELS, type ThinkingLevel } from "../shared/schema/messages.js";
 import type { ExtensionUi } from "../worker/extensions/hooks.js";
 import { loadExtensions } from "../worker/extensions/loader.js";
 import { resolveTrust } from "../worker/extensions/trust.js";
@@ -13,8 +13,6 @@ import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
 import { runRpcMode } from "../worker/modes/rpc.js";
 import { WorkerRuntime, type WorkerOptions } from "../worker/runtime.js";
 import { killAllChildren } from "../worker/tools/process-tree.js";
-
-const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 interface CliOptions {
   mode: "text" | "json" | "rpc";
@@ -44,12 +42,11 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-function positiveInt(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new CommanderError(2, "pi.invalidArgument", `${name} must be a whole number, got "${value}"`);
-    return n;
-  };
+/** Commander prints an InvalidArgumentError with the option's name and value, then exits 2. */
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new InvalidArgumentError("Expected a whole number (0 or more).");
+  return n;
 }
 
 function buildProgram(): Command {
@@ -60,7 +57,7 @@ function buildProgram(): Command {
     .option("-p, --print", "run the task once, print the answer, exit (0 ok, 1 error or abort)")
     .option("--provider <name>", "model provider: anthropic, openai, faux, or one from models.json")
     .option("--model <id>", "model id, or provider/id")
-    .addOption(new Option("--thinking <level>", "thinking level").choices(THINKING))
+    .addOption(new Option("--thinking <level>", "thinking level").choices(THINKING_LEVELS))
     .option("--api-key <key>", "API key for the provider (else env or models.json)")
     .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
     .option("--no-tools", "no tools at all")
@@ -72,11 +69,11 @@ function buildProgram(): Command {
     .option("-c, --continue", "continue the latest session of this directory")
     .option("--session-dir <dir>", "where session files go (default $PI_ORCH_HOME/sessions/<cwd>)")
     .option("--no-session", "keep nothing on disk")
-    .option("--compaction-reserve-tokens <n>", "compact when fewer tokens than this are left in the context window (default 16384)", positiveInt("--compaction-reserve-tokens"))
-    .option("--compaction-keep-tokens <n>", "recent tokens kept verbatim by compaction (default 20000)", positiveInt("--compaction-keep-tokens"))
+    .option("--compaction-reserve-tokens <n>", "compact when fewer tokens than this are left in the context window (default 16384)", wholeNumber)
+    .option("--compaction-keep-tokens <n>", "recent tokens kept verbatim by compaction (default 20000)", wholeNumber)
     .option("--home <dir>", "pi-orch home (default $PI_ORCH_HOME or ~/.pi-orch)")
-    .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", positiveInt("--retry-delay-ms"))
-    .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", positiveInt("--max-line-bytes"))
+    .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", wholeNumber)
+    .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", wholeNumber)
     .option("-e, --extension <path>", "load an extension (a .ts/.js file or a folder with an index); repeatable", collect)
     .option("--trust", "trust this project: load its .pi/extensions/ (the decision is recorded in $PI_ORCH_HOME/trust.json)")
     .addHelpText(

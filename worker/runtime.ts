@@ -11,6 +11,7 @@ import type {
   Model,
   ThinkingLevel,
 } from "../shared/schema/messages.js";
+import { THINKING_LEVELS } from "../shared/schema/messages.js";
 import type { CompactionResult } from "../shared/schema/events.js";
 import { ensureHome, modelsJsonPath, piOrchHome } from "../shared/paths.js";
 import { Agent, AgentBusyError, userMessage, type QueueMode } from "./agent/agent.js";
@@ -18,6 +19,7 @@ import { NO_EXTENSIONS, type ExtensionHooks } from "./extensions/hooks.js";
 import { ProviderSet } from "./providers/index.js";
 import { loadFauxScript } from "./providers/faux.js";
 import {
+  apiKeyEnvVar,
   defaultProvider,
   loadCatalogue,
   resolveApiKey,
@@ -31,6 +33,7 @@ import {
   prepareCompaction,
   shouldCompact,
 } from "./session/compaction.js";
+import { userMessageText } from "./session/context.js";
 import { cloneSession, forkMessages, forkSession } from "./session/fork.js";
 import { defaultSessionDir, latestSession, resolveSessionArg } from "./session/locate.js";
 import { SessionStore } from "./session/session-file.js";
@@ -68,8 +71,6 @@ export interface WorkerOptions {
   warn?: (message: string) => void;
 }
 
-const THINKING_LEVELS: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
-
 /** The result of the `bash` RPC command. */
 export interface BashCommandResult {
   output: string;
@@ -93,6 +94,8 @@ export class WorkerRuntime {
   private systemPromptText = "";
   private runSystemPrompt: string | null = null;
   private readonly contextFiles: ContextFile[];
+  /** `--append-system-prompt` values with files read, once: the prompt is rebuilt whenever the tools change. */
+  private readonly appendTexts: string[];
   private readonly providers: ProviderSet;
   private readonly explicitApiKey?: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -118,6 +121,7 @@ export class WorkerRuntime {
     });
     this.activeToolNames = selectTools(options.tools, BUILT_IN_TOOLS.map((t) => t.name), options.noTools);
     this.contextFiles = options.noContextFiles ? [] : findContextFiles(this.cwd, this.home);
+    this.appendTexts = (options.appendSystemPrompt ?? []).map((a) => resolveAppend(a, this.cwd));
     this.rebuildSystemPrompt();
 
     const store = this.openInitialSession();
@@ -136,7 +140,7 @@ export class WorkerRuntime {
         onContextOverflow: () => this.compactFor("overflow"),
         onTurnEnd: () => this.maybeCompactAtThreshold(),
         beforeRun: async (prompts) => {
-          const text = prompts.map((p) => (p.role === "user" ? textOf(p.content) : "")).join("\n");
+          const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
           this.runSystemPrompt = (await this.extensions.beforeAgentStart(text, this.systemPromptText)) ?? null;
         },
         afterRun: async (messages) => {
@@ -214,11 +218,6 @@ export class WorkerRuntime {
     return [...builtIns, ...extra];
   }
 
-  /** Names of the active tools. */
-  activeToolNamesList(): string[] {
-    return this.activeTools().map((t) => t.name);
-  }
-
   /** Change the active built-in tool set; the system prompt follows. */
   setActiveTools(names: string[]): void {
     this.activeToolNames = names;
@@ -234,7 +233,7 @@ export class WorkerRuntime {
       cwd: this.cwd,
       tools: this.activeTools(),
       systemPrompt: this.options.systemPrompt,
-      append: (this.options.appendSystemPrompt ?? []).map((a) => resolveAppend(a, this.cwd)),
+      append: this.appendTexts,
       contextFiles: this.contextFiles,
     });
   }
@@ -243,7 +242,7 @@ export class WorkerRuntime {
   missingKeyProblem(): string | undefined {
     const model = this.agent.model;
     if (model.api === "faux" || this.apiKeyFor(model)) return undefined;
-    const env = model.provider === "anthropic" ? "ANTHROPIC_API_KEY" : model.provider === "openai" ? "OPENAI_API_KEY" : undefined;
+    const env = apiKeyEnvVar(model.provider);
     return (
       `no API key for provider "${model.provider}": ` +
       (env ? `set ${env}, ` : "") +
@@ -308,7 +307,7 @@ export class WorkerRuntime {
       autoCompactionEnabled: this.autoCompaction,
       messageCount: a.messages.length,
       pendingMessageCount: a.pendingMessageCount,
-      tools: this.activeToolNamesList(),
+      tools: this.activeTools().map((t) => t.name),
       cwd: this.cwd,
     };
   }
@@ -622,9 +621,4 @@ export class WorkerRuntime {
     await this.extensions.sessionShutdown().catch(() => undefined);
     this.store?.close();
   }
-}
-
-function textOf(content: string | { type: string; text?: string }[]): string {
-  if (typeof content === "string") return content;
-  return content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
 }

@@ -138,6 +138,9 @@ export const ThinkingLevel = Type.Union([
 ]);
 export type ThinkingLevel = Static<typeof ThinkingLevel>;
 
+/** The thinking levels in cycling order, for CLI choices and `cycle_thinking_level`. */
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
 export const ModelApi = Type.Union([
   Type.Literal("anthropic-messages"),
   Type.Literal("openai-completions"),

@@ -58,8 +58,6 @@ export type RpcCommandType = keyof typeof RpcCommandSchemas;
 export type RpcCommandOf<T extends RpcCommandType> = Static<(typeof RpcCommandSchemas)[T]>;
 export type RpcCommand = { [K in RpcCommandType]: RpcCommandOf<K> }[RpcCommandType];
 
-export const RpcCommandTypes = Object.keys(RpcCommandSchemas) as RpcCommandType[];
-
 /** `{"id","type":"response","command","success":true,"data"?}` */
 export const RpcSuccessResponse = Type.Object({
   id: Type.Optional(Type.String()),

@@ -180,10 +180,7 @@ export class Agent {
   }
 
   private take(queue: "steering" | "followUps", mode: QueueMode): AgentMessage[] {
-    const list = this[queue];
-    if (list.length === 0) return [];
-    const taken = mode === "all" ? list.splice(0) : list.splice(0, 1);
-    return taken;
+    return mode === "all" ? this[queue].splice(0) : this[queue].splice(0, 1);
   }
 
   private async execute(prompts: AgentMessage[], controller: AbortController): Promise<void> {

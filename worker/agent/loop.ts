@@ -6,10 +6,8 @@
 import type {
   AgentMessage,
   AssistantMessage,
-  ImageContent,
   LlmMessage,
   Model,
-  TextContent,
   ThinkingLevel,
   ToolCall,
   ToolResultMessage,
@@ -432,7 +430,7 @@ async function runTool(p: PreparedCall, config: LoopConfig, emit: Emit): Promise
 }
 
 function textResult(text: string): ToolResult {
-  return { content: [{ type: "text", text } satisfies TextContent] as (TextContent | ImageContent)[] };
+  return { content: [{ type: "text", text }] };
 }
 
 function errorText(err: unknown): string {

@@ -49,10 +49,7 @@ export async function runPrintMode(runtime: WorkerRuntime, opts: PrintOptions): 
   const final = last as AssistantMessage | null;
   if (!final) return 1;
   if (!writer) {
-    const text = final.content
-      .filter((c) => c.type === "text")
-      .map((c) => (c as { text: string }).text)
-      .join("");
+    const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("");
     if (text.length > 0) await writeAll(opts.stdout, text.endsWith("\n") ? text : text + "\n");
   }
   if (final.stopReason === "error" || final.stopReason === "aborted") {

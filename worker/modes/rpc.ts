@@ -5,7 +5,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { JsonlWriter, readLines, DEFAULT_MAX_LINE_BYTES } from "../../shared/jsonl.js";
-import { RpcCommandSchemas, type RpcCommand, type RpcCommandType } from "../../shared/schema/rpc.js";
+import { RpcCommandSchemas, type RpcCommand, type RpcCommandType, type RpcResponse } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import type { WorkerRuntime } from "../runtime.js";
 import { RpcUiBridge, type UiResponse } from "./rpc-ui.js";
@@ -29,9 +29,14 @@ export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reas
   let shuttingDown: Promise<void> | null = null;
 
   const respond = (command: string, id: string | undefined, result: { data?: unknown } | { error: string }) => {
-    const base = { ...(id !== undefined ? { id } : {}), type: "response", command };
-    if ("error" in result) return writer.write({ ...base, success: false, error: result.error });
-    return writer.write(result.data === undefined ? { ...base, success: true } : { ...base, success: true, data: result.data });
+    const base = { ...(id !== undefined ? { id } : {}), type: "response" as const, command };
+    const response: RpcResponse =
+      "error" in result
+        ? { ...base, success: false, error: result.error }
+        : result.data === undefined
+          ? { ...base, success: true }
+          : { ...base, success: true, data: result.data };
+    return writer.write(response);
   };
 
   const ui = new RpcUiBridge(writer);

@@ -14,9 +14,9 @@ import type {
   ThinkingContent,
   ThinkingLevel,
   ToolResultMessage,
-  Usage,
 } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
+import { sdkClientOptions } from "./client-options.js";
 import { failStream, finishStream } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
 
@@ -43,15 +43,7 @@ export function createAnthropicProvider(): Provider {
       let stopReason: string | null = null;
       try {
         const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
-        const client = new AnthropicClient({
-          baseURL: model.baseUrl,
-          // A placeholder rather than `undefined`: the SDK would otherwise pick up
-          // ANTHROPIC_API_KEY from the environment and send it to whatever baseUrl this model names.
-          apiKey: request.apiKey ?? "none",
-          defaultHeaders: model.headers,
-          // The agent loop owns retries (with `auto_retry_*` events); the SDK must not retry behind it.
-          maxRetries: 0,
-        });
+        const client = new AnthropicClient(sdkClientOptions(request));
         const events = await client.messages.create(buildAnthropicParams(request), { signal });
         yield builder.start();
         for await (const event of events) {
@@ -59,12 +51,15 @@ export function createAnthropicProvider(): Provider {
             case "message_start": {
               builder.setResponseId(event.message.id);
               const u = event.message.usage;
-              setUsage(builder, model, {
-                input: u.input_tokens ?? 0,
-                output: u.output_tokens ?? 0,
-                cacheRead: u.cache_read_input_tokens ?? 0,
-                cacheWrite: u.cache_creation_input_tokens ?? 0,
-              });
+              builder.setUsage(
+                {
+                  input: u.input_tokens ?? 0,
+                  output: u.output_tokens ?? 0,
+                  cacheRead: u.cache_read_input_tokens ?? 0,
+                  cacheWrite: u.cache_creation_input_tokens ?? 0,
+                },
+                model.cost,
+              );
               break;
             }
             case "content_block_start": {
@@ -95,12 +90,15 @@ export function createAnthropicProvider(): Provider {
               stopReason = event.delta.stop_reason ?? stopReason;
               const u = event.usage;
               // Proxies often omit input counts here; keep the ones from message_start then.
-              setUsage(builder, model, {
-                output: u.output_tokens ?? builder.message.usage.output,
-                ...(u.input_tokens != null ? { input: u.input_tokens } : {}),
-                ...(u.cache_read_input_tokens != null ? { cacheRead: u.cache_read_input_tokens } : {}),
-                ...(u.cache_creation_input_tokens != null ? { cacheWrite: u.cache_creation_input_tokens } : {}),
-              });
+              builder.setUsage(
+                {
+                  output: u.output_tokens ?? builder.message.usage.output,
+                  ...(u.input_tokens != null ? { input: u.input_tokens } : {}),
+                  ...(u.cache_read_input_tokens != null ? { cacheRead: u.cache_read_input_tokens } : {}),
+                  ...(u.cache_creation_input_tokens != null ? { cacheWrite: u.cache_creation_input_tokens } : {}),
+                },
+                model.cost,
+              );
               break;
             }
           }
@@ -240,16 +238,4 @@ function mapStopReason(reason: string): StopReason {
       // end_turn, stop_sequence, pause_turn, and reasons added after this was written.
       return "stop";
   }
-}
-
-/** Record token counts and price them with the model's per-million costs. */
-function setUsage(builder: MessageBuilder, model: Model, usage: Partial<Omit<Usage, "cost">>): void {
-  builder.setUsage(usage);
-  const u = builder.message.usage;
-  const c = model.cost;
-  u.cost.input = (u.input * c.input) / 1e6;
-  u.cost.output = (u.output * c.output) / 1e6;
-  u.cost.cacheRead = (u.cacheRead * c.cacheRead) / 1e6;
-  u.cost.cacheWrite = (u.cacheWrite * c.cacheWrite) / 1e6;
-  u.cost.total = u.cost.input + u.cost.output + u.cost.cacheRead + u.cost.cacheWrite;
 }

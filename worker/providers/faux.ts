@@ -25,18 +25,19 @@ export interface FauxReply {
 export function loadFauxScript(path: string): FauxReply[] {
   const text = readFileSync(path, "utf8").trim();
   if (text === "") return [];
-  const parsed: unknown = text.startsWith("[")
-    ? JSON.parse(text)
+  const parse = (json: string, where: string): unknown => {
+    try {
+      return JSON.parse(json);
+    } catch (err) {
+      throw new Error(`faux script ${path}${where}: ${(err as Error).message}`);
+    }
+  };
+  const parsed = text.startsWith("[")
+    ? parse(text, "")
     : text
         .split("\n")
         .filter((l) => l.trim() !== "")
-        .map((l, i) => {
-          try {
-            return JSON.parse(l);
-          } catch (err) {
-            throw new Error(`faux script ${path}, line ${i + 1}: ${(err as Error).message}`);
-          }
-        });
+        .map((l, i) => parse(l, `, line ${i + 1}`));
   if (!Array.isArray(parsed)) throw new Error(`faux script ${path}: expected a JSON array or JSONL of replies`);
   return parsed as FauxReply[];
 }
@@ -90,7 +91,10 @@ export function createFauxProvider(options: FauxOptions = {}): Provider {
             yield* builder.toolCallDelta(piece);
           }
         }
-        builder.setUsage({ input: estimateTokens(request), output: Math.ceil(JSON.stringify(builder.message.content).length / 4) });
+        builder.setUsage(
+          { input: estimateTokens(request), output: Math.ceil(JSON.stringify(builder.message.content).length / 4) },
+          request.model.cost,
+        );
         yield* builder.done();
       } catch {
         yield* builder.fail("Request was aborted.", { aborted: true });

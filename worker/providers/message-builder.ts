@@ -5,6 +5,7 @@
  */
 import type {
   AssistantMessage,
+  Model,
   StopReason,
   ToolCall,
   Usage,
@@ -122,10 +123,16 @@ export class MessageBuilder {
     return [{ type: "toolcall_delta", contentIndex: this.open.index, delta, partial: this.message }];
   }
 
-  setUsage(usage: Partial<Omit<Usage, "cost">>): void {
+  /** Record token counts (absent ones keep their value) and price them with the model's per-million costs. */
+  setUsage(usage: Partial<Omit<Usage, "cost">>, price: Model["cost"]): void {
     const u = this.message.usage;
     Object.assign(u, usage);
     u.totalTokens = u.input + u.output + u.cacheRead + u.cacheWrite;
+    u.cost.input = (u.input * price.input) / 1e6;
+    u.cost.output = (u.output * price.output) / 1e6;
+    u.cost.cacheRead = (u.cacheRead * price.cacheRead) / 1e6;
+    u.cost.cacheWrite = (u.cacheWrite * price.cacheWrite) / 1e6;
+    u.cost.total = u.cost.input + u.cost.output + u.cost.cacheRead + u.cost.cacheWrite;
   }
 
   setResponseId(id: string | undefined): void {

@@ -209,6 +209,11 @@ export function resolveModel(catalogue: ModelCatalogue, provider?: string, model
 
 const ENV_KEYS: Record<string, string> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" };
 
+/** The environment variable a built-in provider reads its key from, if it has one. */
+export function apiKeyEnvVar(provider: string): string | undefined {
+  return Object.hasOwn(ENV_KEYS, provider) ? ENV_KEYS[provider] : undefined;
+}
+
 /**
  * The API key for a provider: `--api-key`, else models.json's `apiKey` (a literal,
  * the name of an environment variable, or `!command` whose output is the key), else
@@ -233,7 +238,7 @@ export function resolveApiKey(
     if (/^[A-Z_][A-Z0-9_]*$/.test(setting) && env[setting] !== undefined) return env[setting];
     return setting;
   }
-  const envName = ENV_KEYS[provider];
+  const envName = apiKeyEnvVar(provider);
   return envName ? env[envName] : undefined;
 }
 

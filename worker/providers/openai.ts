@@ -7,12 +7,12 @@ import type OpenAI from "openai";
 import type {
   ImageContent,
   LlmMessage,
-  Model,
   StopReason,
   TextContent,
   Usage,
 } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
+import { sdkClientOptions } from "./client-options.js";
 import { failStream, finishStream } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
 
@@ -30,22 +30,14 @@ export function createOpenAIProvider(): Provider {
       let finishReason: string | null = null;
       try {
         const { default: OpenAIClient } = await import("openai");
-        const client = new OpenAIClient({
-          baseURL: model.baseUrl,
-          // Local servers need no key, and the SDK's fallback (OPENAI_API_KEY) would send the
-          // user's OpenAI key to whatever baseUrl this model names; send a placeholder instead.
-          apiKey: request.apiKey ?? "none",
-          defaultHeaders: model.headers,
-          // The agent loop owns retries (with `auto_retry_*` events); the SDK must not retry behind it.
-          maxRetries: 0,
-        });
+        const client = new OpenAIClient(sdkClientOptions(request));
         const chunks = await client.chat.completions.create(buildOpenAIParams(request), { signal });
         yield builder.start();
         // Stream index of the tool call open in the builder; the builder holds one open block.
         let openCallIndex: number | null = null;
         for await (const chunk of chunks) {
           builder.setResponseId(chunk.id);
-          if (chunk.usage) setUsage(builder, model, chunk.usage);
+          if (chunk.usage) builder.setUsage(usageOf(chunk.usage), model.cost);
           const choice = chunk.choices?.[0];
           if (!choice) continue;
           if (choice.finish_reason) finishReason = choice.finish_reason;
@@ -183,20 +175,12 @@ function mapFinishReason(reason: string): StopReason {
   }
 }
 
-/** Record token counts (cached prompt tokens are reported inside prompt_tokens) and price them. */
-function setUsage(builder: MessageBuilder, model: Model, raw: OpenAI.CompletionUsage): void {
+/** Token counts of a chunk; cached prompt tokens are reported inside `prompt_tokens`. */
+function usageOf(raw: OpenAI.CompletionUsage): Partial<Omit<Usage, "cost">> {
   const cacheRead = raw.prompt_tokens_details?.cached_tokens ?? 0;
-  const usage: Partial<Omit<Usage, "cost">> = {
+  return {
     input: Math.max(0, (raw.prompt_tokens ?? 0) - cacheRead),
     output: raw.completion_tokens ?? 0,
     cacheRead,
   };
-  builder.setUsage(usage);
-  const u = builder.message.usage;
-  const c = model.cost;
-  u.cost.input = (u.input * c.input) / 1e6;
-  u.cost.output = (u.output * c.output) / 1e6;
-  u.cost.cacheRead = (u.cacheRead * c.cacheRead) / 1e6;
-  u.cost.cacheWrite = (u.cacheWrite * c.cacheWrite) / 1e6;
-  u.cost.total = u.cost.input + u.cost.output + u.cost.cacheRead + u.cost.cacheWrite;
 }
