@@ -7,12 +7,9 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { fmt, median, table } from "./stats.js";
-
-const ROOT = resolve(import.meta.dirname, "..");
-const PI = join(ROOT, "dist/cli/pi.js");
-const PI_ORCH = join(ROOT, "dist/cli/pi-orch.js");
+import { PI, PI_ORCH } from "./support.js";
 const TASKS = 32;
 const CONCURRENCY = 8;
 const RUNS = 3;

@@ -3,7 +3,7 @@
 // export `run(): Promise<string>` returning markdown. Pass section names to run a
 // subset: `npm run bench -- startup`.
 import { createJiti } from "jiti";
-import { writeFileSync, readFileSync, existsSync } from "node:fs";
+import { writeFileSync, existsSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 
 const SECTIONS = [
@@ -45,5 +45,4 @@ if (wanted.length === 0) {
   process.stderr.write("bench: wrote BENCHMARKS.md\n");
 } else if (existsSync(new URL("../BENCHMARKS.md", import.meta.url))) {
   process.stderr.write(`bench: ran ${ran.join(", ")} only; BENCHMARKS.md left as it was (run without arguments to rewrite it)\n`);
-  void readFileSync;
 }

@@ -5,10 +5,10 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { fmt, median, rssMb, table } from "./stats.js";
+import { PI, ROOT } from "./support.js";
 
-const ROOT = resolve(import.meta.dirname, "..");
 const RUNS = 15;
 const UPSTREAM = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 
@@ -67,7 +67,7 @@ export async function run(): Promise<string> {
       },
     }),
   );
-  const ours = [join(ROOT, "dist/cli/pi.js"), "--mode", "rpc", "--provider", "faux", "--no-session"];
+  const ours = [PI, "--mode", "rpc", "--provider", "faux", "--no-session"];
   const upstream = existsSync(UPSTREAM) ? [UPSTREAM, "--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"] : null;
   const nodeMs: number[] = [];
   const oursMs: number[] = [];

@@ -4,16 +4,14 @@
  * and event routing from 16 streaming agents to two subscribers (events per second and
  * the latency the supervisor adds between a worker's stdout and a subscriber).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { IpcClient } from "../ipc/client.js";
 import type { IpcStreamMessage } from "../ipc/protocol.js";
 import { fmt, median, percentile, rssMb, table } from "./stats.js";
+import { startServe, type Serve } from "./support.js";
 
-const ROOT = resolve(import.meta.dirname, "..");
-const BIN = join(ROOT, "dist/cli/pi-orch.js");
 const SPAWN_RUNS = 3;
 const AGENTS = 50;
 const STREAMERS = 16;
@@ -59,43 +57,6 @@ function start() {
 }
 function stop() { if (streaming) { clearInterval(streaming); streaming = null; out({ type: "agent_end", messages: [] }); } }
 `;
-
-interface Serve {
-  proc: ChildProcess;
-  home: string;
-  client: IpcClient;
-  close(): Promise<void>;
-}
-
-/** Start `pi-orch serve` on a temp home and connect to it. */
-async function startServe(env: NodeJS.ProcessEnv = {}): Promise<Serve> {
-  const home = mkdtempSync(join(tmpdir(), "pi-bench-orch-"));
-  const proc = spawn(process.execPath, [BIN, "--home", home, "serve"], {
-    env: { ...process.env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  await new Promise<void>((ready, fail) => {
-    let out = "";
-    proc.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("listening on")) ready();
-    });
-    proc.once("exit", (code) => fail(new Error(`serve exited (${code}) before listening`)));
-  });
-  const client = await IpcClient.connect({ home });
-  return {
-    proc,
-    home,
-    client,
-    async close() {
-      const exited = new Promise((r) => proc.once("exit", r));
-      await client.shutdown().catch(() => {});
-      await client.close();
-      await exited;
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
-}
 
 /** Spawn 50 faux agents at once; time until every one is idle. */
 async function spawnFifty(): Promise<{ ms: number; supervisorRss: number; workerRss: number[] }> {
@@ -197,14 +158,17 @@ async function routeFaux(): Promise<RouteResult> {
 async function routePaced(total: number): Promise<RouteResult> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-paced-"));
   const worker = join(dir, "paced-worker.cjs");
-  writeFileSync(worker, PACED_WORKER);
-  const serve = await startServe({ BENCH_EVENTS_PER_S: String(total / STREAMERS) });
   try {
-    const names = Array.from({ length: STREAMERS }, (_, i) => `paced-${i}`);
-    await Promise.all(names.map((name) => serve.client.spawn({ name, workerCommand: [process.execPath, worker] })));
-    return await route(serve, names, false, (m, receivedAt) => (typeof m.event.t === "number" ? receivedAt - m.event.t : null));
+    writeFileSync(worker, PACED_WORKER);
+    const serve = await startServe({ BENCH_EVENTS_PER_S: String(total / STREAMERS) });
+    try {
+      const names = Array.from({ length: STREAMERS }, (_, i) => `paced-${i}`);
+      await Promise.all(names.map((name) => serve.client.spawn({ name, workerCommand: [process.execPath, worker] })));
+      return await route(serve, names, false, (m, receivedAt) => (typeof m.event.t === "number" ? receivedAt - m.event.t : null));
+    } finally {
+      await serve.close();
+    }
   } finally {
-    await serve.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -5,21 +5,17 @@
  * frame (median, p99), frames per second, events per second, and this process's CPU
  * share over the streaming window.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { build } from "esbuild";
-import { IpcClient, IpcClientError } from "../ipc/client.js";
+import { IpcClient } from "../ipc/client.js";
 import type { AgentInfo } from "../supervisor/types.js";
 import { fmt, median, percentile, table } from "./stats.js";
-
-const ROOT = resolve(import.meta.dirname, "..");
-const BIN = join(ROOT, "dist/cli/pi-orch.js");
-const PI = join(ROOT, "dist/cli/pi.js");
+import { PI, ROOT, startServe } from "./support.js";
 const AGENTS = 16;
 const WORDS = 600;
 const CHUNK_MS = 8;
@@ -55,18 +51,6 @@ class IdleKeyboard extends EventEmitter {
   }
 }
 
-async function connect(home: string, serve: ChildProcess): Promise<IpcClient> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    try {
-      return await IpcClient.connect({ home });
-    } catch (err) {
-      if (!(err instanceof IpcClientError) || serve.exitCode !== null || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
 type TuiModules = typeof import("../cli/tui/App.js") &
   typeof import("../cli/tui/store.js") &
   typeof import("../cli/tui/supervisor-link.js") &
@@ -98,12 +82,12 @@ export async function run(): Promise<string> {
   const { render } = await import("ink");
   const { createElement } = await import("react");
 
-  const home = mkdtempSync(join(tmpdir(), "pi-bench-tui-home-"));
+  const serve = await startServe({ NO_COLOR: "1" });
+  const { client, home } = serve;
   const cwd = mkdtempSync(join(tmpdir(), "pi-bench-tui-cwd-"));
   const script = join(cwd, "script.json");
   const text = Array.from({ length: WORDS }, (_, i) => (i % 12 === 11 ? "line\n" : `word${i}`)).join(" ");
   writeFileSync(script, JSON.stringify([{ text, chunkDelayMs: CHUNK_MS }]));
-  const serve = spawn(process.execPath, [BIN, "--home", home, "serve"], { cwd, stdio: "ignore", env: { ...process.env, NO_COLOR: "1" } });
   const frames: number[] = [];
   const inkTimes: number[] = [];
   let counting = false;
@@ -111,7 +95,6 @@ export async function run(): Promise<string> {
   // A frame starts when the store tells the view of changes and ends when ink has written it.
   let frameStart: number | null = null;
   const store = new TuiStore({ onFrame: (ms) => (frameStart ??= performance.now() - ms) });
-  const client = await connect(home, serve);
   const link = new SupervisorLink(store, { connect: () => IpcClient.connect({ home }) });
   const stdout = new NullTerminal();
   stdout.onWrite = (at) => {
@@ -166,10 +149,7 @@ export async function run(): Promise<string> {
     app.unmount();
     await link.close();
     store.dispose();
-    await client.shutdown().catch(() => undefined);
-    await client.close().catch(() => undefined);
-    await new Promise<void>((r) => (serve.exitCode !== null ? r() : serve.once("exit", () => r())));
-    rmSync(home, { recursive: true, force: true });
+    await serve.close();
     rmSync(cwd, { recursive: true, force: true });
   }
 }

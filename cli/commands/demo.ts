@@ -5,7 +5,7 @@
  * summary until every agent settles. Everything it made goes away when it ends.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -151,6 +151,7 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
   clearTimeout(timer);
   renderer.end();
   const infos = await client.list<AgentInfo[]>();
+  await client.close();
   const rows = AGENTS.map((a) => {
     const info = infos.find((i) => i.name === a.name);
     return [a.name, info ? colorStatus(info.status, c) : "-", a.prompt, String(tools.get(a.name) ?? 0), String(tokens.get(a.name) ?? 0), info?.worktree?.branch ?? "-"];
@@ -200,6 +201,8 @@ class DemoWorld {
         OPENAI_API_KEY: "",
       },
     });
+    // The child holds its own copy of the log descriptor.
+    closeSync(log);
     const exited = new Promise<void>((r) => this.serve!.once("exit", () => r()));
     const deadline = Date.now() + 10_000;
     for (;;) {

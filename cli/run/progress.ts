@@ -9,7 +9,7 @@ import { colorTaskStatus, formatDuration } from "./summary.js";
 import { FINAL_STATUSES, type TaskProgress } from "./types.js";
 
 /** Elapsed time of a task: running time so far, or its final duration. */
-export function elapsedOf(p: TaskProgress, now: number): string {
+function elapsedOf(p: TaskProgress, now: number): string {
   if (p.startedAt === null) return "-";
   return formatDuration((p.endedAt ?? now) - p.startedAt);
 }

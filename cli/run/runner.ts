@@ -14,7 +14,7 @@ import { RUNNING_STATUSES, type AgentInfo, type AgentTimings } from "../../super
 import { changedFiles } from "../../supervisor/worktrees.js";
 import { runCheck } from "./check.js";
 import { RunTracker, type RunEnd } from "./tracker.js";
-import type { CheckResult, RunTask, TaskProgress, TaskResult, TaskStatus } from "./types.js";
+import { FINAL_STATUSES, type CheckResult, type RunTask, type TaskProgress, type TaskResult, type TaskStatus } from "./types.js";
 
 /** Defaults applied to tasks that do not set the field themselves. */
 export interface TaskDefaults {
@@ -97,12 +97,18 @@ export class TaskRun {
     const { tasks } = this.opts;
     const startedAt = Date.now();
     const stateDir = mkdtempSync(join(tmpdir(), "pi-orch-run-"));
-    const sup = Supervisor.open({
-      home: stateDir,
-      worktreesDir: join(this.opts.home, "worktrees"),
-      timings: this.opts.timings,
-      onWarning: this.opts.onWarning,
-    });
+    let sup: Supervisor;
+    try {
+      sup = Supervisor.open({
+        home: stateDir,
+        worktreesDir: join(this.opts.home, "worktrees"),
+        timings: this.opts.timings,
+        onWarning: this.opts.onWarning,
+      });
+    } catch (err) {
+      rmSync(stateDir, { recursive: true, force: true });
+      throw err;
+    }
     this.sup = sup;
     const sub = sup.subscribe({ sink: { write: (m) => this.onMessage(m) } });
     const results: TaskResult[] = new Array(tasks.length);
@@ -141,18 +147,19 @@ export class TaskRun {
     const live = this.live.get(m.agent);
     if (!live) return;
     const { tracker, progress } = live;
-    const before = `${tracker.turns}/${tracker.tool}`;
     const end = tracker.apply(m.event);
-    progress.turns = tracker.turns;
-    progress.tool = tracker.tool;
-    if (`${tracker.turns}/${tracker.tool}` !== before) this.opts.onProgress?.(progress, false);
+    if (tracker.turns !== progress.turns || tracker.tool !== progress.tool) {
+      progress.turns = tracker.turns;
+      progress.tool = tracker.tool;
+      this.opts.onProgress?.(progress, false);
+    }
     if (end) live.end(end);
   }
 
   private setStatus(progress: TaskProgress, status: TaskStatus): void {
     if (progress.status === status) return;
     progress.status = status;
-    if (status === "passed" || status === "failed" || status === "timed_out" || status === "cancelled" || status === "skipped") progress.endedAt = Date.now();
+    if (FINAL_STATUSES.has(status)) progress.endedAt = Date.now();
     this.opts.onProgress?.(progress, true);
   }
 

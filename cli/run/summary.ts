@@ -27,7 +27,7 @@ export function formatDuration(ms: number): string {
 }
 
 /** `950`, `12.3k`, `4.1M`. */
-export function formatCount(n: number): string {
+function formatCount(n: number): string {
   if (n < 1000) return String(n);
   if (n < 1_000_000) return `${(n / 1000).toFixed(1)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;

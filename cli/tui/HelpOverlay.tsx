@@ -3,7 +3,7 @@ import { Box, Text } from "ink";
 import { useTheme } from "./theme.js";
 
 /** Every key of the multi-pane TUI and what it does. */
-export const KEY_MAP: readonly (readonly [string, string])[] = [
+const KEY_MAP: readonly (readonly [string, string])[] = [
   ["←↑↓→ Tab 1–9", "move focus (1–9: the panes of this page); PgUp/PgDn change page"],
   ["Enter", "zoom the focused agent: full screen, scrollable transcript (↑↓ PgUp PgDn Home End)"],
   ["Esc", "back to the grid (or close an input, form or overlay)"],

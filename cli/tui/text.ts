@@ -29,7 +29,7 @@ export function wrapText(text: string, width: number): string[] {
 }
 
 /** A tool result as the transcript shows it: its first `keep` lines and how many were left out. */
-export function collapseResult(text: string, keep: number): string {
+function collapseResult(text: string, keep: number): string {
   const lines = text.split("\n");
   if (lines.length <= keep) return text;
   return [...lines.slice(0, keep), `… (+${lines.length - keep} lines)`].join("\n");

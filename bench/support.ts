@@ -1,0 +1,60 @@
+/** What several benchmark sections share: the built binaries, and a real `pi-orch serve` on a temp home. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { IpcClient } from "../ipc/client.js";
+
+/** The repository root. */
+export const ROOT = resolve(import.meta.dirname, "..");
+/** The built `pi` worker CLI (`npm run build` first). */
+export const PI = join(ROOT, "dist/cli/pi.js");
+/** The built `pi-orch` CLI. */
+export const PI_ORCH = join(ROOT, "dist/cli/pi-orch.js");
+
+/** A running `pi-orch serve` and a client connected to it. */
+export interface Serve {
+  proc: ChildProcess;
+  home: string;
+  client: IpcClient;
+  /** Shut the supervisor down, wait for it to exit, remove its home. */
+  close(): Promise<void>;
+}
+
+/** Start `pi-orch serve` on a temp home and connect to it; nothing is left behind if it fails to start. */
+export async function startServe(env: NodeJS.ProcessEnv = {}): Promise<Serve> {
+  const home = mkdtempSync(join(tmpdir(), "pi-bench-orch-"));
+  const proc = spawn(process.execPath, [PI_ORCH, "--home", home, "serve"], {
+    env: { ...process.env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+  let client: IpcClient;
+  try {
+    await new Promise<void>((ready, fail) => {
+      let out = "";
+      proc.stdout!.on("data", (c: Buffer) => {
+        out += c.toString();
+        if (out.includes("listening on")) ready();
+      });
+      proc.once("exit", (code) => fail(new Error(`serve exited (${code}) before listening`)));
+    });
+    client = await IpcClient.connect({ home });
+  } catch (err) {
+    proc.kill("SIGKILL");
+    await exited;
+    rmSync(home, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    proc,
+    home,
+    client,
+    async close() {
+      await client.shutdown().catch(() => {});
+      await client.close();
+      await exited;
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
