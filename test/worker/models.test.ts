@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { defaultProvider, loadCatalogue, resolveApiKey, resolveModel } from "../../worker/providers/models.js";
@@ -68,6 +68,18 @@ describe("model catalogue", () => {
     expect(resolveApiKey(c, "scripted", undefined, {})).toBe("from-command");
     expect(resolveApiKey(c, "anthropic", undefined, { ANTHROPIC_API_KEY: "sk-ant" })).toBe("sk-ant");
     expect(resolveApiKey(c, "openai", undefined, {})).toBeUndefined();
+  });
+
+  it("runs an apiKey command once and reuses its output", () => {
+    const scratch = tempDir();
+    dirs.push(scratch);
+    const counter = join(scratch.path, "count");
+    const c = catalogueWith({
+      providers: { cmd: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: `!echo x >> ${counter}; printf key`, models: [{ id: "m" }] } },
+    });
+    expect(resolveApiKey(c, "cmd", undefined, {})).toBe("key");
+    expect(resolveApiKey(c, "cmd", undefined, {})).toBe("key");
+    expect(readFileSync(counter, "utf8")).toBe("x\n");
   });
 
   it("defaults to a provider that has a key, else faux", () => {

@@ -115,13 +115,19 @@ export interface ModelCatalogue {
   models: Model[];
   /** `apiKey` settings from models.json, by provider (literal, env var name or `!command`). */
   keySettings: Map<string, string>;
+  /** Output of `!command` keys, so a command runs at most once per `KEY_COMMAND_TTL_MS`, not per request. */
+  commandKeys: Map<string, { value: string; at: number }>;
 }
+
+/** How long the output of an `apiKey: "!command"` is reused (short-lived tokens still rotate). */
+export const KEY_COMMAND_TTL_MS = 5 * 60_000;
 
 /** Load built-ins plus `models.json` (if the file exists). Errors name the file and the field. */
 export function loadCatalogue(modelsJson?: string): ModelCatalogue {
   const models = [...BUILT_IN_MODELS];
   const keySettings = new Map<string, string>();
-  if (!modelsJson || !existsSync(modelsJson)) return { models, keySettings };
+  const commandKeys = new Map<string, { value: string; at: number }>();
+  if (!modelsJson || !existsSync(modelsJson)) return { models, keySettings, commandKeys };
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(modelsJson, "utf8"));
@@ -159,7 +165,7 @@ export function loadCatalogue(modelsJson?: string): ModelCatalogue {
       else models.push(model);
     }
   }
-  return { models, keySettings };
+  return { models, keySettings, commandKeys };
 }
 
 function builtInApi(provider: string): ModelApi | undefined {
@@ -229,11 +235,16 @@ export function resolveApiKey(
   const setting = catalogue.keySettings.get(provider);
   if (setting) {
     if (setting.startsWith("!")) {
+      const cached = catalogue.commandKeys.get(provider);
+      if (cached && Date.now() - cached.at < KEY_COMMAND_TTL_MS) return cached.value;
+      let value: string;
       try {
-        return execSync(setting.slice(1), { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 10_000 }).trim();
+        value = execSync(setting.slice(1), { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 10_000 }).trim();
       } catch {
         throw new Error(`models.json: the apiKey command of provider "${provider}" failed; run it by hand to see why`);
       }
+      catalogue.commandKeys.set(provider, { value, at: Date.now() });
+      return value;
     }
     if (/^[A-Z_][A-Z0-9_]*$/.test(setting) && env[setting] !== undefined) return env[setting];
     return setting;
