@@ -45,12 +45,19 @@ describe("parseJsonl", () => {
 });
 
 describe("loadTaskFile", () => {
-  let dir: string;
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  // Every folder a test made, removed after it (one per test; a list, so none is ever overwritten and lost).
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  /** This test's folder, made on first use. */
+  const tmp = () => {
+    if (dirs.length === 0) dirs.push(mkdtempSync(join(tmpdir(), "pi-orch-tasks-")));
+    return dirs[0]!;
+  };
   const file = (name: string, text: string) => {
-    dir ??= mkdtempSync(join(tmpdir(), "pi-orch-tasks-"));
-    writeFileSync(join(dir, name), text);
-    return join(dir, name);
+    writeFileSync(join(tmp(), name), text);
+    return join(tmp(), name);
   };
 
   it.each([
@@ -60,13 +67,11 @@ describe("loadTaskFile", () => {
     ["tasks.ts", 'const tasks: { name: string; prompt: string }[] = [{ name: "a", prompt: "p" }];\nexport default tasks;\n'],
     ["tasks.mjs", 'export default () => [{ name: "a", prompt: "p" }];\n'],
   ])("loads %s", async (name, text) => {
-    dir = mkdtempSync(join(tmpdir(), "pi-orch-tasks-"));
     expect(await loadTaskFile(file(name, text))).toEqual([{ name: "a", prompt: "p" }]);
   });
 
   it("explains a missing file and bad JSON", async () => {
-    dir = mkdtempSync(join(tmpdir(), "pi-orch-tasks-"));
-    await expect(loadTaskFile(join(dir, "nope.json"))).rejects.toThrow("no such file");
+    await expect(loadTaskFile(join(tmp(), "nope.json"))).rejects.toThrow("no such file");
     await expect(loadTaskFile(file("bad.json", "[{"))).rejects.toThrow("bad.json: not valid JSON");
     await expect(loadTaskFile(file("bad.mjs", "export default 3;"))).rejects.toThrow("must default-export an array");
   });

@@ -89,7 +89,10 @@ describe("fault: load", () => {
     children.push(child);
     pids.add(child.pid!);
     const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    await new Promise<void>((res) => child.stdout!.on("data", (c: Buffer) => c.toString().includes("ready") && res()));
+    await new Promise<void>((res, rej) => {
+      child.stdout!.on("data", (c: Buffer) => c.toString().includes("ready") && res());
+      void exited.then(() => rej(new Error("serve child exited before it was ready")));
+    });
     const control = await IpcClient.connect({ home });
     clients.push(control);
 

@@ -113,12 +113,19 @@ export function rawConnect(path: string): Promise<RawConnection> {
         waitLines: (n, timeoutMs) =>
           new Promise<number>((res) => {
             if (lines.length >= n || closed) return res(lines.length);
-            const w = { n, resolve: res };
-            waiters.push(w);
-            setTimeout(() => {
+            // The deadline timer is cleared when the lines arrive first, so no timer outlives the wait.
+            const timer = setTimeout(() => {
               waiters = waiters.filter((x) => x !== w);
               res(lines.length);
             }, timeoutMs);
+            const w = {
+              n,
+              resolve: (count: number) => {
+                clearTimeout(timer);
+                res(count);
+              },
+            };
+            waiters.push(w);
           }),
       }),
     );

@@ -2,52 +2,27 @@
  * The built `pi --mode rpc` as a child process against the mock model server,
  * through both official SDKs.
  */
-import { writeFileSync, mkdirSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { RpcWorker, isAlive, killAllWorkers, tempDir, waitForExit } from "../support/rpc-worker.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useMockWorkerEnv } from "../support/mock-worker-env.js";
+import { RpcWorker, isAlive, waitForExit } from "../support/rpc-worker.js";
 
 const APIS = ["openai-completions", "anthropic-messages"] as const;
 
-let server: MockModelServer;
-let home: { path: string; cleanup: () => void };
-let project: { path: string; cleanup: () => void };
+const ctx = useMockWorkerEnv();
 
-beforeEach(async () => {
-  server = await startMockModelServer();
-  home = tempDir("pi-home-");
-  project = tempDir("pi-project-");
-  writeFileSync(join(project.path, "alpha.txt"), "a\n");
-  writeFileSync(join(project.path, "beta.txt"), "b\n");
-});
-
-afterEach(async () => {
-  await killAllWorkers();
-  await server.close();
-  home.cleanup();
-  project.cleanup();
+beforeEach(() => {
+  writeFileSync(join(ctx.project, "alpha.txt"), "a\n");
+  writeFileSync(join(ctx.project, "beta.txt"), "b\n");
 });
 
 /** Point a `mock` provider of the given API at the mock server, through models.json. */
 function startWorker(api: (typeof APIS)[number], extraArgs: string[] = []): RpcWorker {
-  mkdirSync(home.path, { recursive: true });
-  writeFileSync(
-    join(home.path, "models.json"),
-    JSON.stringify({
-      providers: {
-        mock: {
-          baseUrl: api === "openai-completions" ? `${server.url}/v1` : server.url,
-          api,
-          apiKey: "test-key-not-secret",
-          models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128000, maxTokens: 4096 }],
-        },
-      },
-    }),
-  );
+  ctx.writeModels({ api });
   return new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--retry-delay-ms", "10", ...extraArgs], {
-    cwd: project.path,
-    env: { PI_ORCH_HOME: home.path, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
+    cwd: ctx.project,
+    env: { PI_ORCH_HOME: ctx.home, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
   });
 }
 
@@ -55,7 +30,7 @@ const withoutUpdates = (types: string[]) => types.filter((t) => t !== "message_u
 
 describe.each(APIS)("pi --mode rpc with %s", (api) => {
   it("streams pi's event order for a turn with a tool call", async () => {
-    server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "ls" }, argChunks: 3 }] }, { text: ["done: ", "alpha.txt beta.txt"] });
+    ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "ls" }, argChunks: 3 }] }, { text: ["done: ", "alpha.txt beta.txt"] });
     const w = startWorker(api);
     const state = await w.request({ type: "get_state" });
     expect(state).toMatchObject({ type: "response", command: "get_state", success: true });
@@ -94,12 +69,12 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(end.messages[3].content[0].text).toBe("done: alpha.txt beta.txt");
     expect(end.messages[1].usage.input).toBeGreaterThan(0);
     // The second request carried the tool call and its result back to the model.
-    expect(JSON.stringify(server.requests[1].body)).toContain("alpha.txt");
+    expect(JSON.stringify(ctx.server.requests[1].body)).toContain("alpha.txt");
     for (const line of w.received.filter((l) => l.type !== "response")) expect(line).not.toHaveProperty("id");
   });
 
   it("delivers a steer sent while a bash tool runs before the next model call", async () => {
-    server.enqueue(
+    ctx.server.enqueue(
       { toolCalls: [{ name: "bash", arguments: { command: "echo started; read -t 30 line < /dev/null; sleep 1; echo finished" } }] },
       { text: "steered reply" },
     );
@@ -116,12 +91,12 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     const nextAssistant = w.received.findIndex((l, i) => i > steerMsg && l.type === "message_start" && l.message.role === "assistant");
     expect(steerMsg).toBeGreaterThan(toolEnd);
     expect(nextAssistant).toBeGreaterThan(steerMsg);
-    const lastBody = JSON.stringify(server.requests[1].body);
+    const lastBody = JSON.stringify(ctx.server.requests[1].body);
     expect(lastBody).toContain("talk instead");
   });
 
   it("refuses a prompt without streamingBehavior while streaming, and queues a follow_up", async () => {
-    server.enqueue({ text: ["one ", "two ", "three"], chunkDelayMs: 150 }, { text: "follow-up answer" });
+    ctx.server.enqueue({ text: ["one ", "two ", "three"], chunkDelayMs: 150 }, { text: "follow-up answer" });
     const w = startWorker(api);
     await w.request({ type: "prompt", message: "first" });
     await w.event("message_update");
@@ -136,7 +111,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
   });
 
   it("abort during a slow stream ends the run with stopReason aborted", async () => {
-    server.enqueue({ text: Array.from({ length: 50 }, (_, i) => `w${i} `), chunkDelayMs: 200 });
+    ctx.server.enqueue({ text: Array.from({ length: 50 }, (_, i) => `w${i} `), chunkDelayMs: 200 });
     const w = startWorker(api);
     await w.request({ type: "prompt", message: "talk slowly" });
     await w.event("message_update");
@@ -151,7 +126,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
   });
 
   it("abort during bash `sleep 60` kills the sleep and the run goes on to end", async () => {
-    server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 60 & echo SLEEP_PID=$!; wait" } }] });
+    ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 60 & echo SLEEP_PID=$!; wait" } }] });
     const w = startWorker(api);
     await w.request({ type: "prompt", message: "please sleep" });
     const update = await w.waitFor((l) => l.type === "tool_execution_update" && /SLEEP_PID=\d+/.test(JSON.stringify(l.partialResult)));
@@ -167,7 +142,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
   });
 
   it("closing stdin while bash runs exits 0 and leaves no child behind", async () => {
-    server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 60 & echo SLEEP_PID=$!; wait" } }] });
+    ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 60 & echo SLEEP_PID=$!; wait" } }] });
     const w = startWorker(api);
     await w.request({ type: "prompt", message: "please sleep" });
     const update = await w.waitFor((l) => l.type === "tool_execution_update" && /SLEEP_PID=\d+/.test(JSON.stringify(l.partialResult)));
@@ -179,7 +154,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
   });
 
   it("retries after a scripted 529 and then succeeds", async () => {
-    server.enqueue({ error: { status: 529, message: "Overloaded" } }, { text: "recovered" });
+    ctx.server.enqueue({ error: { status: 529, message: "Overloaded" } }, { text: "recovered" });
     const w = startWorker(api);
     await w.request({ type: "prompt", message: "hello" });
     const start = await w.event("auto_retry_start");
@@ -189,7 +164,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(retryEnd).toMatchObject({ success: true, attempt: 2 });
     const end = await w.event("agent_end");
     expect(end.messages.at(-1).content[0].text).toBe("recovered");
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
   });
 });
 

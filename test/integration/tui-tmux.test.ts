@@ -4,12 +4,12 @@
  * with capture-pane. Skipped (with the reason) where tmux is not installed.
  */
 import { spawnSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { layoutPanes } from "../../cli/tui/layout.js";
 import { BIN, World } from "../support/orch-cli.js";
+import { tempDir } from "../support/rpc-worker.js";
 
 const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 const COLS = 160;
@@ -24,9 +24,11 @@ function terminalEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)", () => {
   let world: World;
+  /** The tmux server's socket, in a temp folder of its own: tmux never removes its socket file, so `-L` would leave one in /tmp/tmux-UID per run. */
+  let socketDir: { path: string; cleanup: () => void } | undefined;
   let socket: string;
 
-  const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { env: terminalEnv(world.env), encoding: "utf8" });
+  const tmux = (...args: string[]) => spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env: terminalEnv(world.env), encoding: "utf8" });
   const screen = () => tmux("capture-pane", "-p", "-t", "tui").stdout ?? "";
   /** Columns [x, x+width) of every screen line: one pane column of the grid. */
   const columnOf = (text: string, x: number, width: number) =>
@@ -38,12 +40,18 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
 
   beforeEach(() => {
     world = new World();
-    socket = `pi-orch-tui-${randomUUID().slice(0, 8)}`;
+    socketDir = tempDir("pi-orch-tmux-");
+    socket = join(socketDir.path, "tmux.sock");
   });
 
   afterEach(async () => {
-    if (socket) spawnSync("tmux", ["-L", socket, "kill-server"]);
-    await world.cleanup();
+    try {
+      if (socketDir) spawnSync("tmux", ["-S", socket, "kill-server"]);
+      await world.cleanup();
+    } finally {
+      socketDir?.cleanup();
+      socketDir = undefined;
+    }
   });
 
   it("shows the agents, runs a prompt typed into one pane in that pane, and stops that agent with x", async () => {

@@ -2,55 +2,27 @@
  * Sessions, resume after a crash, fork/clone, compaction and the precise edit tool,
  * through the built `pi --mode rpc` against the mock model server.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { RpcWorker, killAllWorkers, tempDir, waitForExit } from "../support/rpc-worker.js";
+import { describe, expect, it } from "vitest";
+import { useMockWorkerEnv } from "../support/mock-worker-env.js";
+import { RpcWorker, waitForExit } from "../support/rpc-worker.js";
 
-let server: MockModelServer;
-let home: { path: string; cleanup: () => void };
-let project: { path: string; cleanup: () => void };
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-  home = tempDir("pi-home-");
-  project = tempDir("pi-project-");
-});
-
-afterEach(async () => {
-  await killAllWorkers();
-  await server.close();
-  home.cleanup();
-  project.cleanup();
-});
+const ctx = useMockWorkerEnv();
 
 function writeModels(contextWindow = 128000): void {
-  mkdirSync(home.path, { recursive: true });
-  writeFileSync(
-    join(home.path, "models.json"),
-    JSON.stringify({
-      providers: {
-        mock: {
-          baseUrl: `${server.url}/v1`,
-          api: "openai-completions",
-          apiKey: "test-key",
-          models: [{ id: "mock-1", contextWindow, maxTokens: 4096 }],
-        },
-      },
-    }),
-  );
+  ctx.writeModels({ contextWindow });
 }
 
 function startWorker(args: string[] = []): RpcWorker {
   return new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", ...args], {
-    cwd: project.path,
-    env: { PI_ORCH_HOME: home.path },
+    cwd: ctx.project,
+    env: { PI_ORCH_HOME: ctx.home },
   });
 }
 
 function sessionFiles(): string[] {
-  const root = join(home.path, "sessions");
+  const root = join(ctx.home, "sessions");
   if (!existsSync(root)) return [];
   return readdirSync(root).flatMap((d) => readdirSync(join(root, d)).map((f) => join(root, d, f)));
 }
@@ -60,7 +32,7 @@ const roles = (messages: { role: string }[]) => messages.map((m) => m.role);
 describe("sessions", () => {
   it("resumes the conversation after the worker is killed during a streaming reply", async () => {
     writeModels();
-    server.enqueue({ text: "first answer" }, { text: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 100 });
+    ctx.server.enqueue({ text: "first answer" }, { text: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 100 });
     const w1 = startWorker();
     await w1.request({ type: "prompt", message: "one" });
     await w1.event("agent_end");
@@ -73,7 +45,7 @@ describe("sessions", () => {
     w1.kill("SIGKILL");
     await w1.exited;
 
-    server.enqueue({ text: "resumed answer" });
+    ctx.server.enqueue({ text: "resumed answer" });
     const w2 = startWorker(["--session", file]);
     const messages = await w2.request({ type: "get_messages" });
     expect(roles(messages.data.messages)).toEqual(["user", "assistant", "user"]);
@@ -81,7 +53,7 @@ describe("sessions", () => {
     await w2.request({ type: "prompt", message: "three" });
     const end = await w2.event("agent_end");
     expect(end.messages.at(-1).content[0].text).toBe("resumed answer");
-    const body = server.requests.at(-1)!.body;
+    const body = ctx.server.requests.at(-1)!.body;
     const sent = JSON.stringify(body.messages);
     expect(sent).toContain("first answer");
     expect(sent).toContain("two");
@@ -89,7 +61,7 @@ describe("sessions", () => {
 
   it("resumes after a kill during a bash tool call; the killed worker's command dies too", async () => {
     writeModels();
-    server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 30 & echo SLEEP=$!; wait" } }] });
+    ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 30 & echo SLEEP=$!; wait" } }] });
     const w1 = startWorker();
     await w1.request({ type: "prompt", message: "do it" });
     const update = await w1.waitFor((l) => l.type === "tool_execution_update" && /SLEEP=\d+/.test(JSON.stringify(l.partialResult)));
@@ -100,14 +72,14 @@ describe("sessions", () => {
     // No one could clean up after a SIGKILL; the command's watchdog sees the pipe close.
     expect(await waitForExit(sleepPid)).toBe(true);
 
-    server.enqueue({ text: "picked up again" });
+    ctx.server.enqueue({ text: "picked up again" });
     const w2 = startWorker(["--session", file]);
     const messages = await w2.request({ type: "get_messages" });
     expect(roles(messages.data.messages)).toEqual(["user", "assistant"]);
     expect(messages.data.messages[1].content[0].name).toBe("bash");
     await w2.request({ type: "prompt", message: "continue" });
     await w2.event("agent_end");
-    const sent = server.requests.at(-1)!.body.messages as any[];
+    const sent = ctx.server.requests.at(-1)!.body.messages as any[];
     const toolMsg = sent.find((m) => m.role === "tool");
     expect(toolMsg.content).toMatch(/interrupted/);
   });
@@ -115,10 +87,10 @@ describe("sessions", () => {
   it("continues a session written by pi 0.73.1", async () => {
     writeModels();
     const recorded = resolve(import.meta.dirname, "../fixtures/pi-0.73.1-session-file.jsonl");
-    const copy = join(project.path, "pi-session.jsonl");
+    const copy = join(ctx.project, "pi-session.jsonl");
     copyFileSync(recorded, copy);
     const before = readFileSync(copy, "utf8");
-    server.enqueue({ text: "continuing pi's session" });
+    ctx.server.enqueue({ text: "continuing pi's session" });
     const w = startWorker(["--session", copy]);
     const messages = await w.request({ type: "get_messages" });
     expect(roles(messages.data.messages)).toEqual(["user", "assistant", "toolResult", "assistant"]);
@@ -127,16 +99,16 @@ describe("sessions", () => {
     const after = readFileSync(copy, "utf8");
     expect(after.startsWith(before)).toBe(true);
     expect(after.length).toBeGreaterThan(before.length);
-    expect(JSON.stringify(server.requests[0].body.messages)).toContain("alpha.txt");
+    expect(JSON.stringify(ctx.server.requests[0].body.messages)).toContain("alpha.txt");
   });
 
   it("reports a session with a missing parent by naming the entry", async () => {
     writeModels();
-    const broken = join(project.path, "broken.jsonl");
+    const broken = join(ctx.project, "broken.jsonl");
     writeFileSync(
       broken,
       [
-        JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: new Date().toISOString(), cwd: project.path }),
+        JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: new Date().toISOString(), cwd: ctx.project }),
         JSON.stringify({ type: "message", id: "aaaa1111", parentId: "ffff0000", timestamp: new Date().toISOString(), message: { role: "user", content: "hi", timestamp: 1 } }),
       ].join("\n") + "\n",
     );
@@ -148,7 +120,7 @@ describe("sessions", () => {
 
   it("fork and clone write new files and leave the original untouched", async () => {
     writeModels();
-    server.enqueue({ text: "a1" }, { text: "a2" });
+    ctx.server.enqueue({ text: "a1" }, { text: "a2" });
     const w = startWorker();
     await w.request({ type: "prompt", message: "first question" });
     await w.event("agent_end");
@@ -196,7 +168,7 @@ describe("compaction", () => {
   it("compacts at the threshold; the next request carries the summary and the kept tail", async () => {
     writeModels(2000);
     const long = (tag: string) => Array.from({ length: 150 }, (_, i) => `${tag}${i}`).join(" ");
-    server.enqueue(
+    ctx.server.enqueue(
       { toolCalls: [{ name: "bash", arguments: { command: "echo tool-output" } }], usage: { input: 300, output: 20 } },
       { text: long("alpha"), usage: { input: 330, output: 300 } },
       { text: long("beta"), usage: { input: 650, output: 450 } },
@@ -214,7 +186,7 @@ describe("compaction", () => {
     expect(start).toEqual({ type: "compaction_start", reason: "threshold" });
     expect(end?.result.summary).toMatch(/^SUMMARY/);
     expect(end?.aborted).toBe(false);
-    const summaryRequest = server.requests[3].body;
+    const summaryRequest = ctx.server.requests[3].body;
     expect(summaryRequest.tools ?? []).toHaveLength(0);
     // The oldest part (the first prompt and its tool call) is summarized; the recent
     // tokens are kept verbatim.
@@ -224,7 +196,7 @@ describe("compaction", () => {
     from = w.received.length;
     await w.request({ type: "prompt", message: "third" });
     await w.waitFor((l) => l.type === "agent_end", 10_000, from);
-    const next = server.requests[4].body.messages as any[];
+    const next = ctx.server.requests[4].body.messages as any[];
     const text = JSON.stringify(next);
     expect(text).toContain("SUMMARY: the user asked twice");
     expect(text).toContain("third");
@@ -242,7 +214,7 @@ describe("compaction", () => {
 
   it("compacts on request with custom instructions", async () => {
     writeModels();
-    server.enqueue({ text: "x ".repeat(2000) }, { text: "y ".repeat(2000) }, { text: "MANUAL SUMMARY" });
+    ctx.server.enqueue({ text: "x ".repeat(2000) }, { text: "y ".repeat(2000) }, { text: "MANUAL SUMMARY" });
     const w = startWorker(["--compaction-keep-tokens", "100"]);
     await w.request({ type: "prompt", message: "one" });
     await w.event("agent_end");
@@ -252,7 +224,7 @@ describe("compaction", () => {
     const r = await w.request({ type: "compact", customInstructions: "Focus on y" });
     expect(r.success).toBe(true);
     expect(r.data.summary).toBe("MANUAL SUMMARY");
-    expect(JSON.stringify(server.requests[2].body.messages)).toContain("Focus on y");
+    expect(JSON.stringify(ctx.server.requests[2].body.messages)).toContain("Focus on y");
     expect(w.received.find((l) => l.type === "compaction_start")).toEqual({ type: "compaction_start", reason: "manual" });
   });
 });
@@ -260,10 +232,10 @@ describe("compaction", () => {
 describe("tools through rpc", () => {
   it("applies an edit whose oldText has smart quotes where the file has ASCII quotes", async () => {
     writeModels();
-    const file = join(project.path, "greet.js");
+    const file = join(ctx.project, "greet.js");
     const original = 'const a = 1;\nconsole.log("hello world");\nconst b = 2;\n';
     writeFileSync(file, original);
-    server.enqueue(
+    ctx.server.enqueue(
       { toolCalls: [{ name: "edit", arguments: { path: "greet.js", edits: [{ oldText: "console.log(\u201chello world\u201d);", newText: "console.log(\u201chello there\u201d);" }] } }] },
       { text: "edited" },
     );
@@ -284,12 +256,12 @@ describe("tools through rpc", () => {
     const w = startWorker(["--tools", "+grep,-write"]);
     const state = await w.request({ type: "get_state" });
     expect(state.data.tools).toEqual(["read", "bash", "edit", "grep"]);
-    server.enqueue({ text: "ok" });
+    ctx.server.enqueue({ text: "ok" });
     await w.request({ type: "prompt", message: "hi" });
     await w.event("agent_end");
-    const tools = server.requests[0].body.tools.map((t: any) => t.function.name);
+    const tools = ctx.server.requests[0].body.tools.map((t: any) => t.function.name);
     expect(tools).toEqual(["read", "bash", "edit", "grep"]);
-    expect(server.requests[0].body.messages[0].content).toContain("- grep:");
-    expect(server.requests[0].body.messages[0].content).not.toContain("- write:");
+    expect(ctx.server.requests[0].body.messages[0].content).toContain("- grep:");
+    expect(ctx.server.requests[0].body.messages[0].content).not.toContain("- write:");
   });
 });

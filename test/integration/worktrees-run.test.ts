@@ -84,10 +84,17 @@ afterEach(async () => {
     if (child.exitCode === null && child.pid !== undefined) child.kill("SIGKILL");
     await child.catch(() => {});
   }
-  for (const sup of supervisors.splice(0)) await sup.shutdown();
+  // Each step must run even when an earlier one fails, or the folders and processes leak.
+  await Promise.allSettled(supervisors.splice(0).map((sup) => sup.shutdown()));
   for (const wt of worktrees.splice(0)) await removeWorktree(wt, { force: true, deleteBranch: true }).catch(() => {});
   for (const dir of dirs.splice(0)) {
-    for (const pid of processesOf(join(dir, "home"))) process.kill(pid, "SIGKILL");
+    for (const pid of processesOf(join(dir, "home"))) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // exited since the scan
+      }
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });

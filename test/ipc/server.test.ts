@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
 import { IpcClient, IpcClientError } from "../../ipc/client.js";
@@ -13,7 +13,9 @@ const env = new TestEnv();
 const servers: { close(): Promise<void> }[] = [];
 const sockets: Socket[] = [];
 const clients: IpcClient[] = [];
+const procs: ChildProcess[] = [];
 afterEach(async () => {
+  for (const p of procs.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
   for (const s of sockets.splice(0)) s.destroy();
   await Promise.allSettled(clients.splice(0).map((c) => c.close()));
   await Promise.allSettled(servers.splice(0).map((s) => s.close()));
@@ -115,6 +117,7 @@ describe("ipc server", () => {
     const path = join(home, "orch.sock");
     // A socket file nobody listens on any more: what a supervisor killed with SIGKILL leaves.
     const holder = spawn(process.execPath, ["-e", `require("net").createServer().listen(${JSON.stringify(path)}, () => console.log("ready"))`]);
+    procs.push(holder);
     await new Promise((r) => holder.stdout.once("data", r));
     const gone = new Promise((r) => holder.once("exit", r));
     holder.kill("SIGKILL");

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -88,9 +88,10 @@ describe("SubscriberHub", () => {
     for (let s = 1; s <= 20; s++) hub.publish("a", entry(s));
     expect(fast).toHaveLength(20);
     release();
-    await new Promise((r) => setTimeout(r, 10));
+    // The backlog drains once the reader resumes: 2..4 and the lagged notice.
+    await vi.waitFor(() => expect(slow).toHaveLength(5), { timeout: 2_000, interval: 5 });
     hub.publish("a", entry(21));
-    await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(slow).toHaveLength(6), { timeout: 2_000, interval: 5 });
     // 1 in flight, 2..4 buffered, 5..20 dropped and reported, then live again from 21.
     expect(slow).toEqual([
       expect.objectContaining({ seq: 1 }),

@@ -2,15 +2,16 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { layoutPanes } from "../../../cli/tui/layout.js";
 import { info, mount, names } from "./helpers.js";
 
-let mounted: ReturnType<typeof mount> | null = null;
+// Every app a test mounted (a list: a second open() in one test must not drop the first).
+const mounted: ReturnType<typeof mount>[] = [];
 afterEach(() => {
-  mounted?.cleanup();
-  mounted = null;
+  for (const m of mounted.splice(0)) m.cleanup();
 });
 
 function open(...args: Parameters<typeof mount>) {
-  mounted = mount(...args);
-  return mounted;
+  const m = mount(...args);
+  mounted.push(m);
+  return m;
 }
 
 /** The text of the pane whose rectangle starts at column `x` with `width`, line by line. */
