@@ -3,8 +3,9 @@
  * them. Written atomically (temp file, fsync, rename) so a crash mid-write leaves
  * either the old file or the new one, never half of either.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { writeFileAtomic } from "../shared/atomic-write.js";
 import { DEFAULT_RESTART_POLICY, RUNNING_STATUSES, type AgentRecord, type AgentStatus } from "./types.js";
 
 /** Path of the registry file under a pi-orch home. */
@@ -20,29 +21,8 @@ interface RegistryFile {
 
 /** Write the registry atomically; the file is created 0600 because specs may hold env values. */
 export function saveRegistry(home: string, agents: readonly AgentRecord[], now = Date.now()): void {
-  const path = registryPath(home);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const body: RegistryFile = { version: 1, savedAt: now, agents: [...agents] };
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", 0o600);
-  try {
-    writeSync(fd, JSON.stringify(body, null, 2) + "\n");
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  // The rename is durable only once the directory entry is on disk.
-  try {
-    const dirFd = openSync(dirname(path), "r");
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
-  } catch {
-    // Some filesystems refuse fsync on a directory; the file itself is already synced.
-  }
+  writeFileAtomic(registryPath(home), JSON.stringify(body, null, 2) + "\n");
 }
 
 /** Result of loading: the agents and anything that had to be skipped or set aside. */

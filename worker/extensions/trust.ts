@@ -3,8 +3,9 @@
  * kept in `$PI_ORCH_HOME/trust.json` as `{"trusted": {"/abs/project/root": true|false}}`,
  * keyed by the project root, so every folder of a repository shares one decision.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, writeSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { writeFileAtomic } from "../../shared/atomic-write.js";
 
 interface TrustFile {
   trusted: Record<string, boolean>;
@@ -38,16 +39,7 @@ export function recordTrust(home: string, cwd: string, value: boolean): void {
   const path = trustFilePath(home);
   const file = readTrustFile(home);
   file.trusted[projectRoot(cwd)] = value;
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", 0o600);
-  try {
-    writeSync(fd, JSON.stringify(file, null, 2) + "\n");
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  writeFileAtomic(path, JSON.stringify(file, null, 2) + "\n");
 }
 
 /**
