@@ -3,30 +3,8 @@
  * (`setsid`, `setpgid`, daemonising scripts), and a registry of the live tool children
  * so the worker can take them all down on its way out.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readProcTable, type ProcStat } from "../../shared/proc.js";
 
-/** The fields of `/proc/<pid>/stat` the tree walk needs. */
-export interface ProcStat {
-  pid: number;
-  ppid: number;
-  pgrp: number;
-}
-
-/**
- * Parse one `/proc/<pid>/stat` line. The command name sits in parentheses and may itself
- * contain spaces and parentheses, so fields are counted from the last `)`.
- */
-export function parseProcStat(text: string): ProcStat | null {
-  const close = text.lastIndexOf(")");
-  if (close === -1) return null;
-  const pid = Number.parseInt(text, 10);
-  // After ") ": state, ppid, pgrp, ...
-  const rest = text.slice(close + 2).split(" ");
-  const ppid = Number(rest[1]);
-  const pgrp = Number(rest[2]);
-  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgrp)) return null;
-  return { pid, ppid, pgrp };
-}
 
 /** Every process below `root` in the parent links of `table` (not `root` itself), parents before children. */
 export function descendantsOf(root: number, table: readonly ProcStat[]): number[] {
@@ -48,27 +26,6 @@ export function descendantsOf(root: number, table: readonly ProcStat[]): number[
     }
   }
   return found;
-}
-
-/** A snapshot of the process table, or null where there is no Linux-style `/proc`. */
-function readProcTable(): ProcStat[] | null {
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return null;
-  }
-  const table: ProcStat[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = parseProcStat(readFileSync(`/proc/${name}/stat`, "utf8"));
-      if (stat) table.push(stat);
-    } catch {
-      // The process exited between readdir and read.
-    }
-  }
-  return table.length > 0 ? table : null;
 }
 
 function signalQuietly(target: number, signal: NodeJS.Signals): boolean {

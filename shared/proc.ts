@@ -1,0 +1,63 @@
+/**
+ * The Linux process table from `/proc`: what the worker needs to kill a tool's whole
+ * tree and the supervisor to measure and check a worker's process group.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** The fields of `/proc/<pid>/stat` pi-orch uses. */
+export interface ProcStat {
+  pid: number;
+  /** `R`, `S`, `D`, `Z` (zombie), `X` (dead), ... */
+  state: string;
+  ppid: number;
+  pgrp: number;
+  /** Resident set size in pages. */
+  rssPages: number;
+}
+
+/**
+ * Parse one `/proc/<pid>/stat` line. The command name sits in parentheses and may itself
+ * contain spaces and parentheses, so fields are counted from the last `)`.
+ */
+export function parseProcStat(text: string): ProcStat | null {
+  const close = text.lastIndexOf(")");
+  if (close === -1) return null;
+  const pid = Number.parseInt(text, 10);
+  // After ") ": state(3) ppid(4) pgrp(5) ... rss(24), so state is index 0, ppid 1, pgrp 2, rss 21.
+  const rest = text.slice(close + 2).split(" ");
+  const ppid = Number(rest[1]);
+  const pgrp = Number(rest[2]);
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgrp)) return null;
+  return { pid, state: rest[0] ?? "", ppid, pgrp, rssPages: Number(rest[21] ?? 0) || 0 };
+}
+
+/** One process's stat, or null when it is gone (or there is no `/proc`). */
+export function readProcStat(pid: number): ProcStat | null {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** A snapshot of the process table, or null where there is no Linux-style `/proc`. */
+export function readProcTable(): ProcStat[] | null {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  const table: ProcStat[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readProcStat(Number(name));
+    if (stat) table.push(stat); // else it exited between readdir and read
+  }
+  return table.length > 0 ? table : null;
+}
+
+/** Whether a process state means it no longer runs (a zombie only waits to be reaped). */
+export function isDeadState(state: string): boolean {
+  return state === "Z" || state === "X";
+}
