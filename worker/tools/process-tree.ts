@@ -5,7 +5,6 @@
  */
 import { readProcTable, type ProcStat } from "../../shared/proc.js";
 
-
 /** Every process below `root` in the parent links of `table` (not `root` itself), parents before children. */
 export function descendantsOf(root: number, table: readonly ProcStat[]): number[] {
   const children = new Map<number, number[]>();
