@@ -4,24 +4,29 @@
  * newcomer sees a whole agent run with no key and no network.
  */
 import { readFileSync } from "node:fs";
+import { Type, type Static } from "typebox";
+import { checker } from "../../shared/validate.js";
 import type { LlmMessage, ToolResultMessage } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "../types.js";
 import { MessageBuilder } from "./message-builder.js";
 
 /** One scripted reply. */
-export interface FauxReply {
-  text?: string;
-  thinking?: string;
-  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+export const FauxReply = Type.Object({
+  text: Type.Optional(Type.String()),
+  thinking: Type.Optional(Type.String()),
+  toolCalls: Type.Optional(Type.Array(Type.Object({ name: Type.String(), arguments: Type.Record(Type.String(), Type.Unknown()) }))),
   /** Delay before the reply starts. */
-  delayMs?: number;
+  delayMs: Type.Optional(Type.Number({ minimum: 0 })),
   /** Delay between streamed chunks (words). */
-  chunkDelayMs?: number;
+  chunkDelayMs: Type.Optional(Type.Number({ minimum: 0 })),
   /** Fail this request instead. */
-  error?: { message: string; retryable?: boolean; contextOverflow?: boolean };
-}
+  error: Type.Optional(
+    Type.Object({ message: Type.String(), retryable: Type.Optional(Type.Boolean()), contextOverflow: Type.Optional(Type.Boolean()) }),
+  ),
+});
+export type FauxReply = Static<typeof FauxReply>;
 
-/** Read a script: a JSON array of replies, or one reply per line (JSONL). */
+/** Read a script: a JSON array of replies, or one reply per line (JSONL); errors name the file, line or reply, and field. */
 export function loadFauxScript(path: string): FauxReply[] {
   const text = readFileSync(path, "utf8").trim();
   if (text === "") return [];
@@ -32,14 +37,22 @@ export function loadFauxScript(path: string): FauxReply[] {
       throw new Error(`faux script ${path}${where}: ${(err as Error).message}`);
     }
   };
-  const parsed = text.startsWith("[")
-    ? parse(text, "")
-    : text
-        .split("\n")
-        .filter((l) => l.trim() !== "")
-        .map((l, i) => parse(l, `, line ${i + 1}`));
-  if (!Array.isArray(parsed)) throw new Error(`faux script ${path}: expected a JSON array or JSONL of replies`);
-  return parsed as FauxReply[];
+  const replies: { value: unknown; where: string }[] = [];
+  if (text.startsWith("[")) {
+    const parsed = parse(text, "");
+    if (!Array.isArray(parsed)) throw new Error(`faux script ${path}: expected a JSON array or JSONL of replies`);
+    parsed.forEach((value, i) => replies.push({ value, where: `, reply ${i + 1}` }));
+  } else {
+    text.split("\n").forEach((line, i) => {
+      if (line.trim() !== "") replies.push({ value: parse(line, `, line ${i + 1}`), where: `, line ${i + 1}` });
+    });
+  }
+  const check = checker(FauxReply);
+  return replies.map(({ value, where }) => {
+    const checked = check(value);
+    if (!checked.ok) throw new Error(`faux script ${path}${where}: ${checked.errors.join("; ")}`);
+    return checked.value;
+  });
 }
 
 /** Options of the faux provider. */
