@@ -1,7 +1,9 @@
 /**
  * The pure core of the `edit` tool: match every `oldText` against the original text
  * (exactly, else on a normalized copy), apply the replacements and describe the change
- * as a unified diff. No I/O here; `edit.ts` reads and writes the file around it.
+ * as a unified diff. Normalization only finds the span; the span is replaced by `newText`
+ * as given, never by a copy rewritten to the file's quotes or dashes. No I/O here;
+ * `edit.ts` reads and writes the file around it.
  */
 
 /** One replacement the model asked for. */
@@ -77,7 +79,8 @@ export function applyEdits(original: string, edits: readonly TextEdit[], path = 
     const at = hits[0]!;
     const start = folded.start[at]!;
     const end = folded.end[at + needle.length - 1]!;
-    return { index, start, end, replacement: mapReplacement(lf.text.slice(start, end), oldText, newText) };
+    // Only where the match is comes from normalization: newText is written exactly as the model gave it.
+    return { index, start, end, replacement: newText };
   });
 
   for (const span of spans) {
@@ -277,73 +280,6 @@ function onBoundary(folded: Folded, at: number, length: number): boolean {
   const startsClean = at === 0 || folded.start[at] !== folded.start[at - 1];
   const endsClean = last === folded.text.length || folded.start[last] !== folded.start[last - 1];
   return startsClean && endsClean;
-}
-
-/**
- * Turn a normalized match back into a replacement for the real text `region`: lines the
- * edit leaves alone keep the file's own bytes, and inside a changed line only the part
- * that differs between oldText and newText is replaced, so the file's quotes, dashes and
- * spaces survive around the change.
- */
-function mapReplacement(region: string, oldText: string, newText: string): string {
-  const regionLines = region.split("\n");
-  const oldLines = oldText.split("\n");
-  const newLines = newText.split("\n");
-  if (regionLines.length !== oldLines.length) return newText;
-  const ops = diffSequences(oldLines, newLines);
-  const out: string[] = [];
-  let o = 0;
-  let n = 0;
-  for (let k = 0; k < ops.length; ) {
-    if (ops[k] === EQUAL) {
-      out.push(regionLines[o]!);
-      o++;
-      n++;
-      k++;
-      continue;
-    }
-    let dels = 0;
-    let ins = 0;
-    while (k < ops.length && ops[k] !== EQUAL) {
-      if (ops[k] === DELETE) dels++;
-      else ins++;
-      k++;
-    }
-    for (let p = 0; p < ins; p++) {
-      const mapped = dels === ins ? mapLine(regionLines[o + p]!, oldLines[o + p]!, newLines[n + p]!) : undefined;
-      out.push(mapped ?? newLines[n + p]!);
-    }
-    o += dels;
-    n += ins;
-  }
-  return out.join("\n");
-}
-
-/** Apply the oldLine→newLine change (common prefix/suffix kept) onto the file's line, or undefined. */
-function mapLine(regionLine: string, oldLine: string, newLine: string): string | undefined {
-  let pre = 0;
-  while (pre < oldLine.length && pre < newLine.length && oldLine[pre] === newLine[pre]) pre++;
-  let suf = 0;
-  const room = Math.min(oldLine.length, newLine.length) - pre;
-  while (suf < room && oldLine[oldLine.length - 1 - suf] === newLine[newLine.length - 1 - suf]) suf++;
-  const foldedOld = fold(oldLine, true);
-  const foldedRegion = fold(regionLine, true);
-  if (foldedOld.text !== foldedRegion.text) return undefined;
-  const from = toRegion(foldedOld, foldedRegion, pre, regionLine.length);
-  const to = toRegion(foldedOld, foldedRegion, oldLine.length - suf, regionLine.length);
-  if (from === undefined || to === undefined || from > to) return undefined;
-  return regionLine.slice(0, from) + newLine.slice(pre, newLine.length - suf) + regionLine.slice(to);
-}
-
-/** The offset in the region line that corresponds to `offset` in the old line (same folded text). */
-function toRegion(old: Folded, region: Folded, offset: number, regionLength: number): number | undefined {
-  let k = 0;
-  while (k < old.start.length && old.start[k]! < offset) {
-    if (old.end[k]! > offset) return undefined;
-    k++;
-  }
-  if (k < region.start.length) return region.start[k]!;
-  return k === 0 ? (region.start.length === 0 ? regionLength : 0) : region.end[k - 1]!;
 }
 
 const EQUAL = 0;
