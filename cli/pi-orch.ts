@@ -7,9 +7,11 @@ import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { createContext, type GlobalOptions } from "./context.js";
 import { COMMANDS } from "./commands/index.js";
+import { packageVersion } from "./version.js";
 
 const program = new Command("pi-orch")
   .description("Run many pi-compatible coding agents at once: spawn, watch, steer, restart, tear down.")
+  .version(packageVersion(), "-V, --version", "print the version")
   .option("--home <dir>", "pi-orch home (default $PI_ORCH_HOME or ~/.pi-orch)")
   .option("--no-autostart", "fail instead of starting a supervisor in the background")
   .showHelpAfterError("(run pi-orch --help for usage)")
@@ -17,6 +19,8 @@ const program = new Command("pi-orch")
 
 const ctx = createContext(() => program.opts<GlobalOptions>(), fileURLToPath(import.meta.url));
 for (const register of COMMANDS) register(program, ctx);
+// A mistake in one command's flags is answered by that command's help, not the program's.
+for (const command of program.commands) command.showHelpAfterError(`(run pi-orch ${command.name()} --help for usage)`);
 
 program.addHelpText(
   "after",

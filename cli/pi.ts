@@ -13,6 +13,7 @@ import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
 import { runRpcMode } from "../worker/modes/rpc.js";
 import { WorkerRuntime, type WorkerOptions } from "../worker/runtime.js";
 import { killAllChildren } from "../worker/tools/process-tree.js";
+import { packageVersion } from "./version.js";
 
 interface CliOptions {
   mode: "text" | "json" | "rpc";
@@ -52,6 +53,7 @@ function wholeNumber(value: string): number {
 function buildProgram(): Command {
   return new Command("pi")
     .description("A pi-compatible coding agent: one session, driven over RPC or run once with -p.")
+    .version(packageVersion(), "-v, --version", "print the version")
     .argument("[message...]", "the task (print mode); read from stdin when piped")
     .addOption(new Option("--mode <mode>", "output mode").choices(["text", "json", "rpc"]).default("text"))
     .option("-p, --print", "run the task once, print the answer, exit (0 ok, 1 error or abort)")

@@ -202,7 +202,7 @@ export interface DiffOptions {
 /** The worktree's changes against its base (commits, staged, unstaged and untracked files), as git prints them. */
 export async function diffWorktree(wt: WorktreeInfo, opts: DiffOptions = {}): Promise<string> {
   assertWorktreeExists(wt);
-  return withWholeTreeIndex(wt, (env) =>
+  const out = await withWholeTreeIndex(wt, (env) =>
     gitOk(
       wt.path,
       ["diff", "--cached", opts.color ? "--color=always" : "--no-color", ...(opts.stat ? ["--stat"] : []), wt.base, "--"],
@@ -210,6 +210,8 @@ export async function diffWorktree(wt: WorktreeInfo, opts: DiffOptions = {}): Pr
       env,
     ),
   );
+  // `git()` strips the final newline; a patch without it is refused by `git apply`.
+  return out === "" ? out : `${out}\n`;
 }
 
 /** Paths (relative to the repository) that differ from the base, untracked files included, sorted. */

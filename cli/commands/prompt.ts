@@ -193,7 +193,13 @@ Examples:
           if (message.trim() === "") throw new CliError(`the ${what} text is empty`, 2);
           const client = await ctx.client();
           try {
-            const name = (await client.status<AgentInfo>(agent)).name;
+            const info = await client.status<AgentInfo>(agent);
+            const name = info.name;
+            // pi queues it and delivers it with the next prompt, which then answers both:
+            // on an idle agent that is never what the user meant.
+            if (info.status === "idle") {
+              throw new CliError(`agent "${name}" is idle, so there is no run for the ${what}; queued, it would be mixed into the next prompt. Send it as a prompt instead: pi-orch prompt ${name} ${JSON.stringify(message)}`);
+            }
             await send(client, name, { type, message }, what);
             ctx.out(`${what} queued for ${name}`);
           } finally {
@@ -213,7 +219,12 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
-          const name = (await client.status<AgentInfo>(agent)).name;
+          const info = await client.status<AgentInfo>(agent);
+          const name = info.name;
+          if (info.status === "idle") {
+            ctx.out(`${name} is idle: no run to abort`);
+            return 0;
+          }
           await send(client, name, { type: "abort" }, "abort");
           ctx.out(`abort sent to ${name}`);
         } finally {

@@ -182,6 +182,17 @@ describe("agent loop", () => {
     expect(queueEvents[1].steering).toEqual([]);
   });
 
+  it("delivers a steer queued while idle in the next run's first turn, after the prompt, as pi 0.73 does", async () => {
+    const { agent, events } = makeAgent([{ text: "both answered" }, { text: "never asked" }]);
+    agent.steer(userMessage("also mention the README"));
+    await agent.start([userMessage("list the files")]).done;
+    const users = agent.messages.filter((m) => m.role === "user").map((m: any) => m.content[0].text);
+    expect(users).toEqual(["list the files", "also mention the README"]);
+    expect(agent.messages.filter((m) => m.role === "assistant")).toHaveLength(1);
+    const queues = events.filter((e) => e.type === "queue_update") as any[];
+    expect(queues.at(-1).steering).toEqual([]);
+  });
+
   it("delivers follow-ups when the agent would stop, one at a time or all at once", async () => {
     for (const mode of ["one-at-a-time", "all"] as const) {
       const { agent } = makeAgent([{ text: "first" }, { text: "second" }, { text: "third" }]);

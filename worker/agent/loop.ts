@@ -81,8 +81,11 @@ export async function runAgentLoop(
 ): Promise<AgentMessage[]> {
   const runMessages: AgentMessage[] = [];
   emit({ type: "agent_start" });
-  let pending = prompts;
-  let pendingFrom: "steering" | "followUp" | "prompt" = "prompt";
+  // As pi does: steering queued while idle goes into the first turn, after the prompt,
+  // so the model answers both at once instead of the steer taking over a later turn.
+  const early = config.takeSteering();
+  let pending = early.length > 0 ? [...prompts, ...early] : prompts;
+  let pendingFrom: "steering" | "followUp" | "prompt" = early.length > 0 ? "steering" : "prompt";
 
   outer: for (;;) {
     let moreToolCalls = true;
