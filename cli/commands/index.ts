@@ -16,6 +16,7 @@ import { register as logs } from "./logs.js";
 import { register as rpc } from "./rpc.js";
 import { register as diff } from "./diff.js";
 import { register as run } from "./run.js";
+import { register as report } from "./report.js";
 import { register as tui } from "./tui.js";
 import { register as demo } from "./demo.js";
 import { register as serve } from "./serve.js";
@@ -38,6 +39,7 @@ export const COMMANDS: RegisterCommand[] = [
   rpc,
   diff,
   run,
+  report,
   tui,
   demo,
   serve,

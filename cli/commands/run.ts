@@ -3,18 +3,15 @@
  * daemon, no socket), show progress, print a summary, write JSON/JUnit reports, and
  * exit 0 (all passed), 1 (any failed or timed out), 2 (usage or task file), 130 (SIGINT).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { dirname, resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, colors, runAction, type CliContext } from "../context.js";
 import { linePrinter, livePrinter, type ProgressPrinter } from "../run/progress.js";
 import { buildReport } from "../run/report.js";
-import { junitXml } from "../run/junit.js";
 import { TaskRun } from "../run/runner.js";
 import { parseShard, selectShard, type Shard } from "../run/shard.js";
-import { summaryText } from "../run/summary.js";
+import { emitReport } from "../run/report-output.js";
 import { loadTaskFile, promptTasks, TaskFileError } from "../run/tasks.js";
 import type { RunTask } from "../run/types.js";
 import { positiveInt } from "./options.js";
@@ -124,12 +121,6 @@ function parseWorkerCommand(text: string | undefined): string[] | undefined {
   return argv;
 }
 
-function writeFile(path: string, text: string): void {
-  const file = resolve(path);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-}
-
 async function runCommand(ctx: CliContext, file: string | undefined, flags: RunFlags): Promise<number> {
   const all = await loadTasks(file, flags);
   const workerCommand = parseWorkerCommand(flags.workerCommand);
@@ -173,13 +164,5 @@ async function runCommand(ctx: CliContext, file: string | undefined, flags: RunF
     printer.stop();
   }
 
-  const report = buildReport({ ...outcome, shard });
-  if (flags.reportJson) writeFile(flags.reportJson, JSON.stringify(report, null, 2) + "\n");
-  if (flags.reportJunit) writeFile(flags.reportJunit, junitXml(report));
-  if (flags.json) ctx.json(report);
-  else if (tasks.length > 0) {
-    ctx.out();
-    ctx.out(summaryText(report.tasks, report.durationMs, report.interrupted, ctx.color));
-  }
-  return report.exitCode;
+  return emitReport(ctx, buildReport({ ...outcome, shard, listed: all.length }), flags);
 }

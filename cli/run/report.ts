@@ -12,6 +12,8 @@ export interface ReportInput {
   durationMs: number;
   interrupted: boolean;
   shard: Shard | null;
+  /** Tasks in the whole list (before `--shard`). */
+  listed?: number;
 }
 
 /** Exit code of a finished run. */
@@ -35,6 +37,7 @@ export function buildReport(input: ReportInput): RunReport {
     durationMs: input.durationMs,
     interrupted: input.interrupted,
     shard: input.shard,
+    ...(input.listed !== undefined ? { listed: input.listed } : {}),
     counts: countResults(input.results),
     exitCode: exitCodeOf(input.results, input.interrupted),
     tasks: [...input.results],

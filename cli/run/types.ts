@@ -76,6 +76,12 @@ export interface TaskResult {
   sessionFile: string | null;
   /** The worktree, and whether it was kept (`--keep-worktrees`). */
   worktree: (WorktreeInfo & { kept: boolean }) | null;
+  /** Times the task was started; above 1 when a queue worker died or `--retries` ran it again (queue runs only). */
+  attempts?: number;
+  /** The machine (queue worker) that ran the last attempt (queue runs only). */
+  host?: string;
+  /** `git diff` of a worktree task against its base, so the producer of a queue run has the work of a machine it cannot see. */
+  diff?: string;
 }
 
 /** The JSON report (`--json`, `--report-json`). */
@@ -86,6 +92,8 @@ export interface RunReport {
   /** True when SIGINT ended the run early; tasks that had not finished are `cancelled` or `skipped`. */
   interrupted: boolean;
   shard: { index: number; total: number } | null;
+  /** Tasks in the list before `--shard` picked its slice, so `report merge` can tell a missing task. */
+  listed?: number;
   counts: Record<TaskResult["status"], number> & { total: number };
   exitCode: number;
   tasks: TaskResult[];
