@@ -37,6 +37,7 @@ interface CliOptions {
   compactionKeepTokens?: number;
   extension?: string[];
   trust?: boolean;
+  bashInheritKeys?: boolean;
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -77,6 +78,7 @@ function buildProgram(): Command {
     .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", wholeNumber)
     .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", wholeNumber)
     .option("-e, --extension <path>", "load an extension (a .ts/.js file or a folder with an index); repeatable", collect)
+    .option("--bash-inherit-keys", "let tool commands see the provider API keys (removed from their environment by default; also PI_BASH_INHERIT_KEYS=1)")
     .option("--trust", "trust this project: load its .pi/extensions/ (the decision is recorded in $PI_ORCH_HOME/trust.json)")
     .addHelpText(
       "after",
@@ -132,6 +134,7 @@ async function main(argv: string[]): Promise<number> {
     sessionDir: opts.sessionDir,
     compactionReserveTokens: opts.compactionReserveTokens,
     compactionKeepTokens: opts.compactionKeepTokens,
+    bashInheritKeys: opts.bashInheritKeys,
   };
 
   let runtime: WorkerRuntime;

@@ -39,6 +39,7 @@ import { defaultSessionDir, latestSession, resolveSessionArg } from "./session/l
 import { SessionStore } from "./session/session-file.js";
 import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "./system-prompt.js";
 import { BUILT_IN_TOOLS, selectTools } from "./tools/index.js";
+import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "./tools/tool-env.js";
 import type { AgentTool } from "./types.js";
 
 /** Everything a worker is started with (from the command line). */
@@ -66,6 +67,8 @@ export interface WorkerOptions {
   /** Compaction: tokens kept free below the context window, and recent tokens kept verbatim. */
   compactionReserveTokens?: number;
   compactionKeepTokens?: number;
+  /** `--bash-inherit-keys`: tool commands see the provider API keys (removed by default). */
+  bashInheritKeys?: boolean;
   env?: NodeJS.ProcessEnv;
   /** Warnings for a human (stderr in the CLI). */
   warn?: (message: string) => void;
@@ -114,6 +117,8 @@ export class WorkerRuntime {
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
     this.sessionDir = options.sessionDir ?? defaultSessionDir(this.cwd, this.home);
     this.explicitApiKey = options.apiKey;
+    const inherit = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
+    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, inherit));
     const chunkMs = Number(this.env.PI_ORCH_FAUX_CHUNK_MS ?? 0);
     this.providers = new ProviderSet({
       script: options.fauxScript ? loadFauxScript(options.fauxScript) : undefined,

@@ -16,11 +16,13 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, type WriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { isDirectory } from "./path-utils.js";
-import { killTree, trackChild, untrackChild } from "./process-tree.js";
+import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
+import { toolEnv } from "./tool-env.js";
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
@@ -169,7 +171,8 @@ export class OutputTail {
 
   private openFile(): void {
     this.filePath = this.spillPath();
-    const file = createWriteStream(this.filePath);
+    // The output may hold anything the command printed: readable by this user only.
+    const file = createWriteStream(this.filePath, { mode: 0o600 });
     // A full disk must not fail the command: keep the tail, stop keeping the rest.
     file.on("error", () => {
       this.fileFailed = true;
@@ -192,6 +195,8 @@ export interface RunBashOptions {
   timeoutMs?: number;
   /** The accumulated, tail-truncated output so far; at most every `BASH_UPDATE_INTERVAL_MS`, plus once at the end. */
   onUpdate?: (tail: string, snapshot: OutputSnapshot) => void;
+  /** The command's environment; the worker's tool environment (provider keys removed) by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** How a command ended. `output` is the tail-truncated output, without notices. */
@@ -209,19 +214,16 @@ export interface BashRunResult {
   fullOutputPath?: string;
 }
 
-const WATCHDOG_POLL_S = 1;
-
 /**
- * Runs before the command, in bash: a background subshell that reads the worker's pipe.
- * EOF means the worker is gone (even after SIGKILL), so it kills the whole process
- * group; it also exits once its shell has exited normally, so background jobs a
- * command started on purpose outlive it as they do in pi. Then the shell execs the
- * command itself (same pid, so `$$` is the group id) without fd 3.
+ * Runs before the command, in bash: a background subshell that says its pid on the
+ * worker's pipe (fd 3; SIGPIPE ignored, so a worker already gone cannot kill it before
+ * it reads), then blocks reading it. EOF means the worker is gone (even after
+ * SIGKILL) or has seen the group empty, so it kills the whole process group, background
+ * jobs of a command that returned long ago included. Then the shell execs the command
+ * itself (same pid, so `$$` is the group id) without fd 3.
  */
 const WATCHDOG =
-  `( while :; do read -r -t ${WATCHDOG_POLL_S} _ <&3; rc=$?; ` +
-  `if [ "$rc" -le 128 ]; then kill -KILL -$$ 2>/dev/null; exit 0; fi; ` +
-  `kill -0 $$ 2>/dev/null || exit 0; done ) >/dev/null 2>&1 & ` +
+  `( trap "" PIPE; echo "$BASHPID" >&3; read -r _ <&3; kill -KILL -$$ 2>/dev/null ) >/dev/null 2>&1 & ` +
   `exec 3<&-; exec "$0" -c "$1"`;
 
 let shellCache: string | undefined;
@@ -268,14 +270,23 @@ export async function runBash(command: string, options: RunBashOptions): Promise
     detached: process.platform !== "win32",
     // fd 3 is the watchdog's pipe (not stdin: Node closes a child's stdin when it exits).
     stdio: guarded ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
-    env: process.env,
+    env: options.env ?? toolEnv(),
   });
-  // The watchdog's pipe: only this process holds its write end, so the kernel closes
-  // it when the worker dies in any way (SIGKILL included) and the watchdog then kills
-  // the command's process group. Closed by us a while after a normal exit, once the
-  // watchdog has seen its shell go and ended by itself.
-  const watchdogPipe = guarded ? (child.stdio[3] as NodeJS.WritableStream & { destroy(): void; on(e: string, f: () => void): void }) : null;
-  watchdogPipe?.on("error", () => undefined);
+  // The watchdog's pipe: only this process holds our end, so the kernel closes it when
+  // the worker dies in any way (SIGKILL included) and the watchdog then kills the
+  // command's process group. Closed by us once the group has no member but the watchdog.
+  const watchdogPipe = guarded ? (child.stdio[3] as Readable) : null;
+  let watchdogPid: number | undefined;
+  if (watchdogPipe) {
+    let said = "";
+    watchdogPipe.setEncoding("utf8");
+    watchdogPipe.on("data", (text: string) => {
+      said += text;
+      const pid = Number.parseInt(said, 10);
+      if (said.includes("\n") && Number.isInteger(pid)) watchdogPid = pid;
+    });
+    watchdogPipe.on("error", () => undefined);
+  }
   const pid = child.pid;
   if (pid === undefined) {
     const error = await new Promise<Error>((resolve) => child.once("error", resolve));
@@ -359,7 +370,6 @@ export async function runBash(command: string, options: RunBashOptions): Promise
     child.once("exit", (code, sig) => {
       exited = true;
       status = [code, sig];
-      untrackChild(pid);
       armDrainTimer();
     });
     child.once("close", (code, sig) => resolve([code, sig]));
@@ -371,8 +381,11 @@ export async function runBash(command: string, options: RunBashOptions): Promise
   clearTimeout(timer);
   clearTimeout(updateTimer);
   signal.removeEventListener("abort", onAbort);
-  untrackChild(pid);
-  if (watchdogPipe) setTimeout(() => watchdogPipe.destroy(), WATCHDOG_POLL_S * 2000).unref();
+  // Background jobs of the command stay in its group: teardown must still find them.
+  releaseWhenEmpty(pid, {
+    ...(watchdogPipe ? { watchdog: () => watchdogPid } : {}),
+    onEmpty: () => watchdogPipe?.destroy(),
+  });
   await output.finish();
   if (onUpdate) emitUpdate();
   return result(exitCode, exitSignal, cancelled, timedOut);

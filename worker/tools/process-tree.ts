@@ -1,9 +1,16 @@
 /**
  * Killing what a tool started: a whole process group plus the descendants that left it
- * (`setsid`, `setpgid`, daemonising scripts), and a registry of the live tool children
- * so the worker can take them all down on its way out.
+ * (`setsid`, `setpgid`, daemonising scripts), and a registry of the live tool process
+ * groups so the worker can take them all down on its way out, including the background
+ * jobs of commands that have already returned.
+ *
+ * What escapes by design: a process that left its group (`setsid`, `setpgid`) and whose
+ * parent chain back to the tool's shell was cut before teardown (the shell returned and
+ * it was re-parented), i.e. a deliberate daemon. Catching those needs a child subreaper
+ * (`prctl(PR_SET_CHILD_SUBREAPER)`, which Node cannot call) or a cgroup of our own
+ * (which needs privileges a worker does not have).
  */
-import { readProcTable, type ProcStat } from "../../shared/proc.js";
+import { isDeadState, readProcTable, type ProcStat } from "../../shared/proc.js";
 
 /** Every process below `root` in the parent links of `table` (not `root` itself), parents before children. */
 export function descendantsOf(root: number, table: readonly ProcStat[]): number[] {
@@ -50,28 +57,87 @@ export function killTree(pid: number, signal: NodeJS.Signals = "SIGKILL"): void 
   for (const descendant of escaped) signalQuietly(descendant, signal);
 }
 
-const liveChildren = new Set<number>();
+/**
+ * Pids of the live members of process group `pgid` in `table`, leaving out `ignore`
+ * (the group's own watchdog) and processes that only wait to be reaped.
+ */
+export function liveGroupMembers(pgid: number, table: readonly ProcStat[], ignore?: number): number[] {
+  return table.filter((p) => p.pgrp === pgid && p.pid !== ignore && !isDeadState(p.state)).map((p) => p.pid);
+}
+
+/** A group whose leader has exited but whose members may still run, as `releaseWhenEmpty` takes it. */
+export interface LingeringGroup {
+  /** The group's watchdog, which does not count as a member; undefined while unknown. Absent: there is none. */
+  watchdog?: () => number | undefined;
+  onEmpty: () => void;
+}
+
+/** How often the groups of returned commands are checked for members. */
+export const GROUP_POLL_MS = 500;
+
+const liveGroups = new Set<number>();
+const lingering = new Map<number, LingeringGroup>();
+let poller: NodeJS.Timeout | undefined;
 
 /** Record a tool child (the leader of its own process group) while it runs. */
 export function trackChild(pid: number): void {
-  liveChildren.add(pid);
+  liveGroups.add(pid);
 }
 
-/** Forget a tool child once it has exited. */
+/** Forget a tool child's group: it is empty, or was killed. */
 export function untrackChild(pid: number): void {
-  liveChildren.delete(pid);
-}
-
-/** Pids of the tool children currently tracked. */
-export function trackedChildren(): number[] {
-  return [...liveChildren];
+  liveGroups.delete(pid);
+  lingering.delete(pid);
+  if (lingering.size === 0) stopPoller();
 }
 
 /**
- * SIGKILL the tree of every tracked tool child and forget them. Synchronous so the
+ * The leader `pgid` has exited: keep its group in the registry (so teardown still kills
+ * its background jobs) until no member but the group's watchdog is left, then forget it
+ * and call `onEmpty`. Where there is no `/proc` the group is forgotten at once.
+ */
+export function releaseWhenEmpty(pgid: number, group: LingeringGroup): void {
+  if (!liveGroups.has(pgid)) return group.onEmpty();
+  lingering.set(pgid, group);
+  checkLingering();
+  if (lingering.size > 0 && poller === undefined) {
+    poller = setInterval(checkLingering, GROUP_POLL_MS);
+    poller.unref();
+  }
+}
+
+function checkLingering(): void {
+  if (lingering.size === 0) return;
+  const table = readProcTable();
+  for (const [pgid, group] of lingering) {
+    const watchdog = group.watchdog?.();
+    // Until the watchdog has said who it is, it cannot be told apart from a member.
+    const unknown = group.watchdog !== undefined && watchdog === undefined;
+    if (table && (unknown || liveGroupMembers(pgid, table, watchdog).length > 0)) continue;
+    untrackChild(pgid);
+    group.onEmpty();
+  }
+}
+
+function stopPoller(): void {
+  clearInterval(poller);
+  poller = undefined;
+}
+
+/** Process groups of tool commands still tracked: running ones, and returned ones with live background jobs. */
+export function trackedChildren(): number[] {
+  return [...liveGroups];
+}
+
+/**
+ * SIGKILL the tree of every tracked tool group and forget them. Synchronous so the
  * worker can call it from `process.on("exit")`, on SIGTERM and when stdin closes.
  */
 export function killAllChildren(): void {
-  for (const pid of liveChildren) killTree(pid, "SIGKILL");
-  liveChildren.clear();
+  for (const pid of liveGroups) killTree(pid, "SIGKILL");
+  const released = [...lingering.values()];
+  liveGroups.clear();
+  lingering.clear();
+  stopPoller();
+  for (const group of released) group.onEmpty();
 }

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -5,7 +6,8 @@ import { join } from "node:path";
 import { getHeapSpaceStatistics } from "node:v8";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bashTool, OutputTail, runBash } from "../../../worker/tools/bash.js";
-import { killAllChildren, trackedChildren } from "../../../worker/tools/process-tree.js";
+import { killAllChildren, liveGroupMembers, trackedChildren } from "../../../worker/tools/process-tree.js";
+import { readProcTable } from "../../../shared/proc.js";
 import type { ToolContext, ToolResult } from "../../../worker/types.js";
 
 let dir: string;
@@ -249,6 +251,88 @@ describe("runBash", () => {
     expect(r.signal).toBe("SIGKILL");
     expect(trackedChildren()).toHaveLength(0);
     await expectGone(sleepPid);
+  });
+});
+
+describe("background jobs of a returned command", () => {
+  /** Live members of process group `pgid` (zombies do not count). */
+  const groupMembers = (pgid: number) => liveGroupMembers(pgid, readProcTable() ?? []);
+
+  it("stay in the registry after the command returned, and killAllChildren kills them", async () => {
+    const r = await runBash("sleep 60 >/dev/null 2>&1 & echo pid:$! shell:$$", { cwd: dir, signal: new AbortController().signal });
+    const [, job, shell] = r.output.match(/pid:(\d+) shell:(\d+)/)!.map(Number);
+    strays.push(job);
+    expect(trackedChildren()).toEqual([shell]);
+    expect(isGone(job)).toBe(false);
+    killAllChildren();
+    await expectGone(job);
+    expect(trackedChildren()).toEqual([]);
+  });
+
+  it("are forgotten once they end, and the group's watchdog goes with them", async () => {
+    const marker = join(dir, "go");
+    const r = await runBash(`(while [ ! -e ${marker} ]; do sleep 0.05; done) >/dev/null 2>&1 & echo shell:$$`, {
+      cwd: dir,
+      signal: new AbortController().signal,
+    });
+    const shell = Number(r.output.match(/shell:(\d+)/)![1]);
+    expect(trackedChildren()).toEqual([shell]);
+    // The job and the watchdog are the group now.
+    expect(groupMembers(shell).length).toBeGreaterThanOrEqual(2);
+    await writeFile(marker, "");
+    const deadline = Date.now() + 5000;
+    while ((trackedChildren().length > 0 || groupMembers(shell).length > 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(trackedChildren()).toEqual([]);
+    expect(groupMembers(shell)).toEqual([]);
+  });
+
+  it("are killed by the watchdog when the worker dies after the command returned", async () => {
+    // A child node process plays the worker: it runs the command, reports, and is SIGKILLed.
+    const script = [
+      `import { runBash } from ${JSON.stringify(new URL("../../../worker/tools/bash.ts", import.meta.url).pathname)};`,
+      `const r = await runBash("sleep 60 >/dev/null 2>&1 & echo $!", { cwd: ${JSON.stringify(dir)}, signal: new AbortController().signal });`,
+      `process.stdout.write(r.output); setInterval(() => {}, 1000);`,
+    ].join("\n");
+    const file = join(dir, "worker.mts");
+    await writeFile(file, script);
+    const worker = spawn(process.execPath, ["--import", "jiti/register", file], {
+      cwd: process.cwd(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const job = await new Promise<number>((resolve, reject) => {
+        worker.stdout!.once("data", (c: Buffer) => resolve(Number.parseInt(String(c), 10)));
+        worker.once("exit", (code) => reject(new Error(`the worker exited (${code}) before running the command`)));
+      });
+      strays.push(job);
+      expect(isGone(job)).toBe(false);
+      worker.kill("SIGKILL");
+      await expectGone(job);
+    } finally {
+      worker.kill("SIGKILL");
+    }
+  });
+});
+
+describe("the environment of a command", () => {
+  it("has no provider keys unless asked", async () => {
+    const saved = { ...process.env };
+    try {
+      process.env.ANTHROPIC_API_KEY = "sk-ant-test-secret";
+      process.env.OPENAI_API_KEY = "sk-openai-test-secret";
+      process.env.PI_TEST_VISIBLE = "visible";
+      const r = await runBash("env", { cwd: dir, signal: new AbortController().signal });
+      expect(r.output).toContain("PI_TEST_VISIBLE=visible");
+      expect(r.output).not.toContain("test-secret");
+      process.env.PI_BASH_INHERIT_KEYS = "1";
+      const kept = await runBash("env", { cwd: dir, signal: new AbortController().signal });
+      expect(kept.output).toContain("ANTHROPIC_API_KEY=sk-ant-test-secret");
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
   });
 });
 
