@@ -157,15 +157,18 @@ export class Supervisor {
     let agentCwd = cwd;
     if (opts.worktree) {
       this.reserved.add(name);
+      let reused = false;
       try {
         const made = await createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name });
         worktree = made.worktree;
         agentCwd = made.cwd;
+        reused = made.reused;
       } finally {
         this.reserved.delete(name);
       }
+      // A worktree an earlier run left is the user's to keep; only a new one goes.
       if (this.shuttingDown) {
-        await removeWorktree(worktree, { force: true, deleteBranch: true });
+        if (!reused) await removeWorktree(worktree, { force: true, deleteBranch: true });
         this.assertOpen();
       }
     }

@@ -5,12 +5,22 @@
  * the real `git` binary; nothing of git is re-implemented here.
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmdirSync, rmSync, statSync, utimesSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { execa } from "execa";
 import { OrchError } from "./errors.js";
 import type { WorktreeInfo } from "./types.js";
+
+/** Who made a worktree: a long-lived agent (`spawn --worktree`) or a task of `pi-orch run`. */
+export type WorktreeOwner = "agent" | "run";
+
+/**
+ * What to do when the worktree's folder or branch is already there: `refuse` (the
+ * default), or, when an earlier `run` left it, `reuse` it as it is or `replace` it
+ * (its uncommitted changes and its branch go).
+ */
+export type ExistingWorktree = "refuse" | "reuse" | "replace";
 
 /** What an agent asks for: a branch name and a base ref, both optional. */
 export interface WorktreeRequest {
@@ -18,6 +28,10 @@ export interface WorktreeRequest {
   branch?: string;
   /** Commit-ish the branch starts from (default `HEAD`). */
   base?: string;
+  /** Recorded with the branch, so a later run knows its own leftovers (default `agent`). */
+  owner?: WorktreeOwner;
+  /** A leftover of an earlier run (same owner `run`) in the way (default `refuse`). */
+  existing?: ExistingWorktree;
 }
 
 /** Where a new worktree goes and which repository it belongs to. */
@@ -34,6 +48,16 @@ export interface CreateWorktreeOptions extends WorktreeRequest {
 export interface CreatedWorktree {
   worktree: WorktreeInfo;
   cwd: string;
+  /** It was left by an earlier run and is used as it was (`existing: "reuse"`). */
+  reused: boolean;
+}
+
+/** A worktree found on disk under the worktrees folder, with what its branch records. */
+export interface FoundWorktree extends WorktreeInfo {
+  /** The folder name: the agent's or task's name. */
+  name: string;
+  /** Who made it; null for a worktree made before owners were recorded. */
+  owner: WorktreeOwner | null;
 }
 
 interface GitResult {
@@ -118,22 +142,90 @@ export async function createWorktree(opts: CreateWorktreeOptions): Promise<Creat
     throw new OrchError("invalid", `"${branch}" is not a valid branch name; pick another with --branch`);
   }
   const path = worktreePath(opts.worktreesDir, repo, opts.name);
+  const owner = opts.owner ?? "agent";
+  const inside = relative(repo, safeRealpath(opts.cwd));
+  const cwdIn = (root: string) => {
+    const sub = inside && !inside.startsWith("..") && !isAbsolute(inside) ? join(root, inside) : root;
+    return existsSync(sub) ? sub : root;
+  };
   return serialized(repo, async () => {
-    if ((await git(repo, ["show-ref", "--verify", "--quiet", `refs/heads/${branch}`])).exitCode === 0) {
-      throw new OrchError(
-        "exists",
-        `branch "${branch}" already exists in ${repo}; pick another with --branch, or delete it with git branch -D ${branch}`,
-      );
-    }
-    if (existsSync(path)) {
-      throw new OrchError("exists", `the worktree folder ${path} already exists; remove it (git worktree remove ${path}) or pick another agent name`);
+    const branchExists = (await git(repo, ["show-ref", "--verify", "--quiet", `refs/heads/${branch}`])).exitCode === 0;
+    const folderExists = existsSync(path);
+    if (branchExists || folderExists) {
+      const recorded = await branchRecord(repo, branch);
+      const ours = owner === "run" && recorded.owner === "run" && (opts.existing === "reuse" || opts.existing === "replace");
+      if (!ours) throw leftoverError(repo, branch, path, folderExists, owner);
+      if (opts.existing === "reuse") {
+        if (!recorded.base) throw leftoverError(repo, branch, path, folderExists, owner);
+        if (!folderExists) await gitOk(repo, ["worktree", "add", "--quiet", path, branch], `restoring the worktree of "${opts.name}"`);
+        else if ((await git(path, ["symbolic-ref", "--quiet", "--short", "HEAD"])).stdout !== branch) {
+          throw new OrchError("exists", `the worktree folder ${path} is not on branch ${branch}; remove it with pi-orch worktrees rm ${opts.name} --force`);
+        }
+        return { worktree: { path, branch, base: recorded.base, repo }, cwd: cwdIn(path), reused: true };
+      }
+      await removeLeftover(repo, branch, path, folderExists, branchExists);
     }
     mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
     await gitOk(repo, ["worktree", "add", "--quiet", "-b", branch, path, base], `creating the worktree of "${opts.name}"`);
-    const inside = relative(repo, safeRealpath(opts.cwd));
-    const sub = inside && !inside.startsWith("..") && !isAbsolute(inside) ? join(path, inside) : path;
-    return { worktree: { path, branch, base, repo }, cwd: existsSync(sub) ? sub : path };
+    // Kept in the branch's own config section, which `git branch -D` removes with it.
+    await gitOk(repo, ["config", `branch.${branch}.piOrchBase`, base], `recording the base of ${branch}`);
+    await gitOk(repo, ["config", `branch.${branch}.piOrchOwner`, owner], `recording the owner of ${branch}`);
+    return { worktree: { path, branch, base, repo }, cwd: cwdIn(path), reused: false };
   });
+}
+
+/** The base and owner recorded with a branch by `createWorktree`. */
+async function branchRecord(repo: string, branch: string): Promise<{ base: string | null; owner: WorktreeOwner | null }> {
+  const read = async (key: string) => {
+    const r = await git(repo, ["config", "--get", `branch.${branch}.${key}`]);
+    return r.exitCode === 0 && r.stdout !== "" ? r.stdout : null;
+  };
+  const owner = await read("piOrchOwner");
+  return { base: await read("piOrchBase"), owner: owner === "run" || owner === "agent" ? owner : null };
+}
+
+/** Why a worktree cannot be made, and the commands that clear the way. */
+function leftoverError(repo: string, branch: string, path: string, folderExists: boolean, owner: WorktreeOwner): OrchError {
+  const what = folderExists ? `the worktree ${path} (branch ${branch})` : `branch "${branch}"`;
+  const clear = folderExists
+    ? `remove it with git worktree remove --force ${path} && git -C ${repo} branch -D ${branch}`
+    : `delete it with git -C ${repo} branch -D ${branch}`;
+  const next = owner === "run" ? `it was not left by pi-orch run, so it stays; rename the task, or ${clear}` : `pick another --name (or --branch), or ${clear}`;
+  return new OrchError("exists", `${what} already exists; ${next}`);
+}
+
+/** Remove an earlier run's worktree folder and branch (changes included). */
+async function removeLeftover(repo: string, branch: string, path: string, folderExists: boolean, branchExists: boolean): Promise<void> {
+  if (folderExists) {
+    const r = await git(repo, ["worktree", "remove", "--force", path]);
+    if (r.exitCode !== 0) rmSync(path, { recursive: true, force: true });
+  }
+  await git(repo, ["worktree", "prune"]);
+  if (branchExists) await gitOk(repo, ["branch", "-D", branch], `deleting the earlier run's branch ${branch}`);
+}
+
+/**
+ * Every worktree folder under `worktreesDir` (`<repo folder>/<name>`), with its branch,
+ * repository and the base and owner its branch records. Folders git no longer knows are skipped.
+ */
+export async function findWorktrees(worktreesDir: string): Promise<FoundWorktree[]> {
+  if (!existsSync(worktreesDir)) return [];
+  const found: FoundWorktree[] = [];
+  for (const repoDir of readdirSync(worktreesDir, { withFileTypes: true })) {
+    if (!repoDir.isDirectory()) continue;
+    for (const entry of readdirSync(join(worktreesDir, repoDir.name), { withFileTypes: true })) {
+      const path = join(worktreesDir, repoDir.name, entry.name);
+      if (!entry.isDirectory() || !existsSync(join(path, ".git"))) continue;
+      const common = await git(path, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+      const head = await git(path, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+      if (common.exitCode !== 0 || head.exitCode !== 0) continue;
+      const repo = dirname(common.stdout);
+      const recorded = await branchRecord(repo, head.stdout);
+      const base = recorded.base ?? (await git(repo, ["merge-base", "HEAD", head.stdout])).stdout;
+      found.push({ name: entry.name, path, branch: head.stdout, base, repo, owner: recorded.owner });
+    }
+  }
+  return found.sort((a, b) => a.path.localeCompare(b.path));
 }
 
 /** The per-repository folder goes with its last worktree. */

@@ -15,6 +15,7 @@ import { register as attach } from "./attach.js";
 import { register as logs } from "./logs.js";
 import { register as rpc } from "./rpc.js";
 import { register as diff } from "./diff.js";
+import { register as worktrees } from "./worktrees.js";
 import { register as run } from "./run.js";
 import { register as report } from "./report.js";
 import { register as tui } from "./tui.js";
@@ -38,6 +39,7 @@ export const COMMANDS: RegisterCommand[] = [
   logs,
   rpc,
   diff,
+  worktrees,
   run,
   report,
   tui,

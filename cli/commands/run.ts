@@ -23,6 +23,7 @@ interface RunFlags {
   worktree?: boolean;
   keepWorktrees?: boolean;
   discardChanges?: boolean;
+  clean?: boolean;
   timeout?: number;
   provider?: string;
   model?: string;
@@ -60,6 +61,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--worktree", "run every task in its own git worktree (a task's own \"worktree\" field wins)")
     .option("--keep-worktrees", "leave the worktrees and their branches in place when done")
     .option("--discard-changes", "remove every worktree when done, uncommitted changes included (CI runs that keep only reports)")
+    .option("--clean", "start afresh: remove the worktrees and branches an earlier run left for these tasks, changes included (default: continue in them)")
     .option("--timeout <seconds>", "per task, agent and check together; then the task is aborted and fails", seconds)
     .option("--provider <name>", "default provider of the tasks (anthropic, openai, faux, or one from models.json)")
     .option("--model <id>", "default model of the tasks")
@@ -79,7 +81,9 @@ Workers keep their sessions under the pi-orch home (--home); the run's own state
 lives in a temp folder that is removed at the end. Clean worktrees are removed when
 a task is done (its branch too, unless the agent committed on it); one with changes
 is kept and named in the summary; --keep-worktrees
-leaves them for pi-orch diff or git.
+leaves them for pi-orch worktrees diff or git. A re-run continues in the worktree an
+earlier run left for a task; --clean removes it (and its branch) first. See them with
+pi-orch worktrees list.
 
 Exit codes: 0 every task passed, 1 a task failed or timed out, 2 a usage or task-file
 error (the message names the task and the field), 130 interrupted by Ctrl-C (the
@@ -141,6 +145,7 @@ async function runCommand(ctx: CliContext, file: string | undefined, flags: RunF
     failFast: flags.failFast,
     keepWorktrees: flags.keepWorktrees,
     discardChanges: flags.discardChanges,
+    existingWorktrees: flags.clean ? "replace" : "reuse",
     workerCommand,
     onProgress: (p, statusChanged) => printer.update(p, statusChanged),
     onWarning: (message) => ctx.err(`pi-orch: warning: ${message}`),

@@ -5,13 +5,13 @@
  * ends, run the check, record the result, and clean up. Workers are reached only
  * through the supervisor, so any pi-compatible worker command works.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { StreamMessage } from "../../supervisor/subscribers.js";
 import { Supervisor } from "../../supervisor/supervisor.js";
 import { RUNNING_STATUSES, type AgentInfo, type AgentTimings } from "../../supervisor/types.js";
-import { changedFiles } from "../../supervisor/worktrees.js";
+import { changedFiles, findRepository, worktreePath } from "../../supervisor/worktrees.js";
 import { runCheck } from "./check.js";
 import { RunTracker, type RunEnd } from "./tracker.js";
 import { FINAL_STATUSES, type CheckResult, type RunTask, type TaskProgress, type TaskResult, type TaskStatus } from "./types.js";
@@ -39,6 +39,11 @@ export interface TaskRunOptions {
   keepWorktrees?: boolean;
   /** Remove every worktree at the end, uncommitted changes included (`--discard-changes`). */
   discardChanges?: boolean;
+  /**
+   * A worktree an earlier run left for a task (kept for its changes or `--keep-worktrees`):
+   * `reuse` continues in it as it is (the default), `replace` (`--clean`) removes it and its branch first.
+   */
+  existingWorktrees?: "reuse" | "replace";
   /** argv of a pi-compatible worker instead of the built-in `pi --mode rpc`. */
   workerCommand?: string[];
   /** Folder relative task `cwd`s are resolved against (default: the current one). */
@@ -208,17 +213,21 @@ export class TaskRun {
     let kept = false;
     let sessionFile: string | null = null;
     try {
+      const cwd = resolve(this.opts.baseDir ?? process.cwd(), task.cwd ?? ".");
+      const inWorktree = Boolean(task.worktree ?? defaults.worktree);
+      const leftover = inWorktree && this.opts.existingWorktrees !== "replace" ? await leftoverWorktree(sup.worktreesDir, cwd, name) : null;
       info = await sup.spawn({
         name,
-        cwd: resolve(this.opts.baseDir ?? process.cwd(), task.cwd ?? "."),
+        cwd,
         provider: task.provider ?? defaults.provider,
         model: task.model ?? defaults.model,
         restart: "temporary",
         workerCommand: this.opts.workerCommand,
         // Sessions and models.json belong to the user's home, not to this run's temp folder.
         env: { PI_ORCH_HOME: this.opts.home },
-        worktree: (task.worktree ?? defaults.worktree) ? {} : undefined,
+        worktree: inWorktree ? { owner: "run", existing: this.opts.existingWorktrees ?? "reuse" } : undefined,
       });
+      if (leftover) this.opts.onWarning?.(`task "${name}": continuing in the worktree an earlier run left at ${leftover} (pass --clean to start afresh)`);
       if (!stopped) {
         if (!RUNNING_STATUSES.has(info.status)) {
           failure = `the worker did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""})`;
@@ -327,6 +336,16 @@ export class TaskRun {
       return true;
     }
     return false;
+  }
+}
+
+/** The folder of the worktree an earlier run left for this task, if there is one. */
+async function leftoverWorktree(worktreesDir: string, cwd: string, name: string): Promise<string | null> {
+  try {
+    const path = worktreePath(worktreesDir, await findRepository(cwd), name);
+    return existsSync(path) ? path : null;
+  } catch {
+    return null; // not a repository: the spawn says so
   }
 }
 

@@ -382,4 +382,40 @@ describe("worktrees", () => {
       await cli(["--home", home, "--no-autostart", "shutdown"], repo);
     }
   });
+
+  it("a re-run continues in the worktree an earlier run kept; --clean replaces it; worktrees list/diff/rm see and remove it", async () => {
+    const dir = tempDir("pi-orch-rerun-");
+    const repo = makeRepo(dir);
+    const home = join(dir, "home");
+    const tasks = join(dir, "tasks.json");
+    writeFileSync(tasks, JSON.stringify([{ name: "edit", prompt: 'replace "a" with "b" in file.txt', worktree: true, check: "grep -q 'hello b' file.txt" }]));
+    const run = (...extra: string[]) => cli(["--home", home, "run", tasks, "--provider", "faux", ...extra], repo);
+
+    const first = await run();
+    expect(first.exitCode, first.stderr).toBe(0);
+    const second = await run();
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/task "edit": continuing in the worktree an earlier run left at .*edit \(pass --clean to start afresh\)/);
+    expect(worktreeList(repo)).toHaveLength(2);
+
+    const listed = JSON.parse((await cli(["--home", home, "worktrees", "list", "--json"], repo)).stdout) as Array<Record<string, unknown>>;
+    expect(listed).toMatchObject([{ name: "edit", owner: "run", branch: "pi-orch/edit", changedFiles: 1 }]);
+    const diff = await cli(["--home", home, "worktrees", "diff", "edit"], repo);
+    expect(diff.stdout).toContain("+hello b");
+
+    const clean = await run("--clean");
+    expect(clean.exitCode, clean.stderr).toBe(0);
+    expect(clean.stderr).not.toMatch(/continuing in the worktree/);
+    expect(worktreeList(repo)).toHaveLength(2);
+
+    const refused = await cli(["--home", home, "worktrees", "rm", "edit"], repo);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(/uncommitted changes.*--force/);
+    const removed = await cli(["--home", home, "worktrees", "rm", "edit", "--force"], repo);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(worktreeList(repo)).toEqual([repo]);
+    expect(git(repo, "branch", "--list", "pi-orch/edit")).toBe("");
+    expect((await cli(["--home", home, "worktrees", "list"], repo)).stdout).toMatch(/^no worktrees/);
+    expect(readFileSync(join(repo, "file.txt"), "utf8")).toBe("hello a\n");
+  });
 });
