@@ -11,7 +11,7 @@ import { resolveTrust } from "../worker/extensions/trust.js";
 import { runPrintMode } from "../worker/modes/print.js";
 import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
 import { runRpcMode } from "../worker/modes/rpc.js";
-import { WorkerRuntime, type WorkerOptions } from "../worker/runtime.js";
+import { AgentSession, type WorkerOptions } from "../worker/core/agent-session.js";
 import { killAllChildren } from "../worker/tools/process-tree.js";
 import { packageVersion } from "./version.js";
 
@@ -137,9 +137,9 @@ async function main(argv: string[]): Promise<number> {
     bashInheritKeys: opts.bashInheritKeys,
   };
 
-  let runtime: WorkerRuntime;
+  let runtime: AgentSession;
   try {
-    runtime = new WorkerRuntime(workerOptions);
+    runtime = new AgentSession(workerOptions);
   } catch (err) {
     process.stderr.write(`pi: ${(err as Error).message}\n`);
     return 2;
@@ -157,7 +157,7 @@ async function main(argv: string[]): Promise<number> {
       ui: () => extensionUi,
       emit: (event) => {
         process.stderr.write(`pi: extension ${event.extensionPath} failed (${event.event}): ${event.error}\n`);
-        runtime.agent.emit(event);
+        runtime.emit(event);
       },
       runtime: {
         cwd: runtime.cwd,

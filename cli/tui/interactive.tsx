@@ -4,7 +4,7 @@
  * Esc aborts, Ctrl+C twice quits.
  */
 import type { ExtensionUi } from "../../worker/extensions/hooks.js";
-import type { WorkerRuntime } from "../../worker/runtime.js";
+import type { AgentSession } from "../../worker/core/agent-session.js";
 import { colorEnabled } from "../context.js";
 import { App } from "./App.js";
 import { LocalAgent } from "./local-agent.js";
@@ -13,7 +13,7 @@ import { TuiStore } from "./store.js";
 import { makeTheme, ThemeProvider } from "./theme.js";
 
 /** Run the interactive mode until the user quits; `setUi` installs the extensions' dialogs. Resolves with the exit code. */
-export async function runInteractive(runtime: WorkerRuntime, setUi: (ui: ExtensionUi) => void): Promise<number> {
+export async function runInteractive(runtime: AgentSession, setUi: (ui: ExtensionUi) => void): Promise<number> {
   const store = new TuiStore();
   const agent = new LocalAgent(runtime, store);
   setUi(agent);

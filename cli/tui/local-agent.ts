@@ -1,12 +1,16 @@
 /**
  * One in-process agent behind the TUI's AgentControl, for `pi` on a terminal: its
  * events go into the store as if a supervisor had sent them (with idle/busy status
- * changes), commands call the runtime, and extension dialogs open in the view.
+ * changes), commands go through the same command map as the RPC mode, and extension
+ * dialogs open in the view.
  */
 import type { IpcParams } from "../../ipc/protocol.js";
 import { DEFAULT_RESTART_POLICY, type AgentInfo } from "../../supervisor/types.js";
+import { RpcCommandSchemas, type RpcCommand, type RpcCommandType } from "../../shared/schema/rpc.js";
+import { checker } from "../../shared/validate.js";
+import type { AgentSession } from "../../worker/core/agent-session.js";
 import type { ExtensionUi } from "../../worker/extensions/hooks.js";
-import type { WorkerRuntime } from "../../worker/runtime.js";
+import { createCommandHandlers, dispatchCommand, type CommandHandlers } from "../../worker/modes/commands.js";
 import type { AgentControl, RpcAnswer } from "./control.js";
 import type { DialogAnswer } from "./DialogModal.js";
 import type { TuiStore } from "./store.js";
@@ -19,11 +23,17 @@ export class LocalAgent implements AgentControl, ExtensionUi {
   private seq = 0;
   private readonly dialogs = new Map<string, (answer: DialogAnswer) => void>();
   private readonly unsubscribe: () => void;
+  private readonly handlers: CommandHandlers;
 
   constructor(
-    private readonly runtime: WorkerRuntime,
+    runtime: AgentSession,
     private readonly store: TuiStore,
   ) {
+    this.handlers = createCommandHandlers(runtime, (answer) => {
+      const finish = this.dialogs.get(answer.id);
+      this.dialogs.delete(answer.id);
+      finish?.(answer);
+    });
     const model = runtime.agent.model;
     const info: AgentInfo = {
       name: LOCAL_AGENT,
@@ -51,7 +61,7 @@ export class LocalAgent implements AgentControl, ExtensionUi {
       this.emit({ type: "agent_status", status: next, previous: status, pid: process.pid, restarts: 0 });
       status = next;
     };
-    this.unsubscribe = runtime.agent.subscribe((event) => {
+    this.unsubscribe = runtime.subscribe((event) => {
       if (event.type === "agent_start") setStatus("busy");
       this.emit(event as unknown as Record<string, unknown>);
       if (event.type === "agent_end") setStatus("idle");
@@ -66,30 +76,12 @@ export class LocalAgent implements AgentControl, ExtensionUi {
   }
 
   async rpc(_agent: string, command: { type: string; [key: string]: unknown }): Promise<RpcAnswer> {
-    const message = String(command.message ?? "");
+    if (!(command.type in RpcCommandSchemas)) return { success: false, error: `Unknown command: ${command.type}` };
+    const checked = checker(RpcCommandSchemas[command.type as RpcCommandType])(command);
+    if (!checked.ok) return { success: false, error: `Invalid command "${command.type}": ${checked.errors.join("; ")}` };
     try {
-      switch (command.type) {
-        case "prompt":
-          await this.runtime.prompt(message, undefined, command.streamingBehavior as "steer" | "followUp" | undefined);
-          return { success: true };
-        case "steer":
-          this.runtime.steer(message);
-          return { success: true };
-        case "follow_up":
-          this.runtime.followUp(message);
-          return { success: true };
-        case "abort":
-          await this.runtime.agent.abort();
-          return { success: true };
-        case "extension_ui_response": {
-          const answer = this.dialogs.get(String(command.id));
-          this.dialogs.delete(String(command.id));
-          answer?.(command as DialogAnswer);
-          return { success: true };
-        }
-        default:
-          return { success: false, error: `${command.type} is not available in the interactive mode` };
-      }
+      const data = await dispatchCommand(this.handlers, checked.value as RpcCommand);
+      return data === undefined ? { success: true } : { success: true, data };
     } catch (err) {
       return { success: false, error: err instanceof Error ? err.message : String(err) };
     }

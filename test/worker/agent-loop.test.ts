@@ -1,8 +1,9 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import type { WorkerEvent } from "../../shared/schema/events.js";
+import type { AgentEvent, WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage } from "../../shared/schema/messages.js";
 import { Agent, AgentBusyError, userMessage } from "../../worker/agent/agent.js";
+import { AutoRetry } from "../../worker/core/auto-retry.js";
 import { createFauxProvider, type FauxReply } from "../../worker/providers/faux.js";
 import { BUILT_IN_MODELS } from "../../worker/providers/models.js";
 import type { AgentTool } from "../../worker/types.js";
@@ -42,8 +43,14 @@ function gateTool(log: string[]) {
   };
 }
 
-function makeAgent(script: FauxReply[], tools: AgentTool[] = [], opts: { retryBaseDelayMs?: number } = {}) {
+/**
+ * An agent over the faux provider. Its events, its queue changes and the session
+ * layer's automatic retry (wired in through hooks, as the session does) go to `events`.
+ */
+function makeAgent(script: FauxReply[], tools: AgentTool[] = []) {
   const provider = createFauxProvider({ script });
+  const events: WorkerEvent[] = [];
+  const retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: 1 }, (e) => events.push(e));
   const agent = new Agent(
     {
       cwd: process.cwd(),
@@ -51,15 +58,16 @@ function makeAgent(script: FauxReply[], tools: AgentTool[] = [], opts: { retryBa
       apiKey: () => undefined,
       systemPrompt: () => "test",
       tools: () => tools,
+      afterResponse: (ctx) => retry.afterResponse(ctx),
+      onQueueChange: () => events.push({ type: "queue_update", ...agent.queues() }),
     },
-    { model, thinkingLevel: "off", retryBaseDelayMs: opts.retryBaseDelayMs ?? 1 },
+    { model, thinkingLevel: "off" },
   );
-  const events: WorkerEvent[] = [];
   agent.subscribe((e) => events.push(e));
   return { agent, events };
 }
 
-function waitForEvent(agent: Agent, test: (e: WorkerEvent) => boolean): Promise<WorkerEvent> {
+function waitForEvent(agent: Agent, test: (e: AgentEvent) => boolean): Promise<AgentEvent> {
   return new Promise((resolve) => {
     const off = agent.subscribe((e) => {
       if (test(e)) {

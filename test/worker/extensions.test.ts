@@ -11,7 +11,7 @@ import { NO_EXTENSIONS, type ExtensionHooks, type ExtensionUi } from "../../work
 import { loadExtensions } from "../../worker/extensions/loader.js";
 import type { ExtensionErrorEvent } from "../../worker/extensions/runner.js";
 import { isTrusted, projectRoot, recordTrust, resolveTrust, trustFilePath } from "../../worker/extensions/trust.js";
-import { WorkerRuntime } from "../../worker/runtime.js";
+import { AgentSession } from "../../worker/core/agent-session.js";
 import { tempDir } from "../support/rpc-worker.js";
 
 const dirs: { cleanup: () => void }[] = [];
@@ -376,7 +376,7 @@ describe("in the runtime", () => {
          execute: async () => ({ content: [{ type: "text", text: "audited" }] }),
        });`,
     );
-    const runtime = new WorkerRuntime({ cwd, home, provider: "faux", noSession: true, env: {} });
+    const runtime = new AgentSession({ cwd, home, provider: "faux", noSession: true, env: {} });
     const { hooks } = await load({ paths: [path], home, cwd });
     runtime.setExtensions(hooks);
     const reads = runtime.activeTools().filter((t) => t.name === "read");

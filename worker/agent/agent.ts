@@ -1,7 +1,8 @@
 /**
  * The stateful agent: conversation, model settings, the steering and follow-up
- * queues and the one run that may be in progress. Modes (rpc, print, interactive)
- * drive it; it reports everything through `subscribe`.
+ * queues and the one run that may be in progress. It knows nothing of sessions,
+ * retries or extensions (the session layer drives it through `AgentHost` hooks);
+ * it reports the events of its runs through `subscribe`.
  */
 import type {
   AgentMessage,
@@ -11,43 +12,10 @@ import type {
   ThinkingLevel,
   UserMessage,
 } from "../../shared/schema/messages.js";
-import type { WorkerEvent } from "../../shared/schema/events.js";
-import type { AgentTool, Provider } from "../types.js";
-import { runAgentLoop, type LoopConfig, type ToolCallDecision } from "./loop.js";
+import type { AgentEvent } from "../../shared/schema/events.js";
+import { runAgentLoop } from "./loop.js";
 import { toLlmMessages } from "./to-llm.js";
-
-/** How queued messages are released: all at once or one per turn. */
-export type QueueMode = "all" | "one-at-a-time";
-
-/** What the agent needs from its host: everything that is not conversation state. */
-export interface AgentHost {
-  cwd: string;
-  provider: (model: Model) => Provider;
-  apiKey: (model: Model) => string | undefined;
-  systemPrompt: () => string;
-  tools: () => AgentTool[];
-  transformContext?: LoopConfig["transformContext"];
-  beforeToolCall?: (call: { id: string; name: string }, args: Record<string, unknown>) => Promise<ToolCallDecision | undefined>;
-  afterToolCall?: LoopConfig["afterToolCall"];
-  onContextOverflow?: () => Promise<boolean>;
-  shouldStop?: () => boolean;
-  onTurnEnd?: () => Promise<void>;
-  /** Before the first turn of a run (extensions' `before_agent_start`). */
-  beforeRun?: (prompts: AgentMessage[]) => Promise<void>;
-  /** After `agent_end` of a run. */
-  afterRun?: (runMessages: AgentMessage[]) => Promise<void>;
-}
-
-/** Initial settings. */
-export interface AgentSettings {
-  model: Model;
-  thinkingLevel: ThinkingLevel;
-  steeringMode?: QueueMode;
-  followUpMode?: QueueMode;
-  autoRetry?: boolean;
-  retryMaxAttempts?: number;
-  retryBaseDelayMs?: number;
-}
+import type { AgentHost, AgentSettings, LoopConfig, QueueMode } from "./types.js";
 
 /** A user message from text and optional images, as pi builds it. */
 export function userMessage(text: string, images?: ImageContent[]): UserMessage {
@@ -76,15 +44,11 @@ export class Agent {
   thinkingLevel: ThinkingLevel;
   steeringMode: QueueMode;
   followUpMode: QueueMode;
-  autoRetry: boolean;
-  retryMaxAttempts: number;
-  retryBaseDelayMs: number;
 
   private steering: AgentMessage[] = [];
   private followUps: AgentMessage[] = [];
   private run: { controller: AbortController; done: Promise<void> } | null = null;
-  private retrySkip: AbortController | null = null;
-  private readonly listeners = new Set<(event: WorkerEvent) => void>();
+  private readonly listeners = new Set<(event: AgentEvent) => void>();
 
   constructor(
     private readonly host: AgentHost,
@@ -94,24 +58,25 @@ export class Agent {
     this.thinkingLevel = settings.thinkingLevel;
     this.steeringMode = settings.steeringMode ?? "one-at-a-time";
     this.followUpMode = settings.followUpMode ?? "one-at-a-time";
-    this.autoRetry = settings.autoRetry ?? true;
-    this.retryMaxAttempts = settings.retryMaxAttempts ?? 3;
-    this.retryBaseDelayMs = settings.retryBaseDelayMs ?? 2000;
   }
 
-  /** Listen to every event; listeners run synchronously in registration order. */
-  subscribe(listener: (event: WorkerEvent) => void): () => void {
+  /** Listen to the events of every run; listeners run synchronously in registration order. */
+  subscribe(listener: (event: AgentEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Send an event to every listener (also used by the host for session-level events). */
-  emit(event: WorkerEvent): void {
+  private emit(event: AgentEvent): void {
     for (const listener of this.listeners) listener(event);
   }
 
   get isStreaming(): boolean {
     return this.run !== null;
+  }
+
+  /** The signal of the run in progress (aborts with `abort`), if any. */
+  get signal(): AbortSignal | undefined {
+    return this.run?.controller.signal;
   }
 
   get pendingMessageCount(): number {
@@ -157,11 +122,6 @@ export class Agent {
     await run.done;
   }
 
-  /** Stop waiting before the next automatic retry; the run then ends with the error. */
-  abortRetry(): void {
-    this.retrySkip?.abort();
-  }
-
   /** Resolves when no run is in progress. */
   async waitForIdle(): Promise<void> {
     while (this.run) await this.run.done;
@@ -176,7 +136,7 @@ export class Agent {
   }
 
   private emitQueue(): void {
-    this.emit({ type: "queue_update", ...this.queues() });
+    this.host.onQueueChange?.();
   }
 
   private take(queue: "steering" | "followUps", mode: QueueMode): AgentMessage[] {
@@ -197,27 +157,18 @@ export class Agent {
       apiKey: () => host.apiKey(this.model),
       cwd: host.cwd,
       signal: controller.signal,
-      retry: () => {
-        this.retrySkip = new AbortController();
-        return {
-          enabled: this.autoRetry,
-          maxAttempts: this.retryMaxAttempts,
-          baseDelayMs: this.retryBaseDelayMs,
-          skipSignal: () => this.retrySkip?.signal,
-        };
-      },
       takeSteering: () => this.take("steering", this.steeringMode),
       takeFollowUps: () => this.take("followUps", this.followUpMode),
-      onInject: (_messages, from) => {
+      onInject: (messages, from) => {
         if (from !== "prompt") this.emitQueue();
+        host.onInject?.(messages, from);
       },
       toLlm: toLlmMessages,
       transformContext: host.transformContext,
       beforeToolCall: host.beforeToolCall,
       afterToolCall: host.afterToolCall,
-      onContextOverflow: host.onContextOverflow,
-      shouldStop: host.shouldStop,
-      onTurnEnd: host.onTurnEnd,
+      afterResponse: host.afterResponse,
+      shouldStopAfterTurn: host.shouldStopAfterTurn,
     };
     const runMessages = await runAgentLoop(this.messages, prompts, config, (event) => this.emit(event));
     await host.afterRun?.(runMessages);

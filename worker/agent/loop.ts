@@ -1,72 +1,13 @@
 /**
  * The agent loop: model turns and tool calls (inner loop), follow-ups (outer loop).
- * It knows nothing of files, terminals or sessions; everything specific arrives
- * through `LoopConfig` hooks, and everything observable leaves through `emit`.
+ * It knows nothing of files, sessions, retries or extensions; everything specific
+ * arrives through `LoopConfig` hooks, and everything observable leaves through `emit`.
  */
-import type {
-  AgentMessage,
-  AssistantMessage,
-  LlmMessage,
-  Model,
-  ThinkingLevel,
-  ToolCall,
-  ToolResultMessage,
-} from "../../shared/schema/messages.js";
+import type { AgentMessage, AssistantMessage, Model, ToolCall, ToolResultMessage } from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
-import type { WorkerEvent } from "../../shared/schema/events.js";
 import { checker } from "../../shared/validate.js";
-import type { AgentTool, Provider, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
-
-/** What a `beforeToolCall` hook may decide: block the call, or replace its arguments. */
-export interface ToolCallDecision {
-  block?: boolean;
-  reason?: string;
-  args?: Record<string, unknown>;
-}
-
-/** Automatic retry of transient provider errors. */
-export interface RetryConfig {
-  enabled: boolean;
-  maxAttempts: number;
-  /** First delay; each retry doubles it (2 s, 4 s, 8 s by default). */
-  baseDelayMs: number;
-  /** Aborts the wait between attempts (the `abort_retry` command) without aborting the run. */
-  skipSignal?: () => AbortSignal | undefined;
-}
-
-/** Everything the loop needs for one run. Read fresh at every turn so changes apply mid-run. */
-export interface LoopConfig {
-  provider: () => Provider;
-  model: () => Model;
-  thinkingLevel: () => ThinkingLevel;
-  systemPrompt: () => string;
-  tools: () => AgentTool[];
-  apiKey: () => string | undefined;
-  cwd: string;
-  signal: AbortSignal;
-  retry: () => RetryConfig;
-  /** Steering messages to inject after this turn's tool calls, before the next model call. */
-  takeSteering: () => AgentMessage[];
-  /** Follow-ups, asked when the agent would otherwise stop. */
-  takeFollowUps: () => AgentMessage[];
-  /** Called after `turn_start`, before queued messages are emitted into the context. */
-  onInject?: (messages: AgentMessage[], from: "steering" | "followUp" | "prompt") => void;
-  /** Map the conversation to what the model sees (per request; must not throw). */
-  toLlm: (messages: AgentMessage[]) => LlmMessage[];
-  /** Replace the messages sent for one request (extensions' `context` event). */
-  transformContext?: (messages: AgentMessage[]) => Promise<AgentMessage[]>;
-  beforeToolCall?: (call: ToolCall, args: Record<string, unknown>) => Promise<ToolCallDecision | undefined>;
-  afterToolCall?: (call: ToolCall, result: ToolResult, isError: boolean) => Promise<{ result: ToolResult; isError: boolean } | undefined>;
-  /** The provider reported a context overflow: compact and return true to retry once. */
-  onContextOverflow?: () => Promise<boolean>;
-  /** Ask the loop to stop after the current turn (a run timeout, a token limit). */
-  shouldStop?: () => boolean;
-  /** After each `turn_end` (automatic compaction hooks in here). */
-  onTurnEnd?: () => Promise<void>;
-}
-
-/** The event sink. Listeners run synchronously, so persistence happens before output. */
-export type Emit = (event: WorkerEvent) => void;
+import type { AgentTool, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
+import type { AgentContextView, Emit, InjectSource, LoopConfig, ResponseFailure } from "./types.js";
 
 /**
  * Run the agent on `context` (mutated in place: new messages are appended) starting
@@ -85,7 +26,7 @@ export async function runAgentLoop(
   // so the model answers both at once instead of the steer taking over a later turn.
   const early = config.takeSteering();
   let pending = early.length > 0 ? [...prompts, ...early] : prompts;
-  let pendingFrom: "steering" | "followUp" | "prompt" = early.length > 0 ? "steering" : "prompt";
+  let pendingFrom: InjectSource = early.length > 0 ? "steering" : "prompt";
 
   outer: for (;;) {
     let moreToolCalls = true;
@@ -111,16 +52,14 @@ export async function runAgentLoop(
       }
 
       const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");
-      const toolResults = calls.length > 0 ? await executeToolCalls(calls, config, emit) : [];
+      const toolResults = calls.length > 0 ? await executeToolCalls(assistant, calls, context, config, emit) : [];
       for (const result of toolResults) {
         context.push(result);
         runMessages.push(result);
       }
       emit({ type: "turn_end", message: assistant, toolResults });
       moreToolCalls = calls.length > 0;
-      await config.onTurnEnd?.();
-
-      if (config.shouldStop?.()) break outer;
+      if (await config.shouldStopAfterTurn?.({ message: assistant, toolResults, context: view(context, config) })) break outer;
       pending = config.takeSteering();
       pendingFrom = "steering";
     }
@@ -151,13 +90,11 @@ function syntheticMessage(model: Model, stopReason: "aborted" | "error", errorMe
 }
 
 /**
- * One model call with its events, including automatic retries of transient errors
- * and one retry after a context overflow was compacted.
+ * One model call with its events. The `afterResponse` hook may ask for the same
+ * request again (a retry, or a retry after compaction); the loop itself never retries.
  */
 async function streamAssistant(context: AgentMessage[], config: LoopConfig, emit: Emit): Promise<AssistantMessage> {
-  let attempt = 0;
-  let overflowRetried = false;
-  for (;;) {
+  for (let repeats = 0; ; repeats++) {
     const model = config.model();
     if (config.signal.aborted) {
       const aborted = syntheticMessage(model, "aborted", "Request was aborted.");
@@ -166,43 +103,17 @@ async function streamAssistant(context: AgentMessage[], config: LoopConfig, emit
       return aborted;
     }
     const { message, failure } = await streamOnce(context, config, emit);
-    if (!failure) {
-      if (attempt > 0) emit({ type: "auto_retry_end", success: true, attempt: attempt + 1 });
-      return message;
-    }
-
-    if (failure.contextOverflow && !overflowRetried && config.onContextOverflow && !config.signal.aborted) {
-      overflowRetried = true;
-      if (await config.onContextOverflow()) continue;
-    }
-    const retry = config.retry();
-    if (failure.retryable && retry.enabled && attempt < retry.maxAttempts && !config.signal.aborted) {
-      attempt++;
-      const delayMs = retry.baseDelayMs * 2 ** (attempt - 1);
-      emit({
-        type: "auto_retry_start",
-        attempt,
-        maxAttempts: retry.maxAttempts,
-        delayMs,
-        errorMessage: message.errorMessage ?? "unknown error",
-      });
-      const waited = await wait(delayMs, config.signal, retry.skipSignal?.());
-      if (waited === "run-aborted") {
-        emit({ type: "auto_retry_end", success: false, attempt, finalError: "aborted" });
-        continue; // the loop head turns this into an aborted message
-      }
-      if (waited === "skipped") {
-        emit({ type: "auto_retry_end", success: false, attempt, finalError: message.errorMessage });
-        return message;
-      }
-      continue;
-    }
-    if (attempt > 0) emit({ type: "auto_retry_end", success: false, attempt, finalError: message.errorMessage });
-    return message;
+    const decision = config.afterResponse ? await config.afterResponse({ message, failure, repeats, signal: config.signal }) : "accept";
+    if (decision === "accept") return message;
   }
 }
 
-type Failure = { retryable: boolean; contextOverflow: boolean } | null;
+/** The context as hooks see it. */
+function view(context: AgentMessage[], config: LoopConfig): AgentContextView {
+  return { systemPrompt: config.systemPrompt(), messages: context, tools: config.tools() };
+}
+
+type Failure = ResponseFailure | null;
 
 /**
  * Stream one response. `message_start` goes out when the provider accepted the
@@ -217,7 +128,7 @@ async function streamOnce(
   const model = config.model();
   const tools = config.tools();
   const specs: ToolSpec[] = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-  const visible = config.transformContext ? await safeTransform(config.transformContext, context) : context;
+  const visible = config.transformContext ? await safeTransform(config.transformContext, context, config.signal) : context;
   let started = false;
   let final: AssistantMessage | null = null;
   let failure: Failure = null;
@@ -265,32 +176,15 @@ function snapshot<T>(value: T): T {
 }
 
 async function safeTransform(
-  transform: (m: AgentMessage[]) => Promise<AgentMessage[]>,
+  transform: NonNullable<LoopConfig["transformContext"]>,
   messages: AgentMessage[],
+  signal: AbortSignal,
 ): Promise<AgentMessage[]> {
   try {
-    return await transform(messages);
+    return await transform(messages, signal);
   } catch {
     return messages;
   }
-}
-
-function wait(ms: number, run: AbortSignal, skip?: AbortSignal): Promise<"elapsed" | "run-aborted" | "skipped"> {
-  return new Promise((resolve) => {
-    if (run.aborted) return resolve("run-aborted");
-    if (skip?.aborted) return resolve("skipped");
-    const done = (why: "elapsed" | "run-aborted" | "skipped") => {
-      clearTimeout(timer);
-      run.removeEventListener("abort", onRun);
-      skip?.removeEventListener("abort", onSkip);
-      resolve(why);
-    };
-    const onRun = () => done("run-aborted");
-    const onSkip = () => done("skipped");
-    const timer = setTimeout(() => done("elapsed"), ms);
-    run.addEventListener("abort", onRun, { once: true });
-    skip?.addEventListener("abort", onSkip, { once: true });
-  });
 }
 
 interface PreparedCall {
@@ -306,21 +200,23 @@ interface PreparedCall {
  * results in call order. A failure of one call never stops the others.
  */
 async function executeToolCalls(
+  assistant: AssistantMessage,
   calls: ToolCall[],
+  context: AgentMessage[],
   config: LoopConfig,
   emit: Emit,
 ): Promise<ToolResultMessage[]> {
   const tools = config.tools();
   const prepared: PreparedCall[] = [];
   for (const call of calls) {
-    prepared.push(await prepareCall(call, tools, config));
+    prepared.push(await prepareCall(assistant, call, tools, context, config));
   }
   for (const p of prepared) {
     emit({ type: "tool_execution_start", toolCallId: p.call.id, toolName: p.call.name, args: p.args });
   }
   const outcomes = await Promise.all(
     prepared.map(async (p) => {
-      const outcome = await runTool(p, config, emit);
+      const outcome = await runTool(assistant, p, context, config, emit);
       emit({
         type: "tool_execution_end",
         toolCallId: p.call.id,
@@ -348,7 +244,13 @@ async function executeToolCalls(
   });
 }
 
-async function prepareCall(call: ToolCall, tools: AgentTool[], config: LoopConfig): Promise<PreparedCall> {
+async function prepareCall(
+  assistant: AssistantMessage,
+  call: ToolCall,
+  tools: AgentTool[],
+  context: AgentMessage[],
+  config: LoopConfig,
+): Promise<PreparedCall> {
   const tool = tools.find((t) => t.name === call.name);
   if (!tool) {
     const names = tools.map((t) => t.name).join(", ") || "none";
@@ -384,7 +286,13 @@ async function prepareCall(call: ToolCall, tools: AgentTool[], config: LoopConfi
   }
   let args = checked.value as Record<string, unknown>;
   if (config.beforeToolCall) {
-    const decision = await config.beforeToolCall(call, args);
+    const decision = await config.beforeToolCall({
+      assistantMessage: assistant,
+      toolCall: call,
+      args,
+      context: view(context, config),
+      signal: config.signal,
+    });
     if (decision?.block) {
       return { call, tool, args, rejected: decision.reason ?? `Tool call "${call.name}" was blocked.` };
     }
@@ -399,7 +307,13 @@ async function prepareCall(call: ToolCall, tools: AgentTool[], config: LoopConfi
   return { call, tool, args };
 }
 
-async function runTool(p: PreparedCall, config: LoopConfig, emit: Emit): Promise<{ result: ToolResult; isError: boolean }> {
+async function runTool(
+  assistant: AssistantMessage,
+  p: PreparedCall,
+  context: AgentMessage[],
+  config: LoopConfig,
+  emit: Emit,
+): Promise<{ result: ToolResult; isError: boolean }> {
   let outcome: { result: ToolResult; isError: boolean };
   if (p.rejected !== undefined || !p.tool) {
     outcome = { result: textResult(p.rejected ?? "tool unavailable"), isError: true };
@@ -426,8 +340,16 @@ async function runTool(p: PreparedCall, config: LoopConfig, emit: Emit): Promise
     }
   }
   if (config.afterToolCall) {
-    const changed = await config.afterToolCall(p.call, outcome.result, outcome.isError);
-    if (changed) outcome = changed;
+    const patch = await config.afterToolCall({
+      assistantMessage: assistant,
+      toolCall: p.call,
+      args: p.args,
+      result: outcome.result,
+      isError: outcome.isError,
+      context: view(context, config),
+      signal: config.signal,
+    });
+    if (patch) outcome = { result: patch.result ?? outcome.result, isError: patch.isError ?? outcome.isError };
   }
   return outcome;
 }

@@ -4,7 +4,7 @@
  */
 import type { AgentMessage, ToolCall } from "../../shared/schema/messages.js";
 import type { AgentTool, ToolResult } from "../types.js";
-import type { ToolCallDecision } from "../agent/loop.js";
+import type { ToolCallDecision } from "../agent/types.js";
 
 // Defined with the other author-facing types (types.ts stays free of worker imports); the modes implement it.
 export type { ExtensionUi } from "./types.js";

@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, ToolCall } from "../../shared/schema/messages.js";
-import type { ToolCallDecision } from "../agent/loop.js";
+import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import { extensionContext, type ContextSource, type ExtensionRegistry, type RegisteredCommand } from "./api.js";
 import type { ExtensionCommandInfo, ExtensionHooks } from "./hooks.js";

@@ -6,7 +6,7 @@
 import type { Writable } from "node:stream";
 import { JsonlWriter } from "../../shared/jsonl.js";
 import type { AssistantMessage } from "../../shared/schema/messages.js";
-import type { WorkerRuntime } from "../runtime.js";
+import type { AgentSession } from "../core/agent-session.js";
 
 /** Options of one print-mode run. */
 export interface PrintOptions {
@@ -17,19 +17,19 @@ export interface PrintOptions {
 }
 
 /** Run the prompt to completion; resolves with the exit code. */
-export async function runPrintMode(runtime: WorkerRuntime, opts: PrintOptions): Promise<number> {
+export async function runPrintMode(session: AgentSession, opts: PrintOptions): Promise<number> {
   const writer = opts.json ? new JsonlWriter(opts.stdout) : null;
   if (writer) {
     void writer.write({
       type: "session",
       version: 3,
-      id: runtime.sessionId,
+      id: session.sessionId,
       timestamp: new Date().toISOString(),
-      cwd: runtime.cwd,
+      cwd: session.cwd,
     });
   }
   let last: AssistantMessage | null = null;
-  const unsubscribe = runtime.agent.subscribe((event) => {
+  const unsubscribe = session.subscribe((event) => {
     writer?.write(event);
     if (event.type === "message_end" && event.message.role === "assistant") last = event.message;
     if (!writer && event.type === "auto_retry_start") {
@@ -37,7 +37,7 @@ export async function runPrintMode(runtime: WorkerRuntime, opts: PrintOptions): 
     }
   });
   try {
-    const { done } = await runtime.prompt(opts.prompt);
+    const { done } = await session.prompt(opts.prompt);
     await done;
   } catch (err) {
     unsubscribe();

@@ -7,9 +7,10 @@ import type { Readable, Writable } from "node:stream";
 import { JsonlWriter, readLines, DEFAULT_MAX_LINE_BYTES } from "../../shared/jsonl.js";
 import { RpcCommandSchemas, type RpcCommand, type RpcCommandType, type RpcResponse } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
-import type { WorkerRuntime } from "../runtime.js";
-import { RpcUiBridge, type UiResponse } from "./rpc-ui.js";
+import type { AgentSession } from "../core/agent-session.js";
 import { killAllChildren } from "../tools/process-tree.js";
+import { createCommandHandlers, dispatchCommand } from "./commands.js";
+import { RpcUiBridge } from "./rpc-ui.js";
 
 /** Where the RPC mode reads and writes; the process's stdio by default. */
 export interface RpcIo {
@@ -20,12 +21,10 @@ export interface RpcIo {
   onExit?: (code: number) => void;
 }
 
-type Handler = (cmd: RpcCommand) => Promise<unknown> | unknown;
-
 /** Run the RPC loop until stdin closes or a terminating signal arrives. */
-export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
+export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
   const writer = new JsonlWriter(io.output);
-  const unsubscribe = runtime.agent.subscribe((event) => void writer.write(event));
+  const unsubscribe = session.subscribe((event) => void writer.write(event));
   let shuttingDown: Promise<void> | null = null;
 
   const respond = (command: string, id: string | undefined, result: { data?: unknown } | { error: string }) => {
@@ -40,7 +39,7 @@ export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reas
   };
 
   const ui = new RpcUiBridge(writer);
-  const handlers = createHandlers(runtime, ui);
+  const handlers = createCommandHandlers(session, (answer) => ui.resolve(answer));
 
   const handleLine = async (line: string) => {
     if (line.trim() === "") return;
@@ -73,7 +72,7 @@ export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reas
       return;
     }
     try {
-      const data = await handlers[type as RpcCommandType](checked.value as RpcCommand);
+      const data = await dispatchCommand(handlers, checked.value as RpcCommand);
       if (type === "extension_ui_response") return;
       await respond(type, id, { data });
     } catch (err) {
@@ -107,7 +106,7 @@ export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reas
         io.onExit?.(0);
       }, 3000);
       hardStop.unref();
-      await runtime.shutdown().catch(() => undefined);
+      await session.shutdown().catch(() => undefined);
       killAllChildren();
       unsubscribe();
       await writer.flush();
@@ -125,85 +124,4 @@ export function runRpcMode(runtime: WorkerRuntime, io: RpcIo): { shutdown: (reas
 function peekType(line: string): string {
   const m = /"type"\s*:\s*"([a-z_]+)"/.exec(line);
   return m ? m[1] : "";
-}
-
-function createHandlers(runtime: WorkerRuntime, ui: RpcUiBridge): Record<RpcCommandType, Handler> {
-  type Cmd<T extends RpcCommandType> = Extract<RpcCommand, { type: T }>;
-  return {
-    prompt: async (c) => {
-      const cmd = c as Cmd<"prompt">;
-      await runtime.prompt(cmd.message, cmd.images, cmd.streamingBehavior);
-      return undefined;
-    },
-    steer: (c) => {
-      const cmd = c as Cmd<"steer">;
-      runtime.steer(cmd.message, cmd.images);
-      return undefined;
-    },
-    follow_up: (c) => {
-      const cmd = c as Cmd<"follow_up">;
-      runtime.followUp(cmd.message, cmd.images);
-      return undefined;
-    },
-    abort: async () => {
-      runtime.abortCompaction();
-      await runtime.agent.abort();
-      return undefined;
-    },
-    get_state: () => runtime.state(),
-    get_messages: () => ({ messages: runtime.messages() }),
-    set_model: (c) => {
-      const cmd = c as Cmd<"set_model">;
-      return runtime.setModel(cmd.provider, cmd.modelId);
-    },
-    cycle_model: () => runtime.cycleModel(),
-    get_available_models: () => ({ models: runtime.availableModels() }),
-    set_thinking_level: (c) => {
-      runtime.setThinkingLevel((c as Cmd<"set_thinking_level">).level);
-      return undefined;
-    },
-    cycle_thinking_level: () => runtime.cycleThinkingLevel(),
-    set_steering_mode: (c) => {
-      runtime.setSteeringMode((c as Cmd<"set_steering_mode">).mode);
-      return undefined;
-    },
-    set_follow_up_mode: (c) => {
-      runtime.setFollowUpMode((c as Cmd<"set_follow_up_mode">).mode);
-      return undefined;
-    },
-    set_auto_retry: (c) => {
-      runtime.agent.autoRetry = (c as Cmd<"set_auto_retry">).enabled;
-      return undefined;
-    },
-    abort_retry: () => {
-      runtime.agent.abortRetry();
-      return undefined;
-    },
-    bash: (c) => runtime.bash((c as Cmd<"bash">).command),
-    abort_bash: () => {
-      runtime.abortBash();
-      return undefined;
-    },
-    get_session_stats: () => runtime.sessionStats(),
-    get_last_assistant_text: () => ({ text: runtime.lastAssistantText() }),
-    set_session_name: (c) => {
-      runtime.setSessionName((c as Cmd<"set_session_name">).name);
-      return undefined;
-    },
-    get_commands: () => ({ commands: runtime.commands() }),
-    compact: (c) => runtime.compact((c as Cmd<"compact">).customInstructions),
-    set_auto_compaction: (c) => {
-      runtime.autoCompaction = (c as Cmd<"set_auto_compaction">).enabled;
-      return undefined;
-    },
-    new_session: (c) => runtime.newSession((c as Cmd<"new_session">).parentSession),
-    switch_session: (c) => runtime.switchSession((c as Cmd<"switch_session">).sessionPath),
-    fork: (c) => runtime.fork((c as Cmd<"fork">).entryId),
-    clone: () => runtime.clone(),
-    get_fork_messages: () => ({ messages: runtime.forkMessages() }),
-    extension_ui_response: (c) => {
-      ui.resolve(c as unknown as UiResponse);
-      return undefined;
-    },
-  };
 }

@@ -1,23 +1,24 @@
 /**
- * One worker's agent session: the agent, its model catalogue and providers, its
- * tools and system prompt, its session file, compaction and extensions. The modes
- * (rpc, print, interactive) are thin drivers over this object.
+ * The session layer (pi's `AgentSession`): around the provider-agnostic agent it
+ * owns persistence (the session file), auto-retry, compaction, the extension hooks,
+ * the message queues and every event that leaves the worker. The modes (rpc, print,
+ * the TUI's in-process agent) drive it through one command map (modes/commands.ts).
  */
 import type {
   AgentMessage,
-  AssistantMessage,
   BashExecutionMessage,
   ImageContent,
   Model,
   ThinkingLevel,
-} from "../shared/schema/messages.js";
-import { THINKING_LEVELS } from "../shared/schema/messages.js";
-import type { CompactionResult } from "../shared/schema/events.js";
-import { ensureHome, modelsJsonPath, piOrchHome } from "../shared/paths.js";
-import { Agent, AgentBusyError, userMessage, type QueueMode } from "./agent/agent.js";
-import { NO_EXTENSIONS, type ExtensionHooks } from "./extensions/hooks.js";
-import { ProviderSet } from "./providers/index.js";
-import { loadFauxScript } from "./providers/faux.js";
+} from "../../shared/schema/messages.js";
+import { THINKING_LEVELS } from "../../shared/schema/messages.js";
+import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
+import { ensureHome, modelsJsonPath, piOrchHome } from "../../shared/paths.js";
+import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
+import type { AfterResponseContext, QueueMode } from "../agent/types.js";
+import { NO_EXTENSIONS, type ExtensionHooks } from "../extensions/hooks.js";
+import { ProviderSet } from "../providers/index.js";
+import { loadFauxScript } from "../providers/faux.js";
 import {
   apiKeyEnvVar,
   defaultProvider,
@@ -25,22 +26,19 @@ import {
   resolveApiKey,
   resolveModel,
   type ModelCatalogue,
-} from "./providers/models.js";
-import {
-  SUMMARY_SYSTEM_PROMPT,
-  buildSummaryRequest,
-  estimateContextTokens,
-  prepareCompaction,
-  shouldCompact,
-} from "./session/compaction.js";
-import { userMessageText } from "./session/context.js";
-import { cloneSession, forkMessages, forkSession } from "./session/fork.js";
-import { defaultSessionDir, latestSession, resolveSessionArg } from "./session/locate.js";
-import { SessionStore } from "./session/session-file.js";
-import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "./system-prompt.js";
-import { BUILT_IN_TOOLS, selectTools } from "./tools/index.js";
-import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "./tools/tool-env.js";
-import type { AgentTool } from "./types.js";
+} from "../providers/models.js";
+import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
+import { userMessageText } from "../session/context.js";
+import { cloneSession, forkMessages, forkSession } from "../session/fork.js";
+import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
+import { SessionStore } from "../session/session-file.js";
+import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
+import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
+import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
+import type { AgentTool } from "../types.js";
+import { AutoRetry } from "./auto-retry.js";
+import { Compactor, type CompactionReason } from "./compactor.js";
+import { lastAssistantText, sessionStats } from "./stats.js";
 
 /** Everything a worker is started with (from the command line). */
 export interface WorkerOptions {
@@ -56,7 +54,7 @@ export interface WorkerOptions {
   appendSystemPrompt?: string[];
   noContextFiles?: boolean;
   fauxScript?: string;
-  /** First automatic-retry delay (doubles each attempt). */
+  /** First automatic-retry delay (doubles each attempt; default 2000). */
   retryDelayMs?: number;
   /** `--session FILE|ID-PREFIX`. */
   session?: string;
@@ -84,7 +82,7 @@ export interface BashCommandResult {
 }
 
 /** A worker's agent session and the operations the protocol exposes. */
-export class WorkerRuntime {
+export class AgentSession {
   readonly agent: Agent;
   readonly cwd: string;
   readonly home: string;
@@ -106,8 +104,11 @@ export class WorkerRuntime {
   private bashAbort: AbortController | null = null;
   private extensions: ExtensionHooks = NO_EXTENSIONS;
   autoCompaction = true;
-  isCompacting = false;
-  private compactAbort: AbortController | null = null;
+  private readonly compactor = new Compactor();
+  private readonly retry: AutoRetry;
+  /** Whether the request in flight was already retried after an overflow compaction. */
+  private overflowRetried = false;
+  private readonly listeners = new Set<(event: WorkerEvent) => void>();
 
   constructor(private readonly options: WorkerOptions) {
     this.cwd = options.cwd;
@@ -132,6 +133,7 @@ export class WorkerRuntime {
     const store = this.openInitialSession();
     const restored = store?.buildContext();
     const model = this.initialModel(restored?.model);
+    this.retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: options.retryDelayMs ?? 2000 }, (e) => this.emit(e));
     this.agent = new Agent(
       {
         cwd: this.cwd,
@@ -140,10 +142,14 @@ export class WorkerRuntime {
         systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
         tools: () => this.activeTools(),
         transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
-        beforeToolCall: (call, args) => this.extensions.toolCall(call as never, args),
-        afterToolCall: (call, result, isError) => this.extensions.toolResult(call, result, isError),
-        onContextOverflow: () => this.compactFor("overflow"),
-        onTurnEnd: () => this.maybeCompactAtThreshold(),
+        beforeToolCall: ({ toolCall, args }) => this.extensions.toolCall(toolCall, args),
+        afterToolCall: async ({ toolCall, result, isError }) => this.extensions.toolResult(toolCall, result, isError),
+        afterResponse: (ctx) => this.afterResponse(ctx),
+        shouldStopAfterTurn: async () => {
+          await this.maybeCompactAtThreshold();
+          return false;
+        },
+        onQueueChange: () => this.emit({ type: "queue_update", ...this.agent.queues() }),
         beforeRun: async (prompts) => {
           const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
           this.runSystemPrompt = (await this.extensions.beforeAgentStart(text, this.systemPromptText)) ?? null;
@@ -153,17 +159,13 @@ export class WorkerRuntime {
           await this.extensions.agentEnd(messages);
         },
       },
-      {
-        model,
-        thinkingLevel: this.options.thinking ?? restored?.thinkingLevel ?? "off",
-        retryBaseDelayMs: options.retryDelayMs,
-      },
+      { model, thinkingLevel: this.options.thinking ?? restored?.thinkingLevel ?? "off" },
     );
     if (restored) this.agent.messages = restored.messages;
     this.agent.subscribe((event) => {
-      // Persist before the event reaches any writer: listeners run in order and this
-      // one was registered first, and appends are synchronous.
+      // Persist before the event leaves the worker (appends are synchronous).
       if (event.type === "message_end" && this.store) this.store.append({ type: "message", message: event.message });
+      this.emit(event);
     });
     if (store) this.attachStore(store, !restored || restored.messages.length === 0);
   }
@@ -204,7 +206,18 @@ export class WorkerRuntime {
     }
   }
 
-  /** Install loaded extensions (after construction, so they can see the runtime). */
+  /** Listen to every event that leaves the worker; listeners run synchronously in order. */
+  subscribe(listener: (event: WorkerEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Send an event to every listener: the agent's events (persisted first) and the session's own. */
+  emit(event: WorkerEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** Install loaded extensions (after construction, so they can see the session). */
   setExtensions(hooks: ExtensionHooks): void {
     this.extensions = hooks;
     this.rebuildSystemPrompt();
@@ -296,6 +309,29 @@ export class WorkerRuntime {
     return this.store ? this.store.sessionName : this.ephemeralName;
   }
 
+  get isCompacting(): boolean {
+    return this.compactor.isCompacting;
+  }
+
+  get autoRetry(): boolean {
+    return this.retry.settings.enabled;
+  }
+
+  set autoRetry(enabled: boolean) {
+    this.retry.settings.enabled = enabled;
+  }
+
+  /** Stop waiting before the next automatic retry; the run then ends with the error. */
+  abortRetry(): void {
+    this.retry.abortWait();
+  }
+
+  /** Abort a compaction and the run in progress; resolves after `agent_end`. */
+  async abort(): Promise<void> {
+    this.abortCompaction();
+    await this.agent.abort();
+  }
+
   /** The `get_state` payload. */
   state(): Record<string, unknown> {
     const a = this.agent;
@@ -364,7 +400,7 @@ export class WorkerRuntime {
   /** Run a shell command for the user; its output joins the context of the next prompt. */
   async bash(command: string): Promise<BashCommandResult> {
     if (this.bashAbort) throw new Error("a bash command is already running; send abort_bash first");
-    const { runBash } = await import("./tools/bash.js");
+    const { runBash } = await import("../tools/bash.js");
     const controller = new AbortController();
     this.bashAbort = controller;
     try {
@@ -399,45 +435,17 @@ export class WorkerRuntime {
 
   /** Token and message counts of the conversation (`get_session_stats`). */
   sessionStats(): Record<string, unknown> {
-    const messages = this.agent.messages;
-    const assistants = messages.filter((m): m is AssistantMessage => m.role === "assistant");
-    const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
-    let cost = 0;
-    for (const m of assistants) {
-      tokens.input += m.usage.input;
-      tokens.output += m.usage.output;
-      tokens.cacheRead += m.usage.cacheRead;
-      tokens.cacheWrite += m.usage.cacheWrite;
-      tokens.total += m.usage.totalTokens;
-      cost += m.usage.cost.total;
-    }
-    const contextWindow = this.agent.model.contextWindow;
-    const contextTokens = messages.length > 0 ? estimateContextTokens(messages) : null;
-    return {
-      ...(this.sessionFile ? { sessionFile: this.sessionFile } : {}),
+    return sessionStats({
+      messages: this.agent.messages,
+      contextWindow: this.agent.model.contextWindow,
+      sessionFile: this.sessionFile,
       sessionId: this.sessionId,
-      userMessages: messages.filter((m) => m.role === "user").length,
-      assistantMessages: assistants.length,
-      toolCalls: assistants.reduce((n, m) => n + m.content.filter((c) => c.type === "toolCall").length, 0),
-      toolResults: messages.filter((m) => m.role === "toolResult").length,
-      totalMessages: messages.length,
-      tokens,
-      cost,
-      contextUsage: {
-        tokens: contextTokens,
-        contextWindow,
-        percent: contextTokens === null ? null : (contextTokens / contextWindow) * 100,
-      },
-    };
+    });
   }
 
   /** Text of the last assistant message, or null. */
   lastAssistantText(): string | null {
-    for (let i = this.agent.messages.length - 1; i >= 0; i--) {
-      const m = this.agent.messages[i];
-      if (m.role === "assistant") return m.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-    }
-    return null;
+    return lastAssistantText(this.agent.messages);
   }
 
   setSessionName(name: string): void {
@@ -524,7 +532,20 @@ export class WorkerRuntime {
 
   /** Abort a compaction in progress. */
   abortCompaction(): void {
-    this.compactAbort?.abort();
+    this.compactor.abort();
+  }
+
+  /**
+   * The agent's `afterResponse` hook: a context overflow is compacted and the request
+   * sent once more; transient errors go to the automatic retry.
+   */
+  private async afterResponse(ctx: AfterResponseContext): Promise<"accept" | "repeat"> {
+    if (ctx.repeats === 0) this.overflowRetried = false;
+    if (ctx.failure?.contextOverflow && !this.overflowRetried && this.store && !ctx.signal.aborted) {
+      this.overflowRetried = true;
+      if (await this.runCompaction("overflow", undefined, true)) return "repeat";
+    }
+    return this.retry.afterResponse(ctx);
   }
 
   private async maybeCompactAtThreshold(): Promise<void> {
@@ -535,74 +556,29 @@ export class WorkerRuntime {
     await this.runCompaction("threshold", undefined, false);
   }
 
-  private async compactFor(reason: "overflow"): Promise<boolean> {
-    if (!this.store) return false;
-    return (await this.runCompaction(reason, undefined, true)) !== null;
-  }
-
   /**
-   * Summarize with the current model, record a compaction entry (the original entries
-   * stay in the file) and replace the in-memory context in place, so a run in
-   * progress continues with the compacted context.
+   * Compact with the current model and replace the in-memory context in place, so a
+   * run in progress continues with the compacted context (the original entries stay
+   * in the file).
    */
-  private async runCompaction(
-    reason: "manual" | "threshold" | "overflow",
-    customInstructions: string | undefined,
-    willRetry: boolean,
-  ): Promise<CompactionResult | null> {
-    const store = this.requireStore("compact");
-    const plan = prepareCompaction(store.pathToLeaf(), this.options.compactionKeepTokens ?? 20_000);
-    if (!plan) return null;
-    this.isCompacting = true;
-    this.compactAbort = new AbortController();
-    this.agent.emit({ type: "compaction_start", reason });
-    try {
-      const summary = await this.summarize(buildSummaryRequest(plan.messagesToSummarize, customInstructions), this.compactAbort.signal);
-      store.append({ type: "compaction", summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore });
-      const compacted = store.buildContext().messages;
-      this.agent.messages.splice(0, this.agent.messages.length, ...compacted);
-      const result: CompactionResult = { summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore, details: {} };
-      this.agent.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
-      return result;
-    } catch (err) {
-      const aborted = this.compactAbort.signal.aborted;
-      this.agent.emit({
-        type: "compaction_end",
-        reason,
-        result: null,
-        aborted,
-        willRetry: false,
-        ...(aborted ? {} : { errorMessage: (err as Error).message }),
-      });
-      if (reason === "manual") throw err;
-      return null;
-    } finally {
-      this.isCompacting = false;
-      this.compactAbort = null;
-    }
-  }
-
-  /** One tool-less request to the current model; its text is the summary. */
-  private async summarize(request: string, signal: AbortSignal): Promise<string> {
+  private async runCompaction(reason: CompactionReason, customInstructions: string | undefined, willRetry: boolean): Promise<CompactionResult | null> {
     const model = this.agent.model;
-    let final: AssistantMessage | null = null;
-    for await (const event of this.providers.for(model).stream({
-      model,
-      systemPrompt: SUMMARY_SYSTEM_PROMPT,
-      messages: [userMessage(request)],
-      tools: [],
-      thinkingLevel: "off",
-      apiKey: this.apiKeyFor(model),
-      signal,
-    })) {
-      if (event.type === "done" || event.type === "error") final = event.message;
-    }
-    if (!final || final.stopReason === "error" || final.stopReason === "aborted") {
-      throw new Error(`the summary request failed: ${final?.errorMessage ?? "no reply"}`);
-    }
-    const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim();
-    if (!text) throw new Error("the summary request returned no text");
-    return text;
+    const done = await this.compactor.run(
+      {
+        store: this.requireStore("compact"),
+        model,
+        provider: this.providers.for(model),
+        apiKey: this.apiKeyFor(model),
+        keepTokens: this.options.compactionKeepTokens ?? 20_000,
+        emit: (e) => this.emit(e),
+      },
+      reason,
+      customInstructions,
+      willRetry,
+    );
+    if (!done) return null;
+    this.agent.messages.splice(0, this.agent.messages.length, ...done.messages);
+    return done.result;
   }
 
   /** Commands for `get_commands`. */
@@ -621,8 +597,7 @@ export class WorkerRuntime {
   /** Abort the run and any bash command, tell extensions, close the session file. */
   async shutdown(): Promise<void> {
     this.abortBash();
-    this.abortCompaction();
-    await this.agent.abort();
+    await this.abort();
     await this.extensions.sessionShutdown().catch(() => undefined);
     this.store?.close();
   }

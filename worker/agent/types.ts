@@ -1,0 +1,155 @@
+/**
+ * Every type of the agent layer: the loop's configuration, its hooks and the context
+ * object each hook receives. The layer knows tools and providers only through the
+ * contracts in `worker/types.ts`; sessions, retries and extensions plug in here.
+ */
+import type { AgentEvent } from "../../shared/schema/events.js";
+import type {
+  AgentMessage,
+  AssistantMessage,
+  LlmMessage,
+  Model,
+  ThinkingLevel,
+  ToolCall,
+  ToolResultMessage,
+} from "../../shared/schema/messages.js";
+import type { AgentTool, Provider, ToolResult } from "../types.js";
+
+/** How queued messages are released: all at once or one per turn. */
+export type QueueMode = "all" | "one-at-a-time";
+
+/** Where messages that enter the context at a turn's start came from. */
+export type InjectSource = "prompt" | "steering" | "followUp";
+
+/** What the conversation looks like when a hook runs (read-only by convention). */
+export interface AgentContextView {
+  systemPrompt: string;
+  messages: readonly AgentMessage[];
+  tools: readonly AgentTool[];
+}
+
+/** `beforeToolCall`'s context: a validated call that is about to run. */
+export interface BeforeToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: ToolCall;
+  /** The validated arguments. */
+  args: Record<string, unknown>;
+  context: AgentContextView;
+  signal: AbortSignal;
+}
+
+/** What `beforeToolCall` may decide: block the call, or replace its arguments (validated again). */
+export interface ToolCallDecision {
+  block?: boolean;
+  reason?: string;
+  args?: Record<string, unknown>;
+}
+
+/** `afterToolCall`'s context: a call that ran (or was rejected) and its result. */
+export interface AfterToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: ToolCall;
+  args: Record<string, unknown>;
+  result: ToolResult;
+  isError: boolean;
+  context: AgentContextView;
+  signal: AbortSignal;
+}
+
+/** What `afterToolCall` may change; omitted fields keep their values. */
+export interface ToolResultPatch {
+  result?: ToolResult;
+  isError?: boolean;
+}
+
+/** Why a model response failed, as the provider classified it. */
+export interface ResponseFailure {
+  /** Transient (429, 5xx, overloaded, connection reset): worth trying again. */
+  retryable: boolean;
+  /** The context window is exceeded. */
+  contextOverflow: boolean;
+}
+
+/** `afterResponse`'s context: one finished model response, before it joins the context. */
+export interface AfterResponseContext {
+  message: AssistantMessage;
+  /** Null when the response succeeded (or was aborted). */
+  failure: ResponseFailure | null;
+  /** How often this request was already repeated (0 on the first answer). */
+  repeats: number;
+  signal: AbortSignal;
+}
+
+/** `shouldStopAfterTurn`'s context: the turn that just ended. */
+export interface TurnEndContext {
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+  context: AgentContextView;
+}
+
+/**
+ * Everything outside the loop plugs in here. Hooks must not throw (a hook that can
+ * fail catches its own errors); each receives a context object.
+ */
+export interface AgentHooks {
+  /** Replace the messages sent for one request (they stay unchanged in the context). */
+  transformContext?: (messages: AgentMessage[], signal: AbortSignal) => Promise<AgentMessage[]>;
+  /** Block a validated call or replace its arguments. */
+  beforeToolCall?: (ctx: BeforeToolCallContext) => Promise<ToolCallDecision | undefined>;
+  /** Change a call's result before it is reported. */
+  afterToolCall?: (ctx: AfterToolCallContext) => Promise<ToolResultPatch | undefined>;
+  /**
+   * Decide about a finished response: `"repeat"` sends the same request again (the
+   * failed response is not kept), `"accept"` keeps it. Retries and overflow
+   * compaction live behind this hook.
+   */
+  afterResponse?: (ctx: AfterResponseContext) => Promise<"accept" | "repeat">;
+  /** After each `turn_end`: true ends the run before the queues are read. */
+  shouldStopAfterTurn?: (ctx: TurnEndContext) => Promise<boolean>;
+  /** Messages entered the context at a turn's start. */
+  onInject?: (messages: AgentMessage[], from: InjectSource) => void;
+}
+
+/** Everything the loop needs for one run. Getters are read fresh at every turn so changes apply mid-run. */
+export interface LoopConfig extends AgentHooks {
+  provider: () => Provider;
+  model: () => Model;
+  thinkingLevel: () => ThinkingLevel;
+  systemPrompt: () => string;
+  tools: () => AgentTool[];
+  apiKey: () => string | undefined;
+  cwd: string;
+  signal: AbortSignal;
+  /** Steering messages to inject after this turn's tool calls, before the next model call. */
+  takeSteering: () => AgentMessage[];
+  /** Follow-ups, asked when the agent would otherwise stop. */
+  takeFollowUps: () => AgentMessage[];
+  /** Map the conversation to what the model sees (per request; must not throw). */
+  toLlm: (messages: AgentMessage[]) => LlmMessage[];
+}
+
+/** The loop's event sink. Listeners run synchronously, so a listener that persists runs before output. */
+export type Emit = (event: AgentEvent) => void;
+
+/** What the agent needs from its host: everything that is not conversation state. */
+export interface AgentHost extends AgentHooks {
+  cwd: string;
+  provider: (model: Model) => Provider;
+  apiKey: (model: Model) => string | undefined;
+  systemPrompt: () => string;
+  tools: () => AgentTool[];
+  /** Before the first turn of a run. */
+  beforeRun?: (prompts: AgentMessage[]) => Promise<void>;
+  /** After `agent_end` of a run. */
+  afterRun?: (runMessages: AgentMessage[]) => Promise<void>;
+  /** The steering or follow-up queue changed. */
+  onQueueChange?: () => void;
+}
+
+/** The agent's initial settings. */
+export interface AgentSettings {
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+}

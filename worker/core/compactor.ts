@@ -1,0 +1,99 @@
+/**
+ * Compaction runs of the session layer: summarize the older part of the
+ * conversation with the current model, record a compaction entry and report
+ * `compaction_start` / `compaction_end`. The plan and the summary request are pure
+ * (session/compaction.ts); this file does the I/O around them.
+ */
+import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
+import type { AgentMessage, AssistantMessage, Model } from "../../shared/schema/messages.js";
+import { userMessage } from "../agent/agent.js";
+import { SUMMARY_SYSTEM_PROMPT, buildSummaryRequest, prepareCompaction } from "../session/compaction.js";
+import type { SessionStore } from "../session/session-file.js";
+import type { Provider } from "../types.js";
+
+/** Why a compaction runs. */
+export type CompactionReason = "manual" | "threshold" | "overflow";
+
+/** What a compaction needs from the session. */
+export interface CompactionDeps {
+  store: SessionStore;
+  model: Model;
+  provider: Provider;
+  apiKey: string | undefined;
+  keepTokens: number;
+  emit: (event: Extract<WorkerEvent, { type: "compaction_start" | "compaction_end" }>) => void;
+}
+
+/** One compaction at a time, abortable. */
+export class Compactor {
+  private abortController: AbortController | null = null;
+
+  get isCompacting(): boolean {
+    return this.abortController !== null;
+  }
+
+  /** Abort a compaction in progress. */
+  abort(): void {
+    this.abortController?.abort();
+  }
+
+  /**
+   * Compact and return the compacted context (null when there is nothing to
+   * compact, or when an automatic compaction failed). A manual one rethrows.
+   */
+  async run(
+    deps: CompactionDeps,
+    reason: CompactionReason,
+    customInstructions: string | undefined,
+    willRetry: boolean,
+  ): Promise<{ result: CompactionResult; messages: AgentMessage[] } | null> {
+    const plan = prepareCompaction(deps.store.pathToLeaf(), deps.keepTokens);
+    if (!plan) return null;
+    const controller = new AbortController();
+    this.abortController = controller;
+    deps.emit({ type: "compaction_start", reason });
+    try {
+      const summary = await summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), controller.signal);
+      deps.store.append({ type: "compaction", summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore });
+      const result: CompactionResult = { summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore, details: {} };
+      deps.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
+      return { result, messages: deps.store.buildContext().messages };
+    } catch (err) {
+      const aborted = controller.signal.aborted;
+      deps.emit({
+        type: "compaction_end",
+        reason,
+        result: null,
+        aborted,
+        willRetry: false,
+        ...(aborted ? {} : { errorMessage: (err as Error).message }),
+      });
+      if (reason === "manual") throw err;
+      return null;
+    } finally {
+      this.abortController = null;
+    }
+  }
+}
+
+/** One tool-less request to the current model; its text is the summary. */
+async function summarize(deps: CompactionDeps, request: string, signal: AbortSignal): Promise<string> {
+  let final: AssistantMessage | null = null;
+  for await (const event of deps.provider.stream({
+    model: deps.model,
+    systemPrompt: SUMMARY_SYSTEM_PROMPT,
+    messages: [userMessage(request)],
+    tools: [],
+    thinkingLevel: "off",
+    apiKey: deps.apiKey,
+    signal,
+  })) {
+    if (event.type === "done" || event.type === "error") final = event.message;
+  }
+  if (!final || final.stopReason === "error" || final.stopReason === "aborted") {
+    throw new Error(`the summary request failed: ${final?.errorMessage ?? "no reply"}`);
+  }
+  const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim();
+  if (!text) throw new Error("the summary request returned no text");
+  return text;
+}
