@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { formatSkillsForPrompt, type Skill } from "./resources/skills.js";
 import type { AgentTool } from "./types.js";
 
 /** The base prompt, replaced as a whole by `--system-prompt`. */
@@ -30,6 +31,8 @@ export interface SystemPromptInput {
   /** Appended in order; each is text, or a path to a file whose content is appended. */
   append?: string[];
   contextFiles?: ContextFile[];
+  /** Skills the model may load; listed only when the `read` tool is active (it is how the model loads one). */
+  skills?: readonly Skill[];
   now?: Date;
 }
 
@@ -82,6 +85,10 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   }
   for (const file of input.contextFiles ?? []) {
     parts.push(`# Project context: ${file.path}\n\n${file.content.trim()}`);
+  }
+  if (input.tools.some((t) => t.name === "read")) {
+    const skills = formatSkillsForPrompt(input.skills ?? []);
+    if (skills) parts.push(skills);
   }
   for (const text of input.append ?? []) parts.push(text.trim());
   const now = input.now ?? new Date();

@@ -1,0 +1,105 @@
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { recordTrust } from "../../../worker/extensions/trust.js";
+import { loadResources } from "../../../worker/resources/index.js";
+import { loadSettings, mergeSettings, parseSettings, SettingsError } from "../../../worker/resources/settings.js";
+
+describe("parseSettings", () => {
+  it.each([
+    { text: "{ not json", error: /^settings file \/h\/settings\.json: is not valid JSON \(.+\); fix the file or remove it$/ },
+    { text: "[1]", error: /must hold a JSON object/ },
+    { text: '{"defaultThinkingLevel": "huge"}', error: /key "defaultThinkingLevel" .* \(it is "huge"\)/ },
+    { text: '{"compaction": {"reserveTokens": "lots"}}', error: /key "compaction\.reserveTokens" must be integer \(it is "lots"\)/ },
+    { text: '{"retry": {"maxRetries": -1}}', error: /key "retry\.maxRetries" must be >= 0 \(it is -1\)/ },
+    { text: '{"skills": "one"}', error: /key "skills" must be array \(it is "one"\)/ },
+    { text: '{"steeringMode": "some"}', error: /key "steeringMode"/ },
+  ])("refuses $text, naming the file and key", ({ text, error }) => {
+    expect(() => parseSettings("/h/settings.json", text, "/h", "/home/u")).toThrow(SettingsError);
+    expect(() => parseSettings("/h/settings.json", text, "/h", "/home/u")).toThrow(error);
+  });
+
+  it("accepts pi's keys that do not apply here, and resolves resource paths against the file's folder and ~", () => {
+    const s = parseSettings(
+      "/h/settings.json",
+      JSON.stringify({ theme: "dark", quietStartup: true, skills: ["my-skills", "~/.claude/skills", "/abs"], prompts: ["../p"], sessionDir: "sessions" }),
+      "/h",
+      "/home/u",
+    );
+    expect(s.skills).toEqual(["/h/my-skills", "/home/u/.claude/skills", "/abs"]);
+    expect(s.prompts).toEqual(["/p"]);
+    expect(s.sessionDir).toBe("/h/sessions");
+  });
+});
+
+describe("mergeSettings", () => {
+  it.each([
+    { name: "project wins a plain key", user: { defaultModel: "a" }, project: { defaultModel: "b" }, expected: { defaultModel: "b" } },
+    { name: "user key kept", user: { defaultProvider: "openai" }, project: {}, expected: { defaultProvider: "openai" } },
+    {
+      name: "nested objects merge one level",
+      user: { compaction: { enabled: true, reserveTokens: 16384 } },
+      project: { compaction: { reserveTokens: 8192 } },
+      expected: { compaction: { enabled: true, reserveTokens: 8192 } },
+    },
+    {
+      name: "resource lists are joined, user first",
+      user: { skills: ["/h/s"] },
+      project: { skills: ["/p/s"] },
+      expected: { skills: ["/h/s", "/p/s"] },
+    },
+  ])("$name", ({ user, project, expected }) => {
+    expect(mergeSettings(user, project)).toMatchObject(expected);
+  });
+});
+
+describe("loadSettings and loadResources", () => {
+  let root: string;
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("reads the project's settings only when the project is trusted; a bad file names itself", async () => {
+    root = await mkdtemp(join(tmpdir(), "pi-orch-settings-"));
+    const home = join(root, "home");
+    const project = join(root, "proj");
+    await mkdir(join(project, ".git"), { recursive: true });
+    await mkdir(join(project, ".pi", "prompts"), { recursive: true });
+    await mkdir(home, { recursive: true });
+    await writeFile(join(home, "settings.json"), JSON.stringify({ defaultModel: "user-model", defaultThinkingLevel: "low", compaction: { keepRecentTokens: 100 } }));
+    await writeFile(join(project, ".pi", "settings.json"), JSON.stringify({ defaultModel: "project-model", compaction: { enabled: false }, prompts: ["extra"] }));
+    await mkdir(join(project, ".pi", "extra"), { recursive: true });
+    await writeFile(join(project, ".pi", "extra", "ship.md"), "Ship $1");
+    await writeFile(join(project, ".pi", "prompts", "fix.md"), "Fix $@");
+    await writeFile(join(project, ".pi", "SYSTEM.md"), "project system prompt");
+    await writeFile(join(home, "APPEND_SYSTEM.md"), "appended from home");
+
+    const untrusted = loadResources({ home, cwd: project, trusted: false });
+    expect(untrusted.settings).toMatchObject({ defaultModel: "user-model", compaction: { keepRecentTokens: 100 } });
+    expect(untrusted.templates).toEqual([]);
+    expect(untrusted.systemFiles.system).toBeUndefined();
+    expect(untrusted.systemFiles.append?.text).toBe("appended from home");
+    expect(untrusted.skippedProject).toEqual([
+      join(project, ".pi", "settings.json"),
+      join(project, ".pi", "prompts"),
+      join(project, ".pi", "SYSTEM.md"),
+    ]);
+
+    recordTrust(home, project, true);
+    const trusted = loadResources({ home, cwd: join(project), trusted: true });
+    expect(trusted.settings).toMatchObject({
+      defaultModel: "project-model",
+      defaultThinkingLevel: "low",
+      compaction: { keepRecentTokens: 100, enabled: false },
+    });
+    expect(trusted.templates.map((t) => t.name)).toEqual(["fix", "ship"]);
+    expect(trusted.systemFiles.system?.text).toBe("project system prompt");
+    expect(trusted.settingsFiles).toEqual([join(home, "settings.json"), join(project, ".pi", "settings.json")]);
+
+    await writeFile(join(project, ".pi", "settings.json"), '{"retry": {"enabled": "yes"}}');
+    expect(() => loadSettings({ home, projectDir: join(project, ".pi"), trusted: true })).toThrow(
+      `settings file ${join(project, ".pi", "settings.json")}: key "retry.enabled" must be boolean (it is "yes"); fix the file or remove it`,
+    );
+  });
+});
