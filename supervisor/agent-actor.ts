@@ -9,6 +9,7 @@ import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
 import { OrchError } from "./errors.js";
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
+import { lowerWorkerPriority } from "./priority.js";
 import { groupRssBytes } from "./process-tree.js";
 import { redactArgv, redactEnv } from "./redact.js";
 import { decideRestart, describeExit } from "./restart-policy.js";
@@ -38,6 +39,8 @@ export interface AgentActorOptions {
   maxLineBytes?: number;
   /** Environment every worker gets under the agent's own `env` (e.g. PI_ORCH_HOME). */
   baseEnv?: Record<string, string>;
+  /** Nice of the worker's autogroup and process (0: the supervisor's weight). */
+  workerNice: number;
 }
 
 /** A pi protocol command as forwarded by `rpc`. */
@@ -336,6 +339,7 @@ export class AgentActor {
     }
     proc.stderr?.on("data", (chunk: Buffer | string) => this.opts.log.appendStderr(chunk.toString()));
     if (proc.pid === undefined) return; // the exit message with the spawn error follows
+    lowerWorkerPriority(proc.pid, this.opts.workerNice);
     this.emit({ type: "worker_started", pid: proc.pid, command: redactArgv([file, ...args]), resumed: this.record.sessionFile });
     const probe = this.requestId("start");
     this.pending.set(probe, {

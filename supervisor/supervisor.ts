@@ -11,6 +11,7 @@ import { AgentActor, type ProtocolCommand, type ProtocolResponse } from "./agent
 import { OrchError } from "./errors.js";
 import { AgentEventLog, agentLogPaths } from "./event-log.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
+import { DEFAULT_WORKER_NICE } from "./priority.js";
 import { loadRegistry, RegistryWriter } from "./registry.js";
 import { SubscriberHub, type SubscriberSink, type Subscription } from "./subscribers.js";
 import {
@@ -53,6 +54,8 @@ export interface SupervisorOptions {
   onWarning?: (message: string) => void;
   /** Where agents' git worktrees go (default `<home>/worktrees`). */
   worktreesDir?: string;
+  /** Nice of every worker, so agents yield the CPU to routing and clients (default 10; 0 turns it off). */
+  workerNice?: number;
 }
 
 /** What `spawn` takes. */
@@ -361,6 +364,7 @@ export class Supervisor {
       publish: (entry, raw) => this.hub.publish(record.name, entry, raw),
       onChange: () => this.registry.markDirty(),
       maxLineBytes: this.opts.maxLineBytes,
+      workerNice: this.opts.workerNice ?? DEFAULT_WORKER_NICE,
       // Our worker keeps its sessions under the same home as the supervisor that runs it.
       baseEnv: { PI_ORCH_HOME: this.home },
     });

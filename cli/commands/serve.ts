@@ -4,18 +4,27 @@
  */
 import type { Command } from "commander";
 import { runSupervisorServer } from "../../ipc/serve.js";
+import { parseWorkerNice } from "../../supervisor/priority.js";
 import type { AgentTimings, RestartPolicy } from "../../supervisor/types.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 
 /**
  * Timings and restart-policy defaults from `PI_ORCH_TIMINGS` / `PI_ORCH_RESTART_POLICY`
- * (JSON objects of milliseconds). Tests and demos shorten presence and backoff with
- * them; an environment variable reaches a supervisor the CLI starts in the background.
+ * (JSON objects of milliseconds), and the workers' nice from `PI_ORCH_WORKER_NICE`.
+ * Tests and demos shorten presence and backoff with them; an environment variable
+ * reaches a supervisor the CLI starts in the background.
  */
-export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): { timings?: Partial<AgentTimings>; policy?: Partial<RestartPolicy> } {
+export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): {
+  timings?: Partial<AgentTimings>;
+  policy?: Partial<RestartPolicy>;
+  workerNice: number;
+} {
+  const workerNice = parseWorkerNice(env.PI_ORCH_WORKER_NICE);
+  if (workerNice === null) throw new CliError(`PI_ORCH_WORKER_NICE must be an integer from 0 to 19 (0 keeps workers at the supervisor's weight), got ${JSON.stringify(env.PI_ORCH_WORKER_NICE)}`, 2);
   return {
     timings: parseTuning<AgentTimings>(env, "PI_ORCH_TIMINGS"),
     policy: parseTuning<RestartPolicy>(env, "PI_ORCH_RESTART_POLICY"),
+    workerNice,
   };
 }
 

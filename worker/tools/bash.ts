@@ -19,6 +19,7 @@ import { delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { Type, type Static } from "typebox";
+import { inheritAutogroupNice } from "../../shared/autogroup.js";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { isDirectory } from "./path-utils.js";
 import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
@@ -293,6 +294,8 @@ export async function runBash(command: string, options: RunBashOptions): Promise
     throw new Error(`Could not start ${shell}: ${error.message}`);
   }
   trackChild(pid);
+  // Its own session is its own autogroup: keep it as low as this (de-prioritised) worker.
+  inheritAutogroupNice(pid);
 
   let cancelled = false;
   let timedOut = false;

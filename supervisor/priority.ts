@@ -1,0 +1,36 @@
+/**
+ * Workers run at a lower CPU weight than the supervisor and its clients, so routing
+ * events and drawing the TUI never wait behind busy agents. While CPUs are free this
+ * costs an agent nothing; only when the machine is saturated do agents yield first.
+ */
+import { setPriority } from "node:os";
+import { setAutogroupNice } from "../shared/autogroup.js";
+
+/** The nice of workers unless `PI_ORCH_WORKER_NICE` says otherwise. */
+export const DEFAULT_WORKER_NICE = 10;
+
+/**
+ * The worker nice from the text of `PI_ORCH_WORKER_NICE`: an integer 0–19 (0 leaves
+ * workers at the supervisor's weight); absent or blank is the default. Null when invalid.
+ */
+export function parseWorkerNice(text: string | undefined): number | null {
+  if (text === undefined || text.trim() === "") return DEFAULT_WORKER_NICE;
+  const nice = Number(text);
+  return Number.isInteger(nice) && nice >= 0 && nice <= 19 ? nice : null;
+}
+
+/**
+ * Lower a just-spawned worker to `nice`: its autogroup (Linux; the worker is its own
+ * session, so this is what weighs against the supervisor's) and its process nice (which
+ * its children inherit, and which is what counts where autogroups are off). Failures are
+ * ignored: a worker at full weight still works.
+ */
+export function lowerWorkerPriority(pid: number, nice: number): void {
+  if (nice <= 0) return;
+  setAutogroupNice(pid, nice);
+  try {
+    setPriority(pid, nice);
+  } catch {
+    // Gone already, or not permitted here: the worker runs at the supervisor's weight.
+  }
+}
