@@ -1,7 +1,9 @@
 /**
  * JUnit XML for CI test tabs: one `<testcase>` per task. A failed or timed-out task
  * carries a `<failure>` with the reason as its message and the last assistant text
- * (and the check's output) as its body; cancelled and skipped tasks are `<skipped>`. Pure.
+ * (and the check's output) as its body. A cancelled task (Ctrl-C, --fail-fast) or one
+ * never started is an `<error>`, not `<skipped>`: the run did not pass, and a CI system
+ * that reads only the XML must mark the job red. Pure.
  */
 import type { RunReport, TaskResult } from "./types.js";
 
@@ -43,8 +45,10 @@ function testcase(r: TaskResult, suite: string): string {
       return `${open}>\n      <failure message="${escapeXml(r.reason ?? r.status)}" type="${type}">${escapeXml(failureBody(r))}</failure>\n${out}    </testcase>`;
     }
     case "cancelled":
-    case "skipped":
-      return `${open}>\n      <skipped message="${escapeXml(r.reason ?? r.status)}"/>\n${out}    </testcase>`;
+    case "skipped": {
+      const type = r.status === "cancelled" ? "cancelled" : "not_run";
+      return `${open}>\n      <error message="${escapeXml(r.reason ?? r.status)}" type="${type}">${escapeXml(failureBody(r))}</error>\n${out}    </testcase>`;
+    }
   }
 }
 
@@ -52,8 +56,8 @@ function testcase(r: TaskResult, suite: string): string {
 export function junitXml(report: RunReport, suite = "pi-orch run"): string {
   const name = report.shard ? `${suite} (shard ${report.shard.index}/${report.shard.total})` : suite;
   const failures = report.counts.failed + report.counts.timed_out;
-  const skipped = report.counts.cancelled + report.counts.skipped;
-  const attrs = `name="${escapeXml(name)}" tests="${report.counts.total}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds(report.durationMs)}" timestamp="${escapeXml(report.startedAt)}"`;
+  const errors = report.counts.cancelled + report.counts.skipped;
+  const attrs = `name="${escapeXml(name)}" tests="${report.counts.total}" failures="${failures}" errors="${errors}" skipped="0" time="${seconds(report.durationMs)}" timestamp="${escapeXml(report.startedAt)}"`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites ${attrs}>`,

@@ -78,7 +78,7 @@ describe("junitXml", () => {
     });
     const root = parseXml(junitXml(report));
     expect(root.name).toBe("testsuites");
-    expect(root.attrs).toMatchObject({ tests: "4", failures: "2", skipped: "1", time: "4.200" });
+    expect(root.attrs).toMatchObject({ tests: "4", failures: "2", errors: "1", skipped: "0", time: "4.200" });
     const cases = findAll(root, "testcase");
     expect(cases.map((c) => c.attrs.name)).toEqual(["ok", "bad & ugly", "slow", "later"]);
     const failure = findAll(cases[1], "failure")[0];
@@ -87,7 +87,9 @@ describe("junitXml", () => {
     expect(failure.text).toContain("I changed <a> & \uFFFD");
     expect(failure.text).toContain("1 failing");
     expect(findAll(cases[2], "failure")[0].attrs.type).toBe("timeout");
-    expect(findAll(cases[3], "skipped")).toHaveLength(1);
+    // A task that never ran is an error, so a CI system reading only the XML marks the job red.
+    expect(findAll(cases[3], "skipped")).toHaveLength(0);
+    expect(findAll(cases[3], "error")[0].attrs).toMatchObject({ message: "not started: interrupted", type: "not_run" });
     expect(findAll(cases[0], "failure")).toHaveLength(0);
   });
 });

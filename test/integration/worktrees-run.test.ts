@@ -261,12 +261,14 @@ describe("pi-orch run", () => {
       ["slow-2", "cancelled"],
       ["never", "skipped"],
     ]);
-    const cases = findAll(parseXml(readFileSync(junit, "utf8")), "testcase");
-    expect(cases.map((c) => [c.attrs.name, findAll(c, "skipped").length])).toEqual([
-      ["quick", 0],
-      ["slow-1", 1],
-      ["slow-2", 1],
-      ["never", 1],
+    const xml = parseXml(readFileSync(junit, "utf8"));
+    expect(xml.attrs).toMatchObject({ tests: "4", failures: "0", errors: "3", skipped: "0" });
+    const cases = findAll(xml, "testcase");
+    expect(cases.map((c) => [c.attrs.name, findAll(c, "error").map((e) => e.attrs.type).join()])).toEqual([
+      ["quick", ""],
+      ["slow-1", "cancelled"],
+      ["slow-2", "cancelled"],
+      ["never", "not_run"],
     ]);
     expect(processesOf(home)).toEqual([]);
     expect(worktreeList(repo)).toEqual([repo]);
