@@ -12,6 +12,7 @@ import type {
   ThinkingLevel,
 } from "../shared/schema/messages.js";
 import type { AssistantMessageEvent } from "../shared/schema/events.js";
+import type { RetryHint } from "./providers/retry-delay.js";
 
 /** What a tool returns: content for the model, details for UIs and logs. */
 export interface ToolResult<D = unknown> {
@@ -63,6 +64,8 @@ export interface ProviderRequest {
   thinkingLevel: ThinkingLevel;
   apiKey?: string;
   signal: AbortSignal;
+  /** Longest wait a provider may ask for before a retry; a longer ask fails the request at once. Default 60 s; 0 = no cap. */
+  maxRetryDelayMs?: number;
 }
 
 /**
@@ -81,6 +84,8 @@ export type ProviderEvent =
       retryable: boolean;
       /** The provider said the context window is exceeded. */
       contextOverflow?: boolean;
+      /** What the provider's response headers said about retrying (the retry loop decides with it). */
+      retryHint?: RetryHint;
     };
 
 /** A model backend: one function from a request to an event stream. */

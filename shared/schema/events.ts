@@ -101,6 +101,8 @@ export const AutoRetryStartEvent = Type.Object({
   maxAttempts: Type.Number(),
   delayMs: Type.Number(),
   errorMessage: Type.String(),
+  /** Why this delay: the provider's `retry-after` (with the header), or exponential backoff. */
+  delayReason: Type.Optional(Type.String()),
 });
 export const AutoRetryEndEvent = Type.Object({
   type: Type.Literal("auto_retry_end"),

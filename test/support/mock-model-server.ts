@@ -2,7 +2,8 @@
  * A scripted model server for tests: real HTTP on 127.0.0.1 speaking OpenAI Chat
  * Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`)
  * as SSE, close enough to the real APIs that the official SDKs parse it. Tests queue
- * replies in one endpoint-neutral shape; each request takes the next one.
+ * replies in one endpoint-neutral shape, or replay responses recorded from the real
+ * APIs (test/fixtures/provider-streams/); each request takes the next one.
  */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -35,9 +36,21 @@ export interface MockToolCall {
   argChunks?: number;
 }
 
-/** An HTTP error in the endpoint's own error body shape (Anthropic `overloaded_error` for 529, ...). */
+/**
+ * An HTTP error in the endpoint's own error body shape (Anthropic `overloaded_error` for 529, ...),
+ * or with `body` sent as is (a server's recorded error). `headers` go out with it (`retry-after`).
+ */
 export interface MockErrorReply {
-  error: { status: number; message?: string };
+  error: { status: number; message?: string; body?: string; headers?: Record<string, string> };
+}
+
+/**
+ * A recorded response replayed byte for byte: `body` is the SSE text as the server sent
+ * it (see `sseFromChunks` for recordings kept as one JSON event per line). `dropAfterBytes`
+ * cuts the connection after that many bytes of the body, as a dropped connection does.
+ */
+export interface MockReplayReply {
+  replay: { body: string; status?: number; headers?: Record<string, string>; dropAfterBytes?: number };
 }
 
 /** Accept the request, send the stream's headers and nothing more until the client or the server closes. */
@@ -46,7 +59,7 @@ export interface MockHangReply {
 }
 
 /** Anything a test can queue. */
-export type MockReply = MockStreamReply | MockErrorReply | MockHangReply;
+export type MockReply = MockStreamReply | MockErrorReply | MockHangReply | MockReplayReply;
 
 /** A request as the server received it. */
 export interface RecordedRequest {
@@ -54,6 +67,8 @@ export interface RecordedRequest {
   headers: IncomingMessage["headers"];
   /** The parsed JSON body (undefined when the body was not JSON). */
   body: any;
+  /** When the request arrived (`performance.now()`), so tests can measure the client's waits. */
+  at: number;
 }
 
 /** The running server. */
@@ -113,7 +128,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     } catch {
       body = undefined;
     }
-    const recorded: RecordedRequest = { path, headers: req.headers, body };
+    const recorded: RecordedRequest = { path, headers: req.headers, body, at: performance.now() };
     requests.push(recorded);
     for (const w of waiters.filter((w) => requests.length >= w.n)) {
       waiters.splice(waiters.indexOf(w), 1);
@@ -134,7 +149,11 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     const id = ++counter;
 
     if ("error" in reply) {
-      sendError(endpoint, res, reply.error.status, reply.error.message);
+      sendError(endpoint, res, reply.error);
+      return;
+    }
+    if ("replay" in reply) {
+      await replay(res, reply.replay);
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -221,7 +240,40 @@ function anthropicErrorType(status: number): string {
   return "invalid_request_error";
 }
 
-function sendError(endpoint: Endpoint, res: ServerResponse, status: number, message?: string): void {
+/** Send a recorded response; a cut one ends by destroying the socket mid-body. */
+async function replay(res: ServerResponse, r: MockReplayReply["replay"]): Promise<void> {
+  const status = r.status ?? 200;
+  const contentType = status === 200 ? "text/event-stream" : "application/json";
+  res.writeHead(status, { "content-type": contentType, "cache-control": "no-cache", ...r.headers });
+  const bytes = Buffer.from(r.body, "utf8");
+  if (r.dropAfterBytes === undefined) {
+    res.end(bytes);
+    return;
+  }
+  res.flushHeaders();
+  const sent = bytes.subarray(0, r.dropAfterBytes);
+  if (sent.length > 0) await new Promise<void>((resolve) => res.write(sent, () => resolve()));
+  res.socket?.destroy();
+}
+
+/**
+ * SSE text from a recording kept as one JSON event per line (vercel/ai's `*.chunks.txt`).
+ * Anthropic's events go out as `event: <type>` plus `data:` (the SDK dispatches on the
+ * event name); OpenAI's as `data:` lines ending with `data: [DONE]`, as the API sends them.
+ */
+export function sseFromChunks(api: "anthropic" | "openai", jsonLines: string): string {
+  const events = jsonLines.split("\n").filter((line) => line.trim() !== "");
+  if (api === "openai") return events.map((line) => `data: ${line}\n\n`).join("") + "data: [DONE]\n\n";
+  return events.map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`).join("");
+}
+
+function sendError(endpoint: Endpoint, res: ServerResponse, error: MockErrorReply["error"]): void {
+  const { status, message } = error;
+  if (error.body !== undefined) {
+    res.writeHead(status, { "content-type": "application/json", ...error.headers });
+    res.end(error.body);
+    return;
+  }
   const text = message ?? (status === 529 ? "Overloaded" : `mock error ${status}`);
   const body =
     endpoint === "anthropic"
@@ -234,7 +286,7 @@ function sendError(endpoint: Endpoint, res: ServerResponse, status: number, mess
             code: /context length/i.test(text) ? "context_length_exceeded" : null,
           },
         };
-  res.writeHead(status, { "content-type": "application/json" });
+  res.writeHead(status, { "content-type": "application/json", ...error.headers });
   res.end(JSON.stringify(body));
 }
 

@@ -154,7 +154,10 @@ async function streamOnce(
         break;
       case "error":
         final = event.message;
-        failure = event.message.stopReason === "aborted" ? null : { retryable: event.retryable, contextOverflow: event.contextOverflow ?? false };
+        failure =
+          event.message.stopReason === "aborted"
+            ? null
+            : { retryable: event.retryable, contextOverflow: event.contextOverflow ?? false, retryHint: event.retryHint };
         break;
       default:
         if (!started) {

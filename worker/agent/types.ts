@@ -14,6 +14,7 @@ import type {
   ToolResultMessage,
 } from "../../shared/schema/messages.js";
 import type { AgentTool, Provider, ToolResult } from "../types.js";
+import type { RetryHint } from "../providers/retry-delay.js";
 
 /** How queued messages are released: all at once or one per turn. */
 export type QueueMode = "all" | "one-at-a-time";
@@ -68,6 +69,8 @@ export interface ResponseFailure {
   retryable: boolean;
   /** The context window is exceeded. */
   contextOverflow: boolean;
+  /** What the provider's response headers said about retrying (`retry-after`, `x-should-retry`). */
+  retryHint?: RetryHint;
 }
 
 /** `afterResponse`'s context: one finished model response, before it joins the context. */

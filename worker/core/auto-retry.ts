@@ -5,6 +5,7 @@
  */
 import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AfterResponseContext } from "../agent/types.js";
+import { decideRetry, DEFAULT_MAX_RETRY_DELAY_MS } from "../providers/retry-delay.js";
 
 /** Retry settings; `enabled` follows `set_auto_retry`. */
 export interface RetrySettings {
@@ -12,6 +13,8 @@ export interface RetrySettings {
   maxAttempts: number;
   /** First delay; each retry doubles it (2 s, 4 s, 8 s by default). */
   baseDelayMs: number;
+  /** Longest wait a provider may ask for (pi's `retry.provider.maxRetryDelayMs`); default 60 s, 0 = no cap. */
+  maxRetryDelayMs?: number;
 }
 
 /** The events this layer reports. */
@@ -44,18 +47,24 @@ export class AutoRetry {
       return "accept";
     }
     const s = this.settings;
-    if (!failure.retryable || !s.enabled || this.attempt >= s.maxAttempts || signal.aborted) {
+    const decision = decideRetry(this.attempt + 1, failure.retryable, failure.retryHint ?? {}, {
+      maxAttempts: s.maxAttempts,
+      baseDelayMs: s.baseDelayMs,
+      maxRetryDelayMs: s.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS,
+    });
+    if (!decision.retry || !s.enabled || signal.aborted) {
       if (this.attempt > 0) this.end({ success: false, attempt: this.attempt, finalError: message.errorMessage });
       return "accept";
     }
     this.attempt++;
-    const delayMs = s.baseDelayMs * 2 ** (this.attempt - 1);
+    const delayMs = decision.delayMs;
     this.emit({
       type: "auto_retry_start",
       attempt: this.attempt,
       maxAttempts: s.maxAttempts,
       delayMs,
       errorMessage: message.errorMessage ?? "unknown error",
+      delayReason: decision.reason,
     });
     this.skip = new AbortController();
     const waited = await wait(delayMs, signal, this.skip.signal);

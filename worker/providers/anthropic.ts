@@ -104,7 +104,7 @@ export function createAnthropicProvider(): Provider {
           }
         }
       } catch (error) {
-        yield* failStream(builder, error, signal.aborted);
+        yield* failStream(builder, error, signal.aborted, request.maxRetryDelayMs);
         return;
       }
       // The SDK ends the iteration quietly when the signal aborts it.

@@ -4,6 +4,9 @@
  * it must not import an SDK (they load lazily) and works for both official SDKs.
  */
 
+import { isContextOverflow } from "./context-overflow.js";
+import { headerLookup, retryHintFromHeaders, type RetryHint } from "./retry-delay.js";
+
 /** What went wrong with a model request, as the agent loop needs it. */
 export interface ClassifiedError {
   /** `"<status> <message from the response body>"` when the server answered, else the error text. */
@@ -14,6 +17,8 @@ export interface ClassifiedError {
   contextOverflow: boolean;
   /** The caller aborted; not a failure of the model. */
   aborted: boolean;
+  /** What the response's headers said about retrying (`retry-after`, reset times, `x-should-retry`). */
+  retryHint?: RetryHint;
 }
 
 /** pi's text for an aborted request. */
@@ -21,15 +26,13 @@ export const ABORTED_MESSAGE = "Request was aborted.";
 
 const RETRYABLE_TEXT =
   /overloaded|rate.?limit|ECONNRESET|ETIMEDOUT|EPIPE|socket hang up|fetch failed|connection reset|other side closed|terminated/i;
-const CONTEXT_OVERFLOW_TEXT =
-  /context.length|context_length_exceeded|prompt is too long|maximum context|context window|too many tokens/i;
 const CONNECTION_ERROR_NAMES = new Set(["APIConnectionError", "APIConnectionTimeoutError"]);
 
 /**
  * Classify an error thrown by a provider request. Pure. `aborted` is the request
  * signal's state: an abort wins over whatever error the SDK raised while unwinding.
  */
-export function classifyProviderError(error: unknown, aborted: boolean): ClassifiedError {
+export function classifyProviderError(error: unknown, aborted: boolean, now = Date.now()): ClassifiedError {
   if (aborted) return { message: ABORTED_MESSAGE, retryable: false, contextOverflow: false, aborted: true };
 
   const status = numberField(error, "status");
@@ -43,8 +46,7 @@ export function classifyProviderError(error: unknown, aborted: boolean): Classif
   const message = bodyMessage ? (status !== undefined ? `${status} ${bodyMessage}` : bodyMessage) : describe(error);
   const text = `${message} ${bodyType} ${causeText(error)}`;
 
-  const contextOverflow =
-    (status === undefined || status === 400 || status === 413) && CONTEXT_OVERFLOW_TEXT.test(text);
+  const contextOverflow = isContextOverflow(text, status);
   // Text is only trusted without a status (connection failures, errors sent mid-stream):
   // a 4xx that happens to say "terminated" is still the caller's fault.
   const retryable =
@@ -52,7 +54,14 @@ export function classifyProviderError(error: unknown, aborted: boolean): Classif
     (status !== undefined
       ? status === 408 || status === 429 || (status >= 500 && status <= 599)
       : CONNECTION_ERROR_NAMES.has(errorName(error)) || RETRYABLE_TEXT.test(text));
-  return { message, retryable, contextOverflow, aborted: false };
+  const retryHint = retryHintFromHeaders(headerLookup(field(error, "headers")), now);
+  return {
+    message,
+    retryable,
+    contextOverflow,
+    aborted: false,
+    ...(Object.keys(retryHint).length > 0 ? { retryHint } : {}),
+  };
 }
 
 /**

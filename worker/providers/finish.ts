@@ -6,6 +6,7 @@ import type { StopReason } from "../../shared/schema/messages.js";
 import type { ProviderEvent } from "../types.js";
 import { classifyProviderError } from "./errors.js";
 import type { MessageBuilder } from "./message-builder.js";
+import { DEFAULT_MAX_RETRY_DELAY_MS, waitTooLong } from "./retry-delay.js";
 
 /** How a stream ended, as read from the provider's final chunk. */
 export interface StreamEnd {
@@ -38,8 +39,21 @@ export function* finishStream(builder: MessageBuilder, end: StreamEnd): Generato
   yield* builder.done(end.mapped);
 }
 
-/** Events for an exception thrown by an SDK while streaming. */
-export function* failStream(builder: MessageBuilder, error: unknown, aborted: boolean): Generator<ProviderEvent> {
+/**
+ * Events for an exception thrown by an SDK while streaming. A wait the provider asks
+ * for past `maxRetryDelayMs` fails at once, with a message that says how long it asked.
+ */
+export function* failStream(
+  builder: MessageBuilder,
+  error: unknown,
+  aborted: boolean,
+  maxRetryDelayMs = DEFAULT_MAX_RETRY_DELAY_MS,
+): Generator<ProviderEvent> {
   const failure = classifyProviderError(error, aborted);
+  const tooLong = failure.retryHint ? waitTooLong(failure.retryHint, maxRetryDelayMs) : null;
+  if (tooLong) {
+    yield* builder.fail(`${failure.message}; not retried: ${tooLong}`, { ...failure, retryable: false });
+    return;
+  }
   yield* builder.fail(failure.message, failure);
 }

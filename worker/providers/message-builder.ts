@@ -12,6 +12,7 @@ import type {
 } from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
 import type { ProviderEvent } from "../types.js";
+import type { RetryHint } from "./retry-delay.js";
 
 /** A tool call while its arguments stream: pi shows `partialArgs` until the call ends. */
 type StreamingToolCall = ToolCall & { partialArgs?: string };
@@ -151,7 +152,10 @@ export class MessageBuilder {
   }
 
   /** Finish with an error or an abort. Open blocks are closed; a half-streamed tool call is dropped. */
-  fail(errorMessage: string, opts: { aborted?: boolean; retryable?: boolean; contextOverflow?: boolean } = {}): ProviderEvent[] {
+  fail(
+    errorMessage: string,
+    opts: { aborted?: boolean; retryable?: boolean; contextOverflow?: boolean; retryHint?: RetryHint } = {},
+  ): ProviderEvent[] {
     const out: ProviderEvent[] = [];
     if (this.open?.kind === "toolcall") {
       this.message.content.splice(this.open.index, 1);
@@ -166,6 +170,7 @@ export class MessageBuilder {
       message: this.message,
       retryable: !opts.aborted && (opts.retryable ?? false),
       contextOverflow: opts.contextOverflow,
+      ...(opts.retryHint ? { retryHint: opts.retryHint } : {}),
     });
     return out;
   }

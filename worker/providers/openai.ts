@@ -59,7 +59,7 @@ export function createOpenAIProvider(): Provider {
           }
         }
       } catch (error) {
-        yield* failStream(builder, error, signal.aborted);
+        yield* failStream(builder, error, signal.aborted, request.maxRetryDelayMs);
         return;
       }
       // The SDK ends the iteration quietly when the signal aborts it.

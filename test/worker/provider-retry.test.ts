@@ -1,0 +1,103 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { WorkerEvent } from "../../shared/schema/events.js";
+import type { AssistantMessage } from "../../shared/schema/messages.js";
+import { Agent, userMessage } from "../../worker/agent/agent.js";
+import { AutoRetry } from "../../worker/core/auto-retry.js";
+import { ProviderSet } from "../../worker/providers/index.js";
+import { mockModel, startMockModelServer, type MockModelServer, type MockReply } from "../support/mock-model-server.js";
+
+type Api = "openai-completions" | "anthropic-messages";
+const APIS: Api[] = ["anthropic-messages", "openai-completions"];
+
+let server: MockModelServer | undefined;
+
+beforeEach(async () => {
+  server = await startMockModelServer();
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/**
+ * An agent on the mock server through the real SDK, with the session layer's automatic
+ * retry wired in as the session does; a 5 ms base backoff keeps the provider's wait visible.
+ */
+function agentOn(api: Api) {
+  const providers = new ProviderSet();
+  const events: WorkerEvent[] = [];
+  const retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: 5 }, (e) => events.push(e));
+  const agent = new Agent(
+    {
+      cwd: process.cwd(),
+      provider: (model) => providers.for(model),
+      apiKey: () => "test-key",
+      systemPrompt: () => "test",
+      tools: () => [],
+      afterResponse: (ctx) => retry.afterResponse(ctx),
+    },
+    { model: mockModel(server!, api), thinkingLevel: "off" },
+  );
+  return { agent, events };
+}
+
+const retryStarts = (events: readonly WorkerEvent[]) =>
+  events.filter((e): e is Extract<WorkerEvent, { type: "auto_retry_start" }> => e.type === "auto_retry_start");
+
+describe.each(APIS)("rate limits and transient errors through the real SDK (%s)", (api) => {
+  it("waits at least what retry-after asks before the next request", async () => {
+    server!.enqueue({ error: { status: 429, message: "rate limited", headers: { "retry-after": "1" } } }, { text: "ok" });
+    const { agent, events } = agentOn(api);
+    await agent.start([userMessage("go")]).done;
+    const [first, second] = server!.requests;
+    // The mock's own request times: the client waited the provider's second, not the 5 ms backoff.
+    expect(second.at - first.at).toBeGreaterThanOrEqual(1000);
+    expect(retryStarts(events)).toEqual([
+      expect.objectContaining({ attempt: 1, delayMs: 1000, delayReason: "the provider asked to wait (retry-after: 1)" }),
+    ]);
+    expect((agent.messages.at(-1) as AssistantMessage).content).toEqual([{ type: "text", text: "ok" }]);
+  });
+
+  it("honours retry-after-ms", async () => {
+    server!.enqueue({ error: { status: 429, headers: { "retry-after-ms": "300" } } }, { text: "ok" });
+    const { agent, events } = agentOn(api);
+    await agent.start([userMessage("go")]).done;
+    expect(server!.requests[1].at - server!.requests[0].at).toBeGreaterThanOrEqual(300);
+    expect(retryStarts(events)[0]).toMatchObject({ delayMs: 300, delayReason: "the provider asked to wait (retry-after-ms: 300)" });
+  });
+
+  it("fails at once when the provider asks for longer than the cap, saying how long", async () => {
+    server!.enqueue({ error: { status: 429, message: "daily quota", headers: { "retry-after": "18000" } } });
+    const { agent, events } = agentOn(api);
+    await agent.start([userMessage("go")]).done;
+    expect(server!.requests).toHaveLength(1);
+    expect(retryStarts(events)).toEqual([]);
+    expect((agent.messages.at(-1) as AssistantMessage).errorMessage).toBe(
+      "429 daily quota; not retried: the provider asked to wait 5 h (retry-after: 18000), longer than the 1 min limit (setting retry.provider.maxRetryDelayMs); try again later or raise the limit",
+    );
+  });
+
+  it("does not retry when the provider says x-should-retry: false", async () => {
+    server!.enqueue({ error: { status: 500, message: "do not", headers: { "x-should-retry": "false" } } });
+    const { agent, events } = agentOn(api);
+    await agent.start([userMessage("go")]).done;
+    expect(server!.requests).toHaveLength(1);
+    expect(retryStarts(events)).toEqual([]);
+  });
+
+  const transient: [string, MockReply][] = [
+    ["529 overloaded", { error: { status: 529 } }],
+    ["500 server error", { error: { status: 500 } }],
+    // Headers and a few bytes, then the socket goes away: what a dropped connection looks like.
+    ["dropped connection", { replay: { body: api === "anthropic-messages" ? "event: message_start\ndata: {" : "data: {", dropAfterBytes: 8 } }],
+  ];
+  it.each(transient)("retries %s with backoff", async (_name, reply) => {
+    server!.enqueue(reply, { text: "ok" });
+    const { agent, events } = agentOn(api);
+    await agent.start([userMessage("go")]).done;
+    expect(server!.requests).toHaveLength(2);
+    expect(retryStarts(events)).toEqual([expect.objectContaining({ attempt: 1, delayMs: 5, delayReason: "exponential backoff" })]);
+    expect((agent.messages.at(-1) as AssistantMessage).stopReason).toBe("stop");
+  });
+});
