@@ -4,7 +4,7 @@
  * `NO_COLOR`, and errors mapped to exit codes (0 ok, 1 failure, 2 usage).
  */
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IpcClient, IpcClientError } from "../ipc/client.js";
 import { piOrchHome } from "../shared/paths.js";
@@ -113,7 +113,9 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
 async function startInBackground(home: string, selfBin: string): Promise<IpcClient> {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
-  const log = openSync(join(home, "logs", "supervisor.log"), "a", 0o600);
+  const logPath = join(home, "logs", "supervisor.log");
+  const log = openSync(logPath, "a", 0o600);
+  const logStart = fstatSync(log).size;
   const child = spawn(process.execPath, [selfBin, "--home", home, "serve"], {
     detached: true,
     stdio: ["ignore", log, log],
@@ -131,10 +133,22 @@ async function startInBackground(home: string, selfBin: string): Promise<IpcClie
     } catch (err) {
       if (!(err instanceof IpcClientError) || err.code !== "no_supervisor") throw err;
       if (exited !== null || Date.now() > deadline) {
-        throw new CliError(`could not start a supervisor for ${home}; see ${join(home, "logs", "supervisor.log")}`);
+        // The supervisor's own words say what to fix (e.g. "run chmod 700 HOME"); show them here.
+        const said = lastLogLine(logPath, logStart);
+        throw new CliError(`could not start a supervisor for ${home}${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""} (log: ${logPath})`);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+}
+
+/** The last non-empty line written to a log after `from` bytes, or null. */
+function lastLogLine(path: string, from: number): string | null {
+  try {
+    const text = readFileSync(path).subarray(from).toString("utf8");
+    return text.split("\n").map((l) => l.trim()).filter(Boolean).at(-1) ?? null;
+  } catch {
+    return null;
   }
 }
 

@@ -158,9 +158,9 @@ export class Supervisor {
     if (opts.workerCommand && opts.workerCommand.length === 0) throw new OrchError("invalid", "the worker command is empty");
     let worktree: WorktreeInfo | undefined;
     let agentCwd = cwd;
+    let reused = false;
     if (opts.worktree) {
       this.reserved.add(name);
-      let reused = false;
       try {
         const made = await createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name });
         worktree = made.worktree;
@@ -204,7 +204,11 @@ export class Supervisor {
     if (opts.prompt !== undefined) {
       if (!RUNNING_STATUSES.has(status)) throw actor.notRunningError();
       const response = await actor.rpc({ type: "prompt", message: opts.prompt });
-      if (!response.success) throw new OrchError("invalid", `agent "${name}" started but refused the prompt: ${response.error}`);
+      if (!response.success) {
+        // A first prompt refused (no API key, a bad model) is a configuration error: nothing stays behind.
+        await this.remove(name, { force: true, deleteBranch: worktree && !reused ? true : false }).catch(() => undefined);
+        throw new OrchError("invalid", `agent "${name}" refused its first prompt, so it was removed again: ${response.error}`);
+      }
     }
     return actor.info();
   }

@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import type { IpcStreamMessage } from "../../ipc/protocol.js";
 import type { AgentInfo } from "../../supervisor/types.js";
-import { runAction, type CliContext } from "../context.js";
+import { CliError, runAction, type CliContext } from "../context.js";
 import { colorStatus } from "./format.js";
 import { nonNegativeInt } from "./options.js";
 import { TranscriptRenderer } from "./transcript.js";
@@ -31,6 +31,9 @@ Examples:
         const client = await ctx.client();
         try {
           const info = await client.status<AgentInfo>(agent);
+          if (opts.since !== undefined && opts.since > info.lastSeq) {
+            throw new CliError(`--since ${opts.since} is past the last event of ${info.name} (${info.lastSeq}); give ${info.lastSeq} or less, or leave it out to follow from now`, 2);
+          }
           const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
           let lastSeq = opts.since ?? info.lastSeq;
           const onMessage = (m: IpcStreamMessage) => {

@@ -99,7 +99,7 @@ async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
       if (result instanceof Error) throw new CliError(`the demo could not start its agents: ${result.message}`);
       return 0;
     }
-    return await liveSummary(ctx, client, spawnAll, repo, root);
+    return await liveSummary(ctx, client, spawnAll, repo, root, flags.keep === true);
   } finally {
     await world.cleanup();
     for (const s of signals) process.off(s, onSignal);
@@ -123,7 +123,7 @@ async function createProject(repo: string): Promise<void> {
 }
 
 /** `--no-tui`: every event as a prefixed transcript line, then a table once all agents settled. */
-async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => Promise<AgentInfo[]>, repo: string, root: string): Promise<number> {
+async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => Promise<AgentInfo[]>, repo: string, root: string, keep: boolean): Promise<number> {
   const c = ctx.color;
   ctx.out(c.bold(`pi-orch demo: 4 faux agents in worktrees of ${repo}`));
   const renderer = new TranscriptRenderer({ write: (t) => process.stdout.write(t), colors: c, prefixAgents: true });
@@ -170,7 +170,7 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
     ctx.err(`pi-orch demo: ${unsettled.join(", ")} did not finish within ${SETTLE_TIMEOUT_MS / 1000}s; see the transcript above`);
     return 1;
   }
-  ctx.out(c.dim(`all 4 agents settled; removing ${root}. Next: pi-orch demo (the TUI), or pi-orch spawn --provider faux --prompt "list the files"`));
+  ctx.out(c.dim(`all 4 agents settled; ${keep ? "stopping them" : `removing ${root}`}. Next: pi-orch demo (the TUI), or pi-orch spawn --provider faux --prompt "list the files"`));
   return 0;
 }
 
@@ -245,7 +245,7 @@ class DemoWorld {
       clearTimeout(timer);
     }
     if (this.keep) {
-      process.stderr.write(`pi-orch demo: kept ${this.root}\n`);
+      process.stderr.write(`pi-orch demo: kept ${this.root} (the repository in repo/, the home in home/); remove it with rm -rf ${this.root}\n`);
       return;
     }
     rmSync(this.root, { recursive: true, force: true });

@@ -21,7 +21,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description("print an agent's event log as a transcript (or its worker's stderr with --stderr)")
     .option("-f, --follow", "keep printing as the log grows (Ctrl-C to stop)")
     .option("--stderr", "print the worker's stderr log instead of events")
-    .option("--json", "print events as raw JSON lines ({seq, at, event})")
+    .option("--json", "print events as raw JSON lines ({seq, at, event}); with --stderr one {line} per stderr line")
     .addHelpText(
       "after",
       `
@@ -45,13 +45,17 @@ Examples:
         const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
         let partial = "";
         const onText = (text: string) => {
-          if (opts.stderr) {
+          if (opts.stderr && !opts.json) {
             process.stdout.write(text);
             return;
           }
           const lines = (partial + text).split("\n");
           partial = lines.pop()!;
           for (const line of lines) {
+            if (opts.stderr) {
+              process.stdout.write(JSON.stringify({ line }) + "\n");
+              continue;
+            }
             if (line.trim() === "") continue;
             if (opts.json) {
               process.stdout.write(line + "\n");
@@ -67,6 +71,8 @@ Examples:
         };
         let offset = readFrom(path, 0, onText);
         if (!opts.follow) {
+          // A last stderr line without its newline (a worker killed mid-write) is still a line.
+          if (opts.stderr && opts.json && partial !== "") process.stdout.write(JSON.stringify({ line: partial }) + "\n");
           renderer.end();
           return 0;
         }

@@ -5,6 +5,7 @@ import type { IpcParams } from "../../ipc/protocol.js";
 import type { AgentInfo, RestartKind, StallAction } from "../../supervisor/types.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
+import { keyAdvice } from "../key-advice.js";
 import { colorStatus } from "./format.js";
 import { positiveInt, secondsToMs } from "./options.js";
 
@@ -93,7 +94,10 @@ Examples:
         };
         const client = await ctx.client();
         try {
-          const info = await client.spawn<AgentInfo>(request);
+          const info = await client.spawn<AgentInfo>(request).catch((err: Error) => {
+            err.message = keyAdvice(err.message, "daemon", ctx.home());
+            throw err;
+          });
           const started = info.status !== "failed" && info.status !== "stopped" && info.status !== "backoff";
           if (flags.json) ctx.json(info);
           else if (!started) {

@@ -12,6 +12,7 @@ import type { StreamMessage } from "../../supervisor/subscribers.js";
 import { Supervisor } from "../../supervisor/supervisor.js";
 import { RUNNING_STATUSES, type AgentInfo, type AgentTimings } from "../../supervisor/types.js";
 import { changedFiles, findRepository, worktreePath } from "../../supervisor/worktrees.js";
+import { keyAdvice } from "../key-advice.js";
 import { runCheck } from "./check.js";
 import { RunTracker, type RunEnd } from "./tracker.js";
 import { FINAL_STATUSES, type CheckResult, type RunTask, type TaskProgress, type TaskResult, type TaskStatus } from "./types.js";
@@ -233,7 +234,7 @@ export class TaskRun {
           failure = `the worker did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""})`;
         } else {
           const response = await sup.rpc(name, { type: "prompt", message: task.prompt });
-          if (!response.success) failure = `the worker refused the prompt: ${response.error ?? "no reason given"}`;
+          if (!response.success) failure = `the worker refused the prompt: ${keyAdvice(response.error ?? "no reason given", "run", this.opts.home)}`;
           else {
             if (!stopped) this.setStatus(progress, "running");
             const end = await untilAborted(ended, abort.signal);

@@ -4,12 +4,14 @@
  * that `git apply` takes. A real `serve` and real faux workers per test; afterEach
  * kills every process and removes every folder the test made.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 
+const ROOT = join(import.meta.dirname, "../..");
 const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, "../../package.json"), "utf8")) as { version: string }).version;
 const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" };
 
@@ -94,5 +96,67 @@ describe("the CLI as a new user meets it", () => {
     }
     expect(readFileSync(join(repo, "greeting.txt"), "utf8")).toBe("hi world\n");
     await world.ok(["rm", "ed", "--force", "--delete-branch"]);
+  }, 60_000);
+
+  it("an extension command in print mode runs and exits 0", () => {
+    const r = spawnSync(process.execPath, [PI, "-p", "--provider", "faux", "--no-session", "-e", join(ROOT, "examples/extensions/guard.ts"), "/hello Ada"], { encoding: "utf8" });
+    expect(r.stderr).toContain("Hello, Ada!");
+    expect(r.status).toBe(0);
+  });
+
+  it("attach --since past the last event is a usage error naming the last event", async () => {
+    world = new World();
+    await world.serve();
+    await world.ok(["spawn", "--name", "quiet", "--provider", "faux"]);
+    const last = (await world.json<Json>(["status", "quiet"])).lastSeq as number;
+    const r = await world.cli(["attach", "quiet", "--since", "99999"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--since 99999 is past the last event of quiet (${last})`);
+  }, 60_000);
+
+  it("a first prompt the worker refuses (no API key) leaves no agent behind and says how to give a key to a supervised agent", async () => {
+    world = new World();
+    await world.serve();
+    const r = await world.cli(["spawn", "--name", "keyless", "--provider", "openai", "--prompt", "hi"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no API key for provider "openai"');
+    expect(r.stderr).not.toContain("--api-key");
+    expect(r.stderr).toContain("OPENAI_API_KEY in the supervisor's environment");
+    expect(await world.json<Json[]>(["list"])).toEqual([]);
+  }, 60_000);
+
+  it("logs --stderr --json prints one {line} per stderr line", async () => {
+    world = new World();
+    await world.serve();
+    await world.ok(["spawn", "--name", "noisy", "--provider", "faux"]);
+    mkdirSync(join(world.home.path, "logs"), { recursive: true });
+    writeFileSync(join(world.home.path, "logs", "noisy.stderr.log"), "first\nsecond {x}\nno newline");
+    const r = await world.cli(["logs", "noisy", "--stderr", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual([{ line: "first" }, { line: "second {x}" }, { line: "no newline" }]);
+  }, 60_000);
+
+  it("a home other users can open: the error says to run chmod 700", () => {
+    const home = mkdtempSync(join(tmpdir(), "pi-orch-open-home-"));
+    try {
+      chmodSync(home, 0o755);
+      const r = spawnSync(process.execPath, [BIN, "--home", home, "list"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`could not start a supervisor for ${home}: refusing to use ${home}: it is open to other users (mode 755); run chmod 700 ${home}`);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it("demo --keep keeps its folder and never says it removes it", () => {
+    const r = spawnSync(process.execPath, [BIN, "demo", "--no-tui", "--keep"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", PI_ORCH_HOME: "/nonexistent" }, timeout: 60_000 });
+    const kept = /pi-orch demo: kept (\S+)/.exec(r.stderr)?.[1];
+    try {
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).not.toContain("removing");
+      expect(kept && existsSync(join(kept, "repo"))).toBe(true);
+    } finally {
+      if (kept?.includes("pi-orch-demo-")) rmSync(kept, { recursive: true, force: true });
+    }
   }, 60_000);
 });

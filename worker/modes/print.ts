@@ -36,9 +36,10 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
       opts.stderr.write(`pi: ${event.errorMessage}; retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}/${event.maxAttempts})\n`);
     }
   });
+  let run: Promise<void> | undefined;
   try {
-    const { done } = await session.prompt(opts.prompt);
-    await done;
+    run = (await session.prompt(opts.prompt)).done;
+    await run;
   } catch (err) {
     unsubscribe();
     opts.stderr.write(`pi: ${(err as Error).message}\n`);
@@ -47,6 +48,8 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
   unsubscribe();
   await writer?.flush();
   const final = last as AssistantMessage | null;
+  // An extension command (`/hello Ada`) ran instead of the model: done, with nothing to print.
+  if (run === undefined) return 0;
   if (!final) return 1;
   if (!writer) {
     const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("");
