@@ -115,6 +115,26 @@ export const CompactionSummaryMessage = Type.Object({
 });
 export type CompactionSummaryMessage = Static<typeof CompactionSummaryMessage>;
 
+/** Summary of a branch the conversation came back from (a `branch_summary` entry on the path, as in pi). */
+export const BranchSummaryMessage = Type.Object({
+  role: Type.Literal("branchSummary"),
+  summary: Type.String(),
+  fromId: Type.String(),
+  timestamp: Type.Number(),
+});
+export type BranchSummaryMessage = Static<typeof BranchSummaryMessage>;
+
+/** An extension's message that takes part in the model's context (a `custom_message` entry, as in pi). */
+export const CustomMessage = Type.Object({
+  role: Type.Literal("custom"),
+  customType: Type.String(),
+  content: Type.Union([Type.String(), Type.Array(Type.Union([TextContent, ImageContent]))]),
+  display: Type.Boolean(),
+  details: Type.Optional(Type.Unknown()),
+  timestamp: Type.Number(),
+});
+export type CustomMessage = Static<typeof CustomMessage>;
+
 /** Every message a pi conversation can hold. */
 export const AgentMessage = Type.Union([
   UserMessage,
@@ -122,6 +142,8 @@ export const AgentMessage = Type.Union([
   ToolResultMessage,
   BashExecutionMessage,
   CompactionSummaryMessage,
+  BranchSummaryMessage,
+  CustomMessage,
 ]);
 export type AgentMessage = Static<typeof AgentMessage>;
 

@@ -30,6 +30,22 @@ export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
           timestamp: m.timestamp,
         });
         break;
+      case "branchSummary":
+        // pi's wording, so a session moved between pi and us reads the same to the model.
+        out.push({
+          role: "user",
+          content: [
+            {
+              type: "text",
+              text: `The following is a summary of a branch that this conversation came back from:\n\n<summary>\n${m.summary}</summary>`,
+            },
+          ],
+          timestamp: m.timestamp,
+        });
+        break;
+      case "custom":
+        out.push({ role: "user", content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content, timestamp: m.timestamp });
+        break;
       case "compactionSummary":
         out.push({
           role: "user",

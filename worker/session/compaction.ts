@@ -4,7 +4,7 @@
  * agent sends the request to the current model and appends the `compaction` entry.
  */
 import type { AgentMessage } from "../../shared/schema/messages.js";
-import { buildSessionContext, compactionSummaryMessage } from "./context.js";
+import { buildSessionContext, compactionSummaryMessage, entryMessage } from "./context.js";
 import { isKnownEntry, type CompactionEntry, type SessionEntry } from "./entries.js";
 
 /** An image counts as this many characters (about 1200 tokens), whatever its size. */
@@ -36,7 +36,12 @@ export function estimateTokens(message: AgentMessage): number {
       chars = message.command.length + message.output.length;
       break;
     case "compactionSummary":
+    case "branchSummary":
       chars = message.summary.length;
+      break;
+    case "custom":
+      if (typeof message.content === "string") chars = message.content.length;
+      else for (const block of message.content) chars += block.type === "text" ? block.text.length : IMAGE_CHARS;
       break;
   }
   return Math.ceil(chars / 4);
@@ -70,12 +75,13 @@ export function shouldCompact(contextTokens: number, contextWindow: number, rese
 }
 
 /**
- * Whether the kept part may start at this entry: any message but a tool result, which
+ * Whether the kept part may start at this entry: any context message but a tool result, which
  * must stay right after the assistant message that called it. Since results always
  * follow their call, cutting only here keeps every call/result pair on one side.
  */
 export function isCutPoint(entry: SessionEntry): boolean {
-  return isKnownEntry(entry) && entry.type === "message" && entry.message.role !== "toolResult";
+  const message = entryMessage(entry);
+  return message !== undefined && message.role !== "toolResult";
 }
 
 /**
@@ -93,9 +99,9 @@ export function findCutPoint(entries: readonly SessionEntry[], keepRecentTokens:
   let cut = cuts[0];
   let kept = 0;
   for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i];
-    if (!isKnownEntry(entry) || entry.type !== "message") continue;
-    kept += estimateTokens(entry.message);
+    const message = entryMessage(entries[i]);
+    if (!message) continue;
+    kept += estimateTokens(message);
     if (kept >= keepRecentTokens) {
       cut = cuts.find((c) => c >= i) ?? cuts[cuts.length - 1];
       break;
@@ -103,7 +109,7 @@ export function findCutPoint(entries: readonly SessionEntry[], keepRecentTokens:
   }
   while (cut > 0) {
     const previous = entries[cut - 1];
-    if (previous.type === "compaction" || (isKnownEntry(previous) && previous.type === "message")) break;
+    if (previous.type === "compaction" || entryMessage(previous)) break;
     cut--;
   }
   return cut;
@@ -139,7 +145,8 @@ export function prepareCompaction(path: readonly SessionEntry[], keepRecentToken
   const cut = start + findCutPoint(path.slice(start), keepRecentTokens);
   const summarized: AgentMessage[] = [];
   for (const entry of path.slice(start, cut)) {
-    if (isKnownEntry(entry) && entry.type === "message") summarized.push(entry.message);
+    const message = entryMessage(entry);
+    if (message) summarized.push(message);
   }
   if (summarized.length === 0 || cut >= path.length) return undefined;
   return {
@@ -244,6 +251,14 @@ export function serializeForSummary(messages: readonly AgentMessage[]): string {
       case "compactionSummary":
         parts.push(`[Earlier summary]: ${m.summary}`);
         break;
+      case "branchSummary":
+        parts.push(`[Summary of a branch left earlier]: ${m.summary}`);
+        break;
+      case "custom": {
+        const text = typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "[image]")).join("");
+        if (text) parts.push(`[User]: ${text}`);
+        break;
+      }
     }
   }
   return parts.join("\n\n");

@@ -16,14 +16,18 @@ export interface SessionContext {
 
 /**
  * Entries from the root to `leafId`, in order. `null` is the position before the first
- * entry (empty path). Callers guarantee every parent is in `byId` (the loader checks it).
+ * entry (empty path). An entry whose parent is not in `byId` (a damaged file) is where
+ * the path starts, as pi treats it; a parent loop ends at the entry seen twice.
  */
 export function pathTo(byId: ReadonlyMap<string, SessionEntry>, leafId: string | null): SessionEntry[] {
   const path: SessionEntry[] = [];
+  const seen = new Set<string>();
+  if (leafId !== null && !byId.has(leafId)) throw new Error(`session entry "${leafId}" is not in this session`);
   let id = leafId;
-  while (id !== null) {
+  while (id !== null && !seen.has(id)) {
     const entry = byId.get(id);
-    if (!entry) throw new Error(`session entry "${id}" is not in this session`);
+    if (!entry) break;
+    seen.add(id);
     path.push(entry);
     id = entry.parentId;
   }
@@ -31,9 +35,37 @@ export function pathTo(byId: ReadonlyMap<string, SessionEntry>, leafId: string |
 }
 
 /**
+ * The message an entry puts into the model's context, if any: a conversation message,
+ * an extension's `custom_message`, or a `branch_summary` (as pi builds its context).
+ */
+export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
+  if (!isKnownEntry(entry)) return undefined;
+  const time = Date.parse(entry.timestamp);
+  const timestamp = Number.isNaN(time) ? 0 : time;
+  switch (entry.type) {
+    case "message":
+      return entry.message;
+    case "custom_message":
+      return {
+        role: "custom",
+        customType: entry.customType,
+        content: entry.content,
+        display: entry.display,
+        ...(entry.details !== undefined ? { details: entry.details } : {}),
+        timestamp,
+      };
+    case "branch_summary":
+      return entry.summary ? { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
  * The context for a root→leaf path. The last compaction on the path wins: its summary
  * comes first, then the kept entries from `firstKeptEntryId` up to it, then everything
- * after it. Entries we do not interpret are skipped. The model follows pi: the last
+ * after it. Branch summaries and extension messages count as messages; `custom` and
+ * `label` entries and entries we do not interpret are skipped. The model follows pi: the last
  * `model_change` or assistant reply on the path.
  */
 export function buildSessionContext(path: readonly SessionEntry[]): SessionContext {
@@ -64,7 +96,8 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
   if (context.name === undefined) delete context.name;
 
   const pushMessage = (entry: SessionEntry) => {
-    if (isKnownEntry(entry) && entry.type === "message") context.messages.push(entry.message);
+    const message = entryMessage(entry);
+    if (message) context.messages.push(message);
   };
   if (compactionIndex < 0) {
     path.forEach(pushMessage);

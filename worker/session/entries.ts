@@ -5,7 +5,7 @@
  * kept as they are and skipped when building the model's context.
  */
 import { Type, type Static } from "typebox";
-import { AgentMessage, ThinkingLevel } from "../../shared/schema/messages.js";
+import { AgentMessage, ImageContent, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
 
 /** The format version we write. Version 2 differs only in message roles we keep opaque, so it loads too. */
 export const SESSION_VERSION = 3;
@@ -75,17 +75,65 @@ export const CompactionEntry = Type.Object({
 });
 export type CompactionEntry = Static<typeof CompactionEntry>;
 
+/**
+ * The branch that was left when navigating the tree, summarized; hangs from the
+ * navigation target and is part of the model's context on its branch (pi's entry).
+ * `fromId` is the entry navigated to ("root" when before the first entry).
+ */
+export const BranchSummaryEntry = Type.Object({
+  type: Type.Literal("branch_summary"),
+  ...base,
+  fromId: Type.String(),
+  summary: Type.String(),
+  details: Type.Optional(Type.Unknown()),
+  fromHook: Type.Optional(Type.Boolean()),
+});
+export type BranchSummaryEntry = Static<typeof BranchSummaryEntry>;
+
+/** Extension state (`pi.appendEntry`): kept in the tree, never sent to the model. */
+export const CustomEntry = Type.Object({
+  type: Type.Literal("custom"),
+  ...base,
+  customType: Type.String(),
+  data: Type.Optional(Type.Unknown()),
+});
+export type CustomEntry = Static<typeof CustomEntry>;
+
+/** An extension's message (`pi.sendMessage`): part of the model's context as user content. */
+export const CustomMessageEntry = Type.Object({
+  type: Type.Literal("custom_message"),
+  ...base,
+  customType: Type.String(),
+  content: Type.Union([Type.String(), Type.Array(Type.Union([TextContent, ImageContent]))]),
+  display: Type.Boolean(),
+  details: Type.Optional(Type.Unknown()),
+});
+export type CustomMessageEntry = Static<typeof CustomMessageEntry>;
+
+/** A user's bookmark on another entry; an empty or missing label clears it. */
+export const LabelEntry = Type.Object({
+  type: Type.Literal("label"),
+  ...base,
+  targetId: Type.String(),
+  label: Type.Optional(Type.String()),
+});
+export type LabelEntry = Static<typeof LabelEntry>;
+
 /** Entries this store understands and validates. */
 export type KnownEntry =
   | MessageEntry
   | ModelChangeEntry
   | ThinkingLevelChangeEntry
   | SessionInfoEntry
-  | CompactionEntry;
+  | CompactionEntry
+  | BranchSummaryEntry
+  | CustomEntry
+  | CustomMessageEntry
+  | LabelEntry;
 
 /**
- * An entry we keep but do not interpret (pi's `custom`, `label`, `branch_summary`,
- * `custom_message`, or a message with a role we do not model). It stays in the tree so
+ * An entry we keep but do not interpret (a type a newer pi added, a message with a role
+ * we do not model, or a known entry that failed its schema). It stays in the tree so
  * its children keep their parent, and is copied verbatim by fork and clone.
  */
 export type OtherEntry = EntryBase & Record<string, unknown>;
@@ -100,9 +148,21 @@ export const KNOWN_ENTRY_SCHEMAS = {
   thinking_level_change: ThinkingLevelChangeEntry,
   session_info: SessionInfoEntry,
   compaction: CompactionEntry,
+  branch_summary: BranchSummaryEntry,
+  custom: CustomEntry,
+  custom_message: CustomMessageEntry,
+  label: LabelEntry,
 } as const;
 
-const KNOWN_ROLES = new Set<string>(["user", "assistant", "toolResult", "bashExecution", "compactionSummary"]);
+/** Known-type entries that failed their schema on load: kept, but as opaque entries. In memory only. */
+const invalidEntries = new WeakSet<object>();
+
+/** Treat this loaded entry as opaque from now on (it failed its schema), so the tree and the file stay whole. */
+export function markInvalid(entry: SessionEntry): void {
+  invalidEntries.add(entry);
+}
+
+const KNOWN_ROLES = new Set<string>(["user", "assistant", "toolResult", "bashExecution", "compactionSummary", "branchSummary", "custom"]);
 
 /**
  * Whether an entry is one we interpret. A `message` entry counts only when its role is
@@ -110,6 +170,7 @@ const KNOWN_ROLES = new Set<string>(["user", "assistant", "toolResult", "bashExe
  */
 export function isKnownEntry(entry: SessionEntry): entry is KnownEntry {
   if (!Object.hasOwn(KNOWN_ENTRY_SCHEMAS, entry.type)) return false;
+  if (invalidEntries.has(entry)) return false;
   if (entry.type !== "message") return true;
   const message = (entry as { message?: { role?: unknown } }).message;
   return typeof message?.role === "string" && KNOWN_ROLES.has(message.role);

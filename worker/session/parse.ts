@@ -1,13 +1,17 @@
 /**
  * Reading a session file's bytes, pure: split into lines, tolerate a torn last line
  * (what a crash mid-write leaves), validate the header and each entry, and check the
- * tree links. The store applies the repair this reports; nothing here touches the disk.
+ * tree links. Damage in the middle is tolerated as pi tolerates it (a line that is not
+ * JSON is skipped, an entry whose parent is missing is a root) and reported as warnings
+ * naming the line: refusing the whole file would lose a user's work. Nothing here
+ * touches the disk; the store applies the repair this reports.
  */
 import { checker } from "../../shared/validate.js";
 import {
   EntryBase,
   isKnownEntry,
   KNOWN_ENTRY_SCHEMAS,
+  markInvalid,
   SessionHeader,
   type SessionEntry,
 } from "./entries.js";
@@ -31,6 +35,8 @@ export interface ParsedSession {
   torn?: { lineNumber: number; keepBytes: number };
   /** The last kept line has no newline yet; the next append must start with one. */
   missingNewline: boolean;
+  /** What was skipped or reinterpreted, one message per line concerned. */
+  warnings: string[];
 }
 
 interface Line {
@@ -63,12 +69,15 @@ const checkHeader = checker(SessionHeader);
 const checkBase = checker(EntryBase);
 
 /**
- * Parse and validate a whole session file. Throws `SessionFileError` naming the line
- * and entry for anything but a torn last line: a damaged middle line, a bad header,
- * an invalid known entry, a duplicate id, or a parent that does not precede its child.
+ * Parse and validate a whole session file. Throws `SessionFileError` only when there is
+ * no usable session header; every other problem is a warning naming its line: a middle
+ * line that is not JSON or not an entry is skipped, a repeated id keeps the first entry,
+ * a known entry that fails its schema is kept uninterpreted, and an entry whose parent
+ * is not in the file is treated as a root.
  */
 export function parseSessionFile(path: string, bytes: Buffer): ParsedSession {
   const lines = splitLines(bytes);
+  const warnings: string[] = [];
   let torn: ParsedSession["torn"];
   const values: { value: unknown; line: Line }[] = [];
   lines.forEach((line, index) => {
@@ -79,11 +88,7 @@ export function parseSessionFile(path: string, bytes: Buffer): ParsedSession {
         torn = { lineNumber: line.number, keepBytes: line.start };
         return;
       }
-      throw new SessionFileError(
-        path,
-        `line ${line.number} is not valid JSON, and it is not the last line, so this is not a torn write; ` +
-          `repair or remove that line by hand`,
-      );
+      warnings.push(`line ${line.number} is not valid JSON; it is skipped (the lines around it load)`);
     }
   });
 
@@ -105,46 +110,48 @@ export function parseSessionFile(path: string, bytes: Buffer): ParsedSession {
     );
   }
 
-  const seen = new Set<string>();
+  const byId = new Map<string, { entry: SessionEntry; line: number }>();
   const entries: SessionEntry[] = [];
   for (const { value, line } of values) {
-    const entry = checkEntry(path, value, line.number);
-    if (seen.has(entry.id)) {
-      throw new SessionFileError(path, `entry "${entry.id}" (line ${line.number}) reuses an id that appears earlier`);
+    const entry = checkEntry(value, line.number, warnings);
+    if (!entry) continue;
+    if (byId.has(entry.id)) {
+      warnings.push(`line ${line.number}: entry "${entry.id}" reuses the id of line ${byId.get(entry.id)!.line}; it is skipped`);
+      continue;
     }
-    if (entry.parentId !== null && !seen.has(entry.parentId)) {
-      throw new SessionFileError(
-        path,
-        `entry "${entry.id}" (line ${line.number}) has parentId "${entry.parentId}", which is not an earlier entry of this file; ` +
-          `the file was edited or truncated in the middle`,
+    byId.set(entry.id, { entry, line: line.number });
+    entries.push(entry);
+  }
+  for (const entry of entries) {
+    if (entry.parentId !== null && entry.parentId !== entry.id && !byId.has(entry.parentId)) {
+      warnings.push(
+        `line ${byId.get(entry.id)!.line}: entry "${entry.id}" has parentId "${entry.parentId}", which is not in this file; it is treated as a root`,
       );
     }
-    seen.add(entry.id);
-    entries.push(entry);
   }
 
   const lastKept = values.at(-1)?.line ?? first.line;
-  return { header: header.value, entries, torn, missingNewline: !lastKept.terminated };
+  return { header: header.value, entries, torn, missingNewline: !lastKept.terminated, warnings };
 }
 
-function checkEntry(path: string, value: unknown, lineNumber: number): SessionEntry {
+function checkEntry(value: unknown, lineNumber: number, warnings: string[]): SessionEntry | undefined {
   const base = checkBase(value);
   if (!base.ok) {
-    throw new SessionFileError(path, `line ${lineNumber} is not a session entry (${base.errors.join("; ")})`);
+    warnings.push(`line ${lineNumber} is not a session entry (${base.errors.join("; ")}); it is skipped`);
+    return undefined;
   }
   const entry = value as SessionEntry;
   if (!isKnownEntry(entry)) return entry;
   normalizePiFields(entry);
   const known = checker(KNOWN_ENTRY_SCHEMAS[entry.type])(entry);
   if (!known.ok) {
-    throw new SessionFileError(
-      path,
-      `entry "${entry.id}" (line ${lineNumber}) is not a valid ${entry.type} entry: ${known.errors.join("; ")}`,
+    warnings.push(
+      `line ${lineNumber}: entry "${entry.id}" is not a valid ${entry.type} entry (${known.errors.join("; ")}); it is kept but not shown to the model`,
     );
+    markInvalid(entry);
   }
   return entry;
 }
-
 /** pi leaves a cancelled bash command's `exitCode` out (undefined); our schema says null. */
 function normalizePiFields(entry: SessionEntry): void {
   if (entry.type !== "message") return;

@@ -18,6 +18,7 @@ import {
   type SessionHeader,
 } from "./entries.js";
 import { parseSessionFile, SessionFileError } from "./parse.js";
+import { buildTree, labelsOf, type TreeNode } from "./tree.js";
 
 export { SessionFileError } from "./parse.js";
 
@@ -100,8 +101,9 @@ export class SessionStore {
 
   /**
    * Load a session file, written by us or by pi 0.73. A torn last line is dropped with a
-   * warning and cut from the file so the next append starts on a fresh line; any other
-   * damage throws `SessionFileError` naming the line and entry. The leaf is the last entry.
+   * warning and cut from the file so the next append starts on a fresh line; damage in
+   * the middle is skipped or kept uninterpreted with a warning naming the line (see
+   * `parseSessionFile`); only a missing header throws. The leaf is the last entry.
    */
   static open(path: string, options: OpenOptions = {}): SessionStore {
     const absolute = resolve(path);
@@ -113,8 +115,9 @@ export class SessionStore {
       throw new SessionFileError(absolute, reason);
     }
     const parsed = parseSessionFile(absolute, bytes);
+    const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
+    for (const warning of parsed.warnings) warn(`session file ${absolute}: ${warning}`);
     if (parsed.torn) {
-      const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
       warn(
         `session file ${absolute}: line ${parsed.torn.lineNumber} was cut off by a crash and is skipped; ` +
           `the ${parsed.entries.length} entries before it are intact`,
@@ -179,6 +182,41 @@ export class SessionStore {
   /** Entries from the root to the leaf. */
   pathToLeaf(): SessionEntry[] {
     return pathTo(this.byId, this.leaf);
+  }
+
+  /** Entries from the root to `id`. */
+  pathToEntry(id: string | null): SessionEntry[] {
+    return pathTo(this.byId, id);
+  }
+
+  /** Every entry by id (read-only), for tree walks. */
+  get entriesById(): ReadonlyMap<string, SessionEntry> {
+    return this.byId;
+  }
+
+  /** The whole file as a forest with labels (pi's `getTree`). */
+  tree(): TreeNode[] {
+    return buildTree(this.all);
+  }
+
+  /** The current label of an entry, if any. */
+  labelOf(id: string): string | undefined {
+    return labelsOf(this.all).get(id)?.label;
+  }
+
+  /** Set (or, with an empty label, clear) the label of an existing entry. */
+  setLabel(targetId: string, label: string | undefined): void {
+    if (!this.byId.has(targetId)) throw new SessionFileError(this.path, `has no entry "${targetId}" to label`);
+    this.append({ type: "label", targetId, ...(label ? { label } : {}) });
+  }
+
+  /**
+   * Move the leaf to `leafId` (null: before the root) and hang a `branch_summary` of the
+   * branch that was left there, as pi's tree navigation does. Returns the summary entry.
+   */
+  branchWithSummary(leafId: string | null, summary: string, details: unknown, fromHook: boolean): SessionEntry {
+    this.setLeaf(leafId);
+    return this.append({ type: "branch_summary", fromId: leafId ?? "root", summary, ...(details !== undefined ? { details } : {}), fromHook });
   }
 
   /** What the model sees from the current leaf: messages (compaction applied), model, thinking level, name. */

@@ -1,7 +1,7 @@
 import { appendFileSync, copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SessionFileError, SessionStore } from "../../../worker/session/session-file.js";
+import { SessionStore } from "../../../worker/session/session-file.js";
 import { assistant, PI_SESSION_FIXTURE, toolResult, useTempDir, user } from "./helpers.js";
 
 const { tmp, track } = useTempDir();
@@ -102,20 +102,34 @@ describe("SessionStore", () => {
     expect(track(SessionStore.open(store.path)).messageCount).toBe(2);
   });
 
-  it("refuses a file whose entry points to a missing parent, naming the entry", () => {
+  it("loads an entry whose parent is missing as a root, as pi does, with a warning naming the line", () => {
     const path = join(tmp(), "broken.jsonl");
     const source = readFileSync(PI_SESSION_FIXTURE, "utf8").split("\n");
     writeFileSync(path, [source[0], source[1], source[3], source[4]].join("\n") + "\n");
-    expect(() => SessionStore.open(path)).toThrow(SessionFileError);
-    expect(() => SessionStore.open(path)).toThrow(/entry "555c42da" \(line 3\) has parentId "449a2eb6"/);
+    const warnings: string[] = [];
+    const store = track(SessionStore.open(path, { warn: (m) => warnings.push(m) }));
+    expect(warnings).toEqual([
+      `session file ${path}: line 3: entry "555c42da" has parentId "449a2eb6", which is not in this file; it is treated as a root`,
+    ]);
+    expect(store.pathToLeaf().map((e) => e.id)).toEqual(["555c42da", "4e812be6"]);
+    expect(store.tree().map((n) => n.entry.id)).toEqual(["230c0ac4", "555c42da"]);
+    const next = store.append({ type: "message", message: user("go on") });
+    expect(next.parentId).toBe("4e812be6");
+    expect(readFileSync(path, "utf8").startsWith([source[0], source[1], source[3], source[4]].join("\n"))).toBe(true);
   });
 
-  it("refuses a damaged middle line instead of guessing", () => {
+  it("skips a damaged middle line with a warning naming it, and keeps everything else", () => {
     const path = join(tmp(), "damaged.jsonl");
     const source = readFileSync(PI_SESSION_FIXTURE, "utf8").split("\n");
     source[2] = source[2].slice(0, 30);
     writeFileSync(path, source.join("\n"));
-    expect(() => SessionStore.open(path)).toThrow(/line 3 is not valid JSON/);
+    const warnings: string[] = [];
+    const store = track(SessionStore.open(path, { warn: (m) => warnings.push(m) }));
+    expect(warnings[0]).toBe(`session file ${path}: line 3 is not valid JSON; it is skipped (the lines around it load)`);
+    // The entry after the skipped one lost its parent: it starts the path, and nothing else is lost.
+    expect(warnings[1]).toMatch(/line 4: entry "555c42da" has parentId "449a2eb6", which is not in this file; it is treated as a root/);
+    expect(store.entries).toHaveLength(5);
+    expect(store.messageCount).toBe(4);
   });
 
   it("refuses a file that is not a session, or a missing file", () => {
@@ -127,15 +141,20 @@ describe("SessionStore", () => {
     expect(() => SessionStore.open(path)).toThrow(/has no complete session header/);
   });
 
-  it("names the entry and field of an invalid known entry", () => {
+  it("keeps an invalid known entry uninterpreted, naming its line and field", () => {
     const path = join(tmp(), "invalid.jsonl");
     const source = readFileSync(PI_SESSION_FIXTURE, "utf8").split("\n");
     source[2] = source[2].replace('"thinkingLevel":"off"', '"thinkingLevel":"loud"');
     writeFileSync(path, source.join("\n"));
-    expect(() => SessionStore.open(path)).toThrow(/entry "449a2eb6" \(line 3\) is not a valid thinking_level_change entry/);
+    const warnings: string[] = [];
+    const store = track(SessionStore.open(path, { warn: (m) => warnings.push(m) }));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/line 3: entry "449a2eb6" is not a valid thinking_level_change entry \(\/thinkingLevel: .*\); it is kept but not shown to the model/);
+    expect(store.buildContext().thinkingLevel).toBeUndefined();
+    expect(store.messageCount).toBe(4);
   });
 
-  it("keeps entry types it does not know in the tree but out of the context", () => {
+  it("keeps custom and label entries and unknown roles out of the context; a branch summary is in it", () => {
     const path = join(tmp(), "extra.jsonl");
     const base = readFileSync(PI_SESSION_FIXTURE, "utf8");
     const extra = [
@@ -164,7 +183,8 @@ describe("SessionStore", () => {
       "branch_summary",
       "message",
     ]);
-    expect(store.messageCount).toBe(4);
+    expect(store.buildContext().messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant", "branchSummary", "custom"]);
+    expect(store.labelOf("555c42da")).toBe("x");
     const next = store.append({ type: "message", message: user("after") });
     expect(next.parentId).toBe("c0000004");
   });
