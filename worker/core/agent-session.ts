@@ -31,7 +31,7 @@ import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
 import { userMessageText } from "../session/context.js";
 import { cloneSession, forkMessages, forkSession } from "../session/fork.js";
 import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
-import { SessionStore } from "../session/session-file.js";
+import { SessionStore, SessionWriteError } from "../session/session-file.js";
 import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
@@ -102,6 +102,8 @@ export class AgentSession {
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
   private bashAbort: AbortController | null = null;
+  /** Prompts written to the session when they were accepted, so their `message_end` does not write them twice. */
+  private readonly persistedPrompts = new WeakSet<AgentMessage>();
   private extensions: ExtensionHooks = NO_EXTENSIONS;
   autoCompaction = true;
   private readonly compactor = new Compactor();
@@ -163,8 +165,12 @@ export class AgentSession {
     );
     if (restored) this.agent.messages = restored.messages;
     this.agent.subscribe((event) => {
-      // Persist before the event leaves the worker (appends are synchronous).
-      if (event.type === "message_end" && this.store) this.store.append({ type: "message", message: event.message });
+      // Persist before the event leaves the worker (appends are synchronous). A message
+      // that already happened is kept in memory when the disk refuses it, and written
+      // when space returns; a prompt was written when it was accepted.
+      if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message)) {
+        this.store.appendOrKeep({ type: "message", message: event.message });
+      }
       this.emit(event);
     });
     if (store) this.attachStore(store, !restored || restored.messages.length === 0);
@@ -179,7 +185,7 @@ export class AgentSession {
       const latest = latestSession(this.sessionDir);
       if (latest) return SessionStore.open(latest, { warn: this.warn });
     }
-    return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd });
+    return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd }, { warn: this.warn });
   }
 
   /** The model: flags win, then what the resumed session used, then the default provider. */
@@ -278,23 +284,47 @@ export class AgentSession {
     if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return {};
     const message = userMessage(text, images);
     if (this.agent.isStreaming) {
+      if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
+      this.checkPersistable(message);
       if (behavior === "steer") this.agent.steer(message);
-      else if (behavior === "followUp") this.agent.followUp(message);
-      else throw new AgentBusyError();
+      else this.agent.followUp(message);
       return {};
     }
     if (this.isCompacting) throw new Error("the session is being compacted; try again when compaction_end arrives");
     const problem = this.missingKeyProblem();
     if (problem) throw new Error(problem);
+    // A prompt is on disk before it is accepted: one the disk refuses is refused, not lost.
+    if (this.store) {
+      this.recordOrRefuse(() => this.store!.append({ type: "message", message }));
+      this.persistedPrompts.add(message);
+    }
     return this.agent.start([message]);
   }
 
   steer(text: string, images?: ImageContent[]): void {
-    this.agent.steer(userMessage(text, images));
+    const message = userMessage(text, images);
+    this.checkPersistable(message);
+    this.agent.steer(message);
   }
 
   followUp(text: string, images?: ImageContent[]): void {
-    this.agent.followUp(userMessage(text, images));
+    const message = userMessage(text, images);
+    this.checkPersistable(message);
+    this.agent.followUp(message);
+  }
+
+  /** Refuse a queued message the session could not record (it is written when delivered). */
+  private checkPersistable(message: AgentMessage): void {
+    this.recordOrRefuse(() => this.store?.checkWritable(Buffer.byteLength(JSON.stringify(message)) + 4096));
+  }
+
+  private recordOrRefuse(write: () => unknown): void {
+    try {
+      write();
+    } catch (error) {
+      if (error instanceof SessionWriteError) throw new Error(`message refused, nothing was run: ${error.message}`);
+      throw error;
+    }
   }
 
   get sessionFile(): string | undefined {
@@ -416,7 +446,7 @@ export class AgentSession {
         timestamp: Date.now(),
       };
       this.agent.messages.push(message);
-      this.store?.append({ type: "message", message });
+      this.store?.appendOrKeep({ type: "message", message });
       return {
         output: r.output,
         exitCode: r.exitCode,
@@ -487,7 +517,7 @@ export class AgentSession {
   /** `new_session`: a fresh, empty session file. */
   newSession(parentSession?: string): { cancelled: boolean } {
     this.requireIdle("start a new session");
-    const store = SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession });
+    const store = SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn });
     this.agent.clearQueues();
     this.agent.messages = [];
     this.attachStore(store, true);

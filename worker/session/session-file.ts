@@ -2,9 +2,25 @@
  * One open session file: an append-only JSONL tree in pi's v3 format. Every append is
  * written with a synchronous write before it returns, so a worker killed at any moment
  * loses nothing it has already reported; the next open drops at most a torn last line.
+ * A write the disk refuses (full, quota, I/O error) is cut back to the last whole line
+ * at once, so no later write continues a torn record. Session files are 0600 and the
+ * folders made for them 0700, whatever the umask: they hold everything the tools saw.
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, truncateSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fchmodSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statfsSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { checker } from "../../shared/validate.js";
 import { buildSessionContext, pathTo, type SessionContext } from "./context.js";
@@ -22,11 +38,39 @@ import { buildTree, labelsOf, type TreeNode } from "./tree.js";
 
 export { SessionFileError } from "./parse.js";
 
-/** Options of `SessionStore.open`. */
+/** A session file the disk refused to write (`ENOSPC`, `EDQUOT`, `EIO`, ...); nothing torn was left in it. */
+export class SessionWriteError extends SessionFileError {
+  constructor(
+    path: string,
+    /** The errno code, e.g. `ENOSPC`. */
+    readonly code: string,
+    detail: string,
+  ) {
+    const why = detail.startsWith(code) ? detail : `${code}: ${detail}`;
+    super(path, `cannot be written (${why})${code === "ENOSPC" || code === "EDQUOT" ? "; free some space and retry" : ""}`);
+    this.name = "SessionWriteError";
+  }
+}
+
+/** Options of `SessionStore.open` and `SessionStore.create`. */
 export interface OpenOptions {
-  /** Where load warnings (a dropped torn line) go; stderr by default, never stdout (the RPC channel). */
+  /** Where warnings (a dropped torn line, a write the disk refused) go; stderr by default, never stdout (the RPC channel). */
   warn?: (message: string) => void;
 }
+
+/** What `appendOrKeep` did: on disk, or kept in memory (to be written when the disk takes it again). */
+export interface KeptAppend<E> {
+  entry: E;
+  /** Undefined when the entry is on disk. */
+  error?: SessionWriteError;
+}
+
+/** How often entries the disk refused are tried again. */
+export const WRITE_RETRY_MS = 1_000;
+
+/** Folders made for session files: private to the user. */
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
 
 /** What a new session file starts with. */
 export interface NewSessionFile {
@@ -64,10 +108,23 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
     cwd: spec.cwd,
     ...(spec.parentSession !== undefined ? { parentSession: spec.parentSession } : {}),
   };
-  mkdirSync(spec.dir, { recursive: true });
+  mkdirSync(spec.dir, { recursive: true, mode: DIR_MODE });
   const path = resolve(join(spec.dir, sessionFileName(id, now)));
   const lines = [header, ...(spec.entries ?? [])].map((value) => `${JSON.stringify(value)}\n`);
-  writeFileSync(path, lines.join(""), { flag: "wx" });
+  try {
+    writeFileSync(path, lines.join(""), { flag: "wx", mode: FILE_MODE });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // A half-written new file would be a session with a torn header: leave none.
+    if (code !== "EEXIST") {
+      try {
+        unlinkSync(path);
+      } catch {
+        // never created
+      }
+    }
+    throw code && code !== "EEXIST" ? new SessionWriteError(path, code, (error as Error).message) : error;
+  }
   return { path, header };
 }
 
@@ -81,6 +138,16 @@ export class SessionStore {
   private readonly all: SessionEntry[] = [];
   private leaf: string | null = null;
   private fd: number | undefined;
+  /** Bytes of the file that are whole lines: where a refused write is cut back to. */
+  private size: number;
+  /** Lines of entries the disk refused, oldest first; written before anything newer. */
+  private backlog: string[] = [];
+  /** A refused write left part of a line that could not be cut yet: cut it before writing more. */
+  private torn = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Entries were kept in memory since the last write the disk took: say so once, and once when it takes them. */
+  private refused = false;
+  private readonly warn: (message: string) => void;
 
   private constructor(
     /** Absolute path of the file. */
@@ -88,15 +155,24 @@ export class SessionStore {
     /** The file's `session` header line. */
     readonly header: SessionHeader,
     entries: readonly SessionEntry[],
+    options: OpenOptions,
   ) {
+    this.warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
     for (const entry of entries) this.index(entry);
-    this.fd = openSync(path, "a");
+    this.fd = openSync(path, "a", FILE_MODE);
+    this.size = fstatSync(this.fd).size;
+    try {
+      // A file resumed from elsewhere (pi, an older version, a loose umask) becomes private too.
+      fchmodSync(this.fd, FILE_MODE);
+    } catch {
+      // not ours to change: it stays as its owner made it
+    }
   }
 
-  /** Start a new session file in `dir` (created when missing), with only its header. */
-  static create(options: { dir: string; cwd: string; parentSession?: string }): SessionStore {
+  /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
+  static create(options: { dir: string; cwd: string; parentSession?: string }, openOptions: OpenOptions = {}): SessionStore {
     const { path, header } = writeNewSessionFile(options);
-    return new SessionStore(path, header, []);
+    return new SessionStore(path, header, [], openOptions);
   }
 
   /**
@@ -124,7 +200,7 @@ export class SessionStore {
       );
       truncateSync(absolute, parsed.torn.keepBytes);
     }
-    const store = new SessionStore(absolute, parsed.header, parsed.entries);
+    const store = new SessionStore(absolute, parsed.header, parsed.entries, options);
     if (parsed.missingNewline) store.write("\n");
     return store;
   }
@@ -166,6 +242,90 @@ export class SessionStore {
    * entry does not match its schema: a line we could not load again must never be written.
    */
   append<E extends NewEntry>(entry: E): E & { id: string; parentId: string | null; timestamp: string } {
+    const { full, line } = this.prepare(entry);
+    // Entries the disk refused earlier go first, or the file's order would differ from the tree's.
+    this.flushBacklog();
+    this.write(line);
+    this.index(full as unknown as KnownEntry);
+    return full;
+  }
+
+  /**
+   * Like `append`, but an entry the disk refuses (full, quota, I/O error) is kept in
+   * memory, in the tree, and written, in order, as soon as the disk takes writes again
+   * (tried every `WRITE_RETRY_MS` and before every later append). For what already
+   * happened and must not be lost, such as a finished message; `append` is for what can
+   * still be refused, such as a prompt.
+   */
+  appendOrKeep<E extends NewEntry>(entry: E): KeptAppend<E & { id: string; parentId: string | null; timestamp: string }> {
+    const { full, line } = this.prepare(entry);
+    this.index(full as unknown as KnownEntry);
+    this.backlog.push(line);
+    try {
+      this.flushBacklog();
+      return { entry: full };
+    } catch (error) {
+      if (!(error instanceof SessionWriteError)) throw error;
+      if (!this.refused) this.warn(`${error.message}; entries are kept in memory and written when the disk takes them again`);
+      this.refused = true;
+      this.scheduleRetry();
+      return { entry: full, error };
+    }
+  }
+
+  /**
+   * Throw `SessionWriteError` unless a line of about `bytes` can be written now: what
+   * the disk refused earlier must go first, and the file system must have the room.
+   * For refusing a message before accepting it when its entry is written later.
+   */
+  checkWritable(bytes: number): void {
+    this.flushBacklog();
+    let free: number;
+    try {
+      const fs = statfsSync(this.path);
+      free = fs.bavail * fs.bsize;
+    } catch {
+      return; // no statfs here: the write itself will tell
+    }
+    if (free < bytes) throw new SessionWriteError(this.path, "ENOSPC", `${free} bytes free, ${bytes} needed`);
+  }
+
+  /** Entries the disk refused that are not on disk yet. */
+  get unwrittenEntries(): number {
+    return this.backlog.length;
+  }
+
+  /** Write what the disk refused earlier; throws `SessionWriteError` if it still refuses. */
+  flushBacklog(): void {
+    let wrote = 0;
+    while (this.backlog.length > 0) {
+      this.write(this.backlog[0]);
+      this.backlog.shift();
+      wrote++;
+    }
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (wrote > 0 && this.refused) {
+      this.refused = false;
+      this.warn(`session file ${this.path}: written again (${wrote} entries kept in memory are on disk now)`);
+    }
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      try {
+        this.flushBacklog();
+      } catch {
+        if (this.fd !== undefined) this.scheduleRetry();
+      }
+    }, WRITE_RETRY_MS);
+    this.retryTimer.unref();
+  }
+
+  /** Stamp and check an entry: a line we could not load again must never be written. */
+  private prepare<E extends NewEntry>(entry: E): { full: E & { id: string; parentId: string | null; timestamp: string }; line: string } {
     if (this.fd === undefined) throw new SessionFileError(this.path, "is closed; reopen it to append");
     const full = { ...entry, id: this.newEntryId(), parentId: this.leaf, timestamp: new Date().toISOString() };
     const known = full as unknown as KnownEntry;
@@ -174,9 +334,7 @@ export class SessionStore {
     if (!check.ok) {
       throw new SessionFileError(this.path, `refused to append an invalid ${known.type} entry: ${check.errors.join("; ")}`);
     }
-    this.write(`${JSON.stringify(full)}\n`);
-    this.index(known);
-    return full;
+    return { full, line: `${JSON.stringify(full)}\n` };
   }
 
   /** Entries from the root to the leaf. */
@@ -241,9 +399,16 @@ export class SessionStore {
     return undefined;
   }
 
-  /** Close the file; later appends throw. Safe to call twice. */
+  /** Close the file (after a last try to write what the disk refused); later appends throw. Safe to call twice. */
   close(): void {
     if (this.fd === undefined) return;
+    try {
+      this.flushBacklog();
+    } catch (error) {
+      this.warn(`${(error as Error).message}; ${this.backlog.length} entries that were never written are lost`);
+    }
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     closeSync(this.fd);
     this.fd = undefined;
   }
@@ -262,10 +427,39 @@ export class SessionStore {
     }
   }
 
+  /**
+   * Write one whole line or nothing: when the disk refuses part of it, the file is cut
+   * back to its last whole line, so a later write never continues a torn record.
+   */
   private write(text: string): void {
     if (this.fd === undefined) throw new SessionFileError(this.path, "is closed; reopen it to append");
+    const fd = this.fd;
+    const fail = (error: unknown) => new SessionWriteError(this.path, (error as NodeJS.ErrnoException).code ?? "EIO", (error as Error).message);
+    if (this.torn) {
+      try {
+        ftruncateSync(fd, this.size);
+        this.torn = false;
+      } catch (error) {
+        throw fail(error);
+      }
+    }
     const bytes = Buffer.from(text, "utf8");
     let offset = 0;
-    while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
+    try {
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      if (offset > 0) {
+        this.torn = true;
+        try {
+          ftruncateSync(fd, this.size);
+          this.torn = false;
+        } catch {
+          // Cut again before the next write; until then nothing is written after the torn part.
+        }
+      }
+      throw fail(error);
+    }
+    this.size += bytes.length;
   }
+
 }

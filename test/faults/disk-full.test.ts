@@ -1,0 +1,163 @@
+/**
+ * Disk faults (issue 16): a full disk under the session folder, and session files that
+ * stay private whatever the umask. Real `pi --mode rpc` workers under an in-process
+ * supervisor; the full disk is a small tmpfs the test mounts (root only, skipped with
+ * the reason otherwise) and always unmounts.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { Supervisor } from "../../supervisor/supervisor.js";
+import type { StreamMessage } from "../../supervisor/subscribers.js";
+import { SessionStore } from "../../worker/session/session-file.js";
+import { PI_BIN } from "../support/rpc-worker.js";
+import { Recorder, TestEnv } from "../supervisor/harness.js";
+import { figures, killPids, until } from "./support.js";
+import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from "./tmpfs.js";
+
+const env = new TestEnv();
+const pids = new Set<number>();
+const disks: SmallDisk[] = [];
+afterEach(async () => {
+  await env.cleanup().finally(() => {
+    for (const disk of disks.splice(0)) disk.unmount();
+  });
+  killPids(pids);
+  pids.clear();
+});
+
+const PI = [process.execPath, PI_BIN, "--mode", "rpc"];
+const PI_TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 3_000, stopGraceMs: 1_000, killGraceMs: 500 };
+const noTmpfs = tmpfsUnavailable();
+
+type Ev = Extract<StreamMessage, { type: "event" }>;
+const isEvent = (m: StreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
+
+function piSupervisor(): { sup: Supervisor; rec: Recorder; home: string } {
+  return env.supervisor({ defaultWorkerCommand: PI, timings: PI_TIMINGS });
+}
+
+function workerPid(rec: Recorder, agent: string): number {
+  const started = rec.messages.filter((m) => isEvent(m, agent, "worker_started")).map((m) => Number((m as Ev).event.pid));
+  for (const pid of started) pids.add(pid);
+  return started.at(-1)!;
+}
+
+/** Messages of a session file, loaded the way a resuming worker loads it; `warnings` get the load warnings (a torn line). */
+function sessionMessages(file: string, warnings: string[]): { role: string; text: string }[] {
+  const store = SessionStore.open(file, { warn: (m) => warnings.push(m) });
+  store.close();
+  return store.entries
+    .filter((e) => e.type === "message")
+    .map((e) => {
+      const message = (e as unknown as { message: { role: string; content: unknown } }).message;
+      const content = message.content;
+      const text = typeof content === "string" ? content : (content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
+      return { role: message.role, text };
+    });
+}
+
+const agentEnds = (rec: Recorder, agent: string) => rec.messages.filter((m) => isEvent(m, agent, "agent_end")).length;
+
+describe.skipIf(noTmpfs !== null)(`fault: the disk under the session folder fills up${noTmpfs ? ` (skipped: ${noTmpfs})` : ""}`, () => {
+  it("refuses a prompt it cannot persist, keeps running, keeps a finished message in memory, writes it when space returns", async () => {
+    const { sup, rec, home } = piSupervisor();
+    const disk = mountSmallDisk(mkdtempSync(join(tmpdir(), "po-disk-")), 1024);
+    disks.push(disk);
+    const script = join(home, "replies.faux.json");
+    // Bigger than the slack in the session file's last page: a full tmpfs still takes writes that fit there.
+    const pad = "x".repeat(300);
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}${pad}`).join(" ");
+    const bigPrompt = `two (refused) ${"y".repeat(16 * 1024)}`;
+    writeFileSync(script, JSON.stringify([{ text: "first answer" }, { text: "second answer" }, { text: long, chunkDelayMs: 20 }, { text: "fourth answer" }]));
+    await sup.spawn({ name: "d", provider: "faux", extraArgs: ["--faux-script", script, "--session-dir", disk.path] });
+    await sup.rpc("d", { type: "prompt", message: "one" });
+    await until(() => agentEnds(rec, "d") === 1, 10_000, "first run");
+    const pid = workerPid(rec, "d");
+    const sessionFile = sup.status("d").sessionFile!;
+
+    // Full: the prompt is refused before it is accepted, the worker stays up.
+    const filled = disk.fill();
+    let at = Date.now();
+    const refused = await sup.rpc("d", { type: "prompt", message: bigPrompt });
+    const refuseMs = Date.now() - at;
+    const steer = await sup.rpc("d", { type: "steer", message: bigPrompt });
+    const state = await sup.rpc("d", { type: "get_state" });
+
+    // Space returns: the next prompt is accepted and persisted.
+    disk.free();
+    await sup.rpc("d", { type: "prompt", message: "two" });
+    await until(() => agentEnds(rec, "d") === 2, 10_000, "second run");
+
+    // Full in the middle of a streaming reply: the finished message is kept in memory...
+    await sup.rpc("d", { type: "prompt", message: "three" });
+    await rec.waitFor((m) => isEvent(m, "d", "message_update") && JSON.stringify(m.event).includes("word5"), 10_000, "streaming");
+    disk.fill();
+    await until(() => agentEnds(rec, "d") === 3, 10_000, "third run");
+    const midRunState = sup.status("d");
+    const beforeFree = sessionMessages(sessionFile, []).length;
+    // ...and written within a retry once space returns.
+    at = Date.now();
+    disk.free();
+    const warnings: string[] = [];
+    await until(() => sessionMessages(sessionFile, warnings).length === 6, 10_000, "the kept message on disk");
+    const writtenMs = Date.now() - at;
+    await sup.rpc("d", { type: "prompt", message: "four" });
+    await until(() => agentEnds(rec, "d") === 4, 10_000, "fourth run");
+
+    const messages = sessionMessages(sessionFile, warnings);
+    const reported = rec.messages.filter((m) => isEvent(m, "d", "message_end")).length;
+    // The stderr log is written behind the events: wait for the recovery line.
+    const stderrPath = sup.logPaths("d").stderr;
+    const stderrLog = await until(() => existsSync(stderrPath) && /written again/.test(readFileSync(stderrPath, "utf8")) && readFileSync(stderrPath, "utf8"), 10_000, "the stderr log");
+    figures("worker-disk-full-session", {
+      disk_kb: 1024,
+      filler_bytes: filled,
+      prompt_refused_ms: refuseMs,
+      kept_message_written_ms: writtenMs,
+      messages_reported: reported,
+      messages_in_session: messages.length,
+      lost: reported - messages.length,
+      torn_lines: warnings.length,
+      restarts: sup.status("d").restarts,
+    });
+    expect(refused).toMatchObject({ success: false });
+    expect((refused as { error: string }).error).toMatch(/message refused, nothing was run: session file .* cannot be written \(ENOSPC/);
+    expect((refused as { error: string }).error).toContain(sessionFile);
+    expect(steer).toMatchObject({ success: false });
+    expect(state).toMatchObject({ success: true, data: { isStreaming: false } });
+    expect(midRunState.status).toBe("idle");
+    expect(beforeFree).toBe(5); // the third reply was the one the full disk refused
+    expect(stderrLog).toMatch(/kept in memory/);
+    expect(stderrLog).toMatch(/written again/);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(messages.map((m) => m.text)).toEqual(["one", "first answer", "two", "second answer", "three", long, "four", "fourth answer"]);
+    expect(warnings).toEqual([]);
+    expect(workerPid(rec, "d")).toBe(pid);
+    expect(sup.status("d").restarts).toBe(0);
+  });
+});
+
+describe("session files are private whatever the umask", () => {
+  it("0600 files in 0700 folders under umask 000, in the home and with --session-dir", async () => {
+    const previous = process.umask(0);
+    try {
+      const { sup, rec, home } = piSupervisor();
+      const elsewhere = join(home, "open", "nested", "sessions");
+      await sup.spawn({ name: "u", provider: "faux" });
+      await sup.spawn({ name: "v", provider: "faux", extraArgs: ["--session-dir", elsewhere] });
+      for (const name of ["u", "v"]) {
+        await sup.rpc(name, { type: "prompt", message: "hello" });
+        await until(() => agentEnds(rec, name) === 1, 10_000, `${name} run`);
+      }
+      const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+      const files = ["u", "v"].map((name) => sup.status(name).sessionFile!);
+      const modes = { home_file: mode(files[0]), home_dir: mode(dirname(files[0])), other_file: mode(files[1]), other_dir: mode(elsewhere), other_parent: mode(dirname(elsewhere)) };
+      figures("session-file-modes", { umask: "000", ...modes });
+      expect(modes).toEqual({ home_file: "600", home_dir: "700", other_file: "600", other_dir: "700", other_parent: "700" });
+    } finally {
+      process.umask(previous);
+    }
+  });
+});
