@@ -230,7 +230,7 @@ describe("compaction", () => {
 });
 
 describe("tools through rpc", () => {
-  it("applies an edit whose oldText has smart quotes where the file has ASCII quotes", async () => {
+  it("finds an oldText with smart quotes where the file has ASCII quotes, and writes newText as the model gave it", async () => {
     writeModels();
     const file = join(ctx.project, "greet.js");
     const original = 'const a = 1;\nconsole.log("hello world");\nconst b = 2;\n';
@@ -244,10 +244,10 @@ describe("tools through rpc", () => {
     await w.event("agent_end");
     const end = w.received.find((l) => l.type === "tool_execution_end")!;
     expect(end.isError).toBe(false);
-    expect(readFileSync(file, "utf8")).toBe('const a = 1;\nconsole.log("hello there");\nconst b = 2;\n');
+    expect(readFileSync(file, "utf8")).toBe("const a = 1;\nconsole.log(\u201chello there\u201d);\nconst b = 2;\n");
     const text = end.result.content[0].text as string;
     expect(text).toContain('-console.log("hello world");');
-    expect(text).toContain('+console.log("hello there");');
+    expect(text).toContain("+console.log(\u201chello there\u201d);");
     expect(end.result.details.firstChangedLine).toBe(2);
   });
 
