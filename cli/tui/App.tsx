@@ -62,6 +62,8 @@ export function App(props: AppProps) {
   const [input, setInput] = useState<{ kind: InputKind; agent: string } | null>(null);
   const [overlay, setOverlay] = useState<Overlay>(null);
   const [flash, setFlash] = useState<{ text: string; error: boolean } | null>(null);
+  // A destructive key (x stop, r restart) asks first; y does it, any other key does not.
+  const [confirm, setConfirm] = useState<{ question: string; run: () => void } | null>(null);
   const [scroll, setScroll] = useState(0);
   // A ref, not state: the second Ctrl+C may arrive before the handler sees a re-render.
   const quitArmed = useRef(false);
@@ -80,11 +82,13 @@ export function App(props: AppProps) {
   const dialog = focused?.dialogs[0];
 
   const say = (text: string, error = false) => setFlash({ text, error });
-  const act = (what: string, p: Promise<unknown>) =>
+  /** Run a command; a failure is said in the status line, success replaces "…ing" with `done`. */
+  const act = (what: string, p: Promise<unknown>, done?: string) =>
     p.then(
       (r) => {
         const answer = r as { success?: boolean; error?: string } | undefined;
         if (answer && answer.success === false) say(`${what} failed: ${answer.error ?? "the agent refused"}`, true);
+        else if (done) say(done);
       },
       (err: unknown) => say(`${what} failed: ${err instanceof Error ? err.message : String(err)}`, true),
     );
@@ -151,6 +155,12 @@ export function App(props: AppProps) {
         return say("press Ctrl+C again to quit");
       }
       quitArmed.current = false;
+      if (confirm) {
+        setConfirm(null);
+        if (ch === "y" || ch === "Y") confirm.run();
+        else say("cancelled");
+        return;
+      }
       if (overlay?.kind === "help") {
         if (key.escape || ch === "?" || ch === "q") setOverlay(null);
         return;
@@ -201,15 +211,32 @@ export function App(props: AppProps) {
           return;
         }
       }
-      if (ch === "p" || ch === "s" || ch === "f") return setInput({ kind: ch === "p" ? "prompt" : ch === "s" ? "steer" : "follow_up", agent: focused.name });
-      if (ch === "a") return void act(`abort ${focused.name}`, control.rpc(focused.name, { type: "abort" }));
+      const name = focused.name;
+      const idle = focused.status === "idle";
+      // pi would hold a steer or follow-up for an idle agent and mix it into the next prompt.
+      if ((ch === "s" || ch === "f") && idle) return say(`${name} is idle: press p to prompt it`, true);
+      if (ch === "p" || ch === "s" || ch === "f") return setInput({ kind: ch === "p" ? "prompt" : ch === "s" ? "steer" : "follow_up", agent: name });
+      if (ch === "a") {
+        if (idle) return say(`${name} is idle: no run to abort`);
+        return void act(`abort ${name}`, control.rpc(name, { type: "abort" }), `abort sent to ${name}`);
+      }
       if (ch === "x") {
-        say(`stopping ${focused.name}…`);
-        return void act(`stop ${focused.name}`, control.stop(focused.name));
+        return setConfirm({
+          question: `stop ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
+          run: () => {
+            say(`stopping ${name}…`);
+            void act(`stop ${name}`, control.stop(name), `stopped ${name}`);
+          },
+        });
       }
       if (ch === "r") {
-        say(`restarting ${focused.name}…`);
-        return void act(`restart ${focused.name}`, control.restart(focused.name));
+        return setConfirm({
+          question: `restart ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
+          run: () => {
+            say(`restarting ${name}…`);
+            void act(`restart ${name}`, control.restart(name), `restarted ${name}`);
+          },
+        });
       }
       if (ch === "d") return showDiff(focused);
     },
@@ -300,7 +327,9 @@ export function App(props: AppProps) {
   }
 
   const waiting = agents.filter((a) => a.dialogs.length > 0 && a !== focused).map((a) => a.name);
-  const footer = flash
+  const footer = confirm
+    ? confirm.question
+    : flash
     ? flash.text
     : waiting.length > 0
       ? `${waiting.join(", ")} ${waiting.length === 1 ? "asks" : "ask"} a question: focus ${waiting.length === 1 ? "it" : "them"} to answer`
@@ -319,7 +348,7 @@ export function App(props: AppProps) {
         <Header state={state} title={props.title ?? "pi-orch"} agents={agents.length} page={page} pages={layout.pages} width={cols} />
       )}
       {body}
-      <Text wrap="truncate" color={theme.color(flash?.error ? "red" : waiting.length > 0 && !flash ? "yellow" : undefined)} dimColor={!flash && waiting.length === 0}>
+      <Text wrap="truncate" color={theme.color(flash?.error ? "red" : confirm || (waiting.length > 0 && !flash) ? "yellow" : undefined)} dimColor={!confirm && !flash && waiting.length === 0}>
         {truncate(footer, cols) || " "}
       </Text>
     </Box>

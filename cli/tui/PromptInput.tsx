@@ -1,10 +1,11 @@
 /**
- * A one-line text input: type, Backspace, Ctrl+U clears, Enter submits, Esc cancels.
- * Shows the end of the text when it is wider than the line.
+ * The input line: a line editor (see `line-editor.ts`) on the terminal's raw input;
+ * Enter submits, Tab is the alternative submit, Esc cancels. `editLine` is the simple
+ * field editor of the forms.
  */
-import { Text } from "ink";
-import { useKeys } from "./useKeys.js";
-import { useState } from "react";
+import { Text, useStdin } from "ink";
+import { useEffect, useRef, useState } from "react";
+import { applyInput, lineState, visibleLine, type LineState } from "./line-editor.js";
 import { useTheme } from "./theme.js";
 
 /** Props of PromptInput. */
@@ -36,34 +37,49 @@ export function editLine(
 /** The input line. */
 export function PromptInput({ label, width, onSubmit, onCancel, initial = "", placeholder, isActive = true, onTab }: PromptInputProps) {
   const theme = useTheme();
-  const [text, setText] = useState(initial);
-  useKeys(
-    (input, key) => {
-      if (key.return || (key.tab && onTab)) {
-        if (text.trim() === "") return;
-        if (key.tab) onTab!(text.trim());
-        else onSubmit(text.trim());
-        setText("");
-        return;
+  const [line, setLine] = useState<LineState>(() => lineState(initial));
+  // The state of the latest keystroke, not of the last render: a burst of reads can
+  // arrive before React re-renders.
+  const current = useRef(line);
+  const handlers = useRef({ onSubmit, onCancel, onTab });
+  handlers.current = { onSubmit, onCancel, onTab };
+  const { internal_eventEmitter: events, setRawMode } = useStdin();
+  useEffect(() => {
+    if (!isActive) return;
+    setRawMode(true);
+    const onInput = (raw: string) => {
+      const { state, actions } = applyInput(current.current, raw);
+      current.current = state;
+      setLine(state);
+      for (const action of actions) {
+        const h = handlers.current;
+        if (action.kind === "cancel") h.onCancel();
+        else if (action.text.trim() === "") continue;
+        else if (action.kind === "tab") {
+          if (!h.onTab) continue;
+          h.onTab(action.text.trim());
+          current.current = lineState();
+          setLine(current.current);
+        } else h.onSubmit(action.text.trim());
       }
-      if (key.escape) {
-        onCancel();
-        return;
-      }
-      setText((t) => editLine(t, input, key));
-    },
-    { isActive },
-  );
+    };
+    events.on("input", onInput);
+    return () => {
+      events.removeListener("input", onInput);
+      setRawMode(false);
+    };
+  }, [isActive, events, setRawMode]);
   const room = Math.max(1, width - label.length - 3);
-  const shown = text.length > room ? "…" + text.slice(text.length - room + 1) : text;
+  const { before, at, after } = visibleLine(line, room);
   return (
     <Text wrap="truncate">
       <Text bold color={theme.color("yellow")}>
         {label}
         {"> "}
       </Text>
-      {shown === "" && placeholder ? <Text dimColor>{placeholder}</Text> : shown}
-      <Text inverse> </Text>
+      {line.text === "" && placeholder ? <Text dimColor>{placeholder}</Text> : before}
+      <Text inverse>{at}</Text>
+      {after}
     </Text>
   );
 }

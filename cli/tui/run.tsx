@@ -23,8 +23,10 @@ export interface RunTuiOptions {
   title?: string;
 }
 
-const ALT_SCREEN_ON = "\x1b[?1049h\x1b[H";
-const ALT_SCREEN_OFF = "\x1b[?1049l";
+// The alternate screen, and bracketed paste: pasted text comes marked, so the input
+// line keeps its line breaks instead of taking each as Enter.
+const ALT_SCREEN_ON = "\x1b[?1049h\x1b[H\x1b[?2004h";
+const ALT_SCREEN_OFF = "\x1b[?2004l\x1b[?1049l";
 
 /** Open the TUI and resolve when the user quits. The agents keep running. */
 export async function runTui(opts: RunTuiOptions): Promise<void> {

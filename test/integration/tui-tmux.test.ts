@@ -87,6 +87,8 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     expect(leftPane(answered)).not.toMatch(/I found/);
 
     tmux("send-keys", "-t", "tui", "x");
+    await until("the stop to ask", (s) => s.includes("stop beta? y/n"));
+    tmux("send-keys", "-t", "tui", "y");
     await until("beta stopped", (s) => rightPane(s).includes("● stopped"));
     expect((await world.json(["status", "beta"])).status).toBe("stopped");
     expect((await world.json(["status", "alpha"])).status).toBe("idle");

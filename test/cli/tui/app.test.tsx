@@ -142,7 +142,23 @@ describe("keys", () => {
       t.stdin.write(ENTER);
       await vi.waitFor(() => expect(t.frame()).not.toMatch(/(steer|follow-up)>/));
     }
-    for (const key of ["a", "x", "r"]) t.stdin.write(key);
+    t.stdin.write("a");
+    await vi.waitFor(() => expect(t.control.calls).toHaveLength(3));
+    // Stop and restart ask first: n (or any other key) does nothing, y does it.
+    t.stdin.write("x");
+    await vi.waitFor(() => expect(t.frame()).toContain("stop agent-01 and abort its run? y/n"));
+    t.stdin.write("n");
+    await vi.waitFor(() => expect(t.frame()).toContain("cancelled"));
+    expect(t.control.calls).toHaveLength(3);
+    t.stdin.write("x");
+    await vi.waitFor(() => expect(t.frame()).toContain("? y/n"));
+    t.stdin.write("y");
+    // The status line says when the action is done, not "stopping…" for ever.
+    await vi.waitFor(() => expect(t.frame()).toContain("stopped agent-01"));
+    t.stdin.write("r");
+    await vi.waitFor(() => expect(t.frame()).toContain("restart agent-01 and abort its run? y/n"));
+    t.stdin.write("y");
+    await vi.waitFor(() => expect(t.frame()).toContain("restarted agent-01"));
     await vi.waitFor(() => expect(t.control.calls).toHaveLength(5));
     expect(t.control.calls).toEqual([
       { method: "rpc", agent: "agent-01", arg: { type: "steer", message: "go left" } },
@@ -151,6 +167,43 @@ describe("keys", () => {
       { method: "stop", agent: "agent-01" },
       { method: "restart", agent: "agent-01" },
     ]);
+  });
+
+  it("edits the input line with the cursor and submits text and Enter that arrive in one read", async () => {
+    const t = open([info("agent-01")], { cols: 100, rows: 20 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    t.stdin.write("p");
+    await vi.waitFor(() => expect(t.frame()).toContain("prompt>"));
+    t.stdin.write("abcd");
+    t.stdin.write("\x1b[D"); // ←
+    t.stdin.write("X");
+    t.stdin.write("\x7f\x7f"); // two backspaces in one read
+    t.stdin.write("\x1b[H"); // Home
+    t.stdin.write("> ");
+    t.stdin.write("end\r"); // text and Enter in one read
+    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-01", arg: { type: "prompt", message: "> endabd" } }]));
+  });
+
+  it("keeps the line breaks of a bracketed paste and sends them with Enter", async () => {
+    const t = open([info("agent-01")], { cols: 100, rows: 20 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    t.stdin.write("p");
+    await vi.waitFor(() => expect(t.frame()).toContain("prompt>"));
+    t.stdin.write("\x1b[200~first line\r\nsecond line\x1b[201~");
+    await vi.waitFor(() => expect(t.frame()).toContain("first line↵second line"));
+    t.stdin.write("\r");
+    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-01", arg: { type: "prompt", message: "first line\nsecond line" } }]));
+  });
+
+  it("an idle agent is not steered, followed up or aborted: the status line says why", async () => {
+    const t = open([info("agent-01")], { cols: 100, rows: 20 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    t.stdin.write("s");
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01 is idle: press p to prompt it"));
+    t.stdin.write("a");
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01 is idle: no run to abort"));
+    expect(t.frame()).not.toContain("steer>");
+    expect(t.control.calls).toEqual([]);
   });
 
   it("answers a confirm dialog of its agent", async () => {
