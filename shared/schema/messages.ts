@@ -188,6 +188,8 @@ export const Model = Type.Object({
   contextWindow: Type.Number(),
   maxTokens: Type.Number(),
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  /** pi's per-server compatibility settings from models.json (worker/providers/compat.ts reads them). */
+  compat: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 export type Model = Static<typeof Model>;
 

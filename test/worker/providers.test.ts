@@ -306,7 +306,7 @@ describe("openai provider request body", () => {
       "done",
     ]);
     expect(finalMessage(events).content).toEqual([
-      { type: "thinking", thinking: "Pondering." },
+      { type: "thinking", thinking: "Pondering.", thinkingSignature: "reasoning_content" },
       { type: "text", text: "Done." },
     ]);
   });

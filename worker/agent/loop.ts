@@ -8,6 +8,7 @@ import { emptyUsage } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
 import type { AgentTool, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
 import type { AgentContextView, Emit, InjectSource, LoopConfig, ResponseFailure } from "./types.js";
+import { cutOffToolCallError } from "../providers/message-builder.js";
 
 /**
  * Run the agent on `context` (mutated in place: new messages are appended) starting
@@ -255,6 +256,8 @@ async function prepareCall(
   config: LoopConfig,
 ): Promise<PreparedCall> {
   const tool = tools.find((t) => t.name === call.name);
+  const cutOff = cutOffToolCallError(assistant, call);
+  if (cutOff) return { call, tool, args: call.arguments, rejected: cutOff };
   if (!tool) {
     const names = tools.map((t) => t.name).join(", ") || "none";
     return { call, args: call.arguments, rejected: `Tool "${call.name}" not found. Available tools: ${names}.` };

@@ -9,7 +9,6 @@ import type {
   ImageContent,
   LlmMessage,
   Model,
-  StopReason,
   TextContent,
   ThinkingContent,
   ThinkingLevel,
@@ -17,7 +16,7 @@ import type {
 } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
 import { sdkClientOptions } from "./client-options.js";
-import { failStream, finishStream } from "./finish.js";
+import { failStream, finishStream, mapAnthropicStop } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
 
 /** Thinking budget per level; Anthropic's minimum budget is 1024 tokens. */
@@ -34,6 +33,16 @@ const MIN_ANSWER_TOKENS = 1024;
 
 type ImageMediaType = Anthropic.Base64ImageSource["media_type"];
 
+/** How often a `pause_turn` is continued within one request before it counts as an error. */
+const MAX_PAUSE_CONTINUATIONS = 5;
+
+/** `message_delta.delta.stop_details`: why a refusal happened (newer than the SDK's types). */
+interface StopDetails {
+  type?: string;
+  category?: string | null;
+  explanation?: string | null;
+}
+
 /** Create the Anthropic provider. Stateless: one client per request, built from the request's model and key. */
 export function createAnthropicProvider(): Provider {
   return {
@@ -41,67 +50,81 @@ export function createAnthropicProvider(): Provider {
       const { model, signal } = request;
       const builder = new MessageBuilder(model.api, model.provider, model.id);
       let stopReason: string | null = null;
+      let stopDetails: StopDetails | undefined;
       try {
         const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
         const client = new AnthropicClient(sdkClientOptions(request));
-        const events = await client.messages.create(buildAnthropicParams(request), { signal });
-        yield builder.start();
-        for await (const event of events) {
-          switch (event.type) {
-            case "message_start": {
-              builder.setResponseId(event.message.id);
-              const u = event.message.usage;
-              builder.setUsage(
-                {
-                  input: u.input_tokens ?? 0,
-                  output: u.output_tokens ?? 0,
-                  cacheRead: u.cache_read_input_tokens ?? 0,
-                  cacheWrite: u.cache_creation_input_tokens ?? 0,
-                },
-                model.cost,
-              );
-              break;
-            }
-            case "content_block_start": {
-              const block = event.content_block;
-              if (block.type === "text") yield* builder.text(block.text);
-              else if (block.type === "thinking") yield* builder.thinking(block.thinking, block.signature || undefined);
-              else if (block.type === "redacted_thinking") {
-                // The payload is opaque; it travels back to the API as the block's signature.
-                yield* builder.thinking("[Reasoning redacted]", block.data);
-                (builder.message.content[builder.message.content.length - 1] as ThinkingContent).redacted = true;
-              } else if (block.type === "tool_use") yield* builder.toolCallStart(block.id, block.name);
-              break;
-            }
-            case "content_block_delta": {
-              const delta = event.delta;
-              if (delta.type === "text_delta") yield* builder.text(delta.text);
-              else if (delta.type === "thinking_delta") yield* builder.thinking(delta.thinking);
-              else if (delta.type === "signature_delta") yield* builder.thinking("", delta.signature);
-              else if (delta.type === "input_json_delta") yield* builder.toolCallDelta(delta.partial_json);
-              break;
-            }
-            case "content_block_stop": {
-              const end = builder.closeOpen();
-              if (end) yield end;
-              break;
-            }
-            case "message_delta": {
-              stopReason = event.delta.stop_reason ?? stopReason;
-              const u = event.usage;
-              // Proxies often omit input counts here; keep the ones from message_start then.
-              builder.setUsage(
-                {
-                  output: u.output_tokens ?? builder.message.usage.output,
-                  ...(u.input_tokens != null ? { input: u.input_tokens } : {}),
-                  ...(u.cache_read_input_tokens != null ? { cacheRead: u.cache_read_input_tokens } : {}),
-                  ...(u.cache_creation_input_tokens != null ? { cacheWrite: u.cache_creation_input_tokens } : {}),
-                },
-                model.cost,
-              );
-              break;
+        // Token counts of earlier rounds of a paused turn; each round reports its own.
+        const before = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+        for (let round = 0; ; round++) {
+          const params = buildAnthropicParams(round === 0 ? request : { ...request, messages: [...request.messages, builder.message] });
+          const events = await client.messages.create(params, { signal });
+          if (round === 0) yield builder.start();
+          stopReason = null;
+          for await (const event of events) {
+            switch (event.type) {
+              case "message_start": {
+                builder.setResponseId(event.message.id);
+                const u = event.message.usage;
+                builder.setUsage(
+                  {
+                    input: before.input + (u.input_tokens ?? 0),
+                    output: before.output + (u.output_tokens ?? 0),
+                    cacheRead: before.cacheRead + (u.cache_read_input_tokens ?? 0),
+                    cacheWrite: before.cacheWrite + (u.cache_creation_input_tokens ?? 0),
+                  },
+                  model.cost,
+                );
+                break;
+              }
+              case "content_block_start": {
+                const block = event.content_block;
+                if (block.type === "text") yield* builder.text(block.text);
+                else if (block.type === "thinking") yield* builder.thinking(block.thinking, block.signature || undefined);
+                else if (block.type === "redacted_thinking") {
+                  // The payload is opaque; it travels back to the API as the block's signature.
+                  yield* builder.thinking("[Reasoning redacted]", block.data);
+                  (builder.message.content[builder.message.content.length - 1] as ThinkingContent).redacted = true;
+                } else if (block.type === "tool_use") yield* builder.toolCallStart(block.id, block.name);
+                break;
+              }
+              case "content_block_delta": {
+                const delta = event.delta;
+                if (delta.type === "text_delta") yield* builder.text(delta.text);
+                else if (delta.type === "thinking_delta") yield* builder.thinking(delta.thinking);
+                else if (delta.type === "signature_delta") yield* builder.thinking("", delta.signature);
+                else if (delta.type === "input_json_delta") yield* builder.toolCallDelta(delta.partial_json);
+                break;
+              }
+              case "content_block_stop": {
+                const end = builder.closeOpen();
+                if (end) yield end;
+                break;
+              }
+              case "message_delta": {
+                stopReason = event.delta.stop_reason ?? stopReason;
+                stopDetails = (event.delta as { stop_details?: StopDetails | null }).stop_details ?? stopDetails;
+                const u = event.usage;
+                // Proxies often omit input counts here; keep the ones from message_start then.
+                builder.setUsage(
+                  {
+                    output: before.output + (u.output_tokens ?? builder.message.usage.output - before.output),
+                    ...(u.input_tokens != null ? { input: before.input + u.input_tokens } : {}),
+                    ...(u.cache_read_input_tokens != null ? { cacheRead: before.cacheRead + u.cache_read_input_tokens } : {}),
+                    ...(u.cache_creation_input_tokens != null ? { cacheWrite: before.cacheWrite + u.cache_creation_input_tokens } : {}),
+                  },
+                  model.cost,
+                );
+                break;
+              }
             }
           }
+          // pause_turn: the API stopped a long turn to be sent back as is and continued.
+          if (stopReason !== "pause_turn" || signal.aborted || round >= MAX_PAUSE_CONTINUATIONS) break;
+          const end = builder.closeOpen();
+          if (end) yield end;
+          const u = builder.message.usage;
+          Object.assign(before, { input: u.input, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite });
         }
       } catch (error) {
         yield* failStream(builder, error, signal.aborted, request.maxRetryDelayMs);
@@ -111,8 +134,10 @@ export function createAnthropicProvider(): Provider {
       yield* finishStream(builder, {
         aborted: signal.aborted,
         rawReason: stopReason,
-        mapped: stopReason === null ? null : mapStopReason(stopReason),
+        outcome: stopReason === null ? null : mapAnthropicStop(stopReason),
         field: "stop_reason",
+        ...(stopDetails?.explanation ? { refusal: stopDetails.explanation } : {}),
+        ...(stopDetails?.category ? { refusalDetail: `category "${stopDetails.category}"` } : {}),
       });
     },
   };
@@ -188,15 +213,17 @@ export function toAnthropicMessages(messages: LlmMessage[]): Anthropic.MessagePa
 
 function assistantBlocks(msg: AssistantMessage): Anthropic.ContentBlockParam[] {
   const blocks: Anthropic.ContentBlockParam[] = [];
+  // Signatures are Anthropic's: another API's "signature" (a field name) would be rejected.
+  const ownSignatures = msg.api === "anthropic-messages";
   for (const block of msg.content) {
     if (block.type === "text") {
       if (block.text.trim() !== "") blocks.push({ type: "text", text: block.text });
     } else if (block.type === "thinking") {
-      if (block.redacted && block.thinkingSignature) {
+      if (block.redacted && block.thinkingSignature && ownSignatures) {
         blocks.push({ type: "redacted_thinking", data: block.thinkingSignature });
-      } else if (block.thinking.trim() === "") {
+      } else if (block.thinking.trim() === "" || block.redacted) {
         continue;
-      } else if (block.thinkingSignature) {
+      } else if (block.thinkingSignature && ownSignatures) {
         blocks.push({ type: "thinking", thinking: block.thinking, signature: block.thinkingSignature });
       } else {
         // Unsigned thinking (cut stream, another provider) is rejected as thinking; keep it as text.
@@ -224,18 +251,3 @@ function toAnthropicContent(c: TextContent | ImageContent): Anthropic.TextBlockP
   return { type: "image", source: { type: "base64", media_type: c.mimeType as ImageMediaType, data: c.data } };
 }
 
-/** Anthropic stop reasons to ours; `error` marks stops that carry no usable answer. */
-function mapStopReason(reason: string): StopReason {
-  switch (reason) {
-    case "max_tokens":
-      return "length";
-    case "tool_use":
-      return "toolUse";
-    case "refusal":
-    case "sensitive":
-      return "error";
-    default:
-      // end_turn, stop_sequence, pause_turn, and reasons added after this was written.
-      return "stop";
-  }
-}

@@ -24,6 +24,8 @@ type StreamingToolCall = ToolCall & { partialArgs?: string };
 export class MessageBuilder {
   readonly message: AssistantMessage;
   private open: { kind: "text" | "thinking" | "toolcall"; index: number } | null = null;
+  /** The raw argument text of each tool call, by content index (a cut-off call is re-read from it). */
+  private readonly rawArgs = new Map<number, string>();
 
   constructor(api: string, provider: string, model: string) {
     this.message = {
@@ -36,6 +38,11 @@ export class MessageBuilder {
       stopReason: "stop",
       timestamp: Date.now(),
     };
+  }
+
+  /** The kind of block open now, if any. */
+  openKind(): "text" | "thinking" | "toolcall" | null {
+    return this.open?.kind ?? null;
   }
 
   start(): ProviderEvent {
@@ -55,6 +62,7 @@ export class MessageBuilder {
       return { type: "thinking_end", contentIndex: open.index, content: block.thinking, partial: this.message };
     }
     const call = block as StreamingToolCall;
+    this.rawArgs.set(open.index, call.partialArgs ?? "");
     call.arguments = parseToolArguments(call.partialArgs ?? "");
     delete call.partialArgs;
     return {
@@ -140,11 +148,19 @@ export class MessageBuilder {
     if (id) this.message.responseId = id;
   }
 
-  /** Finish successfully. `stopReason` becomes `toolUse` when the message has tool calls. */
+  /**
+   * Finish successfully. `stopReason` becomes `toolUse` when the message has tool calls.
+   * On `length` the last tool call was cut off by the output limit: it keeps the
+   * arguments the model wrote so far (never a shape it did not write), and the agent
+   * loop does not run it (see `cutOffToolCallError`).
+   */
   done(reason: StopReason = "stop"): ProviderEvent[] {
     const out: ProviderEvent[] = [];
     const end = this.closeOpen();
     if (end) out.push(end);
+    const lastIndex = this.message.content.length - 1;
+    const last = this.message.content[lastIndex];
+    if (reason === "length" && last?.type === "toolCall") last.arguments = parsePartialJson(this.rawArgs.get(lastIndex) ?? "");
     const hasCalls = this.message.content.some((c) => c.type === "toolCall");
     this.message.stopReason = hasCalls && reason === "stop" ? "toolUse" : reason;
     out.push({ type: "done", message: this.message });
@@ -186,4 +202,53 @@ export function parseToolArguments(raw: string): Record<string, unknown> {
   } catch {
     return { __invalidArguments: raw };
   }
+}
+
+/**
+ * The arguments a cut-off JSON text had so far: open strings, arrays and objects are
+ * closed, a dangling key or separator dropped. Pure; `{}` when nothing usable came.
+ */
+export function parsePartialJson(raw: string): Record<string, unknown> {
+  const complete = parseToolArguments(raw);
+  if (!("__invalidArguments" in complete)) return complete;
+  const closers: string[] = [];
+  let inString = false;
+  let escaped = false;
+  for (const ch of raw) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === "\\") escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === "{") closers.push("}");
+    else if (ch === "[") closers.push("]");
+    else if (ch === "}" || ch === "]") closers.pop();
+  }
+  let text = raw;
+  if (inString) text += escaped ? '\\"' : '"';
+  // Drop what cannot stand before a closer: a trailing comma or colon, or a key with no value.
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const candidate = text.replace(/[\s,:]+$/, "") + closers.slice().reverse().join("");
+    try {
+      const value = JSON.parse(candidate);
+      return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    } catch {
+      text = text.replace(/[\s,]*"(?:[^"\\]|\\.)*"\s*:?\s*$/, "").replace(/[\s,:]+$/, "");
+    }
+  }
+  return {};
+}
+
+/**
+ * The error result for a tool call the output limit cut off, or null for a complete
+ * call. Only the last block of a message stopped by `length` can be cut off; running
+ * it would act on input the model never finished (a `write` with half its content).
+ */
+export function cutOffToolCallError(message: AssistantMessage, call: ToolCall): string | null {
+  if (message.stopReason !== "length" || message.content.at(-1) !== call) return null;
+  return (
+    `The tool call "${call.name}" was cut off by the output token limit before its arguments were complete, so it was not run. ` +
+    `Arguments received so far: ${JSON.stringify(call.arguments).slice(0, 500)}. ` +
+    "Make the call again with complete arguments, in smaller pieces if they are long."
+  );
 }

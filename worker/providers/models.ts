@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Type, type Static } from "typebox";
 import type { Model, ModelApi } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
+import { OpenAICompatSchema } from "./compat.js";
 
 const ZERO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 
@@ -92,6 +93,7 @@ const ModelEntry = Type.Object({
     }),
   ),
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  compat: Type.Optional(OpenAICompatSchema),
 });
 
 const ProviderEntry = Type.Object({
@@ -99,6 +101,8 @@ const ProviderEntry = Type.Object({
   api: Type.Optional(Type.String()),
   apiKey: Type.Optional(Type.String()),
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  /** Applies to every model of the provider; a model's own `compat` overrides field by field. */
+  compat: Type.Optional(OpenAICompatSchema),
   models: Type.Optional(Type.Array(ModelEntry)),
 });
 
@@ -159,6 +163,7 @@ export function loadCatalogue(modelsJson?: string): ModelCatalogue {
         contextWindow: m.contextWindow ?? 128_000,
         maxTokens: m.maxTokens ?? 16_384,
         ...(entry.headers || m.headers ? { headers: { ...entry.headers, ...m.headers } } : {}),
+        ...(entry.compat || m.compat ? { compat: { ...entry.compat, ...m.compat } } : {}),
       };
       const at = models.findIndex((x) => x.provider === provider && x.id === m.id);
       if (at >= 0) models[at] = model;

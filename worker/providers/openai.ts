@@ -7,19 +7,24 @@ import type OpenAI from "openai";
 import type {
   ImageContent,
   LlmMessage,
-  StopReason,
+  Model,
   TextContent,
+  ThinkingContent,
   Usage,
 } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
 import { sdkClientOptions } from "./client-options.js";
-import { failStream, finishStream } from "./finish.js";
+import { detectCompat, resolveCompat, type ResolvedCompat } from "./compat.js";
+import { failStream, finishStream, mapOpenAIFinish } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 
-/** Reasoning text as compatible servers name it: llama.cpp/vLLM/DeepSeek, Ollama/OpenRouter. */
-const REASONING_FIELDS = ["reasoning_content", "reasoning"] as const;
+/** Reasoning text as compatible servers name it: DeepSeek/vLLM/SGLang/llama.cpp, OpenRouter/Ollama/Groq. */
+const REASONING_FIELDS = ["reasoning_content", "reasoning", "reasoning_text"] as const;
+
+/** A streamed delta with the fields compatible servers add beside OpenAI's. */
+type Delta = OpenAI.Chat.ChatCompletionChunk.Choice.Delta & Record<string, unknown>;
 
 /** Create the OpenAI-compatible provider. Stateless: one client per request. */
 export function createOpenAIProvider(): Provider {
@@ -28,33 +33,36 @@ export function createOpenAIProvider(): Provider {
       const { model, signal } = request;
       const builder = new MessageBuilder(model.api, model.provider, model.id);
       let finishReason: string | null = null;
+      let refusal = "";
       try {
         const { default: OpenAIClient } = await import("openai");
         const client = new OpenAIClient(sdkClientOptions(request));
         const chunks = await client.chat.completions.create(buildOpenAIParams(request), { signal });
         yield builder.start();
-        // Stream index of the tool call open in the builder; the builder holds one open block.
-        let openCallIndex: number | null = null;
+        const calls = new ToolCallTracker();
         for await (const chunk of chunks) {
           builder.setResponseId(chunk.id);
-          if (chunk.usage) builder.setUsage(usageOf(chunk.usage), model.cost);
-          const choice = chunk.choices?.[0];
+          const choice = chunk.choices?.[0] as (OpenAI.Chat.ChatCompletionChunk.Choice & { usage?: OpenAI.CompletionUsage }) | undefined;
+          // Moonshot puts usage on the choice; vLLM (continuous_usage_stats) on every chunk, the last one wins.
+          const usage = chunk.usage ?? choice?.usage;
+          if (usage) builder.setUsage(usageOf(usage), model.cost);
           if (!choice) continue;
           if (choice.finish_reason) finishReason = choice.finish_reason;
-          const delta = choice.delta as (typeof choice.delta & Record<string, unknown>) | undefined;
+          const delta = choice.delta as Delta | undefined;
           if (!delta) continue;
-          // Some servers send the same reasoning under both names; take the first one only.
-          const reasoning = REASONING_FIELDS.map((f) => delta[f]).find((v) => typeof v === "string" && v !== "");
-          if (typeof reasoning === "string") yield* builder.thinking(reasoning);
+          // Some servers send the same reasoning under two names; the first one wins. The field
+          // name is kept as the block's signature: it is where the reasoning goes back.
+          const field = REASONING_FIELDS.find((f) => typeof delta[f] === "string" && delta[f] !== "");
+          if (field) yield* builder.thinking(delta[field] as string, builder.openKind() === "thinking" ? undefined : field);
           if (delta.content) yield* builder.text(delta.content);
+          if (typeof delta.refusal === "string" && delta.refusal !== "") {
+            refusal += delta.refusal;
+            yield* builder.text(delta.refusal);
+          }
           for (const call of delta.tool_calls ?? []) {
-            if (call.index !== openCallIndex) {
-              // A new call starts. Deltas of an earlier, already closed call cannot be
-              // merged any more; OpenAI streams calls one after another, so none arrive.
-              if (openCallIndex !== null && call.index < openCallIndex) continue;
-              openCallIndex = call.index;
-              yield* builder.toolCallStart(call.id ?? `call_${call.index}`, call.function?.name ?? "");
-            }
+            const start = calls.next(call, chunk.id);
+            if (start === "skip") continue;
+            if (start) yield* builder.toolCallStart(start.id, start.name);
             if (call.function?.arguments) yield* builder.toolCallDelta(call.function.arguments);
           }
         }
@@ -62,29 +70,82 @@ export function createOpenAIProvider(): Provider {
         yield* failStream(builder, error, signal.aborted, request.maxRetryDelayMs);
         return;
       }
-      // The SDK ends the iteration quietly when the signal aborts it.
+      // The SDK ends the iteration quietly when the signal aborts it. A refusal comes with
+      // finish_reason "stop": the refusal text is what makes it one.
       yield* finishStream(builder, {
         aborted: signal.aborted,
         rawReason: finishReason,
-        mapped: finishReason === null ? null : mapFinishReason(finishReason),
+        outcome: finishReason === null ? null : refusal ? { kind: "refusal" } : mapOpenAIFinish(finishReason),
         field: "finish_reason",
+        ...(refusal ? { refusal, refusalDetail: "with a refusal" } : {}),
       });
     },
   };
 }
 
+/**
+ * Which streamed tool-call delta belongs to which call, as servers really send them:
+ * OpenAI numbers calls by `index` and sends the `id` once; Ollama sends every call
+ * whole with `index: 0` and a new `id`; Mistral sends no `index`; Qwen repeats
+ * `index` with an empty `id` on continuations. A new non-empty `id` always starts a call.
+ */
+export class ToolCallTracker {
+  private open: { index: number | undefined; id: string } | null = null;
+  private count = 0;
+
+  /** For one delta: the call to start, null to continue the open one, or "skip" for a late delta of a closed call. */
+  next(
+    call: { index?: number; id?: string | null; function?: { name?: string | null } },
+    responseId: string,
+  ): { id: string; name: string } | null | "skip" {
+    const id = call.id ? call.id : undefined;
+    const index = typeof call.index === "number" ? call.index : undefined;
+    const open = this.open;
+    if (open && (id === undefined || id === open.id) && (index === undefined || open.index === undefined || index === open.index)) {
+      return null;
+    }
+    // An earlier call's delta after a later one started: the builder closed it already.
+    if (open && id === undefined && index !== undefined && open.index !== undefined && index < open.index) return "skip";
+    this.open = { index, id: id ?? `call_${responseId}_${this.count}` };
+    this.count++;
+    return { id: this.open.id, name: call.function?.name ?? "" };
+  }
+}
+
 /** The Chat Completions request for one provider request. Exported for tests of the wire shape. */
 export function buildOpenAIParams(request: ProviderRequest): OpenAI.Chat.ChatCompletionCreateParamsStreaming {
   const { model } = request;
-  const params: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
+  const compat = resolveCompat(model);
+  const thinking = model.reasoning && request.thinkingLevel !== "off";
+  const params: OpenAI.Chat.ChatCompletionCreateParamsStreaming & Record<string, unknown> = {
     model: model.id,
-    messages: toOpenAIMessages(request.systemPrompt, request.messages),
-    max_tokens: model.maxTokens,
+    messages: toOpenAIMessages(request.systemPrompt, request.messages, { compat, model }),
     stream: true,
-    stream_options: { include_usage: true },
   };
+  params[compat.maxTokensField] = model.maxTokens;
+  if (compat.supportsUsageInStreaming) params.stream_options = { include_usage: true };
   if (request.tools.length > 0) params.tools = request.tools.map(toOpenAITool);
-  if (model.reasoning && request.thinkingLevel !== "off") params.reasoning_effort = request.thinkingLevel;
+  if (model.reasoning) {
+    const effort = request.thinkingLevel === "off" ? undefined : request.thinkingLevel;
+    switch (compat.thinkingFormat) {
+      case "deepseek":
+        params.thinking = { type: thinking ? "enabled" : "disabled" };
+        if (effort && compat.supportsReasoningEffort) params.reasoning_effort = effort;
+        break;
+      case "openrouter":
+        params.reasoning = { effort: effort ?? "none" };
+        break;
+      case "zai":
+      case "qwen":
+        params.enable_thinking = thinking;
+        break;
+      case "qwen-chat-template":
+        params.chat_template_kwargs = { enable_thinking: thinking, preserve_thinking: true };
+        break;
+      default:
+        if (effort && compat.supportsReasoningEffort) params.reasoning_effort = effort;
+    }
+  }
   return params;
 }
 
@@ -102,9 +163,16 @@ function toOpenAITool(tool: ToolSpec): OpenAI.Chat.ChatCompletionFunctionTool {
 /**
  * Conversation to Chat Completions messages: the system prompt first, tool results as
  * `tool` messages. Assistant text goes as one plain string, the form every compatible
- * server accepts; thinking is not sent back (the API has no field for it).
+ * server accepts. Reasoning goes back in the field it came in (`reasoning_content`,
+ * `reasoning`): DeepSeek rejects a tool loop without it, the others ignore or use it.
+ * Reasoning from another API (no field name) is not sent, unless the server wants it as text.
  */
-export function toOpenAIMessages(systemPrompt: string, messages: LlmMessage[]): ChatMessage[] {
+export function toOpenAIMessages(
+  systemPrompt: string,
+  messages: LlmMessage[],
+  opts: { compat: ResolvedCompat; model: Pick<Model, "reasoning"> } = { compat: detectCompat({ provider: "", baseUrl: "" }), model: { reasoning: false } },
+): ChatMessage[] {
+  const { compat } = opts;
   const out: ChatMessage[] = [];
   if (systemPrompt) out.push({ role: "system", content: systemPrompt });
   // `tool` messages carry text only, so images of a run of tool results follow it as one
@@ -133,13 +201,24 @@ export function toOpenAIMessages(systemPrompt: string, messages: LlmMessage[]): 
           ? [{ id: c.id, type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } }]
           : [],
       );
+      const thoughts = msg.content.filter((c): c is ThinkingContent => c.type === "thinking" && c.thinking.trim() !== "" && !c.redacted);
+      const reasoningText = thoughts.map((c) => c.thinking).join("\n");
+      const visible = compat.requiresThinkingAsText && reasoningText ? [reasoningText, text].filter((t) => t.trim() !== "").join("\n\n") : text;
       // Servers reject an assistant message with neither content nor tool calls (an aborted reply).
-      if (text.trim() === "" && calls.length === 0) continue;
-      out.push({
+      if (visible.trim() === "" && calls.length === 0) continue;
+      const assistant: ChatMessage & Record<string, unknown> = {
         role: "assistant",
-        content: text.trim() === "" ? null : text,
+        content: visible.trim() === "" ? null : visible,
         ...(calls.length > 0 ? { tool_calls: calls } : {}),
-      });
+      };
+      const field = thoughts.find((c) => isReasoningField(c.thinkingSignature))?.thinkingSignature;
+      if (!compat.requiresThinkingAsText && field && msg.api === "openai-completions") {
+        assistant[field] = thoughts.filter((c) => c.thinkingSignature === field).map((c) => c.thinking).join("\n");
+      }
+      if (compat.requiresReasoningContentOnAssistantMessages && opts.model.reasoning && assistant.reasoning_content === undefined) {
+        assistant.reasoning_content = "";
+      }
+      out.push(assistant);
     } else {
       const text = msg.content
         .filter((c): c is TextContent => c.type === "text")
@@ -148,7 +227,12 @@ export function toOpenAIMessages(systemPrompt: string, messages: LlmMessage[]): 
       const images = msg.content.filter((c): c is ImageContent => c.type === "image");
       toolImages.push(...images);
       const fallback = images.length > 0 ? "(see attached image)" : "(no output)";
-      out.push({ role: "tool", tool_call_id: msg.toolCallId, content: text || fallback });
+      out.push({
+        role: "tool",
+        tool_call_id: msg.toolCallId,
+        content: text || fallback,
+        ...(compat.requiresToolResultName ? { name: msg.toolName } : {}),
+      } as ChatMessage);
     }
   }
   flushToolImages();
@@ -160,27 +244,28 @@ function toUserPart(c: TextContent | ImageContent): OpenAI.Chat.ChatCompletionCo
   return { type: "image_url", image_url: { url: `data:${c.mimeType};base64,${c.data}` } };
 }
 
-/** OpenAI finish reasons to ours; `error` marks stops that carry no usable answer. */
-function mapFinishReason(reason: string): StopReason {
-  switch (reason) {
-    case "length":
-      return "length";
-    case "tool_calls":
-    case "function_call":
-      return "toolUse";
-    case "content_filter":
-      return "error";
-    default:
-      return "stop";
-  }
+/** Whether a thinking block's signature names an OpenAI-compatible reasoning field. */
+function isReasoningField(signature: string | undefined): signature is (typeof REASONING_FIELDS)[number] {
+  return signature !== undefined && (REASONING_FIELDS as readonly string[]).includes(signature);
 }
 
-/** Token counts of a chunk; cached prompt tokens are reported inside `prompt_tokens`. */
-function usageOf(raw: OpenAI.CompletionUsage): Partial<Omit<Usage, "cost">> {
-  const cacheRead = raw.prompt_tokens_details?.cached_tokens ?? 0;
+/**
+ * Token counts of a chunk. Cached prompt tokens are reported inside `prompt_tokens`
+ * (DeepSeek: `prompt_cache_hit_tokens`). `completion_tokens` includes reasoning at
+ * OpenAI; xAI counts reasoning apart (its `total_tokens` is prompt + completion +
+ * reasoning), so reasoning is added back when the total says so.
+ */
+function usageOf(
+  raw: OpenAI.CompletionUsage & { prompt_cache_hit_tokens?: number },
+): Partial<Omit<Usage, "cost">> {
+  const prompt = raw.prompt_tokens ?? 0;
+  const completion = raw.completion_tokens ?? 0;
+  const cacheRead = raw.prompt_tokens_details?.cached_tokens ?? raw.prompt_cache_hit_tokens ?? 0;
+  const reasoning = raw.completion_tokens_details?.reasoning_tokens ?? 0;
+  const reasoningApart = reasoning > 0 && raw.total_tokens === prompt + completion + reasoning;
   return {
-    input: Math.max(0, (raw.prompt_tokens ?? 0) - cacheRead),
-    output: raw.completion_tokens ?? 0,
+    input: Math.max(0, prompt - cacheRead),
+    output: completion + (reasoningApart ? reasoning : 0),
     cacheRead,
   };
 }
