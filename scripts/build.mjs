@@ -23,7 +23,7 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   chunkNames: "chunks/[name]-[hash]",
-  external: ["@anthropic-ai/sdk", "openai", "jiti", "ink", "react", "react/*", "ink-*", "yoga-*"],
+  external: ["@anthropic-ai/sdk", "openai", "jiti", "ink", "react", "react/*", "ink-*", "yoga-*", "bullmq"],
   banner: {
     js: "import { createRequire as __piCreateRequire } from 'node:module'; const require = __piCreateRequire(import.meta.url);",
   },

@@ -14,7 +14,9 @@ import { parseShard, selectShard, type Shard } from "../run/shard.js";
 import { emitReport } from "../run/report-output.js";
 import { loadTaskFile, promptTasks, TaskFileError } from "../run/tasks.js";
 import type { RunTask } from "../run/types.js";
-import { positiveInt } from "./options.js";
+import { parseQueueUrl, type QueueAddress } from "../run/queue-jobs.js";
+import { checkQueueFlags, runProducer, runWorker } from "../run/queue-commands.js";
+import { nonNegativeInt, positiveInt } from "./options.js";
 
 interface RunFlags {
   prompt?: string;
@@ -33,12 +35,25 @@ interface RunFlags {
   json?: boolean;
   reportJson?: string;
   reportJunit?: string;
+  queue?: QueueAddress;
+  worker?: QueueAddress;
+  retries?: number;
+  runId?: string;
+  stallTimeout?: number;
 }
 
 function seconds(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a number of seconds above 0, got "${value}"`);
   return n;
+}
+
+function queueOption(value: string): QueueAddress {
+  try {
+    return parseQueueUrl(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 function shardOption(value: string): Shard {
@@ -71,6 +86,11 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--json", "print the JSON report on stdout instead of the summary")
     .option("--report-json <file>", "write the JSON report to this file")
     .option("--report-junit <file>", "write a JUnit XML report (one test case per task) to this file")
+    .option("--queue <redis://host:port/queue>", "put the tasks on a Redis (BullMQ) queue for --worker processes on any machine, and report when all are done", queueOption)
+    .option("--retries <n>", "with --queue: run a task that did not pass up to N more times", nonNegativeInt)
+    .option("--run-id <id>", "with --queue: the run's id (default: a hash of the tasks, so the same command resumes a run after a crash)")
+    .option("--worker <redis://host:port/queue>", "take tasks from that queue and run them here until SIGINT/SIGTERM", queueOption)
+    .option("--stall-timeout <seconds>", "with --worker: a task whose worker has been silent this long goes to another worker (default 30)", seconds)
     .addHelpText(
       "after",
       `
@@ -89,10 +109,18 @@ Exit codes: 0 every task passed, 1 a task failed or timed out, 2 a usage or task
 error (the message names the task and the field), 130 interrupted by Ctrl-C (the
 running tasks are stopped and the reports hold what finished).
 
+More than one machine: the producer (pi-orch run TASKS --queue URL) queues the tasks
+and writes the reports; each machine runs pi-orch run --worker URL [--concurrency N]
+(worker flags: --concurrency, --worker-command, --keep-worktrees, --discard-changes,
+--stall-timeout). A worker stops taking tasks on SIGINT/SIGTERM and lets its running
+tasks finish (a second signal hands them back to the queue), then exits 130/143.
+
 Examples:
   pi-orch run --provider faux --prompt "list the files" --count 4
   pi-orch run tasks.json --worktree --concurrency 8 --timeout 600 --report-junit junit.xml
-  pi-orch run tasks.ts --shard 2/4 --fail-fast --json > report.json`,
+  pi-orch run tasks.ts --shard 2/4 --fail-fast --json > report.json
+  pi-orch run tasks.json --queue redis://10.0.0.5:6379/agents --report-junit junit.xml
+  pi-orch run --worker redis://10.0.0.5:6379/agents --concurrency 4`,
     )
     .action((file: string | undefined, flags: RunFlags) => runAction(ctx, () => runCommand(ctx, file, flags)));
 }
@@ -126,6 +154,9 @@ function parseWorkerCommand(text: string | undefined): string[] | undefined {
 }
 
 async function runCommand(ctx: CliContext, file: string | undefined, flags: RunFlags): Promise<number> {
+  checkQueueFlags(file, flags);
+  if (flags.worker) return runWorker(ctx, flags.worker, { ...flags, workerCommand: parseWorkerCommand(flags.workerCommand) });
+  if (flags.queue) return runProducer(ctx, await loadTasks(file, flags), flags.queue, flags);
   const all = await loadTasks(file, flags);
   const workerCommand = parseWorkerCommand(flags.workerCommand);
   const shard = flags.shard ?? null;

@@ -18,7 +18,8 @@ function elapsedOf(p: TaskProgress, now: number): string {
 export function progressLine(p: TaskProgress, now: number, c: Colors): string {
   const final = FINAL_STATUSES.has(p.status);
   const detail = final && p.status !== "skipped" ? ` after ${elapsedOf(p, now)}` : "";
-  return `${c.bold(p.name)} ${colorTaskStatus(p.status, c)}${detail}`;
+  const host = p.host && p.status !== "pending" ? ` on ${p.host}` : "";
+  return `${c.bold(p.name)} ${colorTaskStatus(p.status, c)}${detail}${host}`;
 }
 
 /**
@@ -28,8 +29,17 @@ export function progressLine(p: TaskProgress, now: number, c: Colors): string {
 export function progressTable(tasks: readonly TaskProgress[], now: number, c: Colors, maxRows = Infinity): string {
   const order = (p: TaskProgress) => (p.status === "pending" ? 2 : FINAL_STATUSES.has(p.status) ? 1 : 0);
   const shown = tasks.length > maxRows ? [...tasks].sort((a, b) => order(a) - order(b)).slice(0, Math.max(1, maxRows - 1)) : tasks;
-  const rows = shown.map((p) => [c.bold(p.name), colorTaskStatus(p.status, c), String(p.turns), p.tool ?? "-", elapsedOf(p, now)]);
-  const lines = [renderTable(["TASK", "STATUS", "TURNS", "TOOL", "ELAPSED"], rows, c)];
+  // Queue runs say which worker runs a task; local runs have no such column.
+  const hosts = tasks.some((p) => p.host);
+  const rows = shown.map((p) => [
+    c.bold(p.name),
+    colorTaskStatus(p.status, c),
+    String(p.turns),
+    p.tool ?? "-",
+    elapsedOf(p, now),
+    ...(hosts ? [p.host ?? "-"] : []),
+  ]);
+  const lines = [renderTable(["TASK", "STATUS", "TURNS", "TOOL", "ELAPSED", ...(hosts ? ["WORKER"] : [])], rows, c)];
   if (shown.length < tasks.length) {
     const done = tasks.filter((p) => FINAL_STATUSES.has(p.status)).length;
     const pending = tasks.filter((p) => p.status === "pending").length;

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import type { StreamMessage } from "../../supervisor/subscribers.js";
 import { Supervisor } from "../../supervisor/supervisor.js";
 import { RUNNING_STATUSES, type AgentInfo, type AgentTimings } from "../../supervisor/types.js";
-import { changedFiles, findRepository, worktreePath } from "../../supervisor/worktrees.js";
+import { changedFiles, diffWorktree, findRepository, worktreePath } from "../../supervisor/worktrees.js";
 import { keyAdvice } from "../key-advice.js";
 import { runCheck } from "./check.js";
 import { RunTracker, type RunEnd } from "./tracker.js";
@@ -55,6 +55,8 @@ export interface TaskRunOptions {
   timings?: Partial<AgentTimings>;
   /** Problems that are not task failures (a worktree that could not be removed). */
   onWarning?: (message: string) => void;
+  /** Put a worktree task's `git diff` in its result (a queue worker sends it to a producer on another machine). */
+  captureDiff?: boolean;
 }
 
 /** What `run()` resolves with. */
@@ -211,6 +213,7 @@ export class TaskRun {
     let failure: string | null = null;
     let check: CheckResult | null = null;
     let changed: string[] | null = null;
+    let diff: string | undefined;
     let kept = false;
     let sessionFile: string | null = null;
     try {
@@ -249,6 +252,7 @@ export class TaskRun {
       await sup.stop(name);
       info = sup.status(name);
       changed = info.worktree ? await changedFiles(info.worktree) : [...tracker.touched];
+      if (this.opts.captureDiff && info.worktree && changed.length > 0) diff = await diffWorktree(info.worktree);
       if (!failure && !stopped && task.check) {
         this.setStatus(progress, "checking");
         check = await runCheck(task.check, info.cwd, abort.signal);
@@ -281,6 +285,7 @@ export class TaskRun {
       check,
       sessionFile,
       worktree: info?.worktree ? { ...info.worktree, kept } : null,
+      ...(diff !== undefined ? { diff } : {}),
     };
     this.setStatus(progress, status);
     return result;

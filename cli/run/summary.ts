@@ -74,6 +74,8 @@ export function summaryText(results: readonly TaskResult[], durationMs: number, 
     if (r.changedFiles && r.changedFiles.length > 0) lines.push(`  ${c.dim("changed")}  ${oneLine(r.changedFiles.join(", "), 200)}`);
     if (r.worktree?.kept) lines.push(`  ${c.dim("worktree")} ${shortPath(r.worktree.path)} (branch ${r.worktree.branch})`);
     if (r.sessionFile) lines.push(`  ${c.dim("session")}  ${shortPath(r.sessionFile)}`);
+    const retried = (r.attempts ?? 1) > 1 ? `retried: attempt ${r.attempts}` : "";
+    if (r.host || retried) lines.push(`  ${c.dim("worker")}   ${[r.host, retried && (r.host ? `(${retried})` : retried)].filter(Boolean).join(" ")}`);
   }
   const skipped = results.filter((r) => r.status === "skipped");
   if (skipped.length > 0) lines.push(c.dim(`not started: ${oneLine(skipped.map((r) => r.name).join(", "), 200)}`));

@@ -35,6 +35,8 @@ export interface TaskProgress {
   tool: string | null;
   startedAt: number | null;
   endedAt: number | null;
+  /** The queue worker running it (queue runs only). */
+  host?: string;
 }
 
 /** Token counts summed over the task's assistant messages. */
