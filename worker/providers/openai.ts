@@ -36,7 +36,7 @@ export function createOpenAIProvider(): Provider {
       let refusal = "";
       try {
         const { default: OpenAIClient } = await import("openai");
-        const client = new OpenAIClient(sdkClientOptions(request));
+        const client = new OpenAIClient({ ...sdkClientOptions(request), fetch: fetchNestingErrorBodies });
         const chunks = await client.chat.completions.create(buildOpenAIParams(request), { signal });
         yield builder.start();
         const calls = new ToolCallTracker();
@@ -81,6 +81,29 @@ export function createOpenAIProvider(): Provider {
       });
     },
   };
+}
+
+/**
+ * `fetch` that nests a top-level error body (`{"object":"error","message":...}`, as
+ * Mistral and older vLLM send) under `error`, where the SDK looks for it: without this
+ * the SDK reports "400 status code (no body)" and the server's words, an overflow
+ * among them, are lost.
+ */
+export async function fetchNestingErrorBodies(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const response = await fetch(input, init);
+  if (response.ok) return response;
+  const text = await response.text();
+  let body = text;
+  try {
+    const json = JSON.parse(text) as Record<string, unknown> | null;
+    if (json && typeof json === "object" && !("error" in json) && typeof json.message === "string") body = JSON.stringify({ error: json });
+  } catch {
+    // Not JSON: the SDK reports the text as it is.
+  }
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
 }
 
 /**
