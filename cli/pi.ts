@@ -5,12 +5,13 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { THINKING_LEVELS, type ThinkingLevel } from "../shared/schema/messages.js";
-import type { ExtensionUi } from "../worker/extensions/hooks.js";
+import { splitExtensionFlags } from "../worker/extensions/flags.js";
 import { loadExtensions } from "../worker/extensions/loader.js";
 import { resolveTrust } from "../worker/extensions/trust.js";
 import { runPrintMode } from "../worker/modes/print.js";
 import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
 import { runRpcMode } from "../worker/modes/rpc.js";
+import { guardStdout } from "../worker/modes/stdout-guard.js";
 import { AgentSession, type WorkerOptions } from "../worker/core/agent-session.js";
 import { killAllChildren } from "../worker/tools/process-tree.js";
 import { packageVersion } from "./version.js";
@@ -99,7 +100,8 @@ async function readStdin(): Promise<string> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  // Options extensions register are known only once they load; they are checked then.
+  const program = buildProgram().allowUnknownOption();
   program.exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -112,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   const opts = program.opts<CliOptions>();
-  const words = program.args;
+  let words = program.args;
 
   const workerOptions: WorkerOptions = {
     cwd: process.cwd(),
@@ -147,25 +149,29 @@ async function main(argv: string[]): Promise<number> {
 
   // stdout belongs to the mode (the RPC stream, JSONL, the answer): extensions' console output goes to stderr.
   console.log = console.info = console.debug = console.error;
-  let extensionUi: ExtensionUi = DEFAULT_UI;
+  // In RPC mode even direct writes to process.stdout go to stderr; the protocol has its own way out.
+  const protocolOut = opts.mode === "rpc" ? guardStdout() : process.stdout;
+  runtime.setUi(DEFAULT_UI, false);
   runtime.setExtensions(
     await loadExtensions({
       paths: opts.extension ?? [],
       home: runtime.home,
       cwd: runtime.cwd,
       trusted: resolveTrust(runtime.home, runtime.cwd, opts.trust, (m) => process.stderr.write(`pi: ${m}\n`)),
-      ui: () => extensionUi,
       emit: (event) => {
         process.stderr.write(`pi: extension ${event.extensionPath} failed (${event.event}): ${event.error}\n`);
         runtime.emit(event);
       },
-      runtime: {
-        cwd: runtime.cwd,
-        sessionFile: () => runtime.sessionFile,
-        sendUserMessage: async (text) => void (await runtime.prompt(text, undefined, runtime.agent.isStreaming ? "followUp" : undefined)),
-      },
     }),
   );
+  // Flags extensions registered are accepted, and only those.
+  const split = splitExtensionFlags(words, runtime.extensionFlags());
+  if (split.unknown.length > 0) {
+    process.stderr.write(`pi: unknown option ${split.unknown.join(", ")}; see pi --help (extensions may add options with pi.registerFlag)\n`);
+    return 2;
+  }
+  for (const flag of runtime.extensionFlags()) if (split.values.has(flag.name)) flag.value = split.values.get(flag.name);
+  words = split.rest;
 
   if (opts.mode === "rpc") {
     if (words.length > 0) {
@@ -175,11 +181,12 @@ async function main(argv: string[]): Promise<number> {
     return new Promise<number>((resolve) => {
       const rpc = runRpcMode(runtime, {
         input: process.stdin,
-        output: process.stdout,
+        output: protocolOut,
         maxLineBytes: opts.maxLineBytes,
         onExit: resolve,
       });
-      extensionUi = rpc.ui;
+      runtime.setUi(rpc.ui, true);
+      runtime.onShutdownRequest = () => void rpc.shutdown("an extension asked to shut down");
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
         process.on(signal, () => void rpc.shutdown(signal));
       }
@@ -196,7 +203,7 @@ async function main(argv: string[]): Promise<number> {
     // Interactive mode: loaded lazily so rpc and print start without ink and react.
     process.env.NODE_ENV ??= "production"; // React's development build is much slower
     const { runInteractive } = await import("./tui/interactive.js");
-    return runInteractive(runtime, (ui) => (extensionUi = ui));
+    return runInteractive(runtime, (ui) => runtime.setUi(ui, true));
   }
   if (!prompt) {
     process.stderr.write("pi: no task given: pass it as an argument or on stdin; see pi --help\n");

@@ -76,7 +76,7 @@ export function resolveAppend(value: string, cwd: string): string {
 export function buildSystemPrompt(input: SystemPromptInput): string {
   const parts: string[] = [input.systemPrompt ?? BASE_PROMPT];
   if (input.tools.length > 0) {
-    const lines = input.tools.map((t) => `- ${t.name}: ${t.description}`);
+    const lines = input.tools.map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
     parts.push(`Available tools:\n${lines.join("\n")}`);
     const guidelines = input.tools.flatMap((t) => t.guidelines ?? []);
     if (guidelines.length > 0) parts.push(`Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);

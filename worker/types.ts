@@ -18,6 +18,8 @@ import type { RetryHint } from "./providers/retry-delay.js";
 export interface ToolResult<D = unknown> {
   content: (TextContent | ImageContent)[];
   details?: D;
+  /** End the run after this batch of calls when every result of the batch says so (pi's `terminate`). */
+  terminate?: boolean;
 }
 
 /** Everything a running tool may use; `signal` aborts it, `onUpdate` streams partial results. */
@@ -39,6 +41,8 @@ export interface AgentTool<S extends TSchema = TSchema> {
   label: string;
   /** One-line description, sent to the model and placed in the system prompt. */
   description: string;
+  /** The system prompt's line for the tool, when it differs from `description` (pi's `promptSnippet`). */
+  snippet?: string;
   /** Usage guidelines placed in the system prompt while the tool is active. */
   guidelines?: string[];
   parameters: S;

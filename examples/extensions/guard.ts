@@ -6,7 +6,8 @@
  *   pi -p -e examples/extensions/guard.ts "count the words in README.md"
  */
 import { Type } from "typebox";
-import type { ExtensionApi } from "../../worker/extensions/types.js";
+// In an extension of your own, import the type from "@mariozechner/pi-coding-agent" as pi documents it.
+import type { ExtensionAPI } from "../../worker/extensions/types.js";
 
 /** True when a command runs `rm` with both a recursive and a force flag (`-rf`, `-fr`, `-r -f`, `--recursive --force`, …). */
 export function isRecursiveForceRm(command: string): boolean {
@@ -22,7 +23,7 @@ export function isRecursiveForceRm(command: string): boolean {
   });
 }
 
-export default function guard(pi: ExtensionApi): void {
+export default function guard(pi: ExtensionAPI): void {
   pi.on("tool_call", (event) => {
     if (event.toolName !== "bash") return;
     const command = String(event.input.command ?? "");
@@ -33,7 +34,7 @@ export default function guard(pi: ExtensionApi): void {
 
   pi.registerCommand("hello", {
     description: "Say hello (usage: /hello [name])",
-    handler: (args, ctx) => {
+    handler: (args: string, ctx) => {
       ctx.ui.notify(`Hello, ${args.trim() || "world"}! (cwd: ${ctx.cwd})`, "info");
     },
   });
@@ -45,7 +46,7 @@ export default function guard(pi: ExtensionApi): void {
     parameters: Type.Object({
       text: Type.String({ description: "The text to measure" }),
     }),
-    async execute({ text }) {
+    async execute(_toolCallId, { text }) {
       const words = text.split(/\s+/).filter(Boolean).length;
       const lines = text === "" ? 0 : text.split("\n").length;
       return {

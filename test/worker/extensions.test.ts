@@ -1,6 +1,7 @@
 /**
- * Extensions in-process: real files in temp folders, loaded with jiti, driven
- * through the `ExtensionHooks` the runtime calls.
+ * Extensions in-process: real files in temp folders, loaded with jiti, bound to a
+ * real session (faux model, no session file), driven through the `ExtensionHooks`
+ * the session calls.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -57,15 +58,17 @@ async function load(opts: { paths?: string[]; home?: string; cwd?: string; trust
   const errors: ExtensionErrorEvent[] = [];
   const recording = recordingUi();
   const cwd = opts.cwd ?? temp("pi-ext-cwd-");
+  const home = opts.home ?? temp("pi-ext-home-");
   const hooks = await loadExtensions({
     paths: opts.paths ?? [],
-    home: opts.home ?? temp("pi-ext-home-"),
+    home,
     cwd,
     trusted: opts.trusted ?? false,
-    ui: () => opts.ui ?? recording.ui,
     emit: (e) => void errors.push(e),
-    runtime: { cwd, sessionFile: () => "/sessions/s.jsonl" },
   });
+  const session = new AgentSession({ cwd, home, provider: "faux", noSession: true, env: {} });
+  session.setUi(opts.ui ?? recording.ui, true);
+  session.setExtensions(hooks);
   return { hooks, errors, notices: recording.notices, answers: recording.answers };
 }
 
@@ -83,9 +86,9 @@ describe("loading", () => {
          pi.registerTool({
            name: "greet", label: "Greet", description: "greets",
            parameters: Params,
-           async execute(args: Static<typeof Params>, ctx: any) {
+           async execute(_id: string, args: Static<typeof Params>, _signal: any, _onUpdate: any, ctx: any) {
              ctx.ui.notify("greeting from " + ctx.cwd);
-             return { content: [{ type: "text", text: "hello " + args.name + " in " + ctx.sessionFile }] };
+             return { content: [{ type: "text", text: "hello " + args.name + " in " + ctx.sessionManager.getSessionId() }] };
            },
          });
          pi.registerCommand("/wave", { description: "waves", handler: (args: string, ctx: any) => ctx.ui.notify("wave " + args) });
@@ -96,7 +99,7 @@ describe("loading", () => {
     const [tool] = hooks.tools();
     expect(tool).toMatchObject({ name: "greet", label: "Greet", description: "greets" });
     const result = await tool.execute({ name: "ada" }, { cwd: "/ignored", toolCallId: "c1", signal: new AbortController().signal });
-    expect(result.content).toEqual([{ type: "text", text: "hello ada in /sessions/s.jsonl" }]);
+    expect(result.content).toEqual([{ type: "text", text: expect.stringMatching(/^hello ada in [0-9a-f-]{36}$/) }]);
     expect(hooks.commands()).toEqual([{ name: "wave", description: "waves", source: "extension", path }]);
     expect(await hooks.runCommand("wave", "hi")).toBe(true);
     expect(await hooks.runCommand("nope", "")).toBe(false);
@@ -118,7 +121,7 @@ describe("loading", () => {
     write(join(home, "extensions", "notes.md"), "not an extension");
     const explicit = write(join(src, "z.ts"), tag("explicit"));
     const { hooks } = await load({ home, paths: [explicit] });
-    expect(await hooks.beforeAgentStart("task", "base")).toBe("base explicit home-a home-b");
+    expect((await hooks.beforeAgentStart("task", undefined, "base"))?.systemPrompt).toBe("base explicit home-a home-b");
   });
 
   it("reports a module that fails to load at session start, undoes what it registered and loads the others", async () => {
@@ -134,7 +137,7 @@ describe("loading", () => {
     const { hooks, errors } = await load({ paths: [broken, notAFunction, syntax, missing, good] });
     expect(hooks.commands().map((c) => c.name)).toEqual(["good"]);
     expect(errors).toEqual([]);
-    await hooks.sessionStart();
+    await hooks.sessionStart("startup");
     expect(errors.map((e) => [e.extensionPath, e.event])).toEqual([
       [broken, "load"],
       [notAFunction, "load"],
@@ -152,7 +155,7 @@ describe("loading", () => {
       `export default (pi: any) => pi.registerTool({ name: "t", label: "t", description: "d", execute: async () => ({ content: [] }) });`,
     );
     const { hooks, errors } = await load({ paths: [path] });
-    await hooks.sessionStart();
+    await hooks.sessionStart("startup");
     expect(errors).toHaveLength(1);
     expect(errors[0].error).toBe(`extension ${path}: registerTool "t": parameters must be a TypeBox schema (Type.Object({...}))`);
   });
@@ -176,8 +179,8 @@ describe("handlers", () => {
        };`,
     );
     const { hooks } = await load({ paths: [first, second] });
-    expect(await hooks.beforeAgentStart("go", "base")).toBe("base +first(go) +second");
-    const changed = await hooks.toolResult(call("read", {}), { content: [{ type: "text", text: "raw" }] }, true);
+    expect((await hooks.beforeAgentStart("go", undefined, "base"))?.systemPrompt).toBe("base +first(go) +second");
+    const changed = await hooks.toolResult(call("read", {}), {}, { content: [{ type: "text", text: "raw" }] }, true);
     expect(changed).toEqual({ result: { content: [{ type: "text", text: "raw +first +second" }], details: { seen: true } }, isError: false });
   });
 
@@ -190,7 +193,7 @@ describe("handlers", () => {
       `export default (pi: any) => pi.on("agent_end", (e: any, ctx: any) => ctx.ui.notify("saw " + e.messages.length + " messages"));`,
     );
     const { hooks, errors, notices } = await load({ paths: [thrower, rejecter, listener] });
-    await hooks.agentEnd([user("hi")]);
+    await hooks.notify({ type: "agent_end", messages: [user("hi")] });
     expect(errors).toEqual([
       { type: "extension_error", extensionPath: thrower, event: "agent_end", error: "boom" },
       { type: "extension_error", extensionPath: rejecter, event: "agent_end", error: "plain string" },
@@ -209,17 +212,17 @@ describe("handlers", () => {
     const { hooks, notices } = await load({ paths: [guard, after] });
     expect(await hooks.toolCall(call("bash", { command: "rm -rf /" }), { command: "rm -rf /" })).toEqual({ block: true, reason: "no rm -rf here" });
     expect(notices).toEqual([]);
-    expect(await hooks.toolCall(call("bash", { command: "ls" }), { command: "ls" })).toBeUndefined();
+    expect(await hooks.toolCall(call("bash", { command: "ls" }), { command: "ls" })).toEqual({ args: { command: "ls" }, revalidate: false });
     expect(notices).toEqual(["after saw bash"]);
   });
 
-  it("let tool_call replace the arguments, by returning them or changing the input in place", async () => {
+  it("let tool_call change the input in place (as pi: returned inputs are ignored, no re-validation)", async () => {
     const src = temp("pi-ext-src-");
     const returns = write(join(src, "a.ts"), `export default (pi: any) => pi.on("tool_call", (e: any) => ({ input: { ...e.input, timeout: 5 } }));`);
     const mutates = write(join(src, "b.ts"), `export default (pi: any) => pi.on("tool_call", (e: any) => { e.input.command = "set -e; " + e.input.command; });`);
     const { hooks } = await load({ paths: [returns, mutates] });
     const args = { command: "make" };
-    expect(await hooks.toolCall(call("bash", args), args)).toEqual({ args: { command: "set -e; make", timeout: 5 } });
+    expect(await hooks.toolCall(call("bash", args), args)).toEqual({ args: { command: "set -e; make" }, revalidate: false });
     expect(args).toEqual({ command: "make" });
   });
 

@@ -53,12 +53,15 @@ export async function runAgentLoop(
       }
 
       const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");
-      const toolResults = calls.length > 0 ? await executeToolCalls(assistant, calls, context, config, emit) : [];
+      const batch = calls.length > 0 ? await executeToolCalls(assistant, calls, context, config, emit) : { messages: [], terminate: false };
+      const toolResults = batch.messages;
       for (const result of toolResults) {
         context.push(result);
         runMessages.push(result);
       }
       emit({ type: "turn_end", message: assistant, toolResults });
+      // A batch whose every tool asked to terminate ends the run (pi's `terminate`).
+      if (batch.terminate) break outer;
       moreToolCalls = calls.length > 0;
       if (await config.shouldStopAfterTurn?.({ message: assistant, toolResults, context: view(context, config) })) break outer;
       pending = config.takeSteering();
@@ -201,7 +204,8 @@ interface PreparedCall {
 
 /**
  * Validate every call in order, run the valid ones in parallel, and return the
- * results in call order. A failure of one call never stops the others.
+ * results in call order, and whether every result asked to end the run. A failure
+ * of one call never stops the others.
  */
 async function executeToolCalls(
   assistant: AssistantMessage,
@@ -209,14 +213,13 @@ async function executeToolCalls(
   context: AgentMessage[],
   config: LoopConfig,
   emit: Emit,
-): Promise<ToolResultMessage[]> {
+): Promise<{ messages: ToolResultMessage[]; terminate: boolean }> {
   const tools = config.tools();
   const prepared: PreparedCall[] = [];
+  // As pi: each call is announced, then checked (`beforeToolCall` sees it announced), in call order.
   for (const call of calls) {
+    emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
     prepared.push(await prepareCall(assistant, call, tools, context, config));
-  }
-  for (const p of prepared) {
-    emit({ type: "tool_execution_start", toolCallId: p.call.id, toolName: p.call.name, args: p.args });
   }
   const outcomes = await Promise.all(
     prepared.map(async (p) => {
@@ -231,7 +234,7 @@ async function executeToolCalls(
       return outcome;
     }),
   );
-  return prepared.map((p, i) => {
+  const messages = prepared.map((p, i) => {
     const { result, isError } = outcomes[i];
     const message: ToolResultMessage = {
       role: "toolResult",
@@ -246,6 +249,7 @@ async function executeToolCalls(
     emit({ type: "message_end", message });
     return message;
   });
+  return { messages, terminate: outcomes.every((o) => o.result.terminate === true) };
 }
 
 async function prepareCall(
@@ -302,7 +306,9 @@ async function prepareCall(
     if (decision?.block) {
       return { call, tool, args, rejected: decision.reason ?? `Tool call "${call.name}" was blocked.` };
     }
-    if (decision?.args) {
+    if (decision?.args && decision.revalidate === false) {
+      args = decision.args;
+    } else if (decision?.args) {
       const rechecked = checker(tool.parameters)(decision.args);
       if (!rechecked.ok) {
         return { call, tool, args, rejected: `Changed arguments are invalid: ${rechecked.errors.join("; ")}` };

@@ -39,11 +39,12 @@ export interface BeforeToolCallContext {
   signal: AbortSignal;
 }
 
-/** What `beforeToolCall` may decide: block the call, or replace its arguments (validated again). */
+/** What `beforeToolCall` may decide: block the call, or replace its arguments (validated again unless `revalidate` is false). */
 export interface ToolCallDecision {
   block?: boolean;
   reason?: string;
   args?: Record<string, unknown>;
+  revalidate?: boolean;
 }
 
 /** `afterToolCall`'s context: a call that ran (or was rejected) and its result. */

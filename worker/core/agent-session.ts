@@ -10,6 +10,7 @@ import type {
   ImageContent,
   Model,
   ThinkingLevel,
+  UserMessage,
 } from "../../shared/schema/messages.js";
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
@@ -17,6 +18,8 @@ import { ensureHome, modelsJsonPath, piOrchHome } from "../../shared/paths.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
 import { NO_EXTENSIONS, type ExtensionHooks } from "../extensions/hooks.js";
+import type { DeliverAs, ExtensionHost, NewSessionOptions } from "../extensions/host.js";
+import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
 import { loadFauxScript } from "../providers/faux.js";
 import {
@@ -37,7 +40,7 @@ import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
 import { AutoRetry } from "./auto-retry.js";
-import { Compactor, type CompactionReason } from "./compactor.js";
+import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
 
 /** Everything a worker is started with (from the command line). */
@@ -111,6 +114,16 @@ export class AgentSession {
   /** Whether the request in flight was already retried after an overflow compaction. */
   private overflowRetried = false;
   private readonly listeners = new Set<(event: WorkerEvent) => void>();
+  /** Extension tools switched off with `setActiveTools` (extension tools start active). */
+  private readonly inactiveExtensionTools = new Set<string>();
+  /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
+  private nextTurnMessages: AgentMessage[] = [];
+  private turnIndex = 0;
+  private shutdownRequested = false;
+  /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
+  private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
+  /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
+  onShutdownRequest: (() => void) | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.cwd = options.cwd;
@@ -145,20 +158,19 @@ export class AgentSession {
         tools: () => this.activeTools(),
         transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
         beforeToolCall: ({ toolCall, args }) => this.extensions.toolCall(toolCall, args),
-        afterToolCall: async ({ toolCall, result, isError }) => this.extensions.toolResult(toolCall, result, isError),
+        afterToolCall: async ({ toolCall, args, result, isError }) => this.extensions.toolResult(toolCall, args, result, isError),
         afterResponse: (ctx) => this.afterResponse(ctx),
         shouldStopAfterTurn: async () => {
           await this.maybeCompactAtThreshold();
           return false;
         },
         onQueueChange: () => this.emit({ type: "queue_update", ...this.agent.queues() }),
-        beforeRun: async (prompts) => {
-          const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
-          this.runSystemPrompt = (await this.extensions.beforeAgentStart(text, this.systemPromptText)) ?? null;
-        },
+        beforeRun: (prompts) => this.beforeRun(prompts),
         afterRun: async (messages) => {
           this.runSystemPrompt = null;
-          await this.extensions.agentEnd(messages);
+          // As pi: the run is over only once the extensions saw agent_end.
+          await this.extensions.notify({ type: "agent_end", messages });
+          if (this.shutdownRequested) this.onShutdownRequest?.();
         },
       },
       { model, thinkingLevel: this.options.thinking ?? restored?.thinkingLevel ?? "off" },
@@ -168,10 +180,9 @@ export class AgentSession {
       // Persist before the event leaves the worker (appends are synchronous). A message
       // that already happened is kept in memory when the disk refuses it, and written
       // when space returns; a prompt was written when it was accepted.
-      if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message)) {
-        this.store.appendOrKeep({ type: "message", message: event.message });
-      }
+      if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message)) this.persist(event.message);
       this.emit(event);
+      this.notifyExtensions(event);
     });
     if (store) this.attachStore(store, !restored || restored.messages.length === 0);
   }
@@ -226,7 +237,62 @@ export class AgentSession {
   /** Install loaded extensions (after construction, so they can see the session). */
   setExtensions(hooks: ExtensionHooks): void {
     this.extensions = hooks;
+    hooks.bind(this.extensionHost());
     this.rebuildSystemPrompt();
+  }
+
+  /** The mode's dialogs for extensions; `interactive` is `ctx.hasUI` (false in print mode). */
+  setUi(ui: ExtensionUi, interactive: boolean): void {
+    this.ui = { ui, interactive };
+  }
+
+  /** A message as the session file keeps it: extension messages as pi's `custom_message` entries. */
+  private persist(message: AgentMessage): void {
+    if (!this.store) return;
+    if (message.role === "custom") {
+      const { customType, content, display, details } = message;
+      this.store.appendOrKeep({ type: "custom_message", customType, content, display, ...(details !== undefined ? { details } : {}) });
+    } else {
+      this.store.appendOrKeep({ type: "message", message });
+    }
+  }
+
+  /** Agent events as extensions see them (pi's turn events carry a turn index). */
+  private notifyExtensions(event: WorkerEvent): void {
+    const ext = this.extensions;
+    switch (event.type) {
+      case "agent_start":
+        this.turnIndex = 0;
+        void ext.notify({ type: "agent_start" });
+        break;
+      case "turn_start":
+        void ext.notify({ type: "turn_start", turnIndex: this.turnIndex, timestamp: Date.now() });
+        break;
+      case "turn_end":
+        void ext.notify({ ...event, turnIndex: this.turnIndex++ });
+        break;
+      case "message_start":
+      case "message_update":
+      case "message_end":
+      case "tool_execution_start":
+      case "tool_execution_update":
+      case "tool_execution_end":
+        if (ext.has(event.type)) void ext.notify(event as unknown as ExtensionEvent);
+        break;
+      default:
+        // agent_end goes out in afterRun, awaited; session-level events are not extension events.
+        break;
+    }
+  }
+
+  /** pi's `before_agent_start`: a system prompt for this run, and messages joined to the prompt. */
+  private async beforeRun(prompts: AgentMessage[]): Promise<void> {
+    const first = prompts.find((p) => p.role === "user");
+    const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
+    const images = first && Array.isArray(first.content) ? first.content.filter((c): c is ImageContent => c.type === "image") : [];
+    const outcome = await this.extensions.beforeAgentStart(text, images.length > 0 ? images : undefined, this.systemPromptText);
+    this.runSystemPrompt = outcome?.systemPrompt ?? null;
+    prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
   }
 
   /** The key for a model's provider. */
@@ -237,14 +303,16 @@ export class AgentSession {
 
   /** Tools the model may call now: the active built-ins, replaced or extended by extension tools. */
   activeTools(): AgentTool[] {
-    const extra = this.extensions.tools();
+    const extra = this.extensions.tools().filter((t) => !this.inactiveExtensionTools.has(t.name));
     const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && !extra.some((e) => e.name === t.name));
     return [...builtIns, ...extra];
   }
 
-  /** Change the active built-in tool set; the system prompt follows. */
+  /** Change the active tool set (built-in and extension tools by name); the system prompt follows. */
   setActiveTools(names: string[]): void {
-    this.activeToolNames = names;
+    this.activeToolNames = BUILT_IN_TOOLS.map((t) => t.name).filter((n) => names.includes(n));
+    this.inactiveExtensionTools.clear();
+    for (const t of this.extensions.tools()) if (!names.includes(t.name)) this.inactiveExtensionTools.add(t.name);
     this.rebuildSystemPrompt();
   }
 
@@ -279,10 +347,17 @@ export class AgentSession {
    * streaming). While a run is in progress a prompt needs a behaviour (`steer` or
    * `followUp`), else `AgentBusyError`. Returns the run's completion when one starts.
    */
-  async prompt(text: string, images?: ImageContent[], behavior?: "steer" | "followUp"): Promise<{ done?: Promise<void> }> {
+  async prompt(
+    text: string,
+    images?: ImageContent[],
+    behavior?: "steer" | "followUp",
+    source: "rpc" | "interactive" | "extension" = "rpc",
+  ): Promise<{ done?: Promise<void> }> {
     const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
     if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return {};
-    const message = userMessage(text, images);
+    const input = await this.extensions.input(text, images, source);
+    if (input.action === "handled") return {};
+    const message = userMessage(input.text, input.images);
     if (this.agent.isStreaming) {
       if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
       this.checkPersistable(message);
@@ -383,10 +458,12 @@ export class AgentSession {
     };
   }
 
-  setModel(provider: string, modelId: string): Model {
+  setModel(provider: string, modelId: string, source: "set" | "cycle" = "set"): Model {
     const model = resolveModel(this.catalogue, provider, modelId);
+    const previousModel = this.agent.model;
     this.agent.model = model;
     this.store?.append({ type: "model_change", provider: model.provider, modelId: model.id });
+    void this.extensions.notify({ type: "model_select", model, previousModel, source });
     return model;
   }
 
@@ -396,7 +473,7 @@ export class AgentSession {
     if (usable.length <= 1) return null;
     const current = usable.findIndex((m) => m.provider === this.agent.model.provider && m.id === this.agent.model.id);
     const next = usable[(current + 1) % usable.length];
-    this.setModel(next.provider, next.id);
+    this.setModel(next.provider, next.id, "cycle");
     if (!next.reasoning && this.agent.thinkingLevel !== "off") this.setThinkingLevel("off");
     return { model: next, thinkingLevel: this.agent.thinkingLevel, isScoped: false };
   }
@@ -406,8 +483,10 @@ export class AgentSession {
   }
 
   setThinkingLevel(level: ThinkingLevel): void {
+    const previousLevel = this.agent.thinkingLevel;
     this.agent.thinkingLevel = level;
     this.store?.append({ type: "thinking_level_change", thinkingLevel: level });
+    if (previousLevel !== level) void this.extensions.notify({ type: "thinking_level_select", level, previousLevel });
   }
 
   /** Next thinking level; null when the model does not reason. */
@@ -434,7 +513,8 @@ export class AgentSession {
     const controller = new AbortController();
     this.bashAbort = controller;
     try {
-      const r = await runBash(command, { cwd: this.cwd, signal: controller.signal });
+      const intercepted = (await this.extensions.userBash(command, false, this.cwd))?.result as Awaited<ReturnType<typeof runBash>> | undefined;
+      const r = intercepted ?? (await runBash(command, { cwd: this.cwd, signal: controller.signal }));
       const message: BashExecutionMessage = {
         role: "bashExecution",
         command,
@@ -514,37 +594,85 @@ export class AgentSession {
     this.attachStore(store, false);
   }
 
+  /**
+   * Replace the session as pi does: `session_before_*` may cancel; otherwise the old
+   * session's extensions see `session_shutdown`, the new one is loaded and they see
+   * `session_start` with the reason.
+   */
+  private async replaceSession<T>(
+    before: ExtensionEvent,
+    reason: "new" | "resume" | "fork",
+    open: () => { store: SessionStore; fresh: boolean; result: T },
+  ): Promise<T | { cancelled: true }> {
+    if ((await this.extensions.before(before))?.cancel === true) return { cancelled: true };
+    const previousSessionFile = this.sessionFile;
+    const { store, fresh, result } = open();
+    await this.extensions.sessionShutdown(reason, store.path);
+    if (fresh) {
+      this.agent.clearQueues();
+      this.agent.messages = [];
+      this.attachStore(store, true);
+    } else {
+      this.loadFrom(store);
+    }
+    await this.extensions.sessionStart(reason, previousSessionFile);
+    return result;
+  }
+
   /** `new_session`: a fresh, empty session file. */
-  newSession(parentSession?: string): { cancelled: boolean } {
+  async newSession(parentSession?: string, setup?: NewSessionOptions["setup"]): Promise<{ cancelled: boolean }> {
     this.requireIdle("start a new session");
-    const store = SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn });
-    this.agent.clearQueues();
-    this.agent.messages = [];
-    this.attachStore(store, true);
-    return { cancelled: false };
+    const outcome = await this.replaceSession({ type: "session_before_switch", reason: "new" }, "new", () => ({
+      store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }),
+      fresh: true,
+      result: { cancelled: false },
+    }));
+    if (!outcome.cancelled && setup) await setup(this.setupView());
+    return outcome;
   }
 
   /** `switch_session`: continue another session file. */
-  switchSession(path: string): { cancelled: boolean } {
+  async switchSession(path: string): Promise<{ cancelled: boolean }> {
     this.requireIdle("switch sessions");
-    this.loadFrom(SessionStore.open(resolveSessionArg(path, this.sessionDir), { warn: this.warn }));
-    return { cancelled: false };
+    const target = resolveSessionArg(path, this.sessionDir);
+    return this.replaceSession({ type: "session_before_switch", reason: "resume", targetSessionFile: target }, "resume", () => ({
+      store: SessionStore.open(target, { warn: this.warn }),
+      fresh: false,
+      result: { cancelled: false },
+    }));
   }
 
   /** `fork`: a new session holding the path before a user message; returns that message's text. */
-  fork(entryId: string): { text: string; cancelled: boolean } {
+  async fork(entryId: string): Promise<{ text: string; cancelled: boolean }> {
     this.requireIdle("fork");
-    const { path, text } = forkSession(this.requireStore("fork"), entryId, this.sessionDir);
-    this.loadFrom(SessionStore.open(path, { warn: this.warn }));
-    return { text, cancelled: false };
+    const outcome = await this.replaceSession({ type: "session_before_fork", entryId, position: "before" }, "fork", () => {
+      const { path, text } = forkSession(this.requireStore("fork"), entryId, this.sessionDir);
+      return { store: SessionStore.open(path, { warn: this.warn }), fresh: false, result: { text, cancelled: false } };
+    });
+    return "text" in outcome ? outcome : { text: "", cancelled: true };
   }
 
   /** `clone`: a new session with the whole current path. */
-  clone(): { cancelled: boolean } {
+  async clone(): Promise<{ cancelled: boolean }> {
     this.requireIdle("clone");
-    const path = cloneSession(this.requireStore("clone"), this.sessionDir);
-    this.loadFrom(SessionStore.open(path, { warn: this.warn }));
-    return { cancelled: false };
+    const leaf = this.store?.leafId ?? "";
+    return this.replaceSession({ type: "session_before_fork", entryId: leaf, position: "at" }, "fork", () => ({
+      store: SessionStore.open(cloneSession(this.requireStore("clone"), this.sessionDir), { warn: this.warn }),
+      fresh: false,
+      result: { cancelled: false },
+    }));
+  }
+
+  /** What `ctx.newSession({ setup })` may write into the new session. */
+  private setupView() {
+    return {
+      appendMessage: (message: AgentMessage) => {
+        this.agent.messages.push(message);
+        this.persist(message);
+      },
+      appendCustomEntry: (customType: string, data?: unknown) => this.store?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
+      getSessionFile: () => this.sessionFile,
+    };
   }
 
   /** `get_fork_messages`: the user messages one can fork from. */
@@ -601,6 +729,11 @@ export class AgentSession {
         apiKey: this.apiKeyFor(model),
         keepTokens: this.options.compactionKeepTokens ?? 20_000,
         emit: (e) => this.emit(e),
+        before: async (preparation, customInstructions, signal) => {
+          const r = await this.extensions.before({ type: "session_before_compact", preparation, branchEntries: this.store?.pathToLeaf() ?? [], customInstructions, signal });
+          return r as BeforeCompactOutcome | undefined;
+        },
+        after: (compactionEntry, fromExtension) => this.extensions.notify({ type: "session_compact", compactionEntry, fromExtension }),
       },
       reason,
       customInstructions,
@@ -616,19 +749,139 @@ export class AgentSession {
     return this.extensions.commands();
   }
 
+  /** Flags extensions registered, for the CLI to accept. */
+  extensionFlags() {
+    return this.extensions.flags();
+  }
+
   /** Announce the session to extensions (after the mode is ready to carry their UI). */
   async start(): Promise<void> {
     for (const path of this.extensions.skipped()) {
       this.warn(`skipped the project extension ${path}: the project is not trusted (run with --trust to allow it)`);
     }
-    await this.extensions.sessionStart();
+    await this.extensions.sessionStart("startup");
   }
 
   /** Abort the run and any bash command, tell extensions, close the session file. */
   async shutdown(): Promise<void> {
     this.abortBash();
     await this.abort();
-    await this.extensions.sessionShutdown().catch(() => undefined);
+    await this.extensions.sessionShutdown("quit").catch(() => undefined);
     this.store?.close();
   }
+
+  /** Queue a message an extension sent (`sendUserMessage`, `sendMessage`) as pi delivers it. */
+  private async deliver(message: AgentMessage, deliverAs: DeliverAs | undefined, triggerTurn: boolean): Promise<void> {
+    if (deliverAs === "nextTurn") {
+      this.nextTurnMessages.push(message);
+      return;
+    }
+    if (this.agent.isStreaming) {
+      if (deliverAs === "followUp") this.agent.followUp(message);
+      else this.agent.steer(message);
+      return;
+    }
+    if (!triggerTurn) {
+      // Idle and no turn wanted: the message joins the conversation as it is.
+      this.agent.messages.push(message);
+      this.emit({ type: "message_start", message });
+      this.persist(message);
+      this.emit({ type: "message_end", message });
+      return;
+    }
+    const problem = this.missingKeyProblem();
+    if (problem) throw new Error(problem);
+    this.agent.start([message]);
+  }
+
+  /** The session as extensions reach it (`pi.*`, `ctx.*`). */
+  private extensionHost(): ExtensionHost {
+    const store = () => this.store;
+    return {
+      cwd: this.cwd,
+      hasUI: () => this.ui?.interactive ?? false,
+      ui: () => this.ui?.ui ?? HEADLESS_UI,
+      model: () => this.agent.model,
+      models: () => this.catalogue.models,
+      apiKeyFor: (m) => this.apiKeyFor(m),
+      provider: (m) => this.providers.for(m),
+      thinkingLevel: () => this.agent.thinkingLevel,
+      systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
+      messages: () => this.agent.messages,
+      isIdle: () => !this.agent.isStreaming,
+      hasPendingMessages: () => this.agent.pendingMessageCount > 0,
+      signal: () => this.agent.signal,
+      contextUsage: () => {
+        const stats = this.sessionStats().contextUsage as { tokens: number | null; contextWindow: number; percent: number | null };
+        return stats;
+      },
+      sessionFile: () => this.sessionFile,
+      sessionId: () => this.sessionId,
+      sessionName: () => this.sessionName,
+      entries: () => store()?.entries ?? [],
+      branch: () => store()?.pathToLeaf() ?? [],
+      leafId: () => store()?.leafId ?? null,
+      sessionDir: () => this.sessionDir,
+      sendUserMessage: async (content, deliverAs) => {
+        if (typeof content === "string") {
+          const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(content.trim());
+          if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return;
+          const input = await this.extensions.input(content, undefined, "extension");
+          if (input.action === "handled") return;
+          content = input.text;
+        }
+        const message: UserMessage = { role: "user", content: typeof content === "string" ? [{ type: "text", text: content }] : content, timestamp: Date.now() };
+        await this.deliver(message, deliverAs ?? "followUp", true);
+      },
+      sendMessage: (input, options) => this.deliver(customMessage(input), options.deliverAs, options.triggerTurn === true),
+      appendEntry: (customType, data) => void store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
+      setSessionName: (name) => this.setSessionName(name),
+      setLabel: (entryId, label) => store()?.setLabel(entryId, label),
+      setModel: (provider, modelId) => this.setModel(provider, modelId),
+      setThinkingLevel: (level) => this.setThinkingLevel(level),
+      activeToolNames: () => this.activeTools().map((t) => t.name),
+      setActiveTools: (names) => this.setActiveTools(names),
+      allTools: () => {
+        const ext = this.extensions.tools();
+        const builtIns = BUILT_IN_TOOLS.filter((t) => !ext.some((e) => e.name === t.name));
+        return [
+          ...builtIns.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, sourceInfo: { path: `<builtin:${t.name}>`, source: "builtin", scope: "temporary", origin: "top-level" } })),
+          ...ext.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, sourceInfo: { path: "<extension>", source: "local", scope: "temporary", origin: "top-level" } })),
+        ];
+      },
+      toolsChanged: () => this.rebuildSystemPrompt(),
+      abort: () => this.abort(),
+      requestShutdown: () => {
+        this.shutdownRequested = true;
+        if (!this.agent.isStreaming) setImmediate(() => this.onShutdownRequest?.());
+      },
+      compact: (customInstructions) => this.compact(customInstructions),
+      waitForIdle: () => this.agent.waitForIdle(),
+      newSession: (options = {}) => this.newSession(options.parentSession, options.setup),
+      fork: async (entryId, position = "before") => (position === "at" ? this.clone() : this.fork(entryId)),
+      switchSession: (path) => this.switchSession(path),
+    };
+  }
 }
+
+/** A custom message from what an extension gave. */
+function customMessage(input: CustomMessageInput): AgentMessage {
+  return {
+    role: "custom",
+    customType: input.customType,
+    content: input.content,
+    display: input.display ?? true,
+    ...(input.details !== undefined ? { details: input.details } : {}),
+    timestamp: Date.now(),
+  };
+}
+
+/** Dialogs where no mode installed any (a session used as a library): every dialog resolves to its default. */
+const HEADLESS_UI: ExtensionUi = {
+  select: async () => undefined,
+  confirm: async () => false,
+  input: async () => undefined,
+  editor: async () => undefined,
+  notify: () => undefined,
+  setStatus: () => undefined,
+};

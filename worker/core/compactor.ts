@@ -8,6 +8,7 @@ import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.j
 import type { AgentMessage, AssistantMessage, Model } from "../../shared/schema/messages.js";
 import { userMessage } from "../agent/agent.js";
 import { SUMMARY_SYSTEM_PROMPT, buildSummaryRequest, prepareCompaction } from "../session/compaction.js";
+import type { SessionEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
 import type { Provider } from "../types.js";
 
@@ -22,6 +23,26 @@ export interface CompactionDeps {
   apiKey: string | undefined;
   keepTokens: number;
   emit: (event: Extract<WorkerEvent, { type: "compaction_start" | "compaction_end" }>) => void;
+  /** Extensions' `session_before_compact`: may cancel, or supply the compaction. */
+  before?: (preparation: CompactionPreparation, customInstructions: string | undefined, signal: AbortSignal) => Promise<BeforeCompactOutcome | undefined>;
+  /** Extensions' `session_compact`, after the entry was written. */
+  after?: (entry: SessionEntry, fromExtension: boolean) => Promise<void>;
+}
+
+/** What is about to be compacted (pi's `CompactionPreparation`, the fields we compute). */
+export interface CompactionPreparation {
+  firstKeptEntryId: string;
+  messagesToSummarize: AgentMessage[];
+  turnPrefixMessages: AgentMessage[];
+  isSplitTurn: boolean;
+  tokensBefore: number;
+  previousSummary?: string;
+}
+
+/** What a `session_before_compact` handler may return. */
+export interface BeforeCompactOutcome {
+  cancel?: boolean;
+  compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
 }
 
 /** One compaction at a time, abortable. */
@@ -53,9 +74,26 @@ export class Compactor {
     this.abortController = controller;
     deps.emit({ type: "compaction_start", reason });
     try {
-      const summary = await summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), controller.signal);
-      deps.store.append({ type: "compaction", summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore });
-      const result: CompactionResult = { summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: plan.tokensBefore, details: {} };
+      const preparation: CompactionPreparation = {
+        firstKeptEntryId: plan.firstKeptEntryId,
+        messagesToSummarize: plan.messagesToSummarize,
+        turnPrefixMessages: [],
+        isSplitTurn: false,
+        tokensBefore: plan.tokensBefore,
+      };
+      const outcome = await deps.before?.(preparation, customInstructions, controller.signal);
+      if (outcome?.cancel) {
+        deps.emit({ type: "compaction_end", reason, result: null, aborted: true, willRetry: false });
+        if (reason === "manual") throw new Error("compaction was cancelled by an extension");
+        return null;
+      }
+      const supplied = outcome?.compaction;
+      const summary = supplied?.summary ?? (await summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), controller.signal));
+      const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
+      const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
+      const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore });
+      const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details: supplied?.details ?? {} };
+      await deps.after?.(entry as SessionEntry, supplied !== undefined);
       deps.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
       return { result, messages: deps.store.buildContext().messages };
     } catch (err) {

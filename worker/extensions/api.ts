@@ -1,30 +1,27 @@
 /**
- * The API object each extension receives. Everything it registers lands in one
- * shared registry, tagged with the extension's path, so errors name their source
- * and a failed load can be undone.
+ * The `pi` object each extension's factory receives, and the registry behind it.
+ * Registrations are recorded with the extension's path, so errors name their
+ * source and a failed load can be undone. Arguments are checked here, once, with a
+ * TypeError naming the extension.
  */
+import { spawn } from "node:child_process";
 import type { TSchema } from "typebox";
-import type { AgentTool } from "../types.js";
-import type {
-  ExtensionApi,
-  ExtensionCommand,
-  ExtensionContext,
-  ExtensionEventName,
-  ExtensionHandler,
-  ExtensionTool,
-  ExtensionUi,
+import type { ImageContent, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
+import { THINKING_LEVELS } from "../../shared/schema/messages.js";
+import type { EventBus } from "./event-bus.js";
+import type { DeliverAs, ExtensionHost } from "./host.js";
+import {
+  EXTENSION_EVENT_NAMES,
+  type CustomMessageInput,
+  type ExtensionCommandDefinition,
+  type ExtensionEventName,
+  type ExtensionFlagDefinition,
+  type ExtensionHandler,
+  type ExtensionToolDefinition,
 } from "./types.js";
 
-/** Where handler contexts come from; read at call time, because the mode's UI and the session file change. */
-export interface ContextSource {
-  cwd: string;
-  ui: () => ExtensionUi;
-  sessionFile: () => string | undefined;
-  sendUserMessage?: (text: string) => Promise<void>;
-}
-
 /** A slash command and the extension that registered it. */
-export interface RegisteredCommand extends ExtensionCommand {
+export interface RegisteredCommand extends ExtensionCommandDefinition {
   path: string;
   name: string;
 }
@@ -33,52 +30,79 @@ export interface RegisteredCommand extends ExtensionCommand {
 export interface RegisteredHandler {
   path: string;
   event: ExtensionEventName;
-  handler: ExtensionHandler<never>;
+  handler: ExtensionHandler;
+}
+
+/** A tool and the extension that registered it. */
+export interface RegisteredTool {
+  path: string;
+  tool: ExtensionToolDefinition;
+}
+
+/** A flag, the extension that registered it, and its value once the CLI set one. */
+export interface RegisteredFlag extends ExtensionFlagDefinition {
+  path: string;
+  name: string;
+  value?: boolean | string;
 }
 
 /** Every registration of every extension, in registration (= load) order. */
 export class ExtensionRegistry {
-  readonly tools: { path: string; tool: AgentTool }[] = [];
+  readonly tools: RegisteredTool[] = [];
   readonly commands: RegisteredCommand[] = [];
   readonly handlers: RegisteredHandler[] = [];
+  readonly flags: RegisteredFlag[] = [];
+  readonly shortcuts: { path: string; shortcut: string; description?: string }[] = [];
+  readonly renderers: { path: string; customType: string }[] = [];
 
   /** Forget what one extension registered (its load failed half-way). */
   remove(path: string): void {
-    for (const list of [this.tools, this.commands, this.handlers] as { path: string }[][]) {
+    for (const list of [this.tools, this.commands, this.handlers, this.flags, this.shortcuts, this.renderers] as { path: string }[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i].path === path) list.splice(i, 1);
     }
   }
 }
 
-/** The events `on` accepts. */
-export const EXTENSION_EVENTS: readonly ExtensionEventName[] = [
-  "session_start",
-  "before_agent_start",
-  "context",
-  "tool_call",
-  "tool_result",
-  "agent_end",
-  "session_shutdown",
-];
-
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const COMMAND_NAME = /^[\w-]+$/;
-
-/** The context handed to handlers and commands, as of now. */
-export function extensionContext(source: ContextSource): ExtensionContext {
-  return { cwd: source.cwd, ui: source.ui(), sessionFile: source.sessionFile() };
+/** What `createExtensionApi` needs besides the registry. */
+export interface ApiDeps {
+  registry: ExtensionRegistry;
+  /** The session; absent while only the factory runs in a test without one. */
+  host: () => ExtensionHost;
+  events: EventBus;
+  /** A tool was registered after start-up: the session refreshes its tool list. */
+  onToolsChanged: () => void;
+  /** A failure outside any handler (a `sendMessage` that could not be delivered). */
+  reportError: (path: string, event: string, error: string) => void;
 }
 
-/**
- * The API for the extension at `path`. Arguments are checked here, once, with a
- * TypeError naming the extension; a throw during load undoes that extension.
- */
-export function createExtensionApi(path: string, registry: ExtensionRegistry, source: ContextSource): ExtensionApi {
+/** The result of `pi.exec`. */
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+  killed: boolean;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const COMMAND_NAME = /^[\w:-]+$/;
+const FLAG_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** The API for the extension at `path`. */
+export function createExtensionApi(path: string, deps: ApiDeps): Record<string, unknown> {
+  const { registry, host } = deps;
   const fail = (message: string): never => {
     throw new TypeError(`extension ${path}: ${message}`);
   };
   return {
-    registerTool<S extends TSchema>(tool: ExtensionTool<S>): void {
+    on(event: ExtensionEventName, handler: ExtensionHandler): void {
+      if (!EXTENSION_EVENT_NAMES.includes(event)) {
+        fail(`on: unknown event ${JSON.stringify(event)}; known events: ${EXTENSION_EVENT_NAMES.join(", ")}`);
+      }
+      if (typeof handler !== "function") fail(`on("${event}"): the handler must be a function`);
+      registry.handlers.push({ path, event, handler });
+    },
+
+    registerTool<S extends TSchema>(tool: ExtensionToolDefinition<S>): void {
       if (typeof tool !== "object" || tool === null) fail("registerTool needs a tool object");
       if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) {
         fail(`registerTool: the name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);
@@ -88,47 +112,139 @@ export function createExtensionApi(path: string, registry: ExtensionRegistry, so
       if (typeof tool.execute !== "function") fail(`registerTool "${tool.name}": execute must be a function`);
       const existing = registry.tools.findIndex((t) => t.tool.name === tool.name);
       if (existing >= 0) registry.tools.splice(existing, 1);
-      registry.tools.push({ path, tool: toAgentTool(tool as unknown as ExtensionTool, source) });
+      registry.tools.push({ path, tool: tool as unknown as ExtensionToolDefinition });
+      deps.onToolsChanged();
     },
 
-    registerCommand(name: string, command: ExtensionCommand): void {
+    registerCommand(name: string, command: ExtensionCommandDefinition): void {
       const bare = typeof name === "string" ? name.replace(/^\//, "") : "";
-      if (!COMMAND_NAME.test(bare)) fail(`registerCommand: the name ${JSON.stringify(name)} must be letters, digits, "_" or "-"`);
+      if (!COMMAND_NAME.test(bare)) fail(`registerCommand: the name ${JSON.stringify(name)} must be letters, digits, "_", ":" or "-"`);
       if (typeof command?.handler !== "function") fail(`registerCommand "${bare}": handler must be a function`);
       const own = registry.commands.findIndex((c) => c.path === path && c.name === bare);
-      const entry: RegisteredCommand = { path, name: bare, description: command.description, handler: command.handler };
+      const entry: RegisteredCommand = { ...command, path, name: bare };
       if (own >= 0) registry.commands[own] = entry;
       else registry.commands.push(entry);
     },
 
-    on(event, handler): void {
-      if (!EXTENSION_EVENTS.includes(event)) fail(`on: unknown event ${JSON.stringify(event)}; one of ${EXTENSION_EVENTS.join(", ")}`);
-      if (typeof handler !== "function") fail(`on("${event}"): the handler must be a function`);
-      registry.handlers.push({ path, event, handler: handler as unknown as ExtensionHandler<never> });
+    registerFlag(name: string, options: ExtensionFlagDefinition = {}): void {
+      if (typeof name !== "string" || !FLAG_NAME.test(name)) fail(`registerFlag: the name ${JSON.stringify(name)} must be lowercase letters, digits and "-"`);
+      if (!registry.flags.some((f) => f.name === name)) registry.flags.push({ ...options, path, name });
     },
 
-    async sendUserMessage(text: string): Promise<void> {
-      if (!source.sendUserMessage) throw new Error(`extension ${path}: sendUserMessage is not available in this worker`);
-      await source.sendUserMessage(text);
+    getFlag(name: string): boolean | string | undefined {
+      const flag = registry.flags.find((f) => f.name === name);
+      return flag ? (flag.value ?? flag.default) : undefined;
     },
+
+    registerShortcut(shortcut: string, options: { description?: string } = {}): void {
+      registry.shortcuts.push({ path, shortcut, description: options.description });
+    },
+
+    registerMessageRenderer(customType: string): void {
+      registry.renderers.push({ path, customType });
+    },
+
+    registerProvider(): void {
+      fail("registerProvider is not supported by pi-orch yet; add the provider to $PI_ORCH_HOME/models.json instead");
+    },
+
+    unregisterProvider(): void {
+      fail("unregisterProvider is not supported by pi-orch yet");
+    },
+
+    async sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: DeliverAs }): Promise<void> {
+      await host().sendUserMessage(content, options?.deliverAs);
+    },
+
+    sendMessage(message: CustomMessageInput, options: { deliverAs?: DeliverAs; triggerTurn?: boolean } = {}): void {
+      if (typeof message?.customType !== "string") fail("sendMessage needs a message with a customType");
+      void host()
+        .sendMessage(message, options)
+        .catch((err: unknown) => deps.reportError(path, "sendMessage", err instanceof Error ? err.message : String(err)));
+    },
+
+    appendEntry(customType: string, data?: unknown): void {
+      if (typeof customType !== "string" || customType === "") fail("appendEntry needs a customType string");
+      host().appendEntry(customType, data);
+    },
+
+    setSessionName: (name: string) => host().setSessionName(String(name)),
+    getSessionName: () => host().sessionName(),
+    setLabel: (entryId: string, label: string | undefined) => host().setLabel(entryId, label),
+
+    exec: (command: string, args: string[] = [], options: { signal?: AbortSignal; timeout?: number; cwd?: string } = {}) =>
+      exec(command, args, { cwd: options.cwd ?? host().cwd, signal: options.signal, timeout: options.timeout }),
+
+    getActiveTools: () => host().activeToolNames(),
+    getAllTools: () => host().allTools(),
+    setActiveTools: (names: string[]) => host().setActiveTools(names),
+    getCommands: () => commandInfos(registry),
+
+    async setModel(model: { provider: string; id: string }): Promise<boolean> {
+      const h = host();
+      const target = h.models().find((m) => m.provider === model?.provider && m.id === model?.id);
+      if (!target || (target.api !== "faux" && !h.apiKeyFor(target))) return false;
+      h.setModel(target.provider, target.id);
+      return true;
+    },
+
+    getThinkingLevel: () => host().thinkingLevel(),
+    setThinkingLevel(level: ThinkingLevel): void {
+      if (!THINKING_LEVELS.includes(level)) fail(`setThinkingLevel: ${JSON.stringify(level)} is not one of ${THINKING_LEVELS.join(", ")}`);
+      const h = host();
+      h.setThinkingLevel(h.model().reasoning ? level : "off");
+    },
+
+    events: deps.events,
   };
 }
 
-/** An extension tool as the agent loop sees it: `execute` also gets the extension context. */
-function toAgentTool(tool: ExtensionTool, source: ContextSource): AgentTool {
-  return {
-    name: tool.name,
-    label: typeof tool.label === "string" ? tool.label : tool.name,
-    description: tool.description,
-    ...(tool.guidelines ? { guidelines: tool.guidelines } : {}),
-    parameters: tool.parameters,
-    ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
-    execute: (args, ctx) =>
-      tool.execute(args, {
-        ...extensionContext(source),
-        toolCallId: ctx.toolCallId,
-        signal: ctx.signal,
-        ...(ctx.onUpdate ? { onUpdate: ctx.onUpdate } : {}),
-      }),
-  };
+/** Command infos as `get_commands` and `pi.getCommands()` list them; duplicates get `:1`, `:2` in load order. */
+export function commandInfos(registry: ExtensionRegistry): { name: string; description?: string; source: "extension"; path: string; sourceInfo: Record<string, string> }[] {
+  return invocationNames(registry.commands).map(({ name, command }) => ({
+    name,
+    ...(command.description !== undefined ? { description: command.description } : {}),
+    source: "extension" as const,
+    path: command.path,
+    sourceInfo: { path: command.path, source: "local", scope: "temporary", origin: "top-level" },
+  }));
+}
+
+/** Invocation names: a name registered by several extensions is `name:1`, `name:2`, ... */
+export function invocationNames(commands: RegisteredCommand[]): { name: string; command: RegisteredCommand }[] {
+  const counts = new Map<string, number>();
+  for (const c of commands) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return commands.map((command) => {
+    if (counts.get(command.name) === 1) return { name: command.name, command };
+    const n = (seen.get(command.name) ?? 0) + 1;
+    seen.set(command.name, n);
+    return { name: `${command.name}:${n}`, command };
+  });
+}
+
+/** Run a program without a shell; never rejects (a missing program is code 127 with the error on stderr). */
+export function exec(command: string, args: string[], options: { cwd: string; signal?: AbortSignal; timeout?: number }): Promise<ExecResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let killed = false;
+    const timer = options.timeout
+      ? setTimeout(() => {
+          killed = true;
+          child.kill("SIGTERM");
+        }, options.timeout)
+      : undefined;
+    child.stdout.on("data", (c: Buffer) => out.push(c));
+    child.stderr.on("data", (c: Buffer) => err.push(c));
+    child.on("error", (e) => {
+      if ((e as NodeJS.ErrnoException).name === "AbortError") killed = true;
+      else err.push(Buffer.from(e.message));
+    });
+    child.on("close", (code) => {
+      if (timer) clearTimeout(timer);
+      resolve({ stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code ?? (killed ? 143 : 127), killed });
+    });
+  });
 }

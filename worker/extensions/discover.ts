@@ -1,9 +1,10 @@
 /**
- * Where extensions come from, in load order: `--extension` paths, then
+ * Where extensions come from, in load order: `--extension` paths (a file, a folder
+ * with an index, or a package whose package.json lists `pi.extensions`), then
  * `$PI_ORCH_HOME/extensions/`, then the project's `.pi/extensions/` (only when
  * the project is trusted; otherwise they are listed as skipped and never imported).
  */
-import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { projectRoot } from "./trust.js";
 
@@ -18,9 +19,9 @@ const INDEX_FILES = ["index.ts", "index.js", "index.mjs"];
 
 /** Find the extension files of a worker start. Paths that do not exist are kept, so loading reports them. */
 export function discoverExtensions(opts: { paths: string[]; home: string; cwd: string; trusted: boolean }): DiscoveredExtensions {
-  const explicit = opts.paths.map((p) => {
+  const explicit = opts.paths.flatMap((p) => {
     const path = resolve(opts.cwd, p);
-    return isDirectory(path) ? (indexOf(path) ?? path) : path;
+    return isDirectory(path) ? (entriesOf(path) ?? [path]) : [path];
   });
   const global = extensionsIn(join(opts.home, "extensions"));
   const project = extensionsIn(join(projectRoot(opts.cwd), ".pi", "extensions"));
@@ -44,13 +45,27 @@ function extensionsIn(dir: string): string[] {
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
     if (isDirectory(path)) {
-      const index = indexOf(path);
-      if (index) found.push(index);
+      found.push(...(entriesOf(path) ?? []));
     } else if (MODULE_FILE.test(name) && !name.endsWith(".d.ts")) {
       found.push(path);
     }
   }
   return found;
+}
+
+/** A folder's entry files: its package.json's `pi.extensions`, else its index; undefined when it has neither. */
+function entriesOf(dir: string): string[] | undefined {
+  const manifest = join(dir, "package.json");
+  if (existsSync(manifest)) {
+    try {
+      const pi = (JSON.parse(readFileSync(manifest, "utf8")) as { pi?: { extensions?: unknown } }).pi;
+      if (Array.isArray(pi?.extensions)) return pi.extensions.filter((e): e is string => typeof e === "string").map((e) => resolve(dir, e));
+    } catch {
+      // An unreadable manifest: fall back to the index, and loading reports what is wrong.
+    }
+  }
+  const index = indexOf(dir);
+  return index ? [index] : undefined;
 }
 
 function indexOf(dir: string): string | undefined {

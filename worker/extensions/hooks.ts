@@ -1,10 +1,13 @@
 /**
- * The contract between the worker runtime and loaded extensions. The runtime calls
- * these hooks at fixed points; an empty set (`NO_EXTENSIONS`) changes nothing.
+ * The contract between the session layer and loaded extensions. The session calls
+ * these hooks at pi's points; an empty set (`NO_EXTENSIONS`) changes nothing.
  */
-import type { AgentMessage, ToolCall } from "../../shared/schema/messages.js";
-import type { AgentTool, ToolResult } from "../types.js";
+import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
+import type { AgentTool, ToolResult } from "../types.js";
+import type { RegisteredFlag } from "./api.js";
+import type { ExtensionHost } from "./host.js";
+import type { CustomMessageInput, ExtensionEvent, ExtensionEventName } from "./types.js";
 
 // Defined with the other author-facing types (types.ts stays free of worker imports); the modes implement it.
 export type { ExtensionUi } from "./types.js";
@@ -17,37 +20,67 @@ export interface ExtensionCommandInfo {
   path: string;
 }
 
-/** The hooks the runtime calls. Every hook tolerates throwing handlers (they become `extension_error`). */
+/** What the `input` event decided. */
+export interface InputOutcome {
+  action: "continue" | "transform" | "handled";
+  text: string;
+  images?: ImageContent[];
+}
+
+/** What `before_agent_start` handlers returned, merged. */
+export interface BeforeAgentStartOutcome {
+  systemPrompt?: string;
+  messages: CustomMessageInput[];
+}
+
+/** The hooks the session calls. Every hook tolerates throwing handlers (they become `extension_error`). */
 export interface ExtensionHooks {
+  /** Give the extensions their session (before `sessionStart`). */
+  bind(host: ExtensionHost): void;
   /** Tools registered by extensions (a name equal to a built-in replaces it). */
   tools(): AgentTool[];
   commands(): ExtensionCommandInfo[];
+  /** Flags extensions registered (the CLI accepts them). */
+  flags(): RegisteredFlag[];
+  /** Whether any handler listens to `event` (so the session can skip building it). */
+  has(event: ExtensionEventName): boolean;
   /** Run `/name args` when `name` is a registered command; false when it is not one. */
   runCommand(name: string, args: string): Promise<boolean>;
-  sessionStart(): Promise<void>;
-  /** Before a run: may return a system prompt for this run only. */
-  beforeAgentStart(prompt: string, systemPrompt: string): Promise<string | undefined>;
+  /** A notification (results ignored); delivered in order, after the ones before it. */
+  notify(event: ExtensionEvent): Promise<void>;
+  /** `session_before_*`: the first `{ cancel: true }` wins; otherwise the last result. */
+  before(event: ExtensionEvent): Promise<Record<string, unknown> | undefined>;
+  sessionStart(reason: "startup" | "new" | "resume" | "fork", previousSessionFile?: string): Promise<void>;
+  sessionShutdown(reason: "quit" | "new" | "resume" | "fork", targetSessionFile?: string): Promise<void>;
+  input(text: string, images: ImageContent[] | undefined, source: "rpc" | "interactive" | "extension"): Promise<InputOutcome>;
+  beforeAgentStart(prompt: string, images: ImageContent[] | undefined, systemPrompt: string): Promise<BeforeAgentStartOutcome | undefined>;
   /** Per model request: may return replacement messages for this request only. */
   context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined>;
   toolCall(call: ToolCall, args: Record<string, unknown>): Promise<ToolCallDecision | undefined>;
-  toolResult(call: ToolCall, result: ToolResult, isError: boolean): Promise<{ result: ToolResult; isError: boolean } | undefined>;
-  agentEnd(messages: AgentMessage[]): Promise<void>;
-  sessionShutdown(): Promise<void>;
+  toolResult(call: ToolCall, args: Record<string, unknown>, result: ToolResult, isError: boolean): Promise<{ result: ToolResult; isError: boolean } | undefined>;
+  /** `user_bash`: a handler may return the result itself. */
+  userBash(command: string, excludeFromContext: boolean, cwd: string): Promise<Record<string, unknown> | undefined>;
   /** Extensions that were found but skipped (an untrusted project), for a notice. */
   skipped(): string[];
 }
 
 /** The hooks of a worker without extensions. */
 export const NO_EXTENSIONS: ExtensionHooks = {
+  bind: () => undefined,
   tools: () => [],
   commands: () => [],
+  flags: () => [],
+  has: () => false,
   runCommand: async () => false,
+  notify: async () => undefined,
+  before: async () => undefined,
   sessionStart: async () => undefined,
+  sessionShutdown: async () => undefined,
+  input: async (text, images) => ({ action: "continue", text, images }),
   beforeAgentStart: async () => undefined,
   context: async () => undefined,
   toolCall: async () => undefined,
   toolResult: async () => undefined,
-  agentEnd: async () => undefined,
-  sessionShutdown: async () => undefined,
+  userBash: async () => undefined,
   skipped: () => [],
 };

@@ -3,39 +3,33 @@
  * build step) and calls its default export with the API. A module that fails to
  * load is reported and left out; the worker goes on.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import type { ExtensionUi, ExtensionHooks } from "./hooks.js";
-import { NO_EXTENSIONS } from "./hooks.js";
-import { ExtensionRegistry, createExtensionApi, type ContextSource } from "./api.js";
+import { existsSync } from "node:fs";
+import { ExtensionRegistry, createExtensionApi } from "./api.js";
 import { discoverExtensions } from "./discover.js";
+import { createEventBus } from "./event-bus.js";
+import { NO_EXTENSIONS, type ExtensionHooks } from "./hooks.js";
+import type { ExtensionHost } from "./host.js";
+import { extensionModules } from "./modules/index.js";
 import { ExtensionRunner, type ExtensionErrorEvent } from "./runner.js";
 
 /** What `loadExtensions` needs from the worker. */
 export interface LoadExtensionsOptions {
-  /** `--extension` paths (files or folders with an index), relative to `cwd`. */
+  /** `--extension` paths (files, folders with an index or a `pi.extensions` package.json), relative to `cwd`. */
   paths: string[];
   /** `$PI_ORCH_HOME`; its `extensions/` folder is always searched. */
   home: string;
   cwd: string;
   /** Whether the project's `.pi/extensions/` may run (`--trust` or a recorded decision). */
   trusted: boolean;
-  /** The mode's UI, read when a handler runs (the RPC mode creates it after loading). */
-  ui: () => ExtensionUi;
   /** Receives `extension_error` events. */
   emit: (event: ExtensionErrorEvent) => void;
-  runtime: {
-    cwd: string;
-    sessionFile?: () => string | undefined;
-    sendUserMessage?: (text: string) => Promise<void>;
-  };
 }
 
 /**
  * Load every extension of this worker start, in order. jiti is imported only when
  * there is something to load (it costs start-up time). Load failures are reported
- * through `emit` when the runtime calls `sessionStart`, once a mode is listening.
+ * through `emit` when the session calls `sessionStart`, once a mode is listening.
+ * The extensions act on the session once it `bind`s the returned hooks.
  */
 export async function loadExtensions(opts: LoadExtensionsOptions): Promise<ExtensionHooks> {
   const found = discoverExtensions(opts);
@@ -43,52 +37,47 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
     return found.skipped.length === 0 ? NO_EXTENSIONS : { ...NO_EXTENSIONS, skipped: () => [...found.skipped] };
   }
   const registry = new ExtensionRegistry();
-  const context: ContextSource = {
-    cwd: opts.runtime.cwd,
-    ui: opts.ui,
-    sessionFile: opts.runtime.sessionFile ?? (() => undefined),
-    sendUserMessage: opts.runtime.sendUserMessage,
+  let runner: ExtensionRunner | undefined;
+  const host = () => {
+    if (!runner) throw new Error("the extension is not bound to a session yet: use the API from handlers, commands and tools");
+    return runner.host();
   };
+  const emitError = (path: string, event: string, error: string) => opts.emit({ type: "extension_error", extensionPath: path, event, error });
+  const events = createEventBus((channel, err) => emitError("pi.events", channel, err instanceof Error ? err.message : String(err)));
   // Created on first use; if it cannot be (jiti missing), every extension reports why.
   let importer: Promise<(path: string) => Promise<unknown>> | undefined;
   const loadErrors: ExtensionErrorEvent[] = [];
   for (const path of found.load) {
     try {
       if (!existsSync(path)) throw new Error("no such file; check the --extension path");
-      importer ??= createImporter();
+      importer ??= createImporter(host);
       const factory = await (await importer)(path);
       if (typeof factory !== "function") {
         throw new TypeError(`the module must default-export a function (pi) => void, but its default export is ${describe(factory)}`);
       }
-      await factory(createExtensionApi(path, registry, context));
+      await factory(
+        createExtensionApi(path, {
+          registry,
+          host,
+          events,
+          onToolsChanged: () => runner?.toolsChanged(),
+          reportError: emitError,
+        }),
+      );
     } catch (err) {
       registry.remove(path);
       loadErrors.push({ type: "extension_error", extensionPath: path, event: "load", error: err instanceof Error ? err.message : String(err) });
     }
   }
-  return new ExtensionRunner({ registry, context, emit: opts.emit, loadErrors, skipped: found.skipped });
+  runner = new ExtensionRunner({ registry, emit: opts.emit, loadErrors, skipped: found.skipped });
+  return runner;
 }
 
-/** A jiti importer that resolves `typebox` to the worker's own copy, so an extension anywhere can import it. */
-async function createImporter(): Promise<(path: string) => Promise<unknown>> {
-  const { createJiti } = await import("jiti");
-  const jiti = createJiti(import.meta.url, { alias: typeboxAliases() });
+/** A jiti importer that resolves pi's module names to the worker's own modules, so an extension anywhere can import them. */
+async function createImporter(host: () => ExtensionHost): Promise<(path: string) => Promise<unknown>> {
+  const [{ createJiti }, virtualModules] = await Promise.all([import("jiti"), extensionModules(host)]);
+  const jiti = createJiti(import.meta.url, { virtualModules, moduleCache: false });
   return (path) => jiti.import(path, { default: true });
-}
-
-/** `typebox` and each of its subpath exports, mapped to files of the installed package. */
-function typeboxAliases(): Record<string, string> {
-  let dir = dirname(createRequire(import.meta.url).resolve("typebox"));
-  while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir);
-  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
-    exports?: Record<string, { import?: string; default?: string } | string>;
-  };
-  const aliases: Record<string, string> = {};
-  for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
-    const file = typeof target === "string" ? target : (target.import ?? target.default);
-    if (file) aliases[`typebox${subpath.slice(1)}`] = join(dir, file);
-  }
-  return aliases;
 }
 
 function describe(value: unknown): string {

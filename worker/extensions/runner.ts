@@ -1,24 +1,18 @@
 /**
- * Runs the registered handlers when the runtime calls a hook: in load order, each
- * seeing the changes of the ones before it. A throwing handler becomes an
- * `extension_error` event and the next handler still runs.
+ * Runs the registered handlers when the session calls a hook, with pi's result
+ * semantics: handlers run in load order, each seeing the changes of the ones
+ * before; a throwing handler becomes an `extension_error` event and the next one
+ * still runs. Notifications are delivered one after another in emission order.
  */
-import { isDeepStrictEqual } from "node:util";
 import type { WorkerEvent } from "../../shared/schema/events.js";
-import type { AgentMessage, ToolCall } from "../../shared/schema/messages.js";
+import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
-import { extensionContext, type ContextSource, type ExtensionRegistry, type RegisteredCommand } from "./api.js";
-import type { ExtensionCommandInfo, ExtensionHooks } from "./hooks.js";
-import type {
-  ExtensionContext,
-  ExtensionEventName,
-  ExtensionEventResults,
-  ExtensionEvents,
-  ExtensionHandler,
-  ExtensionMessage,
-  ExtensionUi,
-} from "./types.js";
+import { commandInfos, invocationNames, type ExtensionRegistry, type RegisteredFlag } from "./api.js";
+import { commandContext, extensionContext } from "./context.js";
+import type { BeforeAgentStartOutcome, ExtensionCommandInfo, ExtensionHooks, InputOutcome } from "./hooks.js";
+import type { ExtensionHost } from "./host.js";
+import type { CustomMessageInput, ExtensionEvent, ExtensionEventName, ExtensionToolDefinition, ExtensionUi } from "./types.js";
 
 /** The event reporting a failing extension. */
 export type ExtensionErrorEvent = Extract<WorkerEvent, { type: "extension_error" }>;
@@ -26,7 +20,6 @@ export type ExtensionErrorEvent = Extract<WorkerEvent, { type: "extension_error"
 /** What a runner needs besides the registry. */
 export interface RunnerOptions {
   registry: ExtensionRegistry;
-  context: ContextSource;
   emit: (event: ExtensionErrorEvent) => void;
   /** Load failures; reported at `sessionStart`, when a mode is listening. */
   loadErrors?: ExtensionErrorEvent[];
@@ -34,104 +27,175 @@ export interface RunnerOptions {
   skipped?: string[];
 }
 
-type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
-
 /** The `ExtensionHooks` of a set of loaded extensions. */
 export class ExtensionRunner implements ExtensionHooks {
   private readonly registry: ExtensionRegistry;
-  private readonly source: ContextSource;
-  private readonly emit: (event: ExtensionErrorEvent) => void;
+  private readonly emitError: (event: ExtensionErrorEvent) => void;
   private pendingLoadErrors: ExtensionErrorEvent[];
   private readonly skippedPaths: string[];
+  private boundHost: ExtensionHost | null = null;
+  private queue: Promise<void> = Promise.resolve();
+  private readonly adapted = new WeakMap<ExtensionToolDefinition, AgentTool>();
 
   constructor(options: RunnerOptions) {
     this.registry = options.registry;
-    this.source = options.context;
-    this.emit = options.emit;
+    this.emitError = options.emit;
     this.pendingLoadErrors = options.loadErrors ?? [];
     this.skippedPaths = options.skipped ?? [];
   }
 
+  bind(host: ExtensionHost): void {
+    this.boundHost = host;
+  }
+
+  /** A tool was registered: once bound, the session refreshes its tools and prompt. */
+  toolsChanged(): void {
+    this.boundHost?.toolsChanged();
+  }
+
+  /** The session; extensions act on it only after `bind`. */
+  host(): ExtensionHost {
+    if (!this.boundHost) throw new Error("the extension is not bound to a session yet: use the API from handlers, commands and tools, not while loading");
+    return this.boundHost;
+  }
+
   tools(): AgentTool[] {
-    return this.registry.tools.map((t) => t.tool);
+    return this.registry.tools.map((t) => this.adapt(t.path, t.tool));
   }
 
   commands(): ExtensionCommandInfo[] {
-    return invocationNames(this.registry.commands).map(({ name, command }) => ({
-      name,
-      ...(command.description !== undefined ? { description: command.description } : {}),
-      source: "extension",
-      path: command.path,
-    }));
+    return commandInfos(this.registry).map(({ name, description, source, path }) => ({ name, ...(description !== undefined ? { description } : {}), source, path }));
+  }
+
+  flags(): RegisteredFlag[] {
+    return this.registry.flags;
+  }
+
+  has(event: ExtensionEventName): boolean {
+    return this.registry.handlers.some((h) => h.event === event);
+  }
+
+  skipped(): string[] {
+    return [...this.skippedPaths];
   }
 
   async runCommand(name: string, args: string): Promise<boolean> {
     const entry = invocationNames(this.registry.commands).find((c) => c.name === name);
     if (!entry) return false;
+    const host = this.host();
     // The RPC mode reads the `extension_ui_response` a dialog waits for only after
     // this prompt is answered, so the answer cannot wait for a command that opened
     // one: it comes when the command finishes or opens its first dialog.
     let dialogOpened!: () => void;
     const opened = new Promise<void>((resolve) => (dialogOpened = resolve));
-    const ctx = { ...extensionContext(this.source), ui: announcingDialogs(this.source.ui(), dialogOpened) };
+    const ctx = commandContext(host, { ui: () => announcingDialogs(host.ui(), dialogOpened) });
     const run = this.guard(entry.command.path, `command:${name}`, () => entry.command.handler(args, ctx));
     await Promise.race([run, opened]);
     return true;
   }
 
-  async sessionStart(): Promise<void> {
-    const errors = this.pendingLoadErrors;
-    this.pendingLoadErrors = [];
-    for (const error of errors) this.emit(error);
-    await this.dispatch("session_start", () => ({ type: "session_start" }));
+  notify(event: ExtensionEvent): Promise<void> {
+    if (!this.has(event.type)) return this.queue;
+    const next = this.queue.then(() => this.dispatch(event));
+    this.queue = next;
+    return next;
   }
 
-  async beforeAgentStart(prompt: string, systemPrompt: string): Promise<string | undefined> {
-    let current = systemPrompt;
+  async before(event: ExtensionEvent): Promise<Record<string, unknown> | undefined> {
+    let result: Record<string, unknown> | undefined;
+    await this.dispatch(event, (value) => {
+      if (value && typeof value === "object") {
+        result = value as Record<string, unknown>;
+        if (result.cancel === true) return "stop";
+      }
+      return undefined;
+    });
+    return result;
+  }
+
+  async sessionStart(reason: "startup" | "new" | "resume" | "fork", previousSessionFile?: string): Promise<void> {
+    const errors = this.pendingLoadErrors;
+    this.pendingLoadErrors = [];
+    for (const error of errors) this.emitError(error);
+    await this.notify({ type: "session_start", reason, ...(previousSessionFile ? { previousSessionFile } : {}) });
+    await this.notify({ type: "resources_discover", cwd: this.host().cwd, reason: "startup" });
+  }
+
+  async sessionShutdown(reason: "quit" | "new" | "resume" | "fork", targetSessionFile?: string): Promise<void> {
+    await this.notify({ type: "session_shutdown", reason, ...(targetSessionFile ? { targetSessionFile } : {}) });
+  }
+
+  async input(text: string, images: ImageContent[] | undefined, source: "rpc" | "interactive" | "extension"): Promise<InputOutcome> {
+    let current: InputOutcome = { action: "continue", text, images };
+    let handled = false;
     await this.dispatch(
-      "before_agent_start",
-      () => ({ type: "before_agent_start", prompt, systemPrompt: current }),
-      (result) => {
-        if (typeof result?.systemPrompt === "string") current = result.systemPrompt;
+      () => ({ type: "input", text: current.text, images: current.images, source }),
+      (value) => {
+        const r = value as { action?: string; text?: unknown; images?: ImageContent[] } | undefined;
+        if (r?.action === "handled") {
+          handled = true;
+          return "stop";
+        }
+        if (r?.action === "transform" && typeof r.text === "string") current = { action: "transform", text: r.text, images: r.images ?? current.images };
+        return undefined;
       },
     );
-    return current === systemPrompt ? undefined : current;
+    return handled ? { ...current, action: "handled" } : current;
+  }
+
+  async beforeAgentStart(prompt: string, images: ImageContent[] | undefined, systemPrompt: string): Promise<BeforeAgentStartOutcome | undefined> {
+    let current = systemPrompt;
+    let changed = false;
+    const messages: CustomMessageInput[] = [];
+    await this.dispatch(
+      () => ({ type: "before_agent_start", prompt, images, systemPrompt: current }),
+      (value) => {
+        const r = value as { systemPrompt?: unknown; message?: CustomMessageInput } | undefined;
+        if (r?.message && typeof r.message === "object") messages.push(r.message);
+        if (typeof r?.systemPrompt === "string") {
+          current = r.systemPrompt;
+          changed = true;
+        }
+        return undefined;
+      },
+      { getSystemPrompt: () => current },
+    );
+    if (!changed && messages.length === 0) return undefined;
+    return { ...(changed ? { systemPrompt: current } : {}), messages };
   }
 
   async context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined> {
     if (!this.has("context")) return undefined;
-    let current: ExtensionMessage[] = structuredClone(messages);
-    let replaced = false;
+    let current: unknown[] = structuredClone(messages);
     await this.dispatch(
-      "context",
       () => ({ type: "context", messages: current }),
-      (result) => {
-        if (Array.isArray(result?.messages)) {
-          current = result.messages;
-          replaced = true;
-        }
+      (value) => {
+        const r = value as { messages?: unknown } | undefined;
+        if (Array.isArray(r?.messages)) current = r.messages;
+        return undefined;
       },
     );
-    // The handlers were told to keep the shapes they were given.
-    return replaced ? (current as unknown as AgentMessage[]) : undefined;
+    // Handlers keep the shapes they were given (pi's contract for this event).
+    return current as AgentMessage[];
   }
 
   async toolCall(call: ToolCall, args: Record<string, unknown>): Promise<ToolCallDecision | undefined> {
     if (!this.has("tool_call")) return undefined;
-    let input: Record<string, unknown> = structuredClone(args);
+    // Handlers change `input` in place (pi's contract); later handlers and the tool see the changes.
+    const input: Record<string, unknown> = structuredClone(args);
     let blocked: ToolCallDecision | undefined;
     const failed: string[] = [];
     await this.dispatch(
-      "tool_call",
       () => ({ type: "tool_call", toolName: call.name, toolCallId: call.id, input }),
-      (result, path) => {
-        if (result?.block === true) {
-          blocked = { block: true, reason: result.reason ?? `Tool call "${call.name}" was blocked by the extension ${path}.` };
+      (value, path) => {
+        const r = value as { block?: unknown; reason?: unknown } | undefined;
+        if (r?.block === true) {
+          blocked = { block: true, reason: typeof r.reason === "string" ? r.reason : `Tool call "${call.name}" was blocked by the extension ${path}.` };
           return "stop";
         }
-        if (result && typeof result.input === "object" && result.input !== null) input = result.input;
         return undefined;
       },
+      {},
       (error, path) => failed.push(`${path}: ${error}`),
     );
     if (blocked) return blocked;
@@ -139,25 +203,25 @@ export class ExtensionRunner implements ExtensionHooks {
     if (failed.length > 0) {
       return { block: true, reason: `Tool call "${call.name}" was blocked because an extension failed while checking it (${failed.join("; ")}).` };
     }
-    return isDeepStrictEqual(input, args) ? undefined : { args: input };
+    return { args: input, revalidate: false };
   }
 
-  async toolResult(call: ToolCall, result: ToolResult, isError: boolean): Promise<{ result: ToolResult; isError: boolean } | undefined> {
+  async toolResult(call: ToolCall, args: Record<string, unknown>, result: ToolResult, isError: boolean): Promise<{ result: ToolResult; isError: boolean } | undefined> {
     if (!this.has("tool_result")) return undefined;
     let content = result.content;
     let details = result.details;
     let error = isError;
     let changed = false;
     await this.dispatch(
-      "tool_result",
-      () => ({ type: "tool_result", toolName: call.name, toolCallId: call.id, input: call.arguments, content, details, isError: error }),
-      (patch) => {
-        if (!patch) return;
+      () => ({ type: "tool_result", toolName: call.name, toolCallId: call.id, input: args, content, details, isError: error }),
+      (value) => {
+        const patch = value as { content?: unknown; details?: unknown; isError?: unknown } | undefined;
+        if (!patch) return undefined;
         if (Array.isArray(patch.content)) {
-          content = patch.content;
+          content = patch.content as ToolResult["content"];
           changed = true;
         }
-        if ("details" in patch) {
+        if (patch.details !== undefined) {
           details = patch.details;
           changed = true;
         }
@@ -165,87 +229,98 @@ export class ExtensionRunner implements ExtensionHooks {
           error = patch.isError;
           changed = true;
         }
+        return undefined;
       },
     );
     if (!changed) return undefined;
-    return { result: details === undefined ? { content } : { content, details }, isError: error };
+    return { result: { ...result, content, ...(details !== undefined ? { details } : {}) }, isError: error };
   }
 
-  async agentEnd(messages: AgentMessage[]): Promise<void> {
-    await this.dispatch("agent_end", () => ({ type: "agent_end", messages }));
-  }
-
-  async sessionShutdown(): Promise<void> {
-    await this.dispatch("session_shutdown", () => ({ type: "session_shutdown" }));
-  }
-
-  skipped(): string[] {
-    return [...this.skippedPaths];
-  }
-
-  private has(event: ExtensionEventName): boolean {
-    return this.registry.handlers.some((h) => h.event === event);
+  async userBash(command: string, excludeFromContext: boolean, cwd: string): Promise<Record<string, unknown> | undefined> {
+    let result: Record<string, unknown> | undefined;
+    await this.dispatch(
+      () => ({ type: "user_bash", command, excludeFromContext, cwd }),
+      (value) => {
+        if (value && typeof value === "object") {
+          result = value as Record<string, unknown>;
+          return "stop";
+        }
+        return undefined;
+      },
+    );
+    return result;
   }
 
   /**
-   * Call every handler of `event` in order. `makeEvent` builds each handler's event
-   * (so it sees earlier changes); `apply` takes a result and may stop the chain.
+   * Call every handler of an event in order. `event` is the event, or a function
+   * building each handler's event (so it sees earlier changes); `apply` takes a
+   * result and may stop the chain.
    */
-  private async dispatch<E extends ExtensionEventName>(
-    event: E,
-    makeEvent: () => ExtensionEvents[E],
-    apply?: (result: ExtensionEventResults[E] | undefined, path: string) => "stop" | void | undefined,
+  private async dispatch(
+    event: ExtensionEvent | (() => ExtensionEvent),
+    apply?: (result: unknown, path: string) => "stop" | undefined,
+    ctxOverrides: { getSystemPrompt?: () => string } = {},
     onError?: (error: string, path: string) => void,
   ): Promise<void> {
-    const handlers = this.registry.handlers.filter((h) => h.event === event);
+    const make = typeof event === "function" ? event : () => event;
+    const type = make().type;
+    const handlers = this.registry.handlers.filter((h) => h.event === type);
     if (handlers.length === 0) return;
-    const ctx: ExtensionContext = extensionContext(this.source);
+    const ctx = extensionContext(this.host(), ctxOverrides);
     for (const { path, handler } of handlers) {
-      const typed = handler as unknown as ExtensionHandler<E>;
-      const outcome = await this.guard(path, event, () => typed(makeEvent(), ctx));
+      const outcome = await this.guard(path, type, () => handler(make(), ctx));
       if (!outcome.ok) {
         onError?.(outcome.error, path);
         continue;
       }
-      if (apply?.(outcome.value ?? undefined, path) === "stop") return;
+      if (apply?.(outcome.value, path) === "stop") return;
     }
   }
 
-  /** Run extension code; a throw (or rejection) becomes an `extension_error`. */
-  private async guard<T>(path: string, event: string, fn: () => T | Promise<T>): Promise<Outcome<T>> {
+  /** Run extension code; a throw or rejection becomes `extension_error`. */
+  private async guard<T>(path: string, event: string, fn: () => T | Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
     try {
       return { ok: true, value: await fn() };
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      this.emit({ type: "extension_error", extensionPath: path, event, error });
+      this.emitError({ type: "extension_error", extensionPath: path, event, error });
       return { ok: false, error };
     }
   }
+
+  /** An extension tool as the agent loop sees it: pi's `execute(toolCallId, params, signal, onUpdate, ctx)`. */
+  private adapt(path: string, tool: ExtensionToolDefinition): AgentTool {
+    const known = this.adapted.get(tool);
+    if (known) return known;
+    const adapted: AgentTool = {
+      name: tool.name,
+      label: typeof tool.label === "string" ? tool.label : tool.name,
+      description: tool.description,
+      ...(typeof tool.promptSnippet === "string" ? { snippet: tool.promptSnippet } : {}),
+      ...(Array.isArray(tool.promptGuidelines) ? { guidelines: tool.promptGuidelines } : {}),
+      parameters: tool.parameters,
+      ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
+      execute: async (args, toolCtx) => {
+        const result = await tool.execute(toolCtx.toolCallId, args as never, toolCtx.signal, toolCtx.onUpdate, extensionContext(this.host()));
+        if (!result || !Array.isArray(result.content)) {
+          throw new Error(`the tool ${tool.name} of ${path} returned no { content: [...] } result`);
+        }
+        return result;
+      },
+    };
+    this.adapted.set(tool, adapted);
+    return adapted;
+  }
 }
 
-/**
- * The names commands are invoked by: their own, or `name:1`, `name:2`, … in load
- * order when several extensions registered the same one (as pi does).
- */
-function invocationNames(commands: readonly RegisteredCommand[]): { name: string; command: RegisteredCommand }[] {
-  const total = new Map<string, number>();
-  for (const c of commands) total.set(c.name, (total.get(c.name) ?? 0) + 1);
-  const seen = new Map<string, number>();
-  return commands.map((command) => {
-    if (total.get(command.name) === 1) return { name: command.name, command };
-    const n = (seen.get(command.name) ?? 0) + 1;
-    seen.set(command.name, n);
-    return { name: `${command.name}:${n}`, command };
-  });
-}
-
-/** `ui` that calls `onDialog` whenever a dialog opens. */
-function announcingDialogs(ui: ExtensionUi, onDialog: () => void): ExtensionUi {
+/** A UI whose dialogs call `onOpen` as they open. */
+function announcingDialogs(ui: ExtensionUi, onOpen: () => void): ExtensionUi {
   return {
-    select: (...a) => (onDialog(), ui.select(...a)),
-    confirm: (...a) => (onDialog(), ui.confirm(...a)),
-    input: (...a) => (onDialog(), ui.input(...a)),
-    editor: (...a) => (onDialog(), ui.editor(...a)),
+    ...ui,
+    select: (...a) => (onOpen(), ui.select(...a)),
+    confirm: (...a) => (onOpen(), ui.confirm(...a)),
+    input: (...a) => (onOpen(), ui.input(...a)),
+    editor: (...a) => (onOpen(), ui.editor(...a)),
     notify: (...a) => ui.notify(...a),
     setStatus: (...a) => ui.setStatus(...a),
   };

@@ -1,11 +1,9 @@
 /**
- * The types an extension author writes against. This file depends on nothing of
- * the worker (only on `typebox`, which tools need anyway), so an extension can
- * import it by path from a pi-orch checkout, or a copy of it, for completion:
- *
- *   import type { ExtensionApi } from "./types.js";
- *
- * Type-only imports vanish when the extension is loaded, so the path need not exist at run time.
+ * The extension API as pi 0.73 defines it (docs/extensions.md of
+ * `@mariozechner/pi-coding-agent`): the shapes an extension written for pi sees.
+ * Extensions usually import these types from `@mariozechner/pi-coding-agent`;
+ * type-only imports vanish when the extension is loaded. This file depends on
+ * nothing of the worker but `typebox`.
  */
 import type { Static, TSchema } from "typebox";
 
@@ -25,11 +23,7 @@ export interface ExtensionImageContent {
 /** What a tool result carries to the model. */
 export type ExtensionToolContent = ExtensionTextContent | ExtensionImageContent;
 
-/**
- * A message of the conversation as the worker keeps it (`user`, `assistant`,
- * `toolResult`, `bashExecution`, `compactionSummary`). Handlers that return
- * messages must keep the shapes they were given.
- */
+/** A message of the conversation (`user`, `assistant`, `toolResult`, `custom`, ...). */
 export interface ExtensionMessage {
   role: string;
   content?: string | { type: string; [key: string]: unknown }[];
@@ -37,127 +31,150 @@ export interface ExtensionMessage {
   [key: string]: unknown;
 }
 
-/** Dialogs and notices. In RPC mode dialogs are `extension_ui_request`s; in print mode they resolve to their defaults. */
-export interface ExtensionUi {
-  /** One of `options`, or undefined when cancelled or timed out. */
-  select(title: string, options: string[], opts?: { timeout?: number }): Promise<string | undefined>;
-  /** False when declined, cancelled or timed out. */
-  confirm(title: string, message?: string, opts?: { timeout?: number }): Promise<boolean>;
-  input(title: string, placeholder?: string, opts?: { timeout?: number }): Promise<string | undefined>;
-  editor(title: string, prefill?: string, opts?: { timeout?: number }): Promise<string | undefined>;
-  /** Fire-and-forget. */
-  notify(message: string, type?: "info" | "warning" | "error"): void;
-  /** Fire-and-forget; `undefined` clears the entry. */
-  setStatus(key: string, text: string | undefined): void;
-}
-
-/** What every handler and command receives besides its event. */
-export interface ExtensionContext {
-  /** The worker's working directory. */
-  cwd: string;
-  ui: ExtensionUi;
-  /** The session file, or undefined with `--no-session`. */
-  sessionFile: string | undefined;
-}
-
-/** What a running extension tool receives. */
-export interface ExtensionToolContext extends ExtensionContext {
-  toolCallId: string;
-  /** Aborts with the run; long work should stop when it fires. */
-  signal: AbortSignal;
-  /** Stream a partial result (the accumulated result so far, not a delta). */
-  onUpdate?: (partial: ExtensionToolResult) => void;
-}
-
-/** What a tool returns: content for the model, details for UIs and logs. */
-export interface ExtensionToolResult {
-  content: ExtensionToolContent[];
+/** A custom message an extension adds (`sendMessage`, `before_agent_start`). */
+export interface CustomMessageInput {
+  customType: string;
+  content: string | ExtensionToolContent[];
+  display?: boolean;
   details?: unknown;
 }
 
+/** Options of a dialog: it resolves to its default when `signal` aborts or `timeout` ms pass. */
+export interface DialogOptions {
+  signal?: AbortSignal;
+  timeout?: number;
+}
+
 /**
- * A tool the model may call. `parameters` is a TypeBox schema, checked before
- * `execute`; throw an Error from `execute` to report a failure to the model.
+ * The dialogs and notices a mode provides (the RPC bridge, the TUI, print mode's
+ * defaults). The extension layer builds pi's whole `ctx.ui` on top of this.
  */
-export interface ExtensionTool<S extends TSchema = TSchema> {
+export interface ExtensionUi {
+  /** One of `options`, or undefined when cancelled or timed out. */
+  select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined>;
+  /** False when declined, cancelled or timed out. */
+  confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean>;
+  input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined>;
+  editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined>;
+  /** Fire-and-forget. */
+  notify(message: string, type?: "info" | "warning" | "error" | "success"): void;
+  /** Fire-and-forget; `undefined` clears the entry. */
+  setStatus(key: string, text: string | undefined): void;
+  /** Fire-and-forget: lines above (default) or below the editor; `undefined` clears. */
+  setWidget?(key: string, lines: string[] | undefined, placement?: "aboveEditor" | "belowEditor"): void;
+  setTitle?(title: string): void;
+  setEditorText?(text: string): void;
+}
+
+/** A tool's result: content for the model, details for UIs and state. `terminate` ends the run after this batch. */
+export interface ExtensionToolResult {
+  content: ExtensionToolContent[];
+  details?: unknown;
+  terminate?: boolean;
+}
+
+/** A tool the model may call, in pi's shape. Rendering members are accepted and unused headless. */
+export interface ExtensionToolDefinition<S extends TSchema = TSchema> {
   name: string;
-  /** Human label for UIs. */
-  label: string;
-  /** One line, sent to the model and placed in the system prompt. */
+  label?: string;
   description: string;
-  /** Usage bullets for the system prompt; name the tool in each one. */
-  guidelines?: string[];
+  /** One line in the system prompt's tool list while the tool is active. */
+  promptSnippet?: string;
+  /** Bullets added to the system prompt's guidelines while the tool is active. */
+  promptGuidelines?: string[];
   parameters: S;
-  /** Reshape arguments models commonly send wrong, before validation. */
-  prepareArguments?: (raw: unknown) => unknown;
-  execute(args: Static<S>, ctx: ExtensionToolContext): Promise<ExtensionToolResult>;
+  prepareArguments?: (args: unknown) => unknown;
+  execute(
+    toolCallId: string,
+    params: Static<S>,
+    signal: AbortSignal | undefined,
+    onUpdate: ((partial: ExtensionToolResult) => void) | undefined,
+    ctx: unknown,
+  ): Promise<ExtensionToolResult>;
+  renderCall?: unknown;
+  renderResult?: unknown;
+  executionMode?: "sequential" | "parallel";
 }
 
 /** A slash command: a prompt `/name args` runs `handler` instead of the model. */
-export interface ExtensionCommand {
+export interface ExtensionCommandDefinition {
   description?: string;
-  handler(args: string, ctx: ExtensionContext): void | Promise<void>;
+  handler(args: string, ctx: unknown): void | Promise<void>;
+  getArgumentCompletions?: unknown;
 }
 
-/** The events an extension can subscribe to, with what each handler receives. */
-export interface ExtensionEvents {
-  /** The worker is ready (the mode is listening). */
-  session_start: { type: "session_start" };
-  /** A run is about to start; `systemPrompt` includes changes of earlier handlers. */
-  before_agent_start: { type: "before_agent_start"; prompt: string; systemPrompt: string };
-  /** Before each model request; `messages` is a copy, safe to change. */
-  context: { type: "context"; messages: ExtensionMessage[] };
-  /** A validated tool call, before it runs; `input` is a copy and may be changed in place. */
-  tool_call: { type: "tool_call"; toolName: string; toolCallId: string; input: Record<string, unknown> };
-  /** A tool finished; fields include changes of earlier handlers. */
-  tool_result: {
-    type: "tool_result";
-    toolName: string;
-    toolCallId: string;
-    input: Record<string, unknown>;
-    content: ExtensionToolContent[];
-    details: unknown;
-    isError: boolean;
-  };
-  /** A run ended; `messages` are the ones it added. */
-  agent_end: { type: "agent_end"; messages: ExtensionMessage[] };
-  /** The worker is shutting down. */
-  session_shutdown: { type: "session_shutdown" };
+/** A flag extensions register; the `pi` CLI accepts it as `--name`. */
+export interface ExtensionFlagDefinition {
+  description?: string;
+  type?: "boolean" | "string";
+  default?: boolean | string;
 }
 
-/** What a handler may return for each event (nothing changes anything only where listed). */
-export interface ExtensionEventResults {
-  session_start: void;
-  /** Replace the system prompt for this run only. */
-  before_agent_start: { systemPrompt?: string } | void;
-  /** Replace the messages sent to the model for this request only. */
-  context: { messages?: ExtensionMessage[] } | void;
-  /** Block the call (the model receives `reason` as an error result) or replace its arguments (validated again). */
-  tool_call: { block: true; reason?: string } | { block?: false; input?: Record<string, unknown> } | void;
-  /** Patch the result; omitted fields keep their values. */
-  tool_result: { content?: ExtensionToolContent[]; details?: unknown; isError?: boolean } | void;
-  agent_end: void;
-  session_shutdown: void;
+/** Every event name `pi.on` accepts (pi 0.73.1). */
+export const EXTENSION_EVENT_NAMES = [
+  "resources_discover",
+  "session_start",
+  "session_before_switch",
+  "session_before_fork",
+  "session_before_compact",
+  "session_compact",
+  "session_before_tree",
+  "session_tree",
+  "session_shutdown",
+  "input",
+  "before_agent_start",
+  "agent_start",
+  "agent_end",
+  "turn_start",
+  "turn_end",
+  "message_start",
+  "message_update",
+  "message_end",
+  "context",
+  "before_provider_request",
+  "after_provider_response",
+  "tool_call",
+  "tool_execution_start",
+  "tool_execution_update",
+  "tool_execution_end",
+  "tool_result",
+  "model_select",
+  "thinking_level_select",
+  "user_bash",
+] as const;
+
+/** One of pi's event names. */
+export type ExtensionEventName = (typeof EXTENSION_EVENT_NAMES)[number];
+
+/** An event as handlers receive it: its `type` and the fields pi documents for it. */
+export interface ExtensionEvent {
+  type: ExtensionEventName;
+  [field: string]: unknown;
 }
 
-export type ExtensionEventName = keyof ExtensionEvents;
-
-/** A handler of one event. Handlers run in load order; a throwing one is reported as `extension_error`. */
-export type ExtensionHandler<E extends ExtensionEventName> = (
-  event: ExtensionEvents[E],
-  ctx: ExtensionContext,
-) => ExtensionEventResults[E] | undefined | Promise<ExtensionEventResults[E] | undefined>;
-
-/** The object an extension's default-exported function receives. */
-export interface ExtensionApi {
-  /** Offer a tool to the model; a tool named like a built-in replaces it. */
-  registerTool<S extends TSchema>(tool: ExtensionTool<S>): void;
-  /** Add `/name` (letters, digits, `_`, `-`); `get_commands` lists it. */
-  registerCommand(name: string, command: ExtensionCommand): void;
-  on<E extends ExtensionEventName>(event: E, handler: ExtensionHandler<E>): void;
-  /** Prompt the agent as if the user typed `text` (a follow-up while a run is in progress). */
-  sendUserMessage(text: string): Promise<void>;
-}
+/** A handler: runs in load order; a throwing one is reported as `extension_error`. */
+export type ExtensionHandler = (event: ExtensionEvent, ctx: unknown) => unknown;
 
 /** The shape of an extension module's default export; it may be async. */
-export type ExtensionFactory = (pi: ExtensionApi) => void | Promise<void>;
+export type ExtensionFactory = (pi: unknown) => void | Promise<void>;
+
+/** The `ctx` handlers, tools and commands receive (see docs/extensions.md for every member). */
+export interface ExtensionContext {
+  cwd: string;
+  hasUI: boolean;
+  ui: ExtensionUi & Record<string, unknown>;
+  sessionManager: Record<string, (...args: never[]) => unknown>;
+  [member: string]: unknown;
+}
+
+/** The `pi` object an extension's factory receives (the members pi 0.73 documents). */
+export interface ExtensionAPI {
+  on(event: ExtensionEventName, handler: (event: ExtensionEvent & Record<string, any>, ctx: ExtensionContext) => unknown): void;
+  registerTool<S extends TSchema>(tool: ExtensionToolDefinition<S>): void;
+  registerCommand(name: string, command: { description?: string; handler(args: string, ctx: ExtensionContext): void | Promise<void> }): void;
+  registerFlag(name: string, options?: ExtensionFlagDefinition): void;
+  getFlag(name: string): boolean | string | undefined;
+  sendUserMessage(content: string, options?: { deliverAs?: "steer" | "followUp" }): Promise<void>;
+  sendMessage(message: CustomMessageInput, options?: { deliverAs?: "steer" | "followUp" | "nextTurn"; triggerTurn?: boolean }): void;
+  [member: string]: unknown;
+}

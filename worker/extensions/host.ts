@@ -1,0 +1,84 @@
+/**
+ * What the extension layer needs from the session layer: state to read and actions
+ * to take on behalf of `pi.*` and `ctx.*`. The session implements it; tests may
+ * implement a part of it.
+ */
+import type { CompactionResult } from "../../shared/schema/events.js";
+import type { AgentMessage, ImageContent, Model, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
+import type { SessionEntry } from "../session/entries.js";
+import type { Provider } from "../types.js";
+import type { CustomMessageInput, ExtensionUi } from "./types.js";
+
+/** How a message sent by an extension is delivered while (or after) the agent runs. */
+export type DeliverAs = "steer" | "followUp" | "nextTurn";
+
+/** Context-window use as `ctx.getContextUsage()` reports it. */
+export interface ContextUsage {
+  tokens: number | null;
+  contextWindow: number;
+  percent: number | null;
+}
+
+/** A tool as `pi.getAllTools()` lists it. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  parameters: unknown;
+  sourceInfo: { path: string; source: string; scope: string; origin: string };
+}
+
+/** Options of `ctx.newSession`. */
+export interface NewSessionOptions {
+  parentSession?: string;
+  setup?: (sessionManager: unknown) => Promise<void> | void;
+  withSession?: (ctx: unknown) => Promise<void> | void;
+}
+
+/** The session as extensions reach it. */
+export interface ExtensionHost {
+  readonly cwd: string;
+  /** Whether a client can answer dialogs (RPC and the TUI; not print mode). */
+  hasUI(): boolean;
+  ui(): ExtensionUi;
+
+  // State
+  model(): Model;
+  models(): Model[];
+  apiKeyFor(model: Model): string | undefined;
+  provider(model: Model): Provider;
+  thinkingLevel(): ThinkingLevel;
+  systemPrompt(): string;
+  messages(): readonly AgentMessage[];
+  isIdle(): boolean;
+  hasPendingMessages(): boolean;
+  signal(): AbortSignal | undefined;
+  contextUsage(): ContextUsage | undefined;
+  sessionFile(): string | undefined;
+  sessionId(): string;
+  sessionName(): string | undefined;
+  entries(): readonly SessionEntry[];
+  branch(): SessionEntry[];
+  leafId(): string | null;
+  sessionDir(): string;
+
+  // Actions
+  sendUserMessage(content: string | (TextContent | ImageContent)[], deliverAs?: DeliverAs): Promise<void>;
+  sendMessage(message: CustomMessageInput, options: { deliverAs?: DeliverAs; triggerTurn?: boolean }): Promise<void>;
+  appendEntry(customType: string, data: unknown): void;
+  setSessionName(name: string): void;
+  setLabel(entryId: string, label: string | undefined): void;
+  setModel(provider: string, modelId: string): Model;
+  setThinkingLevel(level: ThinkingLevel): void;
+  activeToolNames(): string[];
+  setActiveTools(names: string[]): void;
+  allTools(): ToolInfo[];
+  /** The tool list or prompt changed (a tool registered after start-up). */
+  toolsChanged(): void;
+  abort(): Promise<void>;
+  requestShutdown(): void;
+  compact(customInstructions?: string): Promise<CompactionResult>;
+  waitForIdle(): Promise<void>;
+  newSession(options?: NewSessionOptions): Promise<{ cancelled: boolean }>;
+  fork(entryId: string, position?: "before" | "at"): Promise<{ cancelled: boolean }>;
+  switchSession(path: string): Promise<{ cancelled: boolean }>;
+}

@@ -1,0 +1,111 @@
+/**
+ * `@mariozechner/pi-coding-agent` for extensions: what pi's documented API and
+ * its examples use at run time (tool helpers, built-in tool factories, truncation,
+ * the file-mutation queue, conversation helpers), backed by the worker's own code,
+ * and headless stand-ins for the terminal components.
+ */
+import { piOrchHome } from "../../../shared/paths.js";
+import type { AgentMessage } from "../../../shared/schema/messages.js";
+import { toLlmMessages } from "../../agent/to-llm.js";
+import { withFileLock } from "../../tools/file-queue.js";
+import { BUILT_IN_TOOLS } from "../../tools/index.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, truncateTail } from "../../tools/truncate.js";
+import type { AgentTool, ToolResult } from "../../types.js";
+import { PLAIN_THEME } from "../context.js";
+
+/** The pi version whose extension API this module follows. */
+export const PI_API_VERSION = "0.73.1";
+
+/** A built-in tool bound to `cwd`, with pi's `execute(toolCallId, params, signal, onUpdate)`. */
+function builtInFactory(name: string) {
+  return (cwd: string = process.cwd()) => {
+    const tool = BUILT_IN_TOOLS.find((t) => t.name === name) as AgentTool;
+    return {
+      name: tool.name,
+      label: tool.label,
+      description: tool.description,
+      parameters: tool.parameters,
+      ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
+      execute: (toolCallId: string, params: never, signal?: AbortSignal, onUpdate?: (partial: ToolResult) => void) =>
+        tool.execute(params, { cwd, toolCallId, signal: signal ?? new AbortController().signal, ...(onUpdate ? { onUpdate } : {}) }),
+    };
+  };
+}
+
+/** The conversation as plain text, one `[Role]: text` block per message (for summaries). */
+export function serializeConversation(messages: AgentMessage[]): string {
+  const parts: string[] = [];
+  for (const m of messages) {
+    if (m.role === "user") {
+      const text = typeof m.content === "string" ? m.content : m.content.map((c) => (c.type === "text" ? c.text : "[image]")).join("");
+      parts.push(`[User]: ${text}`);
+    } else if (m.role === "assistant") {
+      for (const c of m.content) {
+        if (c.type === "text") parts.push(`[Assistant]: ${c.text}`);
+        else if (c.type === "thinking") parts.push(`[Assistant thinking]: ${c.thinking}`);
+        else parts.push(`[Assistant tool calls]: ${c.name}(${JSON.stringify(c.arguments)})`);
+      }
+    } else if (m.role === "toolResult") {
+      parts.push(`[Tool result]: ${m.content.map((c) => (c.type === "text" ? c.text : "[image]")).join("")}`);
+    }
+  }
+  return parts.join("\n\n");
+}
+
+/** `---`-fenced `key: value` front matter and the body after it. */
+export function parseFrontmatter(content: string): { frontmatter: Record<string, string>; body: string } {
+  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(content);
+  if (!match) return { frontmatter: {}, body: content };
+  const frontmatter: Record<string, string> = {};
+  for (const line of match[1].split(/\r?\n/)) {
+    const kv = /^([\w-]+):\s*(.*)$/.exec(line);
+    if (kv) frontmatter[kv[1]] = kv[2].replace(/^["']|["']$/g, "");
+  }
+  return { frontmatter, body: content.slice(match[0].length) };
+}
+
+/** A terminal component stand-in: built, never shown. */
+class Headless {
+  constructor(..._args: unknown[]) {}
+  render(_width: number): string[] {
+    return [];
+  }
+  invalidate(): void {}
+  handleInput(_data: string): void {}
+}
+
+/** The module object extensions import. */
+export function piCodingAgentModule(): Record<string, unknown> {
+  return {
+    VERSION: PI_API_VERSION,
+    defineTool: <T>(tool: T) => tool,
+    isToolCallEventType: (name: string, event: { toolName?: string }) => event.toolName === name,
+    isBashToolResult: (event: { toolName?: string }) => event.toolName === "bash",
+    createReadTool: builtInFactory("read"),
+    createBashTool: builtInFactory("bash"),
+    createEditTool: builtInFactory("edit"),
+    createWriteTool: builtInFactory("write"),
+    createGrepTool: builtInFactory("grep"),
+    createFindTool: builtInFactory("find"),
+    createLsTool: builtInFactory("ls"),
+    truncateHead,
+    truncateTail,
+    formatSize,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    withFileMutationQueue: withFileLock,
+    getAgentDir: () => piOrchHome(),
+    convertToLlm: toLlmMessages,
+    serializeConversation,
+    parseFrontmatter,
+    getMarkdownTheme: () => PLAIN_THEME,
+    getSettingsListTheme: () => PLAIN_THEME,
+    getSelectListTheme: () => PLAIN_THEME,
+    BorderedLoader: class BorderedLoader extends Headless {
+      signal = new AbortController().signal;
+      onAbort?: () => void;
+    },
+    CustomEditor: class CustomEditor extends Headless {},
+    DynamicBorder: class DynamicBorder extends Headless {},
+  };
+}
