@@ -6,6 +6,7 @@
  */
 import { execa, type ResultPromise } from "execa";
 import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
+import { appendTail, configurationError, USAGE_EXIT_CODE } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
@@ -120,6 +121,9 @@ export class AgentActor {
   private afterStop: "restart" | null = null;
   private stopReason = "stopped by request";
   private waiters: Waiter[] = [];
+  /** The end of the current worker's stderr and its program: the words of a configuration error. */
+  private stderrTail = "";
+  private workerFile = "";
 
   constructor(private readonly opts: AgentActorOptions) {
     this.record = { ...opts.record };
@@ -286,6 +290,8 @@ export class AgentActor {
     this.lastEventAt = Date.now();
     this.setStatus("starting");
     const { file, args } = buildWorkerArgv(this.record, this.record.sessionFile, this.opts.defaultCommand);
+    this.stderrTail = "";
+    this.workerFile = file;
     const proc = execa(file, args, {
       cwd: this.record.cwd,
       env: { ...this.opts.baseEnv, ...this.record.env },
@@ -313,7 +319,15 @@ export class AgentActor {
     // "exit" rather than the execa promise: a grandchild holding stdout open must not hide the worker's death.
     proc.on("exit", (code, signal) => {
       // A failed spawn may also emit "exit" (with a negative errno); the promise below reports it with its message.
-      if (proc.pid !== undefined) report(code, signal, null);
+      if (proc.pid === undefined) return;
+      // A usage error's message is the last thing on stderr, which may drain after "exit": wait for it, briefly.
+      if (code === USAGE_EXIT_CODE && proc.stderr && !proc.stderr.readableEnded) {
+        const timer = setTimeout(() => report(code, signal, null), 500);
+        proc.stderr.once("close", () => {
+          clearTimeout(timer);
+          report(code, signal, null);
+        });
+      } else report(code, signal, null);
     });
     void proc.then((result) => {
       if (proc.pid === undefined) report(null, null, result.originalMessage ?? result.shortMessage ?? "could not start the worker");
@@ -337,7 +351,11 @@ export class AgentActor {
         onError: (err) => this.mailbox.post({ kind: "line_too_long", gen, message: `worker wrote an oversized stdout line: ${err.message}` }),
       });
     }
-    proc.stderr?.on("data", (chunk: Buffer | string) => this.opts.log.appendStderr(chunk.toString()));
+    proc.stderr?.on("data", (chunk: Buffer | string) => {
+      const text = chunk.toString();
+      if (this.worker?.gen === gen) this.stderrTail = appendTail(this.stderrTail, text);
+      this.opts.log.appendStderr(text);
+    });
     if (proc.pid === undefined) return; // the exit message with the spawn error follows
     lowerWorkerPriority(proc.pid, this.opts.workerNice);
     this.emit({ type: "worker_started", pid: proc.pid, command: redactArgv([file, ...args]), resumed: this.record.sessionFile });
@@ -509,6 +527,7 @@ export class AgentActor {
 
   private onExit(m: Extract<Message, { kind: "exit" }>): void {
     const worker = this.worker!;
+    const neverReady = this.record.status === "starting";
     const wasRunning = this.run !== null || this.record.status === "busy" || this.record.status === "stalled";
     this.clearWorkerTimers();
     this.endRun();
@@ -533,6 +552,12 @@ export class AgentActor {
     // A crashed worker's tool children are still in its group; nothing should outlive it.
     killGroupLeftovers(worker.handle.pid);
     if (wasRunning) this.emit({ type: "run_interrupted", reason: describeExit(exit) });
+    // Spawning again would fail the same way: say the worker's own reason now, no restarts.
+    const config = neverReady && !intended ? configurationError({ code: m.code, spawnError: m.spawnError, stderrTail: this.stderrTail, file: this.workerFile }) : null;
+    if (config) {
+      this.setStatus("failed", config);
+      return;
+    }
     const decision = decideRestart(
       this.record.policy,
       { restartTimes: this.restartTimes, backoffStep: this.backoffStep, startedAt: m.spawnError ? null : worker.startedAt },

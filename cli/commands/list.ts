@@ -31,7 +31,11 @@ Examples:
           if (opts.json) {
             ctx.json(agents.map((a) => (a.worktree ? { ...a, worktree: { ...a.worktree, changedFiles: changes.get(a.name) ?? null } } : a)));
           } else if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');
-          else ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
+          else {
+            ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
+            // Why an agent failed is the first thing one asks; the table has no room for it.
+            for (const a of agents) if (a.status === "failed" && a.statusReason) ctx.out(ctx.color.red(`${a.name}: ${a.statusReason}`));
+          }
         } finally {
           await client.close();
         }

@@ -1,7 +1,9 @@
 /** `pi-orch spawn`: start a new agent under the supervisor. */
-import { resolve } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import type { IpcParams } from "../../ipc/protocol.js";
+import { agentLogPaths } from "../../supervisor/event-log.js";
 import type { AgentInfo, RestartKind, StallAction } from "../../supervisor/types.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
@@ -101,9 +103,12 @@ Examples:
           const started = info.status !== "failed" && info.status !== "stopped" && info.status !== "backoff";
           if (flags.json) ctx.json(info);
           else if (!started) {
+            const stderrLog = agentLogPaths(join(ctx.home(), "logs"), info.name).stderr;
+            const more = existsSync(stderrLog) && statSync(stderrLog).size > 0 ? `; its stderr: pi-orch logs ${info.name} --stderr` : "";
             ctx.err(
-              `pi-orch: agent "${info.name}" was created but its worker did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""}); ` +
-                `see pi-orch logs ${info.name} --stderr`,
+              `pi-orch: agent "${info.name}" did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""}); ` +
+                (info.status === "failed" ? `remove it with pi-orch rm ${info.name} and spawn it again with that fixed` : `see pi-orch status ${info.name}`) +
+                more,
             );
           } else {
             ctx.out(

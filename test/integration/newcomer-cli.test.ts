@@ -125,6 +125,25 @@ describe("the CLI as a new user meets it", () => {
     expect(await world.json<Json[]>(["list"])).toEqual([]);
   }, 60_000);
 
+  it("a configuration error is failed at once, with the worker's own words in spawn, status and list", async () => {
+    world = new World();
+    await world.serve();
+    const bad = await world.cli(["spawn", "--name", "bad", "--provider", "nosuch"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('did not start (failed: the worker refused its configuration: pi: unknown provider "nosuch"');
+    expect(bad.stderr).toContain("remove it with pi-orch rm bad");
+    const ghost = await world.cli(["spawn", "--name", "ghost", "--worker-command", "no-such-worker-program --mode rpc"]);
+    expect(ghost.code).toBe(1);
+    expect(ghost.stderr).toContain('could not start the worker "no-such-worker-program"');
+    // No stderr log was written, so none is pointed at.
+    expect(ghost.stderr).not.toContain("logs ghost --stderr");
+    const status = await world.json<Json>(["status", "bad"]);
+    expect(status).toMatchObject({ status: "failed", restarts: 0 });
+    expect(status.statusReason).toContain('unknown provider "nosuch"');
+    const list = await world.ok(["list"]);
+    expect(list).toContain('bad: the worker refused its configuration: pi: unknown provider "nosuch"');
+  }, 60_000);
+
   it("logs --stderr --json prints one {line} per stderr line", async () => {
     world = new World();
     await world.serve();

@@ -92,11 +92,23 @@ describe("agent actor with the fixture worker", () => {
     );
   });
 
-  it("fails a worker command that cannot be started, naming the error", async () => {
-    const { sup, rec } = env.supervisor({ policy: { ...fastPolicy, intensity: 1 } });
+  it("fails a worker command that cannot be started at once, naming the error and what to do", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy });
     await sup.spawn({ name: "ghost", workerCommand: ["/nonexistent/pi", "--mode", "rpc"] });
     await rec.status("ghost", "failed");
-    expect(sup.status("ghost").statusReason).toMatch(/failed after 1 restart in 10s; last exit: spawn error: .*ENOENT/);
+    const info = sup.status("ghost");
+    expect(info.statusReason).toMatch(/^could not start the worker "\/nonexistent\/pi": .*ENOENT.*; is it installed and on PATH\?/);
+    expect(info.restarts).toBe(0);
+    expect(rec.messages.filter((m) => m.type === "event" && m.agent === "ghost" && (m.event as { status?: string }).status === "backoff")).toEqual([]);
+  });
+
+  it("fails a worker that exits with the usage code 2 before it is ready at once, with its own last stderr line", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy });
+    await sup.spawn({ name: "misconfigured", env: { FIXTURE_CRASH_AT_START: "1", FIXTURE_EXIT_CODE: "2" } });
+    await rec.status("misconfigured", "failed");
+    const info = sup.status("misconfigured");
+    expect(info.statusReason).toBe("the worker refused its configuration: fixture: crashing at start");
+    expect(info.restarts).toBe(0);
   });
 
   it("leaves a cleanly exiting transient worker stopped and a temporary one down after a crash", async () => {
