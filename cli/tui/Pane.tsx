@@ -3,7 +3,7 @@
  * at the bottom the input line or the extension dialog when one is open here.
  */
 import { Box } from "ink";
-import type { ReactNode } from "react";
+import { memo, type ReactNode } from "react";
 import { AgentHeader } from "./AgentHeader.js";
 import type { AgentView } from "./state.js";
 import { tailLines } from "./text.js";
@@ -24,8 +24,12 @@ export interface PaneProps {
   modal?: ReactNode;
 }
 
-/** The pane. Focus shows as a double border (visible without colour too). */
-export function Pane({ agent, width, height, focused, now, slotKey, input, modal }: PaneProps) {
+/**
+ * The pane. Focus shows as a double border (visible without colour too). Its text is
+ * cut to the width already, so it clips only vertically: ink slices every line of a
+ * horizontally clipped box, which was most of a frame's cost.
+ */
+function PaneView({ agent, width, height, focused, now, slotKey, input, modal }: PaneProps) {
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
   const header = agent.tools.length > 0 ? 3 : 2;
@@ -38,11 +42,11 @@ export function Pane({ agent, width, height, focused, now, slotKey, input, modal
       borderStyle={focused ? "double" : "round"}
       borderColor={theme.color(focused ? "cyan" : "gray")}
       paddingX={1}
-      overflow="hidden"
+      overflowY="hidden"
     >
       <AgentHeader agent={agent} width={inner} now={now} slotKey={slotKey} />
       {modal ?? (
-        <Box flexDirection="column" height={bodyHeight} overflow="hidden">
+        <Box flexDirection="column" height={bodyHeight} overflowY="hidden">
           <TranscriptLines lines={tailLines(agent.lines, agent.open, inner, bodyHeight)} />
         </Box>
       )}
@@ -50,3 +54,22 @@ export function Pane({ agent, width, height, focused, now, slotKey, input, modal
     </Box>
   );
 }
+
+/** Whether the header shows something that moves with the clock (spinner, a tool's elapsed time). */
+function ticks(a: AgentView): boolean {
+  return a.status === "busy" || a.status === "starting" || a.status === "stopping" || a.tools.length > 0;
+}
+
+/** The pane, redrawn only when its agent, size, focus, input or dialog changed, or its clock moves. */
+export const Pane = memo(
+  PaneView,
+  (a, b) =>
+    a.agent === b.agent &&
+    a.width === b.width &&
+    a.height === b.height &&
+    a.focused === b.focused &&
+    a.slotKey === b.slotKey &&
+    a.input === b.input &&
+    a.modal === b.modal &&
+    (a.now === b.now || !ticks(b.agent)),
+);

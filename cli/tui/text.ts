@@ -36,9 +36,31 @@ function collapseResult(text: string, keep: number): string {
 }
 
 /**
+ * Drawn pieces of each transcript line, per width and result collapse. A line object
+ * never changes once made (the reducer replaces it), so each line is wrapped once per
+ * width however many frames show it; the WeakMap lets go of lines the state dropped.
+ */
+const wrapped = new WeakMap<TranscriptLine, Map<number, string[]>>();
+
+/** `line` wrapped to `width`, a tool result collapsed to `resultLines` lines (cached). */
+function linePieces(line: TranscriptLine, width: number, resultLines: number): string[] {
+  const key = width * 1000 + resultLines;
+  let byWidth = wrapped.get(line);
+  const hit = byWidth?.get(key);
+  if (hit) return hit;
+  const text = line.kind === "result" || line.kind === "error" ? collapseResult(line.text, resultLines) : line.text;
+  const indent = line.kind === "result" ? "  ⎿ " : "";
+  const pieces = wrapText(indent + text.split("\n").join("\n" + " ".repeat(indent.length)), width);
+  if (!byWidth) wrapped.set(line, (byWidth = new Map()));
+  byWidth.set(key, pieces);
+  return pieces;
+}
+
+/**
  * The last `height` drawn lines of a transcript (plus its open streamed line) at
  * `width`, skipping `fromBottom` lines (scrolling up). Tool results collapse to
- * `resultLines` lines. Works backwards, so a long transcript costs only what shows.
+ * `resultLines` lines. Works backwards, so a long transcript costs only what shows,
+ * and each line is wrapped only the first time it shows at a width.
  */
 export function tailLines(
   lines: readonly TranscriptLine[],
@@ -50,9 +72,7 @@ export function tailLines(
   const want = height + (opts.fromBottom ?? 0);
   const out: DrawnLine[] = [];
   const take = (line: TranscriptLine) => {
-    const text = line.kind === "result" || line.kind === "error" ? collapseResult(line.text, opts.resultLines ?? 1) : line.text;
-    const indent = line.kind === "result" ? "  ⎿ " : "";
-    const pieces = wrapText(indent + text.split("\n").join("\n" + " ".repeat(indent.length)), width);
+    const pieces = linePieces(line, width, opts.resultLines ?? 1);
     for (let i = pieces.length - 1; i >= 0 && out.length < want; i--) out.push({ kind: line.kind, text: pieces[i]! });
   };
   if (open && open.text !== "") take(open);

@@ -100,4 +100,19 @@ describe("text layout", () => {
     ];
     expect(tailLines(lines, { kind: "text", text: "done" }, 40, 3).map((l) => l.text)).toEqual(["⏺ bash(ls)", "  ⎿ a", "    … (+2 lines)"].slice(1).concat("done"));
   });
+
+  it("wraps the same line objects anew for every width and result collapse it is shown at", () => {
+    const lines = [
+      { kind: "text" as const, text: "one two three four five six" },
+      { kind: "result" as const, text: "a\nb\nc\nd" },
+    ];
+    const at = (width: number, resultLines = 1) => tailLines(lines, null, width, 100, { resultLines }).map((l) => l.text);
+    const narrow = ["one two", "three four", "five six", "  ⎿ a", "    … (+3", "lines)"];
+    const wide = ["one two three four five six", "  ⎿ a", "    … (+3 lines)"];
+    expect(at(10)).toEqual(narrow);
+    expect(at(40)).toEqual(wide);
+    expect(at(10)).toEqual(narrow);
+    expect(at(40, 3)).toEqual(["one two three four five six", "  ⎿ a", "    b", "    c", "    … (+1 lines)"]);
+    expect(at(40)).toEqual(wide);
+  });
 });
