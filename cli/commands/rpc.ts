@@ -20,7 +20,7 @@ sent. Exit 1 when the worker answers success:false.
 Examples:
   pi-orch rpc fix-login '{"type":"get_state"}'
   pi-orch rpc fix-login '{"type":"get_messages"}' | jq '.data.messages | length'
-  pi-orch rpc fix-login '{"type":"set_model","provider":"anthropic","modelId":"claude-sonnet-4-5"}'`,
+  pi-orch rpc fix-login '{"type":"set_model","provider":"anthropic","modelId":"claude-opus-4-7"}'`,
     )
     .action((agent: string, text: string, opts: { timeout?: number }) =>
       runAction(ctx, async () => {

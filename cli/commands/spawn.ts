@@ -59,7 +59,7 @@ and the agent is failed. A restarted agent resumes its session.
 Examples:
   pi-orch spawn --name fix-login --prompt "fix the login test"
   pi-orch spawn --name demo --provider faux --prompt "list the files"
-  pi-orch spawn --name up --worker-command "pi --mode rpc --no-session" --model anthropic/claude-sonnet-4-5
+  pi-orch spawn --name up --worker-command "pi --mode rpc --no-session" --model anthropic/claude-opus-4-7
   pi-orch spawn --name guarded --max-memory 800 --run-timeout 600 --on-stall abort
   pi-orch spawn --name fix-a --worktree --base main --prompt "fix the login test"   then: pi-orch diff fix-a`,
     )

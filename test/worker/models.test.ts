@@ -1,7 +1,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { defaultProvider, loadCatalogue, resolveApiKey, resolveModel } from "../../worker/providers/models.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createAnthropicProvider } from "../../worker/providers/anthropic.js";
+import { BUILT_IN_MODELS, defaultProvider, loadCatalogue, resolveApiKey, resolveModel } from "../../worker/providers/models.js";
+import { startMockModelServer } from "../support/mock-model-server.js";
 import { tempDir } from "../support/rpc-worker.js";
 
 const dirs: { path: string; cleanup: () => void }[] = [];
@@ -86,5 +88,70 @@ describe("model catalogue", () => {
     expect(defaultProvider({ ANTHROPIC_API_KEY: "a" })).toBe("anthropic");
     expect(defaultProvider({ OPENAI_API_KEY: "o" })).toBe("openai");
     expect(defaultProvider({})).toBe("faux");
+  });
+});
+
+describe("built-in catalogue is current", () => {
+  it("defaults to pi 0.73.1's current models", () => {
+    const catalogue = loadCatalogue();
+    expect(resolveModel(catalogue, "anthropic").id).toBe("claude-opus-4-7");
+    expect(resolveModel(catalogue, "openai").id).toBe("gpt-5.4");
+  });
+
+  // The SDK warns (console.warn) on every request to a model on its deprecation list, and
+  // when a model that thinks adaptively gets `thinking.type: "enabled"`. The real SDK decides.
+  it.each(BUILT_IN_MODELS.filter((m) => m.api === "anthropic-messages").map((m) => [m.id, m] as const))(
+    "%s: no SDK warning on a request with thinking",
+    async (_id, builtIn) => {
+      const server = await startMockModelServer();
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      try {
+        server.enqueue({ text: "ok" });
+        const model = { ...builtIn, baseUrl: server.url, maxTokens: 4096 };
+        const events = [];
+        for await (const e of createAnthropicProvider().stream({
+          model,
+          systemPrompt: "test",
+          messages: [{ role: "user", content: "hi", timestamp: 1 }],
+          tools: [],
+          thinkingLevel: "medium",
+          apiKey: "k",
+          signal: new AbortController().signal,
+        })) {
+          events.push(e);
+        }
+        expect(events.at(-1)?.type).toBe("done");
+        expect(server.requests[0].body.model).toBe(builtIn.id);
+        expect(server.requests[0].body.thinking).toBeDefined();
+        expect(warn).not.toHaveBeenCalled();
+      } finally {
+        warn.mockRestore();
+        await server.close();
+      }
+    },
+  );
+
+  it("an old model still gets the SDK's warning (the check above can fail)", async () => {
+    const server = await startMockModelServer();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      server.enqueue({ text: "ok" });
+      const model = { ...BUILT_IN_MODELS[0], id: "claude-sonnet-4-5", baseUrl: server.url, maxTokens: 4096 };
+      for await (const _ of createAnthropicProvider().stream({
+        model,
+        systemPrompt: "test",
+        messages: [{ role: "user", content: "hi", timestamp: 1 }],
+        tools: [],
+        thinkingLevel: "off",
+        apiKey: "k",
+        signal: new AbortController().signal,
+      })) {
+        // drain
+      }
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining("claude-sonnet-4-5' is deprecated"));
+    } finally {
+      warn.mockRestore();
+      await server.close();
+    }
   });
 });

@@ -154,10 +154,30 @@ export function buildAnthropicParams(request: ProviderRequest): Anthropic.Messag
   };
   if (request.systemPrompt) params.system = request.systemPrompt;
   if (request.tools.length > 0) params.tools = request.tools.map(toAnthropicTool);
+  if (model.reasoning && request.thinkingLevel !== "off" && adaptiveThinking(model.id)) {
+    // These models think adaptively; `enabled` with a budget is deprecated for them and the SDK warns on every request.
+    params.thinking = { type: "adaptive", display: "summarized" } as Anthropic.ThinkingConfigParam;
+    params.output_config = { effort: ADAPTIVE_EFFORT[request.thinkingLevel] };
+    return params;
+  }
   const budget = thinkingBudget(model, request.thinkingLevel);
   if (budget !== null) params.thinking = { type: "enabled", budget_tokens: budget };
   return params;
 }
+
+/** Models with adaptive thinking (Opus 4.6 and later, Sonnet 4.6), with or without a date suffix, as pi 0.73.1 lists them. */
+export function adaptiveThinking(modelId: string): boolean {
+  return /(?:opus|sonnet)-4[-.]6|opus-4[-.]7/.test(modelId);
+}
+
+/** Thinking level to adaptive-thinking effort (pi's mapping; `xhigh` is Opus 4.7's highest). */
+const ADAPTIVE_EFFORT: Record<Exclude<ThinkingLevel, "off">, "low" | "medium" | "high" | "xhigh"> = {
+  minimal: "low",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "high",
+};
 
 /**
  * The thinking budget for a level, or null for no thinking. The API needs

@@ -37,37 +37,59 @@ function builtIn(
 const ANTHROPIC = "https://api.anthropic.com";
 const OPENAI = "https://api.openai.com/v1";
 
-/** Models known without any configuration. The first of each provider is its default. */
+/**
+ * Models known without any configuration. The first of each provider is its default.
+ * Ids, context windows, output limits and prices ($ per million tokens) are pi 0.73.1's
+ * (`@mariozechner/pi-ai` models.generated.js), and its defaults: claude-opus-4-7 and
+ * gpt-5.4. None is on the Anthropic SDK's deprecation list (the SDK warns on every
+ * request to one): test/worker/models.test.ts checks that list.
+ */
 export const BUILT_IN_MODELS: Model[] = [
-  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-sonnet-4-5", "Claude Sonnet 4.5", {
+  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-opus-4-7", "Claude Opus 4.7", {
     reasoning: true,
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+  }),
+  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-sonnet-4-6", "Claude Sonnet 4.6", {
+    reasoning: true,
+    contextWindow: 1_000_000,
     maxTokens: 64_000,
     cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
   }),
-  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-opus-4-1", "Claude Opus 4.1", {
+  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-opus-4-6", "Claude Opus 4.6", {
     reasoning: true,
-    maxTokens: 32_000,
-    cost: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
   }),
   builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-haiku-4-5", "Claude Haiku 4.5", {
     reasoning: true,
     maxTokens: 64_000,
     cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
   }),
+  builtIn("openai", "openai-completions", OPENAI, "gpt-5.4", "GPT-5.4", {
+    reasoning: true,
+    contextWindow: 272_000,
+    maxTokens: 128_000,
+    cost: { input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: 0 },
+  }),
+  builtIn("openai", "openai-completions", OPENAI, "gpt-5.5", "GPT-5.5", {
+    reasoning: true,
+    contextWindow: 272_000,
+    maxTokens: 128_000,
+    cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
+  }),
+  builtIn("openai", "openai-completions", OPENAI, "gpt-5.4-mini", "GPT-5.4 mini", {
+    reasoning: true,
+    contextWindow: 400_000,
+    maxTokens: 128_000,
+    cost: { input: 0.75, output: 4.5, cacheRead: 0.075, cacheWrite: 0 },
+  }),
   builtIn("openai", "openai-completions", OPENAI, "gpt-4.1", "GPT-4.1", {
     contextWindow: 1_047_576,
     maxTokens: 32_768,
     cost: { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
-  }),
-  builtIn("openai", "openai-completions", OPENAI, "gpt-4.1-mini", "GPT-4.1 mini", {
-    contextWindow: 1_047_576,
-    maxTokens: 32_768,
-    cost: { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0 },
-  }),
-  builtIn("openai", "openai-completions", OPENAI, "o4-mini", "o4-mini", {
-    reasoning: true,
-    maxTokens: 100_000,
-    cost: { input: 1.1, output: 4.4, cacheRead: 0.275, cacheWrite: 0 },
   }),
   builtIn("faux", "faux", "faux://local", "faux-1", "Faux (scripted, offline)", {
     input: ["text"],
