@@ -86,6 +86,7 @@ type Message =
   | { kind: "ping_timeout"; gen: number; id: string }
   | { kind: "run_timeout"; gen: number; run: number }
   | { kind: "backoff_done"; token: number }
+  | { kind: "interrupted"; reason: string }
   | { kind: "kill"; done: () => void };
 
 interface Waiter {
@@ -182,6 +183,11 @@ export class AgentActor {
     return new Promise((done) => this.mailbox.post({ kind: "stop", done, reason }));
   }
 
+  /** Record in the agent's log that a run was cut off while no supervisor watched (the last one died mid-run). */
+  noteInterrupted(reason: string): void {
+    this.mailbox.post({ kind: "interrupted", reason });
+  }
+
   /** Immediate SIGKILL of the group (second signal during shutdown); resolves when stopped. */
   kill(): Promise<void> {
     return new Promise((done) => this.mailbox.post({ kind: "kill", done }));
@@ -236,6 +242,8 @@ export class AgentActor {
         return this.onStop(m.done, m.reason);
       case "kill":
         return this.onKill(m.done);
+      case "interrupted":
+        return this.emit({ type: "run_interrupted", reason: m.reason });
       case "restart":
         return this.onRestart();
       case "rpc":

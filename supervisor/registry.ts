@@ -29,6 +29,8 @@ export function saveRegistry(home: string, agents: readonly AgentRecord[], now =
 export interface LoadedRegistry {
   agents: AgentRecord[];
   warnings: string[];
+  /** Agents that were in a run (busy or stalled) when the previous supervisor went away. */
+  midRun?: string[];
 }
 
 const LIVE_OR_PENDING: ReadonlySet<AgentStatus> = new Set([...RUNNING_STATUSES, "stopping", "backoff", "unresponsive"]);
@@ -60,12 +62,14 @@ export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
   const rows = (parsed as Partial<RegistryFile> | null)?.agents;
   if (!Array.isArray(rows)) return { agents: [], warnings: [`${path} has no "agents" array; ignored it`] };
   const agents: AgentRecord[] = [];
+  const midRun: string[] = [];
   for (const row of rows as Partial<AgentRecord>[]) {
     if (typeof row?.name !== "string" || typeof row.id !== "string" || typeof row.cwd !== "string") {
       warnings.push(`skipped an entry of ${path} without name, id or cwd`);
       continue;
     }
     const record = normalizeRecord(row as AgentRecord);
+    if (record.status === "busy" || record.status === "stalled") midRun.push(record.name);
     if (LIVE_OR_PENDING.has(record.status)) {
       record.status = "stopped";
       record.statusReason = "supervisor exited";
@@ -74,7 +78,7 @@ export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
     }
     agents.push(record);
   }
-  return { agents, warnings };
+  return { agents, warnings, midRun };
 }
 
 /** A supervisor killed between writing its temp file and the rename leaves `agents.json.<pid>.tmp` behind. */

@@ -135,7 +135,11 @@ export class Supervisor {
     const sup = new Supervisor(opts);
     const loaded = loadRegistry(sup.home);
     for (const w of loaded.warnings) sup.warn(w);
-    for (const record of loaded.agents) sup.addActor(record);
+    for (const record of loaded.agents) {
+      const actor = sup.addActor(record);
+      // Its worker saw stdin close and exited mid-run; without this the log just stops.
+      if (loaded.midRun?.includes(record.name)) actor.noteInterrupted("the supervisor exited during the run");
+    }
     if (loaded.agents.length > 0) sup.registry.flush();
     return sup;
   }

@@ -22,6 +22,8 @@ type Json = Record<string, any>;
 /** Turns a stream of events into text. Feed it messages in order; call `end()` at the end. */
 export class TranscriptRenderer {
   private readonly partial = new Map<string, string>();
+  /** Agents whose events this renderer has shown. */
+  private readonly seen = new Set<string>();
 
   constructor(private readonly opts: TranscriptOptions) {}
 
@@ -29,10 +31,16 @@ export class TranscriptRenderer {
   feed(message: IpcStreamMessage): void {
     const c = this.opts.colors;
     if (message.type === "lagged") {
-      this.line(message.agent, c.yellow(`… skipped events ${message.from}-${message.to} (this client fell behind)`));
+      // A gap before the first event is history the supervisor no longer holds (or a new
+      // supervisor never held); only a gap after events is this client falling behind.
+      const why = this.seen.has(message.agent)
+        ? "this client fell behind"
+        : `no longer held by the supervisor; pi-orch logs ${message.agent} has them`;
+      this.line(message.agent, c.yellow(`… skipped events ${message.from}-${message.to} (${why})`));
       return;
     }
     const { agent } = message;
+    this.seen.add(agent);
     const e = message.event as Json;
     switch (e.type) {
       case "message_start":

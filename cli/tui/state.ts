@@ -144,7 +144,11 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
     }
     case "lagged": {
       const a = state.agents[action.agent] ?? newView(action.agent, state.now);
-      return put(state, push({ ...a, lastSeq: Math.max(a.lastSeq, action.to) }, { kind: "notice", text: `… skipped events ${action.from}-${action.to} (this view fell behind)` }));
+      // A new supervisor holds fewer events than this view already showed: nothing was missed.
+      if (action.to <= a.lastSeq) return state;
+      const from = Math.max(action.from, a.lastSeq + 1);
+      const why = a.lastSeq === 0 ? `not held in memory; pi-orch logs ${a.name} has them` : "this view fell behind";
+      return put(state, push({ ...a, lastSeq: action.to }, { kind: "notice", text: `… skipped events ${from}-${action.to} (${why})` }));
     }
     case "event": {
       const existing = state.agents[action.agent];

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { isAlive } from "../support/rpc-worker.js";
 import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -142,6 +143,24 @@ describe("the CLI as a new user meets it", () => {
     expect(status.statusReason).toContain('unknown provider "nosuch"');
     const list = await world.ok(["list"]);
     expect(list).toContain('bad: the worker refused its configuration: pi: unknown provider "nosuch"');
+  }, 60_000);
+
+  it("after a supervisor died mid-run, the next one logs run_interrupted, which logs shows", async () => {
+    world = new World();
+    const serve = await world.serve();
+    await world.ok(["spawn", "--name", "sleeper", "--provider", "faux", "--prompt", "run `sleep 30`"]);
+    await world.waitForStatus("sleeper", (a) => a.status === "busy");
+    await world.until("the registry to say busy", () => readFileSync(join(world!.home.path, "agents.json"), "utf8"), (t) => t.includes('"busy"'));
+    const worker = (await world.json<Json>(["status", "sleeper"])).pid as number;
+    const gone = new Promise((r) => serve.once("exit", r));
+    serve.kill("SIGKILL");
+    await gone;
+    await world.until("the worker to exit by itself", () => String(isAlive(worker)), (alive) => alive === "false");
+    await world.serve();
+    await world.until("run_interrupted in the log", () => JSON.stringify(world!.events("sleeper")), (t) => t.includes("run_interrupted"));
+    const last = world.events("sleeper").at(-1)!;
+    expect(last.event).toEqual({ type: "run_interrupted", reason: "the supervisor exited during the run" });
+    expect(await world.ok(["logs", "sleeper"])).toMatch(/interrupted.*the supervisor exited during the run/);
   }, 60_000);
 
   it("logs --stderr --json prints one {line} per stderr line", async () => {

@@ -34,6 +34,18 @@ describe("the TUI reducer", () => {
     expect(again.agents.a!.open?.text).toBe("xy");
   });
 
+  it("says nothing fell behind when a restarted supervisor replays less than the view already showed", () => {
+    const s = fold([{ type: "agents", agents: [info("a")] }, delta("a", 285, "seen")]);
+    const after = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 290 })], reconnected: true }, { type: "lagged", agent: "a", from: 1, to: 285 }], s);
+    expect(after.agents.a!.lines).toEqual(s.agents.a!.lines);
+    // A fresh view is told the older events are in the log, not that it fell behind.
+    const fresh = fold([{ type: "agents", agents: [info("b", "idle", { lastSeq: 9 })] }, { type: "lagged", agent: "b", from: 1, to: 7 }]);
+    expect(fresh.agents.b!.lines.at(-1)!.text).toBe("… skipped events 1-7 (not held in memory; pi-orch logs b has them)");
+    // Past what the view holds it did fall behind, from its own last event on.
+    const behind = reduce(after, { type: "lagged", agent: "a", from: 280, to: 300 });
+    expect(behind.agents.a!.lines.at(-1)!.text).toBe("… skipped events 286-300 (this view fell behind)");
+  });
+
   it("keeps a status newer than a list snapshot that arrives late", () => {
     const s = fold([
       { type: "agents", agents: [info("a", "starting", { lastSeq: 1 })] },
