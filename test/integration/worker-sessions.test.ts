@@ -102,7 +102,7 @@ describe("sessions", () => {
     expect(JSON.stringify(ctx.server.requests[0].body.messages)).toContain("alpha.txt");
   });
 
-  it("reports a session with a missing parent by naming the entry", async () => {
+  it("loads a session with a missing parent as pi does (the orphan is a root) and warns naming the entry", async () => {
     writeModels();
     const broken = join(ctx.project, "broken.jsonl");
     writeFileSync(
@@ -113,9 +113,12 @@ describe("sessions", () => {
       ].join("\n") + "\n",
     );
     const w = startWorker(["--session", broken]);
-    const exit = await w.exited;
-    expect(exit.code).toBe(2);
-    expect(w.stderr.join("")).toMatch(/aaaa1111/);
+    const messages = await w.request({ type: "get_messages" });
+    expect(messages.success).toBe(true);
+    expect(messages.data.messages.map((m: { content: unknown }) => m.content)).toEqual(["hi"]);
+    w.closeStdin();
+    expect((await w.exited).code).toBe(0);
+    expect(w.stderr.join("")).toMatch(/line 2: entry "aaaa1111" has parentId "ffff0000", which is not in this file; it is treated as a root/);
   });
 
   it("fork and clone write new files and leave the original untouched", async () => {
