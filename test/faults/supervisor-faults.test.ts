@@ -81,9 +81,12 @@ describe("fault: the supervisor dies", () => {
     await until(async () => (await first.client.list<AgentInfo[]>()).every((a) => a.status === "idle" && a.lastSeq > 5), 15_000, "first replies");
     for (const name of names) await first.client.rpc(name, { type: "prompt", message: `keep busy ${name}` });
     const toolPids = await until(() => toolPidFiles.slice(3).every((f) => existsSync(f) && readFileSync(f, "utf8").trim() !== "") && toolPidFiles.slice(3).map((f) => Number(readFileSync(f, "utf8"))), 15_000, "tool pids");
+    // Busy in memory and in agents.json: the registry is written after the status
+    // changes, and this test is about what a SIGKILL leaves on disk.
     const busyList = await until(async () => {
       const list = await first.client.list<AgentInfo[]>();
-      return list.every((a) => a.status === "busy") && list;
+      const onDisk = JSON.parse(readFileSync(join(home, "agents.json"), "utf8")) as { agents: AgentInfo[] };
+      return list.every((a) => a.status === "busy") && onDisk.agents.every((a) => a.status === "busy") && list;
     }, 15_000, "five busy agents");
     const workerPids = busyList.map((a) => a.pid!);
     for (const pid of [...workerPids, ...toolPids]) pids.add(pid);
