@@ -166,6 +166,7 @@ export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low
 export const ModelApi = Type.Union([
   Type.Literal("anthropic-messages"),
   Type.Literal("openai-completions"),
+  Type.Literal("openai-responses"),
   Type.Literal("faux"),
 ]);
 export type ModelApi = Static<typeof ModelApi>;

@@ -85,11 +85,12 @@ export interface MockModelServer {
   close(): Promise<void>;
 }
 
-type Endpoint = "openai" | "anthropic";
+type Endpoint = "openai" | "anthropic" | "openai-responses";
 
 const ENDPOINTS: Record<string, Endpoint> = {
   "/v1/chat/completions": "openai",
   "/v1/messages": "anthropic",
+  "/v1/responses": "openai-responses",
 };
 
 /** Start a mock model server on a free port of 127.0.0.1. */
@@ -165,7 +166,8 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     res.on("close", () => stop.abort());
     const signal = AbortSignal.any([stop.signal, closing.signal]);
     const model = typeof (body as { model?: unknown })?.model === "string" ? (body as { model: string }).model : "mock-1";
-    const frames = endpoint === "openai" ? openAIFrames(reply, id, model) : anthropicFrames(reply, id, model);
+    const frames =
+      endpoint === "openai" ? openAIFrames(reply, id, model) : endpoint === "anthropic" ? anthropicFrames(reply, id, model) : responsesFrames(reply, id, model);
     let first = true;
     for (const frame of frames) {
       if (!first && reply.chunkDelayMs) {
@@ -207,13 +209,16 @@ export async function startMockModelServer(): Promise<MockModelServer> {
 }
 
 /** A Model aimed at the mock server (id `mock-1`, provider `mock`, no costs). */
-export function mockModel(server: MockModelServer, api: Extract<ModelApi, "openai-completions" | "anthropic-messages">): Model {
+export function mockModel(
+  server: MockModelServer,
+  api: Extract<ModelApi, "openai-completions" | "openai-responses" | "anthropic-messages">,
+): Model {
   return {
     id: "mock-1",
     name: "Mock 1",
     api,
     provider: "mock",
-    baseUrl: api === "openai-completions" ? `${server.url}/v1` : server.url,
+    baseUrl: api === "anthropic-messages" ? server.url : `${server.url}/v1`,
     reasoning: true,
     input: ["text", "image"],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
@@ -258,10 +263,11 @@ async function replay(res: ServerResponse, r: MockReplayReply["replay"]): Promis
 
 /**
  * SSE text from a recording kept as one JSON event per line (vercel/ai's `*.chunks.txt`).
- * Anthropic's events go out as `event: <type>` plus `data:` (the SDK dispatches on the
- * event name); OpenAI's as `data:` lines ending with `data: [DONE]`, as the API sends them.
+ * Anthropic's and the Responses API's events go out as `event: <type>` plus `data:` (the
+ * Anthropic SDK dispatches on the event name); Chat Completions chunks as `data:` lines
+ * ending with `data: [DONE]`, as the API sends them.
  */
-export function sseFromChunks(api: "anthropic" | "openai", jsonLines: string): string {
+export function sseFromChunks(api: "anthropic" | "openai" | "openai-responses", jsonLines: string): string {
   const events = jsonLines.split("\n").filter((line) => line.trim() !== "");
   if (api === "openai") return events.map((line) => `data: ${line}\n\n`).join("") + "data: [DONE]\n\n";
   return events.map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`).join("");
@@ -397,5 +403,58 @@ function anthropicFrames(reply: MockStreamReply, id: number, model: string): str
     }),
   );
   frames.push(frame({ type: "message_stop" }));
+  return frames;
+}
+
+/** A scripted reply as Responses API events: a reasoning item, a message, function calls, then `response.completed`. */
+function responsesFrames(reply: MockStreamReply, id: number, model: string): string[] {
+  const frame = (data: { type: string; [key: string]: unknown }) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  const responseId = `resp_mock_${id}`;
+  const base = { id: responseId, object: "response", created_at: Math.floor(Date.now() / 1000), model, output: [] };
+  const frames = [frame({ type: "response.created", response: { ...base, status: "in_progress" } })];
+  let index = 0;
+  if (reply.thinking) {
+    const item = { id: `rs_mock_${id}`, type: "reasoning", summary: [{ type: "summary_text", text: reply.thinking }], encrypted_content: `enc_mock_${id}` };
+    frames.push(frame({ type: "response.output_item.added", output_index: index, item: { ...item, summary: [] } }));
+    frames.push(frame({ type: "response.reasoning_summary_text.delta", item_id: item.id, output_index: index, summary_index: 0, delta: reply.thinking }));
+    frames.push(frame({ type: "response.output_item.done", output_index: index, item }));
+    index++;
+  }
+  const texts = textChunks(reply);
+  if (texts.length > 0) {
+    const itemId = `msg_mock_${id}`;
+    frames.push(frame({ type: "response.output_item.added", output_index: index, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } }));
+    for (const delta of texts) frames.push(frame({ type: "response.output_text.delta", item_id: itemId, output_index: index, content_index: 0, delta }));
+    const text = texts.join("");
+    frames.push(frame({ type: "response.output_item.done", output_index: index, item: { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] } }));
+    index++;
+  }
+  (reply.toolCalls ?? []).forEach((call, i) => {
+    const item = { id: `fc_mock_${id}_${i}`, type: "function_call", call_id: call.id ?? `call_mock_${id}_${i}`, name: call.name, arguments: "", status: "in_progress" };
+    frames.push(frame({ type: "response.output_item.added", output_index: index, item }));
+    for (const delta of argumentChunks(call)) frames.push(frame({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: index, delta }));
+    frames.push(frame({ type: "response.output_item.done", output_index: index, item: { ...item, arguments: JSON.stringify(call.arguments), status: "completed" } }));
+    index++;
+  });
+  const usage = reply.usage ?? { input: 10, output: 5 };
+  const cached = usage.cacheRead ?? 0;
+  const length = stopReasonOf(reply) === "length";
+  frames.push(
+    frame({
+      type: length ? "response.incomplete" : "response.completed",
+      response: {
+        ...base,
+        status: length ? "incomplete" : "completed",
+        incomplete_details: length ? { reason: "max_output_tokens" } : null,
+        usage: {
+          input_tokens: usage.input + cached,
+          input_tokens_details: { cached_tokens: cached },
+          output_tokens: usage.output,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: usage.input + cached + usage.output,
+        },
+      },
+    }),
+  );
   return frames;
 }

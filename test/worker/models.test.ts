@@ -59,7 +59,7 @@ describe("model catalogue", () => {
 
   it("names the file and field of a bad models.json", () => {
     expect(() => catalogueWith({ providers: { x: { models: [{ id: 5 }] } } })).toThrow(/models\.json: \/providers\/x\/models\/0\/id/);
-    expect(() => catalogueWith({ providers: { x: { baseUrl: "http://h", api: "gemini", models: [{ id: "a" }] } } })).toThrow(/use "openai-completions" or "anthropic-messages"/);
+    expect(() => catalogueWith({ providers: { x: { baseUrl: "http://h", api: "gemini", models: [{ id: "a" }] } } })).toThrow(/use "openai-completions", "openai-responses" or "anthropic-messages"/);
   });
 
   it("resolves keys: flag, then a literal / env var / !command from models.json, then the provider's env var", () => {

@@ -14,16 +14,18 @@ import { Agent, userMessage } from "../../worker/agent/agent.js";
 import { createAnthropicProvider } from "../../worker/providers/anthropic.js";
 import { ProviderSet } from "../../worker/providers/index.js";
 import { createOpenAIProvider } from "../../worker/providers/openai.js";
+import { createOpenAIResponsesProvider } from "../../worker/providers/openai-responses.js";
 import type { AgentTool, ProviderEvent } from "../../worker/types.js";
 import { mockModel, sseFromChunks, startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 
 const FIXTURES = join(import.meta.dirname, "../fixtures/provider-streams");
-type Api = "anthropic-messages" | "openai-completions";
+type Api = "anthropic-messages" | "openai-completions" | "openai-responses";
 
 /** A recording as the server sent it: `.sse` files are raw bodies, `.chunks.txt` one JSON event per line. */
 function recording(file: string, api: Api): string {
   const raw = readFileSync(join(FIXTURES, file), "utf8");
-  return file.endsWith(".sse") ? raw : sseFromChunks(api === "anthropic-messages" ? "anthropic" : "openai", raw);
+  const framing = api === "anthropic-messages" ? "anthropic" : api === "openai-responses" ? "openai-responses" : "openai";
+  return file.endsWith(".sse") ? raw : sseFromChunks(framing, raw);
 }
 
 interface Case {
@@ -384,6 +386,62 @@ const CASES: Case[] = [
     content: [T("Hello there!")],
     usage: { input: 21, output: 4, cacheRead: 0 },
   },
+  {
+    name: "OpenAI Responses: encrypted reasoning, then a function call",
+    api: "openai-responses",
+    files: ["vercel-ai.openai-responses-reasoning-encrypted.response-1.chunks.txt"],
+    model: { reasoning: true },
+    thinkingLevel: "medium",
+    events: ["start", "thinking_start", "thinking_delta…", "thinking_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    stopReason: "toolUse",
+    content: [
+      expect.objectContaining({
+        type: "thinking",
+        thinking:
+          "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then multiply the result by 3, and finally multiply that by 10, reporting the final product.",
+      }) as any,
+      { type: "toolCall", id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn|fc_01830d662ab3856501693c32151234819091cfca267e98cc5f", name: "calculator", arguments: { a: 12, b: 7, op: "add" } },
+    ],
+    usage: { input: 134, output: 28, cacheRead: 0 },
+    next: (body) => {
+      const recorded = readFileSync(join(FIXTURES, "vercel-ai.openai-responses-reasoning-encrypted.response-1.chunks.txt"), "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"response.output_item.done"') && l.includes('"type":"reasoning"'))
+        .map((l) => JSON.parse(l).item)[0];
+      expect(body).toMatchObject({ store: false, include: ["reasoning.encrypted_content"], reasoning: { effort: "medium", summary: "auto" } });
+      // The reasoning item exactly as the API sent it (encrypted_content included), before its call.
+      expect(body.input.slice(1)).toEqual([
+        recorded,
+        { type: "function_call", call_id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn", name: "calculator", arguments: '{"a":12,"b":7,"op":"add"}', id: "fc_01830d662ab3856501693c32151234819091cfca267e98cc5f" },
+        { type: "function_call_output", call_id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn", output: "result of calculator" },
+      ]);
+      expect(recorded.encrypted_content).toMatch(/^gAAAAA/);
+    },
+  },
+  {
+    name: "OpenAI Responses: text after tool results",
+    api: "openai-responses",
+    files: ["vercel-ai.openai-responses-reasoning-encrypted.response-4.chunks.txt"],
+    events: ["start", "text_start", "text_delta…", "text_end", "done"],
+    stopReason: "stop",
+    content: [T("The final result is **570**.")],
+    usage: { input: 299, output: 12, cacheRead: 0 },
+    next: (body) => {
+      expect(body.input[1]).toEqual({ role: "assistant", content: "The final result is **570**." });
+    },
+  },
+  {
+    name: "OpenAI Responses: an error event mid-stream (insufficient_quota)",
+    api: "openai-responses",
+    files: ["vercel-ai.openai-responses-error.1.chunks.txt"],
+    events: ["start", "error"],
+    stopReason: "error",
+    content: [],
+    usage: { input: 0, output: 0, cacheRead: 0 },
+    errorMessage:
+      "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+    retryable: false,
+  },
 ];
 
 let server: MockModelServer | undefined;
@@ -419,7 +477,8 @@ describe("recorded provider streams through the official SDKs", () => {
   it.each(CASES.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
     const s = server!;
     for (const file of c.files) s.enqueue({ replay: { body: recording(file, c.api) } });
-    const provider = c.api === "anthropic-messages" ? createAnthropicProvider() : createOpenAIProvider();
+    const provider =
+      c.api === "anthropic-messages" ? createAnthropicProvider() : c.api === "openai-responses" ? createOpenAIResponsesProvider() : createOpenAIProvider();
     const model = modelFor(c);
     const user: LlmMessage = { role: "user", content: "hi", timestamp: 1 };
     const base = { model, systemPrompt: "test", tools: [], thinkingLevel: c.thinkingLevel ?? "off", apiKey: "k" };
@@ -500,6 +559,20 @@ describe("recorded streams through the agent loop", () => {
     const assistant = second.messages.find((m: any) => m.role === "assistant");
     expect(assistant.reasoning_content).toMatch(/^The user is asking for the weather in San Francisco\./);
     expect(second.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", content: "did weather" });
+  });
+
+  it("Responses: output cut by max_output_tokens is a length stop; a scripted reply runs a tool loop", async () => {
+    const s = server!;
+    s.enqueue({ toolCalls: [{ name: "weather", arguments: { city: "Oslo" }, argChunks: 3 }] }, { text: "Cold.", stopReason: "length" });
+    const calls: unknown[] = [];
+    const agent = agentOn(modelFor({ api: "openai-responses", model: { reasoning: true } }), [recordingTool("weather", calls)]);
+    await agent.start([userMessage("weather?")]).done;
+    expect(calls).toEqual([{ city: "Oslo" }]);
+    expect((agent.messages.at(-1) as AssistantMessage).stopReason).toBe("length");
+    expect(s.requests[1].body.input.slice(-2)).toEqual([
+      { type: "function_call", call_id: "call_mock_1_0", name: "weather", arguments: '{"city":"Oslo"}', id: "fc_mock_1_0" },
+      { type: "function_call_output", call_id: "call_mock_1_0", output: "did weather" },
+    ]);
   });
 
   it("a dropped connection mid-recording is a retryable failure", async () => {

@@ -38,6 +38,9 @@ export class ProviderSet {
       case "openai-completions":
         provider = lazy(async () => (await import("./openai.js")).createOpenAIProvider());
         break;
+      case "openai-responses":
+        provider = lazy(async () => (await import("./openai-responses.js")).createOpenAIResponsesProvider());
+        break;
     }
     this.byApi.set(model.api, provider);
     return provider;

@@ -41,7 +41,7 @@ const OPENAI = "https://api.openai.com/v1";
  * Models known without any configuration. The first of each provider is its default.
  * Ids, context windows, output limits and prices ($ per million tokens) are pi 0.73.1's
  * (`@mariozechner/pi-ai` models.generated.js), and its defaults: claude-opus-4-7 and
- * gpt-5.4. None is on the Anthropic SDK's deprecation list (the SDK warns on every
+ * gpt-5.4. OpenAI's reasoning models use the Responses API, as in pi. None is on the Anthropic SDK's deprecation list (the SDK warns on every
  * request to one): test/worker/models.test.ts checks that list.
  */
 export const BUILT_IN_MODELS: Model[] = [
@@ -68,19 +68,19 @@ export const BUILT_IN_MODELS: Model[] = [
     maxTokens: 64_000,
     cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
   }),
-  builtIn("openai", "openai-completions", OPENAI, "gpt-5.4", "GPT-5.4", {
+  builtIn("openai", "openai-responses", OPENAI, "gpt-5.4", "GPT-5.4", {
     reasoning: true,
     contextWindow: 272_000,
     maxTokens: 128_000,
     cost: { input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: 0 },
   }),
-  builtIn("openai", "openai-completions", OPENAI, "gpt-5.5", "GPT-5.5", {
+  builtIn("openai", "openai-responses", OPENAI, "gpt-5.5", "GPT-5.5", {
     reasoning: true,
     contextWindow: 272_000,
     maxTokens: 128_000,
     cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
   }),
-  builtIn("openai", "openai-completions", OPENAI, "gpt-5.4-mini", "GPT-5.4 mini", {
+  builtIn("openai", "openai-responses", OPENAI, "gpt-5.4-mini", "GPT-5.4 mini", {
     reasoning: true,
     contextWindow: 400_000,
     maxTokens: 128_000,
@@ -134,7 +134,7 @@ export const ModelsFile = Type.Object({
 });
 export type ModelsFile = Static<typeof ModelsFile>;
 
-const SUPPORTED_APIS = new Set<string>(["anthropic-messages", "openai-completions"]);
+const SUPPORTED_APIS = new Set<string>(["anthropic-messages", "openai-completions", "openai-responses"]);
 
 /** The loaded catalogue plus the per-provider key settings. */
 export interface ModelCatalogue {
@@ -168,7 +168,7 @@ export function loadCatalogue(modelsJson?: string): ModelCatalogue {
       const api = m.api ?? entry.api ?? builtInApi(provider);
       if (!api || !SUPPORTED_APIS.has(api)) {
         throw new Error(
-          `${modelsJson}: providers.${provider}.models "${m.id}" has api "${api ?? "(none)"}"; use "openai-completions" or "anthropic-messages"`,
+          `${modelsJson}: providers.${provider}.models "${m.id}" has api "${api ?? "(none)"}"; use "openai-completions", "openai-responses" or "anthropic-messages"`,
         );
       }
       const baseUrl = entry.baseUrl ?? builtInBaseUrl(provider);
