@@ -11,6 +11,12 @@ import { PI, ROOT } from "./support.js";
 
 const RUNS = 15;
 const UPSTREAM = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+const EXAMPLES = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+/** Ten of pi's example extensions that make sense headless, loaded unchanged. */
+const TEN_EXAMPLES = [
+  "permission-gate.ts", "protected-paths.ts", "dynamic-tools.ts", "todo.ts", "session-name.ts",
+  "bookmark.ts", "input-transform.ts", "event-bus.ts", "structured-output.ts", "plan-mode",
+];
 
 /** Spawn and time until exit. */
 function timeExit(cmd: string, args: string[]): Promise<number> {
@@ -68,12 +74,15 @@ export async function run(): Promise<string> {
     }),
   );
   const ours = [PI, "--mode", "rpc", "--provider", "faux", "--no-session"];
+  const withExtensions = existsSync(EXAMPLES) ? [...ours, ...TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)])] : null;
   const upstream = existsSync(UPSTREAM) ? [UPSTREAM, "--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"] : null;
   const nodeMs: number[] = [];
   const oursMs: number[] = [];
   const oursRss: number[] = [];
   const upMs: number[] = [];
   const upRss: number[] = [];
+  const extMs: number[] = [];
+  const extRss: number[] = [];
   const nodeRss: number[] = [];
   try {
     for (let i = 0; i < RUNS; i++) {
@@ -83,6 +92,11 @@ export async function run(): Promise<string> {
       const o = await timeFirstState(process.execPath, ours, { PI_ORCH_HOME: home }, cwd);
       oursMs.push(o.ms);
       oursRss.push(o.rss);
+      if (withExtensions) {
+        const e = await timeFirstState(process.execPath, withExtensions, { PI_ORCH_HOME: home }, cwd);
+        extMs.push(e.ms);
+        extRss.push(e.rss);
+      }
       if (upstream) {
         const u = await timeFirstState(process.execPath, upstream, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" }, cwd);
         upMs.push(u.ms);
@@ -97,11 +111,15 @@ export async function run(): Promise<string> {
     ["`node -e 0` (spawn to exit)", fmt(base), "1.0×", `${fmt(median(nodeRss))} (a stdin echo loop)`],
     ["our `pi --mode rpc` (faux)", fmt(median(oursMs)), `${fmt(median(oursMs) / base)}×`, fmt(median(oursRss))],
   ];
+  if (withExtensions) {
+    rows.push(["our `pi --mode rpc` + 10 of pi's example extensions", fmt(median(extMs)), `${fmt(median(extMs) / base)}×`, fmt(median(extRss))]);
+  }
   if (upstream) {
     rows.push(["upstream `pi --mode rpc` 0.73.1", fmt(median(upMs)), `${fmt(median(upMs) / base)}×`, fmt(median(upRss))]);
   }
   const verdict =
     `Targets: cold start within 3× \`node -e 0\` (measured ${fmt(median(oursMs) / base)}×), idle RSS under 80 MB (measured ${fmt(median(oursRss))} MB).` +
+    (withExtensions ? ` With 10 example extensions: ${fmt(median(extMs) / median(oursMs))}× the start without (target at most 1.5×).` : "") +
     (upstream ? ` Against upstream pi: ${fmt(median(upMs) / median(oursMs))}× faster to first answer, ${fmt(median(upRss) - median(oursRss))} MB less memory.` : " Upstream pi is not installed (test/upstream), so it has no row.");
   return [
     "## Worker start-up",

@@ -70,6 +70,10 @@ export interface ProviderRequest {
   signal: AbortSignal;
   /** Longest wait a provider may ask for before a retry; a longer ask fails the request at once. Default 60 s; 0 = no cap. */
   maxRetryDelayMs?: number;
+  /** Sees (and may replace) the SDK payload right before it is sent (extensions' `before_provider_request`). */
+  onPayload?: (payload: unknown) => Promise<unknown>;
+  /** The HTTP status and headers, before the body is read (extensions' `after_provider_response`). */
+  onResponse?: (response: { status: number; headers: Record<string, string> }) => Promise<void>;
 }
 
 /**

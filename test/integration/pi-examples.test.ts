@@ -212,7 +212,7 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     const w = startWorker([{ text: "ready" }], ["notify"], ["--no-session"]);
     await run(w, "hi");
     await w.request({ type: "get_state" });
-    expect(w.received.every((l) => typeof l === "object" && l !== null)).toBe(true);
+    expect(w.received.filter((l) => l.type === "__not_json__")).toEqual([]);
     expect(w.stderr.join("")).toContain("\x1b]777;notify;Pi;Ready for input\x07");
   });
 
@@ -252,6 +252,20 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     expect(notices(w, from)).toEqual(
       expect.arrayContaining(["Compaction started", "Custom compaction extension triggered", "Could not find Gemini Flash model, using default compaction"]),
     );
+  });
+
+  it("auto-commit-on-exit reads the in-memory session with --no-session, as in pi", async () => {
+    git(project.path, "init", "-q");
+    git(project.path, "commit", "-q", "--allow-empty", "-m", "start");
+    const w = startWorker(
+      [{ toolCalls: [{ name: "write", arguments: { path: "b.txt", content: "b\n" } }] }, { text: "Added b.txt" }],
+      ["auto-commit-on-exit"],
+      ["--no-session"],
+    );
+    await run(w, "write b");
+    w.closeStdin();
+    expect(await waitForExit(w.proc.pid!)).toBe(true);
+    expect(git(project.path, "log", "-1", "--format=%s")).toBe("[pi] Added b.txt\n");
   });
 
   it("git-checkpoint stashes the working tree at each turn of a real repository without errors", async () => {

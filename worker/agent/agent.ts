@@ -169,6 +169,9 @@ export class Agent {
       afterToolCall: host.afterToolCall,
       afterResponse: host.afterResponse,
       shouldStopAfterTurn: host.shouldStopAfterTurn,
+      finalizeMessage: host.finalizeMessage,
+      onPayload: host.onPayload,
+      onResponse: host.onResponse,
     };
     const runMessages = await runAgentLoop(this.messages, prompts, config, (event) => this.emit(event));
     await host.afterRun?.(runMessages);

@@ -35,8 +35,9 @@ export async function runAgentLoop(
       emit({ type: "turn_start" });
       if (pending.length > 0) {
         config.onInject?.(pending, pendingFrom);
-        for (const message of pending) {
-          emit({ type: "message_start", message });
+        for (const queued of pending) {
+          emit({ type: "message_start", message: queued });
+          const message = await finalize(queued, config);
           context.push(message);
           runMessages.push(message);
           emit({ type: "message_end", message });
@@ -112,6 +113,13 @@ async function streamAssistant(context: AgentMessage[], config: LoopConfig, emit
   }
 }
 
+/** A message as `finalizeMessage` leaves it; a replacement must keep the role. */
+async function finalize<M extends AgentMessage>(message: M, config: LoopConfig): Promise<M> {
+  if (!config.finalizeMessage) return message;
+  const replaced = await config.finalizeMessage(message);
+  return replaced && replaced.role === message.role ? (replaced as M) : message;
+}
+
 /** The context as hooks see it. */
 function view(context: AgentMessage[], config: LoopConfig): AgentContextView {
   return { systemPrompt: config.systemPrompt(), messages: context, tools: config.tools() };
@@ -145,6 +153,8 @@ async function streamOnce(
     thinkingLevel: config.thinkingLevel(),
     apiKey: config.apiKey(),
     signal: config.signal,
+    ...(config.onPayload ? { onPayload: config.onPayload } : {}),
+    ...(config.onResponse ? { onResponse: config.onResponse } : {}),
   });
 
   for await (const event of events) {
@@ -173,6 +183,7 @@ async function streamOnce(
   }
   if (!final) final = syntheticMessage(model, "error", "provider stream ended without a final message");
   if (!started) emit({ type: "message_start", message: snapshot(final) });
+  final = await finalize(final, config);
   emit({ type: "message_end", message: final });
   return { message: final, failure };
 }
@@ -234,9 +245,10 @@ async function executeToolCalls(
       return outcome;
     }),
   );
-  const messages = prepared.map((p, i) => {
+  const messages: ToolResultMessage[] = [];
+  for (const [i, p] of prepared.entries()) {
     const { result, isError } = outcomes[i];
-    const message: ToolResultMessage = {
+    const built: ToolResultMessage = {
       role: "toolResult",
       toolCallId: p.call.id,
       toolName: p.call.name,
@@ -245,10 +257,11 @@ async function executeToolCalls(
       isError,
       timestamp: Date.now(),
     };
-    emit({ type: "message_start", message });
+    emit({ type: "message_start", message: built });
+    const message = await finalize(built, config);
     emit({ type: "message_end", message });
-    return message;
-  });
+    messages.push(message);
+  }
   return { messages, terminate: outcomes.every((o) => o.result.terminate === true) };
 }
 

@@ -13,7 +13,7 @@ import type {
   ToolCall,
   ToolResultMessage,
 } from "../../shared/schema/messages.js";
-import type { AgentTool, Provider, ToolResult } from "../types.js";
+import type { AgentTool, Provider, ProviderRequest, ToolResult } from "../types.js";
 import type { RetryHint } from "../providers/retry-delay.js";
 
 /** How queued messages are released: all at once or one per turn. */
@@ -112,6 +112,11 @@ export interface AgentHooks {
   shouldStopAfterTurn?: (ctx: TurnEndContext) => Promise<boolean>;
   /** Messages entered the context at a turn's start. */
   onInject?: (messages: AgentMessage[], from: InjectSource) => void;
+  /** Before `message_end`: may replace the finished message (same role), which is then what the context keeps. */
+  finalizeMessage?: (message: AgentMessage) => Promise<AgentMessage | undefined>;
+  /** Passed to each provider request: see and replace the payload, see the response status and headers. */
+  onPayload?: ProviderRequest["onPayload"];
+  onResponse?: ProviderRequest["onResponse"];
 }
 
 /** Everything the loop needs for one run. Getters are read fresh at every turn so changes apply mid-run. */

@@ -34,6 +34,7 @@ import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
 import { userMessageText } from "../session/context.js";
 import { cloneSession, forkMessages, forkSession } from "../session/fork.js";
 import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
+import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
 import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
@@ -160,6 +161,11 @@ export class AgentSession {
         beforeToolCall: ({ toolCall, args }) => this.extensions.toolCall(toolCall, args),
         afterToolCall: async ({ toolCall, args, result, isError }) => this.extensions.toolResult(toolCall, args, result, isError),
         afterResponse: (ctx) => this.afterResponse(ctx),
+        finalizeMessage: (message) => this.extensions.messageEnd(message),
+        onPayload: async (payload) => (this.extensions.has("before_provider_request") ? this.extensions.providerRequest(payload) : payload),
+        onResponse: async ({ status, headers }) => {
+          if (this.extensions.has("after_provider_response")) await this.extensions.notify({ type: "after_provider_response", status, headers });
+        },
         shouldStopAfterTurn: async () => {
           await this.maybeCompactAtThreshold();
           return false;
@@ -273,14 +279,14 @@ export class AgentSession {
         break;
       case "message_start":
       case "message_update":
-      case "message_end":
       case "tool_execution_start":
       case "tool_execution_update":
       case "tool_execution_end":
         if (ext.has(event.type)) void ext.notify(event as unknown as ExtensionEvent);
         break;
       default:
-        // agent_end goes out in afterRun, awaited; session-level events are not extension events.
+        // message_end went to the extensions before it was emitted (they may replace the
+        // message), agent_end goes out in afterRun, awaited; session-level events are not theirs.
         break;
     }
   }
@@ -794,6 +800,20 @@ export class AgentSession {
     this.agent.start([message]);
   }
 
+  /**
+   * Without a session file (`--no-session`) pi still keeps the session in memory;
+   * extensions reading `ctx.sessionManager` see the conversation as message entries.
+   */
+  private memoryEntries(): SessionEntry[] {
+    return this.agent.messages.map((message, i) => ({
+      type: "message",
+      id: `mem${String(i).padStart(5, "0")}`,
+      parentId: i === 0 ? null : `mem${String(i - 1).padStart(5, "0")}`,
+      timestamp: new Date(message.timestamp).toISOString(),
+      message,
+    })) as SessionEntry[];
+  }
+
   /** The session as extensions reach it (`pi.*`, `ctx.*`). */
   private extensionHost(): ExtensionHost {
     const store = () => this.store;
@@ -818,9 +838,9 @@ export class AgentSession {
       sessionFile: () => this.sessionFile,
       sessionId: () => this.sessionId,
       sessionName: () => this.sessionName,
-      entries: () => store()?.entries ?? [],
-      branch: () => store()?.pathToLeaf() ?? [],
-      leafId: () => store()?.leafId ?? null,
+      entries: () => store()?.entries ?? this.memoryEntries(),
+      branch: () => store()?.pathToLeaf() ?? this.memoryEntries(),
+      leafId: () => (store() ? store()!.leafId : (this.memoryEntries().at(-1)?.id ?? null)),
       sessionDir: () => this.sessionDir,
       sendUserMessage: async (content, deliverAs) => {
         if (typeof content === "string") {

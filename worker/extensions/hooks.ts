@@ -58,6 +58,10 @@ export interface ExtensionHooks {
   context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined>;
   toolCall(call: ToolCall, args: Record<string, unknown>): Promise<ToolCallDecision | undefined>;
   toolResult(call: ToolCall, args: Record<string, unknown>, result: ToolResult, isError: boolean): Promise<{ result: ToolResult; isError: boolean } | undefined>;
+  /** `message_end`: a replacement for the finished message (same role), or undefined. */
+  messageEnd(message: AgentMessage): Promise<AgentMessage | undefined>;
+  /** `before_provider_request`: the payload to send (the same one when no handler replaced it). */
+  providerRequest(payload: unknown): Promise<unknown>;
   /** `user_bash`: a handler may return the result itself. */
   userBash(command: string, excludeFromContext: boolean, cwd: string): Promise<Record<string, unknown> | undefined>;
   /** Extensions that were found but skipped (an untrusted project), for a notice. */
@@ -81,6 +85,8 @@ export const NO_EXTENSIONS: ExtensionHooks = {
   context: async () => undefined,
   toolCall: async () => undefined,
   toolResult: async () => undefined,
+  messageEnd: async () => undefined,
+  providerRequest: async (payload) => payload,
   userBash: async () => undefined,
   skipped: () => [],
 };

@@ -236,6 +236,39 @@ export class ExtensionRunner implements ExtensionHooks {
     return { result: { ...result, content, ...(details !== undefined ? { details } : {}) }, isError: error };
   }
 
+  /** `message_end`: handlers may replace the message (same role); the last replacement wins. */
+  async messageEnd(message: AgentMessage): Promise<AgentMessage | undefined> {
+    if (!this.has("message_end")) return undefined;
+    let current = message;
+    await this.dispatch(
+      () => ({ type: "message_end", message: current }),
+      (value, path) => {
+        const r = value as { message?: AgentMessage } | undefined;
+        if (!r?.message) return undefined;
+        if (r.message.role !== current.role) {
+          this.emitError({ type: "extension_error", extensionPath: path, event: "message_end", error: "message_end handlers must return a message with the same role" });
+          return undefined;
+        }
+        current = r.message;
+        return undefined;
+      },
+    );
+    return current === message ? undefined : current;
+  }
+
+  /** `before_provider_request`: any value but undefined replaces the payload for later handlers and the request. */
+  async providerRequest(payload: unknown): Promise<unknown> {
+    let current = payload;
+    await this.dispatch(
+      () => ({ type: "before_provider_request", payload: current }),
+      (value) => {
+        if (value !== undefined) current = value;
+        return undefined;
+      },
+    );
+    return current;
+  }
+
   async userBash(command: string, excludeFromContext: boolean, cwd: string): Promise<Record<string, unknown> | undefined> {
     let result: Record<string, unknown> | undefined;
     await this.dispatch(

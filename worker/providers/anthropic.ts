@@ -57,8 +57,10 @@ export function createAnthropicProvider(): Provider {
         // Token counts of earlier rounds of a paused turn; each round reports its own.
         const before = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
         for (let round = 0; ; round++) {
-          const params = buildAnthropicParams(round === 0 ? request : { ...request, messages: [...request.messages, builder.message] });
-          const events = await client.messages.create(params, { signal });
+          const built = buildAnthropicParams(round === 0 ? request : { ...request, messages: [...request.messages, builder.message] });
+          const params = ((await request.onPayload?.(built)) ?? built) as typeof built;
+          const { data: events, response } = await client.messages.create(params, { signal }).withResponse();
+          await request.onResponse?.({ status: response.status, headers: Object.fromEntries(response.headers) });
           if (round === 0) yield builder.start();
           stopReason = null;
           for await (const event of events) {

@@ -37,7 +37,10 @@ export function createOpenAIProvider(): Provider {
       try {
         const { default: OpenAIClient } = await import("openai");
         const client = new OpenAIClient({ ...sdkClientOptions(request), fetch: fetchNestingErrorBodies });
-        const chunks = await client.chat.completions.create(buildOpenAIParams(request), { signal });
+        const built = buildOpenAIParams(request);
+        const params = ((await request.onPayload?.(built)) ?? built) as typeof built;
+        const { data: chunks, response } = await client.chat.completions.create(params, { signal }).withResponse();
+        await request.onResponse?.({ status: response.status, headers: Object.fromEntries(response.headers) });
         yield builder.start();
         const calls = new ToolCallTracker();
         for await (const chunk of chunks) {

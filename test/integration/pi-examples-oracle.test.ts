@@ -1,0 +1,105 @@
+/**
+ * pi's example extensions with upstream pi 0.73.1 as the oracle: the same exercise,
+ * the same mock model server (real OpenAI SDK on both sides), run once on our
+ * worker and once on upstream `pi --mode rpc`, and both must end the same way.
+ * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+
+const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
+const UPSTREAM = join(PACKAGE, "dist/cli.js");
+const example = (name: string) => join(PACKAGE, "examples/extensions", `${name}.ts`);
+const installed = existsSync(UPSTREAM);
+
+type Line = Record<string, any>;
+type Implementation = "ours" | "upstream";
+
+let server: MockModelServer;
+let dirs: { path: string; cleanup: () => void }[] = [];
+
+beforeEach(async () => {
+  server = await startMockModelServer();
+});
+
+afterEach(async () => {
+  await killAllWorkers();
+  await server.close();
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+const MODELS = () => ({
+  providers: {
+    mock: {
+      baseUrl: `${server.url}/v1`,
+      api: "openai-completions",
+      apiKey: "mock-key",
+      models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
+    },
+  },
+});
+
+/** One implementation's worker, in a fresh project, with the examples loaded. */
+function start(impl: Implementation, examples: string[]): { w: RpcWorker; project: string } {
+  const home = tempDir(`pi-oracle-${impl}-home-`);
+  const project = tempDir(`pi-oracle-${impl}-project-`);
+  dirs.push(home, project);
+  writeFileSync(join(home.path, "models.json"), JSON.stringify(MODELS()));
+  const args = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)])];
+  const env = impl === "ours" ? { PI_ORCH_HOME: home.path } : { PI_CODING_AGENT_DIR: home.path, PI_OFFLINE: "1" };
+  const w = new RpcWorker(args, { cwd: project.path, env, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
+  return { w, project: project.path };
+}
+
+async function prompt(w: RpcWorker, message: string): Promise<number> {
+  const from = w.received.length;
+  expect(await w.request({ type: "prompt", message }, 30_000)).toMatchObject({ success: true });
+  return from;
+}
+
+const notify = (text: string) => (l: Line) => l.type === "extension_ui_request" && l.method === "notify" && l.message === text;
+/** The text of the last user or tool message of a recorded OpenAI request. */
+const lastContent = (body: Line): string => {
+  const content = body.messages.at(-1).content;
+  return typeof content === "string" ? content : content.map((c: Line) => c.text ?? "").join("");
+};
+
+describe.skipIf(!installed)("pi's examples: our worker and upstream pi end the same way", () => {
+  it.each<Implementation>(["ours", "upstream"])("input-transform on %s: ping is answered without the model, ?quick is rewritten", async (impl) => {
+    const { w } = start(impl, ["input-transform"]);
+    const from = await prompt(w, "ping");
+    await w.waitFor(notify("pong"), 30_000, from);
+    expect(w.eventTypes(from)).not.toContain("agent_start");
+    server.enqueue({ text: "brief" });
+    const at = await prompt(w, "?quick what is a monad");
+    await w.event("agent_end", 30_000, at);
+    expect(server.requests).toHaveLength(1);
+    expect(lastContent(server.requests[0].body as Line)).toBe("Respond briefly in 1-2 sentences: what is a monad");
+  });
+
+  it.each<Implementation>(["ours", "upstream"])("protected-paths on %s: the write to .env is blocked and the model gets the reason", async (impl) => {
+    const { w, project } = start(impl, ["protected-paths"]);
+    server.enqueue({ toolCalls: [{ id: "call_1", name: "write", arguments: { path: ".env", content: "SECRET=1" } }] }, { text: "ok" });
+    const from = await prompt(w, "write the env file");
+    await w.event("agent_end", 30_000, from);
+    expect(existsSync(join(project, ".env"))).toBe(false);
+    expect(lastContent(server.requests[1].body as Line)).toBe('Path ".env" is protected');
+    await w.waitFor(notify("Blocked write to protected path: .env"), 30_000, from);
+  });
+
+  it.each<Implementation>(["ours", "upstream"])("provider-payload on %s: logs the request payload and the response status", async (impl) => {
+    const { w, project } = start(impl, ["provider-payload"]);
+    mkdirSync(join(project, ".pi"));
+    server.enqueue({ text: "logged" });
+    const from = await prompt(w, "log this request");
+    await w.event("agent_end", 30_000, from);
+    const log = readFileSync(join(project, ".pi", "provider-payload.log"), "utf8");
+    const payload = JSON.parse(log.slice(0, log.indexOf("\n\n"))) as Line;
+    expect(payload).toMatchObject({ model: "mock-1", stream: true });
+    expect(lastContent(payload)).toBe("log this request");
+    expect(log).toMatch(/\n\[200\] \{.*"content-type":"text\/event-stream/);
+  });
+});
