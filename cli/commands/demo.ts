@@ -94,6 +94,7 @@ async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
         defaultCwd: repo,
         spawnDefaults: { provider: "faux" },
         title: "pi-orch demo",
+        quitNote: "the demo stops its agents and removes its folder",
       });
       const result = await spawned;
       if (result instanceof Error) throw new CliError(`the demo could not start its agents: ${result.message}`);

@@ -11,7 +11,7 @@ import type { AgentControl } from "./control.js";
 import { DialogModal, type DialogAnswer } from "./DialogModal.js";
 import { DiffView } from "./DiffView.js";
 import { Grid } from "./Grid.js";
-import { HelpOverlay, SINGLE_KEY_MAP } from "./HelpOverlay.js";
+import { HelpOverlay, KEY_MAP, SINGLE_KEY_MAP } from "./HelpOverlay.js";
 import { layoutPanes } from "./layout.js";
 import { NewAgentForm, type NewAgentValues } from "./NewAgentForm.js";
 import { Pane } from "./Pane.js";
@@ -41,6 +41,8 @@ export interface AppProps {
   /** The user quit (`q`, Ctrl+C; twice in single mode). */
   onQuit: () => void;
   title?: string;
+  /** What quitting does to the agents, for the help (default: they keep running). */
+  quitNote?: string;
 }
 
 type InputKind = "prompt" | "steer" | "follow_up";
@@ -278,7 +280,8 @@ export function App(props: AppProps) {
 
   let body: ReactNode;
   if (overlay?.kind === "help") {
-    body = <HelpOverlay width={cols} height={bodyRows} keys={mode === "single" ? SINGLE_KEY_MAP : undefined} />;
+    const keys = mode === "single" ? SINGLE_KEY_MAP : props.quitNote ? KEY_MAP.map(([k, what]): readonly [string, string] => (k.startsWith("q") ? [k, `quit the TUI (${props.quitNote})`] : [k, what])) : KEY_MAP;
+    body = <HelpOverlay width={cols} height={bodyRows} keys={keys} />;
   } else if (overlay?.kind === "diff") {
     body = <DiffView title={overlay.title} text={overlay.text} width={cols} height={bodyRows} top={overlay.top} />;
   } else if (overlay?.kind === "new") {

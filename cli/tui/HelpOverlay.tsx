@@ -3,13 +3,13 @@ import { Box, Text } from "ink";
 import { useTheme } from "./theme.js";
 
 /** Every key of the multi-pane TUI and what it does. */
-const KEY_MAP: readonly (readonly [string, string])[] = [
+export const KEY_MAP: readonly (readonly [string, string])[] = [
   ["←↑↓→ Tab 1–9", "move focus (1–9: the panes of this page); PgUp/PgDn change page"],
   ["Enter", "zoom the focused agent: full screen, scrollable transcript (↑↓ PgUp PgDn Home End)"],
   ["Esc", "back to the grid (or close an input, form or overlay)"],
-  ["p / s / f", "prompt / steer / follow-up: an input line opens in the pane"],
+  ["p / s / f", "prompt / steer / follow-up (a busy agent): an input line opens in the pane"],
   ["a", "abort the running turn"],
-  ["x / r", "stop / restart the agent"],
+  ["x / r", "stop / restart the agent (y confirms)"],
   ["n", "new agent: name, cwd, worktree yes/no, first prompt"],
   ["d", "diff of a worktree agent's changes"],
   ["?", "this help"],

@@ -21,6 +21,8 @@ export interface RunTuiOptions {
   defaultCwd: string;
   spawnDefaults?: Partial<IpcParams<"spawn">>;
   title?: string;
+  /** What quitting does to the agents, for the help (default: they keep running). */
+  quitNote?: string;
 }
 
 // The alternate screen, and bracketed paste: pasted text comes marked, so the input
@@ -42,6 +44,7 @@ export async function runTui(opts: RunTuiOptions): Promise<void> {
         loadDiff={worktreeDiff}
         onQuit={quit}
         title={opts.title}
+        quitNote={opts.quitNote}
       />
     </ThemeProvider>
   ));

@@ -245,6 +245,15 @@ describe("keys", () => {
     await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
   });
 
+  it("says in the help what quitting does: agents keep running, or (the demo) are stopped", async () => {
+    const plain = open([info("agent-01")], { cols: 100, rows: 24 });
+    plain.stdin.write("?");
+    await vi.waitFor(() => expect(plain.frame()).toContain("quit the TUI (the agents keep running)"));
+    const demo = open([info("agent-01")], { cols: 100, rows: 24, quitNote: "the demo stops its agents and removes its folder" });
+    demo.stdin.write("?");
+    await vi.waitFor(() => expect(demo.frame()).toContain("quit the TUI (the demo stops its agents and removes its folder)"));
+  });
+
   it("opens the help and the new-agent form, and spawns from the form", async () => {
     const t = open([info("agent-01")], { cols: 100, rows: 24 });
     t.stdin.write("?");

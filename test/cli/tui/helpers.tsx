@@ -58,7 +58,7 @@ export function names(n: number): string[] {
 }
 
 /** Mount the App on a fake terminal of `cols` × `rows` with `agents` listed and connected. */
-export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean } = {}) {
+export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean; quitNote?: string } = {}) {
   const store = new TuiStore({ frameMs: 10 });
   store.dispatch({ type: "connection", state: "connected", at: Date.now() });
   store.dispatch({ type: "agents", agents });
@@ -66,7 +66,7 @@ export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number;
   let quit = 0;
   const r = render(
     <ThemeProvider value={makeTheme(opts.color ?? false)}>
-      <App store={store} control={control} cols={opts.cols ?? 100} rows={opts.rows ?? 30} mode={opts.mode} onQuit={() => quit++} />
+      <App store={store} control={control} cols={opts.cols ?? 100} rows={opts.rows ?? 30} mode={opts.mode} quitNote={opts.quitNote} onQuit={() => quit++} />
     </ThemeProvider>,
   );
   return {
