@@ -10,7 +10,7 @@ import { createConnection, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IpcClient } from "../ipc/client.js";
-import type { IpcStreamMessage } from "../ipc/protocol.js";
+import type { IpcStreamMessage } from "../shared/schema/ipc.js";
 import { DEFAULT_WORKER_NICE, lowerWorkerPriority } from "../supervisor/priority.js";
 import { fmtOther, medianOther, processCpuMs, startLoadMeter, type LoadReading } from "./load.js";
 import { fmt, median, percentile, rssMb, table } from "./stats.js";
@@ -22,8 +22,6 @@ const STREAMERS = 16;
 const ROUTE_SECONDS = 5;
 const PACED_RUNS = 3;
 const RATES = [10_000, 20_000];
-
-type Json = Record<string, any>;
 
 /** High-resolution wall clock in ms, comparable across processes on one machine. */
 const now = () => performance.timeOrigin + performance.now();
@@ -108,18 +106,18 @@ async function spawnFifty(): Promise<{ ms: number; supervisorRss: number; worker
   try {
     const t0 = performance.now();
     const infos = await Promise.all(
-      Array.from({ length: AGENTS }, (_, i) => serve.client.spawn<Json>({ name: `bench-${i}`, provider: "faux" })),
+      Array.from({ length: AGENTS }, (_, i) => serve.client.spawn({ name: `bench-${i}`, provider: "faux" })),
     );
     let agents = infos;
     while (!agents.every((a) => a.status === "idle")) {
       await new Promise((r) => setTimeout(r, 10));
-      agents = await serve.client.list<Json[]>();
+      agents = await serve.client.list();
     }
     const ms = performance.now() - t0;
     // Let start-up work that finishes after the first answer settle before reading RSS.
     await new Promise((r) => setTimeout(r, 500));
     const supervisorRss = await rssMb(serve.proc.pid!);
-    const workerRss = await Promise.all(agents.map((a) => rssMb(a.pid)));
+    const workerRss = await Promise.all(agents.map((a) => rssMb(a.pid!)));
     return { ms, supervisorRss, workerRss };
   } finally {
     await serve.close();

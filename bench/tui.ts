@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { build } from "esbuild";
 import { IpcClient } from "../ipc/client.js";
-import type { AgentInfo } from "../supervisor/types.js";
 import { fmtOther, startLoadMeter } from "./load.js";
 import { fmt, median, percentile, table } from "./stats.js";
 import { PI, ROOT, startServe } from "./support.js";
@@ -118,7 +117,7 @@ async function measure(tui: TuiModules, AGENTS: number): Promise<(string | numbe
   try {
     const names = Array.from({ length: AGENTS }, (_, i) => `bench-${String(i + 1).padStart(2, "0")}`);
     const workerCommand = [process.execPath, PI, "--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session"];
-    await Promise.all(names.map((name) => client.spawn<AgentInfo>({ name, cwd, workerCommand, restart: "temporary" })));
+    await Promise.all(names.map((name) => client.spawn({ name, cwd, workerCommand, restart: "temporary" })));
     const ended = new Set<string>();
     let lagged = 0;
     await client.subscribe({}, (m) => {
@@ -132,7 +131,7 @@ async function measure(tui: TuiModules, AGENTS: number): Promise<(string | numbe
       for (;;) {
         await new Promise((r) => setTimeout(r, 100));
         if (ended.size === AGENTS) return;
-        if (lagged > 0 && (await client.list<AgentInfo[]>()).every((a) => a.status === "idle")) return;
+        if (lagged > 0 && (await client.list()).every((a) => a.status === "idle")) return;
       }
     })();
     const endLoad = startLoadMeter();

@@ -5,7 +5,17 @@
 import { createConnection, type Socket } from "node:net";
 import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
 import { piOrchHome } from "../shared/paths.js";
-import type { IpcParams, IpcRequestType, IpcResponse, IpcStreamMessage } from "./protocol.js";
+import type { AgentInfo } from "../shared/schema/agent.js";
+import type {
+  IpcParams,
+  IpcRequestType,
+  IpcResponse,
+  IpcResultOf,
+  IpcStreamMessage,
+  ShutdownResult,
+  SubscribeResult,
+} from "../shared/schema/ipc.js";
+import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import { socketPath as socketPathOf } from "./server.js";
 
 /** A failed request or connection; `code` is the supervisor's error code or `no_supervisor`/`disconnected`. */
@@ -87,63 +97,61 @@ export class IpcClient {
     });
   }
 
-  /** Send one request and resolve with its `data`, or reject with the supervisor's error. */
-  request<T = unknown, K extends IpcRequestType = IpcRequestType>(type: K, params: IpcParams<K>): Promise<T> {
+  /** Send one request and resolve with its `data` (typed by the request's `type`), or reject with the supervisor's error. */
+  request<K extends IpcRequestType>(type: K, params: IpcParams<K>): Promise<IpcResultOf<K>> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = String(this.nextId++);
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<IpcResultOf<K>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (d: unknown) => void, reject });
       void this.writer.write({ ...params, id, type });
     });
   }
 
-  /** Start a new agent; see SpawnRequest. Resolves with its AgentInfo. */
-  spawn<T = unknown>(params: IpcParams<"spawn"> = {}): Promise<T> {
-    return this.request<T, "spawn">("spawn", params);
+  /** Start a new agent; see SpawnOptions. Resolves with its AgentInfo. */
+  spawn(params: IpcParams<"spawn"> = {}): Promise<AgentInfo> {
+    return this.request("spawn", params);
   }
 
-  /** Every agent (AgentInfo[]). */
-  list<T = unknown>(): Promise<T> {
-    return this.request<T, "list">("list", {});
+  /** Every agent. */
+  list(): Promise<AgentInfo[]> {
+    return this.request("list", {});
   }
 
-  /** One agent by name or id prefix (AgentInfo). */
-  status<T = unknown>(agent: string): Promise<T> {
-    return this.request<T, "status">("status", { agent });
+  /** One agent by name or id prefix. */
+  status(agent: string): Promise<AgentInfo> {
+    return this.request("status", { agent });
   }
 
-  /** Stop one agent (AgentInfo), or all with `{all: true}` (AgentInfo[]). */
-  stop<T = unknown>(target: string | { all: true }): Promise<T> {
-    return this.request<T, "stop">("stop", typeof target === "string" ? { agent: target } : { all: true });
+  /** Stop one agent, or every agent with `{all: true}`. */
+  stop(target: string): Promise<AgentInfo>;
+  stop(target: { all: true }): Promise<AgentInfo[]>;
+  stop(target: string | { all: true }): Promise<AgentInfo | AgentInfo[]> {
+    return this.request("stop", typeof target === "string" ? { agent: target } : { all: true });
   }
 
-  /** Restart an agent, resuming its session (AgentInfo). */
-  restart<T = unknown>(agent: string, opts: { wait?: boolean } = {}): Promise<T> {
-    return this.request<T, "restart">("restart", { agent, ...opts });
+  /** Restart an agent, resuming its session. */
+  restart(agent: string, opts: { wait?: boolean } = {}): Promise<AgentInfo> {
+    return this.request("restart", { agent, ...opts });
   }
 
-  /** Forget an agent and remove its worktree (AgentInfo of what was removed). */
-  remove<T = unknown>(agent: string, opts: { force?: boolean; deleteBranch?: boolean } = {}): Promise<T> {
-    return this.request<T, "remove">("remove", { agent, ...opts });
+  /** Forget an agent and remove its worktree (resolves with the AgentInfo of what was removed). */
+  remove(agent: string, opts: { force?: boolean; deleteBranch?: boolean } = {}): Promise<AgentInfo> {
+    return this.request("remove", { agent, ...opts });
   }
 
   /** Forward one pi command; resolves with the worker's own response (check its `success`). */
-  rpc<T = { type: "response"; command: string; success: boolean; data?: unknown; error?: string }>(
-    agent: string,
-    command: { type: string; [key: string]: unknown },
-    opts: { timeoutMs?: number } = {},
-  ): Promise<T> {
-    return this.request<T, "rpc">("rpc", { agent, command, ...opts });
+  rpc(agent: string, command: RpcCommandEnvelope, opts: { timeoutMs?: number } = {}): Promise<RpcResponse> {
+    return this.request("rpc", { agent, command, ...opts });
   }
 
   /**
    * Subscribe to agents' events (all when `agents` is absent). `onMessage` receives
    * `event` and `lagged` messages until the connection closes.
    */
-  async subscribe<T = unknown>(params: IpcParams<"subscribe">, onMessage: (message: IpcStreamMessage) => void): Promise<T> {
+  async subscribe(params: IpcParams<"subscribe">, onMessage: (message: IpcStreamMessage) => void): Promise<SubscribeResult> {
     this.listeners.add(onMessage);
     try {
-      return await this.request<T, "subscribe">("subscribe", params);
+      return await this.request("subscribe", params);
     } catch (err) {
       this.listeners.delete(onMessage);
       throw err;
@@ -151,8 +159,8 @@ export class IpcClient {
   }
 
   /** Ask the supervisor to stop every agent and exit; resolves once it did. */
-  shutdown<T = unknown>(): Promise<T> {
-    return this.request<T, "shutdown">("shutdown", {});
+  shutdown(): Promise<ShutdownResult> {
+    return this.request("shutdown", {});
   }
 
   /** Close the connection (subscriptions end with it). */

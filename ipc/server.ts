@@ -11,14 +11,13 @@ import { JsonlWriter, readLines } from "../shared/jsonl.js";
 import { checker } from "../shared/validate.js";
 import {
   IpcRequestSchemas,
-  SOCKET_NAME,
   type IpcRequest,
   type IpcRequestOf,
   type IpcRequestType,
   type IpcResponse,
   type IpcStreamMessage,
   type RequestId,
-} from "./protocol.js";
+} from "../shared/schema/ipc.js";
 
 /** What the server needs to answer requests. Errors with a string `code` keep it on the wire. */
 export interface IpcBackend {
@@ -60,6 +59,9 @@ export class IpcError extends Error {
     this.name = "IpcError";
   }
 }
+
+/** File name of the socket inside the pi-orch home. */
+const SOCKET_NAME = "orch.sock";
 
 /** Path of the socket of a pi-orch home. */
 export function socketPath(home: string): string {

@@ -6,6 +6,8 @@
  */
 import { execa, type ResultPromise } from "execa";
 import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
+import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
+import type { SupervisorEvent } from "../shared/schema/supervisor-events.js";
 import { appendTail, configurationError, USAGE_EXIT_CODE } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
@@ -15,14 +17,8 @@ import { groupRssBytes } from "./process-tree.js";
 import { redactArgv, redactEnv } from "./redact.js";
 import { decideRestart, describeExit } from "./restart-policy.js";
 import { killGroupLeftovers, killWorker, stopWorker, type WorkerHandle } from "./teardown.js";
-import {
-  RUNNING_STATUSES,
-  type AgentInfo,
-  type AgentRecord,
-  type AgentStatus,
-  type AgentTimings,
-  type WorkerExit,
-} from "./types.js";
+import { RUNNING_STATUSES, type AgentInfo, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
+import type { AgentTimings } from "./types.js";
 import { buildWorkerArgv } from "./worker-command.js";
 
 /** What an actor needs from the supervisor that owns it. */
@@ -44,21 +40,8 @@ export interface AgentActorOptions {
   workerNice: number;
 }
 
-/** A pi protocol command as forwarded by `rpc`. */
-export type ProtocolCommand = { type: string; id?: string; [key: string]: unknown };
-
-/** A worker's response object, as it wrote it (with the caller's `id` restored). */
-export type ProtocolResponse = {
-  type: "response";
-  command: string;
-  success: boolean;
-  id?: string;
-  data?: unknown;
-  error?: string;
-};
-
 type Pending = {
-  resolve: (r: ProtocolResponse) => void;
+  resolve: (r: RpcResponse) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout | null;
   callerId: string | undefined;
@@ -76,7 +59,7 @@ type Message =
   | { kind: "start" }
   | { kind: "stop"; done: () => void; reason: string }
   | { kind: "restart" }
-  | { kind: "rpc"; command: ProtocolCommand; timeoutMs: number; resolve: Pending["resolve"]; reject: Pending["reject"] }
+  | { kind: "rpc"; command: RpcCommandEnvelope; timeoutMs: number; resolve: Pending["resolve"]; reject: Pending["reject"] }
   | { kind: "line"; gen: number; line: string }
   | { kind: "line_too_long"; gen: number; message: string }
   | { kind: "exit"; gen: number; code: number | null; signal: string | null; spawnError: string | null }
@@ -130,7 +113,7 @@ export class AgentActor {
     this.record = { ...opts.record };
     this.mailbox = new Mailbox<Message>(
       (m) => this.handle(m),
-      (err, m) => this.emit({ type: "supervisor_error", message: `internal error handling ${m.kind}: ${(err as Error).message}` }),
+      (err, m) => this.report({ type: "supervisor_error", message: `internal error handling ${m.kind}: ${(err as Error).message}` }),
     );
   }
 
@@ -199,7 +182,7 @@ export class AgentActor {
   }
 
   /** Forward one protocol command; resolves with the worker's own response. */
-  rpc(command: ProtocolCommand, timeoutMs = this.opts.timings.rpcTimeoutMs): Promise<ProtocolResponse> {
+  rpc(command: RpcCommandEnvelope, timeoutMs = this.opts.timings.rpcTimeoutMs): Promise<RpcResponse> {
     return new Promise((resolve, reject) => this.mailbox.post({ kind: "rpc", command, timeoutMs, resolve, reject }));
   }
 
@@ -252,7 +235,7 @@ export class AgentActor {
         if (m.gen === this.worker?.gen) this.onLine(m.line);
         return;
       case "line_too_long":
-        if (m.gen === this.worker?.gen) this.emit({ type: "protocol_error", message: m.message });
+        if (m.gen === this.worker?.gen) this.report({ type: "protocol_error", message: m.message });
         return;
       case "exit":
         if (m.gen === this.worker?.gen) this.onExit(m);
@@ -366,7 +349,7 @@ export class AgentActor {
     });
     if (proc.pid === undefined) return; // the exit message with the spawn error follows
     lowerWorkerPriority(proc.pid, this.opts.workerNice);
-    this.emit({ type: "worker_started", pid: proc.pid, command: redactArgv([file, ...args]), resumed: this.record.sessionFile });
+    this.report({ type: "worker_started", pid: proc.pid, command: redactArgv([file, ...args]) ?? [], resumed: this.record.sessionFile });
     const probe = this.requestId("start");
     this.pending.set(probe, {
       resolve: (r) => this.onStartProbe(r),
@@ -378,7 +361,7 @@ export class AgentActor {
     this.startTimer = setTimeout(() => this.mailbox.post({ kind: "start_timeout", gen }), this.opts.timings.startTimeoutMs);
   }
 
-  private onStartProbe(response: ProtocolResponse): void {
+  private onStartProbe(response: RpcResponse): void {
     if (this.record.status !== "starting" || !this.worker) return;
     clearTimeout(this.startTimer!);
     this.startTimer = null;
@@ -389,7 +372,7 @@ export class AgentActor {
   }
 
   /** Take what matters from a `get_state` answer; returns whether a run is streaming. */
-  private learnState(response: ProtocolResponse): boolean {
+  private learnState(response: RpcResponse): boolean {
     this.record.lastSeenAt = Date.now();
     const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown } | undefined;
     if (typeof data?.sessionFile === "string" && data.sessionFile !== this.record.sessionFile) {
@@ -409,7 +392,7 @@ export class AgentActor {
       const rss = groupRssBytes(worker.handle.pid);
       if (rss !== null && rss > maxMb * 1024 * 1024) {
         const message = `process tree RSS ${Math.round(rss / 1024 / 1024)} MB is over the ${maxMb} MB limit`;
-        this.emit({ type: "limit_exceeded", limit: "max_memory", message });
+        this.report({ type: "limit_exceeded", limit: "max_memory", message });
         this.abandon("memory_limit", message);
         return;
       }
@@ -452,21 +435,21 @@ export class AgentActor {
     if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
       const sample = line.length > 200 ? `${line.slice(0, 200)}…` : line;
       this.opts.log.appendStderr(`[pi-orch] non-protocol stdout line: ${sample}\n`);
-      this.emit({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
+      this.report({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
       return;
     }
     const value = parsed.value as Record<string, unknown>;
-    if (value.type === "response") return this.onResponse(value as ProtocolResponse);
+    if (value.type === "response") return this.onResponse(value as RpcResponse);
     this.onWorkerEvent(value, line.trim());
   }
 
-  private onResponse(response: ProtocolResponse): void {
+  private onResponse(response: RpcResponse): void {
     const id = typeof response.id === "string" ? response.id : undefined;
     const pending = id === undefined ? undefined : this.pending.get(id);
     if (!pending) return; // an answer nobody waits for (timed out, or a worker that does not echo ids)
     this.pending.delete(id!);
     if (pending.timer) clearTimeout(pending.timer);
-    const out: ProtocolResponse = { ...response };
+    const out: RpcResponse = { ...response };
     if (pending.callerId === undefined) delete out.id;
     else out.id = pending.callerId;
     pending.resolve(out);
@@ -521,7 +504,7 @@ export class AgentActor {
   private abortRun(limit: string, reason: string): void {
     if (!this.run || this.run.abortReason || !this.worker) return;
     this.run.abortReason = reason;
-    this.emit({ type: "limit_exceeded", limit, message: reason });
+    this.report({ type: "limit_exceeded", limit, message: reason });
     void this.worker.writer.write({ id: this.requestId("abort"), type: "abort" });
   }
 
@@ -554,12 +537,12 @@ export class AgentActor {
     };
     this.intendedExit = null;
     this.record.lastExit = exit;
-    this.emit({ type: "worker_exited", code: m.code, signal: m.signal, reason: exit.reason, message: exit.message });
+    this.report({ type: "worker_exited", code: m.code, signal: m.signal, reason: exit.reason, message: exit.message });
     this.opts.onChange();
     if (stopping) return; // the teardown finishes the group and reports
     // A crashed worker's tool children are still in its group; nothing should outlive it.
     killGroupLeftovers(worker.handle.pid);
-    if (wasRunning) this.emit({ type: "run_interrupted", reason: describeExit(exit) });
+    if (wasRunning) this.report({ type: "run_interrupted", reason: describeExit(exit) });
     // Spawning again would fail the same way: say the worker's own reason now, no restarts.
     const config = neverReady && !intended ? configurationError({ code: m.code, spawnError: m.spawnError, stderrTail: this.stderrTail, file: this.workerFile }) : null;
     if (config) {
@@ -670,8 +653,16 @@ export class AgentActor {
         new OrchError("timeout", `agent "${this.name}" did not answer ${type} within ${formatMs(m.timeoutMs)}; check pi-orch status ${this.name}`),
       );
     }, m.timeoutMs);
-    this.pending.set(id, { resolve: m.resolve, reject: m.reject, timer, callerId: m.command.id });
-    void this.worker.writer.write({ ...m.command, id });
+    // The caller's id is echoed as it came, whatever its type; ours replaces it on the way to the worker.
+    this.pending.set(id, { resolve: m.resolve, reject: m.reject, timer, callerId: m.command.id as string | undefined });
+    try {
+      void this.worker.writer.write({ ...m.command, id });
+    } catch (err) {
+      // Nested too deeply (or otherwise unserialisable): refuse it instead of leaving the caller waiting.
+      clearTimeout(timer);
+      this.pending.delete(id);
+      m.reject(new OrchError("invalid", `${type} command cannot be sent to the worker: ${(err as Error).message}; nest its fields less deeply`));
+    }
   }
 
   // ---- helpers ----
@@ -709,7 +700,7 @@ export class AgentActor {
     if (previous === status && this.record.statusReason === reason) return;
     this.record.status = status;
     this.record.statusReason = reason;
-    this.emit({
+    this.report({
       type: "agent_status",
       status,
       previous,
@@ -723,6 +714,11 @@ export class AgentActor {
       this.waiters = this.waiters.filter((w) => !ready.includes(w));
       for (const w of ready) w.resolve(status);
     }
+  }
+
+  /** One of the supervisor's own events (see shared/schema/supervisor-events.ts) into the agent's stream. */
+  private report(event: SupervisorEvent): void {
+    this.emit(event);
   }
 
   private emit(event: Record<string, unknown>, raw?: string): void {

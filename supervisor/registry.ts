@@ -6,7 +6,9 @@
 import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic } from "../shared/atomic-write.js";
-import { DEFAULT_RESTART_POLICY, RUNNING_STATUSES, type AgentRecord, type AgentStatus } from "./types.js";
+import { AgentRecord, RUNNING_STATUSES, type AgentStatus } from "../shared/schema/agent.js";
+import { checker } from "../shared/validate.js";
+import { DEFAULT_RESTART_POLICY } from "./types.js";
 
 /** Path of the registry file under a pi-orch home. */
 export function registryPath(home: string): string {
@@ -63,12 +65,19 @@ export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
   if (!Array.isArray(rows)) return { agents: [], warnings: [`${path} has no "agents" array; ignored it`] };
   const agents: AgentRecord[] = [];
   const midRun: string[] = [];
-  for (const row of rows as Partial<AgentRecord>[]) {
-    if (typeof row?.name !== "string" || typeof row.id !== "string" || typeof row.cwd !== "string") {
-      warnings.push(`skipped an entry of ${path} without name, id or cwd`);
+  const check = checker(AgentRecord);
+  for (const [i, row] of rows.entries()) {
+    if (typeof row !== "object" || row === null || Array.isArray(row)) {
+      warnings.push(`skipped entry ${i} of ${path}: not an object`);
       continue;
     }
-    const record = normalizeRecord(row as AgentRecord);
+    const checked = check(normalizeRecord(row as Partial<AgentRecord>));
+    if (!checked.ok) {
+      const name = typeof (row as { name?: unknown }).name === "string" ? ` ("${(row as { name: string }).name}")` : "";
+      warnings.push(`skipped entry ${i}${name} of ${path}: ${checked.errors.join("; ")}`);
+      continue;
+    }
+    const record = checked.value;
     if (record.status === "busy" || record.status === "stalled") midRun.push(record.name);
     if (LIVE_OR_PENDING.has(record.status)) {
       record.status = "stopped";
@@ -95,8 +104,8 @@ function removeStaleTempFiles(path: string): void {
   }
 }
 
-/** Fill fields an older or hand-edited file may lack, so the rest of the code can trust the shape. */
-function normalizeRecord(row: AgentRecord): AgentRecord {
+/** Fill fields an older or hand-edited file may lack; the schema check that follows decides the rest. */
+function normalizeRecord(row: Partial<AgentRecord>): Partial<AgentRecord> {
   return {
     ...row,
     policy: { ...DEFAULT_RESTART_POLICY, ...(row.policy ?? {}) },

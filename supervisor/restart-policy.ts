@@ -2,7 +2,7 @@
  * The restart decision, OTP style: one pure function over the policy, the restart
  * history and the exit. No process, no timer: the actor applies the answer.
  */
-import type { RestartPolicy, WorkerExit } from "./types.js";
+import type { RestartPolicy, WorkerExit } from "../shared/schema/agent.js";
 
 /** What the actor remembers between restarts of one agent. */
 export interface RestartHistory {

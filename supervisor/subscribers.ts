@@ -4,34 +4,15 @@
  * loses events, is told so with a `lagged` notice, and continues from the present.
  */
 import { withWire } from "../shared/jsonl.js";
+import type { EventMessage, IpcStreamMessage, LaggedMessage } from "../shared/schema/ipc.js";
 import type { LoggedEvent, SeqGap } from "./event-log.js";
 
 /** Queued messages past which a subscriber's messages no longer carry the shared wire text. */
 const WIRE_QUEUE_LIMIT = 64;
 
-/** One agent event as streamed to a subscriber. */
-export interface EventMessage {
-  type: "event";
-  agent: string;
-  seq: number;
-  at: number;
-  event: Record<string, unknown>;
-}
-
-/** Events `from..to` (inclusive) of `agent` were not delivered to this subscriber. */
-export interface LaggedMessage {
-  type: "lagged";
-  agent: string;
-  from: number;
-  to: number;
-}
-
-/** What a subscriber receives. */
-export type StreamMessage = EventMessage | LaggedMessage;
-
 /** Where a subscription delivers; a returned promise is awaited before the next message (back-pressure). */
 export interface SubscriberSink {
-  write(message: StreamMessage): Promise<void> | void;
+  write(message: IpcStreamMessage): Promise<void> | void;
 }
 
 /** Options of one subscription. */
@@ -50,7 +31,7 @@ export type HistorySource = (agent: string, since: number) => { events: LoggedEv
 
 /** A live subscription; `close()` stops delivery and frees its queue. */
 export class Subscription {
-  private queue: StreamMessage[] = [];
+  private queue: IpcStreamMessage[] = [];
   private head = 0;
   private readonly openGaps = new Map<string, LaggedMessage>();
   private pumping = false;

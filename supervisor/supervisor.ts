@@ -5,9 +5,8 @@
  */
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { RpcCommandSchemas, type RpcCommandType } from "../shared/schema/rpc.js";
-import { checker } from "../shared/validate.js";
-import { AgentActor, type ProtocolCommand, type ProtocolResponse } from "./agent-actor.js";
+import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
+import { AgentActor } from "./agent-actor.js";
 import { OrchError } from "./errors.js";
 import { AgentEventLog, agentLogPaths } from "./event-log.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
@@ -15,21 +14,17 @@ import { DEFAULT_WORKER_NICE } from "./priority.js";
 import { loadRegistry, RegistryWriter } from "./registry.js";
 import { SubscriberHub, type SubscriberSink, type Subscription } from "./subscribers.js";
 import {
-  DEFAULT_RESTART_POLICY,
-  DEFAULT_TIMINGS,
   RUNNING_STATUSES,
   type AgentInfo,
-  type AgentLimits,
   type AgentRecord,
   type AgentStatus,
-  type AgentTimings,
-  type RestartKind,
   type RestartPolicy,
-  type StallAction,
+  type SpawnOptions,
   type WorktreeInfo,
-} from "./types.js";
+} from "../shared/schema/agent.js";
+import { DEFAULT_RESTART_POLICY, DEFAULT_TIMINGS, type AgentTimings } from "./types.js";
 import { defaultWorkerCommand } from "./worker-command.js";
-import { createWorktree, removeWorktree, worktreeDirty, type DeleteBranch, type WorktreeRequest } from "./worktrees.js";
+import { createWorktree, removeWorktree, worktreeDirty, type DeleteBranch } from "./worktrees.js";
 
 /** Options of a supervisor; everything but `home` has a default. */
 export interface SupervisorOptions {
@@ -56,32 +51,6 @@ export interface SupervisorOptions {
   worktreesDir?: string;
   /** Nice of every worker, so agents yield the CPU to routing and clients (default 10; 0 turns it off). */
   workerNice?: number;
-}
-
-/** What `spawn` takes. */
-export interface SpawnOptions {
-  /** Agent name; a two-word name is generated when absent. */
-  name?: string;
-  /** Working directory of the worker (default: the supervisor's). */
-  cwd?: string;
-  provider?: string;
-  model?: string;
-  /** `transient` by default. */
-  restart?: RestartKind;
-  /** Other policy fields (backoff, intensity) over the supervisor's defaults. */
-  policy?: Partial<Omit<RestartPolicy, "restart">>;
-  /** argv of a custom worker; it must speak the pi protocol on stdio. */
-  workerCommand?: string[];
-  extraArgs?: string[];
-  env?: Record<string, string>;
-  onStall?: StallAction;
-  limits?: AgentLimits;
-  /** Give the agent its own git worktree of the repository around `cwd`, on a new branch. */
-  worktree?: WorktreeRequest;
-  /** A first prompt, sent once the worker is ready. */
-  prompt?: string;
-  /** Resolve once the worker left `starting` (default true); false resolves at once. */
-  wait?: boolean;
 }
 
 /** What `subscribe` takes. */
@@ -303,11 +272,12 @@ export class Supervisor {
 
   /**
    * Forward one pi protocol command to an agent's worker and return the worker's own
-   * response. Only commands of the pi protocol are accepted, checked by their schema.
+   * response. The command is not checked here: the worker checks it, so a worker
+   * newer than our schema (the upstream pi) gets the commands it knows.
    */
-  async rpc(ref: string, command: unknown, opts: { timeoutMs?: number } = {}): Promise<ProtocolResponse> {
+  async rpc(ref: string, command: RpcCommandEnvelope, opts: { timeoutMs?: number } = {}): Promise<RpcResponse> {
     const actor = this.resolve(ref);
-    return actor.rpc(validateProtocolCommand(command), opts.timeoutMs);
+    return actor.rpc(command, opts.timeoutMs);
   }
 
   /** Follow agents' events (see `SupervisorSubscribeOptions`); close the returned subscription to stop. */
@@ -392,30 +362,6 @@ export class Supervisor {
   private warn(message: string): void {
     this.opts.onWarning?.(message);
   }
-}
-
-/**
- * Check that `command` is a pi protocol command (known `type`, fields of the right
- * types) before it reaches a worker; the error lists what is wrong.
- */
-export function validateProtocolCommand(command: unknown): ProtocolCommand {
-  if (typeof command !== "object" || command === null || Array.isArray(command)) {
-    throw new OrchError("invalid", 'an rpc command must be a JSON object like {"type":"get_state"}');
-  }
-  const type = (command as { type?: unknown }).type;
-  if (typeof type !== "string" || !Object.hasOwn(RpcCommandSchemas, type)) {
-    const shown = typeof type === "string" ? JSON.stringify(type.slice(0, 100)) : typeof type;
-    throw new OrchError("invalid", `unknown pi command type ${shown}; expected one of: ${Object.keys(RpcCommandSchemas).join(", ")}`);
-  }
-  const result = checker(RpcCommandSchemas[type as RpcCommandType])(command);
-  if (!result.ok) throw new OrchError("invalid", `invalid ${type} command: ${result.errors.join("; ")}`);
-  // A value nested too deeply for JSON.stringify would otherwise fail inside the actor and leave the caller waiting.
-  try {
-    JSON.stringify(command);
-  } catch (err) {
-    throw new OrchError("invalid", `${type} command cannot be sent to the worker: ${(err as Error).message}; nest its fields less deeply`);
-  }
-  return command as ProtocolCommand;
 }
 
 function isDirectory(path: string): boolean {

@@ -10,29 +10,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { execa } from "execa";
 import { OrchError } from "./errors.js";
-import type { WorktreeInfo } from "./types.js";
-
-/** Who made a worktree: a long-lived agent (`spawn --worktree`) or a task of `pi-orch run`. */
-export type WorktreeOwner = "agent" | "run";
-
-/**
- * What to do when the worktree's folder or branch is already there: `refuse` (the
- * default), or, when an earlier `run` left it, `reuse` it as it is or `replace` it
- * (its uncommitted changes and its branch go).
- */
-export type ExistingWorktree = "refuse" | "reuse" | "replace";
-
-/** What an agent asks for: a branch name and a base ref, both optional. */
-export interface WorktreeRequest {
-  /** Branch to create (default `pi-orch/<agent name>`). */
-  branch?: string;
-  /** Commit-ish the branch starts from (default `HEAD`). */
-  base?: string;
-  /** Recorded with the branch, so a later run knows its own leftovers (default `agent`). */
-  owner?: WorktreeOwner;
-  /** A leftover of an earlier run (same owner `run`) in the way (default `refuse`). */
-  existing?: ExistingWorktree;
-}
+import type { WorktreeInfo, WorktreeOwner, WorktreeRequest } from "../shared/schema/agent.js";
 
 /** Where a new worktree goes and which repository it belongs to. */
 export interface CreateWorktreeOptions extends WorktreeRequest {

@@ -1,7 +1,6 @@
 /** `pi-orch attach NAME`: follow an agent live, as a readable transcript or raw events. */
 import type { Command } from "commander";
-import type { IpcStreamMessage } from "../../ipc/protocol.js";
-import type { AgentInfo } from "../../supervisor/types.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { colorStatus } from "./format.js";
 import { nonNegativeInt } from "./options.js";
@@ -30,7 +29,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
-          const info = await client.status<AgentInfo>(agent);
+          const info = await client.status(agent);
           if (opts.since !== undefined && opts.since > info.lastSeq) {
             throw new CliError(`--since ${opts.since} is past the last event of ${info.name} (${info.lastSeq}); give ${info.lastSeq} or less, or leave it out to follow from now`, 2);
           }

@@ -11,8 +11,8 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { execa } from "execa";
 import { IpcClient, IpcClientError } from "../../ipc/client.js";
-import type { IpcStreamMessage } from "../../ipc/protocol.js";
-import type { AgentInfo } from "../../supervisor/types.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
+import type { AgentInfo } from "../../shared/schema/agent.js";
 import { diffWorktree } from "../../supervisor/worktrees.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 import { colorStatus, renderTable } from "./format.js";
@@ -80,7 +80,7 @@ async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
     const spawnAll = () =>
       Promise.all(
         AGENTS.map((a) =>
-          client.spawn<AgentInfo>({ name: a.name, cwd: repo, provider: "faux", worktree: {}, prompt: a.prompt, restart: "temporary" }),
+          client.spawn({ name: a.name, cwd: repo, provider: "faux", worktree: {}, prompt: a.prompt, restart: "temporary" }),
         ),
       );
     if (tui) {
@@ -151,7 +151,7 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
   finished = true;
   clearTimeout(timer);
   renderer.end();
-  const infos = await client.list<AgentInfo[]>();
+  const infos = await client.list();
   await client.close();
   const rows = AGENTS.map((a) => {
     const info = infos.find((i) => i.name === a.name);

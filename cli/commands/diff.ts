@@ -1,6 +1,6 @@
 /** `pi-orch diff NAME [--stat]`: an agent's changes in its worktree against the commit it started from. */
 import type { Command } from "commander";
-import type { AgentInfo } from "../../supervisor/types.js";
+import type { AgentInfo } from "../../shared/schema/agent.js";
 import { changedFiles, diffWorktree } from "../../supervisor/worktrees.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 
@@ -29,7 +29,7 @@ Examples:
         const client = await ctx.client();
         let info: AgentInfo;
         try {
-          info = await client.status<AgentInfo>(agent);
+          info = await client.status(agent);
         } finally {
           await client.close();
         }

@@ -3,7 +3,7 @@
  * relative times and short paths. Pure functions; the commands print the results.
  */
 import { homedir } from "node:os";
-import type { AgentInfo, AgentStatus } from "../../supervisor/types.js";
+import type { AgentInfo, AgentStatus } from "../../shared/schema/agent.js";
 import type { Colors } from "../context.js";
 
 /** Colour a status the way every command shows it: green live, yellow in between, red broken. */

@@ -1,6 +1,5 @@
 /** `pi-orch list`: every agent with its status, pid, restarts, model, cwd and last-seen time. */
 import type { Command } from "commander";
-import type { AgentInfo } from "../../supervisor/types.js";
 import { runAction, type CliContext } from "../context.js";
 import { agentTable } from "./format.js";
 import { worktreeChangeCounts } from "./worktree-changes.js";
@@ -26,7 +25,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
-          const agents = await client.list<AgentInfo[]>();
+          const agents = await client.list();
           const changes = await worktreeChangeCounts(agents);
           if (opts.json) {
             ctx.json(agents.map((a) => (a.worktree ? { ...a, worktree: { ...a.worktree, changedFiles: changes.get(a.name) ?? null } } : a)));

@@ -9,7 +9,6 @@ import type { Command } from "commander";
 import { agentLogPaths } from "../../supervisor/event-log.js";
 import { resolveAgentRef } from "../../supervisor/names.js";
 import { loadRegistry } from "../../supervisor/registry.js";
-import type { AgentInfo } from "../../supervisor/types.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { TranscriptRenderer } from "./transcript.js";
 
@@ -101,7 +100,7 @@ async function resolveName(ctx: CliContext, ref: string): Promise<string> {
   try {
     const client = await ctx.client({ autostart: false });
     try {
-      return (await client.status<AgentInfo>(ref)).name;
+      return (await client.status(ref)).name;
     } finally {
       await client.close();
     }

@@ -4,13 +4,13 @@
  */
 import type { Command } from "commander";
 import type { IpcClient } from "../../ipc/client.js";
-import type { IpcStreamMessage } from "../../ipc/protocol.js";
-import { RUNNING_STATUSES, type AgentInfo } from "../../supervisor/types.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
+import { RUNNING_STATUSES } from "../../shared/schema/agent.js";
+import type { RpcCommandEnvelope, RpcResponse } from "../../shared/schema/rpc.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { commaList } from "./options.js";
 import { contentText, TranscriptRenderer } from "./transcript.js";
 
-type WorkerResponse = { success: boolean; error?: string; data?: unknown };
 
 /** How one agent's run ended, for `--wait`. */
 interface RunOutcome {
@@ -23,8 +23,8 @@ interface RunOutcome {
 }
 
 /** Send one pi command to an agent; a refusal becomes a failure (exit 1) with the worker's reason. */
-async function send(client: IpcClient, agent: string, command: { type: string; [k: string]: unknown }, what: string): Promise<WorkerResponse> {
-  const response = await client.rpc<WorkerResponse>(agent, command);
+async function send(client: IpcClient, agent: string, command: RpcCommandEnvelope, what: string): Promise<RpcResponse> {
+  const response = await client.rpc(agent, command);
   if (!response.success) {
     const hint = command.type === "prompt" && /stream|busy|running/i.test(response.error ?? "")
       ? `; it is busy: use pi-orch steer ${agent} TEXT or pi-orch follow-up ${agent} TEXT`
@@ -125,12 +125,12 @@ async function targets(client: IpcClient, words: string[], opts: { to?: string[]
   const text = textWords.join(" ");
   if (text.trim() === "") throw new CliError("the prompt text is empty", 2);
   if (opts.all) {
-    const agents = (await client.list<AgentInfo[]>()).filter((a) => RUNNING_STATUSES.has(a.status));
+    const agents = (await client.list()).filter((a) => RUNNING_STATUSES.has(a.status));
     if (agents.length === 0) throw new CliError("no running agent to prompt; see pi-orch list");
     return { agents: agents.map((a) => a.name), text };
   }
   // Resolve ids and prefixes to names first, so an unknown agent fails before anything is sent.
-  const infos = await Promise.all(refs.map((r) => client.status<AgentInfo>(r)));
+  const infos = await Promise.all(refs.map((r) => client.status(r)));
   return { agents: [...new Set(infos.map((a) => a.name))], text };
 }
 
@@ -193,7 +193,7 @@ Examples:
           if (message.trim() === "") throw new CliError(`the ${what} text is empty`, 2);
           const client = await ctx.client();
           try {
-            const info = await client.status<AgentInfo>(agent);
+            const info = await client.status(agent);
             const name = info.name;
             // pi queues it and delivers it with the next prompt, which then answers both:
             // on an idle agent that is never what the user meant.
@@ -219,7 +219,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
-          const info = await client.status<AgentInfo>(agent);
+          const info = await client.status(agent);
           const name = info.name;
           if (info.status === "idle") {
             ctx.out(`${name} is idle: no run to abort`);

@@ -1,6 +1,5 @@
 /** `pi-orch restart NAME`: restart an agent by hand, resuming its session. */
 import type { Command } from "commander";
-import type { AgentInfo } from "../../supervisor/types.js";
 import { runAction, type CliContext } from "../context.js";
 import { colorStatus } from "./format.js";
 
@@ -22,7 +21,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
-          const info = await client.restart<AgentInfo>(agent);
+          const info = await client.restart(agent);
           if (opts.json) ctx.json(info);
           else ctx.out(`restarted ${ctx.color.bold(info.name)} (pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)})`);
           return info.pid === null ? 1 : 0;

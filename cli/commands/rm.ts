@@ -1,6 +1,5 @@
 /** `pi-orch rm NAME`: forget an agent (its logs and session files stay on disk). */
 import type { Command } from "commander";
-import type { AgentInfo } from "../../supervisor/types.js";
 import { runAction, type CliContext } from "../context.js";
 
 /** Register `rm`. */
@@ -28,7 +27,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
-          const info = await client.remove<AgentInfo>(agent, { force: opts.force, deleteBranch: opts.deleteBranch });
+          const info = await client.remove(agent, { force: opts.force, deleteBranch: opts.deleteBranch });
           if (opts.json) ctx.json(info);
           else {
             ctx.out(`removed ${info.name}${info.sessionFile ? ` (its session stays in ${info.sessionFile})` : ""}`);

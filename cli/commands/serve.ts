@@ -3,9 +3,10 @@
  * `shutdown` request ends it. Other commands start it in the background on demand.
  */
 import type { Command } from "commander";
-import { runSupervisorServer } from "../../ipc/serve.js";
+import { runSupervisorServer } from "../serve/supervisor-server.js";
+import type { RestartPolicy } from "../../shared/schema/agent.js";
 import { parseWorkerNice } from "../../supervisor/priority.js";
-import type { AgentTimings, RestartPolicy } from "../../supervisor/types.js";
+import type { AgentTimings } from "../../supervisor/types.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 
 /**

@@ -31,7 +31,7 @@ Example:
           }
           throw err;
         }
-        const result = await client.shutdown<{ stopped: string[] }>();
+        const result = await client.shutdown();
         // The supervisor closes the socket once its teardown is complete.
         await client.closed;
         if (opts.json) ctx.json({ ...result, running: false });

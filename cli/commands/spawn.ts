@@ -2,9 +2,9 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
-import type { IpcParams } from "../../ipc/protocol.js";
+import type { IpcParams } from "../../shared/schema/ipc.js";
+import type { RestartKind, StallAction } from "../../shared/schema/agent.js";
 import { agentLogPaths } from "../../supervisor/event-log.js";
-import type { AgentInfo, RestartKind, StallAction } from "../../supervisor/types.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
@@ -96,7 +96,7 @@ Examples:
         };
         const client = await ctx.client();
         try {
-          const info = await client.spawn<AgentInfo>(request).catch((err: Error) => {
+          const info = await client.spawn(request).catch((err: Error) => {
             err.message = keyAdvice(err.message, "daemon", ctx.home());
             throw err;
           });

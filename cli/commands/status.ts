@@ -1,6 +1,5 @@
 /** `pi-orch status NAME`: everything known about one agent. */
 import type { Command } from "commander";
-import type { AgentInfo } from "../../supervisor/types.js";
 import { runAction, type CliContext } from "../context.js";
 import { agentDetails } from "./format.js";
 
@@ -22,7 +21,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
-          const info = await client.status<AgentInfo>(agent);
+          const info = await client.status(agent);
           if (opts.json) ctx.json(info);
           else ctx.out(agentDetails(info, ctx.color));
         } finally {

@@ -1,6 +1,5 @@
 /** `pi-orch stop NAME | --all`: stop agents gracefully (their worker process groups end). */
 import type { Command } from "commander";
-import type { AgentInfo } from "../../supervisor/types.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 
 /** Register `stop`. */
@@ -27,11 +26,11 @@ Examples:
         const client = await ctx.client();
         try {
           if (opts.all) {
-            const agents = await client.stop<AgentInfo[]>({ all: true });
+            const agents = await client.stop({ all: true });
             if (opts.json) ctx.json(agents);
             else ctx.out(agents.length ? `stopped ${agents.length} agent${agents.length === 1 ? "" : "s"}: ${agents.map((a) => a.name).join(", ")}` : "no agents to stop");
           } else {
-            const info = await client.stop<AgentInfo>(agent!);
+            const info = await client.stop(agent!);
             if (opts.json) ctx.json(info);
             else ctx.out(`stopped ${info.name}`);
           }

@@ -4,7 +4,7 @@
  * arguments, results collapsed to their first line, and supervisor notices. With
  * several agents each line is prefixed by the agent's name.
  */
-import type { IpcStreamMessage } from "../../ipc/protocol.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { Colors } from "../context.js";
 
 /** Options of a renderer. */

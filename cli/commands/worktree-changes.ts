@@ -1,5 +1,5 @@
 /** How many files each worktree agent changed, for `list` (git runs for each, in parallel). */
-import type { AgentInfo } from "../../supervisor/types.js";
+import type { AgentInfo } from "../../shared/schema/agent.js";
 import { changedFiles } from "../../supervisor/worktrees.js";
 
 /** Agent name → number of changed files; null when the worktree cannot be read (deleted by hand). */

@@ -8,9 +8,10 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { StreamMessage } from "../../supervisor/subscribers.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { Supervisor } from "../../supervisor/supervisor.js";
-import { RUNNING_STATUSES, type AgentInfo, type AgentTimings } from "../../supervisor/types.js";
+import { RUNNING_STATUSES, type AgentInfo } from "../../shared/schema/agent.js";
+import type { AgentTimings } from "../../supervisor/types.js";
 import { changedFiles, diffWorktree, findRepository, worktreePath } from "../../supervisor/worktrees.js";
 import { keyAdvice } from "../key-advice.js";
 import { runCheck } from "./check.js";
@@ -150,7 +151,7 @@ export class TaskRun {
     for (const stop of this.stops.values()) stop("cancelled", reason);
   }
 
-  private onMessage(m: StreamMessage): void {
+  private onMessage(m: IpcStreamMessage): void {
     if (m.type !== "event") return;
     const live = this.live.get(m.agent);
     if (!live) return;
@@ -308,7 +309,7 @@ export class TaskRun {
     const sup = this.sup!;
     try {
       const state = await sup.rpc(name, { type: "get_state" }, { timeoutMs: 2000 });
-      const file = (state.data as { sessionFile?: unknown } | undefined)?.sessionFile;
+      const file = ((state.success ? state.data : undefined) as { sessionFile?: unknown } | undefined)?.sessionFile;
       if (typeof file === "string") return file;
     } catch {
       // not running: fall back to what the supervisor last learned

@@ -2,7 +2,7 @@
  * Types of `pi-orch run`: a task as written in a task file, its live progress, its
  * result, and the report built from the results. Nothing here does I/O.
  */
-import type { WorktreeInfo } from "../../supervisor/types.js";
+import type { WorktreeInfo } from "../../shared/schema/agent.js";
 
 /** One task of a task file, validated (see `TaskSchema`). */
 export interface RunTask {

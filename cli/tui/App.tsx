@@ -6,7 +6,7 @@
 import { Box, Text } from "ink";
 import { useKeys } from "./useKeys.js";
 import { useRef, useState, useSyncExternalStore, type ReactNode } from "react";
-import type { IpcParams } from "../../ipc/protocol.js";
+import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentControl } from "./control.js";
 import { DialogModal, type DialogAnswer } from "./DialogModal.js";
 import { DiffView } from "./DiffView.js";

@@ -4,14 +4,15 @@
  * changes), commands go through the same command map as the RPC mode, and extension
  * dialogs open in the view.
  */
-import type { IpcParams } from "../../ipc/protocol.js";
-import { DEFAULT_RESTART_POLICY, type AgentInfo } from "../../supervisor/types.js";
-import { RpcCommandSchemas, type RpcCommand, type RpcCommandType } from "../../shared/schema/rpc.js";
+import type { IpcParams } from "../../shared/schema/ipc.js";
+import type { AgentInfo } from "../../shared/schema/agent.js";
+import { RpcCommandSchemas, type RpcCommand, type RpcCommandEnvelope, type RpcCommandType, type RpcResponse } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
+import { DEFAULT_RESTART_POLICY } from "../../supervisor/types.js";
 import type { AgentSession } from "../../worker/core/agent-session.js";
 import type { ExtensionUi } from "../../worker/extensions/hooks.js";
 import { createCommandHandlers, dispatchCommand, type CommandHandlers } from "../../worker/modes/commands.js";
-import type { AgentControl, RpcAnswer } from "./control.js";
+import type { AgentControl } from "./control.js";
 import type { DialogAnswer } from "./DialogModal.js";
 import type { TuiStore } from "./store.js";
 
@@ -75,15 +76,16 @@ export class LocalAgent implements AgentControl, ExtensionUi {
     this.dialogs.clear();
   }
 
-  async rpc(_agent: string, command: { type: string; [key: string]: unknown }): Promise<RpcAnswer> {
-    if (!(command.type in RpcCommandSchemas)) return { success: false, error: `Unknown command: ${command.type}` };
+  async rpc(_agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
+    const fail = (error: string): RpcResponse => ({ type: "response", command: command.type, success: false, error });
+    if (!Object.hasOwn(RpcCommandSchemas, command.type)) return fail(`Unknown command: ${command.type}`);
     const checked = checker(RpcCommandSchemas[command.type as RpcCommandType])(command);
-    if (!checked.ok) return { success: false, error: `Invalid command "${command.type}": ${checked.errors.join("; ")}` };
+    if (!checked.ok) return fail(`Invalid command "${command.type}": ${checked.errors.join("; ")}`);
     try {
       const data = await dispatchCommand(this.handlers, checked.value as RpcCommand);
-      return data === undefined ? { success: true } : { success: true, data };
+      return { type: "response", command: command.type, success: true, ...(data === undefined ? {} : { data }) };
     } catch (err) {
-      return { success: false, error: err instanceof Error ? err.message : String(err) };
+      return fail(err instanceof Error ? err.message : String(err));
     }
   }
 

@@ -6,7 +6,7 @@
 import { render } from "ink";
 import type { ReactElement } from "react";
 import type { IpcClient } from "../../ipc/client.js";
-import type { IpcParams } from "../../ipc/protocol.js";
+import type { IpcParams } from "../../shared/schema/ipc.js";
 import { App } from "./App.js";
 import { worktreeDiff } from "./diff.js";
 import { TuiStore } from "./store.js";

@@ -3,8 +3,8 @@
  * stream (events, status changes, agent lists) into it. Streamed text is kept as an
  * open line plus finished lines, so a delta copies one string, not the transcript.
  */
-import type { IpcStreamMessage } from "../../ipc/protocol.js";
-import type { AgentInfo, AgentStatus, WorktreeInfo } from "../../supervisor/types.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
+import type { AgentInfo, AgentStatus, WorktreeInfo } from "../../shared/schema/agent.js";
 import { contentText, summarizeArgs } from "../commands/transcript.js";
 
 /** Finished transcript lines kept per agent (the zoom view scrolls through them). */

@@ -5,9 +5,10 @@
  * whichever connection is current.
  */
 import type { IpcClient } from "../../ipc/client.js";
-import type { IpcParams, IpcStreamMessage } from "../../ipc/protocol.js";
-import type { AgentInfo } from "../../supervisor/types.js";
-import type { AgentControl, RpcAnswer } from "./control.js";
+import type { IpcParams, IpcStreamMessage } from "../../shared/schema/ipc.js";
+import type { AgentInfo } from "../../shared/schema/agent.js";
+import type { RpcCommandEnvelope, RpcResponse } from "../../shared/schema/rpc.js";
+import type { AgentControl } from "./control.js";
 import type { TuiStore } from "./store.js";
 
 /** Options of a link. */
@@ -45,8 +46,8 @@ export class SupervisorLink implements AgentControl {
     await this.done;
   }
 
-  rpc(agent: string, command: { type: string; [key: string]: unknown }): Promise<RpcAnswer> {
-    return this.current().rpc<RpcAnswer>(agent, command);
+  rpc(agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
+    return this.current().rpc(agent, command);
   }
 
   stop(agent: string): Promise<unknown> {
@@ -101,7 +102,7 @@ export class SupervisorLink implements AgentControl {
   }
 
   private async attach(client: IpcClient): Promise<void> {
-    this.setAgents(await client.list<AgentInfo[]>(), true);
+    this.setAgents(await client.list(), true);
     // Replay what the supervisor holds: the reducer drops events it has already seen.
     await client.subscribe({ since: 0 }, (m: IpcStreamMessage) => {
       if (!this.known.has(m.agent)) void this.refresh();
@@ -120,7 +121,7 @@ export class SupervisorLink implements AgentControl {
     if (!client || this.refreshing) return;
     this.refreshing = true;
     try {
-      this.setAgents(await client.list<AgentInfo[]>());
+      this.setAgents(await client.list());
     } catch {
       // Disconnected: the loop reconnects and lists again.
     } finally {

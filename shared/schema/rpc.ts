@@ -58,6 +58,13 @@ export type RpcCommandType = keyof typeof RpcCommandSchemas;
 export type RpcCommandOf<T extends RpcCommandType> = Static<(typeof RpcCommandSchemas)[T]>;
 export type RpcCommand = { [K in RpcCommandType]: RpcCommandOf<K> }[RpcCommandType];
 
+/**
+ * What the supervisor forwards: any object with a string `type`. Only the worker checks
+ * the command itself, so commands newer than `RpcCommandSchemas` reach a worker that knows them.
+ */
+export const RpcCommandEnvelope = Type.Object({ type: Type.String() }, { additionalProperties: true });
+export type RpcCommandEnvelope = Static<typeof RpcCommandEnvelope> & { id?: unknown; [key: string]: unknown };
+
 /** `{"id","type":"response","command","success":true,"data"?}` */
 export const RpcSuccessResponse = Type.Object({
   id: Type.Optional(Type.String()),

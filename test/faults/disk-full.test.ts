@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Supervisor } from "../../supervisor/supervisor.js";
-import type { StreamMessage } from "../../supervisor/subscribers.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { SessionStore } from "../../worker/session/session-file.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { Recorder, TestEnv } from "../supervisor/harness.js";
@@ -31,8 +31,8 @@ const PI = [process.execPath, PI_BIN, "--mode", "rpc"];
 const PI_TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 3_000, stopGraceMs: 1_000, killGraceMs: 500 };
 const noTmpfs = tmpfsUnavailable();
 
-type Ev = Extract<StreamMessage, { type: "event" }>;
-const isEvent = (m: StreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
+type Ev = Extract<IpcStreamMessage, { type: "event" }>;
+const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
 
 function piSupervisor(): { sup: Supervisor; rec: Recorder; home: string } {
   return env.supervisor({ defaultWorkerCommand: PI, timings: PI_TIMINGS });

@@ -9,8 +9,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
-import type { IpcStreamMessage } from "../../ipc/protocol.js";
-import type { AgentInfo } from "../../supervisor/types.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { FIXTURE, TestEnv, readPids } from "../supervisor/harness.js";
 import { figures, killPids, rawConnect, until, waitAllGone, type RawConnection } from "./support.js";
 
@@ -134,8 +133,8 @@ describe("fault: load", () => {
       samples.push(rssOf(child.pid!));
     }
     loading = false;
-    await until(async () => (await control.list<AgentInfo[]>()).every((a) => a.status === "idle"), 20_000, "all runs ended");
-    const list = await control.list<AgentInfo[]>();
+    await until(async () => (await control.list()).every((a) => a.status === "idle"), 20_000, "all runs ended");
+    const list = await control.list();
     const lastSeq = new Map(list.map((a) => [a.name, a.lastSeq]));
     const totalEvents = list.reduce((s, a) => s + a.lastSeq, 0);
     await until(() => fast.every((f) => [...lastSeq].every(([agent, last]) => (f.seen.get(agent)?.last ?? 0) >= last)), 20_000, "fast subscribers caught up");

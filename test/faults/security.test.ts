@@ -10,11 +10,11 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { IpcClient, IpcClientError } from "../../ipc/client.js";
-import { runSupervisorServer, type RunningServer } from "../../ipc/serve.js";
-import type { AgentInfo } from "../../supervisor/types.js";
+import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { FIXTURE, TestEnv } from "../supervisor/harness.js";
+import { rpcData } from "../support/rpc-data.js";
 import { figures, killPids, until, waitAllGone } from "./support.js";
 
 const run = promisify(execFile);
@@ -118,7 +118,7 @@ describe("fault: security", () => {
     const seen: string[] = [];
     await client.subscribe({}, (m) => seen.push(JSON.stringify(m)));
     mock.enqueue({ text: "hello" }, { error: { status: 401, message: "bad key" } }, { error: { status: 500, message: "boom" } }, { error: { status: 500 } }, { error: { status: 500 } }, { error: { status: 500 } });
-    const spawned = await client.spawn<AgentInfo>({
+    const spawned = await client.spawn({
       name: "keys",
       provider: "mock",
       model: "mock-1",
@@ -129,10 +129,10 @@ describe("fault: security", () => {
     const outputs: string[] = [JSON.stringify(spawned)];
     await client.rpc("keys", { type: "prompt", message: "hi" });
     await until(() => seen.some((s) => s.includes('"agent_end"')), 10_000, "first run");
-    await until(async () => (await client.status<AgentInfo>("keys")).status === "idle", 5_000, "idle");
+    await until(async () => (await client.status("keys")).status === "idle", 5_000, "idle");
     await client.rpc("keys", { type: "prompt", message: "again" });
     await until(() => seen.filter((s) => s.includes('"agent_end"')).length >= 2, 10_000, "second run (401)");
-    await until(async () => (await client.status<AgentInfo>("keys")).status === "idle", 5_000, "idle");
+    await until(async () => (await client.status("keys")).status === "idle", 5_000, "idle");
     await client.rpc("keys", { type: "prompt", message: "third" });
     await until(() => seen.filter((s) => s.includes('"agent_end"')).length >= 3, 10_000, "third run (500s)");
     outputs.push(JSON.stringify(await client.list()));
@@ -188,11 +188,11 @@ describe("fault: security", () => {
     writeFileSync(script, JSON.stringify([{ text: "one" }, { text: "two" }]));
     const { client } = await serve(home);
     const commands = async (name: string) =>
-      ((await client.rpc<{ data: { commands: { name: string }[] } }>(name, { type: "get_commands" })).data?.commands ?? []).map((c) => c.name);
+      rpcData<{ commands?: { name: string }[] }>(await client.rpc(name, { type: "get_commands" })).commands?.map((c) => c.name) ?? [];
 
     await client.spawn({ name: "untrusted", cwd: project, provider: "faux", extraArgs: ["--faux-script", script] });
     await client.rpc("untrusted", { type: "prompt", message: "go" });
-    await until(async () => (await client.status<AgentInfo>("untrusted")).lastSeq > 5 && (await client.status<AgentInfo>("untrusted")).status === "idle", 10_000, "a run");
+    await until(async () => (await client.status("untrusted")).lastSeq > 5 && (await client.status("untrusted")).status === "idle", 10_000, "a run");
     await client.restart("untrusted");
     const untrustedCommands = await commands("untrusted");
     const ranUntrusted = existsSync(marker);
@@ -209,17 +209,20 @@ describe("fault: security", () => {
     expect(ranTrusted).toBe(true);
   });
 
-  it("rpc forwards only pi protocol commands, and a caller cannot hijack the supervisor's request ids", async () => {
+  it("rpc hands every command to the worker, which refuses what is not pi protocol, and a caller cannot hijack the supervisor's request ids", async () => {
     const home = env.home();
     const { client, server } = await serve(home, { defaultWorkerCommand: [process.execPath, FIXTURE] });
-    const info = await client.spawn<AgentInfo>({ name: "fw", env: { FIXTURE_SESSION_DIR: home } });
+    const info = await client.spawn({ name: "fw", env: { FIXTURE_SESSION_DIR: home } });
     pids.add(info.pid!);
-    const refused: string[] = [];
-    // The fixture acknowledges any command it receives, so a success here would mean it was forwarded.
+    // Our own worker checks every command against the protocol's schemas.
+    const pi = await client.spawn({ name: "pi", provider: "faux", workerCommand: [process.execPath, PI_BIN, "--mode", "rpc"] });
+    pids.add(pi.pid!);
+    const notRefused: string[] = [];
     const bad: { type: string; [key: string]: unknown }[] = [
       { type: "shell", command: "id" },
       { type: "exec" },
       { type: "__proto__" },
+      { type: "constructor" },
       { type: "response", success: true },
       { type: "extension_ui_request" },
       { type: "prompt" },
@@ -229,22 +232,21 @@ describe("fault: security", () => {
       { type: "spawn", name: "x" },
     ];
     for (const command of bad) {
-      try {
-        const response = await client.rpc("fw", command);
-        refused.push(`FORWARDED ${JSON.stringify(command)} -> ${JSON.stringify(response)}`);
-      } catch (err) {
-        if ((err as IpcClientError).code !== "invalid") refused.push(`wrong code ${(err as IpcClientError).code} for ${JSON.stringify(command)}`);
-      }
+      const response = await client.rpc("pi", command);
+      if (response.success || response.command !== command.type) notRefused.push(`${JSON.stringify(command)} -> ${JSON.stringify(response)}`);
     }
+    // The fixture acknowledges any command it receives: the supervisor forwards what it does not know.
+    const unknown = await client.rpc("fw", { type: "shell", command: "id" });
     // A caller id that looks like the supervisor's own is echoed back but never confused with a ping.
-    const spoof = await client.rpc<{ id?: string; success: boolean }>("fw", { type: "get_state", id: "orch-ping-1" });
-    const stillFine = await client.status<AgentInfo>("fw");
+    const spoof = await client.rpc("fw", { type: "get_state", id: "orch-ping-1" });
+    const stillFine = [await client.status("fw"), await client.status("pi")].map((a) => a.status);
     await server.supervisor.shutdown();
     const left = await waitAllGone(pids, 5_000);
-    figures("security-rpc-allowlist", { refused: bad.length - refused.length, of: bad.length, forwarded: refused.length, spoofed_id_echoed: spoof.id === "orch-ping-1", processes_left: left.length });
-    expect(refused).toEqual([]);
+    figures("security-rpc-worker-checks", { refused_by_worker: bad.length - notRefused.length, of: bad.length, spoofed_id_echoed: spoof.id === "orch-ping-1", processes_left: left.length });
+    expect(notRefused).toEqual([]);
+    expect(unknown).toMatchObject({ command: "shell", success: true });
     expect(spoof).toMatchObject({ id: "orch-ping-1", success: true });
-    expect(stillFine.status).toBe("idle");
+    expect(stillFine).toEqual(["idle", "idle"]);
     expect(left).toEqual([]);
   });
 });

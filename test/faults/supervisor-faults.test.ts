@@ -9,8 +9,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
-import type { AgentInfo } from "../../supervisor/types.js";
+import type { AgentInfo } from "../../shared/schema/agent.js";
 import { SessionStore } from "../../worker/session/session-file.js";
+import { rpcData } from "../support/rpc-data.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { FIXTURE, TestEnv, readPids } from "../supervisor/harness.js";
 import { figures, killPids, leftAlive, until, waitAllGone } from "./support.js";
@@ -78,13 +79,13 @@ describe("fault: the supervisor dies", () => {
       await first.client.spawn({ name, cwd: project, provider: "faux", extraArgs: ["--faux-script", scripts[i]] });
       await first.client.rpc(name, { type: "prompt", message: `hello ${name}` });
     }
-    await until(async () => (await first.client.list<AgentInfo[]>()).every((a) => a.status === "idle" && a.lastSeq > 5), 15_000, "first replies");
+    await until(async () => (await first.client.list()).every((a) => a.status === "idle" && a.lastSeq > 5), 15_000, "first replies");
     for (const name of names) await first.client.rpc(name, { type: "prompt", message: `keep busy ${name}` });
     const toolPids = await until(() => toolPidFiles.slice(3).every((f) => existsSync(f) && readFileSync(f, "utf8").trim() !== "") && toolPidFiles.slice(3).map((f) => Number(readFileSync(f, "utf8"))), 15_000, "tool pids");
     // Busy in memory and in agents.json: the registry is written after the status
     // changes, and this test is about what a SIGKILL leaves on disk.
     const busyList = await until(async () => {
-      const list = await first.client.list<AgentInfo[]>();
+      const list = await first.client.list();
       const onDisk = JSON.parse(readFileSync(join(home, "agents.json"), "utf8")) as { agents: AgentInfo[] };
       return list.every((a) => a.status === "busy") && onDisk.agents.every((a) => a.status === "busy") && list;
     }, 15_000, "five busy agents");
@@ -110,27 +111,27 @@ describe("fault: the supervisor dies", () => {
     const resumedAt = Date.now();
     const second = await serveProcess({ ...opts, resume: true });
     const resumed = await until(async () => {
-      const list = await second.client.list<AgentInfo[]>();
+      const list = await second.client.list();
       return list.every((a) => a.status === "idle") && list;
     }, 15_000, "five resumed agents");
     const resumeMs = Date.now() - resumedAt;
     let continued = 0;
     for (const name of names) {
-      const messages = (await second.client.rpc<{ data: { messages: { role: string; content: unknown }[] } }>(name, { type: "get_messages" })).data.messages;
+      const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(await second.client.rpc(name, { type: "get_messages" })).messages;
       if (messages.some((m) => JSON.stringify(m.content).includes(`first reply of ${name}`))) continued++;
       await second.client.rpc(name, { type: "prompt", message: `continue ${name}` });
     }
     await until(async () => {
-      const list = await second.client.list<AgentInfo[]>();
+      const list = await second.client.list();
       return list.every((a) => a.status === "idle" && a.lastSeq > 0);
     }, 15_000, "continued runs");
     let answered = 0;
     for (const name of names) {
-      const messages = (await second.client.rpc<{ data: { messages: { role: string; content: unknown }[] } }>(name, { type: "get_messages" })).data.messages;
+      const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(await second.client.rpc(name, { type: "get_messages" })).messages;
       const text = JSON.stringify(messages);
       if (text.includes(`first reply of ${name}`) && text.includes(`resumed reply of ${name}`)) answered++;
     }
-    const secondPids = (await second.client.list<AgentInfo[]>()).map((a) => a.pid!);
+    const secondPids = (await second.client.list()).map((a) => a.pid!);
     for (const pid of secondPids) pids.add(pid);
     await second.client.shutdown();
     await second.exited;
@@ -181,7 +182,7 @@ describe("fault: the supervisor dies", () => {
         for (let i = 0; i < AGENTS; i++) await serve.client.restart(`storm${i}`, { wait: false });
       }
       // Let the storm run until the registry was rewritten many times, then kill at an uneven moment.
-      const seqs = async () => (await serve.client.list<AgentInfo[]>()).reduce((s, a) => s + a.lastSeq, 0);
+      const seqs = async () => (await serve.client.list()).reduce((s, a) => s + a.lastSeq, 0);
       const base = await seqs();
       await until(async () => (await seqs()) > base + 100 + round * 37, 20_000, "status storm");
       stormWrites.push((await seqs()) - base);

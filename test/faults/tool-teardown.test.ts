@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Supervisor } from "../../supervisor/supervisor.js";
-import type { StreamMessage } from "../../supervisor/subscribers.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { Recorder, TestEnv } from "../supervisor/harness.js";
 import { figures, killPids, leftAlive, until, waitAllGone } from "./support.js";
@@ -25,8 +25,8 @@ afterEach(async () => {
 const PI = [process.execPath, PI_BIN, "--mode", "rpc"];
 const PI_TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 3_000, stopGraceMs: 1_000, killGraceMs: 500 };
 
-type Ev = Extract<StreamMessage, { type: "event" }>;
-const isEvent = (m: StreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
+type Ev = Extract<IpcStreamMessage, { type: "event" }>;
+const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
 
 function piSupervisor(): { sup: Supervisor; rec: Recorder; home: string } {
   return env.supervisor({ defaultWorkerCommand: PI, timings: PI_TIMINGS });

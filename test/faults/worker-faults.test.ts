@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Supervisor } from "../../supervisor/supervisor.js";
-import type { StreamMessage } from "../../supervisor/subscribers.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { SessionStore } from "../../worker/session/session-file.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN } from "../support/rpc-worker.js";
@@ -30,8 +30,8 @@ const PI = [process.execPath, PI_BIN, "--mode", "rpc"];
 const PI_TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 3_000, stopGraceMs: 1_000, killGraceMs: 500 };
 const QUICK_RESTART = { backoffInitialMs: 50, backoffMaxMs: 200 };
 
-type Ev = Extract<StreamMessage, { type: "event" }>;
-const isEvent = (m: StreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
+type Ev = Extract<IpcStreamMessage, { type: "event" }>;
+const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
 
 /** A supervisor running real pi workers. */
 function piSupervisor(timings: Record<string, number> = {}): { sup: Supervisor; rec: Recorder; home: string } {
@@ -321,7 +321,7 @@ describe("fault: worker writes malformed stdout", () => {
     const rssGrowthMb = Math.round((process.memoryUsage().rss - rssBefore) / 1024 / 1024);
     const protocolErrors = rec.messages.filter((m) => isEvent(m, "x", "protocol_error")).length;
     const state = await sup.rpc("x", { type: "get_state" });
-    const messageCount = (state.data as { messageCount: number }).messageCount;
+    const messageCount = ((state.success ? state.data : undefined) as { messageCount: number }).messageCount;
     const info = sup.status("x");
     const updates = rec.messages.filter((m) => isEvent(m, "x", "message_update")).length;
     await sup.stop("x");

@@ -2,11 +2,13 @@
  * Interop: the upstream `pi --mode rpc` (@mariozechner/pi-coding-agent 0.73.1, installed
  * by `npm test`'s pretest into test/upstream) runs as a pi-orch worker through
  * `--worker-command`, against the mock model server. spawn, prompt, attach and stop
- * must work as they do with our own worker.
+ * must work as they do with our own worker, and a command only the upstream pi knows
+ * must reach it.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { RpcCommandSchemas } from "../../shared/schema/rpc.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { World, type Json } from "../support/orch-cli.js";
 import { isAlive, tempDir, waitForExit } from "../support/rpc-worker.js";
@@ -91,6 +93,18 @@ describe.skipIf(!installed)("upstream pi 0.73.1 as a pi-orch worker (skipped whe
       .map((m) => m.event.type);
     expect(types).toEqual(expect.arrayContaining(["agent_start", "message_start", "message_update", "message_end", "agent_end"]));
     expect(types.indexOf("agent_start")).toBeLessThan(types.indexOf("agent_end"));
+
+    // A command the upstream pi knows and our schema does not: only the worker checks commands,
+    // so it reaches the upstream pi and is answered by it. (Pick another one if our schema learns it.)
+    expect(Object.hasOwn(RpcCommandSchemas, "export_html")).toBe(false);
+    // This worker runs with --no-session, so the upstream pi's own answer is its refusal to export memory.
+    const exported = await world.cli(["rpc", "upstream", JSON.stringify({ type: "export_html" })]);
+    expect(JSON.parse(exported.stdout)).toEqual({
+      type: "response",
+      command: "export_html",
+      success: false,
+      error: "Cannot export in-memory session to HTML",
+    });
 
     attach.proc.kill("SIGINT");
     attachJson.proc.kill("SIGINT");

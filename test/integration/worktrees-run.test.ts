@@ -12,7 +12,7 @@ import type { RunReport } from "../../cli/run/types.js";
 import { OrchError } from "../../supervisor/errors.js";
 import { Supervisor } from "../../supervisor/supervisor.js";
 import { createWorktree, diffWorktree, removeWorktree } from "../../supervisor/worktrees.js";
-import type { WorktreeInfo } from "../../supervisor/types.js";
+import type { WorktreeInfo } from "../../shared/schema/agent.js";
 import { findAll, parseXml } from "../support/xml.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { processRunning } from "../../supervisor/process-tree.js";
 import { Supervisor, type SupervisorOptions } from "../../supervisor/supervisor.js";
-import type { StreamMessage } from "../../supervisor/subscribers.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { AgentTimings } from "../../supervisor/types.js";
 
 /** The protocol fixture worker. */
@@ -50,11 +50,11 @@ export function readPids(file: string): { workers: number[]; children: number[] 
 
 /** Records stream messages and resolves waits as soon as a matching one arrives. */
 export class Recorder {
-  readonly messages: StreamMessage[] = [];
-  private waiters: { test: (m: StreamMessage) => boolean; resolve: (m: StreamMessage) => void }[] = [];
+  readonly messages: IpcStreamMessage[] = [];
+  private waiters: { test: (m: IpcStreamMessage) => boolean; resolve: (m: IpcStreamMessage) => void }[] = [];
 
   readonly sink = {
-    write: (m: StreamMessage) => {
+    write: (m: IpcStreamMessage) => {
       this.messages.push(m);
       this.waiters = this.waiters.filter((w) => {
         if (!w.test(m)) return true;
@@ -65,7 +65,7 @@ export class Recorder {
   };
 
   /** The first message (already received or future) that satisfies `test`. */
-  waitFor(test: (m: StreamMessage) => boolean, timeoutMs = 10_000, what = "a matching event"): Promise<StreamMessage> {
+  waitFor(test: (m: IpcStreamMessage) => boolean, timeoutMs = 10_000, what = "a matching event"): Promise<IpcStreamMessage> {
     const seen = this.messages.find(test);
     if (seen) return Promise.resolve(seen);
     return new Promise((res, rej) => {

@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadRegistry, registryPath, saveRegistry } from "../../supervisor/registry.js";
-import { DEFAULT_RESTART_POLICY, type AgentRecord } from "../../supervisor/types.js";
+import type { AgentRecord } from "../../shared/schema/agent.js";
+import { DEFAULT_RESTART_POLICY } from "../../supervisor/types.js";
 
 const homes: string[] = [];
 const home = () => {
@@ -69,6 +70,28 @@ describe("registry", () => {
     expect(agents).toEqual([]);
     expect(warnings[0]).toMatch(/not valid JSON.*moved it to .*agents\.json\.corrupt-7/);
     expect(readFileSync(join(h, "agents.json.corrupt-7"), "utf8")).toBe("{not json");
+  });
+
+  it("checks every row with the AgentRecord schema: fills what older files lack, skips what is wrong", () => {
+    const h = home();
+    const { policy: _policy, onStall: _onStall, limits: _limits, restarts: _restarts, ...old } = record("old", "stopped");
+    const rows = [
+      old,
+      { ...record("badstatus", "stopped"), status: "sleeping" },
+      { ...record("nocwd", "stopped"), cwd: undefined },
+      { ...record("badpolicy", "stopped"), policy: { ...DEFAULT_RESTART_POLICY, intensity: -1 } },
+      "not a row",
+      record("fine", "failed"),
+    ];
+    writeFileSync(registryPath(h), JSON.stringify({ version: 1, savedAt: 1, agents: rows }));
+    const { agents, warnings } = loadRegistry(h);
+    expect(agents.map((a) => a.name)).toEqual(["old", "fine"]);
+    expect(agents[0]).toMatchObject({ policy: DEFAULT_RESTART_POLICY, onStall: "notify", limits: {}, restarts: 0 });
+    expect(warnings).toHaveLength(4);
+    expect(warnings[0]).toMatch(/skipped entry 1 \("badstatus"\) of .*agents\.json: \/status/);
+    expect(warnings[1]).toMatch(/skipped entry 2 \("nocwd"\).*cwd/);
+    expect(warnings[2]).toMatch(/skipped entry 3 \("badpolicy"\).*\/policy\/intensity/);
+    expect(warnings[3]).toMatch(/skipped entry 4 of .*: not an object/);
   });
 
   it("starts empty when there is no file", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decideRestart, type RestartHistory } from "../../supervisor/restart-policy.js";
-import { DEFAULT_RESTART_POLICY, type RestartKind, type WorkerExit } from "../../supervisor/types.js";
+import type { RestartKind, WorkerExit } from "../../shared/schema/agent.js";
+import { DEFAULT_RESTART_POLICY } from "../../supervisor/types.js";
 
 const NOW = 1_000_000;
 const crash: WorkerExit = { code: 1, signal: null, reason: "exit", at: NOW };

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentEventLog, EventRing, type LoggedEvent } from "../../supervisor/event-log.js";
-import { SubscriberHub, type StreamMessage } from "../../supervisor/subscribers.js";
+import { SubscriberHub } from "../../supervisor/subscribers.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -52,7 +53,7 @@ describe("SubscriberHub", () => {
     });
 
   it("replays since a sequence number, then streams live events without a gap", async () => {
-    const got: StreamMessage[] = [];
+    const got: IpcStreamMessage[] = [];
     const hub = hubWith([entry(1), entry(2), entry(3)]);
     hub.subscribe({ agents: new Set(["a"]), since: 1, sink: { write: (m) => void got.push(m) } }, ["a"]);
     hub.publish("a", entry(4));
@@ -63,8 +64,8 @@ describe("SubscriberHub", () => {
 
   it("tells a slow subscriber it lagged, continues from the present, and never blocks the fast one", async () => {
     const hub = hubWith([]);
-    const fast: StreamMessage[] = [];
-    const slow: StreamMessage[] = [];
+    const fast: IpcStreamMessage[] = [];
+    const slow: IpcStreamMessage[] = [];
     let release!: () => void;
     const blocked = new Promise<void>((r) => (release = r));
     let first = true;
@@ -104,7 +105,7 @@ describe("SubscriberHub", () => {
   });
 
   it("reports a since older than the held history as lagged first", async () => {
-    const got: StreamMessage[] = [];
+    const got: IpcStreamMessage[] = [];
     const hub = new SubscriberHub(() => ({ events: [entry(8)], gap: { from: 3, to: 7 } }));
     hub.subscribe({ agents: new Set(["a"]), since: 2, sink: { write: (m) => void got.push(m) } }, ["a"]);
     await new Promise((r) => setImmediate(r));

@@ -62,7 +62,7 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
       await respond("parse", id, { error: `Invalid command: /type: must be a string naming the command` });
       return;
     }
-    if (!(type in RpcCommandSchemas)) {
+    if (!Object.hasOwn(RpcCommandSchemas, type)) {
       await respond(type, id, { error: `Unknown command: ${type}` });
       return;
     }

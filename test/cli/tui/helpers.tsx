@@ -1,9 +1,11 @@
 /** Shared pieces of the TUI component tests: agent infos, a fake control, a mounted App. */
 import { render } from "ink-testing-library";
-import type { IpcParams } from "../../../ipc/protocol.js";
-import { DEFAULT_RESTART_POLICY, type AgentInfo, type AgentStatus } from "../../../supervisor/types.js";
+import type { IpcParams } from "../../../shared/schema/ipc.js";
+import type { AgentInfo, AgentStatus } from "../../../shared/schema/agent.js";
+import { DEFAULT_RESTART_POLICY } from "../../../supervisor/types.js";
 import { App } from "../../../cli/tui/App.js";
-import type { AgentControl, RpcAnswer } from "../../../cli/tui/control.js";
+import type { AgentControl } from "../../../cli/tui/control.js";
+import type { RpcCommandEnvelope, RpcResponse } from "../../../shared/schema/rpc.js";
 import { TuiStore } from "../../../cli/tui/store.js";
 import { makeTheme, ThemeProvider } from "../../../cli/tui/theme.js";
 
@@ -34,9 +36,9 @@ export function info(name: string, status: AgentStatus = "idle", extra: Partial<
 /** A control that records what the TUI asked for. */
 export class FakeControl implements AgentControl {
   readonly calls: { method: string; agent?: string; arg?: unknown }[] = [];
-  async rpc(agent: string, command: { type: string; [key: string]: unknown }): Promise<RpcAnswer> {
+  async rpc(agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
     this.calls.push({ method: "rpc", agent, arg: command });
-    return { success: true };
+    return { type: "response", command: command.type, success: true };
   }
   async stop(agent: string): Promise<unknown> {
     this.calls.push({ method: "stop", agent });

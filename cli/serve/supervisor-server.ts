@@ -1,11 +1,11 @@
 /**
  * `pi-orch serve`: a supervisor behind its socket, with the signal handling that
- * ends it cleanly. This is the one place where the IPC layer and the supervisor
- * meet; both stay unaware of each other otherwise.
+ * ends it cleanly. This is where the program is assembled: the one place where the
+ * IPC layer and the supervisor meet, so each of them imports only shared/.
  */
-import { Supervisor, type SupervisorOptions } from "../supervisor/supervisor.js";
-import type { IpcRequestOf } from "./protocol.js";
-import { IpcError, startIpcServer, type IpcBackend } from "./server.js";
+import { IpcError, startIpcServer, type IpcBackend } from "../../ipc/server.js";
+import type { IpcRequestOf } from "../../shared/schema/ipc.js";
+import { Supervisor, type SupervisorOptions } from "../../supervisor/supervisor.js";
 
 /** Map socket requests onto a supervisor. */
 export function supervisorBackend(sup: Supervisor): IpcBackend {

@@ -2,9 +2,12 @@
  * The pi-orch socket protocol: one JSON object per line. Clients send requests
  * `{id, type, ...}`; the supervisor answers each with `{id, ok:true, data}` or
  * `{id, ok:false, error:{code, message}}`, and streams `event`/`lagged` messages
- * to subscribers. One schema per message; the types derive from them.
+ * to subscribers. One schema per message, and one per response's `data`; the types
+ * derive from them.
  */
 import { Type, type Static, type TSchema } from "typebox";
+import { AgentInfo, SpawnOptions } from "./agent.js";
+import { RpcCommandEnvelope, RpcResponse } from "./rpc.js";
 
 /** Request ids are chosen by the client and echoed in the response. */
 export const RequestId = Type.Union([Type.String(), Type.Number()]);
@@ -19,45 +22,7 @@ const PositiveInt = Type.Integer({ minimum: 1 });
 const NonNegativeInt = Type.Integer({ minimum: 0 });
 
 /** `spawn`: start a new agent. */
-export const SpawnRequest = request("spawn", {
-  name: Type.Optional(Type.String({ minLength: 1 })),
-  cwd: Type.Optional(Type.String({ minLength: 1 })),
-  provider: Type.Optional(Type.String()),
-  model: Type.Optional(Type.String()),
-  restart: Type.Optional(Type.Union([Type.Literal("permanent"), Type.Literal("transient"), Type.Literal("temporary")])),
-  policy: Type.Optional(
-    Type.Object({
-      backoffInitialMs: Type.Optional(PositiveInt),
-      backoffMaxMs: Type.Optional(PositiveInt),
-      resetAfterMs: Type.Optional(PositiveInt),
-      intensity: Type.Optional(NonNegativeInt),
-      periodMs: Type.Optional(PositiveInt),
-    }),
-  ),
-  /** argv of a custom worker (the CLI splits `--worker-command "CMD ARGS"`). */
-  workerCommand: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
-  extraArgs: Type.Optional(Type.Array(Type.String())),
-  env: Type.Optional(Type.Record(Type.String(), Type.String())),
-  onStall: Type.Optional(Type.Union([Type.Literal("notify"), Type.Literal("abort"), Type.Literal("restart")])),
-  limits: Type.Optional(
-    Type.Object({
-      maxMemoryMb: Type.Optional(PositiveInt),
-      maxTokens: Type.Optional(PositiveInt),
-      runTimeoutMs: Type.Optional(PositiveInt),
-    }),
-  ),
-  /** Give the agent its own git worktree on a new branch (default `pi-orch/<name>` from `HEAD`). */
-  worktree: Type.Optional(
-    Type.Object({
-      branch: Type.Optional(Type.String({ minLength: 1 })),
-      base: Type.Optional(Type.String({ minLength: 1 })),
-    }),
-  ),
-  prompt: Type.Optional(Type.String()),
-  /** Answer once the worker left `starting` (default true). */
-  wait: Type.Optional(Type.Boolean()),
-});
-
+export const SpawnRequest = request("spawn", SpawnOptions.properties);
 /** `list`: every agent. */
 export const ListRequest = request("list", {});
 /** `status`: one agent. */
@@ -75,10 +40,13 @@ export const RemoveRequest = request("remove", {
   force: Type.Optional(Type.Boolean()),
   deleteBranch: Type.Optional(Type.Boolean()),
 });
-/** `rpc`: forward one pi protocol command; `data` is the worker's own response. */
+/**
+ * `rpc`: forward one pi protocol command; `data` is the worker's own response. Only the
+ * envelope of the command is checked here; the worker checks the command.
+ */
 export const RpcRequest = request("rpc", {
   agent: AgentRef,
-  command: Type.Object({ type: Type.String() }, { additionalProperties: true }),
+  command: RpcCommandEnvelope,
   timeoutMs: Type.Optional(PositiveInt),
 });
 /** `subscribe`: stream events of `agents` (all when absent or empty), replaying `seq > since` first. */
@@ -111,6 +79,36 @@ export type IpcRequest = { [K in IpcRequestType]: IpcRequestOf<K> }[IpcRequestTy
 /** The fields of a request besides `id` and `type`. */
 export type IpcParams<T extends IpcRequestType> = Omit<IpcRequestOf<T>, "id" | "type">;
 
+/** What `subscribe` answers: the agents followed (null: every agent) and each one's last `seq` at that moment. */
+export const SubscribeResult = Type.Object({
+  agents: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  lastSeq: Type.Record(Type.String(), NonNegativeInt),
+});
+export type SubscribeResult = Static<typeof SubscribeResult>;
+
+/** What `shutdown` answers: the agents that were stopped. */
+export const ShutdownResult = Type.Object({ stopped: Type.Array(Type.String()) });
+export type ShutdownResult = Static<typeof ShutdownResult>;
+
+/**
+ * The `data` of a successful response, by request `type`. `stop` answers one AgentInfo for
+ * `agent`, every agent for `all`; `remove` answers the agent as it was removed.
+ */
+export const IpcResultSchemas = {
+  spawn: AgentInfo,
+  list: Type.Array(AgentInfo),
+  status: AgentInfo,
+  stop: Type.Union([AgentInfo, Type.Array(AgentInfo)]),
+  restart: AgentInfo,
+  remove: AgentInfo,
+  rpc: RpcResponse,
+  subscribe: SubscribeResult,
+  shutdown: ShutdownResult,
+} as const satisfies Record<IpcRequestType, TSchema>;
+
+/** The `data` of a successful response to a request of `type`. */
+export type IpcResultOf<T extends IpcRequestType> = Static<(typeof IpcResultSchemas)[T]>;
+
 /** `{id, ok:true, data}` */
 export const OkResponse = Type.Object({ id: RequestId, ok: Type.Literal(true), data: Type.Unknown() });
 /**
@@ -127,7 +125,11 @@ export const ErrorResponse = Type.Object({
 export const IpcResponse = Type.Union([OkResponse, ErrorResponse]);
 export type IpcResponse = Static<typeof IpcResponse>;
 
-/** One agent event: `seq` is per agent and increases by one; `at` is when the supervisor received it. */
+/**
+ * One agent event in its envelope: `seq` is per agent and increases by one; `at` is when
+ * the supervisor received it (in-process agents of the TUI leave it out). `event` is the worker's event (see events.ts) or one of the
+ * supervisor's own (see supervisor-events.ts); a worker newer than our schema may send others.
+ */
 export const EventMessage = Type.Object({
   type: Type.Literal("event"),
   agent: Type.String(),
@@ -137,7 +139,7 @@ export const EventMessage = Type.Object({
 });
 export type EventMessage = Static<typeof EventMessage>;
 
-/** Events `from..to` of `agent` were skipped for this subscriber; it continues from the present. */
+/** Events `from..to` (inclusive) of `agent` were skipped for this subscriber; it continues from the present. */
 export const LaggedMessage = Type.Object({
   type: Type.Literal("lagged"),
   agent: Type.String(),
@@ -147,7 +149,5 @@ export const LaggedMessage = Type.Object({
 export type LaggedMessage = Static<typeof LaggedMessage>;
 
 /** What a subscribed connection receives besides responses. */
-export type IpcStreamMessage = EventMessage | LaggedMessage;
-
-/** File name of the socket inside the pi-orch home. */
-export const SOCKET_NAME = "orch.sock";
+export const IpcStreamMessage = Type.Union([EventMessage, LaggedMessage]);
+export type IpcStreamMessage = Static<typeof IpcStreamMessage>;

@@ -1,0 +1,71 @@
+/**
+ * Events the supervisor itself adds to an agent's stream, next to the worker's own:
+ * status changes, worker starts and exits, limits, protocol trouble. They travel in
+ * the same envelope and get sequence numbers like the worker's events.
+ */
+import { Type, type Static } from "typebox";
+import { AgentStatus, ExitReason } from "./agent.js";
+
+/** The agent moved from `previous` to `status`. */
+export const AgentStatusEvent = Type.Object({
+  type: Type.Literal("agent_status"),
+  status: AgentStatus,
+  previous: AgentStatus,
+  reason: Type.Optional(Type.String()),
+  pid: Type.Union([Type.Integer(), Type.Null()]),
+  restarts: Type.Integer({ minimum: 0 }),
+});
+
+/** A worker process started; `command` has credentials redacted; `resumed` is the session file it resumes. */
+export const WorkerStartedEvent = Type.Object({
+  type: Type.Literal("worker_started"),
+  pid: Type.Integer(),
+  command: Type.Array(Type.String()),
+  resumed: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** A worker process ended. */
+export const WorkerExitedEvent = Type.Object({
+  type: Type.Literal("worker_exited"),
+  code: Type.Union([Type.Integer(), Type.Null()]),
+  signal: Type.Union([Type.String(), Type.Null()]),
+  reason: ExitReason,
+  message: Type.Optional(Type.String()),
+});
+
+/** The worker went away in the middle of a run; the run will not end with `agent_end`. */
+export const RunInterruptedEvent = Type.Object({
+  type: Type.Literal("run_interrupted"),
+  reason: Type.String(),
+});
+
+/** A limit (`max_memory`, `max_tokens`, `run_timeout`, `stall`) was crossed and acted on. */
+export const LimitExceededEvent = Type.Object({
+  type: Type.Literal("limit_exceeded"),
+  limit: Type.String(),
+  message: Type.String(),
+});
+
+/** The worker wrote something that is not the protocol (not JSON, an oversized line). */
+export const ProtocolErrorEvent = Type.Object({
+  type: Type.Literal("protocol_error"),
+  message: Type.String(),
+});
+
+/** The supervisor failed handling something for this agent; the agent goes on. */
+export const SupervisorErrorEvent = Type.Object({
+  type: Type.Literal("supervisor_error"),
+  message: Type.String(),
+});
+
+/** Every event the supervisor writes into an agent's stream. */
+export const SupervisorEvent = Type.Union([
+  AgentStatusEvent,
+  WorkerStartedEvent,
+  WorkerExitedEvent,
+  RunInterruptedEvent,
+  LimitExceededEvent,
+  ProtocolErrorEvent,
+  SupervisorErrorEvent,
+]);
+export type SupervisorEvent = Static<typeof SupervisorEvent>;
