@@ -424,10 +424,16 @@ const CASES: Case[] = [
     files: ["vercel-ai.openai-responses-reasoning-encrypted.response-4.chunks.txt"],
     events: ["start", "text_start", "text_delta…", "text_end", "done"],
     stopReason: "stop",
-    content: [T("The final result is **570**.")],
+    content: [{ ...T("The final result is **570**."), textSignature: '{"v":1,"id":"msg_01830d662ab3856501693c32183a488190a612c410a0a39823"}' }],
     usage: { input: 299, output: 12, cacheRead: 0 },
     next: (body) => {
-      expect(body.input[1]).toEqual({ role: "assistant", content: "The final result is **570**." });
+      expect(body.input[1]).toEqual({
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        id: "msg_01830d662ab3856501693c32183a488190a612c410a0a39823",
+        content: [{ type: "output_text", text: "The final result is **570**.", annotations: [] }],
+      });
     },
   },
   {

@@ -3,7 +3,9 @@
  * api for OpenAI's reasoning models. Reasoning arrives as summary text plus an opaque
  * item (with `encrypted_content`, as `store: false` needs); the whole item is kept as
  * the thinking block's signature and goes back unchanged, before the calls it led to.
- * A tool call's id is `call_id|item_id`: the API wants both back.
+ * A tool call's id is `call_id|item_id` and a text block's signature holds its message
+ * id (pi's `{"v":1,"id":...}`): the API rejects a reasoning item sent back without the
+ * item that followed it.
  */
 import type OpenAI from "openai";
 import type { ImageContent, LlmMessage, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
@@ -60,6 +62,11 @@ export function createOpenAIResponsesProvider(): Provider {
             case "response.output_item.done": {
               // The finished reasoning item, opaque parts included, is what goes back.
               if (event.item.type === "reasoning" && builder.openKind() === "thinking") yield* builder.thinking("", JSON.stringify(event.item));
+              // A message's id goes back with it: a reasoning item is rejected without the item it led to.
+              if (event.item.type === "message" && builder.openKind() === "text") {
+                const block = builder.message.content.at(-1);
+                if (block?.type === "text") block.textSignature = JSON.stringify({ v: 1, id: event.item.id });
+              }
               const end = builder.closeOpen();
               if (end) yield end;
               break;
@@ -152,7 +159,13 @@ export function toResponsesInput(messages: LlmMessage[]): InputItem[] {
           const item = msg.api === "openai-responses" && block.thinkingSignature ? parseItem(block.thinkingSignature) : null;
           if (item) out.push(item);
         } else if (block.type === "text") {
-          if (block.text.trim() !== "") out.push({ role: "assistant", content: block.text });
+          if (block.text.trim() === "") continue;
+          const id = msg.api === "openai-responses" ? messageId(block.textSignature) : null;
+          out.push(
+            id
+              ? { type: "message", role: "assistant", status: "completed", id, content: [{ type: "output_text", text: block.text, annotations: [] }] }
+              : { role: "assistant", content: block.text },
+          );
         } else {
           const [callId, itemId] = block.id.split("|");
           out.push({
@@ -188,6 +201,17 @@ function parseItem(signature: string): OpenAI.Responses.ResponseReasoningItem | 
   try {
     const item = JSON.parse(signature) as { type?: unknown };
     return item && item.type === "reasoning" ? (item as OpenAI.Responses.ResponseReasoningItem) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The message id in a text block's signature (pi's `{"v":1,"id":"msg_..."}`), or null. */
+function messageId(signature: string | undefined): string | null {
+  if (!signature) return null;
+  try {
+    const parsed = JSON.parse(signature) as { id?: unknown };
+    return typeof parsed.id === "string" ? parsed.id : null;
   } catch {
     return null;
   }
