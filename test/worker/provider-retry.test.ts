@@ -24,10 +24,10 @@ afterEach(async () => {
  * An agent on the mock server through the real SDK, with the session layer's automatic
  * retry wired in as the session does; a 5 ms base backoff keeps the provider's wait visible.
  */
-function agentOn(api: Api) {
-  const providers = new ProviderSet();
+function agentOn(api: Api, maxRetryDelayMs?: number) {
+  const providers = new ProviderSet({}, { maxRetryDelayMs });
   const events: WorkerEvent[] = [];
-  const retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: 5 }, (e) => events.push(e));
+  const retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: 5, maxRetryDelayMs }, (e) => events.push(e));
   const agent = new Agent(
     {
       cwd: process.cwd(),
@@ -76,6 +76,15 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
     expect((agent.messages.at(-1) as AssistantMessage).errorMessage).toBe(
       "429 daily quota; not retried: the provider asked to wait 5 h (retry-after: 18000), longer than the 1 min limit (setting retry.provider.maxRetryDelayMs); try again later or raise the limit",
     );
+  });
+
+  it("takes the cap from the setting (retry.provider.maxRetryDelayMs)", async () => {
+    server!.enqueue({ error: { status: 429, message: "slow down", headers: { "retry-after": "1" } } });
+    const { agent, events } = agentOn(api, 500);
+    await agent.start([userMessage("go")]).done;
+    expect(server!.requests).toHaveLength(1);
+    expect(retryStarts(events)).toEqual([]);
+    expect((agent.messages.at(-1) as AssistantMessage).errorMessage).toMatch(/^429 slow down; not retried: the provider asked to wait 1 s \(retry-after: 1\), longer than the 500 ms limit/);
   });
 
   it("does not retry when the provider says x-should-retry: false", async () => {

@@ -6,14 +6,18 @@ import type { Model } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "../types.js";
 import { createFauxProvider, type FauxOptions } from "./faux.js";
 
-/** A provider that loads its implementation on the first request. */
-function lazy(load: () => Promise<Provider>): Provider {
+/**
+ * A provider that loads its implementation on the first request. `maxRetryDelayMs`
+ * fills in the request's cap on provider-requested waits when the request has none.
+ */
+function lazy(load: () => Promise<Provider>, maxRetryDelayMs: () => number | undefined): Provider {
   let loaded: Promise<Provider> | null = null;
   return {
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       loaded ??= load();
       const provider = await loaded;
-      yield* provider.stream(request);
+      const cap = request.maxRetryDelayMs ?? maxRetryDelayMs();
+      yield* provider.stream(cap === undefined ? request : { ...request, maxRetryDelayMs: cap });
     },
   };
 }
@@ -21,8 +25,18 @@ function lazy(load: () => Promise<Provider>): Provider {
 /** Holds one provider instance per API for the life of a worker. */
 export class ProviderSet {
   private readonly byApi = new Map<string, Provider>();
+  /**
+   * Longest wait a provider may ask for before a retry (pi's `retry.provider.maxRetryDelayMs`;
+   * default 60 s, 0 = no cap). Give the session's automatic retry the same number.
+   */
+  maxRetryDelayMs: number | undefined;
 
-  constructor(private readonly faux: FauxOptions = {}) {}
+  constructor(
+    private readonly faux: FauxOptions = {},
+    opts: { maxRetryDelayMs?: number } = {},
+  ) {
+    this.maxRetryDelayMs = opts.maxRetryDelayMs;
+  }
 
   /** The provider for this model's API. */
   for(model: Model): Provider {
@@ -33,13 +47,13 @@ export class ProviderSet {
         provider = createFauxProvider(this.faux);
         break;
       case "anthropic-messages":
-        provider = lazy(async () => (await import("./anthropic.js")).createAnthropicProvider());
+        provider = lazy(async () => (await import("./anthropic.js")).createAnthropicProvider(), () => this.maxRetryDelayMs);
         break;
       case "openai-completions":
-        provider = lazy(async () => (await import("./openai.js")).createOpenAIProvider());
+        provider = lazy(async () => (await import("./openai.js")).createOpenAIProvider(), () => this.maxRetryDelayMs);
         break;
       case "openai-responses":
-        provider = lazy(async () => (await import("./openai-responses.js")).createOpenAIResponsesProvider());
+        provider = lazy(async () => (await import("./openai-responses.js")).createOpenAIResponsesProvider(), () => this.maxRetryDelayMs);
         break;
     }
     this.byApi.set(model.api, provider);
