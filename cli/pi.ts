@@ -14,6 +14,10 @@ import { runRpcMode } from "../worker/modes/rpc.js";
 import { guardStdout } from "../worker/modes/stdout-guard.js";
 import { AgentSession, type WorkerOptions } from "../worker/core/agent-session.js";
 import { killAllChildren } from "../worker/tools/process-tree.js";
+import { SettingsError } from "../worker/resources/settings.js";
+import { exportSessionHtml } from "../worker/session/export-html.js";
+import { SessionStore } from "../worker/session/session-file.js";
+import { piOrchHome } from "../shared/paths.js";
 import { packageVersion } from "./version.js";
 
 interface CliOptions {
@@ -37,8 +41,41 @@ interface CliOptions {
   compactionReserveTokens?: number;
   compactionKeepTokens?: number;
   extension?: string[];
+  extensions: boolean;
   trust?: boolean;
   bashInheritKeys?: boolean;
+  resume?: boolean;
+  fork?: string;
+  models?: string;
+  builtinTools: boolean;
+  skill?: string[];
+  skills: boolean;
+  promptTemplate?: string[];
+  promptTemplates: boolean;
+  theme?: string[];
+  themes: boolean;
+  export?: string;
+  listModels?: string | boolean;
+  verbose?: boolean;
+  offline?: boolean;
+}
+
+/** pi's multi-letter short flags (`-nt`, `-nbt`, ...), which commander cannot declare, as their long names. */
+const PI_SHORT_FLAGS: Record<string, string> = {
+  "-nt": "--no-tools",
+  "-nbt": "--no-builtin-tools",
+  "-ne": "--no-extensions",
+  "-ns": "--no-skills",
+  "-np": "--no-prompt-templates",
+  "-nc": "--no-context-files",
+  "-t": "--tools",
+  "-r": "--resume",
+};
+
+/** Rewrite pi's short aliases to long flags; everything after `--` is left alone. */
+export function expandPiShortFlags(argv: readonly string[]): string[] {
+  const end = argv.indexOf("--");
+  return argv.map((arg, i) => (end !== -1 && i > end ? arg : (PI_SHORT_FLAGS[arg] ?? arg)));
 }
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -60,17 +97,31 @@ function buildProgram(): Command {
     .addOption(new Option("--mode <mode>", "output mode").choices(["text", "json", "rpc"]).default("text"))
     .option("-p, --print", "run the task once, print the answer, exit (0 ok, 1 error or abort)")
     .option("--provider <name>", "model provider: anthropic, openai, faux, or one from models.json")
-    .option("--model <id>", "model id, or provider/id")
+    .option("--model <id>", "model id, or provider/id, optionally with :<thinking level>")
+    .option("--models <patterns>", "comma-separated model patterns that cycle_model goes through (globs like anthropic/*)")
     .addOption(new Option("--thinking <level>", "thinking level").choices(THINKING_LEVELS))
     .option("--api-key <key>", "API key for the provider (else env or models.json)")
     .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
-    .option("--no-tools", "no tools at all")
+    .option("--no-tools", "no tools at all (-nt)")
+    .option("--no-builtin-tools", "no built-in tools; extension tools stay (-nbt)")
     .option("--system-prompt <text>", "replace the base system prompt")
     .option("--append-system-prompt <text|file>", "append text (or a file's content) to the system prompt; repeatable", collect)
-    .option("--no-context-files", "do not read AGENTS.md / CLAUDE.md files")
+    .option("--no-context-files", "do not read AGENTS.md / CLAUDE.md files (-nc)")
+    .option("--skill <path>", "load a skill file or folder; repeatable, also with --no-skills", collect)
+    .option("--no-skills", "do not discover skills in the home and project folders (-ns)")
+    .option("--prompt-template <path>", "load a prompt template file or folder; repeatable", collect)
+    .option("--no-prompt-templates", "do not discover prompt templates (-np)")
+    .option("--theme <path>", "accepted for pi compatibility; themes concern pi's own terminal UI", collect)
+    .option("--no-themes", "accepted for pi compatibility (themes are not used here)")
+    .option("--export <file>", "write a session file as HTML (to the path given after it, else pi-session-<name>.html) and exit")
+    .option("--list-models [search]", "list the models that can be used (optionally matching a search) and exit")
+    .option("--verbose", "accepted for pi compatibility (start-up is always quiet here)")
+    .option("--offline", "no start-up network use (this worker makes none; accepted for pi compatibility)")
     .option("--faux-script <file>", "replay scripted replies with the faux provider (JSON array or JSONL)")
     .option("--session <file|id>", "continue a session file (a path, or a unique id prefix)")
     .option("-c, --continue", "continue the latest session of this directory")
+    .option("--resume", "pi's session picker; without a terminal picker, continues the latest session (-r)")
+    .option("--fork <file|id>", "start a new session holding a copy of that session")
     .option("--session-dir <dir>", "where session files go (default $PI_ORCH_HOME/sessions/<cwd>)")
     .option("--no-session", "keep nothing on disk")
     .option("--compaction-reserve-tokens <n>", "compact when fewer tokens than this are left in the context window (default 16384)", wholeNumber)
@@ -79,6 +130,7 @@ function buildProgram(): Command {
     .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", wholeNumber)
     .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", wholeNumber)
     .option("-e, --extension <path>", "load an extension (a .ts/.js file or a folder with an index); repeatable", collect)
+    .option("--no-extensions", "do not discover extensions (explicit -e paths still load) (-ne)")
     .option("--bash-inherit-keys", "let tool commands see the provider API keys (removed from their environment by default; also PI_BASH_INHERIT_KEYS=1)")
     .option("--trust", "trust this project: load its .pi/extensions/ (the decision is recorded in $PI_ORCH_HOME/trust.json)")
     .addHelpText(
@@ -93,6 +145,53 @@ Examples:
     );
 }
 
+/** `--export FILE [OUT]`: the session file as HTML, without starting an agent. */
+function exportToHtml(file: string, output: string | undefined): number {
+  try {
+    const store = SessionStore.open(file, { warn: (m) => process.stderr.write(`pi: ${m}\n`) });
+    try {
+      const path = exportSessionHtml(
+        store.path,
+        { header: store.header, path: store.pathToLeaf(), entryCount: store.entries.length, name: store.sessionName },
+        process.cwd(),
+        output,
+      );
+      process.stdout.write(`${path}\n`);
+      return 0;
+    } finally {
+      store.close();
+    }
+  } catch (err) {
+    process.stderr.write(`pi: --export: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+function compact(n: number): string {
+  if (n >= 1_000_000) return `${Number((n / 1_000_000).toFixed(1))}M`;
+  if (n >= 1000) return `${Number((n / 1000).toFixed(1))}K`;
+  return String(n);
+}
+
+/** `--list-models [search]`: pi's table of the models that can be used. */
+function listModels(runtime: AgentSession, search: string | undefined): number {
+  const needle = search?.toLowerCase();
+  const models = runtime
+    .availableModels()
+    .filter((m) => !needle || `${m.provider}/${m.id} ${m.name}`.toLowerCase().includes(needle));
+  if (models.length === 0) {
+    process.stdout.write(search ? `No models matching "${search}"\n` : "No models available: configure an API key or models.json\n");
+    return 0;
+  }
+  const rows = [
+    ["provider", "model", "context", "max-out", "thinking", "images"],
+    ...models.map((m) => [m.provider, m.id, compact(m.contextWindow), compact(m.maxTokens), m.reasoning ? "yes" : "no", m.input.includes("image") ? "yes" : "no"]),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const row of rows) process.stdout.write(`${row.map((cell, c) => cell.padEnd(widths[c]!)).join("  ")}\n`);
+  return 0;
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -105,7 +204,7 @@ async function main(argv: string[]): Promise<number> {
   program.exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
-    program.parse(argv);
+    program.parse(expandPiShortFlags(argv));
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
@@ -115,16 +214,29 @@ async function main(argv: string[]): Promise<number> {
   }
   const opts = program.opts<CliOptions>();
   let words = program.args;
+  const warn = (m: string) => process.stderr.write(`pi: ${m}\n`);
+  if (opts.export) return exportToHtml(opts.export, words[0]);
+
+  // `--model id:level`, pi's shorthand for a model with a thinking level.
+  let model = opts.model;
+  let thinking = opts.thinking;
+  const shorthand = model ? /^(.*):(off|minimal|low|medium|high|xhigh)$/.exec(model) : null;
+  if (shorthand) {
+    model = shorthand[1];
+    thinking ??= shorthand[2] as ThinkingLevel;
+  }
+  const home = opts.home ?? piOrchHome();
+  const trusted = resolveTrust(home, process.cwd(), opts.trust, warn);
 
   const workerOptions: WorkerOptions = {
     cwd: process.cwd(),
     home: opts.home,
     provider: opts.provider,
-    model: opts.model,
-    thinking: opts.thinking,
+    model,
+    thinking,
     apiKey: opts.apiKey,
     tools: typeof opts.tools === "string" ? opts.tools : undefined,
-    noTools: opts.tools === false,
+    noTools: opts.tools === false || opts.builtinTools === false,
     systemPrompt: opts.systemPrompt,
     appendSystemPrompt: opts.appendSystemPrompt,
     noContextFiles: !opts.contextFiles,
@@ -132,7 +244,17 @@ async function main(argv: string[]): Promise<number> {
     retryDelayMs: opts.retryDelayMs,
     session: typeof opts.session === "string" ? opts.session : undefined,
     noSession: opts.session === false,
-    continueSession: opts.continue,
+    continueSession: opts.continue || opts.resume,
+    forkFrom: opts.fork,
+    scopedModels: opts.models
+      ?.split(",")
+      .map((m) => m.trim())
+      .filter(Boolean),
+    trusted,
+    noSkills: opts.skills === false,
+    skillPaths: opts.skill,
+    noPromptTemplates: opts.promptTemplates === false,
+    promptTemplatePaths: opts.promptTemplate,
     sessionDir: opts.sessionDir,
     compactionReserveTokens: opts.compactionReserveTokens,
     compactionKeepTokens: opts.compactionKeepTokens,
@@ -144,8 +266,10 @@ async function main(argv: string[]): Promise<number> {
     runtime = new AgentSession(workerOptions);
   } catch (err) {
     process.stderr.write(`pi: ${(err as Error).message}\n`);
-    return 2;
+    return err instanceof SettingsError ? 1 : 2;
   }
+  if (opts.resume) warn("--resume: there is no session picker here; continuing the latest session of this directory");
+  if (opts.listModels !== undefined) return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined);
 
   // stdout belongs to the mode (the RPC stream, JSONL, the answer): extensions' console output goes to stderr.
   console.log = console.info = console.debug = console.error;
@@ -154,10 +278,11 @@ async function main(argv: string[]): Promise<number> {
   runtime.setUi(DEFAULT_UI, false);
   runtime.setExtensions(
     await loadExtensions({
-      paths: opts.extension ?? [],
+      paths: [...(opts.extensions === false ? [] : runtime.resources.settings.extensions), ...(opts.extension ?? [])],
+      discover: opts.extensions !== false,
       home: runtime.home,
       cwd: runtime.cwd,
-      trusted: resolveTrust(runtime.home, runtime.cwd, opts.trust, (m) => process.stderr.write(`pi: ${m}\n`)),
+      trusted,
       emit: (event) => {
         process.stderr.write(`pi: extension ${event.extensionPath} failed (${event.event}): ${event.error}\n`);
         runtime.emit(event);

@@ -6,6 +6,7 @@ import { Type, type Static } from "typebox";
 import {
   AgentMessage,
   AssistantMessage,
+  ThinkingLevel,
   ImageContent,
   TextContent,
   ToolCall,
@@ -117,6 +118,11 @@ export const ExtensionErrorEvent = Type.Object({
   error: Type.String(),
 });
 
+/** The thinking level changed (set, cycled, or clamped by a model change), as pi 0.73 reports it. */
+export const ThinkingLevelChangedEvent = Type.Object({ type: Type.Literal("thinking_level_changed"), level: ThinkingLevel });
+/** The session's display name changed (`set_session_name`). */
+export const SessionInfoChangedEvent = Type.Object({ type: Type.Literal("session_info_changed"), name: Type.Optional(Type.String()) });
+
 /** Events of one agent run, emitted by the agent loop. */
 export const AgentEvent = Type.Union([
   AgentStartEvent,
@@ -141,5 +147,7 @@ export const WorkerEvent = Type.Union([
   AutoRetryStartEvent,
   AutoRetryEndEvent,
   ExtensionErrorEvent,
+  ThinkingLevelChangedEvent,
+  SessionInfoChangedEvent,
 ]);
 export type WorkerEvent = Static<typeof WorkerEvent>;

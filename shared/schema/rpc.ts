@@ -46,6 +46,17 @@ export const RpcCommandSchemas = {
   get_last_assistant_text: command("get_last_assistant_text", {}),
   set_session_name: command("set_session_name", { name: Type.String() }),
   get_commands: command("get_commands", {}),
+  export_html: command("export_html", { outputPath: Type.Optional(Type.String()) }),
+  /** Our addition (pi 0.73 has none over RPC): the whole session as a forest of `{entry, children, label?}`. */
+  get_tree: command("get_tree", {}),
+  /** Our addition: pi's `navigateTree` over RPC; moves the leaf, optionally summarizing the branch left. */
+  navigate_tree: command("navigate_tree", {
+    targetId: Type.String(),
+    summarize: Type.Optional(Type.Boolean()),
+    customInstructions: Type.Optional(Type.String()),
+    replaceInstructions: Type.Optional(Type.Boolean()),
+    label: Type.Optional(Type.String()),
+  }),
   extension_ui_response: command("extension_ui_response", {
     id: Type.String(),
     value: Type.Optional(Type.String()),

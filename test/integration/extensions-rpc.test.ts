@@ -4,7 +4,7 @@
  * and project extensions that need trust. Run `npm run build` first.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
 
@@ -95,7 +95,12 @@ describe("extensions over RPC", () => {
     const w = startWorker([], ["-e", GUARD_EXAMPLE]);
     const commands = await w.request({ type: "get_commands" });
     expect(commands.data.commands).toEqual([
-      { name: "hello", description: "Say hello (usage: /hello [name])", source: "extension", path: GUARD_EXAMPLE },
+      {
+        name: "hello",
+        description: "Say hello (usage: /hello [name])",
+        source: "extension",
+        sourceInfo: { path: GUARD_EXAMPLE, source: "local", scope: "temporary", origin: "top-level", baseDir: dirname(GUARD_EXAMPLE) },
+      },
     ]);
     const from = w.received.length;
     expect(await w.request({ type: "prompt", message: "/hello Ada" })).toMatchObject({ success: true });

@@ -20,8 +20,12 @@ describe("selectTools", () => {
     expect(selectTools(spec as string | undefined, known, noTools as boolean)).toEqual(expected);
   });
 
-  it("names an unknown tool and lists the known ones", () => {
-    expect(() => selectTools("read,teleport", known)).toThrow(/unknown tool "teleport"; known tools: read, bash/);
+  it("warns about an unknown tool, naming the known ones, and keeps the rest (as pi does)", () => {
+    const warnings: string[] = [];
+    expect(selectTools("read,teleport", known, false, (m) => warnings.push(m))).toEqual(["read"]);
+    expect(selectTools("+teleport", known, false, (m) => warnings.push(m))).toEqual(selectTools(undefined, known));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/unknown tool "teleport" is ignored; known tools: read, bash/);
   });
 
   it("refuses a mix of a list and modifiers", () => {

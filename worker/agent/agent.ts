@@ -159,10 +159,8 @@ export class Agent {
       signal: controller.signal,
       takeSteering: () => this.take("steering", this.steeringMode),
       takeFollowUps: () => this.take("followUps", this.followUpMode),
-      onInject: (messages, from) => {
-        if (from !== "prompt") this.emitQueue();
-        host.onInject?.(messages, from);
-      },
+      onInject: host.onInject,
+      onDeliver: () => this.emitQueue(),
       toLlm: toLlmMessages,
       transformContext: host.transformContext,
       beforeToolCall: host.beforeToolCall,

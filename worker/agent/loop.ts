@@ -36,6 +36,7 @@ export async function runAgentLoop(
       if (pending.length > 0) {
         config.onInject?.(pending, pendingFrom);
         for (const queued of pending) {
+          if (pendingFrom !== "prompt" && !prompts.includes(queued)) config.onDeliver?.(queued);
           emit({ type: "message_start", message: queued });
           const message = await finalize(queued, config);
           context.push(message);

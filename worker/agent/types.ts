@@ -135,6 +135,8 @@ export interface LoopConfig extends AgentHooks {
   takeFollowUps: () => AgentMessage[];
   /** Map the conversation to what the model sees (per request; must not throw). */
   toLlm: (messages: AgentMessage[]) => LlmMessage[];
+  /** A queued (steering or follow-up) message is about to enter the context: one call per message, as pi reports each. */
+  onDeliver?: (message: AgentMessage) => void;
 }
 
 /** The loop's event sink. Listeners run synchronously, so a listener that persists runs before output. */

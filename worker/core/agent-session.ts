@@ -4,6 +4,8 @@
  * the message queues and every event that leaves the worker. The modes (rpc, print,
  * the TUI's in-process agent) drive it through one command map (modes/commands.ts).
  */
+import { existsSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
 import type {
   AgentMessage,
   BashExecutionMessage,
@@ -30,7 +32,23 @@ import {
   resolveModel,
   type ModelCatalogue,
 } from "../providers/models.js";
-import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
+import { loadResources, type Resources } from "../resources/index.js";
+import { expandPromptTemplate } from "../resources/prompt-templates.js";
+import { sourceInfo } from "../resources/source-info.js";
+import { expandSkillCommand } from "../resources/skills.js";
+import { estimateContextTokens, serializeForSummary, shouldCompact } from "../session/compaction.js";
+import { exportSessionHtml } from "../session/export-html.js";
+import {
+  BRANCH_SUMMARY_PREAMBLE,
+  branchBeingLeft,
+  branchMessages,
+  buildBranchSummaryRequest,
+  earlierFileLists,
+  fileLists,
+  formatFileLists,
+  navigationLeaf,
+  type TreeNode,
+} from "../session/tree.js";
 import { userMessageText } from "../session/context.js";
 import { cloneSession, forkMessages, forkSession } from "../session/fork.js";
 import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
@@ -42,6 +60,7 @@ import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js
 import type { AgentTool } from "../types.js";
 import { AutoRetry } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
+import { plainBashOutput } from "./bash-output.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
 
 /** Everything a worker is started with (from the command line). */
@@ -60,8 +79,12 @@ export interface WorkerOptions {
   fauxScript?: string;
   /** First automatic-retry delay (doubles each attempt; default 2000). */
   retryDelayMs?: number;
-  /** `--session FILE|ID-PREFIX`. */
+  /** `--session FILE|ID-PREFIX`; a path to a file that does not exist yet starts a new session there. */
   session?: string;
+  /** `--fork FILE|ID-PREFIX`: a new session holding a copy of that one. */
+  forkFrom?: string;
+  /** `--models`: patterns (globs on `provider/id` or `id`, `:level` ignored) limiting `cycle_model`. */
+  scopedModels?: string[];
   /** `--continue`: the latest session of this cwd. */
   continueSession?: boolean;
   sessionDir?: string;
@@ -71,6 +94,14 @@ export interface WorkerOptions {
   compactionKeepTokens?: number;
   /** `--bash-inherit-keys`: tool commands see the provider API keys (removed by default). */
   bashInheritKeys?: boolean;
+  /** The project is trusted: its `.pi/` settings, skills, prompts and SYSTEM.md load. */
+  trusted?: boolean;
+  /** `--no-skills` / `--skill PATH`. */
+  noSkills?: boolean;
+  skillPaths?: string[];
+  /** `--no-prompt-templates` / `--prompt-template PATH`. */
+  noPromptTemplates?: boolean;
+  promptTemplatePaths?: string[];
   env?: NodeJS.ProcessEnv;
   /** Warnings for a human (stderr in the CLI). */
   warn?: (message: string) => void;
@@ -85,6 +116,25 @@ export interface BashCommandResult {
   fullOutputPath?: string;
 }
 
+/** The level a model can use: none without reasoning. */
+function clampThinking(model: Model, level: ThinkingLevel): ThinkingLevel {
+  return model.reasoning ? level : "off";
+}
+
+/**
+ * pi's `--models` patterns: a glob (`*`, `?`) on `provider/id` or `id`, else a
+ * case-insensitive part of either; a `:level` suffix is a thinking level, not part of the name.
+ */
+export function matchesModelPattern(model: Model, pattern: string): boolean {
+  const bare = pattern.replace(/:(off|minimal|low|medium|high|xhigh)$/, "").toLowerCase();
+  const names = [`${model.provider}/${model.id}`.toLowerCase(), model.id.toLowerCase()];
+  if (/[*?]/.test(bare)) {
+    const re = new RegExp(`^${bare.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`);
+    return names.some((n) => re.test(n));
+  }
+  return names.some((n) => n.includes(bare));
+}
+
 /** A worker's agent session and the operations the protocol exposes. */
 export class AgentSession {
   readonly agent: Agent;
@@ -92,7 +142,11 @@ export class AgentSession {
   readonly home: string;
   readonly catalogue: ModelCatalogue;
   readonly sessionDir: string;
+  /** Settings, skills, prompt templates and system prompt files of this start. */
+  readonly resources: Resources;
   private store: SessionStore | null = null;
+  /** The level asked for while the model could think: a model switch restores it (clamped), as in pi. */
+  private preferredThinking: ThinkingLevel;
   private readonly ephemeralId: string = crypto.randomUUID();
   private ephemeralName?: string;
   private activeToolNames: string[];
@@ -132,7 +186,21 @@ export class AgentSession {
     this.warn = options.warn ?? ((m) => process.stderr.write(`pi: ${m}\n`));
     this.home = options.home ?? piOrchHome(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
-    this.sessionDir = options.sessionDir ?? defaultSessionDir(this.cwd, this.home);
+    this.resources = loadResources({
+      home: this.home,
+      cwd: this.cwd,
+      trusted: options.trusted === true,
+      noSkills: options.noSkills,
+      skillPaths: options.skillPaths,
+      noPromptTemplates: options.noPromptTemplates,
+      promptTemplatePaths: options.promptTemplatePaths,
+    });
+    for (const w of this.resources.warnings) this.warn(`${w.path}: ${w.message}`);
+    for (const path of this.resources.skippedProject) {
+      this.warn(`skipped ${path}: the project is not trusted (run with --trust to allow it)`);
+    }
+    const settings = this.resources.settings;
+    this.sessionDir = options.sessionDir ?? settings.sessionDir ?? defaultSessionDir(this.cwd, this.home);
     this.explicitApiKey = options.apiKey;
     const inherit = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
     setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, inherit));
@@ -141,15 +209,30 @@ export class AgentSession {
       script: options.fauxScript ? loadFauxScript(options.fauxScript) : undefined,
       chunkDelayMs: Number.isFinite(chunkMs) ? chunkMs : 0,
     });
-    this.activeToolNames = selectTools(options.tools, BUILT_IN_TOOLS.map((t) => t.name), options.noTools);
+    this.activeToolNames = selectTools(options.tools, BUILT_IN_TOOLS.map((t) => t.name), options.noTools, this.warn);
     this.contextFiles = options.noContextFiles ? [] : findContextFiles(this.cwd, this.home);
-    this.appendTexts = (options.appendSystemPrompt ?? []).map((a) => resolveAppend(a, this.cwd));
+    // As in pi: --append-system-prompt replaces APPEND_SYSTEM.md; --system-prompt replaces SYSTEM.md.
+    const appendFile = this.resources.systemFiles.append?.text;
+    this.appendTexts = options.appendSystemPrompt?.length
+      ? options.appendSystemPrompt.map((a) => resolveAppend(a, this.cwd))
+      : appendFile
+        ? [appendFile]
+        : [];
     this.rebuildSystemPrompt();
 
     const store = this.openInitialSession();
     const restored = store?.buildContext();
     const model = this.initialModel(restored?.model);
-    this.retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: options.retryDelayMs ?? 2000 }, (e) => this.emit(e));
+    this.retry = new AutoRetry(
+      {
+        enabled: settings.retry?.enabled ?? true,
+        maxAttempts: settings.retry?.maxRetries ?? 3,
+        baseDelayMs: options.retryDelayMs ?? settings.retry?.baseDelayMs ?? 2000,
+      },
+      (e) => this.emit(e),
+    );
+    this.autoCompaction = settings.compaction?.enabled ?? true;
+    this.preferredThinking = this.options.thinking ?? restored?.thinkingLevel ?? settings.defaultThinkingLevel ?? "medium";
     this.agent = new Agent(
       {
         cwd: this.cwd,
@@ -179,8 +262,10 @@ export class AgentSession {
           if (this.shutdownRequested) this.onShutdownRequest?.();
         },
       },
-      { model, thinkingLevel: this.options.thinking ?? restored?.thinkingLevel ?? "off" },
+      { model, thinkingLevel: clampThinking(model, this.preferredThinking) },
     );
+    if (settings.steeringMode) this.agent.steeringMode = settings.steeringMode;
+    if (settings.followUpMode) this.agent.followUpMode = settings.followUpMode;
     if (restored) this.agent.messages = restored.messages;
     this.agent.subscribe((event) => {
       // Persist before the event leaves the worker (appends are synchronous). A message
@@ -197,7 +282,21 @@ export class AgentSession {
     const o = this.options;
     if (o.noSession) return null;
     ensureHome(this.home);
-    if (o.session) return SessionStore.open(resolveSessionArg(o.session, this.sessionDir), { warn: this.warn });
+    if (o.session) {
+      const path = resolve(this.cwd, o.session);
+      if ((o.session.includes("/") || o.session.endsWith(".jsonl")) && !existsSync(path)) {
+        return SessionStore.create({ dir: dirname(path), cwd: this.cwd, fileName: basename(path) }, { warn: this.warn });
+      }
+      return SessionStore.open(resolveSessionArg(o.session, this.sessionDir), { warn: this.warn });
+    }
+    if (o.forkFrom) {
+      const source = SessionStore.open(resolveSessionArg(o.forkFrom, this.sessionDir), { warn: this.warn });
+      try {
+        return SessionStore.open(cloneSession(source, this.sessionDir), { warn: this.warn });
+      } finally {
+        source.close();
+      }
+    }
     if (o.continueSession) {
       const latest = latestSession(this.sessionDir);
       if (latest) return SessionStore.open(latest, { warn: this.warn });
@@ -215,8 +314,11 @@ export class AgentSession {
         this.warn(`the session's model ${fromSession.provider}/${fromSession.modelId} is not available (${(err as Error).message}); using the default`);
       }
     }
-    const providerName = o.provider ?? (o.model?.includes("/") ? undefined : defaultProvider(this.env));
-    return resolveModel(this.catalogue, providerName, o.model);
+    const settings = this.resources.settings;
+    const modelArg = o.model ?? (o.provider ? undefined : settings.defaultModel);
+    const providerName =
+      o.provider ?? (o.model ? undefined : settings.defaultProvider) ?? (modelArg?.includes("/") ? undefined : defaultProvider(this.env));
+    return resolveModel(this.catalogue, providerName, modelArg);
   }
 
   /** Make `store` the current session; a fresh one records the model and thinking level like pi. */
@@ -330,10 +432,17 @@ export class AgentSession {
     this.systemPromptText = buildSystemPrompt({
       cwd: this.cwd,
       tools: this.activeTools(),
-      systemPrompt: this.options.systemPrompt,
+      systemPrompt: this.options.systemPrompt ?? this.resources.systemFiles.system?.text,
       append: this.appendTexts,
       contextFiles: this.contextFiles,
+      skills: this.resources.skills,
     });
+  }
+
+  /** `/skill:name args` and `/template args` expanded, as pi expands a prompt before sending it. */
+  expandPrompt(text: string): string {
+    const skills = this.resources.settings.enableSkillCommands === false ? text : expandSkillCommand(text, this.resources.skills);
+    return expandPromptTemplate(skills, this.resources.templates);
   }
 
   /** Why the current model cannot be called (no key), or undefined when it can. */
@@ -363,7 +472,7 @@ export class AgentSession {
     if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return {};
     const input = await this.extensions.input(text, images, source);
     if (input.action === "handled") return {};
-    const message = userMessage(input.text, input.images);
+    const message = userMessage(this.expandPrompt(input.text), input.images);
     if (this.agent.isStreaming) {
       if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
       this.checkPersistable(message);
@@ -383,13 +492,13 @@ export class AgentSession {
   }
 
   steer(text: string, images?: ImageContent[]): void {
-    const message = userMessage(text, images);
+    const message = userMessage(this.expandPrompt(text), images);
     this.checkPersistable(message);
     this.agent.steer(message);
   }
 
   followUp(text: string, images?: ImageContent[]): void {
-    const message = userMessage(text, images);
+    const message = userMessage(this.expandPrompt(text), images);
     this.checkPersistable(message);
     this.agent.followUp(message);
   }
@@ -464,35 +573,58 @@ export class AgentSession {
     };
   }
 
+  /**
+   * `set_model`: a model of the catalogue whose provider can be called (pi's rule); the
+   * thinking level follows, clamped to what the model can do.
+   */
   setModel(provider: string, modelId: string, source: "set" | "cycle" = "set"): Model {
-    const model = resolveModel(this.catalogue, provider, modelId);
+    const model = this.catalogue.models.find((m) => m.provider === provider && m.id === modelId);
+    if (!model) throw new Error(`Model not found: ${provider}/${modelId}`);
+    if (!this.isUsable(model)) throw new Error(`No API key for ${provider}/${modelId}`);
     const previousModel = this.agent.model;
     this.agent.model = model;
     this.store?.append({ type: "model_change", provider: model.provider, modelId: model.id });
     void this.extensions.notify({ type: "model_select", model, previousModel, source });
+    this.applyThinkingLevel(this.preferredThinking);
     return model;
   }
 
-  /** Next model of the catalogue that can be called (wrapping); null when there is only one. */
+  /** Next usable model (wrapping; within `--models` / `enabledModels` when given); null when there is only one. */
   cycleModel(): { model: Model; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
-    const usable = this.catalogue.models.filter((m) => m.api === "faux" || this.apiKeyFor(m));
+    const patterns = this.options.scopedModels ?? this.resources.settings.enabledModels ?? [];
+    const usable = this.availableModels().filter((m) => patterns.length === 0 || patterns.some((p) => matchesModelPattern(m, p)));
     if (usable.length <= 1) return null;
     const current = usable.findIndex((m) => m.provider === this.agent.model.provider && m.id === this.agent.model.id);
     const next = usable[(current + 1) % usable.length];
     this.setModel(next.provider, next.id, "cycle");
-    if (!next.reasoning && this.agent.thinkingLevel !== "off") this.setThinkingLevel("off");
-    return { model: next, thinkingLevel: this.agent.thinkingLevel, isScoped: false };
+    return { model: next, thinkingLevel: this.agent.thinkingLevel, isScoped: patterns.length > 0 };
   }
 
+  /** A model can be used when its provider has a key; the scripted faux model only when it is the one in use. */
+  private isUsable(model: Model): boolean {
+    if (model.api === "faux") return this.agent.model.api === "faux";
+    return this.apiKeyFor(model) !== undefined;
+  }
+
+  /** The models that can be used now (`get_available_models`), as pi lists them. */
   availableModels(): Model[] {
-    return this.catalogue.models;
+    return this.catalogue.models.filter((m) => this.isUsable(m));
   }
 
   setThinkingLevel(level: ThinkingLevel): void {
+    this.applyThinkingLevel(level);
+  }
+
+  /** Set the level (clamped to the model), record and announce it when it changes. */
+  private applyThinkingLevel(level: ThinkingLevel): void {
+    const effective = clampThinking(this.agent.model, level);
+    if (this.agent.model.reasoning || effective !== "off") this.preferredThinking = effective;
+    if (effective === this.agent.thinkingLevel) return;
     const previousLevel = this.agent.thinkingLevel;
-    this.agent.thinkingLevel = level;
-    this.store?.append({ type: "thinking_level_change", thinkingLevel: level });
-    if (previousLevel !== level) void this.extensions.notify({ type: "thinking_level_select", level, previousLevel });
+    this.agent.thinkingLevel = effective;
+    this.store?.append({ type: "thinking_level_change", thinkingLevel: effective });
+    this.emit({ type: "thinking_level_changed", level: effective });
+    void this.extensions.notify({ type: "thinking_level_select", level: effective, previousLevel });
   }
 
   /** Next thinking level; null when the model does not reason. */
@@ -500,8 +632,8 @@ export class AgentSession {
     if (!this.agent.model.reasoning) return null;
     const i = THINKING_LEVELS.indexOf(this.agent.thinkingLevel);
     const level = THINKING_LEVELS[(i + 1) % THINKING_LEVELS.length];
-    this.setThinkingLevel(level);
-    return { level };
+    this.applyThinkingLevel(level);
+    return { level: this.agent.thinkingLevel };
   }
 
   setSteeringMode(mode: QueueMode): void {
@@ -520,7 +652,8 @@ export class AgentSession {
     this.bashAbort = controller;
     try {
       const intercepted = (await this.extensions.userBash(command, false, this.cwd))?.result as Awaited<ReturnType<typeof runBash>> | undefined;
-      const r = intercepted ?? (await runBash(command, { cwd: this.cwd, signal: controller.signal }));
+      const raw = intercepted ?? (await runBash(command, { cwd: this.cwd, signal: controller.signal }));
+      const r = { ...raw, output: plainBashOutput(raw.output) };
       const message: BashExecutionMessage = {
         role: "bashExecution",
         command,
@@ -535,11 +668,12 @@ export class AgentSession {
       this.store?.appendOrKeep({ type: "message", message });
       return {
         output: r.output,
-        exitCode: r.exitCode,
+        // pi leaves the exit code out of a cancelled command's result.
+        ...(r.cancelled ? {} : { exitCode: r.exitCode }),
         cancelled: r.cancelled,
         truncated: r.truncated,
         ...(r.fullOutputPath ? { fullOutputPath: r.fullOutputPath } : {}),
-      };
+      } as BashCommandResult;
     } finally {
       this.bashAbort = null;
     }
@@ -564,9 +698,13 @@ export class AgentSession {
     return lastAssistantText(this.agent.messages);
   }
 
+  /** `set_session_name`: trimmed as pi does; a name of only white space is refused. */
   setSessionName(name: string): void {
-    if (this.store) this.store.append({ type: "session_info", name });
-    else this.ephemeralName = name;
+    const trimmed = name.trim();
+    if (!trimmed) throw new Error("Session name cannot be empty");
+    if (this.store) this.store.append({ type: "session_info", name: trimmed });
+    else this.ephemeralName = trimmed;
+    this.emit({ type: "session_info_changed", name: trimmed });
   }
 
   /** Messages of the conversation, as `get_messages` returns them. */
@@ -584,10 +722,15 @@ export class AgentSession {
     return this.store;
   }
 
+  /** Drop queued messages; a `queue_update` only when something was queued (pi sends none otherwise). */
+  private clearQueues(): void {
+    if (this.agent.pendingMessageCount > 0) this.agent.clearQueues();
+  }
+
   /** Load a session's conversation into the agent. */
   private loadFrom(store: SessionStore): void {
     const ctx = store.buildContext();
-    this.agent.clearQueues();
+    this.clearQueues();
     this.agent.messages = ctx.messages;
     if (ctx.model) {
       try {
@@ -750,9 +893,77 @@ export class AgentSession {
     return done.result;
   }
 
-  /** Commands for `get_commands`. */
-  commands(): unknown[] {
-    return this.extensions.commands();
+  /** `get_commands`: extension commands, prompt templates and skills, in pi 0.73's shape. */
+  commands(): { name: string; description?: string; source: string; sourceInfo: unknown }[] {
+    return [
+      ...this.extensions.commands().map((c) => ({
+        name: c.name,
+        description: c.description,
+        source: "extension",
+        sourceInfo: sourceInfo(c.path, "path", dirname(c.path)),
+      })),
+      ...this.resources.templates.map((t) => ({ name: t.name, description: t.description, source: "prompt", sourceInfo: t.sourceInfo })),
+      ...(this.resources.settings.enableSkillCommands === false
+        ? []
+        : this.resources.skills.map((s) => ({ name: `skill:${s.name}`, description: s.description, source: "skill", sourceInfo: s.sourceInfo }))),
+    ];
+  }
+
+  /** `export_html`: the session as one self-contained HTML file; returns its path. */
+  exportHtml(outputPath?: string): { path: string } {
+    const store = this.requireStore("export to HTML");
+    const path = exportSessionHtml(
+      store.path,
+      { header: store.header, path: store.pathToLeaf(), entryCount: store.entries.length, name: this.sessionName, systemPrompt: this.systemPromptText },
+      this.cwd,
+      outputPath,
+    );
+    return { path };
+  }
+
+  /** `get_tree`: every entry as a forest, and the current leaf. */
+  tree(): { tree: TreeNode[]; leafId: string | null } {
+    const store = this.requireStore("show the session tree");
+    return { tree: store.tree(), leafId: store.leafId };
+  }
+
+  /**
+   * `navigate_tree` (pi's `navigateTree`): move the leaf to `targetId`. With `summarize`,
+   * the branch being left is summarized by the current model into a `branch_summary`
+   * at the new position, so the model keeps what was learnt there. Navigating to a
+   * user message puts the leaf before it and returns its text to edit.
+   */
+  async navigateTree(
+    targetId: string,
+    options: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string } = {},
+  ): Promise<{ cancelled: boolean; editorText?: string; summaryEntry?: unknown }> {
+    this.requireIdle("navigate the session tree");
+    const store = this.requireStore("navigate the session tree");
+    const oldLeaf = store.leafId;
+    if (targetId === oldLeaf) return { cancelled: false };
+    const target = store.getEntry(targetId);
+    if (!target) throw new Error(`Entry ${targetId} not found`);
+    const { entries } = branchBeingLeft(store.entriesById, oldLeaf, targetId);
+    const { leafId, editorText } = navigationLeaf(target);
+    let summaryEntry: unknown;
+    if (options.summarize && entries.length > 0) {
+      const messages = branchMessages(entries);
+      const lists = fileLists(messages, earlierFileLists(entries));
+      const request = buildBranchSummaryRequest(serializeForSummary(messages), options.customInstructions, options.replaceInstructions);
+      const text = await this.compactor.summarizeOnce(
+        { model: this.agent.model, provider: this.providers.for(this.agent.model), apiKey: this.apiKeyFor(this.agent.model) },
+        request,
+      );
+      const entry = store.branchWithSummary(leafId, BRANCH_SUMMARY_PREAMBLE + text + formatFileLists(lists), lists, false);
+      if (options.label) store.setLabel(entry.id, options.label);
+      summaryEntry = entry;
+    } else {
+      store.setLeaf(leafId);
+      if (options.label) store.setLabel(targetId, options.label);
+    }
+    this.clearQueues();
+    this.agent.messages = store.buildContext().messages;
+    return { cancelled: false, ...(editorText !== undefined ? { editorText } : {}), ...(summaryEntry ? { summaryEntry } : {}) };
   }
 
   /** Flags extensions registered, for the CLI to accept. */

@@ -74,7 +74,8 @@ export class AutoRetry {
       return "repeat"; // the loop turns an aborted run into an aborted message
     }
     if (waited === "skipped") {
-      this.end({ success: false, attempt: this.attempt, finalError: message.errorMessage });
+      // pi's words for a wait cut short by abort_retry.
+      this.end({ success: false, attempt: this.attempt, finalError: "Retry cancelled" });
       return "accept";
     }
     return "repeat";

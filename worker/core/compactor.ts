@@ -10,17 +10,22 @@ import { userMessage } from "../agent/agent.js";
 import { SUMMARY_SYSTEM_PROMPT, buildSummaryRequest, prepareCompaction } from "../session/compaction.js";
 import type { SessionEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
+import { fileLists } from "../session/tree.js";
 import type { Provider } from "../types.js";
 
 /** Why a compaction runs. */
 export type CompactionReason = "manual" | "threshold" | "overflow";
 
-/** What a compaction needs from the session. */
-export interface CompactionDeps {
-  store: SessionStore;
+/** The model a summary is asked of. */
+export interface SummaryModel {
   model: Model;
   provider: Provider;
   apiKey: string | undefined;
+}
+
+/** What a compaction needs from the session. */
+export interface CompactionDeps extends SummaryModel {
+  store: SessionStore;
   keepTokens: number;
   emit: (event: Extract<WorkerEvent, { type: "compaction_start" | "compaction_end" }>) => void;
   /** Extensions' `session_before_compact`: may cancel, or supply the compaction. */
@@ -53,9 +58,20 @@ export class Compactor {
     return this.abortController !== null;
   }
 
-  /** Abort a compaction in progress. */
+  /** Abort a compaction (or a branch summary) in progress. */
   abort(): void {
     this.abortController?.abort();
+  }
+
+  /** One summary request outside a compaction (a branch summary); abortable like one. */
+  async summarizeOnce(deps: SummaryModel, request: string): Promise<string> {
+    const controller = new AbortController();
+    this.abortController = controller;
+    try {
+      return await summarize(deps, request, controller.signal);
+    } finally {
+      this.abortController = null;
+    }
   }
 
   /**
@@ -91,8 +107,10 @@ export class Compactor {
       const summary = supplied?.summary ?? (await summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), controller.signal));
       const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
       const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
-      const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore });
-      const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details: supplied?.details ?? {} };
+      // pi's details: the files the summarized part read and changed, so later summaries keep them.
+      const details = supplied?.details ?? fileLists(plan.messagesToSummarize);
+      const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details });
+      const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details };
       await deps.after?.(entry as SessionEntry, supplied !== undefined);
       deps.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
       return { result, messages: deps.store.buildContext().messages };
@@ -115,7 +133,7 @@ export class Compactor {
 }
 
 /** One tool-less request to the current model; its text is the summary. */
-async function summarize(deps: CompactionDeps, request: string, signal: AbortSignal): Promise<string> {
+async function summarize(deps: SummaryModel, request: string, signal: AbortSignal): Promise<string> {
   let final: AssistantMessage | null = null;
   for await (const event of deps.provider.stream({
     model: deps.model,

@@ -18,13 +18,14 @@ const MODULE_FILE = /\.(ts|js|mjs)$/;
 const INDEX_FILES = ["index.ts", "index.js", "index.mjs"];
 
 /** Find the extension files of a worker start. Paths that do not exist are kept, so loading reports them. */
-export function discoverExtensions(opts: { paths: string[]; home: string; cwd: string; trusted: boolean }): DiscoveredExtensions {
+export function discoverExtensions(opts: { paths: string[]; home: string; cwd: string; trusted: boolean; discover?: boolean }): DiscoveredExtensions {
   const explicit = opts.paths.flatMap((p) => {
     const path = resolve(opts.cwd, p);
     return isDirectory(path) ? (entriesOf(path) ?? [path]) : [path];
   });
-  const global = extensionsIn(join(opts.home, "extensions"));
-  const project = extensionsIn(join(projectRoot(opts.cwd), ".pi", "extensions"));
+  const discover = opts.discover !== false;
+  const global = discover ? extensionsIn(join(opts.home, "extensions")) : [];
+  const project = discover ? extensionsIn(join(projectRoot(opts.cwd), ".pi", "extensions")) : [];
 
   const seen = new Set<string>();
   const unique = (paths: string[]) =>

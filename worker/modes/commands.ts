@@ -45,6 +45,15 @@ export function createCommandHandlers(session: AgentSession, answerDialog: (answ
     get_last_assistant_text: () => ({ text: session.lastAssistantText() }),
     set_session_name: (cmd) => session.setSessionName(cmd.name),
     get_commands: () => ({ commands: session.commands() }),
+    export_html: (cmd) => session.exportHtml(cmd.outputPath),
+    get_tree: () => session.tree(),
+    navigate_tree: (cmd) =>
+      session.navigateTree(cmd.targetId, {
+        summarize: cmd.summarize,
+        customInstructions: cmd.customInstructions,
+        replaceInstructions: cmd.replaceInstructions,
+        label: cmd.label,
+      }),
     compact: (cmd) => session.compact(cmd.customInstructions),
     set_auto_compaction: (cmd) => {
       session.autoCompaction = cmd.enabled;

@@ -82,7 +82,7 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
 
   // Commands are handled one after another in arrival order, except that a slow one
   // (abort, bash, compact) must not hold up the others: `abort` during `bash` works.
-  const SLOW = new Set(["abort", "bash", "compact"]);
+  const SLOW = new Set(["abort", "bash", "compact", "navigate_tree"]);
   let chain: Promise<void> = Promise.resolve();
   readLines(io.input, {
     maxLineBytes: io.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,

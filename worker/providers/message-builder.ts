@@ -129,6 +129,8 @@ export class MessageBuilder {
     if (this.open?.kind !== "toolcall") return [];
     const call = this.message.content[this.open.index] as StreamingToolCall;
     call.partialArgs = (call.partialArgs ?? "") + delta;
+    // The arguments parsed so far, as pi shows them while they stream.
+    call.arguments = parsePartialJson(call.partialArgs);
     return [{ type: "toolcall_delta", contentIndex: this.open.index, delta, partial: this.message }];
   }
 

@@ -66,7 +66,8 @@ export function createOpenAIProvider(): Provider {
             const start = calls.next(call, chunk.id);
             if (start === "skip") continue;
             if (start) yield* builder.toolCallStart(start.id, start.name);
-            if (call.function?.arguments) yield* builder.toolCallDelta(call.function.arguments);
+            // An empty first piece is a delta too, as pi reports it.
+            if (call.function?.arguments !== undefined) yield* builder.toolCallDelta(call.function.arguments);
           }
         }
       } catch (error) {

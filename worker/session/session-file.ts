@@ -81,6 +81,8 @@ export interface NewSessionFile {
   parentSession?: string;
   /** Entries to copy in, in order (root first). Written verbatim. */
   entries?: readonly SessionEntry[];
+  /** The file's name in `dir` (default: pi's `<time>_<id>.jsonl`), for `--session PATH` of a new file. */
+  fileName?: string;
 }
 
 /**
@@ -109,7 +111,7 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
     ...(spec.parentSession !== undefined ? { parentSession: spec.parentSession } : {}),
   };
   mkdirSync(spec.dir, { recursive: true, mode: DIR_MODE });
-  const path = resolve(join(spec.dir, sessionFileName(id, now)));
+  const path = resolve(join(spec.dir, spec.fileName ?? sessionFileName(id, now)));
   const lines = [header, ...(spec.entries ?? [])].map((value) => `${JSON.stringify(value)}\n`);
   try {
     writeFileSync(path, lines.join(""), { flag: "wx", mode: FILE_MODE });
@@ -170,7 +172,7 @@ export class SessionStore {
   }
 
   /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
-  static create(options: { dir: string; cwd: string; parentSession?: string }, openOptions: OpenOptions = {}): SessionStore {
+  static create(options: { dir: string; cwd: string; parentSession?: string; fileName?: string }, openOptions: OpenOptions = {}): SessionStore {
     const { path, header } = writeNewSessionFile(options);
     return new SessionStore(path, header, [], openOptions);
   }

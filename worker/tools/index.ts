@@ -21,7 +21,12 @@ export const DEFAULT_ACTIVE_TOOLS = ["read", "bash", "edit", "write"];
  * Apply a `--tools` value to the default set. `a,b` is an allow-list; items with
  * `+`/`-` modify the default (`+grep,-write`); a mix of both kinds is an error.
  */
-export function selectTools(spec: string | undefined, known: string[], noTools = false): string[] {
+export function selectTools(
+  spec: string | undefined,
+  known: string[],
+  noTools = false,
+  warn: (message: string) => void = () => undefined,
+): string[] {
   if (noTools) return [];
   if (spec === undefined) return DEFAULT_ACTIVE_TOOLS.filter((n) => known.includes(n));
   const items = spec
@@ -33,14 +38,17 @@ export function selectTools(spec: string | undefined, known: string[], noTools =
   if (modifiers.length > 0 && modifiers.length !== items.length) {
     throw new Error(`--tools "${spec}": use either a list (read,bash) or modifiers (+grep,-write), not both`);
   }
+  // As in pi, an unknown name is a warning, not a refusal: an extension may provide it.
   const check = (name: string) => {
-    if (!known.includes(name)) throw new Error(`--tools: unknown tool "${name}"; known tools: ${known.join(", ")}`);
-    return name;
+    if (known.includes(name)) return true;
+    warn(`--tools: unknown tool "${name}" is ignored; known tools: ${known.join(", ")}`);
+    return false;
   };
-  if (modifiers.length === 0) return [...new Set(items.map(check))];
+  if (modifiers.length === 0) return [...new Set(items.filter(check))];
   const active = new Set(DEFAULT_ACTIVE_TOOLS.filter((n) => known.includes(n)));
   for (const item of items) {
-    const name = check(item.slice(1));
+    const name = item.slice(1);
+    if (!check(name)) continue;
     if (item.startsWith("+")) active.add(name);
     else active.delete(name);
   }

@@ -1,0 +1,162 @@
+/**
+ * Runs one script of RPC steps against a worker process (the upstream pi 0.73.1 or
+ * ours), each with its own mock model server fed the same replies, and records what
+ * every step produced: its responses and events, up to a barrier command whose
+ * response proves everything before it was written.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { startMockModelServer, type MockModelServer, type MockReply } from "../support/mock-model-server.js";
+import { PI_BIN, RpcWorker, tempDir } from "../support/rpc-worker.js";
+
+type Json = Record<string, any>;
+
+/** The upstream pi's CLI, installed by `npm test`'s pretest. */
+export const UPSTREAM_CLI = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+
+/** What one step produced on one side. */
+export interface StepRecord {
+  responses: Json[];
+  events: Json[];
+}
+
+/** What a step can do; all waits are for lines of this step. */
+export interface Driver {
+  /** Send a command and wait for its response (matched by id). */
+  send(command: Json): Promise<Json>;
+  /** Send a raw line and wait for the next response without an id. */
+  raw(line: string): Promise<Json>;
+  /** Wait for an event of this type (received during this step). */
+  event(type: string, test?: (e: Json) => boolean): Promise<Json>;
+  /** Queue replies on this side's mock model. */
+  replies(...replies: MockReply[]): void;
+  /** Earlier steps' records of this side, by step name (to reuse ids and paths). */
+  earlier: Map<string, StepRecord>;
+  /** This side's folders. */
+  dirs: { cwd: string; sessions: string };
+}
+
+/** One step of the script. */
+export interface Step {
+  name: string;
+  run: (d: Driver) => Promise<void>;
+}
+
+/** A started side. */
+export interface Side {
+  name: "pi" | "ours";
+  worker: RpcWorker;
+  server: MockModelServer;
+  /** Replies for the running step, taken in order by the model requests. */
+  pending: MockReply[];
+  dirs: { root: string; cwd: string; sessions: string; home: string };
+  cleanup: () => Promise<void>;
+}
+
+const MODELS = (url: string) => ({
+  providers: {
+    mock: {
+      baseUrl: `${url}/v1`,
+      api: "openai-completions",
+      apiKey: "mock-key",
+      models: [
+        { id: "mock-1", name: "Mock 1", reasoning: true, contextWindow: 128_000, maxTokens: 4096 },
+        { id: "mock-2", name: "Mock 2", reasoning: false, contextWindow: 64_000, maxTokens: 2048 },
+      ],
+    },
+  },
+});
+
+/** The environment without any provider key, so both sides see only the mock. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/API_KEY|_TOKEN$|^PI_/.test(k)) env[k] = v;
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+/** Start one side in fresh folders with its own mock model server. */
+export async function startSide(name: "pi" | "ours"): Promise<Side> {
+  const tmp = tempDir(`pi-diff-${name}-`);
+  const root = tmp.path;
+  const dirs = { root, cwd: join(root, "project"), sessions: join(root, "sessions"), home: join(root, "home") };
+  for (const d of [dirs.cwd, dirs.sessions, dirs.home]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(dirs.cwd, "notes.txt"), "alpha\nbeta\n");
+  const server = await startMockModelServer();
+  // Every request takes the next reply of the step that is running: replies a step did
+  // not use (a run aborted early) never leak into the next step.
+  const pending: MockReply[] = [];
+  const none: MockReply = { error: { status: 500, message: "differential script: no reply scripted for this request" } };
+  for (let i = 0; i < 500; i++) server.enqueue(() => pending.shift() ?? none);
+  writeFileSync(join(dirs.home, "models.json"), JSON.stringify(MODELS(server.url)));
+  // pi's OpenAI client retries a 5xx itself unless told not to; ours leaves every retry to the session layer.
+  if (name === "pi") writeFileSync(join(dirs.home, "settings.json"), JSON.stringify({ retry: { provider: { maxRetries: 0 } } }));
+  const args = ["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--session-dir", dirs.sessions];
+  const worker =
+    name === "pi"
+      ? new RpcWorker(args, {
+          cwd: dirs.cwd,
+          bin: [process.execPath, UPSTREAM_CLI],
+          env: cleanEnv({ PI_CODING_AGENT_DIR: dirs.home, PI_OFFLINE: "1", HOME: root }),
+        })
+      : new RpcWorker(args, { cwd: dirs.cwd, bin: [process.execPath, PI_BIN], env: cleanEnv({ PI_ORCH_HOME: dirs.home, HOME: root }) });
+  return {
+    name,
+    worker,
+    server,
+    pending,
+    dirs,
+    cleanup: async () => {
+      worker.kill("SIGKILL");
+      await worker.exited;
+      await server.close();
+      tmp.cleanup();
+    },
+  };
+}
+
+/** Run the script on one side; returns each step's record. A step that fails is recorded with the error as an event. */
+export async function runScript(side: Side, steps: readonly Step[]): Promise<Map<string, StepRecord>> {
+  const records = new Map<string, StepRecord>();
+  let barrier = 0;
+  for (const step of steps) {
+    const from = side.worker.received.length;
+    side.pending.length = 0;
+    let ids = 0;
+    const driver: Driver = {
+      // pi answers some bad commands without the id: take the next id-less response for the command then.
+      send: (command) => {
+        const id = `${step.name}-${++ids}`;
+        const at = side.worker.received.length;
+        side.worker.writeRaw(`${JSON.stringify({ ...command, id })}\n`);
+        return side.worker.waitFor(
+          (l) => l.type === "response" && (l.id === id || (l.id === undefined && l.command === command.type)),
+          20_000,
+          at,
+        );
+      },
+      raw: (line) => {
+        const at = side.worker.received.length;
+        side.worker.writeRaw(`${line}\n`);
+        return side.worker.waitFor((l) => l.type === "response" && l.id === undefined, 20_000, at);
+      },
+      event: (type, test) => side.worker.waitFor((l) => l.type === type && (!test || test(l)), 20_000, from),
+      replies: (...replies) => side.pending.push(...replies),
+      earlier: records,
+      dirs: side.dirs,
+    };
+    let failure: string | undefined;
+    try {
+      await step.run(driver);
+    } catch (err) {
+      failure = (err as Error).message.split("\n")[0];
+    }
+    const barrierId = `barrier-${++barrier}`;
+    await side.worker.request({ type: "get_last_assistant_text", id: barrierId });
+    const lines = side.worker.received.slice(from).filter((l) => l.id !== barrierId);
+    records.set(step.name, {
+      responses: lines.filter((l) => l.type === "response"),
+      events: [...lines.filter((l) => l.type !== "response"), ...(failure ? [{ type: "__step_failed__", error: failure }] : [])],
+    });
+  }
+  return records;
+}
