@@ -3,7 +3,10 @@
 // the bundle in ~80 ms. Model SDKs, jiti and the UI libraries stay external and are
 // imported lazily, so a start that does not need them never loads them.
 import { build } from "esbuild";
-import { chmodSync, existsSync, renameSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const entries = ["cli/pi.ts", "cli/pi-orch.ts"].filter((e) => existsSync(e));
 // Build beside dist/ and swap it in, so a test run using dist/ never sees it half written.
@@ -30,8 +33,72 @@ await build({
   logLevel: "warning",
 });
 for (const entry of entries) chmodSync(`${staging}/${entry.replace(/\.ts$/, ".js")}`, 0o755);
+
+// The worker again as one CommonJS file, started by dist/cli/pi.cjs with a V8 code cache:
+// the `pi` bin and the supervisor's default worker. It answers its first get_state in
+// about half the time of the ESM bundle above, which stays for `import`ers.
+const external = ["@anthropic-ai/sdk", "openai", "jiti", "ink", "react", "react/*", "ink-*", "yoga-*"];
+await build({
+  entryPoints: ["cli/pi.ts"],
+  outfile: `${staging}/cli/pi-worker.cjs`,
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  external,
+  // The launcher passes the bundle's own URL; import.meta does not exist in CommonJS.
+  define: { "import.meta.url": "__piMetaUrl", "import.meta.dirname": "__dirname" },
+  logLevel: "warning",
+});
+await build({
+  entryPoints: ["cli/pi-launcher.ts"],
+  outfile: `${staging}/cli/pi.cjs`,
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  banner: { js: "#!/usr/bin/env node" },
+  logLevel: "warning",
+});
+chmodSync(`${staging}/cli/pi.cjs`, 0o755);
+await writeCodeCache(`${staging}/cli/pi.cjs`);
+
 const old = `dist.old-${process.pid}`;
 if (existsSync("dist")) renameSync("dist", old);
 renameSync(staging, "dist");
 rmSync(old, { recursive: true, force: true });
-console.log(`built ${entries.map((e) => "dist/" + e.replace(/\.ts$/, ".js")).join(", ")}`);
+console.log(`built ${entries.map((e) => "dist/" + e.replace(/\.ts$/, ".js")).join(", ")}, dist/cli/pi.cjs (worker with its code cache)`);
+
+/**
+ * Start the worker once in code-cache-writing mode, ask for its state, close stdin: what
+ * V8 compiled by then is saved next to the bundle. A failure only costs start-up time,
+ * so it is a warning, not a failed build.
+ */
+async function writeCodeCache(launcher) {
+  const home = mkdtempSync(join(tmpdir(), "pi-build-cache-"));
+  try {
+    const answered = await new Promise((resolve) => {
+      const env = { ...process.env, PI_ORCH_CODE_CACHE: "write", PI_ORCH_HOME: home };
+      const child = spawn(process.execPath, [launcher, "--mode", "rpc", "--provider", "faux", "--no-session"], { env, stdio: ["pipe", "pipe", "ignore"] });
+      let out = "";
+      let ok = false;
+      child.stdout.on("data", (c) => {
+        out += c;
+        if (!ok && out.includes('"command":"get_state"')) {
+          ok = true;
+          child.stdin.end();
+        }
+      });
+      child.on("error", () => resolve(false));
+      child.on("exit", (code) => resolve(ok && code === 0));
+      child.stdin.write(JSON.stringify({ id: "build", type: "get_state" }) + "\n");
+    });
+    if (!answered || !existsSync(`${launcher.replace(/pi\.cjs$/, "pi-worker.cjs")}.cache`)) {
+      console.warn("build: could not write the worker's code cache; pi starts without it (slower, still correct)");
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}

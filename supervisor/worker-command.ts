@@ -9,13 +9,15 @@ import { fileURLToPath } from "node:url";
 import { OrchError } from "./errors.js";
 
 /**
- * `node <dist/cli/pi.js> --mode rpc`. The bin is looked up next to this module in
- * each layout it runs from: the sources (tests), a dist chunk, or dist/cli itself.
+ * `node <dist/cli/pi.cjs> --mode rpc` (the worker with its code cache; `pi.js` where
+ * only that was built). The bin is looked up next to this module in each layout it
+ * runs from: the sources (tests), a dist chunk, or dist/cli itself.
  */
 export function defaultWorkerCommand(): string[] {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [resolve(here, "../dist/cli/pi.js"), resolve(here, "../cli/pi.js"), resolve(here, "pi.js")];
-  const bin = candidates.find((p) => p.endsWith(".js") && existsSync(p)) ?? candidates[0];
+  const dirs = [resolve(here, "../dist/cli"), resolve(here, "../cli"), here];
+  const candidates = dirs.flatMap((d) => [resolve(d, "pi.cjs"), resolve(d, "pi.js")]);
+  const bin = candidates.find((p) => existsSync(p)) ?? candidates[0];
   return [process.execPath, bin, "--mode", "rpc"];
 }
 

@@ -1,0 +1,56 @@
+/**
+ * The `pi` bin as built (`dist/cli/pi.cjs`): loads the worker bundle with the V8 code
+ * cache `npm run build` made for it, so a start skips compiling ~1 MB of JavaScript.
+ * CommonJS on purpose: Node's ESM loader alone costs a start tens of milliseconds.
+ * A cache that does not match this node binary (or is missing) is ignored by V8 and
+ * the bundle compiles as usual: slower, never wrong. On a terminal it runs the ESM
+ * build instead: only that one can load ink for the interactive mode (ink is ESM-only,
+ * and Node 20 cannot require it); supervisors and scripts always use pipes.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { constants, Script } from "node:vm";
+
+/** Compile the bundle next to this launcher with its cache, and run it. */
+function runCached(): void {
+  const bundle = join(__dirname, "pi-worker.cjs");
+  const cacheFile = `${bundle}.cache`;
+  let source = readFileSync(bundle, "utf8");
+  // Keep the shebang's line (for line numbers) but not its syntax, which only parses at the very start.
+  if (source.startsWith("#!")) source = "//" + source.slice(2);
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  // The CommonJS wrapper Node itself uses, plus the bundle's stand-in for import.meta.url.
+  const wrapper = `(function (exports, require, module, __filename, __dirname, __piMetaUrl) {${source}\n})`;
+  const script = new Script(wrapper, {
+    filename: bundle,
+    cachedData,
+    // The bundle still import()s the model SDKs and jiti lazily: resolve them as a module here would.
+    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const status = cachedData === undefined ? "missing" : script.cachedDataRejected ? "rejected" : "accepted";
+  if (process.env.PI_ORCH_CODE_CACHE === "report") process.stderr.write(`pi: code cache ${status}\n`);
+  if (process.env.PI_ORCH_CODE_CACHE === "write") {
+    // The build's run: what compiled by exit (start-up and the first answer) goes into the cache.
+    process.on("exit", () => writeFileSync(cacheFile, script.createCachedData()));
+  }
+  const main = script.runInThisContext() as (...args: unknown[]) => void;
+  const module = { exports: {} };
+  main.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle), pathToFileURL(bundle).href);
+}
+
+if (process.stdin.isTTY && process.stdout.isTTY) {
+  const esm = join(__dirname, "pi.js");
+  import(pathToFileURL(esm).href).catch((err: unknown) => {
+    process.stderr.write(`pi: could not load ${esm}: ${err instanceof Error ? err.message : String(err)}; run npm run build\n`);
+    process.exit(1);
+  });
+} else {
+  runCached();
+}
