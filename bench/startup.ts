@@ -6,8 +6,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fmtOther, startLoadMeter } from "./load.js";
 import { fmt, median, rssMb, table } from "./stats.js";
-import { PI, ROOT } from "./support.js";
+import { PI, PI_CJS, ROOT } from "./support.js";
 
 const RUNS = 15;
 const UPSTREAM = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
@@ -19,10 +20,10 @@ const TEN_EXAMPLES = [
 ];
 
 /** Spawn and time until exit. */
-function timeExit(cmd: string, args: string[]): Promise<number> {
+function timeExit(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((res, rej) => {
     const t0 = performance.now();
-    const p = spawn(cmd, args, { stdio: "ignore" });
+    const p = spawn(cmd, args, { stdio: "ignore", env: { ...process.env, ...env } });
     p.on("error", rej);
     p.on("exit", () => res(performance.now() - t0));
   });
@@ -55,6 +56,15 @@ function timeFirstState(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd
   });
 }
 
+/** One process to time: how to start it, and how to read its answer. */
+interface Case {
+  label: string;
+  /** Time to exit (`node -e 0`) rather than to the first get_state answer. */
+  exitOnly?: boolean;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
 /** Run the section. */
 export async function run(): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), "pi-bench-home-"));
@@ -73,58 +83,69 @@ export async function run(): Promise<string> {
       },
     }),
   );
-  const ours = [PI, "--mode", "rpc", "--provider", "faux", "--no-session"];
-  const withExtensions = existsSync(EXAMPLES) ? [...ours, ...TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)])] : null;
-  const upstream = existsSync(UPSTREAM) ? [UPSTREAM, "--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"] : null;
-  const nodeMs: number[] = [];
-  const oursMs: number[] = [];
-  const oursRss: number[] = [];
-  const upMs: number[] = [];
-  const upRss: number[] = [];
-  const extMs: number[] = [];
-  const extRss: number[] = [];
-  const nodeRss: number[] = [];
+  const rpc = ["--mode", "rpc", "--provider", "faux", "--no-session"];
+  const echo = "process.stdin.on('data',()=>process.stdout.write(JSON.stringify({id:'1',type:'response',command:'get_state',success:true})+'\\n'))";
+  const base: Case[] = [
+    { label: "`node -e 0` (spawn to exit)", exitOnly: true, args: ["-e", "0"] },
+    { label: "`node -e` stdin echo loop (RSS floor)", args: ["-e", echo] },
+    { label: "our `pi --mode rpc` (faux): `dist/cli/pi.cjs`, code cache", args: [PI_CJS, ...rpc], env: { PI_ORCH_HOME: home } },
+    { label: "our `pi --mode rpc` (faux): `dist/cli/pi.js`, ESM, no cache (before)", args: [PI, ...rpc], env: { PI_ORCH_HOME: home } },
+  ];
+  const extensionsLabel = "our `pi --mode rpc` (faux) + 10 of pi's example extensions, `pi.cjs`";
+  if (existsSync(EXAMPLES)) {
+    base.push({ label: extensionsLabel, args: [PI_CJS, ...rpc, ...TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)])], env: { PI_ORCH_HOME: home } });
+  }
+  if (existsSync(UPSTREAM)) {
+    base.push({
+      label: "upstream `pi --mode rpc` 0.73.1",
+      args: [UPSTREAM, "--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"],
+      env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
+    });
+  }
+  const ca = process.env.BENCH_NODE_EXTRA_CA_CERTS;
+  const cases = ca ? base.flatMap((c) => [c, { ...c, label: `${c.label}, NODE_EXTRA_CA_CERTS set`, env: { ...c.env, NODE_EXTRA_CA_CERTS: ca } }]) : base;
+  const ms = cases.map(() => [] as number[]);
+  const rss = cases.map(() => [] as number[]);
+  const endLoad = startLoadMeter();
   try {
     for (let i = 0; i < RUNS; i++) {
-      nodeMs.push(await timeExit(process.execPath, ["-e", "0"]));
-      const idle = await timeFirstState(process.execPath, ["-e", "process.stdin.on('data',()=>process.stdout.write(JSON.stringify({id:'1',type:'response',command:'get_state',success:true})+'\\n'))"], {}, cwd);
-      nodeRss.push(idle.rss);
-      const o = await timeFirstState(process.execPath, ours, { PI_ORCH_HOME: home }, cwd);
-      oursMs.push(o.ms);
-      oursRss.push(o.rss);
-      if (withExtensions) {
-        const e = await timeFirstState(process.execPath, withExtensions, { PI_ORCH_HOME: home }, cwd);
-        extMs.push(e.ms);
-        extRss.push(e.rss);
-      }
-      if (upstream) {
-        const u = await timeFirstState(process.execPath, upstream, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" }, cwd);
-        upMs.push(u.ms);
-        upRss.push(u.rss);
+      for (const [k, c] of cases.entries()) {
+        if (c.exitOnly) {
+          ms[k]!.push(await timeExit(process.execPath, c.args, c.env ?? {}));
+        } else {
+          const r = await timeFirstState(process.execPath, c.args, c.env ?? {}, cwd);
+          ms[k]!.push(r.ms);
+          rss[k]!.push(r.rss);
+        }
       }
     }
   } finally {
     for (const d of [home, agentDir, cwd]) rmSync(d, { recursive: true, force: true });
   }
-  const base = median(nodeMs);
-  const rows: (string | number)[][] = [
-    ["`node -e 0` (spawn to exit)", fmt(base), "1.0×", `${fmt(median(nodeRss))} (a stdin echo loop)`],
-    ["our `pi --mode rpc` (faux)", fmt(median(oursMs)), `${fmt(median(oursMs) / base)}×`, fmt(median(oursRss))],
-  ];
-  if (withExtensions) {
-    rows.push(["our `pi --mode rpc` + 10 of pi's example extensions", fmt(median(extMs)), `${fmt(median(extMs) / base)}×`, fmt(median(extRss))]);
-  }
-  if (upstream) {
-    rows.push(["upstream `pi --mode rpc` 0.73.1", fmt(median(upMs)), `${fmt(median(upMs) / base)}×`, fmt(median(upRss))]);
-  }
+  const load = endLoad();
+  const floor = median(ms[0]!);
+  const floorCa = ca ? median(ms[1]!) : NaN;
+  const rows = cases.map((c, k) => {
+    const withCa = c.env?.NODE_EXTRA_CA_CERTS !== undefined;
+    const m = median(ms[k]!);
+    return [c.label, fmt(m), `${fmt(m / (withCa ? floorCa : floor), 2)}×`, c.exitOnly ? "" : fmt(median(rss[k]!))];
+  });
+  const ours = median(ms[ca ? 4 : 2]!);
+  const oursRss = median(rss[ca ? 4 : 2]!);
+  const before = median(ms[ca ? 6 : 3]!);
+  const upstreamAt = cases.findIndex((c) => c.label.startsWith("upstream") && c.env?.NODE_EXTRA_CA_CERTS === undefined);
+  const extensionsAt = cases.findIndex((c) => c.label === extensionsLabel);
   const verdict =
-    `Targets: cold start within 3× \`node -e 0\` (measured ${fmt(median(oursMs) / base)}×), idle RSS under 80 MB (measured ${fmt(median(oursRss))} MB).` +
-    (withExtensions ? ` With 10 example extensions: ${fmt(median(extMs) / median(oursMs))}× the start without (target at most 1.5×).` : "") +
-    (upstream ? ` Against upstream pi: ${fmt(median(upMs) / median(oursMs))}× faster to first answer, ${fmt(median(upRss) - median(oursRss))} MB less memory.` : " Upstream pi is not installed (test/upstream), so it has no row.");
+    `Targets: first \`get_state\` answer ≤ 2× \`node -e 0\` without NODE_EXTRA_CA_CERTS (measured ${fmt(ours / floor, 2)}×: ${ours / floor <= 2 ? "met" : "missed"}; ` +
+    `the ESM bundle without a cache: ${fmt(before / floor, 2)}×); idle RSS ≤ 45 MB (measured ${fmt(oursRss)} MB: ${oursRss <= 45 ? "met" : "missed"}).` +
+    (extensionsAt >= 0 ? ` With 10 example extensions: ${fmt(median(ms[extensionsAt]!) / ours, 2)}× the start without (target at most 1.5×).` : "") +
+    (upstreamAt >= 0 ? ` Against upstream pi: ${fmt(median(ms[upstreamAt]!) / ours, 1)}× faster to the first answer.` : " Upstream pi is not installed (test/upstream), so it has no row.");
   return [
     "## Worker start-up",
     "",
-    `Cold start = spawn until the response to the first \`get_state\`; RSS read 300 ms after it. Median of ${RUNS} interleaved runs.`,
+    `Cold start = spawn until the response to the first \`get_state\` (\`node -e 0\`: until it exits); RSS read 300 ms after the answer. ` +
+      `Median of ${RUNS} interleaved runs; ratios against \`node -e 0\` started the same way (with or without NODE_EXTRA_CA_CERTS, which makes every node start parse a CA bundle). ` +
+      `Other CPU during the runs: ${fmtOther(load)} cores.`,
     "",
     table(["process", "cold start (ms)", "vs node -e 0", "idle RSS (MB)"], rows),
     "",

@@ -7,8 +7,10 @@ import { IpcClient } from "../ipc/client.js";
 
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, "..");
-/** The built `pi` worker CLI (`npm run build` first). */
+/** The built `pi` worker CLI, its ESM bundle (`npm run build` first). */
 export const PI = join(ROOT, "dist/cli/pi.js");
+/** The built `pi` bin: the worker as CommonJS with its V8 code cache (the supervisor's default worker). */
+export const PI_CJS = join(ROOT, "dist/cli/pi.cjs");
 /** The built `pi-orch` CLI. */
 export const PI_ORCH = join(ROOT, "dist/cli/pi-orch.js");
 
