@@ -348,7 +348,6 @@ export class AgentActor {
       this.opts.log.appendStderr(text);
     });
     if (proc.pid === undefined) return; // the exit message with the spawn error follows
-    lowerWorkerPriority(proc.pid, this.opts.workerNice);
     this.report({ type: "worker_started", pid: proc.pid, command: redactArgv([file, ...args]) ?? [], resumed: this.record.sessionFile });
     const probe = this.requestId("start");
     this.pending.set(probe, {
@@ -366,6 +365,9 @@ export class AgentActor {
     clearTimeout(this.startTimer!);
     this.startTimer = null;
     const streaming = this.learnState(response);
+    // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
+    // saturated machine it could miss the start deadline.
+    if (this.worker.handle.pid !== undefined) lowerWorkerPriority(this.worker.handle.pid, this.opts.workerNice);
     this.setStatus(streaming ? "busy" : "idle");
     const gen = this.worker.gen;
     this.pingTimer = setInterval(() => this.mailbox.post({ kind: "ping_tick", gen }), this.opts.timings.pingIntervalMs);
