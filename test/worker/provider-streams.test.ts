@@ -366,6 +366,15 @@ const CASES: Case[] = [
     usage: { input: 295, output: 22, cacheRead: 0 },
   },
   {
+    name: "Ollama: a whole call in one chunk",
+    api: "openai-completions",
+    files: ["ask-openai-nvim.ollama-one-chunk-call.sse"],
+    events: ["start", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    stopReason: "toolUse",
+    content: [{ type: "toolCall", id: "call_lbcjwr0u", name: "run_command", arguments: { command: "ls -a" } }],
+    usage: { input: 0, output: 0, cacheRead: 0 },
+  },
+  {
     name: "Ollama: every call with index 0 and a new id (hand-made)",
     api: "openai-completions",
     files: ["hand-made.ollama-index-0-calls.chunks.txt"],
