@@ -387,13 +387,13 @@ const CASES: Case[] = [
     usage: { input: 88, output: 24, cacheRead: 0 },
   },
   {
-    name: "vLLM usage on every chunk (hand-made)",
+    name: "vLLM usage on every chunk",
     api: "openai-completions",
-    files: ["hand-made.vllm-continuous-usage.chunks.txt"],
+    files: ["discourse-ai.vllm-usage-every-chunk.sse"],
     events: ["start", "text_start", "text_delta…", "text_end", "done"],
     stopReason: "stop",
-    content: [T("Hello there!")],
-    usage: { input: 21, output: 4, cacheRead: 0 },
+    content: [T("Hello Sam. It's nice to meet you. Is there something I can help you with or would you like to chat?")],
+    usage: { input: 46, output: 26, cacheRead: 0 },
   },
   {
     name: "OpenAI Responses: encrypted reasoning, then a function call",
