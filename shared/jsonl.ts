@@ -7,15 +7,30 @@ import type { Readable, Writable } from "node:stream";
 /** Default limit of one protocol line, in bytes. */
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 
+/** Most bytes one event a worker writes may have: half the line limit, so the supervisor's envelope around it fits too. */
+export const DEFAULT_MAX_EVENT_BYTES = DEFAULT_MAX_LINE_BYTES / 2;
+
+/** Bytes of an oversized line kept for `LineTooLongError.head`: enough to tell its `type` and `id`. */
+export const LINE_HEAD_BYTES = 256;
+
 /** Raised (through `onError`) for a line longer than the limit; the rest of that line is discarded. */
 export class LineTooLongError extends Error {
   readonly code = "line_too_long";
   constructor(
     readonly limit: number,
     readonly seenBytes: number,
+    /** The line's first bytes (up to `LINE_HEAD_BYTES`), so a reader can still tell what it was. */
+    readonly head: string = "",
   ) {
     super(`line exceeds the ${limit}-byte limit (at least ${seenBytes} bytes); it was discarded`);
   }
+}
+
+/** The `type` and `id` a JSON object line starts with, read from its head (keys in any order within the head). */
+export function peekLineHead(head: string): { type?: string; id?: string } {
+  const type = /"type"\s*:\s*"([^"\\]{1,64})"/.exec(head)?.[1];
+  const id = /"id"\s*:\s*"([^"\\]{1,256})"/.exec(head)?.[1];
+  return { ...(type !== undefined ? { type } : {}), ...(id !== undefined ? { id } : {}) };
 }
 
 export interface LineSplitterOptions {
@@ -35,6 +50,7 @@ export class LineSplitter {
   private size = 0;
   private discarding = false;
   private discarded = 0;
+  private head = "";
 
   constructor(private readonly opts: LineSplitterOptions) {
     this.max = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -50,6 +66,7 @@ export class LineSplitter {
       } else if (this.size + piece.length > this.max) {
         this.discarding = true;
         this.discarded = this.size + piece.length;
+        this.head = headOf([...this.parts, piece]);
         this.parts = [];
         this.size = 0;
       } else if (piece.length > 0) {
@@ -71,8 +88,10 @@ export class LineSplitter {
     if (this.discarding) {
       this.discarding = false;
       const seen = this.discarded;
+      const head = this.head;
       this.discarded = 0;
-      this.opts.onError?.(new LineTooLongError(this.max, seen));
+      this.head = "";
+      this.opts.onError?.(new LineTooLongError(this.max, seen, head));
       return;
     }
     let line = this.parts.length === 1 ? this.parts[0].toString("utf8") : Buffer.concat(this.parts, this.size).toString("utf8");
@@ -81,6 +100,19 @@ export class LineSplitter {
     if (line.endsWith("\r")) line = line.slice(0, -1);
     this.opts.onLine(line);
   }
+}
+
+/** The first `LINE_HEAD_BYTES` of the concatenation of `parts`, without copying the rest. */
+function headOf(parts: readonly Buffer[]): string {
+  const taken: Buffer[] = [];
+  let size = 0;
+  for (const part of parts) {
+    if (size >= LINE_HEAD_BYTES) break;
+    const piece = part.subarray(0, LINE_HEAD_BYTES - size);
+    taken.push(piece);
+    size += piece.length;
+  }
+  return Buffer.concat(taken, size).toString("utf8");
 }
 
 /** Attach a splitter to a readable stream; `onEnd` runs after the last line. */
@@ -121,17 +153,55 @@ export function parseJsonLine(line: string): ParsedLine {
   }
 }
 
+/** Whether the JSON text `line` is longer than `maxBytes` in UTF-8 (counting only when it could be). */
+function overBytes(line: string, maxBytes: number): boolean {
+  return line.length * 3 > maxBytes && Buffer.byteLength(line, "utf8") > maxBytes;
+}
+
+function cutStrings(value: unknown, cap: number, note: (cut: number) => string): unknown {
+  if (typeof value === "string") return value.length > cap ? value.slice(0, cap) + note(value.length - cap) : value;
+  if (Array.isArray(value)) return value.map((v) => cutStrings(v, cap, note));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = cutStrings(v, cap, note);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * The JSON line of `value`, made to fit `maxBytes`: when it is longer, every long
+ * string in it (tool output, file contents) is cut with a note saying how much, with
+ * ever smaller caps until it fits; if even that fails, only `type` is kept with
+ * `truncated: true`. So a reader's line limit never drops an event (an `agent_end`
+ * repeating megabytes of tool output still ends the run). Pure.
+ */
+export function fitLine(value: unknown, maxBytes: number, line: string = JSON.stringify(value)): { line: string; cut: boolean } {
+  if (!overBytes(line, maxBytes)) return { line, cut: false };
+  const note = (cut: number) => `…[${cut} characters cut: the event was over ${maxBytes} bytes]`;
+  for (let cap = Math.floor(maxBytes / 8); cap >= 64; cap = Math.floor(cap / 4)) {
+    const shorter = JSON.stringify(cutStrings(value, cap, note));
+    if (!overBytes(shorter, maxBytes)) return { line: shorter, cut: true };
+  }
+  const type = value !== null && typeof value === "object" ? (value as { type?: unknown }).type : undefined;
+  return { line: JSON.stringify({ ...(typeof type === "string" ? { type } : {}), truncated: true, bytes: Buffer.byteLength(line, "utf8") }), cut: true };
+}
+
 /**
  * Serialises objects as JSON lines onto a stream, one at a time, waiting for `drain`
  * when the stream's buffer is full so a slow reader slows the writer instead of
- * growing memory. Writes after the stream closed are dropped.
+ * growing memory. Writes after the stream closed are dropped. With `maxLineBytes`,
+ * a value whose line would be longer is cut to fit (`fitLine`).
  */
 export class JsonlWriter {
   private tail: Promise<void> = Promise.resolve();
   private closed = false;
   private corked = false;
 
-  constructor(private readonly stream: Writable) {
+  constructor(
+    private readonly stream: Writable,
+    private readonly maxLineBytes?: number,
+  ) {
     stream.on("error", () => {
       this.closed = true;
     });
@@ -143,7 +213,9 @@ export class JsonlWriter {
   /** Queue one object; the promise settles when the stream accepted it. */
   write(value: unknown): Promise<void> {
     const pre = value !== null && typeof value === "object" ? (value as { [WIRE]?: unknown })[WIRE] : undefined;
-    const line = (typeof pre === "string" ? pre : JSON.stringify(value)) + "\n";
+    let text = typeof pre === "string" ? pre : JSON.stringify(value);
+    if (this.maxLineBytes !== undefined) text = fitLine(value, this.maxLineBytes, text).line;
+    const line = text + "\n";
     this.tail = this.tail.then(() => this.writeRaw(line));
     return this.tail;
   }

@@ -1,10 +1,16 @@
 /**
  * The event history of one agent: every event gets the next per-agent sequence
- * number, stays in a bounded ring for late subscribers, and is appended to
- * `logs/<name>.events.jsonl`; the worker's stderr goes to `logs/<name>.stderr.log`.
- * Both files rotate by size (`.1`, `.2`, ...).
+ * number, is written to `logs/<name>.events.jsonl` *before* anyone sees it (write-ahead:
+ * in the OS, in order, so a SIGKILL of the supervisor loses nothing a subscriber saw and
+ * the next supervisor never reuses a number), stays in a ring bounded in bytes for late
+ * subscribers, and older events replay from the files. The worker's stderr goes to
+ * `logs/<name>.stderr.log`. Both files rotate by size (`.1`, `.2`, ...).
+ *
+ * A disk that refuses a write (full, quota, I/O error) never stops the supervisor: the
+ * torn part is cut back at once, the lines wait in a bounded backlog, the owner is told
+ * (`disk full: PATH`), and the backlog is written when the disk takes writes again.
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /** One event as stored and streamed: its sequence number, when it arrived, and the event. */
@@ -14,21 +20,54 @@ export interface LoggedEvent {
   event: Record<string, unknown>;
 }
 
-/** Events asked for with `since` that the ring no longer holds. */
+/** Events asked for with `since` that are no longer held (in memory or on disk). */
 export interface SeqGap {
   from: number;
   to: number;
 }
 
-/** Fixed-capacity ring of the most recent events, in sequence order. */
-export class EventRing {
-  private readonly items: (LoggedEvent | undefined)[];
-  private start = 0;
-  private count = 0;
+/** Default bounds of an agent's ring: events and bytes of their JSON, whichever is reached first. */
+export const DEFAULT_RING_EVENTS = 10_000;
+export const DEFAULT_RING_BYTES = 1024 * 1024;
+/** Default most bytes of history one `since` replays from disk per agent; older events are reported as a gap. */
+export const DEFAULT_REPLAY_BYTES = 16 * 1024 * 1024;
+/** Default most bytes of log lines kept in memory while the disk refuses writes; older ones are dropped (and counted). */
+export const DEFAULT_BACKLOG_BYTES = 4 * 1024 * 1024;
+/** How often a refused write is tried again. */
+export const WRITE_RETRY_MS = 1_000;
 
-  constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new TypeError(`ring capacity must be a positive integer, got ${capacity}`);
-    this.items = new Array(capacity);
+/** One held event: its log line, parsed again only when replayed. */
+interface RingEntry {
+  seq: number;
+  /** The log line (`{"seq","at","event"}`) without its newline; empty once dropped. */
+  line: string;
+  bytes: number;
+  /** Still counted in the ring (not evicted, not compacted). */
+  held: boolean;
+}
+
+/**
+ * The most recent events in sequence order, bounded by a number of events and by the
+ * bytes of their JSON. Snapshot events (`message_update`, `tool_execution_update`) are
+ * dropped once their `_end` arrived: the end carries the final state, and the snapshots
+ * are most of the bytes of a stream.
+ */
+export class EventRing {
+  private entries: RingEntry[] = [];
+  private head = 0;
+  private count = 0;
+  private bytes = 0;
+  /** Highest seq evicted by the bounds (compaction does not count): `since` below it has a gap. */
+  private evictedThrough = 0;
+  private messageUpdates: RingEntry[] = [];
+  private readonly toolUpdates = new Map<string, RingEntry[]>();
+
+  constructor(
+    readonly maxEvents: number,
+    readonly maxBytes: number = Number.POSITIVE_INFINITY,
+  ) {
+    if (!Number.isInteger(maxEvents) || maxEvents < 1) throw new TypeError(`ring capacity must be a positive integer, got ${maxEvents}`);
+    if (!(maxBytes > 0)) throw new TypeError(`ring byte budget must be positive, got ${maxBytes}`);
   }
 
   /** Number of events held. */
@@ -36,79 +75,275 @@ export class EventRing {
     return this.count;
   }
 
-  push(entry: LoggedEvent): void {
-    if (this.count < this.capacity) {
-      this.items[(this.start + this.count) % this.capacity] = entry;
-      this.count++;
-    } else {
-      this.items[this.start] = entry;
-      this.start = (this.start + 1) % this.capacity;
+  /** Bytes of the events held. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  /** Events up to `seq` are not held (they were before this ring existed): `since` below it has a gap. */
+  notHeldThrough(seq: number): void {
+    this.evictedThrough = Math.max(this.evictedThrough, seq);
+  }
+
+  /** Hold an event given as its log line; `event` is only looked at for compaction. */
+  push(seq: number, line: string, event: Record<string, unknown>): void {
+    const entry: RingEntry = { seq, line, bytes: line.length, held: true };
+    this.entries.push(entry);
+    this.count++;
+    this.bytes += entry.bytes;
+    this.compact(entry, event);
+    // The newest event always stays, even alone over the byte budget.
+    while (this.count > 1 && (this.count > this.maxEvents || this.bytes > this.maxBytes)) this.evictOldest();
+    // Compacted entries stay in the array until the front passes them: rebuild it
+    // before they outnumber the held ones, or a long stream of snapshots grows it.
+    const slots = this.entries.length - this.head;
+    if ((this.head > 1024 && this.head * 2 > this.entries.length) || (slots > 1024 && slots > 2 * this.count)) {
+      this.entries = this.entries.slice(this.head).filter((e) => e.held);
+      this.head = 0;
     }
   }
 
-  /** Events with `seq > since`, oldest first, and the part of that range already evicted. */
-  since(since: number, lastSeq: number): { events: LoggedEvent[]; gap: SeqGap | null } {
+  /** Held events with `seq > since`, oldest first, and the part of that range evicted. */
+  since(since: number): { events: LoggedEvent[]; gap: SeqGap | null } {
     const events: LoggedEvent[] = [];
-    for (let i = 0; i < this.count; i++) {
-      const entry = this.items[(this.start + i) % this.capacity]!;
-      if (entry.seq > since) events.push(entry);
+    for (let i = this.head; i < this.entries.length; i++) {
+      const entry = this.entries[i];
+      if (entry.held && entry.seq > since) events.push(JSON.parse(entry.line) as LoggedEvent);
     }
-    const oldest = events.length > 0 ? events[0].seq : lastSeq + 1;
-    const gap = oldest > since + 1 && since < lastSeq ? { from: since + 1, to: oldest - 1 } : null;
+    const gap = since < this.evictedThrough ? { from: since + 1, to: this.evictedThrough } : null;
     return { events, gap };
+  }
+
+  private evictOldest(): void {
+    while (this.head < this.entries.length) {
+      const entry = this.entries[this.head++];
+      if (!entry.held) continue;
+      this.release(entry);
+      this.evictedThrough = entry.seq;
+      return;
+    }
+  }
+
+  private release(entry: RingEntry): void {
+    if (!entry.held) return;
+    entry.held = false;
+    entry.line = "";
+    this.count--;
+    this.bytes -= entry.bytes;
+  }
+
+  private compact(entry: RingEntry, event: Record<string, unknown>): void {
+    switch (event.type) {
+      case "message_start":
+        this.messageUpdates = [];
+        break;
+      case "message_update":
+        this.messageUpdates.push(entry);
+        break;
+      case "message_end":
+        for (const update of this.messageUpdates) this.release(update);
+        this.messageUpdates = [];
+        break;
+      case "tool_execution_update":
+      case "tool_execution_end": {
+        const id = typeof event.toolCallId === "string" ? event.toolCallId : "";
+        if (event.type === "tool_execution_update") {
+          const list = this.toolUpdates.get(id);
+          if (list) list.push(entry);
+          else this.toolUpdates.set(id, [entry]);
+        } else {
+          for (const update of this.toolUpdates.get(id) ?? []) this.release(update);
+          this.toolUpdates.delete(id);
+        }
+        break;
+      }
+    }
   }
 }
 
 /**
- * Append-only text file that rotates when it passes `maxBytes`. Writes are batched
- * per tick and written synchronously, so rotation never races a pending write.
+ * `events` without the snapshot events whose `_end` is among them (the same compaction
+ * the ring applies), for a replay from disk. Pure.
  */
-export class RotatingFile {
+export function compactSnapshots(events: readonly LoggedEvent[]): LoggedEvent[] {
+  const ended = new Set<number>();
+  let messageUpdates: number[] = [];
+  const toolUpdates = new Map<string, number[]>();
+  events.forEach((e, i) => {
+    const type = e.event.type;
+    if (type === "message_start") messageUpdates = [];
+    else if (type === "message_update") messageUpdates.push(i);
+    else if (type === "message_end") {
+      for (const u of messageUpdates) ended.add(u);
+      messageUpdates = [];
+    } else if (type === "tool_execution_update" || type === "tool_execution_end") {
+      const id = typeof e.event.toolCallId === "string" ? e.event.toolCallId : "";
+      if (type === "tool_execution_update") toolUpdates.set(id, [...(toolUpdates.get(id) ?? []), i]);
+      else {
+        for (const u of toolUpdates.get(id) ?? []) ended.add(u);
+        toolUpdates.delete(id);
+      }
+    }
+  });
+  return events.filter((_, i) => !ended.has(i));
+}
+
+/**
+ * What a log file reports about the disk: a write refused (with the reason), or writing
+ * again (null, with the number of lines the bounded backlog had to drop meanwhile).
+ * Called after the write that found out, never inside it, so the listener may log.
+ */
+export type WriteProblemListener = (problem: string | null, droppedLines: number) => void;
+
+/** Options of a `LogFile`. */
+export interface LogFileOptions {
+  maxBytes: number;
+  keep: number;
+  backlogBytes?: number;
+  onProblem?: WriteProblemListener;
+}
+
+/**
+ * Append-only text file that rotates when it passes `maxBytes`. Every write is one
+ * synchronous system call that the OS has before `write` returns. A refused write
+ * never leaves a torn record: the file is cut back to its last whole line; the refused
+ * lines wait in a backlog (bounded in bytes) and are written, in order, on the next
+ * write or retry that the disk takes.
+ */
+export class LogFile {
   private fd: number | null = null;
   private size = 0;
-  private pending: string[] = [];
-  private scheduled: NodeJS.Immediate | null = null;
+  private backlog: string[] = [];
+  private backlogSize = 0;
+  private droppedLines = 0;
+  private problem: string | null = null;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly backlogBytes: number;
 
   constructor(
     readonly path: string,
-    private readonly maxBytes: number,
-    private readonly keep: number,
-  ) {}
-
-  write(text: string): void {
-    this.pending.push(text);
-    this.scheduled ??= setImmediate(() => {
-      this.scheduled = null;
-      this.flush();
-    });
+    private readonly opts: LogFileOptions,
+  ) {
+    this.backlogBytes = opts.backlogBytes ?? DEFAULT_BACKLOG_BYTES;
   }
 
-  /** Write everything queued now. */
-  flush(): void {
-    if (this.pending.length === 0) return;
-    const data = this.pending.join("");
-    this.pending = [];
-    if (this.fd !== null && this.size > 0 && this.size + Buffer.byteLength(data) > this.maxBytes) this.rotate();
-    const fd = this.open();
-    const buf = Buffer.from(data, "utf8");
-    writeSync(fd, buf);
-    this.size += buf.length;
+  /** Why the disk refuses writes now, or null when it takes them. */
+  get refused(): string | null {
+    return this.problem;
+  }
+
+  /** Lines waiting for the disk, and lines dropped from that backlog since the disk refused. */
+  get pending(): { lines: number; bytes: number; dropped: number } {
+    return { lines: this.backlog.length, bytes: this.backlogSize, dropped: this.droppedLines };
+  }
+
+  /** Write `text` (whole lines) now; true when the OS has it, false when it waits in the backlog. */
+  write(text: string): boolean {
+    if (this.backlog.length > 0 && !this.flushBacklog()) {
+      this.keep(text);
+      return false;
+    }
+    if (this.tryWrite(text)) return true;
+    this.keep(text);
+    return false;
+  }
+
+  /** Try to write the backlog now; true when it is empty. */
+  flushBacklog(): boolean {
+    while (this.backlog.length > 0) {
+      if (!this.tryWrite(this.backlog[0])) return false;
+      this.backlogSize -= this.backlog[0].length;
+      this.backlog.shift();
+    }
+    return true;
   }
 
   close(): void {
-    if (this.scheduled) {
-      clearImmediate(this.scheduled);
-      this.scheduled = null;
-    }
-    this.flush();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.flushBacklog();
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }
 
+  private keep(text: string): void {
+    this.backlog.push(text);
+    this.backlogSize += text.length;
+    while (this.backlogSize > this.backlogBytes && this.backlog.length > 1) {
+      this.backlogSize -= this.backlog.shift()!.length;
+      this.droppedLines++;
+    }
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.flushBacklog()) this.scheduleRetry();
+    }, WRITE_RETRY_MS);
+    this.retryTimer.unref();
+  }
+
+  private tryWrite(text: string): boolean {
+    let fd: number;
+    try {
+      if (this.fd !== null && this.size > 0 && this.size + Buffer.byteLength(text) > this.opts.maxBytes) this.rotate();
+      fd = this.open();
+    } catch (error) {
+      this.refuse(error);
+      return false;
+    }
+    const buf = Buffer.from(text, "utf8");
+    let offset = 0;
+    try {
+      while (offset < buf.length) offset += writeSync(fd, buf, offset, buf.length - offset);
+    } catch (error) {
+      if (offset > 0) {
+        try {
+          ftruncateSync(fd, this.size);
+        } catch {
+          // Cannot cut it now: reopen (which cuts a torn last line) before the next write.
+          closeSync(fd);
+          this.fd = null;
+        }
+      }
+      this.refuse(error);
+      return false;
+    }
+    this.size += buf.length;
+    if (this.problem !== null) {
+      this.problem = null;
+      const dropped = this.droppedLines;
+      this.droppedLines = 0;
+      this.tell(null, dropped);
+    }
+    return true;
+  }
+
+  private refuse(error: unknown): void {
+    const code = (error as NodeJS.ErrnoException).code ?? "EIO";
+    const problem = code === "ENOSPC" || code === "EDQUOT" ? `disk full: ${this.path}` : `cannot write ${this.path}: ${code}`;
+    if (this.problem === problem) return;
+    this.problem = problem;
+    this.tell(problem, 0);
+  }
+
+  private tell(problem: string | null, dropped: number): void {
+    const listener = this.opts.onProblem;
+    if (listener) queueMicrotask(() => listener(problem, dropped));
+  }
+
   private open(): number {
     if (this.fd === null) {
-      this.fd = openSync(this.path, "a", 0o600);
-      this.size = fstatSync(this.fd).size;
+      const fd = openSync(this.path, "a+", 0o600);
+      this.size = fstatSync(fd).size;
+      const cut = wholeLinesLength(fd, this.size);
+      if (cut < this.size) {
+        ftruncateSync(fd, cut);
+        this.size = cut;
+      }
+      this.fd = fd;
     }
     return this.fd;
   }
@@ -116,13 +351,29 @@ export class RotatingFile {
   private rotate(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
-    rmSync(`${this.path}.${this.keep}`, { force: true });
-    for (let i = this.keep - 1; i >= 1; i--) {
+    const keep = this.opts.keep;
+    rmSync(`${this.path}.${keep}`, { force: true });
+    for (let i = keep - 1; i >= 1; i--) {
       if (existsSync(`${this.path}.${i}`)) renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`);
     }
-    if (this.keep >= 1) renameSync(this.path, `${this.path}.1`);
+    if (keep >= 1) renameSync(this.path, `${this.path}.1`);
     else rmSync(this.path, { force: true });
   }
+}
+
+/** Length of the file up to and including its last newline: a torn last record (no newline) is not counted. */
+function wholeLinesLength(fd: number, size: number): number {
+  if (size === 0) return 0;
+  const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+  let end = size;
+  while (end > 0) {
+    const length = Math.min(chunk.length, end);
+    readSync(fd, chunk, 0, length, end - length);
+    const nl = chunk.subarray(0, length).lastIndexOf(0x0a);
+    if (nl !== -1) return end - length + nl + 1;
+    end -= length;
+  }
+  return 0;
 }
 
 /** Options of an agent's event log. */
@@ -131,10 +382,18 @@ export interface EventLogOptions {
   name: string;
   /** Events kept in memory for `since` (default 10,000). */
   ringSize?: number;
+  /** Bytes of event JSON kept in memory for `since` (default 1 MiB). */
+  ringBytes?: number;
+  /** Most bytes one `since` replays from the files (default 16 MiB). */
+  replayBytes?: number;
   /** Size at which a log file rotates (default 10 MB). */
   maxFileBytes?: number;
   /** Rotated files kept per log (default 3). */
   keepFiles?: number;
+  /** Bytes of log lines kept in memory while the disk refuses writes (default 4 MiB per file). */
+  backlogBytes?: number;
+  /** Told when the disk refuses the events file (`disk full: PATH`) and when it takes writes again (null). */
+  onProblem?: WriteProblemListener;
 }
 
 /** Paths of an agent's log files (for `pi-orch logs`). */
@@ -144,23 +403,30 @@ export function agentLogPaths(logsDir: string, name: string): { events: string; 
 
 /**
  * Sequence numbers, ring and log files of one agent. Sequence numbers continue
- * across supervisor restarts: the last one is read back from the events file.
+ * across supervisor restarts: the last one is read back from the events files.
  */
 export class AgentEventLog {
-  private readonly ring: EventRing;
-  private readonly events: RotatingFile;
-  private readonly stderr: RotatingFile;
   private seq: number;
+  private readonly ring: EventRing;
+  private readonly events: LogFile;
+  private readonly stderr: LogFile;
+  private readonly eventsPath: string;
+  private readonly keep: number;
+  private readonly replayBytes: number;
 
   constructor(opts: EventLogOptions) {
     mkdirSync(opts.logsDir, { recursive: true, mode: 0o700 });
     const paths = agentLogPaths(opts.logsDir, opts.name);
     const maxBytes = opts.maxFileBytes ?? 10 * 1024 * 1024;
-    const keep = opts.keepFiles ?? 3;
-    this.ring = new EventRing(opts.ringSize ?? 10_000);
-    this.events = new RotatingFile(paths.events, maxBytes, keep);
-    this.stderr = new RotatingFile(paths.stderr, maxBytes, keep);
-    this.seq = readLastSeq(paths.events);
+    this.keep = opts.keepFiles ?? 3;
+    this.eventsPath = paths.events;
+    this.replayBytes = opts.replayBytes ?? DEFAULT_REPLAY_BYTES;
+    this.ring = new EventRing(opts.ringSize ?? DEFAULT_RING_EVENTS, opts.ringBytes ?? DEFAULT_RING_BYTES);
+    const common = { maxBytes, keep: this.keep, backlogBytes: opts.backlogBytes };
+    this.events = new LogFile(paths.events, { ...common, onProblem: opts.onProblem });
+    this.stderr = new LogFile(paths.stderr, common);
+    this.seq = readLastSeq(paths.events, this.keep);
+    this.ring.notHeldThrough(this.seq);
   }
 
   /** Sequence number of the latest event (0 before the first). */
@@ -168,20 +434,40 @@ export class AgentEventLog {
     return this.seq;
   }
 
+  /** Why the disk refuses this agent's events now, or null. */
+  get writeProblem(): string | null {
+    return this.events.refused;
+  }
+
+  /** Events and bytes held in memory (the ring). */
+  get held(): { events: number; bytes: number } {
+    return { events: this.ring.size, bytes: this.ring.heldBytes };
+  }
+
   /**
-   * Number the event, keep it in the ring and queue it for the file. `raw` is the
-   * event's JSON as the worker wrote it, used instead of serialising it again.
+   * Number the event, write it to the events file (the OS has it when this returns,
+   * unless the disk refuses it: then it waits in the backlog), and hold it in the
+   * ring. `raw` is the event's JSON as the worker wrote it, used instead of
+   * serialising it again. Only then may the caller publish the entry.
    */
   append(event: Record<string, unknown>, at = Date.now(), raw?: string): LoggedEvent {
     const entry: LoggedEvent = { seq: ++this.seq, at, event };
-    this.ring.push(entry);
-    this.events.write(raw === undefined ? JSON.stringify(entry) + "\n" : `{"seq":${entry.seq},"at":${at},"event":${raw}}\n`);
+    const line = `{"seq":${entry.seq},"at":${at},"event":${raw ?? JSON.stringify(event)}}`;
+    this.events.write(`${line}\n`);
+    this.ring.push(entry.seq, line, event);
     return entry;
   }
 
-  /** Events after `since` still in memory, and the evicted range when there is one. */
+  /**
+   * Events after `since`: from the ring, and older ones from the files (snapshots whose
+   * end is there dropped, at most `replayBytes`); what neither holds is the gap.
+   */
   since(since: number): { events: LoggedEvent[]; gap: SeqGap | null } {
-    return this.ring.since(since, this.seq);
+    const held = this.ring.since(since);
+    if (!held.gap) return held;
+    const fromDisk = readLoggedRange(this.eventsPath, this.keep, held.gap.from, held.gap.to, this.replayBytes);
+    const events = [...compactSnapshots(fromDisk.events), ...held.events];
+    return { events, gap: fromDisk.gap };
   }
 
   /** Append raw worker stderr. */
@@ -189,10 +475,10 @@ export class AgentEventLog {
     this.stderr.write(text);
   }
 
-  /** Write queued lines now. */
+  /** Try to write what the disk refused earlier (writes are otherwise immediate). */
   flush(): void {
-    this.events.flush();
-    this.stderr.flush();
+    this.events.flushBacklog();
+    this.stderr.flushBacklog();
   }
 
   close(): void {
@@ -201,8 +487,24 @@ export class AgentEventLog {
   }
 }
 
-/** Last `seq` in an events file, reading only its tail. */
-function readLastSeq(path: string): number {
+/** The log files of `path`, oldest first: `.keep` ... `.1`, then the current one. */
+function logFiles(path: string, keep: number): string[] {
+  const files: string[] = [];
+  for (let i = keep; i >= 1; i--) files.push(`${path}.${i}`);
+  files.push(path);
+  return files.filter((f) => existsSync(f));
+}
+
+/** Last `seq` in the events files, reading only the tail of the newest one that has any. */
+function readLastSeq(path: string, keep: number): number {
+  for (const file of logFiles(path, keep).reverse()) {
+    const seq = lastSeqIn(file);
+    if (seq > 0) return seq;
+  }
+  return 0;
+}
+
+function lastSeqIn(path: string): number {
   let fd: number;
   try {
     fd = openSync(path, "r");
@@ -223,4 +525,64 @@ function readLastSeq(path: string): number {
   } finally {
     closeSync(fd);
   }
+}
+
+/** First `seq` of a file (its first line), or null. */
+function firstSeqIn(path: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return null;
+  }
+  try {
+    const buf = Buffer.alloc(64);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const match = /^\{"seq":(\d+),/.exec(buf.toString("utf8", 0, n));
+    return match ? Number(match[1]) : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Events with `from <= seq <= to` from the files, at most `maxBytes` of them (the
+ * newest), and the part of the range they do not hold. Torn or foreign lines are skipped.
+ */
+export function readLoggedRange(path: string, keep: number, from: number, to: number, maxBytes: number): { events: LoggedEvent[]; gap: SeqGap | null } {
+  const files = logFiles(path, keep);
+  // Skip files that end before `from`: the next file's first seq tells where this one ends.
+  const firsts = files.map(firstSeqIn);
+  const lines: string[] = [];
+  for (let i = 0; i < files.length; i++) {
+    const nextFirst = firsts.slice(i + 1).find((s) => s !== null);
+    if (nextFirst != null && nextFirst <= from) continue;
+    if (firsts[i] !== null && firsts[i]! > to) break;
+    let text: string;
+    try {
+      text = readFileSync(files[i], "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n")) {
+      const match = /^\{"seq":(\d+),/.exec(line);
+      if (!match) continue;
+      const seq = Number(match[1]);
+      if (seq >= from && seq <= to) lines.push(line);
+    }
+  }
+  let bytes = 0;
+  let start = lines.length;
+  while (start > 0 && bytes + lines[start - 1].length <= maxBytes) bytes += lines[--start].length;
+  const events: LoggedEvent[] = [];
+  for (const line of lines.slice(start)) {
+    try {
+      const parsed = JSON.parse(line) as LoggedEvent;
+      if (parsed && typeof parsed.seq === "number" && parsed.event && typeof parsed.event === "object") events.push(parsed);
+    } catch {
+      // a torn line the next write cut, or damage by hand: not an event
+    }
+  }
+  const oldest = events.length > 0 ? events[0].seq : to + 1;
+  return { events, gap: oldest > from ? { from, to: oldest - 1 } : null };
 }

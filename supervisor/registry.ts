@@ -121,12 +121,18 @@ function normalizeRecord(row: Partial<AgentRecord>): Partial<AgentRecord> {
   };
 }
 
+/** How long after a refused registry write (a full disk) it is tried again. */
+export const REGISTRY_RETRY_MS = 1_000;
+
 /**
  * Coalescing writer: many status changes in a burst become one write of the latest
- * state. Writes are synchronous (small file), so `flush()` is exact on shutdown.
+ * state. Writes are synchronous (small file), so `flush()` is exact on shutdown. A
+ * write the disk refuses is reported once and tried again until it succeeds.
  */
 export class RegistryWriter {
   private scheduled: NodeJS.Immediate | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private failing = false;
 
   constructor(
     private readonly home: string,
@@ -155,8 +161,20 @@ export class RegistryWriter {
   private write(): void {
     try {
       saveRegistry(this.home, this.snapshot());
+      this.failing = false;
+      if (this.retry) {
+        clearTimeout(this.retry);
+        this.retry = null;
+      }
     } catch (err) {
-      this.onError(err as Error);
+      if (!this.failing) this.onError(err as Error);
+      this.failing = true;
+      if (this.retry) return;
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        this.write();
+      }, REGISTRY_RETRY_MS);
+      this.retry.unref();
     }
   }
 }

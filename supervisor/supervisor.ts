@@ -38,6 +38,8 @@ export interface SupervisorOptions {
   policy?: Partial<RestartPolicy>;
   /** Events kept in memory per agent (default 10,000). */
   ringSize?: number;
+  /** Bytes of event JSON kept in memory per agent (default 1 MiB); older events replay from the log files. */
+  ringBytes?: number;
   /** Size at which log files rotate (default 10 MB) and how many rotated files are kept (default 3). */
   logMaxBytes?: number;
   logKeepFiles?: number;
@@ -331,6 +333,7 @@ export class Supervisor {
       logsDir: this.logsDir,
       name: record.name,
       ringSize: this.opts.ringSize,
+      ringBytes: this.opts.ringBytes,
       maxFileBytes: this.opts.logMaxBytes,
       keepFiles: this.opts.logKeepFiles,
     });

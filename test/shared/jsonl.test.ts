@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { JsonlWriter, LineSplitter, LineTooLongError, parseJsonLine } from "../../shared/jsonl.js";
+import { fitLine, JsonlWriter, LineSplitter, LineTooLongError, parseJsonLine, peekLineHead } from "../../shared/jsonl.js";
 
 function split(chunks: (string | Buffer)[], maxLineBytes?: number) {
   const lines: string[] = [];
@@ -46,6 +46,65 @@ describe("LineSplitter", () => {
     expect((s as unknown as { size: number }).size).toBe(0);
     s.push("\n");
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe("the head of an oversized line", () => {
+  it("is kept (first 256 bytes) so a reader can tell what it was", () => {
+    const big = `{"type":"agent_end","id":"r-7","messages":[${'"x",'.repeat(100)}"y"]}`;
+    const { errors } = split([big.slice(0, 30), big.slice(30), "\n"], 64);
+    expect(errors).toHaveLength(1);
+    expect(errors[0].head).toBe(big.slice(0, 256));
+    expect(peekLineHead(errors[0].head)).toEqual({ type: "agent_end", id: "r-7" });
+  });
+
+  it.each([
+    ['{"type":"response","id":"a1","command":"prompt"', { type: "response", id: "a1" }],
+    ['{"id":"z","type":"prompt","message":"aaaa', { type: "prompt", id: "z" }],
+    ['{"message":"aaaa', {}],
+    ["not json at all", {}],
+  ])("peekLineHead(%j)", (head, expected) => {
+    expect(peekLineHead(head)).toEqual(expected);
+  });
+});
+
+describe("fitLine", () => {
+  const agentEnd = { type: "agent_end", messages: Array.from({ length: 200 }, (_, i) => ({ role: "toolResult", i, content: [{ type: "text", text: "z".repeat(60_000) }] })) };
+  it("leaves a line that fits alone", () => {
+    expect(fitLine({ type: "x", a: "b" }, 100)).toEqual({ line: '{"type":"x","a":"b"}', cut: false });
+  });
+
+  it("cuts long strings of a 12 MB agent_end to fit, keeping every message and its shape", () => {
+    const max = 4 * 1024 * 1024;
+    const { line, cut } = fitLine(agentEnd, max);
+    expect(cut).toBe(true);
+    expect(Buffer.byteLength(line)).toBeLessThanOrEqual(max);
+    const back = JSON.parse(line) as typeof agentEnd;
+    expect(back.type).toBe("agent_end");
+    expect(back.messages.map((m) => m.i)).toEqual(agentEnd.messages.map((m) => m.i));
+    expect(back.messages[0].content[0].text).toMatch(/characters cut: the event was over 4194304 bytes\]$/);
+  });
+
+  it("counts bytes, not characters", () => {
+    const { line } = fitLine({ type: "t", text: "é".repeat(3000) }, 4096);
+    expect(Buffer.byteLength(line)).toBeLessThanOrEqual(4096);
+  });
+
+  it("keeps only the type when no string cut is enough", () => {
+    const many = { type: "agent_end", messages: Array.from({ length: 5000 }, (_, i) => ({ i })) };
+    expect(JSON.parse(fitLine(many, 1000).line)).toEqual({ type: "agent_end", truncated: true, bytes: JSON.stringify(many).length });
+  });
+
+  it("is what JsonlWriter with a limit writes", async () => {
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on("data", (c: Buffer) => chunks.push(c));
+    const writer = new JsonlWriter(out, 4 * 1024 * 1024);
+    await writer.write(agentEnd);
+    await writer.flush();
+    const text = Buffer.concat(chunks).toString("utf8");
+    expect(text.endsWith("\n")).toBe(true);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4 * 1024 * 1024 + 1);
   });
 });
 

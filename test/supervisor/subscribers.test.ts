@@ -1,49 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { AgentEventLog, EventRing, type LoggedEvent } from "../../supervisor/event-log.js";
+import { describe, expect, it, vi } from "vitest";
+import type { LoggedEvent } from "../../supervisor/event-log.js";
 import { SubscriberHub } from "../../supervisor/subscribers.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
 const entry = (seq: number): LoggedEvent => ({ seq, at: seq, event: { type: "message_update", n: seq } });
-
-describe("EventRing", () => {
-  it("keeps the newest events and reports the evicted range", () => {
-    const ring = new EventRing(3);
-    for (let s = 1; s <= 5; s++) ring.push(entry(s));
-    expect(ring.since(0, 5)).toEqual({ events: [entry(3), entry(4), entry(5)], gap: { from: 1, to: 2 } });
-    expect(ring.since(3, 5)).toEqual({ events: [entry(4), entry(5)], gap: null });
-    expect(ring.since(5, 5)).toEqual({ events: [], gap: null });
-  });
-});
-
-describe("AgentEventLog", () => {
-  it("numbers events, writes them to disk, rotates by size and continues numbering after a reopen", () => {
-    const logsDir = mkdtempSync(join(tmpdir(), "po-log-"));
-    dirs.push(logsDir);
-    const log = new AgentEventLog({ logsDir, name: "a", ringSize: 4, maxFileBytes: 200, keepFiles: 2 });
-    for (let i = 0; i < 10; i++) {
-      log.append({ type: "x", i }, 1);
-      log.flush(); // one write batch per tick in real use
-    }
-    log.appendStderr("boom\n");
-    log.close();
-    expect(log.lastSeq).toBe(10);
-    expect(log.since(0).gap).toEqual({ from: 1, to: 6 });
-    expect(existsSync(join(logsDir, "a.events.jsonl.1"))).toBe(true);
-    expect(readFileSync(join(logsDir, "a.stderr.log"), "utf8")).toBe("boom\n");
-    const again = new AgentEventLog({ logsDir, name: "a" });
-    expect(again.lastSeq).toBe(10);
-    expect(again.append({ type: "y" }).seq).toBe(11);
-    expect(again.since(3)).toEqual({ events: [expect.objectContaining({ seq: 11 })], gap: { from: 4, to: 10 } });
-    again.close();
-  });
-});
 
 describe("SubscriberHub", () => {
   const hubWith = (history: LoggedEvent[]) =>

@@ -4,7 +4,7 @@
  * keeps going; stdin closing, SIGTERM or SIGHUP end it cleanly (exit 0, no child left).
  */
 import type { Readable, Writable } from "node:stream";
-import { JsonlWriter, readLines, DEFAULT_MAX_LINE_BYTES } from "../../shared/jsonl.js";
+import { JsonlWriter, readLines, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_LINE_BYTES } from "../../shared/jsonl.js";
 import { RpcCommandSchemas, type RpcCommand, type RpcCommandType, type RpcResponse } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import type { AgentSession } from "../core/agent-session.js";
@@ -23,7 +23,8 @@ export interface RpcIo {
 
 /** Run the RPC loop until stdin closes or a terminating signal arrives. */
 export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
-  const writer = new JsonlWriter(io.output);
+  // No line may exceed a reader's limit: an event repeating megabytes is cut to fit, never dropped.
+  const writer = new JsonlWriter(io.output, DEFAULT_MAX_EVENT_BYTES);
   const unsubscribe = session.subscribe((event) => void writer.write(event));
   let shuttingDown: Promise<void> | null = null;
 

@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AgentEventLog, compactSnapshots, EventRing, readLoggedRange, type LoggedEvent } from "../../supervisor/event-log.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function logsDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "po-log-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const ev = (seq: number, event: Record<string, unknown>): LoggedEvent => ({ seq, at: seq, event });
+const line = (e: LoggedEvent) => JSON.stringify(e);
+function ringOf(maxEvents: number, maxBytes: number, events: LoggedEvent[]): EventRing {
+  const ring = new EventRing(maxEvents, maxBytes);
+  for (const e of events) ring.push(e.seq, line(e), e.event);
+  return ring;
+}
+const seqs = (events: LoggedEvent[]) => events.map((e) => e.seq);
+
+describe("EventRing", () => {
+  const plain = (n: number) => Array.from({ length: n }, (_, i) => ev(i + 1, { type: "x", i }));
+  it.each([
+    { name: "by count: the newest stay, the evicted range is a gap", max: 3, bytes: Infinity, events: plain(5), since: 0, held: [3, 4, 5], gap: { from: 1, to: 2 } },
+    { name: "since inside the held range has no gap", max: 3, bytes: Infinity, events: plain(5), since: 3, held: [4, 5], gap: null },
+    { name: "since at the end is empty", max: 3, bytes: Infinity, events: plain(5), since: 5, held: [], gap: null },
+    { name: "by bytes: about two lines fit", max: 100, bytes: 2 * line(plain(1)[0]).length + 5, events: plain(6), since: 0, held: [5, 6], gap: { from: 1, to: 4 } },
+    { name: "one event over the budget still stays", max: 100, bytes: 1, events: plain(3), since: 0, held: [3], gap: { from: 1, to: 2 } },
+  ])("$name", ({ max, bytes, events, since, held, gap }) => {
+    const got = ringOf(max, bytes, events).since(since);
+    expect(seqs(got.events)).toEqual(held);
+    expect(got.gap).toEqual(gap);
+  });
+
+  it("drops the snapshots of a message and of a tool call once their end arrived, without a gap", () => {
+    const events = [
+      ev(1, { type: "message_start" }),
+      ev(2, { type: "message_update", message: { text: "a" } }),
+      ev(3, { type: "message_update", message: { text: "ab" } }),
+      ev(4, { type: "message_end", message: { text: "abc" } }),
+      ev(5, { type: "tool_execution_start", toolCallId: "t1" }),
+      ev(6, { type: "tool_execution_update", toolCallId: "t1" }),
+      ev(7, { type: "tool_execution_update", toolCallId: "t2" }),
+      ev(8, { type: "tool_execution_end", toolCallId: "t1" }),
+      ev(9, { type: "message_start" }),
+      ev(10, { type: "message_update", message: { text: "still streaming" } }),
+    ];
+    const ring = ringOf(100, Infinity, events);
+    expect(seqs(ring.since(0).events)).toEqual([1, 4, 5, 7, 8, 9, 10]);
+    expect(ring.since(0).gap).toBeNull();
+    expect(ring.size).toBe(7);
+    expect(compactSnapshots(events).map((e) => e.seq)).toEqual([1, 4, 5, 7, 8, 9, 10]);
+  });
+
+  it("stays small over a long stream of compacted snapshots", () => {
+    const ring = new EventRing(1000, 64 * 1024);
+    let seq = 0;
+    for (let m = 0; m < 2000; m++) {
+      ring.push(++seq, "{}", { type: "message_start" });
+      for (let u = 0; u < 20; u++) ring.push(++seq, `{"u":"${"x".repeat(200)}"}`, { type: "message_update" });
+      ring.push(++seq, "{}", { type: "message_end" });
+    }
+    expect(ring.heldBytes).toBeLessThanOrEqual(64 * 1024);
+    expect(ring.size).toBeLessThanOrEqual(1000);
+    // Slots of compacted entries are reclaimed, not kept until the front passes them.
+    expect((ring as unknown as { entries: unknown[] }).entries.length).toBeLessThan(4 * 1000 + 1100);
+  });
+});
+
+describe("AgentEventLog", () => {
+  it("writes each event before append returns, rotates by size and continues numbering after a reopen", () => {
+    const dir = logsDir();
+    const log = new AgentEventLog({ logsDir: dir, name: "a", ringSize: 4, maxFileBytes: 200, keepFiles: 2 });
+    for (let i = 0; i < 10; i++) {
+      log.append({ type: "x", i }, 1);
+      // Write-ahead: on disk (in the OS) already, no flush needed.
+      expect(readFileSync(join(dir, "a.events.jsonl"), "utf8")).toContain(`"i":${i}}`);
+    }
+    log.appendStderr("boom\n");
+    log.close();
+    expect(log.lastSeq).toBe(10);
+    expect(existsSync(join(dir, "a.events.jsonl.1"))).toBe(true);
+    expect(readFileSync(join(dir, "a.stderr.log"), "utf8")).toBe("boom\n");
+    const again = new AgentEventLog({ logsDir: dir, name: "a", ringSize: 4, maxFileBytes: 200, keepFiles: 2 });
+    expect(again.lastSeq).toBe(10);
+    expect(again.append({ type: "y" }).seq).toBe(11);
+    again.close();
+  });
+
+  it("finds the last seq in a rotated file when the current one is empty", () => {
+    const dir = logsDir();
+    writeFileSync(join(dir, "a.events.jsonl.1"), `${line(ev(41, { type: "x" }))}\n${line(ev(42, { type: "x" }))}\n`);
+    writeFileSync(join(dir, "a.events.jsonl"), "");
+    const log = new AgentEventLog({ logsDir: dir, name: "a" });
+    expect(log.append({ type: "y" }).seq).toBe(43);
+    log.close();
+  });
+
+  it("cuts a torn last record before appending, so no later line continues it", () => {
+    const dir = logsDir();
+    const path = join(dir, "a.events.jsonl");
+    writeFileSync(path, `${line(ev(1, { type: "x" }))}\n{"seq":2,"at":2,"event":{"type":"tor`);
+    const log = new AgentEventLog({ logsDir: dir, name: "a" });
+    // The torn record's seq is not reused either: it may have reached a subscriber.
+    expect(log.append({ type: "y" }).seq).toBe(3);
+    log.close();
+    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
+    expect(lines.map((l) => JSON.parse(l).seq)).toEqual([1, 3]);
+  });
+
+  it("replays from the files what the ring no longer holds, snapshots compacted, bounded in bytes", () => {
+    const dir = logsDir();
+    const log = new AgentEventLog({ logsDir: dir, name: "a", ringSize: 3, maxFileBytes: 300, keepFiles: 5 });
+    log.append({ type: "message_start" });
+    for (let i = 0; i < 5; i++) log.append({ type: "message_update", i });
+    log.append({ type: "message_end" });
+    for (let i = 0; i < 5; i++) log.append({ type: "x", i });
+    const all = log.since(0);
+    expect(all.gap).toBeNull();
+    expect(seqs(all.events)).toEqual([1, 7, 8, 9, 10, 11, 12]);
+    const tail = log.since(9);
+    expect(seqs(tail.events)).toEqual([10, 11, 12]);
+    log.close();
+    // With a small replay budget only the newest part of the gap comes from disk.
+    const small = new AgentEventLog({ logsDir: dir, name: "a", ringSize: 1, maxFileBytes: 300, keepFiles: 5, replayBytes: 100 });
+    small.append({ type: "y" });
+    const bounded = small.since(0);
+    expect(bounded.gap).not.toBeNull();
+    expect(bounded.gap!.from).toBe(1);
+    expect(bounded.events.at(-1)!.seq).toBe(13);
+    small.close();
+  });
+
+  it("readLoggedRange skips foreign and torn lines", () => {
+    const dir = logsDir();
+    const path = join(dir, "a.events.jsonl");
+    writeFileSync(path, `${line(ev(1, { type: "x" }))}\nnot json\n{"seq":2,"at":1,"event":{"ty\n${line(ev(3, { type: "x" }))}\n`);
+    appendFileSync(path, `${line(ev(4, { type: "x" }))}\n`);
+    expect(seqs(readLoggedRange(path, 3, 1, 4, 1e9).events)).toEqual([1, 3, 4]);
+    // The torn record is not held: it is the gap.
+    expect(readLoggedRange(path, 3, 2, 4, 1e9).gap).toEqual({ from: 2, to: 2 });
+  });
+});
