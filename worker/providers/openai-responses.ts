@@ -29,7 +29,10 @@ export function createOpenAIResponsesProvider(): Provider {
       try {
         const { default: OpenAIClient } = await import("openai");
         const client = new OpenAIClient({ ...sdkClientOptions(request), fetch: fetchNestingErrorBodies });
-        const events = await client.responses.create(buildResponsesParams(request), { signal });
+        const built = buildResponsesParams(request);
+        const params = ((await request.onPayload?.(built)) ?? built) as typeof built;
+        const { data: events, response } = await client.responses.create(params, { signal }).withResponse();
+        await request.onResponse?.({ status: response.status, headers: Object.fromEntries(response.headers) });
         yield builder.start();
         for await (const event of events) {
           switch (event.type) {
