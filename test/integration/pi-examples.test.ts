@@ -268,6 +268,23 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     expect(git(project.path, "log", "-1", "--format=%s")).toBe("[pi] Added b.txt\n");
   });
 
+  it("handoff opens the editor (custom UI is undefined over RPC, as in pi) and moves to a new session with the prompt", async () => {
+    const w = startWorker([{ text: "we refactored auth" }], ["handoff"]);
+    await run(w, "refactor auth");
+    const before = (await w.request({ type: "get_state" })).data.sessionFile as string;
+    const from = await command(w, "/handoff write the tests");
+    const editor = await w.waitFor(isRequest("editor"), undefined, from);
+    expect(editor.title).toBe("Edit handoff prompt");
+    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: editor.id, value: "Write tests for the auth refactor" }) + "\n");
+    const text = await w.waitFor(isRequest("set_editor_text"), undefined, from);
+    expect(text.text).toBe("Write tests for the auth refactor");
+    await w.waitFor((l) => isRequest("notify")(l) && l.message === "Handoff ready. Submit when ready.", undefined, from);
+    const state = (await w.request({ type: "get_state" })).data;
+    expect(state.sessionFile).not.toBe(before);
+    expect(state.messageCount).toBe(0);
+    expect(readFileSync(state.sessionFile, "utf8").split("\n")[0]).toContain(`"parentSession":${JSON.stringify(before)}`);
+  });
+
   it("git-checkpoint stashes the working tree at each turn of a real repository without errors", async () => {
     git(project.path, "init", "-q");
     writeFileSync(join(project.path, "a.txt"), "one\n");

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { JsonlWriter } from "../../shared/jsonl.js";
 import type { ExtensionUi } from "../extensions/hooks.js";
+import type { DialogOptions } from "../extensions/types.js";
 
 /** A client's answer to a dialog. */
 export interface UiResponse {
@@ -37,14 +38,19 @@ export class RpcUiBridge implements ExtensionUi {
     }
   }
 
-  private dialog(fields: Record<string, unknown>, timeout?: number): Promise<UiResponse | null> {
+  private dialog(fields: Record<string, unknown>, timeout?: number, signal?: AbortSignal): Promise<UiResponse | null> {
+    // As pi: a dialog whose signal already fired, or fires, resolves to its default.
+    if (signal?.aborted) return Promise.resolve(null);
     const id = randomUUID();
     return new Promise((resolvePromise) => {
       let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => this.resolve({ id, cancelled: true });
       this.pending.set(id, (response) => {
         if (timer) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         resolvePromise(response);
       });
+      signal?.addEventListener("abort", onAbort, { once: true });
       if (timeout !== undefined && timeout > 0) {
         timer = setTimeout(() => this.resolve({ id, cancelled: true }), timeout);
       }
@@ -52,28 +58,44 @@ export class RpcUiBridge implements ExtensionUi {
     });
   }
 
-  async select(title: string, options: string[], opts?: { timeout?: number }): Promise<string | undefined> {
-    const r = await this.dialog({ method: "select", title, options }, opts?.timeout);
+  async select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined> {
+    const r = await this.dialog({ method: "select", title, options }, opts?.timeout, opts?.signal);
     return r && !r.cancelled && r.value !== undefined && options.includes(r.value) ? r.value : undefined;
   }
 
-  async confirm(title: string, message?: string, opts?: { timeout?: number }): Promise<boolean> {
-    const r = await this.dialog({ method: "confirm", title, ...(message !== undefined ? { message } : {}) }, opts?.timeout);
+  async confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean> {
+    const r = await this.dialog({ method: "confirm", title, ...(message !== undefined ? { message } : {}) }, opts?.timeout, opts?.signal);
     return Boolean(r && !r.cancelled && r.confirmed);
   }
 
-  async input(title: string, placeholder?: string, opts?: { timeout?: number }): Promise<string | undefined> {
-    const r = await this.dialog({ method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) }, opts?.timeout);
+  async input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined> {
+    const r = await this.dialog({ method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) }, opts?.timeout, opts?.signal);
     return r && !r.cancelled ? r.value : undefined;
   }
 
-  async editor(title: string, prefill?: string, opts?: { timeout?: number }): Promise<string | undefined> {
-    const r = await this.dialog({ method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) }, opts?.timeout);
+  async editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined> {
+    const r = await this.dialog({ method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) }, opts?.timeout, opts?.signal);
     return r && !r.cancelled ? r.value : undefined;
   }
 
   notify(message: string, type: "info" | "warning" | "error" = "info"): void {
     void this.writer.write({ type: "extension_ui_request", id: randomUUID(), method: "notify", message, notifyType: type });
+  }
+
+  setWidget(key: string, lines: string[] | undefined, placement?: "aboveEditor" | "belowEditor"): void {
+    this.fireAndForget({ method: "setWidget", widgetKey: key, ...(lines !== undefined ? { widgetLines: lines } : {}), ...(placement ? { widgetPlacement: placement } : {}) });
+  }
+
+  setTitle(title: string): void {
+    this.fireAndForget({ method: "setTitle", title });
+  }
+
+  setEditorText(text: string): void {
+    this.fireAndForget({ method: "set_editor_text", text });
+  }
+
+  private fireAndForget(fields: Record<string, unknown>): void {
+    void this.writer.write({ type: "extension_ui_request", id: randomUUID(), ...fields });
   }
 
   setStatus(key: string, text: string | undefined): void {
