@@ -11,6 +11,7 @@ const SECTIONS = [
   ["edit-grep", "./edit-grep.ts"],
   ["supervisor", "./supervisor.ts"],
   ["run", "./fanout.ts"],
+  ["queue", "./queue.ts"],
   ["tui", "./tui.ts"],
 ];
 

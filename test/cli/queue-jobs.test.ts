@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { colors } from "../../cli/context.js";
 import { progressLine, progressTable } from "../../cli/run/progress.js";
+import { summaryText } from "../../cli/run/summary.js";
 import { oncePerOutage } from "../../cli/run/queue-connection.js";
 import { checkJobData, checkJobProgress, describeQueue, jobIdOf, parseQueueUrl, queueFailureResult, runIdOf, sameTask, withDefaults } from "../../cli/run/queue-jobs.js";
 import type { RunTask, TaskProgress } from "../../cli/run/types.js";
@@ -99,6 +100,21 @@ describe("queue progress shows the worker", () => {
       "t     running  1      -     1.0s     m1:42",
       "u     pending  1      -     -        -",
     ]);
+  });
+});
+
+describe("the summary of a queue run", () => {
+  const base = { ...queueFailureResult({ name: "a", prompt: "p" }, "x", 1), status: "passed" as const, reason: undefined, attempts: 1 };
+
+  it.each([
+    [{ host: "m1:42" }, "  worker   m1:42"],
+    [{ host: "m2:7", attempts: 2 }, "  worker   m2:7 (retried: attempt 2)"],
+    [{ attempts: 3 }, "  worker   retried: attempt 3"],
+  ])("%j → %j", (over, line) => expect(summaryText([{ ...base, ...over }], 1000, false, colors(false)).split("\n")).toContain(line));
+
+  it("has no worker line for a local task", () => {
+    const { attempts: _, ...local } = base;
+    expect(summaryText([local], 1000, false, colors(false))).not.toContain("worker");
   });
 });
 
