@@ -8,6 +8,7 @@ import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { RUNNING_STATUSES } from "../../shared/schema/agent.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../../shared/schema/rpc.js";
 import { CliError, runAction, type CliContext } from "../context.js";
+import { keyAdvice } from "../key-advice.js";
 import { commaList } from "./options.js";
 import { contentText, TranscriptRenderer } from "./transcript.js";
 
@@ -23,13 +24,13 @@ interface RunOutcome {
 }
 
 /** Send one pi command to an agent; a refusal becomes a failure (exit 1) with the worker's reason. */
-async function send(client: IpcClient, agent: string, command: RpcCommandEnvelope, what: string): Promise<RpcResponse> {
+async function send(client: IpcClient, agent: string, command: RpcCommandEnvelope, what: string, home: string): Promise<RpcResponse> {
   const response = await client.rpc(agent, command);
   if (!response.success) {
     const hint = command.type === "prompt" && /stream|busy|running/i.test(response.error ?? "")
       ? `; it is busy: use pi-orch steer ${agent} TEXT or pi-orch follow-up ${agent} TEXT`
       : "";
-    throw new CliError(`agent "${agent}" refused the ${what}: ${response.error ?? "no reason given"}${hint}`);
+    throw new CliError(`agent "${agent}" refused the ${what}: ${keyAdvice(response.error ?? "no reason given", "daemon", home)}${hint}`);
   }
   return response;
 }
@@ -162,7 +163,7 @@ Examples:
         try {
           const { agents, text } = await targets(client, words, opts);
           if (!opts.wait) {
-            const results = await Promise.allSettled(agents.map((a) => send(client, a, { type: "prompt", message: text }, "prompt")));
+            const results = await Promise.allSettled(agents.map((a) => send(client, a, { type: "prompt", message: text }, "prompt", ctx.home())));
             let failed = 0;
             results.forEach((r, i) => {
               if (r.status === "fulfilled") ctx.out(`prompt sent to ${agents[i]}`);
@@ -200,7 +201,7 @@ Examples:
             if (info.status === "idle") {
               throw new CliError(`agent "${name}" is idle, so there is no run for the ${what}; queued, it would be mixed into the next prompt. Send it as a prompt instead: pi-orch prompt ${name} ${JSON.stringify(message)}`);
             }
-            await send(client, name, { type, message }, what);
+            await send(client, name, { type, message }, what, ctx.home());
             ctx.out(`${what} queued for ${name}`);
           } finally {
             await client.close();
@@ -225,7 +226,7 @@ Examples:
             ctx.out(`${name} is idle: no run to abort`);
             return 0;
           }
-          await send(client, name, { type: "abort" }, "abort");
+          await send(client, name, { type: "abort" }, "abort", ctx.home());
           ctx.out(`abort sent to ${name}`);
         } finally {
           await client.close();
@@ -250,7 +251,7 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
   void client.closed.then(() => watcher.disconnected());
   await Promise.all(
     agents.map((agent) =>
-      send(client, agent, { type: "prompt", message: text }, "prompt").catch((err: Error) => watcher.refused(agent, err.message)),
+      send(client, agent, { type: "prompt", message: text }, "prompt", ctx.home()).catch((err: Error) => watcher.refused(agent, err.message)),
     ),
   );
   await watcher.settled;

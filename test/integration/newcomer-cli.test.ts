@@ -59,6 +59,8 @@ describe("the CLI as a new user meets it", () => {
     world = new World();
     await world.serve();
     await world.ok(["spawn", "--name", "alpha", "--provider", "faux"]);
+    // The model the worker runs, as the TUI shows it, not only the provider asked for.
+    expect(await world.ok(["list"])).toMatch(/alpha\s+idle\s+\d+\s+0\s+faux\/faux-1\s/);
     const steer = await world.cli(["steer", "alpha", "read README.md"]);
     expect(steer.code).toBe(1);
     expect(steer.stderr).toContain('agent "alpha" is idle');
@@ -124,6 +126,12 @@ describe("the CLI as a new user meets it", () => {
     expect(r.stderr).not.toContain("--api-key");
     expect(r.stderr).toContain("OPENAI_API_KEY in the supervisor's environment");
     expect(await world.json<Json[]>(["list"])).toEqual([]);
+    // A prompt to an agent without a key gets the same advice.
+    await world.ok(["spawn", "--name", "keyless", "--provider", "openai"]);
+    const prompt = await world.cli(["prompt", "keyless", "hi"]);
+    expect(prompt.code).toBe(1);
+    expect(prompt.stderr).toContain("OPENAI_API_KEY in the supervisor's environment");
+    expect(prompt.stderr).not.toContain("--api-key");
   }, 60_000);
 
   it("a configuration error is failed at once, with the worker's own words in spawn, status and list", async () => {
