@@ -1,0 +1,181 @@
+/**
+ * Our `pi` accepts every flag the upstream pi 0.73.1 documents: the list is read from
+ * the upstream `pi --help` itself, so a flag pi adds shows up here. Flags that only
+ * concern pi's terminal are accepted and ignored; the ones that apply are checked for
+ * what they do (--version, --list-models, --export, --session PATH of a new file,
+ * an unknown --tools name).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+
+const UPSTREAM = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+const installed = existsSync(UPSTREAM);
+const dirs: { cleanup: () => void }[] = [];
+afterEach(async () => {
+  await killAllWorkers();
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+interface Flag {
+  names: string[];
+  value?: "required" | "optional";
+}
+
+/** The flags in pi's `--help` (`  --tools, -t <tools>   ...`). */
+function upstreamFlags(home: string): Flag[] {
+  const run = spawnSync(process.execPath, [UPSTREAM, "--help"], {
+    env: { PATH: process.env.PATH, HOME: home, PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" },
+    encoding: "utf8",
+  });
+  const help = run.stdout + run.stderr;
+  const flags: Flag[] = [];
+  for (const line of help.split("\n")) {
+    const m = /^ {2}(--[a-z][a-z-]*)((?:, -[a-z]+)*)(?: (<[^>]+>|\[[^\]]+\]))?(?: |$)/.exec(line);
+    if (!m) continue;
+    const names = [m[1]!, ...m[2]!.split(",").map((s) => s.trim()).filter(Boolean)];
+    flags.push({ names, ...(m[3] ? { value: m[3].startsWith("<") ? ("required" as const) : ("optional" as const) } : {}) });
+  }
+  return flags;
+}
+
+function setup(): { root: string; home: string; cwd: string; env: NodeJS.ProcessEnv } {
+  const dir = tempDir("pi-cli-flags-");
+  dirs.push(dir);
+  const home = join(dir.path, "home");
+  const cwd = join(dir.path, "project");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  return { root: dir.path, home, cwd, env: { PI_ORCH_HOME: home, HOME: dir.path } };
+}
+
+/** A value that fits each value-taking flag. */
+function valueFor(flag: string, s: ReturnType<typeof setup>): string {
+  switch (flag) {
+    case "--provider":
+      return "faux";
+    case "--model":
+      return "faux-1";
+    case "--mode":
+      return "rpc";
+    case "--models":
+      return "faux/*";
+    case "--thinking":
+      return "low";
+    case "--tools":
+      return "read,bash";
+    case "--session-dir":
+      return join(s.root, "sessions");
+    case "--extension":
+    case "--skill":
+    case "--prompt-template":
+    case "--theme":
+      return join(s.root, "nothing-here");
+    default:
+      return "x";
+  }
+}
+
+// Flags that end the process or pick the session are checked one by one below.
+const SEPARATE = new Set(["--help", "--version", "--export", "--list-models", "--print", "--session", "--fork", "--continue", "--resume", "--no-session"]);
+
+describe.skipIf(!installed)("pi's command line", () => {
+  it("starts with every flag pi 0.73.1 documents (long names and short aliases), refusing none", async () => {
+    const s = setup();
+    const flags = upstreamFlags(s.root);
+    expect(flags.length).toBeGreaterThan(30);
+    for (const alias of [false, true]) {
+      const args: string[] = [];
+      for (const flag of flags) {
+        if (SEPARATE.has(flag.names[0]!)) continue;
+        const name = alias && flag.names[1] ? flag.names[1] : flag.names[0]!;
+        args.push(name);
+        if (flag.value === "required") args.push(valueFor(flag.names[0]!, s));
+      }
+      args.push("--mode", "rpc", "--no-session");
+      const w = new RpcWorker(args, { cwd: s.cwd, env: s.env });
+      const state = await w.request({ type: "get_state" });
+      expect(state.success, `pi ${args.join(" ")}\n${w.stderr.join("")}`).toBe(true);
+      expect(state.data.thinkingLevel).toBe("off");
+      w.closeStdin();
+      expect((await w.exited).code).toBe(0);
+    }
+  }, 60_000);
+
+  it("answers --version, --help, --list-models [search] and exits 0", () => {
+    const s = setup();
+    const run = (...args: string[]) => spawnSync(process.execPath, [PI_BIN, ...args], { cwd: s.cwd, env: { ...process.env, ...s.env }, encoding: "utf8" });
+    expect(run("--version").stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(run("-v").status).toBe(0);
+    const help = run("--help");
+    expect(help.status).toBe(0);
+    const documented = upstreamFlags(s.root);
+    expect(documented.length).toBeGreaterThan(30);
+    for (const flag of documented) expect(help.stdout, flag.names[0]).toContain(flag.names[0]!);
+    writeFileSync(
+      join(s.home, "models.json"),
+      JSON.stringify({ providers: { mock: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "k", models: [{ id: "mock-1", reasoning: true, contextWindow: 128000, maxTokens: 4096 }] } } }),
+    );
+    const list = run("--list-models");
+    expect(list.status).toBe(0);
+    expect(list.stdout.split("\n")[0]).toMatch(/^provider\s+model\s+context\s+max-out\s+thinking\s+images$/);
+    expect(list.stdout).toMatch(/mock\s+mock-1\s+128K\s+4\.1K\s+yes\s+no/);
+    expect(list.stdout).not.toContain("anthropic");
+    expect(run("--list-models", "zzz").stdout).toBe('No models matching "zzz"\n');
+  });
+
+  it("--session PATH of a file that does not exist yet starts a new session there; --export writes its HTML", async () => {
+    const s = setup();
+    const path = join(s.root, "new", "mine.jsonl");
+    mkdirSync(join(s.root, "new"));
+    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session", path], { cwd: s.cwd, env: s.env });
+    const state = await w.request({ type: "get_state" });
+    expect(state.data.sessionFile).toBe(path);
+    await w.request({ type: "set_session_name", name: "<b>bold</b> name" });
+    w.closeStdin();
+    await w.exited;
+    expect(JSON.parse(readFileSync(path, "utf8").split("\n")[0]!).type).toBe("session");
+    const out = join(s.root, "page.html");
+    const exported = spawnSync(process.execPath, [PI_BIN, "--export", path, out], { cwd: s.cwd, env: { ...process.env, ...s.env }, encoding: "utf8" });
+    expect(exported.status).toBe(0);
+    expect(exported.stdout.trim()).toBe(out);
+    const html = readFileSync(out, "utf8");
+    expect(html).toContain("&lt;b&gt;bold&lt;/b&gt; name");
+    expect(html).not.toContain("<b>");
+  });
+
+  it("--fork copies a session into a new one; --resume and -r continue the latest", async () => {
+    const s = setup();
+    const sessions = join(s.root, "sessions");
+    const first = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions], { cwd: s.cwd, env: s.env });
+    await first.request({ type: "set_session_name", name: "original" });
+    const original = (await first.request({ type: "get_state" })).data.sessionFile as string;
+    first.closeStdin();
+    await first.exited;
+    const forked = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions, "--fork", original], { cwd: s.cwd, env: s.env });
+    const state = (await forked.request({ type: "get_state" })).data;
+    expect(state.sessionFile).not.toBe(original);
+    expect(state.sessionName).toBe("original");
+    expect(JSON.parse(readFileSync(state.sessionFile, "utf8").split("\n")[0]!).parentSession).toBe(original);
+    forked.closeStdin();
+    await forked.exited;
+    for (const flag of ["--resume", "-r"]) {
+      const resumed = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions, flag], { cwd: s.cwd, env: s.env });
+      expect((await resumed.request({ type: "get_state" })).data.sessionFile).toBe(state.sessionFile);
+      resumed.closeStdin();
+      await resumed.exited;
+    }
+  });
+
+  it("an unknown name in --tools is a warning, not an exit", async () => {
+    const s = setup();
+    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "--tools", "read,teleport"], { cwd: s.cwd, env: s.env });
+    const state = await w.request({ type: "get_state" });
+    expect(state.data.tools).toEqual(["read"]);
+    w.closeStdin();
+    await w.exited;
+    expect(w.stderr.join("")).toMatch(/unknown tool "teleport" is ignored/);
+  });
+});
