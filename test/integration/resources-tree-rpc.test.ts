@@ -146,3 +146,32 @@ describe("the session tree over RPC (get_tree, navigate_tree)", () => {
     expect((await w.request({ type: "navigate_tree", targetId: "nope" })).error).toBe("Entry nope not found");
   });
 });
+
+describe("ctx.navigateTree for extensions", () => {
+  it("an extension command moves the leaf, as pi's navigateTree does", async () => {
+    ctx.writeModels({});
+    const extension = join(ctx.project, "nav.ts");
+    writeFileSync(
+      extension,
+      `export default function (pi: any) {
+  pi.registerCommand("back", {
+    description: "navigate to an entry",
+    handler: async (args: string, ctx: any) => {
+      const result = await ctx.navigateTree(args.trim());
+      ctx.ui.notify("navigated " + JSON.stringify(result), "info");
+    },
+  });
+}
+`,
+    );
+    ctx.server.enqueue({ text: "answer one" });
+    const w = startWorker(["-e", extension]);
+    await w.request({ type: "prompt", message: "question one" });
+    await w.event("agent_end");
+    const forks = (await w.request({ type: "get_fork_messages" })).data.messages;
+    await w.request({ type: "prompt", message: `/back ${forks[0].entryId}` });
+    const notice = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify");
+    expect(notice.message).toBe('navigated {"cancelled":false}');
+    expect((await w.request({ type: "get_messages" })).data.messages).toEqual([]);
+  });
+});

@@ -1091,6 +1091,7 @@ export class AgentSession {
       newSession: (options = {}) => this.newSession(options.parentSession, options.setup),
       fork: async (entryId, position = "before") => (position === "at" ? this.clone() : this.fork(entryId)),
       switchSession: (path) => this.switchSession(path),
+      navigateTree: async (targetId, options) => ({ cancelled: (await this.navigateTree(targetId, options)).cancelled }),
     };
   }
 }

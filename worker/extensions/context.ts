@@ -173,9 +173,10 @@ export function commandContext(host: ExtensionHost, overrides: ContextOverrides 
       replaced(await host.fork(entryId, options.position), options.withSession),
     switchSession: async (path: string, options: { withSession?: (ctx: unknown) => void } = {}) =>
       replaced(await host.switchSession(path), options.withSession),
-    navigateTree: async () => {
-      throw new Error("navigateTree is not supported by pi-orch yet");
-    },
+    navigateTree: (
+      targetId: string,
+      options?: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
+    ) => host.navigateTree(targetId, options),
     reload: async () => {
       throw new Error("reload is not supported by pi-orch yet: restart the worker to load changed extensions");
     },

@@ -81,4 +81,9 @@ export interface ExtensionHost {
   newSession(options?: NewSessionOptions): Promise<{ cancelled: boolean }>;
   fork(entryId: string, position?: "before" | "at"): Promise<{ cancelled: boolean }>;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
+  /** pi's tree navigation: move the leaf, optionally summarizing the branch left. */
+  navigateTree(
+    targetId: string,
+    options?: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
+  ): Promise<{ cancelled: boolean }>;
 }
