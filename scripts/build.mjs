@@ -48,6 +48,10 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   external,
+  // V8 drops a script's dynamic-import callback when it is loaded from a code cache
+  // (Node 20: "A dynamic import callback was not specified"), so import() of the SDKs,
+  // typebox and jiti becomes require(): all of them ship CommonJS.
+  supported: { "dynamic-import": false },
   // The launcher passes the bundle's own URL; import.meta does not exist in CommonJS.
   define: { "import.meta.url": "__piMetaUrl", "import.meta.dirname": "__dirname" },
   logLevel: "warning",
