@@ -116,4 +116,46 @@ describe.skipIf(!installed)("upstream pi 0.73.1 as a pi-orch worker (skipped whe
     expect(await waitForExit(spawned.pid, 5000)).toBe(true);
     expect(world.taggedPids().filter((p) => p !== world!.serves[0].pid)).toEqual([]);
   }, 90_000);
+
+  it("a steer sent to an idle agent goes into the next prompt's first request, after the prompt, in upstream pi and in ours", async () => {
+    server = await startMockModelServer();
+    agentDir = tempDir("pi-upstream-agent-");
+    mkdirSync(agentDir.path, { recursive: true });
+    const models = JSON.stringify({
+      providers: {
+        mock: {
+          baseUrl: `${server.url}/v1`,
+          api: "openai-completions",
+          apiKey: "mock-key",
+          models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
+        },
+      },
+    });
+    writeFileSync(join(agentDir.path, "models.json"), models);
+    world = new World({ PI_CODING_AGENT_DIR: agentDir.path, PI_OFFLINE: "1" });
+    writeFileSync(join(world.home.path, "models.json"), models);
+    await world.serve();
+    const workers = {
+      upstream: ["--worker-command", `${process.execPath} ${UPSTREAM} --mode rpc --no-session`],
+      ours: [],
+    };
+    const seen: Record<string, { requests: number; users: string[] }> = {};
+    for (const [name, extra] of Object.entries(workers)) {
+      await world.ok(["spawn", "--name", name, ...extra, "--provider", "mock", "--model", "mock-1"]);
+      // Straight to the worker (the CLI's steer refuses an idle agent).
+      const steer = JSON.parse(await world.ok(["rpc", name, JSON.stringify({ type: "steer", message: "also name the README" })])) as Json;
+      expect(steer.success).toBe(true);
+      const before = server.requests.length;
+      server.enqueue({ text: ["Both done."] });
+      const prompt = await world.cli(["prompt", name, "list the files", "--wait"]);
+      expect(prompt.code, prompt.stderr).toBe(0);
+      const first = server.requests[before]!.body.messages as Json[];
+      seen[name] = {
+        requests: server.requests.length - before,
+        users: first.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : (m.content as Json[]).map((p) => p.text).join(""))),
+      };
+    }
+    expect(seen.upstream).toEqual({ requests: 1, users: ["list the files", "also name the README"] });
+    expect(seen.ours).toEqual(seen.upstream);
+  }, 90_000);
 });
