@@ -75,6 +75,7 @@ type Message =
 interface Waiter {
   test: (status: AgentStatus) => boolean;
   resolve: (status: AgentStatus) => void;
+  reject: (err: Error) => void;
 }
 
 /**
@@ -196,6 +197,10 @@ export class AgentActor {
           clearTimeout(timer);
           resolve(s);
         },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
@@ -203,6 +208,13 @@ export class AgentActor {
       }, timeoutMs);
       this.waiters.push(waiter);
     });
+  }
+
+  /** The agent was removed: everyone still waiting for a status learns it now instead of at their timeout. */
+  removed(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(new OrchError("not_found", `agent "${this.name}" was removed`));
   }
 
   /** Error for a command that needs a running worker. */

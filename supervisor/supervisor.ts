@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import { AgentActor } from "./agent-actor.js";
+import { Mailbox } from "./mailbox.js";
 import { OrchError } from "./errors.js";
 import { AgentEventLog, agentLogPaths } from "./event-log.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
@@ -24,7 +25,7 @@ import {
 } from "../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY, DEFAULT_TIMINGS, type AgentTimings } from "./types.js";
 import { defaultWorkerCommand } from "./worker-command.js";
-import { createWorktree, removeWorktree, worktreeDirty, type DeleteBranch } from "./worktrees.js";
+import { createWorktree, removeWorktree, worktreeDirty, type CreatedWorktree, type DeleteBranch } from "./worktrees.js";
 
 /** Options of a supervisor; everything but `home` has a default. */
 export interface SupervisorOptions {
@@ -66,6 +67,29 @@ export interface SupervisorSubscribeOptions {
 
 const STARTED: (s: AgentStatus) => boolean = (s) => s !== "starting";
 
+/** What `remove` takes. */
+export interface RemoveOptions {
+  force?: boolean;
+  deleteBranch?: DeleteBranch;
+}
+
+type Reply<T> = { resolve: (value: T) => void; reject: (err: unknown) => void };
+type Spawned = { actor: AgentActor; reusedWorktree: boolean };
+
+/**
+ * The root supervisor's messages. Each is handled to completion before the next; work
+ * that takes time (a worktree, a teardown) runs outside and posts its result back as
+ * the `*_done` message, so every change of the agent table happens in the handler.
+ */
+type RootMessage =
+  | { kind: "spawn"; opts: SpawnOptions; reply: Reply<Spawned> }
+  | { kind: "spawn_done"; name: string; opts: SpawnOptions; made: CreatedWorktree | null; error: unknown; reply: Reply<Spawned> }
+  | { kind: "stop"; ref: string | null; reply: Reply<AgentActor[]> }
+  | { kind: "restart"; ref: string; watch: (actor: AgentActor) => void; reply: Reply<AgentActor> }
+  | { kind: "remove"; ref: string; opts: RemoveOptions; reply: Reply<AgentInfo> }
+  | { kind: "remove_done"; name: string; error: unknown; reply: Reply<AgentInfo> }
+  | { kind: "shutdown"; reply: Reply<void> };
+
 /**
  * The root supervisor. Create with `Supervisor.open`; end with `shutdown()`, which
  * stops every worker. Invariant: one supervisor per home at a time (the IPC server
@@ -85,6 +109,12 @@ export class Supervisor {
   private readonly defaultCommand: string[];
   private readonly defaultPolicy: RestartPolicy;
   private shuttingDown: Promise<void> | null = null;
+  /** Agents whose removal was accepted and is under way (stopping, removing the worktree). */
+  private readonly removing = new Set<string>();
+  private readonly mailbox = new Mailbox<RootMessage>(
+    (m) => this.handle(m),
+    (err, m) => m.reply.reject(err),
+  );
 
   private constructor(private readonly opts: SupervisorOptions) {
     this.home = resolve(opts.home);
@@ -117,63 +147,7 @@ export class Supervisor {
 
   /** Start a new agent. Rejects with `exists`/`invalid` before anything is started. */
   async spawn(opts: SpawnOptions = {}): Promise<AgentInfo> {
-    this.assertOpen();
-    const name = opts.name ?? generateName(new Set([...this.actors.keys(), ...this.reserved]));
-    assertValidName(name);
-    if (this.reserved.has(name)) throw new OrchError("exists", `an agent named "${name}" is being spawned right now; pick another --name`);
-    const existing = this.actors.get(name);
-    if (existing) {
-      throw new OrchError(
-        "exists",
-        `an agent named "${name}" already exists (status: ${existing.describeStatus()}); use pi-orch restart ${name}, or pick another --name`,
-      );
-    }
-    const cwd = resolve(opts.cwd ?? process.cwd());
-    if (!isDirectory(cwd)) throw new OrchError("invalid", `working directory ${cwd} does not exist or is not a folder; pass an existing --cwd`);
-    if (opts.workerCommand && opts.workerCommand.length === 0) throw new OrchError("invalid", "the worker command is empty");
-    let worktree: WorktreeInfo | undefined;
-    let agentCwd = cwd;
-    let reused = false;
-    if (opts.worktree) {
-      this.reserved.add(name);
-      try {
-        const made = await createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name });
-        worktree = made.worktree;
-        agentCwd = made.cwd;
-        reused = made.reused;
-      } finally {
-        this.reserved.delete(name);
-      }
-      // A worktree an earlier run left is the user's to keep; only a new one goes.
-      if (this.shuttingDown) {
-        if (!reused) await removeWorktree(worktree, { force: true, deleteBranch: true });
-        this.assertOpen();
-      }
-    }
-    const record: AgentRecord = {
-      name,
-      id: generateId(),
-      cwd: agentCwd,
-      provider: opts.provider,
-      model: opts.model,
-      policy: { ...this.defaultPolicy, ...opts.policy, restart: opts.restart ?? this.defaultPolicy.restart },
-      workerCommand: opts.workerCommand,
-      extraArgs: opts.extraArgs,
-      env: opts.env,
-      onStall: opts.onStall ?? "notify",
-      limits: opts.limits ?? {},
-      ...(worktree ? { worktree } : {}),
-      createdAt: Date.now(),
-      status: "stopped",
-      pid: null,
-      restarts: 0,
-      lastExit: null,
-      sessionFile: null,
-      lastSeenAt: null,
-    };
-    const actor = this.addActor(record);
-    actor.start();
-    this.registry.markDirty();
+    const { actor, reusedWorktree } = await this.ask<Spawned>((reply) => ({ kind: "spawn", opts, reply }));
     if (opts.wait === false && opts.prompt === undefined) return actor.info();
     const status = await actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000);
     if (opts.prompt !== undefined) {
@@ -181,8 +155,9 @@ export class Supervisor {
       const response = await actor.rpc({ type: "prompt", message: opts.prompt });
       if (!response.success) {
         // A first prompt refused (no API key, a bad model) is a configuration error: nothing stays behind.
-        await this.remove(name, { force: true, deleteBranch: worktree && !reused ? true : false }).catch(() => undefined);
-        throw new OrchError("invalid", `agent "${name}" refused its first prompt, so it was removed again: ${response.error}`);
+        const worktree = actor.toRecord().worktree;
+        await this.remove(actor.name, { force: true, deleteBranch: worktree && !reusedWorktree ? true : false }).catch(() => undefined);
+        throw new OrchError("invalid", `agent "${actor.name}" refused its first prompt, so it was removed again: ${response.error}`);
       }
     }
     return actor.info();
@@ -205,35 +180,38 @@ export class Supervisor {
 
   /** Stop one agent gracefully; resolves when its process group is gone. */
   async stop(ref: string): Promise<AgentInfo> {
-    const actor = this.resolve(ref);
-    await actor.stop();
+    const [actor] = await this.ask<AgentActor[]>((reply) => ({ kind: "stop", ref, reply }));
     return actor.info();
   }
 
   /** Stop every agent in parallel. */
   async stopAll(): Promise<AgentInfo[]> {
-    await Promise.all([...this.actors.values()].map((a) => a.stop()));
+    await this.ask<AgentActor[]>((reply) => ({ kind: "stop", ref: null, reply }));
     return this.list();
   }
 
   /**
    * Restart an agent by hand (also from `failed` or `stopped`), resuming its session.
    * The restart history starts over; resolves once the new worker left `starting`
-   * unless `wait` is false.
+   * unless `wait` is false. Refused while the agent is being removed.
    */
   async restart(ref: string, opts: { wait?: boolean } = {}): Promise<AgentInfo> {
-    this.assertOpen();
-    const actor = this.resolve(ref);
-    const leftStarting = new Promise<void>((resolveStarted, rejectStarted) => {
-      // Wait for "starting" first so an agent that is idle now is not mistaken for restarted.
-      actor
-        .waitFor((s) => s === "starting", this.timings.stopGraceMs + this.timings.killGraceMs + 5_000)
-        .then(() => actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000))
-        .then(() => resolveStarted(), rejectStarted);
-    });
-    actor.restart();
+    let leftStarting: Promise<void> | undefined;
+    const actor = await this.ask<AgentActor>((reply) => ({
+      kind: "restart",
+      ref,
+      reply,
+      // Registered before the restart is posted to the actor, so the `starting` it passes through is seen.
+      watch: (a) => {
+        // Wait for "starting" first so an agent that is idle now is not mistaken for restarted.
+        leftStarting = a
+          .waitFor((s) => s === "starting", this.timings.stopGraceMs + this.timings.killGraceMs + 5_000)
+          .then(() => a.waitFor(STARTED, this.timings.startTimeoutMs + 5_000))
+          .then(() => undefined);
+      },
+    }));
     if (opts.wait !== false) await leftStarting;
-    else leftStarting.catch(() => {});
+    else leftStarting?.catch(() => {});
     return actor.info();
   }
 
@@ -247,29 +225,11 @@ export class Supervisor {
    * Forget an agent (its log files stay) and remove its worktree. A running agent, or a
    * worktree with uncommitted changes, needs `force`: it stops the agent first and
    * discards the changes. The worktree's branch stays unless `deleteBranch` says otherwise.
+   * From the moment it is accepted the agent is `removing`: a restart is refused, so no
+   * new worker can start for an agent that is going away.
    */
-  async remove(ref: string, opts: { force?: boolean; deleteBranch?: DeleteBranch } = {}): Promise<AgentInfo> {
-    const actor = this.resolve(ref);
-    const running = actor.status !== "stopped" && actor.status !== "failed";
-    if (running && !opts.force) {
-      throw new OrchError("busy", `agent "${actor.name}" is ${actor.status}; stop it first (pi-orch stop ${actor.name}) or remove it with --force`);
-    }
-    const worktree = actor.toRecord().worktree;
-    if (worktree && !opts.force && (await worktreeDirty(worktree))) {
-      throw new OrchError(
-        "busy",
-        `agent "${actor.name}" has uncommitted changes in its worktree ${worktree.path}; see them with pi-orch diff ${actor.name}, ` +
-          `commit them there to keep them on branch ${worktree.branch}, or remove it with --force to discard them`,
-      );
-    }
-    if (running) await actor.stop();
-    if (worktree) await removeWorktree(worktree, { force: opts.force, deleteBranch: opts.deleteBranch });
-    const info = actor.info();
-    this.actors.delete(actor.name);
-    this.logs.get(actor.name)?.close();
-    this.logs.delete(actor.name);
-    this.registry.markDirty();
-    return info;
+  remove(ref: string, opts: RemoveOptions = {}): Promise<AgentInfo> {
+    return this.ask<AgentInfo>((reply) => ({ kind: "remove", ref, opts, reply }));
   }
 
   /**
@@ -291,30 +251,13 @@ export class Supervisor {
     );
   }
 
-  /** Resolve a name or unique id prefix to the agent's name (throws `not_found`/`ambiguous`). */
-  resolveName(ref: string): string {
-    return this.resolve(ref).name;
-  }
-
-  /** Wait until an agent's status satisfies `test`. */
-  waitForStatus(ref: string, test: (s: AgentStatus) => boolean, timeoutMs: number): Promise<AgentStatus> {
-    return this.resolve(ref).waitFor(test, timeoutMs);
-  }
-
   /**
    * Stop every agent in parallel, persist the registry and close the logs. Agents
    * that were live are recorded as stopped with reason `supervisor exited`, so the
    * next supervisor can resume them. Idempotent.
    */
   shutdown(): Promise<void> {
-    this.shuttingDown ??= (async () => {
-      const live = [...this.actors.values()].filter((a) => a.status !== "stopped" && a.status !== "failed");
-      await Promise.all(live.map((a) => a.stop("supervisor exited")));
-      this.registry.flush();
-      this.hub.closeAll();
-      for (const log of this.logs.values()) log.close();
-    })();
-    return this.shuttingDown;
+    return this.ask<void>((reply) => ({ kind: "shutdown", reply }));
   }
 
   /** During shutdown, skip the grace periods: SIGKILL every worker group now (a second signal). */
@@ -323,9 +266,155 @@ export class Supervisor {
     this.registry.flush();
   }
 
-  /** True once `shutdown()` was called. */
-  get closing(): boolean {
-    return this.shuttingDown !== null;
+  // ---- the root actor: message handling (only ever called by the mailbox) ----
+
+  /** Post a message and wait for its reply. */
+  private ask<T>(message: (reply: Reply<T>) => RootMessage): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.mailbox.post(message({ resolve, reject })));
+  }
+
+  private handle(m: RootMessage): void {
+    switch (m.kind) {
+      case "spawn":
+        return this.onSpawn(m.opts, m.reply);
+      case "spawn_done":
+        return this.onSpawnDone(m);
+      case "stop": {
+        const actors = m.ref === null ? [...this.actors.values()] : [this.resolve(m.ref)];
+        Promise.all(actors.map((a) => a.stop())).then(() => m.reply.resolve(actors), m.reply.reject);
+        return;
+      }
+      case "restart": {
+        this.assertOpen();
+        const actor = this.resolve(m.ref);
+        if (this.removing.has(actor.name)) {
+          throw new OrchError("busy", `agent "${actor.name}" is being removed; spawn a new agent instead`);
+        }
+        m.watch(actor);
+        actor.restart();
+        m.reply.resolve(actor);
+        return;
+      }
+      case "remove":
+        return this.onRemove(m.ref, m.opts, m.reply);
+      case "remove_done":
+        return this.onRemoveDone(m);
+      case "shutdown":
+        this.shuttingDown ??= (async () => {
+          const live = [...this.actors.values()].filter((a) => a.status !== "stopped" && a.status !== "failed");
+          await Promise.all(live.map((a) => a.stop("supervisor exited")));
+          this.registry.flush();
+          this.hub.closeAll();
+          for (const log of this.logs.values()) log.close();
+        })();
+        this.shuttingDown.then(() => m.reply.resolve(), m.reply.reject);
+        return;
+    }
+  }
+
+  private onSpawn(opts: SpawnOptions, reply: Reply<Spawned>): void {
+    this.assertOpen();
+    const name = opts.name ?? generateName(new Set([...this.actors.keys(), ...this.reserved]));
+    assertValidName(name);
+    if (this.reserved.has(name)) throw new OrchError("exists", `an agent named "${name}" is being spawned right now; pick another --name`);
+    const existing = this.actors.get(name);
+    if (existing) {
+      throw new OrchError(
+        "exists",
+        `an agent named "${name}" already exists (status: ${existing.describeStatus()}); use pi-orch restart ${name}, or pick another --name`,
+      );
+    }
+    const cwd = resolve(opts.cwd ?? process.cwd());
+    if (!isDirectory(cwd)) throw new OrchError("invalid", `working directory ${cwd} does not exist or is not a folder; pass an existing --cwd`);
+    if (opts.workerCommand && opts.workerCommand.length === 0) throw new OrchError("invalid", "the worker command is empty");
+    if (!opts.worktree) return reply.resolve({ actor: this.createAgent(name, cwd, opts), reusedWorktree: false });
+    this.reserved.add(name);
+    createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name }).then(
+      (made) => this.mailbox.post({ kind: "spawn_done", name, opts, made, error: null, reply }),
+      (error: unknown) => this.mailbox.post({ kind: "spawn_done", name, opts, made: null, error, reply }),
+    );
+  }
+
+  private onSpawnDone(m: Extract<RootMessage, { kind: "spawn_done" }>): void {
+    this.reserved.delete(m.name);
+    if (!m.made) throw m.error;
+    const made = m.made;
+    if (this.shuttingDown) {
+      // A worktree an earlier run left is the user's to keep; only a new one goes.
+      const cleanup = made.reused ? Promise.resolve() : removeWorktree(made.worktree, { force: true, deleteBranch: true });
+      cleanup.catch(() => undefined).then(() => m.reply.reject(new OrchError("shutting_down", "the supervisor is shutting down; start a new one with pi-orch serve")));
+      return;
+    }
+    m.reply.resolve({ actor: this.createAgent(m.name, made.cwd, m.opts, made.worktree), reusedWorktree: made.reused });
+  }
+
+  private createAgent(name: string, cwd: string, opts: SpawnOptions, worktree?: WorktreeInfo): AgentActor {
+    const record: AgentRecord = {
+      name,
+      id: generateId(),
+      cwd,
+      provider: opts.provider,
+      model: opts.model,
+      policy: { ...this.defaultPolicy, ...opts.policy, restart: opts.restart ?? this.defaultPolicy.restart },
+      workerCommand: opts.workerCommand,
+      extraArgs: opts.extraArgs,
+      env: opts.env,
+      onStall: opts.onStall ?? "notify",
+      limits: opts.limits ?? {},
+      ...(worktree ? { worktree } : {}),
+      createdAt: Date.now(),
+      status: "stopped",
+      pid: null,
+      restarts: 0,
+      lastExit: null,
+      sessionFile: null,
+      lastSeenAt: null,
+    };
+    const actor = this.addActor(record);
+    actor.start();
+    this.registry.markDirty();
+    return actor;
+  }
+
+  private onRemove(ref: string, opts: RemoveOptions, reply: Reply<AgentInfo>): void {
+    const actor = this.resolve(ref);
+    const name = actor.name;
+    if (this.removing.has(name)) throw new OrchError("busy", `agent "${name}" is already being removed`);
+    const running = actor.status !== "stopped" && actor.status !== "failed";
+    if (running && !opts.force) {
+      throw new OrchError("busy", `agent "${name}" is ${actor.status}; stop it first (pi-orch stop ${name}) or remove it with --force`);
+    }
+    this.removing.add(name);
+    const worktree = actor.toRecord().worktree;
+    const work = async () => {
+      if (worktree && !opts.force && (await worktreeDirty(worktree))) {
+        throw new OrchError(
+          "busy",
+          `agent "${name}" has uncommitted changes in its worktree ${worktree.path}; see them with pi-orch diff ${name}, ` +
+            `commit them there to keep them on branch ${worktree.branch}, or remove it with --force to discard them`,
+        );
+      }
+      // Stopped whatever its status now: a restart accepted before the removal may have started a worker.
+      await actor.stop();
+      if (worktree) await removeWorktree(worktree, { force: opts.force, deleteBranch: opts.deleteBranch });
+    };
+    work().then(
+      () => this.mailbox.post({ kind: "remove_done", name, error: null, reply }),
+      (error: unknown) => this.mailbox.post({ kind: "remove_done", name, error: error ?? new Error("remove failed"), reply }),
+    );
+  }
+
+  private onRemoveDone(m: Extract<RootMessage, { kind: "remove_done" }>): void {
+    this.removing.delete(m.name);
+    if (m.error !== null) throw m.error;
+    const actor = this.actors.get(m.name)!;
+    const info = actor.info();
+    actor.removed();
+    this.actors.delete(m.name);
+    this.logs.get(m.name)?.close();
+    this.logs.delete(m.name);
+    this.registry.markDirty();
+    m.reply.resolve(info);
   }
 
   private addActor(record: AgentRecord): AgentActor {
