@@ -4,7 +4,7 @@
 // subset: `npm run bench -- startup`.
 import { createJiti } from "jiti";
 import { writeFileSync, existsSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 
 const SECTIONS = [
   ["startup", "./startup.ts"],
@@ -32,6 +32,8 @@ out.push(
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.`,
 );
 out.push("");
+const loadAtStart = loadavg()[0];
+const header = out.length;
 const ran = [];
 for (const [name, file] of SECTIONS) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
@@ -45,6 +47,8 @@ for (const [name, file] of SECTIONS) {
   out.push("");
   ran.push(name);
 }
+// The machine may be shared: say how busy it was, next to each section's own "other CPU" figures.
+out.splice(header, 0, `Load average (1 min) at the start / end of the run: ${loadAtStart.toFixed(1)} / ${loadavg()[0].toFixed(1)} on ${cpus().length} cores.`, "");
 const text = out.join("\n");
 console.log(text);
 if (wanted.length === 0) {
