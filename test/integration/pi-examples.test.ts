@@ -150,6 +150,28 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     expect(toolResults(second)[0].details.todos).toEqual([{ id: 1, text: "write tests", done: false }]);
   });
 
+  it("todo rebuilds its list from the branch on session_tree when the session tree is navigated", async () => {
+    const w = startWorker(
+      [
+        { toolCalls: [{ name: "todo", arguments: { action: "add", text: "first" } }] },
+        { text: "added first" },
+        { toolCalls: [{ name: "todo", arguments: { action: "add", text: "second" } }] },
+        { text: "added second" },
+        { toolCalls: [{ name: "todo", arguments: { action: "list" } }] },
+        { text: "listed" },
+      ],
+      ["todo"],
+    );
+    await run(w, "add first");
+    const firstAnswer = (await w.request({ type: "get_state" })).data.sessionFile as string;
+    const entries = readFileSync(firstAnswer, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const afterFirst = entries.filter((e: Line) => e.type === "message" && e.message.role === "assistant").at(-1);
+    await run(w, "add second");
+    expect((await w.request({ type: "navigate_tree", targetId: afterFirst.id })).success).toBe(true);
+    const end = await run(w, "list");
+    expect(toolResults(end)[0].details.todos).toEqual([{ id: 1, text: "first", done: false }]);
+  });
+
   it("session-name names the session and bookmark labels the last assistant entry in the session file", async () => {
     const w = startWorker([{ text: "an answer" }], ["session-name", "bookmark"]);
     await command(w, "/session-name Refactor auth");

@@ -945,16 +945,26 @@ export class AgentSession {
     if (!target) throw new Error(`Entry ${targetId} not found`);
     const { entries } = branchBeingLeft(store.entriesById, oldLeaf, targetId);
     const { leafId, editorText } = navigationLeaf(target);
+    // pi's session_before_tree: an extension may cancel, or supply the branch summary.
+    const before = (await this.extensions.before({
+      type: "session_before_tree",
+      preparation: { targetId, oldLeafId: oldLeaf, entriesToSummarize: entries, userWantsSummary: options.summarize === true },
+      signal: new AbortController().signal,
+    })) as { cancel?: boolean; summary?: { summary: string; details?: unknown } } | undefined;
+    if (before?.cancel === true) return { cancelled: true };
     let summaryEntry: unknown;
+    const supplied = typeof before?.summary?.summary === "string" ? before.summary : undefined;
     if (options.summarize && entries.length > 0) {
       const messages = branchMessages(entries);
       const lists = fileLists(messages, earlierFileLists(entries));
       const request = buildBranchSummaryRequest(serializeForSummary(messages), options.customInstructions, options.replaceInstructions);
-      const text = await this.compactor.summarizeOnce(
-        { model: this.agent.model, provider: this.providers.for(this.agent.model), apiKey: this.apiKeyFor(this.agent.model) },
-        request,
-      );
-      const entry = store.branchWithSummary(leafId, BRANCH_SUMMARY_PREAMBLE + text + formatFileLists(lists), lists, false);
+      const text =
+        supplied?.summary ??
+        (await this.compactor.summarizeOnce(
+          { model: this.agent.model, provider: this.providers.for(this.agent.model), apiKey: this.apiKeyFor(this.agent.model) },
+          request,
+        ));
+      const entry = store.branchWithSummary(leafId, BRANCH_SUMMARY_PREAMBLE + text + formatFileLists(lists), supplied?.details ?? lists, supplied !== undefined);
       if (options.label) store.setLabel(entry.id, options.label);
       summaryEntry = entry;
     } else {
@@ -963,6 +973,7 @@ export class AgentSession {
     }
     this.clearQueues();
     this.agent.messages = store.buildContext().messages;
+    await this.extensions.notify({ type: "session_tree", newLeafId: store.leafId, oldLeafId: oldLeaf, summaryEntry, fromExtension: supplied !== undefined });
     return { cancelled: false, ...(editorText !== undefined ? { editorText } : {}), ...(summaryEntry ? { summaryEntry } : {}) };
   }
 
