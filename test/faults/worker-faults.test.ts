@@ -240,13 +240,13 @@ describe("fault: worker killed or hung", () => {
     expect(left).toBe(0);
   });
 
-  it("a worker that exits at start goes to failed after the intensity limit, leaving nothing", async () => {
+  it("a worker that crashes at start goes to failed after the intensity limit, leaving nothing", async () => {
     const { sup, rec } = piSupervisor();
     const startedAt = Date.now();
+    // Exit 1 before it is ready: a crash, restarted by policy (exit 2 is a usage error, failed at once).
     await sup.spawn({
       name: "crash",
-      provider: "faux",
-      extraArgs: ["--faux-script", "/nonexistent/faux.json"],
+      workerCommand: [process.execPath, "-e", "process.stderr.write('boom\\n'); process.exit(1)"],
       policy: { backoffInitialMs: 20, backoffMaxMs: 100, intensity: 3, periodMs: 60_000 },
     });
     await rec.status("crash", "failed", () => true, 15_000);
@@ -259,9 +259,27 @@ describe("fault: worker killed or hung", () => {
     expect(info.restarts).toBe(3);
     expect(started.length).toBe(4);
     expect(info.statusReason).toMatch(/3 restarts/);
-    expect(info.lastExit).toMatchObject({ code: 2, reason: "exit" });
+    expect(info.lastExit).toMatchObject({ code: 1, reason: "exit" });
     expect(left).toEqual([]);
     await expect(sup.rpc("crash", { type: "get_state" })).rejects.toMatchObject({ code: "not_running" });
+  });
+
+  it("a worker that refuses its configuration (exit 2 before ready) is failed at once with its own words", async () => {
+    const { sup, rec } = piSupervisor();
+    await sup.spawn({
+      name: "badconf",
+      provider: "faux",
+      extraArgs: ["--faux-script", "/nonexistent/faux.json"],
+      policy: { backoffInitialMs: 20, backoffMaxMs: 100, intensity: 3, periodMs: 60_000 },
+    });
+    await rec.status("badconf", "failed", () => true, 15_000);
+    const info = sup.status("badconf");
+    const started = workerPids(rec, "badconf");
+    expect(info.restarts).toBe(0);
+    expect(started.length).toBe(1);
+    expect(info.lastExit).toMatchObject({ code: 2 });
+    expect(info.statusReason).toMatch(/nonexistent\/faux\.json/);
+    expect(leftAlive(started)).toEqual([]);
   });
 
   it("provider 500s until retries run out: the run ends in error, the agent stays up and answers the next prompt", async () => {

@@ -7,6 +7,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { processRunning } from "../../supervisor/process-tree.js";
+import { parseWorkerNice } from "../../supervisor/priority.js";
 import { Supervisor, type SupervisorOptions } from "../../supervisor/supervisor.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { AgentTimings } from "../../supervisor/types.js";
@@ -125,6 +126,9 @@ export class TestEnv {
     const sup = Supervisor.open({
       home,
       defaultWorkerCommand: [process.execPath, FIXTURE],
+      // As `serve` does: PI_ORCH_WORKER_NICE (0 under vitest, see vitest.config.ts), so
+      // workers do not starve behind the suite's own forks; pass workerNice to override.
+      workerNice: parseWorkerNice(process.env.PI_ORCH_WORKER_NICE) ?? undefined,
       ...opts,
       timings: { ...FAST, ...opts.timings },
     });

@@ -40,7 +40,8 @@ describe("worker priority", () => {
   });
 
   it("spawns workers at nice 10 by default, their autogroup too, and at the supervisor's weight with 0", async () => {
-    const { sup } = env.supervisor();
+    // workerNice undefined: the Supervisor's own default, not the suite's PI_ORCH_WORKER_NICE=0.
+    const { sup } = env.supervisor({ workerNice: undefined });
     const low = await sup.spawn({ name: "low" });
     expect(getPriority(low.pid!)).toBe(10);
     if (autogroups) expect(readAutogroupNice(low.pid!)).toBe(10);
@@ -52,7 +53,7 @@ describe("worker priority", () => {
   });
 
   it.skipIf(!autogroups)("keeps a bash tool command, which gets its own session, at the worker's autogroup nice", async () => {
-    const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: undefined });
+    const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: undefined, workerNice: undefined });
     // The command prints its pid, then waits on a fifo until the test has looked at it.
     const fifo = join(home, "go");
     execFileSync("mkfifo", [fifo]);
