@@ -4,10 +4,11 @@
  * `NO_COLOR`, and errors mapped to exit codes (0 ok, 1 failure, 2 usage).
  */
 import { spawn } from "node:child_process";
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IpcClient, IpcClientError } from "../ipc/client.js";
 import { piOrchHome } from "../shared/paths.js";
+import { openLogNoFollow } from "../shared/safe-open.js";
 
 /** A failure the CLI reports with this exit code and message (no stack trace). */
 export class CliError extends Error {
@@ -114,7 +115,8 @@ async function startInBackground(home: string, selfBin: string): Promise<IpcClie
   mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
   const logPath = join(home, "logs", "supervisor.log");
-  const log = openSync(logPath, "a", 0o600);
+  // O_NOFOLLOW: a symlink planted at the log's place must not redirect our appends.
+  const log = openLogNoFollow(logPath);
   const logStart = fstatSync(log).size;
   const child = spawn(process.execPath, [selfBin, "--home", home, "serve"], {
     detached: true,

@@ -2,9 +2,12 @@
  * Client side of the pi-orch socket: connect, send requests and await their
  * responses by id, and receive the event stream of a subscription.
  */
+import { lstatSync, readFileSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
+import { dirname } from "node:path";
 import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
 import { piOrchHome } from "../shared/paths.js";
+import { checker } from "../shared/validate.js";
 import type { AgentInfo } from "../shared/schema/agent.js";
 import type {
   IpcParams,
@@ -15,6 +18,7 @@ import type {
   ShutdownResult,
   SubscribeResult,
 } from "../shared/schema/ipc.js";
+import { IpcResponse as IpcResponseSchema, IpcResultSchemas } from "../shared/schema/ipc.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import { socketPath as socketPathOf } from "./server.js";
 
@@ -37,9 +41,60 @@ export interface ConnectOptions {
   timeoutMs?: number;
   /** Longest accepted line from the supervisor (default 64 MB: a response can carry a whole transcript). */
   maxLineBytes?: number;
+  /** Give up on a request with no answer after this long (default 10 min; an `rpc` waits its own `timeoutMs` plus 5 s). */
+  requestTimeoutMs?: number;
 }
 
-type Pending = { resolve: (data: unknown) => void; reject: (err: Error) => void };
+/** Default wait for the answer to one request. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
+
+type Pending = { type: IpcRequestType; resolve: (data: unknown) => void; reject: (err: Error) => void; timer: NodeJS.Timeout };
+
+/** The name of user `uid` from /etc/passwd, or null. */
+function userName(uid: number): string | null {
+  try {
+    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+      const [name, , id] = line.split(":");
+      if (Number(id) === uid && name) return name;
+    }
+  } catch {
+    // no passwd file: the uid alone names the owner
+  }
+  return null;
+}
+
+/**
+ * Why the socket at `path` and its folder (the home) must not be trusted, or null when
+ * both belong to the current user and neither is writable by others: a socket another
+ * user controls could answer with forged data and
+ * would receive our prompts. Pure but for `lstat`; Windows has no such modes (null).
+ */
+export function untrustedSocket(path: string): string | null {
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  const owner = (id: number) => {
+    const name = userName(id);
+    return name ? `user ${name} (uid ${id})` : `uid ${id}`;
+  };
+  for (const [what, target] of [["folder", dirname(path)], ["socket", path]] as const) {
+    let st;
+    try {
+      st = lstatSync(target);
+    } catch {
+      continue; // missing: connecting says there is no supervisor
+    }
+    if (what === "socket" && !st.isSocket()) return `${path} is not a socket; remove it and start the supervisor again (pi-orch serve)`;
+    if (what === "folder" && !st.isDirectory()) return `${target} is not a folder; point --home or PI_ORCH_HOME at a folder of yours`;
+    if (st.uid !== uid) {
+      return `the ${what} ${target} belongs to ${owner(st.uid)}, not to you (uid ${uid}): refusing to talk to a supervisor someone else controls; use a home of your own (--home or PI_ORCH_HOME)`;
+    }
+    // Writable by others: they could replace the socket, or talk to it as us.
+    if ((st.mode & 0o022) !== 0) {
+      return `the ${what} ${target} is writable by other users (mode ${(st.mode & 0o777).toString(8)}); run chmod ${what === "folder" ? "700" : "600"} ${target}`;
+    }
+  }
+  return null;
+}
 
 /** One connection to a supervisor. Requests may run concurrently; responses match by id. */
 export class IpcClient {
@@ -55,6 +110,7 @@ export class IpcClient {
     private readonly socket: Socket,
     readonly socketPath: string,
     maxLineBytes: number,
+    private readonly requestTimeoutMs: number,
   ) {
     this.writer = new JsonlWriter(socket);
     let markClosed!: () => void;
@@ -62,11 +118,18 @@ export class IpcClient {
     socket.on("error", () => {});
     socket.on("close", () => {
       this.closedError ??= new IpcClientError("disconnected", `the supervisor closed the connection (${socketPath}); check pi-orch list`);
-      for (const p of this.pending.values()) p.reject(this.closedError);
+      for (const p of this.pending.values()) {
+        clearTimeout(p.timer);
+        p.reject(this.closedError);
+      }
       this.pending.clear();
       markClosed();
     });
-    readLines(socket, { maxLineBytes, onLine: (line) => this.onLine(line) });
+    readLines(socket, {
+      maxLineBytes,
+      onLine: (line) => this.onLine(line),
+      onError: (err) => this.fail(new IpcClientError("malformed_reply", `the supervisor sent a reply longer than ${maxLineBytes} bytes (${err.message})`)),
+    });
   }
 
   /**
@@ -75,6 +138,8 @@ export class IpcClient {
    */
   static connect(opts: ConnectOptions = {}): Promise<IpcClient> {
     const path = opts.socketPath ?? socketPathOf(opts.home ?? piOrchHome());
+    const distrust = untrustedSocket(path);
+    if (distrust) return Promise.reject(new IpcClientError("insecure_socket", distrust));
     return new Promise((resolve, reject) => {
       const socket = createConnection(path);
       const timer = setTimeout(() => {
@@ -84,7 +149,7 @@ export class IpcClient {
       socket.once("connect", () => {
         clearTimeout(timer);
         socket.removeAllListeners("error");
-        resolve(new IpcClient(socket, path, opts.maxLineBytes ?? 64 * 1024 * 1024));
+        resolve(new IpcClient(socket, path, opts.maxLineBytes ?? 64 * 1024 * 1024, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS));
       });
       socket.once("error", (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
@@ -101,9 +166,17 @@ export class IpcClient {
   request<K extends IpcRequestType>(type: K, params: IpcParams<K>): Promise<IpcResultOf<K>> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = String(this.nextId++);
+    const rpcWait = type === "rpc" ? (params as { timeoutMs?: number }).timeoutMs : undefined;
+    const waitMs = rpcWait !== undefined ? rpcWait + 5_000 : this.requestTimeoutMs;
     return new Promise<IpcResultOf<K>>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (d: unknown) => void, reject });
-      void this.writer.write({ ...params, id, type });
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new IpcClientError("timeout", `the supervisor did not answer the ${type} request within ${waitMs} ms (${this.socketPath}); check pi-orch list and logs/supervisor.log`));
+      }, waitMs);
+      timer.unref();
+      this.pending.set(id, { type, resolve: resolve as (d: unknown) => void, reject, timer });
+      // The id leads the line: a server that cannot read an overlong line can still answer it.
+      void this.writer.write({ id, type, ...params });
     });
   }
 
@@ -171,20 +244,47 @@ export class IpcClient {
     return this.closed;
   }
 
+  /** Reject every waiting request with `error` and end the connection: replies can no longer be matched. */
+  private fail(error: IpcClientError): void {
+    this.closedError ??= error;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(error);
+    }
+    this.pending.clear();
+    this.socket.destroy();
+  }
+
   private onLine(line: string): void {
     const parsed = parseJsonLine(line);
-    if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null) return;
+    if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+      const sample = line.length > 80 ? `${line.slice(0, 80)}…` : line;
+      return this.fail(new IpcClientError("malformed_reply", `the supervisor sent a reply that is not a JSON object: ${sample}`));
+    }
     const message = parsed.value as Record<string, unknown>;
     if (message.type === "event" || message.type === "lagged") {
       for (const listener of this.listeners) listener(message as unknown as IpcStreamMessage);
       return;
     }
-    const response = message as IpcResponse;
-    const id = response.id === null ? null : String(response.id);
-    const pending = id === null ? undefined : this.pending.get(id);
-    if (!pending) return; // an error about an unreadable line: this client never sends those
-    this.pending.delete(id!);
-    if (response.ok) pending.resolve(response.data);
-    else pending.reject(new IpcClientError(response.error.code, response.error.message));
+    const checked = checker(IpcResponseSchema)(message);
+    if (!checked.ok) return this.fail(new IpcClientError("malformed_reply", `the supervisor sent a malformed reply (${checked.errors.join("; ")})`));
+    const response: IpcResponse = checked.value;
+    if (response.id === null) {
+      // A request the server could not read, whose id it could not recover either: it
+      // ends the connection, and no waiting request can be told apart, so all fail.
+      const error = !response.ok ? response.error : { code: "malformed_reply", message: "a success without an id" };
+      return this.fail(new IpcClientError(error.code, error.message));
+    }
+    const id = String(response.id);
+    const pending = this.pending.get(id);
+    if (!pending) return; // answered after its timeout
+    this.pending.delete(id);
+    clearTimeout(pending.timer);
+    if (!response.ok) return pending.reject(new IpcClientError(response.error.code, response.error.message));
+    const data = checker(IpcResultSchemas[pending.type])(response.data);
+    if (!data.ok) {
+      return pending.reject(new IpcClientError("malformed_reply", `the supervisor's answer to ${pending.type} does not match its schema (${data.errors.join("; ")})`));
+    }
+    pending.resolve(response.data);
   }
 }

@@ -7,7 +7,7 @@
 import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { JsonlWriter, readLines } from "../shared/jsonl.js";
+import { JsonlWriter, peekLineHead, readLines } from "../shared/jsonl.js";
 import { checker } from "../shared/validate.js";
 import {
   IpcRequestSchemas,
@@ -171,7 +171,12 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
   });
   readLines(socket, {
     maxLineBytes: opts.maxLineBytes ?? 1024 * 1024,
-    onError: (err) => void fail(null, "line_too_long", `request ignored: ${err.message}`),
+    onError: (err) => {
+      // The id usually leads the line: answer that request. Without one the answer has
+      // id null, on which our client fails every waiting request and ends the connection.
+      const { id } = peekLineHead(err.head);
+      void fail(id ?? null, "line_too_long", `request ignored: ${err.message}; send large content in pieces or as a file path`);
+    },
     onLine: (line) => {
       if (line.trim() === "") return;
       void handleLine(line).catch((err: unknown) => fail(null, "internal", `internal error: ${(err as Error).message}`));

@@ -26,10 +26,11 @@ export class LineTooLongError extends Error {
   }
 }
 
-/** The `type` and `id` a JSON object line starts with, read from its head (keys in any order within the head). */
-export function peekLineHead(head: string): { type?: string; id?: string } {
+/** The `type` and `id` (a string, or a number) a JSON object line starts with, read from its head. */
+export function peekLineHead(head: string): { type?: string; id?: string | number } {
   const type = /"type"\s*:\s*"([^"\\]{1,64})"/.exec(head)?.[1];
-  const id = /"id"\s*:\s*"([^"\\]{1,256})"/.exec(head)?.[1];
+  const idMatch = /"id"\s*:\s*(?:"([^"\\]{1,256})"|(-?\d{1,15})[,}\s])/.exec(head);
+  const id = idMatch ? (idMatch[1] ?? Number(idMatch[2])) : undefined;
   return { ...(type !== undefined ? { type } : {}), ...(id !== undefined ? { id } : {}) };
 }
 

@@ -10,7 +10,7 @@
  * torn part is cut back at once, the lines wait in a bounded backlog, the owner is told
  * (`disk full: PATH`), and the backlog is written when the disk takes writes again.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /** One event as stored and streamed: its sequence number, when it arrived, and the event. */
@@ -336,7 +336,8 @@ export class LogFile {
 
   private open(): number {
     if (this.fd === null) {
-      const fd = openSync(this.path, "a+", 0o600);
+      // O_NOFOLLOW: a symlink planted at the log's place must not redirect our writes.
+      const fd = openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
       this.size = fstatSync(fd).size;
       const cut = wholeLinesLength(fd, this.size);
       if (cut < this.size) {

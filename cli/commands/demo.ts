@@ -5,7 +5,7 @@
  * summary until every agent settles. Everything it made goes away when it ends.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -17,6 +17,7 @@ import { diffWorktree } from "../../supervisor/worktrees.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 import { colorStatus, renderTable } from "./format.js";
 import { TranscriptRenderer } from "./transcript.js";
+import { openLogNoFollow } from "../../shared/safe-open.js";
 
 /** The four agents and their tasks, in the faux model's words. */
 const AGENTS = [
@@ -190,7 +191,7 @@ class DemoWorld {
   async startSupervisor(selfBin: string, home: string, chunkMs: number): Promise<IpcClient> {
     this.home = home;
     mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
-    const log = openSync(join(home, "logs", "supervisor.log"), "a", 0o600);
+    const log = openLogNoFollow(join(home, "logs", "supervisor.log"));
     this.serve = spawn(process.execPath, [selfBin, "--home", home, "serve"], {
       detached: true,
       stdio: ["ignore", log, log],

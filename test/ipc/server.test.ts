@@ -81,7 +81,7 @@ describe("ipc server", () => {
     c.send('{"id":"3","type":"status","agent":"boom"}\n');
     expect(await c.next()).toEqual({ id: "3", ok: false, error: { code: "not_running", message: 'agent "boom" is not running' } });
     c.send(`{"id":4,"type":"list","pad":"${"x".repeat(2000)}"}\n`);
-    expect(await c.next()).toMatchObject({ id: null, ok: false, error: { code: "line_too_long" } });
+    expect(await c.next()).toMatchObject({ id: 4, ok: false, error: { code: "line_too_long" } });
     c.send('{"id":5,"type":"list"}\r\n');
     expect(await c.next()).toEqual({ id: 5, ok: true, data: { echoed: "list" } });
   });

@@ -1,0 +1,134 @@
+/**
+ * The client against sockets it must not trust or that answer badly (issue 16): a
+ * socket of another user is refused before anything is sent, a symlink planted where a
+ * log goes is not followed, a request too long for the server is answered with an error
+ * instead of hanging, a malformed reply is a clear error, and every request times out.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
+import { IpcClient, IpcClientError } from "../../ipc/client.js";
+import { AgentEventLog } from "../../supervisor/event-log.js";
+import { openLogNoFollow } from "../../shared/safe-open.js";
+import { FIXTURE } from "../supervisor/harness.js";
+import { figures } from "./support.js";
+
+const dirs: string[] = [];
+const servers: Server[] = [];
+const running: RunningServer[] = [];
+const clients: IpcClient[] = [];
+afterEach(async () => {
+  await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+  await Promise.allSettled(running.splice(0).map((r) => r.close()));
+  await Promise.allSettled(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function home(): string {
+  const dir = mkdtempSync(join(tmpdir(), "po-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A fake supervisor on `home/orch.sock` that answers every line with `reply(line)` (nothing when null). */
+async function fakeServer(dir: string, reply: (line: string) => string | null): Promise<{ lines: string[]; connections: () => number }> {
+  const lines: string[] = [];
+  let connections = 0;
+  const server = createServer((socket: Socket) => {
+    connections++;
+    let buf = "";
+    socket.on("error", () => {});
+    socket.on("data", (c: Buffer) => {
+      buf += c.toString();
+      for (let nl = buf.indexOf("\n"); nl !== -1; nl = buf.indexOf("\n")) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        lines.push(line);
+        const out = reply(line);
+        if (out !== null) socket.write(out + "\n");
+      }
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(join(dir, "orch.sock"), r));
+  return { lines, connections: () => connections };
+}
+
+const idOf = (line: string) => (JSON.parse(line) as { id: string }).id;
+const rejection = async (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as IpcClientError);
+
+describe.skipIf(process.getuid?.() !== 0)("fault: a socket of another user", () => {
+  it("is refused before anything is sent, with an error naming its owner", async () => {
+    const dir = home();
+    const fake = await fakeServer(dir, (line) => JSON.stringify({ id: idOf(line), ok: true, data: [] }));
+    chownSync(join(dir, "orch.sock"), 65534, 65534);
+    const socketErr = await rejection(IpcClient.connect({ home: dir }));
+    chownSync(join(dir, "orch.sock"), 0, 0);
+    chownSync(dir, 65534, 65534);
+    const folderErr = await rejection(IpcClient.connect({ home: dir }));
+    figures("ipc-foreign-socket", { refused: [socketErr, folderErr].filter((e) => e?.code === "insecure_socket").length, lines_sent: fake.lines.length, connections: fake.connections() });
+    expect(socketErr?.code).toBe("insecure_socket");
+    expect(socketErr?.message).toMatch(/belongs to user nobody \(uid 65534\), not to you/);
+    expect(folderErr?.code).toBe("insecure_socket");
+    expect(folderErr?.message).toContain(`the folder ${dir} belongs to user nobody`);
+    expect(fake.connections()).toBe(0);
+    expect(fake.lines).toEqual([]);
+  });
+});
+
+describe("fault: a symlink planted where a log goes", () => {
+  it("is not followed by the supervisor log nor the agents' event logs", () => {
+    const dir = home();
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "keep me\n");
+    mkdirSync(join(dir, "logs"));
+    symlinkSync(victim, join(dir, "logs", "supervisor.log"));
+    symlinkSync(victim, join(dir, "logs", "a.events.jsonl"));
+    expect(() => openLogNoFollow(join(dir, "logs", "supervisor.log"))).toThrow(expect.objectContaining({ code: "ELOOP" }));
+    const problems: (string | null)[] = [];
+    const log = new AgentEventLog({ logsDir: join(dir, "logs"), name: "a", onProblem: (p) => problems.push(p) });
+    log.append({ type: "x", secret: "not for the victim" });
+    log.close();
+    expect(readFileSync(victim, "utf8")).toBe("keep me\n");
+  });
+});
+
+describe("fault: requests and replies the other side cannot handle", () => {
+  it("a 2 MB prompt is answered with an error, and the connection keeps working", async () => {
+    const dir = home();
+    const server = await runSupervisorServer({ home: dir, handleSignals: false, defaultWorkerCommand: [process.execPath, FIXTURE] });
+    running.push(server);
+    const client = await IpcClient.connect({ home: dir });
+    clients.push(client);
+    await client.spawn({ name: "a" });
+    const started = performance.now();
+    const err = await rejection(client.rpc("a", { type: "prompt", message: "p".repeat(2 * 1024 * 1024) }));
+    const ms = performance.now() - started;
+    const after = await client.list();
+    figures("ipc-2mb-prompt", { answered_ms: Math.round(ms), code: err?.code ?? "none", later_request_ok: after.length === 1 });
+    expect(err?.code).toBe("line_too_long");
+    expect(err?.message).toMatch(/request ignored: line exceeds the 1048576-byte limit/);
+    expect(after.map((a) => a.name)).toEqual(["a"]);
+  });
+
+  it.each([
+    { name: "data that does not match the request's schema", reply: (id: string) => JSON.stringify({ id, ok: true, data: null }), code: "malformed_reply", message: /answer to list does not match its schema/ },
+    { name: "a line that is not JSON", reply: () => "<html>hello</html>", code: "malformed_reply", message: /not a JSON object: <html>/ },
+    { name: "an envelope without ok", reply: (id: string) => JSON.stringify({ id, data: [] }), code: "malformed_reply", message: /malformed reply/ },
+    { name: "an error without an id", reply: () => JSON.stringify({ id: null, ok: false, error: { code: "line_too_long", message: "too long" } }), code: "line_too_long", message: /too long/ },
+    { name: "no answer at all", reply: () => null, code: "timeout", message: /did not answer the list request within 300 ms/ },
+  ])("$name is a clear error, not a hang or a crash", async ({ reply, code, message }) => {
+    const dir = home();
+    await fakeServer(dir, (line) => reply(idOf(line)));
+    const client = await IpcClient.connect({ home: dir, requestTimeoutMs: 300 });
+    clients.push(client);
+    const err = await rejection(client.list());
+    expect(err).toBeInstanceOf(IpcClientError);
+    expect(err?.code).toBe(code);
+    expect(err?.message).toMatch(message);
+  });
+});
+
