@@ -136,6 +136,7 @@ export async function runWorker(ctx: CliContext, address: QueueAddress, flags: O
     onLog: (line) => ctx.err(`pi-orch: ${line}`),
   });
   let first: NodeJS.Signals | null = null;
+  let handingBack = false;
   let stopped!: () => void;
   const done = new Promise<void>((r) => (stopped = r));
   const onSignal = (signal: NodeJS.Signals) => {
@@ -145,9 +146,12 @@ export async function runWorker(ctx: CliContext, address: QueueAddress, flags: O
         `pi-orch: ${signal}: taking no more tasks; ${worker.active > 0 ? `letting the ${worker.active} running finish (${signal} again hands them back to the queue)` : "none running"}`,
       );
       void worker.drain().then(stopped);
-    } else {
-      ctx.err(`pi-orch: ${signal}: handing the running tasks back to the queue`);
+    } else if (!handingBack) {
+      handingBack = true;
+      ctx.err(`pi-orch: ${signal}: handing the running tasks back to the queue (${signal} again exits at once; the queue gives them to another worker after the stall timeout)`);
       void worker.handBack().then(stopped);
+    } else {
+      process.exit(SIGNAL_EXIT[first] ?? 1);
     }
   };
   const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -158,5 +162,9 @@ export async function runWorker(ctx: CliContext, address: QueueAddress, flags: O
   } finally {
     for (const s of SIGNALS) process.off(s, onSignal);
   }
-  return SIGNAL_EXIT[first!] ?? 1;
+  const code = SIGNAL_EXIT[first!] ?? 1;
+  // Closed, but while Redis is unreachable ioredis may still hold a reconnect timer that keeps
+  // the process alive; nothing is left to report, so do not wait for it.
+  setTimeout(() => process.exit(code), 1000).unref();
+  return code;
 }

@@ -84,7 +84,9 @@ export class QueueWorker {
 
   /** Stop taking work; resolves when the running tasks finished and the connection is closed. */
   drain(): Promise<void> {
-    this.closing ??= (this.worker?.close() ?? Promise.resolve()).then(() => undefined);
+    // With nothing running there is nothing to report back: close at once, even while Redis is unreachable
+    // (a graceful close would wait for it to come back).
+    this.closing ??= (this.worker?.close(this.running.size === 0) ?? Promise.resolve()).then(() => undefined);
     return this.closing;
   }
 

@@ -6,8 +6,9 @@
  * real: a SIGKILLed producer, a SIGKILLed Redis, a SIGKILLed machine (a worker and
  * every process it started), signals to workers. Everything is killed and removed after.
  */
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -123,6 +124,33 @@ describe.skipIf(missing !== null)(`pi-orch run --queue with a real redis-server$
 
       for (const p of workers) p.signal("SIGTERM");
       expect((await Promise.all(workers.map((p) => p.exited))).map((e) => e.code)).toEqual([143, 143, 143]);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "sends a worktree task's diff and transcript path back to the producer, whose machine never sees the worktree",
+    async () => {
+      const w = await world();
+      const repo = join(w.dir, "repo");
+      mkdirSync(repo);
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" } });
+      git("init", "-q", "-b", "main");
+      writeFileSync(join(repo, "file.txt"), "hello a\n");
+      git("add", "file.txt");
+      git("commit", "-q", "-m", "first");
+      writeTasks(w, "tasks.json", [{ name: "edit", prompt: 'replace "a" with "b" in file.txt', cwd: "repo", worktree: true }]);
+      await startWorker(w, "m1", ["--concurrency", "1", "--discard-changes"]);
+      const producer = startProducer(w, "tasks.json");
+      expect((await producer.exited).code, producer.stderr + notPassed(w)).toBe(0);
+      const [task] = report(w).tasks;
+      expect(task.changedFiles).toEqual(["file.txt"]);
+      expect(task.diff).toMatch(/^-hello a$/m);
+      expect(task.diff).toMatch(/^\+hello b$/m);
+      expect(task.sessionFile).toContain(join(w.dir, "m1", "sessions"));
+      // --discard-changes on the worker: its worktree is gone, the diff is what is left of the work.
+      expect(task.worktree?.kept).toBe(false);
+      expect(existsSync(task.worktree!.path)).toBe(false);
     },
     TEST_TIMEOUT,
   );
