@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { constants, Script } from "node:vm";
+import { Script } from "node:vm";
 
 /** Compile the bundle next to this launcher with its cache, and run it. */
 function runCached(): void {
@@ -28,12 +28,9 @@ function runCached(): void {
   }
   // The CommonJS wrapper Node itself uses, plus the bundle's stand-in for import.meta.url.
   const wrapper = `(function (exports, require, module, __filename, __dirname, __piMetaUrl) {${source}\n})`;
-  const script = new Script(wrapper, {
-    filename: bundle,
-    cachedData,
-    // The bundle still import()s the model SDKs and jiti lazily: resolve them as a module here would.
-    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  });
+  // No importModuleDynamically: V8 drops that callback for a script loaded from a code
+  // cache, so the build compiles the bundle's import()s to require() instead.
+  const script = new Script(wrapper, { filename: bundle, cachedData });
   const status = cachedData === undefined ? "missing" : script.cachedDataRejected ? "rejected" : "accepted";
   if (process.env.PI_ORCH_CODE_CACHE === "report") process.stderr.write(`pi: code cache ${status}\n`);
   if (process.env.PI_ORCH_CODE_CACHE === "write") {

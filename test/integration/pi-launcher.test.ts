@@ -6,9 +6,11 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { useMockWorkerEnv } from "../support/mock-worker-env.js";
 import { killAllWorkers, RpcWorker } from "../support/rpc-worker.js";
 
 const DIST = resolve(import.meta.dirname, "../../dist/cli");
+const mock = useMockWorkerEnv();
 const dirs: string[] = [];
 afterEach(async () => {
   await killAllWorkers();
@@ -65,5 +67,19 @@ describe("pi.cjs and its code cache", () => {
     expect(rejected.state.success).toBe(true);
     expect(rejected.exit.code).toBe(0);
     expect(rejected.state.data.model).toEqual(missing.state.data.model);
+  });
+
+  it.each(["openai-completions", "anthropic-messages"] as const)("runs a turn through the real %s SDK, loaded lazily from the cached bundle", async (api) => {
+    mock.writeModels({ api });
+    mock.server.enqueue({ text: ["hello ", "from the mock"] });
+    const worker = new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--no-session"], {
+      cwd: mock.project,
+      env: { PI_ORCH_HOME: mock.home, PI_ORCH_CODE_CACHE: "report", ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
+      bin: [process.execPath, join(DIST, "pi.cjs")],
+    });
+    await worker.request({ type: "prompt", message: "hi" });
+    const end = await worker.event("agent_end");
+    expect(end.messages.at(-1).content[0].text).toBe("hello from the mock");
+    expect(worker.stderr.join("")).toContain("pi: code cache accepted");
   });
 });
