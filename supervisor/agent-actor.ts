@@ -15,7 +15,7 @@ import { Mailbox } from "./mailbox.js";
 import { lowerWorkerPriority } from "./priority.js";
 import { groupRssBytes } from "./process-tree.js";
 import { redactArgv, redactEnv } from "./redact.js";
-import { decideRestart, describeExit } from "./restart-policy.js";
+import { decideRestart, describeExit, NO_RESTARTS, type RestartHistory } from "./restart-policy.js";
 import { killGroupLeftovers, killWorker, stopWorker, type WorkerHandle } from "./teardown.js";
 import { RUNNING_STATUSES, type AgentInfo, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
 import type { AgentTimings } from "./types.js";
@@ -70,12 +70,16 @@ type Message =
   | { kind: "run_timeout"; gen: number; run: number }
   | { kind: "backoff_done"; token: number }
   | { kind: "interrupted"; reason: string }
-  | { kind: "kill"; done: () => void };
+  | { kind: "kill"; done: () => void }
+  | { kind: "rpc_timeout"; id: string; type: string; timeoutMs: number }
+  | { kind: "wait"; waiter: Waiter; timeoutMs: number }
+  | { kind: "wait_timeout"; waiter: Waiter; timeoutMs: number };
 
 interface Waiter {
   test: (status: AgentStatus) => boolean;
   resolve: (status: AgentStatus) => void;
   reject: (err: Error) => void;
+  timer: NodeJS.Timeout | null;
 }
 
 /**
@@ -90,8 +94,7 @@ export class AgentActor {
   private gen = 0;
   private nextRequest = 1;
   private readonly pending = new Map<string, Pending>();
-  private restartTimes: number[] = [];
-  private backoffStep = 0;
+  private restartHistory: RestartHistory = NO_RESTARTS;
   private backoffTimer: NodeJS.Timeout | null = null;
   private backoffToken = 0;
   private startTimer: NodeJS.Timeout | null = null;
@@ -189,32 +192,17 @@ export class AgentActor {
 
   /** Resolves with the status once `test` holds (immediately if it already does), or rejects after `timeoutMs`. */
   waitFor(test: (status: AgentStatus) => boolean, timeoutMs: number): Promise<AgentStatus> {
-    if (test(this.record.status)) return Promise.resolve(this.record.status);
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        test,
-        resolve: (s) => {
-          clearTimeout(timer);
-          resolve(s);
-        },
-        reject: (err) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new OrchError("timeout", `agent "${this.name}" is still ${this.describeStatus()} after ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
+    return new Promise((resolve, reject) => this.mailbox.post({ kind: "wait", waiter: { test, resolve, reject, timer: null }, timeoutMs }));
   }
 
   /** The agent was removed: everyone still waiting for a status learns it now instead of at their timeout. */
   removed(): void {
     const waiters = this.waiters;
     this.waiters = [];
-    for (const w of waiters) w.reject(new OrchError("not_found", `agent "${this.name}" was removed`));
+    for (const w of waiters) {
+      if (w.timer) clearTimeout(w.timer);
+      w.reject(new OrchError("not_found", `agent "${this.name}" was removed`));
+    }
   }
 
   /** Error for a command that needs a running worker. */
@@ -276,10 +264,28 @@ export class AgentActor {
           this.abortRun("run_timeout", `run timeout of ${formatMs(this.record.limits.runTimeoutMs!)} exceeded`);
         }
         return;
+      case "rpc_timeout": {
+        const pending = this.pending.get(m.id);
+        if (!pending) return; // answered in the meantime
+        this.pending.delete(m.id);
+        pending.reject(
+          new OrchError("timeout", `agent "${this.name}" did not answer ${m.type} within ${formatMs(m.timeoutMs)}; check pi-orch status ${this.name}`),
+        );
+        return;
+      }
+      case "wait":
+        if (m.waiter.test(this.record.status)) return m.waiter.resolve(this.record.status);
+        m.waiter.timer = setTimeout(() => this.mailbox.post({ kind: "wait_timeout", waiter: m.waiter, timeoutMs: m.timeoutMs }), m.timeoutMs);
+        this.waiters.push(m.waiter);
+        return;
+      case "wait_timeout":
+        if (!this.waiters.includes(m.waiter)) return; // satisfied in the meantime
+        this.waiters = this.waiters.filter((w) => w !== m.waiter);
+        m.waiter.reject(new OrchError("timeout", `agent "${this.name}" is still ${this.describeStatus()} after ${m.timeoutMs} ms`));
+        return;
       case "backoff_done":
         if (m.token === this.backoffToken && this.record.status === "backoff") {
           this.backoffTimer = null;
-          this.restartTimes.push(Date.now());
           this.record.restarts++;
           this.spawnWorker();
         }
@@ -563,15 +569,9 @@ export class AgentActor {
       this.setStatus("failed", config);
       return;
     }
-    const decision = decideRestart(
-      this.record.policy,
-      { restartTimes: this.restartTimes, backoffStep: this.backoffStep, startedAt: m.spawnError ? null : worker.startedAt },
-      exit,
-      now,
-    );
-    this.restartTimes = this.restartTimes.filter((t) => t > now - this.record.policy.periodMs);
+    const decision = decideRestart(this.record.policy, this.restartHistory, exit, now, m.spawnError ? null : worker.startedAt);
+    this.restartHistory = decision.history;
     if (decision.action === "restart") {
-      this.backoffStep = decision.nextBackoffStep;
       this.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
       const token = ++this.backoffToken;
       this.backoffTimer = setTimeout(() => this.mailbox.post({ kind: "backoff_done", token }), decision.delayMs);
@@ -638,8 +638,7 @@ export class AgentActor {
   }
 
   private onRestart(): void {
-    this.restartTimes = [];
-    this.backoffStep = 0;
+    this.restartHistory = NO_RESTARTS;
     if (this.worker) {
       if (this.record.status !== "stopping") this.beginTeardown(this.record.status !== "unresponsive");
       this.afterStop = "restart";
@@ -661,12 +660,7 @@ export class AgentActor {
       return;
     }
     const id = this.requestId("rpc");
-    const timer = setTimeout(() => {
-      this.pending.delete(id);
-      m.reject(
-        new OrchError("timeout", `agent "${this.name}" did not answer ${type} within ${formatMs(m.timeoutMs)}; check pi-orch status ${this.name}`),
-      );
-    }, m.timeoutMs);
+    const timer = setTimeout(() => this.mailbox.post({ kind: "rpc_timeout", id, type, timeoutMs: m.timeoutMs }), m.timeoutMs);
     // The caller's id is echoed as it came, whatever its type; ours replaces it on the way to the worker.
     this.pending.set(id, { resolve: m.resolve, reject: m.reject, timer, callerId: m.command.id as string | undefined });
     try {
@@ -726,7 +720,10 @@ export class AgentActor {
     const ready = this.waiters.filter((w) => w.test(status));
     if (ready.length > 0) {
       this.waiters = this.waiters.filter((w) => !ready.includes(w));
-      for (const w of ready) w.resolve(status);
+      for (const w of ready) {
+        if (w.timer) clearTimeout(w.timer);
+        w.resolve(status);
+      }
     }
   }
 

@@ -4,21 +4,27 @@
  */
 import type { RestartPolicy, WorkerExit } from "../shared/schema/agent.js";
 
-/** What the actor remembers between restarts of one agent. */
+/** What the actor remembers between restarts of one agent; only `decideRestart` makes a new one. */
 export interface RestartHistory {
-  /** Times of the automatic restarts so far (only those inside the period matter). */
+  /** Times of the automatic restarts inside the period (older ones are pruned). */
   restartTimes: readonly number[];
   /** Consecutive restarts without a healthy run in between; sets the backoff delay. */
   backoffStep: number;
-  /** When the worker that just exited was started (null when it never started). */
-  startedAt: number | null;
 }
 
-/** The answer: restart after a delay, give up (`failed`), or leave it down (`stopped`). */
-export type RestartDecision =
-  | { action: "restart"; delayMs: number; nextBackoffStep: number }
+/** No restarts yet (a new agent, or after a manual restart). */
+export const NO_RESTARTS: RestartHistory = { restartTimes: [], backoffStep: 0 };
+
+/**
+ * The answer: restart after a delay, give up (`failed`), or leave it down (`stopped`),
+ * with the history to keep from now on (pruned to the period, plus this restart), the
+ * way OTP's `add_restart` returns the new restart list with its verdict.
+ */
+export type RestartDecision = (
+  | { action: "restart"; delayMs: number }
   | { action: "give_up"; reason: string }
-  | { action: "stay_down"; reason: string };
+  | { action: "stay_down"; reason: string }
+) & { history: RestartHistory };
 
 /** An exit is normal only when the worker ended by itself with code 0. */
 export function isNormalExit(exit: WorkerExit): boolean {
@@ -34,26 +40,30 @@ export function decideRestart(
   history: RestartHistory,
   exit: WorkerExit,
   now: number,
+  /** When the worker that just exited was started (null when it never started). */
+  startedAt: number | null,
 ): RestartDecision {
+  const recent = history.restartTimes.filter((t) => t > now - policy.periodMs);
+  const kept: RestartHistory = { restartTimes: recent, backoffStep: history.backoffStep };
   const normal = isNormalExit(exit);
   if (policy.restart === "temporary") {
-    return { action: "stay_down", reason: `${describeExit(exit)}; restart policy is temporary` };
+    return { action: "stay_down", reason: `${describeExit(exit)}; restart policy is temporary`, history: kept };
   }
   if (policy.restart === "transient" && normal) {
-    return { action: "stay_down", reason: `${describeExit(exit)}; restart policy is transient` };
+    return { action: "stay_down", reason: `${describeExit(exit)}; restart policy is transient`, history: kept };
   }
-  const recent = history.restartTimes.filter((t) => t > now - policy.periodMs);
   if (recent.length >= policy.intensity) {
     return {
       action: "give_up",
       reason: `failed after ${recent.length} restart${recent.length === 1 ? "" : "s"} in ${formatSeconds(policy.periodMs)}`,
+      history: kept,
     };
   }
-  const healthy = history.startedAt !== null && now - history.startedAt >= policy.resetAfterMs;
+  const healthy = startedAt !== null && now - startedAt >= policy.resetAfterMs;
   const step = healthy ? 0 : history.backoffStep;
   // 2 ** step overflows to Infinity long after the cap, so min() keeps it finite.
   const delayMs = Math.min(policy.backoffInitialMs * 2 ** step, policy.backoffMaxMs);
-  return { action: "restart", delayMs, nextBackoffStep: step + 1 };
+  return { action: "restart", delayMs, history: { restartTimes: [...recent, now], backoffStep: step + 1 } };
 }
 
 /** `exited with code 1`, `killed by SIGKILL`, `unresponsive (no answer to get_state in 10s)`. */

@@ -1,5 +1,5 @@
 /**
- * The TUI: every visible agent in a paged grid, or one zoomed; the keys of issue 7;
+ * The TUI: every visible agent in a paged grid, or one zoomed; the keys of the help overlay;
  * the input line, the new-agent form, extension dialogs, help and diff overlays.
  * State comes from the store (throttled to ≤ 20 frames/s); commands go to `control`.
  */

@@ -8,11 +8,12 @@ const crash: WorkerExit = { code: 1, signal: null, reason: "exit", at: NOW };
 const clean: WorkerExit = { code: 0, signal: null, reason: "exit", at: NOW };
 const killed: WorkerExit = { code: null, signal: "SIGKILL", reason: "exit", at: NOW };
 const hung: WorkerExit = { code: null, signal: "SIGKILL", reason: "unresponsive", at: NOW };
-const fresh: RestartHistory = { restartTimes: [], backoffStep: 0, startedAt: NOW - 1_000 };
+type Case = RestartHistory & { startedAt: number | null };
+const fresh: Case = { restartTimes: [], backoffStep: 0, startedAt: NOW - 1_000 };
 const times = (n: number, ago = 1_000) => Array.from({ length: n }, (_, i) => NOW - ago - i);
 
 describe("decideRestart", () => {
-  const table: [string, RestartKind, RestartHistory, WorkerExit, ReturnType<typeof decideRestart>["action"], number?][] = [
+  const table: [string, RestartKind, Case, WorkerExit, ReturnType<typeof decideRestart>["action"], number?][] = [
     ["transient restarts after a crash", "transient", fresh, crash, "restart", 500],
     ["transient restarts after a signal", "transient", fresh, killed, "restart", 500],
     ["transient restarts an unresponsive worker even if it exited 0", "transient", fresh, { ...hung, code: 0, signal: null }, "restart", 500],
@@ -29,19 +30,27 @@ describe("decideRestart", () => {
   ];
   for (const [title, restart, history, exit, action, delay] of table) {
     it(title, () => {
-      const decision = decideRestart({ ...DEFAULT_RESTART_POLICY, restart }, history, exit, NOW);
+      const decision = decideRestart({ ...DEFAULT_RESTART_POLICY, restart }, history, exit, NOW, history.startedAt);
       expect(decision.action).toBe(action);
       if (delay !== undefined && decision.action === "restart") expect(decision.delayMs).toBe(delay);
     });
   }
 
   it("says how many restarts in how long when it gives up", () => {
-    const decision = decideRestart(DEFAULT_RESTART_POLICY, { ...fresh, restartTimes: times(5) }, crash, NOW);
-    expect(decision).toEqual({ action: "give_up", reason: "failed after 5 restarts in 60s" });
+    const decision = decideRestart(DEFAULT_RESTART_POLICY, { ...fresh, restartTimes: times(5) }, crash, NOW, fresh.startedAt);
+    expect(decision).toEqual({ action: "give_up", reason: "failed after 5 restarts in 60s", history: { restartTimes: times(5), backoffStep: 0 } });
   });
 
-  it("returns the next backoff step", () => {
-    const decision = decideRestart(DEFAULT_RESTART_POLICY, { ...fresh, backoffStep: 2 }, crash, NOW);
-    expect(decision).toEqual({ action: "restart", delayMs: 2_000, nextBackoffStep: 3 });
+  it("returns the new history: this restart added, the next backoff step", () => {
+    const decision = decideRestart(DEFAULT_RESTART_POLICY, { ...fresh, backoffStep: 2, restartTimes: [NOW - 5] }, crash, NOW, fresh.startedAt);
+    expect(decision).toEqual({ action: "restart", delayMs: 2_000, history: { restartTimes: [NOW - 5, NOW], backoffStep: 3 } });
+  });
+
+  it("prunes restarts older than the period from the history, whatever the decision", () => {
+    const old = [NOW - 61_000, NOW - 70_000];
+    const down = decideRestart({ ...DEFAULT_RESTART_POLICY, restart: "temporary" }, { restartTimes: [...old, NOW - 10], backoffStep: 4 }, crash, NOW, null);
+    expect(down.history).toEqual({ restartTimes: [NOW - 10], backoffStep: 4 });
+    const healthy = decideRestart(DEFAULT_RESTART_POLICY, { restartTimes: old, backoffStep: 4 }, crash, NOW, NOW - 60_000);
+    expect(healthy).toMatchObject({ action: "restart", delayMs: 500, history: { restartTimes: [NOW], backoffStep: 1 } });
   });
 });
