@@ -81,6 +81,18 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     );
   });
 
+  it("loads them from the `pi` bin as installed too (dist/cli/pi.cjs, started from its V8 code cache)", async () => {
+    const script = join(src.path, "empty.json");
+    writeFileSync(script, "[]");
+    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session", "-e", example("dynamic-tools")], {
+      cwd: project.path,
+      env: { PI_ORCH_HOME: home.path },
+      bin: [process.execPath, resolve(import.meta.dirname, "../../dist/cli/pi.cjs")],
+    });
+    expect((await w.request({ type: "get_state" })).data.tools).toContain("echo_session");
+    expect(w.received.filter((l) => l.type === "extension_error")).toEqual([]);
+  });
+
   it("permission-gate asks with a select and blocks only what the client declines", async () => {
     const w = startWorker(
       [

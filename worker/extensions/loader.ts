@@ -4,6 +4,7 @@
  * load is reported and left out; the worker goes on.
  */
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { ExtensionRegistry, createExtensionApi } from "./api.js";
 import { discoverExtensions } from "./discover.js";
 import { createEventBus } from "./event-bus.js";
@@ -77,7 +78,10 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
 
 /** A jiti importer that resolves pi's module names to the worker's own modules, so an extension anywhere can import them. */
 async function createImporter(host: () => ExtensionHost): Promise<(path: string) => Promise<unknown>> {
-  const [{ createJiti }, virtualModules] = await Promise.all([import("jiti"), extensionModules(host)]);
+  // require, not import(): the `pi` bin runs from a V8 code cache, which drops the
+  // callback import() needs ("A dynamic import callback was not specified"); jiti ships CommonJS.
+  const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
+  const virtualModules = await extensionModules(host);
   const jiti = createJiti(import.meta.url, { virtualModules, moduleCache: false });
   return (path) => jiti.import(path, { default: true });
 }
