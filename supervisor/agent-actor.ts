@@ -5,7 +5,7 @@
  * program can be a worker.
  */
 import { execa, type ResultPromise } from "execa";
-import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
+import { JsonlWriter, parseJsonLine, peekLineHead, readLines } from "../shared/jsonl.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import type { SupervisorEvent } from "../shared/schema/supervisor-events.js";
 import { appendTail, configurationError, USAGE_EXIT_CODE } from "./config-error.js";
@@ -61,7 +61,8 @@ type Message =
   | { kind: "restart" }
   | { kind: "rpc"; command: RpcCommandEnvelope; timeoutMs: number; resolve: Pending["resolve"]; reject: Pending["reject"] }
   | { kind: "line"; gen: number; line: string }
-  | { kind: "line_too_long"; gen: number; message: string }
+  | { kind: "line_too_long"; gen: number; message: string; head: string }
+  | { kind: "disk"; problem: string | null }
   | { kind: "exit"; gen: number; code: number | null; signal: string | null; spawnError: string | null }
   | { kind: "teardown_done"; gen: number }
   | { kind: "start_timeout"; gen: number }
@@ -92,6 +93,8 @@ export class AgentActor {
   private readonly mailbox: Mailbox<Message>;
   private worker: Worker | null = null;
   private gen = 0;
+  /** Why the event log cannot be written (`disk full: PATH`), kept as the status reason until it can. */
+  private diskProblem: string | null = null;
   private nextRequest = 1;
   private readonly pending = new Map<string, Pending>();
   private restartHistory: RestartHistory = NO_RESTARTS;
@@ -234,8 +237,17 @@ export class AgentActor {
       case "line":
         if (m.gen === this.worker?.gen) this.onLine(m.line);
         return;
-      case "line_too_long":
-        if (m.gen === this.worker?.gen) this.report({ type: "protocol_error", message: m.message });
+      case "line_too_long": {
+        if (m.gen !== this.worker?.gen) return;
+        this.report({ type: "protocol_error", message: m.message });
+        // A dropped end must still end the run, or the agent stays busy forever.
+        const { type } = peekLineHead(m.head);
+        if (type === "agent_end") this.onWorkerEvent({ type: "agent_end", messages: [], truncated: true }, '{"type":"agent_end","messages":[],"truncated":true}');
+        return;
+      }
+      case "disk":
+        this.diskProblem = m.problem;
+        this.setStatus(this.record.status, m.problem ?? undefined);
         return;
       case "exit":
         if (m.gen === this.worker?.gen) this.onExit(m);
@@ -357,7 +369,7 @@ export class AgentActor {
       readLines(proc.stdout, {
         maxLineBytes: this.opts.maxLineBytes,
         onLine: (line) => this.mailbox.post({ kind: "line", gen, line }),
-        onError: (err) => this.mailbox.post({ kind: "line_too_long", gen, message: `worker wrote an oversized stdout line: ${err.message}` }),
+        onError: (err) => this.mailbox.post({ kind: "line_too_long", gen, message: `worker wrote an oversized stdout line: ${err.message}`, head: err.head }),
       });
     }
     proc.stderr?.on("data", (chunk: Buffer | string) => {
@@ -703,7 +715,13 @@ export class AgentActor {
     this.backoffToken++;
   }
 
-  private setStatus(status: AgentStatus, reason?: string): void {
+  /** The event log's disk refuses writes (`disk full: PATH`), or takes them again (null): shown as the status reason meanwhile. */
+  noteDiskProblem(problem: string | null): void {
+    this.mailbox.post({ kind: "disk", problem });
+  }
+
+  private setStatus(status: AgentStatus, given?: string): void {
+    const reason = given ?? this.diskProblem ?? undefined;
     const previous = this.record.status;
     if (previous === status && this.record.statusReason === reason) return;
     this.record.status = status;

@@ -425,8 +425,13 @@ export class Supervisor {
       ringBytes: this.opts.ringBytes,
       maxFileBytes: this.opts.logMaxBytes,
       keepFiles: this.opts.logKeepFiles,
+      onProblem: (problem, dropped) => {
+        actor.noteDiskProblem(problem);
+        if (problem) this.warn(`agent "${record.name}": ${problem}; events wait in memory and are written when space returns`);
+        else this.warn(`agent "${record.name}": its event log is written again${dropped > 0 ? ` (${dropped} events that did not fit the backlog are missing from it)` : ""}`);
+      },
     });
-    const actor = new AgentActor({
+    const actor: AgentActor = new AgentActor({
       record,
       timings: this.timings,
       defaultCommand: this.defaultCommand,

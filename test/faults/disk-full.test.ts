@@ -12,7 +12,7 @@ import type { Supervisor } from "../../supervisor/supervisor.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { SessionStore } from "../../worker/session/session-file.js";
 import { PI_BIN } from "../support/rpc-worker.js";
-import { Recorder, TestEnv } from "../supervisor/harness.js";
+import { FIXTURE, Recorder, TestEnv } from "../supervisor/harness.js";
 import { figures, killPids, until } from "./support.js";
 import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from "./tmpfs.js";
 
@@ -20,9 +20,9 @@ const env = new TestEnv();
 const pids = new Set<number>();
 const disks: SmallDisk[] = [];
 afterEach(async () => {
-  await env.cleanup().finally(() => {
-    for (const disk of disks.splice(0)) disk.unmount();
-  });
+  // Unmount first (lazily when busy): the homes are removed next, and a mount point in one could not be.
+  for (const disk of disks.splice(0)) disk.unmount();
+  await env.cleanup();
   killPids(pids);
   pids.clear();
 });
@@ -136,6 +136,39 @@ describe.skipIf(noTmpfs !== null)(`fault: the disk under the session folder fill
     expect(warnings).toEqual([]);
     expect(workerPid(rec, "d")).toBe(pid);
     expect(sup.status("d").restarts).toBe(0);
+  });
+});
+
+describe.skipIf(noTmpfs !== null)(`fault: the disk under the supervisor's logs fills up${noTmpfs ? ` (skipped: ${noTmpfs})` : ""}`, () => {
+  it("keeps serving, marks the agent disk full, writes the waiting events in order when space returns", async () => {
+    const home = env.home();
+    const disk = mountSmallDisk(join(home, "logs"), 4096);
+    disks.push(disk);
+    const { sup, rec } = env.supervisor({ home, defaultWorkerCommand: [process.execPath, FIXTURE] });
+    await sup.spawn({ name: "f", env: { FIXTURE_EVENTS: "100" } });
+    const ends = () => rec.messages.filter((m) => isEvent(m, "f", "agent_end")).length;
+    disk.fill();
+    await sup.rpc("f", { type: "prompt", message: "while full" });
+    await until(() => ends() === 1, 10_000, "run while full");
+    const marked = await until(() => sup.status("f").statusReason?.startsWith("disk full:") && sup.status("f").statusReason, 5_000, "disk full reason");
+    const listed = sup.list().length;
+    const at = Date.now();
+    disk.free();
+    await until(() => !sup.status("f").statusReason, 5_000, "reason cleared");
+    const recoveredMs = Date.now() - at;
+    await sup.rpc("f", { type: "prompt", message: "after" });
+    await until(() => ends() === 2, 10_000, "run after");
+    const lines = readFileSync(sup.logPaths("f").events, "utf8").split("\n").filter(Boolean);
+    const seqs = lines.map((l) => (JSON.parse(l) as { seq: number }).seq);
+    const seen = rec.messages.filter((m): m is Ev => m.type === "event" && m.agent === "f").map((m) => m.seq);
+    const onDisk = new Set(seqs);
+    const missingFromDisk = seen.filter((q) => !onDisk.has(q)).length;
+    const increasing = seqs.every((q, i) => i === 0 || q > seqs[i - 1]);
+    figures("supervisor-disk-full-logs", { disk_kb: 4096, reason: JSON.stringify(marked), recovered_ms: recoveredMs, events_seen: seen.length, events_on_disk: seqs.length, missing_from_disk: missingFromDisk, seq_unique_increasing: increasing, agents_listed_while_full: listed });
+    expect(marked).toBe(`disk full: ${sup.logPaths("f").events}`);
+    expect(listed).toBe(1);
+    expect(increasing).toBe(true);
+    expect(missingFromDisk).toBe(0);
   });
 });
 
