@@ -13,8 +13,10 @@ import { OrchError } from "./errors.js";
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
 import { lowerWorkerPriority } from "./priority.js";
+import { checkPresence } from "./presence.js";
 import { groupRssBytes } from "./process-tree.js";
 import { redactArgv, redactEnv } from "./redact.js";
+import { countRunTokens } from "./run-limits.js";
 import { decideRestart, describeExit, NO_RESTARTS, type RestartHistory } from "./restart-policy.js";
 import { killGroupLeftovers, killWorker, stopWorker, type WorkerHandle } from "./teardown.js";
 import { RUNNING_STATUSES, type AgentInfo, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
@@ -418,18 +420,24 @@ export class AgentActor {
     const worker = this.worker!;
     const now = Date.now();
     const { timings, record } = this.opts;
-    if (this.record.status === "busy" && now - this.lastEventAt >= timings.stallTimeoutMs) this.onStall(now);
-    const maxMb = record.limits.maxMemoryMb;
-    if (maxMb !== undefined && worker.handle.pid !== undefined) {
-      const rss = groupRssBytes(worker.handle.pid);
-      if (rss !== null && rss > maxMb * 1024 * 1024) {
-        const message = `process tree RSS ${Math.round(rss / 1024 / 1024)} MB is over the ${maxMb} MB limit`;
-        this.report({ type: "limit_exceeded", limit: "max_memory", message });
-        this.abandon("memory_limit", message);
-        return;
-      }
+    // The RSS is read only when a limit needs it: it walks /proc.
+    const measure = record.limits.maxMemoryMb !== undefined && worker.handle.pid !== undefined;
+    const actions = checkPresence(
+      { status: this.record.status, lastEventAt: this.lastEventAt, pingOutstanding: this.ping !== null, rssBytes: measure ? groupRssBytes(worker.handle.pid!) : null },
+      { stallTimeoutMs: timings.stallTimeoutMs, maxMemoryMb: record.limits.maxMemoryMb },
+      now,
+    );
+    for (const action of actions) {
+      if (action.kind === "stall") this.onStall(now);
+      else if (action.kind === "over_memory") {
+        this.report({ type: "limit_exceeded", limit: "max_memory", message: action.message });
+        this.abandon("memory_limit", action.message);
+      } else this.sendPing(worker);
     }
-    if (this.ping) return; // the outstanding ping's deadline decides
+  }
+
+  private sendPing(worker: Worker): void {
+    const { timings } = this.opts;
     const id = this.requestId("ping");
     const gen = worker.gen;
     const timer = setTimeout(() => this.mailbox.post({ kind: "ping_timeout", gen, id }), timings.pingDeadlineMs);
@@ -525,11 +533,10 @@ export class AgentActor {
   }
 
   private countTokens(message: unknown): void {
-    const max = this.record.limits.maxTokens;
-    const m = message as { role?: unknown; usage?: { totalTokens?: unknown } } | undefined;
-    if (!this.run || max === undefined || m?.role !== "assistant" || typeof m.usage?.totalTokens !== "number") return;
-    this.run.tokens += m.usage.totalTokens;
-    if (this.run.tokens > max) this.abortRun("max_tokens", `${this.run.tokens} tokens used, over the ${max}-token limit`);
+    if (!this.run) return;
+    const { tokens, over } = countRunTokens(this.run, message, this.record.limits.maxTokens);
+    this.run.tokens = tokens;
+    if (over) this.abortRun("max_tokens", over);
   }
 
   /** Ask the worker to abort the current run and remember why, once. */
