@@ -196,6 +196,15 @@ describe("agent actor with the fixture worker", () => {
     expect(rec.messages.some((m) => m.type === "event" && m.event.type === "limit_exceeded" && m.event.limit === "run_timeout")).toBe(true);
   });
 
+  it("aborts a run over its token limit and records why", async () => {
+    const { sup, rec } = env.supervisor();
+    await sup.spawn({ name: "hungry", limits: { maxTokens: 5 }, env: { FIXTURE_USAGE_TOKENS: "10" } });
+    await sup.rpc("hungry", { type: "prompt", message: "eat" });
+    await rec.waitFor((m) => m.type === "event" && m.agent === "hungry" && m.event.type === "limit_exceeded" && m.event.limit === "max_tokens");
+    await rec.status("hungry", "idle", (e) => e.previous === "busy");
+    expect(sup.status("hungry").statusReason).toBe("run aborted: 10 tokens used, over the 5-token limit");
+  });
+
   it("records live agents as 'supervisor exited' on shutdown and resumes them with their sessions", async () => {
     const home = env.home();
     const { sup } = env.supervisor({ home });
