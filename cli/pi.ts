@@ -198,7 +198,14 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** `pi --help | head` closes stdout early: that is the reader's choice, not a failure. */
+function exitOnClosedStdout(err: NodeJS.ErrnoException): void {
+  if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw err;
+}
+
 async function main(argv: string[]): Promise<number> {
+  process.stdout.on("error", exitOnClosedStdout);
   // Options extensions register are known only once they load; they are checked then.
   const program = buildProgram().allowUnknownOption();
   program.exitOverride();
@@ -213,6 +220,8 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   const opts = program.opts<CliOptions>();
+  // In RPC mode a closed stdout means the supervisor left: the RPC loop shuts down gracefully.
+  if (opts.mode === "rpc") process.stdout.off("error", exitOnClosedStdout);
   let words = program.args;
   const warn = (m: string) => process.stderr.write(`pi: ${m}\n`);
   if (opts.export) return exportToHtml(opts.export, words[0]);
