@@ -38,7 +38,10 @@ async function mergeCommand(ctx: CliContext, files: string[], flags: MergeFlags)
 
 /** Register `report` and its subcommand `merge`. */
 export function register(program: Command, ctx: CliContext): void {
-  const report = program.command("report").description("work with the JSON reports of pi-orch run");
+  const report = program
+    .command("report")
+    .description("work with the JSON reports of pi-orch run")
+    .addHelpText("after", "\nExample:\n  pi-orch report merge reports/run-*.json --tasks tasks.json --report-junit junit.xml");
   report
     .command("merge")
     .argument("<reports...>", "JSON reports (--report-json) of the shards of one run")
