@@ -50,8 +50,8 @@ function makeRepo(parent: string, name = "repo"): string {
   return repo;
 }
 
-function cli(args: string[], cwd: string) {
-  const proc = execa(process.execPath, [CLI, ...args], { cwd, reject: false, env: { NO_COLOR: "1" }, extendEnv: true });
+function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
+  const proc = execa(process.execPath, [CLI, ...args], { cwd, reject: false, env: { NO_COLOR: "1", ...env }, extendEnv: true });
   children.push(proc);
   return proc;
 }
@@ -233,11 +233,14 @@ describe("pi-orch run", () => {
     writeFileSync(join(dir, "tasks.json"), JSON.stringify(tasks));
     const json = join(dir, "report.json");
     const junit = join(dir, "junit.xml");
-    const stateDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith("pi-orch-run-"));
-    const before = stateDirs();
+    // A temp folder of this run's own: other test files run `pi-orch run` at the same time.
+    const runTmp = join(dir, "tmp");
+    mkdirSync(runTmp);
+    const stateDirs = () => readdirSync(runTmp).filter((n) => n.startsWith("pi-orch-run-"));
     const child = cli(
       ["--home", home, "run", join(dir, "tasks.json"), "--provider", "faux", "--worktree", "--concurrency", "2", "--report-json", json, "--report-junit", junit],
       repo,
+      { TMPDIR: runTmp },
     );
     // Interrupt once both slow tasks run (quick has passed by then: it ran before slow-2 could start).
     let stderr = "";
@@ -272,7 +275,7 @@ describe("pi-orch run", () => {
     ]);
     expect(processesOf(home)).toEqual([]);
     expect(worktreeList(repo)).toEqual([repo]);
-    expect(stateDirs().filter((n) => !before.includes(n))).toEqual([]);
+    expect(stateDirs()).toEqual([]);
   });
 
   it("refuses a bad task file with exit code 2, naming the task and the field", async () => {
