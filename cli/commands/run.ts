@@ -15,31 +15,12 @@ import { emitReport } from "../run/report-output.js";
 import { loadTaskFile, promptTasks, TaskFileError } from "../run/tasks.js";
 import type { RunTask } from "../run/types.js";
 import { parseQueueUrl, type QueueAddress } from "../run/queue-jobs.js";
-import { checkQueueFlags, runProducer, runWorker } from "../run/queue-commands.js";
+import { checkQueueFlags, runProducer, runWorker, type QueueFlags } from "../run/queue-commands.js";
 import { nonNegativeInt, positiveInt } from "./options.js";
 
-interface RunFlags {
-  prompt?: string;
-  count?: number;
-  concurrency?: number;
-  worktree?: boolean;
-  keepWorktrees?: boolean;
-  discardChanges?: boolean;
+interface RunFlags extends QueueFlags {
   clean?: boolean;
-  timeout?: number;
-  provider?: string;
-  model?: string;
-  workerCommand?: string;
   shard?: Shard;
-  failFast?: boolean;
-  json?: boolean;
-  reportJson?: string;
-  reportJunit?: string;
-  queue?: QueueAddress;
-  worker?: QueueAddress;
-  retries?: number;
-  runId?: string;
-  stallTimeout?: number;
 }
 
 function seconds(value: string): number {

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { Type, type Static } from "typebox";
 import { checker } from "../../shared/validate.js";
+import { blankResult } from "./blank-result.js";
 import { TaskResultSchema } from "./report-schema.js";
 import { TaskSchema } from "./tasks.js";
 import type { RunTask, TaskResult } from "./types.js";
@@ -109,31 +110,10 @@ export function withDefaults(task: RunTask, defaults: { provider?: string; model
   return out;
 }
 
-/** A result with nothing known yet but the task: for tasks a producer stopped waiting for. */
-export function unknownResult(task: RunTask, status: "cancelled" | "skipped", reason: string): TaskResult {
-  return {
-    name: task.name,
-    prompt: task.prompt,
-    status,
-    reason,
-    finalText: "",
-    turns: 0,
-    toolCalls: 0,
-    tokens: { input: 0, output: 0, total: 0 },
-    startedAt: null,
-    durationMs: 0,
-    cwd: null,
-    changedFiles: null,
-    check: null,
-    sessionFile: null,
-    worktree: null,
-  };
-}
-
 /** The result recorded for a job BullMQ moved to failed (its worker died too often, or threw). */
 export function queueFailureResult(task: RunTask, failedReason: string | undefined, attempts: number): TaskResult {
   return {
-    ...unknownResult(task, "cancelled", ""),
+    ...blankResult(task, "cancelled", ""),
     status: "failed",
     reason: `the queue gave up on it after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${failedReason || "no reason given"}`,
     attempts,

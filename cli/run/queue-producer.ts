@@ -12,6 +12,7 @@
  * run's jobs are removed, so the same command later starts a fresh run.
  */
 import { Job, Queue, QueueEvents } from "bullmq";
+import { blankResult } from "./blank-result.js";
 import { connectionOptions, oncePerOutage } from "./queue-connection.js";
 import {
   checkJobData,
@@ -21,7 +22,6 @@ import {
   jobIdOf,
   queueFailureResult,
   sameTask,
-  unknownResult,
   type JobData,
   type QueueAddress,
 } from "./queue-jobs.js";
@@ -213,7 +213,7 @@ export class QueueProducer {
     const running = p.status !== "pending";
     const where = running && p.host ? ` (running on ${p.host})` : "";
     return {
-      ...unknownResult(task, running ? "cancelled" : "skipped", `${this.interrupted}: the task is still on the queue${where}; run the same command again to collect its result`),
+      ...blankResult(task, running ? "cancelled" : "skipped", `${this.interrupted}: the task is still on the queue${where}; run the same command again to collect its result`),
       startedAt: p.startedAt,
     };
   }

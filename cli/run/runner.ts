@@ -14,6 +14,7 @@ import { RUNNING_STATUSES, type AgentInfo } from "../../shared/schema/agent.js";
 import type { AgentTimings } from "../../supervisor/types.js";
 import { changedFiles, diffWorktree, findRepository, worktreePath } from "../../supervisor/worktrees.js";
 import { keyAdvice } from "../key-advice.js";
+import { blankResult } from "./blank-result.js";
 import { runCheck } from "./check.js";
 import { RunTracker, type RunEnd } from "./tracker.js";
 import { FINAL_STATUSES, type CheckResult, type RunTask, type TaskProgress, type TaskResult, type TaskStatus } from "./types.js";
@@ -176,7 +177,7 @@ export class TaskRun {
     const progress: TaskProgress = { name: task.name, status: "pending", turns: 0, tool: null, startedAt: null, endedAt: null };
     this.setStatus(progress, "skipped");
     return {
-      ...emptyResult(task),
+      ...blankResult(task, "skipped"),
       status: "skipped",
       reason: `not started: ${why}`,
     };
@@ -272,7 +273,7 @@ export class TaskRun {
     const finalStop = stopped as { status: StopStatus; reason: string } | null;
     const status: TaskResult["status"] = finalStop ? finalStop.status : failure ? "failed" : "passed";
     const result: TaskResult = {
-      ...emptyResult(task),
+      ...blankResult(task, "skipped"),
       status,
       ...(finalStop ? { reason: finalStop.reason } : failure ? { reason: failure } : {}),
       finalText: tracker.finalText,
@@ -354,25 +355,6 @@ async function leftoverWorktree(worktreesDir: string, cwd: string, name: string)
   } catch {
     return null; // not a repository: the spawn says so
   }
-}
-
-function emptyResult(task: RunTask): TaskResult {
-  return {
-    name: task.name,
-    prompt: task.prompt,
-    status: "skipped",
-    finalText: "",
-    turns: 0,
-    toolCalls: 0,
-    tokens: { input: 0, output: 0, total: 0 },
-    startedAt: null,
-    durationMs: 0,
-    cwd: null,
-    changedFiles: null,
-    check: null,
-    sessionFile: null,
-    worktree: null,
-  };
 }
 
 /** The promise's value, or null as soon as `signal` aborts. */
