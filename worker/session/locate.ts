@@ -64,27 +64,58 @@ export function resolveSessionArg(arg: string, dir: string): string {
 /**
  * The most recently written session in `dir` (for `--continue`): newest mtime, ties
  * broken by the later file name (names start with the creation time). Files whose
- * first line is not a session header are ignored. Undefined when there is none.
+ * first line is not a session header are ignored, and so are sessions that hold nothing
+ * but their opening entries: a worker that stopped before its first prompt (a bad flag,
+ * an RPC client that only asked `get_state`) leaves one, and continuing it would lose
+ * the conversation before it. (pi writes no file until its first reply.) Undefined when
+ * there is none.
  */
 export function latestSession(dir: string): string | undefined {
   const candidates = listSessionFiles(dir)
-    .filter(hasSessionHeader)
+    .filter((path) => startOfFile(path) === "conversation")
     .map((path) => ({ path, mtime: statSync(path).mtimeMs }));
   candidates.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? 1 : a.path > b.path ? -1 : 0));
   return candidates[0]?.path;
 }
 
-function hasSessionHeader(path: string): boolean {
+/** Entries every new session opens with; a file holding only these has no conversation. */
+const OPENING_ENTRIES = new Set(["session", "model_change", "thinking_level_change"]);
+
+/**
+ * What the lines `text` begins with (a file's head) show: not a session, a session
+ * with only its opening entries, or one with a conversation (any other entry, or more
+ * than the head holds). Pure.
+ */
+export function classifySessionStart(text: string, wholeFile: boolean): "not-session" | "opening-only" | "conversation" {
+  const lines = text.split("\n");
+  try {
+    const header = JSON.parse(lines[0]) as { type?: unknown; id?: unknown };
+    if (header.type !== "session" || typeof header.id !== "string") return "not-session";
+  } catch {
+    return "not-session";
+  }
+  if (!wholeFile) lines.pop(); // possibly cut in the middle
+  for (const line of lines.slice(1)) {
+    if (line.trim() === "") continue;
+    try {
+      const entry = JSON.parse(line) as { type?: unknown };
+      if (!OPENING_ENTRIES.has(String(entry.type))) return "conversation";
+    } catch {
+      return "conversation"; // damage is for the loader to report, not a reason to skip the file
+    }
+  }
+  return wholeFile ? "opening-only" : "conversation";
+}
+
+function startOfFile(path: string): ReturnType<typeof classifySessionStart> {
   let fd: number | undefined;
   try {
     fd = openSync(path, "r");
-    const buffer = Buffer.alloc(8192);
+    const buffer = Buffer.alloc(65536);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
-    const firstLine = buffer.toString("utf8", 0, read).split("\n")[0];
-    const header = JSON.parse(firstLine) as { type?: unknown; id?: unknown };
-    return header.type === "session" && typeof header.id === "string";
+    return classifySessionStart(buffer.toString("utf8", 0, read), read < buffer.length);
   } catch {
-    return false;
+    return "not-session";
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

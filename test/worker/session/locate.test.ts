@@ -2,6 +2,7 @@ import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  classifySessionStart,
   defaultSessionDir,
   encodeCwd,
   latestSession,
@@ -13,12 +14,15 @@ import { useTempDir } from "./helpers.js";
 const { tmp } = useTempDir();
 
 const HEADER = (id: string) => `${JSON.stringify({ type: "session", version: 3, id, timestamp: "t", cwd: "/w" })}\n`;
+const line = (entry: object) => `${JSON.stringify(entry)}\n`;
+const OPENING = line({ type: "model_change", id: "m", parentId: null, provider: "faux", modelId: "faux-1" }) + line({ type: "thinking_level_change", id: "t", parentId: "m", thinkingLevel: "off" });
+const USER = line({ type: "message", id: "u", parentId: "t", message: { role: "user", content: "hi", timestamp: 1 } });
 
-/** Write a session file named like ours, with mtime `seconds` after the epoch. */
-function session(dir: string, time: string, id: string, seconds: number): string {
+/** Write a session file named like ours (a user message after the opening entries unless `body` says), with mtime `seconds` after the epoch. */
+function session(dir: string, time: string, id: string, seconds: number, body = OPENING + USER): string {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${time}_${id}.jsonl`);
-  writeFileSync(path, HEADER(id));
+  writeFileSync(path, HEADER(id) + body);
   utimesSync(path, seconds, seconds);
   return path;
 }
@@ -75,5 +79,27 @@ describe("locating sessions", () => {
     session(dir, "2026-01-01T00-00-00-000Z", "a", 100);
     const later = session(dir, "2026-01-02T00-00-00-000Z", "b", 100);
     expect(latestSession(dir)).toBe(later);
+  });
+
+  it("skips for --continue a session that holds only its opening entries (a worker that stopped before its first prompt)", () => {
+    const dir = tmp();
+    const talked = session(dir, "2026-01-01T00-00-00-000Z", "talked", 100);
+    session(dir, "2026-01-02T00-00-00-000Z", "empty", 200, OPENING);
+    session(dir, "2026-01-03T00-00-00-000Z", "header-only", 300, "");
+    expect(latestSession(dir)).toBe(talked);
+    const named = session(dir, "2026-01-04T00-00-00-000Z", "named", 400, OPENING + line({ type: "session_info", id: "i", parentId: "t", name: "x" }));
+    expect(latestSession(dir)).toBe(named);
+  });
+
+  it.each([
+    ["not JSON", "nope\n", true, "not-session"],
+    ["another record first", line({ type: "message" }), true, "not-session"],
+    ["the header alone", HEADER("a"), true, "opening-only"],
+    ["header and opening entries", HEADER("a") + OPENING, true, "opening-only"],
+    ["a user message", HEADER("a") + OPENING + USER, true, "conversation"],
+    ["a damaged line after the header", HEADER("a") + "{torn\n" + OPENING, true, "conversation"],
+    ["a head cut short inside the opening entries", HEADER("a") + OPENING.slice(0, 30), false, "conversation"],
+  ] as const)("classifies a file's start: %s", (_what, text, whole, expected) => {
+    expect(classifySessionStart(text, whole)).toBe(expected);
   });
 });
