@@ -505,6 +505,11 @@ function readLastSeq(path: string, keep: number): number {
   return 0;
 }
 
+/**
+ * Last `seq` of a file: the newest line that starts with one. Reads backwards in
+ * chunks, so a last event longer than a chunk (up to the line limit) is still found;
+ * a torn last record counts too (its seq may have reached a subscriber).
+ */
 function lastSeqIn(path: string): number {
   let fd: number;
   try {
@@ -513,14 +518,22 @@ function lastSeqIn(path: string): number {
     return 0;
   }
   try {
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, 256 * 1024);
-    const buf = Buffer.alloc(length);
-    readSync(fd, buf, 0, length, size - length);
-    const lines = buf.toString("utf8").split("\n");
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const match = /^\{"seq":(\d+),/.exec(lines[i]);
-      if (match) return Number(match[1]);
+    const chunk = Buffer.alloc(256 * 1024);
+    const head = Buffer.alloc(32);
+    let end = fstatSync(fd).size;
+    while (end > 0) {
+      const length = Math.min(chunk.length, end);
+      const start = end - length;
+      readSync(fd, chunk, 0, length, start);
+      // Line starts in this chunk, newest first: after each newline, and the file's start.
+      for (let i = length - 1; i >= -1; i--) {
+        if (i >= 0 && chunk[i] !== 0x0a) continue;
+        if (i === -1 && start > 0) break;
+        const n = readSync(fd, head, 0, head.length, start + i + 1);
+        const match = /^\{"seq":(\d+),/.exec(head.toString("latin1", 0, n));
+        if (match) return Number(match[1]);
+      }
+      end = start;
     }
     return 0;
   } finally {

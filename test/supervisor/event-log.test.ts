@@ -101,6 +101,17 @@ describe("AgentEventLog", () => {
     log.close();
   });
 
+  it("finds the last seq behind a last line longer than the tail it reads first (no seq reused after a big event)", () => {
+    const dir = logsDir();
+    const big = "x".repeat(1024 * 1024);
+    writeFileSync(join(dir, "a.events.jsonl.1"), `${line(ev(7, { type: "x" }))}\n`);
+    writeFileSync(join(dir, "a.events.jsonl"), `${line(ev(8, { type: "x" }))}\n${line(ev(9, { type: "tool_execution_end", big }))}\n`);
+    const log = new AgentEventLog({ logsDir: dir, name: "a" });
+    expect(log.lastSeq).toBe(9);
+    expect(log.append({ type: "y" }).seq).toBe(10);
+    log.close();
+  });
+
   it("cuts a torn last record before appending, so no later line continues it", () => {
     const dir = logsDir();
     const path = join(dir, "a.events.jsonl");
