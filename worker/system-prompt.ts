@@ -76,8 +76,8 @@ export function resolveAppend(value: string, cwd: string): string {
 export function buildSystemPrompt(input: SystemPromptInput): string {
   const parts: string[] = [input.systemPrompt ?? BASE_PROMPT];
   if (input.tools.length > 0) {
-    const lines = input.tools.map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
-    parts.push(`Available tools:\n${lines.join("\n")}`);
+    const lines = input.tools.filter((t) => t.listed !== false).map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
+    parts.push(`Available tools:\n${lines.length > 0 ? lines.join("\n") : "(none)"}`);
     const guidelines = input.tools.flatMap((t) => t.guidelines ?? []);
     if (guidelines.length > 0) parts.push(`Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
   } else {

@@ -43,6 +43,8 @@ export interface AgentTool<S extends TSchema = TSchema> {
   description: string;
   /** The system prompt's line for the tool, when it differs from `description` (pi's `promptSnippet`). */
   snippet?: string;
+  /** False leaves the tool out of the system prompt's tool list (pi lists an extension tool only when it has a `promptSnippet`). */
+  listed?: boolean;
   /** Usage guidelines placed in the system prompt while the tool is active. */
   guidelines?: string[];
   parameters: S;

@@ -384,7 +384,34 @@ describe("in the runtime", () => {
     runtime.setExtensions(hooks);
     const reads = runtime.activeTools().filter((t) => t.name === "read");
     expect(reads.map((t) => t.label)).toEqual(["Read (audited)"]);
-    expect(runtime.systemPrompt).toContain("reads, audited");
+    expect(runtime.systemPrompt).not.toContain("- read:");
+  });
+
+  it("lists an extension tool in the system prompt only with a promptSnippet (one line), as pi does; guidelines stay", async () => {
+    const home = temp("pi-ext-home-");
+    const cwd = temp("pi-ext-cwd-");
+    const path = write(
+      join(temp("pi-ext-src-"), "tools.ts"),
+      `import { Type } from "typebox";
+       const run = async () => ({ content: [{ type: "text", text: "ok" }] });
+       export default (pi: any) => {
+         pi.registerTool({ name: "shown", label: "s", description: "d1", promptSnippet: "  counts\\n  words  ",
+           parameters: Type.Object({}), execute: run });
+         pi.registerTool({ name: "hidden", label: "h", description: "d2", promptGuidelines: ["Call hidden last"],
+           parameters: Type.Object({}), execute: run });
+         pi.registerTool({ name: "blank", label: "b", description: "d3", promptSnippet: " \\n ",
+           parameters: Type.Object({}), execute: run });
+       };`,
+    );
+    const runtime = new AgentSession({ cwd, home, provider: "faux", noSession: true, env: {} });
+    const { hooks, errors } = await load({ paths: [path], home, cwd });
+    expect(errors).toEqual([]);
+    runtime.setExtensions(hooks);
+    runtime.setActiveTools(["shown", "hidden", "blank"]);
+    expect(runtime.activeTools().map((t) => t.name)).toEqual(["shown", "hidden", "blank"]);
+    expect(runtime.systemPrompt).toContain("Available tools:\n- shown: counts words\n\n");
+    expect(runtime.systemPrompt).not.toMatch(/- (hidden|blank):/);
+    expect(runtime.systemPrompt).toContain("- Call hidden last");
   });
 });
 

@@ -325,11 +325,12 @@ export class ExtensionRunner implements ExtensionHooks {
   private adapt(path: string, tool: ExtensionToolDefinition): AgentTool {
     const known = this.adapted.get(tool);
     if (known) return known;
+    const snippet = oneLine(tool.promptSnippet);
     const adapted: AgentTool = {
       name: tool.name,
       label: typeof tool.label === "string" ? tool.label : tool.name,
       description: tool.description,
-      ...(typeof tool.promptSnippet === "string" ? { snippet: tool.promptSnippet } : {}),
+      ...(snippet ? { snippet } : { listed: false }),
       ...(Array.isArray(tool.promptGuidelines) ? { guidelines: tool.promptGuidelines } : {}),
       parameters: tool.parameters,
       ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
@@ -357,4 +358,11 @@ function announcingDialogs(ui: ExtensionUi, onOpen: () => void): ExtensionUi {
     notify: (...a) => ui.notify(...a),
     setStatus: (...a) => ui.setStatus(...a),
   };
+}
+
+/** pi's snippet normalisation: one line, runs of white space made one space; empty is none. */
+function oneLine(text: unknown): string | undefined {
+  if (typeof text !== "string") return undefined;
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 0 ? line : undefined;
 }
