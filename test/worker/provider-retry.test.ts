@@ -2,6 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AssistantMessage } from "../../shared/schema/messages.js";
 import { Agent, userMessage } from "../../worker/agent/agent.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AgentSession } from "../../worker/core/agent-session.js";
 import { AutoRetry } from "../../worker/core/auto-retry.js";
 import { ProviderSet } from "../../worker/providers/index.js";
 import { mockModel, startMockModelServer, type MockModelServer, type MockReply } from "../support/mock-model-server.js";
@@ -108,5 +112,29 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
     expect(server!.requests).toHaveLength(2);
     expect(retryStarts(events)).toEqual([expect.objectContaining({ attempt: 1, delayMs: 5, delayReason: "exponential backoff" })]);
     expect((agent.messages.at(-1) as AssistantMessage).stopReason).toBe("stop");
+  });
+});
+
+describe("the session's cap", () => {
+  it("comes from settings.json (retry.provider.maxRetryDelayMs) for both the SDK and the automatic retry", async () => {
+    const home = mkdtempSync(join(tmpdir(), "pi-retry-home-"));
+    try {
+      const model = mockModel(server!, "openai-completions");
+      writeFileSync(
+        join(home, "models.json"),
+        JSON.stringify({ providers: { mock: { baseUrl: model.baseUrl, api: model.api, apiKey: "test-key", models: [{ id: "mock-1" }] } } }),
+      );
+      writeFileSync(join(home, "settings.json"), JSON.stringify({ retry: { baseDelayMs: 5, provider: { maxRetryDelayMs: 500 } } }));
+      server!.enqueue({ error: { status: 429, message: "slow down", headers: { "retry-after": "1" } } });
+      const session = new AgentSession({ cwd: home, home, provider: "mock", model: "mock-1", noSession: true, env: {} });
+      const events: WorkerEvent[] = [];
+      session.subscribe((e) => void events.push(e));
+      await (await session.prompt("go")).done;
+      expect(server!.requests).toHaveLength(1);
+      expect(retryStarts(events)).toEqual([]);
+      expect((session.messages().at(-1) as AssistantMessage).errorMessage).toMatch(/not retried: the provider asked to wait 1 s \(retry-after: 1\), longer than the 500 ms limit/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

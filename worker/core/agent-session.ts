@@ -34,6 +34,7 @@ import {
 } from "../providers/models.js";
 import { loadResources, type Resources } from "../resources/index.js";
 import { expandPromptTemplate } from "../resources/prompt-templates.js";
+import { maxRetryDelayMs } from "../resources/settings.js";
 import { sourceInfo } from "../resources/source-info.js";
 import { expandSkillCommand } from "../resources/skills.js";
 import { estimateContextTokens, serializeForSummary, shouldCompact } from "../session/compaction.js";
@@ -205,10 +206,14 @@ export class AgentSession {
     const inherit = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
     setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, inherit));
     const chunkMs = Number(this.env.PI_ORCH_FAUX_CHUNK_MS ?? 0);
-    this.providers = new ProviderSet({
-      script: options.fauxScript ? loadFauxScript(options.fauxScript) : undefined,
-      chunkDelayMs: Number.isFinite(chunkMs) ? chunkMs : 0,
-    });
+    const retryCap = maxRetryDelayMs(settings);
+    this.providers = new ProviderSet(
+      {
+        script: options.fauxScript ? loadFauxScript(options.fauxScript) : undefined,
+        chunkDelayMs: Number.isFinite(chunkMs) ? chunkMs : 0,
+      },
+      retryCap === undefined ? {} : { maxRetryDelayMs: retryCap },
+    );
     this.activeToolNames = selectTools(options.tools, BUILT_IN_TOOLS.map((t) => t.name), options.noTools, this.warn);
     this.contextFiles = options.noContextFiles ? [] : findContextFiles(this.cwd, this.home);
     // As in pi: --append-system-prompt replaces APPEND_SYSTEM.md; --system-prompt replaces SYSTEM.md.
@@ -228,6 +233,7 @@ export class AgentSession {
         enabled: settings.retry?.enabled ?? true,
         maxAttempts: settings.retry?.maxRetries ?? 3,
         baseDelayMs: options.retryDelayMs ?? settings.retry?.baseDelayMs ?? 2000,
+        ...(retryCap === undefined ? {} : { maxRetryDelayMs: retryCap }),
       },
       (e) => this.emit(e),
     );

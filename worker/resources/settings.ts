@@ -40,6 +40,8 @@ export const SettingsFile = Type.Object({
       enabled: Type.Optional(Type.Boolean()),
       maxRetries: Type.Optional(Count),
       baseDelayMs: Type.Optional(Count),
+      /** SDK-level keys; only the cap on a provider-requested wait applies here. */
+      provider: Type.Optional(Type.Object({ maxRetryDelayMs: Type.Optional(Count) })),
     }),
   ),
   enabledModels: Type.Optional(Paths),
@@ -114,6 +116,14 @@ export function parseSettings(path: string, text: string, baseDir: string, userH
   }
   if (settings.sessionDir) settings.sessionDir = resolveResourcePath(settings.sessionDir, baseDir, userHome);
   return settings;
+}
+
+/**
+ * The longest wait a provider may ask for before a retry (pi's
+ * `retry.provider.maxRetryDelayMs`; 0 = no cap), or undefined for the default (60 s).
+ */
+export function maxRetryDelayMs(settings: Pick<SettingsFile, "retry">): number | undefined {
+  return settings.retry?.provider?.maxRetryDelayMs;
 }
 
 const NESTED = ["compaction", "branchSummary", "retry"] as const;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { recordTrust } from "../../../worker/extensions/trust.js";
 import { loadResources } from "../../../worker/resources/index.js";
-import { loadSettings, mergeSettings, parseSettings, SettingsError } from "../../../worker/resources/settings.js";
+import { loadSettings, maxRetryDelayMs, mergeSettings, parseSettings, SettingsError } from "../../../worker/resources/settings.js";
 
 describe("parseSettings", () => {
   it.each([
@@ -13,6 +13,8 @@ describe("parseSettings", () => {
     { text: '{"defaultThinkingLevel": "huge"}', error: /key "defaultThinkingLevel" .* \(it is "huge"\)/ },
     { text: '{"compaction": {"reserveTokens": "lots"}}', error: /key "compaction\.reserveTokens" must be integer \(it is "lots"\)/ },
     { text: '{"retry": {"maxRetries": -1}}', error: /key "retry\.maxRetries" must be >= 0 \(it is -1\)/ },
+    { text: '{"retry": {"provider": {"maxRetryDelayMs": -5}}}', error: /key "retry\.provider\.maxRetryDelayMs" must be >= 0 \(it is -5\)/ },
+    { text: '{"retry": {"provider": {"maxRetryDelayMs": "1m"}}}', error: /key "retry\.provider\.maxRetryDelayMs" must be integer \(it is "1m"\)/ },
     { text: '{"skills": "one"}', error: /key "skills" must be array \(it is "one"\)/ },
     { text: '{"steeringMode": "some"}', error: /key "steeringMode"/ },
   ])("refuses $text, naming the file and key", ({ text, error }) => {
@@ -51,6 +53,35 @@ describe("mergeSettings", () => {
     },
   ])("$name", ({ user, project, expected }) => {
     expect(mergeSettings(user, project)).toMatchObject(expected);
+  });
+});
+
+describe("maxRetryDelayMs (pi's retry.provider.maxRetryDelayMs)", () => {
+  it.each([
+    { name: "unset: the default applies", user: "{}", project: "{}", expected: undefined },
+    { name: "from the user file", user: '{"retry": {"provider": {"maxRetryDelayMs": 5000}}}', project: "{}", expected: 5000 },
+    { name: "0 turns the cap off", user: '{"retry": {"provider": {"maxRetryDelayMs": 0}}}', project: "{}", expected: 0 },
+    {
+      name: "the project's wins",
+      user: '{"retry": {"provider": {"maxRetryDelayMs": 5000}}}',
+      project: '{"retry": {"provider": {"maxRetryDelayMs": 120000}}}',
+      expected: 120000,
+    },
+    {
+      name: "a project retry without provider keeps the user's (one level merge)",
+      user: '{"retry": {"provider": {"maxRetryDelayMs": 5000}}}',
+      project: '{"retry": {"maxRetries": 1}}',
+      expected: 5000,
+    },
+    {
+      name: "other SDK keys beside it pass unchecked",
+      user: '{"retry": {"provider": {"timeoutMs": 1000, "maxRetries": 2, "maxRetryDelayMs": 7}}}',
+      project: "{}",
+      expected: 7,
+    },
+  ])("$name", ({ user, project, expected }) => {
+    const merged = mergeSettings(parseSettings("/h/settings.json", user, "/h", "/home/u"), parseSettings("/p/.pi/settings.json", project, "/p/.pi", "/home/u"));
+    expect(maxRetryDelayMs(merged)).toBe(expected);
   });
 });
 
