@@ -67,12 +67,14 @@ await build({
   logLevel: "warning",
 });
 chmodSync(`${staging}/cli/pi.cjs`, 0o755);
-await writeCodeCache(`${staging}/cli/pi.cjs`);
 
 const old = `dist.old-${process.pid}`;
 if (existsSync("dist")) renameSync("dist", old);
 renameSync(staging, "dist");
 rmSync(old, { recursive: true, force: true });
+// After the move: V8 keeps the file name a code cache was made under, so every stack
+// trace of the worker would otherwise name the staging folder, which no longer exists.
+await writeCodeCache("dist/cli/pi.cjs");
 console.log(`built ${entries.map((e) => "dist/" + e.replace(/\.ts$/, ".js")).join(", ")}, dist/cli/pi.cjs (worker with its code cache)`);
 
 /**

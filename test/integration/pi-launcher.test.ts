@@ -2,6 +2,7 @@
  * The built `pi` bin (`dist/cli/pi.cjs`): it starts the worker bundle with the V8 code
  * cache the build wrote, and without a usable cache it still works, silently.
  */
+import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -44,6 +45,24 @@ describe("pi.cjs and its code cache", () => {
     expect(state.data.model.provider).toBe("faux");
     expect(exit.code).toBe(0);
     expect(stderr).toContain("pi: code cache accepted");
+  });
+
+  it("names the bundle where it lies in stack traces (a cache keeps the file name it was made under)", () => {
+    // A preload records the stack of the first stdout write, which the bundle's own code makes.
+    const preload = join(tempDir(), "stack.cjs");
+    writeFileSync(
+      preload,
+      `const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = (...args) => { process.stdout.write = write; process.stderr.write(new Error("probe").stack + "\\n"); return write(...args); };`,
+    );
+    const r = spawnSync(process.execPath, ["-r", preload, join(DIST, "pi.cjs"), "--version"], {
+      env: { ...process.env, PI_ORCH_CODE_CACHE: "report" },
+      encoding: "utf8",
+    });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain("pi: code cache accepted");
+    expect(r.stderr).toContain(`${join(DIST, "pi-worker.cjs")}:`);
+    expect(r.stderr).not.toContain("dist.staging");
   });
 
   it("says nothing about the cache unless asked", async () => {
