@@ -10,7 +10,8 @@ import type { RpcCommandEnvelope, RpcResponse } from "../../shared/schema/rpc.js
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
 import { commaList } from "./options.js";
-import { contentText, TranscriptRenderer } from "./transcript.js";
+import { TranscriptRenderer } from "./transcript.js";
+import { EMPTY_RUN_VIEW, foldRun, textOf, type RunEvent, type RunView } from "../events/run-view.js";
 
 
 /** How one agent's run ended, for `--wait`. */
@@ -37,15 +38,16 @@ async function send(client: IpcClient, agent: string, command: RpcCommandEnvelop
 
 /**
  * Follows the runs started by our prompts until each settles: `agent_end` after an
- * `agent_start`, or the worker going away (crash, stop, failure) mid-run.
+ * `agent_start`, or the worker going away (crash, stop, failure) mid-run. Each agent's
+ * stream is read through the one run view (cli/events/run-view.ts).
  */
 class RunWatcher {
-  private readonly runs = new Map<string, { started: boolean; outcome: RunOutcome | null; last: RunOutcome }>();
+  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null }>();
   private resolveAll!: () => void;
   readonly settled: Promise<void>;
 
   constructor(agents: readonly string[]) {
-    for (const agent of agents) this.runs.set(agent, { started: false, outcome: null, last: { agent, ok: true, stopReason: "stop", text: "" } });
+    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null });
     this.settled = new Promise((r) => (this.resolveAll = r));
   }
 
@@ -57,48 +59,36 @@ class RunWatcher {
   feed(m: IpcStreamMessage): void {
     const run = this.runs.get(m.agent);
     if (!run || run.outcome || m.type !== "event") return;
-    const e = m.event as Record<string, any>;
-    switch (e.type) {
-      case "agent_start":
-        run.started = true;
-        run.last = { agent: m.agent, ok: true, stopReason: "stop", text: "" };
+    const before = run.view;
+    run.view = foldRun(before, m.event as RunEvent);
+    const ending = run.view.ending;
+    if (ending === null || ending === before.ending) return;
+    const last = lastOutcome(m.agent, run.view);
+    switch (ending.kind) {
+      case "ended":
+        this.finish(m.agent, last);
         return;
-      case "message_end":
-        if (run.started && e.message?.role === "assistant") {
-          const stopReason = String(e.message.stopReason ?? "stop");
-          const text = contentText(e.message.content);
-          run.last = {
-            agent: m.agent,
-            ok: stopReason !== "error" && stopReason !== "aborted",
-            stopReason,
-            error: e.message.errorMessage ?? (stopReason === "aborted" ? "the run was aborted" : undefined),
-            text: run.last.text && text ? `${run.last.text}\n${text}` : run.last.text || text,
-          };
-        }
+      case "interrupted":
+        this.finish(m.agent, { ...last, ok: false, stopReason: "interrupted", error: `the run was interrupted: ${ending.reason}` });
         return;
-      case "agent_end":
-        if (run.started) this.finish(m.agent, run.last);
+      case "status":
+        this.finish(m.agent, { ...last, ok: false, stopReason: ending.status, error: `the agent went ${ending.status}${ending.reason ? ` (${ending.reason})` : ""} before the run ended` });
         return;
-      case "run_interrupted":
-        this.finish(m.agent, { ...run.last, ok: false, stopReason: "interrupted", error: `the run was interrupted: ${e.reason}` });
-        return;
-      case "agent_status":
-        if (["stopping", "stopped", "failed", "backoff", "unresponsive"].includes(e.status)) {
-          this.finish(m.agent, { ...run.last, ok: false, stopReason: e.status, error: `the agent went ${e.status}${e.reason ? ` (${e.reason})` : ""} before the run ended` });
-        }
+      case "exited":
+        // The supervisor follows an exit with a status change (or a restart's run_interrupted).
         return;
     }
   }
 
   /** Outcomes so far; agents still running are reported as not settled. */
   outcomes(): RunOutcome[] {
-    return [...this.runs.values()].map((r) => r.outcome ?? { ...r.last, ok: false, stopReason: "unsettled", error: "the run had not ended" });
+    return [...this.runs].map(([agent, r]) => r.outcome ?? { ...lastOutcome(agent, r.view), ok: false, stopReason: "unsettled", error: "the run had not ended" });
   }
 
   /** The connection ended: whatever still runs will not be seen to end. */
   disconnected(): void {
     for (const [agent, run] of this.runs) {
-      if (!run.outcome) this.finish(agent, { ...run.last, ok: false, stopReason: "disconnected", error: "the supervisor went away before the run ended" });
+      if (!run.outcome) this.finish(agent, { ...lastOutcome(agent, run.view), ok: false, stopReason: "disconnected", error: "the supervisor went away before the run ended" });
     }
   }
 
@@ -108,6 +98,21 @@ class RunWatcher {
     run.outcome = outcome;
     if ([...this.runs.values()].every((r) => r.outcome)) this.resolveAll();
   }
+}
+
+/** The run's verdict so far: its last assistant message's, with the text of all of them. */
+function lastOutcome(agent: string, view: RunView): RunOutcome {
+  const replies = view.started ? view.messages.filter((m) => m.role === "assistant") : [];
+  const last = replies.at(-1);
+  if (!last) return { agent, ok: true, stopReason: "stop", text: "" };
+  const stopReason = String(last.stopReason ?? "stop");
+  return {
+    agent,
+    ok: stopReason !== "error" && stopReason !== "aborted",
+    stopReason,
+    error: last.errorMessage ?? (stopReason === "aborted" ? "the run was aborted" : undefined),
+    text: replies.map((r) => textOf(r.content)).filter((t) => t !== "").join("\n"),
+  };
 }
 
 /** The agents a prompt goes to: one named, a `--to` list, or every running agent. */
