@@ -252,7 +252,8 @@ async function main(argv: string[]): Promise<number> {
     fauxScript: opts.fauxScript,
     retryDelayMs: opts.retryDelayMs,
     session: typeof opts.session === "string" ? opts.session : undefined,
-    noSession: opts.session === false,
+    // --list-models only reads the catalogue: no session file for it.
+    noSession: opts.session === false || opts.listModels !== undefined,
     continueSession: opts.continue || opts.resume,
     forkFrom: opts.fork,
     scopedModels: opts.models
