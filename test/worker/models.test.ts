@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicProvider } from "../../worker/providers/anthropic.js";
-import { BUILT_IN_MODELS, defaultProvider, loadCatalogue, resolveApiKey, resolveModel } from "../../worker/providers/models.js";
+import { applyProviders, BUILT_IN_MODELS, checkProviderConfig, defaultProvider, loadCatalogue, resolveApiKey, resolveModel } from "../../worker/providers/models.js";
 import { startMockModelServer } from "../support/mock-model-server.js";
 import { tempDir } from "../support/rpc-worker.js";
 
@@ -153,5 +153,48 @@ describe("built-in catalogue is current", () => {
       warn.mockRestore();
       await server.close();
     }
+  });
+});
+
+describe("providers registered by extensions (pi's registerProvider rules)", () => {
+  const base = { models: BUILT_IN_MODELS, keySettings: new Map<string, string>() };
+  const proxy = { baseUrl: "http://proxy", api: "anthropic-messages", apiKey: "PROXY_KEY", models: [{ id: "p1" }, { id: "p2", baseUrl: "http://other" }] };
+
+  it.each([
+    { name: "models without baseUrl", config: { apiKey: "K", api: "openai-completions", models: [{ id: "m" }] }, error: /"baseUrl" is required when defining models/ },
+    { name: "models without apiKey", config: { baseUrl: "http://x", api: "openai-completions", models: [{ id: "m" }] }, error: /"apiKey" .* is required/ },
+    { name: "an api we do not speak", config: { baseUrl: "http://x", apiKey: "K", api: "gitlab-duo-api", models: [{ id: "m" }] }, error: /model "m": api "gitlab-duo-api" is not one pi-orch speaks/ },
+    { name: "no api at all", config: { baseUrl: "http://x", apiKey: "K", models: [{ id: "m" }] }, error: /api "\(none\)"/ },
+    { name: "a wrong type", config: { baseUrl: 5 }, error: /^provider "p": / },
+  ])("refuses $name", ({ config, error }) => {
+    expect(() => checkProviderConfig("p", config)).toThrow(error);
+  });
+
+  it.each([
+    {
+      name: "a config with models replaces the provider's models",
+      registered: [{ name: "anthropic", config: proxy }],
+      expected: { anthropic: ["p1@http://proxy", "p2@http://other"] },
+      key: { anthropic: "PROXY_KEY" },
+    },
+    {
+      name: "baseUrl alone re-aims the existing models",
+      registered: [{ name: "openai", config: { baseUrl: "http://gw/v1" } }],
+      expected: { openai: BUILT_IN_MODELS.filter((m) => m.provider === "openai").map((m) => `${m.id}@http://gw/v1`) },
+      key: {},
+    },
+    {
+      name: "nothing registered (or all unregistered) is models.json's list",
+      registered: [],
+      expected: { anthropic: BUILT_IN_MODELS.filter((m) => m.provider === "anthropic").map((m) => `${m.id}@${m.baseUrl}`) },
+      key: {},
+    },
+  ])("$name", ({ registered, expected, key }) => {
+    const out = applyProviders(base, registered.map((r) => ({ name: r.name, config: checkProviderConfig(r.name, r.config) })));
+    for (const [provider, list] of Object.entries(expected)) {
+      expect(out.models.filter((m) => m.provider === provider).map((m) => `${m.id}@${m.baseUrl}`)).toEqual(list);
+    }
+    expect(Object.fromEntries(out.keySettings)).toEqual(key);
+    expect(base.models).toBe(BUILT_IN_MODELS);
   });
 });

@@ -26,6 +26,7 @@ import { ProviderSet } from "../providers/index.js";
 import { loadFauxScript } from "../providers/faux.js";
 import {
   apiKeyEnvVar,
+  applyProviders,
   defaultProvider,
   loadCatalogue,
   resolveApiKey,
@@ -157,6 +158,10 @@ export class AgentSession {
   /** `--append-system-prompt` values with files read, once: the prompt is rebuilt whenever the tools change. */
   private readonly appendTexts: string[];
   private readonly providers: ProviderSet;
+  /** The catalogue as models.json gave it; extensions' providers are applied over it. */
+  private readonly diskCatalogue: Pick<ModelCatalogue, "models" | "keySettings">;
+  /** Whether bash sees provider keys (`--bash-inherit-keys`), kept for when providers change. */
+  private readonly inheritKeys: boolean;
   private readonly explicitApiKey?: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
@@ -187,6 +192,7 @@ export class AgentSession {
     this.warn = options.warn ?? ((m) => process.stderr.write(`pi: ${m}\n`));
     this.home = options.home ?? piOrchHome(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
+    this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
     this.resources = loadResources({
       home: this.home,
       cwd: this.cwd,
@@ -203,8 +209,8 @@ export class AgentSession {
     const settings = this.resources.settings;
     this.sessionDir = options.sessionDir ?? settings.sessionDir ?? defaultSessionDir(this.cwd, this.home);
     this.explicitApiKey = options.apiKey;
-    const inherit = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
-    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, inherit));
+    this.inheritKeys = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
+    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, this.inheritKeys));
     const chunkMs = Number(this.env.PI_ORCH_FAUX_CHUNK_MS ?? 0);
     const retryCap = maxRetryDelayMs(settings);
     this.providers = new ProviderSet(
@@ -352,7 +358,22 @@ export class AgentSession {
   setExtensions(hooks: ExtensionHooks): void {
     this.extensions = hooks;
     hooks.bind(this.extensionHost());
+    this.applyExtensionProviders();
     this.rebuildSystemPrompt();
+  }
+
+  /**
+   * pi's `registerProvider` / `unregisterProvider`: the model list is models.json's with
+   * the extensions' providers applied in order, live at once (`get_available_models`,
+   * `set_model`); bash stops seeing a key named by a registered provider, as for models.json.
+   */
+  private applyExtensionProviders(): void {
+    const { models, keySettings } = applyProviders(this.diskCatalogue, this.extensions.providers());
+    this.catalogue.models = models;
+    this.catalogue.keySettings.clear();
+    for (const [name, key] of keySettings) this.catalogue.keySettings.set(name, key);
+    this.catalogue.commandKeys.clear();
+    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), this.explicitApiKey, this.inheritKeys));
   }
 
   /** The mode's dialogs for extensions; `interactive` is `ctx.hasUI` (false in print mode). */
@@ -1098,6 +1119,7 @@ export class AgentSession {
         ];
       },
       toolsChanged: () => this.rebuildSystemPrompt(),
+      providersChanged: () => this.applyExtensionProviders(),
       abort: () => this.abort(),
       requestShutdown: () => {
         this.shutdownRequested = true;

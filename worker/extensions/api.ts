@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import type { TSchema } from "typebox";
 import type { ImageContent, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
+import { checkProviderConfig, type ProviderConfig } from "../providers/models.js";
 import type { EventBus } from "./event-bus.js";
 import type { DeliverAs, ExtensionHost } from "./host.js";
 import {
@@ -46,6 +47,13 @@ export interface RegisteredFlag extends ExtensionFlagDefinition {
   value?: boolean | string;
 }
 
+/** A provider an extension registered (`pi.registerProvider`). */
+export interface RegisteredProvider {
+  path: string;
+  name: string;
+  config: ProviderConfig;
+}
+
 /** Every registration of every extension, in registration (= load) order. */
 export class ExtensionRegistry {
   readonly tools: RegisteredTool[] = [];
@@ -54,10 +62,11 @@ export class ExtensionRegistry {
   readonly flags: RegisteredFlag[] = [];
   readonly shortcuts: { path: string; shortcut: string; description?: string }[] = [];
   readonly renderers: { path: string; customType: string }[] = [];
+  readonly providers: RegisteredProvider[] = [];
 
   /** Forget what one extension registered (its load failed half-way). */
   remove(path: string): void {
-    for (const list of [this.tools, this.commands, this.handlers, this.flags, this.shortcuts, this.renderers] as { path: string }[][]) {
+    for (const list of [this.tools, this.commands, this.handlers, this.flags, this.shortcuts, this.renderers, this.providers] as { path: string }[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i].path === path) list.splice(i, 1);
     }
   }
@@ -71,6 +80,8 @@ export interface ApiDeps {
   events: EventBus;
   /** A tool was registered after start-up: the session refreshes its tool list. */
   onToolsChanged: () => void;
+  /** A provider was registered or removed: once bound, the session's model list follows. */
+  onProvidersChanged: () => void;
   /** A failure outside any handler (a `sendMessage` that could not be delivered). */
   reportError: (path: string, event: string, error: string) => void;
 }
@@ -144,12 +155,33 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
       registry.renderers.push({ path, customType });
     },
 
-    registerProvider(): void {
-      fail("registerProvider is not supported by pi-orch yet; add the provider to $PI_ORCH_HOME/models.json instead");
+    registerProvider(name: string, config: Record<string, unknown>): void {
+      if (typeof name !== "string" || name === "") fail("registerProvider needs a provider name");
+      if (typeof config !== "object" || config === null) fail(`registerProvider "${name}" needs a config object`);
+      if (config.streamSimple !== undefined) {
+        fail(`registerProvider "${name}": streamSimple (a custom stream API) is not supported by pi-orch; register a provider with api "openai-completions", "openai-responses" or "anthropic-messages"`);
+      }
+      if (config.oauth !== undefined) fail(`registerProvider "${name}": oauth (/login) is not supported by pi-orch; give an apiKey (a key or an environment variable name)`);
+      let checked: ProviderConfig;
+      try {
+        checked = checkProviderConfig(name, config);
+      } catch (err) {
+        return fail(`registerProvider: ${(err as Error).message}`);
+      }
+      // As pi: registering a name again overrides the keys it gives and keeps the others.
+      const existing = registry.providers.find((p) => p.name === name);
+      if (existing) {
+        existing.config = { ...existing.config, ...Object.fromEntries(Object.entries(checked).filter(([, v]) => v !== undefined)) };
+        existing.path = path;
+      } else registry.providers.push({ path, name, config: checked });
+      deps.onProvidersChanged();
     },
 
-    unregisterProvider(): void {
-      fail("unregisterProvider is not supported by pi-orch yet");
+    unregisterProvider(name: string): void {
+      const at = registry.providers.findIndex((p) => p.name === name);
+      if (at < 0) return;
+      registry.providers.splice(at, 1);
+      deps.onProvidersChanged();
     },
 
     async sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: DeliverAs }): Promise<void> {

@@ -5,7 +5,7 @@
 import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
-import type { RegisteredFlag } from "./api.js";
+import type { RegisteredFlag, RegisteredProvider } from "./api.js";
 import type { ExtensionHost } from "./host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionEventName } from "./types.js";
 
@@ -40,6 +40,8 @@ export interface ExtensionHooks {
   /** Tools registered by extensions (a name equal to a built-in replaces it). */
   tools(): AgentTool[];
   commands(): ExtensionCommandInfo[];
+  /** Providers extensions registered, in order (applied over models.json when bound and on each change). */
+  providers(): RegisteredProvider[];
   /** Flags extensions registered (the CLI accepts them). */
   flags(): RegisteredFlag[];
   /** Whether any handler listens to `event` (so the session can skip building it). */
@@ -73,6 +75,7 @@ export const NO_EXTENSIONS: ExtensionHooks = {
   bind: () => undefined,
   tools: () => [],
   commands: () => [],
+  providers: () => [],
   flags: () => [],
   has: () => false,
   runCommand: async () => false,

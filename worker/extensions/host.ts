@@ -74,6 +74,8 @@ export interface ExtensionHost {
   allTools(): ToolInfo[];
   /** The tool list or prompt changed (a tool registered after start-up). */
   toolsChanged(): void;
+  /** An extension registered or removed a provider: rebuild the model list. */
+  providersChanged(): void;
   abort(): Promise<void>;
   requestShutdown(): void;
   compact(customInstructions?: string): Promise<CompactionResult>;

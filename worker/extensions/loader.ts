@@ -64,6 +64,7 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
           host,
           events,
           onToolsChanged: () => runner?.toolsChanged(),
+          onProvidersChanged: () => runner?.providersChanged(),
           reportError: emitError,
         }),
       );

@@ -8,7 +8,7 @@ import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
-import { commandInfos, invocationNames, type ExtensionRegistry, type RegisteredFlag } from "./api.js";
+import { commandInfos, invocationNames, type ExtensionRegistry, type RegisteredFlag, type RegisteredProvider } from "./api.js";
 import { commandContext, extensionContext } from "./context.js";
 import type { BeforeAgentStartOutcome, ExtensionCommandInfo, ExtensionHooks, InputOutcome } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
@@ -51,6 +51,15 @@ export class ExtensionRunner implements ExtensionHooks {
   /** A tool was registered: once bound, the session refreshes its tools and prompt. */
   toolsChanged(): void {
     this.boundHost?.toolsChanged();
+  }
+
+  /** A provider was registered or removed: once bound, the session rebuilds its model list. */
+  providersChanged(): void {
+    this.boundHost?.providersChanged();
+  }
+
+  providers(): RegisteredProvider[] {
+    return this.registry.providers;
   }
 
   /** The session; extensions act on it only after `bind`. */

@@ -145,6 +145,83 @@ export interface ModelCatalogue {
   commandKeys: Map<string, { value: string; at: number }>;
 }
 
+/**
+ * pi's `registerProvider(name, config)` config as far as it applies here: models.json's
+ * provider shape, plus a per-model `baseUrl` and a display `name`. pi's `streamSimple`
+ * (a custom stream API) and `oauth` (`/login`) are refused where the extension registers.
+ */
+export const ProviderConfig = Type.Object({
+  ...ProviderEntry.properties,
+  name: Type.Optional(Type.String()),
+  models: Type.Optional(Type.Array(Type.Object({ ...ModelEntry.properties, baseUrl: Type.Optional(Type.String()) }))),
+});
+export type ProviderConfig = Static<typeof ProviderConfig>;
+
+const checkProviderShape = checker(ProviderConfig);
+
+/**
+ * Check a `registerProvider` config with pi's rules (models need a baseUrl, an apiKey
+ * and an api each, one of those we speak); returns it typed, or throws saying what to fix.
+ */
+export function checkProviderConfig(name: string, config: unknown): ProviderConfig {
+  const checked = checkProviderShape(config);
+  if (!checked.ok) throw new Error(`provider "${name}": ${checked.errors.join("; ")}`);
+  const c = checked.value;
+  if (!c.models || c.models.length === 0) return c;
+  if (!c.baseUrl) throw new Error(`provider "${name}": "baseUrl" is required when defining models`);
+  if (!c.apiKey) throw new Error(`provider "${name}": "apiKey" (a key or the name of an environment variable) is required when defining models`);
+  for (const m of c.models) {
+    const api = m.api ?? c.api;
+    if (!api || !SUPPORTED_APIS.has(api)) {
+      throw new Error(`provider "${name}", model "${m.id}": api "${api ?? "(none)"}" is not one pi-orch speaks; use "openai-completions", "openai-responses" or "anthropic-messages"`);
+    }
+  }
+  return c;
+}
+
+/**
+ * The models and key settings after extensions' providers, applied in order over the
+ * catalogue from disk (pi's rules: a config with models replaces all of that provider's
+ * models; one with only baseUrl/headers re-aims the provider's existing models). Pure:
+ * unregistering a provider is applying the rest to the same base again.
+ */
+export function applyProviders(
+  base: Pick<ModelCatalogue, "models" | "keySettings">,
+  registered: readonly { name: string; config: ProviderConfig }[],
+): Pick<ModelCatalogue, "models" | "keySettings"> {
+  let models = [...base.models];
+  const keySettings = new Map(base.keySettings);
+  for (const { name, config } of registered) {
+    if (config.apiKey) keySettings.set(name, config.apiKey);
+    if (config.models && config.models.length > 0) {
+      models = models.filter((m) => m.provider !== name);
+      for (const m of config.models) {
+        models.push({
+          id: m.id,
+          name: m.name ?? m.id,
+          api: (m.api ?? config.api) as ModelApi,
+          provider: name,
+          baseUrl: m.baseUrl ?? config.baseUrl!,
+          reasoning: m.reasoning ?? false,
+          input: m.input ?? ["text"],
+          cost: m.cost ?? ZERO_COST,
+          contextWindow: m.contextWindow ?? 128_000,
+          maxTokens: m.maxTokens ?? 16_384,
+          ...(config.headers || m.headers ? { headers: { ...config.headers, ...m.headers } } : {}),
+          ...(config.compat || m.compat ? { compat: { ...config.compat, ...m.compat } } : {}),
+        });
+      }
+    } else if (config.baseUrl || config.headers) {
+      models = models.map((m) =>
+        m.provider !== name
+          ? m
+          : { ...m, ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}), ...(config.headers ? { headers: { ...m.headers, ...config.headers } } : {}) },
+      );
+    }
+  }
+  return { models, keySettings };
+}
+
 /** How long the output of an `apiKey: "!command"` is reused (short-lived tokens still rotate). */
 export const KEY_COMMAND_TTL_MS = 5 * 60_000;
 
