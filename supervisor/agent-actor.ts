@@ -21,6 +21,7 @@ import { decideRestart, describeExit, NO_RESTARTS, type RestartHistory } from ".
 import { killGroupLeftovers, killWorker, stopWorker, type WorkerHandle } from "./teardown.js";
 import { RUNNING_STATUSES, type AgentInfo, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
 import type { AgentTimings } from "./types.js";
+import { closeWindow, DEFAULT_FLOOD_LIMITS, NO_FLOOD, noteBadLine, type FloodLimits, type FloodState } from "./protocol-flood.js";
 import { buildWorkerArgv } from "./worker-command.js";
 
 /** What an actor needs from the supervisor that owns it. */
@@ -40,6 +41,8 @@ export interface AgentActorOptions {
   baseEnv?: Record<string, string>;
   /** Nice of the worker's autogroup and process (0: the supervisor's weight). */
   workerNice: number;
+  /** Bounds of a worker's non-JSON stdout lines (default DEFAULT_FLOOD_LIMITS). */
+  protocolFlood?: FloodLimits;
 }
 
 type Pending = {
@@ -69,6 +72,7 @@ type Message =
   | { kind: "teardown_done"; gen: number }
   | { kind: "start_timeout"; gen: number }
   | { kind: "ping_tick"; gen: number }
+  | { kind: "flood_tick"; gen: number }
   | { kind: "ping_timeout"; gen: number; id: string }
   | { kind: "run_timeout"; gen: number; run: number }
   | { kind: "backoff_done"; token: number }
@@ -97,6 +101,10 @@ export class AgentActor {
   private gen = 0;
   /** Why the event log cannot be written (`disk full: PATH`), kept as the status reason until it can. */
   private diskProblem: string | null = null;
+  /** The worker floods non-JSON lines (`protocol errors: ...`), kept as the status reason until a quiet window. */
+  private protocolProblem: string | null = null;
+  private flood: FloodState = NO_FLOOD;
+  private floodTimer: NodeJS.Timeout | null = null;
   private nextRequest = 1;
   private readonly pending = new Map<string, Pending>();
   private restartHistory: RestartHistory = NO_RESTARTS;
@@ -265,6 +273,9 @@ export class AgentActor {
       case "ping_tick":
         if (m.gen === this.worker?.gen) this.onPingTick();
         return;
+      case "flood_tick":
+        if (m.gen === this.worker?.gen) this.onFloodTick();
+        return;
       case "ping_timeout":
         if (m.gen === this.worker?.gen && this.ping?.id === m.id && RUNNING_STATUSES.has(this.record.status)) {
           this.ping = null;
@@ -310,6 +321,7 @@ export class AgentActor {
   private spawnWorker(): void {
     const gen = ++this.gen;
     this.intendedExit = null;
+    this.flood = NO_FLOOD;
     this.lastEventAt = Date.now();
     this.setStatus("starting");
     const { file, args } = buildWorkerArgv(this.record, this.record.sessionFile, this.opts.defaultCommand);
@@ -473,14 +485,63 @@ export class AgentActor {
     this.record.lastSeenAt = Date.now();
     const parsed = parseJsonLine(line);
     if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
-      const sample = line.length > 200 ? `${line.slice(0, 200)}…` : line;
-      this.opts.log.appendStderr(`[pi-orch] non-protocol stdout line: ${sample}\n`);
-      this.report({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
+      this.onBadLine(line);
       return;
     }
     const value = parsed.value as Record<string, unknown>;
     if (value.type === "response") return this.onResponse(value as RpcResponse);
     this.onWorkerEvent(value, line.trim());
+  }
+
+  /** A non-JSON line: reported while few, counted and summarised once a second while the worker floods. */
+  private onBadLine(line: string): void {
+    const limits = this.opts.protocolFlood ?? DEFAULT_FLOOD_LIMITS;
+    const noted = noteBadLine(this.flood, limits, Date.now());
+    this.flood = noted.state;
+    if (noted.action === "report") {
+      const sample = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+      this.opts.log.appendStderr(`[pi-orch] non-protocol stdout line: ${sample}\n`);
+      this.report({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
+      return;
+    }
+    if (noted.floodStarted) {
+      this.protocolProblem = `protocol errors: over ${limits.perWindow} non-JSON lines in ${formatMs(limits.windowMs)}`;
+      this.opts.log.appendStderr(`[pi-orch] ${this.protocolProblem}; further lines are counted, not logged\n`);
+      this.setStatus(this.record.status);
+      this.armFloodTimer(limits);
+    }
+    if (noted.action === "restart" && this.worker) {
+      this.summariseFlood();
+      this.intendedExit = { reason: "protocol_errors", message: `${this.flood.totalDropped} non-JSON lines dropped` };
+      this.clearWorkerTimers();
+      void stopWorker(this.worker.handle, { graceMs: this.opts.timings.stopGraceMs, killGraceMs: this.opts.timings.killGraceMs, abort: true });
+    }
+  }
+
+  private armFloodTimer(limits: FloodLimits): void {
+    const gen = this.worker?.gen ?? this.gen;
+    const at = (this.flood.windowStart ?? Date.now()) + limits.windowMs;
+    this.floodTimer = setTimeout(() => this.mailbox.post({ kind: "flood_tick", gen }), Math.max(0, at - Date.now()));
+  }
+
+  private onFloodTick(): void {
+    this.floodTimer = null;
+    const closed = closeWindow(this.flood, Date.now());
+    this.flood = closed.state;
+    if (closed.summarise > 0) this.reportDropped(closed.summarise);
+    if (!closed.calm) return this.armFloodTimer(this.opts.protocolFlood ?? DEFAULT_FLOOD_LIMITS);
+    this.protocolProblem = null;
+    this.setStatus(this.record.status);
+  }
+
+  /** Summarise what the open window dropped now (the worker ends, or is restarted for it). */
+  private summariseFlood(): void {
+    if (this.flood.dropped > 0) this.reportDropped(this.flood.dropped);
+    this.flood = { ...this.flood, dropped: 0 };
+  }
+
+  private reportDropped(dropped: number): void {
+    this.report({ type: "protocol_error", message: `dropped ${dropped} non-JSON lines of a flooding worker`, dropped });
   }
 
   private onResponse(response: RpcResponse): void {
@@ -564,6 +625,10 @@ export class AgentActor {
     this.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
     this.worker = null;
     this.record.pid = null;
+    this.summariseFlood();
+    if (this.floodTimer) clearTimeout(this.floodTimer);
+    this.floodTimer = null;
+    this.protocolProblem = null;
     const now = Date.now();
     const stopping = this.record.status === "stopping";
     const intended = stopping ? { reason: "stopped" as const } : this.intendedExit;
@@ -728,7 +793,7 @@ export class AgentActor {
   }
 
   private setStatus(status: AgentStatus, given?: string): void {
-    const reason = given ?? this.diskProblem ?? undefined;
+    const reason = given ?? this.diskProblem ?? this.protocolProblem ?? undefined;
     const previous = this.record.status;
     if (previous === status && this.record.statusReason === reason) return;
     this.record.status = status;

@@ -12,6 +12,7 @@ import { OrchError } from "./errors.js";
 import { AgentEventLog, agentLogPaths } from "./event-log.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
 import { DEFAULT_WORKER_NICE } from "./priority.js";
+import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
 import { loadRegistry, RegistryWriter } from "./registry.js";
 import { SubscriberHub, type SubscriberSink, type Subscription } from "./subscribers.js";
 import {
@@ -46,6 +47,8 @@ export interface SupervisorOptions {
   logKeepFiles?: number;
   /** Longest accepted worker stdout line (default 8 MB). */
   maxLineBytes?: number;
+  /** Bounds of a worker's non-JSON stdout lines: reported, summarised, restarted (default DEFAULT_FLOOD_LIMITS). */
+  protocolFlood?: Partial<FloodLimits>;
   /** Messages a subscriber may fall behind before it is told it lagged (default 10,000). */
   subscriberBuffer?: number;
   /** Problems that are not errors (a corrupt registry moved aside, a failed registry write). */
@@ -439,6 +442,7 @@ export class Supervisor {
       publish: (entry, raw) => this.hub.publish(record.name, entry, raw),
       onChange: () => this.registry.markDirty(),
       maxLineBytes: this.opts.maxLineBytes,
+      protocolFlood: { ...DEFAULT_FLOOD_LIMITS, ...this.opts.protocolFlood },
       workerNice: this.opts.workerNice ?? DEFAULT_WORKER_NICE,
       // Our worker keeps its sessions under the same home as the supervisor that runs it.
       baseEnv: { PI_ORCH_HOME: this.home },

@@ -57,6 +57,8 @@ export const ExitReason = Type.Union([
   Type.Literal("memory_limit"),
   /** busy without events past the stall timeout, policy `restart` */
   Type.Literal("stalled"),
+  /** it flooded non-JSON lines past the limit (see supervisor/protocol-flood.ts) */
+  Type.Literal("protocol_errors"),
   /** the supervisor stopped it on request */
   Type.Literal("stopped"),
   /** recorded on load: the previous supervisor went away */

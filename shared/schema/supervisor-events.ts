@@ -50,6 +50,8 @@ export const LimitExceededEvent = Type.Object({
 export const ProtocolErrorEvent = Type.Object({
   type: Type.Literal("protocol_error"),
   message: Type.String(),
+  /** A summary of a flooding worker: how many non-JSON lines were dropped unreported. */
+  dropped: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 
 /** The supervisor failed handling something for this agent; the agent goes on. */

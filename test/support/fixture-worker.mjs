@@ -10,6 +10,9 @@
  *   FIXTURE_EXIT_AFTER_MS=N    exit with FIXTURE_EXIT_CODE N ms after starting
  *   FIXTURE_HANG=1             read stdin but never answer
  *   FIXTURE_GARBAGE=1          print non-protocol lines on stdout at start
+ *   FIXTURE_GARBAGE_FLOOD=N    a prompt "flood" answers, then prints N non-JSON lines as fast as stdout takes them
+ *                              (no run events) and then a `{"type":"flood_done","lines":N}` event;
+ *                              N=0: until it is killed
  *   FIXTURE_STARTUP_MS=N       wait N ms before reading commands
  *   FIXTURE_EVENTS=N           message_update events per run (default 3)
  *   FIXTURE_EVENT_DELAY_MS=N   delay between run events (default 0)
@@ -154,6 +157,17 @@ async function startRun(message) {
   run = null;
 }
 
+/** Non-JSON lines as fast as the pipe takes them, 1,000 to a write; `n` = 0 never ends. */
+async function flood(n) {
+  const lines = (from, count) => Array.from({ length: count }, (_, i) => `garbage line ${from + i} %%% not json\n`).join("");
+  for (let sent = 0; n === 0 || sent < n; ) {
+    const count = n === 0 ? 1000 : Math.min(1000, n - sent);
+    if (!process.stdout.write(lines(sent, count))) await new Promise((r) => process.stdout.once("drain", r));
+    sent += count;
+  }
+  send({ type: "flood_done", lines: n });
+}
+
 async function handle(line) {
   let cmd;
   try {
@@ -174,6 +188,7 @@ async function handle(line) {
       if (typeof cmd.message !== "string") return fail("prompt needs a string message");
       if (run && !cmd.streamingBehavior) return fail("Agent is already processing; use streamingBehavior");
       ok();
+      if (env.FIXTURE_GARBAGE_FLOOD && cmd.message === "flood") return void flood(Number(env.FIXTURE_GARBAGE_FLOOD));
       if (!run) void startRun(cmd.message);
       return;
     case "abort": {
