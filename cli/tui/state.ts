@@ -5,7 +5,9 @@
  */
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { AgentInfo, AgentStatus, WorktreeInfo } from "../../shared/schema/agent.js";
+import type { ExtensionUiRequest } from "../../shared/schema/rpc.js";
 import { contentText, summarizeArgs } from "../commands/transcript.js";
+import { EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
 
 /** Finished transcript lines kept per agent (the zoom view scrolls through them). */
 export const MAX_LINES = 2000;
@@ -58,6 +60,8 @@ export interface AgentView {
   open: TranscriptLine | null;
   tools: RunningTool[];
   tokens: number;
+  /** The agent's run as the one event reader folds it; `tools` and `tokens` come from it. */
+  run: RunView;
   lastSeq: number;
   dialogs: DialogRequest[];
   /** Hidden: it was already stopped or failed when this TUI first saw it (history, not live). */
@@ -117,6 +121,7 @@ function newView(name: string, now: number): AgentView {
     open: null,
     tools: [],
     tokens: 0,
+    run: EMPTY_RUN_VIEW,
     lastSeq: 0,
     dialogs: [],
     hidden: false,
@@ -154,13 +159,14 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
       const existing = state.agents[action.agent];
       if (existing && action.seq <= existing.lastSeq) return state; // replayed after a reconnect
       const a = existing ?? newView(action.agent, action.at ?? state.now);
-      const next = applyEvent({ ...a, lastSeq: action.seq }, action.event as Json, action.at ?? state.now);
+      const next = applyEvent({ ...a, lastSeq: action.seq }, action.event as TuiEvent, action.at ?? state.now);
       return put(state, next);
     }
   }
 }
 
-type Json = Record<string, any>;
+/** What an agent's stream carries that the TUI reads: the run's events and extension dialogs. */
+type TuiEvent = RunEvent | ExtensionUiRequest;
 
 function put(state: TuiState, view: AgentView): TuiState {
   const known = view.name in state.agents;
@@ -230,12 +236,27 @@ function stream(a: AgentView, kind: "text" | "thinking", delta: string): AgentVi
   return { ...view, open: { kind, text: rest } };
 }
 
-function applyEvent(a: AgentView, e: Json, at: number): AgentView {
+/** Fold the event into the run view, then take the running tools and tokens from it. */
+function applyEvent(a: AgentView, e: TuiEvent, at: number): AgentView {
+  if (e.type === "extension_ui_request") return dialogOrNotice(a, e);
+  const run = foldRun(a.run, e);
+  const lines = run === a.run ? a : { ...a, run, tokens: run.tokens.total, tools: toolsOf(a.tools, run, at) };
+  return transcribe(lines, e);
+}
+
+/** The view's running tools, keeping the summary and start time of those already shown. */
+function toolsOf(shown: RunningTool[], run: RunView, at: number): RunningTool[] {
+  if (run.running.length === 0) return shown.length === 0 ? shown : [];
+  return run.running.map((t) => shown.find((s) => s.id === t.toolCallId) ?? { id: t.toolCallId, name: t.toolName, summary: summarizeArgs(t.toolName, t.args), startedAt: at });
+}
+
+/** The transcript lines the event adds. */
+function transcribe(a: AgentView, e: RunEvent): AgentView {
   switch (e.type) {
     case "agent_status": {
       const next = {
         ...a,
-        status: e.status as AgentStatus,
+        status: e.status,
         statusReason: typeof e.reason === "string" ? e.reason : undefined,
         restarts: typeof e.restarts === "number" ? e.restarts : a.restarts,
         hidden: a.hidden && ENDED.has(e.status),
@@ -248,51 +269,48 @@ function applyEvent(a: AgentView, e: Json, at: number): AgentView {
       return push(close(next), { kind: e.status === "failed" ? "error" : "notice", text: `· ${e.previous} → ${e.status}${e.reason ? ` (${e.reason})` : ""}` });
     }
     case "message_start": {
-      const m = e.message as Json | undefined;
+      const m = e.message;
       if (m?.role === "user") return push(close(a), { kind: "user", text: `> ${contentText(m.content)}` });
       if (m?.role === "assistant") return { ...a, provider: m.provider ?? a.provider, model: m.model ?? a.model };
       return a;
     }
     case "message_update": {
-      const d = e.assistantMessageEvent as Json | undefined;
+      const d = e.assistantMessageEvent;
       if (d?.type === "text_delta") return stream(a, "text", String(d.delta));
       if (d?.type === "thinking_delta") return stream(a, "thinking", String(d.delta));
       if (d?.type === "text_end" || d?.type === "thinking_end") return close(a);
       return a;
     }
     case "message_end": {
-      const m = e.message as Json | undefined;
+      const m = e.message;
       if (m?.role !== "assistant") return a;
-      let next: AgentView = close({ ...a, tokens: a.tokens + (Number(m.usage?.totalTokens) || 0) });
+      let next: AgentView = close(a);
       if (m.stopReason === "error") next = push(next, { kind: "error", text: `error: ${m.errorMessage ?? "the model request failed"}` });
       if (m.stopReason === "aborted") next = push(next, { kind: "notice", text: "aborted" });
       return next;
     }
     case "tool_execution_start": {
       const summary = summarizeArgs(e.toolName, e.args);
-      const tool: RunningTool = { id: String(e.toolCallId), name: String(e.toolName), summary, startedAt: at };
-      return push(close({ ...a, tools: [...a.tools, tool] }), { kind: "tool", text: `⏺ ${tool.name}(${summary})` });
+      return push(close(a), { kind: "tool", text: `⏺ ${String(e.toolName)}(${summary})` });
     }
     case "tool_execution_end": {
-      const text = contentText((e.result as Json | undefined)?.content).trimEnd();
+      const text = contentText(e.result?.content).trimEnd();
       const kept = text.length > MAX_RESULT_CHARS ? text.slice(0, MAX_RESULT_CHARS) + "\n…" : text;
-      const tools = a.tools.filter((t) => t.id !== String(e.toolCallId));
-      return push({ ...a, tools }, { kind: e.isError ? "error" : "result", text: kept || "(no output)" });
+      return push(a, { kind: e.isError ? "error" : "result", text: kept || "(no output)" });
     }
     case "agent_end":
-      return { ...close(a), tools: [] };
-    case "extension_ui_request":
-      return dialogOrNotice(a, e);
+      return close(a);
     case "worker_exited":
-      return push(close({ ...a, tools: [] }), { kind: "notice", text: `· worker exited (${e.reason}${e.code != null ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})` });
+      return push(close(a), { kind: "notice", text: `· worker exited (${e.reason}${e.code != null ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})` });
     case "run_interrupted":
-      return push(close({ ...a, tools: [] }), { kind: "error", text: `! run interrupted: ${e.reason}` });
+      return push(close(a), { kind: "error", text: `! run interrupted: ${e.reason}` });
     case "limit_exceeded":
       return push(close(a), { kind: "error", text: `! limit exceeded (${e.limit}): ${e.message}` });
     case "protocol_error":
     case "supervisor_error":
+      return push(close(a), { kind: "error", text: `! ${e.type.replace("_", " ")}: ${e.message ?? ""}` });
     case "extension_error":
-      return push(close(a), { kind: "error", text: `! ${String(e.type).replace("_", " ")}: ${e.message ?? e.error ?? ""}` });
+      return push(close(a), { kind: "error", text: `! extension error: ${e.error ?? ""}` });
     case "auto_retry_start":
       return push(close(a), { kind: "notice", text: `· retrying (attempt ${e.attempt ?? "?"}): ${e.errorMessage ?? ""}` });
     default:
@@ -300,7 +318,7 @@ function applyEvent(a: AgentView, e: Json, at: number): AgentView {
   }
 }
 
-function dialogOrNotice(a: AgentView, e: Json): AgentView {
+function dialogOrNotice(a: AgentView, e: ExtensionUiRequest): AgentView {
   const method = e.method;
   if (method === "notify") return push(close(a), { kind: e.notifyType === "error" ? "error" : "notice", text: `· ${e.message ?? ""}` });
   if (method !== "select" && method !== "confirm" && method !== "input" && method !== "editor") return a;
