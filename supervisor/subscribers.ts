@@ -1,11 +1,17 @@
 /**
  * Fan-out of agent events to subscribers. Publishing never waits on a subscriber:
- * each has its own bounded queue, and one that falls behind by more than its buffer
+ * each has its own queue bounded in messages and bytes, and one that falls behind by more than that
  * loses events, is told so with a `lagged` notice, and continues from the present.
  */
 import { withWire } from "../shared/jsonl.js";
 import type { EventMessage, IpcStreamMessage, LaggedMessage } from "../shared/schema/ipc.js";
 import type { LoggedEvent, SeqGap } from "./event-log.js";
+
+/** Default bounds of one subscriber's queue: messages, and bytes of their JSON (whichever is reached first). */
+export const DEFAULT_SUBSCRIBER_MESSAGES = 10_000;
+export const DEFAULT_SUBSCRIBER_BYTES = 16 * 1024 * 1024;
+/** Bytes of a message's envelope around its event (`{"type":"event","agent":…,"seq":…,"at":…,"event":`). */
+const ENVELOPE_BYTES = 64;
 
 /** Queued messages past which a subscriber's messages no longer carry the shared wire text. */
 const WIRE_QUEUE_LIMIT = 64;
@@ -24,6 +30,8 @@ export interface SubscribeOptions {
   sink: SubscriberSink;
   /** Messages queued before the subscriber counts as lagging (default 10,000). */
   maxBuffered?: number;
+  /** Bytes of queued event JSON before the subscriber counts as lagging (default 16 MiB). */
+  maxBufferedBytes?: number;
 }
 
 /** Source of an agent's past events for `since`. */
@@ -32,7 +40,10 @@ export type HistorySource = (agent: string, since: number) => { events: LoggedEv
 /** A live subscription; `close()` stops delivery and frees its queue. */
 export class Subscription {
   private queue: IpcStreamMessage[] = [];
+  /** Bytes of each queued message, same index as `queue`. */
+  private sizes: number[] = [];
   private head = 0;
+  private queuedBytes = 0;
   private readonly openGaps = new Map<string, LaggedMessage>();
   private pumping = false;
   private closedFlag = false;
@@ -41,6 +52,7 @@ export class Subscription {
     readonly agents: ReadonlySet<string> | null,
     private readonly sink: SubscriberSink,
     private readonly maxBuffered: number,
+    private readonly maxBufferedBytes: number,
     private readonly onClose: (sub: Subscription) => void,
   ) {}
 
@@ -54,6 +66,11 @@ export class Subscription {
     return this.queue.length - this.head;
   }
 
+  /** Bytes of the event JSON waiting to be written. */
+  get bufferedBytes(): number {
+    return this.queuedBytes;
+  }
+
   /** Whether this subscription follows `agent`. */
   follows(agent: string): boolean {
     return this.agents === null || this.agents.has(agent);
@@ -61,13 +78,16 @@ export class Subscription {
 
   /** Queue a replayed gap or event without the lag check (history is bounded by the ring). */
   replay(agent: string, gap: SeqGap | null, events: readonly LoggedEvent[]): void {
-    if (gap) this.queue.push({ type: "lagged", agent, from: gap.from, to: gap.to });
-    for (const e of events) this.queue.push({ type: "event", agent, seq: e.seq, at: e.at, event: e.event });
+    if (gap) this.enqueue({ type: "lagged", agent, from: gap.from, to: gap.to }, 0);
+    for (const e of events) this.enqueue({ type: "event", agent, seq: e.seq, at: e.at, event: e.event }, JSON.stringify(e.event).length + ENVELOPE_BYTES);
     this.pump();
   }
 
-  /** Queue a live event; past the buffer it is dropped and accounted for in a `lagged` notice. */
-  offer(agent: string, entry: LoggedEvent, wire?: string): void {
+  /**
+   * Queue a live event of `bytes` (its JSON); past the buffer (messages or bytes) it is
+   * dropped and accounted for in a `lagged` notice. One event always fits an empty queue.
+   */
+  offer(agent: string, entry: LoggedEvent, wire?: string, bytes = 0): void {
     if (this.closedFlag) return;
     const gap = this.openGaps.get(agent);
     if (gap) {
@@ -75,16 +95,16 @@ export class Subscription {
       gap.to = entry.seq;
       return;
     }
-    if (this.buffered >= this.maxBuffered) {
+    if (this.buffered >= this.maxBuffered || (this.buffered > 0 && this.queuedBytes + bytes > this.maxBufferedBytes)) {
       const notice: LaggedMessage = { type: "lagged", agent, from: entry.seq, to: entry.seq };
       this.openGaps.set(agent, notice);
-      this.queue.push(notice);
+      this.enqueue(notice, 0);
       return;
     }
     const message: EventMessage = { type: "event", agent, seq: entry.seq, at: entry.at, event: entry.event };
     // The shared wire text saves serialising again, but it is extra memory per queued
     // message: a subscriber that is behind queues plain messages instead.
-    this.queue.push(wire === undefined || this.buffered >= WIRE_QUEUE_LIMIT ? message : withWire(message, wire));
+    this.enqueue(wire === undefined || this.buffered >= WIRE_QUEUE_LIMIT ? message : withWire(message, wire), bytes);
     this.pump();
   }
 
@@ -92,9 +112,17 @@ export class Subscription {
     if (this.closedFlag) return;
     this.closedFlag = true;
     this.queue = [];
+    this.sizes = [];
     this.head = 0;
+    this.queuedBytes = 0;
     this.openGaps.clear();
     this.onClose(this);
+  }
+
+  private enqueue(message: IpcStreamMessage, bytes: number): void {
+    this.queue.push(message);
+    this.sizes.push(bytes);
+    this.queuedBytes += bytes;
   }
 
   private pump(): void {
@@ -106,11 +134,14 @@ export class Subscription {
   private async drain(): Promise<void> {
     try {
       while (!this.closedFlag && this.head < this.queue.length) {
-        const message = this.queue[this.head++];
+        const message = this.queue[this.head];
+        this.queuedBytes -= this.sizes[this.head];
+        this.head++;
         // Once its notice is on the way out, the gap is final and new events may flow again.
         if (message.type === "lagged" && this.openGaps.get(message.agent) === message) this.openGaps.delete(message.agent);
         if (this.head > 1024 && this.head * 2 > this.queue.length) {
           this.queue = this.queue.slice(this.head);
+          this.sizes = this.sizes.slice(this.head);
           this.head = 0;
         }
         const pending = this.sink.write(message);
@@ -141,7 +172,7 @@ export class SubscriberHub {
    * no gap or duplicate, because publishing happens on this same thread.
    */
   subscribe(opts: SubscribeOptions, knownAgents: readonly string[]): Subscription {
-    const sub = new Subscription(opts.agents, opts.sink, opts.maxBuffered ?? 10_000, (s) => this.subs.delete(s));
+    const sub = new Subscription(opts.agents, opts.sink, opts.maxBuffered ?? DEFAULT_SUBSCRIBER_MESSAGES, opts.maxBufferedBytes ?? DEFAULT_SUBSCRIBER_BYTES, (s) => this.subs.delete(s));
     if (opts.since !== undefined) {
       const names = opts.agents ? [...opts.agents] : knownAgents;
       for (const agent of names) {
@@ -160,10 +191,12 @@ export class SubscriberHub {
    */
   publish(agent: string, entry: LoggedEvent, raw?: string): void {
     let wire: string | undefined;
+    let bytes: number | undefined;
     for (const sub of this.subs) {
       if (!sub.follows(agent)) continue;
       if (raw !== undefined) wire ??= `{"type":"event","agent":${JSON.stringify(agent)},"seq":${entry.seq},"at":${entry.at},"event":${raw}}`;
-      sub.offer(agent, entry, wire);
+      bytes ??= wire !== undefined ? wire.length : JSON.stringify(entry.event).length + ENVELOPE_BYTES;
+      sub.offer(agent, entry, wire, bytes);
     }
   }
 

@@ -51,6 +51,8 @@ export interface SupervisorOptions {
   protocolFlood?: Partial<FloodLimits>;
   /** Messages a subscriber may fall behind before it is told it lagged (default 10,000). */
   subscriberBuffer?: number;
+  /** Bytes of event JSON a subscriber may fall behind before it is told it lagged (default 16 MiB). */
+  subscriberBufferBytes?: number;
   /** Problems that are not errors (a corrupt registry moved aside, a failed registry write). */
   onWarning?: (message: string) => void;
   /** Where agents' git worktrees go (default `<home>/worktrees`). */
@@ -249,7 +251,7 @@ export class Supervisor {
   subscribe(opts: SupervisorSubscribeOptions): Subscription {
     const names = opts.agents && opts.agents.length > 0 ? new Set(opts.agents.map((r) => this.resolve(r).name)) : null;
     return this.hub.subscribe(
-      { agents: names, since: opts.since, sink: opts.sink, maxBuffered: this.opts.subscriberBuffer },
+      { agents: names, since: opts.since, sink: opts.sink, maxBuffered: this.opts.subscriberBuffer, maxBufferedBytes: this.opts.subscriberBufferBytes },
       [...this.actors.keys()],
     );
   }

@@ -64,6 +64,45 @@ describe("SubscriberHub", () => {
     ]);
   });
 
+  it("bounds a slow subscriber's queue in bytes too: big events lag it long before the message count does", async () => {
+    const hub = hubWith([]);
+    const slow: IpcStreamMessage[] = [];
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => (release = r));
+    let first = true;
+    const sub = hub.subscribe(
+      {
+        agents: null,
+        maxBuffered: 1_000,
+        maxBufferedBytes: 10_000,
+        sink: {
+          write: async (m) => {
+            slow.push(m);
+            if (first) {
+              first = false;
+              await blocked;
+            }
+          },
+        },
+      },
+      [],
+    );
+    const big = (seq: number): LoggedEvent => ({ seq, at: seq, event: { type: "message_update", text: "x".repeat(3_000) } });
+    // Raw JSON given, as from a worker: the wire text is what is counted.
+    for (let s = 1; s <= 20; s++) hub.publish("a", big(s), JSON.stringify(big(s).event));
+    // 1 in flight; 3 events of ~3 KB fit the 10,000 bytes, the 4th would not.
+    expect(sub.buffered).toBe(4);
+    expect(sub.bufferedBytes).toBeLessThanOrEqual(10_000);
+    release();
+    await vi.waitFor(() => expect(slow).toHaveLength(5), { timeout: 2_000, interval: 5 });
+    expect(slow.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}`))).toEqual([1, 2, 3, 4, "lagged 5-20"]);
+    expect(sub.bufferedBytes).toBe(0);
+    // One event bigger than the whole budget still goes through to a reader that keeps up.
+    hub.publish("a", { seq: 21, at: 21, event: { type: "message_update", text: "y".repeat(20_000) } });
+    await vi.waitFor(() => expect(slow).toHaveLength(6), { timeout: 2_000, interval: 5 });
+    expect(slow[5]).toMatchObject({ seq: 21 });
+  });
+
   it("reports a since older than the held history as lagged first", async () => {
     const got: IpcStreamMessage[] = [];
     const hub = new SubscriberHub(() => ({ events: [entry(8)], gap: { from: 3, to: 7 } }));
