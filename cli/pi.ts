@@ -286,8 +286,9 @@ async function main(argv: string[]): Promise<number> {
   // In RPC mode even direct writes to process.stdout go to stderr; the protocol has its own way out.
   const protocolOut = opts.mode === "rpc" ? guardStdout() : process.stdout;
   runtime.setUi(DEFAULT_UI, false);
-  runtime.setExtensions(
-    await loadExtensions({
+  // A function, so ctx.reload() loads them again (settings' extension list read anew).
+  const loadAll = () =>
+    loadExtensions({
       paths: [...(opts.extensions === false ? [] : runtime.resources.settings.extensions), ...(opts.extension ?? [])],
       discover: opts.extensions !== false,
       home: runtime.home,
@@ -297,8 +298,9 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(`pi: extension ${event.extensionPath} failed (${event.event}): ${event.error}\n`);
         runtime.emit(event);
       },
-    }),
-  );
+    });
+  runtime.setExtensionLoader(loadAll);
+  runtime.setExtensions(await loadAll());
   // Flags extensions registered are accepted, and only those.
   const split = splitExtensionFlags(words, runtime.extensionFlags());
   if (split.unknown.length > 0) {

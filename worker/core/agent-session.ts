@@ -145,7 +145,7 @@ export class AgentSession {
   readonly catalogue: ModelCatalogue;
   readonly sessionDir: string;
   /** Settings, skills, prompt templates and system prompt files of this start. */
-  readonly resources: Resources;
+  resources: Resources;
   private store: SessionStore | null = null;
   /** The level asked for while the model could think: a model switch restores it (clamped), as in pi. */
   private preferredThinking: ThinkingLevel;
@@ -154,14 +154,15 @@ export class AgentSession {
   private activeToolNames: string[];
   private systemPromptText = "";
   private runSystemPrompt: string | null = null;
-  private readonly contextFiles: ContextFile[];
+  private contextFiles: ContextFile[];
   /** `--append-system-prompt` values with files read, once: the prompt is rebuilt whenever the tools change. */
-  private readonly appendTexts: string[];
+  private appendTexts: string[];
   private readonly providers: ProviderSet;
   /** The catalogue as models.json gave it; extensions' providers are applied over it. */
   private readonly diskCatalogue: Pick<ModelCatalogue, "models" | "keySettings">;
   /** Whether bash sees provider keys (`--bash-inherit-keys`), kept for when providers change. */
   private readonly inheritKeys: boolean;
+  private extensionLoader?: () => Promise<ExtensionHooks>;
   private readonly explicitApiKey?: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
@@ -193,16 +194,7 @@ export class AgentSession {
     this.home = options.home ?? piOrchHome(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
     this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
-    this.resources = loadResources({
-      home: this.home,
-      cwd: this.cwd,
-      trusted: options.trusted === true,
-      noSkills: options.noSkills,
-      skillPaths: options.skillPaths,
-      noPromptTemplates: options.noPromptTemplates,
-      promptTemplatePaths: options.promptTemplatePaths,
-    });
-    for (const w of this.resources.warnings) this.warn(`${w.path}: ${w.message}`);
+    this.resources = this.readResources();
     for (const path of this.resources.skippedProject) {
       this.warn(`skipped ${path}: the project is not trusted (run with --trust to allow it)`);
     }
@@ -221,14 +213,9 @@ export class AgentSession {
       retryCap === undefined ? {} : { maxRetryDelayMs: retryCap },
     );
     this.activeToolNames = selectTools(options.tools, BUILT_IN_TOOLS.map((t) => t.name), options.noTools, this.warn);
-    this.contextFiles = options.noContextFiles ? [] : findContextFiles(this.cwd, this.home);
-    // As in pi: --append-system-prompt replaces APPEND_SYSTEM.md; --system-prompt replaces SYSTEM.md.
-    const appendFile = this.resources.systemFiles.append?.text;
-    this.appendTexts = options.appendSystemPrompt?.length
-      ? options.appendSystemPrompt.map((a) => resolveAppend(a, this.cwd))
-      : appendFile
-        ? [appendFile]
-        : [];
+    this.contextFiles = [];
+    this.appendTexts = [];
+    this.readPromptFiles();
     this.rebuildSystemPrompt();
 
     const store = this.openInitialSession();
@@ -360,6 +347,59 @@ export class AgentSession {
     hooks.bind(this.extensionHost());
     this.applyExtensionProviders();
     this.rebuildSystemPrompt();
+  }
+
+  /** Settings, skills, prompt templates and SYSTEM.md / APPEND_SYSTEM.md, as the options say. */
+  private readResources(): Resources {
+    const o = this.options;
+    const resources = loadResources({
+      home: this.home,
+      cwd: this.cwd,
+      trusted: o.trusted === true,
+      noSkills: o.noSkills,
+      skillPaths: o.skillPaths,
+      noPromptTemplates: o.noPromptTemplates,
+      promptTemplatePaths: o.promptTemplatePaths,
+    });
+    for (const w of resources.warnings) this.warn(`${w.path}: ${w.message}`);
+    return resources;
+  }
+
+  /** Context files and the appended text (`--append-system-prompt` replaces APPEND_SYSTEM.md, as in pi). */
+  private readPromptFiles(): void {
+    this.contextFiles = this.options.noContextFiles ? [] : findContextFiles(this.cwd, this.home);
+    const appendFile = this.resources.systemFiles.append?.text;
+    this.appendTexts = this.options.appendSystemPrompt?.length
+      ? this.options.appendSystemPrompt.map((a) => resolveAppend(a, this.cwd))
+      : appendFile
+        ? [appendFile]
+        : [];
+  }
+
+  /** How `reload` loads the extensions again (the mode that loaded them sets it). */
+  setExtensionLoader(load: () => Promise<ExtensionHooks>): void {
+    this.extensionLoader = load;
+  }
+
+  /**
+   * pi's `ctx.reload()`: `session_shutdown` (reason `reload`), then settings, skills,
+   * prompt templates, context files and the extensions read again (flag values kept),
+   * then `session_start` (reason `reload`). Settings read at start-up only (retry,
+   * compaction, the model) keep their values.
+   */
+  async reload(): Promise<void> {
+    await this.extensions.sessionShutdown("reload");
+    this.resources = this.readResources();
+    this.readPromptFiles();
+    if (this.extensionLoader) {
+      const flags = new Map(this.extensions.flags().map((f) => [f.name, f.value]));
+      const hooks = await this.extensionLoader();
+      for (const flag of hooks.flags()) if (flags.get(flag.name) !== undefined) flag.value = flags.get(flag.name);
+      this.setExtensions(hooks);
+    } else {
+      this.rebuildSystemPrompt();
+    }
+    await this.extensions.sessionStart("reload");
   }
 
   /**
@@ -1120,6 +1160,7 @@ export class AgentSession {
       },
       toolsChanged: () => this.rebuildSystemPrompt(),
       providersChanged: () => this.applyExtensionProviders(),
+      reload: () => this.reload(),
       abort: () => this.abort(),
       requestShutdown: () => {
         this.shutdownRequested = true;

@@ -177,8 +177,6 @@ export function commandContext(host: ExtensionHost, overrides: ContextOverrides 
       targetId: string,
       options?: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
     ) => host.navigateTree(targetId, options),
-    reload: async () => {
-      throw new Error("reload is not supported by pi-orch yet: restart the worker to load changed extensions");
-    },
+    reload: () => host.reload(),
   }));
 }

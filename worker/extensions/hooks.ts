@@ -52,8 +52,8 @@ export interface ExtensionHooks {
   notify(event: ExtensionEvent): Promise<void>;
   /** `session_before_*`: the first `{ cancel: true }` wins; otherwise the last result. */
   before(event: ExtensionEvent): Promise<Record<string, unknown> | undefined>;
-  sessionStart(reason: "startup" | "new" | "resume" | "fork", previousSessionFile?: string): Promise<void>;
-  sessionShutdown(reason: "quit" | "new" | "resume" | "fork", targetSessionFile?: string): Promise<void>;
+  sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<void>;
+  sessionShutdown(reason: "quit" | "new" | "resume" | "fork" | "reload", targetSessionFile?: string): Promise<void>;
   input(text: string, images: ImageContent[] | undefined, source: "rpc" | "interactive" | "extension"): Promise<InputOutcome>;
   beforeAgentStart(prompt: string, images: ImageContent[] | undefined, systemPrompt: string): Promise<BeforeAgentStartOutcome | undefined>;
   /** Per model request: may return replacement messages for this request only. */

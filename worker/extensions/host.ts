@@ -76,6 +76,8 @@ export interface ExtensionHost {
   toolsChanged(): void;
   /** An extension registered or removed a provider: rebuild the model list. */
   providersChanged(): void;
+  /** pi's `ctx.reload()`: settings, skills, prompts, context files and extensions read again. */
+  reload(): Promise<void>;
   abort(): Promise<void>;
   requestShutdown(): void;
   compact(customInstructions?: string): Promise<CompactionResult>;

@@ -122,15 +122,15 @@ export class ExtensionRunner implements ExtensionHooks {
     return result;
   }
 
-  async sessionStart(reason: "startup" | "new" | "resume" | "fork", previousSessionFile?: string): Promise<void> {
+  async sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<void> {
     const errors = this.pendingLoadErrors;
     this.pendingLoadErrors = [];
     for (const error of errors) this.emitError(error);
     await this.notify({ type: "session_start", reason, ...(previousSessionFile ? { previousSessionFile } : {}) });
-    await this.notify({ type: "resources_discover", cwd: this.host().cwd, reason: "startup" });
+    await this.notify({ type: "resources_discover", cwd: this.host().cwd, reason: reason === "reload" ? "reload" : "startup" });
   }
 
-  async sessionShutdown(reason: "quit" | "new" | "resume" | "fork", targetSessionFile?: string): Promise<void> {
+  async sessionShutdown(reason: "quit" | "new" | "resume" | "fork" | "reload", targetSessionFile?: string): Promise<void> {
     await this.notify({ type: "session_shutdown", reason, ...(targetSessionFile ? { targetSessionFile } : {}) });
   }
 
