@@ -6,6 +6,7 @@
  */
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { Colors } from "../context.js";
+import type { RunEvent } from "../events/run-view.js";
 
 /** Options of a renderer. */
 export interface TranscriptOptions {
@@ -16,8 +17,6 @@ export interface TranscriptOptions {
   /** Show prompts, tool calls, errors and supervisor notices (default); false prints only assistant text. */
   verbose?: boolean;
 }
-
-type Json = Record<string, any>;
 
 /** Turns a stream of events into text. Feed it messages in order; call `end()` at the end. */
 export class TranscriptRenderer {
@@ -41,13 +40,15 @@ export class TranscriptRenderer {
     }
     const { agent } = message;
     this.seen.add(agent);
-    const e = message.event as Json;
+    // Events arrive unchecked from the wire; the renderer reads them as the typed stream and
+    // prints nothing for a type it does not know.
+    const e = message.event as RunEvent;
     switch (e.type) {
       case "message_start":
         if (e.message?.role === "user") this.line(agent, c.bold(c.cyan(`> ${contentText(e.message.content)}`)));
         return;
       case "message_update": {
-        const delta = e.assistantMessageEvent as Json | undefined;
+        const delta = e.assistantMessageEvent;
         if (delta?.type === "text_delta") this.text(agent, String(delta.delta));
         else if (delta?.type === "thinking_delta" && this.opts.verbose !== false) this.text(agent, c.dim(String(delta.delta)));
         else if (delta?.type === "thinking_end" && this.opts.verbose !== false) this.breakLine(agent);
@@ -86,8 +87,10 @@ export class TranscriptRenderer {
         return;
       case "protocol_error":
       case "supervisor_error":
+        this.line(agent, c.red(`! ${e.type.replace("_", " ")}: ${e.message ?? ""}`));
+        return;
       case "extension_error":
-        this.line(agent, c.red(`! ${e.type.replace("_", " ")}: ${e.message ?? e.error ?? ""}`));
+        this.line(agent, c.red(`! extension error: ${e.error ?? ""}`));
         return;
       case "auto_retry_start":
         this.line(agent, c.yellow(`· retrying (attempt ${e.attempt ?? "?"}): ${e.errorMessage ?? ""}`));
@@ -150,7 +153,7 @@ export class TranscriptRenderer {
 
 /** `ls -A src`, `src/index.ts`, `"TODO"`: the one argument that says what a tool call does. */
 export function summarizeArgs(tool: unknown, args: unknown): string {
-  const a = (typeof args === "object" && args !== null ? args : {}) as Json;
+  const a = (typeof args === "object" && args !== null ? args : {}) as Record<string, unknown>;
   const pick =
     tool === "bash" ? a.command : tool === "grep" || tool === "find" ? a.pattern : (a.path ?? a.file_path ?? a.command ?? a.pattern);
   const text = typeof pick === "string" ? pick : JSON.stringify(args ?? {});
@@ -169,7 +172,7 @@ export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((p: Json) => (p?.type === "text" ? String(p.text) : p?.type === "image" ? "[image]" : ""))
+    .map((p: { type?: unknown; text?: unknown } | null) => (p?.type === "text" ? String(p.text) : p?.type === "image" ? "[image]" : ""))
     .join("");
 }
 

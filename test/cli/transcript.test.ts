@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { TranscriptRenderer } from "../../cli/commands/transcript.js";
+import { colors } from "../../cli/context.js";
+
+const render = (events: Record<string, unknown>[]): string => {
+  let out = "";
+  const r = new TranscriptRenderer({ write: (s) => (out += s), colors: colors(false) });
+  events.forEach((event, i) => r.feed({ type: "event", agent: "a", seq: i + 1, event }));
+  r.end();
+  return out;
+};
+
+describe("TranscriptRenderer", () => {
+  const table: { name: string; events: Record<string, unknown>[]; want: string }[] = [
+    { name: "streamed text, then a line break at message_end", events: [{ type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "hi" } }, { type: "message_end", message: { role: "assistant", stopReason: "stop" } }], want: "hi\n" },
+    { name: "a prompt", events: [{ type: "message_start", message: { role: "user", content: "go" } }], want: "> go\n" },
+    { name: "a tool call and its collapsed result", events: [{ type: "tool_execution_start", toolName: "bash", args: { command: "ls  -A" } }, { type: "tool_execution_end", result: { content: [{ type: "text", text: "a\nb\n" }] }, isError: false }], want: "⏺ bash(ls -A)\n  ⎿ a … (+1 lines)\n" },
+    { name: "a model error", events: [{ type: "message_end", message: { role: "assistant", stopReason: "error", errorMessage: "rate limited" } }], want: "error: rate limited\n" },
+    { name: "an extension error names its error", events: [{ type: "extension_error", extensionPath: "x.ts", event: "tool_call", error: "boom" }], want: "! extension error: boom\n" },
+    { name: "a protocol error its message", events: [{ type: "protocol_error", message: "not JSON" }], want: "! protocol error: not JSON\n" },
+    { name: "a worker exit", events: [{ type: "worker_exited", code: 1, signal: null, reason: "crash" }], want: "· worker exited (crash, code 1)\n" },
+    { name: "an event it does not know prints nothing", events: [{ type: "something_new", x: 1 }], want: "" },
+  ];
+  for (const c of table) it(c.name, () => expect(render(c.events)).toBe(c.want));
+});
