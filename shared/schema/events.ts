@@ -36,7 +36,15 @@ export const ToolResultPayload = Type.Object({
 export type ToolResultPayload = Static<typeof ToolResultPayload>;
 
 export const AgentStartEvent = Type.Object({ type: Type.Literal("agent_start") });
-export const AgentEndEvent = Type.Object({ type: Type.Literal("agent_end"), messages: Type.Array(AgentMessage) });
+export const AgentEndEvent = Type.Object({
+  type: Type.Literal("agent_end"),
+  messages: Type.Array(AgentMessage),
+  /**
+   * Our addition, only when true: an automatic retry follows (auto_retry_start, then a
+   * new run), so this run is not the end of the prompt. pi's clients cannot tell.
+   */
+  willRetry: Type.Optional(Type.Boolean()),
+});
 export const TurnStartEvent = Type.Object({ type: Type.Literal("turn_start") });
 export const TurnEndEvent = Type.Object({
   type: Type.Literal("turn_end"),

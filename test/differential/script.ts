@@ -77,6 +77,16 @@ export const SCRIPT: Step[] = [
       await d.event("agent_end");
     },
   },
+  {
+    name: "automatic retry after a 503",
+    run: async (d) => {
+      // The retry run also delivers the two follow-ups still queued from the streaming step (a failed run leaves them queued).
+      d.replies({ error: { status: 503, message: "overloaded" } }, { text: "second time lucky" }, { text: "follow-up one" }, { text: "follow-up two" });
+      await d.send({ type: "prompt", message: "this request fails once, then works" });
+      // The retry is a run of its own: its agent_end is the one with the answer.
+      await d.event("agent_end", (e) => (e.messages as { stopReason?: string }[]).some((m) => m.stopReason === "stop"));
+    },
+  },
   { name: "get_fork_messages", run: async (d) => void (await d.send({ type: "get_fork_messages" })) },
   {
     name: "fork",

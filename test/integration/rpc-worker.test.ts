@@ -161,10 +161,17 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(start).toMatchObject({ attempt: 1, maxAttempts: 3, delayMs: 10 });
     expect(start.errorMessage).toMatch(/529/);
     const retryEnd = await w.event("auto_retry_end");
-    expect(retryEnd).toMatchObject({ success: true, attempt: 2 });
-    const end = await w.event("agent_end");
+    // pi counts the retries done.
+    expect(retryEnd).toMatchObject({ success: true, attempt: 1 });
+    const end = await w.waitFor((l) => l.type === "agent_end" && l.messages.at(-1)?.stopReason === "stop");
     expect(end.messages.at(-1).content[0].text).toBe("recovered");
     expect(ctx.server.requests).toHaveLength(2);
+    // pi's order: the failed run ends, auto_retry_start, then the retry is a run of its own.
+    expect(withoutUpdates(w.eventTypes())).toEqual([
+      "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_end", "turn_end", "agent_end",
+      "auto_retry_start",
+      "agent_start", "turn_start", "message_start", "message_end", "auto_retry_end", "turn_end", "agent_end",
+    ]);
   });
 });
 

@@ -58,13 +58,22 @@ function makeAgent(script: FauxReply[], tools: AgentTool[] = []) {
       apiKey: () => undefined,
       systemPrompt: () => "test",
       tools: () => tools,
-      afterResponse: (ctx) => retry.afterResponse(ctx),
+      afterResponse: async (ctx) => {
+        retry.noteResponse(ctx.failure);
+        return "accept";
+      },
       onQueueChange: () => events.push({ type: "queue_update", ...agent.queues() }),
     },
     { model, thinkingLevel: "off" },
   );
-  agent.subscribe((e) => events.push(e));
-  return { agent, events };
+  agent.subscribe((e) => {
+    events.push(e);
+    if (e.type === "agent_end") retry.onAgentEnd(e.messages);
+    if (e.type === "message_end" && e.message.role === "assistant") retry.onMessageEnd(e.message);
+  });
+  /** A run followed through its retries, as the session starts one. */
+  const run = (text: string) => retry.follow(agent, agent.start([userMessage(text)]).done);
+  return { agent, events, run };
 }
 
 function waitForEvent(agent: Agent, test: (e: AgentEvent) => boolean): Promise<AgentEvent> {
@@ -250,18 +259,27 @@ describe("agent loop", () => {
     expect(last.content[0].text.length).toBeLessThan("one two three four five six seven eight nine ten".length);
   });
 
-  it("retries a transient provider error with auto_retry events", async () => {
-    const { agent, events } = makeAgent([
+  it("retries a transient provider error in new runs after agent_end, as pi", async () => {
+    const { agent, events, run } = makeAgent([
       { error: { message: "529 overloaded", retryable: true } },
       { error: { message: "529 overloaded", retryable: true } },
       { text: "finally" },
     ]);
-    await agent.start([userMessage("go")]).done;
+    await run("go");
+    const failedRun = ["agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end"];
+    // pi 0.73.1's order: the failed run ends, then auto_retry_start and a run that continues (no user message).
+    expect(events.map((e) => e.type).filter((t) => t !== "message_update")).toEqual([
+      "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_end", "turn_end", "agent_end",
+      "auto_retry_start",
+      ...failedRun,
+      "auto_retry_start",
+      "agent_start", "turn_start", "message_start", "message_end", "auto_retry_end", "turn_end", "agent_end",
+    ]);
     const retry = events.filter((e) => e.type.startsWith("auto_retry")) as any[];
-    expect(retry.map((e) => e.type)).toEqual(["auto_retry_start", "auto_retry_start", "auto_retry_end"]);
     expect(retry[0]).toMatchObject({ attempt: 1, maxAttempts: 3, delayMs: 1, errorMessage: "529 overloaded" });
-    expect(retry[1].delayMs).toBe(2);
-    expect(retry[2]).toMatchObject({ success: true, attempt: 3 });
+    expect(retry[1]).toMatchObject({ attempt: 2, delayMs: 2 });
+    // pi counts the retries done.
+    expect(retry[2]).toEqual({ type: "auto_retry_end", success: true, attempt: 2 });
     const assistants = agent.messages.filter((m) => m.role === "assistant") as any[];
     expect(assistants).toHaveLength(1);
     expect(assistants[0].content[0].text).toBe("finally");
@@ -269,16 +287,19 @@ describe("agent loop", () => {
 
   it("gives up after the last retry and ends the run with the error", async () => {
     const failing = Array.from({ length: 4 }, () => ({ error: { message: "500 boom", retryable: true } }));
-    const { agent, events } = makeAgent(failing);
-    await agent.start([userMessage("go")]).done;
+    const { agent, events, run } = makeAgent(failing);
+    await run("go");
     const end = events.filter((e) => e.type === "auto_retry_end") as any[];
     expect(end).toEqual([{ type: "auto_retry_end", success: false, attempt: 3, finalError: "500 boom" }]);
+    // The last run is over before the retries are: agent_end, then the final auto_retry_end.
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["agent_end", "auto_retry_end"]);
+    expect(events.filter((e) => e.type === "agent_end")).toHaveLength(4);
     expect((agent.messages.at(-1) as AgentMessage & { stopReason: string }).stopReason).toBe("error");
   });
 
   it("does not retry a permanent error", async () => {
-    const { agent, events } = makeAgent([{ error: { message: "401 invalid key", retryable: false } }]);
-    await agent.start([userMessage("go")]).done;
+    const { agent, events, run } = makeAgent([{ error: { message: "401 invalid key", retryable: false } }]);
+    await run("go");
     expect(events.some((e) => e.type === "auto_retry_start")).toBe(false);
     expect((agent.messages.at(-1) as any).errorMessage).toBe("401 invalid key");
   });

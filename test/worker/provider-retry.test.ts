@@ -39,11 +39,20 @@ function agentOn(api: Api, maxRetryDelayMs?: number) {
       apiKey: () => "test-key",
       systemPrompt: () => "test",
       tools: () => [],
-      afterResponse: (ctx) => retry.afterResponse(ctx),
+      afterResponse: async (ctx) => {
+        retry.noteResponse(ctx.failure);
+        return "accept";
+      },
     },
     { model: mockModel(server!, api), thinkingLevel: "off" },
   );
-  return { agent, events };
+  agent.subscribe((e) => {
+    if (e.type === "agent_end") retry.onAgentEnd(e.messages);
+    if (e.type === "message_end" && e.message.role === "assistant") retry.onMessageEnd(e.message);
+  });
+  /** A run followed through its retries, as the session starts one. */
+  const run = (text: string) => retry.follow(agent, agent.start([userMessage(text)]).done);
+  return { agent, events, run };
 }
 
 const retryStarts = (events: readonly WorkerEvent[]) =>
@@ -52,8 +61,8 @@ const retryStarts = (events: readonly WorkerEvent[]) =>
 describe.each(APIS)("rate limits and transient errors through the real SDK (%s)", (api) => {
   it("waits at least what retry-after asks before the next request", async () => {
     server!.enqueue({ error: { status: 429, message: "rate limited", headers: { "retry-after": "1" } } }, { text: "ok" });
-    const { agent, events } = agentOn(api);
-    await agent.start([userMessage("go")]).done;
+    const { agent, events, run } = agentOn(api);
+    await run("go");
     const [first, second] = server!.requests;
     // The mock's own request times: the client waited the provider's second, not the 5 ms backoff.
     expect(second.at - first.at).toBeGreaterThanOrEqual(1000);
@@ -65,16 +74,16 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
 
   it("honours retry-after-ms", async () => {
     server!.enqueue({ error: { status: 429, headers: { "retry-after-ms": "300" } } }, { text: "ok" });
-    const { agent, events } = agentOn(api);
-    await agent.start([userMessage("go")]).done;
+    const { events, run } = agentOn(api);
+    await run("go");
     expect(server!.requests[1].at - server!.requests[0].at).toBeGreaterThanOrEqual(300);
     expect(retryStarts(events)[0]).toMatchObject({ delayMs: 300, delayReason: "the provider asked to wait (retry-after-ms: 300)" });
   });
 
   it("fails at once when the provider asks for longer than the cap, saying how long", async () => {
     server!.enqueue({ error: { status: 429, message: "daily quota", headers: { "retry-after": "18000" } } });
-    const { agent, events } = agentOn(api);
-    await agent.start([userMessage("go")]).done;
+    const { agent, events, run } = agentOn(api);
+    await run("go");
     expect(server!.requests).toHaveLength(1);
     expect(retryStarts(events)).toEqual([]);
     expect((agent.messages.at(-1) as AssistantMessage).errorMessage).toBe(
@@ -84,8 +93,8 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
 
   it("takes the cap from the setting (retry.provider.maxRetryDelayMs)", async () => {
     server!.enqueue({ error: { status: 429, message: "slow down", headers: { "retry-after": "1" } } });
-    const { agent, events } = agentOn(api, 500);
-    await agent.start([userMessage("go")]).done;
+    const { agent, events, run } = agentOn(api, 500);
+    await run("go");
     expect(server!.requests).toHaveLength(1);
     expect(retryStarts(events)).toEqual([]);
     expect((agent.messages.at(-1) as AssistantMessage).errorMessage).toMatch(/^429 slow down; not retried: the provider asked to wait 1 s \(retry-after: 1\), longer than the 500 ms limit/);
@@ -93,8 +102,8 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
 
   it("does not retry when the provider says x-should-retry: false", async () => {
     server!.enqueue({ error: { status: 500, message: "do not", headers: { "x-should-retry": "false" } } });
-    const { agent, events } = agentOn(api);
-    await agent.start([userMessage("go")]).done;
+    const { events, run } = agentOn(api);
+    await run("go");
     expect(server!.requests).toHaveLength(1);
     expect(retryStarts(events)).toEqual([]);
   });
@@ -107,8 +116,8 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
   ];
   it.each(transient)("retries %s with backoff", async (_name, reply) => {
     server!.enqueue(reply, { text: "ok" });
-    const { agent, events } = agentOn(api);
-    await agent.start([userMessage("go")]).done;
+    const { agent, events, run } = agentOn(api);
+    await run("go");
     expect(server!.requests).toHaveLength(2);
     expect(retryStarts(events)).toEqual([expect.objectContaining({ attempt: 1, delayMs: 5, delayReason: "exponential backoff" })]);
     expect((agent.messages.at(-1) as AssistantMessage).stopReason).toBe("stop");

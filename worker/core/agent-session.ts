@@ -271,8 +271,10 @@ export class AgentSession {
       // that already happened is kept in memory when the disk refuses it, and written
       // when space returns; a prompt was written when it was accepted.
       if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message)) this.persist(event.message);
+      if (event.type === "agent_end" && this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
       this.emit(event);
       this.notifyExtensions(event);
+      if (event.type === "message_end" && event.message.role === "assistant") this.retry.onMessageEnd(event.message);
     });
     if (store) this.attachStore(store, !restored || restored.messages.length === 0);
   }
@@ -540,7 +542,7 @@ export class AgentSession {
     const input = await this.extensions.input(text, images, source);
     if (input.action === "handled") return {};
     const message = userMessage(this.expandPrompt(input.text), input.images);
-    if (this.agent.isStreaming) {
+    if (this.isBusy) {
       if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
       this.checkPersistable(message);
       if (behavior === "steer") this.agent.steer(message);
@@ -555,7 +557,17 @@ export class AgentSession {
       this.recordOrRefuse(() => this.store!.append({ type: "message", message }));
       this.persistedPrompts.add(message);
     }
-    return this.agent.start([message]);
+    return { done: this.followRetries(this.agent.start([message]).done) };
+  }
+
+  /** A run is going, or a failed run waits for its automatic retry (which queues as a run would). */
+  private get isBusy(): boolean {
+    return this.agent.isStreaming || this.retry.waiting;
+  }
+
+  /** A run with its automatic retries (pi's order: each retry is a new run after agent_end). */
+  private followRetries(run: Promise<void>): Promise<void> {
+    return this.retry.follow(this.agent, run);
   }
 
   steer(text: string, images?: ImageContent[]): void {
@@ -608,13 +620,14 @@ export class AgentSession {
     this.retry.settings.enabled = enabled;
   }
 
-  /** Stop waiting before the next automatic retry; the run then ends with the error. */
+  /** Stop waiting before the next automatic retry; the failed run stays the last one. */
   abortRetry(): void {
     this.retry.abortWait();
   }
 
-  /** Abort a compaction and the run in progress; resolves after `agent_end`. */
+  /** Abort a retry wait, a compaction and the run in progress; resolves after `agent_end`. */
   async abort(): Promise<void> {
+    this.abortRetry();
     this.abortCompaction();
     await this.agent.abort();
   }
@@ -780,7 +793,7 @@ export class AgentSession {
   }
 
   private requireIdle(what: string): void {
-    if (this.agent.isStreaming) throw new Error(`cannot ${what} while the agent is running; send abort first`);
+    if (this.isBusy) throw new Error(`cannot ${what} while the agent is running; send abort first`);
     if (this.isCompacting) throw new Error(`cannot ${what} while the session is being compacted`);
   }
 
@@ -911,7 +924,8 @@ export class AgentSession {
 
   /**
    * The agent's `afterResponse` hook: a context overflow is compacted and the request
-   * sent once more; transient errors go to the automatic retry.
+   * sent once more; a transient error is kept (the run ends with it) and retried after
+   * the run, by `followRetries`.
    */
   private async afterResponse(ctx: AfterResponseContext): Promise<"accept" | "repeat"> {
     if (ctx.repeats === 0) this.overflowRetried = false;
@@ -919,7 +933,8 @@ export class AgentSession {
       this.overflowRetried = true;
       if (await this.runCompaction("overflow", undefined, true)) return "repeat";
     }
-    return this.retry.afterResponse(ctx);
+    this.retry.noteResponse(ctx.failure);
+    return "accept";
   }
 
   private async maybeCompactAtThreshold(): Promise<void> {
@@ -1071,7 +1086,7 @@ export class AgentSession {
       this.nextTurnMessages.push(message);
       return;
     }
-    if (this.agent.isStreaming) {
+    if (this.isBusy) {
       if (deliverAs === "followUp") this.agent.followUp(message);
       else this.agent.steer(message);
       return;
@@ -1086,7 +1101,7 @@ export class AgentSession {
     }
     const problem = this.missingKeyProblem();
     if (problem) throw new Error(problem);
-    this.agent.start([message]);
+    void this.followRetries(this.agent.start([message]).done);
   }
 
   /**

@@ -1,10 +1,12 @@
 /**
- * Automatic retry of transient provider errors, in the session layer: behind the
- * agent's `afterResponse` hook it decides whether a failed response is sent again,
- * waits the backoff (skippable with `abort_retry`) and reports `auto_retry_*` events.
+ * Automatic retry of transient provider errors, in the session layer, in pi's order:
+ * a run that ended with a retryable error is over (turn_end, agent_end); then
+ * `auto_retry_start`, the backoff (skippable with `abort_retry`) and a new run that
+ * continues the conversation. The agent loop never sees a retry.
  */
 import type { WorkerEvent } from "../../shared/schema/events.js";
-import type { AfterResponseContext } from "../agent/types.js";
+import type { AgentMessage, AssistantMessage } from "../../shared/schema/messages.js";
+import type { ResponseFailure } from "../agent/types.js";
 import { decideRetry, DEFAULT_MAX_RETRY_DELAY_MS } from "../providers/retry-delay.js";
 
 /** Retry settings; `enabled` follows `set_auto_retry`. */
@@ -20,65 +22,122 @@ export interface RetrySettings {
 /** The events this layer reports. */
 type RetryEvent = Extract<WorkerEvent, { type: "auto_retry_start" | "auto_retry_end" }>;
 
-/** One session's retry state: the attempt count of the request in flight and the skip switch. */
+/** What follows a failed run: a retry after a wait, or the report that retries ran out. */
+type Plan =
+  | { retry: true; failed: AssistantMessage; delayMs: number; reason: string; errorMessage: string }
+  | { retry: false; finalError: string | undefined };
+
+/** What the retry needs of the agent: its conversation and a way to start a run. */
+export interface RetryTarget {
+  messages: AgentMessage[];
+  start(prompts: AgentMessage[]): { done: Promise<void> };
+}
+
+/** One session's retry state: the retries done for the current request and the skip switch. */
 export class AutoRetry {
   private attempt = 0;
   private skip: AbortController | null = null;
+  private lastFailure: ResponseFailure | null = null;
+  private plan: Plan | null = null;
 
   constructor(
     readonly settings: RetrySettings,
     private readonly emit: (event: RetryEvent) => void,
   ) {}
 
-  /** Stop waiting before the next attempt; the run then ends with the error. */
+  /** Whether a backoff wait is in progress (between a failed run and its retry). */
+  get waiting(): boolean {
+    return this.skip !== null;
+  }
+
+  /** Stop waiting before the next attempt; no retry run starts. */
   abortWait(): void {
     this.skip?.abort();
   }
 
+  /** What the provider said about the latest response (from the agent's `afterResponse` hook). */
+  noteResponse(failure: ResponseFailure | null): void {
+    this.lastFailure = failure;
+  }
+
   /**
-   * Decide about one response. A retryable failure within the budget waits and
-   * repeats; the first success after retries reports `auto_retry_end`.
+   * The run is ending (its `agent_end` is about to go out, `messages` are the run's):
+   * decide now, as pi does at agent_end, so the event can say `willRetry`. The
+   * decision is carried out by `follow` after the run settled.
    */
-  async afterResponse(ctx: AfterResponseContext): Promise<"accept" | "repeat"> {
-    if (ctx.repeats === 0) this.attempt = 0;
-    const { message, failure, signal } = ctx;
-    if (!failure) {
-      if (this.attempt > 0 && message.stopReason !== "aborted") this.end({ success: true, attempt: this.attempt + 1 });
-      return "accept";
+  onAgentEnd(messages: readonly AgentMessage[]): boolean {
+    const last = messages.at(-1);
+    this.plan = last?.role === "assistant" ? this.decide(last, this.lastFailure) : null;
+    return this.plan?.retry === true;
+  }
+
+  /**
+   * Follow a run through its automatic retries, as pi does: each failed run ends
+   * (agent_end), then auto_retry_start, the wait, and a new run continuing the
+   * conversation. Settles when the last run settled and no retry follows.
+   */
+  async follow(agent: RetryTarget, run: Promise<void>): Promise<void> {
+    for (;;) {
+      await run;
+      const plan = this.plan;
+      this.plan = null;
+      if (!plan) return;
+      if (!plan.retry) {
+        // pi reports the end of retries that ran out; a UI showing "retrying" needs it in every case.
+        this.end({ success: false, attempt: this.attempt, finalError: plan.finalError });
+        return;
+      }
+      if (!(await this.waitToRetry(plan))) return;
+      // As pi: the failed response stays in the session file but leaves the context.
+      if (agent.messages.at(-1) === plan.failed) agent.messages.pop();
+      run = agent.start([]).done;
     }
+  }
+
+  /**
+   * A finished assistant message (its `message_end` went out). As pi, any answer
+   * that is not an error after retries reports `auto_retry_end` with success, an
+   * aborted one too: the retry itself got through.
+   */
+  onMessageEnd(message: AssistantMessage): void {
+    if (message.stopReason !== "error" && this.attempt > 0) this.end({ success: true, attempt: this.attempt });
+  }
+
+  /** What to do after a run that ended with `last`: null when there is nothing to retry or report. */
+  private decide(last: AssistantMessage, failure: ResponseFailure | null): Plan | null {
+    if (last.stopReason !== "error" || !failure) return null;
     const s = this.settings;
     const decision = decideRetry(this.attempt + 1, failure.retryable, failure.retryHint ?? {}, {
       maxAttempts: s.maxAttempts,
       baseDelayMs: s.baseDelayMs,
       maxRetryDelayMs: s.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS,
     });
-    if (!decision.retry || !s.enabled || signal.aborted) {
-      if (this.attempt > 0) this.end({ success: false, attempt: this.attempt, finalError: message.errorMessage });
-      return "accept";
+    if (decision.retry && s.enabled) {
+      return { retry: true, failed: last, delayMs: decision.delayMs, reason: decision.reason, errorMessage: last.errorMessage ?? "unknown error" };
     }
+    return this.attempt > 0 ? { retry: false, finalError: last.errorMessage } : null;
+  }
+
+  /** Report and wait one backoff; false when `abort_retry` cut it short (then no retry run starts). */
+  private async waitToRetry(plan: Extract<Plan, { retry: true }>): Promise<boolean> {
     this.attempt++;
-    const delayMs = decision.delayMs;
     this.emit({
       type: "auto_retry_start",
       attempt: this.attempt,
-      maxAttempts: s.maxAttempts,
-      delayMs,
-      errorMessage: message.errorMessage ?? "unknown error",
-      delayReason: decision.reason,
+      maxAttempts: this.settings.maxAttempts,
+      delayMs: plan.delayMs,
+      errorMessage: plan.errorMessage,
+      delayReason: plan.reason,
     });
     this.skip = new AbortController();
-    const waited = await wait(delayMs, signal, this.skip.signal);
+    const skipped = await wait(plan.delayMs, this.skip.signal);
     this.skip = null;
-    if (waited === "run-aborted") {
-      this.end({ success: false, attempt: this.attempt, finalError: "aborted" });
-      return "repeat"; // the loop turns an aborted run into an aborted message
-    }
-    if (waited === "skipped") {
-      // pi's words for a wait cut short by abort_retry.
+    if (skipped) {
+      // pi's words for a wait cut short by abort_retry (or abort).
       this.end({ success: false, attempt: this.attempt, finalError: "Retry cancelled" });
-      return "accept";
+      return false;
     }
-    return "repeat";
+    return true;
   }
 
   private end(fields: { success: boolean; attempt: number; finalError?: string }): void {
@@ -87,19 +146,16 @@ export class AutoRetry {
   }
 }
 
-function wait(ms: number, run: AbortSignal, skip: AbortSignal): Promise<"elapsed" | "run-aborted" | "skipped"> {
+/** Wait `ms`; resolves true when `skip` aborted first. */
+function wait(ms: number, skip: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
-    if (run.aborted) return resolve("run-aborted");
-    const done = (why: "elapsed" | "run-aborted" | "skipped") => {
+    const done = (skipped: boolean) => {
       clearTimeout(timer);
-      run.removeEventListener("abort", onRun);
       skip.removeEventListener("abort", onSkip);
-      resolve(why);
+      resolve(skipped);
     };
-    const onRun = () => done("run-aborted");
-    const onSkip = () => done("skipped");
-    const timer = setTimeout(() => done("elapsed"), ms);
-    run.addEventListener("abort", onRun, { once: true });
+    const onSkip = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
     skip.addEventListener("abort", onSkip, { once: true });
   });
 }
