@@ -567,9 +567,15 @@ export class AgentActor {
       case "agent_end": {
         const reason = this.run?.abortReason ?? undefined;
         this.endRun();
-        if (RUNNING_STATUSES.has(this.record.status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
+        // A run followed by an automatic retry (willRetry) leaves the agent busy until the retry's run ends.
+        if (event.willRetry !== true && RUNNING_STATUSES.has(this.record.status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
         break;
       }
+      case "auto_retry_end":
+        // Outside a run and still busy: the retry wait was cancelled, no run follows.
+        if (event.success === false && !this.run && this.record.status === "busy") this.setStatus("idle");
+        else if (this.record.status === "stalled") this.setStatus("busy");
+        break;
       case "message_end":
         this.countTokens(event.message);
         if (this.record.status === "stalled") this.setStatus("busy");

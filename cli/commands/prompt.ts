@@ -41,7 +41,7 @@ async function send(client: IpcClient, agent: string, command: RpcCommandEnvelop
  * `agent_start`, or the worker going away (crash, stop, failure) mid-run. Each agent's
  * stream is read through the one run view (cli/events/run-view.ts).
  */
-class RunWatcher {
+export class RunWatcher {
   private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null }>();
   private resolveAll!: () => void;
   readonly settled: Promise<void>;

@@ -141,9 +141,9 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
     }
     case "agent_end": {
       const base = { ...view, inRun: false, running: [], streaming: "" };
-      // With a retry pending (pi's order: agent_end, auto_retry_start, a new run), this
-      // agent_end closes one attempt, not the run.
-      return view.started && !view.retry ? { ...base, ending: { kind: "ended" } } : base;
+      // With a retry to follow (pi's order: agent_end, auto_retry_start, a new run; our
+      // worker says willRetry on that agent_end), it closes one attempt, not the run.
+      return view.started && !view.retry && event.willRetry !== true ? { ...base, ending: { kind: "ended" } } : base;
     }
     case "auto_retry_start":
       return {
@@ -154,8 +154,10 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
     case "auto_retry_end": {
       if (event.success) return { ...view, retry: null };
       const failed = { ...view, retry: null, lastError: event.finalError ?? view.lastError };
-      // The retries gave up after the last attempt's agent_end: that ends the run. Inside a
-      // run (the older order), its own agent_end still follows.
+      // A retry wait cancelled after the last attempt's agent_end ends the run; retries that
+      // ran out come after an agent_end that already ended it. Inside a run (the older
+      // order), its own agent_end still follows.
+      if (view.ending?.kind === "ended") return { ...failed, ending: view.ending };
       return view.started && !view.inRun ? { ...failed, ending: { kind: "ended" } } : failed;
     }
     case "worker_exited":

@@ -65,7 +65,10 @@ export class LocalAgent implements AgentControl, ExtensionUi {
     this.unsubscribe = runtime.subscribe((event) => {
       if (event.type === "agent_start") setStatus("busy");
       this.emit(event as unknown as Record<string, unknown>);
-      if (event.type === "agent_end") setStatus("idle");
+      // Busy through automatic retries: a run with one to follow says willRetry; a
+      // cancelled retry wait ends with auto_retry_end outside a run.
+      if (event.type === "agent_end" && event.willRetry !== true) setStatus("idle");
+      if (event.type === "auto_retry_end" && !event.success && status === "busy" && !runtime.agent.isStreaming) setStatus("idle");
     });
   }
 

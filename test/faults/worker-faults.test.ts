@@ -295,10 +295,16 @@ describe("fault: worker killed or hung", () => {
     await sup.spawn({ name: "m", provider: "mock", model: "mock-1", extraArgs: ["--retry-delay-ms", "10"] });
     const [pid] = workerPids(rec, "m");
     const t0 = Date.now();
+    const from = rec.messages.length;
     await sup.rpc("m", { type: "prompt", message: "please" });
-    await rec.waitFor((m) => isEvent(m, "m", "agent_end"), 15_000, "agent_end after retries");
+    // pi's order: each failed run ends (agent_end with our willRetry) before its retry runs; the last one ends the prompt.
+    await rec.waitFor((m) => isEvent(m, "m", "agent_end") && m.event.willRetry !== true, 15_000, "agent_end after retries");
     const errorMs = Date.now() - t0;
     await until(() => sup.status("m").status === "idle", 5_000, "idle after failed run");
+    const statuses = rec.messages.slice(from).filter((m) => isEvent(m, "m", "agent_status")).map((m) => (m as Ev).event.status);
+    // Busy through all four runs and the waits between them: idle once, at the end.
+    expect(statuses).toEqual(["busy", "idle"]);
+    expect(rec.messages.slice(from).filter((m) => isEvent(m, "m", "agent_end"))).toHaveLength(4);
     const retries = rec.messages.filter((m) => isEvent(m, "m", "auto_retry_start")).length;
     const finalAssistant = completedMessages(rec, "m").filter((m) => m.role === "assistant").at(-1)!;
     expect(finalAssistant.stopReason).toBe("error");
