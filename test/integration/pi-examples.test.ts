@@ -33,13 +33,16 @@ afterEach(async () => {
 type Reply = { text?: string; toolCalls?: { name: string; arguments: Record<string, unknown> }[] };
 type Line = Record<string, any>;
 
+/** A git identity for the test's commits and the worker's (auto-commit-on-exit), so a home without one works too. */
+const GIT_IDENTITY = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" };
+
 /** A worker on the faux model replaying `replies`, loading the named examples. */
 function startWorker(replies: Reply[], examples: string[], args: string[] = []): RpcWorker {
   const script = join(src.path, `script-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(script, JSON.stringify(replies));
   return new RpcWorker(
     ["--mode", "rpc", "--provider", "faux", "--faux-script", script, ...examples.flatMap((e) => ["-e", example(e)]), ...args],
-    { cwd: project.path, env: { PI_ORCH_HOME: home.path, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" } },
+    { cwd: project.path, env: { PI_ORCH_HOME: home.path, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ...GIT_IDENTITY } },
   );
 }
 
@@ -62,7 +65,7 @@ async function command(w: RpcWorker, message: string): Promise<number> {
 }
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+  return execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, ...GIT_IDENTITY } });
 }
 
 describe("pi's example extensions, unchanged, over RPC", () => {
