@@ -17,6 +17,7 @@ import { diffWorktree } from "../../supervisor/worktrees.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 import { colorStatus, renderTable } from "./format.js";
 import { TranscriptRenderer } from "./transcript.js";
+import { EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
 import { openLogNoFollow } from "../../shared/safe-open.js";
 
 /** The four agents and their tasks, in the faux model's words. */
@@ -130,8 +131,7 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
   ctx.out(c.bold(`pi-orch demo: 4 faux agents in worktrees of ${repo}`));
   const renderer = new TranscriptRenderer({ write: (t) => process.stdout.write(t), colors: c, prefixAgents: true });
   const settled = new Map<string, string>();
-  const tools = new Map<string, number>();
-  const tokens = new Map<string, number>();
+  const views = new Map<string, RunView>();
   let finished = false;
   let allSettled!: () => void;
   const done = new Promise<void>((r) => (allSettled = r));
@@ -139,11 +139,14 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
     if (finished) return; // the teardown's own status changes are not part of the story
     renderer.feed(m);
     if (m.type !== "event") return;
-    const e = m.event as Record<string, any>;
-    if (e.type === "tool_execution_start") tools.set(m.agent, (tools.get(m.agent) ?? 0) + 1);
-    if (e.type === "message_end" && e.message?.role === "assistant") tokens.set(m.agent, (tokens.get(m.agent) ?? 0) + (Number(e.message.usage?.totalTokens) || 0));
-    if (e.type === "agent_end") settled.set(m.agent, "done");
-    if (e.type === "agent_status" && (e.status === "failed" || e.status === "stopped")) settled.set(m.agent, String(e.status));
+    const before = views.get(m.agent) ?? EMPTY_RUN_VIEW;
+    const view = foldRun(before, m.event as RunEvent);
+    views.set(m.agent, view);
+    const ending = view.ending;
+    if (ending !== null && ending !== before.ending) {
+      if (ending.kind === "ended") settled.set(m.agent, "done");
+      if (ending.kind === "status" && (ending.status === "failed" || ending.status === "stopped")) settled.set(m.agent, ending.status);
+    }
     if (AGENTS.every((a) => settled.has(a.name))) allSettled();
   });
   await spawnAll();
@@ -156,7 +159,7 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
   await client.close();
   const rows = AGENTS.map((a) => {
     const info = infos.find((i) => i.name === a.name);
-    return [a.name, info ? colorStatus(info.status, c) : "-", a.prompt, String(tools.get(a.name) ?? 0), String(tokens.get(a.name) ?? 0), info?.worktree?.branch ?? "-"];
+    return [a.name, info ? colorStatus(info.status, c) : "-", a.prompt, String(views.get(a.name)?.toolCalls ?? 0), String(views.get(a.name)?.tokens.total ?? 0), info?.worktree?.branch ?? "-"];
   });
   ctx.out("");
   ctx.out(renderTable(["AGENT", "STATUS", "TASK", "TOOLS", "TOKENS", "BRANCH"], rows, c));
