@@ -69,6 +69,9 @@ describe("fault: SIGKILL of the supervisor in a storm of events", () => {
       // Rotate often during the storm, keep every file: the test reads the whole history.
       logMaxBytes: 256 * 1024,
       logKeepFiles: 1_000,
+      // Each update carries the whole text so far: the storm outgrows the default 16 MiB
+      // subscriber budget, and a lagged subscriber would skip events this test counts.
+      subscriberBufferBytes: 1024 * 1024 * 1024,
     };
     const names = ["s1", "s2", "s3", "s4"];
     const seen = new Map<string, string>(); // agent#seq -> event JSON
