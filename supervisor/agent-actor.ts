@@ -4,25 +4,22 @@
  * to the worker only through the pi protocol on stdio, so any pi-compatible
  * program can be a worker.
  */
-import { execa, type ResultPromise } from "execa";
-import { JsonlWriter, parseJsonLine, peekLineHead, readLines } from "../shared/jsonl.js";
+import { parseJsonLine, peekLineHead } from "../shared/jsonl.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import type { SupervisorEvent } from "../shared/schema/supervisor-events.js";
-import { appendTail, configurationError, USAGE_EXIT_CODE } from "./config-error.js";
+import { appendTail, configurationError } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
-import { lowerWorkerPriority } from "./priority.js";
 import { checkPresence } from "./presence.js";
-import { groupRssBytes } from "./process-tree.js";
 import { redactArgv, redactEnv } from "./redact.js";
 import { countRunTokens } from "./run-limits.js";
 import { decideRestart, describeExit, NO_RESTARTS, type RestartHistory } from "./restart-policy.js";
-import { killGroupLeftovers, killWorker, stopWorker, type WorkerHandle } from "./teardown.js";
 import { RUNNING_STATUSES, type AgentInfo, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
 import type { AgentTimings } from "./types.js";
 import { closeWindow, DEFAULT_FLOOD_LIMITS, NO_FLOOD, noteBadLine, type FloodLimits, type FloodState } from "./protocol-flood.js";
 import { buildWorkerArgv } from "./worker-command.js";
+import { spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
 
 /** What an actor needs from the supervisor that owns it. */
 export interface AgentActorOptions {
@@ -54,10 +51,7 @@ type Pending = {
 
 interface Worker {
   gen: number;
-  proc: ResultPromise;
-  handle: WorkerHandle;
-  writer: JsonlWriter;
-  startedAt: number;
+  proc: WorkerProcess;
 }
 
 type Message =
@@ -156,7 +150,7 @@ export class AgentActor {
 
   /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
   info(): AgentInfo {
-    const info: AgentInfo = { ...this.record, lastSeq: this.opts.log.lastSeq, startedAt: this.worker?.startedAt ?? null };
+    const info: AgentInfo = { ...this.record, lastSeq: this.opts.log.lastSeq, startedAt: this.worker?.proc.startedAt ?? null };
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);
     if (info.workerCommand) info.workerCommand = redactArgv(info.workerCommand);
@@ -327,70 +321,24 @@ export class AgentActor {
     const { file, args } = buildWorkerArgv(this.record, this.record.sessionFile, this.opts.defaultCommand);
     this.stderrTail = "";
     this.workerFile = file;
-    const proc = execa(file, args, {
+    const proc = spawnWorkerProcess({
+      file,
+      args,
       cwd: this.record.cwd,
       env: { ...this.opts.baseEnv, ...this.record.env },
-      extendEnv: true,
-      // Own process group: teardown signals reach the worker's tool children too.
-      detached: true,
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      buffer: false,
-      reject: false,
-      // Killing on our exit would defeat "workers exit when stdin closes"; execa skips it for detached anyway.
-      cleanup: false,
+      maxLineBytes: this.opts.maxLineBytes,
+      abortCommand: () => ({ id: this.requestId("abort"), type: "abort" }),
+      onLine: (line) => this.mailbox.post({ kind: "line", gen, line }),
+      onLineTooLong: (message, head) => this.mailbox.post({ kind: "line_too_long", gen, message, head }),
+      onStderr: (text) => {
+        if (this.worker?.gen === gen) this.stderrTail = appendTail(this.stderrTail, text);
+        this.opts.log.appendStderr(text);
+      },
+      onExit: (code, signal, spawnError) => this.mailbox.post({ kind: "exit", gen, code, signal, spawnError }),
     });
-    // The promise also settles on spawn errors; reject:false keeps it from rejecting.
-    let markExited!: () => void;
-    const exited = new Promise<void>((r) => (markExited = r));
-    let reported = false;
-    const report = (code: number | null, signal: string | null, spawnError: string | null) => {
-      if (reported) return;
-      reported = true;
-      this.mailbox.post({ kind: "exit", gen, code, signal, spawnError });
-      markExited();
-    };
-    // "exit" rather than the execa promise: a grandchild holding stdout open must not hide the worker's death.
-    proc.on("exit", (code, signal) => {
-      // A failed spawn may also emit "exit" (with a negative errno); the promise below reports it with its message.
-      if (proc.pid === undefined) return;
-      // A usage error's message is the last thing on stderr, which may drain after "exit": wait for it, briefly.
-      if (code === USAGE_EXIT_CODE && proc.stderr && !proc.stderr.readableEnded) {
-        const timer = setTimeout(() => report(code, signal, null), 500);
-        proc.stderr.once("close", () => {
-          clearTimeout(timer);
-          report(code, signal, null);
-        });
-      } else report(code, signal, null);
-    });
-    void proc.then((result) => {
-      if (proc.pid === undefined) report(null, null, result.originalMessage ?? result.shortMessage ?? "could not start the worker");
-      else report(result.exitCode ?? null, result.signal ?? null, null);
-    });
-    proc.stdin?.on("error", () => {});
-    const writer = new JsonlWriter(proc.stdin!);
-    const handle: WorkerHandle = {
-      pid: proc.pid,
-      exited,
-      stdin: proc.stdin,
-      sendAbort: () => void writer.write({ id: this.requestId("abort"), type: "abort" }),
-    };
-    this.worker = { gen, proc, handle, writer, startedAt: Date.now() };
+    this.worker = { gen, proc };
     this.record.pid = proc.pid ?? null;
     this.opts.onChange();
-    if (proc.stdout) {
-      readLines(proc.stdout, {
-        maxLineBytes: this.opts.maxLineBytes,
-        onLine: (line) => this.mailbox.post({ kind: "line", gen, line }),
-        onError: (err) => this.mailbox.post({ kind: "line_too_long", gen, message: `worker wrote an oversized stdout line: ${err.message}`, head: err.head }),
-      });
-    }
-    proc.stderr?.on("data", (chunk: Buffer | string) => {
-      const text = chunk.toString();
-      if (this.worker?.gen === gen) this.stderrTail = appendTail(this.stderrTail, text);
-      this.opts.log.appendStderr(text);
-    });
     if (proc.pid === undefined) return; // the exit message with the spawn error follows
     this.report({ type: "worker_started", pid: proc.pid, command: redactArgv([file, ...args]) ?? [], resumed: this.record.sessionFile });
     const probe = this.requestId("start");
@@ -400,7 +348,7 @@ export class AgentActor {
       timer: null,
       callerId: undefined,
     });
-    void writer.write({ id: probe, type: "get_state" });
+    proc.write({ id: probe, type: "get_state" });
     this.startTimer = setTimeout(() => this.mailbox.post({ kind: "start_timeout", gen }), this.opts.timings.startTimeoutMs);
   }
 
@@ -411,7 +359,7 @@ export class AgentActor {
     const streaming = this.learnState(response);
     // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
     // saturated machine it could miss the start deadline.
-    if (this.worker.handle.pid !== undefined) lowerWorkerPriority(this.worker.handle.pid, this.opts.workerNice);
+    this.worker.proc.lowerPriority(this.opts.workerNice);
     this.setStatus(streaming ? "busy" : "idle");
     const gen = this.worker.gen;
     this.pingTimer = setInterval(() => this.mailbox.post({ kind: "ping_tick", gen }), this.opts.timings.pingIntervalMs);
@@ -433,9 +381,9 @@ export class AgentActor {
     const now = Date.now();
     const { timings, record } = this.opts;
     // The RSS is read only when a limit needs it: it walks /proc.
-    const measure = record.limits.maxMemoryMb !== undefined && worker.handle.pid !== undefined;
+    const measure = record.limits.maxMemoryMb !== undefined;
     const actions = checkPresence(
-      { status: this.record.status, lastEventAt: this.lastEventAt, pingOutstanding: this.ping !== null, rssBytes: measure ? groupRssBytes(worker.handle.pid!) : null },
+      { status: this.record.status, lastEventAt: this.lastEventAt, pingOutstanding: this.ping !== null, rssBytes: measure ? worker.proc.rssBytes() : null },
       { stallTimeoutMs: timings.stallTimeoutMs, maxMemoryMb: record.limits.maxMemoryMb },
       now,
     );
@@ -466,7 +414,7 @@ export class AgentActor {
       timer: null,
       callerId: undefined,
     });
-    void worker.writer.write({ id, type: "get_state" });
+    worker.proc.write({ id, type: "get_state" });
   }
 
   private onStall(now: number): void {
@@ -477,7 +425,7 @@ export class AgentActor {
     else if (action === "restart") {
       this.intendedExit = { reason: "stalled", message: `no event for ${silent} while busy` };
       this.clearWorkerTimers();
-      void stopWorker(this.worker!.handle, { graceMs: this.opts.timings.stopGraceMs, killGraceMs: this.opts.timings.killGraceMs, abort: true });
+      void this.worker!.proc.stop({ graceMs: this.opts.timings.stopGraceMs, killGraceMs: this.opts.timings.killGraceMs, abort: true });
     }
   }
 
@@ -514,7 +462,7 @@ export class AgentActor {
       this.summariseFlood();
       this.intendedExit = { reason: "protocol_errors", message: `${this.flood.totalDropped} non-JSON lines dropped` };
       this.clearWorkerTimers();
-      void stopWorker(this.worker.handle, { graceMs: this.opts.timings.stopGraceMs, killGraceMs: this.opts.timings.killGraceMs, abort: true });
+      void this.worker.proc.stop({ graceMs: this.opts.timings.stopGraceMs, killGraceMs: this.opts.timings.killGraceMs, abort: true });
     }
   }
 
@@ -611,7 +559,7 @@ export class AgentActor {
     if (!this.run || this.run.abortReason || !this.worker) return;
     this.run.abortReason = reason;
     this.report({ type: "limit_exceeded", limit, message: reason });
-    void this.worker.writer.write({ id: this.requestId("abort"), type: "abort" });
+    this.worker.proc.write({ id: this.requestId("abort"), type: "abort" });
   }
 
   /** The supervisor gives up on the current process (hung, over a limit): SIGKILL its group; the exit follows. */
@@ -619,7 +567,7 @@ export class AgentActor {
     if (!this.worker) return;
     this.intendedExit = { reason, message };
     this.clearWorkerTimers();
-    void killWorker(this.worker.handle);
+    void this.worker.proc.kill();
   }
 
   private onExit(m: Extract<Message, { kind: "exit" }>): void {
@@ -651,7 +599,7 @@ export class AgentActor {
     this.opts.onChange();
     if (stopping) return; // the teardown finishes the group and reports
     // A crashed worker's tool children are still in its group; nothing should outlive it.
-    killGroupLeftovers(worker.handle.pid);
+    worker.proc.killLeftovers();
     if (wasRunning) this.report({ type: "run_interrupted", reason: describeExit(exit) });
     // Spawning again would fail the same way: say the worker's own reason now, no restarts.
     const config = neverReady && !intended ? configurationError({ code: m.code, spawnError: m.spawnError, stderrTail: this.stderrTail, file: this.workerFile }) : null;
@@ -659,7 +607,7 @@ export class AgentActor {
       this.setStatus("failed", config);
       return;
     }
-    const decision = decideRestart(this.record.policy, this.restartHistory, exit, now, m.spawnError ? null : worker.startedAt);
+    const decision = decideRestart(this.record.policy, this.restartHistory, exit, now, m.spawnError ? null : worker.proc.startedAt);
     this.restartHistory = decision.history;
     if (decision.action === "restart") {
       this.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
@@ -701,7 +649,7 @@ export class AgentActor {
     if (this.record.status !== "stopping") this.setStatus("stopping");
     this.clearWorkerTimers();
     const gen = this.gen;
-    void killWorker(this.worker.handle).then(() => this.mailbox.post({ kind: "teardown_done", gen }));
+    void this.worker.proc.kill().then(() => this.mailbox.post({ kind: "teardown_done", gen }));
   }
 
   private beginTeardown(abort: boolean): void {
@@ -710,7 +658,7 @@ export class AgentActor {
     this.clearWorkerTimers();
     const gen = this.gen;
     const { stopGraceMs, killGraceMs } = this.opts.timings;
-    void stopWorker(worker.handle, { graceMs: stopGraceMs, killGraceMs, abort }).then(() =>
+    void worker.proc.stop({ graceMs: stopGraceMs, killGraceMs, abort }).then(() =>
       this.mailbox.post({ kind: "teardown_done", gen }),
     );
   }
@@ -745,7 +693,7 @@ export class AgentActor {
     if (type === "extension_ui_response") {
       // The answer to a dialog: its `id` is the dialog's, and pi workers send no
       // response for it, so it goes out as it is and is acknowledged here.
-      void this.worker.writer.write(m.command);
+      this.worker.proc.write(m.command);
       m.resolve({ type: "response", command: type, success: true });
       return;
     }
@@ -754,7 +702,7 @@ export class AgentActor {
     // The caller's id is echoed as it came, whatever its type; ours replaces it on the way to the worker.
     this.pending.set(id, { resolve: m.resolve, reject: m.reject, timer, callerId: m.command.id as string | undefined });
     try {
-      void this.worker.writer.write({ ...m.command, id });
+      this.worker.proc.write({ ...m.command, id });
     } catch (err) {
       // Nested too deeply (or otherwise unserialisable): refuse it instead of leaving the caller waiting.
       clearTimeout(timer);

@@ -1,0 +1,126 @@
+/**
+ * One worker process: spawn it detached in its own process group, read its stdout as
+ * lines and its stderr as text, write protocol lines to its stdin, signal its group,
+ * and report its exit once. It knows nothing of the agent's state: everything it sees
+ * goes to the callbacks, which the actor turns into messages.
+ */
+import { execa } from "execa";
+import { JsonlWriter, readLines } from "../shared/jsonl.js";
+import { USAGE_EXIT_CODE } from "./config-error.js";
+import { lowerWorkerPriority } from "./priority.js";
+import { groupRssBytes } from "./process-tree.js";
+import { killGroupLeftovers, killWorker, stopWorker, type TeardownOptions, type WorkerHandle } from "./teardown.js";
+
+/** What to start and where each thing the process says goes. */
+export interface WorkerProcessOptions {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  /** Added to the supervisor's own environment. */
+  env: Record<string, string | undefined>;
+  /** Longest accepted stdout line, in bytes. */
+  maxLineBytes?: number;
+  /** The `abort` command sent before a graceful stop (it carries a request id of the actor's). */
+  abortCommand: () => Record<string, unknown>;
+  /** One complete stdout line. */
+  onLine: (line: string) => void;
+  /** A stdout line over `maxLineBytes` was dropped; `head` is its start. */
+  onLineTooLong: (message: string, head: string) => void;
+  /** A chunk of stderr as it came. */
+  onStderr: (text: string) => void;
+  /** The process ended (or never started: `spawnError`); called exactly once. */
+  onExit: (code: number | null, signal: string | null, spawnError: string | null) => void;
+}
+
+/** A started (or failed to start) worker process. */
+export interface WorkerProcess {
+  /** Undefined when the spawn failed; `onExit` then follows with the spawn error. */
+  readonly pid: number | undefined;
+  /** When it was spawned. */
+  readonly startedAt: number;
+  /** Queue one protocol line; throws when the value cannot be serialised. */
+  write(value: unknown): void;
+  /** Graceful stop of the group (abort, close stdin, SIGTERM, SIGKILL); resolves when all of it is gone. */
+  stop(opts: TeardownOptions): Promise<unknown>;
+  /** SIGKILL the group now; resolves when the worker is reaped. */
+  kill(): Promise<void>;
+  /** After the worker's own exit: end what its group left running. */
+  killLeftovers(): void;
+  /** Lower the group to `nice` (0 leaves it at the supervisor's weight). */
+  lowerPriority(nice: number): void;
+  /** RSS of the whole group in bytes, or null when it cannot be read. */
+  rssBytes(): number | null;
+}
+
+/** Spawn a worker. Invariant: the callbacks are only called after this returns. */
+export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
+  const proc = execa(opts.file, opts.args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    extendEnv: true,
+    // Own process group: teardown signals reach the worker's tool children too.
+    detached: true,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    buffer: false,
+    reject: false,
+    // Killing on our exit would defeat "workers exit when stdin closes"; execa skips it for detached anyway.
+    cleanup: false,
+  });
+  // The promise also settles on spawn errors; reject:false keeps it from rejecting.
+  let markExited!: () => void;
+  const exited = new Promise<void>((r) => (markExited = r));
+  let reported = false;
+  const report = (code: number | null, signal: string | null, spawnError: string | null) => {
+    if (reported) return;
+    reported = true;
+    opts.onExit(code, signal, spawnError);
+    markExited();
+  };
+  // "exit" rather than the execa promise: a grandchild holding stdout open must not hide the worker's death.
+  proc.on("exit", (code, signal) => {
+    // A failed spawn may also emit "exit" (with a negative errno); the promise below reports it with its message.
+    if (proc.pid === undefined) return;
+    // A usage error's message is the last thing on stderr, which may drain after "exit": wait for it, briefly.
+    if (code === USAGE_EXIT_CODE && proc.stderr && !proc.stderr.readableEnded) {
+      const timer = setTimeout(() => report(code, signal, null), 500);
+      proc.stderr.once("close", () => {
+        clearTimeout(timer);
+        report(code, signal, null);
+      });
+    } else report(code, signal, null);
+  });
+  void proc.then((result) => {
+    if (proc.pid === undefined) report(null, null, result.originalMessage ?? result.shortMessage ?? "could not start the worker");
+    else report(result.exitCode ?? null, result.signal ?? null, null);
+  });
+  proc.stdin?.on("error", () => {});
+  const writer = new JsonlWriter(proc.stdin!);
+  const handle: WorkerHandle = {
+    pid: proc.pid,
+    exited,
+    stdin: proc.stdin,
+    sendAbort: () => void writer.write(opts.abortCommand()),
+  };
+  if (proc.stdout) {
+    readLines(proc.stdout, {
+      maxLineBytes: opts.maxLineBytes,
+      onLine: opts.onLine,
+      onError: (err) => opts.onLineTooLong(`worker wrote an oversized stdout line: ${err.message}`, err.head),
+    });
+  }
+  proc.stderr?.on("data", (chunk: Buffer | string) => opts.onStderr(chunk.toString()));
+  return {
+    pid: proc.pid,
+    startedAt: Date.now(),
+    write: (value) => void writer.write(value),
+    stop: (teardown) => stopWorker(handle, teardown),
+    kill: () => killWorker(handle),
+    killLeftovers: () => killGroupLeftovers(handle.pid),
+    lowerPriority: (nice) => {
+      if (handle.pid !== undefined) lowerWorkerPriority(handle.pid, nice);
+    },
+    rssBytes: () => (handle.pid === undefined ? null : groupRssBytes(handle.pid)),
+  };
+}
