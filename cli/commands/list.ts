@@ -1,31 +1,9 @@
 /** `pi-orch list`: every agent with its status, pid, restarts, model, cwd and last-seen time. */
 import type { Command } from "commander";
-import type { IpcClient } from "../../ipc/client.js";
-import { RUNNING_STATUSES, type AgentInfo } from "../../shared/schema/agent.js";
 import { runAction, type CliContext } from "../context.js";
 import { agentTable } from "./format.js";
+import { withResolvedModel } from "./live-model.js";
 import { worktreeChangeCounts } from "./worktree-changes.js";
-
-/**
- * The model each running worker actually uses (its `get_state`), as the TUI shows it:
- * `faux/faux-1`, not only the `faux` that was asked for. A worker that does not answer
- * within a second keeps what was asked.
- */
-async function withLiveModels(client: IpcClient, agents: AgentInfo[]): Promise<AgentInfo[]> {
-  return Promise.all(
-    agents.map(async (a) => {
-      if (!RUNNING_STATUSES.has(a.status)) return a;
-      try {
-        const state = await client.rpc(a.name, { type: "get_state" }, { timeoutMs: 1000 });
-        const model = state.success ? (state.data as { model?: { provider?: unknown; id?: unknown } } | undefined)?.model : undefined;
-        if (typeof model?.provider === "string" && typeof model.id === "string") return { ...a, provider: model.provider, model: model.id };
-      } catch {
-        // gone or slow: what was asked for
-      }
-      return a;
-    }),
-  );
-}
 
 /** Register `list`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -49,7 +27,7 @@ Examples:
         const client = await ctx.client();
         try {
           const listed = await client.list();
-          const [agents, changes] = await Promise.all([withLiveModels(client, listed), worktreeChangeCounts(listed)]);
+          const [agents, changes] = await Promise.all([Promise.all(listed.map((a) => withResolvedModel(client, a))), worktreeChangeCounts(listed)]);
           if (opts.json) {
             ctx.json(agents.map((a) => (a.worktree ? { ...a, worktree: { ...a.worktree, changedFiles: changes.get(a.name) ?? null } } : a)));
           } else if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');

@@ -149,7 +149,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--to <agents>", "comma-separated agents to send the same prompt to", commaList)
     .option("--all", "send the prompt to every running agent")
     .option("--wait", "stream the reply and exit when every run has ended (exit 1 if a run ended in error)")
-    .option("--json", "with --wait: print each run's outcome as JSON instead of streaming")
+    .option("--json", "print JSON: each agent's {agent, sent, error?}; with --wait each run's outcome instead of streaming")
     .addHelpText(
       "after",
       `
@@ -160,7 +160,8 @@ Examples:
   pi-orch prompt fix-login "now run the tests"
   pi-orch prompt fix-login "summarize your changes" --wait
   pi-orch prompt --to api,web "rebase on main" --wait
-  pi-orch prompt --all "commit your work"`,
+  pi-orch prompt --all "commit your work"
+  pi-orch prompt --all "commit your work" --json | jq -r '.[] | select(.sent | not) | .agent'`,
     )
     .action((words: string[], opts: { to?: string[]; all?: boolean; wait?: boolean; json?: boolean }) =>
       runAction(ctx, async () => {
@@ -169,15 +170,13 @@ Examples:
           const { agents, text } = await targets(client, words, opts);
           if (!opts.wait) {
             const results = await Promise.allSettled(agents.map((a) => send(client, a, { type: "prompt", message: text }, "prompt", ctx.home())));
-            let failed = 0;
-            results.forEach((r, i) => {
-              if (r.status === "fulfilled") ctx.out(`prompt sent to ${agents[i]}`);
-              else {
-                failed++;
-                ctx.err(`pi-orch: ${(r.reason as Error).message}`);
-              }
-            });
-            return failed > 0 ? 1 : 0;
+            const sent = results.map((r, i) => ({ agent: agents[i]!, sent: r.status === "fulfilled", ...(r.status === "rejected" ? { error: (r.reason as Error).message } : {}) }));
+            if (opts.json) ctx.json(sent);
+            for (const s of sent) {
+              if (s.error !== undefined) ctx.err(`pi-orch: ${s.error}`);
+              else if (!opts.json) ctx.out(`prompt sent to ${s.agent}`);
+            }
+            return sent.every((s) => s.sent) ? 0 : 1;
           }
           return await promptAndWait(ctx, client, agents, text, Boolean(opts.json));
         } finally {

@@ -77,6 +77,42 @@ describe("the CLI as a new user meets it", () => {
     expect(abort).toMatchObject({ code: 0, stdout: "alpha is idle: no run to abort\n" });
   }, 60_000);
 
+  it("status and list name the model the same way (provider/id), in text and JSON, running or stopped", async () => {
+    world = new World();
+    await world.serve();
+    await world.ok(["spawn", "--name", "named", "--provider", "faux"]);
+    const check = async (status: string) => {
+      expect(await world!.ok(["list"])).toMatch(new RegExp(`named\\s+${status}\\s.*\\sfaux/faux-1\\s`));
+      expect(await world!.ok(["status", "named"])).toMatch(/^model\s+faux\/faux-1$/m);
+      const [listed] = await world!.json<Json[]>(["list"]);
+      expect(listed).toMatchObject({ provider: "faux", model: "faux-1" });
+      expect(await world!.json<Json>(["status", "named"])).toMatchObject({ provider: "faux", model: "faux-1" });
+    };
+    await check("idle");
+    // A stopped agent has no worker to ask: its session file says which model it ran.
+    await world.ok(["stop", "named"]);
+    await check("stopped");
+  }, 60_000);
+
+  it("prompt --json without --wait prints which agents took the prompt as JSON, and exits 1 when one refused", async () => {
+    world = new World();
+    await world.serve();
+    await world.ok(["spawn", "--name", "free", "--provider", "faux"]);
+    await world.ok(["spawn", "--name", "taken", "--provider", "faux", "--prompt", "run `sleep 30`"]);
+    await world.waitForStatus("taken", (a) => a.status === "busy");
+    const r = await world.cli(["prompt", "--all", "--json", "list the files"]);
+    expect(r.code).toBe(1);
+    const sent = JSON.parse(r.stdout) as Json[];
+    expect(sent.map((s) => [s.agent, s.sent]).sort()).toEqual([["free", true], ["taken", false]]);
+    expect(sent.find((s) => s.agent === "taken")!.error).toContain('agent "taken" refused the prompt');
+    expect(r.stderr).toContain('agent "taken" refused the prompt');
+    // free may still be busy with that prompt: a third agent takes the next one.
+    await world.ok(["spawn", "--name", "third", "--provider", "faux"]);
+    const ok = await world.cli(["prompt", "third", "--json", "list the files"]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual([{ agent: "third", sent: true }]);
+  }, 60_000);
+
   it("diff --json holds a patch that git apply accepts", async () => {
     world = new World();
     const repo = world.cwd.path;

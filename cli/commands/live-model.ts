@@ -1,0 +1,71 @@
+/**
+ * The model an agent runs, named one way (`provider/id`) by `list`, `status` and the TUI.
+ * The registry keeps only what was asked for (`--provider faux`, often no model id);
+ * the worker resolved the rest. A running worker is asked (`get_state`); an agent that
+ * is not running is read from its session file (its last model there).
+ */
+import { readFile } from "node:fs/promises";
+import type { IpcClient } from "../../ipc/client.js";
+import { RUNNING_STATUSES, type AgentInfo } from "../../shared/schema/agent.js";
+
+/** A model's provider and id. */
+export interface ModelRef {
+  provider: string;
+  id: string;
+}
+
+/**
+ * The last model a session file records: its last `model_change` entry or assistant
+ * reply. Pure; null when the text names none. Lines that do not parse are skipped, as
+ * the session loader skips them.
+ */
+export function lastModelInSession(text: string): ModelRef | null {
+  const lines = text.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    // Most lines are neither: skip them without parsing.
+    if (!line.includes('"model_change"') && !line.includes('"assistant"')) continue;
+    let entry: { type?: unknown; provider?: unknown; modelId?: unknown; message?: { role?: unknown; provider?: unknown; model?: unknown } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.type === "model_change" && typeof entry.provider === "string" && typeof entry.modelId === "string") {
+      return { provider: entry.provider, id: entry.modelId };
+    }
+    const m = entry.type === "message" ? entry.message : undefined;
+    if (m?.role === "assistant" && typeof m.provider === "string" && typeof m.model === "string") return { provider: m.provider, id: m.model };
+  }
+  return null;
+}
+
+async function runningModel(client: IpcClient, agent: string): Promise<ModelRef | null> {
+  try {
+    const state = await client.rpc(agent, { type: "get_state" }, { timeoutMs: 1000 });
+    const model = state.success ? (state.data as { model?: { provider?: unknown; id?: unknown } } | undefined)?.model : undefined;
+    if (typeof model?.provider === "string" && typeof model.id === "string") return { provider: model.provider, id: model.id };
+  } catch {
+    // gone or slow: what the session file or the request says
+  }
+  return null;
+}
+
+async function sessionModel(file: string | null): Promise<ModelRef | null> {
+  if (!file) return null;
+  try {
+    return lastModelInSession(await readFile(file, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The agent with `provider` and `model` (the id) set to the model it runs or last ran;
+ * unchanged when neither the worker nor its session file says.
+ */
+export async function withResolvedModel(client: IpcClient, agent: AgentInfo): Promise<AgentInfo> {
+  const live = RUNNING_STATUSES.has(agent.status) ? await runningModel(client, agent.name) : null;
+  const model = live ?? (await sessionModel(agent.sessionFile));
+  return model ? { ...agent, provider: model.provider, model: model.id } : agent;
+}
