@@ -19,6 +19,7 @@ import { exportSessionHtml } from "../worker/session/export-html.js";
 import { SessionStore } from "../worker/session/session-file.js";
 import { piOrchHome } from "../shared/paths.js";
 import { packageVersion } from "./version.js";
+import { listModelsLines } from "./list-models.js";
 
 interface CliOptions {
   mode: "text" | "json" | "rpc";
@@ -167,28 +168,9 @@ function exportToHtml(file: string, output: string | undefined): number {
   }
 }
 
-function compact(n: number): string {
-  if (n >= 1_000_000) return `${Number((n / 1_000_000).toFixed(1))}M`;
-  if (n >= 1000) return `${Number((n / 1000).toFixed(1))}K`;
-  return String(n);
-}
-
 /** `--list-models [search]`: pi's table of the models that can be used. */
 function listModels(runtime: AgentSession, search: string | undefined): number {
-  const needle = search?.toLowerCase();
-  const models = runtime
-    .availableModels()
-    .filter((m) => !needle || `${m.provider}/${m.id} ${m.name}`.toLowerCase().includes(needle));
-  if (models.length === 0) {
-    process.stdout.write(search ? `No models matching "${search}"\n` : "No models available: configure an API key or models.json\n");
-    return 0;
-  }
-  const rows = [
-    ["provider", "model", "context", "max-out", "thinking", "images"],
-    ...models.map((m) => [m.provider, m.id, compact(m.contextWindow), compact(m.maxTokens), m.reasoning ? "yes" : "no", m.input.includes("image") ? "yes" : "no"]),
-  ];
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  for (const row of rows) process.stdout.write(`${row.map((cell, c) => cell.padEnd(widths[c]!)).join("  ")}\n`);
+  for (const line of listModelsLines(runtime.availableModels(), search)) process.stdout.write(`${line}\n`);
   return 0;
 }
 

@@ -126,6 +126,51 @@ describe.skipIf(!installed)("pi's command line", () => {
     expect(run("--list-models", "zzz").stdout).toBe('No models matching "zzz"\n');
   });
 
+  it("--list-models lists the providers upstream pi lists for the same keys: an empty variable is no key, --api-key is its model's provider's only", () => {
+    const s = setup();
+    writeFileSync(
+      join(s.home, "models.json"),
+      JSON.stringify({
+        providers: {
+          lit: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "sk-literal", models: [{ id: "m2" }, { id: "a-first", contextWindow: 1047576, maxTokens: 512 }] },
+          envkey: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "MY_PROXY_KEY_UNSET", models: [{ id: "m1", reasoning: true }] },
+        },
+      }),
+    );
+    const clean = { PATH: process.env.PATH, HOME: s.root, PI_OFFLINE: "1", NO_COLOR: "1" };
+    const list = (bin: string, env: NodeJS.ProcessEnv, args: string[]) => {
+      const r = spawnSync(process.execPath, [bin, "--list-models", ...args], { cwd: s.cwd, env: { ...clean, ...env }, encoding: "utf8" });
+      expect(r.status, r.stderr).toBe(0);
+      // Upstream pi, its stdin not a terminal, prints the table to stderr (its stdout
+      // guard for print mode); ours keeps it on stdout, where a script reads it.
+      return (bin === UPSTREAM ? r.stdout + r.stderr : r.stdout).trimEnd().split("\n");
+    };
+    const providers = (lines: string[]) => [...new Set(lines.slice(1).map((l) => l.split(/\s+/)[0]!))].filter((p) => p !== "faux").sort();
+    // Cells, not padding: the widths follow the longest id, and the catalogues differ.
+    const custom = (lines: string[]) => lines.filter((l) => /^(lit|envkey)\s/.test(l)).map((l) => l.trim().split(/\s+/));
+    const cases: [string, NodeJS.ProcessEnv, string[], string[]][] = [
+      ["no keys", {}, [], ["envkey", "lit"]],
+      ["an empty OPENAI_API_KEY", { OPENAI_API_KEY: "" }, [], ["envkey", "lit"]],
+      ["OPENAI_API_KEY set", { OPENAI_API_KEY: "sk-test" }, [], ["envkey", "lit", "openai"]],
+      ["--api-key for openai's model", {}, ["--model", "openai/gpt-4o", "--api-key", "k"], ["envkey", "lit", "openai"]],
+      ["--api-key for openai, anthropic's own key", { ANTHROPIC_API_KEY: "a" }, ["--model", "openai/gpt-4o", "--api-key", "k"], ["anthropic", "envkey", "lit", "openai"]],
+    ];
+    for (const [name, env, args, expected] of cases) {
+      const theirs = list(UPSTREAM, { ...env, PI_CODING_AGENT_DIR: s.home }, args);
+      const ours = list(PI_BIN, { ...env, PI_ORCH_HOME: s.home }, args);
+      expect(providers(theirs), `upstream, ${name}`).toEqual(expected);
+      expect(providers(ours), name).toEqual(expected);
+      // The same rows, in pi's order (provider, then id) and number format (1.0M, 16.4K).
+      expect(custom(ours), name).toEqual(custom(theirs));
+      const rows = ours.slice(1).map((l) => l.split(/\s+/).slice(0, 2).join("/"));
+      expect(rows, name).toEqual([...rows].sort((a, b) => a.split("/")[0]!.localeCompare(b.split("/")[0]!) || a.split("/")[1]!.localeCompare(b.split("/")[1]!)));
+    }
+    // pi's search: every word's letters in order, in "provider id".
+    for (const search of ["lit m", "ekm1", "zzz"]) {
+      expect(list(PI_BIN, { PI_ORCH_HOME: s.home }, [search]), search).toEqual(list(UPSTREAM, { PI_CODING_AGENT_DIR: s.home }, [search]));
+    }
+  }, 60_000);
+
   it("--session PATH of a file that does not exist yet starts a new session there; --export writes its HTML", async () => {
     const s = setup();
     const path = join(s.root, "new", "mine.jsonl");

@@ -70,6 +70,9 @@ describe("model catalogue", () => {
     expect(resolveApiKey(c, "scripted", undefined, {})).toBe("from-command");
     expect(resolveApiKey(c, "anthropic", undefined, { ANTHROPIC_API_KEY: "sk-ant" })).toBe("sk-ant");
     expect(resolveApiKey(c, "openai", undefined, {})).toBeUndefined();
+    // An empty variable is no key, as pi reads it (a shell's `export OPENAI_API_KEY=`).
+    expect(resolveApiKey(c, "openai", undefined, { OPENAI_API_KEY: "" })).toBeUndefined();
+    expect(resolveApiKey(c, "ollama", undefined, { LOCAL_TEST_KEY_VAR: "" })).toBe("LOCAL_TEST_KEY_VAR");
   });
 
   it("runs an apiKey command once and reuses its output", () => {

@@ -164,6 +164,8 @@ export class AgentSession {
   private readonly inheritKeys: boolean;
   private extensionLoader?: () => Promise<ExtensionHooks>;
   private readonly explicitApiKey?: string;
+  /** The provider `--api-key` is for: the start-up model's, as pi (another provider keeps its own key). */
+  private readonly explicitKeyProvider?: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
   private bashAbort: AbortController | null = null;
@@ -221,6 +223,9 @@ export class AgentSession {
     const store = this.openInitialSession();
     const restored = store?.buildContext();
     const model = this.initialModel(restored?.model);
+    // The provider named on the command line, also when an extension's provider is resolved later.
+    const named = options.model?.includes("/") ? options.model.slice(0, options.model.indexOf("/")) : undefined;
+    this.explicitKeyProvider = options.provider ?? named ?? model.provider;
     this.retry = new AutoRetry(
       {
         enabled: settings.retry?.enabled ?? true,
@@ -475,7 +480,8 @@ export class AgentSession {
   /** The key for a model's provider. */
   apiKeyFor(model: Model): string | undefined {
     if (model.api === "faux") return undefined;
-    return resolveApiKey(this.catalogue, model.provider, this.explicitApiKey, this.env);
+    const explicit = model.provider === this.explicitKeyProvider ? this.explicitApiKey : undefined;
+    return resolveApiKey(this.catalogue, model.provider, explicit, this.env);
   }
 
   /** Tools the model may call now: the active built-ins, replaced or extended by extension tools. */

@@ -350,11 +350,12 @@ export function resolveApiKey(
       catalogue.commandKeys.set(provider, { value, at: Date.now() });
       return value;
     }
-    if (/^[A-Z_][A-Z0-9_]*$/.test(setting) && env[setting] !== undefined) return env[setting];
+    if (/^[A-Z_][A-Z0-9_]*$/.test(setting) && env[setting]) return env[setting];
     return setting;
   }
+  // An empty variable (`OPENAI_API_KEY=`) is no key, as pi reads it.
   const envName = apiKeyEnvVar(provider);
-  return envName ? env[envName] : undefined;
+  return (envName && env[envName]) || undefined;
 }
 
 /** Which provider to use when none was asked for: the first with a key, else `faux`. */
