@@ -4,7 +4,7 @@
  * and IDEs) or print mode (`-p`, one task then exit).
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { THINKING_LEVELS, type ThinkingLevel } from "../shared/schema/messages.js";
+import { THINKING_LEVELS, type ImageContent, type ThinkingLevel } from "../shared/schema/messages.js";
 import { splitExtensionFlags } from "../worker/extensions/flags.js";
 import { loadExtensions } from "../worker/extensions/loader.js";
 import { resolveTrust } from "../worker/extensions/trust.js";
@@ -20,6 +20,7 @@ import { SessionStore } from "../worker/session/session-file.js";
 import { piOrchHome } from "../shared/paths.js";
 import { packageVersion } from "./version.js";
 import { listModelsLines } from "./list-models.js";
+import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
 
 interface CliOptions {
   mode: "text" | "json" | "rpc";
@@ -94,7 +95,7 @@ function buildProgram(): Command {
   return new Command("pi")
     .description("A pi-compatible coding agent: one session, driven over RPC or run once with -p.")
     .version(packageVersion(), "-v, --version", "print the version")
-    .argument("[message...]", "the task (print mode); read from stdin when piped")
+    .argument("[message...]", "the task (print mode); read from stdin when piped; @FILE puts a file in it (an image as an attachment)")
     .addOption(new Option("--mode <mode>", "output mode").choices(["text", "json", "rpc"]).default("text"))
     .option("-p, --print", "run the task once, print the answer, exit (0 ok, 1 error or abort)")
     .option("--provider <name>", "model provider: anthropic, openai, faux, or one from models.json")
@@ -140,6 +141,7 @@ function buildProgram(): Command {
 Examples:
   pi -p --provider faux "list the files here"      offline demo with real tool calls
   echo "explain src/index.ts" | pi -p               prompt from stdin, key from ANTHROPIC_API_KEY
+  pi -p @src/index.ts @shot.png "what is wrong?"    a file's text and an image in the prompt
   pi -p --mode json --model openai/gpt-4.1 "fix the failing test"
   pi --mode rpc --provider anthropic                speak the pi RPC protocol on stdio
   pi -p --continue "and now add tests"              continue the latest session here`,
@@ -313,7 +315,16 @@ async function main(argv: string[]): Promise<number> {
     });
   }
 
-  let prompt = words.join(" ");
+  // `@file` arguments, as pi: their text before the message, images attached.
+  const fileArgs = splitFileArgs(words);
+  let files: { text: string; images: ImageContent[] } = { text: "", images: [] };
+  try {
+    if (fileArgs.files.length > 0) files = fileArgsContent(readFileArgs(fileArgs.files, process.cwd()));
+  } catch (err) {
+    process.stderr.write(`pi: ${(err as Error).message}\n`);
+    return 1;
+  }
+  let prompt = files.text + fileArgs.rest.join(" ");
   if (!process.stdin.isTTY) {
     const piped = (await readStdin()).trim();
     if (piped) prompt = prompt ? `${prompt}\n\n${piped}` : piped;
@@ -339,6 +350,7 @@ async function main(argv: string[]): Promise<number> {
   await runtime.start();
   return runPrintMode(runtime, {
     prompt,
+    images: files.images.length > 0 ? files.images : undefined,
     json: opts.mode === "json",
     stdout: process.stdout,
     stderr: process.stderr,

@@ -5,12 +5,14 @@
  */
 import type { Writable } from "node:stream";
 import { JsonlWriter } from "../../shared/jsonl.js";
-import type { AssistantMessage } from "../../shared/schema/messages.js";
+import type { AssistantMessage, ImageContent } from "../../shared/schema/messages.js";
 import type { AgentSession } from "../core/agent-session.js";
 
 /** Options of one print-mode run. */
 export interface PrintOptions {
   prompt: string;
+  /** Attached to the prompt (`pi @shot.png "..."`). */
+  images?: ImageContent[];
   json: boolean;
   stdout: Writable;
   stderr: Writable;
@@ -38,7 +40,7 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
   });
   let run: Promise<void> | undefined;
   try {
-    run = (await session.prompt(opts.prompt)).done;
+    run = (await session.prompt(opts.prompt, opts.images)).done;
     await run;
   } catch (err) {
     unsubscribe();
