@@ -14,8 +14,10 @@ import { Grid } from "./Grid.js";
 import { HelpOverlay, KEY_MAP, SINGLE_KEY_MAP } from "./HelpOverlay.js";
 import { layoutPanes } from "./layout.js";
 import { NewAgentForm, type NewAgentValues } from "./NewAgentForm.js";
+import { PaintedPane } from "./PaintedPane.js";
 import { Pane } from "./Pane.js";
 import { PromptInput } from "./PromptInput.js";
+import { useScreen } from "./screen.js";
 import { visibleAgents, type AgentView, type TuiState } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { formatElapsed, truncate } from "./text.js";
@@ -57,6 +59,7 @@ const SINGLE_HINT = "Enter send (steer while running) · Tab follow-up · Esc ab
 export function App(props: AppProps) {
   const { store, control, mode = "grid", onQuit } = props;
   const theme = useTheme();
+  const screen = useScreen();
   const state = useSyncExternalStore(store.subscribe, store.getState);
   const { cols, rows } = useTerminalSize({ cols: props.cols, rows: props.rows });
   const [focus, setFocus] = useState<string | null>(null);
@@ -313,18 +316,15 @@ export function App(props: AppProps) {
       <Grid
         layout={layout}
         agents={pageAgents}
-        renderPane={(agent, slot, width, height) => (
-          <Pane
-            agent={agent}
-            width={width}
-            height={height}
-            focused={agent === focused}
-            now={state.now}
-            slotKey={slot < 9 ? slot + 1 : undefined}
-            input={inputFor(agent, width - 4)}
-            modal={modalFor(agent, width - 2)}
-          />
-        )}
+        renderPane={(agent, slot, width, height) => {
+          const input = inputFor(agent, width - 4);
+          const modal = modalFor(agent, width - 2);
+          const rect = layout.rects[slot]!;
+          const common = { agent, width, height, focused: agent === focused, now: state.now, slotKey: slot < 9 ? slot + 1 : undefined };
+          // Ink draws a pane with an input line or a dialog (they take keys); the screen paints the rest, below the header row.
+          if (screen && !input && !modal) return <PaintedPane screen={screen} x={rect.x} y={1 + rect.y} {...common} />;
+          return <Pane {...common} input={input} modal={modal} />;
+        }}
       />
     );
   }

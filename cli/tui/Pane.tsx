@@ -5,7 +5,7 @@
 import { Box } from "ink";
 import { memo, type ReactNode } from "react";
 import { AgentHeader } from "./AgentHeader.js";
-import type { AgentView } from "./state.js";
+import { clockMoves, type AgentView } from "./state.js";
 import { tailLines } from "./text.js";
 import { TranscriptLines } from "./TranscriptLines.js";
 import { useTheme } from "./theme.js";
@@ -55,11 +55,6 @@ function PaneView({ agent, width, height, focused, now, slotKey, input, modal }:
   );
 }
 
-/** Whether the header shows something that moves with the clock (spinner, a tool's elapsed time). */
-function ticks(a: AgentView): boolean {
-  return a.status === "busy" || a.status === "starting" || a.status === "stopping" || a.tools.length > 0;
-}
-
 /** The pane, redrawn only when its agent, size, focus, input or dialog changed, or its clock moves. */
 export const Pane = memo(
   PaneView,
@@ -71,5 +66,5 @@ export const Pane = memo(
     a.slotKey === b.slotKey &&
     a.input === b.input &&
     a.modal === b.modal &&
-    (a.now === b.now || !ticks(b.agent)),
+    (a.now === b.now || !clockMoves(b.agent)),
 );

@@ -9,6 +9,7 @@ import type { IpcClient } from "../../ipc/client.js";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import { App } from "./App.js";
 import { worktreeDiff } from "./diff.js";
+import { Screen, ScreenContext } from "./screen.js";
 import { TuiStore } from "./store.js";
 import { SupervisorLink } from "./supervisor-link.js";
 import { makeTheme, ThemeProvider } from "./theme.js";
@@ -54,12 +55,20 @@ export async function runTui(opts: RunTuiOptions): Promise<void> {
 
 /**
  * Render `tree` on the alternate screen until `quit` is called or a terminating
- * signal arrives; restore the screen afterwards. Ink draws at most 20 frames/s.
+ * signal arrives; restore the screen afterwards.
  */
 export async function mountFullScreen(tree: (quit: () => void) => ReactElement): Promise<void> {
   process.stdout.write(ALT_SCREEN_ON);
   let quit = () => {};
-  const instance = render(tree(() => quit()), { exitOnCtrlC: false, maxFps: 20, patchConsole: false });
+  // Ink renders whole frames into the screen (debug mode: no log-update, no throttle of its
+  // own; the store already throttles), and the screen writes the rows that changed.
+  const screen = new Screen(process.stdout);
+  const instance = render(<ScreenContext.Provider value={screen}>{tree(() => quit())}</ScreenContext.Provider>, {
+    stdout: screen.inkStdout,
+    debug: true,
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
   quit = () => instance.unmount();
   const signals = ["SIGTERM", "SIGHUP"] as const;
   for (const s of signals) process.on(s, quit);
@@ -67,6 +76,7 @@ export async function mountFullScreen(tree: (quit: () => void) => ReactElement):
     await instance.waitUntilExit();
   } finally {
     for (const s of signals) process.off(s, quit);
+    screen.dispose();
     process.stdout.write(ALT_SCREEN_OFF);
   }
 }

@@ -108,6 +108,11 @@ export function visibleAgents(state: TuiState): AgentView[] {
   return out;
 }
 
+/** Whether a pane's header shows something that moves with the clock (spinner, a tool's elapsed time). */
+export function clockMoves(a: AgentView): boolean {
+  return a.status === "busy" || a.status === "starting" || a.status === "stopping" || a.tools.length > 0;
+}
+
 const ENDED: ReadonlySet<string> = new Set(["stopped", "failed"]);
 
 function newView(name: string, now: number): AgentView {

@@ -99,4 +99,46 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     // Quitting the TUI leaves the agents running.
     expect((await world.json(["status", "alpha"])).status).toBe("idle");
   });
+  it("redraws after a resize, a zoom, the help and back, and draws no colour under NO_COLOR", async () => {
+    await world.serve();
+    await world.ok(["spawn", "--name", "alpha", "--provider", "faux"]);
+    await world.ok(["spawn", "--name", "beta", "--provider", "faux"]);
+    await world.ok(["spawn", "--name", "gamma", "--provider", "faux"]);
+    const started = tmux("new-session", "-d", "-s", "tui", "-x", String(COLS), "-y", String(ROWS), "-e", "NO_COLOR=1", "-c", world.cwd.path, process.execPath, BIN, "--home", world.home.path, "--no-autostart", "tui");
+    expect(started.status, started.stderr).toBe(0);
+    /** Every pane of `layout` on `s`: its name inside its own rectangle, its box closed at the bottom. */
+    const gridShown = (s: string, cols: number, rows: number) => {
+      const lines = s.split("\n");
+      const layout = layoutPanes(3, cols, rows - 3);
+      return ["alpha", "beta", "gamma"].every((name, slot) => {
+        const r = layout.rects[slot]!;
+        const cell = (y: number) => [...(lines[1 + y] ?? "")].slice(r.x, r.x + r.width).join("");
+        return cell(r.y).startsWith("╭") || cell(r.y).startsWith("╔") ? cell(r.y + 1).includes(name) && /^[╰╚]/.test(cell(r.y + r.height - 1)) : false;
+      });
+    };
+    await until("three panes", (s) => gridShown(s, COLS, ROWS) && s.includes("● connected"));
+    const colours = tmux("capture-pane", "-p", "-e", "-t", "tui").stdout ?? "";
+    expect(colours).not.toMatch(/\x1b\[[0-9;]*(3[0-7]|9[0-7])m/);
+
+    tmux("resize-window", "-t", "tui", "-x", "100", "-y", "30");
+    const resized = await until("the grid laid out again at 100×30", (s) => gridShown(s, 100, 30));
+    expect(resized.split("\n").every((l) => [...l].length <= 100)).toBe(true);
+
+    tmux("send-keys", "-t", "tui", "3");
+    await until("focus on gamma", (s) => s.includes("╔") && s.split("\n").some((l) => l.startsWith("║ 3 gamma")));
+    tmux("send-keys", "-t", "tui", "Enter");
+    // The zoomed box spans the whole width (its last column drawn too), and no other pane is left.
+    await until("gamma zoomed", (s) => s.includes("Esc back") && s.includes("gamma") && /^╔═{98}╗$/.test(s.split("\n")[1] ?? "") && !s.includes("alpha") && !s.includes("beta"));
+    tmux("send-keys", "-t", "tui", "Escape");
+    await until("the grid again after the zoom", (s) => gridShown(s, 100, 30) && !s.includes("Esc back"));
+
+    tmux("send-keys", "-t", "tui", "?");
+    // tmux may show a write half applied: wait for the whole help, which must leave no pane behind.
+    await until("the help over the whole body, no pane left", (s) => s.includes("quit the TUI") && !s.includes("alpha") && !s.includes("● idle"));
+    tmux("send-keys", "-t", "tui", "?");
+    await until("the grid again after the help", (s) => gridShown(s, 100, 30) && !s.includes("quit the TUI"));
+
+    tmux("send-keys", "-t", "tui", "q");
+    await world.until("the TUI to quit", () => String(tmux("has-session", "-t", "tui").status), (code) => code !== "0");
+  });
 });

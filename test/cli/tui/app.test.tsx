@@ -313,3 +313,29 @@ describe("single-agent mode", () => {
     await vi.waitFor(() => expect(t.quits()).toBe(1));
   });
 });
+
+describe("painted panes", () => {
+  it("look as ink draws them: the same frame with the screen painting the grid and without", async () => {
+    const agents = [info("agent-01", "busy", { restarts: 2 }), info("agent-02"), info("agent-03", "failed", { worktree: { path: "/w/t", branch: "pi-orch/fix" } as never }), info("agent-04")];
+    const events = [
+      { type: "event", agent: "agent-01", seq: 1, event: { type: "message_start", message: { role: "user", content: "do the thing" } } },
+      { type: "event", agent: "agent-01", seq: 2, event: { type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: { command: "ls -la src" } } },
+      { type: "event", agent: "agent-02", seq: 1, event: { type: "message_update", message: {}, assistantMessageEvent: { type: "thinking_delta", contentIndex: 0, delta: "pondering a long thought that wraps over more than one line of this pane for sure\nsecond" } } },
+      { type: "event", agent: "agent-04", seq: 1, event: { type: "message_update", message: {}, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ") } } },
+    ] as const;
+    const frames: string[] = [];
+    for (const painted of [true, false]) {
+      const t = open(agents, { cols: 100, rows: 30, painted });
+      for (const e of events) t.store.dispatch(e as never);
+      await vi.waitFor(() => expect(t.frame()).toContain("word39"));
+      t.store.dispatch({ type: "tick", now: 5_000 });
+      await vi.waitFor(() => expect(t.frame()).toMatch(/⏺ bash/));
+      frames.push(t.frame());
+      // Painted: ink's own frame leaves the grid blank (only the header and footer are its).
+      if (painted) expect(t.lastFrame()).not.toContain("word39");
+      else expect(t.lastFrame()).toContain("word39");
+    }
+    expect(frames[0]).toContain("╭");
+    expect(frames[0]).toBe(frames[1]);
+  });
+});

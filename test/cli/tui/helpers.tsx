@@ -6,6 +6,7 @@ import { DEFAULT_RESTART_POLICY } from "../../../supervisor/types.js";
 import { App } from "../../../cli/tui/App.js";
 import type { AgentControl } from "../../../cli/tui/control.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../../../shared/schema/rpc.js";
+import { Screen, ScreenContext, type PaintedPane } from "../../../cli/tui/screen.js";
 import { TuiStore } from "../../../cli/tui/store.js";
 import { makeTheme, ThemeProvider } from "../../../cli/tui/theme.js";
 
@@ -59,27 +60,49 @@ export function names(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `agent-${String(i + 1).padStart(2, "0")}`);
 }
 
-/** Mount the App on a fake terminal of `cols` × `rows` with `agents` listed and connected. */
-export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean; quitNote?: string } = {}) {
+/** Mount the App on a fake terminal (grid panes painted by a Screen unless `painted: false`) of `cols` × `rows` with `agents` listed and connected. */
+export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean; quitNote?: string; painted?: boolean } = {}) {
   const store = new TuiStore({ frameMs: 10 });
   store.dispatch({ type: "connection", state: "connected", at: Date.now() });
   store.dispatch({ type: "agents", agents });
   const control = new FakeControl();
   let quit = 0;
+  const cols = opts.cols ?? 100;
+  const rows = opts.rows ?? 30;
+  // The screen paints the grid's panes as it does on a terminal; what it writes is not read
+  // here (the tmux test reads a real terminal): frame() lays its panes over ink's frame.
+  const screen = opts.painted === false ? null : new Screen({ columns: cols, rows, write: () => true, on: () => undefined, off: () => undefined });
   const r = render(
-    <ThemeProvider value={makeTheme(opts.color ?? false)}>
-      <App store={store} control={control} cols={opts.cols ?? 100} rows={opts.rows ?? 30} mode={opts.mode} quitNote={opts.quitNote} onQuit={() => quit++} />
-    </ThemeProvider>,
+    <ScreenContext.Provider value={screen}>
+      <ThemeProvider value={makeTheme(opts.color ?? false)}>
+        <App store={store} control={control} cols={cols} rows={rows} mode={opts.mode} quitNote={opts.quitNote} onQuit={() => quit++} />
+      </ThemeProvider>
+    </ScreenContext.Provider>,
   );
   return {
     ...r,
     store,
     control,
     quits: () => quit,
-    frame: () => r.lastFrame() ?? "",
+    frame: () => overlay(r.lastFrame() ?? "", screen ? [...screen.painted()] : []),
     cleanup: () => {
       r.unmount();
+      screen?.dispose();
       store.dispose();
     },
   };
+}
+
+/** Ink's frame with the painted panes laid over it, as the terminal shows them (colour off: one code unit a cell). */
+function overlay(frame: string, panes: PaintedPane[]): string {
+  const lines = frame.split("\n");
+  for (const p of panes) {
+    p.rows.forEach((row, i) => {
+      const y = p.y + i;
+      if (y >= lines.length) return;
+      const line = lines[y]!.padEnd(p.x + row.length);
+      lines[y] = line.slice(0, p.x) + row + line.slice(p.x + row.length);
+    });
+  }
+  return lines.map((l) => l.trimEnd()).join("\n");
 }

@@ -1,0 +1,125 @@
+/**
+ * One grid pane drawn to final terminal rows without ink: the border, the header lines
+ * and the transcript tail, each row exactly `width` columns with its SGR colours. The
+ * same look as `Pane` (which ink draws when the pane holds an input line or a dialog);
+ * a pane costs one string per row instead of ink's per-cell tokenizing. Pure.
+ */
+import { homedir } from "node:os";
+import type { AgentView, LineKind } from "./state.js";
+import { formatElapsed, formatTokens, tailLines, truncate } from "./text.js";
+import { lineColor, spinner, statusColor } from "./theme.js";
+
+/** How a piece of text looks. */
+interface Style {
+  color?: string;
+  bold?: boolean;
+  dim?: boolean;
+}
+
+/** A styled piece of a row. */
+type Span = readonly [text: string, style?: Style];
+
+const FG: Record<string, number> = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, white: 37, gray: 90 };
+const RESET = "\x1b[0m";
+const DIM_KINDS: ReadonlySet<LineKind> = new Set(["thinking", "result", "notice"]);
+// Terminal controls in agent text (a tool printing escapes) would move the cursor: drop them.
+const CONTROLS = /[\x00-\x1f\x7f-\x9f]/g;
+
+/** What a pane shows; the same inputs as `Pane`. */
+export interface PaneRowsInput {
+  agent: AgentView;
+  width: number;
+  height: number;
+  focused: boolean;
+  now: number;
+  slotKey?: number;
+  /** Colour on (off under NO_COLOR: no escape codes at all, focus still shows as a double border). */
+  color: boolean;
+}
+
+/** The pane's rows, top to bottom: `height` strings of `width` columns each. */
+export function paneRows({ agent, width, height, focused, now, slotKey, color }: PaneRowsInput): string[] {
+  if (width < 2 || height < 2) return Array.from({ length: Math.max(0, height) }, () => " ".repeat(Math.max(0, width)));
+  const paint = (spans: readonly Span[], w: number) => fitSpans(spans, w, color);
+  const border: Style = { color: focused ? "cyan" : "gray" };
+  const [tl, h, tr, v, bl, br] = focused ? ["╔", "═", "╗", "║", "╚", "╝"] : ["╭", "─", "╮", "│", "╰", "╯"];
+  const inner = Math.max(0, width - 4);
+  const content: string[] = headerRows(agent, inner, now, slotKey).map((spans) => paint(spans, inner));
+  const bodyHeight = Math.max(0, height - 2 - content.length);
+  for (const line of tailLines(agent.lines, agent.open, Math.max(1, inner), bodyHeight)) {
+    content.push(paint([[line.text, { color: lineColor(line.kind), bold: line.kind === "user", dim: DIM_KINDS.has(line.kind) }]], inner));
+  }
+  const blank = " ".repeat(inner);
+  const side = styled(v, border, color);
+  // A pane narrower than its padding shows only its border.
+  const pad = width >= 4 ? " " : "";
+  const filler = width >= 4 ? "" : " ".repeat(Math.max(0, width - 2));
+  const rows = [styled(tl + h.repeat(width - 2) + tr, border, color)];
+  for (let i = 0; i < height - 2; i++) rows.push(side + pad + (width >= 4 ? (content[i] ?? blank) : filler) + pad + side);
+  rows.push(styled(bl + h.repeat(width - 2) + br, border, color));
+  return rows;
+}
+
+/** The header lines of `AgentHeader`, as spans. */
+function headerRows(a: AgentView, width: number, now: number, slotKey: number | undefined): Span[][] {
+  const tokens = a.tokens > 0 ? `${formatTokens(a.tokens)} tok` : "";
+  const restarts = a.restarts > 0 ? ` ↻${a.restarts}` : "";
+  const busy = a.status === "busy" || a.status === "starting" || a.status === "stopping";
+  const left = `${slotKey !== undefined ? `${slotKey} ` : ""}${a.name}`;
+  const statusText = `${busy ? spinner(now) : "●"} ${a.status}${restarts}`;
+  const gap = Math.max(1, width - left.length - 2 - statusText.length - tokens.length);
+  const rows: Span[][] = [
+    [[truncate(left, Math.max(4, width - statusText.length - 3)), { bold: true }], ["  "], [statusText, { color: statusColor(a.status) }], [tokens ? " ".repeat(gap) : ""], [tokens, { dim: true }]],
+    [[truncate(`${modelLabel(a)} · ${placeLabel(a)}`, width), { dim: true }]],
+  ];
+  const tool = a.tools[a.tools.length - 1];
+  if (tool) rows.push([[truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8)) + " ", { color: "magenta" }], [formatElapsed(now - tool.startedAt), { color: "magenta", dim: true }]]);
+  return rows;
+}
+
+/** `faux/faux-1`, the model alone, or `default model`. */
+function modelLabel(a: AgentView): string {
+  if (a.provider && a.model) return a.model.includes("/") ? a.model : `${a.provider}/${a.model}`;
+  return a.model ?? a.provider ?? "default model";
+}
+
+/** `⎇ pi-orch/fix` for a worktree agent, else its cwd with `~`. */
+function placeLabel(a: AgentView): string {
+  if (a.worktree) return `⎇ ${a.worktree.branch}`;
+  const home = homedir();
+  return home && a.cwd.startsWith(home + "/") ? "~" + a.cwd.slice(home.length) : a.cwd || "-";
+}
+
+/**
+ * The spans as exactly `width` columns: cut with an ellipsis when longer (as ink's
+ * `wrap="truncate"`), padded with spaces when shorter. Widths count UTF-16 units like
+ * the rest of the TUI's text helpers.
+ */
+export function fitSpans(spans: readonly Span[], width: number, color: boolean): string {
+  const clean = spans.map(([text, style]): Span => [text.replace(CONTROLS, ""), style]);
+  let total = 0;
+  for (const [text] of clean) total += text.length;
+  let room = width;
+  let out = "";
+  const cut = total > width;
+  for (let [text, style] of clean) {
+    if (room <= 0) break;
+    if (text === "") continue;
+    if (cut && text.length >= room) text = text.slice(0, Math.max(0, room - 1)) + "…";
+    text = text.slice(0, room);
+    room -= text.length;
+    out += styled(text, style, color);
+  }
+  return room > 0 ? out + " ".repeat(room) : out;
+}
+
+/** `text` in `style`, reset after; plain when colour is off or nothing is styled. */
+function styled(text: string, style: Style | undefined, color: boolean): string {
+  if (!color || !style || text === "") return text;
+  let open = "";
+  const fg = style.color ? FG[style.color] : undefined;
+  if (fg !== undefined) open += `\x1b[${fg}m`;
+  if (style.bold) open += "\x1b[1m";
+  if (style.dim) open += "\x1b[2m";
+  return open === "" ? text : open + text + RESET;
+}
