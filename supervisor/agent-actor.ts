@@ -369,10 +369,12 @@ export class AgentActor {
   private learnState(response: RpcResponse): boolean {
     this.record.lastSeenAt = Date.now();
     const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown } | undefined;
+    // Only a new session file is worth a registry write: each one is an fsync on the
+    // routing thread, and every agent's ping answer arrives here every few seconds.
     if (typeof data?.sessionFile === "string" && data.sessionFile !== this.record.sessionFile) {
       this.record.sessionFile = data.sessionFile;
+      this.opts.onChange();
     }
-    this.opts.onChange();
     return data?.isStreaming === true;
   }
 
