@@ -23,13 +23,16 @@ import {
 export interface IpcBackend {
   /** Answer every request but `subscribe` and `shutdown`; the result becomes `data`. */
   handle(request: Exclude<IpcRequest, IpcRequestOf<"subscribe"> | IpcRequestOf<"shutdown">>): Promise<unknown>;
-  /** Start a subscription delivering to `send`; `send` is awaited per message (back-pressure). */
-  subscribe(
-    request: IpcRequestOf<"subscribe">,
-    send: (message: IpcStreamMessage) => Promise<void>,
-  ): { data: unknown; close(): void };
+  /** Start a subscription delivering to `sink`; what its methods return is awaited (back-pressure). */
+  subscribe(request: IpcRequestOf<"subscribe">, sink: StreamSink): { data: unknown; close(): void };
   /** Stop everything; the response is sent when this resolves. */
   shutdown(): Promise<unknown>;
+}
+
+/** Where a subscription's stream goes: one message, or ready JSON lines (each ending in a newline) in one write. */
+export interface StreamSink {
+  write(message: IpcStreamMessage): Promise<void>;
+  writeLines(text: string): Promise<void> | undefined;
 }
 
 /** Options of the socket server. */
@@ -225,9 +228,12 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
     // Once open, messages go straight to the writer: no extra await per event.
     let open!: () => void;
     let gate: Promise<void> | null = new Promise<void>((r) => (open = r));
-    const sub = opts.backend.subscribe(request, async (message) => {
-      if (gate) await gate;
-      await writer.write(message);
+    const sub = opts.backend.subscribe(request, {
+      write: async (message) => {
+        if (gate) await gate;
+        await writer.write(message);
+      },
+      writeLines: (text) => (gate ? gate.then(() => writer.writeText(text)) : writer.writeText(text)),
     });
     if (socket.destroyed) return sub.close();
     subscriptions.push(sub);

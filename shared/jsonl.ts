@@ -130,18 +130,6 @@ export function readLines(
   return splitter;
 }
 
-/**
- * A value's JSON text, attached to it out of sight (a non-enumerable symbol), so a
- * writer can send text it already has instead of serialising the value again.
- */
-export const WIRE = Symbol.for("pi-orch.wire");
-
-/** Attach the JSON text of `value` (which must be exactly what JSON.stringify would give, in meaning). */
-export function withWire<T extends object>(value: T, json: string): T {
-  Object.defineProperty(value, WIRE, { value: json, enumerable: false });
-  return value;
-}
-
 /** Result of parsing one protocol line. */
 export type ParsedLine = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -198,6 +186,10 @@ export class JsonlWriter {
   private tail: Promise<void> = Promise.resolve();
   private closed = false;
   private corked = false;
+  /** Lines queued on `tail` that were not yet handed to the stream. */
+  private queued = 0;
+  /** Set while the stream's buffer is full: resolves on `drain`. */
+  private waiting: Promise<void> | null = null;
 
   constructor(
     private readonly stream: Writable,
@@ -213,12 +205,34 @@ export class JsonlWriter {
 
   /** Queue one object; the promise settles when the stream accepted it. */
   write(value: unknown): Promise<void> {
-    const pre = value !== null && typeof value === "object" ? (value as { [WIRE]?: unknown })[WIRE] : undefined;
-    let text = typeof pre === "string" ? pre : JSON.stringify(value);
+    let text = JSON.stringify(value);
     if (this.maxLineBytes !== undefined) text = fitLine(value, this.maxLineBytes, text).line;
     const line = text + "\n";
-    this.tail = this.tail.then(() => this.writeRaw(line));
+    this.queued++;
+    this.tail = this.tail.then(() => {
+      this.queued--;
+      return this.writeNow(line, true) ?? undefined;
+    });
     return this.tail;
+  }
+
+  /**
+   * Write ready JSON lines (each ending in a newline), after whatever is queued. When
+   * nothing is queued and the stream takes them, they are written before this returns
+   * and nothing is returned; otherwise the promise settles once the stream took them.
+   */
+  writeText(text: string): Promise<void> | undefined {
+    if (this.queued > 0 || this.waiting) {
+      this.queued++;
+      this.tail = this.tail.then(() => {
+        this.queued--;
+        return this.writeNow(text, false) ?? undefined;
+      });
+      return this.tail;
+    }
+    const pending = this.writeNow(text, false);
+    if (pending) this.tail = pending;
+    return pending;
   }
 
   /** Resolves when every queued line was handed to the stream (uncorked, so a close after it loses nothing). */
@@ -232,27 +246,29 @@ export class JsonlWriter {
     this.stream.uncork();
   }
 
-  private writeRaw(line: string): Promise<void> {
-    if (this.closed || this.stream.destroyed || this.stream.writableEnded) return Promise.resolve();
-    // Lines written in one burst leave in one system call: cork now, uncork once the
-    // current run of callbacks and promise jobs is over.
-    if (!this.corked) {
+  /** Hand `text` to the stream; a promise when its buffer is full (settles on drain or close). */
+  private writeNow(text: string, cork: boolean): Promise<void> | undefined {
+    if (this.closed || this.stream.destroyed || this.stream.writableEnded) return undefined;
+    // Lines written one by one in a burst leave in one system call: cork now, uncork once
+    // the current run of callbacks and promise jobs is over. A batch is one write already.
+    if (cork && !this.corked) {
       this.corked = true;
       this.stream.cork();
       process.nextTick(() => this.uncork());
     }
-    return new Promise<void>((resolve) => {
-      const ok = this.stream.write(line);
-      if (ok) return resolve();
+    if (this.stream.write(text)) return undefined;
+    this.waiting = new Promise<void>((resolve) => {
       const done = () => {
         this.stream.off("drain", done);
         this.stream.off("close", done);
         this.stream.off("error", done);
+        this.waiting = null;
         resolve();
       };
       this.stream.on("drain", done);
       this.stream.on("close", done);
       this.stream.on("error", done);
     });
+    return this.waiting;
   }
 }

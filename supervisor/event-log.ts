@@ -270,8 +270,9 @@ export class LogFile {
     this.backlog.push(text);
     this.backlogSize += text.length;
     while (this.backlogSize > this.backlogBytes && this.backlog.length > 1) {
-      this.backlogSize -= this.backlog.shift()!.length;
-      this.droppedLines++;
+      const dropped = this.backlog.shift()!;
+      this.backlogSize -= dropped.length;
+      this.droppedLines += countLines(dropped);
     }
     this.scheduleRetry();
   }
@@ -362,6 +363,13 @@ export class LogFile {
   }
 }
 
+/** Newlines in `text`: the lines a dropped write held (a batched write holds several). */
+function countLines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
 /** Length of the file up to and including its last newline: a torn last record (no newline) is not counted. */
 function wholeLinesLength(fd: number, size: number): number {
   if (size === 0) return 0;
@@ -395,6 +403,12 @@ export interface EventLogOptions {
   backlogBytes?: number;
   /** Told when the disk refuses the events file (`disk full: PATH`) and when it takes writes again (null). */
   onProblem?: WriteProblemListener;
+  /**
+   * `append` only numbers and stages an event; `commit` writes every staged line in one
+   * system call and holds them in the ring. For an owner that publishes in batches and
+   * commits before each (default false: every `append` writes at once).
+   */
+  batched?: boolean;
 }
 
 /** Paths of an agent's log files (for `pi-orch logs`). */
@@ -414,8 +428,13 @@ export class AgentEventLog {
   private readonly eventsPath: string;
   private readonly keep: number;
   private readonly replayBytes: number;
+  private readonly batched: boolean;
+  /** Staged log lines (batched mode), each with its newline, not yet written. */
+  private staged = "";
+  private stagedEntries: { seq: number; line: string; event: Record<string, unknown> }[] = [];
 
   constructor(opts: EventLogOptions) {
+    this.batched = opts.batched ?? false;
     mkdirSync(opts.logsDir, { recursive: true, mode: 0o700 });
     const paths = agentLogPaths(opts.logsDir, opts.name);
     const maxBytes = opts.maxFileBytes ?? 10 * 1024 * 1024;
@@ -449,14 +468,32 @@ export class AgentEventLog {
    * Number the event, write it to the events file (the OS has it when this returns,
    * unless the disk refuses it: then it waits in the backlog), and hold it in the
    * ring. `raw` is the event's JSON as the worker wrote it, used instead of
-   * serialising it again. Only then may the caller publish the entry.
+   * serialising it again. Only then may the caller publish the entry. In batched
+   * mode the write and the ring wait for `commit`, which the caller runs before it
+   * publishes.
    */
   append(event: Record<string, unknown>, at = Date.now(), raw?: string): LoggedEvent {
     const entry: LoggedEvent = { seq: ++this.seq, at, event };
     const line = `{"seq":${entry.seq},"at":${at},"event":${raw ?? JSON.stringify(event)}}`;
+    if (this.batched) {
+      this.staged += `${line}\n`;
+      this.stagedEntries.push({ seq: entry.seq, line, event });
+      return entry;
+    }
     this.events.write(`${line}\n`);
     this.ring.push(entry.seq, line, event);
     return entry;
+  }
+
+  /** Write every staged event (one system call) and hold them in the ring; nothing to do outside batched mode. */
+  commit(): void {
+    if (this.staged === "") return;
+    const text = this.staged;
+    const entries = this.stagedEntries;
+    this.staged = "";
+    this.stagedEntries = [];
+    this.events.write(text);
+    for (const e of entries) this.ring.push(e.seq, e.line, e.event);
   }
 
   /**
@@ -464,6 +501,7 @@ export class AgentEventLog {
    * end is there dropped, at most `replayBytes`); what neither holds is the gap.
    */
   since(since: number): { events: LoggedEvent[]; gap: SeqGap | null } {
+    this.commit();
     const held = this.ring.since(since);
     if (!held.gap) return held;
     const fromDisk = readLoggedRange(this.eventsPath, this.keep, held.gap.from, held.gap.to, this.replayBytes);
@@ -478,11 +516,13 @@ export class AgentEventLog {
 
   /** Try to write what the disk refused earlier (writes are otherwise immediate). */
   flush(): void {
+    this.commit();
     this.events.flushBacklog();
     this.stderr.flushBacklog();
   }
 
   close(): void {
+    this.commit();
     this.events.close();
     this.stderr.close();
   }

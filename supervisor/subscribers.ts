@@ -3,7 +3,6 @@
  * each has its own queue bounded in messages and bytes, and one that falls behind by more than that
  * loses events, is told so with a `lagged` notice, and continues from the present.
  */
-import { withWire } from "../shared/jsonl.js";
 import type { EventMessage, IpcStreamMessage, LaggedMessage } from "../shared/schema/ipc.js";
 import type { LoggedEvent, SeqGap } from "./event-log.js";
 
@@ -13,12 +12,18 @@ export const DEFAULT_SUBSCRIBER_BYTES = 16 * 1024 * 1024;
 /** Bytes of a message's envelope around its event (`{"type":"event","agent":…,"seq":…,"at":…,"event":`). */
 const ENVELOPE_BYTES = 64;
 
-/** Queued messages past which a subscriber's messages no longer carry the shared wire text. */
-const WIRE_QUEUE_LIMIT = 64;
+/** Characters of JSON lines handed to a text sink in one write at most. */
+const TEXT_BATCH_CHARS = 256 * 1024;
 
-/** Where a subscription delivers; a returned promise is awaited before the next message (back-pressure). */
+/**
+ * Where a subscription delivers; a returned promise is awaited before the next message
+ * (back-pressure). A sink with `writeLines` gets everything queued as JSON lines in one
+ * call (each line ends in a newline), so a socket sees one write per batch, and live
+ * events from a worker reach it as text built once for every subscriber.
+ */
 export interface SubscriberSink {
   write(message: IpcStreamMessage): Promise<void> | void;
+  writeLines?(text: string): Promise<void> | void;
 }
 
 /** Options of one subscription. */
@@ -37,9 +42,12 @@ export interface SubscribeOptions {
 /** Source of an agent's past events for `since`. */
 export type HistorySource = (agent: string, since: number) => { events: LoggedEvent[]; gap: SeqGap | null } | undefined;
 
-/** A live subscription; `close()` stops delivery and frees its queue. */
+/**
+ * A live subscription; `close()` stops delivery and frees its queue. A queued item is a
+ * message, or for a text sink the JSON line of a live event (without its newline).
+ */
 export class Subscription {
-  private queue: IpcStreamMessage[] = [];
+  private queue: (IpcStreamMessage | string)[] = [];
   /** Bytes of each queued message, same index as `queue`. */
   private sizes: number[] = [];
   private head = 0;
@@ -47,6 +55,8 @@ export class Subscription {
   private readonly openGaps = new Map<string, LaggedMessage>();
   private pumping = false;
   private closedFlag = false;
+  /** The sink takes JSON lines (`writeLines`): live events are queued as their shared text. */
+  readonly takesText: boolean;
 
   constructor(
     readonly agents: ReadonlySet<string> | null,
@@ -54,7 +64,9 @@ export class Subscription {
     private readonly maxBuffered: number,
     private readonly maxBufferedBytes: number,
     private readonly onClose: (sub: Subscription) => void,
-  ) {}
+  ) {
+    this.takesText = typeof sink.writeLines === "function";
+  }
 
   /** True once closed, by the caller or after the sink failed. */
   get closed(): boolean {
@@ -84,28 +96,32 @@ export class Subscription {
   }
 
   /**
-   * Queue a live event of `bytes` (its JSON); past the buffer (messages or bytes) it is
-   * dropped and accounted for in a `lagged` notice. One event always fits an empty queue.
+   * Queue live event `seq` of `agent` — its message, or its JSON line for a text sink —
+   * of `bytes`; past the buffer (messages or bytes) it is dropped and accounted for in a
+   * `lagged` notice. One event always fits an empty queue. With `deliver` false the
+   * caller delivers later (`deliver()`), after queueing a whole batch.
    */
-  offer(agent: string, entry: LoggedEvent, wire?: string, bytes = 0): void {
+  offer(agent: string, seq: number, item: EventMessage | string, bytes: number, deliver = true): void {
     if (this.closedFlag) return;
     const gap = this.openGaps.get(agent);
     if (gap) {
       // Still behind for this agent: the notice is queued but not yet written, so widen it.
-      gap.to = entry.seq;
+      gap.to = seq;
       return;
     }
     if (this.buffered >= this.maxBuffered || (this.buffered > 0 && this.queuedBytes + bytes > this.maxBufferedBytes)) {
-      const notice: LaggedMessage = { type: "lagged", agent, from: entry.seq, to: entry.seq };
+      const notice: LaggedMessage = { type: "lagged", agent, from: seq, to: seq };
       this.openGaps.set(agent, notice);
       this.enqueue(notice, 0);
       return;
     }
-    const message: EventMessage = { type: "event", agent, seq: entry.seq, at: entry.at, event: entry.event };
-    // The shared wire text saves serialising again, but it is extra memory per queued
-    // message: a subscriber that is behind queues plain messages instead.
-    this.enqueue(wire === undefined || this.buffered >= WIRE_QUEUE_LIMIT ? message : withWire(message, wire), bytes);
-    this.pump();
+    this.enqueue(item, bytes);
+    if (deliver) this.pump();
+  }
+
+  /** Start writing what is queued (after offers with `deliver` false). */
+  deliver(): void {
+    if (this.head < this.queue.length) this.pump();
   }
 
   close(): void {
@@ -119,8 +135,8 @@ export class Subscription {
     this.onClose(this);
   }
 
-  private enqueue(message: IpcStreamMessage, bytes: number): void {
-    this.queue.push(message);
+  private enqueue(item: IpcStreamMessage | string, bytes: number): void {
+    this.queue.push(item);
     this.sizes.push(bytes);
     this.queuedBytes += bytes;
   }
@@ -131,20 +147,45 @@ export class Subscription {
     void this.drain();
   }
 
+  /** The next queued item, taken off the queue. */
+  private take(): IpcStreamMessage | string {
+    const item = this.queue[this.head];
+    this.queuedBytes -= this.sizes[this.head];
+    this.head++;
+    // Once its notice is on the way out, the gap is final and new events may flow again.
+    if (typeof item !== "string" && item.type === "lagged" && this.openGaps.get(item.agent) === item) this.openGaps.delete(item.agent);
+    return item;
+  }
+
+  private compactQueue(): void {
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.sizes.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
+      this.head = 0;
+    }
+  }
+
   private async drain(): Promise<void> {
     try {
       while (!this.closedFlag && this.head < this.queue.length) {
-        const message = this.queue[this.head];
-        this.queuedBytes -= this.sizes[this.head];
-        this.head++;
-        // Once its notice is on the way out, the gap is final and new events may flow again.
-        if (message.type === "lagged" && this.openGaps.get(message.agent) === message) this.openGaps.delete(message.agent);
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-          this.queue = this.queue.slice(this.head);
-          this.sizes = this.sizes.slice(this.head);
-          this.head = 0;
+        let pending: Promise<void> | void;
+        if (this.takesText) {
+          let text = "";
+          while (this.head < this.queue.length && text.length < TEXT_BATCH_CHARS) {
+            const item = this.take();
+            text += typeof item === "string" ? `${item}\n` : `${JSON.stringify(item)}\n`;
+          }
+          this.compactQueue();
+          pending = this.sink.writeLines!(text);
+        } else {
+          const item = this.take() as IpcStreamMessage;
+          this.compactQueue();
+          pending = this.sink.write(item);
         }
-        const pending = this.sink.write(message);
         if (pending) await pending;
       }
     } catch {
@@ -158,6 +199,7 @@ export class Subscription {
 /** All subscriptions of a supervisor. */
 export class SubscriberHub {
   private readonly subs = new Set<Subscription>();
+  private readonly prefixes = new Map<string, string>();
 
   constructor(private readonly history: HistorySource) {}
 
@@ -186,18 +228,42 @@ export class SubscriberHub {
 
   /**
    * Offer an event to every subscriber that follows `agent`. With `raw` (the event's
-   * JSON from the worker), the wire text is built once, for the first follower, and
-   * shared by all of them; with no follower nothing is built.
+   * JSON from the worker), its wire line is built once, for the first text sink that
+   * follows, and shared by all of them; its message likewise for the other sinks (they
+   * must not change it). With no follower nothing is built. With `deliver` false the
+   * caller ends the batch with `deliver()`.
    */
-  publish(agent: string, entry: LoggedEvent, raw?: string): void {
+  publish(agent: string, entry: LoggedEvent, raw?: string, deliver = true): void {
     let wire: string | undefined;
+    let message: EventMessage | undefined;
     let bytes: number | undefined;
     for (const sub of this.subs) {
       if (!sub.follows(agent)) continue;
-      if (raw !== undefined) wire ??= `{"type":"event","agent":${JSON.stringify(agent)},"seq":${entry.seq},"at":${entry.at},"event":${raw}}`;
-      bytes ??= wire !== undefined ? wire.length : JSON.stringify(entry.event).length + ENVELOPE_BYTES;
-      sub.offer(agent, entry, wire, bytes);
+      if (raw !== undefined && sub.takesText) {
+        wire ??= `${this.prefixOf(agent)}"seq":${entry.seq},"at":${entry.at},"event":${raw}}`;
+        bytes ??= wire.length;
+        sub.offer(agent, entry.seq, wire, bytes, deliver);
+        continue;
+      }
+      message ??= { type: "event", agent, seq: entry.seq, at: entry.at, event: entry.event };
+      bytes ??= raw !== undefined ? raw.length + ENVELOPE_BYTES : JSON.stringify(entry.event).length + ENVELOPE_BYTES;
+      sub.offer(agent, entry.seq, message, bytes, deliver);
     }
+  }
+
+  /** Start delivery of everything published with `deliver` false. */
+  deliver(): void {
+    for (const sub of this.subs) sub.deliver();
+  }
+
+  /** `{"type":"event","agent":"NAME",`: the start of every wire line of an agent, built once. */
+  private prefixOf(agent: string): string {
+    let prefix = this.prefixes.get(agent);
+    if (prefix === undefined) {
+      prefix = `{"type":"event","agent":${JSON.stringify(agent)},`;
+      this.prefixes.set(agent, prefix);
+    }
+    return prefix;
   }
 
   /** Close every subscription (shutdown). */

@@ -13,6 +13,7 @@ import { AgentEventLog, agentLogPaths } from "./event-log.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
 import { DEFAULT_WORKER_NICE } from "./priority.js";
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
+import { PublishBatch } from "./publish-batch.js";
 import { loadRegistry, RegistryWriter } from "./registry.js";
 import { SubscriberHub, type SubscriberSink, type Subscription } from "./subscribers.js";
 import {
@@ -110,6 +111,8 @@ export class Supervisor {
   private readonly reserved = new Set<string>();
   private readonly logs = new Map<string, AgentEventLog>();
   private readonly hub: SubscriberHub;
+  /** Events of the current turn: logged in one write per agent, then published. */
+  private readonly batch: PublishBatch;
   private readonly registry: RegistryWriter;
   private readonly defaultCommand: string[];
   private readonly defaultPolicy: RestartPolicy;
@@ -129,6 +132,7 @@ export class Supervisor {
     this.defaultCommand = opts.defaultWorkerCommand ?? defaultWorkerCommand();
     this.defaultPolicy = { ...DEFAULT_RESTART_POLICY, ...opts.policy };
     this.hub = new SubscriberHub((agent, since) => this.logs.get(agent)?.since(since));
+    this.batch = new PublishBatch(this.hub);
     this.registry = new RegistryWriter(
       this.home,
       () => [...this.actors.values()].map((a) => a.toRecord()),
@@ -153,7 +157,7 @@ export class Supervisor {
   /** Start a new agent. Rejects with `exists`/`invalid` before anything is started. */
   async spawn(opts: SpawnOptions = {}): Promise<AgentInfo> {
     const { actor, reusedWorktree } = await this.ask<Spawned>((reply) => ({ kind: "spawn", opts, reply }));
-    if (opts.wait === false && opts.prompt === undefined) return actor.info();
+    if (opts.wait === false && opts.prompt === undefined) return this.settled(actor.info());
     const status = await actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000);
     if (opts.prompt !== undefined) {
       if (!RUNNING_STATUSES.has(status)) throw actor.notRunningError();
@@ -165,7 +169,7 @@ export class Supervisor {
         throw new OrchError("invalid", `agent "${actor.name}" refused its first prompt, so it was removed again: ${response.error}`);
       }
     }
-    return actor.info();
+    return this.settled(actor.info());
   }
 
   /** Every agent, in creation order. */
@@ -217,7 +221,7 @@ export class Supervisor {
     }));
     if (opts.wait !== false) await leftStarting;
     else leftStarting?.catch(() => {});
-    return actor.info();
+    return this.settled(actor.info());
   }
 
   /** Restart every agent the previous supervisor left running (`serve --resume`). */
@@ -244,12 +248,14 @@ export class Supervisor {
    */
   async rpc(ref: string, command: RpcCommandEnvelope, opts: { timeoutMs?: number } = {}): Promise<RpcResponse> {
     const actor = this.resolve(ref);
-    return actor.rpc(command, opts.timeoutMs);
+    return this.settled(await actor.rpc(command, opts.timeoutMs));
   }
 
   /** Follow agents' events (see `SupervisorSubscribeOptions`); close the returned subscription to stop. */
   subscribe(opts: SupervisorSubscribeOptions): Subscription {
     const names = opts.agents && opts.agents.length > 0 ? new Set(opts.agents.map((r) => this.resolve(r).name)) : null;
+    // Events of this turn go out first, so the replay and the live stream meet with no gap or duplicate.
+    this.batch.flush();
     return this.hub.subscribe(
       { agents: names, since: opts.since, sink: opts.sink, maxBuffered: this.opts.subscriberBuffer, maxBufferedBytes: this.opts.subscriberBufferBytes },
       [...this.actors.keys()],
@@ -275,7 +281,13 @@ export class Supervisor {
 
   /** Post a message and wait for its reply. */
   private ask<T>(message: (reply: Reply<T>) => RootMessage): Promise<T> {
-    return new Promise<T>((resolve, reject) => this.mailbox.post(message({ resolve, reject })));
+    return new Promise<T>((resolve, reject) => this.mailbox.post(message({ resolve, reject }))).finally(() => this.batch.flush());
+  }
+
+  /** `value`, once the events so far are published: a caller that gets an answer has its subscribers' events before it. */
+  private settled<T>(value: T): T {
+    this.batch.flush();
+    return value;
   }
 
   private handle(m: RootMessage): void {
@@ -309,6 +321,7 @@ export class Supervisor {
           const live = [...this.actors.values()].filter((a) => a.status !== "stopped" && a.status !== "failed");
           await Promise.all(live.map((a) => a.stop("supervisor exited")));
           this.registry.flush();
+          this.batch.flush();
           this.hub.closeAll();
           for (const log of this.logs.values()) log.close();
         })();
@@ -416,6 +429,7 @@ export class Supervisor {
     const info = actor.info();
     actor.removed();
     this.actors.delete(m.name);
+    this.batch.flush();
     this.logs.get(m.name)?.close();
     this.logs.delete(m.name);
     this.registry.markDirty();
@@ -430,6 +444,8 @@ export class Supervisor {
       ringBytes: this.opts.ringBytes,
       maxFileBytes: this.opts.logMaxBytes,
       keepFiles: this.opts.logKeepFiles,
+      // Lines are written per turn by the publish batch, before it publishes them.
+      batched: true,
       onProblem: (problem, dropped) => {
         actor.noteDiskProblem(problem);
         if (problem) this.warn(`agent "${record.name}": ${problem}; events wait in memory and are written when space returns`);
@@ -441,7 +457,7 @@ export class Supervisor {
       timings: this.timings,
       defaultCommand: this.defaultCommand,
       log,
-      publish: (entry, raw) => this.hub.publish(record.name, entry, raw),
+      publish: (entry, raw) => this.batch.add(record.name, log, entry, raw),
       onChange: () => this.registry.markDirty(),
       maxLineBytes: this.opts.maxLineBytes,
       protocolFlood: { ...DEFAULT_FLOOD_LIMITS, ...this.opts.protocolFlood },

@@ -32,8 +32,8 @@ export function supervisorBackend(sup: Supervisor): IpcBackend {
           return sup.rpc(request.agent, request.command, { timeoutMs: request.timeoutMs });
       }
     },
-    subscribe(request: IpcRequestOf<"subscribe">, send) {
-      const sub = sup.subscribe({ agents: request.agents, since: request.since, sink: { write: send } });
+    subscribe(request: IpcRequestOf<"subscribe">, sink) {
+      const sub = sup.subscribe({ agents: request.agents, since: request.since, sink });
       const agents = sub.agents ? [...sub.agents] : null;
       const lastSeq = Object.fromEntries(sup.list().filter((a) => !agents || agents.includes(a.name)).map((a) => [a.name, a.lastSeq]));
       return { data: { agents, lastSeq }, close: () => sub.close() };
@@ -109,7 +109,7 @@ export async function runSupervisorServer(opts: ServeOptions): Promise<RunningSe
     home: opts.home,
     backend: {
       handle: (r) => backend().handle(r),
-      subscribe: (r, send) => backend().subscribe(r, send),
+      subscribe: (r, sink) => backend().subscribe(r, sink),
       shutdown: () => backend().shutdown(),
     },
     maxLineBytes: opts.maxRequestBytes,

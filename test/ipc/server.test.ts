@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
@@ -28,8 +28,8 @@ const echoBackend: IpcBackend = {
     if (request.type === "status" && request.agent === "boom") throw Object.assign(new Error('agent "boom" is not running'), { code: "not_running" });
     return { echoed: request.type };
   },
-  subscribe: (_request, send) => {
-    void send({ type: "event", agent: "a", seq: 1, event: { type: "agent_status" } });
+  subscribe: (_request, sink) => {
+    void sink.write({ type: "event", agent: "a", seq: 1, event: { type: "agent_status" } });
     return { data: { agents: null }, close: () => {} };
   },
   shutdown: async () => ({}),
@@ -180,6 +180,25 @@ describe("runSupervisorServer", () => {
     await client.shutdown();
     await running.closed;
     expect(existsSync(running.socketPath)).toBe(false);
+  });
+
+  it("streams an event only once its line is in the agent's events file (write-ahead)", async () => {
+    const home = env.home();
+    const running = await serve(home);
+    const client = await IpcClient.connect({ socketPath: running.socketPath });
+    clients.push(client);
+    const rec = new Recorder();
+    const notOnDisk: number[] = [];
+    const file = join(home, "logs", "one.events.jsonl");
+    await client.subscribe({}, (m) => {
+      if (m.type === "event" && !(existsSync(file) && readFileSync(file, "utf8").includes(`{"seq":${m.seq},`))) notOnDisk.push(m.seq);
+      rec.sink.write(m as never);
+    });
+    await client.spawn({ name: "one" });
+    await client.rpc("one", { type: "prompt", message: "hi" });
+    await rec.status("one", "idle", (e) => e.previous === "busy");
+    expect(rec.messages.filter((m) => m.type === "event").length).toBeGreaterThan(5);
+    expect(notOnDisk).toEqual([]);
   });
 
   it("stops every agent on close and records them for resume", async () => {

@@ -156,4 +156,42 @@ describe("JsonlWriter", () => {
     await second;
     expect(written).toHaveLength(2);
   });
+
+  it("writes ready lines at once when nothing is queued, and after the queued objects otherwise", async () => {
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on("data", (c) => chunks.push(c.toString()));
+    const w = new JsonlWriter(out);
+    expect(w.writeText('{"t":1}\n{"t":2}\n')).toBeUndefined();
+    void w.write({ a: 1 });
+    void w.writeText('{"t":3}\n');
+    await w.flush();
+    await new Promise((r) => setImmediate(r));
+    expect(chunks.join("")).toBe('{"t":1}\n{"t":2}\n{"a":1}\n{"t":3}\n');
+  });
+
+  it("makes ready lines wait for drain, and what follows them too", async () => {
+    const written: string[] = [];
+    let release: (() => void) | null = null;
+    const slow = new Writable({
+      highWaterMark: 16,
+      write(chunk, _enc, cb) {
+        written.push(chunk.toString());
+        release = () => cb();
+      },
+    });
+    const w = new JsonlWriter(slow);
+    const first = w.writeText(`${"x".repeat(32)}\n`);
+    expect(first).toBeInstanceOf(Promise);
+    const second = w.writeText("y\n");
+    expect(second).toBeInstanceOf(Promise);
+    await new Promise((r) => setImmediate(r));
+    expect(written).toHaveLength(1);
+    release!();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    release!();
+    await second;
+    expect(written).toEqual([`${"x".repeat(32)}\n`, "y\n"]);
+  });
 });

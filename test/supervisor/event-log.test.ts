@@ -112,6 +112,26 @@ describe("AgentEventLog", () => {
     log.close();
   });
 
+  it("in batched mode stages appends and writes them in one write on commit, holding them in the ring only then", () => {
+    const dir = logsDir();
+    const path = join(dir, "a.events.jsonl");
+    const log = new AgentEventLog({ logsDir: dir, name: "a", batched: true });
+    const seqsOf = [log.append({ type: "x", i: 1 }, 1), log.append({ type: "x", i: 2 }, 2, '{"type":"x","i":2}')].map((e) => e.seq);
+    expect(seqsOf).toEqual([1, 2]);
+    expect(log.lastSeq).toBe(2);
+    expect(existsSync(path) ? readFileSync(path, "utf8") : "").toBe("");
+    expect(log.held.events).toBe(0);
+    log.commit();
+    expect(readFileSync(path, "utf8")).toBe('{"seq":1,"at":1,"event":{"type":"x","i":1}}\n{"seq":2,"at":2,"event":{"type":"x","i":2}}\n');
+    expect(log.held.events).toBe(2);
+    // A replay or a close commits what is staged first, so nothing is lost or skipped.
+    log.append({ type: "x", i: 3 }, 3);
+    expect(seqs(log.since(0).events)).toEqual([1, 2, 3]);
+    log.append({ type: "x", i: 4 }, 4);
+    log.close();
+    expect(readFileSync(path, "utf8").trim().split("\n")).toHaveLength(4);
+  });
+
   it("cuts a torn last record before appending, so no later line continues it", () => {
     const dir = logsDir();
     const path = join(dir, "a.events.jsonl");

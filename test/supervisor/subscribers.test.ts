@@ -110,4 +110,55 @@ describe("SubscriberHub", () => {
     await new Promise((r) => setImmediate(r));
     expect(got).toEqual([{ type: "lagged", agent: "a", from: 3, to: 7 }, expect.objectContaining({ seq: 8 })]);
   });
+
+  it("hands a text sink a published batch as JSON lines in one write, built once for every follower", async () => {
+    const hub = hubWith([]);
+    const writes: string[][] = [[], []];
+    for (const w of writes) hub.subscribe({ agents: null, sink: { write: () => expect.fail("a text sink gets lines"), writeLines: (t) => void w.push(t) } }, []);
+    const raw = (n: number) => `{"type":"message_update","n":${n}}`;
+    for (let s = 1; s <= 3; s++) hub.publish("a", entry(s), raw(s), false);
+    // A supervisor event has no raw line: its message is serialised.
+    hub.publish("a", { seq: 4, at: 4, event: { type: "agent_status", status: "idle" } }, undefined, false);
+    expect(writes[0]).toEqual([]);
+    hub.deliver();
+    for (const w of writes) {
+      expect(w).toHaveLength(1);
+      const lines = w[0]!.split("\n");
+      expect(lines.pop()).toBe("");
+      expect(lines.map((l) => JSON.parse(l))).toEqual([
+        ...[1, 2, 3].map((s) => ({ type: "event", agent: "a", seq: s, at: s, event: { type: "message_update", n: s } })),
+        { type: "event", agent: "a", seq: 4, at: 4, event: { type: "agent_status", status: "idle" } },
+      ]);
+    }
+  });
+
+  it("lags a slow text sink by its budget and tells it in the stream", async () => {
+    const hub = hubWith([]);
+    const texts: string[] = [];
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => (release = r));
+    let first = true;
+    hub.subscribe(
+      {
+        agents: null,
+        maxBuffered: 3,
+        sink: {
+          write: () => expect.fail("a text sink gets lines"),
+          writeLines: async (t) => {
+            texts.push(t);
+            if (first) {
+              first = false;
+              await blocked;
+            }
+          },
+        },
+      },
+      [],
+    );
+    for (let s = 1; s <= 20; s++) hub.publish("a", entry(s), `{"type":"message_update","n":${s}}`);
+    release();
+    await vi.waitFor(() => expect(texts.join("").split("\n").filter(Boolean)).toHaveLength(5), { timeout: 2_000, interval: 5 });
+    const got = texts.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l) as IpcStreamMessage);
+    expect(got.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}`))).toEqual([1, 2, 3, 4, "lagged 5-20"]);
+  });
 });
