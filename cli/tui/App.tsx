@@ -5,7 +5,7 @@
  */
 import { Box, Text } from "ink";
 import { useKeys } from "./useKeys.js";
-import { useRef, useState, useSyncExternalStore, type ReactNode } from "react";
+import { useLayoutEffect, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentControl } from "./control.js";
 import { DialogModal, type DialogAnswer } from "./DialogModal.js";
@@ -18,7 +18,7 @@ import { PaintedPane } from "./PaintedPane.js";
 import { Pane } from "./Pane.js";
 import { PromptInput } from "./PromptInput.js";
 import { useScreen } from "./screen.js";
-import { visibleAgents, type AgentView, type TuiState } from "./state.js";
+import { sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { formatElapsed, truncate } from "./text.js";
 import { useTheme } from "./theme.js";
@@ -60,7 +60,17 @@ export function App(props: AppProps) {
   const { store, control, mode = "grid", onQuit } = props;
   const theme = useTheme();
   const screen = useScreen();
-  const state = useSyncExternalStore(store.subscribe, store.getState);
+  // What ink draws of the agents (set after each render); null: ink draws everything.
+  const inkDrawn = useRef<InkDrawn | null>(null);
+  const shown = useRef<TuiState | null>(null);
+  // A change only painted panes show keeps the last state: no React render, no ink frame.
+  const snapshot = () => {
+    const next = store.getState();
+    const prev = shown.current;
+    if (prev && inkDrawn.current && sameForInk(prev, next, inkDrawn.current)) return prev;
+    return (shown.current = next);
+  };
+  const state = useSyncExternalStore(store.subscribe, snapshot);
   const { cols, rows } = useTerminalSize({ cols: props.cols, rows: props.rows });
   const [focus, setFocus] = useState<string | null>(null);
   const [zoomed, setZoomed] = useState(mode === "single");
@@ -281,6 +291,9 @@ export function App(props: AppProps) {
     return <DialogModal key={d.id} dialog={d} width={width} isActive={agent === focused && overlay === null} onAnswer={(a) => answer(agent, d.id, a)} />;
   };
 
+  // Ink draws a pane with an input line or a dialog (they take keys); the screen paints the rest, below the header row.
+  const inkPane = (a: AgentView) => mode === "single" || input?.agent === a.name || a.dialogs.length > 0;
+  const drawnNames = new Set<string>(overlay ? [] : showZoom ? [focused.name] : pageAgents.filter(inkPane).map((a) => a.name));
   let body: ReactNode;
   if (overlay?.kind === "help") {
     const keys = mode === "single" ? SINGLE_KEY_MAP : props.quitNote ? KEY_MAP.map(([k, what]): readonly [string, string] => (k.startsWith("q") ? [k, `quit the TUI (${props.quitNote})`] : [k, what])) : KEY_MAP;
@@ -317,17 +330,20 @@ export function App(props: AppProps) {
         layout={layout}
         agents={pageAgents}
         renderPane={(agent, slot, width, height) => {
-          const input = inputFor(agent, width - 4);
-          const modal = modalFor(agent, width - 2);
           const rect = layout.rects[slot]!;
-          const common = { agent, width, height, focused: agent === focused, now: state.now, slotKey: slot < 9 ? slot + 1 : undefined };
-          // Ink draws a pane with an input line or a dialog (they take keys); the screen paints the rest, below the header row.
-          if (screen && !input && !modal) return <PaintedPane screen={screen} x={rect.x} y={1 + rect.y} {...common} />;
-          return <Pane {...common} input={input} modal={modal} />;
+          const common = { width, height, focused: agent === focused, slotKey: slot < 9 ? slot + 1 : undefined };
+          if (screen && !inkPane(agent)) return <PaintedPane store={store} screen={screen} name={agent.name} x={rect.x} y={1 + rect.y} {...common} />;
+          return <Pane agent={agent} now={state.now} {...common} input={inputFor(agent, width - 4)} modal={modalFor(agent, width - 2)} />;
         }}
       />
     );
   }
+
+  // The clock shows in ink's part when ink draws an agent or the header counts an outage.
+  const inkClock = drawnNames.size > 0 || state.connection.state !== "connected";
+  useLayoutEffect(() => {
+    inkDrawn.current = screen ? { agents: drawnNames, clock: inkClock } : null;
+  });
 
   const waiting = agents.filter((a) => a.dialogs.length > 0 && a !== focused).map((a) => a.name);
   const footer = confirm

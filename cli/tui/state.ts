@@ -113,6 +113,35 @@ export function clockMoves(a: AgentView): boolean {
   return a.status === "busy" || a.status === "starting" || a.status === "stopping" || a.tools.length > 0;
 }
 
+/** What ink draws itself besides the frame's chrome: these agents in full, and whether it shows the clock. */
+export interface InkDrawn {
+  agents: ReadonlySet<string>;
+  clock: boolean;
+}
+
+/**
+ * Whether ink's part of the screen is the same for `next` as for `prev`: an agent
+ * whose pane the screen paints changed only what its pane shows (text, tools, tokens).
+ * Then the view keeps `prev` and React and ink skip the frame; the painted pane
+ * redraws itself.
+ */
+export function sameForInk(prev: TuiState, next: TuiState, drawn: InkDrawn): boolean {
+  if (prev === next) return true;
+  if (prev.order !== next.order || prev.connection !== next.connection) return false;
+  if (prev.now !== next.now && drawn.clock) return false;
+  if (prev.agents === next.agents) return true;
+  for (const name of next.order) {
+    const a = prev.agents[name];
+    const b = next.agents[name];
+    if (a === b) continue;
+    if (!a || !b || drawn.agents.has(name)) return false;
+    // What the view reads besides the pane: key handlers (status), the footer (dialogs), the diff (worktree), the count (hidden).
+    if (a.status !== b.status || a.hidden !== b.hidden || a.dialogs !== b.dialogs || a.cwd !== b.cwd) return false;
+    if (a.worktree?.path !== b.worktree?.path || a.worktree?.branch !== b.worktree?.branch) return false;
+  }
+  return true;
+}
+
 const ENDED: ReadonlySet<string> = new Set(["stopped", "failed"]);
 
 function newView(name: string, now: number): AgentView {

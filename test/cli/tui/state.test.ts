@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { initialState, MAX_LINES, reduce, visibleAgents, type TuiAction, type TuiState } from "../../../cli/tui/state.js";
+import { initialState, MAX_LINES, reduce, sameForInk, visibleAgents, type TuiAction, type TuiState } from "../../../cli/tui/state.js";
 import { tailLines, wrapText } from "../../../cli/tui/text.js";
 import { info } from "./helpers.js";
 
@@ -127,4 +127,26 @@ describe("text layout", () => {
     expect(at(40, 3)).toEqual(["one two three four five six", "  ⎿ a", "    b", "    c", "    … (+1 lines)"]);
     expect(at(40)).toEqual(wide);
   });
+});
+
+describe("which changes ink's part of the screen must show (sameForInk)", () => {
+  const base = fold([{ type: "connection", state: "connected", at: 0 }, { type: "agents", agents: [info("a", "busy"), info("b", "busy")] }]);
+  const painted = { agents: new Set<string>(), clock: false };
+  const cases: { what: string; action: TuiAction; drawn?: { agents: Set<string>; clock: boolean }; same: boolean }[] = [
+    { what: "text streamed into a painted pane", action: delta("a", 1, "hello"), same: true },
+    { what: "text streamed into a pane ink draws", action: delta("a", 1, "hello"), drawn: { agents: new Set(["a"]), clock: true }, same: false },
+    { what: "text streamed into another agent than the one ink draws", action: delta("b", 1, "hello"), drawn: { agents: new Set(["a"]), clock: false }, same: true },
+    { what: "a tool starting in a painted pane", action: { type: "event", agent: "a", seq: 1, event: { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } } }, same: true },
+    { what: "a status change (keys read it)", action: { type: "event", agent: "a", seq: 1, event: { type: "agent_status", status: "idle", previous: "busy" } }, same: false },
+    { what: "a dialog opening (the footer says so)", action: { type: "event", agent: "a", seq: 1, event: { type: "extension_ui_request", id: "d", method: "confirm", title: "ok?" } }, same: false },
+    { what: "the clock while only painted panes tick", action: { type: "tick", now: 5 }, same: true },
+    { what: "the clock while ink shows it", action: { type: "tick", now: 5 }, drawn: { agents: new Set(), clock: true }, same: false },
+    { what: "the connection", action: { type: "connection", state: "disconnected", at: 1 }, same: false },
+    { what: "a new agent", action: delta("c", 1, "hi"), same: false },
+  ];
+  for (const c of cases) {
+    it(`${c.same ? "skips" : "shows"} ${c.what}`, () => {
+      expect(sameForInk(base, reduce(base, c.action), c.drawn ?? painted)).toBe(c.same);
+    });
+  }
 });
