@@ -309,13 +309,16 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     const w = startWorker([{ text: "we refactored auth" }], ["handoff"]);
     await run(w, "refactor auth");
     const before = (await w.request({ type: "get_state" })).data.sessionFile as string;
-    const from = await command(w, "/handoff write the tests");
+    // As in pi, the prompt of a command is answered once its handler is done: after the editor dialog.
+    const from = w.received.length;
+    w.writeRaw(JSON.stringify({ type: "prompt", id: "handoff", message: "/handoff write the tests" }) + "\n");
     const editor = await w.waitFor(isRequest("editor"), undefined, from);
     expect(editor.title).toBe("Edit handoff prompt");
     w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: editor.id, value: "Write tests for the auth refactor" }) + "\n");
     const text = await w.waitFor(isRequest("set_editor_text"), undefined, from);
     expect(text.text).toBe("Write tests for the auth refactor");
     await w.waitFor((l) => isRequest("notify")(l) && l.message === "Handoff ready. Submit when ready.", undefined, from);
+    expect(await w.waitFor((l) => l.type === "response" && l.id === "handoff", undefined, from)).toMatchObject({ success: true });
     const state = (await w.request({ type: "get_state" })).data;
     expect(state.sessionFile).not.toBe(before);
     expect(state.messageCount).toBe(0);

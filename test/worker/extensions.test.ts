@@ -267,7 +267,7 @@ describe("handlers", () => {
     expect(notices).toEqual(["b"]);
   });
 
-  it("answer a command once it opens a dialog, so the dialog's answer can arrive", async () => {
+  it("answers a command once its handler is done, dialogs included (as pi)", async () => {
     const path = write(
       join(temp("pi-ext-src-"), "ask.ts"),
       `export default (pi: any) => pi.registerCommand("ask", { handler: async (_a: string, ctx: any) => {
@@ -282,12 +282,16 @@ describe("handlers", () => {
       confirm: () => new Promise((resolve) => (answer = resolve)),
       notify: (m) => void notices.push(m),
     };
+    let asked!: () => void;
+    const opened = new Promise<void>((resolve) => (asked = resolve));
+    ui.confirm = () => (asked(), new Promise((resolve) => (answer = resolve)));
     const { hooks } = await load({ paths: [path], ui });
-    expect(await hooks.runCommand("ask", "")).toBe(true);
-    expect(notices).toEqual([]);
-    const handlerDone = new Promise<void>((resolve) => (ui.notify = (m) => (notices.push(m), resolve())));
+    let done = false;
+    const ran = hooks.runCommand("ask", "").then((r) => ((done = true), r));
+    await opened;
+    expect([done, notices]).toEqual([false, []]);
     answer(true);
-    await handlerDone;
+    expect(await ran).toBe(true);
     expect(notices).toEqual(["answer true"]);
   });
 });

@@ -12,7 +12,7 @@ import { commandInfos, invocationNames, type ExtensionRegistry, type RegisteredF
 import { commandContext, extensionContext } from "./context.js";
 import type { BeforeAgentStartOutcome, ExtensionCommandInfo, ExtensionHooks, InputOutcome } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
-import type { CustomMessageInput, ExtensionEvent, ExtensionEventName, ExtensionToolDefinition, ExtensionUi } from "./types.js";
+import type { CustomMessageInput, ExtensionEvent, ExtensionEventName, ExtensionToolDefinition } from "./types.js";
 
 /** The event reporting a failing extension. */
 export type ExtensionErrorEvent = Extract<WorkerEvent, { type: "extension_error" }>;
@@ -92,14 +92,9 @@ export class ExtensionRunner implements ExtensionHooks {
     const entry = invocationNames(this.registry.commands).find((c) => c.name === name);
     if (!entry) return false;
     const host = this.host();
-    // The RPC mode reads the `extension_ui_response` a dialog waits for only after
-    // this prompt is answered, so the answer cannot wait for a command that opened
-    // one: it comes when the command finishes or opens its first dialog.
-    let dialogOpened!: () => void;
-    const opened = new Promise<void>((resolve) => (dialogOpened = resolve));
-    const ctx = commandContext(host, { ui: () => announcingDialogs(host.ui(), dialogOpened) });
-    const run = this.guard(entry.command.path, `command:${name}`, () => entry.command.handler(args, ctx));
-    await Promise.race([run, opened]);
+    // As pi: the command's prompt is answered once its handler is done, dialogs included.
+    const ctx = commandContext(host);
+    await this.guard(entry.command.path, `command:${name}`, () => entry.command.handler(args, ctx));
     return true;
   }
 
@@ -354,19 +349,6 @@ export class ExtensionRunner implements ExtensionHooks {
     this.adapted.set(tool, adapted);
     return adapted;
   }
-}
-
-/** A UI whose dialogs call `onOpen` as they open. */
-function announcingDialogs(ui: ExtensionUi, onOpen: () => void): ExtensionUi {
-  return {
-    ...ui,
-    select: (...a) => (onOpen(), ui.select(...a)),
-    confirm: (...a) => (onOpen(), ui.confirm(...a)),
-    input: (...a) => (onOpen(), ui.input(...a)),
-    editor: (...a) => (onOpen(), ui.editor(...a)),
-    notify: (...a) => ui.notify(...a),
-    setStatus: (...a) => ui.setStatus(...a),
-  };
 }
 
 /** pi's snippet normalisation: one line, runs of white space made one space; empty is none. */

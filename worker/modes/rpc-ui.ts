@@ -19,8 +19,17 @@ export interface UiResponse {
 /** The RPC side of `ctx.ui`. */
 export class RpcUiBridge implements ExtensionUi {
   private readonly pending = new Map<string, (response: UiResponse | null) => void>();
+  private readonly openWaiters = new Set<() => void>();
 
   constructor(private readonly writer: JsonlWriter) {}
+
+  /** Resolves when the next dialog opens; `cancel` stops waiting. */
+  nextDialog(): { opened: Promise<void>; cancel: () => void } {
+    let waiter!: () => void;
+    const opened = new Promise<void>((resolve) => (waiter = resolve));
+    this.openWaiters.add(waiter);
+    return { opened, cancel: () => void this.openWaiters.delete(waiter) };
+  }
 
   /** Deliver a client's response; unknown ids (late answers after a timeout) are ignored. */
   resolve(response: UiResponse): void {
@@ -55,6 +64,8 @@ export class RpcUiBridge implements ExtensionUi {
         timer = setTimeout(() => this.resolve({ id, cancelled: true }), timeout);
       }
       void this.writer.write({ type: "extension_ui_request", id, ...fields, ...(timeout ? { timeout } : {}) });
+      for (const opened of this.openWaiters) opened();
+      this.openWaiters.clear();
     });
   }
 

@@ -81,15 +81,32 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
     }
   };
 
+  // A command holds the queue until it is answered or opens a dialog: an extension
+  // command (`/ask`) is answered when its handler ends, as pi answers it, and the
+  // commands after it (a supervisor's get_state pings) must not wait for a person.
+  const inOrder = async (line: string) => {
+    const dialog = ui.nextDialog();
+    try {
+      await Promise.race([handleLine(line), dialog.opened]);
+    } finally {
+      dialog.cancel();
+    }
+  };
   // Commands are handled one after another in arrival order, except that a slow one
   // (abort, bash, compact) must not hold up the others: `abort` during `bash` works.
+  // A dialog's answer is taken at once, as pi takes it: the command waiting for it may be the one holding the queue.
   const SLOW = new Set(["abort", "bash", "compact", "navigate_tree"]);
   let chain: Promise<void> = Promise.resolve();
   readLines(io.input, {
     maxLineBytes: io.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
     onLine: (line) => {
-      const slow = SLOW.has(peekType(line));
-      const next = chain.then(() => (slow ? void handleLine(line) : handleLine(line)));
+      const type = peekType(line);
+      if (type === "extension_ui_response") {
+        void handleLine(line);
+        return;
+      }
+      const slow = SLOW.has(type);
+      const next = chain.then(() => (slow ? void handleLine(line) : inOrder(line)));
       chain = next.catch(() => undefined);
     },
     onError: (error) => {
