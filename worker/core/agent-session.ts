@@ -57,6 +57,7 @@ import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/
 import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
 import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
+import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
@@ -737,8 +738,13 @@ export class AgentSession {
     const controller = new AbortController();
     this.bashAbort = controller;
     try {
-      const intercepted = (await this.extensions.userBash(command, false, this.cwd))?.result as Awaited<ReturnType<typeof runBash>> | undefined;
-      const raw = intercepted ?? (await runBash(command, { cwd: this.cwd, signal: controller.signal }));
+      // pi's user_bash: a handler may return a whole result, or `operations` to run the command with (e.g. over ssh).
+      const intercept = await this.extensions.userBash(command, false, this.cwd);
+      const supplied = intercept?.result as Awaited<ReturnType<typeof runBash>> | undefined;
+      const operations = intercept?.operations as BashOperations | undefined;
+      const raw =
+        supplied ??
+        (await runBash(command, { cwd: this.cwd, signal: controller.signal, ...(typeof operations?.exec === "function" ? { operations } : {}) }));
       const r = { ...raw, output: plainBashOutput(raw.output) };
       const message: BashExecutionMessage = {
         role: "bashExecution",

@@ -187,6 +187,20 @@ export class OutputTail {
   }
 }
 
+/**
+ * pi's `BashOperations`: where a command runs (the local shell by default; an
+ * extension may run it over ssh or in a container). `exec` streams the output to
+ * `onData` and resolves with the exit code, or rejects with `aborted` or
+ * `timeout:SECONDS` when the signal or the timeout (in seconds) ended it.
+ */
+export interface BashOperations {
+  exec(
+    command: string,
+    cwd: string,
+    options: { onData: (data: Buffer) => void; signal?: AbortSignal; timeout?: number; env?: NodeJS.ProcessEnv },
+  ): Promise<{ exitCode: number | null }>;
+}
+
 /** Options of `runBash`. */
 export interface RunBashOptions {
   cwd: string;
@@ -198,6 +212,8 @@ export interface RunBashOptions {
   onUpdate?: (tail: string, snapshot: OutputSnapshot) => void;
   /** The command's environment; the worker's tool environment (provider keys removed) by default. */
   env?: NodeJS.ProcessEnv;
+  /** Run the command through these instead of the local shell (pi's `operations`). */
+  operations?: BashOperations;
 }
 
 /** How a command ended. `output` is the tail-truncated output, without notices. */
@@ -238,31 +254,34 @@ function shellPath(): string {
   return shellCache;
 }
 
+/** How a shell process ended. */
+interface ShellExit {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  cancelled: boolean;
+  timedOut: boolean;
+}
+
+/** Options of `spawnShell`. */
+interface SpawnShellOptions {
+  cwd: string;
+  signal: AbortSignal;
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+  /** Each output chunk in arrival order; a returned promise pauses reading until it settles. */
+  onData: (chunk: Buffer) => void | Promise<void>;
+}
+
 /**
  * Run `command` with `bash -c` in its own process group, stdin closed, stdout and stderr
- * merged in arrival order. Resolves when the shell has exited and its output is drained
- * (a non-zero exit, an abort or a timeout resolve too, flagged in the result); rejects
- * only when the command could not be started. The child is in the `process-tree`
- * registry while it runs.
+ * merged in arrival order. Resolves when the shell has exited and its output is drained;
+ * rejects only when the command could not be started. The child is in the
+ * `process-tree` registry while it runs.
  */
-export async function runBash(command: string, options: RunBashOptions): Promise<BashRunResult> {
-  const { cwd, signal, timeoutMs, onUpdate } = options;
+async function spawnShell(command: string, options: SpawnShellOptions): Promise<ShellExit> {
+  const { cwd, signal, timeoutMs } = options;
   if (!isDirectory(cwd)) throw new Error(`Working directory does not exist: ${cwd}; cannot run the command.`);
-  const output = new OutputTail();
-  const result = (exitCode: number | null, exitSignal: NodeJS.Signals | null, cancelled: boolean, timedOut: boolean): BashRunResult => {
-    const snap = output.snapshot();
-    return {
-      output: snap.text,
-      exitCode,
-      signal: exitSignal,
-      cancelled,
-      timedOut,
-      truncated: snap.truncation.truncated,
-      truncation: snap.truncation,
-      ...(snap.fullOutputPath ? { fullOutputPath: snap.fullOutputPath } : {}),
-    };
-  };
-  if (signal.aborted) return result(null, null, true, false);
+  if (signal.aborted) return { exitCode: null, signal: null, cancelled: true, timedOut: false };
 
   const shell = shellPath();
   const guarded = process.platform !== "win32" && shell.endsWith("bash");
@@ -313,21 +332,6 @@ export async function runBash(command: string, options: RunBashOptions): Promise
         }, timeoutMs)
       : undefined;
 
-  let lastUpdate = 0;
-  let updateTimer: NodeJS.Timeout | undefined;
-  const emitUpdate = () => {
-    updateTimer = undefined;
-    lastUpdate = Date.now();
-    const snap = output.snapshot();
-    onUpdate?.(snap.text, snap);
-  };
-  const scheduleUpdate = () => {
-    if (!onUpdate || updateTimer) return;
-    const wait = BASH_UPDATE_INTERVAL_MS - (Date.now() - lastUpdate);
-    if (wait <= 0) emitUpdate();
-    else updateTimer = setTimeout(emitUpdate, wait);
-  };
-
   const streams = [child.stdout!, child.stderr!];
   let exited = false;
   let drainTimer: NodeJS.Timeout | undefined;
@@ -349,18 +353,19 @@ export async function runBash(command: string, options: RunBashOptions): Promise
   for (const stream of streams) {
     stream.on("data", (chunk: Buffer) => {
       chunks++;
-      if (!output.append(chunk) && !paused) {
+      const wait = options.onData(chunk);
+      if (wait && !paused) {
         paused = true;
         for (const s of streams) s.pause();
         clearTimeout(drainTimer);
-        output.onDrain(() => {
+        const resume = () => {
           paused = false;
           for (const s of streams) s.resume();
           armDrainTimer();
-        });
+        };
+        wait.then(resume, resume);
       }
       armDrainTimer();
-      scheduleUpdate();
     });
   }
 
@@ -382,16 +387,107 @@ export async function runBash(command: string, options: RunBashOptions): Promise
 
   clearTimeout(drainTimer);
   clearTimeout(timer);
-  clearTimeout(updateTimer);
   signal.removeEventListener("abort", onAbort);
   // Background jobs of the command stay in its group: teardown must still find them.
   releaseWhenEmpty(pid, {
     ...(watchdogPipe ? { watchdog: () => watchdogPid } : {}),
     onEmpty: () => watchdogPipe?.destroy(),
   });
+  return { exitCode, signal: exitSignal, cancelled, timedOut };
+}
+
+/**
+ * Run `command` through extension-supplied operations, with pi's contract: a rejection
+ * `aborted` (or any rejection once the signal fired) is a cancel, `timeout:N` a timeout.
+ */
+async function execOperations(operations: BashOperations, command: string, options: RunBashOptions, onData: (chunk: Buffer) => void): Promise<ShellExit> {
+  const { signal, timeoutMs } = options;
+  if (signal.aborted) return { exitCode: null, signal: null, cancelled: true, timedOut: false };
+  try {
+    const r = await operations.exec(command, options.cwd, {
+      onData,
+      signal,
+      ...(timeoutMs !== undefined ? { timeout: timeoutMs / 1000 } : {}),
+      env: options.env ?? toolEnv(),
+    });
+    return { exitCode: r?.exitCode ?? null, signal: null, cancelled: signal.aborted, timedOut: false };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (signal.aborted || message === "aborted") return { exitCode: null, signal: null, cancelled: true, timedOut: false };
+    if (message.startsWith("timeout:")) return { exitCode: null, signal: null, cancelled: false, timedOut: true };
+    throw error;
+  }
+}
+
+/**
+ * Run `command` (in the local shell, or through `operations`) and collect its output
+ * with bounded memory. Resolves when the command is over (a non-zero exit, an abort or
+ * a timeout resolve too, flagged in the result); rejects only when it could not start.
+ */
+export async function runBash(command: string, options: RunBashOptions): Promise<BashRunResult> {
+  const { onUpdate } = options;
+  const output = new OutputTail();
+
+  let lastUpdate = 0;
+  let updateTimer: NodeJS.Timeout | undefined;
+  const emitUpdate = () => {
+    updateTimer = undefined;
+    lastUpdate = Date.now();
+    const snap = output.snapshot();
+    onUpdate?.(snap.text, snap);
+  };
+  const scheduleUpdate = () => {
+    if (!onUpdate || updateTimer) return;
+    const wait = BASH_UPDATE_INTERVAL_MS - (Date.now() - lastUpdate);
+    if (wait <= 0) emitUpdate();
+    else updateTimer = setTimeout(emitUpdate, wait);
+  };
+  const onData = (chunk: Buffer): Promise<void> | undefined => {
+    const flowing = output.append(chunk);
+    scheduleUpdate();
+    return flowing ? undefined : new Promise<void>((resolve) => output.onDrain(resolve));
+  };
+
+  let exit: ShellExit;
+  try {
+    exit = options.operations
+      ? await execOperations(options.operations, command, options, (chunk) => void onData(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)))
+      : await spawnShell(command, { cwd: options.cwd, signal: options.signal, onData, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.env ? { env: options.env } : {}) });
+  } finally {
+    clearTimeout(updateTimer);
+  }
   await output.finish();
   if (onUpdate) emitUpdate();
-  return result(exitCode, exitSignal, cancelled, timedOut);
+  const snap = output.snapshot();
+  return {
+    output: snap.text,
+    ...exit,
+    truncated: snap.truncation.truncated,
+    truncation: snap.truncation,
+    ...(snap.fullOutputPath ? { fullOutputPath: snap.fullOutputPath } : {}),
+  };
+}
+
+/**
+ * pi's `createLocalBashOperations`: the local shell backend (own process group, the
+ * whole tree killed on abort or timeout) behind the `BashOperations` contract, for
+ * extensions that wrap or rewrite commands in `user_bash`.
+ */
+export function createLocalBashOperations(): BashOperations {
+  return {
+    async exec(command, cwd, { onData, signal, timeout, env }) {
+      const exit = await spawnShell(command, {
+        cwd,
+        signal: signal ?? new AbortController().signal,
+        onData: (chunk) => onData(chunk),
+        ...(timeout !== undefined && timeout > 0 ? { timeoutMs: timeout * 1000 } : {}),
+        ...(env ? { env } : {}),
+      });
+      if (exit.cancelled) throw new Error("aborted");
+      if (exit.timedOut) throw new Error(`timeout:${timeout}`);
+      return { exitCode: exit.exitCode };
+    },
+  };
 }
 
 /** Arguments of `bash`. */
@@ -428,44 +524,74 @@ function withStatus(text: string, status: string): string {
   return text.length > 0 ? `${text}\n\n${status}` : status;
 }
 
+/** What a spawn hook sees and returns (pi's `BashSpawnContext`). */
+export interface BashSpawnContext {
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Options of a `bash` tool (pi's `BashToolOptions`). */
+export interface BashToolOptions {
+  /** Where commands run; the local shell by default. */
+  operations?: BashOperations;
+  /** Shell lines run before every command (joined with a newline). */
+  commandPrefix?: string;
+  /** Rewrites the command, working directory and environment right before each run. */
+  spawnHook?: (context: BashSpawnContext) => BashSpawnContext;
+}
+
+/** A `bash` tool; the options are pi's, for extensions that build their own (`createBashTool`). */
+export function createBashTool(options: BashToolOptions = {}): AgentTool<typeof BashParams> {
+  return {
+    name: "bash",
+    label: "Bash",
+    description:
+      `Execute a bash command in the working directory; returns stdout and stderr, the tail truncated to ` +
+      `${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB with the full output saved to a file.`,
+    guidelines: [
+      "Use bash for builds, tests, git and searching; prefer read, edit and write for files.",
+      "Give long-running commands a timeout (seconds); stdin is closed, so interactive commands fail.",
+      "When output is truncated, read the full output file it names with read and an offset, or grep it.",
+    ],
+    parameters: BashParams,
+    execute: (args, ctx) => executeBash(args, ctx, options),
+  };
+}
+
 /** Run a shell command for the model. */
-export const bashTool: AgentTool<typeof BashParams> = {
-  name: "bash",
-  label: "Bash",
-  description:
-    `Execute a bash command in the working directory; returns stdout and stderr, the tail truncated to ` +
-    `${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB with the full output saved to a file.`,
-  guidelines: [
-    "Use bash for builds, tests, git and searching; prefer read, edit and write for files.",
-    "Give long-running commands a timeout (seconds); stdin is closed, so interactive commands fail.",
-    "When output is truncated, read the full output file it names with read and an offset, or grep it.",
-  ],
-  parameters: BashParams,
-  async execute(args: BashParams, ctx: ToolContext): Promise<ToolResult<BashDetails>> {
-    ctx.onUpdate?.({ content: [] });
-    const run = await runBash(args.command, {
-      cwd: ctx.cwd,
-      signal: ctx.signal,
-      ...(args.timeout !== undefined ? { timeoutMs: args.timeout * 1000 } : {}),
-      ...(ctx.onUpdate
-        ? {
-            onUpdate: (tail: string, snap: OutputSnapshot) =>
-              ctx.onUpdate?.({
-                content: [{ type: "text", text: tail }],
-                details: snap.truncation.truncated ? { truncation: snap.truncation, fullOutputPath: snap.fullOutputPath } : {},
-              }),
-          }
-        : {}),
-    });
-    if (run.cancelled) throw new Error(withStatus(describeOutput(run, ""), "Command aborted"));
-    if (run.timedOut) throw new Error(withStatus(describeOutput(run, ""), `Command timed out after ${args.timeout} seconds`));
-    if (run.exitCode !== 0) {
-      const status = run.exitCode === null ? `Command killed by signal ${run.signal ?? "unknown"}` : `Command exited with code ${run.exitCode}`;
-      throw new Error(withStatus(describeOutput(run, ""), status));
-    }
-    const details: BashDetails | undefined = run.truncated
-      ? { truncation: run.truncation, ...(run.fullOutputPath ? { fullOutputPath: run.fullOutputPath } : {}) }
-      : undefined;
-    return { content: [{ type: "text", text: describeOutput(run, "(no output)") }], ...(details ? { details } : {}) };
-  },
-};
+export const bashTool = createBashTool();
+
+async function executeBash(args: BashParams, ctx: ToolContext, options: BashToolOptions): Promise<ToolResult<BashDetails>> {
+  const command = options.commandPrefix ? `${options.commandPrefix}\n${args.command}` : args.command;
+  const base: BashSpawnContext = { command, cwd: ctx.cwd, env: { ...toolEnv() } };
+  const spawnAs = options.spawnHook ? options.spawnHook(base) : base;
+  ctx.onUpdate?.({ content: [] });
+  const run = await runBash(spawnAs.command, {
+    cwd: spawnAs.cwd,
+    env: spawnAs.env,
+    ...(options.operations ? { operations: options.operations } : {}),
+    signal: ctx.signal,
+    ...(args.timeout !== undefined ? { timeoutMs: args.timeout * 1000 } : {}),
+    ...(ctx.onUpdate
+      ? {
+          onUpdate: (tail: string, snap: OutputSnapshot) =>
+            ctx.onUpdate?.({
+              content: [{ type: "text", text: tail }],
+              details: snap.truncation.truncated ? { truncation: snap.truncation, fullOutputPath: snap.fullOutputPath } : {},
+            }),
+        }
+      : {}),
+  });
+  if (run.cancelled) throw new Error(withStatus(describeOutput(run, ""), "Command aborted"));
+  if (run.timedOut) throw new Error(withStatus(describeOutput(run, ""), `Command timed out after ${args.timeout} seconds`));
+  if (run.exitCode !== 0) {
+    const status = run.exitCode === null ? `Command killed by signal ${run.signal ?? "unknown"}` : `Command exited with code ${run.exitCode}`;
+    throw new Error(withStatus(describeOutput(run, ""), status));
+  }
+  const details: BashDetails | undefined = run.truncated
+    ? { truncation: run.truncation, ...(run.fullOutputPath ? { fullOutputPath: run.fullOutputPath } : {}) }
+    : undefined;
+  return { content: [{ type: "text", text: describeOutput(run, "(no output)") }], ...(details ? { details } : {}) };
+}
+

@@ -75,7 +75,20 @@ function checkAborted(signal: AbortSignal, path: string, written: boolean): void
   );
 }
 
-async function runEdit(args: EditParams, ctx: ToolContext): Promise<ToolResult<EditDetails>> {
+/** pi's `EditOperations`: how `edit` reaches files (local by default; an extension may edit over ssh). */
+export interface EditOperations {
+  readFile(absolutePath: string): Promise<Buffer>;
+  writeFile(absolutePath: string, content: string): Promise<void>;
+  /** Throws when the file is not readable and writable. */
+  access(absolutePath: string): Promise<void>;
+}
+
+/** Options of an `edit` tool (pi's `EditToolOptions`). */
+export interface EditToolOptions {
+  operations?: EditOperations;
+}
+
+async function runEdit(args: EditParams, ctx: ToolContext, ops: EditOperations | undefined): Promise<ToolResult<EditDetails>> {
   const absolute = resolveToCwd(args.path, ctx.cwd);
   checkAborted(ctx.signal, args.path, false);
   // The queue is released only when this callback settles, and it never settles while a
@@ -84,9 +97,10 @@ async function runEdit(args: EditParams, ctx: ToolContext): Promise<ToolResult<E
     checkAborted(ctx.signal, args.path, false);
     let bytes: Buffer;
     try {
-      bytes = await readFile(absolute);
+      if (ops) await ops.access(absolute);
+      bytes = ops ? Buffer.from(await ops.readFile(absolute)) : await readFile(absolute);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      const code = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
       throw new Error(
         code === "ENOENT"
           ? `Cannot edit ${args.path}: the file does not exist (use write to create it).`
@@ -99,7 +113,8 @@ async function runEdit(args: EditParams, ctx: ToolContext): Promise<ToolResult<E
       throw new Error(`Cannot edit ${args.path}: it is not valid UTF-8 text. Use bash to change binary files.`);
     }
     const result = applyEdits(original, args.edits, args.path);
-    await writeFile(absolute, result.text, "utf8");
+    if (ops) await ops.writeFile(absolute, result.text);
+    else await writeFile(absolute, result.text, "utf8");
     checkAborted(ctx.signal, args.path, true);
     const count = args.edits.length === 1 ? "1 replacement" : `${args.edits.length} replacements`;
     const how = result.normalized ? " (matched after normalizing quotes, dashes and white space)" : "";
@@ -110,19 +125,24 @@ async function runEdit(args: EditParams, ctx: ToolContext): Promise<ToolResult<E
   });
 }
 
+/** An `edit` tool; the options are pi's, for extensions that build their own (`createEditTool`). */
+export function createEditTool(options: EditToolOptions = {}): AgentTool<typeof EditParams> {
+  return {
+    name: "edit",
+    label: "edit",
+    description:
+      "Edit one file by exact text replacement. Each edits[].oldText must match one unique, non-overlapping span of the original file; returns a unified diff.",
+    guidelines: [
+      "Use edit for precise changes; copy oldText exactly from the file, including indentation.",
+      "Put several separate changes to one file into one edit call with several entries in edits[].",
+      "Every oldText is matched against the original file, not after earlier edits; merge edits that touch the same or neighbouring lines.",
+      "Keep oldText small but unique; do not pad it with large unchanged regions.",
+    ],
+    parameters: EditParams,
+    prepareArguments: prepareEditArguments,
+    execute: (args, ctx) => runEdit(args, ctx, options.operations),
+  };
+}
+
 /** Replace exact, unique, non-overlapping spans of one file; writes to one real path are serialized. */
-export const editTool: AgentTool<typeof EditParams> = {
-  name: "edit",
-  label: "edit",
-  description:
-    "Edit one file by exact text replacement. Each edits[].oldText must match one unique, non-overlapping span of the original file; returns a unified diff.",
-  guidelines: [
-    "Use edit for precise changes; copy oldText exactly from the file, including indentation.",
-    "Put several separate changes to one file into one edit call with several entries in edits[].",
-    "Every oldText is matched against the original file, not after earlier edits; merge edits that touch the same or neighbouring lines.",
-    "Keep oldText small but unique; do not pad it with large unchanged regions.",
-  ],
-  parameters: EditParams,
-  prepareArguments: prepareEditArguments,
-  execute: runEdit,
-};
+export const editTool = createEditTool();

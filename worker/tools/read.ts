@@ -5,7 +5,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
-import { resolveExistingPath } from "./path-utils.js";
+import { resolveExistingPath, resolveToCwd } from "./path-utils.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
 
 /** Arguments of `read`. */
@@ -86,43 +86,81 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   return { content: [{ type: "text", text: out }], details: truncation.truncated ? { truncation: summary } : undefined };
 }
 
-/** Read a text file (by lines) or an image file. */
-export const readTool: AgentTool<typeof ReadParams> = {
-  name: "read",
-  label: "Read",
-  description:
-    `Read a file. Text files come back by lines, truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB ` +
-    "(whichever comes first; use offset/limit for more); images (png, jpeg, gif, webp) come back as attachments.",
-  guidelines: [
-    "Use read to view files instead of cat or sed in bash.",
-    "For large files, continue with the offset given in the notice at the end of the output until you have what you need.",
-    "Read a file before editing it, so your oldText matches its current contents.",
-  ],
-  parameters: ReadParams,
-  async execute(args: ReadParams, ctx: ToolContext): Promise<ToolResult<ReadDetails>> {
-    if (ctx.signal.aborted) throw abortError();
-    const absolute = resolveExistingPath(args.path, ctx.cwd);
-    const info = await statOrExplain(args.path, absolute);
-    if (info.isDirectory()) throw new Error(`${args.path} is a directory, not a file; use ls to list it.`);
-    if (info.size > MAX_FILE_BYTES) {
-      throw new Error(
-        `${args.path} is ${formatSize(info.size)}, too large to read whole; use bash (head, tail, sed -n 'A,Bp') to read parts of it.`,
-      );
-    }
-    const bytes = await readFile(absolute, { signal: ctx.signal }).catch((error: unknown) => {
-      throw ctx.signal.aborted ? abortError() : error;
-    });
-    if (ctx.signal.aborted) throw abortError();
+/**
+ * pi's `ReadOperations`: how `read` reaches files (the local file system by default;
+ * an extension may read over ssh). `access` throws when the file is not readable;
+ * `detectImageMimeType` returns an image type, or null/undefined for text.
+ */
+export interface ReadOperations {
+  readFile(absolutePath: string): Promise<Buffer>;
+  access(absolutePath: string): Promise<void>;
+  detectImageMimeType?(absolutePath: string): Promise<string | null | undefined>;
+}
 
-    const mimeType = sniffImageType(bytes);
-    if (mimeType) {
-      return {
-        content: [
-          { type: "text", text: `Read image file [${mimeType}], ${formatSize(bytes.length)}` },
-          { type: "image", data: bytes.toString("base64"), mimeType },
-        ],
-      };
-    }
-    return renderLines(bytes.toString("utf8"), args);
-  },
-};
+/** Options of a `read` tool (pi's `ReadToolOptions`; images are sent as they are). */
+export interface ReadToolOptions {
+  operations?: ReadOperations;
+  autoResizeImages?: boolean;
+}
+
+function imageResult(bytes: Buffer, mimeType: string): ToolResult<ReadDetails> {
+  return {
+    content: [
+      { type: "text", text: `Read image file [${mimeType}], ${formatSize(bytes.length)}` },
+      { type: "image", data: bytes.toString("base64"), mimeType },
+    ],
+  };
+}
+
+/** `read` on the local file system: checks, size cap, abortable read, image sniffing. */
+async function readLocal(args: ReadParams, ctx: ToolContext): Promise<ToolResult<ReadDetails>> {
+  if (ctx.signal.aborted) throw abortError();
+  const absolute = resolveExistingPath(args.path, ctx.cwd);
+  const info = await statOrExplain(args.path, absolute);
+  if (info.isDirectory()) throw new Error(`${args.path} is a directory, not a file; use ls to list it.`);
+  if (info.size > MAX_FILE_BYTES) {
+    throw new Error(
+      `${args.path} is ${formatSize(info.size)}, too large to read whole; use bash (head, tail, sed -n 'A,Bp') to read parts of it.`,
+    );
+  }
+  const bytes = await readFile(absolute, { signal: ctx.signal }).catch((error: unknown) => {
+    throw ctx.signal.aborted ? abortError() : error;
+  });
+  if (ctx.signal.aborted) throw abortError();
+  const mimeType = sniffImageType(bytes);
+  return mimeType ? imageResult(bytes, mimeType) : renderLines(bytes.toString("utf8"), args);
+}
+
+/** `read` through extension operations, in pi's order: access, image type, contents. */
+async function readWith(ops: ReadOperations, args: ReadParams, ctx: ToolContext): Promise<ToolResult<ReadDetails>> {
+  if (ctx.signal.aborted) throw abortError();
+  const absolute = resolveToCwd(args.path, ctx.cwd);
+  await ops.access(absolute);
+  if (ctx.signal.aborted) throw abortError();
+  const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolute) : undefined;
+  const bytes = Buffer.from(await ops.readFile(absolute));
+  if (ctx.signal.aborted) throw abortError();
+  return mimeType ? imageResult(bytes, mimeType) : renderLines(bytes.toString("utf8"), args);
+}
+
+/** A `read` tool; the options are pi's, for extensions that build their own (`createReadTool`). */
+export function createReadTool(options: ReadToolOptions = {}): AgentTool<typeof ReadParams> {
+  const ops = options.operations;
+  return {
+    name: "read",
+    label: "Read",
+    description:
+      `Read a file. Text files come back by lines, truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB ` +
+      "(whichever comes first; use offset/limit for more); images (png, jpeg, gif, webp) come back as attachments.",
+    guidelines: [
+      "Use read to view files instead of cat or sed in bash.",
+      "For large files, continue with the offset given in the notice at the end of the output until you have what you need.",
+      "Read a file before editing it, so your oldText matches its current contents.",
+    ],
+    parameters: ReadParams,
+    execute: (args, ctx) => (ops ? readWith(ops, args, ctx) : readLocal(args, ctx)),
+  };
+}
+
+/** Read a text file (by lines) or an image file. */
+export const readTool = createReadTool();

@@ -17,34 +17,58 @@ export const WriteParams = Type.Object({
 /** Arguments of `write`, validated. */
 export type WriteParams = Static<typeof WriteParams>;
 
-/** Write a whole file, creating parent folders. */
-export const writeTool: AgentTool<typeof WriteParams> = {
-  name: "write",
-  label: "Write",
-  description: "Write content to a file, creating it (and its folders) or overwriting it completely.",
-  guidelines: [
-    "Use write only for new files or complete rewrites; use edit to change part of an existing file.",
-    "write replaces the whole file: include every line you want to keep.",
-  ],
-  parameters: WriteParams,
-  async execute(args: WriteParams, ctx: ToolContext): Promise<ToolResult> {
-    if (ctx.signal.aborted) throw new Error("Operation aborted");
-    const absolute = resolveToCwd(args.path, ctx.cwd);
-    const bytes = Buffer.byteLength(args.content, "utf8");
-    await withFileLock(absolute, async () => {
-      // Checked again inside the queue: an abort may arrive while waiting behind another write.
-      if (ctx.signal.aborted) throw new Error("Operation aborted");
-      try {
-        await mkdir(dirname(absolute), { recursive: true });
-        await writeFile(absolute, args.content, "utf8");
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "EISDIR") throw new Error(`Cannot write ${args.path}: it is a directory.`);
-        if (code === "EACCES" || code === "EPERM") throw new Error(`Permission denied writing ${args.path} (resolved to ${absolute}).`);
-        if (code === "ENOTDIR") throw new Error(`Cannot write ${args.path}: a parent of it is a file, not a folder.`);
-        throw error;
-      }
-    });
-    return { content: [{ type: "text", text: `Successfully wrote ${bytes} bytes to ${args.path}` }] };
+/** pi's `WriteOperations`: how `write` reaches files (local by default; an extension may write over ssh). */
+export interface WriteOperations {
+  writeFile(absolutePath: string, content: string): Promise<void>;
+  mkdir(dir: string): Promise<void>;
+}
+
+/** Options of a `write` tool (pi's `WriteToolOptions`). */
+export interface WriteToolOptions {
+  operations?: WriteOperations;
+}
+
+const LOCAL_WRITE: WriteOperations = {
+  writeFile: (path, content) => writeFile(path, content, "utf8"),
+  mkdir: async (dir) => {
+    await mkdir(dir, { recursive: true });
   },
 };
+
+/** A `write` tool; the options are pi's, for extensions that build their own (`createWriteTool`). */
+export function createWriteTool(options: WriteToolOptions = {}): AgentTool<typeof WriteParams> {
+  const ops = options.operations ?? LOCAL_WRITE;
+  return {
+    name: "write",
+    label: "Write",
+    description: "Write content to a file, creating it (and its folders) or overwriting it completely.",
+    guidelines: [
+      "Use write only for new files or complete rewrites; use edit to change part of an existing file.",
+      "write replaces the whole file: include every line you want to keep.",
+    ],
+    parameters: WriteParams,
+    async execute(args: WriteParams, ctx: ToolContext): Promise<ToolResult> {
+      if (ctx.signal.aborted) throw new Error("Operation aborted");
+      const absolute = resolveToCwd(args.path, ctx.cwd);
+      const bytes = Buffer.byteLength(args.content, "utf8");
+      await withFileLock(absolute, async () => {
+        // Checked again inside the queue: an abort may arrive while waiting behind another write.
+        if (ctx.signal.aborted) throw new Error("Operation aborted");
+        try {
+          await ops.mkdir(dirname(absolute));
+          await ops.writeFile(absolute, args.content);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === "EISDIR") throw new Error(`Cannot write ${args.path}: it is a directory.`);
+          if (code === "EACCES" || code === "EPERM") throw new Error(`Permission denied writing ${args.path} (resolved to ${absolute}).`);
+          if (code === "ENOTDIR") throw new Error(`Cannot write ${args.path}: a parent of it is a file, not a folder.`);
+          throw error;
+        }
+      });
+      return { content: [{ type: "text", text: `Successfully wrote ${bytes} bytes to ${args.path}` }] };
+    },
+  };
+}
+
+/** Write a whole file, creating parent folders. */
+export const writeTool = createWriteTool();

@@ -8,7 +8,11 @@ import { piOrchHome } from "../../../shared/paths.js";
 import type { AgentMessage } from "../../../shared/schema/messages.js";
 import { toLlmMessages } from "../../agent/to-llm.js";
 import { withFileLock } from "../../tools/file-queue.js";
+import { createBashTool, createLocalBashOperations } from "../../tools/bash.js";
+import { createEditTool } from "../../tools/edit.js";
 import { BUILT_IN_TOOLS } from "../../tools/index.js";
+import { createReadTool } from "../../tools/read.js";
+import { createWriteTool } from "../../tools/write.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, truncateTail } from "../../tools/truncate.js";
 import type { AgentTool, ToolResult } from "../../types.js";
 import { PLAIN_THEME } from "../context.js";
@@ -16,10 +20,24 @@ import { PLAIN_THEME } from "../context.js";
 /** The pi version whose extension API this module follows. */
 export const PI_API_VERSION = "0.73.1";
 
-/** A built-in tool bound to `cwd`, with pi's `execute(toolCallId, params, signal, onUpdate)`. */
+/** Tool factories taking pi's options (`operations`, bash's `spawnHook` and `commandPrefix`). */
+const FACTORIES: Record<string, (options: never) => AgentTool> = {
+  read: createReadTool as (options: never) => AgentTool,
+  bash: createBashTool as (options: never) => AgentTool,
+  edit: createEditTool as (options: never) => AgentTool,
+  write: createWriteTool as (options: never) => AgentTool,
+};
+
+/**
+ * A built-in tool bound to `cwd`, as pi's `createXTool(cwd, options)` returns it: its
+ * `execute(toolCallId, params, signal, onUpdate)` runs the worker's tool, through the
+ * extension's `operations` (and bash's `spawnHook`) when given. Tools without
+ * operations of their own here (grep, find, ls) ignore the option.
+ */
 function builtInFactory(name: string) {
-  return (cwd: string = process.cwd()) => {
-    const tool = BUILT_IN_TOOLS.find((t) => t.name === name) as AgentTool;
+  return (cwd: string = process.cwd(), options: Record<string, unknown> = {}) => {
+    const factory = FACTORIES[name];
+    const tool = factory ? factory((options ?? {}) as never) : (BUILT_IN_TOOLS.find((t) => t.name === name) as AgentTool);
     return {
       name: tool.name,
       label: tool.label,
@@ -88,6 +106,14 @@ export function piCodingAgentModule(): Record<string, unknown> {
     createGrepTool: builtInFactory("grep"),
     createFindTool: builtInFactory("find"),
     createLsTool: builtInFactory("ls"),
+    createReadToolDefinition: builtInFactory("read"),
+    createBashToolDefinition: builtInFactory("bash"),
+    createEditToolDefinition: builtInFactory("edit"),
+    createWriteToolDefinition: builtInFactory("write"),
+    createGrepToolDefinition: builtInFactory("grep"),
+    createFindToolDefinition: builtInFactory("find"),
+    createLsToolDefinition: builtInFactory("ls"),
+    createLocalBashOperations,
     truncateHead,
     truncateTail,
     formatSize,

@@ -1,0 +1,160 @@
+/**
+ * pi's examples that build tools from the built-in factories with `operations` and
+ * `spawnHook` (bash-spawn-hook.ts, ssh.ts), loaded unchanged, driven over RPC with the
+ * mock model server (the real OpenAI SDK calls it), on our worker and on upstream pi
+ * 0.73.1 with the same script: both must end the same way. ssh.ts runs against a real
+ * sshd on 127.0.0.1 started by the test (skipped with the reason when sshd is missing).
+ * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { userInfo } from "node:os";
+import { delimiter, join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { SshServer, sshMissing } from "../support/sshd.js";
+
+const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
+const UPSTREAM = join(PACKAGE, "dist/cli.js");
+const example = (name: string) => join(PACKAGE, "examples/extensions", `${name}.ts`);
+const installed = existsSync(UPSTREAM);
+const noSsh = sshMissing();
+
+type Line = Record<string, any>;
+type Implementation = "ours" | "upstream";
+
+let server: MockModelServer;
+let sshd: SshServer | undefined;
+let dirs: { path: string; cleanup: () => void }[] = [];
+
+beforeEach(async () => {
+  server = await startMockModelServer();
+});
+
+afterEach(async () => {
+  await killAllWorkers();
+  await server.close();
+  await sshd?.stop();
+  sshd = undefined;
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+function dir(prefix: string): string {
+  const d = tempDir(prefix);
+  dirs.push(d);
+  return d.path;
+}
+
+/** One implementation's worker in a fresh project on the mock model, with the examples loaded. */
+function start(impl: Implementation, examples: string[], extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): { w: RpcWorker; project: string; home: string } {
+  const home = dir(`pi-ops-${impl}-home-`);
+  const project = dir(`pi-ops-${impl}-project-`);
+  const models = {
+    providers: {
+      mock: {
+        baseUrl: `${server.url}/v1`,
+        api: "openai-completions",
+        apiKey: "mock-key",
+        models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
+      },
+    },
+  };
+  writeFileSync(join(home, "models.json"), JSON.stringify(models));
+  const args = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)]), ...(extra.args ?? [])];
+  const env = impl === "ours" ? { PI_ORCH_HOME: home } : { PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" };
+  const w = new RpcWorker(args, { cwd: project, env: { ...env, ...extra.env }, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
+  return { w, project, home };
+}
+
+async function run(w: RpcWorker, message: string): Promise<Line> {
+  const from = w.received.length;
+  expect(await w.request({ type: "prompt", message }, 30_000)).toMatchObject({ success: true });
+  return w.event("agent_end", 30_000, from);
+}
+
+/** The text of each tool result of a run, in call order. */
+const toolTexts = (end: Line): string[] =>
+  end.messages.filter((m: Line) => m.role === "toolResult").map((m: Line) => m.content.map((c: Line) => c.text ?? "").join(""));
+
+describe.skipIf(!installed)("built-in tool factories with pi's options: our worker and upstream pi end the same way", () => {
+  it.each<Implementation>(["ours", "upstream"])("bash-spawn-hook on %s: the hook's command prefix and environment reach the shell", async (impl) => {
+    // The hook prepends `source ~/.profile`: a HOME of the test's with a .profile that says it ran.
+    const userHome = dir(`pi-ops-${impl}-user-`);
+    writeFileSync(join(userHome, ".profile"), "export FROM_PROFILE=sourced\n");
+    const { w } = start(impl, ["bash-spawn-hook"], { env: { HOME: userHome } });
+    server.enqueue({ toolCalls: [{ id: "call_1", name: "bash", arguments: { command: 'echo "hook=$PI_SPAWN_HOOK profile=$FROM_PROFILE"' } }] }, { text: "done" });
+    const end = await run(w, "show the environment");
+    expect(toolTexts(end)).toEqual(["hook=1 profile=sourced\n"]);
+    expect(end.messages.find((m: Line) => m.role === "toolResult").isError).toBe(false);
+  });
+});
+
+describe.skipIf(!installed || noSsh !== null)(`ssh.ts over a real sshd${noSsh ? ` (skipped: ${noSsh})` : ""}`, () => {
+  /**
+   * ssh.ts runs `ssh REMOTE CMD`. A `ssh` first on the worker's PATH execs the real
+   * client with the test's config (host alias, port, throw-away key), as a user's
+   * ~/.ssh/config would, which ssh reads from the passwd home, not $HOME.
+   */
+  function sshOnPath(server: SshServer): { PATH: string } {
+    const bin = dir("pi-ops-sshbin-");
+    const config = join(bin, "config");
+    writeFileSync(
+      config,
+      [
+        "Host pi-remote",
+        "  HostName 127.0.0.1",
+        `  Port ${server.port}`,
+        `  User ${userInfo().username}`,
+        `  IdentityFile ${server.userKey}`,
+        "  IdentitiesOnly yes",
+        "  StrictHostKeyChecking no",
+        "  UserKnownHostsFile /dev/null",
+        "  BatchMode yes",
+        "  LogLevel ERROR",
+      ].join("\n") + "\n",
+    );
+    const real = (process.env.PATH ?? "").split(delimiter).map((d) => join(d, "ssh")).find((p) => existsSync(p))!;
+    writeFileSync(join(bin, "ssh"), `#!/bin/sh\nexec ${real} -F ${config} "$@"\n`);
+    chmodSync(join(bin, "ssh"), 0o755);
+    return { PATH: `${bin}${delimiter}${process.env.PATH ?? ""}` };
+  }
+
+  it.each<Implementation>(["ours", "upstream"])("on %s: write, read, edit and bash run on the remote; the system prompt names the remote folder", async (impl) => {
+    sshd = await SshServer.start();
+    const remote = dir(`pi-ops-${impl}-remote-`);
+    const { w, project } = start(impl, ["ssh"], { args: ["--ssh", `pi-remote:${remote}`], env: sshOnPath(sshd) });
+    server.enqueue(
+      { toolCalls: [{ id: "call_1", name: "write", arguments: { path: "notes/hello.txt", content: "hello from afar\n" } }] },
+      { toolCalls: [{ id: "call_2", name: "edit", arguments: { path: "notes/hello.txt", edits: [{ oldText: "afar", newText: "the remote" }] } }] },
+      { toolCalls: [{ id: "call_3", name: "read", arguments: { path: "notes/hello.txt" } }] },
+      { toolCalls: [{ id: "call_4", name: "bash", arguments: { command: "pwd; ls notes" } }] },
+      { text: "done" },
+    );
+    const end = await run(w, "work remotely");
+    const [write, edit, read, bash] = toolTexts(end);
+    expect(write).toContain("notes/hello.txt");
+    // The tools' own wording differs (ours shows the diff); what they did must not.
+    expect(edit).toContain("notes/hello.txt");
+    expect(read.trimEnd()).toBe("hello from the remote");
+    expect(bash).toBe(`${remote}\nhello.txt\n`);
+    expect(end.messages.filter((m: Line) => m.role === "toolResult").map((m: Line) => m.isError)).toEqual([false, false, false, false]);
+    // The files are on the remote side only.
+    expect(readFileSync(join(remote, "notes/hello.txt"), "utf8")).toBe("hello from the remote\n");
+    expect(existsSync(join(project, "notes"))).toBe(false);
+    // before_agent_start replaced the working directory line of the system prompt.
+    const system = (server.requests[0].body as Line).messages[0];
+    expect(system.role).toBe("system");
+    expect(system.content).toContain(`Current working directory: ${remote} (via SSH: pi-remote)`);
+  });
+
+  it("on ours: the RPC bash command (the TUI's !cmd) goes through the user_bash operations to the remote", async () => {
+    // pi runs user_bash for the interactive `!cmd` only; our worker runs it for the RPC `bash` command, which the TUI's `!cmd` sends.
+    sshd = await SshServer.start();
+    const remote = dir("pi-ops-ours-remote-");
+    writeFileSync(join(remote, "far.txt"), "x");
+    mkdirSync(join(remote, "sub"));
+    const { w } = start("ours", ["ssh"], { args: ["--ssh", `pi-remote:${remote}`], env: sshOnPath(sshd) });
+    const r = await w.request({ type: "bash", command: "pwd; ls" }, 30_000);
+    expect(r).toMatchObject({ success: true, data: { output: `${remote}\nfar.txt\nsub\n`, exitCode: 0, cancelled: false } });
+  });
+});
