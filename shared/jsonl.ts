@@ -58,25 +58,32 @@ export class LineSplitter {
   }
 
   push(chunk: Buffer | string): void {
-    let buf = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
-    while (buf.length > 0) {
-      const nl = buf.indexOf(0x0a);
-      const piece = nl === -1 ? buf : buf.subarray(0, nl);
+    const buf = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    let start = 0;
+    while (start < buf.length) {
+      const nl = buf.indexOf(0x0a, start);
+      const end = nl === -1 ? buf.length : nl;
+      const length = end - start;
       if (this.discarding) {
-        this.discarded += piece.length;
-      } else if (this.size + piece.length > this.max) {
+        this.discarded += length;
+      } else if (this.size + length > this.max) {
         this.discarding = true;
-        this.discarded = this.size + piece.length;
-        this.head = headOf([...this.parts, piece]);
+        this.discarded = this.size + length;
+        this.head = headOf([...this.parts, buf.subarray(start, end)]);
         this.parts = [];
         this.size = 0;
-      } else if (piece.length > 0) {
-        this.parts.push(piece);
-        this.size += piece.length;
+      } else if (nl !== -1 && this.size === 0) {
+        // The common case, a whole line inside one chunk: decoded in place, no copy or view.
+        this.emitLine(buf.toString("utf8", start, end));
+        start = nl + 1;
+        continue;
+      } else if (length > 0) {
+        this.parts.push(buf.subarray(start, end));
+        this.size += length;
       }
       if (nl === -1) return;
       this.endLine();
-      buf = buf.subarray(nl + 1);
+      start = nl + 1;
     }
   }
 
@@ -95,11 +102,14 @@ export class LineSplitter {
       this.opts.onError?.(new LineTooLongError(this.max, seen, head));
       return;
     }
-    let line = this.parts.length === 1 ? this.parts[0].toString("utf8") : Buffer.concat(this.parts, this.size).toString("utf8");
+    const line = this.parts.length === 0 ? "" : this.parts.length === 1 ? this.parts[0].toString("utf8") : Buffer.concat(this.parts, this.size).toString("utf8");
     this.parts = [];
     this.size = 0;
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    this.opts.onLine(line);
+    this.emitLine(line);
+  }
+
+  private emitLine(line: string): void {
+    this.opts.onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
   }
 }
 

@@ -288,17 +288,22 @@ export class LogFile {
 
   private tryWrite(text: string): boolean {
     let fd: number;
+    const bytes = Buffer.byteLength(text);
     try {
-      if (this.fd !== null && this.size > 0 && this.size + Buffer.byteLength(text) > this.opts.maxBytes) this.rotate();
+      if (this.fd !== null && this.size > 0 && this.size + bytes > this.opts.maxBytes) this.rotate();
       fd = this.open();
     } catch (error) {
       this.refuse(error);
       return false;
     }
-    const buf = Buffer.from(text, "utf8");
     let offset = 0;
     try {
-      while (offset < buf.length) offset += writeSync(fd, buf, offset, buf.length - offset);
+      // The string goes straight to the kernel; only a short write (rare) copies the rest into a buffer.
+      offset = writeSync(fd, text);
+      if (offset < bytes) {
+        const buf = Buffer.from(text, "utf8");
+        while (offset < buf.length) offset += writeSync(fd, buf, offset, buf.length - offset);
+      }
     } catch (error) {
       if (offset > 0) {
         try {
@@ -312,7 +317,7 @@ export class LogFile {
       this.refuse(error);
       return false;
     }
-    this.size += buf.length;
+    this.size += bytes;
     if (this.problem !== null) {
       this.problem = null;
       const dropped = this.droppedLines;
