@@ -5,6 +5,7 @@
  * a pane costs one string per row instead of ink's per-cell tokenizing. Pure.
  */
 import { homedir } from "node:os";
+import stringWidth from "string-width";
 import type { AgentView, LineKind } from "./state.js";
 import { formatElapsed, formatTokens, tailLines, truncate } from "./text.js";
 import { lineColor, spinner, statusColor } from "./theme.js";
@@ -91,26 +92,52 @@ function placeLabel(a: AgentView): string {
 }
 
 /**
- * The spans as exactly `width` columns: cut with an ellipsis when longer (as ink's
- * `wrap="truncate"`), padded with spaces when shorter. Widths count UTF-16 units like
- * the rest of the TUI's text helpers.
+ * The spans as exactly `width` terminal columns: cut with an ellipsis when longer (as
+ * ink's `wrap="truncate"`), padded with spaces when shorter. A wide character (CJK,
+ * emoji) counts two columns, so a row never spills into the next pane.
  */
 export function fitSpans(spans: readonly Span[], width: number, color: boolean): string {
   const clean = spans.map(([text, style]): Span => [text.replace(CONTROLS, ""), style]);
   let total = 0;
-  for (const [text] of clean) total += text.length;
+  for (const [text] of clean) total += columns(text);
   let room = width;
   let out = "";
   const cut = total > width;
   for (let [text, style] of clean) {
     if (room <= 0) break;
     if (text === "") continue;
-    if (cut && text.length >= room) text = text.slice(0, Math.max(0, room - 1)) + "…";
-    text = text.slice(0, room);
-    room -= text.length;
+    const w = columns(text);
+    if (cut && w >= room) {
+      text = cutToColumns(text, room - 1);
+      text += " ".repeat(Math.max(0, room - 1 - columns(text))) + "…";
+    }
+    room -= cut && w >= room ? room : w;
     out += styled(text, style, color);
   }
   return room > 0 ? out + " ".repeat(room) : out;
+}
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** Terminal columns of `text` (no controls in it). */
+export function columns(text: string): number {
+  return PRINTABLE_ASCII.test(text) ? text.length : stringWidth(text);
+}
+
+/** The longest start of `text` that fits `width` columns, cut between characters. */
+function cutToColumns(text: string, width: number): string {
+  if (width <= 0) return "";
+  if (PRINTABLE_ASCII.test(text)) return text.slice(0, width);
+  let out = "";
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const w = stringWidth(segment);
+    if (used + w > width) break;
+    out += segment;
+    used += w;
+  }
+  return out;
 }
 
 /** `text` in `style`, reset after; plain when colour is off or nothing is styled. */
