@@ -120,9 +120,19 @@ export function fitSpans(spans: readonly Span[], width: number, color: boolean):
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
+// A pane repaints the same header pieces and transcript lines many times: measure each once.
+const measured = new Map<string, number>();
+const MEASURED_MAX = 10_000;
+
 /** Terminal columns of `text` (no controls in it). */
 export function columns(text: string): number {
-  return PRINTABLE_ASCII.test(text) ? text.length : stringWidth(text);
+  if (PRINTABLE_ASCII.test(text)) return text.length;
+  let w = measured.get(text);
+  if (w === undefined) {
+    if (measured.size >= MEASURED_MAX) measured.clear();
+    measured.set(text, (w = stringWidth(text)));
+  }
+  return w;
 }
 
 /** The longest start of `text` that fits `width` columns, cut between characters. */
