@@ -4,16 +4,22 @@
  * `prompt` is answered once the handler is done (after its dialogs and its notice), a
  * `get_state` sent while a dialog is open is answered at once, and a command without
  * dialogs is answered after its notice. The two sequences of lines must be the same.
+ * Then the same command through the supervisor: `pi-orch prompt` returns once the
+ * dialogs, answered with `pi-orch rpc`, let the handler end, and `list` is answered meanwhile.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { PI, World } from "../support/orch-cli.js";
 import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
 
 type Json = Record<string, any>;
 const UPSTREAM = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 const dirs: { cleanup: () => void }[] = [];
+let world: World | undefined;
 afterEach(async () => {
+  await world?.cleanup();
+  world = undefined;
   await killAllWorkers();
   for (const d of dirs.splice(0)) d.cleanup();
 });
@@ -80,5 +86,30 @@ describe.skipIf(!existsSync(UPSTREAM))("an extension command with dialogs over R
       "notify quiet done",
       "response p2 true",
     ]);
+  }, 60_000);
+});
+
+describe("an extension command with dialogs through the supervisor", () => {
+  it("pi-orch prompt returns when the handler is done; list answers while the dialog is open", async () => {
+    world = new World();
+    const ext = join(world.cwd.path, "ask.js");
+    writeFileSync(ext, EXTENSION);
+    await world.serve();
+    await world.ok(["spawn", "--name", "asker", "--worker-command", `${process.execPath} ${PI} --mode rpc --provider faux --no-session -e ${ext}`]);
+    const prompt = world.start(["prompt", "asker", "/ask hi"]);
+    const dialog = async (method: string) => {
+      await world!.until(`a ${method} dialog`, () => JSON.stringify(world!.events("asker")), (t) => t.includes(`"method":"${method}"`));
+      return world!.events("asker").find((e) => e.event?.type === "extension_ui_request" && e.event.method === method)!.event as Json;
+    };
+    const confirm = await dialog("confirm");
+    // The worker answers get_state while the dialog waits: list shows the model it runs.
+    expect(await world.ok(["list"])).toMatch(/asker\s+idle\s.*faux\/faux-1/);
+    await world.ok(["rpc", "asker", JSON.stringify({ type: "extension_ui_response", id: confirm.id, confirmed: true })]);
+    const input = await dialog("input");
+    expect(prompt.proc.exitCode).toBeNull();
+    await world.ok(["rpc", "asker", JSON.stringify({ type: "extension_ui_response", id: input.id, value: "Ada" })]);
+    expect(await prompt.exited).toBe(0);
+    expect(prompt.stdout()).toBe("prompt sent to asker\n");
+    expect(world.events("asker").some((e) => e.event?.method === "notify" && e.event.message === "ok=true name=Ada")).toBe(true);
   }, 60_000);
 });
