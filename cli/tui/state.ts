@@ -240,7 +240,9 @@ function mergeAgents(state: TuiState, infos: AgentInfo[], reconnected: boolean):
   const order = Object.values(agents)
     .sort((x, y) => x.createdAt - y.createdAt || x.name.localeCompare(y.name))
     .map((a) => a.name);
-  return { ...state, agents, order };
+  // The same order stays the same array: the periodic list then redraws only what changed.
+  const same = order.length === state.order.length && order.every((n, i) => n === state.order[i]);
+  return { ...state, agents, order: same ? state.order : order };
 }
 
 /** Append a finished line, keeping at most MAX_LINES. */

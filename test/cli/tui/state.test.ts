@@ -143,6 +143,8 @@ describe("which changes ink's part of the screen must show (sameForInk)", () => 
     { what: "the clock while ink shows it", action: { type: "tick", now: 5 }, drawn: { agents: new Set(), clock: true }, same: false },
     { what: "the connection", action: { type: "connection", state: "disconnected", at: 1 }, same: false },
     { what: "a new agent", action: delta("c", 1, "hi"), same: false },
+    { what: "the periodic agent list with nothing new", action: { type: "agents", agents: [info("a", "busy"), info("b", "busy")] }, same: true },
+    { what: "an agent list with a status changed", action: { type: "agents", agents: [info("a", "idle"), info("b", "busy")] }, same: false },
   ];
   for (const c of cases) {
     it(`${c.same ? "skips" : "shows"} ${c.what}`, () => {
