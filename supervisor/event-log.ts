@@ -436,7 +436,9 @@ export class AgentEventLog {
   private readonly batched: boolean;
   /** Staged log lines (batched mode), each with its newline, not yet written. */
   private staged = "";
-  private stagedEntries: { seq: number; line: string; event: Record<string, unknown> }[] = [];
+  /** The staged events' lines (without newline) and events, for the ring; their seqs run up to `seq`. */
+  private stagedLines: string[] = [];
+  private stagedEvents: Record<string, unknown>[] = [];
 
   constructor(opts: EventLogOptions) {
     this.batched = opts.batched ?? false;
@@ -482,7 +484,8 @@ export class AgentEventLog {
     const line = `{"seq":${entry.seq},"at":${at},"event":${raw ?? JSON.stringify(event)}}`;
     if (this.batched) {
       this.staged += `${line}\n`;
-      this.stagedEntries.push({ seq: entry.seq, line, event });
+      this.stagedLines.push(line);
+      this.stagedEvents.push(event);
       return entry;
     }
     this.events.write(`${line}\n`);
@@ -494,11 +497,14 @@ export class AgentEventLog {
   commit(): void {
     if (this.staged === "") return;
     const text = this.staged;
-    const entries = this.stagedEntries;
+    const lines = this.stagedLines;
+    const events = this.stagedEvents;
     this.staged = "";
-    this.stagedEntries = [];
+    this.stagedLines = [];
+    this.stagedEvents = [];
     this.events.write(text);
-    for (const e of entries) this.ring.push(e.seq, e.line, e.event);
+    const first = this.seq - lines.length + 1;
+    for (let i = 0; i < lines.length; i++) this.ring.push(first + i, lines[i]!, events[i]!);
   }
 
   /**

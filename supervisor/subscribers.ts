@@ -144,7 +144,7 @@ export class Subscription {
   private pump(): void {
     if (this.pumping || this.closedFlag) return;
     this.pumping = true;
-    void this.drain();
+    this.drain();
   }
 
   /** The next queued item, taken off the queue. */
@@ -169,30 +169,46 @@ export class Subscription {
     }
   }
 
-  private async drain(): Promise<void> {
+  /**
+   * Write until the queue is empty, synchronously while the sink takes everything at
+   * once; a returned promise pauses it until the sink is ready (back-pressure). A sink
+   * that throws or rejects ends the subscription.
+   */
+  private drain(): void {
     try {
       while (!this.closedFlag && this.head < this.queue.length) {
-        let pending: Promise<void> | void;
-        if (this.takesText) {
-          let text = "";
-          while (this.head < this.queue.length && text.length < TEXT_BATCH_CHARS) {
-            const item = this.take();
-            text += typeof item === "string" ? `${item}\n` : `${JSON.stringify(item)}\n`;
-          }
-          this.compactQueue();
-          pending = this.sink.writeLines!(text);
-        } else {
-          const item = this.take() as IpcStreamMessage;
-          this.compactQueue();
-          pending = this.sink.write(item);
+        const pending = this.writeNext();
+        if (pending) {
+          pending.then(
+            () => this.drain(),
+            () => {
+              this.pumping = false;
+              this.close();
+            },
+          );
+          return;
         }
-        if (pending) await pending;
       }
     } catch {
       this.close();
-    } finally {
-      this.pumping = false;
     }
+    this.pumping = false;
+  }
+
+  /** Hand the sink its next write: everything queued as lines for a text sink, one message otherwise. */
+  private writeNext(): Promise<void> | void {
+    if (this.takesText) {
+      let text = "";
+      while (this.head < this.queue.length && text.length < TEXT_BATCH_CHARS) {
+        const item = this.take();
+        text += typeof item === "string" ? `${item}\n` : `${JSON.stringify(item)}\n`;
+      }
+      this.compactQueue();
+      return this.sink.writeLines!(text);
+    }
+    const item = this.take() as IpcStreamMessage;
+    this.compactQueue();
+    return this.sink.write(item);
   }
 }
 
