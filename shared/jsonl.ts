@@ -140,6 +140,18 @@ export function readLines(
   return splitter;
 }
 
+/**
+ * A value's JSON text, attached to it out of sight (a non-enumerable symbol), so a
+ * writer can send text it already has instead of serialising the value again.
+ */
+export const WIRE = Symbol.for("pi-orch.wire");
+
+/** Attach the JSON text of `value` (which must be exactly what JSON.stringify would give, in meaning). */
+export function withWire<T extends object>(value: T, json: string): T {
+  Object.defineProperty(value, WIRE, { value: json, enumerable: false });
+  return value;
+}
+
 /** Result of parsing one protocol line. */
 export type ParsedLine = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -215,7 +227,8 @@ export class JsonlWriter {
 
   /** Queue one object; the promise settles when the stream accepted it. */
   write(value: unknown): Promise<void> {
-    let text = JSON.stringify(value);
+    const pre = value !== null && typeof value === "object" ? (value as { [WIRE]?: unknown })[WIRE] : undefined;
+    let text = typeof pre === "string" ? pre : JSON.stringify(value);
     if (this.maxLineBytes !== undefined) text = fitLine(value, this.maxLineBytes, text).line;
     const line = text + "\n";
     this.queued++;

@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { fitLine, JsonlWriter, LineSplitter, LineTooLongError, parseJsonLine, peekLineHead } from "../../shared/jsonl.js";
+import { fitLine, JsonlWriter, LineSplitter, LineTooLongError, parseJsonLine, peekLineHead, withWire } from "../../shared/jsonl.js";
 
 function split(chunks: (string | Buffer)[], maxLineBytes?: number) {
   const lines: string[] = [];
@@ -155,6 +155,19 @@ describe("JsonlWriter", () => {
     release!();
     await second;
     expect(written).toHaveLength(2);
+  });
+
+  it("sends a value's attached wire text instead of serialising it again", async () => {
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on("data", (c) => chunks.push(c.toString()));
+    const w = new JsonlWriter(out);
+    const value = withWire({ id: "x", type: "get_state" }, '{"id":"x","type":"get_state"}');
+    expect(Object.keys(value)).toEqual(["id", "type"]);
+    void w.write(value);
+    await w.flush();
+    await new Promise((r) => setImmediate(r));
+    expect(chunks.join("")).toBe('{"id":"x","type":"get_state"}\n');
   });
 
   it("writes ready lines at once when nothing is queued, and after the queued objects otherwise", async () => {
