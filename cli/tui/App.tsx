@@ -293,7 +293,10 @@ export function App(props: AppProps) {
 
   // Ink draws a pane with an input line or a dialog (they take keys); the screen paints the rest, below the header row.
   const inkPane = (a: AgentView) => mode === "single" || input?.agent === a.name || a.dialogs.length > 0;
-  const drawnNames = new Set<string>(overlay ? [] : showZoom ? [focused.name] : pageAgents.filter(inkPane).map((a) => a.name));
+  const drawnNames = new Set<string>(overlay || showZoom ? [] : pageAgents.filter(inkPane).map((a) => a.name));
+  // Zoomed, ink draws all of the agent but the transcript's body (a modal there is ink's too).
+  const bodyNames = new Set<string>(!overlay && showZoom ? [focused.name] : []);
+  if (showZoom && !overlay && focused.dialogs.length > 0) drawnNames.add(focused.name);
   let body: ReactNode;
   if (overlay?.kind === "help") {
     const keys = mode === "single" ? SINGLE_KEY_MAP : props.quitNote ? KEY_MAP.map(([k, what]): readonly [string, string] => (k.startsWith("q") ? [k, `quit the TUI (${props.quitNote})`] : [k, what])) : KEY_MAP;
@@ -316,6 +319,7 @@ export function App(props: AppProps) {
         input={inputFor(focused, cols - 4)}
         modal={modalFor(focused, cols - 4)}
         hint={ZOOM_HINT}
+        painted={screen ? { store, screen, top: 1 } : undefined}
       />
     );
   } else if (agents.length === 0) {
@@ -340,9 +344,9 @@ export function App(props: AppProps) {
   }
 
   // The clock shows in ink's part when ink draws an agent or the header counts an outage.
-  const inkClock = drawnNames.size > 0 || state.connection.state !== "connected";
+  const inkClock = drawnNames.size > 0 || bodyNames.size > 0 || state.connection.state !== "connected";
   useLayoutEffect(() => {
-    inkDrawn.current = screen ? { agents: drawnNames, clock: inkClock } : null;
+    inkDrawn.current = screen ? { agents: drawnNames, bodies: bodyNames, clock: inkClock } : null;
   });
 
   const waiting = agents.filter((a) => a.dialogs.length > 0 && a !== focused).map((a) => a.name);

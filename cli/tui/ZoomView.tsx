@@ -6,7 +6,10 @@
 import { Box, Text } from "ink";
 import type { ReactNode } from "react";
 import { AgentHeader } from "./AgentHeader.js";
+import { PaintedLines } from "./PaintedPane.js";
+import type { Screen } from "./screen.js";
 import type { AgentView } from "./state.js";
+import type { TuiStore } from "./store.js";
 import { tailLines } from "./text.js";
 import { TranscriptLines } from "./TranscriptLines.js";
 import { useTheme } from "./theme.js";
@@ -27,10 +30,12 @@ export interface ZoomViewProps {
   input?: ReactNode;
   modal?: ReactNode;
   hint: string;
+  /** Paint the transcript body on this screen (from this store), the view's top-left corner at `top` rows down. */
+  painted?: { store: TuiStore; screen: Screen; top: number };
 }
 
 /** The zoomed view. */
-export function ZoomView({ agent, width, height, now, scroll, onScrollMax, input, modal, hint }: ZoomViewProps) {
+export function ZoomView({ agent, width, height, now, scroll, onScrollMax, input, modal, hint, painted }: ZoomViewProps) {
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
   const header = agent.tools.length > 0 ? 3 : 2;
@@ -39,13 +44,18 @@ export function ZoomView({ agent, width, height, now, scroll, onScrollMax, input
   const max = Math.max(0, all.length - bodyHeight);
   onScrollMax?.(max);
   const offset = Math.min(scroll, max);
-  const shown = all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset);
+  // Painted, the body is blank here; the screen draws it at the border + padding, below the header lines.
+  const body = painted ? (
+    <PaintedLines store={painted.store} screen={painted.screen} name={agent.name} x={2} y={painted.top + 1 + header} width={inner} height={bodyHeight} fromBottom={offset} resultLines={RESULT_LINES} />
+  ) : (
+    <TranscriptLines lines={all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset)} />
+  );
   return (
     <Box flexDirection="column" width={width} height={height} borderStyle="double" borderColor={theme.color("cyan")} paddingX={1}>
       <AgentHeader agent={agent} width={inner} now={now} />
       {modal ?? (
         <Box flexDirection="column" height={bodyHeight} overflow="hidden">
-          <TranscriptLines lines={shown} />
+          {body}
         </Box>
       )}
       {input ?? (

@@ -7,7 +7,7 @@
 import { homedir } from "node:os";
 import stringWidth from "string-width";
 import type { AgentView, LineKind } from "./state.js";
-import { formatElapsed, formatTokens, tailLines, truncate } from "./text.js";
+import { formatElapsed, formatTokens, tailLines, truncate, type DrawnLine } from "./text.js";
 import { lineColor, spinner, statusColor } from "./theme.js";
 
 /** How a piece of text looks. */
@@ -47,9 +47,7 @@ export function paneRows({ agent, width, height, focused, now, slotKey, color }:
   const inner = Math.max(0, width - 4);
   const content: string[] = headerRows(agent, inner, now, slotKey).map((spans) => paint(spans, inner));
   const bodyHeight = Math.max(0, height - 2 - content.length);
-  for (const line of tailLines(agent.lines, agent.open, Math.max(1, inner), bodyHeight)) {
-    content.push(paint([[line.text, { color: lineColor(line.kind), bold: line.kind === "user", dim: DIM_KINDS.has(line.kind) }]], inner));
-  }
+  content.push(...transcriptRows(tailLines(agent.lines, agent.open, Math.max(1, inner), bodyHeight), inner, color));
   const blank = " ".repeat(inner);
   const side = styled(v, border, color);
   // A pane narrower than its padding shows only its border.
@@ -59,6 +57,11 @@ export function paneRows({ agent, width, height, focused, now, slotKey, color }:
   for (let i = 0; i < height - 2; i++) rows.push(side + pad + (width >= 4 ? (content[i] ?? blank) : filler) + pad + side);
   rows.push(styled(bl + h.repeat(width - 2) + br, border, color));
   return rows;
+}
+
+/** Drawn transcript lines as rows of exactly `width` columns, each in its kind's style (as `TranscriptLines`). */
+export function transcriptRows(lines: readonly DrawnLine[], width: number, color: boolean): string[] {
+  return lines.map((line) => fitSpans([[line.text, { color: lineColor(line.kind), bold: line.kind === "user", dim: DIM_KINDS.has(line.kind) }]], width, color));
 }
 
 /** The header lines of `AgentHeader`, as spans. */

@@ -116,12 +116,18 @@ export function clockMoves(a: AgentView): boolean {
 /** What ink draws itself besides the frame's chrome: these agents in full, and whether it shows the clock. */
 export interface InkDrawn {
   agents: ReadonlySet<string>;
+  /** Agents ink draws but for the transcript's body (the zoomed one): their streamed text is painted. */
+  bodies: ReadonlySet<string>;
   clock: boolean;
 }
 
+/** What streaming a delta changes in an agent's view; the rest is what ink shows around a painted body. */
+const BODY_ONLY: ReadonlySet<string> = new Set(["open", "run", "lastSeq"]);
+
 /**
  * Whether ink's part of the screen is the same for `next` as for `prev`: an agent
- * whose pane the screen paints changed only what its pane shows (text, tools, tokens).
+ * whose pane the screen paints changed only what its pane shows (text, tools, tokens),
+ * the zoomed agent only its streamed open line.
  * Then the view keeps `prev` and React and ink skip the frame; the painted pane
  * redraws itself.
  */
@@ -135,6 +141,10 @@ export function sameForInk(prev: TuiState, next: TuiState, drawn: InkDrawn): boo
     const b = next.agents[name];
     if (a === b) continue;
     if (!a || !b || drawn.agents.has(name)) return false;
+    if (drawn.bodies.has(name)) {
+      for (const k of Object.keys(b) as (keyof AgentView)[]) if (!BODY_ONLY.has(k) && a[k] !== b[k]) return false;
+      continue;
+    }
     // What the view reads besides the pane: key handlers (status), the footer (dialogs), the diff (worktree), the count (hidden).
     if (a.status !== b.status || a.hidden !== b.hidden || a.dialogs !== b.dialogs || a.cwd !== b.cwd) return false;
     if (a.worktree?.path !== b.worktree?.path || a.worktree?.branch !== b.worktree?.branch) return false;

@@ -338,4 +338,20 @@ describe("painted panes", () => {
     expect(frames[0]).toContain("╭");
     expect(frames[0]).toBe(frames[1]);
   });
+  it("paint the zoomed transcript as ink draws it, scrolled too", async () => {
+    const frames: string[][] = [];
+    for (const painted of [true, false]) {
+      const t = open([info("agent-01")], { cols: 80, rows: 16, mode: "single", painted });
+      for (let i = 1; i <= 30; i++) t.store.dispatch({ type: "notice", agent: "agent-01", text: `line ${i}` });
+      t.store.dispatch({ type: "event", agent: "agent-01", seq: 1, event: { type: "message_update", message: {}, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "still streaming" } } } as never);
+      await vi.waitFor(() => expect(t.frame()).toContain("still streaming"));
+      const seen = [t.frame()];
+      if (painted) expect(t.lastFrame()).not.toContain("line 30");
+      t.stdin.write("\x1b[5~"); // PgUp
+      await vi.waitFor(() => expect(t.frame()).not.toContain("still streaming"));
+      seen.push(t.frame());
+      frames.push(seen);
+    }
+    expect(frames[0]).toEqual(frames[1]);
+  });
 });

@@ -131,18 +131,22 @@ describe("text layout", () => {
 
 describe("which changes ink's part of the screen must show (sameForInk)", () => {
   const base = fold([{ type: "connection", state: "connected", at: 0 }, { type: "agents", agents: [info("a", "busy"), info("b", "busy")] }]);
-  const painted = { agents: new Set<string>(), clock: false };
-  const cases: { what: string; action: TuiAction; drawn?: { agents: Set<string>; clock: boolean }; same: boolean }[] = [
+  const painted = { agents: new Set<string>(), bodies: new Set<string>(), clock: false };
+  const zoomed = { agents: new Set<string>(), bodies: new Set(["a"]), clock: true };
+  const cases: { what: string; action: TuiAction; drawn?: { agents: Set<string>; bodies: Set<string>; clock: boolean }; same: boolean }[] = [
     { what: "text streamed into a painted pane", action: delta("a", 1, "hello"), same: true },
-    { what: "text streamed into a pane ink draws", action: delta("a", 1, "hello"), drawn: { agents: new Set(["a"]), clock: true }, same: false },
-    { what: "text streamed into another agent than the one ink draws", action: delta("b", 1, "hello"), drawn: { agents: new Set(["a"]), clock: false }, same: true },
+    { what: "text streamed into a pane ink draws", action: delta("a", 1, "hello"), drawn: { agents: new Set(["a"]), bodies: new Set(), clock: true }, same: false },
+    { what: "text streamed into another agent than the one ink draws", action: delta("b", 1, "hello"), drawn: { agents: new Set(["a"]), bodies: new Set(), clock: false }, same: true },
     { what: "a tool starting in a painted pane", action: { type: "event", agent: "a", seq: 1, event: { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } } }, same: true },
     { what: "a status change (keys read it)", action: { type: "event", agent: "a", seq: 1, event: { type: "agent_status", status: "idle", previous: "busy" } }, same: false },
     { what: "a dialog opening (the footer says so)", action: { type: "event", agent: "a", seq: 1, event: { type: "extension_ui_request", id: "d", method: "confirm", title: "ok?" } }, same: false },
     { what: "the clock while only painted panes tick", action: { type: "tick", now: 5 }, same: true },
-    { what: "the clock while ink shows it", action: { type: "tick", now: 5 }, drawn: { agents: new Set(), clock: true }, same: false },
+    { what: "the clock while ink shows it", action: { type: "tick", now: 5 }, drawn: { agents: new Set(), bodies: new Set(), clock: true }, same: false },
     { what: "the connection", action: { type: "connection", state: "disconnected", at: 1 }, same: false },
     { what: "a new agent", action: delta("c", 1, "hi"), same: false },
+    { what: "text streamed into the zoomed agent's open line", action: delta("a", 1, "hello"), drawn: zoomed, same: true },
+    { what: "a finished line in the zoomed agent (the footer counts lines)", action: delta("a", 1, "hello\nworld"), drawn: zoomed, same: false },
+    { what: "a tool starting in the zoomed agent (its header shows it)", action: { type: "event", agent: "a", seq: 1, event: { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } } }, drawn: zoomed, same: false },
     { what: "the periodic agent list with nothing new", action: { type: "agents", agents: [info("a", "busy"), info("b", "busy")] }, same: true },
     { what: "an agent list with a status changed", action: { type: "agents", agents: [info("a", "idle"), info("b", "busy")] }, same: false },
   ];
