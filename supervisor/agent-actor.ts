@@ -92,6 +92,8 @@ export class AgentActor {
   private readonly record: AgentRecord;
   private readonly mailbox: Mailbox<Message>;
   private worker: Worker | null = null;
+  /** The model the worker last reported in `get_state` (kept after it exits: the last one it ran). */
+  private workerModel: { provider: string; model: string } | null = null;
   private gen = 0;
   /** Why the event log cannot be written (`disk full: PATH`), kept as the status reason until it can. */
   private diskProblem: string | null = null;
@@ -150,7 +152,7 @@ export class AgentActor {
 
   /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
   info(): AgentInfo {
-    const info: AgentInfo = { ...this.record, lastSeq: this.opts.log.lastSeq, startedAt: this.worker?.proc.startedAt ?? null };
+    const info: AgentInfo = { ...this.record, ...this.workerModel, lastSeq: this.opts.log.lastSeq, startedAt: this.worker?.proc.startedAt ?? null };
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);
     if (info.workerCommand) info.workerCommand = redactArgv(info.workerCommand);
@@ -368,7 +370,9 @@ export class AgentActor {
   /** Take what matters from a `get_state` answer; returns whether a run is streaming. */
   private learnState(response: RpcResponse): boolean {
     this.record.lastSeenAt = Date.now();
-    const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown } | undefined;
+    const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown; model?: { provider?: unknown; id?: unknown } } | undefined;
+    // What the worker resolved (`faux/faux-1` for `--provider faux`), shown by every client; the record keeps what was asked.
+    if (typeof data?.model?.provider === "string" && typeof data.model.id === "string") this.workerModel = { provider: data.model.provider, model: data.model.id };
     // Only a new session file is worth a registry write: each one is an fsync on the
     // routing thread, and every agent's ping answer arrives here every few seconds.
     if (typeof data?.sessionFile === "string" && data.sessionFile !== this.record.sessionFile) {
