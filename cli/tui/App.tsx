@@ -170,6 +170,8 @@ export function App(props: AppProps) {
         return say("press Ctrl+C again to quit");
       }
       quitArmed.current = false;
+      // Only changed rows are written: after other output got onto the terminal, this draws it all.
+      if (key.ctrl && ch === "l") return screen?.redraw();
       if (confirm) {
         setConfirm(null);
         if (ch === "y" || ch === "Y") confirm.run();

@@ -13,6 +13,7 @@ export const KEY_MAP: readonly (readonly [string, string])[] = [
   ["n", "new agent: name, cwd, worktree yes/no, first prompt"],
   ["d", "diff of a worktree agent's changes"],
   ["?", "this help"],
+  ["Ctrl+L", "redraw the screen (when other output got onto it)"],
   ["q  Ctrl+C", "quit the TUI (the agents keep running)"],
 ];
 
@@ -22,6 +23,7 @@ export const SINGLE_KEY_MAP: readonly (readonly [string, string])[] = [
   ["Tab", "while the agent runs: send as a follow-up instead"],
   ["Esc", "abort the running turn"],
   ["↑↓ PgUp PgDn", "scroll the transcript"],
+  ["Ctrl+L", "redraw the screen"],
   ["Ctrl+C twice", "quit"],
 ];
 

@@ -115,6 +115,13 @@ export class Screen {
     this.term.write(BEGIN + clear + out + `${CSI}0m` + END);
   }
 
+  /** Clear the terminal and draw everything again (something else wrote onto it). */
+  redraw(): void {
+    this.written = [];
+    this.cleared = false;
+    this.schedule();
+  }
+
   /** Stop listening to the terminal and show the cursor again. */
   dispose(): void {
     if (this.disposed) return;
@@ -133,10 +140,8 @@ export class Screen {
 
   /** A resized terminal may have reflowed or dropped what was on it: clear and redraw all. */
   private readonly onResize = (): void => {
-    this.written = [];
-    this.cleared = false;
     this.inkStdout.emit("resize");
-    this.schedule();
+    this.redraw();
   };
 }
 
