@@ -456,9 +456,13 @@ export class AgentEventLog {
     this.ring.notHeldThrough(this.seq);
   }
 
-  /** Sequence number of the latest event (0 before the first). */
+  /**
+   * Sequence number of the latest event written (0 before the first). Staged events
+   * are not counted: a supervisor that dies before it commits them never showed them,
+   * and the next one numbers from the file.
+   */
   get lastSeq(): number {
-    return this.seq;
+    return this.seq - this.stagedLines.length;
   }
 
   /** Why the disk refuses this agent's events now, or null. */
