@@ -80,7 +80,7 @@ async function loadTui(): Promise<TuiModules> {
 type Writer = "ink" | "screen";
 
 /** One streaming window with `AGENTS` panes; returns the table row. */
-async function measure(tui: TuiModules, AGENTS: number, writer: Writer): Promise<(string | number)[]> {
+async function measure(tui: TuiModules, AGENTS: number, writer: Writer, zoomed = false): Promise<(string | number)[]> {
   const { App, Screen, ScreenContext, TuiStore, SupervisorLink, makeTheme, ThemeProvider } = tui;
   const { render } = await import("ink");
   const { createElement } = await import("react");
@@ -128,7 +128,7 @@ async function measure(tui: TuiModules, AGENTS: number, writer: Writer): Promise
   // As `pi-orch tui` runs it: ink renders into the screen, which writes the changed rows to the terminal.
   const screen = writer === "screen" ? new Screen(stdout) : null;
   const app = render(
-    createElement(ScreenContext.Provider, { value: screen }, createElement(ThemeProvider, { value: makeTheme(true) }, createElement(App, { store, control: link, cols: COLS, rows: ROWS, onQuit: () => {} }))),
+    createElement(ScreenContext.Provider, { value: screen }, createElement(ThemeProvider, { value: makeTheme(true) }, createElement(App, { store, control: link, cols: COLS, rows: ROWS, ...(zoomed ? { mode: "single" as const } : {}), onQuit: () => {} }))),
     // debug: every commit is drawn at once, so a frame's time is React + layout + output.
     { onRender: ({ renderTime }: { renderTime: number }) => counting && inkTimes.push(renderTime), stdout: screen?.inkStdout ?? (stdout as unknown as NodeJS.WriteStream), stdin: new IdleKeyboard() as unknown as NodeJS.ReadStream, debug: true, exitOnCtrlC: false, patchConsole: false },
   );
@@ -158,7 +158,7 @@ async function measure(tui: TuiModules, AGENTS: number, writer: Writer): Promise
     const seconds = wallMs / 1000;
     return [
       AGENTS,
-      writer === "screen" ? "screen (rows)" : "ink (cells)",
+      `${writer === "screen" ? "screen (rows)" : "ink (cells)"}${zoomed ? ", one zoomed" : ""}`,
       frames.length,
       fmt(frames.length / seconds),
       `${fmt(median(frames), 2)} (ink ${fmt(median(inkTimes), 2)})`,
@@ -184,6 +184,7 @@ export async function run(): Promise<string> {
   const tui = await loadTui();
   const rows: (string | number)[][] = [];
   for (const panes of PANES) for (const writer of ["ink", "screen"] as const) rows.push(await measure(tui, panes, writer));
+  rows.push(await measure(tui, PANES[0]!, "screen", true));
   return [
     "## TUI rendering (16 and 30 panes, every agent streaming)",
     "",
@@ -197,7 +198,8 @@ export async function run(): Promise<string> {
     "busy machine stretches them while the TUI waits for a CPU; frame CPU is the CPU time the process spent on the frame.",
     "CPU share is this process (the TUI: socket client, store, rendering; events are counted in the store, not by a second",
     "subscriber) over the streaming window, in % of one core;",
-    "other CPU is what everything but this benchmark used meanwhile (the machine is shared).",
+    "other CPU is what everything but this benchmark used meanwhile (the machine is shared). The last row: one agent zoomed",
+    "to the whole screen (pi's interactive view, its input line open) while all of them stream.",
     "",
     table(["panes", "panes drawn by", "frames", "frames/s", "frame median ms (ink)", "frame p99 ms (ink)", "frame CPU median / p99 ms", "events/s received", "TUI CPU share", "other CPU (cores)"], rows),
     "",
