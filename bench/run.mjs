@@ -1,7 +1,7 @@
 // `npm run bench`: runs every benchmark section side by side in one process run and
 // writes BENCHMARKS.md. Sections are TypeScript modules (loaded with jiti) that
 // export `run(): Promise<string>` returning markdown. Pass section names to run a
-// subset: `npm run bench -- startup`.
+// subset: `npm run bench -- startup`; `longday` (10 minutes) runs only when named.
 import { createJiti } from "jiti";
 import { writeFileSync, existsSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -14,6 +14,8 @@ const SECTIONS = [
   ["queue", "./queue.ts"],
   ["tui", "./tui.ts"],
 ];
+// Sections that run only when named (they take minutes): `npm run bench -- longday`.
+const ON_REQUEST = [["longday", "./longday.ts"]];
 
 // This environment's NODE_EXTRA_CA_CERTS costs every node start 50–85 ms of certificate
 // parsing; benches measure without it (the start-up section adds it back for its own rows).
@@ -35,8 +37,8 @@ out.push("");
 const loadAtStart = loadavg()[0];
 const header = out.length;
 const ran = [];
-for (const [name, file] of SECTIONS) {
-  if (wanted.length > 0 && !wanted.includes(name)) continue;
+for (const [name, file] of [...SECTIONS, ...ON_REQUEST]) {
+  if (wanted.length > 0 ? !wanted.includes(name) : ON_REQUEST.some(([n]) => n === name)) continue;
   if (!existsSync(new URL(file, import.meta.url))) continue;
   process.stderr.write(`bench: ${name}…\n`);
   const mod = await jiti.import(new URL(file, import.meta.url).href);
