@@ -50,6 +50,8 @@ export interface AgentTool<S extends TSchema = TSchema> {
   parameters: S;
   /** Reshape arguments models commonly send wrong before validation (e.g. JSON in a string). */
   prepareArguments?: (raw: unknown) => unknown;
+  /** pi's `executionMode`: "sequential" makes a batch holding a call to this tool run one call at a time. Default parallel. */
+  executionMode?: "sequential" | "parallel";
   execute(args: Static<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

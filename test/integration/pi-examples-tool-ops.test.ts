@@ -158,3 +158,49 @@ describe.skipIf(!installed || noSsh !== null)(`ssh.ts over a real sshd${noSsh ? 
     expect(r).toMatchObject({ success: true, data: { output: `${remote}\nfar.txt\nsub\n`, exitCode: 0, cancelled: false } });
   });
 });
+
+describe.skipIf(!installed)("tool executionMode: our worker and upstream pi order a batch the same way", () => {
+  /** An extension with a parallel tool and, when asked, a sequential one. */
+  function modeExtension(sequential: boolean): string {
+    const file = join(dir("pi-ops-ext-"), "modes.ts");
+    writeFileSync(
+      file,
+      [
+        'import { Type } from "typebox";',
+        "export default function (pi: any) {",
+        '  const tool = (name: string, executionMode?: string) => pi.registerTool({',
+        '    name, label: name, description: name, parameters: Type.Object({}),',
+        "    ...(executionMode ? { executionMode } : {}),",
+        '    async execute() { return { content: [{ type: "text", text: name }], details: {} }; },',
+        "  });",
+        '  tool("fast");',
+        `  tool("careful", ${sequential ? '"sequential"' : "undefined"});`,
+        "}",
+      ].join("\n"),
+    );
+    return file;
+  }
+
+  const order = (w: RpcWorker, from: number): string[] =>
+    w.received
+      .slice(from)
+      .filter((l) => l.type === "tool_execution_start" || l.type === "tool_execution_end" || (l.type === "message_end" && l.message.role === "toolResult"))
+      .map((l) => `${l.type === "message_end" ? "result" : l.type.slice("tool_execution_".length)}:${l.toolName ?? l.message.toolName}`);
+
+  it.each<[Implementation, boolean]>([
+    ["ours", true],
+    ["upstream", true],
+    ["ours", false],
+    ["upstream", false],
+  ])("on %s (a sequential tool in the batch: %s)", async (impl, sequential) => {
+    const { w } = start(impl, [], { args: ["-e", modeExtension(sequential)] });
+    server.enqueue({ toolCalls: [{ id: "call_1", name: "fast", arguments: {} }, { id: "call_2", name: "careful", arguments: {} }] }, { text: "done" });
+    const from = w.received.length;
+    await run(w, "both");
+    expect(order(w, from)).toEqual(
+      sequential
+        ? ["start:fast", "end:fast", "result:fast", "start:careful", "end:careful", "result:careful"]
+        : ["start:fast", "start:careful", "end:fast", "end:careful", "result:fast", "result:careful"],
+    );
+  });
+});

@@ -227,43 +227,53 @@ async function executeToolCalls(
   emit: Emit,
 ): Promise<{ messages: ToolResultMessage[]; terminate: boolean }> {
   const tools = config.tools();
-  const prepared: PreparedCall[] = [];
-  // As pi: each call is announced, then checked (`beforeToolCall` sees it announced), in call order.
-  for (const call of calls) {
+  const run = async (p: PreparedCall) => {
+    const outcome = await runTool(assistant, p, context, config, emit);
+    emit({ type: "tool_execution_end", toolCallId: p.call.id, toolName: p.call.name, result: outcome.result, isError: outcome.isError });
+    return outcome;
+  };
+  const announceAndPrepare = async (call: ToolCall) => {
     emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
-    prepared.push(await prepareCall(assistant, call, tools, context, config));
-  }
-  const outcomes = await Promise.all(
-    prepared.map(async (p) => {
-      const outcome = await runTool(assistant, p, context, config, emit);
-      emit({
-        type: "tool_execution_end",
-        toolCallId: p.call.id,
-        toolName: p.call.name,
-        result: outcome.result,
-        isError: outcome.isError,
-      });
-      return outcome;
-    }),
-  );
+    return prepareCall(assistant, call, tools, context, config);
+  };
   const messages: ToolResultMessage[] = [];
-  for (const [i, p] of prepared.entries()) {
-    const { result, isError } = outcomes[i];
-    const built: ToolResultMessage = {
-      role: "toolResult",
-      toolCallId: p.call.id,
-      toolName: p.call.name,
-      content: result.content,
-      ...(result.details !== undefined ? { details: result.details } : {}),
-      isError,
-      timestamp: Date.now(),
-    };
-    emit({ type: "message_start", message: built });
-    const message = await finalize(built, config);
-    emit({ type: "message_end", message });
-    messages.push(message);
+  const outcomes: { result: ToolResult; isError: boolean }[] = [];
+  // As pi: one tool asking for "sequential" makes the whole batch sequential: each call
+  // is announced, checked, run and its result message sent before the next is announced.
+  if (calls.some((c) => tools.find((t) => t.name === c.name)?.executionMode === "sequential")) {
+    for (const call of calls) {
+      const p = await announceAndPrepare(call);
+      const outcome = await run(p);
+      outcomes.push(outcome);
+      messages.push(await resultMessage(p, outcome, config, emit));
+    }
+    return { messages, terminate: outcomes.every((o) => o.result.terminate === true) };
   }
+  // Parallel (the default): each call is announced, then checked (`beforeToolCall` sees it
+  // announced), in call order; the valid ones run at once; result messages follow in call order.
+  const prepared: PreparedCall[] = [];
+  for (const call of calls) prepared.push(await announceAndPrepare(call));
+  outcomes.push(...(await Promise.all(prepared.map(run))));
+  for (const [i, p] of prepared.entries()) messages.push(await resultMessage(p, outcomes[i], config, emit));
   return { messages, terminate: outcomes.every((o) => o.result.terminate === true) };
+}
+
+/** The tool result message of a finished call, through `finalizeMessage`, with its events. */
+async function resultMessage(p: PreparedCall, outcome: { result: ToolResult; isError: boolean }, config: LoopConfig, emit: Emit): Promise<ToolResultMessage> {
+  const { result, isError } = outcome;
+  const built: ToolResultMessage = {
+    role: "toolResult",
+    toolCallId: p.call.id,
+    toolName: p.call.name,
+    content: result.content,
+    ...(result.details !== undefined ? { details: result.details } : {}),
+    isError,
+    timestamp: Date.now(),
+  };
+  emit({ type: "message_start", message: built });
+  const message = await finalize(built, config);
+  emit({ type: "message_end", message });
+  return message;
 }
 
 async function prepareCall(

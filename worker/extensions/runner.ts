@@ -338,6 +338,7 @@ export class ExtensionRunner implements ExtensionHooks {
       ...(Array.isArray(tool.promptGuidelines) ? { guidelines: tool.promptGuidelines } : {}),
       parameters: tool.parameters,
       ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
+      ...(tool.executionMode === "sequential" || tool.executionMode === "parallel" ? { executionMode: tool.executionMode } : {}),
       execute: async (args, toolCtx) => {
         const result = await tool.execute(toolCtx.toolCallId, args as never, toolCtx.signal, toolCtx.onUpdate, extensionContext(this.host()));
         if (!result || !Array.isArray(result.content)) {

@@ -44,6 +44,7 @@ function builtInFactory(name: string) {
       description: tool.description,
       parameters: tool.parameters,
       ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
+      ...(tool.executionMode ? { executionMode: tool.executionMode } : {}),
       execute: (toolCallId: string, params: never, signal?: AbortSignal, onUpdate?: (partial: ToolResult) => void) =>
         tool.execute(params, { cwd, toolCallId, signal: signal ?? new AbortController().signal, ...(onUpdate ? { onUpdate } : {}) }),
     };
