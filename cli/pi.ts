@@ -253,6 +253,8 @@ async function main(argv: string[]): Promise<number> {
     compactionReserveTokens: opts.compactionReserveTokens,
     compactionKeepTokens: opts.compactionKeepTokens,
     bashInheritKeys: opts.bashInheritKeys,
+    // An extension may register the provider asked for: resolved once they load, as in pi.
+    deferModel: opts.listModels === undefined,
   };
 
   let runtime: AgentSession;
@@ -285,6 +287,12 @@ async function main(argv: string[]): Promise<number> {
     });
   runtime.setExtensionLoader(loadAll);
   runtime.setExtensions(await loadAll());
+  try {
+    runtime.settleStartModel();
+  } catch (err) {
+    process.stderr.write(`pi: ${(err as Error).message}\n`);
+    return 2;
+  }
   // Flags extensions registered are accepted, and only those.
   const split = splitExtensionFlags(words, runtime.extensionFlags());
   if (split.unknown.length > 0) {

@@ -26,6 +26,7 @@ import { ProviderSet } from "../providers/index.js";
 import { loadFauxScript } from "../providers/faux.js";
 import {
   apiKeyEnvVar,
+  BUILT_IN_MODELS,
   applyProviders,
   defaultProvider,
   loadCatalogue,
@@ -108,6 +109,12 @@ export interface WorkerOptions {
   env?: NodeJS.ProcessEnv;
   /** Warnings for a human (stderr in the CLI). */
   warn?: (message: string) => void;
+  /**
+   * Extensions load after construction and may register the provider `--provider` /
+   * settings name: a model that cannot be resolved yet waits for `settleStartModel()`
+   * instead of failing the constructor (pi resolves the model after extensions load).
+   */
+  deferModel?: boolean;
 }
 
 /** The result of the `bash` RPC command. */
@@ -166,7 +173,7 @@ export class AgentSession {
   private extensionLoader?: () => Promise<ExtensionHooks>;
   private readonly explicitApiKey?: string;
   /** The provider `--api-key` is for: the start-up model's, as pi (another provider keeps its own key). */
-  private readonly explicitKeyProvider?: string;
+  private explicitKeyProvider?: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
   private bashAbort: AbortController | null = null;
@@ -189,6 +196,11 @@ export class AgentSession {
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
   onShutdownRequest: (() => void) | null = null;
+  /**
+   * The start model could not be resolved before extensions loaded (`deferModel`): what the
+   * resumed session used, and whether a fresh session file still needs its model entries.
+   */
+  private pendingStartModel: { fromSession?: { provider: string; modelId: string }; freshStore: boolean } | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.cwd = options.cwd;
@@ -223,10 +235,18 @@ export class AgentSession {
 
     const store = this.openInitialSession();
     const restored = store?.buildContext();
-    const model = this.initialModel(restored?.model);
+    let model: Model;
+    try {
+      model = this.initialModel(restored?.model, !options.deferModel);
+    } catch (err) {
+      if (!options.deferModel) throw err;
+      // A stand-in until settleStartModel(): nothing calls a model before extensions load.
+      this.pendingStartModel = { fromSession: restored?.model, freshStore: !restored || restored.messages.length === 0 };
+      model = BUILT_IN_MODELS.find((m) => m.api === "faux")!;
+    }
     // The provider named on the command line, also when an extension's provider is resolved later.
     const named = options.model?.includes("/") ? options.model.slice(0, options.model.indexOf("/")) : undefined;
-    this.explicitKeyProvider = options.provider ?? named ?? model.provider;
+    this.explicitKeyProvider = options.provider ?? named ?? (this.pendingStartModel ? undefined : model.provider);
     this.retry = new AutoRetry(
       {
         enabled: settings.retry?.enabled ?? true,
@@ -282,7 +302,26 @@ export class AgentSession {
       this.notifyExtensions(event);
       if (event.type === "message_end" && event.message.role === "assistant") this.retry.onMessageEnd(event.message);
     });
-    if (store) this.attachStore(store, !restored || restored.messages.length === 0);
+    if (store) this.attachStore(store, !this.pendingStartModel && (!restored || restored.messages.length === 0));
+  }
+
+  /**
+   * Resolve a start model that waited for extensions (`deferModel`), now that their
+   * providers are in the catalogue; throws what resolution says when it still fails.
+   * Nothing to do when the constructor resolved it.
+   */
+  settleStartModel(): void {
+    const pending = this.pendingStartModel;
+    if (!pending) return;
+    const model = this.initialModel(pending.fromSession, true);
+    this.pendingStartModel = null;
+    this.explicitKeyProvider ??= model.provider;
+    this.agent.model = model;
+    this.agent.thinkingLevel = clampThinking(model, this.preferredThinking);
+    if (this.store && pending.freshStore && this.store.entries.length === 0) {
+      this.store.append({ type: "model_change", provider: model.provider, modelId: model.id });
+      this.store.append({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
+    }
   }
 
   private openInitialSession(): SessionStore | null {
@@ -311,13 +350,18 @@ export class AgentSession {
     return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd }, { warn: this.warn });
   }
 
-  /** The model: flags win, then what the resumed session used, then the default provider. */
-  private initialModel(fromSession?: { provider: string; modelId: string }): Model {
+  /**
+   * The model: flags win, then what the resumed session used, then the default provider.
+   * A session's model that is gone falls back to the default with a warning only when
+   * `final` (before extensions load, one of theirs may still provide it).
+   */
+  private initialModel(fromSession: { provider: string; modelId: string } | undefined, final: boolean): Model {
     const o = this.options;
     if (!o.provider && !o.model && fromSession) {
       try {
         return resolveModel(this.catalogue, fromSession.provider, fromSession.modelId);
       } catch (err) {
+        if (!final) throw err;
         this.warn(`the session's model ${fromSession.provider}/${fromSession.modelId} is not available (${(err as Error).message}); using the default`);
       }
     }
