@@ -123,6 +123,12 @@ describe("a provider an extension registers, named at start-up", () => {
     expect(server.requests[0]?.body).toMatchObject({ model: "ext-2" });
   });
 
+  it.each(IMPLS)("%s: --api-key goes to the extension's provider named with it", async (impl) => {
+    const w = rpc(impl, ["-e", extension(), "--provider", "ext-mock", "--model", "ext-1", "--api-key", "cli-key-not-secret"]);
+    await promptAndAnswer(w, "keyed");
+    expect(server.requests[0]!.headers.authorization).toBe("Bearer cli-key-not-secret");
+  });
+
   it("ours: a provider nobody registers still fails the start, naming it (exit 2)", async () => {
     const out = await run("ours", ["-p", "--no-session", "-e", extension(), "--provider", "ext-nope", "--model", "x", "hi"]);
     expect(out.code).toBe(2);
