@@ -102,3 +102,18 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
     expect(worker.stderr.join("")).toContain("pi: code cache accepted");
   });
 });
+
+describe("pi.cjs loads what a start does not need on first use", () => {
+  it("parses a skill's YAML frontmatter (the yaml package is required only then)", async () => {
+    const home = tempDir();
+    mkdirSync(join(home, "my-skill"));
+    writeFileSync(join(home, "my-skill", "SKILL.md"), '---\nname: my-skill\ndescription: "A skill: quoted YAML"\n---\nBody\n');
+    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "--skill", join(home, "my-skill")], {
+      cwd: home,
+      env: { PI_ORCH_HOME: home },
+      bin: [process.execPath, join(DIST, "pi.cjs")],
+    });
+    const commands = await worker.request({ type: "get_commands" });
+    expect(commands.data.commands).toContainEqual(expect.objectContaining({ name: "skill:my-skill", description: "A skill: quoted YAML" }));
+  });
+});

@@ -2,7 +2,18 @@
  * The YAML frontmatter of a Markdown resource (skills, prompt templates), read as pi
  * reads it: a `---` line, YAML, a `---` line, then the body. Pure.
  */
-import { parse } from "yaml";
+import { createRequire } from "node:module";
+
+let yamlParse: typeof import("yaml").parse | undefined;
+
+/**
+ * Parse YAML with the `yaml` package, loaded on first use (it ships CommonJS): it is
+ * 160 KB of the worker bundle, and a start without skills or templates never needs it.
+ */
+function parseYaml(text: string): unknown {
+  yamlParse ??= (createRequire(import.meta.url)("yaml") as typeof import("yaml")).parse;
+  return yamlParse(text);
+}
 
 /** A Markdown file split into its frontmatter fields and its body. */
 export interface Frontmatter {
@@ -24,7 +35,7 @@ export function parseFrontmatter(text: string): Frontmatter {
   if (end === -1) return { fields: {}, body: normalized };
   const yaml = normalized.slice(4, end);
   const body = normalized.slice(end + 4).trim();
-  const parsed: unknown = yaml.trim() === "" ? {} : parse(yaml);
+  const parsed: unknown = yaml.trim() === "" ? {} : parseYaml(yaml);
   if (parsed === null || parsed === undefined) return { fields: {}, body };
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new Error("the frontmatter must be a YAML mapping (key: value lines)");
