@@ -19,7 +19,7 @@ import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.j
 import { ensureHome, modelsJsonPath, piOrchHome } from "../../shared/paths.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
-import { NO_EXTENSIONS, type ExtensionHooks } from "../extensions/hooks.js";
+import { NO_EXTENSIONS, type ExtensionHooks, type SystemPromptOptions } from "../extensions/hooks.js";
 import type { DeliverAs, ExtensionHost, NewSessionOptions } from "../extensions/host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
@@ -517,7 +517,7 @@ export class AgentSession {
     const first = prompts.find((p) => p.role === "user");
     const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
     const images = first && Array.isArray(first.content) ? first.content.filter((c): c is ImageContent => c.type === "image") : [];
-    const outcome = await this.extensions.beforeAgentStart(text, images.length > 0 ? images : undefined, this.systemPromptText);
+    const outcome = await this.extensions.beforeAgentStart(text, images.length > 0 ? images : undefined, this.systemPromptText, this.systemPromptOptions());
     this.runSystemPrompt = outcome?.systemPrompt ?? null;
     prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
   }
@@ -546,6 +546,24 @@ export class AgentSession {
 
   get systemPrompt(): string {
     return this.systemPromptText;
+  }
+
+  /** What the system prompt is built from, in pi's `BuildSystemPromptOptions` shape (`before_agent_start`). */
+  private systemPromptOptions(): SystemPromptOptions {
+    const tools = this.activeTools();
+    const customPrompt = this.options.systemPrompt ?? this.resources.systemFiles.system?.text;
+    const toolSnippets: Record<string, string> = {};
+    for (const t of tools) if (t.listed !== false) toolSnippets[t.name] = t.snippet ?? t.description;
+    return {
+      cwd: this.cwd,
+      ...(customPrompt !== undefined ? { customPrompt } : {}),
+      selectedTools: tools.map((t) => t.name),
+      toolSnippets,
+      promptGuidelines: [...new Set(tools.flatMap((t) => t.guidelines ?? []).map((g) => g.trim()).filter((g) => g.length > 0))],
+      ...(this.appendTexts.length > 0 ? { appendSystemPrompt: this.appendTexts.join("\n\n") } : {}),
+      contextFiles: this.contextFiles.map((f) => ({ ...f })),
+      skills: this.resources.skills,
+    };
   }
 
   private rebuildSystemPrompt(): void {

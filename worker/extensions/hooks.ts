@@ -4,6 +4,7 @@
  */
 import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
+import type { Skill } from "../resources/skills.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import type { RegisteredFlag, RegisteredProvider } from "./api.js";
 import type { ExtensionHost } from "./host.js";
@@ -25,6 +26,26 @@ export interface InputOutcome {
   action: "continue" | "transform" | "handled";
   text: string;
   images?: ImageContent[];
+}
+
+/**
+ * pi's `BuildSystemPromptOptions` as `before_agent_start` hands them to extensions: the
+ * parts the session built its system prompt from.
+ */
+export interface SystemPromptOptions {
+  cwd: string;
+  /** A prompt replacing the default one (`--system-prompt`, SYSTEM.md). */
+  customPrompt?: string;
+  /** Names of the active tools. */
+  selectedTools: string[];
+  /** The system prompt's one-line entry of each listed tool, by name. */
+  toolSnippets: Record<string, string>;
+  /** Guideline bullets of the active tools, each once. */
+  promptGuidelines: string[];
+  /** `--append-system-prompt` texts (or APPEND_SYSTEM.md), joined by blank lines. */
+  appendSystemPrompt?: string;
+  contextFiles: { path: string; content: string }[];
+  skills: readonly Skill[];
 }
 
 /** What `before_agent_start` handlers returned, merged. */
@@ -55,7 +76,12 @@ export interface ExtensionHooks {
   sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<void>;
   sessionShutdown(reason: "quit" | "new" | "resume" | "fork" | "reload", targetSessionFile?: string): Promise<void>;
   input(text: string, images: ImageContent[] | undefined, source: "rpc" | "interactive" | "extension"): Promise<InputOutcome>;
-  beforeAgentStart(prompt: string, images: ImageContent[] | undefined, systemPrompt: string): Promise<BeforeAgentStartOutcome | undefined>;
+  beforeAgentStart(
+    prompt: string,
+    images: ImageContent[] | undefined,
+    systemPrompt: string,
+    systemPromptOptions?: SystemPromptOptions,
+  ): Promise<BeforeAgentStartOutcome | undefined>;
   /** Per model request: may return replacement messages for this request only. */
   context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined>;
   toolCall(call: ToolCall, args: Record<string, unknown>): Promise<ToolCallDecision | undefined>;

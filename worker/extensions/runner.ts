@@ -10,7 +10,7 @@ import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import { commandInfos, invocationNames, type ExtensionRegistry, type RegisteredFlag, type RegisteredProvider } from "./api.js";
 import { commandContext, extensionContext } from "./context.js";
-import type { BeforeAgentStartOutcome, ExtensionCommandInfo, ExtensionHooks, InputOutcome } from "./hooks.js";
+import type { BeforeAgentStartOutcome, ExtensionCommandInfo, ExtensionHooks, InputOutcome, SystemPromptOptions } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionEventName, ExtensionToolDefinition } from "./types.js";
 
@@ -147,12 +147,17 @@ export class ExtensionRunner implements ExtensionHooks {
     return handled ? { ...current, action: "handled" } : current;
   }
 
-  async beforeAgentStart(prompt: string, images: ImageContent[] | undefined, systemPrompt: string): Promise<BeforeAgentStartOutcome | undefined> {
+  async beforeAgentStart(
+    prompt: string,
+    images: ImageContent[] | undefined,
+    systemPrompt: string,
+    systemPromptOptions?: SystemPromptOptions,
+  ): Promise<BeforeAgentStartOutcome | undefined> {
     let current = systemPrompt;
     let changed = false;
     const messages: CustomMessageInput[] = [];
     await this.dispatch(
-      () => ({ type: "before_agent_start", prompt, images, systemPrompt: current }),
+      () => ({ type: "before_agent_start", prompt, images, systemPrompt: current, ...(systemPromptOptions ? { systemPromptOptions } : {}) }),
       (value) => {
         const r = value as { systemPrompt?: unknown; message?: CustomMessageInput } | undefined;
         if (r?.message && typeof r.message === "object") messages.push(r.message);

@@ -1,0 +1,105 @@
+/**
+ * pi's examples that read what the session built the system prompt from
+ * (`before_agent_start`'s `systemPromptOptions`, `ctx.getSystemPrompt()`), loaded
+ * unchanged and driven over RPC with the mock model server, on our worker and on
+ * upstream pi 0.73.1 with the same script; the system prompt each one sent is read
+ * from the recorded request. Skipped when test/upstream is not installed.
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+
+const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
+const UPSTREAM = join(PACKAGE, "dist/cli.js");
+const example = (name: string) => (name.includes("/") ? join(PACKAGE, "examples/extensions", name) : join(PACKAGE, "examples/extensions", `${name}.ts`));
+const installed = existsSync(UPSTREAM);
+
+type Line = Record<string, any>;
+type Implementation = "ours" | "upstream";
+
+let server: MockModelServer;
+let dirs: { path: string; cleanup: () => void }[] = [];
+
+beforeEach(async () => {
+  server = await startMockModelServer();
+});
+
+afterEach(async () => {
+  await killAllWorkers();
+  await server.close();
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+function dir(prefix: string): string {
+  const d = tempDir(prefix);
+  dirs.push(d);
+  return d.path;
+}
+
+/** A fresh home (models.json on the mock server) and project; `prepare` may add files to the home first. */
+function start(impl: Implementation, examples: string[], args: string[] = [], prepare: (home: string) => void = () => undefined): { w: RpcWorker; home: string; project: string } {
+  const home = dir(`pi-prompt-${impl}-home-`);
+  const project = dir(`pi-prompt-${impl}-project-`);
+  const models = {
+    providers: {
+      mock: {
+        baseUrl: `${server.url}/v1`,
+        api: "openai-completions",
+        apiKey: "mock-key",
+        models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
+      },
+    },
+  };
+  writeFileSync(join(home, "models.json"), JSON.stringify(models));
+  prepare(home);
+  const argv = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)]), ...args];
+  const env = impl === "ours" ? { PI_ORCH_HOME: home } : { PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" };
+  const w = new RpcWorker(argv, { cwd: project, env, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
+  return { w, home, project };
+}
+
+async function run(w: RpcWorker, message: string): Promise<number> {
+  const from = w.received.length;
+  expect(await w.request({ type: "prompt", message }, 30_000)).toMatchObject({ success: true });
+  await w.event("agent_end", 30_000, from);
+  return from;
+}
+
+/** The system prompt of the n-th recorded model request. */
+const systemPromptOf = (n: number): string => {
+  const first = (server.requests[n].body as Line).messages[0];
+  expect(first.role).toBe("system");
+  return first.content as string;
+};
+
+function addSkill(home: string): void {
+  mkdirSync(join(home, "skills", "deploy"), { recursive: true });
+  writeFileSync(join(home, "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: How to deploy this project\n---\nRun make deploy.\n");
+}
+
+describe.skipIf(!installed)("before_agent_start's systemPromptOptions and ctx.getSystemPrompt: our worker and upstream pi", () => {
+  it.each<Implementation>(["ours", "upstream"])("prompt-customizer on %s: guidance for the active tools, the skills and the user's appended text", async (impl) => {
+    const { w } = start(impl, ["prompt-customizer"], ["--tools", "read,bash", "--append-system-prompt", "USER APPENDED TEXT"], addSkill);
+    server.enqueue({ text: "ok" });
+    await run(w, "hello");
+    const prompt = systemPromptOf(0);
+    const guidance = prompt.slice(prompt.indexOf("## Tool Guidance"));
+    // selectedTools: read and bash only; skills: the home's one; appendSystemPrompt: the flag's text, before the extension's section.
+    expect(guidance).toContain("• Use the `read` tool for file contents");
+    expect(guidance).toContain("• Execute commands with the `bash` tool.");
+    expect(guidance).not.toContain("`edit` tool");
+    expect(guidance).not.toContain("`write` tool");
+    expect(guidance).toContain("Available skills: deploy");
+    expect(guidance).toMatch(/USER APPENDED TEXT\n\n\n## Extension-Added Context\n/);
+  });
+
+  it.each<Implementation>(["ours", "upstream"])("system-prompt-header on %s: ctx.getSystemPrompt() at agent_start is the prompt the model got", async (impl) => {
+    const { w } = start(impl, ["system-prompt-header"]);
+    server.enqueue({ text: "ok" });
+    const from = await run(w, "hello");
+    const status = w.received.slice(from).find((l) => l.type === "extension_ui_request" && l.method === "setStatus" && l.statusKey === "system-prompt");
+    expect(status?.statusText).toBe(`System: ${systemPromptOf(0).length} chars`);
+  });
+});
