@@ -168,6 +168,9 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
   const subscriptions: { close(): void }[] = [];
   const respond = (response: IpcResponse) => writer.write(response);
   const fail = (id: RequestId | null, code: string, message: string) => respond({ id, ok: false, error: { code, message } });
+  // Set once an overlong line without an id was answered: the connection then ends.
+  let ending = false;
+  const inFlight = new Set<Promise<unknown>>();
   socket.on("error", () => {});
   socket.on("close", () => {
     for (const sub of subscriptions) sub.close();
@@ -175,14 +178,24 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
   readLines(socket, {
     maxLineBytes: opts.maxLineBytes ?? 1024 * 1024,
     onError: (err) => {
-      // The id usually leads the line: answer that request. Without one the answer has
-      // id null, on which our client fails every waiting request and ends the connection.
+      // The id usually leads the line: answer that request, and the connection goes on.
+      // Without one no waiting request can be told apart from another, so the error goes
+      // out with id null and the connection ends: any client returns instead of waiting.
       const { id } = peekLineHead(err.head);
-      void fail(id ?? null, "line_too_long", `request ignored: ${err.message}; send large content in pieces or as a file path`);
+      // Lines after it are not read; requests already read still get their answers first.
+      if (ending) return;
+      const answered = fail(id ?? null, "line_too_long", `request ignored: ${err.message}; send large content in pieces or as a file path`);
+      if (id !== undefined) return;
+      ending = true;
+      void Promise.allSettled([answered, ...inFlight])
+        .then(() => writer.flush())
+        .finally(() => socket.destroySoon());
     },
     onLine: (line) => {
-      if (line.trim() === "") return;
-      void handleLine(line).catch((err: unknown) => fail(null, "internal", `internal error: ${(err as Error).message}`));
+      if (ending || line.trim() === "") return;
+      const handled = handleLine(line).catch((err: unknown) => fail(null, "internal", `internal error: ${(err as Error).message}`));
+      inFlight.add(handled);
+      void handled.finally(() => inFlight.delete(handled));
     },
   });
 

@@ -14,13 +14,15 @@ import { IpcClient, IpcClientError } from "../../ipc/client.js";
 import { AgentEventLog } from "../../supervisor/event-log.js";
 import { openLogNoFollow } from "../../shared/safe-open.js";
 import { FIXTURE } from "../supervisor/harness.js";
-import { figures } from "./support.js";
+import { figures, rawConnect, until, type RawConnection } from "./support.js";
 
 const dirs: string[] = [];
 const servers: Server[] = [];
 const running: RunningServer[] = [];
 const clients: IpcClient[] = [];
+const conns: RawConnection[] = [];
 afterEach(async () => {
+  for (const c of conns.splice(0)) c.socket.destroy();
   await Promise.allSettled(clients.splice(0).map((c) => c.close()));
   await Promise.allSettled(running.splice(0).map((r) => r.close()));
   await Promise.allSettled(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
@@ -112,6 +114,27 @@ describe("fault: requests and replies the other side cannot handle", () => {
     expect(err?.code).toBe("line_too_long");
     expect(err?.message).toMatch(/request ignored: line exceeds the 1048576-byte limit/);
     expect(after.map((a) => a.name)).toEqual(["a"]);
+  });
+
+  it("a 2 MB request without an id in its head is answered with an error and the connection ends", async () => {
+    const dir = home();
+    const server = await runSupervisorServer({ home: dir, handleSignals: false, defaultWorkerCommand: [process.execPath, FIXTURE] });
+    running.push(server);
+    const conn = await rawConnect(server.socketPath);
+    conns.push(conn);
+    const started = performance.now();
+    // The id comes last: the server cannot match its answer to this request.
+    await conn.write(`{"type":"rpc","agent":"a","command":{"type":"prompt","message":"${"p".repeat(2 * 1024 * 1024)}"},"id":"late"}\n`);
+    await conn.waitLines(1, 10_000);
+    const answeredMs = performance.now() - started;
+    await until(() => conn.closed, 10_000, "the server ends the connection");
+    const closedMs = performance.now() - started;
+    const later = await IpcClient.connect({ home: dir });
+    clients.push(later);
+    const list = await later.list();
+    figures("ipc-2mb-no-id", { answered_ms: Math.round(answeredMs), closed_ms: Math.round(closedMs), code: conn.lines[0]?.error?.code, server_up: Array.isArray(list) });
+    expect(conn.lines).toEqual([{ id: null, ok: false, error: { code: "line_too_long", message: expect.stringMatching(/request ignored: line exceeds the 1048576-byte limit/) } }]);
+    expect(list).toEqual([]);
   });
 
   it.each([
