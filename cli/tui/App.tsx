@@ -5,7 +5,7 @@
  */
 import { Box, Text } from "ink";
 import { useKeys } from "./useKeys.js";
-import { useLayoutEffect, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
+import { useCallback, useLayoutEffect, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentControl } from "./control.js";
 import { DialogModal, type DialogAnswer } from "./DialogModal.js";
@@ -60,17 +60,19 @@ export function App(props: AppProps) {
   const { store, control, mode = "grid", onQuit } = props;
   const theme = useTheme();
   const screen = useScreen();
-  // What ink draws of the agents (set after each render); null: ink draws everything.
-  const inkDrawn = useRef<InkDrawn | null>(null);
-  const shown = useRef<TuiState | null>(null);
-  // A change only painted panes show keeps the last state: no React render, no ink frame.
-  const snapshot = () => {
-    const next = store.getState();
-    const prev = shown.current;
-    if (prev && inkDrawn.current && sameForInk(prev, next, inkDrawn.current)) return prev;
-    return (shown.current = next);
-  };
-  const state = useSyncExternalStore(store.subscribe, snapshot);
+  // The state of the last render and what ink drew of it (set after each render); null: ink draws everything.
+  const lastDrawn = useRef<{ state: TuiState; drawn: InkDrawn } | null>(null);
+  // A change only painted panes show is not passed on: no React render, no ink frame. Any
+  // render (a key, a resize) still reads the store's current state.
+  const subscribe = useCallback(
+    (onChange: () => void) =>
+      store.subscribe(() => {
+        const last = lastDrawn.current;
+        if (!last || !sameForInk(last.state, store.getState(), last.drawn)) onChange();
+      }),
+    [store],
+  );
+  const state = useSyncExternalStore(subscribe, store.getState);
   const { cols, rows } = useTerminalSize({ cols: props.cols, rows: props.rows });
   const [focus, setFocus] = useState<string | null>(null);
   const [zoomed, setZoomed] = useState(mode === "single");
@@ -348,7 +350,7 @@ export function App(props: AppProps) {
   // The clock shows in ink's part when ink draws an agent or the header counts an outage.
   const inkClock = drawnNames.size > 0 || bodyNames.size > 0 || state.connection.state !== "connected";
   useLayoutEffect(() => {
-    inkDrawn.current = screen ? { agents: drawnNames, bodies: bodyNames, clock: inkClock } : null;
+    lastDrawn.current = screen ? { state, drawn: { agents: drawnNames, bodies: bodyNames, clock: inkClock } } : null;
   });
 
   const waiting = agents.filter((a) => a.dialogs.length > 0 && a !== focused).map((a) => a.name);

@@ -230,7 +230,10 @@ describe("keys", () => {
 
   it("zooms the focused agent into a scrollable transcript and returns with Esc", async () => {
     const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 20 });
+    // Drawn first: the lines then reach only the painted pane, and the zoom must still count them.
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-02"));
     for (let i = 1; i <= 40; i++) t.store.dispatch({ type: "notice", agent: "agent-02", text: `line ${i}` });
+    await vi.waitFor(() => expect(t.frame()).toContain("line 40"));
     t.stdin.write("\t");
     await vi.waitFor(() => expect(column(t.frame(), 50, 50)).toContain("╔"));
     t.stdin.write(ENTER);
