@@ -1,0 +1,830 @@
+/**
+ * The agent actor as a table: `transition(config, state, message, now)` returns the next
+ * state and the effects to perform, as data (spawn, send a line, stop or kill the worker,
+ * start or cancel a timer, emit an event, persist, answer a caller). No process, no
+ * timer, no clock of its own: the shell in agent-actor.ts performs the effects and posts
+ * every line, exit, timer and answer back as a message, so the whole life of an agent
+ * can be stepped through in a test.
+ */
+import { parseJsonLine, peekLineHead, withWire } from "../shared/jsonl.js";
+import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
+import type { SupervisorEvent } from "../shared/schema/supervisor-events.js";
+import { RUNNING_STATUSES, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
+import { configurationError } from "./config-error.js";
+import { OrchError } from "./errors.js";
+import { redactArgv } from "./redact.js";
+import { checkPresence } from "./presence.js";
+import { closeWindow, NO_FLOOD, noteBadLine, type FloodLimits, type FloodState } from "./protocol-flood.js";
+import { decideRestart, describeExit, NO_RESTARTS, type RestartHistory } from "./restart-policy.js";
+import { countRunTokens } from "./run-limits.js";
+import type { AgentTimings } from "./types.js";
+import { buildWorkerArgv } from "./worker-command.js";
+
+/** What does not change over an agent's life. */
+export interface MachineConfig {
+  timings: AgentTimings;
+  /** argv used when the agent has no custom worker command. */
+  defaultCommand: readonly string[];
+  /** Environment every worker gets under the agent's own `env`. */
+  baseEnv?: Record<string, string>;
+  /** Nice the worker is lowered to once it answered its first `get_state`. */
+  workerNice: number;
+  protocolFlood: FloodLimits;
+}
+
+/** A request of ours the worker has not answered yet. */
+export type PendingRequest =
+  /** A caller's command: `caller` gets the answer, with its own `id` (`callerId`) back. */
+  | { kind: "call"; caller: number; callerId: unknown; type: string }
+  /** The first `get_state` after a spawn. */
+  | { kind: "probe" }
+  /** A presence ping. */
+  | { kind: "ping" };
+
+/** Someone waiting for a status that `test` accepts. */
+export interface StatusWaiter {
+  caller: number;
+  test: (status: AgentStatus) => boolean;
+  timeoutMs: number;
+}
+
+/** Everything the actor knows; only `transition` makes a new one. */
+export interface AgentState {
+  /** The persistent record, except `lastSeenAt` (below: it changes with every line). */
+  readonly record: AgentRecord;
+  readonly lastSeenAt: number | null;
+  /** Generation of the newest worker; messages of older ones are ignored. */
+  readonly gen: number;
+  /** The current worker process, once spawned and until its exit. */
+  /** The model the worker last reported in `get_state` (kept after it exits: the last one it ran). */
+  readonly workerModel: { provider: string; model: string } | null;
+  readonly worker: { gen: number; pid: number | undefined; startedAt: number; file: string; args: readonly string[] } | null;
+  /** Why the event log cannot be written (`disk full: PATH`), kept as the status reason until it can. */
+  readonly diskProblem: string | null;
+  /** The worker floods non-JSON lines (`protocol errors: ...`), kept as the status reason until a quiet window. */
+  readonly protocolProblem: string | null;
+  readonly flood: FloodState;
+  readonly nextRequest: number;
+  readonly pending: ReadonlyMap<string, PendingRequest>;
+  readonly restartHistory: RestartHistory;
+  readonly backoffToken: number;
+  /** Id of the presence ping that is out, if any. */
+  readonly ping: string | null;
+  readonly lastEventAt: number;
+  readonly run: { n: number; tokens: number; abortReason: string | null } | null;
+  readonly runCounter: number;
+  /** Set when the supervisor itself ends the worker, so its exit is recorded with the right reason. */
+  readonly intendedExit: Omit<WorkerExit, "code" | "signal" | "at"> | null;
+  /** Callers of `stop`/`kill` waiting for the teardown. */
+  readonly stopWaiters: readonly number[];
+  readonly afterStop: "restart" | null;
+  readonly stopReason: string;
+  readonly waiters: readonly StatusWaiter[];
+}
+
+/** What an actor is told. `caller` numbers are the shell's, for the answer. */
+export type AgentMessage =
+  | { kind: "start" }
+  | { kind: "stop"; caller: number; reason: string }
+  | { kind: "kill"; caller: number }
+  | { kind: "restart" }
+  | { kind: "interrupted"; reason: string }
+  | { kind: "disk"; problem: string | null }
+  | { kind: "rpc"; caller: number; command: RpcCommandEnvelope; timeoutMs: number }
+  | { kind: "wait"; caller: number; test: (status: AgentStatus) => boolean; timeoutMs: number }
+  | { kind: "removed" }
+  /** The shell spawned the worker asked for by a `spawn` effect (pid undefined: the spawn failed; its exit follows). */
+  | { kind: "spawned"; gen: number; pid: number | undefined; startedAt: number }
+  | { kind: "line"; gen: number; line: string }
+  | { kind: "line_too_long"; gen: number; message: string; head: string }
+  | { kind: "exit"; gen: number; code: number | null; signal: string | null; spawnError: string | null; stderrTail: string }
+  | { kind: "teardown_done"; gen: number }
+  | { kind: "start_timeout"; gen: number }
+  /** `rssBytes` is measured by the shell when the timer asked for it. */
+  | { kind: "ping_tick"; gen: number; rssBytes: number | null }
+  | { kind: "ping_timeout"; gen: number; id: string }
+  | { kind: "flood_tick"; gen: number }
+  | { kind: "run_timeout"; gen: number; run: number }
+  | { kind: "backoff_done"; token: number }
+  | { kind: "rpc_timeout"; id: string; type: string; timeoutMs: number }
+  | { kind: "wait_timeout"; caller: number };
+
+/** Names of the timers an actor runs; starting one that runs replaces it. */
+export type TimerKey = "start" | "ping_tick" | "ping_deadline" | "run" | "backoff" | "flood" | `rpc:${string}` | `wait:${number}`;
+
+/** What the shell does, in order. */
+export type AgentEffect =
+  | { kind: "spawn"; gen: number; file: string; args: readonly string[]; cwd: string; env: Record<string, string | undefined> }
+  | { kind: "send"; gen: number; value: unknown }
+  | { kind: "stop_worker"; gen: number; graceMs: number; killGraceMs: number; abort: boolean; notify: boolean }
+  | { kind: "kill_worker"; gen: number; notify: boolean }
+  | { kind: "kill_leftovers"; gen: number }
+  | { kind: "lower_priority"; gen: number; nice: number }
+  | { kind: "timer"; key: TimerKey; ms: number; message: AgentMessage; measureRss?: boolean }
+  | { kind: "cancel_timer"; key: TimerKey }
+  /** Append to the agent's event log and publish; `raw` is the worker's own JSON text. */
+  | { kind: "emit"; event: Record<string, unknown>; raw?: string }
+  | { kind: "stderr"; text: string }
+  /** The persistent record changed: schedule a registry write. */
+  | { kind: "persist" }
+  | { kind: "resolve"; caller: number; value: unknown }
+  | { kind: "reject"; caller: number; error: OrchError };
+
+/** The result of one message. */
+export interface Transition {
+  state: AgentState;
+  effects: AgentEffect[];
+}
+
+/** A new agent's state, from its record. */
+export function initialState(record: AgentRecord): AgentState {
+  return {
+    record: { ...record },
+    lastSeenAt: record.lastSeenAt,
+    gen: 0,
+    workerModel: null,
+    worker: null,
+    diskProblem: null,
+    protocolProblem: null,
+    flood: NO_FLOOD,
+    nextRequest: 1,
+    pending: new Map(),
+    restartHistory: NO_RESTARTS,
+    backoffToken: 0,
+    ping: null,
+    lastEventAt: 0,
+    run: null,
+    runCounter: 0,
+    intendedExit: null,
+    stopWaiters: [],
+    afterStop: null,
+    stopReason: "stopped by request",
+    waiters: [],
+  };
+}
+
+/** The persistent record, whole. */
+export function recordOf(state: AgentState): AgentRecord {
+  return { ...state.record, lastSeenAt: state.lastSeenAt };
+}
+
+/** `failed after 5 restarts in 60s; last exit: ...`, or just the status. */
+export function describeStatus(state: AgentState): string {
+  const { status, statusReason } = state.record;
+  if (!statusReason) return status;
+  return statusReason.startsWith(status) ? statusReason : `${status}: ${statusReason}`;
+}
+
+/** Error for a command that needs a running worker. */
+export function notRunningError(state: AgentState): OrchError {
+  const { name, status } = state.record;
+  return new OrchError(
+    "not_running",
+    `agent "${name}" is not running (status: ${describeStatus(state)}); see pi-orch logs ${name}` +
+      (status === "stopped" || status === "failed" ? `, or start it again with pi-orch restart ${name}` : ""),
+  );
+}
+
+/** Handle one message. Pure: the state given is not changed. */
+export function transition(config: MachineConfig, state: AgentState, message: AgentMessage, now: number): Transition {
+  const step = new Step(config, state, now);
+  step.handle(message);
+  return { state: step.s, effects: step.effects };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** One transition in the making: a copy of the state and the effects so far. */
+class Step {
+  readonly s: Mutable<AgentState>;
+  readonly effects: AgentEffect[] = [];
+
+  constructor(
+    private readonly config: MachineConfig,
+    state: AgentState,
+    private readonly now: number,
+  ) {
+    this.s = { ...state };
+  }
+
+  handle(m: AgentMessage): void {
+    const s = this.s;
+    switch (m.kind) {
+      case "start":
+        if (s.worker === null && s.record.status !== "backoff" && s.record.status !== "stopping") this.spawnWorker();
+        return;
+      case "stop":
+        return this.onStop(m.caller, m.reason);
+      case "kill":
+        return this.onKill(m.caller);
+      case "interrupted":
+        return this.emit({ type: "run_interrupted", reason: m.reason });
+      case "restart":
+        return this.onRestart();
+      case "rpc":
+        return this.onRpc(m);
+      case "disk":
+        s.diskProblem = m.problem;
+        this.setStatus(s.record.status, m.problem ?? undefined);
+        return;
+      case "spawned":
+        if (m.gen === s.gen) this.onSpawned(m);
+        return;
+      case "line":
+        if (m.gen === s.worker?.gen) this.onLine(m.line);
+        return;
+      case "line_too_long": {
+        if (m.gen !== s.worker?.gen) return;
+        this.report({ type: "protocol_error", message: m.message });
+        // A dropped end must still end the run, or the agent stays busy forever.
+        if (peekLineHead(m.head).type === "agent_end") {
+          this.onWorkerEvent({ type: "agent_end", messages: [], truncated: true }, '{"type":"agent_end","messages":[],"truncated":true}');
+        }
+        return;
+      }
+      case "exit":
+        if (m.gen === s.worker?.gen) this.onExit(m);
+        return;
+      case "teardown_done":
+        if (m.gen === s.gen && s.record.status === "stopping") this.onStopped();
+        return;
+      case "start_timeout":
+        if (m.gen === s.worker?.gen && s.record.status === "starting") {
+          this.abandon("start_timeout", `no answer to get_state within ${formatMs(this.config.timings.startTimeoutMs)} of starting`);
+        }
+        return;
+      case "ping_tick":
+        if (m.gen === s.worker?.gen) this.onPingTick(m.rssBytes);
+        return;
+      case "ping_timeout":
+        if (m.gen === s.worker?.gen && s.ping === m.id && RUNNING_STATUSES.has(s.record.status)) {
+          s.ping = null;
+          const message = `no answer to get_state within ${formatMs(this.config.timings.pingDeadlineMs)}`;
+          this.setStatus("unresponsive", message);
+          this.abandon("unresponsive", message);
+        }
+        return;
+      case "flood_tick":
+        if (m.gen === s.worker?.gen) this.onFloodTick();
+        return;
+      case "run_timeout":
+        if (m.gen === s.worker?.gen && s.run?.n === m.run) {
+          this.abortRun("run_timeout", `run timeout of ${formatMs(s.record.limits.runTimeoutMs!)} exceeded`);
+        }
+        return;
+      case "rpc_timeout": {
+        const pending = s.pending.get(m.id);
+        if (pending?.kind !== "call") return; // answered in the meantime
+        this.dropPending(m.id);
+        const name = s.record.name;
+        this.effects.push({
+          kind: "reject",
+          caller: pending.caller,
+          error: new OrchError("timeout", `agent "${name}" did not answer ${m.type} within ${formatMs(m.timeoutMs)}; check pi-orch status ${name}`),
+        });
+        return;
+      }
+      case "wait":
+        if (m.test(s.record.status)) {
+          this.effects.push({ kind: "resolve", caller: m.caller, value: s.record.status });
+          return;
+        }
+        s.waiters = [...s.waiters, { caller: m.caller, test: m.test, timeoutMs: m.timeoutMs }];
+        this.timer(`wait:${m.caller}`, m.timeoutMs, { kind: "wait_timeout", caller: m.caller });
+        return;
+      case "wait_timeout": {
+        const waiter = s.waiters.find((w) => w.caller === m.caller);
+        if (!waiter) return; // satisfied in the meantime
+        s.waiters = s.waiters.filter((w) => w !== waiter);
+        this.effects.push({
+          kind: "reject",
+          caller: m.caller,
+          error: new OrchError("timeout", `agent "${s.record.name}" is still ${describeStatus(s)} after ${waiter.timeoutMs} ms`),
+        });
+        return;
+      }
+      case "removed": {
+        const waiters = s.waiters;
+        s.waiters = [];
+        for (const w of waiters) {
+          this.cancel(`wait:${w.caller}`);
+          this.effects.push({ kind: "reject", caller: w.caller, error: new OrchError("not_found", `agent "${s.record.name}" was removed`) });
+        }
+        return;
+      }
+      case "backoff_done":
+        if (m.token === s.backoffToken && s.record.status === "backoff") {
+          this.record({ restarts: s.record.restarts + 1 });
+          this.spawnWorker();
+        }
+        return;
+    }
+  }
+
+  private spawnWorker(): void {
+    const s = this.s;
+    const gen = ++s.gen;
+    s.intendedExit = null;
+    s.flood = NO_FLOOD;
+    s.lastEventAt = this.now;
+    this.setStatus("starting");
+    const { file, args } = buildWorkerArgv(s.record, s.record.sessionFile, this.config.defaultCommand);
+    s.worker = { gen, pid: undefined, startedAt: this.now, file, args };
+    // Last effect of this step: the shell answers it with `spawned` before anything else runs.
+    this.effects.push({ kind: "spawn", gen, file, args, cwd: s.record.cwd, env: { ...this.config.baseEnv, ...s.record.env } });
+  }
+
+  private onSpawned(m: Extract<AgentMessage, { kind: "spawned" }>): void {
+    const s = this.s;
+    s.worker = { ...s.worker!, pid: m.pid, startedAt: m.startedAt };
+    this.record({ pid: m.pid ?? null });
+    this.persist();
+    if (m.pid === undefined) return; // the exit message with the spawn error follows
+    const { file, args } = s.worker;
+    this.report({ type: "worker_started", pid: m.pid, command: redactArgv([file, ...args]) ?? [], resumed: s.record.sessionFile });
+    const probe = this.requestId("start");
+    this.addPending(probe, { kind: "probe" });
+    this.send({ id: probe, type: "get_state" });
+    this.timer("start", this.config.timings.startTimeoutMs, { kind: "start_timeout", gen: m.gen });
+  }
+
+  private onStartProbe(response: RpcResponse): void {
+    const s = this.s;
+    if (s.record.status !== "starting" || !s.worker) return;
+    this.cancel("start");
+    const streaming = this.learnState(response);
+    // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
+    // saturated machine it could miss the start deadline.
+    this.effects.push({ kind: "lower_priority", gen: s.worker.gen, nice: this.config.workerNice });
+    this.setStatus(streaming ? "busy" : "idle");
+    this.armPingTick();
+  }
+
+  private armPingTick(): void {
+    const gen = this.s.worker!.gen;
+    const measureRss = this.s.record.limits.maxMemoryMb !== undefined;
+    this.effects.push({ kind: "timer", key: "ping_tick", ms: this.config.timings.pingIntervalMs, message: { kind: "ping_tick", gen, rssBytes: null }, measureRss });
+  }
+
+  /** Take what matters from a `get_state` answer; returns whether a run is streaming. */
+  private learnState(response: RpcResponse): boolean {
+    const s = this.s;
+    s.lastSeenAt = this.now;
+    const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown; model?: { provider?: unknown; id?: unknown } } | undefined;
+    // What the worker resolved (`faux/faux-1` for `--provider faux`), shown by every client; the record keeps what was asked.
+    const model = data?.model;
+    if (typeof model?.provider === "string" && typeof model.id === "string" && (s.workerModel?.provider !== model.provider || s.workerModel.model !== model.id)) {
+      s.workerModel = { provider: model.provider, model: model.id };
+    }
+    // Only a new session file is worth a registry write: each one is an fsync on the
+    // routing thread, and every agent's ping answer arrives here every few seconds.
+    if (typeof data?.sessionFile === "string" && data.sessionFile !== s.record.sessionFile) {
+      this.record({ sessionFile: data.sessionFile });
+      this.persist();
+    }
+    return data?.isStreaming === true;
+  }
+
+  private onPingTick(rssBytes: number | null): void {
+    const s = this.s;
+    const { timings } = this.config;
+    this.armPingTick();
+    const actions = checkPresence(
+      { status: s.record.status, lastEventAt: s.lastEventAt, pingOutstanding: s.ping !== null, rssBytes },
+      { stallTimeoutMs: timings.stallTimeoutMs, maxMemoryMb: s.record.limits.maxMemoryMb },
+      this.now,
+    );
+    for (const action of actions) {
+      if (!s.worker) return; // an action above gave the worker up
+      if (action.kind === "stall") this.onStall();
+      else if (action.kind === "over_memory") {
+        this.report({ type: "limit_exceeded", limit: "max_memory", message: action.message });
+        this.abandon("memory_limit", action.message);
+      } else this.sendPing();
+    }
+  }
+
+  private sendPing(): void {
+    const s = this.s;
+    const id = this.requestId("ping");
+    s.ping = id;
+    this.addPending(id, { kind: "ping" });
+    this.timer("ping_deadline", this.config.timings.pingDeadlineMs, { kind: "ping_timeout", gen: s.worker!.gen, id });
+    this.send({ id, type: "get_state" });
+  }
+
+  private onStall(): void {
+    const s = this.s;
+    const silent = formatMs(this.now - s.lastEventAt);
+    this.setStatus("stalled", `busy with no event for ${silent}`);
+    const action = s.record.onStall;
+    if (action === "abort") this.abortRun("stall", `stalled: no event for ${silent}`);
+    else if (action === "restart") this.giveUpGracefully({ reason: "stalled", message: `no event for ${silent} while busy` });
+  }
+
+  /** End the current worker gracefully for a reason of ours; its exit follows and restarts it by policy. */
+  private giveUpGracefully(intended: Omit<WorkerExit, "code" | "signal" | "at">): void {
+    const s = this.s;
+    s.intendedExit = intended;
+    this.clearWorkerTimers();
+    const { stopGraceMs, killGraceMs } = this.config.timings;
+    this.effects.push({ kind: "stop_worker", gen: s.worker!.gen, graceMs: stopGraceMs, killGraceMs, abort: true, notify: false });
+  }
+
+  // The hot path: every line a worker writes comes through here.
+  private onLine(line: string): void {
+    this.s.lastSeenAt = this.now;
+    const parsed = parseJsonLine(line);
+    if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+      this.onBadLine(line);
+      return;
+    }
+    const value = parsed.value as Record<string, unknown>;
+    if (value.type === "response") return this.onResponse(value as RpcResponse);
+    this.onWorkerEvent(value, line.trim());
+  }
+
+  /** A non-JSON line: reported while few, counted and summarised once a second while the worker floods. */
+  private onBadLine(line: string): void {
+    const s = this.s;
+    const limits = this.config.protocolFlood;
+    const noted = noteBadLine(s.flood, limits, this.now);
+    s.flood = noted.state;
+    if (noted.action === "report") {
+      const sample = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+      this.effects.push({ kind: "stderr", text: `[pi-orch] non-protocol stdout line: ${sample}\n` });
+      this.report({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
+      return;
+    }
+    if (noted.floodStarted) {
+      s.protocolProblem = `protocol errors: over ${limits.perWindow} non-JSON lines in ${formatMs(limits.windowMs)}`;
+      this.effects.push({ kind: "stderr", text: `[pi-orch] ${s.protocolProblem}; further lines are counted, not logged\n` });
+      this.setStatus(s.record.status);
+      this.armFloodTimer();
+    }
+    if (noted.action === "restart" && s.worker) {
+      this.summariseFlood();
+      this.giveUpGracefully({ reason: "protocol_errors", message: `${s.flood.totalDropped} non-JSON lines dropped` });
+    }
+  }
+
+  private armFloodTimer(): void {
+    const s = this.s;
+    const at = (s.flood.windowStart ?? this.now) + this.config.protocolFlood.windowMs;
+    this.timer("flood", Math.max(0, at - this.now), { kind: "flood_tick", gen: s.worker?.gen ?? s.gen });
+  }
+
+  private onFloodTick(): void {
+    const s = this.s;
+    const closed = closeWindow(s.flood, this.now);
+    s.flood = closed.state;
+    if (closed.summarise > 0) this.reportDropped(closed.summarise);
+    if (!closed.calm) return this.armFloodTimer();
+    s.protocolProblem = null;
+    this.setStatus(s.record.status);
+  }
+
+  /** Summarise what the open window dropped now (the worker ends, or is restarted for it). */
+  private summariseFlood(): void {
+    const s = this.s;
+    if (s.flood.dropped > 0) this.reportDropped(s.flood.dropped);
+    s.flood = { ...s.flood, dropped: 0 };
+  }
+
+  private reportDropped(dropped: number): void {
+    this.report({ type: "protocol_error", message: `dropped ${dropped} non-JSON lines of a flooding worker`, dropped });
+  }
+
+  private onResponse(response: RpcResponse): void {
+    const s = this.s;
+    const id = typeof response.id === "string" ? response.id : undefined;
+    const pending = id === undefined ? undefined : s.pending.get(id);
+    if (!pending) return; // an answer nobody waits for (timed out, or a worker that does not echo ids)
+    this.dropPending(id!);
+    if (pending.kind === "probe") return this.onStartProbe(response);
+    if (pending.kind === "ping") {
+      if (s.ping === id) {
+        this.cancel("ping_deadline");
+        s.ping = null;
+      }
+      this.learnState(response);
+      return;
+    }
+    this.cancel(`rpc:${id}`);
+    const out: RpcResponse = { ...response };
+    if (pending.callerId === undefined) delete out.id;
+    else out.id = pending.callerId as string;
+    this.effects.push({ kind: "resolve", caller: pending.caller, value: out });
+  }
+
+  private onWorkerEvent(event: Record<string, unknown>, raw: string): void {
+    const s = this.s;
+    s.lastEventAt = this.now;
+    this.emit(event, raw);
+    const status = s.record.status;
+    switch (event.type) {
+      case "agent_start":
+        this.beginRun();
+        if (RUNNING_STATUSES.has(status)) this.setStatus("busy");
+        break;
+      case "agent_end": {
+        const reason = s.run?.abortReason ?? undefined;
+        this.endRun();
+        // A run followed by an automatic retry (willRetry) leaves the agent busy until the retry's run ends.
+        if (event.willRetry !== true && RUNNING_STATUSES.has(status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
+        break;
+      }
+      case "auto_retry_end":
+        // Outside a run and still busy: the retry wait was cancelled, no run follows.
+        if (event.success === false && !s.run && status === "busy") this.setStatus("idle");
+        else if (status === "stalled") this.setStatus("busy");
+        break;
+      case "message_end":
+        this.countTokens(event.message);
+        if (s.record.status === "stalled") this.setStatus("busy");
+        break;
+      default:
+        if (status === "stalled") this.setStatus("busy");
+    }
+  }
+
+  private beginRun(): void {
+    const s = this.s;
+    this.endRun();
+    const n = ++s.runCounter;
+    const limit = s.record.limits.runTimeoutMs;
+    if (limit !== undefined) this.timer("run", limit, { kind: "run_timeout", gen: s.worker!.gen, run: n });
+    s.run = { n, tokens: 0, abortReason: null };
+  }
+
+  private endRun(): void {
+    if (this.s.run && this.s.record.limits.runTimeoutMs !== undefined) this.cancel("run");
+    this.s.run = null;
+  }
+
+  private countTokens(message: unknown): void {
+    const s = this.s;
+    if (!s.run) return;
+    const { tokens, over } = countRunTokens(s.run, message, s.record.limits.maxTokens);
+    if (tokens !== s.run.tokens) s.run = { ...s.run, tokens };
+    if (over) this.abortRun("max_tokens", over);
+  }
+
+  /** Ask the worker to abort the current run and remember why, once. */
+  private abortRun(limit: string, reason: string): void {
+    const s = this.s;
+    if (!s.run || s.run.abortReason || !s.worker) return;
+    s.run = { ...s.run, abortReason: reason };
+    this.report({ type: "limit_exceeded", limit, message: reason });
+    this.send({ id: this.requestId("abort"), type: "abort" });
+  }
+
+  /** The supervisor gives up on the current process (hung, over a limit): SIGKILL its group; the exit follows. */
+  private abandon(reason: WorkerExit["reason"], message: string): void {
+    const s = this.s;
+    if (!s.worker) return;
+    s.intendedExit = { reason, message };
+    this.clearWorkerTimers();
+    this.effects.push({ kind: "kill_worker", gen: s.worker.gen, notify: false });
+  }
+
+  private onExit(m: Extract<AgentMessage, { kind: "exit" }>): void {
+    const s = this.s;
+    const worker = s.worker!;
+    const neverReady = s.record.status === "starting";
+    const wasRunning = s.run !== null || s.record.status === "busy" || s.record.status === "stalled";
+    this.clearWorkerTimers();
+    this.endRun();
+    this.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
+    s.worker = null;
+    this.record({ pid: null });
+    this.summariseFlood();
+    this.cancel("flood");
+    s.protocolProblem = null;
+    const stopping = s.record.status === "stopping";
+    const intended = stopping ? { reason: "stopped" as const } : s.intendedExit;
+    const exit: WorkerExit = {
+      code: m.code,
+      signal: m.signal,
+      reason: intended?.reason ?? (m.spawnError ? "spawn_error" : "exit"),
+      message: intended?.message ?? m.spawnError ?? undefined,
+      at: this.now,
+    };
+    s.intendedExit = null;
+    this.record({ lastExit: exit });
+    this.report({ type: "worker_exited", code: m.code, signal: m.signal, reason: exit.reason, message: exit.message });
+    this.persist();
+    if (stopping) return; // the teardown finishes the group and reports
+    // A crashed worker's tool children are still in its group; nothing should outlive it.
+    this.effects.push({ kind: "kill_leftovers", gen: worker.gen });
+    if (wasRunning) this.report({ type: "run_interrupted", reason: describeExit(exit) });
+    // Spawning again would fail the same way: say the worker's own reason now, no restarts.
+    const config = neverReady && !intended ? configurationError({ code: m.code, spawnError: m.spawnError, stderrTail: m.stderrTail, file: worker.file }) : null;
+    if (config) {
+      this.setStatus("failed", config);
+      return;
+    }
+    const decision = decideRestart(s.record.policy, s.restartHistory, exit, this.now, m.spawnError ? null : worker.startedAt);
+    s.restartHistory = decision.history;
+    if (decision.action === "restart") {
+      this.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
+      const token = ++s.backoffToken;
+      this.timer("backoff", decision.delayMs, { kind: "backoff_done", token });
+    } else if (decision.action === "give_up") {
+      this.setStatus("failed", `${decision.reason}; last exit: ${describeExit(exit)}`);
+    } else {
+      this.setStatus("stopped", decision.reason);
+    }
+  }
+
+  private onStop(caller: number, reason: string): void {
+    const s = this.s;
+    const status = s.record.status;
+    s.afterStop = null;
+    s.stopReason = reason;
+    if (status === "stopping") {
+      s.stopWaiters = [...s.stopWaiters, caller];
+      return;
+    }
+    if (s.worker) {
+      s.stopWaiters = [...s.stopWaiters, caller];
+      this.beginTeardown(status !== "unresponsive");
+      return;
+    }
+    this.cancelBackoff();
+    if (status !== "stopped" && status !== "failed") this.setStatus("stopped", reason);
+    this.effects.push({ kind: "resolve", caller, value: undefined });
+  }
+
+  private onKill(caller: number): void {
+    const s = this.s;
+    this.cancelBackoff();
+    if (!s.worker) {
+      if (s.record.status !== "stopped" && s.record.status !== "failed") this.setStatus("stopped", "killed by request");
+      this.effects.push({ kind: "resolve", caller, value: undefined });
+      return;
+    }
+    s.stopWaiters = [...s.stopWaiters, caller];
+    if (s.record.status !== "stopping") this.setStatus("stopping");
+    this.clearWorkerTimers();
+    this.effects.push({ kind: "kill_worker", gen: s.gen, notify: true });
+  }
+
+  private beginTeardown(abort: boolean): void {
+    this.setStatus("stopping");
+    this.clearWorkerTimers();
+    const { stopGraceMs, killGraceMs } = this.config.timings;
+    this.effects.push({ kind: "stop_worker", gen: this.s.gen, graceMs: stopGraceMs, killGraceMs, abort, notify: true });
+  }
+
+  private onStopped(): void {
+    const s = this.s;
+    this.setStatus("stopped", s.stopReason);
+    s.stopReason = "stopped by request";
+    const waiters = s.stopWaiters;
+    s.stopWaiters = [];
+    for (const caller of waiters) this.effects.push({ kind: "resolve", caller, value: undefined });
+    if (s.afterStop === "restart") {
+      s.afterStop = null;
+      this.spawnWorker();
+    }
+  }
+
+  private onRestart(): void {
+    const s = this.s;
+    s.restartHistory = NO_RESTARTS;
+    if (s.worker) {
+      if (s.record.status !== "stopping") this.beginTeardown(s.record.status !== "unresponsive");
+      s.afterStop = "restart";
+      s.stopReason = "restarting by request";
+      return;
+    }
+    this.cancelBackoff();
+    this.spawnWorker();
+  }
+
+  private onRpc(m: Extract<AgentMessage, { kind: "rpc" }>): void {
+    const s = this.s;
+    if (!s.worker || !RUNNING_STATUSES.has(s.record.status)) {
+      this.effects.push({ kind: "reject", caller: m.caller, error: notRunningError(s) });
+      return;
+    }
+    const type = m.command.type;
+    if (type === "extension_ui_response") {
+      // The answer to a dialog: its `id` is the dialog's, and pi workers send no
+      // response for it, so it goes out as it is and is acknowledged here.
+      this.send(m.command);
+      this.effects.push({ kind: "resolve", caller: m.caller, value: { type: "response", command: type, success: true } });
+      return;
+    }
+    const id = this.requestId("rpc");
+    // The caller's id is echoed as it came, whatever its type; ours replaces it on the way to the worker.
+    const value = { ...m.command, id };
+    let text: string;
+    try {
+      text = JSON.stringify(value);
+    } catch (err) {
+      // Nested too deeply (or otherwise unserialisable): refuse it instead of leaving the caller waiting.
+      const error = new OrchError("invalid", `${type} command cannot be sent to the worker: ${(err as Error).message}; nest its fields less deeply`);
+      this.effects.push({ kind: "reject", caller: m.caller, error });
+      return;
+    }
+    this.addPending(id, { kind: "call", caller: m.caller, callerId: m.command.id, type });
+    this.timer(`rpc:${id}`, m.timeoutMs, { kind: "rpc_timeout", id, type, timeoutMs: m.timeoutMs });
+    this.send(withWire(value, text));
+  }
+
+  // ---- helpers ----
+
+  private record(patch: Partial<AgentRecord>): void {
+    this.s.record = { ...this.s.record, ...patch };
+  }
+
+  private requestId(kind: string): string {
+    return `orch-${kind}-${this.s.nextRequest++}`;
+  }
+
+  private addPending(id: string, request: PendingRequest): void {
+    const pending = new Map(this.s.pending);
+    pending.set(id, request);
+    this.s.pending = pending;
+  }
+
+  private dropPending(id: string): void {
+    const pending = new Map(this.s.pending);
+    pending.delete(id);
+    this.s.pending = pending;
+  }
+
+  private rejectPending(how: string): void {
+    const s = this.s;
+    for (const [id, p] of s.pending) {
+      if (p.kind !== "call") continue;
+      this.cancel(`rpc:${id}`);
+      const error = new OrchError("worker_exited", `agent "${s.record.name}" worker ${how} before answering; see pi-orch logs ${s.record.name}`);
+      this.effects.push({ kind: "reject", caller: p.caller, error });
+    }
+    if (s.pending.size > 0) s.pending = new Map();
+  }
+
+  private clearWorkerTimers(): void {
+    this.cancel("start");
+    this.cancel("ping_tick");
+    this.cancel("ping_deadline");
+    this.cancel("run");
+    this.s.ping = null;
+  }
+
+  private cancelBackoff(): void {
+    this.cancel("backoff");
+    this.s.backoffToken++;
+  }
+
+  private send(value: unknown): void {
+    this.effects.push({ kind: "send", gen: this.s.worker!.gen, value });
+  }
+
+  private timer(key: TimerKey, ms: number, message: AgentMessage): void {
+    this.effects.push({ kind: "timer", key, ms, message });
+  }
+
+  private cancel(key: TimerKey): void {
+    this.effects.push({ kind: "cancel_timer", key });
+  }
+
+  private persist(): void {
+    this.effects.push({ kind: "persist" });
+  }
+
+  private setStatus(status: AgentStatus, given?: string): void {
+    const s = this.s;
+    const reason = given ?? s.diskProblem ?? s.protocolProblem ?? undefined;
+    const previous = s.record.status;
+    if (previous === status && s.record.statusReason === reason) return;
+    this.record({ status, statusReason: reason });
+    this.report({ type: "agent_status", status, previous, ...(reason ? { reason } : {}), pid: s.record.pid, restarts: s.record.restarts });
+    this.persist();
+    if (s.waiters.length === 0) return;
+    const ready = s.waiters.filter((w) => w.test(status));
+    if (ready.length === 0) return;
+    s.waiters = s.waiters.filter((w) => !ready.includes(w));
+    for (const w of ready) {
+      this.cancel(`wait:${w.caller}`);
+      this.effects.push({ kind: "resolve", caller: w.caller, value: status });
+    }
+  }
+
+  /** One of the supervisor's own events (see shared/schema/supervisor-events.ts) into the agent's stream. */
+  private report(event: SupervisorEvent): void {
+    this.emit(event);
+  }
+
+  private emit(event: Record<string, unknown>, raw?: string): void {
+    this.effects.push(raw === undefined ? { kind: "emit", event } : { kind: "emit", event, raw });
+  }
+}
+
+/** `800 ms`, `10s`: timings in messages, readable at both scales. */
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10}s`;
+}

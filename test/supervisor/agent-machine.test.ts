@@ -1,0 +1,383 @@
+/**
+ * The agent actor's table, stepped message by message without a process or a timer:
+ * each test feeds what a worker, a clock or a caller would say and checks the status
+ * and the effects the shell would perform.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  initialState,
+  transition,
+  type AgentEffect,
+  type AgentMessage,
+  type AgentState,
+  type MachineConfig,
+} from "../../supervisor/agent-machine.js";
+import { DEFAULT_FLOOD_LIMITS } from "../../supervisor/protocol-flood.js";
+import type { AgentRecord } from "../../shared/schema/agent.js";
+
+const T0 = 1_000_000;
+const config: MachineConfig = {
+  timings: { pingIntervalMs: 100, pingDeadlineMs: 200, startTimeoutMs: 500, stallTimeoutMs: 1_000, stopGraceMs: 50, killGraceMs: 50, rpcTimeoutMs: 300 },
+  defaultCommand: ["pi", "--mode", "rpc"],
+  workerNice: 10,
+  protocolFlood: DEFAULT_FLOOD_LIMITS,
+};
+
+function record(over: Partial<AgentRecord> = {}): AgentRecord {
+  return {
+    name: "a",
+    id: "id-a",
+    cwd: "/tmp",
+    policy: { restart: "transient", backoffInitialMs: 20, backoffMaxMs: 200, resetAfterMs: 60_000, intensity: 3, periodMs: 10_000 },
+    onStall: "notify",
+    limits: {},
+    createdAt: T0,
+    status: "stopped",
+    pid: null,
+    restarts: 0,
+    lastExit: null,
+    sessionFile: null,
+    lastSeenAt: null,
+    ...over,
+  };
+}
+
+/** Freeze what a transition is given, so any change to it in place throws. */
+function frozen(state: AgentState): AgentState {
+  Object.freeze(state.record);
+  return Object.freeze(state);
+}
+
+/** Drives the table like the shell, but by hand: the test says what happens next. */
+class Driver {
+  state: AgentState;
+  effects: AgentEffect[] = [];
+  /** The timers running now, as the shell would hold them. */
+  readonly timers = new Map<string, Extract<AgentEffect, { kind: "timer" }>>();
+  now = T0;
+
+  constructor(rec: AgentRecord = record()) {
+    this.state = initialState(rec);
+  }
+
+  send(message: AgentMessage): AgentEffect[] {
+    const { state, effects } = transition(config, frozen(this.state), message, this.now);
+    this.state = state;
+    this.effects = effects;
+    for (const e of effects) {
+      if (e.kind === "timer") this.timers.set(e.key, e);
+      else if (e.kind === "cancel_timer") this.timers.delete(e.key);
+    }
+    return effects;
+  }
+
+  get status(): string {
+    return this.state.record.status;
+  }
+
+  get gen(): number {
+    return this.state.gen;
+  }
+
+  of<K extends AgentEffect["kind"]>(kind: K): Extract<AgentEffect, { kind: K }>[] {
+    return this.effects.filter((e): e is Extract<AgentEffect, { kind: K }> => e.kind === kind);
+  }
+
+  /** Event types emitted by the last step. */
+  emitted(): unknown[] {
+    return this.of("emit").map((e) => e.event.type);
+  }
+
+  statuses(): unknown[] {
+    return this.of("emit").filter((e) => e.event.type === "agent_status").map((e) => e.event.status);
+  }
+
+  timer(key: string): Extract<AgentEffect, { kind: "timer" }> {
+    const t = this.timers.get(key);
+    if (!t) throw new Error(`no ${key} timer runs (running: ${[...this.timers.keys()].join(", ")})`);
+    return t;
+  }
+
+  /** Start, spawn as pid, answer the probe: the agent is idle. */
+  toIdle(pid = 100): void {
+    this.send({ kind: "start" });
+    this.spawned(pid);
+    this.answerProbe();
+  }
+
+  spawned(pid: number | undefined = 100): void {
+    const spawn = this.of("spawn")[0];
+    expect(spawn, "a spawn effect").toBeDefined();
+    this.send({ kind: "spawned", gen: spawn.gen, pid, startedAt: this.now });
+  }
+
+  answerProbe(data: Record<string, unknown> = { sessionFile: "/s/a.jsonl", isStreaming: false }): void {
+    const probe = this.of("send")[0].value as { id: string; type: string };
+    expect(probe.type).toBe("get_state");
+    this.line({ type: "response", id: probe.id, command: "get_state", success: true, data });
+  }
+
+  line(value: unknown): AgentEffect[] {
+    return this.send({ kind: "line", gen: this.gen, line: JSON.stringify(value) });
+  }
+
+  exit(code: number | null, signal: string | null = null): AgentEffect[] {
+    return this.send({ kind: "exit", gen: this.gen, code, signal, spawnError: null, stderrTail: "" });
+  }
+
+  /** A timer fires: its message is sent at its time. */
+  fire(key: string): AgentEffect[] {
+    const t = this.timer(key);
+    this.timers.delete(key);
+    this.now += t.ms;
+    return this.send(t.message);
+  }
+}
+
+describe("agent table: start and restart", () => {
+  it("spawns, probes with get_state, and is idle once answered, with the session learned and the worker lowered", () => {
+    const d = new Driver();
+    d.send({ kind: "start" });
+    expect(d.statuses()).toEqual(["starting"]);
+    expect(d.effects.at(-1)).toMatchObject({ kind: "spawn", gen: 1, file: "pi", args: ["--mode", "rpc"], cwd: "/tmp" });
+    d.spawned(100);
+    expect(d.emitted()).toEqual(["worker_started"]);
+    expect(d.state.record.pid).toBe(100);
+    expect(d.timer("start").ms).toBe(500);
+    d.answerProbe();
+    expect(d.statuses()).toEqual(["idle"]);
+    expect(d.state.record.sessionFile).toBe("/s/a.jsonl");
+    expect(d.of("lower_priority")).toEqual([{ kind: "lower_priority", gen: 1, nice: 10 }]);
+    expect(d.of("cancel_timer").map((e) => e.key)).toContain("start");
+    expect(d.timer("ping_tick").ms).toBe(100);
+  });
+
+  it("restarts a crashed worker after a backoff that doubles, counting restarts, and resumes its session", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.exit(1);
+    expect(d.statuses()).toEqual(["backoff"]);
+    expect(d.state.record.statusReason).toBe("exited with code 1; restarting in 20 ms");
+    expect(d.of("kill_leftovers")).toEqual([{ kind: "kill_leftovers", gen: 1 }]);
+    expect(d.state.record.lastExit).toMatchObject({ code: 1, reason: "exit" });
+    expect(d.timer("backoff").ms).toBe(20);
+    d.fire("backoff");
+    expect(d.state.record.restarts).toBe(1);
+    expect(d.of("spawn")[0]).toMatchObject({ gen: 2, args: ["--mode", "rpc", "--session", "/s/a.jsonl"] });
+    d.spawned(101);
+    d.answerProbe();
+    d.exit(null, "SIGKILL");
+    expect(d.state.record.statusReason).toBe("killed by SIGKILL; restarting in 40 ms");
+  });
+
+  it("gives up after the restart intensity, with the last exit in the reason", () => {
+    const d = new Driver();
+    d.toIdle();
+    for (let i = 0; i < 3; i++) {
+      d.exit(3);
+      expect(d.status).toBe("backoff");
+      d.fire("backoff");
+      d.spawned(200 + i);
+      d.answerProbe();
+    }
+    d.exit(3);
+    expect(d.status).toBe("failed");
+    expect(d.state.record.statusReason).toBe("failed after 3 restarts in 10s; last exit: exited with code 3");
+    expect(d.of("timer")).toEqual([]);
+    expect(d.state.record.restarts).toBe(3);
+  });
+
+  it("a normal exit of a transient worker stays down", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.exit(0);
+    expect(d.status).toBe("stopped");
+    expect(d.state.record.statusReason).toBe("exited with code 0; restart policy is transient");
+  });
+
+  it("a worker that never answers its start is killed at the start deadline and restarted by policy", () => {
+    const d = new Driver();
+    d.send({ kind: "start" });
+    d.spawned();
+    d.fire("start");
+    expect(d.of("kill_worker")).toEqual([{ kind: "kill_worker", gen: 1, notify: false }]);
+    d.exit(null, "SIGKILL");
+    expect(d.state.record.lastExit).toMatchObject({ reason: "start_timeout", message: "no answer to get_state within 500 ms of starting" });
+    expect(d.status).toBe("backoff");
+  });
+
+  it("a worker that dies before it is ready with its own words is failed at once (a configuration error), not restarted", () => {
+    const d = new Driver();
+    d.send({ kind: "start" });
+    d.spawned();
+    d.send({ kind: "exit", gen: 1, code: 2, signal: null, spawnError: null, stderrTail: "error: unknown option --bogus\n" });
+    expect(d.status).toBe("failed");
+    expect(d.state.record.statusReason).toMatch(/unknown option --bogus/);
+    expect(d.of("timer")).toEqual([]);
+  });
+});
+
+describe("agent table: stop and remove", () => {
+  it("stop while starting tears the worker down and answers once it is gone, without a restart", () => {
+    const d = new Driver();
+    d.send({ kind: "start" });
+    d.spawned();
+    d.send({ kind: "stop", caller: 7, reason: "stopped by request" });
+    expect(d.statuses()).toEqual(["stopping"]);
+    expect(d.of("stop_worker")).toEqual([{ kind: "stop_worker", gen: 1, graceMs: 50, killGraceMs: 50, abort: true, notify: true }]);
+    expect(d.of("cancel_timer").map((e) => e.key)).toContain("start");
+    expect(d.of("resolve")).toEqual([]);
+    d.exit(0);
+    expect(d.state.record.lastExit).toMatchObject({ reason: "stopped" });
+    expect(d.of("timer")).toEqual([]);
+    expect(d.of("kill_leftovers")).toEqual([]);
+    d.send({ kind: "teardown_done", gen: 1 });
+    expect(d.statuses()).toEqual(["stopped"]);
+    expect(d.of("resolve")).toEqual([{ kind: "resolve", caller: 7, value: undefined }]);
+    // A late start deadline of the old worker changes nothing.
+    expect(d.send({ kind: "start_timeout", gen: 1 })).toEqual([]);
+  });
+
+  it("remove while restarting: waiters learn it now, stop cancels the backoff, and the old backoff timer is void", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.exit(1);
+    const backoff = d.timer("backoff");
+    d.send({ kind: "wait", caller: 3, test: (s) => s === "idle", timeoutMs: 1_000 });
+    expect(d.timer("wait:3").ms).toBe(1_000);
+    d.send({ kind: "stop", caller: 4, reason: "stopped by request" });
+    expect(d.statuses()).toEqual(["stopped"]);
+    expect(d.of("cancel_timer").map((e) => e.key)).toContain("backoff");
+    expect(d.of("resolve")).toEqual([{ kind: "resolve", caller: 4, value: undefined }]);
+    d.send({ kind: "removed" });
+    expect(d.of("reject")).toMatchObject([{ caller: 3, error: { code: "not_found", message: 'agent "a" was removed' } }]);
+    expect(d.send(backoff.message)).toEqual([]);
+    expect(d.status).toBe("stopped");
+  });
+
+  it("a manual restart stops the worker and starts a new one once the teardown is done, with a fresh restart history", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.send({ kind: "restart" });
+    expect(d.statuses()).toEqual(["stopping"]);
+    d.exit(0);
+    d.send({ kind: "teardown_done", gen: 1 });
+    expect(d.statuses()).toEqual(["stopped", "starting"]);
+    expect(d.state.record.statusReason).toBeUndefined();
+    expect(d.of("spawn")[0].gen).toBe(2);
+    expect(d.state.restartHistory.restartTimes).toEqual([]);
+  });
+});
+
+describe("agent table: requests and presence", () => {
+  it("forwards a command with our id, answers with the caller's id, and a timed-out request is refused and its late answer dropped", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.send({ kind: "rpc", caller: 1, command: { id: "mine", type: "get_state" }, timeoutMs: 300 });
+    const sent = d.of("send")[0].value as { id: string };
+    expect(sent).toMatchObject({ type: "get_state", id: expect.stringMatching(/^orch-rpc-/) });
+    d.line({ type: "response", id: sent.id, command: "get_state", success: true, data: {} });
+    expect(d.of("resolve")).toEqual([{ kind: "resolve", caller: 1, value: { type: "response", id: "mine", command: "get_state", success: true, data: {} } }]);
+    expect(d.of("cancel_timer").map((e) => e.key)).toEqual([`rpc:${sent.id}`]);
+
+    d.send({ kind: "rpc", caller: 2, command: { type: "prompt", message: "hi" }, timeoutMs: 300 });
+    const second = d.of("send")[0].value as { id: string };
+    d.fire(`rpc:${second.id}`);
+    expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "timeout", message: 'agent "a" did not answer prompt within 300 ms; check pi-orch status a' } }]);
+    expect(d.line({ type: "response", id: second.id, command: "prompt", success: true })).toEqual([]);
+  });
+
+  it("refuses commands while no worker runs, and rejects what is pending when the worker dies", () => {
+    const d = new Driver();
+    d.send({ kind: "rpc", caller: 1, command: { type: "get_state" }, timeoutMs: 300 });
+    expect(d.of("reject")).toMatchObject([{ caller: 1, error: { code: "not_running" } }]);
+    d.toIdle();
+    d.send({ kind: "rpc", caller: 2, command: { type: "prompt", message: "x" }, timeoutMs: 300 });
+    d.exit(null, "SIGKILL");
+    expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "worker_exited", message: /killed by SIGKILL before answering/ } }]);
+  });
+
+  it("a ping not answered by its deadline makes the agent unresponsive and kills the group", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.fire("ping_tick");
+    const ping = d.of("send")[0].value as { id: string; type: string };
+    expect(ping.type).toBe("get_state");
+    expect(d.timer("ping_tick").ms).toBe(100);
+    d.fire("ping_tick");
+    expect(d.of("send")).toEqual([]); // one ping at a time
+    d.fire("ping_deadline");
+    expect(d.statuses()).toEqual(["unresponsive"]);
+    expect(d.of("kill_worker")).toEqual([{ kind: "kill_worker", gen: 1, notify: false }]);
+    d.exit(null, "SIGKILL");
+    expect(d.state.record.lastExit).toMatchObject({ reason: "unresponsive" });
+    expect(d.status).toBe("backoff");
+  });
+
+  it("an answered ping clears its deadline; a busy agent silent past the stall timeout stalls and is busy again at its next event", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.fire("ping_tick");
+    const ping = d.of("send")[0].value as { id: string };
+    d.line({ type: "response", id: ping.id, command: "get_state", success: true, data: {} });
+    expect(d.of("cancel_timer").map((e) => e.key)).toEqual(["ping_deadline"]);
+    d.line({ type: "agent_start" });
+    expect(d.statuses()).toEqual(["busy"]);
+    d.now += 1_000;
+    d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
+    expect(d.statuses()).toEqual(["stalled"]);
+    expect(d.state.record.statusReason).toBe("busy with no event for 1s");
+    d.line({ type: "message_update" });
+    expect(d.statuses()).toEqual(["busy"]);
+  });
+
+  it("a group over its memory limit is killed at a ping tick", () => {
+    const d = new Driver(record({ limits: { maxMemoryMb: 10 } }));
+    d.toIdle();
+    expect(d.timer("ping_tick").measureRss).toBe(true);
+    d.send({ kind: "ping_tick", gen: 1, rssBytes: 20 * 1024 * 1024 });
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "limit_exceeded", limit: "max_memory", message: "process tree RSS 20 MB is over the 10 MB limit" });
+    expect(d.of("kill_worker")).toHaveLength(1);
+  });
+});
+
+describe("agent table: run limits", () => {
+  it("a run over maxTokens is aborted once, and ends idle with the reason", () => {
+    const d = new Driver(record({ limits: { maxTokens: 100 } }));
+    d.toIdle();
+    d.line({ type: "agent_start" });
+    d.line({ type: "message_end", message: { role: "assistant", usage: { totalTokens: 60 } } });
+    expect(d.of("send")).toEqual([]);
+    d.line({ type: "message_end", message: { role: "assistant", usage: { totalTokens: 60 } } });
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "limit_exceeded", limit: "max_tokens", message: "120 tokens used, over the 100-token limit" });
+    expect(d.of("send").map((e) => (e.value as { type: string }).type)).toEqual(["abort"]);
+    d.line({ type: "message_end", message: { role: "assistant", usage: { totalTokens: 60 } } });
+    expect(d.of("send")).toEqual([]);
+    d.line({ type: "agent_end", messages: [] });
+    expect(d.statuses()).toEqual(["idle"]);
+    expect(d.state.record.statusReason).toBe("run aborted: 120 tokens used, over the 100-token limit");
+  });
+
+  it("a run over its timeout is aborted; a timer of an earlier run does nothing", () => {
+    const d = new Driver(record({ limits: { runTimeoutMs: 1_000 } }));
+    d.toIdle();
+    d.line({ type: "agent_start" });
+    const first = d.timer("run");
+    d.line({ type: "agent_end", messages: [] });
+    expect(d.of("cancel_timer").map((e) => e.key)).toContain("run");
+    d.line({ type: "agent_start" });
+    expect(d.send(first.message)).toEqual([]);
+    d.fire("run");
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "limit_exceeded", limit: "run_timeout", message: "run timeout of 1s exceeded" });
+    expect(d.of("send").map((e) => (e.value as { type: string }).type)).toEqual(["abort"]);
+  });
+
+  it("a crash mid-run reports the interrupted run; lines of an old worker are ignored", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.line({ type: "agent_start" });
+    d.exit(null, "SIGKILL");
+    expect(d.emitted()).toEqual(["worker_exited", "run_interrupted", "agent_status"]);
+    expect(d.send({ kind: "line", gen: 1, line: '{"type":"agent_end"}' })).toEqual([]);
+  });
+});
