@@ -17,20 +17,18 @@ import { Script } from "node:vm";
 function runCached(): void {
   const bundle = join(__dirname, "pi-worker.cjs");
   const cacheFile = `${bundle}.cache`;
-  let source = readFileSync(bundle, "utf8");
-  // Keep the shebang's line (for line numbers) but not its syntax, which only parses at the very start.
-  if (source.startsWith("#!")) source = "//" + source.slice(2);
+  // The build wrapped the bundle in the CommonJS function Node itself uses (plus the
+  // bundle's stand-in for import.meta.url), so the file is compiled as read, no copy.
+  const source = readFileSync(bundle, "utf8");
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
   } catch {
     cachedData = undefined;
   }
-  // The CommonJS wrapper Node itself uses, plus the bundle's stand-in for import.meta.url.
-  const wrapper = `(function (exports, require, module, __filename, __dirname, __piMetaUrl) {${source}\n})`;
   // No importModuleDynamically: V8 drops that callback for a script loaded from a code
   // cache, so the build compiles the bundle's import()s to require() instead.
-  const script = new Script(wrapper, { filename: bundle, cachedData });
+  const script = new Script(source, { filename: bundle, cachedData });
   const status = cachedData === undefined ? "missing" : script.cachedDataRejected ? "rejected" : "accepted";
   if (process.env.PI_ORCH_CODE_CACHE === "report") process.stderr.write(`pi: code cache ${status}\n`);
   if (process.env.PI_ORCH_CODE_CACHE === "write") {
