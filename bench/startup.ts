@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fmtOther, startLoadMeter } from "./load.js";
-import { fmt, median, rssMb, table } from "./stats.js";
+import { cpuMs, fmt, median, rssMb, table } from "./stats.js";
 import { PI, PI_CJS, ROOT } from "./support.js";
 
 const RUNS = 15;
@@ -30,7 +30,7 @@ function timeExit(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<
 }
 
 /** Spawn an RPC worker, time until the `get_state` response, read its RSS, close it. */
-function timeFirstState(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ ms: number; rss: number }> {
+function timeFirstState(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ ms: number; rss: number; cpu: number }> {
   return new Promise((res, rej) => {
     const t0 = performance.now();
     const p = spawn(cmd, args, { stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, ...env }, cwd });
@@ -45,8 +45,9 @@ function timeFirstState(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd
       // Let start-up work that finishes after the first answer settle, then read RSS.
       await new Promise((r) => setTimeout(r, 300));
       const rss = await rssMb(p.pid!);
+      const cpu = await cpuMs(p.pid!);
       p.stdin.end();
-      p.on("exit", () => res({ ms, rss }));
+      p.on("exit", () => res({ ms, rss, cpu }));
       setTimeout(() => p.kill("SIGKILL"), 5000).unref();
     });
     p.on("exit", (code) => {
@@ -106,6 +107,7 @@ export async function run(): Promise<string> {
   const cases = ca ? base.flatMap((c) => [c, { ...c, label: `${c.label}, NODE_EXTRA_CA_CERTS set`, env: { ...c.env, NODE_EXTRA_CA_CERTS: ca } }]) : base;
   const ms = cases.map(() => [] as number[]);
   const rss = cases.map(() => [] as number[]);
+  const cpu = cases.map(() => [] as number[]);
   const endLoad = startLoadMeter();
   try {
     for (let i = 0; i < RUNS; i++) {
@@ -116,6 +118,7 @@ export async function run(): Promise<string> {
           const r = await timeFirstState(process.execPath, c.args, c.env ?? {}, cwd);
           ms[k]!.push(r.ms);
           rss[k]!.push(r.rss);
+          cpu[k]!.push(r.cpu);
         }
       }
     }
@@ -125,10 +128,13 @@ export async function run(): Promise<string> {
   const load = endLoad();
   const floor = median(ms[0]!);
   const floorCa = ca ? median(ms[1]!) : NaN;
+  // The echo loop is node's own start plus reading stdin: the CPU floor of any worker.
+  const echoCpu = median(cpu[ca ? 2 : 1]!);
   const rows = cases.map((c, k) => {
     const withCa = c.env?.NODE_EXTRA_CA_CERTS !== undefined;
     const m = median(ms[k]!);
-    return [c.label, fmt(m), `${fmt(m / (withCa ? floorCa : floor), 2)}×`, c.exitOnly ? "" : fmt(median(rss[k]!))];
+    const cpuRatio = c.exitOnly ? "" : `${fmt(median(cpu[k]!), 1)} (${fmt(median(cpu[k]!) / echoCpu, 2)}×)`;
+    return [c.label, fmt(m), `${fmt(m / (withCa ? floorCa : floor), 2)}×`, cpuRatio, c.exitOnly ? "" : fmt(median(rss[k]!))];
   });
   const ours = median(ms[ca ? 4 : 2]!);
   const oursRss = median(rss[ca ? 4 : 2]!);
@@ -143,11 +149,11 @@ export async function run(): Promise<string> {
   return [
     "## Worker start-up",
     "",
-    `Cold start = spawn until the response to the first \`get_state\` (\`node -e 0\`: until it exits); RSS read 300 ms after the answer. ` +
+    `Cold start = spawn until the response to the first \`get_state\` (\`node -e 0\`: until it exits); RSS and CPU time (all threads, from the kernel's accounting: what the machine's load changes least) read 300 ms after the answer. ` +
       `Median of ${RUNS} interleaved runs; ratios against \`node -e 0\` started the same way (with or without NODE_EXTRA_CA_CERTS, which makes every node start parse a CA bundle). ` +
       `Other CPU during the runs: ${fmtOther(load)} cores.`,
     "",
-    table(["process", "cold start (ms)", "vs node -e 0", "idle RSS (MB)"], rows),
+    table(["process", "cold start (ms)", "vs node -e 0", "CPU to idle (ms, vs echo loop)", "idle RSS (MB)"], rows),
     "",
     verdict,
   ].join("\n");

@@ -25,6 +25,24 @@ export function table(header: string[], rows: (string | number)[][]): string {
   return lines.join("\n");
 }
 
+/**
+ * CPU time (ms) a live process has run so far, all its threads (V8's compiler and GC
+ * threads too), from the kernel's nanosecond scheduler accounting; NaN where /proc has
+ * none. Unlike wall time, the machine's other load barely changes it.
+ */
+export async function cpuMs(pid: number): Promise<number> {
+  const { readFile, readdir } = await import("node:fs/promises");
+  try {
+    let ns = 0;
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      ns += Number((await readFile(`/proc/${pid}/task/${tid}/schedstat`, "utf8")).split(" ")[0]);
+    }
+    return ns / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Resident set size of a process in MB, from /proc (Linux). */
 export async function rssMb(pid: number): Promise<number> {
   const { readFile } = await import("node:fs/promises");
