@@ -103,3 +103,19 @@ describe.skipIf(!installed)("before_agent_start's systemPromptOptions and ctx.ge
     expect(status?.statusText).toBe(`System: ${systemPromptOf(0).length} chars`);
   });
 });
+
+describe.skipIf(!installed)("resources_discover paths: our worker and upstream pi", () => {
+  it.each<Implementation>(["ours", "upstream"])("dynamic-resources on %s: its skill is in the system prompt, its template expands and is listed", async (impl) => {
+    const { w } = start(impl, ["dynamic-resources/index.ts"]);
+    const commands = await w.request({ type: "get_commands" }, 30_000);
+    const names = commands.data.commands.map((c: Line) => c.name as string);
+    expect(names).toContain("dynamic");
+    expect(names).toContain("skill:dynamic-resources");
+    server.enqueue({ text: "ok" });
+    await run(w, "/dynamic");
+    expect(systemPromptOf(0)).toContain("Example skill loaded from resources_discover");
+    const user = (server.requests[0].body as Line).messages.at(-1);
+    const text = typeof user.content === "string" ? user.content : user.content.map((c: Line) => c.text).join("");
+    expect(text).toContain("Summarize the current repository structure and mention any build or test commands.");
+  });
+});

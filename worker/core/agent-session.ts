@@ -19,7 +19,7 @@ import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.j
 import { ensureHome, modelsJsonPath, piOrchHome } from "../../shared/paths.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
-import { NO_EXTENSIONS, type ExtensionHooks, type SystemPromptOptions } from "../extensions/hooks.js";
+import { NO_EXTENSIONS, type DiscoveredResources, type ExtensionHooks, type SystemPromptOptions } from "../extensions/hooks.js";
 import type { DeliverAs, ExtensionHost, NewSessionOptions } from "../extensions/host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
@@ -190,6 +190,8 @@ export class AgentSession {
   private readonly inactiveExtensionTools = new Set<string>();
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
   private nextTurnMessages: AgentMessage[] = [];
+  /** Resource paths the extensions' `resources_discover` handlers returned last. */
+  private discovered: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
   private turnIndex = 0;
   private shutdownRequested = false;
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
@@ -409,9 +411,9 @@ export class AgentSession {
       cwd: this.cwd,
       trusted: o.trusted === true,
       noSkills: o.noSkills,
-      skillPaths: o.skillPaths,
+      skillPaths: [...(o.skillPaths ?? []), ...this.discovered.skillPaths],
       noPromptTemplates: o.noPromptTemplates,
-      promptTemplatePaths: o.promptTemplatePaths,
+      promptTemplatePaths: [...(o.promptTemplatePaths ?? []), ...this.discovered.promptPaths],
     });
     for (const w of resources.warnings) this.warn(`${w.path}: ${w.message}`);
     return resources;
@@ -451,7 +453,7 @@ export class AgentSession {
     } else {
       this.rebuildSystemPrompt();
     }
-    await this.extensions.sessionStart("reload");
+    await this.startExtensions("reload");
   }
 
   /**
@@ -918,7 +920,7 @@ export class AgentSession {
     } else {
       this.loadFrom(store);
     }
-    await this.extensions.sessionStart(reason, previousSessionFile);
+    await this.startExtensions(reason, previousSessionFile);
     return result;
   }
 
@@ -1143,7 +1145,21 @@ export class AgentSession {
     for (const path of this.extensions.skipped()) {
       this.warn(`skipped the project extension ${path}: the project is not trusted (run with --trust to allow it)`);
     }
-    await this.extensions.sessionStart("startup");
+    await this.startExtensions("startup");
+  }
+
+  /**
+   * `session_start`, then `resources_discover`: skills and prompt templates at the paths
+   * the extensions returned join the session's (as pi's `extendResources`), and the
+   * system prompt is rebuilt with them.
+   */
+  private async startExtensions(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<void> {
+    const found = await this.extensions.sessionStart(reason, previousSessionFile);
+    const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+    if (same(found.skillPaths, this.discovered.skillPaths) && same(found.promptPaths, this.discovered.promptPaths)) return;
+    this.discovered = found;
+    this.resources = this.readResources();
+    this.rebuildSystemPrompt();
   }
 
   /** Abort the run and any bash command, tell extensions, close the session file. */

@@ -48,6 +48,14 @@ export interface SystemPromptOptions {
   skills: readonly Skill[];
 }
 
+/** Paths `resources_discover` handlers returned, in load order (relative ones resolved against the cwd). */
+export interface DiscoveredResources {
+  skillPaths: string[];
+  promptPaths: string[];
+  /** Accepted; themes style pi's terminal, which a headless worker has not. */
+  themePaths: string[];
+}
+
 /** What `before_agent_start` handlers returned, merged. */
 export interface BeforeAgentStartOutcome {
   systemPrompt?: string;
@@ -73,7 +81,8 @@ export interface ExtensionHooks {
   notify(event: ExtensionEvent): Promise<void>;
   /** `session_before_*`: the first `{ cancel: true }` wins; otherwise the last result. */
   before(event: ExtensionEvent): Promise<Record<string, unknown> | undefined>;
-  sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<void>;
+  /** `session_start`, then `resources_discover`: resolves with the resource paths the handlers returned. */
+  sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<DiscoveredResources>;
   sessionShutdown(reason: "quit" | "new" | "resume" | "fork" | "reload", targetSessionFile?: string): Promise<void>;
   input(text: string, images: ImageContent[] | undefined, source: "rpc" | "interactive" | "extension"): Promise<InputOutcome>;
   beforeAgentStart(
@@ -107,7 +116,7 @@ export const NO_EXTENSIONS: ExtensionHooks = {
   runCommand: async () => false,
   notify: async () => undefined,
   before: async () => undefined,
-  sessionStart: async () => undefined,
+  sessionStart: async () => ({ skillPaths: [], promptPaths: [], themePaths: [] }),
   sessionShutdown: async () => undefined,
   input: async (text, images) => ({ action: "continue", text, images }),
   beforeAgentStart: async () => undefined,

@@ -4,13 +4,14 @@
  * before; a throwing handler becomes an `extension_error` event and the next one
  * still runs. Notifications are delivered one after another in emission order.
  */
+import { resolve } from "node:path";
 import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import { commandInfos, invocationNames, type ExtensionRegistry, type RegisteredFlag, type RegisteredProvider } from "./api.js";
 import { commandContext, extensionContext } from "./context.js";
-import type { BeforeAgentStartOutcome, ExtensionCommandInfo, ExtensionHooks, InputOutcome, SystemPromptOptions } from "./hooks.js";
+import type { BeforeAgentStartOutcome, DiscoveredResources, ExtensionCommandInfo, ExtensionHooks, InputOutcome, SystemPromptOptions } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionEventName, ExtensionToolDefinition } from "./types.js";
 
@@ -117,12 +118,25 @@ export class ExtensionRunner implements ExtensionHooks {
     return result;
   }
 
-  async sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<void> {
+  async sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<DiscoveredResources> {
     const errors = this.pendingLoadErrors;
     this.pendingLoadErrors = [];
     for (const error of errors) this.emitError(error);
     await this.notify({ type: "session_start", reason, ...(previousSessionFile ? { previousSessionFile } : {}) });
-    await this.notify({ type: "resources_discover", cwd: this.host().cwd, reason: reason === "reload" ? "reload" : "startup" });
+    const found: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
+    if (!this.has("resources_discover")) return found;
+    await this.queue;
+    const cwd = this.host().cwd;
+    // As pi: every handler runs; string entries of each list are collected in load order.
+    await this.dispatch({ type: "resources_discover", cwd, reason: reason === "reload" ? "reload" : "startup" }, (value) => {
+      const r = value as Partial<Record<keyof DiscoveredResources, unknown>> | undefined;
+      for (const key of ["skillPaths", "promptPaths", "themePaths"] as const) {
+        const list = r?.[key];
+        if (Array.isArray(list)) for (const p of list) if (typeof p === "string" && p.length > 0) found[key].push(resolve(cwd, p));
+      }
+      return undefined;
+    });
+    return found;
   }
 
   async sessionShutdown(reason: "quit" | "new" | "resume" | "fork" | "reload", targetSessionFile?: string): Promise<void> {
