@@ -4,7 +4,7 @@
  * field editor of the forms.
  */
 import { Text, useStdin } from "ink";
-import { useEffect, useRef, useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { applyInput, lineState, visibleLine, type LineState } from "./line-editor.js";
 import { useTheme } from "./theme.js";
 
@@ -44,7 +44,9 @@ export function PromptInput({ label, width, onSubmit, onCancel, initial = "", pl
   const handlers = useRef({ onSubmit, onCancel, onTab });
   handlers.current = { onSubmit, onCancel, onTab };
   const { internal_eventEmitter: events, setRawMode } = useStdin();
-  useEffect(() => {
+  // Listening from the commit that draws the line (not a passive effect after it): a key
+  // typed as soon as the line shows must reach it.
+  useLayoutEffect(() => {
     if (!isActive) return;
     setRawMode(true);
     const onInput = (raw: string) => {
