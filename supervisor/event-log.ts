@@ -36,11 +36,17 @@ export const DEFAULT_BACKLOG_BYTES = 4 * 1024 * 1024;
 /** How often a refused write is tried again. */
 export const WRITE_RETRY_MS = 1_000;
 
-/** One held event: its log line, parsed again only when replayed. */
+/**
+ * One held event: its JSON as the worker wrote it (or as serialised once), parsed again
+ * only when replayed. The text alone, not the whole log line around it, so a held event
+ * is two small heap objects for the collector to move, not four.
+ */
 interface RingEntry {
   seq: number;
-  /** The log line (`{"seq","at","event"}`) without its newline; empty once dropped. */
-  line: string;
+  at: number;
+  /** The event's JSON; empty once dropped. */
+  raw: string;
+  /** Length of its log line (`{"seq","at","event"}`), what the byte budget counts. */
   bytes: number;
   /** Still counted in the ring (not evicted, not compacted). */
   held: boolean;
@@ -85,9 +91,9 @@ export class EventRing {
     this.evictedThrough = Math.max(this.evictedThrough, seq);
   }
 
-  /** Hold an event given as its log line; `event` is only looked at for compaction. */
-  push(seq: number, line: string, event: Record<string, unknown>): void {
-    const entry: RingEntry = { seq, line, bytes: line.length, held: true };
+  /** Hold event `seq` given as its JSON; `event` is only looked at for compaction. */
+  push(seq: number, at: number, raw: string, event: Record<string, unknown>): void {
+    const entry: RingEntry = { seq, at, raw, bytes: raw.length + LINE_FRAME_CHARS + digits(seq) + digits(at), held: true };
     this.entries.push(entry);
     this.count++;
     this.bytes += entry.bytes;
@@ -108,7 +114,7 @@ export class EventRing {
     const events: LoggedEvent[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
       const entry = this.entries[i];
-      if (entry.held && entry.seq > since) events.push(JSON.parse(entry.line) as LoggedEvent);
+      if (entry.held && entry.seq > since) events.push({ seq: entry.seq, at: entry.at, event: JSON.parse(entry.raw) as Record<string, unknown> });
     }
     const gap = since < this.evictedThrough ? { from: since + 1, to: this.evictedThrough } : null;
     return { events, gap };
@@ -127,9 +133,18 @@ export class EventRing {
   private release(entry: RingEntry): void {
     if (!entry.held) return;
     entry.held = false;
-    entry.line = "";
+    entry.raw = "";
     this.count--;
     this.bytes -= entry.bytes;
+  }
+
+  /**
+   * `updates` without the entries the bounds evicted meanwhile, once those outnumber the
+   * held ones: a message (or tool call) that streams for long without its end would
+   * otherwise keep every snapshot's slot for good.
+   */
+  private pruned(updates: RingEntry[]): RingEntry[] {
+    return updates.length > 1024 && updates.length > 2 * this.count ? updates.filter((e) => e.held) : updates;
   }
 
   private compact(entry: RingEntry, event: Record<string, unknown>): void {
@@ -139,6 +154,7 @@ export class EventRing {
         break;
       case "message_update":
         this.messageUpdates.push(entry);
+        this.messageUpdates = this.pruned(this.messageUpdates);
         break;
       case "message_end":
         for (const update of this.messageUpdates) this.release(update);
@@ -149,8 +165,11 @@ export class EventRing {
         const id = typeof event.toolCallId === "string" ? event.toolCallId : "";
         if (event.type === "tool_execution_update") {
           const list = this.toolUpdates.get(id);
-          if (list) list.push(entry);
-          else this.toolUpdates.set(id, [entry]);
+          if (list) {
+            list.push(entry);
+            const kept = this.pruned(list);
+            if (kept !== list) this.toolUpdates.set(id, kept);
+          } else this.toolUpdates.set(id, [entry]);
         } else {
           for (const update of this.toolUpdates.get(id) ?? []) this.release(update);
           this.toolUpdates.delete(id);
@@ -159,6 +178,19 @@ export class EventRing {
       }
     }
   }
+}
+
+/** Characters of a log line around its event and numbers: `{"seq":,"at":,"event":}`. */
+const LINE_FRAME_CHARS = '{"seq":,"at":,"event":}'.length;
+
+/** Decimal digits of a non-negative integer (a seq, a timestamp). */
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
 }
 
 /**
@@ -436,8 +468,9 @@ export class AgentEventLog {
   private readonly batched: boolean;
   /** Staged log lines (batched mode), each with its newline, not yet written. */
   private staged = "";
-  /** The staged events' lines (without newline) and events, for the ring; their seqs run up to `seq`. */
-  private stagedLines: string[] = [];
+  /** The staged events' JSON, times and events, for the ring; their seqs run up to `seq`. */
+  private stagedRaws: string[] = [];
+  private stagedAts: number[] = [];
   private stagedEvents: Record<string, unknown>[] = [];
 
   constructor(opts: EventLogOptions) {
@@ -462,7 +495,7 @@ export class AgentEventLog {
    * and the next one numbers from the file.
    */
   get lastSeq(): number {
-    return this.seq - this.stagedLines.length;
+    return this.seq - this.stagedRaws.length;
   }
 
   /** Why the disk refuses this agent's events now, or null. */
@@ -485,15 +518,17 @@ export class AgentEventLog {
    */
   append(event: Record<string, unknown>, at = Date.now(), raw?: string): LoggedEvent {
     const entry: LoggedEvent = { seq: ++this.seq, at, event };
-    const line = `{"seq":${entry.seq},"at":${at},"event":${raw ?? JSON.stringify(event)}}`;
+    const json = raw ?? JSON.stringify(event);
+    const line = `{"seq":${entry.seq},"at":${at},"event":${json}}\n`;
     if (this.batched) {
-      this.staged += `${line}\n`;
-      this.stagedLines.push(line);
+      this.staged += line;
+      this.stagedRaws.push(json);
+      this.stagedAts.push(at);
       this.stagedEvents.push(event);
       return entry;
     }
-    this.events.write(`${line}\n`);
-    this.ring.push(entry.seq, line, event);
+    this.events.write(line);
+    this.ring.push(entry.seq, at, json, event);
     return entry;
   }
 
@@ -501,14 +536,16 @@ export class AgentEventLog {
   commit(): void {
     if (this.staged === "") return;
     const text = this.staged;
-    const lines = this.stagedLines;
+    const raws = this.stagedRaws;
+    const ats = this.stagedAts;
     const events = this.stagedEvents;
     this.staged = "";
-    this.stagedLines = [];
+    this.stagedRaws = [];
+    this.stagedAts = [];
     this.stagedEvents = [];
     this.events.write(text);
-    const first = this.seq - lines.length + 1;
-    for (let i = 0; i < lines.length; i++) this.ring.push(first + i, lines[i]!, events[i]!);
+    const first = this.seq - raws.length + 1;
+    for (let i = 0; i < raws.length; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
   }
 
   /**

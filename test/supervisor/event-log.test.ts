@@ -18,7 +18,7 @@ const ev = (seq: number, event: Record<string, unknown>): LoggedEvent => ({ seq,
 const line = (e: LoggedEvent) => JSON.stringify(e);
 function ringOf(maxEvents: number, maxBytes: number, events: LoggedEvent[]): EventRing {
   const ring = new EventRing(maxEvents, maxBytes);
-  for (const e of events) ring.push(e.seq, line(e), e.event);
+  for (const e of events) ring.push(e.seq, e.at, JSON.stringify(e.event), e.event);
   return ring;
 }
 const seqs = (events: LoggedEvent[]) => events.map((e) => e.seq);
@@ -61,14 +61,34 @@ describe("EventRing", () => {
     const ring = new EventRing(1000, 64 * 1024);
     let seq = 0;
     for (let m = 0; m < 2000; m++) {
-      ring.push(++seq, "{}", { type: "message_start" });
-      for (let u = 0; u < 20; u++) ring.push(++seq, `{"u":"${"x".repeat(200)}"}`, { type: "message_update" });
-      ring.push(++seq, "{}", { type: "message_end" });
+      ring.push(++seq, 0, "{}", { type: "message_start" });
+      for (let u = 0; u < 20; u++) ring.push(++seq, 0, `{"u":"${"x".repeat(200)}"}`, { type: "message_update" });
+      ring.push(++seq, 0, "{}", { type: "message_end" });
     }
     expect(ring.heldBytes).toBeLessThanOrEqual(64 * 1024);
     expect(ring.size).toBeLessThanOrEqual(1000);
     // Slots of compacted entries are reclaimed, not kept until the front passes them.
     expect((ring as unknown as { entries: unknown[] }).entries.length).toBeLessThan(4 * 1000 + 1100);
+  });
+});
+
+describe("EventRing without the end of a stream", () => {
+  it("keeps no slot of an evicted snapshot while a message or tool call streams without its end", () => {
+    const ring = new EventRing(100, Infinity);
+    let seq = 0;
+    ring.push(++seq, 0, "{}", { type: "message_start" });
+    for (let u = 0; u < 50_000; u++) {
+      ring.push(++seq, 0, "{}", { type: "message_update" });
+      ring.push(++seq, 0, "{}", { type: "tool_execution_update", toolCallId: "t1" });
+    }
+    expect(ring.size).toBe(100);
+    const inner = ring as unknown as { messageUpdates: unknown[]; toolUpdates: Map<string, unknown[]> };
+    expect(inner.messageUpdates.length).toBeLessThanOrEqual(1025);
+    expect(inner.toolUpdates.get("t1")!.length).toBeLessThanOrEqual(1025);
+    // The end still drops the snapshots it finalises.
+    ring.push(++seq, 0, "{}", { type: "message_end" });
+    ring.push(++seq, 0, "{}", { type: "tool_execution_end", toolCallId: "t1" });
+    expect(ring.size).toBe(2);
   });
 });
 
