@@ -5,7 +5,7 @@
  * upstream pi 0.73.1 with the same script; the system prompt each one sent is read
  * from the recorded request. Skipped when test/upstream is not installed.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
@@ -54,7 +54,7 @@ function start(impl: Implementation, examples: string[], args: string[] = [], pr
   };
   writeFileSync(join(home, "models.json"), JSON.stringify(models));
   prepare(home);
-  const argv = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)]), ...args];
+  const argv = ["--mode", "rpc", ...(args.includes("--session") ? [] : ["--no-session"]), "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)]), ...args];
   const env = impl === "ours" ? { PI_ORCH_HOME: home } : { PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" };
   const w = new RpcWorker(argv, { cwd: project, env, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
   return { w, home, project };
@@ -117,5 +117,35 @@ describe.skipIf(!installed)("resources_discover paths: our worker and upstream p
     const user = (server.requests[0].body as Line).messages.at(-1);
     const text = typeof user.content === "string" ? user.content : user.content.map((c: Line) => c.text).join("");
     expect(text).toContain("Summarize the current repository structure and mention any build or test commands.");
+  });
+});
+
+describe.skipIf(!installed)("message_end replacing the user's prompt: our worker and upstream pi", () => {
+  it.each<Implementation>(["ours", "upstream"])("on %s: the session file and the model's context get the replacement, once", async (impl) => {
+    const ext = join(dir("pi-prompt-ext-"), "redact.ts");
+    writeFileSync(
+      ext,
+      [
+        "export default function (pi: any) {",
+        '  pi.on("message_end", (event: any) => {',
+        '    if (event.message.role !== "user") return;',
+        '    return { message: { ...event.message, content: [{ type: "text", text: "[redacted prompt]" }] } };',
+        "  });",
+        "}",
+      ].join("\n"),
+    );
+    const sessionFile = join(dir("pi-prompt-sessions-"), "s.jsonl");
+    const { w } = start(impl, [], ["-e", ext, "--session", sessionFile]);
+    server.enqueue({ toolCalls: [{ id: "call_1", name: "bash", arguments: { command: "true" } }] }, { text: "ok" });
+    await run(w, "my password is hunter2");
+    // The user message of each request. Upstream's first request races its session's
+    // message_end handling and still carries the original; ours waits for the handlers.
+    const sent = server.requests.map((r) => JSON.stringify((r.body as Line).messages.find((m: Line) => m.role === "user").content));
+    expect(sent[1]).toContain("[redacted prompt]");
+    if (impl === "ours") expect(sent[0]).toContain("[redacted prompt]");
+    const entries = readFileSync(sessionFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const users = entries.filter((e) => e.type === "message" && e.message.role === "user");
+    expect(users.map((e) => e.message.content)).toEqual([[{ type: "text", text: "[redacted prompt]" }]]);
+    expect(readFileSync(sessionFile, "utf8")).not.toContain("hunter2");
   });
 });

@@ -624,7 +624,11 @@ export class AgentSession {
     const problem = this.missingKeyProblem();
     if (problem) throw new Error(problem);
     // A prompt is on disk before it is accepted: one the disk refuses is refused, not lost.
-    if (this.store) {
+    // A message_end handler may replace it (pi persists the replacement): then it is
+    // written at its message_end, once the disk was checked for room.
+    if (this.store && this.extensions.has("message_end")) {
+      this.checkPersistable(message);
+    } else if (this.store) {
       this.recordOrRefuse(() => this.store!.append({ type: "message", message }));
       this.persistedPrompts.add(message);
     }
