@@ -3,8 +3,8 @@
  * spinner while busy), restarts and tokens; then model, branch or cwd, and the
  * running tool with its argument summary and elapsed time.
  */
-import { homedir } from "node:os";
 import { Text } from "ink";
+import { modelLabel, placeLabel } from "./agent-labels.js";
 import type { AgentView } from "./state.js";
 import { formatElapsed, formatTokens, truncate } from "./text.js";
 import { spinner, statusColor, useTheme } from "./theme.js";
@@ -18,18 +18,6 @@ export interface AgentHeaderProps {
   slotKey?: number;
 }
 
-/** `faux/faux-1`, the model alone, or `-`. */
-function modelLabel(a: AgentView): string {
-  if (a.provider && a.model) return a.model.includes("/") ? a.model : `${a.provider}/${a.model}`;
-  return a.model ?? a.provider ?? "default model";
-}
-
-/** `⎇ pi-orch/fix` for a worktree agent, else its cwd with `~`. */
-function placeLabel(a: AgentView): string {
-  if (a.worktree) return `⎇ ${a.worktree.branch}`;
-  const home = homedir();
-  return home && a.cwd.startsWith(home + "/") ? "~" + a.cwd.slice(home.length) : a.cwd || "-";
-}
 
 /** The header lines. */
 export function AgentHeader({ agent: a, width, now, slotKey }: AgentHeaderProps) {

@@ -4,8 +4,8 @@
  * same look as `Pane` (which ink draws when the pane holds an input line or a dialog);
  * a pane costs one string per row instead of ink's per-cell tokenizing. Pure.
  */
-import { homedir } from "node:os";
 import stringWidth from "string-width";
+import { modelLabel, placeLabel } from "./agent-labels.js";
 import type { AgentView, LineKind } from "./state.js";
 import { formatElapsed, formatTokens, tailLines, truncate, type DrawnLine } from "./text.js";
 import { lineColor, spinner, statusColor } from "./theme.js";
@@ -81,18 +81,6 @@ function headerRows(a: AgentView, width: number, now: number, slotKey: number | 
   return rows;
 }
 
-/** `faux/faux-1`, the model alone, or `default model`. */
-function modelLabel(a: AgentView): string {
-  if (a.provider && a.model) return a.model.includes("/") ? a.model : `${a.provider}/${a.model}`;
-  return a.model ?? a.provider ?? "default model";
-}
-
-/** `⎇ pi-orch/fix` for a worktree agent, else its cwd with `~`. */
-function placeLabel(a: AgentView): string {
-  if (a.worktree) return `⎇ ${a.worktree.branch}`;
-  const home = homedir();
-  return home && a.cwd.startsWith(home + "/") ? "~" + a.cwd.slice(home.length) : a.cwd || "-";
-}
 
 /**
  * The spans as exactly `width` terminal columns: cut with an ellipsis when longer (as
