@@ -227,7 +227,8 @@ async function main(argv: string[]): Promise<number> {
     provider: opts.provider,
     model,
     thinking,
-    apiKey: opts.apiKey,
+    // A supervisor passes `--api-key` in PI_API_KEY: argv is visible to every user.
+    apiKey: opts.apiKey ?? (process.env.PI_API_KEY || undefined),
     tools: typeof opts.tools === "string" ? opts.tools : undefined,
     noTools: opts.tools === false || opts.builtinTools === false,
     systemPrompt: opts.systemPrompt,

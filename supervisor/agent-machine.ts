@@ -328,10 +328,10 @@ class Step {
     s.flood = NO_FLOOD;
     s.lastEventAt = this.now;
     this.setStatus("starting");
-    const { file, args } = buildWorkerArgv(s.record, s.record.sessionFile, this.config.defaultCommand);
+    const { file, args, env: keyEnv } = buildWorkerArgv(s.record, s.record.sessionFile, this.config.defaultCommand);
     s.worker = { gen, pid: undefined, startedAt: this.now, file, args };
     // Last effect of this step: the shell answers it with `spawned` before anything else runs.
-    this.effects.push({ kind: "spawn", gen, file, args, cwd: s.record.cwd, env: { ...this.config.baseEnv, ...s.record.env } });
+    this.effects.push({ kind: "spawn", gen, file, args, cwd: s.record.cwd, env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv } });
   }
 
   private onSpawned(m: Extract<AgentMessage, { kind: "spawned" }>): void {

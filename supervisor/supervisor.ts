@@ -26,7 +26,7 @@ import {
   type WorktreeInfo,
 } from "../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY, DEFAULT_TIMINGS, type AgentTimings } from "./types.js";
-import { defaultWorkerCommand } from "./worker-command.js";
+import { buildWorkerArgv, defaultWorkerCommand } from "./worker-command.js";
 import { createWorktree, removeWorktree, worktreeDirty, type CreatedWorktree, type DeleteBranch } from "./worktrees.js";
 
 /** Options of a supervisor; everything but `home` has a default. */
@@ -345,6 +345,8 @@ export class Supervisor {
     const cwd = resolve(opts.cwd ?? process.cwd());
     if (!isDirectory(cwd)) throw new OrchError("invalid", `working directory ${cwd} does not exist or is not a folder; pass an existing --cwd`);
     if (opts.workerCommand && opts.workerCommand.length === 0) throw new OrchError("invalid", "the worker command is empty");
+    // A key that could only reach the worker in argv is refused here, not at its first start.
+    buildWorkerArgv(opts, null, this.defaultCommand);
     if (!opts.worktree) return reply.resolve({ actor: this.createAgent(name, cwd, opts), reusedWorktree: false });
     this.reserved.add(name);
     createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name }).then(

@@ -29,20 +29,100 @@ export interface WorkerArgvSpec {
   extraArgs?: string[];
 }
 
-/** File and arguments to execute; `--session` is appended to custom commands too, so any pi resumes. */
+/**
+ * The variable our `pi` reads as if it were `--api-key` (same precedence, any provider):
+ * the supervisor moves an `--api-key` out of a worker's argv into it.
+ */
+export const PI_API_KEY_VAR = "PI_API_KEY";
+
+// Where upstream pi (0.73.1, pi-ai's env-api-keys) reads each built-in provider's key
+// from; ours reads ANTHROPIC_API_KEY / OPENAI_API_KEY and PI_API_KEY.
+const PROVIDER_KEY_VAR: Record<string, string> = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai: "OPENAI_API_KEY",
+  "azure-openai-responses": "AZURE_OPENAI_API_KEY",
+  deepseek: "DEEPSEEK_API_KEY",
+  google: "GEMINI_API_KEY",
+  "google-vertex": "GOOGLE_CLOUD_API_KEY",
+  groq: "GROQ_API_KEY",
+  cerebras: "CEREBRAS_API_KEY",
+  xai: "XAI_API_KEY",
+  openrouter: "OPENROUTER_API_KEY",
+  "vercel-ai-gateway": "AI_GATEWAY_API_KEY",
+  zai: "ZAI_API_KEY",
+  mistral: "MISTRAL_API_KEY",
+  minimax: "MINIMAX_API_KEY",
+  moonshotai: "MOONSHOT_API_KEY",
+  huggingface: "HF_TOKEN",
+  fireworks: "FIREWORKS_API_KEY",
+  opencode: "OPENCODE_API_KEY",
+  "kimi-coding": "KIMI_API_KEY",
+};
+
+/** The provider an argv asks for: the last `--provider P`, else the `P/` of `--model P/ID`. */
+function providerOf(args: readonly string[]): string | undefined {
+  let provider: string | undefined;
+  let modelProvider: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].startsWith("--") && args[i].includes("=") ? [args[i].slice(0, args[i].indexOf("=")), args[i].slice(args[i].indexOf("=") + 1)] : [args[i], undefined];
+    const value = inline ?? args[i + 1];
+    if (flag === "--provider" && value !== undefined) provider = value;
+    if (flag === "--model" && value?.includes("/")) modelProvider = value.slice(0, value.indexOf("/"));
+  }
+  return provider ?? modelProvider;
+}
+
+/**
+ * Take `--api-key V` / `--api-key=V` out of a worker's arguments (argv is readable by
+ * every user in `ps` and /proc) and say which environment variables carry it instead:
+ * PI_API_KEY for our own worker; for a custom command also the provider's usual
+ * variable, so upstream pi authenticates too. A custom command whose provider cannot be
+ * told (no `--provider`, no `--model P/ID`) is refused rather than given the key in argv.
+ */
+export function liftApiKey(args: readonly string[], custom: boolean): { args: string[]; env: Record<string, string> } {
+  const kept: string[] = [];
+  let key: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--api-key" && i + 1 < args.length) key = args[++i];
+    else if (args[i].startsWith("--api-key=")) key = args[i].slice("--api-key=".length);
+    else kept.push(args[i]);
+  }
+  if (key === undefined) return { args: kept, env: {} };
+  const env: Record<string, string> = { [PI_API_KEY_VAR]: key };
+  if (custom) {
+    const provider = providerOf(kept);
+    const name = provider !== undefined && Object.hasOwn(PROVIDER_KEY_VAR, provider) ? PROVIDER_KEY_VAR[provider] : undefined;
+    if (!name) {
+      throw new OrchError(
+        "invalid",
+        `--api-key in a custom worker command is passed in the provider's environment variable, never in argv, but ${provider ? `provider "${provider}" has no known variable` : "the command names no provider (--provider P or --model P/ID)"}; pass the key with --env NAME=KEY instead`,
+      );
+    }
+    env[name] = key;
+  }
+  return { args: kept, env };
+}
+
+/**
+ * File, arguments and extra environment to execute; `--session` is appended to custom
+ * commands too, so any pi resumes. An `--api-key` never stays in the arguments: it goes
+ * into `env` (see liftApiKey).
+ */
 export function buildWorkerArgv(
   spec: WorkerArgvSpec,
   sessionFile: string | null,
   defaultCommand: readonly string[],
-): { file: string; args: string[] } {
-  const base = spec.workerCommand && spec.workerCommand.length > 0 ? spec.workerCommand : defaultCommand;
+): { file: string; args: string[]; env: Record<string, string> } {
+  const custom = spec.workerCommand !== undefined && spec.workerCommand.length > 0;
+  const base = custom ? spec.workerCommand! : defaultCommand;
   if (base.length === 0) throw new OrchError("invalid", "the worker command is empty; pass a program, e.g. --worker-command \"pi --mode rpc\"");
   const args = base.slice(1);
   if (spec.provider) args.push("--provider", spec.provider);
   if (spec.model) args.push("--model", spec.model);
   if (spec.extraArgs) args.push(...spec.extraArgs);
-  if (sessionFile) args.push("--session", sessionFile);
-  return { file: base[0], args };
+  const lifted = liftApiKey(args, custom);
+  if (sessionFile) lifted.args.push("--session", sessionFile);
+  return { file: base[0], args: lifted.args, env: lifted.env };
 }
 
 /**

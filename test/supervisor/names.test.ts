@@ -37,7 +37,35 @@ describe("worker command", () => {
     expect(buildWorkerArgv({ workerCommand: ["pi", "--mode", "rpc"], model: "m" }, "/s.jsonl", ["x"])).toEqual({
       file: "pi",
       args: ["--mode", "rpc", "--model", "m", "--session", "/s.jsonl"],
+      env: {},
     });
-    expect(buildWorkerArgv({}, null, ["node", "pi.js", "--mode", "rpc"])).toEqual({ file: "node", args: ["pi.js", "--mode", "rpc"] });
+    expect(buildWorkerArgv({}, null, ["node", "pi.js", "--mode", "rpc"])).toEqual({ file: "node", args: ["pi.js", "--mode", "rpc"], env: {} });
+  });
+
+  it.each([
+    { name: "our pi, --api-key in extraArgs", spec: { extraArgs: ["--api-key", "K", "--trust"] }, args: ["pi.js", "--mode", "rpc", "--trust"], env: { PI_API_KEY: "K" } },
+    { name: "our pi, --api-key=K", spec: { provider: "x", extraArgs: ["--api-key=K"] }, args: ["pi.js", "--mode", "rpc", "--provider", "x"], env: { PI_API_KEY: "K" } },
+    {
+      name: "custom command with --provider",
+      spec: { workerCommand: ["pi", "--mode", "rpc", "--api-key", "K"], provider: "anthropic" },
+      args: ["--mode", "rpc", "--provider", "anthropic"],
+      env: { PI_API_KEY: "K", ANTHROPIC_API_KEY: "K" },
+    },
+    {
+      name: "custom command with --model P/ID",
+      spec: { workerCommand: ["pi", "--mode", "rpc", "--model=openrouter/x", "--api-key=K"] },
+      args: ["--mode", "rpc", "--model=openrouter/x"],
+      env: { PI_API_KEY: "K", OPENROUTER_API_KEY: "K" },
+    },
+    { name: "no key", spec: { workerCommand: ["pi", "--api-key"] }, args: ["--api-key"], env: {} },
+  ])("moves --api-key out of argv into the environment: $name", ({ spec, args, env }) => {
+    const built = buildWorkerArgv(spec, null, ["node", "pi.js", "--mode", "rpc"]);
+    expect(built.args).toEqual(args);
+    expect(built.env).toEqual(env);
+  });
+
+  it("refuses a key for a custom command whose provider it cannot tell", () => {
+    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"] }, null, [])).toThrow(/names no provider.*--env NAME=KEY/);
+    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"], provider: "mine" }, null, [])).toThrow(/provider "mine" has no known variable/);
   });
 });

@@ -5,8 +5,8 @@
  * `PI_BASH_INHERIT_KEYS=1`) opts back in for tools that need the keys.
  */
 
-/** Environment variables that hold the built-in providers' keys. */
-export const PROVIDER_KEY_VARS: readonly string[] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+/** Environment variables that hold the built-in providers' keys, and PI_API_KEY (how a supervisor passes `--api-key`). */
+export const PROVIDER_KEY_VARS: readonly string[] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_API_KEY"];
 
 /** What to remove from a tool's environment. */
 export interface KeyScrub {
