@@ -23,6 +23,7 @@ import { NO_EXTENSIONS, type DiscoveredResources, type ExtensionHooks, type Syst
 import type { DeliverAs, ExtensionHost, NewSessionOptions } from "../extensions/host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
+import { streamSimpleProvider } from "../providers/stream-simple.js";
 import { loadFauxScript } from "../providers/faux.js";
 import {
   apiKeyEnvVar,
@@ -462,7 +463,11 @@ export class AgentSession {
    * `set_model`); bash stops seeing a key named by a registered provider, as for models.json.
    */
   private applyExtensionProviders(): void {
-    const { models, keySettings } = applyProviders(this.diskCatalogue, this.extensions.providers());
+    const registered = this.extensions.providers();
+    const { models, keySettings } = applyProviders(this.diskCatalogue, registered);
+    this.providers.setCustomApis(
+      new Map(registered.flatMap((p) => (p.streamSimple && p.config.api ? [[p.config.api, streamSimpleProvider(p.streamSimple, `provider "${p.name}" (${p.path})`)]] : []))),
+    );
     this.catalogue.models = models;
     this.catalogue.keySettings.clear();
     for (const [name, key] of keySettings) this.catalogue.keySettings.set(name, key);

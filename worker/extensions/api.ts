@@ -9,6 +9,7 @@ import type { TSchema } from "typebox";
 import type { ImageContent, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
 import { checkProviderConfig, type ProviderConfig } from "../providers/models.js";
+import type { StreamSimple } from "../providers/stream-simple.js";
 import type { EventBus } from "./event-bus.js";
 import type { DeliverAs, ExtensionHost } from "./host.js";
 import {
@@ -52,6 +53,8 @@ export interface RegisteredProvider {
   path: string;
   name: string;
   config: ProviderConfig;
+  /** pi's `streamSimple`: the extension's own stream for the config's `api` (pi's event contract). */
+  streamSimple?: StreamSimple;
 }
 
 /** Every registration of every extension, in registration (= load) order. */
@@ -158,22 +161,27 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
     registerProvider(name: string, config: Record<string, unknown>): void {
       if (typeof name !== "string" || name === "") fail("registerProvider needs a provider name");
       if (typeof config !== "object" || config === null) fail(`registerProvider "${name}" needs a config object`);
-      if (config.streamSimple !== undefined) {
-        fail(`registerProvider "${name}": streamSimple (a custom stream API) is not supported by pi-orch; register a provider with api "openai-completions", "openai-responses" or "anthropic-messages"`);
+      const { streamSimple, oauth, ...rest } = config;
+      if (streamSimple !== undefined && typeof streamSimple !== "function") fail(`registerProvider "${name}": streamSimple must be a function`);
+      if (streamSimple !== undefined && typeof rest.api !== "string") fail(`registerProvider "${name}": "api" is required when registering streamSimple`);
+      const existing = registry.providers.find((p) => p.name === name);
+      const customApi = streamSimple !== undefined ? (rest.api as string) : existing?.streamSimple ? existing.config.api : undefined;
+      // pi's /login is a terminal flow; without it only a configured key can reach the provider.
+      if (oauth !== undefined && !rest.apiKey && !existing?.config.apiKey) {
+        fail(`registerProvider "${name}": this provider gets its key only through OAuth (/login), which needs pi's terminal; give it an "apiKey" (a key or the name of an environment variable) to use it here`);
       }
-      if (config.oauth !== undefined) fail(`registerProvider "${name}": oauth (/login) is not supported by pi-orch; give an apiKey (a key or an environment variable name)`);
       let checked: ProviderConfig;
       try {
-        checked = checkProviderConfig(name, config);
+        checked = checkProviderConfig(name, rest, customApi);
       } catch (err) {
         return fail(`registerProvider: ${(err as Error).message}`);
       }
       // As pi: registering a name again overrides the keys it gives and keeps the others.
-      const existing = registry.providers.find((p) => p.name === name);
       if (existing) {
         existing.config = { ...existing.config, ...Object.fromEntries(Object.entries(checked).filter(([, v]) => v !== undefined)) };
         existing.path = path;
-      } else registry.providers.push({ path, name, config: checked });
+        if (streamSimple !== undefined) existing.streamSimple = streamSimple as StreamSimple;
+      } else registry.providers.push({ path, name, config: checked, ...(streamSimple !== undefined ? { streamSimple: streamSimple as StreamSimple } : {}) });
       deps.onProvidersChanged();
     },
 

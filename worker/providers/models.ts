@@ -148,7 +148,7 @@ export interface ModelCatalogue {
 /**
  * pi's `registerProvider(name, config)` config as far as it applies here: models.json's
  * provider shape, plus a per-model `baseUrl` and a display `name`. pi's `streamSimple`
- * (a custom stream API) and `oauth` (`/login`) are refused where the extension registers.
+ * (a custom stream API) is kept beside it; `oauth` (`/login`) is not used here.
  */
 export const ProviderConfig = Type.Object({
   ...ProviderEntry.properties,
@@ -161,9 +161,10 @@ const checkProviderShape = checker(ProviderConfig);
 
 /**
  * Check a `registerProvider` config with pi's rules (models need a baseUrl, an apiKey
- * and an api each, one of those we speak); returns it typed, or throws saying what to fix.
+ * and an api each, one of those we speak or `customApi`, the one the extension streams
+ * itself); returns it typed, or throws saying what to fix.
  */
-export function checkProviderConfig(name: string, config: unknown): ProviderConfig {
+export function checkProviderConfig(name: string, config: unknown, customApi?: string): ProviderConfig {
   const checked = checkProviderShape(config);
   if (!checked.ok) throw new Error(`provider "${name}": ${checked.errors.join("; ")}`);
   const c = checked.value;
@@ -172,8 +173,10 @@ export function checkProviderConfig(name: string, config: unknown): ProviderConf
   if (!c.apiKey) throw new Error(`provider "${name}": "apiKey" (a key or the name of an environment variable) is required when defining models`);
   for (const m of c.models) {
     const api = m.api ?? c.api;
-    if (!api || !SUPPORTED_APIS.has(api)) {
-      throw new Error(`provider "${name}", model "${m.id}": api "${api ?? "(none)"}" is not one pi-orch speaks; use "openai-completions", "openai-responses" or "anthropic-messages"`);
+    if (!api || (!SUPPORTED_APIS.has(api) && api !== customApi)) {
+      throw new Error(
+        `provider "${name}", model "${m.id}": api "${api ?? "(none)"}" is not one pi-orch speaks; use "openai-completions", "openai-responses" or "anthropic-messages", or give a streamSimple for it`,
+      );
     }
   }
   return c;

@@ -2,6 +2,7 @@
  * `@mariozechner/pi-ai` for extensions: `Type`, `StringEnum`, and `complete` /
  * `getModel` over the worker's own providers and model catalogue.
  */
+import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream, providerAsStreamSimple } from "../../providers/stream-simple.js";
 import { Type, type TSchema } from "typebox";
 import type { AssistantMessage, LlmMessage, Model, Usage } from "../../../shared/schema/messages.js";
 import type { ExtensionHost } from "../host.js";
@@ -41,9 +42,17 @@ export function piAiModule(host: () => ExtensionHost): Record<string, unknown> {
     if (!final) throw new Error(`the model ${model.provider}/${model.id} sent no reply`);
     return final;
   };
+  const provider = (model: Model) => host().provider(model);
   return {
     Type,
     StringEnum,
+    // pi's custom stream contract: an extension's streamSimple builds one, or delegates to ours.
+    EventStream,
+    AssistantMessageEventStream,
+    createAssistantMessageEventStream,
+    streamSimpleAnthropic: providerAsStreamSimple(provider, "anthropic-messages"),
+    streamSimpleOpenAIResponses: providerAsStreamSimple(provider, "openai-responses"),
+    streamSimpleOpenAICompletions: providerAsStreamSimple(provider, "openai-completions"),
     complete,
     completeSimple: complete,
     getModel: (provider: string, id: string) => host().models().find((m) => m.provider === provider && m.id === id),
