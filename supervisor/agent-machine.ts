@@ -825,6 +825,6 @@ class Step {
 }
 
 /** `800 ms`, `10s`: timings in messages, readable at both scales. */
-export function formatMs(ms: number): string {
+function formatMs(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10}s`;
 }

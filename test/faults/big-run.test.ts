@@ -1,5 +1,5 @@
 /**
- * A run whose events add up past the line limit (issue 16): 200 reads of a 60 KB file in
+ * A run whose events add up past the line limit: 200 reads of a 60 KB file in
  * one turn make `turn_end` and `agent_end` repeat about 10 MB of tool output each. The
  * worker cuts such an event to fit the line limit instead of writing a line the
  * supervisor must drop, so the run ends and the agent is idle again. A real

@@ -1,5 +1,5 @@
 /**
- * Disk faults (issue 16): a full disk under the session folder, and session files that
+ * Disk faults: a full disk under the session folder, and session files that
  * stay private whatever the umask. Real `pi --mode rpc` workers under an in-process
  * supervisor; the full disk is a small tmpfs the test mounts (root only, skipped with
  * the reason otherwise) and always unmounts.

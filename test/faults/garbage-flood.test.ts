@@ -1,5 +1,5 @@
 /**
- * A worker flooding non-JSON lines (issue 16): it is marked (`protocol errors`), the
+ * A worker flooding non-JSON lines: it is marked (`protocol errors`), the
  * log gets one summary event per second counting the dropped lines instead of one
  * event per line, the worker is restarted by policy past the threshold, and the agent's
  * history is not rotated out of its (small) logs by the garbage.

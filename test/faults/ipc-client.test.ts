@@ -1,5 +1,5 @@
 /**
- * The client against sockets it must not trust or that answer badly (issue 16): a
+ * The client against sockets it must not trust or that answer badly: a
  * socket of another user is refused before anything is sent, a symlink planted where a
  * log goes is not followed, a request too long for the server is answered with an error
  * instead of hanging, a malformed reply is a clear error, and every request times out.

@@ -1,5 +1,5 @@
 /**
- * Load (issue 8, part 4): 50 agents streaming at once for a minute (FAULTS_LOAD_MS
+ * Load: 50 agents streaming at once for a minute (FAULTS_LOAD_MS
  * shortens it) with three socket subscribers, one of which never reads until the end.
  * The fast subscribers lose no event (every per-agent sequence is contiguous), the
  * slow one is told it lagged, and the supervisor's memory stays bounded.

@@ -1,5 +1,5 @@
 /**
- * Security (issue 8, part 5): the socket's folder and file modes, refusing an open
+ * Security: the socket's folder and file modes, refusing an open
  * home, refusing a client of another uid, API keys kept out of everything a client
  * or a log reader sees, project extensions that wait for trust, and `rpc` that
  * forwards pi protocol commands only.

@@ -1,5 +1,5 @@
 /**
- * Write-ahead of events (issue 16): the supervisor is SIGKILLed in a storm of events
+ * Write-ahead of events: the supervisor is SIGKILLed in a storm of events
  * from several agents, three times; every event a subscriber saw is on disk, every
  * sequence number on disk is unique and increasing across the four supervisors, and
  * no supervisor numbers an event with a seq an earlier one used. The logs rotate many

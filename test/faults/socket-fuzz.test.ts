@@ -1,5 +1,5 @@
 /**
- * Bad input on the supervisor's socket (issue 8, part 3): 10,000 lines of garbage and
+ * Bad input on the supervisor's socket: 10,000 lines of garbage and
  * valid requests over many connections, 200 of them at once. The supervisor stays up,
  * every bad line gets exactly one error (or its connection is closed), and the valid
  * requests mixed into the garbage get the right answers.

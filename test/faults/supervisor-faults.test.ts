@@ -1,5 +1,5 @@
 /**
- * Supervisor faults (issue 8, part 2): a supervisor process SIGKILLed with five busy
+ * Supervisor faults: a supervisor process SIGKILLed with five busy
  * agents leaves nothing running and nothing torn, and the next `serve --resume`
  * continues every conversation; a registry written during a storm of status changes
  * is never half-written, whenever the supervisor dies.

@@ -1,5 +1,5 @@
 /**
- * What tools leave behind (issue 16): background jobs a `bash` call started are gone
+ * What tools leave behind: background jobs a `bash` call started are gone
  * after `stop`, `shutdown` and a SIGKILL of the worker, also long after the command
  * returned; the one documented escape (`setsid` daemons) is shown; and the provider keys
  * never reach anything an `env` tool call produced. Real `pi --mode rpc` workers under

@@ -1,5 +1,5 @@
 /**
- * Worker faults (issue 8, part 1): real `pi --mode rpc` workers (and the protocol
+ * Worker faults: real `pi --mode rpc` workers (and the protocol
  * fixture for malformed output) under an in-process supervisor. For each fault the
  * agent ends in the right state, its session file loads with every message completed
  * before the fault, and no process is left.

@@ -17,7 +17,7 @@ import { mockModel, sseFromChunks, startMockModelServer, type MockModelServer } 
 const FIXTURES = join(import.meta.dirname, "../fixtures/provider-streams");
 const PI_AI = join(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-ai/dist/index.js");
 
-/** Where we differ from pi on purpose: fixture file → what pi does (issue 13). */
+/** Where we differ from pi on purpose: fixture file → what pi does. */
 const DIVERGENCES: Record<string, string> = {
   "hand-made.anthropic-context-window-exceeded.chunks.txt": "pi: 'Unhandled stop reason' error, not an overflow; we compact and retry",
   "hand-made.anthropic-pause-turn.1.chunks.txt": "pi stops after the paused half; we continue the turn",

@@ -384,11 +384,6 @@ export class SessionStore {
     return buildSessionContext(this.pathToLeaf());
   }
 
-  /** Number of messages in the current context (what `get_messages` returns). */
-  get messageCount(): number {
-    return this.buildContext().messages.length;
-  }
-
   /**
    * The session's name as pi reports it: the latest `session_info` anywhere in the
    * file, whichever branch it was set on; an empty name means cleared.

@@ -49,7 +49,7 @@ describe("SessionStore", () => {
       thinkingLevel: "high",
       name: "My session",
     });
-    expect(reopened.messageCount).toBe(2);
+    expect(reopened.buildContext().messages.length).toBe(2);
     expect(reopened.sessionName).toBe("My session");
   });
 
@@ -67,7 +67,7 @@ describe("SessionStore", () => {
 
     store.append({ type: "message", message: user("and now?") });
     expect(readFileSync(path, "utf8").startsWith(readFileSync(PI_SESSION_FIXTURE, "utf8"))).toBe(true);
-    expect(track(SessionStore.open(path)).messageCount).toBe(5);
+    expect(track(SessionStore.open(path)).buildContext().messages.length).toBe(5);
   });
 
   it("skips a torn last line with a warning, keeps every line before it, and appends on a fresh line", () => {
@@ -99,7 +99,7 @@ describe("SessionStore", () => {
     const reopened = track(SessionStore.open(store.path));
     reopened.append({ type: "message", message: assistant("two") });
     expect(lines(store.path)).toHaveLength(3);
-    expect(track(SessionStore.open(store.path)).messageCount).toBe(2);
+    expect(track(SessionStore.open(store.path)).buildContext().messages.length).toBe(2);
   });
 
   it("loads an entry whose parent is missing as a root, as pi does, with a warning naming the line", () => {
@@ -129,7 +129,7 @@ describe("SessionStore", () => {
     // The entry after the skipped one lost its parent: it starts the path, and nothing else is lost.
     expect(warnings[1]).toMatch(/line 4: entry "555c42da" has parentId "449a2eb6", which is not in this file; it is treated as a root/);
     expect(store.entries).toHaveLength(5);
-    expect(store.messageCount).toBe(4);
+    expect(store.buildContext().messages.length).toBe(4);
   });
 
   it("refuses a file that is not a session, or a missing file", () => {
@@ -151,7 +151,7 @@ describe("SessionStore", () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/line 3: entry "449a2eb6" is not a valid thinking_level_change entry \(\/thinkingLevel: .*\); it is kept but not shown to the model/);
     expect(store.buildContext().thinkingLevel).toBeUndefined();
-    expect(store.messageCount).toBe(4);
+    expect(store.buildContext().messages.length).toBe(4);
   });
 
   it("keeps custom and label entries and unknown roles out of the context; a branch summary is in it", () => {
