@@ -3,7 +3,7 @@
  * cache the build wrote, and without a usable cache it still works, silently.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -86,6 +86,14 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
     expect(rejected.state.success).toBe(true);
     expect(rejected.exit.code).toBe(0);
     expect(rejected.state.data.model).toEqual(missing.state.data.model);
+
+    // A real cache cut short (a full disk during the build, a copy interrupted): its header matches, its checksum does not.
+    const real = readFileSync(join(DIST, "pi-worker.cjs.cache"));
+    writeFileSync(join(copy, "pi-worker.cjs.cache"), real.subarray(0, Math.floor(real.length / 2)));
+    const truncated = await firstState(launcher, { PI_ORCH_CODE_CACHE: "report" });
+    expect(truncated.stderr).toContain("pi: code cache rejected");
+    expect(truncated.state.success).toBe(true);
+    expect(truncated.exit.code).toBe(0);
   });
 
   it.each(["openai-completions", "anthropic-messages"] as const)("runs a turn through the real %s SDK, loaded lazily from the cached bundle", async (api) => {
