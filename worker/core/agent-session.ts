@@ -439,12 +439,17 @@ export class AgentSession {
   /**
    * pi's `ctx.reload()`: `session_shutdown` (reason `reload`), then settings, skills,
    * prompt templates, context files and the extensions read again (flag values kept),
-   * then `session_start` (reason `reload`). Settings read at start-up only (retry,
-   * compaction, the model) keep their values.
+   * then `session_start` (reason `reload`). A setting pi reads live (retry,
+   * auto-compaction) takes effect when the files changed it since they were last read;
+   * one they did not change keeps the session's value, so a client's `set_auto_retry`
+   * survives. As in pi 0.73.1, the queue modes, the model and the thinking level stay
+   * as the session has them.
    */
   async reload(): Promise<void> {
     await this.extensions.sessionShutdown("reload");
+    const before = this.resources.settings;
     this.resources = this.readResources();
+    this.applyChangedSettings(before, this.resources.settings);
     this.readPromptFiles();
     if (this.extensionLoader) {
       const flags = new Map(this.extensions.flags().map((f) => [f.name, f.value]));
@@ -455,6 +460,29 @@ export class AgentSession {
       this.rebuildSystemPrompt();
     }
     await this.startExtensions("reload");
+  }
+
+  /** The settings whose value differs between two reads of the settings files, applied to the running session. */
+  private applyChangedSettings(before: Resources["settings"], after: Resources["settings"]): void {
+    const changed = <T>(get: (s: Resources["settings"]) => T): T | undefined => {
+      const next = get(after);
+      return JSON.stringify(get(before)) === JSON.stringify(next) ? undefined : next;
+    };
+    const retry = this.retry.settings;
+    const enabled = changed((s) => s.retry?.enabled ?? true);
+    if (enabled !== undefined) retry.enabled = enabled;
+    const maxAttempts = changed((s) => s.retry?.maxRetries ?? 3);
+    if (maxAttempts !== undefined) retry.maxAttempts = maxAttempts;
+    const baseDelayMs = changed((s) => s.retry?.baseDelayMs ?? 2000);
+    if (baseDelayMs !== undefined && this.options.retryDelayMs === undefined) retry.baseDelayMs = baseDelayMs;
+    // Compared directly: removing the cap (back to the default) is a change too.
+    if (maxRetryDelayMs(before) !== maxRetryDelayMs(after)) {
+      const cap = maxRetryDelayMs(after);
+      retry.maxRetryDelayMs = cap;
+      this.providers.maxRetryDelayMs = cap;
+    }
+    const compaction = changed((s) => s.compaction?.enabled ?? true);
+    if (compaction !== undefined) this.autoCompaction = compaction;
   }
 
   /**
