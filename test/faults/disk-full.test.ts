@@ -61,6 +61,43 @@ function sessionMessages(file: string, warnings: string[]): { role: string; text
 const agentEnds = (rec: Recorder, agent: string) => rec.messages.filter((m) => isEvent(m, agent, "agent_end")).length;
 
 describe.skipIf(noTmpfs !== null)(`fault: the disk under the session folder fills up${noTmpfs ? ` (skipped: ${noTmpfs})` : ""}`, () => {
+  it("starts a worker on a full disk: it runs, refuses prompts until the disk takes its session, then works", async () => {
+    const { sup, rec, home } = piSupervisor();
+    const disk = mountSmallDisk(mkdtempSync(join(tmpdir(), "po-disk-")), 1024);
+    disks.push(disk);
+    const script = join(home, "replies.faux.json");
+    writeFileSync(script, JSON.stringify([{ text: "after the space came back" }]));
+    disk.fill();
+    await sup.spawn({ name: "s", provider: "faux", extraArgs: ["--faux-script", script, "--session-dir", disk.path] });
+    const pid = workerPid(rec, "s");
+    const sessionFile = sup.status("s").sessionFile!;
+    let at = Date.now();
+    const refused = await sup.rpc("s", { type: "prompt", message: "while full" });
+    const refuseMs = Date.now() - at;
+    const stateWhileFull = sup.status("s");
+    at = Date.now();
+    disk.free();
+    // The header kept in memory reaches the disk on the next retry (every 1 s).
+    await until(() => existsSync(sessionFile) && readFileSync(sessionFile, "utf8").startsWith('{"type":"session"'), 10_000, "the session header on disk");
+    const headerMs = Date.now() - at;
+    const accepted = await sup.rpc("s", { type: "prompt", message: "now" });
+    await until(() => agentEnds(rec, "s") === 1, 10_000, "the run after the space returned");
+    const messages = sessionMessages(sessionFile, []);
+    figures("worker-start-disk-full", {
+      prompt_refused_ms: refuseMs,
+      header_written_ms: headerMs,
+      status_while_full: stateWhileFull.status,
+      restarts: sup.status("s").restarts,
+      messages_in_session: messages.length,
+    });
+    expect(stateWhileFull).toMatchObject({ status: "idle", pid, restarts: 0 });
+    expect(refused).toMatchObject({ success: false });
+    expect((refused as { error: string }).error).toMatch(/message refused, nothing was run: session file .* cannot be written \(ENOSPC/);
+    expect(accepted).toMatchObject({ success: true });
+    expect(messages.map((m) => m.text)).toEqual(["now", "after the space came back"]);
+    expect(sup.status("s")).toMatchObject({ pid, restarts: 0 });
+  }, 60_000);
+
   it("refuses a prompt it cannot persist, keeps running, keeps a finished message in memory, writes it when space returns", async () => {
     const { sup, rec, home } = piSupervisor();
     const disk = mountSmallDisk(mkdtempSync(join(tmpdir(), "po-disk-")), 1024);

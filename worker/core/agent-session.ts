@@ -322,8 +322,9 @@ export class AgentSession {
     this.agent.model = model;
     this.agent.thinkingLevel = clampThinking(model, this.preferredThinking);
     if (this.store && pending.freshStore && this.store.entries.length === 0) {
-      this.store.append({ type: "model_change", provider: model.provider, modelId: model.id });
-      this.store.append({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
+      // Kept in memory when the disk is full at start: the worker runs and refuses prompts until it takes them.
+      this.store.appendOrKeep({ type: "model_change", provider: model.provider, modelId: model.id });
+      this.store.appendOrKeep({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
     }
   }
 
@@ -380,8 +381,8 @@ export class AgentSession {
     this.store?.close();
     this.store = store;
     if (fresh && store.entries.length === 0) {
-      store.append({ type: "model_change", provider: this.agent.model.provider, modelId: this.agent.model.id });
-      store.append({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
+      store.appendOrKeep({ type: "model_change", provider: this.agent.model.provider, modelId: this.agent.model.id });
+      store.appendOrKeep({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
     }
   }
 

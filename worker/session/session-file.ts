@@ -125,7 +125,8 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
         // never created
       }
     }
-    throw code && code !== "EEXIST" ? new SessionWriteError(path, code, (error as Error).message) : error;
+    if (code && code !== "EEXIST") throw Object.assign(new SessionWriteError(path, code, (error as Error).message), { refusedFile: { header, text: lines.join("") } });
+    throw error;
   }
   return { path, header };
 }
@@ -173,8 +174,22 @@ export class SessionStore {
 
   /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
   static create(options: { dir: string; cwd: string; parentSession?: string; fileName?: string }, openOptions: OpenOptions = {}): SessionStore {
-    const { path, header } = writeNewSessionFile(options);
-    return new SessionStore(path, header, [], openOptions);
+    let made: { path: string; header: SessionHeader };
+    try {
+      made = writeNewSessionFile(options);
+    } catch (error) {
+      // A full disk at start: the worker starts all the same, with the header kept in
+      // memory; prompts are refused (checkWritable) until the disk takes it.
+      const refused = (error as { refusedFile?: { header: SessionHeader; text: string } }).refusedFile;
+      if (!(error instanceof SessionWriteError) || !refused) throw error;
+      const store = new SessionStore(error.path, refused.header, [], openOptions);
+      store.backlog.push(refused.text);
+      store.refused = true;
+      store.warn(`${error.message}; the new session is kept in memory and written when the disk takes it again`);
+      store.scheduleRetry();
+      return store;
+    }
+    return new SessionStore(made.path, made.header, [], openOptions);
   }
 
   /**
