@@ -1,0 +1,140 @@
+/**
+ * More of pi's example extensions with upstream pi 0.73.1 as the oracle (see
+ * pi-examples-oracle.test.ts): the same RPC script on our worker and on upstream
+ * `pi --mode rpc`, the same mock model server, and the same observable end.
+ * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+
+const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
+const UPSTREAM = join(PACKAGE, "dist/cli.js");
+const example = (name: string) => join(PACKAGE, "examples/extensions", `${name}.ts`);
+const installed = existsSync(UPSTREAM);
+
+type Line = Record<string, any>;
+type Implementation = "ours" | "upstream";
+
+let server: MockModelServer;
+let dirs: { path: string; cleanup: () => void }[] = [];
+
+beforeEach(async () => {
+  server = await startMockModelServer();
+});
+
+afterEach(async () => {
+  try {
+    await killAllWorkers();
+  } finally {
+    await server.close();
+    for (const d of dirs.splice(0)) d.cleanup();
+  }
+});
+
+function start(impl: Implementation, examples: string[]): { w: RpcWorker; project: string } {
+  const home = tempDir(`pi-oracle2-${impl}-home-`);
+  const project = tempDir(`pi-oracle2-${impl}-project-`);
+  dirs.push(home, project);
+  writeFileSync(
+    join(home.path, "models.json"),
+    JSON.stringify({
+      providers: {
+        mock: {
+          baseUrl: `${server.url}/v1`,
+          api: "openai-completions",
+          apiKey: "mock-key",
+          models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
+        },
+      },
+    }),
+  );
+  const args = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)])];
+  const env = impl === "ours" ? { PI_ORCH_HOME: home.path } : { PI_CODING_AGENT_DIR: home.path, PI_OFFLINE: "1" };
+  const w = new RpcWorker(args, { cwd: project.path, env, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
+  return { w, project: project.path };
+}
+
+async function prompt(w: RpcWorker, message: string): Promise<number> {
+  const from = w.received.length;
+  expect(await w.request({ type: "prompt", message }, 30_000)).toMatchObject({ success: true });
+  return from;
+}
+
+const send = (w: RpcWorker, line: Line) => w.proc.stdin!.write(`${JSON.stringify(line)}\n`);
+const notify = (text: string) => (l: Line) => l.type === "extension_ui_request" && l.method === "notify" && l.message === text;
+const lastContent = (body: Line): string => {
+  const content = body.messages.at(-1).content;
+  return typeof content === "string" ? content : content.map((c: Line) => c.text ?? "").join("");
+};
+const IMPLS: Implementation[] = ["ours", "upstream"];
+
+describe.skipIf(!installed)("more of pi's examples: our worker and upstream pi end the same way", () => {
+  it.each(IMPLS)("permission-gate on %s: a dangerous bash asks with a select; No blocks it, Yes runs it", async (impl) => {
+    const { w, project } = start(impl, ["permission-gate"]);
+    server.enqueue(
+      { toolCalls: [{ id: "call_1", name: "bash", arguments: { command: "rm -rf victim" } }] },
+      { text: "blocked" },
+      { toolCalls: [{ id: "call_2", name: "bash", arguments: { command: "rm -rf victim" } }] },
+      { text: "removed" },
+    );
+    mkdirSync(join(project, "victim"));
+    const from = await prompt(w, "clean up");
+    const ask = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "select", 30_000, from);
+    expect(ask.options).toEqual(["Yes", "No"]);
+    expect(ask.title).toContain("rm -rf victim");
+    send(w, { type: "extension_ui_response", id: ask.id, value: "No" });
+    await w.event("agent_end", 30_000, from);
+    expect(lastContent(server.requests[1]!.body as Line)).toBe("Blocked by user");
+    expect(existsSync(join(project, "victim"))).toBe(true);
+
+    const again = await prompt(w, "clean up, really");
+    const ask2 = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "select", 30_000, again);
+    send(w, { type: "extension_ui_response", id: ask2.id, value: "Yes" });
+    await w.event("agent_end", 30_000, again);
+    expect(existsSync(join(project, "victim"))).toBe(false);
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it.each(IMPLS)("session-name on %s: /session-name sets the name get_state reports, and shows it", async (impl) => {
+    const { w } = start(impl, ["session-name"]);
+    let from = await prompt(w, "/session-name");
+    await w.waitFor(notify("No session name set"), 30_000, from);
+    from = await prompt(w, "/session-name Refactor auth");
+    await w.waitFor(notify("Session named: Refactor auth"), 30_000, from);
+    expect((await w.request({ type: "get_state" })).data.sessionName).toBe("Refactor auth");
+    from = await prompt(w, "/session-name");
+    await w.waitFor(notify("Session: Refactor auth"), 30_000, from);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  // A difference, kept on purpose: pi's RPC mode looks at a shutdown request only after it
+  // answered a command, so after a run it exits on the client's next command; ours exits
+  // once the run is over (agent_end), which is what ctx.shutdown() documents ("deferred
+  // until the agent is idle") and what a supervisor waiting for the exit needs.
+  it.each(IMPLS)("shutdown-command on %s: the model's finish_and_exit ends the worker after the run, exit 0", async (impl) => {
+    const { w } = start(impl, ["shutdown-command"]);
+    server.enqueue({ toolCalls: [{ id: "call_1", name: "finish_and_exit", arguments: {} }] }, { text: "bye" });
+    const from = await prompt(w, "finish up");
+    const end = await w.event("agent_end", 30_000, from);
+    expect(end.messages.find((m: Line) => m.role === "toolResult")).toMatchObject({
+      toolName: "finish_and_exit",
+      content: [{ type: "text", text: "Shutdown requested. Exiting after this response." }],
+    });
+    if (impl === "upstream") {
+      expect(w.proc.exitCode).toBeNull();
+      send(w, { type: "get_state", id: "after" });
+    }
+    expect(await w.exited).toEqual({ code: 0, signal: null });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it.each(IMPLS)("shutdown-command on %s: /quit ends the worker, exit 0", async (impl) => {
+    const { w } = start(impl, ["shutdown-command"]);
+    w.proc.stdin!.write(`${JSON.stringify({ type: "prompt", message: "/quit", id: "q" })}\n`);
+    expect(await w.exited).toEqual({ code: 0, signal: null });
+    expect(server.requests).toHaveLength(0);
+  });
+});
