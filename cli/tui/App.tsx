@@ -4,7 +4,7 @@
  * State comes from the store (throttled to ≤ 20 frames/s); commands go to `control`.
  */
 import { Box, Text } from "ink";
-import { useKeys } from "./useKeys.js";
+import { KeyRouter, useKeys } from "./useKeys.js";
 import { useCallback, useLayoutEffect, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentControl } from "./control.js";
@@ -366,6 +366,7 @@ export function App(props: AppProps) {
           ? ""
           : GRID_HINT;
   return (
+    <KeyRouter>
     <Box flexDirection="column" width={cols}>
       {mode === "single" ? (
         <Text bold wrap="truncate">
@@ -379,6 +380,7 @@ export function App(props: AppProps) {
         {truncate(footer, cols) || " "}
       </Text>
     </Box>
+    </KeyRouter>
   );
 }
 
