@@ -155,7 +155,9 @@ export class TestEnv {
         }
       }
     }
-    for (const home of this.homes) rmSync(home, { recursive: true, force: true });
+    // A worker forked just before its supervisor was killed may still be writing its session
+    // (it exits when it sees stdin closed): retry the removal instead of failing on ENOTEMPTY.
+    for (const home of this.homes) rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     this.supervisors.length = 0;
     this.homes.length = 0;
     this.pidFiles.length = 0;
