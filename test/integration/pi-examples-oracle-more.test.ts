@@ -137,4 +137,39 @@ describe.skipIf(!installed)("more of pi's examples: our worker and upstream pi e
     expect(await w.exited).toEqual({ code: 0, signal: null });
     expect(server.requests).toHaveLength(0);
   });
+
+  it.each(IMPLS)("event-bus on %s: session_start and /emit reach the bus listener, which notifies", async (impl) => {
+    const { w } = start(impl, ["event-bus"]);
+    await w.waitFor(notify("Event from event-bus-example: Session started"), 30_000);
+    const from = await prompt(w, "/emit hi there");
+    await w.waitFor(notify("Event from /emit command: hi there"), 30_000, from);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("todo: the tool's schema sent to the model and its results across turns are the same on both", async () => {
+    const seen: Record<string, { schema: unknown; results: string[] }> = {};
+    for (const impl of IMPLS) {
+      const { w } = start(impl, ["todo"]);
+      const at = server.requests.length;
+      const results: string[] = [];
+      const turns: [string, Record<string, unknown>][] = [
+        ["add one", { action: "add", text: "write tests" }],
+        ["add another", { action: "add", text: "land them" }],
+        ["tick the first", { action: "toggle", id: 1 }],
+        ["show them", { action: "list" }],
+      ];
+      for (const [message, args] of turns) {
+        server.enqueue({ toolCalls: [{ id: `call_${results.length}`, name: "todo", arguments: args }] }, { text: "ok" });
+        const from = await prompt(w, message);
+        const end = await w.event("agent_end", 30_000, from);
+        const result = end.messages.find((m: Line) => m.role === "toolResult");
+        results.push(result.content.map((c: Line) => c.text).join(""));
+      }
+      const tools = (server.requests[at]!.body as Line).tools as Line[];
+      seen[impl] = { schema: tools.find((t) => t.function.name === "todo")?.function, results };
+      await killAllWorkers();
+    }
+    expect(seen.ours!.results[2]).toBe("Todo #1 completed");
+    expect(seen.ours).toEqual(seen.upstream);
+  });
 });

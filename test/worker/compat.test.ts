@@ -28,7 +28,9 @@ describe("compat detection per host", () => {
     ["DeepSeek", { provider: "ds", baseUrl: "https://api.deepseek.com" }, { thinkingFormat: "deepseek", requiresReasoningContentOnAssistantMessages: true, maxTokensField: "max_tokens" }],
     ["OpenRouter", { provider: "or", baseUrl: "https://openrouter.ai/api/v1" }, { thinkingFormat: "openrouter", maxTokensField: "max_completion_tokens" }],
     ["Ollama", { provider: "ollama", baseUrl: "http://127.0.0.1:11434/v1" }, { thinkingFormat: "openai", maxTokensField: "max_tokens", supportsUsageInStreaming: true }],
-    ["xAI", { provider: "xai", baseUrl: "https://api.x.ai/v1" }, { supportsReasoningEffort: false }],
+    ["xAI", { provider: "xai", baseUrl: "https://api.x.ai/v1" }, { supportsReasoningEffort: false, supportsStrictMode: true }],
+    ["Moonshot (rejects strict)", { provider: "kimi", baseUrl: "https://api.moonshot.ai/v1" }, { supportsStrictMode: false }],
+    ["Cloudflare AI gateway (rejects strict)", { provider: "cf", baseUrl: "https://gateway.ai.cloudflare.com/v1/a/b/openai" }, { supportsStrictMode: false }],
   ] as const)("%s", (_name, where, expected) => {
     expect(detectCompat(where)).toMatchObject(expected);
   });

@@ -56,6 +56,8 @@ export interface ResolvedCompat {
   requiresThinkingAsText: boolean;
   requiresReasoningContentOnAssistantMessages: boolean;
   thinkingFormat: NonNullable<OpenAICompat["thinkingFormat"]>;
+  /** Tools carry `strict: false`, as pi sends them; Moonshot and Cloudflare's AI gateway reject the field. */
+  supportsStrictMode: boolean;
 }
 
 /**
@@ -71,7 +73,10 @@ export function detectCompat(model: Pick<Model, "provider" | "baseUrl">): Resolv
   const openrouter = is("openrouter", "openrouter.ai");
   const zai = is("zai", "api.z.ai");
   const xai = is("xai", "api.x.ai");
+  const moonshot = model.provider === "moonshotai" || model.provider === "moonshotai-cn" || url.includes("api.moonshot.");
+  const cloudflareGateway = is("cloudflare-ai-gateway", "gateway.ai.cloudflare.com");
   return {
+    supportsStrictMode: !moonshot && !cloudflareGateway,
     supportsReasoningEffort: !zai && !xai,
     supportsUsageInStreaming: true,
     maxTokensField: openai || openrouter ? "max_completion_tokens" : "max_tokens",
@@ -95,5 +100,6 @@ export function resolveCompat(model: Model): ResolvedCompat {
     requiresReasoningContentOnAssistantMessages:
       set.requiresReasoningContentOnAssistantMessages ?? detected.requiresReasoningContentOnAssistantMessages,
     thinkingFormat: set.thinkingFormat ?? detected.thinkingFormat,
+    supportsStrictMode: set.supportsStrictMode ?? detected.supportsStrictMode,
   };
 }

@@ -151,7 +151,7 @@ export function buildOpenAIParams(request: ProviderRequest): OpenAI.Chat.ChatCom
   };
   params[compat.maxTokensField] = model.maxTokens;
   if (compat.supportsUsageInStreaming) params.stream_options = { include_usage: true };
-  if (request.tools.length > 0) params.tools = request.tools.map(toOpenAITool);
+  if (request.tools.length > 0) params.tools = request.tools.map((t) => toOpenAITool(t, compat.supportsStrictMode));
   if (model.reasoning) {
     const effort = request.thinkingLevel === "off" ? undefined : request.thinkingLevel;
     switch (compat.thinkingFormat) {
@@ -176,13 +176,14 @@ export function buildOpenAIParams(request: ProviderRequest): OpenAI.Chat.ChatCom
   return params;
 }
 
-function toOpenAITool(tool: ToolSpec): OpenAI.Chat.ChatCompletionFunctionTool {
+function toOpenAITool(tool: ToolSpec, strictField: boolean): OpenAI.Chat.ChatCompletionFunctionTool {
   return {
     type: "function",
     function: {
       name: tool.name,
       description: tool.description,
       parameters: tool.parameters as OpenAI.FunctionParameters,
+      ...(strictField ? { strict: false } : {}),
     },
   };
 }
