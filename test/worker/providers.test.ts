@@ -259,7 +259,7 @@ describe("openai provider request body", () => {
     expect(mock().requests[0].path).toBe("/v1/chat/completions");
     expect(body).toMatchObject({ model: "mock-1", stream: true, stream_options: { include_usage: true }, max_tokens: 4096 });
     expect(body.reasoning_effort).toBeUndefined();
-    expect(body.tools).toEqual([{ type: "function", function: { name: "bash", description: "Run a shell command", parameters: BASH_TOOL.parameters } }]);
+    expect(body.tools).toEqual([{ type: "function", function: { name: "bash", description: "Run a shell command", parameters: BASH_TOOL.parameters, strict: false } }]);
     expect(body.messages).toEqual([
       { role: "system", content: "You are a test." },
       {
