@@ -6,9 +6,9 @@
  * sshd on 127.0.0.1 started by the test (skipped with the reason when sshd is missing).
  * Skipped when test/upstream is not installed (npm test's pretest installs it).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
@@ -202,5 +202,65 @@ describe.skipIf(!installed)("tool executionMode: our worker and upstream pi orde
         ? ["start:fast", "end:fast", "result:fast", "start:careful", "end:careful", "result:careful"]
         : ["start:fast", "start:careful", "end:fast", "end:careful", "result:fast", "result:careful"],
     );
+  });
+});
+
+describe.skipIf(!installed)("tools built from the module's helpers: our worker and upstream pi give the same results", () => {
+  /** Run `replies` with the examples on one implementation, with `setup` filling the project first; the run's tool results. */
+  async function results(impl: Implementation, examples: string[], setup: (project: string) => void, replies: Parameters<MockModelServer["enqueue"]>): Promise<{ end: Line; home: string; project: string }> {
+    server.requests.length = 0;
+    const { w, home, project } = start(impl, examples);
+    setup(project);
+    server.enqueue(...replies);
+    const end = await run(w, "go");
+    return { end, home, project };
+  }
+
+  it("truncated-tool: rg's output cut by truncateHead with the same notice, the full output in the temp file", async () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => `needle line ${i + 1}`).join("\n") + "\n";
+    const texts: string[] = [];
+    for (const impl of ["ours", "upstream"] as const) {
+      const { end } = await results(impl, ["truncated-tool"], (p) => writeFileSync(join(p, "hay.txt"), lines), [
+        { toolCalls: [{ id: "call_1", name: "rg", arguments: { pattern: "needle" } }] },
+        { text: "done" },
+      ]);
+      const result = end.messages.find((m: Line) => m.role === "toolResult");
+      const full = result.details.fullOutputPath as string;
+      dirs.push({ path: full, cleanup: () => rmSync(dirname(full), { recursive: true, force: true }) });
+      const saved = readFileSync(full, "utf8").trimEnd().split("\n");
+      expect(saved).toHaveLength(3000);
+      expect(saved.at(-1)).toMatch(/hay\.txt:3000:needle line 3000$/);
+        texts.push(toolTexts(end)[0].replace(full, "FULL"));
+    }
+    // The same lines are kept, with the same notice. One open difference: pi's truncateHead
+    // counts the empty string after a final newline as a line (3001 of 3001, 1332 omitted);
+    // ours does not (3000, 1331).
+    const [ours, upstream] = texts.map((t) => t.split("\n\n[Output truncated: "));
+    expect(ours[0]).toBe(upstream[0]);
+    expect(ours[0].split("\n")).toHaveLength(1669);
+    expect(upstream[1]).toBe("showing 1669 of 3001 lines (50.0KB of 91.6KB). 1332 lines (41.6KB) omitted. Full output saved to: FULL]");
+    expect(ours[1]).toBe("showing 1669 of 3000 lines (50.0KB of 91.6KB). 1331 lines (41.6KB) omitted. Full output saved to: FULL]");
+  });
+
+  it("tool-override: the overriding read blocks .env, reads other files, and logs both under getAgentDir()", async () => {
+    const texts: string[][] = [];
+    for (const impl of ["ours", "upstream"] as const) {
+      const { end, home } = await results(
+        impl,
+        ["tool-override"],
+        (p) => {
+          writeFileSync(join(p, ".env"), "SECRET=1\n");
+          writeFileSync(join(p, "notes.txt"), "one\ntwo\n");
+        },
+        [{ toolCalls: [{ id: "call_1", name: "read", arguments: { path: ".env" } }, { id: "call_2", name: "read", arguments: { path: "notes.txt" } }] }, { text: "done" }],
+      );
+      texts.push(toolTexts(end));
+      const log = readFileSync(join(home, "read-access.log"), "utf8");
+      expect(log).toMatch(/BLOCKED: .*\/\.env \(matches blocked pattern\)/);
+      expect(log).toMatch(/ALLOWED: .*\/notes\.txt/);
+    }
+    expect(texts[0][0]).toContain('Access denied: ".env" matches a blocked pattern');
+    expect(texts[0][1]).toBe("one\ntwo\n");
+    expect(texts[0]).toEqual(texts[1]);
   });
 });
