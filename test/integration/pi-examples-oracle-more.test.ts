@@ -4,7 +4,8 @@
  * `pi --mode rpc`, the same mock model server, and the same observable end.
  * Skipped when test/upstream is not installed (npm test's pretest installs it).
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
@@ -34,7 +35,8 @@ afterEach(async () => {
   }
 });
 
-function start(impl: Implementation, examples: string[]): { w: RpcWorker; project: string } {
+/** `sessions`: a session file in the temp home instead of --no-session. */
+function start(impl: Implementation, examples: string[], sessions = false): { w: RpcWorker; project: string } {
   const home = tempDir(`pi-oracle2-${impl}-home-`);
   const project = tempDir(`pi-oracle2-${impl}-project-`);
   dirs.push(home, project);
@@ -51,7 +53,8 @@ function start(impl: Implementation, examples: string[]): { w: RpcWorker; projec
       },
     }),
   );
-  const args = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)])];
+  const session = sessions ? ["--session-dir", join(home.path, "sessions")] : ["--no-session"];
+  const args = ["--mode", "rpc", ...session, "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)])];
   const env = impl === "ours" ? { PI_ORCH_HOME: home.path } : { PI_CODING_AGENT_DIR: home.path, PI_OFFLINE: "1" };
   const w = new RpcWorker(args, { cwd: project.path, env, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
   return { w, project: project.path };
@@ -171,5 +174,27 @@ describe.skipIf(!installed)("more of pi's examples: our worker and upstream pi e
     }
     expect(seen.ours!.results[2]).toBe("Todo #1 completed");
     expect(seen.ours).toEqual(seen.upstream);
+  });
+
+  // The example keeps its checkpoints only while a run lasts (agent_end clears them), so a
+  // fork from an idle worker restores nothing and asks nothing: the same on both.
+  it.each(IMPLS)("git-checkpoint on %s: a real repository, a fork after the run keeps the code and asks nothing", async (impl) => {
+    // With a session file: our --no-session worker has no entries to fork from (pi's keeps them in memory).
+    const { w, project } = start(impl, ["git-checkpoint"], true);
+    const git = (...args: string[]) => execFileSync("git", ["-C", project, ...args], { encoding: "utf8" });
+    git("init", "-q");
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start");
+    writeFileSync(join(project, "a.txt"), "one\n");
+    server.enqueue({ toolCalls: [{ id: "call_1", name: "write", arguments: { path: "a.txt", content: "two\n" } }] }, { text: "written" });
+    const from = await prompt(w, "change a");
+    await w.event("agent_end", 30_000, from);
+    expect(readFileSync(join(project, "a.txt"), "utf8")).toBe("two\n");
+    const forks = (await w.request({ type: "get_fork_messages" })).data.messages as Line[];
+    expect(forks.map((m) => m.text)).toEqual(["change a"]);
+    const at = w.received.length;
+    expect(await w.request({ type: "fork", entryId: forks[0]!.entryId }, 30_000)).toMatchObject({ success: true, data: { text: "change a", cancelled: false } });
+    expect(w.received.slice(at).filter((l) => l.type === "extension_ui_request")).toEqual([]);
+    expect(readFileSync(join(project, "a.txt"), "utf8")).toBe("two\n");
+    expect(git("stash", "list")).toBe("");
   });
 });
