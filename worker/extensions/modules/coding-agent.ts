@@ -11,6 +11,7 @@ import { withFileLock } from "../../tools/file-queue.js";
 import { createBashTool, createLocalBashOperations } from "../../tools/bash.js";
 import { createEditTool } from "../../tools/edit.js";
 import { BUILT_IN_TOOLS } from "../../tools/index.js";
+import { createLsTool } from "../../tools/ls.js";
 import { createReadTool } from "../../tools/read.js";
 import { createWriteTool } from "../../tools/write.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, truncateTail } from "../../tools/truncate.js";
@@ -26,13 +27,14 @@ const FACTORIES: Record<string, (options: never) => AgentTool> = {
   bash: createBashTool as (options: never) => AgentTool,
   edit: createEditTool as (options: never) => AgentTool,
   write: createWriteTool as (options: never) => AgentTool,
+  ls: createLsTool as (options: never) => AgentTool,
 };
 
 /**
  * A built-in tool bound to `cwd`, as pi's `createXTool(cwd, options)` returns it: its
  * `execute(toolCallId, params, signal, onUpdate)` runs the worker's tool, through the
  * extension's `operations` (and bash's `spawnHook`) when given. Tools without
- * operations of their own here (grep, find, ls) ignore the option.
+ * operations of their own here (grep, find) ignore the option.
  */
 function builtInFactory(name: string) {
   return (cwd: string = process.cwd(), options: Record<string, unknown> = {}) => {
