@@ -197,4 +197,26 @@ describe.skipIf(!installed)("more of pi's examples: our worker and upstream pi e
     expect(readFileSync(join(project, "a.txt"), "utf8")).toBe("two\n");
     expect(git("stash", "list")).toBe("");
   });
+
+  it.each(IMPLS)("bookmark on %s: labels the last assistant entry in the session file, and removes it", async (impl) => {
+    const { w } = start(impl, ["bookmark"], true);
+    let from = await prompt(w, "/bookmark early");
+    await w.waitFor(notify("No assistant message to bookmark"), 30_000, from);
+    server.enqueue({ text: "an answer" });
+    from = await prompt(w, "answer me");
+    await w.event("agent_end", 30_000, from);
+    from = await prompt(w, "/bookmark v1");
+    await w.waitFor(notify("Bookmarked as: v1"), 30_000, from);
+    from = await prompt(w, "/unbookmark");
+    await w.waitFor(notify("Removed bookmark: v1"), 30_000, from);
+    from = await prompt(w, "/unbookmark");
+    await w.waitFor(notify("No bookmarked entry found"), 30_000, from);
+    const file = (await w.request({ type: "get_state" })).data.sessionFile as string;
+    const entries = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const assistant = entries.find((e) => e.type === "message" && e.message.role === "assistant")!;
+    expect(entries.filter((e) => e.type === "label").map((e) => ({ targetId: e.targetId, label: e.label }))).toEqual([
+      { targetId: assistant.id, label: "v1" },
+      { targetId: assistant.id, label: undefined },
+    ]);
+  });
 });
