@@ -3,9 +3,9 @@ import { providerKeyNames, toolEnvFor, withoutKeys } from "../../../worker/tools
 
 describe("providerKeyNames", () => {
   it.each([
-    { settings: [], expected: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"] },
-    { settings: ["GROQ_API_KEY"], expected: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY"] },
-    { settings: ["sk-literal-key", "!pass show key", "OPENAI_API_KEY"], expected: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"] },
+    { settings: [], expected: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_API_KEY"] },
+    { settings: ["GROQ_API_KEY"], expected: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_API_KEY", "GROQ_API_KEY"] },
+    { settings: ["sk-literal-key", "!pass show key", "OPENAI_API_KEY"], expected: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_API_KEY"] },
   ])("$settings", ({ settings, expected }) => {
     expect(providerKeyNames(settings)).toEqual(expected);
   });
