@@ -4,22 +4,18 @@
  * worker and once on upstream `pi --mode rpc`, and both must end the same way.
  * Skipped when test/upstream is not installed (npm test's pretest installs it).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
 
-const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
-const UPSTREAM = join(PACKAGE, "dist/cli.js");
-const example = (name: string) => join(PACKAGE, "examples/extensions", `${name}.ts`);
-const installed = existsSync(UPSTREAM);
 
 type Line = Record<string, any>;
-type Implementation = "ours" | "upstream";
 
 let server: MockModelServer;
-let dirs: { path: string; cleanup: () => void }[] = [];
+let dirs: TempDir[] = [];
 
 beforeEach(async () => {
   server = await startMockModelServer();
@@ -31,27 +27,8 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) d.cleanup();
 });
 
-const MODELS = () => ({
-  providers: {
-    mock: {
-      baseUrl: `${server.url}/v1`,
-      api: "openai-completions",
-      apiKey: "mock-key",
-      models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
-    },
-  },
-});
-
-/** One implementation's worker, in a fresh project, with the examples loaded. */
 function start(impl: Implementation, examples: string[]): { w: RpcWorker; project: string } {
-  const home = tempDir(`pi-oracle-${impl}-home-`);
-  const project = tempDir(`pi-oracle-${impl}-project-`);
-  dirs.push(home, project);
-  writeFileSync(join(home.path, "models.json"), JSON.stringify(MODELS()));
-  const args = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)])];
-  const env = impl === "ours" ? { PI_ORCH_HOME: home.path } : { PI_CODING_AGENT_DIR: home.path, PI_OFFLINE: "1" };
-  const w = new RpcWorker(args, { cwd: project.path, env, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
-  return { w, project: project.path };
+  return startOracle(impl, server, dirs, { examples });
 }
 
 async function prompt(w: RpcWorker, message: string): Promise<number> {

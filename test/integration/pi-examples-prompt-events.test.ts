@@ -5,22 +5,18 @@
  * upstream pi 0.73.1 with the same script; the system prompt each one sent is read
  * from the recorded request. Skipped when test/upstream is not installed.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
 
-const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
-const UPSTREAM = join(PACKAGE, "dist/cli.js");
-const example = (name: string) => (name.includes("/") ? join(PACKAGE, "examples/extensions", name) : join(PACKAGE, "examples/extensions", `${name}.ts`));
-const installed = existsSync(UPSTREAM);
 
 type Line = Record<string, any>;
-type Implementation = "ours" | "upstream";
 
 let server: MockModelServer;
-let dirs: { path: string; cleanup: () => void }[] = [];
+let dirs: TempDir[] = [];
 
 beforeEach(async () => {
   server = await startMockModelServer();
@@ -40,24 +36,7 @@ function dir(prefix: string): string {
 
 /** A fresh home (models.json on the mock server) and project; `prepare` may add files to the home first. */
 function start(impl: Implementation, examples: string[], args: string[] = [], prepare: (home: string) => void = () => undefined): { w: RpcWorker; home: string; project: string } {
-  const home = dir(`pi-prompt-${impl}-home-`);
-  const project = dir(`pi-prompt-${impl}-project-`);
-  const models = {
-    providers: {
-      mock: {
-        baseUrl: `${server.url}/v1`,
-        api: "openai-completions",
-        apiKey: "mock-key",
-        models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
-      },
-    },
-  };
-  writeFileSync(join(home, "models.json"), JSON.stringify(models));
-  prepare(home);
-  const argv = ["--mode", "rpc", ...(args.includes("--session") ? [] : ["--no-session"]), "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)]), ...args];
-  const env = impl === "ours" ? { PI_ORCH_HOME: home } : { PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" };
-  const w = new RpcWorker(argv, { cwd: project, env, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
-  return { w, home, project };
+  return startOracle(impl, server, dirs, { examples, args, prepare });
 }
 
 async function run(w: RpcWorker, message: string): Promise<number> {

@@ -8,24 +8,20 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
 import { SshServer, sshMissing } from "../support/sshd.js";
 
-const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
-const UPSTREAM = join(PACKAGE, "dist/cli.js");
-const example = (name: string) => join(PACKAGE, "examples/extensions", `${name}.ts`);
-const installed = existsSync(UPSTREAM);
 const noSsh = sshMissing();
 
 type Line = Record<string, any>;
-type Implementation = "ours" | "upstream";
 
 let server: MockModelServer;
 let sshd: SshServer | undefined;
-let dirs: { path: string; cleanup: () => void }[] = [];
+let dirs: TempDir[] = [];
 
 beforeEach(async () => {
   server = await startMockModelServer();
@@ -47,23 +43,7 @@ function dir(prefix: string): string {
 
 /** One implementation's worker in a fresh project on the mock model, with the examples loaded. */
 function start(impl: Implementation, examples: string[], extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): { w: RpcWorker; project: string; home: string } {
-  const home = dir(`pi-ops-${impl}-home-`);
-  const project = dir(`pi-ops-${impl}-project-`);
-  const models = {
-    providers: {
-      mock: {
-        baseUrl: `${server.url}/v1`,
-        api: "openai-completions",
-        apiKey: "mock-key",
-        models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
-      },
-    },
-  };
-  writeFileSync(join(home, "models.json"), JSON.stringify(models));
-  const args = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1", ...examples.flatMap((e) => ["-e", example(e)]), ...(extra.args ?? [])];
-  const env = impl === "ours" ? { PI_ORCH_HOME: home } : { PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" };
-  const w = new RpcWorker(args, { cwd: project, env: { ...env, ...extra.env }, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
-  return { w, project, home };
+  return startOracle(impl, server, dirs, { examples, ...extra });
 }
 
 async function run(w: RpcWorker, message: string): Promise<Line> {
