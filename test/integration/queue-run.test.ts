@@ -38,6 +38,13 @@ afterEach(async () => {
   }
 });
 
+/** The world's own temp folder, given to its processes as TMPDIR (removed with the world). */
+function tmpOf(w: World): string {
+  const dir = join(w.dir, "tmp");
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 async function world(): Promise<World> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "pi-orch-test-queue-")));
   const redis = await RedisServer.start().catch((err) => {
@@ -53,6 +60,8 @@ async function world(): Promise<World> {
 async function startWorker(w: World, machine: string, extra: string[] = []): Promise<CliProcess> {
   const p = CliProcess.start(["--home", join(w.dir, machine), "run", "--worker", w.redis.url("q"), ...extra], w.dir, {
     PI_ORCH_TEST_QUEUE: w.tag,
+    // A SIGKILLed machine cannot remove its run state folder: keep it inside the world's folder.
+    TMPDIR: tmpOf(w),
     PI_ORCH_TEST_MACHINE: `${w.tag}-${machine}`,
   });
   w.procs.push(p);
@@ -63,6 +72,8 @@ async function startWorker(w: World, machine: string, extra: string[] = []): Pro
 function startProducer(w: World, file: string, extra: string[] = []): CliProcess {
   const p = CliProcess.start(["--home", join(w.dir, "producer"), "run", file, "--queue", w.redis.url("q"), "--provider", "faux", "--report-json", "report.json", ...extra], w.dir, {
     PI_ORCH_TEST_QUEUE: w.tag,
+    // A SIGKILLed machine cannot remove its run state folder: keep it inside the world's folder.
+    TMPDIR: tmpOf(w),
   });
   w.procs.push(p);
   return p;
