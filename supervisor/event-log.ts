@@ -8,7 +8,9 @@
  *
  * A disk that refuses a write (full, quota, I/O error) never stops the supervisor: the
  * torn part is cut back at once, the lines wait in a bounded backlog, the owner is told
- * (`disk full: PATH`), and the backlog is written when the disk takes writes again.
+ * (`disk full: PATH`), and the backlog is written when the disk takes writes again. The
+ * events of waiting lines reach no subscriber (nor the ring) until their lines are
+ * written, so write-ahead holds on a full disk too.
  */
 import { closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -233,6 +235,12 @@ export interface LogFileOptions {
   keep: number;
   backlogBytes?: number;
   onProblem?: WriteProblemListener;
+  /**
+   * Told, at once, each time the oldest write waiting in the backlog leaves it: `true`
+   * when it reached the OS, `false` when the bounded backlog dropped it. Writes leave in
+   * the order `write` kept them, so an owner can match them to what it wrote.
+   */
+  onBacklogLeft?: (written: boolean) => void;
 }
 
 /**
@@ -286,6 +294,7 @@ export class LogFile {
       if (!this.tryWrite(this.backlog[0])) return false;
       this.backlogSize -= this.backlog[0].length;
       this.backlog.shift();
+      this.opts.onBacklogLeft?.(true);
     }
     return true;
   }
@@ -305,6 +314,7 @@ export class LogFile {
       const dropped = this.backlog.shift()!;
       this.backlogSize -= dropped.length;
       this.droppedLines += countLines(dropped);
+      this.opts.onBacklogLeft?.(false);
     }
     this.scheduleRetry();
   }
@@ -441,6 +451,11 @@ export interface EventLogOptions {
   /** Told when the disk refuses the events file (`disk full: PATH`) and when it takes writes again (null). */
   onProblem?: WriteProblemListener;
   /**
+   * Told when events held back while the disk refused them reached the OS (a retry, or
+   * a later write): the owner publishes them, in order, with `takeWritten`.
+   */
+  onWritten?: () => void;
+  /**
    * `append` only numbers and stages an event; `commit` writes every staged line in one
    * system call and holds them in the ring. For an owner that publishes in batches and
    * commits before each (default false: every `append` writes at once).
@@ -472,6 +487,16 @@ export class AgentEventLog {
   private stagedRaws: string[] = [];
   private stagedAts: number[] = [];
   private stagedEvents: Record<string, unknown>[] = [];
+  /**
+   * Events whose write waits in the disk's backlog, one group per refused write (the
+   * backlog's order): not in the ring and not published, so no subscriber sees an event
+   * a SIGKILL could still lose. A group the backlog drops is forgotten.
+   */
+  private withheld: WithheldEvent[][] = [];
+  /** Withheld events that reached the OS, in order, until the owner publishes them (`takeWritten`). */
+  private written: WithheldEvent[] = [];
+  /** Seq of the latest event whose line reached the OS (dropped ones never do). */
+  private writtenThrough: number;
 
   constructor(opts: EventLogOptions) {
     this.batched = opts.batched ?? false;
@@ -483,19 +508,33 @@ export class AgentEventLog {
     this.replayBytes = opts.replayBytes ?? DEFAULT_REPLAY_BYTES;
     this.ring = new EventRing(opts.ringSize ?? DEFAULT_RING_EVENTS, opts.ringBytes ?? DEFAULT_RING_BYTES);
     const common = { maxBytes, keep: this.keep, backlogBytes: opts.backlogBytes };
-    this.events = new LogFile(paths.events, { ...common, onProblem: opts.onProblem });
+    this.events = new LogFile(paths.events, { ...common, onProblem: opts.onProblem, onBacklogLeft: (ok) => this.backlogLeft(ok, opts.onWritten) });
     this.stderr = new LogFile(paths.stderr, common);
     this.seq = readLastSeq(paths.events, this.keep);
+    this.writtenThrough = this.seq;
     this.ring.notHeldThrough(this.seq);
   }
 
   /**
    * Sequence number of the latest event written (0 before the first). Staged events
-   * are not counted: a supervisor that dies before it commits them never showed them,
-   * and the next one numbers from the file.
+   * and events waiting for the disk are not counted: a supervisor that dies before they
+   * are written never showed them, and the next one numbers from the file.
    */
   get lastSeq(): number {
-    return this.seq - this.stagedRaws.length;
+    return this.withheld.length > 0 ? this.writtenThrough : this.seq - this.stagedRaws.length;
+  }
+
+  /** Whether event `seq` (staged or committed) has not reached the OS yet: its owner must not publish it now. */
+  isWithheld(seq: number): boolean {
+    const first = this.withheld[0]?.[0];
+    return first !== undefined && seq >= first.entry.seq;
+  }
+
+  /** Events held back while the disk refused them that reached the OS since the last call, in order, to publish now. */
+  takeWritten(): { entry: LoggedEvent; raw: string }[] {
+    const written = this.written;
+    this.written = [];
+    return written;
   }
 
   /** Why the disk refuses this agent's events now, or null. */
@@ -512,7 +551,8 @@ export class AgentEventLog {
    * Number the event, write it to the events file (the OS has it when this returns,
    * unless the disk refuses it: then it waits in the backlog), and hold it in the
    * ring. `raw` is the event's JSON as the worker wrote it, used instead of
-   * serialising it again. Only then may the caller publish the entry. In batched
+   * serialising it again. Only then may the caller publish the entry, and only when
+   * it is not `isWithheld` (the disk refused it: `takeWritten` gives it later). In batched
    * mode the write and the ring wait for `commit`, which the caller runs before it
    * publishes.
    */
@@ -527,12 +567,11 @@ export class AgentEventLog {
       this.stagedEvents.push(event);
       return entry;
     }
-    this.events.write(line);
-    this.ring.push(entry.seq, at, json, event);
+    this.writeOrWithhold(line, [{ entry, raw: json }]);
     return entry;
   }
 
-  /** Write every staged event (one system call) and hold them in the ring; nothing to do outside batched mode. */
+  /** Write every staged event (one system call) and hold them in the ring, or withhold them while the disk refuses them; nothing to do outside batched mode. */
   commit(): void {
     if (this.staged === "") return;
     const text = this.staged;
@@ -543,9 +582,33 @@ export class AgentEventLog {
     this.stagedRaws = [];
     this.stagedAts = [];
     this.stagedEvents = [];
-    this.events.write(text);
     const first = this.seq - raws.length + 1;
-    for (let i = 0; i < raws.length; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
+    this.writeOrWithhold(
+      text,
+      raws.map((raw, i) => ({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw })),
+    );
+  }
+
+  /** Write `text` (the lines of `group`): into the ring when the OS has it, else withheld until the backlog is written. */
+  private writeOrWithhold(text: string, group: WithheldEvent[]): void {
+    if (!this.events.write(text)) {
+      this.withheld.push(group);
+      return;
+    }
+    for (const { entry, raw } of group) this.ring.push(entry.seq, entry.at, raw, entry.event);
+    this.writtenThrough = group[group.length - 1]!.entry.seq;
+  }
+
+  /** The oldest refused write left the backlog: written (ring, then published by the owner) or dropped (forgotten). */
+  private backlogLeft(written: boolean, onWritten: (() => void) | undefined): void {
+    const group = this.withheld.shift();
+    if (!group || !written) return;
+    for (const w of group) {
+      this.ring.push(w.entry.seq, w.entry.at, w.raw, w.entry.event);
+      this.written.push(w);
+    }
+    this.writtenThrough = group[group.length - 1]!.entry.seq;
+    onWritten?.();
   }
 
   /**
@@ -578,6 +641,12 @@ export class AgentEventLog {
     this.events.close();
     this.stderr.close();
   }
+}
+
+/** An event whose log line waits for the disk: the entry and its JSON. */
+interface WithheldEvent {
+  entry: LoggedEvent;
+  raw: string;
 }
 
 /** The log files of `path`, oldest first: `.keep` ... `.1`, then the current one. */

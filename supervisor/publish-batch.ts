@@ -3,7 +3,8 @@
  * log lines go to disk in one write, and only then do subscribers get the events, each
  * subscriber in one socket write. This keeps the write-ahead order (nothing reaches a
  * subscriber before its log line is with the OS) at one system call per log and per
- * subscriber per turn instead of one per event.
+ * subscriber per turn instead of one per event. Events whose write the disk refused
+ * wait in their log (`isWithheld`) and are published when their lines reach the OS.
  */
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
 import type { SubscriberHub } from "./subscribers.js";
@@ -13,7 +14,8 @@ export class PublishBatch {
   private agents: string[] = [];
   private entries: LoggedEvent[] = [];
   private raws: (string | undefined)[] = [];
-  private readonly logs = new Set<AgentEventLog>();
+  private entryLogs: AgentEventLog[] = [];
+  private logs = new Map<AgentEventLog, string>();
   private scheduled = false;
   private readonly onTurnEnd = () => {
     this.scheduled = false;
@@ -27,23 +29,41 @@ export class PublishBatch {
     this.agents.push(agent);
     this.entries.push(entry);
     this.raws.push(raw);
-    this.logs.add(log);
+    this.entryLogs.push(log);
+    this.wake(agent, log);
+  }
+
+  /** `log` has events that reached the OS after the disk refused them (`takeWritten`): publish them at the end of the turn. */
+  wake(agent: string, log: AgentEventLog): void {
+    this.logs.set(log, agent);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.onTurnEnd);
     }
   }
 
-  /** Commit every log with staged lines, then publish the queued events in order (a subscribe or shutdown calls this first). */
+  /**
+   * Commit every log with staged lines, then publish, per agent in seq order: the
+   * withheld events that reached the OS meanwhile, then the queued events whose lines
+   * the OS has (a subscribe or shutdown calls this first).
+   */
   flush(): void {
-    if (this.entries.length === 0) return;
-    for (const log of this.logs) log.commit();
-    this.logs.clear();
-    const { agents, entries, raws } = this;
+    if (this.logs.size === 0) return;
+    const logs = this.logs;
+    this.logs = new Map();
+    for (const log of logs.keys()) log.commit();
+    for (const [log, agent] of logs) {
+      for (const { entry, raw } of log.takeWritten()) this.hub.publish(agent, entry, raw, false);
+    }
+    const { agents, entries, raws, entryLogs } = this;
     this.agents = [];
     this.entries = [];
     this.raws = [];
-    for (let i = 0; i < entries.length; i++) this.hub.publish(agents[i]!, entries[i]!, raws[i], false);
+    this.entryLogs = [];
+    for (let i = 0; i < entries.length; i++) {
+      if (entryLogs[i]!.isWithheld(entries[i]!.seq)) continue;
+      this.hub.publish(agents[i]!, entries[i]!, raws[i], false);
+    }
     this.hub.deliver();
   }
 }

@@ -448,6 +448,7 @@ export class Supervisor {
       keepFiles: this.opts.logKeepFiles,
       // Lines are written per turn by the publish batch, before it publishes them.
       batched: true,
+      onWritten: () => this.batch.wake(record.name, log),
       onProblem: (problem, dropped) => {
         actor.noteDiskProblem(problem);
         if (problem) this.warn(`agent "${record.name}": ${problem}; events wait in memory and are written when space returns`);

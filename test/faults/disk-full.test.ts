@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import type { Supervisor } from "../../supervisor/supervisor.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { SessionStore } from "../../worker/session/session-file.js";
+import { AgentEventLog } from "../../supervisor/event-log.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { FIXTURE, Recorder, TestEnv } from "../supervisor/harness.js";
 import { figures, killPids, until } from "./support.js";
@@ -184,15 +185,19 @@ describe.skipIf(noTmpfs !== null)(`fault: the disk under the supervisor's logs f
     const { sup, rec } = env.supervisor({ home, defaultWorkerCommand: [process.execPath, FIXTURE] });
     await sup.spawn({ name: "f", env: { FIXTURE_EVENTS: "100" } });
     const ends = () => rec.messages.filter((m) => isEvent(m, "f", "agent_end")).length;
+    const seenSoFar = () => rec.messages.filter((m) => m.type === "event" && m.agent === "f").length;
     disk.fill();
+    const seenBeforeFull = seenSoFar();
     await sup.rpc("f", { type: "prompt", message: "while full" });
-    await until(() => ends() === 1, 10_000, "run while full");
-    const marked = await until(() => sup.status("f").statusReason?.startsWith("disk full:") && sup.status("f").statusReason, 5_000, "disk full reason");
+    // The run ends (idle again) while its events wait for the disk, unseen: write-ahead.
+    const marked = await until(() => sup.status("f").status === "idle" && sup.status("f").statusReason?.startsWith("disk full:") && sup.status("f").statusReason, 10_000, "idle, disk full reason");
+    const seenWhileFull = seenSoFar() - seenBeforeFull;
     const listed = sup.list().length;
     const at = Date.now();
     disk.free();
     await until(() => !sup.status("f").statusReason, 5_000, "reason cleared");
     const recoveredMs = Date.now() - at;
+    await until(() => ends() === 1, 10_000, "the waiting run's events published");
     await sup.rpc("f", { type: "prompt", message: "after" });
     await until(() => ends() === 2, 10_000, "run after");
     const lines = readFileSync(sup.logPaths("f").events, "utf8").split("\n").filter(Boolean);
@@ -201,11 +206,50 @@ describe.skipIf(noTmpfs !== null)(`fault: the disk under the supervisor's logs f
     const onDisk = new Set(seqs);
     const missingFromDisk = seen.filter((q) => !onDisk.has(q)).length;
     const increasing = seqs.every((q, i) => i === 0 || q > seqs[i - 1]);
-    figures("supervisor-disk-full-logs", { disk_kb: 4096, reason: JSON.stringify(marked), recovered_ms: recoveredMs, events_seen: seen.length, events_on_disk: seqs.length, missing_from_disk: missingFromDisk, seq_unique_increasing: increasing, agents_listed_while_full: listed });
+    figures("supervisor-disk-full-logs", { disk_kb: 4096, reason: JSON.stringify(marked), recovered_ms: recoveredMs, events_seen: seen.length, events_on_disk: seqs.length, events_seen_while_full: seenWhileFull, missing_from_disk: missingFromDisk, seq_unique_increasing: increasing, agents_listed_while_full: listed });
     expect(marked).toBe(`disk full: ${sup.logPaths("f").events}`);
     expect(listed).toBe(1);
+    expect(seenWhileFull).toBe(0);
     expect(increasing).toBe(true);
     expect(missingFromDisk).toBe(0);
+  });
+});
+
+describe.skipIf(noTmpfs !== null)(`fault: an agent's event log on a full disk${noTmpfs ? ` (skipped: ${noTmpfs})` : ""}`, () => {
+  it("withholds the refused events, forgets those the backlog dropped, gives the rest in order once written", () => {
+    const disk = mountSmallDisk(mkdtempSync(join(tmpdir(), "po-disk-")), 1024);
+    disks.push(disk);
+    let woken = 0;
+    // Lines bigger than a page (a full tmpfs still takes what fits in the last one); a backlog of 3 of them: older ones are dropped.
+    const log = new AgentEventLog({ logsDir: disk.path, name: "u", batched: true, backlogBytes: 16_000, onWritten: () => woken++ });
+    log.append({ type: "before" });
+    log.commit();
+    disk.fill();
+    // The last pages of the tmpfs may still take a few lines: write until one is refused.
+    let first = 0;
+    for (let i = 0; first === 0 && i < 100; i++) {
+      const { seq } = log.append({ type: "full", pad: "p".repeat(5_000) });
+      log.commit();
+      if (log.isWithheld(seq)) first = seq;
+    }
+    for (let i = 1; i <= 5; i++) {
+      log.append({ type: "full", pad: "p".repeat(5_000) });
+      log.commit();
+    }
+    const whileFull = { lastSeq: log.lastSeq, withheld: [first - 1, first + 3, first + 5].map((s) => log.isWithheld(s)), ring: log.held.events, written: log.takeWritten().length };
+    disk.free();
+    log.flush();
+    const written = log.takeWritten().map((w) => w.entry.seq);
+    const after = { lastSeq: log.lastSeq, withheld: log.isWithheld(first + 5), ring: log.held.events, woken };
+    const onDisk = readFileSync(join(disk.path, "u.events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { seq: number }).seq);
+    log.close();
+    figures("event-log-withheld", { first_refused_seq: first, refused_writes: 6, dropped: 3, published_after: written.length });
+    expect(first).toBeGreaterThan(1);
+    expect(whileFull).toEqual({ lastSeq: first - 1, withheld: [false, true, true], ring: first - 1, written: 0 });
+    // The three oldest refused writes did not fit the backlog: never on disk, never given.
+    expect(written).toEqual([first + 3, first + 4, first + 5]);
+    expect(after).toEqual({ lastSeq: first + 5, withheld: false, ring: first + 2, woken: 3 });
+    expect(onDisk).toEqual([...Array.from({ length: first - 1 }, (_, i) => i + 1), first + 3, first + 4, first + 5]);
   });
 });
 

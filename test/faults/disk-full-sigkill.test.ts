@@ -1,0 +1,173 @@
+/**
+ * Write-ahead on a full disk: the disk under the supervisor's logs is full while agents
+ * stream, a subscriber is connected, and the supervisor (a real `serve` child) is
+ * SIGKILLed; then the space returns and a new supervisor runs the agents again. The
+ * events that waited in memory for the disk reached no subscriber, so the kill lost
+ * nothing anyone saw, and the next supervisor reused no seq anyone saw. The tmpfs is
+ * mounted by the test (root only, skipped with the reason otherwise) and always unmounted.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { IpcClient } from "../../ipc/client.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
+import { FIXTURE, TestEnv } from "../supervisor/harness.js";
+import { figures, killPids, until } from "./support.js";
+import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from "./tmpfs.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SERVE_CHILD = resolve(ROOT, "test/support/serve-child.ts");
+const env = new TestEnv();
+const children: ChildProcess[] = [];
+const clients: IpcClient[] = [];
+const disks: SmallDisk[] = [];
+const workerPids = new Set<number>();
+afterEach(async () => {
+  await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  killPids(workerPids);
+  workerPids.clear();
+  // Unmount before the home goes: a mount point in it could not be removed.
+  for (const disk of disks.splice(0)) disk.unmount();
+  await env.cleanup();
+});
+
+async function serve(opts: Record<string, unknown>): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
+  const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
+    cwd: ROOT,
+    env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  await new Promise<void>((res, rej) => {
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("ready ")) res();
+    });
+    void exited.then(() => rej(new Error("serve child exited before it was ready")));
+  });
+  const client = await IpcClient.connect({ home: opts.home as string });
+  clients.push(client);
+  return { child, client, exited };
+}
+
+const noTmpfs = tmpfsUnavailable();
+
+describe.skipIf(noTmpfs !== null)(`fault: SIGKILL of the supervisor while its logs' disk is full${noTmpfs ? ` (skipped: ${noTmpfs})` : ""}`, () => {
+  it("subscribers saw only events on disk; after the restart the seqs on disk are unique and increasing", async () => {
+    const home = env.home();
+    const disk = mountSmallDisk(join(home, "logs"), 4096);
+    disks.push(disk);
+    const opts = { home, handleSignals: false, defaultWorkerCommand: [process.execPath, FIXTURE], timings: { pingIntervalMs: 500, pingDeadlineMs: 5_000 } };
+    const names = ["w1", "w2", "w3"];
+    const seen = new Map<string, string>(); // agent#seq -> event JSON
+    const ends = new Map<string, number>();
+    let seenTwice = 0;
+    const record = (m: IpcStreamMessage) => {
+      if (m.type !== "event") return;
+      const key = `${m.agent}#${m.seq}`;
+      // The first content seen stays: a seq reused for another event shows as differing on disk.
+      if (seen.has(key)) seenTwice++;
+      else seen.set(key, JSON.stringify(m.event));
+      if (m.event.type === "worker_started") workerPids.add(Number(m.event.pid));
+      if (m.event.type === "agent_end") ends.set(m.agent, (ends.get(m.agent) ?? 0) + 1);
+    };
+    const allEnded = (n: number) => names.every((name) => (ends.get(name) ?? 0) >= n);
+
+    // A first supervisor: one run each with space, then runs on the full disk, then SIGKILL.
+    const first = await serve(opts);
+    await first.client.subscribe({}, record);
+    for (const name of names) {
+      await first.client.spawn({ name, env: { FIXTURE_EVENTS: "100" } });
+      await first.client.rpc(name, { type: "prompt", message: "with space" });
+    }
+    await until(() => allEnded(1), 20_000, "the runs with space");
+    disk.fill();
+    const seenBeforeFull = seen.size;
+    for (const name of names) await first.client.rpc(name, { type: "prompt", message: "while full" });
+    // The runs end (the agents are idle again) although no subscriber saw their events.
+    const whileFull = await until(
+      async () => {
+        const list = await first.client.list();
+        return list.every((a) => a.status === "idle" && a.statusReason?.startsWith("disk full:")) && list;
+      },
+      20_000,
+      "idle and disk full",
+    );
+    const seenWhileFull = seen.size - seenBeforeFull;
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const lastSeqBeforeKill = Math.max(...[...seen.keys()].map((k) => Number(k.split("#")[1])));
+
+    // Space returns; a second supervisor runs every agent again and shuts down cleanly.
+    disk.free();
+    const second = await serve(opts);
+    const seenBeforeRestart = seen.size;
+    let reused = 0;
+    await second.client.subscribe({}, (m) => {
+      if (m.type === "event" && seen.has(`${m.agent}#${m.seq}`)) reused++;
+      record(m);
+    });
+    for (const name of names) {
+      await second.client.restart(name);
+      await second.client.rpc(name, { type: "prompt", message: "after the restart" });
+    }
+    await until(() => allEnded(2), 20_000, "the runs after the restart");
+    await second.client.shutdown().catch(() => undefined);
+    await second.exited;
+
+    let onDisk = 0;
+    let duplicates = 0;
+    let decreasing = 0;
+    let missing = 0;
+    let differ = 0;
+    for (const name of names) {
+      const path = join(home, "logs", `${name}.events.jsonl`);
+      const bySeq = new Map<number, string>();
+      let last = 0;
+      for (const line of (existsSync(path) ? readFileSync(path, "utf8") : "").split("\n")) {
+        if (!line) continue;
+        const { seq, event } = JSON.parse(line) as { seq: number; event: unknown };
+        onDisk++;
+        if (bySeq.has(seq)) duplicates++;
+        if (seq <= last) decreasing++;
+        last = seq;
+        bySeq.set(seq, JSON.stringify(event));
+      }
+      for (const [key, json] of seen) {
+        const [agent, seq] = key.split("#");
+        if (agent !== name) continue;
+        const stored = bySeq.get(Number(seq));
+        if (stored === undefined) missing++;
+        else if (stored !== json) differ++;
+      }
+    }
+    figures("disk-full-sigkill", {
+      agents: names.length,
+      events_seen_before_full: seenBeforeFull,
+      events_seen_while_full: seenWhileFull,
+      reasons: JSON.stringify(whileFull.map((a) => a.statusReason)),
+      last_seq_seen_before_kill: lastSeqBeforeKill,
+      events_seen_after_restart: seen.size - seenBeforeRestart,
+      events_on_disk: onDisk,
+      duplicates,
+      decreasing,
+      seen_twice: seenTwice,
+      reused,
+      seen_missing_from_disk: missing,
+      seen_differ_on_disk: differ,
+    });
+    expect(whileFull.map((a) => a.statusReason)).toEqual(names.map((n) => `disk full: ${join(home, "logs", `${n}.events.jsonl`)}`));
+    expect(seenWhileFull).toBe(0);
+    expect(allEnded(2)).toBe(true);
+    expect(duplicates).toBe(0);
+    expect(decreasing).toBe(0);
+    expect(seenTwice).toBe(0);
+    expect(reused).toBe(0);
+    expect(missing).toBe(0);
+    expect(differ).toBe(0);
+  }, 90_000);
+});
