@@ -1053,7 +1053,7 @@ export class AgentSession {
 
   private async maybeCompactAtThreshold(): Promise<void> {
     if (!this.autoCompaction || !this.store) return;
-    const reserve = this.options.compactionReserveTokens ?? 16_384;
+    const reserve = this.options.compactionReserveTokens ?? this.resources.settings.compaction?.reserveTokens ?? 16_384;
     const tokens = estimateContextTokens(this.agent.messages);
     if (!shouldCompact(tokens, this.agent.model.contextWindow, reserve)) return;
     await this.runCompaction("threshold", undefined, false);
@@ -1072,7 +1072,7 @@ export class AgentSession {
         model,
         provider: this.providers.for(model),
         apiKey: this.apiKeyFor(model),
-        keepTokens: this.options.compactionKeepTokens ?? 20_000,
+        keepTokens: this.options.compactionKeepTokens ?? this.resources.settings.compaction?.keepRecentTokens ?? 20_000,
         emit: (e) => this.emit(e),
         before: async (preparation, customInstructions, signal) => {
           const r = await this.extensions.before({ type: "session_before_compact", preparation, branchEntries: this.store?.pathToLeaf() ?? [], customInstructions, signal });

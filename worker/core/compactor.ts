@@ -108,8 +108,9 @@ export class Compactor {
       const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
       const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
       // pi's details: the files the summarized part read and changed, so later summaries keep them.
-      const details = supplied?.details ?? fileLists(plan.messagesToSummarize);
-      const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details });
+      // An extension's own compaction keeps only the details it gave, as in pi.
+      const details = supplied ? supplied.details : fileLists(plan.messagesToSummarize);
+      const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details, fromHook: supplied !== undefined });
       const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details };
       await deps.after?.(entry as SessionEntry, supplied !== undefined);
       deps.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });

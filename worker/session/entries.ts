@@ -72,6 +72,8 @@ export const CompactionEntry = Type.Object({
   firstKeptEntryId: Type.String(),
   tokensBefore: Type.Number(),
   details: Type.Optional(Type.Unknown()),
+  /** Whether an extension's session_before_compact supplied the summary (pi writes it on every compaction). */
+  fromHook: Type.Optional(Type.Boolean()),
 });
 export type CompactionEntry = Static<typeof CompactionEntry>;
 
