@@ -567,7 +567,12 @@ export class AgentEventLog {
       this.stagedEvents.push(event);
       return entry;
     }
-    this.writeOrWithhold(line, [{ entry, raw: json }]);
+    if (!this.events.write(line)) {
+      this.withheld.push([{ entry, raw: json }]);
+      return entry;
+    }
+    this.ring.push(entry.seq, at, json, event);
+    this.writtenThrough = entry.seq;
     return entry;
   }
 
@@ -583,20 +588,13 @@ export class AgentEventLog {
     this.stagedAts = [];
     this.stagedEvents = [];
     const first = this.seq - raws.length + 1;
-    this.writeOrWithhold(
-      text,
-      raws.map((raw, i) => ({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw })),
-    );
-  }
-
-  /** Write `text` (the lines of `group`): into the ring when the OS has it, else withheld until the backlog is written. */
-  private writeOrWithhold(text: string, group: WithheldEvent[]): void {
     if (!this.events.write(text)) {
-      this.withheld.push(group);
+      // Built only on a refused write: the usual path allocates nothing per event here.
+      this.withheld.push(raws.map((raw, i) => ({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw })));
       return;
     }
-    for (const { entry, raw } of group) this.ring.push(entry.seq, entry.at, raw, entry.event);
-    this.writtenThrough = group[group.length - 1]!.entry.seq;
+    for (let i = 0; i < raws.length; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
+    this.writtenThrough = this.seq;
   }
 
   /** The oldest refused write left the backlog: written (ring, then published by the owner) or dropped (forgotten). */
