@@ -129,6 +129,20 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
     expect(seen.ours).toEqual(seen.upstream);
   });
 
+  // The example summarizes with the built-in openai/gpt-5.2 (pi-ai's getModel, not models.json),
+  // whose base URL is OpenAI's own: no test may reach it, so both run without an OpenAI key and
+  // end at the example's "no key" notice; the summary dialog (ctx.ui.custom) is not reached.
+  it.each(IMPLS)("summarize on %s: nothing to summarize, then the branch is read and the missing key is named", async (impl) => {
+    const { w } = startOracle(impl, server, dirs, { examples: ["summarize"], env: { OPENAI_API_KEY: "" } });
+    let from = await prompt(w, "/summarize");
+    await w.waitFor(notify("No conversation text found"), 30_000, from);
+    await converse(w);
+    from = await prompt(w, "/summarize");
+    await w.waitFor(notify("No API key for openai/gpt-5.2"), 30_000, from);
+    expect(notices(w, from)).toEqual(["Preparing summary...", "No API key for openai/gpt-5.2"]);
+    expect(server.requests).toHaveLength(2);
+  });
+
   // /tools opens a ctx.ui.custom selector, which RPC mode does not show (it resolves at once),
   // so the state it would save is written into the session file here, as the selector does.
   it("tools: a saved tools-config entry is restored on session_start, so only those tools (that exist) reach the model", async () => {

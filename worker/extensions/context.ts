@@ -53,12 +53,8 @@ export function modelRegistryView(host: ExtensionHost) {
       return model ? keyFor(model) : undefined;
     },
     hasConfiguredAuth: (model: Model) => keyFor(model) !== undefined,
-    getApiKeyAndHeaders: async (model: Model) => {
-      const apiKey = keyFor(model);
-      return apiKey === undefined
-        ? { ok: false as const, error: `no API key for provider "${model.provider}"` }
-        : { ok: true as const, apiKey, headers: {} as Record<string, string> };
-    },
+    // As pi's: a missing key is no error (ok, apiKey undefined), so an extension can say which one is missing.
+    getApiKeyAndHeaders: async (model: Model) => ({ ok: true as const, apiKey: keyFor(model), headers: undefined as Record<string, string> | undefined }),
   };
 }
 

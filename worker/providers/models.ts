@@ -80,6 +80,13 @@ export const BUILT_IN_MODELS: Model[] = [
     maxTokens: 128_000,
     cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
   }),
+  // Extensions name it (pi's summarize example), so getModel("openai", "gpt-5.2") finds it.
+  builtIn("openai", "openai-responses", OPENAI, "gpt-5.2", "GPT-5.2", {
+    reasoning: true,
+    contextWindow: 400_000,
+    maxTokens: 128_000,
+    cost: { input: 1.75, output: 14, cacheRead: 0.175, cacheWrite: 0 },
+  }),
   builtIn("openai", "openai-responses", OPENAI, "gpt-5.4-mini", "GPT-5.4 mini", {
     reasoning: true,
     contextWindow: 400_000,
