@@ -7,17 +7,15 @@
  * mounted by the test (root only, skipped with the reason otherwise) and always unmounted.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { FIXTURE, TestEnv } from "../supervisor/harness.js";
-import { figures, killPids, until } from "./support.js";
+import { figures, killPids, serveChild, until } from "./support.js";
 import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from "./tmpfs.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-const SERVE_CHILD = resolve(ROOT, "test/support/serve-child.ts");
 const env = new TestEnv();
 const children: ChildProcess[] = [];
 const clients: IpcClient[] = [];
@@ -33,26 +31,8 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-async function serve(opts: Record<string, unknown>): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
-    cwd: ROOT,
-    env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  await new Promise<void>((res, rej) => {
-    let out = "";
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("ready ")) res();
-    });
-    void exited.then(() => rej(new Error("serve child exited before it was ready")));
-  });
-  const client = await IpcClient.connect({ home: opts.home as string });
-  clients.push(client);
-  return { child, client, exited };
-}
+/** A supervisor server in its own process, ended after each test. */
+const serve = (opts: Record<string, unknown>) => serveChild(opts, { children, clients });
 
 const noTmpfs = tmpfsUnavailable();
 

@@ -6,16 +6,14 @@
  * times during the storm (small files) but keep every file, so history is complete.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { FIXTURE, TestEnv } from "../supervisor/harness.js";
-import { figures, killPids, until } from "./support.js";
+import { figures, killPids, serveChild, until } from "./support.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-const SERVE_CHILD = resolve(ROOT, "test/support/serve-child.ts");
 const env = new TestEnv();
 const children: ChildProcess[] = [];
 const clients: IpcClient[] = [];
@@ -26,26 +24,8 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-async function serve(opts: Record<string, unknown>): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
-    cwd: ROOT,
-    env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  await new Promise<void>((res, rej) => {
-    let out = "";
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("ready ")) res();
-    });
-    void exited.then(() => rej(new Error("serve child exited before it was ready")));
-  });
-  const client = await IpcClient.connect({ home: opts.home as string });
-  clients.push(client);
-  return { child, client, exited };
-}
+/** A supervisor server in its own process, ended after each test. */
+const serve = (opts: Record<string, unknown>) => serveChild(opts, { children, clients });
 
 /** An agent's events files, oldest first: `.N` ... `.1`, then the current one. */
 function eventFiles(logs: string, name: string): string[] {

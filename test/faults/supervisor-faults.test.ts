@@ -5,19 +5,17 @@
  * is never half-written, whenever the supervisor dies.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
 import { SessionStore } from "../../worker/session/session-file.js";
 import { rpcData } from "../support/rpc-data.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { FIXTURE, TestEnv, readPids } from "../supervisor/harness.js";
-import { figures, killPids, leftAlive, until, waitAllGone } from "./support.js";
+import { figures, killPids, leftAlive, serveChild, until, waitAllGone } from "./support.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-const SERVE_CHILD = resolve(ROOT, "test/support/serve-child.ts");
 
 const env = new TestEnv();
 const children: ChildProcess[] = [];
@@ -33,27 +31,9 @@ afterEach(async () => {
 
 /** A supervisor server in its own process; resolves once its socket listens. */
 async function serveProcess(opts: Record<string, unknown>): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
-    cwd: ROOT,
-    env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  pids.add(child.pid!);
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  let stderr = "";
-  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  await new Promise<void>((res, rej) => {
-    let out = "";
-    child.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("ready ")) res();
-    });
-    void exited.then(() => rej(new Error(`serve child exited before it was ready: ${stderr}`)));
-  });
-  const client = await IpcClient.connect({ home: opts.home as string });
-  clients.push(client);
-  return { child, client, exited };
+  const serve = await serveChild(opts, { children, clients });
+  pids.add(serve.child.pid!);
+  return serve;
 }
 
 const TIMINGS = { pingIntervalMs: 500, pingDeadlineMs: 5_000, stopGraceMs: 1_000, killGraceMs: 500, startTimeoutMs: 10_000 };

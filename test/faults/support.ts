@@ -3,7 +3,10 @@
  * stable `FAULT <name> | key=value ...` line, collected into FAULTS.md), raw socket
  * connections that read whole lines, and pid bookkeeping to prove nothing is left.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { createConnection, type Socket } from "node:net";
+import { resolve } from "node:path";
+import { IpcClient } from "../../ipc/client.js";
 import { LineSplitter } from "../../shared/jsonl.js";
 import { isAlive } from "../support/rpc-worker.js";
 
@@ -136,4 +139,41 @@ export function rawConnect(path: string): Promise<RawConnection> {
 /** Resident set size of this process in MB. */
 export function rssMb(): number {
   return Math.round(process.memoryUsage().rss / 1024 / 1024);
+}
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SERVE_CHILD = resolve(ROOT, "test/support/serve-child.ts");
+
+/** Processes and clients a test file ends after each test. */
+export interface Owned {
+  children: ChildProcess[];
+  clients: IpcClient[];
+}
+
+/**
+ * A supervisor server in its own process (test/support/serve-child.ts, `opts` as its
+ * options), so a test can SIGKILL it; resolves once its socket listens, with a client
+ * connected. The child and the client join `owned`, for the test file's afterEach.
+ */
+export async function serveChild(opts: Record<string, unknown>, owned: Owned): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
+  const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
+    cwd: ROOT,
+    env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  owned.children.push(child);
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  let stderr = "";
+  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+  await new Promise<void>((res, rej) => {
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => {
+      out += c.toString();
+      if (out.includes("ready ")) res();
+    });
+    void exited.then(() => rej(new Error(`serve child exited before it was ready: ${stderr}`)));
+  });
+  const client = await IpcClient.connect({ home: opts.home as string });
+  owned.clients.push(client);
+  return { child, client, exited };
 }
