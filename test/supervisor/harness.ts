@@ -7,6 +7,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { processRunning } from "../../supervisor/process-tree.js";
+import { killProcessesWithEnv } from "../support/cli-process.js";
 import { parseWorkerNice } from "../../supervisor/priority.js";
 import { Supervisor, type SupervisorOptions } from "../../supervisor/supervisor.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
@@ -154,9 +155,12 @@ export class TestEnv {
           // already gone, as it should be
         }
       }
+      // A worker forked just before its supervisor was SIGKILLed may still be booting, its pid
+      // not yet in the file: find it by the environment it was started with.
+      killProcessesWithEnv(`FIXTURE_PID_FILE=${file}`);
     }
-    // A worker forked just before its supervisor was killed may still be writing its session
-    // (it exits when it sees stdin closed): retry the removal instead of failing on ENOTEMPTY.
+    // A process killed just now may still be writing its session as it goes: retry the
+    // removal instead of failing on ENOTEMPTY.
     for (const home of this.homes) rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     this.supervisors.length = 0;
     this.homes.length = 0;
