@@ -8,12 +8,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { FIXTURE, TestEnv } from "../supervisor/harness.js";
-import { figures, killPids, serveChild, until } from "./support.js";
+import { auditEventLog, figures, killPids, serveChild, sumAudits, until } from "./support.js";
 import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from "./tmpfs.js";
 
 const env = new TestEnv();
@@ -99,32 +98,7 @@ describe.skipIf(noTmpfs !== null)(`fault: SIGKILL of the supervisor while its lo
     await second.client.shutdown().catch(() => undefined);
     await second.exited;
 
-    let onDisk = 0;
-    let duplicates = 0;
-    let decreasing = 0;
-    let missing = 0;
-    let differ = 0;
-    for (const name of names) {
-      const path = join(home, "logs", `${name}.events.jsonl`);
-      const bySeq = new Map<number, string>();
-      let last = 0;
-      for (const line of (existsSync(path) ? readFileSync(path, "utf8") : "").split("\n")) {
-        if (!line) continue;
-        const { seq, event } = JSON.parse(line) as { seq: number; event: unknown };
-        onDisk++;
-        if (bySeq.has(seq)) duplicates++;
-        if (seq <= last) decreasing++;
-        last = seq;
-        bySeq.set(seq, JSON.stringify(event));
-      }
-      for (const [key, json] of seen) {
-        const [agent, seq] = key.split("#");
-        if (agent !== name) continue;
-        const stored = bySeq.get(Number(seq));
-        if (stored === undefined) missing++;
-        else if (stored !== json) differ++;
-      }
-    }
+    const { onDisk, duplicates, decreasing, missing, differ } = sumAudits(names.map((name) => auditEventLog(join(home, "logs"), name, seen)));
     figures("disk-full-sigkill", {
       agents: names.length,
       events_seen_before_full: seenBeforeFull,

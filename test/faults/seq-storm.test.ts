@@ -7,12 +7,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { FIXTURE, TestEnv } from "../supervisor/harness.js";
-import { figures, killPids, serveChild, until } from "./support.js";
+import { auditEventLog, figures, killPids, serveChild, sumAudits, until } from "./support.js";
 
 const env = new TestEnv();
 const children: ChildProcess[] = [];
@@ -26,17 +25,6 @@ afterEach(async () => {
 
 /** A supervisor server in its own process, ended after each test. */
 const serve = (opts: Record<string, unknown>) => serveChild(opts, { children, clients });
-
-/** An agent's events files, oldest first: `.N` ... `.1`, then the current one. */
-function eventFiles(logs: string, name: string): string[] {
-  const base = `${name}.events.jsonl`;
-  const rotated = readdirSync(logs)
-    .map((f) => (f.startsWith(`${base}.`) ? Number(f.slice(base.length + 1)) : NaN))
-    .filter((n) => Number.isInteger(n))
-    .sort((a, b) => b - a)
-    .map((n) => resolve(logs, `${base}.${n}`));
-  return [...rotated, resolve(logs, base)];
-}
 
 describe("fault: SIGKILL of the supervisor in a storm of events", () => {
   it("every event a subscriber saw is on disk, every seq on disk unique and increasing, none reused", async () => {
@@ -88,35 +76,7 @@ describe("fault: SIGKILL of the supervisor in a storm of events", () => {
       kills++;
       await exited;
     }
-    let onDisk = 0;
-    let files = 0;
-    let duplicates = 0;
-    let decreasing = 0;
-    let missing = 0;
-    let differ = 0;
-    for (const name of names) {
-      const bySeq = new Map<number, string>();
-      let last = 0;
-      for (const file of eventFiles(resolve(home, "logs"), name)) {
-        files++;
-        for (const line of readFileSync(file, "utf8").split("\n")) {
-          if (!line) continue;
-          const { seq, event } = JSON.parse(line) as { seq: number; event: unknown };
-          onDisk++;
-          if (bySeq.has(seq)) duplicates++;
-          if (seq <= last) decreasing++;
-          last = seq;
-          bySeq.set(seq, JSON.stringify(event));
-        }
-      }
-      for (const [key, json] of seen) {
-        const [agent, seq] = key.split("#");
-        if (agent !== name) continue;
-        const stored = bySeq.get(Number(seq));
-        if (stored === undefined) missing++;
-        else if (stored !== json) differ++;
-      }
-    }
+    const { onDisk, files, duplicates, decreasing, missing, differ } = sumAudits(names.map((name) => auditEventLog(resolve(home, "logs"), name, seen)));
     figures("seq-storm", { agents: names.length, kills, events_seen: seen.size, events_on_disk: onDisk, files, duplicates, decreasing, seen_twice: seenTwice, reused, seen_missing_from_disk: missing, seen_differ_on_disk: differ });
     expect(kills).toBe(3);
     expect(files).toBeGreaterThan(names.length); // the storm rotated the logs

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createConnection, type Socket } from "node:net";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import { LineSplitter } from "../../shared/jsonl.js";
@@ -176,4 +177,64 @@ export async function serveChild(opts: Record<string, unknown>, owned: Owned): P
   const client = await IpcClient.connect({ home: opts.home as string });
   owned.clients.push(client);
   return { child, client, exited };
+}
+
+/** An agent's events files in `logs`, oldest first: `.N` ... `.1`, then the current one. */
+export function eventFiles(logs: string, name: string): string[] {
+  const base = `${name}.events.jsonl`;
+  const rotated = readdirSync(logs)
+    .map((f) => (f.startsWith(`${base}.`) ? Number(f.slice(base.length + 1)) : NaN))
+    .filter((n) => Number.isInteger(n))
+    .sort((a, b) => b - a)
+    .map((n) => resolve(logs, `${base}.${n}`));
+  return [...rotated, resolve(logs, base)];
+}
+
+/** What an agent's events files hold, against the events a subscriber saw. */
+export interface LogAudit {
+  files: number;
+  onDisk: number;
+  /** Seqs on disk twice. */
+  duplicates: number;
+  /** Seqs on disk not above the one before. */
+  decreasing: number;
+  /** Events seen that are not on disk. */
+  missing: number;
+  /** Events seen whose event differs on disk. */
+  differ: number;
+}
+
+/** Read `agent`'s events files in `logs` and check them against `seen` ("agent#seq" -> event JSON). */
+export function auditEventLog(logs: string, agent: string, seen: ReadonlyMap<string, string>): LogAudit {
+  const audit: LogAudit = { files: 0, onDisk: 0, duplicates: 0, decreasing: 0, missing: 0, differ: 0 };
+  const bySeq = new Map<number, string>();
+  let last = 0;
+  for (const file of eventFiles(logs, agent)) {
+    if (!existsSync(file)) continue;
+    audit.files++;
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      if (!line) continue;
+      const { seq, event } = JSON.parse(line) as { seq: number; event: unknown };
+      audit.onDisk++;
+      if (bySeq.has(seq)) audit.duplicates++;
+      if (seq <= last) audit.decreasing++;
+      last = seq;
+      bySeq.set(seq, JSON.stringify(event));
+    }
+  }
+  for (const [key, json] of seen) {
+    const [name, seq] = key.split("#");
+    if (name !== agent) continue;
+    const stored = bySeq.get(Number(seq));
+    if (stored === undefined) audit.missing++;
+    else if (stored !== json) audit.differ++;
+  }
+  return audit;
+}
+
+/** The audits of several agents, added up. */
+export function sumAudits(audits: LogAudit[]): LogAudit {
+  const total: LogAudit = { files: 0, onDisk: 0, duplicates: 0, decreasing: 0, missing: 0, differ: 0 };
+  for (const a of audits) for (const k of Object.keys(total) as (keyof LogAudit)[]) total[k] += a[k];
+  return total;
 }
