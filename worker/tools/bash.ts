@@ -30,7 +30,7 @@ import {
   formatSize,
   truncateTail,
   utf8Suffix,
-  type TruncationResult,
+  type TailTruncation,
 } from "./truncate.js";
 
 /** Minimum time between two streamed updates of a running command. */
@@ -41,7 +41,7 @@ export const BASH_UPDATE_INTERVAL_MS = 100;
 const EXIT_DRAIN_IDLE_MS = 100;
 
 /** The truncation of a command's output, without the text itself. */
-export type OutputTruncation = Omit<TruncationResult, "content">;
+export type OutputTruncation = Omit<TailTruncation, "content">;
 
 /** A view of the output so far: the tail to show, and where the whole output is when it did not fit. */
 export interface OutputSnapshot {

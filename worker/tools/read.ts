@@ -6,7 +6,7 @@ import { readFile, stat } from "node:fs/promises";
 import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { resolveExistingPath, resolveToCwd } from "./path-utils.js";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, utf8Prefix, type TruncationResult } from "./truncate.js";
 
 /** Arguments of `read`. */
 export const ReadParams = Type.Object({
@@ -66,16 +66,20 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   }
   const window = args.limit === undefined ? lines.slice(start) : lines.slice(start, start + args.limit);
   const truncation = truncateHead(window.join("\n"), { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
-  const end = start + truncation.outputLines;
-  const next = end + 1;
   const { content, ...summary } = truncation;
   let out = content;
+  // pi keeps nothing of a first line over the byte limit; its start is still worth showing.
+  const shown = truncation.firstLineExceedsLimit ? utf8Prefix(window[0]!, DEFAULT_MAX_BYTES) : "";
+  const end = start + (truncation.firstLineExceedsLimit ? 1 : truncation.outputLines);
+  const next = end + 1;
 
-  if (truncation.partialLine) {
+  if (truncation.firstLineExceedsLimit) {
     const lineBytes = Buffer.byteLength(window[0]!, "utf8");
-    out +=
-      `\n\n[Line ${start + 1} is ${formatSize(lineBytes)}; showing its first ${formatSize(truncation.outputBytes)}. ` +
-      `Use bash for the rest, e.g. sed -n '${start + 1}p' '${args.path}' | cut -b ${truncation.outputBytes + 1}-.` +
+    const shownBytes = Buffer.byteLength(shown, "utf8");
+    out =
+      shown +
+      `\n\n[Line ${start + 1} is ${formatSize(lineBytes)}; showing its first ${formatSize(shownBytes)}. ` +
+      `Use bash for the rest, e.g. sed -n '${start + 1}p' '${args.path}' | cut -b ${shownBytes + 1}-.` +
       (end < total ? ` Use offset=${next} to continue with the next line.]` : "]");
   } else if (truncation.truncated) {
     const byBytes = truncation.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : "";

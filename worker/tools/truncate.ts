@@ -15,7 +15,11 @@ export interface TruncateOptions {
   maxBytes?: number;
 }
 
-/** What was kept and what it was cut from. Lines are counted as an editor shows them: "a\nb\n" is 2 lines. */
+/**
+ * What `truncateHead` kept, in pi's shape (the extension API hands it out as pi's own).
+ * Lines are counted as pi counts them: the pieces of `text.split("\n")`, so a final
+ * newline opens one more (empty) line and "a\nb\n" is 3 lines.
+ */
 export interface TruncationResult {
   content: string;
   truncated: boolean;
@@ -25,10 +29,25 @@ export interface TruncationResult {
   totalBytes: number;
   outputLines: number;
   outputBytes: number;
-  /**
-   * The one edge line kept (first for head, last for tail) is longer than `maxBytes`
-   * and was cut inside, on a character boundary.
-   */
+  /** Always false for the head (pi sets it only for a tail cut inside a line). */
+  lastLinePartial: boolean;
+  /** The first line alone is longer than `maxBytes`: nothing was kept (`content` is ""). */
+  firstLineExceedsLimit: boolean;
+  maxLines: number;
+  maxBytes: number;
+}
+
+/** What `truncateTail` kept. Lines are counted as an editor shows them: "a\nb\n" is 2 lines. */
+export interface TailTruncation {
+  content: string;
+  truncated: boolean;
+  /** The limit that cut the text, or null when nothing was cut. */
+  truncatedBy: "lines" | "bytes" | null;
+  totalLines: number;
+  totalBytes: number;
+  outputLines: number;
+  outputBytes: number;
+  /** The last line alone is longer than `maxBytes` and its end was kept, cut on a character boundary. */
   partialLine: boolean;
 }
 
@@ -88,7 +107,7 @@ function limits(options: TruncateOptions): { maxLines: number; maxBytes: number 
   return { maxLines: options.maxLines ?? DEFAULT_MAX_LINES, maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES };
 }
 
-function untouched(text: string, totalLines: number, totalBytes: number): TruncationResult {
+function untouched(text: string, totalLines: number, totalBytes: number): TailTruncation {
   return {
     content: text,
     truncated: false,
@@ -102,46 +121,48 @@ function untouched(text: string, totalLines: number, totalBytes: number): Trunca
 }
 
 /**
- * Keep the beginning of `text`: whole lines, at most `maxLines` of them and `maxBytes`
- * bytes. A first line longer than `maxBytes` is cut inside (see `partialLine`), so the
- * result is empty only when the text is.
+ * Keep the beginning of `text`, exactly as pi 0.73.1's `truncateHead`: whole lines, at
+ * most `maxLines` of them and `maxBytes` bytes, never part of a line. A first line longer
+ * than `maxBytes` keeps nothing (`firstLineExceedsLimit`); callers that want its start
+ * cut it themselves (see `utf8Prefix`).
  */
 export function truncateHead(text: string, options: TruncateOptions = {}): TruncationResult {
   const { maxLines, maxBytes } = limits(options);
   const totalBytes = Buffer.byteLength(text, "utf8");
-  const totalLines = countLines(text);
-  if (totalLines <= maxLines && totalBytes <= maxBytes) return untouched(text, totalLines, totalBytes);
+  const lines = text.split("\n");
+  const totalLines = lines.length;
+  const result = (content: string, truncatedBy: "lines" | "bytes" | null, outputLines: number, firstLineExceedsLimit = false): TruncationResult => ({
+    content,
+    truncated: truncatedBy !== null,
+    truncatedBy,
+    totalLines,
+    totalBytes,
+    outputLines,
+    outputBytes: Buffer.byteLength(content, "utf8"),
+    lastLinePartial: false,
+    firstLineExceedsLimit,
+    maxLines,
+    maxBytes,
+  });
+  if (totalLines <= maxLines && totalBytes <= maxBytes) return result(text, null, totalLines);
+  if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes) return result("", "bytes", 0, true);
 
-  const lines = splitLines(text);
   const kept: string[] = [];
   let bytes = 0;
   let truncatedBy: "lines" | "bytes" = "lines";
-  let partialLine = false;
-  for (const line of lines) {
-    if (kept.length === maxLines) break;
-    const cost = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
+  for (let i = 0; i < lines.length && i < maxLines; i++) {
+    const line = lines[i]!;
+    const cost = Buffer.byteLength(line, "utf8") + (i > 0 ? 1 : 0);
     if (bytes + cost > maxBytes) {
       truncatedBy = "bytes";
-      if (kept.length === 0 && maxBytes > 0 && maxLines > 0) {
-        kept.push(utf8Prefix(line, maxBytes));
-        partialLine = true;
-      }
       break;
     }
     kept.push(line);
     bytes += cost;
   }
-  const content = kept.join("\n");
-  return {
-    content,
-    truncated: true,
-    truncatedBy,
-    totalLines,
-    totalBytes,
-    outputLines: kept.length,
-    outputBytes: Buffer.byteLength(content, "utf8"),
-    partialLine,
-  };
+  // pi names the line limit whenever it was reached, even when the byte limit stopped the loop too.
+  if (kept.length >= maxLines && bytes <= maxBytes) truncatedBy = "lines";
+  return result(kept.join("\n"), truncatedBy, kept.length);
 }
 
 /**
@@ -149,7 +170,7 @@ export function truncateHead(text: string, options: TruncateOptions = {}): Trunc
  * A last line longer than `maxBytes` is cut inside and its end kept (see `partialLine`).
  * A trailing newline of the input is kept, so appended notices start on their own line.
  */
-export function truncateTail(text: string, options: TruncateOptions = {}): TruncationResult {
+export function truncateTail(text: string, options: TruncateOptions = {}): TailTruncation {
   const { maxLines, maxBytes } = limits(options);
   const totalBytes = Buffer.byteLength(text, "utf8");
   const totalLines = countLines(text);

@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
@@ -27,46 +28,61 @@ describe("countLines", () => {
   });
 });
 
-describe("truncateHead", () => {
-  it.each([
-    { name: "leaves short text alone", text: "a\nb\n", opts: {}, content: "a\nb\n", by: null, outLines: 2, total: 2 },
-    { name: "leaves empty text alone", text: "", opts: {}, content: "", by: null, outLines: 0, total: 0 },
-    { name: "keeps the first lines at the line limit", text: lines(5), opts: { maxLines: 2 }, content: "line1\nline2", by: "lines", outLines: 2, total: 5 },
-    { name: "does not count a trailing newline as a line", text: "a\nb\n", opts: { maxLines: 2 }, content: "a\nb\n", by: null, outLines: 2, total: 2 },
-    { name: "keeps whole lines at the byte limit", text: "aaaa\nbbbb\ncccc", opts: { maxBytes: 10 }, content: "aaaa\nbbbb", by: "bytes", outLines: 2, total: 3 },
-    { name: "stops before a line that would pass the byte limit", text: "aaaa\nbbbb\ncccc", opts: { maxBytes: 9 }, content: "aaaa\nbbbb", by: "bytes", outLines: 2, total: 3 },
-    { name: "reports lines when both limits would cut at once", text: "ab\ncd\nef", opts: { maxLines: 2, maxBytes: 5 }, content: "ab\ncd", by: "lines", outLines: 2, total: 3 },
-    { name: "cuts an overlong first line inside", text: "abcdefghij\nk", opts: { maxBytes: 4 }, content: "abcd", by: "bytes", outLines: 1, total: 2 },
-  ])("$name", ({ text, opts, content, by, outLines, total }) => {
-    const r = truncateHead(text, opts);
-    expect(r.content).toBe(content);
-    expect(r.truncatedBy).toBe(by);
-    expect(r.truncated).toBe(by !== null);
-    expect(r.outputLines).toBe(outLines);
-    expect(r.totalLines).toBe(total);
-    expect(r.totalBytes).toBe(Buffer.byteLength(text));
-    expect(r.outputBytes).toBe(Buffer.byteLength(content));
+// pi 0.73.1's own truncate module (installed by the pretest) is the oracle for truncateHead:
+// extensions get our truncateHead as pi's, so every field must be what pi's returns.
+const UPSTREAM_TRUNCATE = join(import.meta.dirname, "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/tools/truncate.js");
+
+describe("truncateHead, against upstream pi's", () => {
+  let upstream: { truncateHead: typeof truncateHead };
+  beforeAll(async () => {
+    upstream = await import(UPSTREAM_TRUNCATE);
   });
 
-  it("never splits a UTF-8 character when cutting an overlong line", () => {
-    // "é" is 2 bytes, "€" 3, "😀" 4: a 5-byte cut falls inside each of them somewhere.
-    for (const ch of ["é", "€", "😀"]) {
-      const r = truncateHead(ch.repeat(10), { maxBytes: 5 });
-      expect(r.partialLine).toBe(true);
-      expect(r.outputBytes).toBeLessThanOrEqual(5);
-      expect(r.content).toBe(ch.repeat(Math.floor(5 / Buffer.byteLength(ch))));
-      expect(r.content).not.toContain("\uFFFD");
-    }
+  const wide = Array.from({ length: 100 }, () => "x".repeat(1023)).join("\n");
+  it.each([
+    { name: "short text", text: "a\nb", opts: {} },
+    { name: "empty text", text: "", opts: {} },
+    { name: "empty text, no lines allowed", text: "", opts: { maxLines: 0 } },
+    { name: "a lone newline", text: "\n", opts: { maxLines: 1 } },
+    { name: "a final newline at the line limit", text: "a\nb\n", opts: { maxLines: 2 } },
+    { name: "a final newline past the line limit", text: "a\nb\nc\n", opts: { maxLines: 2 } },
+    { name: "a final newline, one line", text: "a\nb\n", opts: { maxLines: 1 } },
+    { name: "a final newline within both limits", text: "a\nb\n", opts: { maxLines: 3 } },
+    { name: "empty lines kept at the line limit", text: "a\n\n\n", opts: { maxLines: 2 } },
+    { name: "the first lines at the line limit", text: lines(5), opts: { maxLines: 2 } },
+    { name: "whole lines at the byte limit", text: "aaaa\nbbbb\ncccc", opts: { maxBytes: 10 } },
+    { name: "a line that would pass the byte limit", text: "aaaa\nbbbb\ncccc", opts: { maxBytes: 9 } },
+    { name: "a final newline past the byte limit", text: "aaaa\nbbbb\ncccc\n", opts: { maxBytes: 14 } },
+    { name: "a final newline that alone passes the byte limit", text: "x\n", opts: { maxBytes: 1 } },
+    { name: "both limits cutting at once", text: "ab\ncd\nef", opts: { maxLines: 2, maxBytes: 5 } },
+    { name: "an overlong first line", text: "abcdefghij\nk", opts: { maxBytes: 4 } },
+    { name: "an overlong only line", text: "abcdefghij", opts: { maxBytes: 4 } },
+    { name: "multi-byte characters at the byte limit", text: "é€😀\n€€\n😀", opts: { maxBytes: 12 } },
+    { name: "CRLF lines", text: "a\r\nb\r\nc\r\n", opts: { maxLines: 2 } },
+    { name: "the default limits, by lines", text: lines(2500) + "\n", opts: {} },
+    { name: "the default limits, by bytes", text: wide, opts: {} },
+    { name: "no line limit (grep, find, ls)", text: wide + "\n", opts: { maxLines: Number.MAX_SAFE_INTEGER } },
+  ])("$name", ({ text, opts }) => {
+    expect(truncateHead(text, opts)).toEqual(upstream.truncateHead(text, opts));
+  });
+
+  it("counts a final newline as one more line, as pi does", () => {
+    // The difference the truncated-tool oracle showed: 3000 lines and a final newline are 3001.
+    const r = truncateHead(lines(3000) + "\n", { maxLines: 10 });
+    expect(r.totalLines).toBe(3001);
+    expect(r.content).toBe(lines(10));
+  });
+
+  it("keeps nothing of an overlong first line", () => {
+    const r = truncateHead("😀".repeat(10), { maxBytes: 5 });
+    expect(r).toMatchObject({ content: "", firstLineExceedsLimit: true, truncatedBy: "bytes", outputLines: 0, outputBytes: 0 });
   });
 
   it("uses 2000 lines and 50 KB by default", () => {
     expect(DEFAULT_MAX_LINES).toBe(2000);
     expect(DEFAULT_MAX_BYTES).toBe(51200);
     expect(truncateHead(lines(2500)).outputLines).toBe(2000);
-    const wide = truncateHead(Array.from({ length: 100 }, () => "x".repeat(1023)).join("\n"));
-    expect(wide.truncatedBy).toBe("bytes");
-    expect(wide.outputBytes).toBeLessThanOrEqual(DEFAULT_MAX_BYTES);
-    expect(wide.outputLines).toBe(50);
+    expect(truncateHead(wide)).toMatchObject({ truncatedBy: "bytes", outputLines: 50, maxBytes: DEFAULT_MAX_BYTES });
   });
 });
 
