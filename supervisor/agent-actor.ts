@@ -108,7 +108,7 @@ export class AgentActor {
 
   /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
   info(): AgentInfo {
-    const info: AgentInfo = { ...recordOf(this.state), ...this.state.workerModel, lastSeq: this.opts.log.lastSeq, startedAt: this.state.worker?.startedAt ?? null };
+    const info: AgentInfo = { ...recordOf(this.state), ...this.state.record.reportedModel, lastSeq: this.opts.log.lastSeq, startedAt: this.state.worker?.startedAt ?? null };
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);
     if (info.workerCommand) info.workerCommand = redactArgv(info.workerCommand);

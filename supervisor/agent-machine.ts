@@ -56,8 +56,6 @@ export interface AgentState {
   /** Generation of the newest worker; messages of older ones are ignored. */
   readonly gen: number;
   /** The current worker process, once spawned and until its exit. */
-  /** The model the worker last reported in `get_state` (kept after it exits: the last one it ran). */
-  readonly workerModel: { provider: string; model: string } | null;
   readonly worker: { gen: number; pid: number | undefined; startedAt: number; file: string; args: readonly string[] } | null;
   /** Why the event log cannot be written (`disk full: PATH`), kept as the status reason until it can. */
   readonly diskProblem: string | null;
@@ -142,7 +140,6 @@ export function initialState(record: AgentRecord): AgentState {
     record: { ...record },
     lastSeenAt: record.lastSeenAt,
     gen: 0,
-    workerModel: null,
     worker: null,
     diskProblem: null,
     protocolProblem: null,
@@ -371,17 +368,22 @@ class Step {
     const s = this.s;
     s.lastSeenAt = this.now;
     const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown; model?: { provider?: unknown; id?: unknown } } | undefined;
-    // What the worker resolved (`faux/faux-1` for `--provider faux`), shown by every client; the record keeps what was asked.
+    // What the worker resolved (`faux/faux-1` for `--provider faux`), shown by every client
+    // and kept in the registry, so the next supervisor names a stopped agent the same way.
+    // Only a new model or session file is worth a registry write: each one is an fsync on
+    // the routing thread, and every agent's ping answer arrives here every few seconds.
     const model = data?.model;
-    if (typeof model?.provider === "string" && typeof model.id === "string" && (s.workerModel?.provider !== model.provider || s.workerModel.model !== model.id)) {
-      s.workerModel = { provider: model.provider, model: model.id };
+    const reported = s.record.reportedModel;
+    let changed = false;
+    if (typeof model?.provider === "string" && typeof model.id === "string" && (reported?.provider !== model.provider || reported.model !== model.id)) {
+      this.record({ reportedModel: { provider: model.provider, model: model.id } });
+      changed = true;
     }
-    // Only a new session file is worth a registry write: each one is an fsync on the
-    // routing thread, and every agent's ping answer arrives here every few seconds.
     if (typeof data?.sessionFile === "string" && data.sessionFile !== s.record.sessionFile) {
       this.record({ sessionFile: data.sessionFile });
-      this.persist();
+      changed = true;
     }
+    if (changed) this.persist();
     return data?.isStreaming === true;
   }
 

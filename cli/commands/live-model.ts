@@ -1,8 +1,9 @@
 /**
  * The model an agent runs, named one way (`provider/id`) by `list`, `status` and the TUI.
- * The registry keeps only what was asked for (`--provider faux`, often no model id);
- * the worker resolved the rest. A running worker is asked (`get_state`); an agent that
- * is not running is read from its session file (its last model there).
+ * The supervisor's info carries what the worker last reported at a ping (kept in the
+ * registry as `reportedModel`). A running worker is asked again (`get_state`), so a
+ * model switched since the last ping shows at once; a stopped agent from a registry
+ * older than `reportedModel` is read from its session file (its last model there).
  */
 import { readFile } from "node:fs/promises";
 import type { IpcClient } from "../../ipc/client.js";
@@ -66,6 +67,6 @@ async function sessionModel(file: string | null): Promise<ModelRef | null> {
  */
 export async function withResolvedModel(client: IpcClient, agent: AgentInfo): Promise<AgentInfo> {
   const live = RUNNING_STATUSES.has(agent.status) ? await runningModel(client, agent.name) : null;
-  const model = live ?? (await sessionModel(agent.sessionFile));
+  const model = live ?? (agent.reportedModel ? null : await sessionModel(agent.sessionFile));
   return model ? { ...agent, provider: model.provider, model: model.id } : agent;
 }

@@ -189,6 +189,12 @@ const AgentRecordFields = {
   sessionFile: Type.Union([Type.String(), Type.Null()]),
   /** Last time the worker answered anything (ping, response or event). */
   lastSeenAt: Type.Union([Type.Number(), Type.Null()]),
+  /**
+   * The model the worker last reported in `get_state` (`faux`/`faux-1` for `--provider
+   * faux`): kept after it exits and across supervisors, so a stopped agent is named as
+   * it ran. `provider`/`model` above stay what was asked, so a restart asks the same.
+   */
+  reportedModel: Type.Optional(Type.Object({ provider: Type.String(), model: Type.String() })),
 };
 
 /** One row of agents.json: everything needed to (re)start the agent plus what was last known of its worker. */

@@ -331,19 +331,26 @@ describe("agent table: requests and presence", () => {
     expect(d.statuses()).toEqual(["busy"]);
   });
 
-  it("a ping answer keeps the model the worker reports, and writes the registry only for a new session file", () => {
+  it("a ping answer keeps the model the worker reports in the record, and writes the registry only for a new model or session file", () => {
     const d = new Driver();
     d.toIdle();
     d.fire("ping_tick");
     const ping = d.of("send")[0].value as { id: string };
     d.line({ type: "response", id: ping.id, command: "get_state", success: true, data: { sessionFile: "/s/a.jsonl", model: { provider: "faux", id: "faux-1" } } });
-    expect(d.state.workerModel).toEqual({ provider: "faux", model: "faux-1" });
+    expect(d.state.record.reportedModel).toEqual({ provider: "faux", model: "faux-1" });
+    expect(d.of("persist")).toHaveLength(1);
+    d.fire("ping_tick");
+    const same = d.of("send")[0].value as { id: string };
+    d.line({ type: "response", id: same.id, command: "get_state", success: true, data: { sessionFile: "/s/a.jsonl", model: { provider: "faux", id: "faux-1" } } });
     expect(d.of("persist")).toEqual([]);
     d.fire("ping_tick");
     const next = d.of("send")[0].value as { id: string };
     d.line({ type: "response", id: next.id, command: "get_state", success: true, data: { sessionFile: "/s/b.jsonl" } });
     expect(d.of("persist")).toHaveLength(1);
     expect(d.state.record.sessionFile).toBe("/s/b.jsonl");
+    expect(d.state.record.reportedModel).toEqual({ provider: "faux", model: "faux-1" });
+    d.exit(0);
+    expect(d.state.record.reportedModel).toEqual({ provider: "faux", model: "faux-1" });
   });
 
   it("a group over its memory limit is killed at a ping tick", () => {
