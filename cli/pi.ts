@@ -255,7 +255,7 @@ async function main(argv: string[]): Promise<number> {
     compactionKeepTokens: opts.compactionKeepTokens,
     bashInheritKeys: opts.bashInheritKeys,
     // An extension may register the provider asked for: resolved once they load, as in pi.
-    deferModel: opts.listModels === undefined,
+    deferModel: true,
   };
 
   let runtime: AgentSession;
@@ -266,7 +266,6 @@ async function main(argv: string[]): Promise<number> {
     return err instanceof SettingsError ? 1 : 2;
   }
   if (opts.resume) warn("--resume: there is no session picker here; continuing the latest session of this directory");
-  if (opts.listModels !== undefined) return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined);
 
   // stdout belongs to the mode (the RPC stream, JSONL, the answer): extensions' console output goes to stderr.
   console.log = console.info = console.debug = console.error;
@@ -291,9 +290,15 @@ async function main(argv: string[]): Promise<number> {
   try {
     runtime.settleStartModel();
   } catch (err) {
-    process.stderr.write(`pi: ${(err as Error).message}\n`);
-    return 2;
+    // As pi 0.73.1: --list-models lists what the catalogue and the extensions' providers
+    // offer whether or not the start model resolves (`--provider nosuch --list-models` exits 0).
+    if (opts.listModels === undefined) {
+      process.stderr.write(`pi: ${(err as Error).message}\n`);
+      return 2;
+    }
   }
+  // After the extensions: the providers they register are listed, as pi lists them.
+  if (opts.listModels !== undefined) return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined);
   // Flags extensions registered are accepted, and only those.
   const split = splitExtensionFlags(words, runtime.extensionFlags());
   if (split.unknown.length > 0) {

@@ -78,6 +78,19 @@ function valueFor(flag: string, s: ReturnType<typeof setup>): string {
   }
 }
 
+/** `pi --list-models ARGS` of `bin` (ours or upstream) in a clean environment; it must exit 0. Its table's lines. */
+function listModels(s: ReturnType<typeof setup>, bin: string, env: NodeJS.ProcessEnv, args: string[]): string[] {
+  const clean = { PATH: process.env.PATH, HOME: s.root, PI_OFFLINE: "1", NO_COLOR: "1" };
+  const r = spawnSync(process.execPath, [bin, "--list-models", ...args], { cwd: s.cwd, env: { ...clean, ...env }, encoding: "utf8" });
+  expect(r.status, `${bin} --list-models ${args.join(" ")}\n${r.stderr}`).toBe(0);
+  // Upstream pi, its stdin not a terminal, prints the table to stderr (its stdout
+  // guard for print mode); ours keeps it on stdout, where a script reads it.
+  return (bin === UPSTREAM ? r.stdout + r.stderr : r.stdout).trimEnd().split("\n");
+}
+
+/** The providers of a --list-models table but our faux (listed while it is the model in use, which upstream has not). */
+const providers = (lines: string[]) => [...new Set(lines.slice(1).map((l) => l.split(/\s+/)[0]!))].filter((p) => p !== "faux").sort();
+
 // Flags that end the process or pick the session are checked one by one below.
 const SEPARATE = new Set(["--help", "--version", "--export", "--list-models", "--print", "--session", "--fork", "--continue", "--resume", "--no-session"]);
 
@@ -137,15 +150,7 @@ describe.skipIf(!installed)("pi's command line", () => {
         },
       }),
     );
-    const clean = { PATH: process.env.PATH, HOME: s.root, PI_OFFLINE: "1", NO_COLOR: "1" };
-    const list = (bin: string, env: NodeJS.ProcessEnv, args: string[]) => {
-      const r = spawnSync(process.execPath, [bin, "--list-models", ...args], { cwd: s.cwd, env: { ...clean, ...env }, encoding: "utf8" });
-      expect(r.status, r.stderr).toBe(0);
-      // Upstream pi, its stdin not a terminal, prints the table to stderr (its stdout
-      // guard for print mode); ours keeps it on stdout, where a script reads it.
-      return (bin === UPSTREAM ? r.stdout + r.stderr : r.stdout).trimEnd().split("\n");
-    };
-    const providers = (lines: string[]) => [...new Set(lines.slice(1).map((l) => l.split(/\s+/)[0]!))].filter((p) => p !== "faux").sort();
+    const list = (bin: string, env: NodeJS.ProcessEnv, args: string[]) => listModels(s, bin, env, args);
     // Cells, not padding: the widths follow the longest id, and the catalogues differ.
     const custom = (lines: string[]) => lines.filter((l) => /^(lit|envkey)\s/.test(l)).map((l) => l.trim().split(/\s+/));
     const cases: [string, NodeJS.ProcessEnv, string[], string[]][] = [
@@ -170,6 +175,42 @@ describe.skipIf(!installed)("pi's command line", () => {
       expect(list(PI_BIN, { PI_ORCH_HOME: s.home }, [search]), search).toEqual(list(UPSTREAM, { PI_CODING_AGENT_DIR: s.home }, [search]));
     }
   }, 60_000);
+
+  it("--list-models lists the providers extensions register (pi.registerProvider), as upstream pi does", () => {
+    const s = setup();
+    // pi's own examples (a streamSimple provider with OAuth and a key variable; one with a key
+    // variable and six models) and one of ours: a key variable that is unset still counts, as
+    // in models.json; a provider that replaces a built-in one's models.
+    const local = join(s.root, "providers.ts");
+    writeFileSync(
+      local,
+      `export default function (pi) {
+        const model = (id, extra = {}) => ({ id, name: id, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32000, maxTokens: 1000, ...extra });
+        pi.registerProvider("ext-env", { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "EXT_KEY_UNSET", models: [model("e-2"), model("e-1", { reasoning: true, input: ["text", "image"], contextWindow: 1047576 })] });
+        pi.registerProvider("openai", { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "EXT_OPENAI_KEY", models: [model("proxy-gpt")] });
+      }\n`,
+    );
+    const extensions = ["custom-provider-anthropic", "custom-provider-gitlab-duo"].flatMap((name) => ["-e", join(resolve(UPSTREAM, "../../examples/extensions"), name)]);
+    const cases: [string, string[], string[]][] = [
+      ["pi's examples", extensions, ["custom-anthropic", "gitlab-duo"]],
+      ["a local extension", ["-e", local], ["ext-env", "openai"]],
+      // The search is --list-models' own value, so it comes first.
+      ["all three, and a search", ["opus", ...extensions, "-e", local], ["custom-anthropic", "gitlab-duo"]],
+      // The start model does not matter to the list: neither pi fails on one it cannot resolve.
+      ["--provider of an extension", ["--provider", "custom-anthropic", ...extensions], ["custom-anthropic", "gitlab-duo"]],
+      ["--model of an extension", ["--model", "ext-env/e-1", "-e", local], ["ext-env", "openai"]],
+      ["--provider that nothing registers", ["--provider", "nosuch", "-e", local], ["ext-env", "openai"]],
+    ];
+    const cells = (lines: string[]) => lines.filter((l) => !/^(faux|provider)\s/.test(l)).map((l) => l.trim().split(/\s+/));
+    for (const [name, args, expected] of cases) {
+      const theirs = listModels(s, UPSTREAM, { PI_CODING_AGENT_DIR: s.home }, args);
+      const ours = listModels(s, PI_BIN, { PI_ORCH_HOME: s.home }, args);
+      expect(providers(theirs), `upstream, ${name}`).toEqual(expected);
+      expect(providers(ours), name).toEqual(expected);
+      // The same rows in the same order, cell by cell (the widths follow the longest id).
+      expect(cells(ours), name).toEqual(cells(theirs));
+    }
+  }, 90_000);
 
   it("--session PATH of a file that does not exist yet starts a new session there; --export writes its HTML", async () => {
     const s = setup();
