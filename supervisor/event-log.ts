@@ -22,10 +22,21 @@ export interface LoggedEvent {
   event: Record<string, unknown>;
 }
 
-/** Events asked for with `since` that are no longer held (in memory or on disk). */
+/**
+ * Events `from..to` that a replay or a live stream cannot give: no longer held (in
+ * memory or on disk), or `lost`: numbered, but their log lines never reached the disk
+ * (the bounded backlog dropped them while the disk refused writes), so no log has them.
+ */
 export interface SeqGap {
   from: number;
   to: number;
+  lost?: true;
+}
+
+/** What a `since` replay gives: the events, and the gaps among them, both in seq order. */
+export interface Replay {
+  events: LoggedEvent[];
+  gaps: SeqGap[];
 }
 
 /** Default bounds of an agent's ring: events and bytes of their JSON, whichever is reached first. */
@@ -67,6 +78,10 @@ export class EventRing {
   private bytes = 0;
   /** Highest seq evicted by the bounds (compaction does not count): `since` below it has a gap. */
   private evictedThrough = 0;
+  /** Seq of the newest event pushed (or `notHeldThrough`): a push past the next one leaves a hole. */
+  private pushedThrough = 0;
+  /** Seqs never pushed between held ones (lines the disk's backlog dropped), oldest first. */
+  private holes: SeqGap[] = [];
   private messageUpdates: RingEntry[] = [];
   private readonly toolUpdates = new Map<string, RingEntry[]>();
 
@@ -91,10 +106,14 @@ export class EventRing {
   /** Events up to `seq` are not held (they were before this ring existed): `since` below it has a gap. */
   notHeldThrough(seq: number): void {
     this.evictedThrough = Math.max(this.evictedThrough, seq);
+    this.pushedThrough = Math.max(this.pushedThrough, seq);
   }
 
   /** Hold event `seq` given as its JSON; `event` is only looked at for compaction. */
   push(seq: number, at: number, raw: string, event: Record<string, unknown>): void {
+    // Pushes come in seq order; a seq skipped is one whose line never reached the disk.
+    if (seq > this.pushedThrough + 1) this.holes.push({ from: this.pushedThrough + 1, to: seq - 1, lost: true });
+    this.pushedThrough = Math.max(this.pushedThrough, seq);
     const entry: RingEntry = { seq, at, raw, bytes: raw.length + LINE_FRAME_CHARS + digits(seq) + digits(at), held: true };
     this.entries.push(entry);
     this.count++;
@@ -111,15 +130,20 @@ export class EventRing {
     }
   }
 
-  /** Held events with `seq > since`, oldest first, and the part of that range evicted. */
-  since(since: number): { events: LoggedEvent[]; gap: SeqGap | null } {
+  /**
+   * Held events with `seq > since`, oldest first, the part of that range evicted
+   * (`gap`: older than the ring, the files may have it), and the lost seqs among the
+   * held ones (`holes`).
+   */
+  since(since: number): { events: LoggedEvent[]; gap: SeqGap | null; holes: SeqGap[] } {
     const events: LoggedEvent[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
       const entry = this.entries[i];
       if (entry.held && entry.seq > since) events.push({ seq: entry.seq, at: entry.at, event: JSON.parse(entry.raw) as Record<string, unknown> });
     }
     const gap = since < this.evictedThrough ? { from: since + 1, to: this.evictedThrough } : null;
-    return { events, gap };
+    const holes = this.holes.filter((h) => h.to > since).map((h) => ({ ...h, from: Math.max(h.from, since + 1) }));
+    return { events, gap, holes };
   }
 
   private evictOldest(): void {
@@ -128,6 +152,8 @@ export class EventRing {
       if (!entry.held) continue;
       this.release(entry);
       this.evictedThrough = entry.seq;
+      // Holes older than the ring are the files' to tell (readLoggedRange finds them there).
+      while (this.holes.length > 0 && this.holes[0]!.to < entry.seq) this.holes.shift();
       return;
     }
   }
@@ -493,8 +519,17 @@ export class AgentEventLog {
    * a SIGKILL could still lose. A group the backlog drops is forgotten.
    */
   private withheld: WithheldEvent[][] = [];
-  /** Withheld events that reached the OS, in order, until the owner publishes them (`takeWritten`). */
-  private written: WithheldEvent[] = [];
+  /**
+   * Withheld events that reached the OS, in order, until the owner publishes them
+   * (`takeWritten`); before them, as a gap, the seqs the backlog dropped in between.
+   */
+  private written: (WithheldEvent | { gap: SeqGap })[] = [];
+  /**
+   * Seqs of writes the backlog dropped since the last written one. Told as a gap only
+   * once a later line is on disk: until then a SIGKILL lets the next supervisor number
+   * from the file again, and a gap already told would name seqs it reuses.
+   */
+  private dropped: SeqGap | null = null;
   /** Seq of the latest event whose line reached the OS (dropped ones never do). */
   private writtenThrough: number;
 
@@ -530,8 +565,12 @@ export class AgentEventLog {
     return first !== undefined && seq >= first.entry.seq;
   }
 
-  /** Events held back while the disk refused them that reached the OS since the last call, in order, to publish now. */
-  takeWritten(): { entry: LoggedEvent; raw: string }[] {
+  /**
+   * Events held back while the disk refused them that reached the OS since the last
+   * call, in order, to publish now; a `gap` among them names seqs the backlog dropped
+   * (lost: publish it as a `lagged` notice where it stands).
+   */
+  takeWritten(): (WithheldEvent | { gap: SeqGap })[] {
     const written = this.written;
     this.written = [];
     return written;
@@ -597,10 +636,18 @@ export class AgentEventLog {
     this.writtenThrough = this.seq;
   }
 
-  /** The oldest refused write left the backlog: written (ring, then published by the owner) or dropped (forgotten). */
+  /** The oldest refused write left the backlog: written (ring, then published by the owner) or dropped (its seqs a gap). */
   private backlogLeft(written: boolean, onWritten: (() => void) | undefined): void {
     const group = this.withheld.shift();
-    if (!group || !written) return;
+    if (!group) return;
+    const first = group[0]!.entry.seq;
+    const last = group[group.length - 1]!.entry.seq;
+    if (!written) {
+      this.dropped = this.dropped ? { ...this.dropped, to: last } : { from: first, to: last, lost: true };
+      return;
+    }
+    if (this.dropped) this.written.push({ gap: this.dropped });
+    this.dropped = null;
     for (const w of group) {
       this.ring.push(w.entry.seq, w.entry.at, w.raw, w.entry.event);
       this.written.push(w);
@@ -613,13 +660,13 @@ export class AgentEventLog {
    * Events after `since`: from the ring, and older ones from the files (snapshots whose
    * end is there dropped, at most `replayBytes`); what neither holds is the gap.
    */
-  since(since: number): { events: LoggedEvent[]; gap: SeqGap | null } {
+  since(since: number): Replay {
     this.commit();
     const held = this.ring.since(since);
-    if (!held.gap) return held;
+    if (!held.gap) return { events: held.events, gaps: held.holes };
     const fromDisk = readLoggedRange(this.eventsPath, this.keep, held.gap.from, held.gap.to, this.replayBytes);
     const events = [...compactSnapshots(fromDisk.events), ...held.events];
-    return { events, gap: fromDisk.gap };
+    return { events, gaps: joinGaps([...fromDisk.gaps, ...held.holes]) };
   }
 
   /** Append raw worker stderr. */
@@ -642,7 +689,7 @@ export class AgentEventLog {
 }
 
 /** An event whose log line waits for the disk: the entry and its JSON. */
-interface WithheldEvent {
+export interface WithheldEvent {
   entry: LoggedEvent;
   raw: string;
 }
@@ -722,7 +769,7 @@ function firstSeqIn(path: string): number | null {
  * Events with `from <= seq <= to` from the files, at most `maxBytes` of them (the
  * newest), and the part of the range they do not hold. Torn or foreign lines are skipped.
  */
-export function readLoggedRange(path: string, keep: number, from: number, to: number, maxBytes: number): { events: LoggedEvent[]; gap: SeqGap | null } {
+export function readLoggedRange(path: string, keep: number, from: number, to: number, maxBytes: number): Replay {
   const files = logFiles(path, keep);
   // Skip files that end before `from`: the next file's first seq tells where this one ends.
   const firsts = files.map(firstSeqIn);
@@ -756,6 +803,44 @@ export function readLoggedRange(path: string, keep: number, from: number, to: nu
       // a torn line the next write cut, or damage by hand: not an event
     }
   }
-  const oldest = events.length > 0 ? events[0].seq : to + 1;
-  return { events, gap: oldest > from ? { from, to: oldest - 1 } : null };
+  // A file that starts before `from` means the files hold that far back: a missing
+  // `from` is then lost, not rotated away (unless the byte bound left it out).
+  const olderHeld = start === 0 && firsts.some((f) => f !== null && f < from);
+  return withGaps(events, from, to, olderHeld);
+}
+
+/**
+ * `events` (read from the files for `from..to`, in file order) with each seq once, and
+ * the gaps: before the oldest, the range not held (lost when `olderHeld`: the files
+ * hold events before `from`); between and after them, seqs no file has although later
+ * ones are there, i.e. lines that never reached the disk (lost). Pure.
+ */
+export function withGaps(events: readonly LoggedEvent[], from: number, to: number, olderHeld = false): Replay {
+  const gaps: SeqGap[] = [];
+  const oldest = events.length > 0 ? events[0]!.seq : to + 1;
+  if (oldest > from) gaps.push(olderHeld ? { from, to: Math.min(oldest - 1, to), lost: true } : { from, to: Math.min(oldest - 1, to) });
+  const kept: LoggedEvent[] = [];
+  let next = oldest;
+  for (const e of events) {
+    if (e.seq < next) continue; // a seq twice (damage by hand): given once
+    if (e.seq > next) gaps.push({ from: next, to: e.seq - 1, lost: true });
+    kept.push(e);
+    next = e.seq + 1;
+  }
+  if (kept.length > 0 && next <= to) gaps.push({ from: next, to, lost: true });
+  return { events: kept, gaps };
+}
+
+/** `gaps` in seq order with touching or overlapping ones joined (lost only when both were). Pure. */
+export function joinGaps(gaps: readonly SeqGap[]): SeqGap[] {
+  const sorted = [...gaps].sort((a, b) => a.from - b.from);
+  const joined: SeqGap[] = [];
+  for (const g of sorted) {
+    const last = joined.at(-1);
+    if (last && g.from <= last.to + 1) {
+      last.to = Math.max(last.to, g.to);
+      if (!g.lost) delete last.lost;
+    } else joined.push({ ...g });
+  }
+  return joined;
 }

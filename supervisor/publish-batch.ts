@@ -53,7 +53,10 @@ export class PublishBatch {
     this.logs = new Map();
     for (const log of logs.keys()) log.commit();
     for (const [log, agent] of logs) {
-      for (const { entry, raw } of log.takeWritten()) this.hub.publish(agent, entry, raw, false);
+      for (const w of log.takeWritten()) {
+        if ("gap" in w) this.hub.publishGap(agent, w.gap, false);
+        else this.hub.publish(agent, w.entry, w.raw, false);
+      }
     }
     const { agents, entries, raws, entryLogs } = this;
     this.agents = [];

@@ -4,7 +4,7 @@
  * loses events, is told so with a `lagged` notice, and continues from the present.
  */
 import type { EventMessage, IpcStreamMessage, LaggedMessage } from "../shared/schema/ipc.js";
-import type { LoggedEvent, SeqGap } from "./event-log.js";
+import type { LoggedEvent, Replay, SeqGap } from "./event-log.js";
 
 /** Default bounds of one subscriber's queue: messages, and bytes of their JSON (whichever is reached first). */
 export const DEFAULT_SUBSCRIBER_MESSAGES = 10_000;
@@ -40,7 +40,7 @@ export interface SubscribeOptions {
 }
 
 /** Source of an agent's past events for `since`. */
-export type HistorySource = (agent: string, since: number) => { events: LoggedEvent[]; gap: SeqGap | null } | undefined;
+export type HistorySource = (agent: string, since: number) => Replay | undefined;
 
 /**
  * A live subscription; `close()` stops delivery and frees its queue. A queued item is a
@@ -88,11 +88,30 @@ export class Subscription {
     return this.agents === null || this.agents.has(agent);
   }
 
-  /** Queue a replayed gap or event without the lag check (history is bounded by the ring). */
-  replay(agent: string, gap: SeqGap | null, events: readonly LoggedEvent[]): void {
-    if (gap) this.enqueue({ type: "lagged", agent, from: gap.from, to: gap.to }, 0);
-    for (const e of events) this.enqueue({ type: "event", agent, seq: e.seq, at: e.at, event: e.event }, JSON.stringify(e.event).length + ENVELOPE_BYTES);
+  /** Queue replayed events, each gap among them where it stands, without the lag check (history is bounded by the ring). */
+  replay(agent: string, { events, gaps }: Replay): void {
+    let g = 0;
+    for (const e of events) {
+      while (g < gaps.length && gaps[g]!.from < e.seq) this.enqueue(laggedNotice(agent, gaps[g++]!), 0);
+      this.enqueue({ type: "event", agent, seq: e.seq, at: e.at, event: e.event }, JSON.stringify(e.event).length + ENVELOPE_BYTES);
+    }
+    while (g < gaps.length) this.enqueue(laggedNotice(agent, gaps[g++]!), 0);
     this.pump();
+  }
+
+  /**
+   * Queue a live gap: seqs of `agent` no one will get (lost before the disk had them).
+   * Behind already, the open notice widens over it; else it goes out in its place.
+   */
+  offerGap(agent: string, gap: SeqGap, deliver = true): void {
+    if (this.closedFlag) return;
+    const open = this.openGaps.get(agent);
+    if (open) {
+      open.to = Math.max(open.to, gap.to);
+      return;
+    }
+    this.enqueue(laggedNotice(agent, gap), 0);
+    if (deliver) this.pump();
   }
 
   /**
@@ -212,6 +231,11 @@ export class Subscription {
   }
 }
 
+/** The `lagged` notice of a gap; a lost one says so (`reason: "not_logged"`). */
+function laggedNotice(agent: string, gap: SeqGap): LaggedMessage {
+  return gap.lost ? { type: "lagged", agent, from: gap.from, to: gap.to, reason: "not_logged" } : { type: "lagged", agent, from: gap.from, to: gap.to };
+}
+
 /** All subscriptions of a supervisor. */
 export class SubscriberHub {
   private readonly subs = new Set<Subscription>();
@@ -235,7 +259,7 @@ export class SubscriberHub {
       const names = opts.agents ? [...opts.agents] : knownAgents;
       for (const agent of names) {
         const past = this.history(agent, opts.since);
-        if (past) sub.replay(agent, past.gap, past.events);
+        if (past) sub.replay(agent, past);
       }
     }
     this.subs.add(sub);
@@ -265,6 +289,11 @@ export class SubscriberHub {
       bytes ??= raw !== undefined ? raw.length + ENVELOPE_BYTES : JSON.stringify(entry.event).length + ENVELOPE_BYTES;
       sub.offer(agent, entry.seq, message, bytes, deliver);
     }
+  }
+
+  /** Tell every subscriber that follows `agent` of seqs it will never get (lost before the disk had them). */
+  publishGap(agent: string, gap: SeqGap, deliver = true): void {
+    for (const sub of this.subs) if (sub.follows(agent)) sub.offerGap(agent, gap, deliver);
   }
 
   /** Start delivery of everything published with `deliver` false. */

@@ -46,6 +46,8 @@ export interface SupervisorOptions {
   /** Size at which log files rotate (default 10 MB) and how many rotated files are kept (default 3). */
   logMaxBytes?: number;
   logKeepFiles?: number;
+  /** Bytes of log lines per file kept in memory while the disk refuses writes (default 4 MiB); older ones are dropped and told to subscribers as a gap. */
+  logBacklogBytes?: number;
   /** Longest accepted worker stdout line (default 8 MB). */
   maxLineBytes?: number;
   /** Bounds of a worker's non-JSON stdout lines: reported, summarised, restarted (default DEFAULT_FLOOD_LIMITS). */
@@ -446,6 +448,7 @@ export class Supervisor {
       ringBytes: this.opts.ringBytes,
       maxFileBytes: this.opts.logMaxBytes,
       keepFiles: this.opts.logKeepFiles,
+      backlogBytes: this.opts.logBacklogBytes,
       // Lines are written per turn by the publish batch, before it publishes them.
       batched: true,
       onWritten: () => this.batch.wake(record.name, log),

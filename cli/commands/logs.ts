@@ -43,6 +43,8 @@ Examples:
         }
         const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
         let partial = "";
+        // A seq missing between two logged ones never reached the disk (dropped while it was full): said where it was.
+        let lastLogged = 0;
         const onText = (text: string) => {
           if (opts.stderr && !opts.json) {
             process.stdout.write(text);
@@ -62,6 +64,8 @@ Examples:
             }
             try {
               const entry = JSON.parse(line) as { seq: number; at: number; event: Record<string, unknown> };
+              if (lastLogged > 0 && entry.seq > lastLogged + 1) renderer.feed({ type: "lagged", agent: name, from: lastLogged + 1, to: entry.seq - 1, reason: "not_logged" });
+              lastLogged = Math.max(lastLogged, entry.seq);
               renderer.feed({ type: "event", agent: name, seq: entry.seq, at: entry.at, event: entry.event });
             } catch {
               process.stdout.write(ctx.color.red(`(unreadable log line) ${line.slice(0, 200)}`) + "\n");

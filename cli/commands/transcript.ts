@@ -32,9 +32,12 @@ export class TranscriptRenderer {
     if (message.type === "lagged") {
       // A gap before the first event is history the supervisor no longer holds (or a new
       // supervisor never held); only a gap after events is this client falling behind.
-      const why = this.seen.has(message.agent)
-        ? "this client fell behind"
-        : `no longer held by the supervisor; pi-orch logs ${message.agent} has them`;
+      const why =
+        message.reason === "not_logged"
+          ? "lost: the disk was full and their log lines were dropped; no log has them"
+          : this.seen.has(message.agent)
+            ? "this client fell behind"
+            : `no longer held by the supervisor; pi-orch logs ${message.agent} has them`;
       this.line(message.agent, c.yellow(`… skipped events ${message.from}-${message.to} (${why})`));
       return;
     }

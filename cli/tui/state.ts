@@ -196,7 +196,8 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
       // A new supervisor holds fewer events than this view already showed: nothing was missed.
       if (action.to <= a.lastSeq) return state;
       const from = Math.max(action.from, a.lastSeq + 1);
-      const why = a.lastSeq === 0 ? `not held in memory; pi-orch logs ${a.name} has them` : "this view fell behind";
+      const why =
+        action.reason === "not_logged" ? "lost while the disk was full; no log has them" : a.lastSeq === 0 ? `not held in memory; pi-orch logs ${a.name} has them` : "this view fell behind";
       return put(state, push({ ...a, lastSeq: action.to }, { kind: "notice", text: `… skipped events ${from}-${action.to} (${why})` }));
     }
     case "event": {

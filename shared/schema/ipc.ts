@@ -139,12 +139,19 @@ export const EventMessage = Type.Object({
 });
 export type EventMessage = Static<typeof EventMessage>;
 
-/** Events `from..to` (inclusive) of `agent` were skipped for this subscriber; it continues from the present. */
+/**
+ * Events `from..to` (inclusive) of `agent` were skipped for this subscriber; it continues
+ * from the present. With `reason: "not_logged"` no one has them: their log lines never
+ * reached the disk (dropped from the bounded backlog while the disk refused writes).
+ * Without it, this subscriber fell behind, or (before its first event) the history is
+ * no longer held.
+ */
 export const LaggedMessage = Type.Object({
   type: Type.Literal("lagged"),
   agent: Type.String(),
   from: Type.Integer(),
   to: Type.Integer(),
+  reason: Type.Optional(Type.Literal("not_logged")),
 });
 export type LaggedMessage = Static<typeof LaggedMessage>;
 

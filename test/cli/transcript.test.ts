@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TranscriptRenderer } from "../../cli/commands/transcript.js";
 import { colors } from "../../cli/context.js";
+import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 
 const render = (events: Record<string, unknown>[]): string => {
   let out = "";
@@ -22,4 +23,20 @@ describe("TranscriptRenderer", () => {
     { name: "an event it does not know prints nothing", events: [{ type: "something_new", x: 1 }], want: "" },
   ];
   for (const c of table) it(c.name, () => expect(render(c.events)).toBe(c.want));
+});
+
+describe("TranscriptRenderer: lagged notices", () => {
+  const show = (messages: IpcStreamMessage[]): string => {
+    let out = "";
+    const r = new TranscriptRenderer({ write: (s) => (out += s), colors: colors(false) });
+    for (const m of messages) r.feed(m);
+    r.end();
+    return out;
+  };
+  const event = (seq: number): IpcStreamMessage => ({ type: "event", agent: "a", seq, event: { type: "agent_status", previous: "idle", status: "busy" } });
+  it.each([
+    { name: "before any event: history not held", messages: [{ type: "lagged", agent: "a", from: 1, to: 4 } as const], want: "… skipped events 1-4 (no longer held by the supervisor; pi-orch logs a has them)\n" },
+    { name: "after events: this client fell behind", messages: [event(1), { type: "lagged", agent: "a", from: 2, to: 9 } as const], want: "· idle → busy\n… skipped events 2-9 (this client fell behind)\n" },
+    { name: "lost while the disk was full", messages: [event(1), { type: "lagged", agent: "a", from: 2, to: 9, reason: "not_logged" } as const], want: "· idle → busy\n… skipped events 2-9 (lost: the disk was full and their log lines were dropped; no log has them)\n" },
+  ])("$name", ({ messages, want }) => expect(show(messages)).toBe(want));
 });

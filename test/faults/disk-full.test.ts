@@ -11,16 +11,22 @@ import { dirname, join } from "node:path";
 import type { Supervisor } from "../../supervisor/supervisor.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { SessionStore } from "../../worker/session/session-file.js";
-import { AgentEventLog } from "../../supervisor/event-log.js";
+import { AgentEventLog, compactSnapshots, type LoggedEvent } from "../../supervisor/event-log.js";
 import { PI_BIN } from "../support/rpc-worker.js";
+import { CliProcess } from "../support/cli-process.js";
 import { FIXTURE, Recorder, TestEnv } from "../supervisor/harness.js";
-import { figures, killPids, until } from "./support.js";
+import { figures, killPids, serveChild, until, type Owned } from "./support.js";
 import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from "./tmpfs.js";
 
 const env = new TestEnv();
 const pids = new Set<number>();
 const disks: SmallDisk[] = [];
+const owned: Owned = { children: [], clients: [] };
+const cliProcesses: CliProcess[] = [];
 afterEach(async () => {
+  for (const p of cliProcesses.splice(0)) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill("SIGKILL");
+  await Promise.allSettled(owned.clients.splice(0).map((c) => c.close()));
+  for (const child of owned.children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   // Unmount first (lazily when busy): the homes are removed next, and a mount point in one could not be.
   for (const disk of disks.splice(0)) disk.unmount();
   await env.cleanup();
@@ -216,8 +222,138 @@ describe.skipIf(noTmpfs !== null)(`fault: the disk under the supervisor's logs f
   });
 });
 
+/**
+ * How `messages` (one subscriber's stream) cover `agent`'s seqs 1..`last`: each seq
+ * should be given exactly once, as an event or inside a `lagged` gap; `skipped` seqs
+ * (snapshots a replay compacts away by design) count as given.
+ */
+function coverage(messages: readonly IpcStreamMessage[], agent: string, last: number, skipped: ReadonlySet<number> = new Set()) {
+  const times = new Map<number, number>();
+  const lost: number[] = [];
+  const give = (seq: number) => times.set(seq, (times.get(seq) ?? 0) + 1);
+  for (const m of messages) {
+    if (m.agent !== agent) continue;
+    if (m.type === "event") give(m.seq);
+    else
+      for (let q = m.from; q <= m.to; q++) {
+        give(q);
+        if (m.reason === "not_logged") lost.push(q);
+      }
+  }
+  for (const q of skipped) give(q);
+  let once = 0;
+  let twice = 0;
+  let never = 0;
+  for (let q = 1; q <= last; q++) {
+    const n = times.get(q) ?? 0;
+    if (n === 1) once++;
+    else if (n === 0) never++;
+    else twice++;
+  }
+  const beyond = [...times.keys()].filter((q) => q > last || q < 1).length;
+  return { once, twice, never, beyond, lost };
+}
+
+describe.skipIf(noTmpfs !== null)(`fault: events the full disk's backlog dropped${noTmpfs ? ` (skipped: ${noTmpfs})` : ""}`, () => {
+  it("are told to every subscriber as a lost gap where they stood: live, replayed from the ring, and from the files by a later supervisor", async () => {
+    const home = env.home();
+    const disk = mountSmallDisk(join(home, "logs"), 4096);
+    disks.push(disk);
+    // A 200-update run is ~300 KB of log lines: a 32 KB backlog must drop most of it.
+    const backlog = 32 * 1024;
+    const warnings: string[] = [];
+    const { sup, rec } = env.supervisor({ home, defaultWorkerCommand: [process.execPath, FIXTURE], logBacklogBytes: backlog, onWarning: (w) => warnings.push(w) });
+    await sup.spawn({ name: "g", env: { FIXTURE_EVENTS: "200" } });
+    const ends = () => rec.messages.filter((m) => isEvent(m, "g", "agent_end")).length;
+    await sup.rpc("g", { type: "prompt", message: "with space" });
+    await until(() => ends() === 1, 10_000, "the run with space");
+    const seenBeforeFull = rec.messages.filter((m) => m.agent === "g").length;
+    disk.fill();
+    await sup.rpc("g", { type: "prompt", message: "while full" });
+    await until(() => sup.status("g").status === "idle" && sup.status("g").statusReason?.startsWith("disk full:"), 10_000, "idle, disk full reason");
+    const seenWhileFull = rec.messages.filter((m) => m.agent === "g").length - seenBeforeFull;
+    disk.free();
+    // The backlog's survivors are written at the next retry, the gap told before them.
+    const gap = await rec.waitFor((m) => m.type === "lagged" && m.agent === "g", 10_000, "the lost gap");
+    await until(() => ends() === 2, 10_000, "the waiting run's end published");
+    await sup.rpc("g", { type: "prompt", message: "after" });
+    await until(() => ends() === 3, 10_000, "the run after");
+    const last = sup.status("g").lastSeq;
+    const live = coverage(rec.messages, "g", last);
+
+    // Replay from the ring (the default ring holds the whole history once snapshots are compacted).
+    const ring: IpcStreamMessage[] = [];
+    const replaySub = sup.subscribe({ agents: ["g"], since: 0, sink: { write: (m) => void ring.push(m) } });
+    await until(() => ring.some((m) => m.type === "event" && m.seq === last), 5_000, "the ring replay");
+    replaySub.close();
+    const logs = join(home, "logs");
+    const onDisk = readFileSync(join(logs, "g.events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as LoggedEvent);
+    const compacted = new Set(onDisk.map((e) => e.seq));
+    for (const e of compactSnapshots(onDisk)) compacted.delete(e.seq);
+    const fromRing = coverage(ring, "g", last, compacted);
+    await sup.shutdown();
+
+    // A later supervisor (its own process, over the socket) holds nothing in memory: the replay is the files'.
+    const later = await serveChild({ home, handleSignals: false, defaultWorkerCommand: [process.execPath, FIXTURE] }, owned);
+    const lastLater = (await later.client.status("g")).lastSeq;
+    const files: IpcStreamMessage[] = [];
+    await later.client.subscribe({ agents: ["g"], since: 0 }, (m) => void files.push(m));
+    await until(() => files.some((m) => (m.type === "event" ? m.seq : m.to) === lastLater), 10_000, "the replay from the files");
+    const onDiskLater = readFileSync(join(logs, "g.events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as LoggedEvent);
+    const compactedLater = new Set(onDiskLater.map((e) => e.seq));
+    for (const e of compactSnapshots(onDiskLater)) compactedLater.delete(e.seq);
+    const fromFiles = coverage(files, "g", lastLater, compactedLater);
+    // The CLI says it where it stands: `attach --since 0` (the replay, over the socket) and `logs` (the file itself).
+    const lostGaps = files.filter((m) => m.type === "lagged" && m.reason === "not_logged").map((m) => m.type === "lagged" && `… skipped events ${m.from}-${m.to} (lost: the disk was full and their log lines were dropped; no log has them)`);
+    const attach = CliProcess.start(["attach", "g", "--since", "0"], home, { PI_ORCH_HOME: home });
+    cliProcesses.push(attach);
+    await until(() => lostGaps.every((l) => attach.stdout.includes(l as string)), 10_000, "attach --since 0 to print the lost gap").catch((err: Error) => {
+      throw new Error(`${err.message}; it printed: ${attach.stdout.slice(-2000)}${attach.stderr}`);
+    });
+    attach.proc.kill("SIGINT");
+    await attach.exited;
+    const logsCli = CliProcess.start(["logs", "g"], home, { PI_ORCH_HOME: home });
+    cliProcesses.push(logsCli);
+    expect((await logsCli.exited).code).toBe(0);
+    await later.client.shutdown().catch(() => undefined);
+    await later.exited;
+
+    const missingOnDisk = last - onDisk.length;
+    // The supervisor's warning when the log is written again counts the same lines.
+    const warnedMissing = Number(/\((\d+) events that did not fit the backlog/.exec(warnings.join("\n"))?.[1] ?? 0);
+    figures("event-log-lost-gap", {
+      disk_kb: 4096,
+      backlog_kb: backlog / 1024,
+      last_seq: last,
+      on_disk: onDisk.length,
+      lost: live.lost.length,
+      lagged_notice: `${(gap as { from: number }).from}-${(gap as { to: number }).to}`,
+      seen_while_full: seenWhileFull,
+      live_once: live.once,
+      live_twice: live.twice,
+      live_never: live.never,
+      ring_once: fromRing.once,
+      ring_never: fromRing.never,
+      files_once: fromFiles.once,
+      files_never: fromFiles.never,
+      compacted: compacted.size,
+      warned_missing: warnedMissing,
+    });
+    expect(live.lost.length).toBeGreaterThan(0);
+    // Every seq not on disk is told lost, live; every seq given once, none twice, none beyond.
+    expect(live.lost.length).toBe(missingOnDisk);
+    expect(live).toEqual({ once: last, twice: 0, never: 0, beyond: 0, lost: live.lost });
+    expect(fromRing).toEqual({ once: last, twice: 0, never: 0, beyond: 0, lost: live.lost });
+    expect(warnedMissing).toBe(missingOnDisk);
+    expect(lastLater).toBeGreaterThanOrEqual(last);
+    expect(fromFiles).toEqual({ once: lastLater, twice: 0, never: 0, beyond: 0, lost: live.lost });
+    expect(lostGaps.length).toBeGreaterThan(0);
+    for (const l of lostGaps) expect(logsCli.stdout).toContain(l);
+  });
+});
+
 describe.skipIf(noTmpfs !== null)(`fault: an agent's event log on a full disk${noTmpfs ? ` (skipped: ${noTmpfs})` : ""}`, () => {
-  it("withholds the refused events, forgets those the backlog dropped, gives the rest in order once written", () => {
+  it("withholds the refused events, gives those the backlog dropped as one lost gap and the rest in order once written", () => {
     const disk = mountSmallDisk(mkdtempSync(join(tmpdir(), "po-disk-")), 1024);
     disks.push(disk);
     let woken = 0;
@@ -240,15 +376,15 @@ describe.skipIf(noTmpfs !== null)(`fault: an agent's event log on a full disk${n
     const whileFull = { lastSeq: log.lastSeq, withheld: [first - 1, first + 3, first + 5].map((s) => log.isWithheld(s)), ring: log.held.events, written: log.takeWritten().length };
     disk.free();
     log.flush();
-    const written = log.takeWritten().map((w) => w.entry.seq);
+    const written = log.takeWritten().map((w) => ("gap" in w ? w.gap : w.entry.seq));
     const after = { lastSeq: log.lastSeq, withheld: log.isWithheld(first + 5), ring: log.held.events, woken };
     const onDisk = readFileSync(join(disk.path, "u.events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { seq: number }).seq);
     log.close();
     figures("event-log-withheld", { first_refused_seq: first, refused_writes: 6, dropped: 3, published_after: written.length });
     expect(first).toBeGreaterThan(1);
     expect(whileFull).toEqual({ lastSeq: first - 1, withheld: [false, true, true], ring: first - 1, written: 0 });
-    // The three oldest refused writes did not fit the backlog: never on disk, never given.
-    expect(written).toEqual([first + 3, first + 4, first + 5]);
+    // The three oldest refused writes did not fit the backlog: never on disk, given as a lost gap where they stood.
+    expect(written).toEqual([{ from: first, to: first + 2, lost: true }, first + 3, first + 4, first + 5]);
     expect(after).toEqual({ lastSeq: first + 5, withheld: false, ring: first + 2, woken: 3 });
     expect(onDisk).toEqual([...Array.from({ length: first - 1 }, (_, i) => i + 1), first + 3, first + 4, first + 5]);
   });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentEventLog, compactSnapshots, EventRing, readLoggedRange, type LoggedEvent } from "../../supervisor/event-log.js";
+import { AgentEventLog, compactSnapshots, EventRing, joinGaps, readLoggedRange, withGaps, type LoggedEvent } from "../../supervisor/event-log.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -35,6 +35,26 @@ describe("EventRing", () => {
     const got = ringOf(max, bytes, events).since(since);
     expect(seqs(got.events)).toEqual(held);
     expect(got.gap).toEqual(gap);
+  });
+
+  const skipping = (...s: number[]) => s.map((q) => ev(q, { type: "x", q }));
+  it.each([
+    { name: "a seq skipped between pushes is a lost hole", max: 100, events: skipping(1, 2, 5, 6), since: 0, gap: null, holes: [{ from: 3, to: 4, lost: true }] },
+    { name: "since inside the hole clips it", max: 100, events: skipping(1, 2, 5, 6), since: 3, gap: null, holes: [{ from: 4, to: 4, lost: true }] },
+    { name: "since past the hole has none", max: 100, events: skipping(1, 2, 5, 6), since: 5, gap: null, holes: [] },
+    { name: "a hole older than the ring is left to the files", max: 2, events: skipping(1, 4, 5, 6), since: 0, gap: { from: 1, to: 4 }, holes: [] },
+    { name: "a hole just after the evicted range stays", max: 2, events: skipping(1, 2, 5, 6), since: 0, gap: { from: 1, to: 2 }, holes: [{ from: 3, to: 4, lost: true }] },
+  ])("$name", ({ max, events, since, gap, holes }) => {
+    const got = ringOf(max, Infinity, events).since(since);
+    expect(got.gap).toEqual(gap);
+    expect(got.holes).toEqual(holes);
+  });
+
+  it("counts a hole from the seq it was told is not held (a new supervisor's first push)", () => {
+    const ring = new EventRing(10);
+    ring.notHeldThrough(7);
+    ring.push(10, 10, "{}", {});
+    expect(ring.since(7).holes).toEqual([{ from: 8, to: 9, lost: true }]);
   });
 
   it("drops the snapshots of a message and of a tool call once their end arrived, without a gap", () => {
@@ -174,7 +194,7 @@ describe("AgentEventLog", () => {
     log.append({ type: "message_end" });
     for (let i = 0; i < 5; i++) log.append({ type: "x", i });
     const all = log.since(0);
-    expect(all.gap).toBeNull();
+    expect(all.gaps).toEqual([]);
     expect(seqs(all.events)).toEqual([1, 7, 8, 9, 10, 11, 12]);
     const tail = log.since(9);
     expect(seqs(tail.events)).toEqual([10, 11, 12]);
@@ -183,10 +203,46 @@ describe("AgentEventLog", () => {
     const small = new AgentEventLog({ logsDir: dir, name: "a", ringSize: 1, maxFileBytes: 300, keepFiles: 5, replayBytes: 100 });
     small.append({ type: "y" });
     const bounded = small.since(0);
-    expect(bounded.gap).not.toBeNull();
-    expect(bounded.gap!.from).toBe(1);
+    expect(bounded.gaps).toHaveLength(1);
+    expect(bounded.gaps[0]!.from).toBe(1);
     expect(bounded.events.at(-1)!.seq).toBe(13);
     small.close();
+  });
+
+  it.each([
+    { name: "contiguous", seqs: [3, 4, 5], from: 3, to: 5, kept: [3, 4, 5], gaps: [] },
+    { name: "older than the files: not held", seqs: [4, 5], from: 1, to: 5, kept: [4, 5], gaps: [{ from: 1, to: 3 }] },
+    { name: "between events: lost", seqs: [1, 2, 6, 7, 9], from: 1, to: 9, kept: [1, 2, 6, 7, 9], gaps: [{ from: 3, to: 5, lost: true }, { from: 8, to: 8, lost: true }] },
+    { name: "after the last: lost", seqs: [1, 2], from: 1, to: 4, kept: [1, 2], gaps: [{ from: 3, to: 4, lost: true }] },
+    { name: "nothing at all: not held", seqs: [], from: 1, to: 4, kept: [], gaps: [{ from: 1, to: 4 }] },
+    { name: "a seq twice is given once", seqs: [1, 2, 2, 3], from: 1, to: 3, kept: [1, 2, 3], gaps: [] },
+    { name: "before the first with older events held: lost", seqs: [5, 6], from: 4, to: 6, olderHeld: true, kept: [5, 6], gaps: [{ from: 4, to: 4, lost: true }] },
+  ])("withGaps: $name", ({ seqs: given, from, to, olderHeld, kept, gaps }) => {
+    const got = withGaps(given.map((q) => ev(q, { type: "x" })), from, to, olderHeld);
+    expect(seqs(got.events)).toEqual(kept);
+    expect(got.gaps).toEqual(gaps);
+  });
+
+  it.each([
+    { name: "apart", gaps: [{ from: 5, to: 6, lost: true as const }, { from: 1, to: 2 }], joined: [{ from: 1, to: 2 }, { from: 5, to: 6, lost: true }] },
+    { name: "touching lost ones", gaps: [{ from: 1, to: 2, lost: true as const }, { from: 3, to: 4, lost: true as const }], joined: [{ from: 1, to: 4, lost: true }] },
+    { name: "not held then lost: not held", gaps: [{ from: 1, to: 2 }, { from: 3, to: 4, lost: true as const }], joined: [{ from: 1, to: 4 }] },
+  ])("joinGaps: $name", ({ gaps, joined }) => {
+    expect(joinGaps(gaps)).toEqual(joined);
+  });
+
+  it("replays a seq hole in the files as a lost gap, after a restart too", () => {
+    const dir = logsDir();
+    const path = join(dir, "a.events.jsonl");
+    writeFileSync(path, [1, 2, 5, 6].map((q) => `${line(ev(q, { type: "x", q }))}\n`).join(""));
+    const log = new AgentEventLog({ logsDir: dir, name: "a", ringSize: 2 });
+    log.append({ type: "y" });
+    log.append({ type: "y" });
+    const all = log.since(0);
+    expect(seqs(all.events)).toEqual([1, 2, 5, 6, 7, 8]);
+    expect(all.gaps).toEqual([{ from: 3, to: 4, lost: true }]);
+    expect(log.since(3).gaps).toEqual([{ from: 4, to: 4, lost: true }]);
+    log.close();
   });
 
   it("readLoggedRange skips foreign and torn lines", () => {
@@ -195,7 +251,8 @@ describe("AgentEventLog", () => {
     writeFileSync(path, `${line(ev(1, { type: "x" }))}\nnot json\n{"seq":2,"at":1,"event":{"ty\n${line(ev(3, { type: "x" }))}\n`);
     appendFileSync(path, `${line(ev(4, { type: "x" }))}\n`);
     expect(seqs(readLoggedRange(path, 3, 1, 4, 1e9).events)).toEqual([1, 3, 4]);
-    // The torn record is not held: it is the gap.
-    expect(readLoggedRange(path, 3, 2, 4, 1e9).gap).toEqual({ from: 2, to: 2 });
+    // The torn record is not held: a seq no file has although older and later ones are there, so lost.
+    expect(readLoggedRange(path, 3, 2, 4, 1e9).gaps).toEqual([{ from: 2, to: 2, lost: true }]);
+    expect(readLoggedRange(path, 3, 1, 4, 1e9).gaps).toEqual([{ from: 2, to: 2, lost: true }]);
   });
 });

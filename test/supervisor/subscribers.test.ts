@@ -9,7 +9,7 @@ describe("SubscriberHub", () => {
   const hubWith = (history: LoggedEvent[]) =>
     new SubscriberHub((_agent, since) => {
       const events = history.filter((e) => e.seq > since);
-      return { events, gap: null };
+      return { events, gaps: [] };
     });
 
   it("replays since a sequence number, then streams live events without a gap", async () => {
@@ -105,10 +105,43 @@ describe("SubscriberHub", () => {
 
   it("reports a since older than the held history as lagged first", async () => {
     const got: IpcStreamMessage[] = [];
-    const hub = new SubscriberHub(() => ({ events: [entry(8)], gap: { from: 3, to: 7 } }));
+    const hub = new SubscriberHub(() => ({ events: [entry(8)], gaps: [{ from: 3, to: 7 }] }));
     hub.subscribe({ agents: new Set(["a"]), since: 2, sink: { write: (m) => void got.push(m) } }, ["a"]);
     await new Promise((r) => setImmediate(r));
     expect(got).toEqual([{ type: "lagged", agent: "a", from: 3, to: 7 }, expect.objectContaining({ seq: 8 })]);
+  });
+
+  it("replays each gap where it stands among the events, a lost one with its reason", async () => {
+    const got: IpcStreamMessage[] = [];
+    const hub = new SubscriberHub(() => ({ events: [entry(3), entry(6), entry(7)], gaps: [{ from: 1, to: 2 }, { from: 4, to: 5, lost: true }, { from: 8, to: 9, lost: true }] }));
+    hub.subscribe({ agents: new Set(["a"]), since: 0, sink: { write: (m) => void got.push(m) } }, ["a"]);
+    await new Promise((r) => setImmediate(r));
+    expect(got.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}${m.reason ? ` ${m.reason}` : ""}`))).toEqual([
+      "lagged 1-2",
+      3,
+      "lagged 4-5 not_logged",
+      6,
+      7,
+      "lagged 8-9 not_logged",
+    ]);
+  });
+
+  it("tells live subscribers of a lost gap in its place; one already behind has its notice widened over it", async () => {
+    const hub = hubWith([]);
+    const fast: IpcStreamMessage[] = [];
+    const slow: IpcStreamMessage[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    hub.subscribe({ agents: new Set(["a"]), sink: { write: (m) => void fast.push(m) } }, ["a"]);
+    hub.subscribe({ agents: new Set(["a"]), maxBuffered: 2, sink: { write: (m) => (slow.push(m), gate) } }, ["a"]);
+    for (const seq of [1, 2, 3, 4]) hub.publish("a", entry(seq));
+    hub.publishGap("a", { from: 5, to: 7, lost: true });
+    hub.publish("a", entry(8));
+    release();
+    await vi.waitFor(() => expect(slow.length).toBeGreaterThanOrEqual(4), { timeout: 2_000, interval: 5 });
+    const show = (m: IpcStreamMessage) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}${m.reason ? ` ${m.reason}` : ""}`);
+    expect(fast.map(show)).toEqual([1, 2, 3, 4, "lagged 5-7 not_logged", 8]);
+    expect(slow.map(show)).toEqual([1, 2, 3, "lagged 4-8"]);
   });
 
   it("hands a text sink a published batch as JSON lines in one write, built once for every follower", async () => {

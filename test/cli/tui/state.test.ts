@@ -44,6 +44,9 @@ describe("the TUI reducer", () => {
     // Past what the view holds it did fall behind, from its own last event on.
     const behind = reduce(after, { type: "lagged", agent: "a", from: 280, to: 300 });
     expect(behind.agents.a!.lines.at(-1)!.text).toBe("… skipped events 286-300 (this view fell behind)");
+    // Events dropped before the disk had them are lost, whoever looks.
+    const lost = reduce(behind, { type: "lagged", agent: "a", from: 301, to: 305, reason: "not_logged" });
+    expect(lost.agents.a!.lines.at(-1)!.text).toBe("… skipped events 301-305 (lost while the disk was full; no log has them)");
   });
 
   it("keeps a status newer than a list snapshot that arrives late", () => {
