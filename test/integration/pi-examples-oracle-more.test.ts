@@ -155,7 +155,6 @@ describe.skipIf(!installed)("more of pi's examples: our worker and upstream pi e
   // The example keeps its checkpoints only while a run lasts (agent_end clears them), so a
   // fork from an idle worker restores nothing and asks nothing: the same on both.
   it.each(IMPLS)("git-checkpoint on %s: a real repository, a fork after the run keeps the code and asks nothing", async (impl) => {
-    // With a session file: our --no-session worker has no entries to fork from (pi's keeps them in memory).
     const { w, project } = start(impl, ["git-checkpoint"], true);
     const git = (...args: string[]) => execFileSync("git", ["-C", project, ...args], { encoding: "utf8" });
     git("init", "-q");

@@ -54,7 +54,7 @@ import {
   type TreeNode,
 } from "../session/tree.js";
 import { userMessageText } from "../session/context.js";
-import { cloneSession, forkMessages, forkSession } from "../session/fork.js";
+import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/fork.js";
 import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
@@ -945,21 +945,25 @@ export class AgentSession {
   private async replaceSession<T>(
     before: ExtensionEvent,
     reason: "new" | "resume" | "fork",
-    open: () => { store: SessionStore; fresh: boolean; result: T },
+    open: () => { store: SessionStore; fresh: boolean; result: T } | { messages: AgentMessage[]; result: T },
   ): Promise<T | { cancelled: true }> {
     if ((await this.extensions.before(before))?.cancel === true) return { cancelled: true };
     const previousSessionFile = this.sessionFile;
-    const { store, fresh, result } = open();
-    await this.extensions.sessionShutdown(reason, store.path);
-    if (fresh) {
+    const next = open();
+    await this.extensions.sessionShutdown(reason, "store" in next ? next.store.path : undefined);
+    if (!("store" in next)) {
+      // --no-session: pi replaces its in-memory session the same way, files aside.
+      this.clearQueues();
+      this.agent.messages = next.messages;
+    } else if (next.fresh) {
       this.agent.clearQueues();
       this.agent.messages = [];
-      this.attachStore(store, true);
+      this.attachStore(next.store, true);
     } else {
-      this.loadFrom(store);
+      this.loadFrom(next.store);
     }
     await this.startExtensions(reason, previousSessionFile);
-    return result;
+    return next.result;
   }
 
   /** `new_session`: a fresh, empty session file. */
@@ -989,7 +993,11 @@ export class AgentSession {
   async fork(entryId: string): Promise<{ text: string; cancelled: boolean }> {
     this.requireIdle("fork");
     const outcome = await this.replaceSession({ type: "session_before_fork", entryId, position: "before" }, "fork", () => {
-      const { path, text } = forkSession(this.requireStore("fork"), entryId, this.sessionDir);
+      if (!this.store) {
+        const { path, text } = forkPoint(this.memoryEntries(), entryId);
+        return { messages: this.agent.messages.slice(0, path.length), result: { text, cancelled: false } };
+      }
+      const { path, text } = forkSession(this.store, entryId, this.sessionDir);
       return { store: SessionStore.open(path, { warn: this.warn }), fresh: false, result: { text, cancelled: false } };
     });
     return "text" in outcome ? outcome : { text: "", cancelled: true };
@@ -998,12 +1006,14 @@ export class AgentSession {
   /** `clone`: a new session with the whole current path. */
   async clone(): Promise<{ cancelled: boolean }> {
     this.requireIdle("clone");
-    const leaf = this.store?.leafId ?? "";
-    return this.replaceSession({ type: "session_before_fork", entryId: leaf, position: "at" }, "fork", () => ({
-      store: SessionStore.open(cloneSession(this.requireStore("clone"), this.sessionDir), { warn: this.warn }),
-      fresh: false,
-      result: { cancelled: false },
-    }));
+    // pi's words: its RPC clone needs an entry to clone at (its in-memory session always has one).
+    if (this.store && this.store.leafId === null) throw new Error("Cannot clone session: no current entry selected");
+    const leaf = this.store ? this.store.leafId! : (this.memoryEntries().at(-1)?.id ?? "");
+    return this.replaceSession({ type: "session_before_fork", entryId: leaf, position: "at" }, "fork", () =>
+      this.store
+        ? { store: SessionStore.open(cloneSession(this.store, this.sessionDir), { warn: this.warn }), fresh: false, result: { cancelled: false } }
+        : { messages: [...this.agent.messages], result: { cancelled: false } },
+    );
   }
 
   /** What `ctx.newSession({ setup })` may write into the new session. */
@@ -1020,7 +1030,7 @@ export class AgentSession {
 
   /** `get_fork_messages`: the user messages one can fork from. */
   forkMessages(): { entryId: string; text: string }[] {
-    return this.store ? forkMessages(this.store) : [];
+    return forkMessages(this.store ? this.store.entries : this.memoryEntries());
   }
 
   /** `compact`: summarize the older part of the conversation now. */

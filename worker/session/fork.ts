@@ -1,5 +1,6 @@
 /**
- * Fork and clone: new session files made from the current path of an open store. The
+ * Fork and clone: which entries a fork keeps (for a session file or the in-memory
+ * conversation of `--no-session`), and new session files made from an open store. The
  * source file is only read, never written; the new file's header names it as parent.
  */
 import { userMessageText } from "./context.js";
@@ -7,16 +8,20 @@ import { isKnownEntry, type SessionEntry } from "./entries.js";
 import { SessionFileError } from "./parse.js";
 import { writeNewSessionFile, type SessionStore } from "./session-file.js";
 
-/** A user message on the current path that a fork can start from (pi's `get_fork_messages`). */
+/** A user message that a fork can start from (pi's `get_fork_messages`). */
 export interface ForkMessage {
   entryId: string;
   text: string;
 }
 
-/** User messages on the current path, root first. Messages without text (image only) are left out, as in pi. */
-export function forkMessages(store: SessionStore): ForkMessage[] {
+/**
+ * The user messages of a session, in file order, as pi's `get_fork_messages` lists them:
+ * every branch's, not only the current path's (pi reads all entries). Messages without
+ * text (image only) are left out, as in pi.
+ */
+export function forkMessages(entries: readonly SessionEntry[]): ForkMessage[] {
   const result: ForkMessage[] = [];
-  for (const entry of store.pathToLeaf()) {
+  for (const entry of entries) {
     if (!isKnownEntry(entry) || entry.type !== "message" || entry.message.role !== "user") continue;
     const text = userMessageText(entry.message);
     if (text) result.push({ entryId: entry.id, text });
@@ -25,25 +30,34 @@ export function forkMessages(store: SessionStore): ForkMessage[] {
 }
 
 /**
- * Fork at a user message: a new session in `dir` holding the current path up to, not
- * including, that message. Returns the new file and the message's text, so the caller
- * can offer it for editing. Throws when the entry is not a user message on the current path.
+ * The entries a fork at user message `entryId` keeps: the path from the root up to, not
+ * including, that message, on whichever branch it is (as pi's fork), and its text.
+ * Throws when `entryId` is not a user message of `entries`.
+ */
+export function forkPoint(entries: readonly SessionEntry[], entryId: string): { path: SessionEntry[]; text: string } {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const entry = byId.get(entryId);
+  if (!entry || !isKnownEntry(entry) || entry.type !== "message" || entry.message.role !== "user") {
+    throw new Error(`cannot fork at "${entryId}": ${!entry ? "no such entry" : "it is not a user message"}; get_fork_messages lists the entries to fork at`);
+  }
+  const path: SessionEntry[] = [];
+  for (let at = entry.parentId ? byId.get(entry.parentId) : undefined; at; at = at.parentId ? byId.get(at.parentId) : undefined) path.unshift(at);
+  return { path, text: userMessageText(entry.message) };
+}
+
+/**
+ * Fork at a user message: a new session in `dir` holding the path up to, not including,
+ * that message. Returns the new file and the message's text, so the caller can offer it
+ * for editing. Throws when the entry is not a user message of the session.
  */
 export function forkSession(store: SessionStore, entryId: string, dir: string): { path: string; text: string } {
-  const path = store.pathToLeaf();
-  const index = path.findIndex((entry) => entry.id === entryId);
-  const entry = path[index];
-  if (!entry || !isKnownEntry(entry) || entry.type !== "message" || entry.message.role !== "user") {
-    const onFile = store.getEntry(entryId) !== undefined;
-    throw new SessionFileError(
-      store.path,
-      `cannot fork at "${entryId}": ${
-        !onFile ? "no such entry" : !entry ? "that entry is on another branch" : "it is not a user message"
-      }; get_fork_messages lists the entries to fork at`,
-    );
+  let point: { path: SessionEntry[]; text: string };
+  try {
+    point = forkPoint(store.entries, entryId);
+  } catch (error) {
+    throw new SessionFileError(store.path, (error as Error).message);
   }
-  const created = copyToNewFile(store, path.slice(0, index), dir);
-  return { path: created, text: userMessageText(entry.message) };
+  return { path: copyToNewFile(store, point.path, dir), text: point.text };
 }
 
 /** Clone: a new session in `dir` holding the whole current path. Returns the new file's path. */

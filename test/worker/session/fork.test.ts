@@ -21,12 +21,21 @@ function twoTurnSession() {
 }
 
 describe("fork and clone", () => {
-  it("lists the user messages of the current path", () => {
-    const { store, q1, q2 } = twoTurnSession();
-    expect(forkMessages(store)).toEqual([
+  it("lists the user messages of every branch, in file order, as pi does", () => {
+    const { store, q1, q2, abandoned } = twoTurnSession();
+    expect(forkMessages(store.entries)).toEqual([
       { entryId: q1.id, text: "first question" },
+      { entryId: abandoned.id, text: "abandoned" },
       { entryId: q2.id, text: "second question" },
     ]);
+  });
+
+  it("forks at a user message of another branch with that branch's path", () => {
+    const { store, abandoned } = twoTurnSession();
+    const fork = forkSession(store, abandoned.id, tmp());
+    expect(fork.text).toBe("abandoned");
+    const forked = track(SessionStore.open(fork.path));
+    expect(forked.buildContext().messages).toEqual([user("first question"), assistant("first answer")]);
   });
 
   it("forks before a user message into a new file that names its parent, leaving the original byte-identical", () => {
@@ -59,10 +68,9 @@ describe("fork and clone", () => {
     expect(forked.buildContext().messages.length).toBe(0);
   });
 
-  it("refuses to fork at an assistant message, an entry on another branch, or an unknown id", () => {
-    const { store, a1, abandoned } = twoTurnSession();
+  it("refuses to fork at an assistant message or an unknown id", () => {
+    const { store, a1 } = twoTurnSession();
     expect(() => forkSession(store, a1.id, tmp())).toThrow(/not a user message/);
-    expect(() => forkSession(store, abandoned.id, tmp())).toThrow(/on another branch/);
     expect(() => forkSession(store, "ffffffff", tmp())).toThrow(/no such entry/);
     expect(readdirSync(tmp())).toEqual(["src"]);
   });
