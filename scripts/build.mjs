@@ -4,6 +4,7 @@
 // imported lazily, so a start that does not need them never loads them.
 import { build } from "esbuild";
 import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { chmodSync, existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,6 +41,7 @@ for (const entry of entries) chmodSync(`${staging}/${entry.replace(/\.ts$/, ".js
 const external = ["@anthropic-ai/sdk", "openai", "jiti", "ink", "react", "react/*", "ink-*", "yoga-*"];
 await build({
   entryPoints: ["cli/pi.ts"],
+  plugins: [lazyBuiltins(["child_process", "crypto", "fs/promises", "os"]), withoutInteractive()],
   outfile: `${staging}/cli/pi-worker.cjs`,
   bundle: true,
   format: "cjs",
@@ -47,6 +49,11 @@ await build({
   target: "node20",
   minifyWhitespace: true,
   minifySyntax: true,
+  // Short local names: the file is read and kept in memory by every worker (900 KB
+  // became 470 KB; start-up CPU -1.5 ms, RSS -0.6 MB). Exported and property names stay.
+  // The source map beside it maps a stack trace's positions back to the TypeScript.
+  sourcemap: true,
+  minifyIdentifiers: true,
   external,
   // V8 drops a script's dynamic-import callback when it is loaded from a code cache
   // (Node 20: "A dynamic import callback was not specified"), so import() of the SDKs,
@@ -80,6 +87,57 @@ rmSync(old, { recursive: true, force: true });
 // trace of the worker would otherwise name the staging folder, which no longer exists.
 await writeCodeCache("dist/cli/pi.cjs");
 console.log(`built ${entries.map((e) => "dist/" + e.replace(/\.ts$/, ".js")).join(", ")}, dist/cli/pi.cjs (worker with its code cache)`);
+
+/**
+ * Node's built-in modules that the worker imports at the top of a file but uses only
+ * when a tool runs, a key is fetched or an id is made: each becomes an object whose
+ * properties require the real module on first use. Loading them at start-up cost
+ * ~35 of node's internal modules (crypto alone is 16, fs/promises brings readline).
+ * Their export names are read here from this node; a name that a later node adds is
+ * simply not reachable through the stand-in (tsc checks what the code uses).
+ */
+function lazyBuiltins(names) {
+  const req = createRequire(import.meta.url);
+  const filter = new RegExp(`^(node:)?(${names.map((n) => n.replace("/", "\\/")).join("|")})$`);
+  return {
+    name: "lazy-builtins",
+    setup(b) {
+      b.onResolve({ filter }, (args) =>
+        // The stand-in's own require() is the real module.
+        args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
+      );
+      b.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
+        const keys = Object.keys(req(`node:${args.path}`)).filter((k) => k !== "default");
+        return {
+          loader: "js",
+          contents:
+            `let real; const load = () => (real ??= require(${JSON.stringify(`node:${args.path}`)}));\n` +
+            `const lazy = {};\n` +
+            `for (const key of ${JSON.stringify(keys)}) Object.defineProperty(lazy, key, { enumerable: true, get: () => load()[key] });\n` +
+            `module.exports = lazy;\n`,
+        };
+      });
+    },
+  };
+}
+
+/**
+ * The interactive mode (ink and react, ~70 KB of the bundle) never runs from this
+ * bundle: the launcher starts the ESM build whenever stdin and stdout are a terminal,
+ * and only then does pi go interactive.
+ */
+function withoutInteractive() {
+  return {
+    name: "without-interactive",
+    setup(b) {
+      b.onResolve({ filter: /\/tui\/interactive\.js$/ }, () => ({ path: "interactive", namespace: "without-interactive" }));
+      b.onLoad({ filter: /.*/, namespace: "without-interactive" }, () => ({
+        loader: "js",
+        contents: `export function runInteractive() { throw new Error("the interactive mode runs from dist/cli/pi.js (started on a terminal)"); }`,
+      }));
+    },
+  };
+}
 
 /**
  * Start the worker once in code-cache-writing mode, ask for its state, close stdin: what

@@ -112,6 +112,45 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
 });
 
 describe("pi.cjs loads what a start does not need on first use", () => {
+  it("runs every built-in tool and writes its session (node's child_process, crypto, fs/promises and os are required only then)", async () => {
+    const home = tempDir();
+    const project = join(home, "project");
+    mkdirSync(project);
+    writeFileSync(join(project, "notes.txt"), "one\ntwo\n");
+    const script = join(home, "script.jsonl");
+    const calls = [
+      { name: "bash", arguments: { command: "echo from-bash; echo ~ > home.txt" } },
+      { name: "write", arguments: { path: "made.txt", content: "alpha\n" } },
+      { name: "edit", arguments: { path: "made.txt", edits: [{ oldText: "alpha", newText: "beta" }] } },
+      { name: "read", arguments: { path: "~/project/made.txt" } },
+      { name: "ls", arguments: { path: "." } },
+      { name: "grep", arguments: { pattern: "two" } },
+      { name: "find", arguments: { pattern: "*.txt" } },
+    ];
+    // Three turns: the edit needs the write, the read needs the edit (calls in one turn run in parallel).
+    const turns = [calls.slice(0, 2), calls.slice(2, 3), calls.slice(3)].map((toolCalls) => ({ toolCalls }));
+    writeFileSync(script, [...turns, { text: "done" }].map((r) => JSON.stringify(r)).join("\n"));
+    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--tools", "bash,write,edit,read,ls,grep,find", "--session-dir", join(home, "sessions")], {
+      cwd: project,
+      env: { PI_ORCH_HOME: home, HOME: home, PI_ORCH_CODE_CACHE: "report" },
+      bin: [process.execPath, join(DIST, "pi.cjs")],
+    });
+    await worker.request({ type: "prompt", message: "use every tool" });
+    const end = await worker.event("agent_end");
+    const results = end.messages.filter((m: { role: string }) => m.role === "toolResult");
+    expect(results.map((r: { toolName: string; isError: boolean }) => [r.toolName, r.isError])).toEqual(calls.map((c) => [c.name, false]));
+    const text = (i: number) => results[i].content.map((c: { text?: string }) => c.text ?? "").join("");
+    expect(text(0)).toContain("from-bash");
+    expect(readFileSync(join(project, "home.txt"), "utf8").trim()).toBe(home);
+    expect(text(3)).toContain("beta");
+    expect(text(4)).toContain("made.txt");
+    expect(text(5)).toContain("notes.txt");
+    expect(text(6)).toContain("made.txt");
+    const state = await worker.request({ type: "get_state" });
+    expect(readFileSync(state.data.sessionFile, "utf8")).toContain('"toolName":"edit"');
+    expect(worker.stderr.join("")).toContain("pi: code cache accepted");
+  });
+
   it("parses a skill's YAML frontmatter (the yaml package is required only then)", async () => {
     const home = tempDir();
     mkdirSync(join(home, "my-skill"));
