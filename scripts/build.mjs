@@ -5,11 +5,12 @@
 import { build } from "esbuild";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { chmodSync, existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const entries = ["cli/pi.ts", "cli/pi-orch.ts"].filter((e) => existsSync(e));
+const version = { __PI_ORCH_VERSION__: JSON.stringify(JSON.parse(readFileSync("package.json", "utf8")).version) };
 // Build beside dist/ and swap it in, so a test run using dist/ never sees it half written.
 const staging = `dist.staging-${process.pid}`;
 rmSync(staging, { recursive: true, force: true });
@@ -27,6 +28,7 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   chunkNames: "chunks/[name]-[hash]",
+  define: version,
   external: ["@anthropic-ai/sdk", "openai", "jiti", "ink", "react", "react/*", "ink-*", "yoga-*", "bullmq"],
   banner: {
     js: "import { createRequire as __piCreateRequire } from 'node:module'; const require = __piCreateRequire(import.meta.url);",
@@ -60,7 +62,7 @@ await build({
   // typebox and jiti becomes require(): all of them ship CommonJS.
   supported: { "dynamic-import": false },
   // The launcher passes the bundle's own URL; import.meta does not exist in CommonJS.
-  define: { "import.meta.url": "__piMetaUrl", "import.meta.dirname": "__dirname" },
+  define: { "import.meta.url": "__piMetaUrl", "import.meta.dirname": "__dirname", ...version },
   // The file is the very text the launcher compiles, CommonJS wrapper included: wrapping
   // it at start-up made a second 0.9 MB copy of the source, kept alive by the script.
   banner: { js: "(function (exports, require, module, __filename, __dirname, __piMetaUrl) {" },
