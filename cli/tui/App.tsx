@@ -55,8 +55,19 @@ const GRID_HINT = "←↑↓→/Tab focus · Enter zoom · p prompt · s steer �
 const ZOOM_HINT = "Esc back · ↑↓ PgUp PgDn scroll · p prompt · s steer · f follow-up · a abort · x stop · r restart · d diff · ? help";
 const SINGLE_HINT = "Enter send (steer while running) · Tab follow-up · Esc abort · ↑↓ scroll · ? help · Ctrl+C twice quit";
 
-/** The whole TUI. */
+/**
+ * The whole TUI, under the KeyRouter every key handler joins (its own too: a handler of
+ * the component that mounts the router would be outside it).
+ */
 export function App(props: AppProps) {
+  return (
+    <KeyRouter>
+      <Tui {...props} />
+    </KeyRouter>
+  );
+}
+
+function Tui(props: AppProps) {
   const { store, control, mode = "grid", onQuit } = props;
   const theme = useTheme();
   const screen = useScreen();
@@ -366,7 +377,6 @@ export function App(props: AppProps) {
           ? ""
           : GRID_HINT;
   return (
-    <KeyRouter>
     <Box flexDirection="column" width={cols}>
       {mode === "single" ? (
         <Text bold wrap="truncate">
@@ -380,7 +390,6 @@ export function App(props: AppProps) {
         {truncate(footer, cols) || " "}
       </Text>
     </Box>
-    </KeyRouter>
   );
 }
 

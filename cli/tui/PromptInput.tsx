@@ -1,12 +1,14 @@
 /**
- * The input line: a line editor (see `line-editor.ts`) on the terminal's raw input;
- * Enter submits, Tab is the alternative submit, Esc cancels. `editLine` is the simple
- * field editor of the forms.
+ * The input line: a line editor (see `line-editor.ts`) on the terminal's raw input,
+ * taken from the App's KeyRouter from the commit that draws the line (a key typed as
+ * soon as it shows reaches it); Enter submits, Tab is the alternative submit, Esc
+ * cancels. `editLine` is the simple field editor of the forms.
  */
-import { Text, useStdin } from "ink";
-import { useLayoutEffect, useRef, useState } from "react";
+import { Text } from "ink";
+import { useRef, useState } from "react";
 import { applyInput, lineState, visibleLine, type LineState } from "./line-editor.js";
 import { useTheme } from "./theme.js";
+import { useRawKeys } from "./useKeys.js";
 
 /** Props of PromptInput. */
 export interface PromptInputProps {
@@ -41,36 +43,24 @@ export function PromptInput({ label, width, onSubmit, onCancel, initial = "", pl
   // The state of the latest keystroke, not of the last render: a burst of reads can
   // arrive before React re-renders.
   const current = useRef(line);
-  const handlers = useRef({ onSubmit, onCancel, onTab });
-  handlers.current = { onSubmit, onCancel, onTab };
-  const { internal_eventEmitter: events, setRawMode } = useStdin();
-  // Listening from the commit that draws the line (not a passive effect after it): a key
-  // typed as soon as the line shows must reach it.
-  useLayoutEffect(() => {
-    if (!isActive) return;
-    setRawMode(true);
-    const onInput = (raw: string) => {
+  useRawKeys(
+    (raw) => {
       const { state, actions } = applyInput(current.current, raw);
       current.current = state;
       setLine(state);
       for (const action of actions) {
-        const h = handlers.current;
-        if (action.kind === "cancel") h.onCancel();
+        if (action.kind === "cancel") onCancel();
         else if (action.text.trim() === "") continue;
         else if (action.kind === "tab") {
-          if (!h.onTab) continue;
-          h.onTab(action.text.trim());
+          if (!onTab) continue;
+          onTab(action.text.trim());
           current.current = lineState();
           setLine(current.current);
-        } else h.onSubmit(action.text.trim());
+        } else onSubmit(action.text.trim());
       }
-    };
-    events.on("input", onInput);
-    return () => {
-      events.removeListener("input", onInput);
-      setRawMode(false);
-    };
-  }, [isActive, events, setRawMode]);
+    },
+    { isActive },
+  );
   const room = Math.max(1, width - label.length - 3);
   const { before, at, after } = visibleLine(line, room);
   return (

@@ -169,6 +169,39 @@ describe("keys", () => {
     ]);
   });
 
+  it("takes the keys typed as soon as the input line, the grid, the form or the help show (before React's passive effects)", async () => {
+    const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 30 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-02"));
+    // The input line: its first keys.
+    const line = t.typeAtFrame((f) => f.includes("prompt>"), "one");
+    t.stdin.write("p");
+    await line;
+    await vi.waitFor(() => expect(t.frame()).toContain("prompt> one"));
+    // The grid again: a key right after Enter closed the line.
+    const grid = t.typeAtFrame((f) => !f.includes("prompt>"), "p");
+    t.stdin.write(ENTER);
+    await grid;
+    await vi.waitFor(() => expect(t.frame()).toContain("prompt>"));
+    t.stdin.write(ESC);
+    await vi.waitFor(() => expect(t.frame()).not.toContain("prompt>"));
+    expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-01", arg: { type: "prompt", message: "one" } }]);
+    // The new-agent form, and the grid after Esc closed it.
+    const form = t.typeAtFrame((f) => f.includes("new agent"), "helper");
+    t.stdin.write("n");
+    await form;
+    await vi.waitFor(() => expect(t.frame()).toMatch(/name\s*helper/));
+    const help = t.typeAtFrame((f) => !f.includes("new agent"), "?");
+    t.stdin.write(ESC);
+    await help;
+    await vi.waitFor(() => expect(t.frame()).toContain("new agent: name, cwd, worktree"));
+    // The help's own key, right after it showed... and the grid's after it closed.
+    const back = t.typeAtFrame((f) => !f.includes("new agent: name"), "x");
+    t.stdin.write("q");
+    await back;
+    await vi.waitFor(() => expect(t.frame()).toContain("stop agent-01? y/n"));
+    expect(t.quits()).toBe(0);
+  });
+
   it("edits the input line with the cursor and submits text and Enter that arrive in one read", async () => {
     const t = open([info("agent-01")], { cols: 100, rows: 20 });
     await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));

@@ -85,12 +85,35 @@ export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number;
     control,
     quits: () => quit,
     frame: () => overlay(r.lastFrame() ?? "", screen ? [...screen.painted()] : []),
+    typeAtFrame: (shows: (frame: string) => boolean, keys: string) => typeAtFrame(r, shows, keys),
     cleanup: () => {
       r.unmount();
       screen?.dispose();
       store.dispose();
     },
   };
+}
+
+/**
+ * Type `keys` as soon as ink writes a frame that `shows` accepts: in the first microtask
+ * after that commit, before React's passive effects (where ink's own useInput subscribes).
+ * A user reacting to a frame is never faster; a listener that joins only in a passive
+ * effect misses these keys. Resolves once they are typed.
+ */
+function typeAtFrame(r: ReturnType<typeof render>, shows: (frame: string) => boolean, keys: string): Promise<void> {
+  const stdout = r.stdout as unknown as { write: (frame: string) => void };
+  const write = stdout.write;
+  return new Promise((typed) => {
+    stdout.write = (frame: string) => {
+      write(frame);
+      if (!shows(frame)) return;
+      stdout.write = write;
+      queueMicrotask(() => {
+        r.stdin.write(keys);
+        typed();
+      });
+    };
+  });
 }
 
 /** Ink's frame with the painted panes laid over it, as the terminal shows them (colour off: one code unit a cell). */
