@@ -41,12 +41,19 @@ export interface ConnectOptions {
   timeoutMs?: number;
   /** Longest accepted line from the supervisor (default 64 MB: a response can carry a whole transcript). */
   maxLineBytes?: number;
-  /** Give up on a request with no answer after this long (default 10 min; an `rpc` waits its own `timeoutMs` plus 5 s). */
+  /**
+   * Give up on a request with no answer after this long (default 10 min). An `rpc` is
+   * timed by the supervisor (its own `timeoutMs`, held while the worker waits on a
+   * dialog), so past its `timeoutMs` plus 5 s the client only asks whether the
+   * supervisor still serves (a `status` of the agent) and keeps waiting if it does.
+   */
   requestTimeoutMs?: number;
 }
 
 /** Default wait for the answer to one request. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
+/** Most a `status` asked past an rpc's wait may take before the supervisor counts as not serving. */
+const PROBE_TIMEOUT_MS = 30_000;
 
 type Pending = { type: IpcRequestType; resolve: (data: unknown) => void; reject: (err: Error) => void; timer: NodeJS.Timeout };
 
@@ -164,15 +171,39 @@ export class IpcClient {
 
   /** Send one request and resolve with its `data` (typed by the request's `type`), or reject with the supervisor's error. */
   request<K extends IpcRequestType>(type: K, params: IpcParams<K>): Promise<IpcResultOf<K>> {
+    const rpcWait = type === "rpc" ? (params as { timeoutMs?: number }).timeoutMs : undefined;
+    return this.ask(type, params, rpcWait !== undefined ? rpcWait + 5_000 : this.requestTimeoutMs);
+  }
+
+  /** `request` with no answer awaited past `waitMs` (for an `rpc`: while the supervisor still serves). */
+  private ask<K extends IpcRequestType>(type: K, params: IpcParams<K>, waitMs: number): Promise<IpcResultOf<K>> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = String(this.nextId++);
-    const rpcWait = type === "rpc" ? (params as { timeoutMs?: number }).timeoutMs : undefined;
-    const waitMs = rpcWait !== undefined ? rpcWait + 5_000 : this.requestTimeoutMs;
     return new Promise<IpcResultOf<K>>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const giveUp = (also = "") => {
         this.pending.delete(id);
-        reject(new IpcClientError("timeout", `the supervisor did not answer the ${type} request within ${waitMs} ms (${this.socketPath}); check pi-orch list and logs/supervisor.log`));
-      }, waitMs);
+        reject(new IpcClientError("timeout", `the supervisor did not answer the ${type} request within ${waitMs} ms${also} (${this.socketPath}); check pi-orch list and logs/supervisor.log`));
+      };
+      const onTimeout = () => {
+        if (!this.pending.has(id)) return;
+        if (type !== "rpc") return giveUp();
+        // The supervisor answers an rpc itself (the worker's response, its timeout, the
+        // worker's exit), later than any fixed wait while a dialog is open: wait on
+        // while it still serves.
+        const agent = (params as unknown as { agent: string }).agent;
+        const waitOn = () => {
+          const waiting = this.pending.get(id);
+          if (!waiting) return;
+          waiting.timer = setTimeout(onTimeout, waitMs);
+          waiting.timer.unref();
+        };
+        this.ask("status", { agent }, Math.min(this.requestTimeoutMs, PROBE_TIMEOUT_MS)).then(waitOn, (err: IpcClientError) => {
+          // Any answer (even "no such agent") means it serves; only silence does not.
+          if (err.code === "timeout" || err.code === "disconnected") giveUp(", nor a status request after it");
+          else waitOn();
+        });
+      };
+      const timer = setTimeout(onTimeout, waitMs);
       timer.unref();
       this.pending.set(id, { type, resolve: resolve as (d: unknown) => void, reject, timer });
       // The id leads the line: a server that cannot read an overlong line can still answer it.

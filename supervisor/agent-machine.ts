@@ -34,8 +34,12 @@ export interface MachineConfig {
 
 /** A request of ours the worker has not answered yet. */
 export type PendingRequest =
-  /** A caller's command: `caller` gets the answer, with its own `id` (`callerId`) back. */
-  | { kind: "call"; caller: number; callerId: unknown; type: string }
+  /**
+   * A caller's command: `caller` gets the answer, with its own `id` (`callerId`) back.
+   * `held`: its timeout passed while the worker waited on a dialog, so it waits for the
+   * dialogs to close and then gets its whole `timeoutMs` again.
+   */
+  | { kind: "call"; caller: number; callerId: unknown; type: string; timeoutMs: number; held?: boolean }
   /** The first `get_state` after a spawn. */
   | { kind: "probe" }
   /** A presence ping. */
@@ -78,6 +82,12 @@ export interface AgentState {
   readonly afterStop: "restart" | null;
   readonly stopReason: string;
   readonly waiters: readonly StatusWaiter[];
+  /**
+   * Ids of the current worker's open dialogs (`extension_ui_request` select, confirm,
+   * input, editor), until answered through us, their own `timeout`, or the worker's exit.
+   * While one is open no request times out: a command may be waiting on a person.
+   */
+  readonly dialogs: ReadonlySet<string>;
 }
 
 /** What an actor is told. `caller` numbers are the shell's, for the answer. */
@@ -105,10 +115,11 @@ export type AgentMessage =
   | { kind: "run_timeout"; gen: number; run: number }
   | { kind: "backoff_done"; token: number }
   | { kind: "rpc_timeout"; id: string; type: string; timeoutMs: number }
+  | { kind: "dialog_timeout"; gen: number; id: string }
   | { kind: "wait_timeout"; caller: number };
 
 /** Names of the timers an actor runs; starting one that runs replaces it. */
-export type TimerKey = "start" | "ping_tick" | "ping_deadline" | "run" | "backoff" | "flood" | `rpc:${string}` | `wait:${number}`;
+export type TimerKey = "start" | "ping_tick" | "ping_deadline" | "run" | "backoff" | "flood" | `rpc:${string}` | `wait:${number}` | `dialog:${string}`;
 
 /** What the shell does, in order. */
 export type AgentEffect =
@@ -157,6 +168,7 @@ export function initialState(record: AgentRecord): AgentState {
     afterStop: null,
     stopReason: "stopped by request",
     waiters: [],
+    dialogs: new Set(),
   };
 }
 
@@ -181,6 +193,9 @@ export function notRunningError(state: AgentState): OrchError {
       (status === "stopped" || status === "failed" ? `, or start it again with pi-orch restart ${name}` : ""),
   );
 }
+
+/** `extension_ui_request` methods that wait for an answer (the others are fire-and-forget), as pi's docs/rpc.md lists them. */
+const DIALOG_METHODS: ReadonlySet<unknown> = new Set(["select", "confirm", "input", "editor"]);
 
 /** Handle one message. Pure: the state given is not changed. */
 export function transition(config: MachineConfig, state: AgentState, message: AgentMessage, now: number): Transition {
@@ -272,15 +287,28 @@ class Step {
       case "rpc_timeout": {
         const pending = s.pending.get(m.id);
         if (pending?.kind !== "call") return; // answered in the meantime
+        if (s.dialogs.size > 0) {
+          // The worker waits for a person: the command may be the one that asked.
+          this.addPending(m.id, { ...pending, held: true });
+          this.report({ type: "rpc_waiting", command: m.type, timeoutMs: m.timeoutMs, dialogs: s.dialogs.size });
+          return;
+        }
         this.dropPending(m.id);
         const name = s.record.name;
         this.effects.push({
           kind: "reject",
           caller: pending.caller,
-          error: new OrchError("timeout", `agent "${name}" did not answer ${m.type} within ${formatMs(m.timeoutMs)}; check pi-orch status ${name}`),
+          error: new OrchError(
+            "timeout",
+            `agent "${name}" did not answer ${m.type} within ${formatMs(m.timeoutMs)}; check pi-orch status ${name}. ` +
+              `To wait longer give pi-orch rpc --timeout MS, or start the supervisor with PI_ORCH_TIMINGS='{"rpcTimeoutMs":MS}' (the default for every command); while the worker waits on a dialog no command times out`,
+          ),
         });
         return;
       }
+      case "dialog_timeout":
+        if (m.gen === s.worker?.gen) this.closeDialog(m.id);
+        return;
       case "wait":
         if (m.test(s.record.status)) {
           this.effects.push({ kind: "resolve", caller: m.caller, value: s.record.status });
@@ -392,7 +420,8 @@ class Step {
     const { timings } = this.config;
     this.armPingTick();
     const actions = checkPresence(
-      { status: s.record.status, lastEventAt: s.lastEventAt, pingOutstanding: s.ping !== null, rssBytes },
+      // A busy agent waiting on a dialog is waiting for a person, not stalled.
+      { status: s.record.status, lastEventAt: s.dialogs.size > 0 ? this.now : s.lastEventAt, pingOutstanding: s.ping !== null, rssBytes },
       { stallTimeoutMs: timings.stallTimeoutMs, maxMemoryMb: s.record.limits.maxMemoryMb },
       this.now,
     );
@@ -413,6 +442,31 @@ class Step {
     this.addPending(id, { kind: "ping" });
     this.timer("ping_deadline", this.config.timings.pingDeadlineMs, { kind: "ping_timeout", gen: s.worker!.gen, id });
     this.send({ id, type: "get_state" });
+  }
+
+  private openDialog(id: string, timeout: unknown): void {
+    const s = this.s;
+    s.dialogs = new Set(s.dialogs).add(id);
+    // As the worker does: a dialog with a timeout resolves to its default when it passes.
+    if (typeof timeout === "number" && timeout > 0) this.timer(`dialog:${id}`, timeout, { kind: "dialog_timeout", gen: s.worker!.gen, id });
+  }
+
+  /** A dialog closed; once none is open, requests held for them get their whole timeout again. */
+  private closeDialog(id: string): void {
+    const s = this.s;
+    if (!s.dialogs.has(id)) return;
+    const dialogs = new Set(s.dialogs);
+    dialogs.delete(id);
+    s.dialogs = dialogs;
+    this.cancel(`dialog:${id}`);
+    // The wait for a person is not silence: a stall is counted from the answer on.
+    s.lastEventAt = this.now;
+    if (dialogs.size > 0) return;
+    for (const [rid, p] of s.pending) {
+      if (p.kind !== "call" || !p.held) continue;
+      this.addPending(rid, { ...p, held: false });
+      this.timer(`rpc:${rid}`, p.timeoutMs, { kind: "rpc_timeout", id: rid, type: p.type, timeoutMs: p.timeoutMs });
+    }
   }
 
   private onStall(): void {
@@ -545,6 +599,10 @@ class Step {
         this.countTokens(event.message);
         if (s.record.status === "stalled") this.setStatus("busy");
         break;
+      case "extension_ui_request":
+        if (DIALOG_METHODS.has(event.method) && typeof event.id === "string") this.openDialog(event.id, event.timeout);
+        if (status === "stalled") this.setStatus("busy");
+        break;
       default:
         if (status === "stalled") this.setStatus("busy");
     }
@@ -598,6 +656,8 @@ class Step {
     this.clearWorkerTimers();
     this.endRun();
     this.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
+    for (const id of s.dialogs) this.cancel(`dialog:${id}`);
+    s.dialogs = new Set();
     s.worker = null;
     this.record({ pid: null });
     this.summariseFlood();
@@ -716,6 +776,7 @@ class Step {
       // The answer to a dialog: its `id` is the dialog's, and pi workers send no
       // response for it, so it goes out as it is and is acknowledged here.
       this.send(m.command);
+      if (typeof m.command.id === "string") this.closeDialog(m.command.id);
       this.effects.push({ kind: "resolve", caller: m.caller, value: { type: "response", command: type, success: true } });
       return;
     }
@@ -731,7 +792,7 @@ class Step {
       this.effects.push({ kind: "reject", caller: m.caller, error });
       return;
     }
-    this.addPending(id, { kind: "call", caller: m.caller, callerId: m.command.id, type });
+    this.addPending(id, { kind: "call", caller: m.caller, callerId: m.command.id, type, timeoutMs: m.timeoutMs });
     this.timer(`rpc:${id}`, m.timeoutMs, { kind: "rpc_timeout", id, type, timeoutMs: m.timeoutMs });
     this.send(withWire(value, text));
   }

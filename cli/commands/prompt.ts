@@ -14,6 +14,26 @@ import { TranscriptRenderer } from "./transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, textOf, type RunEvent, type RunView } from "../events/run-view.js";
 
 
+/**
+ * What to tell the user when `agent` opens a dialog (an extension's `ctx.ui.confirm`,
+ * `select`, `input` or `editor`) while we wait for its answer to our command: the
+ * question and how to answer it. Null for any other event. Pure.
+ */
+export function dialogHint(agent: string, event: Record<string, unknown>): string | null {
+  if (event.type !== "extension_ui_request" || typeof event.id !== "string") return null;
+  const answers: Record<string, Record<string, unknown>> = {
+    confirm: { confirmed: true },
+    select: { value: Array.isArray(event.options) && typeof event.options[0] === "string" ? event.options[0] : "OPTION" },
+    input: { value: "TEXT" },
+    editor: { value: "TEXT" },
+  };
+  const answer = typeof event.method === "string" ? answers[event.method] : undefined;
+  if (!answer) return null;
+  const question = [event.title, event.message].filter((t) => typeof t === "string" && t !== "").join(": ");
+  const reply = JSON.stringify({ type: "extension_ui_response", id: event.id, ...answer });
+  return `${agent} asks (${event.method}) ${JSON.stringify(question)} and waits for the answer; answer it in pi-orch tui, or with pi-orch rpc ${agent} '${reply}' ('{"type":"extension_ui_response","id":"${event.id}","cancelled":true}' dismisses it)`;
+}
+
 /** How one agent's run ended, for `--wait`. */
 interface RunOutcome {
   agent: string;
@@ -169,6 +189,12 @@ Examples:
         try {
           const { agents, text } = await targets(client, words, opts);
           if (!opts.wait) {
+            // An extension command (`/cmd`) is answered when its handler ends, which may
+            // wait on a dialog: say so, and how to answer it, instead of seeming to hang.
+            await client.subscribe({ agents }, (m) => {
+              const hint = m.type === "event" ? dialogHint(m.agent, m.event) : null;
+              if (hint) ctx.err(`pi-orch: ${hint}`);
+            });
             const results = await Promise.allSettled(agents.map((a) => send(client, a, { type: "prompt", message: text }, "prompt", ctx.home())));
             const sent = results.map((r, i) => ({ agent: agents[i]!, sent: r.status === "fulfilled", ...(r.status === "rejected" ? { error: (r.reason as Error).message } : {}) }));
             if (opts.json) ctx.json(sent);
@@ -251,6 +277,8 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
   await client.subscribe({ agents }, (m) => {
     if (!json) renderer.feed(m);
     watcher.feed(m);
+    const hint = m.type === "event" ? dialogHint(m.agent, m.event) : null;
+    if (hint) ctx.err(`pi-orch: ${hint}`);
   });
   void client.closed.then(() => watcher.disconnected());
   await Promise.all(

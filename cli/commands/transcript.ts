@@ -88,6 +88,9 @@ export class TranscriptRenderer {
       case "limit_exceeded":
         this.line(agent, c.yellow(`! limit exceeded (${e.limit}): ${e.message}`));
         return;
+      case "rpc_waiting":
+        this.line(agent, c.yellow(`· ${e.command} is past its ${e.timeoutMs} ms timeout and waits while the worker waits on ${e.dialogs === 1 ? "a dialog" : `${e.dialogs} dialogs`}`));
+        return;
       case "protocol_error":
       case "supervisor_error":
         this.line(agent, c.red(`! ${e.type.replace("_", " ")}: ${e.message ?? ""}`));

@@ -60,6 +60,18 @@ export const SupervisorErrorEvent = Type.Object({
   message: Type.String(),
 });
 
+/**
+ * A forwarded command (`command`, e.g. `prompt` of an extension's `/cmd`) passed its
+ * `timeoutMs` while the worker waits on `dialogs` open dialogs: it is not failed, it
+ * waits until they are answered (or time out themselves), then gets its timeout again.
+ */
+export const RpcWaitingEvent = Type.Object({
+  type: Type.Literal("rpc_waiting"),
+  command: Type.String(),
+  timeoutMs: Type.Integer(),
+  dialogs: Type.Integer({ minimum: 1 }),
+});
+
 /** Every event the supervisor writes into an agent's stream. */
 export const SupervisorEvent = Type.Union([
   AgentStatusEvent,
@@ -69,5 +81,6 @@ export const SupervisorEvent = Type.Union([
   LimitExceededEvent,
   ProtocolErrorEvent,
   SupervisorErrorEvent,
+  RpcWaitingEvent,
 ]);
 export type SupervisorEvent = Static<typeof SupervisorEvent>;

@@ -153,5 +153,29 @@ describe("fault: requests and replies the other side cannot handle", () => {
     expect(err?.code).toBe(code);
     expect(err?.message).toMatch(message);
   });
+
+  it("an rpc past its wait asks whether the supervisor still serves: waits on while it answers, gives up when it is silent too", async () => {
+    // A supervisor that answers `status` but holds the rpc (as it does while a dialog is open) ...
+    const serving = home();
+    const seen = await fakeServer(serving, (line) => (JSON.parse(line).type === "status" ? JSON.stringify({ id: idOf(line), ok: false, error: { code: "not_found", message: "no agent a" } }) : null));
+    const client = await IpcClient.connect({ home: serving, requestTimeoutMs: 100 });
+    clients.push(client);
+    let settled = false;
+    void client.rpc("a", { type: "prompt", message: "/ask" }).then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // ... is asked again and again, and the rpc stays open meanwhile.
+    await until(() => seen.lines.filter((l) => JSON.parse(l).type === "status").length >= 3, 10_000, "three status probes");
+    expect(settled).toBe(false);
+    // One that answers nothing at all: the rpc ends with a clear timeout.
+    const silent = home();
+    await fakeServer(silent, () => null);
+    const quiet = await IpcClient.connect({ home: silent, requestTimeoutMs: 100 });
+    clients.push(quiet);
+    const err = await rejection(quiet.rpc("a", { type: "get_state" }));
+    expect(err?.code).toBe("timeout");
+    expect(err?.message).toMatch(/did not answer the rpc request within 100 ms, nor a status request after it/);
+  });
 });
 

@@ -283,8 +283,60 @@ describe("agent table: requests and presence", () => {
     d.send({ kind: "rpc", caller: 2, command: { type: "prompt", message: "hi" }, timeoutMs: 300 });
     const second = d.of("send")[0].value as { id: string };
     d.fire(`rpc:${second.id}`);
-    expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "timeout", message: 'agent "a" did not answer prompt within 300 ms; check pi-orch status a' } }]);
+    expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "timeout", message: expect.stringMatching(/^agent "a" did not answer prompt within 300 ms; check pi-orch status a/) } }]);
     expect(d.line({ type: "response", id: second.id, command: "prompt", success: true })).toEqual([]);
+  });
+
+  it("a request past its timeout while the worker waits on a dialog is held, then gets its whole timeout again once the dialog is answered", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.send({ kind: "rpc", caller: 1, command: { type: "prompt", message: "/ask" }, timeoutMs: 300 });
+    const prompt = d.of("send")[0].value as { id: string };
+    // A fire-and-forget request opens nothing; a confirm does.
+    d.line({ type: "extension_ui_request", id: "n1", method: "notify", message: "hi" });
+    d.line({ type: "extension_ui_request", id: "q1", method: "confirm", title: "Go on?" });
+    expect(d.state.dialogs).toEqual(new Set(["q1"]));
+    d.fire(`rpc:${prompt.id}`);
+    expect(d.of("reject")).toEqual([]);
+    expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "rpc_waiting", command: "prompt", timeoutMs: 300, dialogs: 1 }]);
+    expect(d.timers.has(`rpc:${prompt.id}`)).toBe(false);
+    // A long wait for the person: no ping tick makes it stalled or times it out.
+    d.now += 60_000;
+    d.send({ kind: "rpc", caller: 2, command: { type: "extension_ui_response", id: "q1", confirmed: true }, timeoutMs: 300 });
+    expect(d.of("send").map((e) => e.value)).toEqual([{ type: "extension_ui_response", id: "q1", confirmed: true }]);
+    expect(d.state.dialogs.size).toBe(0);
+    expect(d.timer(`rpc:${prompt.id}`).ms).toBe(300);
+    d.line({ type: "response", id: prompt.id, command: "prompt", success: true });
+    expect(d.of("resolve")).toMatchObject([{ caller: 1, value: { command: "prompt", success: true } }]);
+
+    // Unanswered past the timeout again, with no dialog open: refused, saying what to do next.
+    d.send({ kind: "rpc", caller: 3, command: { type: "prompt", message: "/ask" }, timeoutMs: 300 });
+    const again = d.of("send")[0].value as { id: string };
+    d.fire(`rpc:${again.id}`);
+    expect(d.of("reject")).toMatchObject([{ caller: 3, error: { code: "timeout", message: /within 300 ms.*--timeout MS.*rpcTimeoutMs/ } }]);
+  });
+
+  it("a dialog closes at its own timeout and with its worker; a held request is then timed again or refused", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.send({ kind: "rpc", caller: 1, command: { type: "prompt", message: "/ask" }, timeoutMs: 300 });
+    const prompt = d.of("send")[0].value as { id: string };
+    d.line({ type: "extension_ui_request", id: "s1", method: "select", title: "Pick", options: ["a", "b"], timeout: 5_000 });
+    d.fire(`rpc:${prompt.id}`);
+    expect(d.of("reject")).toEqual([]);
+    d.fire("dialog:s1");
+    expect(d.state.dialogs.size).toBe(0);
+    expect(d.timer(`rpc:${prompt.id}`).ms).toBe(300);
+    d.fire(`rpc:${prompt.id}`);
+    expect(d.of("reject")).toMatchObject([{ caller: 1, error: { code: "timeout" } }]);
+
+    d.send({ kind: "rpc", caller: 2, command: { type: "prompt", message: "/ask" }, timeoutMs: 300 });
+    const held = d.of("send")[0].value as { id: string };
+    d.line({ type: "extension_ui_request", id: "i1", method: "input", title: "Name?" });
+    d.fire(`rpc:${held.id}`);
+    d.exit(null, "SIGKILL");
+    expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "worker_exited" } }]);
+    expect(d.state.dialogs.size).toBe(0);
   });
 
   it("refuses commands while no worker runs, and rejects what is pending when the worker dies", () => {
@@ -329,6 +381,23 @@ describe("agent table: requests and presence", () => {
     expect(d.state.record.statusReason).toBe("busy with no event for 1s");
     d.line({ type: "message_update" });
     expect(d.statuses()).toEqual(["busy"]);
+  });
+
+  it("a busy agent waiting on a dialog is not stalled; its silence counts from the answer on", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.line({ type: "agent_start" });
+    d.line({ type: "extension_ui_request", id: "p1", method: "select", title: "Allow rm -rf?", options: ["Allow", "Block"] });
+    d.now += 5_000;
+    d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
+    expect(d.statuses()).toEqual([]);
+    d.send({ kind: "rpc", caller: 1, command: { type: "extension_ui_response", id: "p1", value: "Block" }, timeoutMs: 300 });
+    d.now += 999;
+    d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
+    expect(d.statuses()).toEqual([]);
+    d.now += 1;
+    d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
+    expect(d.statuses()).toEqual(["stalled"]);
   });
 
   it("a ping answer keeps the model the worker reports in the record, and writes the registry only for a new model or session file", () => {
