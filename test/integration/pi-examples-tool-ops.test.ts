@@ -127,6 +127,119 @@ describe.skipIf(!installed || noSsh !== null)(`ssh.ts over a real sshd${noSsh ? 
     expect(system.content).toContain(`Current working directory: ${remote} (via SSH: pi-remote)`);
   });
 
+  /**
+   * An extension in ssh.ts's manner for the two tools it leaves out: grep and find built
+   * with pi's factories and `operations` that run over ssh and log each call. ssh to
+   * 127.0.0.1 reaches the same file system, so the tools' cwd is the remote folder; the
+   * log shows which calls went through the operations.
+   */
+  function remoteSearchExtension(): string {
+    const file = join(dir("pi-ops-ext-"), "ssh-search.ts");
+    writeFileSync(
+      file,
+      `import { execFileSync } from "node:child_process";
+import { appendFileSync } from "node:fs";
+import { createFindTool, createGrepTool } from "@mariozechner/pi-coding-agent";
+
+export default function (pi: any) {
+  const cwd = process.env.REMOTE_DIR!;
+  const note = (line: string) => appendFileSync(process.env.OPS_LOG!, line + "\\n");
+  const ssh = (command: string) => execFileSync("ssh", ["pi-remote", command], { encoding: "utf8" });
+  const q = (s: string) => "'" + s.replace(/'/g, "'\\\\''") + "'";
+  const grep = createGrepTool(cwd, {
+    operations: {
+      isDirectory: (p: string) => {
+        note("isDirectory " + p);
+        const kind = ssh("if [ -d " + q(p) + " ]; then echo dir; elif [ -e " + q(p) + " ]; then echo file; else echo none; fi").trim();
+        if (kind === "none") throw new Error("not found: " + p);
+        return kind === "dir";
+      },
+      readFile: (p: string) => {
+        note("readFile " + p);
+        return ssh("cat " + q(p));
+      },
+    },
+  });
+  const find = createFindTool(cwd, {
+    operations: {
+      exists: (p: string) => {
+        note("exists " + p);
+        return ssh("[ -e " + q(p) + " ] && echo yes || echo no").trim() === "yes";
+      },
+      glob: (pattern: string, dir: string, options: { ignore: string[]; limit: number }) => {
+        note("glob " + pattern + " " + dir + " " + options.limit + " " + options.ignore.join(","));
+        const out = ssh("find " + q(dir) + " -type f -name " + q(pattern) + " -not -path '*/node_modules/*' | sort | head -n " + options.limit);
+        return out.split("\\n").filter(Boolean);
+      },
+    },
+  });
+  pi.registerTool({ ...grep, execute: (id: string, params: any, signal: any, onUpdate: any) => grep.execute(id, params, signal, onUpdate) });
+  pi.registerTool({ ...find, execute: (id: string, params: any, signal: any, onUpdate: any) => find.execute(id, params, signal, onUpdate) });
+}
+`,
+    );
+    return file;
+  }
+
+  it("grep and find built with operations: the same calls reach the operations and the same results come back on ours and upstream", async () => {
+    sshd = await SshServer.start();
+    const env = sshOnPath(sshd);
+    const ext = remoteSearchExtension();
+    const seen: Record<string, { texts: string[]; errors: boolean[]; log: string[] }> = {};
+    for (const impl of ["ours", "upstream"] as const) {
+      const remote = dir(`pi-ops-${impl}-remote-`);
+      mkdirSync(join(remote, "src"));
+      mkdirSync(join(remote, "node_modules"));
+      writeFileSync(join(remote, "src/a.ts"), "one\nneedle here\nthree\n");
+      writeFileSync(join(remote, "src/b.ts"), "no match\nlast needle\n");
+      writeFileSync(join(remote, "notes.md"), "nothing\n");
+      writeFileSync(join(remote, "node_modules/dep.ts"), "needle\n");
+      const log = join(dir(`pi-ops-${impl}-log-`), "ops.log");
+      writeFileSync(log, "");
+      const { w } = start(impl, [], { args: ["-e", ext], env: { ...env, REMOTE_DIR: remote, OPS_LOG: log } });
+      server.enqueue(
+        { toolCalls: [{ id: "call_1", name: "grep", arguments: { pattern: "needle", path: "src", context: 1 } }] },
+        { toolCalls: [{ id: "call_2", name: "grep", arguments: { pattern: "needle", path: "src/a.ts" } }] },
+        { toolCalls: [{ id: "call_3", name: "grep", arguments: { pattern: "needle", path: "missing" } }] },
+        { toolCalls: [{ id: "call_4", name: "find", arguments: { pattern: "*.ts" } }] },
+        { toolCalls: [{ id: "call_5", name: "find", arguments: { pattern: "*", limit: 2 } }] },
+        { toolCalls: [{ id: "call_6", name: "find", arguments: { pattern: "*.ts", path: "nowhere" } }] },
+        { toolCalls: [{ id: "call_7", name: "find", arguments: { pattern: "*.rs" } }] },
+        { text: "done" },
+      );
+      const end = await run(w, "search the remote");
+      const results = end.messages.filter((m: Line) => m.role === "toolResult");
+      // Each side words a missing path its own way; both name it.
+      const texts = toolTexts(end).map((t) => t.replaceAll(remote, "REMOTE").replace(/^Path not found: .*REMOTE\/(\w+).*$/, "Path not found: $1"));
+      seen[impl] = { texts, errors: results.map((m: Line) => m.isError), log: readFileSync(log, "utf8").replaceAll(remote, "REMOTE").trimEnd().split("\n") };
+      await killAllWorkers();
+    }
+    expect(seen.ours).toEqual(seen.upstream);
+    expect(seen.upstream!.texts).toEqual([
+      "a.ts-1- one\na.ts:2: needle here\na.ts-3- three\nb.ts-1- no match\nb.ts:2: last needle\nb.ts-3- ",
+      "a.ts:2: needle here",
+      "Path not found: missing",
+      "src/a.ts\nsrc/b.ts",
+      "notes.md\nsrc/a.ts\n\n[2 results limit reached]",
+      "Path not found: nowhere",
+      "No files found matching pattern",
+    ]);
+    expect(seen.upstream!.log).toEqual([
+      "isDirectory REMOTE/src",
+      "readFile REMOTE/src/a.ts",
+      "readFile REMOTE/src/b.ts",
+      "isDirectory REMOTE/src/a.ts",
+      "isDirectory REMOTE/missing",
+      "exists REMOTE",
+      "glob *.ts REMOTE 1000 **/node_modules/**,**/.git/**",
+      "exists REMOTE",
+      "glob * REMOTE 2 **/node_modules/**,**/.git/**",
+      "exists REMOTE/nowhere",
+      "exists REMOTE",
+      "glob *.rs REMOTE 1000 **/node_modules/**,**/.git/**",
+    ]);
+  });
+
   it("on ours: the RPC bash command (the TUI's !cmd) goes through the user_bash operations to the remote", async () => {
     // pi runs user_bash for the interactive `!cmd` only; our worker runs it for the RPC `bash` command, which the TUI's `!cmd` sends.
     sshd = await SshServer.start();

@@ -1,7 +1,9 @@
 /**
  * The `find` tool: list files matching a glob, with `rg --files` when rg is on the PATH
- * and the pure-Node walker otherwise (same files either way; see `file-walk.ts`).
+ * and the pure-Node walker otherwise (same files either way; see `file-walk.ts`), or
+ * through the `glob` of pi's `operations`.
  */
+import { relative as relativePath, sep } from "node:path";
 import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import {
@@ -15,6 +17,7 @@ import {
   type SearchBackend,
 } from "./file-walk.js";
 import { isDirectory, resolveToCwd } from "./path-utils.js";
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
 
 /** Paths returned when the model gives no limit. */
 export const DEFAULT_FIND_LIMIT = 1000;
@@ -38,10 +41,61 @@ export interface FindDetails {
   backend: "rg" | "node";
 }
 
+/**
+ * pi's `FindOperations`: with `glob`, `find` lists files through it (an extension may
+ * search over ssh) and checks the path with `exists`; without `glob` it searches locally,
+ * as pi does. `glob` returns absolute paths or paths relative to `cwd`.
+ */
+export interface FindOperations {
+  exists(absolutePath: string): Promise<boolean> | boolean;
+  glob?(pattern: string, cwd: string, options: { ignore: string[]; limit: number }): Promise<string[]> | string[];
+}
+
 /** Options of `createFindTool`. */
 export interface FindToolOptions {
   /** Force a backend (tests run both); default `auto`. */
   backend?: SearchBackend;
+  /** pi's operations (see FindOperations). */
+  operations?: FindOperations;
+}
+
+/** What pi's glob branch reports besides its text. */
+export interface FindWithDetails {
+  resultLimitReached?: number;
+  truncation?: TruncationResult;
+}
+
+/**
+ * `find` through an extension's `glob`, as pi 0.73.1 does it: the results in the order
+ * given, relative to the search folder, byte-truncated, with pi's notices.
+ */
+async function findWith(
+  ops: FindOperations,
+  glob: NonNullable<FindOperations["glob"]>,
+  args: FindParams,
+  ctx: ToolContext,
+): Promise<ToolResult<FindWithDetails | undefined>> {
+  const root = resolveToCwd(args.path ?? ".", ctx.cwd);
+  const limit = args.limit ?? DEFAULT_FIND_LIMIT;
+  if (!(await ops.exists(root))) throw new Error(`Path not found: ${args.path ?? "."} (resolved to ${root}).`);
+  if (ctx.signal.aborted) throw abortError();
+  const results = await glob.call(ops, args.pattern, root, { ignore: ["**/node_modules/**", "**/.git/**"], limit });
+  if (ctx.signal.aborted) throw abortError();
+  if (results.length === 0) return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
+  const relative = results.map((p) => (p.startsWith(root) ? p.slice(root.length + 1) : relativePath(root, p)).split(sep).join("/"));
+  const truncation = truncateHead(relative.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+  const details: FindWithDetails = {};
+  const notices: string[] = [];
+  if (relative.length >= limit) {
+    notices.push(`${limit} results limit reached`);
+    details.resultLimitReached = limit;
+  }
+  if (truncation.truncated) {
+    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+    details.truncation = truncation;
+  }
+  const text = truncation.content + (notices.length > 0 ? `\n\n[${notices.join(". ")}]` : "");
+  return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
 }
 
 async function runFind(args: FindParams, ctx: ToolContext, backend: "rg" | "node"): Promise<ToolResult<FindDetails>> {
@@ -89,7 +143,11 @@ export function createFindTool(options: FindToolOptions = {}): AgentTool<typeof 
     description: `Find files by glob pattern. Returns paths relative to the search directory, sorted; respects .gitignore, skips .git and node_modules. At most ${DEFAULT_FIND_LIMIT} results by default.`,
     guidelines: ["Use find to locate files by name pattern instead of listing directories one by one."],
     parameters: FindParams,
-    execute: (args, ctx) => runFind(args, ctx, chooseBackend(options.backend)),
+    execute: (args, ctx) => {
+      const ops = options.operations;
+      if (ops?.glob) return findWith(ops, ops.glob, args, ctx) as Promise<ToolResult<FindDetails>>;
+      return runFind(args, ctx, chooseBackend(options.backend));
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The `grep` tool: search file contents under a path, with rg when it is on the PATH and
  * a pure-Node scan otherwise (same files, same order, same output; see `file-walk.ts`).
+ * pi's `operations` move the path check and the context reads elsewhere.
  */
 import { readFileSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
@@ -50,10 +51,22 @@ export interface GrepDetails {
   backend: "rg" | "node";
 }
 
+/**
+ * pi's `GrepOperations`: where `grep` checks the search path and reads the lines around a
+ * match (an extension may do both over ssh). As in pi, the search itself stays local.
+ * `isDirectory` throws when the path does not exist.
+ */
+export interface GrepOperations {
+  isDirectory(absolutePath: string): Promise<boolean> | boolean;
+  readFile(absolutePath: string): Promise<string> | string;
+}
+
 /** Options of `createGrepTool`. */
 export interface GrepToolOptions {
   /** Force a backend (tests run both); default `auto`. */
   backend?: SearchBackend;
+  /** pi's operations (see GrepOperations); the local file system when absent. */
+  operations?: GrepOperations;
 }
 
 interface Match {
@@ -188,6 +201,47 @@ async function searchRg(
   }
 }
 
+/** A file's lines for context through `ops`, split as pi splits them (a final newline leaves an empty last line). */
+async function linesThrough(ops: GrepOperations, absolute: string): Promise<string[]> {
+  try {
+    return (await ops.readFile(absolute)).replace(/\r\n/g, "\n").replace(/\r/g, "\n").split("\n");
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Render matches as pi does when an extension gives operations: with context, one block
+ * per match whose every line (the match's too) is read through `ops.readFile`.
+ */
+async function renderThrough(ops: GrepOperations, matches: Match[], context: number): Promise<{ lines: string[]; linesTruncated: boolean }> {
+  const out: string[] = [];
+  let linesTruncated = false;
+  const cut = (text: string) => {
+    const line = truncateLine(text, GREP_MAX_LINE_LENGTH);
+    linesTruncated ||= line.truncated;
+    return line.text;
+  };
+  const cache = new Map<string, string[]>();
+  for (const m of matches) {
+    if (context === 0) {
+      out.push(`${m.display}:${m.line}: ${cut(m.text)}`);
+      continue;
+    }
+    let lines = cache.get(m.absolute);
+    if (!lines) cache.set(m.absolute, (lines = await linesThrough(ops, m.absolute)));
+    if (lines.length === 0) {
+      out.push(`${m.display}:${m.line}: (unable to read file)`);
+      continue;
+    }
+    for (let line = Math.max(1, m.line - context); line <= Math.min(lines.length, m.line + context); line++) {
+      const text = cut((lines[line - 1] ?? "").replace(/\r/g, ""));
+      out.push(line === m.line ? `${m.display}:${line}: ${text}` : `${m.display}-${line}- ${text}`);
+    }
+  }
+  return { lines: out, linesTruncated };
+}
+
 /** Render matches as `path:line: text`, context lines as `path-line- text`, each line once. */
 function render(matches: Match[], context: number): { lines: string[]; linesTruncated: boolean } {
   const out: string[] = [];
@@ -228,12 +282,12 @@ function render(matches: Match[], context: number): { lines: string[]; linesTrun
   return { lines: out, linesTruncated };
 }
 
-async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node"): Promise<ToolResult<GrepDetails>> {
+async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node", ops: GrepOperations | undefined): Promise<ToolResult<GrepDetails>> {
   if (ctx.signal.aborted) throw abortError();
   const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   let isDir: boolean;
   try {
-    isDir = statSync(root).isDirectory();
+    isDir = ops ? await ops.isDirectory(root) : statSync(root).isDirectory();
   } catch {
     throw new Error(`Path not found: ${args.path ?? "."} (resolved to ${root}).`);
   }
@@ -262,7 +316,7 @@ async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node
     backend,
   };
   if (matches.length === 0) return { content: [{ type: "text", text: "No matches found" }], details };
-  const rendered = render(matches, args.context ?? 0);
+  const rendered = ops ? await renderThrough(ops, matches, args.context ?? 0) : render(matches, args.context ?? 0);
   details.linesTruncated = rendered.linesTruncated;
   const output = truncateHead(rendered.lines.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: DEFAULT_MAX_BYTES });
   details.outputTruncated = output.truncated;
@@ -283,7 +337,7 @@ export function createGrepTool(options: GrepToolOptions = {}): AgentTool<typeof 
       "Use grep to locate code by content before reading files; narrow it with path and glob.",
     ],
     parameters: GrepParams,
-    execute: (args, ctx) => runGrep(args, ctx, chooseBackend(options.backend)),
+    execute: (args, ctx) => runGrep(args, ctx, chooseBackend(options.backend), options.operations),
   };
 }
 

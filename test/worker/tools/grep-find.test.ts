@@ -176,6 +176,52 @@ describe("grep and find", () => {
     await expect(createGrepTool({ backend: "node" }).execute({ pattern: "x", path: "missing" }, ctx())).rejects.toThrow(/Path not found: missing/);
   });
 
+  it.each(backends)("grep with pi's operations checks the path and reads context lines through them (%s search)", async (backend) => {
+    const calls: string[] = [];
+    const operations = {
+      isDirectory: async (p: string) => {
+        calls.push(`isDirectory ${p.slice(root.length)}`);
+        if (p.endsWith("/missing")) throw new Error("gone");
+        return !p.endsWith(".ts");
+      },
+      // A different text than on disk: with context, every line of a block comes from here
+      // (the match's too), split as pi splits them; the search itself stays local.
+      readFile: async (p: string) => {
+        calls.push(`readFile ${p.slice(root.length)}`);
+        return "remote one\r\nremote needle\r\n";
+      },
+    };
+    const grep = createGrepTool({ backend, operations });
+    expect(text(await grep.execute({ pattern: "needle", path: "src/util.ts", context: 1 }, ctx()))).toBe(
+      "util.ts-1- remote one\nutil.ts:2: remote needle\nutil.ts-3- ",
+    );
+    expect(text(await grep.execute({ pattern: "needle", path: "src/util.ts" }, ctx()))).toBe("util.ts:2: // needle in a comment");
+    await expect(grep.execute({ pattern: "needle", path: "missing" }, ctx())).rejects.toThrow(/Path not found: missing/);
+    expect(calls).toEqual(["isDirectory /src/util.ts", "readFile /src/util.ts", "isDirectory /src/util.ts", "isDirectory /missing"]);
+  });
+
+  it("find with pi's glob operation lists what it returns, relative and in its order, with pi's notices", async () => {
+    const seen: unknown[] = [];
+    const find = createFindTool({
+      operations: {
+        exists: (p: string) => !p.endsWith("/nowhere"),
+        glob: (pattern: string, cwd: string, options: { ignore: string[]; limit: number }) => {
+          seen.push({ pattern, cwd: cwd.slice(root.length), ...options });
+          return [`${cwd}/z.ts`, `${cwd}/a/b.ts`].slice(0, options.limit);
+        },
+      },
+    });
+    expect(text(await find.execute({ pattern: "*.ts", path: "src" }, ctx()))).toBe("z.ts\na/b.ts");
+    expect(text(await find.execute({ pattern: "*.ts", limit: 1 }, ctx()))).toBe("z.ts\n\n[1 results limit reached]");
+    await expect(find.execute({ pattern: "*", path: "nowhere" }, ctx())).rejects.toThrow(/Path not found: nowhere/);
+    expect(seen).toEqual([
+      { pattern: "*.ts", cwd: "/src", ignore: ["**/node_modules/**", "**/.git/**"], limit: 1000 },
+      { pattern: "*.ts", cwd: "", ignore: ["**/node_modules/**", "**/.git/**"], limit: 1 },
+    ]);
+    // Without glob, pi searches locally: so do we.
+    expect(text(await createFindTool({ operations: { exists: () => false } }).execute({ pattern: "*.md" }, ctx()))).toBe("docs/readme.md");
+  });
+
   it.each(backends)("an aborted %s search rejects", async (backend) => {
     controller.abort();
     await expect(createGrepTool({ backend }).execute({ pattern: "needle" }, ctx())).rejects.toThrow(/aborted/);

@@ -10,7 +10,8 @@ import { toLlmMessages } from "../../agent/to-llm.js";
 import { withFileLock } from "../../tools/file-queue.js";
 import { createBashTool, createLocalBashOperations } from "../../tools/bash.js";
 import { createEditTool } from "../../tools/edit.js";
-import { BUILT_IN_TOOLS } from "../../tools/index.js";
+import { createFindTool } from "../../tools/find.js";
+import { createGrepTool } from "../../tools/grep.js";
 import { createLsTool } from "../../tools/ls.js";
 import { createReadTool } from "../../tools/read.js";
 import { createWriteTool } from "../../tools/write.js";
@@ -21,25 +22,25 @@ import { PLAIN_THEME } from "../context.js";
 /** The pi version whose extension API this module follows. */
 export const PI_API_VERSION = "0.73.1";
 
-/** Tool factories taking pi's options (`operations`, bash's `spawnHook` and `commandPrefix`). */
+/** Tool factories taking pi's options (`operations` of all seven, bash's `spawnHook` and `commandPrefix`). */
 const FACTORIES: Record<string, (options: never) => AgentTool> = {
   read: createReadTool as (options: never) => AgentTool,
   bash: createBashTool as (options: never) => AgentTool,
   edit: createEditTool as (options: never) => AgentTool,
   write: createWriteTool as (options: never) => AgentTool,
   ls: createLsTool as (options: never) => AgentTool,
+  grep: createGrepTool as (options: never) => AgentTool,
+  find: createFindTool as (options: never) => AgentTool,
 };
 
 /**
  * A built-in tool bound to `cwd`, as pi's `createXTool(cwd, options)` returns it: its
  * `execute(toolCallId, params, signal, onUpdate)` runs the worker's tool, through the
- * extension's `operations` (and bash's `spawnHook`) when given. Tools without
- * operations of their own here (grep, find) ignore the option.
+ * extension's `operations` (and bash's `spawnHook`) when given.
  */
 function builtInFactory(name: string) {
   return (cwd: string = process.cwd(), options: Record<string, unknown> = {}) => {
-    const factory = FACTORIES[name];
-    const tool = factory ? factory((options ?? {}) as never) : (BUILT_IN_TOOLS.find((t) => t.name === name) as AgentTool);
+    const tool = FACTORIES[name]!((options ?? {}) as never);
     return {
       name: tool.name,
       label: tool.label,
