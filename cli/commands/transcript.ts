@@ -46,6 +46,14 @@ export class TranscriptRenderer {
     // Events arrive unchecked from the wire; the renderer reads them as the typed stream and
     // prints nothing for a type it does not know.
     const e = message.event as RunEvent;
+    const ui = message.event;
+    if (ui.type === "extension_ui_request") {
+      // Dialogs only (the fire-and-forget requests are the extension's own display); how to answer is prompt's to say.
+      if (ui.method !== "select" && ui.method !== "confirm" && ui.method !== "input" && ui.method !== "editor") return;
+      const question = [ui.title, ui.message].filter((t) => typeof t === "string" && t !== "").join(": ");
+      this.line(agent, c.yellow(`? asks (${ui.method}): ${question}`));
+      return;
+    }
     switch (e.type) {
       case "message_start":
         if (e.message?.role === "user") this.line(agent, c.bold(c.cyan(`> ${contentText(e.message.content)}`)));

@@ -21,6 +21,7 @@ describe("TranscriptRenderer", () => {
     { name: "a protocol error its message", events: [{ type: "protocol_error", message: "not JSON" }], want: "! protocol error: not JSON\n" },
     { name: "a worker exit", events: [{ type: "worker_exited", code: 1, signal: null, reason: "crash" }], want: "· worker exited (crash, code 1)\n" },
     { name: "an event it does not know prints nothing", events: [{ type: "something_new", x: 1 }], want: "" },
+    { name: "a dialog asks; a fire-and-forget request prints nothing", events: [{ type: "extension_ui_request", id: "d", method: "confirm", title: "Delete?", message: "3 files" }, { type: "extension_ui_request", id: "n", method: "notify", message: "hi" }], want: "? asks (confirm): Delete?: 3 files\n" },
     { name: "a command held while a dialog is open", events: [{ type: "rpc_waiting", command: "prompt", timeoutMs: 60000, dialogs: 1 }], want: "· prompt is past its 60000 ms timeout and waits while the worker waits on a dialog\n" },
   ];
   for (const c of table) it(c.name, () => expect(render(c.events)).toBe(c.want));
