@@ -9,9 +9,9 @@
 import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { PI_BIN, RpcWorker } from "../support/rpc-worker.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 const UPSTREAM = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 const installed = existsSync(UPSTREAM);
@@ -20,27 +20,13 @@ const IMPLS = (installed ? ["ours", "upstream"] : ["ours"]) as Implementation[];
 type Implementation = "ours" | "upstream";
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-let dirs: { path: string; cleanup: () => void }[] = [];
+const { server, dir } = useOracleFixture();
 let home: string;
 let project: string;
 
-beforeEach(async () => {
-  server = await startMockModelServer();
-  const h = tempDir("pi-extprov-home-");
-  const p = tempDir("pi-extprov-project-");
-  dirs.push(h, p);
-  home = h.path;
-  project = p.path;
-});
-
-afterEach(async () => {
-  try {
-    await killAllWorkers();
-  } finally {
-    await server.close();
-    for (const d of dirs.splice(0)) d.cleanup();
-  }
+beforeEach(() => {
+  home = dir("pi-extprov-home-");
+  project = dir("pi-extprov-project-");
 });
 
 /** An extension registering `ext-mock` (full model definitions, as upstream requires) on the mock server. */

@@ -9,9 +9,9 @@
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { describe, expect, it } from "vitest";
 import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 const PACKAGE = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent");
 const UPSTREAM = join(PACKAGE, "dist/cli.js");
@@ -21,21 +21,7 @@ const installed = existsSync(UPSTREAM);
 type Implementation = "ours" | "upstream";
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-let dirs: { path: string; cleanup: () => void }[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
-
-afterEach(async () => {
-  try {
-    await killAllWorkers();
-  } finally {
-    await server.close();
-    for (const d of dirs.splice(0)) d.cleanup();
-  }
-});
+const { server, dirs } = useOracleFixture();
 
 function world(impl: Implementation): { home: string; project: string } {
   const home = tempDir(`pi-stream-${impl}-home-`);

@@ -7,28 +7,14 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { describe, expect, it } from "vitest";
 import { killAllWorkers, type RpcWorker } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
+import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-const dirs: TempDir[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
-
-afterEach(async () => {
-  try {
-    await killAllWorkers();
-  } finally {
-    await server.close();
-    for (const d of dirs.splice(0)) d.cleanup();
-  }
-});
+const { server, dirs } = useOracleFixture();
 
 const FIXTURE = join(import.meta.dirname, "../fixtures/pi-0.73.1-session-file.jsonl");
 

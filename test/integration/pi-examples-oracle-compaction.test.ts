@@ -6,28 +6,14 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { describe, expect, it } from "vitest";
 import { RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
-import { mockModelsJson, startOracle, upstreamInstalled as installed, type Implementation, type OracleStart, type TempDir } from "../support/upstream-oracle.js";
+import { mockModelsJson, startOracle, upstreamInstalled as installed, type Implementation, type OracleStart } from "../support/upstream-oracle.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-let dirs: TempDir[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
-
-afterEach(async () => {
-  try {
-    await killAllWorkers();
-  } finally {
-    await server.close();
-    for (const d of dirs.splice(0)) d.cleanup();
-  }
-});
+const { server, dirs } = useOracleFixture();
 
 const IMPLS: Implementation[] = ["ours", "upstream"];
 const notify = (text: string) => (l: Line) => l.type === "extension_ui_request" && l.method === "notify" && l.message === text;

@@ -7,29 +7,15 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { describe, expect, it } from "vitest";
 import { RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
+import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-let dirs: TempDir[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
-
-afterEach(async () => {
-  try {
-    await killAllWorkers();
-  } finally {
-    await server.close();
-    for (const d of dirs.splice(0)) d.cleanup();
-  }
-});
+const { server, dirs } = useOracleFixture();
 
 /** `sessions`: a session file in the temp home instead of --no-session. */
 function start(impl: Implementation, examples: string[], sessions = false): { w: RpcWorker; project: string } {

@@ -6,26 +6,15 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
+import { describe, expect, it } from "vitest";
+import { RpcWorker } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-let dirs: TempDir[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
-
-afterEach(async () => {
-  await killAllWorkers();
-  await server.close();
-  for (const d of dirs.splice(0)) d.cleanup();
-});
+const { server, dirs } = useOracleFixture();
 
 function start(impl: Implementation, examples: string[]): { w: RpcWorker; project: string } {
   return startOracle(impl, server, dirs, { examples });

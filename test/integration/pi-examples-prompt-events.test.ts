@@ -7,32 +7,15 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
+import { describe, expect, it } from "vitest";
+import { RpcWorker } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-let dirs: TempDir[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
-
-afterEach(async () => {
-  await killAllWorkers();
-  await server.close();
-  for (const d of dirs.splice(0)) d.cleanup();
-});
-
-function dir(prefix: string): string {
-  const d = tempDir(prefix);
-  dirs.push(d);
-  return d.path;
-}
+const { server, dirs, dir } = useOracleFixture();
 
 /** A fresh home (models.json on the mock server) and project; `prepare` may add files to the home first. */
 function start(impl: Implementation, examples: string[], args: string[] = [], prepare: (home: string) => void = () => undefined): { w: RpcWorker; home: string; project: string } {

@@ -9,37 +9,24 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
+import { afterEach, describe, expect, it } from "vitest";
+import type { MockModelServer } from "../support/mock-model-server.js";
+import { RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
 import { SshServer, sshMissing } from "../support/sshd.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 
 const noSsh = sshMissing();
 
 type Line = Record<string, any>;
 
-let server: MockModelServer;
+const { server, dirs, dir } = useOracleFixture();
 let sshd: SshServer | undefined;
-let dirs: TempDir[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
 
 afterEach(async () => {
-  await killAllWorkers();
-  await server.close();
   await sshd?.stop();
   sshd = undefined;
-  for (const d of dirs.splice(0)) d.cleanup();
 });
-
-function dir(prefix: string): string {
-  const d = tempDir(prefix);
-  dirs.push(d);
-  return d.path;
-}
 
 /** One implementation's worker in a fresh project on the mock model, with the examples loaded. */
 function start(impl: Implementation, examples: string[], extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): { w: RpcWorker; project: string; home: string } {
