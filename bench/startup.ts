@@ -3,7 +3,7 @@
  * RSS after it, side by side with `node -e 0` and, where installed, upstream pi.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fmtOther, startLoadMeter } from "./load.js";
@@ -49,6 +49,76 @@ function timeFirstState(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd
       p.stdin.end();
       p.on("exit", () => res({ ms, rss, cpu }));
       setTimeout(() => p.kill("SIGKILL"), 5000).unref();
+    });
+    p.on("exit", (code) => {
+      if (!done) rej(new Error(`${args.join(" ")} exited (${code}) before answering get_state`));
+    });
+    p.stdin.write(JSON.stringify({ id: "1", type: "get_state" }) + "\n");
+  });
+}
+
+/** What one process's resident memory is made of, in MB. */
+interface RssParts {
+  rss: number;
+  /** Pages of the node binary (its code and embedded data) this process touched. */
+  nodeBinary: number;
+  /** Other file-backed pages (shared libraries). */
+  otherFiles: number;
+  /** V8's heap: bytes in live-or-not-yet-collected objects, per V8's own statistics. */
+  heapUsed: number;
+  /** V8's heap pages that are committed (resident) but hold no object: young-generation room, fragments. */
+  heapSlack: number;
+  /** The rest of the anonymous memory: malloc (the compilers' zones, buffers), thread stacks. */
+  otherAnon: number;
+}
+
+/**
+ * Start a process with bench/rss-probe.cjs preloaded, ask for its state, and 300 ms
+ * after the answer split its RSS by mapping (/proc/PID/smaps) and V8's heap statistics.
+ */
+function rssParts(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, dir: string): Promise<RssParts> {
+  const out = join(dir, `probe-${Math.random().toString(36).slice(2)}.json`);
+  return new Promise((res, rej) => {
+    const p = spawn(cmd, ["-r", join(ROOT, "bench/rss-probe.cjs"), ...args], {
+      stdio: ["pipe", "pipe", "ignore"],
+      env: { ...process.env, ...env, RSS_PROBE_OUT: out },
+      cwd,
+    });
+    let buf = "";
+    let done = false;
+    p.on("error", rej);
+    p.stdout.on("data", (c: Buffer) => {
+      buf += c.toString();
+      if (done || !buf.includes('"command":"get_state"')) return;
+      done = true;
+      setTimeout(() => {
+        const kb = new Map<string, number>();
+        let mapping = "";
+        for (const line of readFileSync(`/proc/${p.pid}/smaps`, "utf8").split("\n")) {
+          const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+          if (head) mapping = head[1] === "" || head[1]!.startsWith("[") ? "anon" : head[1]!;
+          const rss = /^Rss:\s+(\d+)/.exec(line);
+          if (rss) kb.set(mapping, (kb.get(mapping) ?? 0) + Number(rss[1]));
+        }
+        p.kill("SIGUSR2");
+        const started = Date.now();
+        const read = (): void => {
+          if (!existsSync(out)) {
+            if (Date.now() - started > 5000) return rej(new Error(`${args.join(" ")}: the RSS probe did not answer`));
+            return void setTimeout(read, 20);
+          }
+          const heap = JSON.parse(readFileSync(out, "utf8")) as { spaces: { used: number; committed: number }[] };
+          const mb = (k: number) => k / 1024;
+          const total = [...kb.values()].reduce((a, b) => a + b, 0);
+          const binary = kb.get(process.execPath) ?? 0;
+          const anon = kb.get("anon") ?? 0;
+          const heapUsed = heap.spaces.reduce((a, s) => a + s.used, 0) / 2 ** 20;
+          const heapCommitted = heap.spaces.reduce((a, s) => a + s.committed, 0) / 2 ** 20;
+          p.stdin.end();
+          res({ rss: mb(total), nodeBinary: mb(binary), otherFiles: mb(total - binary - anon), heapUsed, heapSlack: heapCommitted - heapUsed, otherAnon: mb(anon) - heapCommitted });
+        };
+        read();
+      }, 300);
     });
     p.on("exit", (code) => {
       if (!done) rej(new Error(`${args.join(" ")} exited (${code}) before answering get_state`));
@@ -108,6 +178,7 @@ export async function run(): Promise<string> {
   const ms = cases.map(() => [] as number[]);
   const rss = cases.map(() => [] as number[]);
   const cpu = cases.map(() => [] as number[]);
+  const parts = { floor: [] as RssParts[], ours: [] as RssParts[] };
   const endLoad = startLoadMeter();
   try {
     for (let i = 0; i < RUNS; i++) {
@@ -121,6 +192,11 @@ export async function run(): Promise<string> {
           cpu[k]!.push(r.cpu);
         }
       }
+    }
+    // Where the memory goes: the echo loop (node's floor) against our worker, 5 of each.
+    for (let i = 0; i < 5; i++) {
+      parts.floor.push(await rssParts(process.execPath, base[1]!.args, {}, cwd, home));
+      parts.ours.push(await rssParts(process.execPath, base[2]!.args, base[2]!.env ?? {}, cwd, home));
     }
   } finally {
     for (const d of [home, agentDir, cwd]) rmSync(d, { recursive: true, force: true });
@@ -146,6 +222,17 @@ export async function run(): Promise<string> {
     `the ESM bundle without a cache: ${fmt(before / floor, 2)}×); idle RSS ≤ 45 MB (measured ${fmt(oursRss)} MB: ${oursRss <= 45 ? "met" : "missed"}).` +
     (extensionsAt >= 0 ? ` With 10 example extensions: ${fmt(median(ms[extensionsAt]!) / ours, 2)}× the start without (target at most 1.5×).` : "") +
     (upstreamAt >= 0 ? ` Against upstream pi: ${fmt(median(ms[upstreamAt]!) / ours, 1)}× faster to the first answer.` : " Upstream pi is not installed (test/upstream), so it has no row.");
+  const part = (list: RssParts[], key: keyof RssParts) => median(list.map((p) => p[key]));
+  const partRows = (
+    [
+      ["node binary (file pages touched)", "nodeBinary"],
+      ["shared libraries (file pages)", "otherFiles"],
+      ["V8 heap objects (used, per V8)", "heapUsed"],
+      ["V8 heap pages resident but holding no object", "heapSlack"],
+      ["other anonymous: malloc (compiler zones, buffers), stacks", "otherAnon"],
+      ["RSS", "rss"],
+    ] as const
+  ).map(([label, key]) => [label, fmt(part(parts.floor, key)), fmt(part(parts.ours, key)), `${part(parts.ours, key) - part(parts.floor, key) >= 0 ? "+" : ""}${fmt(part(parts.ours, key) - part(parts.floor, key))}`]);
   return [
     "## Worker start-up",
     "",
@@ -156,5 +243,9 @@ export async function run(): Promise<string> {
     table(["process", "cold start (ms)", "vs node -e 0", "CPU to idle (ms, vs echo loop)", "idle RSS (MB)"], rows),
     "",
     verdict,
+    "",
+    "Where the idle RSS goes, 300 ms after the answer (MB, median of 5; bench/rss-probe.cjs preloaded to read V8's heap statistics, /proc/PID/smaps for the rest):",
+    "",
+    table(["part", "`node -e` echo loop", "our `pi --mode rpc` (pi.cjs)", "difference"], partRows),
   ].join("\n");
 }
