@@ -66,7 +66,7 @@ interface RssParts {
   otherFiles: number;
   /** V8's heap: bytes in live-or-not-yet-collected objects, per V8's own statistics. */
   heapUsed: number;
-  /** V8's heap pages that are committed (resident) but hold no object: young-generation room, fragments. */
+  /** V8's heap pages that are committed but hold no object: young-generation room, fragments. */
   heapSlack: number;
   /** The rest of the anonymous memory: malloc (the compilers' zones, buffers), thread stacks. */
   otherAnon: number;
@@ -228,7 +228,7 @@ export async function run(): Promise<string> {
       ["node binary (file pages touched)", "nodeBinary"],
       ["shared libraries (file pages)", "otherFiles"],
       ["V8 heap objects (used, per V8)", "heapUsed"],
-      ["V8 heap pages resident but holding no object", "heapSlack"],
+      ["V8 heap pages committed but holding no object (young-generation room, fragments)", "heapSlack"],
       ["other anonymous: malloc (compiler zones, buffers), stacks", "otherAnon"],
       ["RSS", "rss"],
     ] as const
