@@ -206,6 +206,38 @@ export function transition(config: MachineConfig, state: AgentState, message: Ag
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+/**
+ * A copy of `s` to change, field by field. Not `{ ...s }`: V8 clones a literal fast, but
+ * a clone of a clone takes its slow path (~0.3 us here for these 21 fields), and every
+ * state after the first is a clone, so the spread cost that on each of a worker's lines.
+ * The return type makes a required field left out of this list a compile error.
+ */
+function copyState(s: AgentState): Mutable<AgentState> {
+  return {
+    record: s.record,
+    lastSeenAt: s.lastSeenAt,
+    gen: s.gen,
+    worker: s.worker,
+    diskProblem: s.diskProblem,
+    protocolProblem: s.protocolProblem,
+    flood: s.flood,
+    nextRequest: s.nextRequest,
+    pending: s.pending,
+    restartHistory: s.restartHistory,
+    backoffToken: s.backoffToken,
+    ping: s.ping,
+    lastEventAt: s.lastEventAt,
+    run: s.run,
+    runCounter: s.runCounter,
+    intendedExit: s.intendedExit,
+    stopWaiters: s.stopWaiters,
+    afterStop: s.afterStop,
+    stopReason: s.stopReason,
+    waiters: s.waiters,
+    dialogs: s.dialogs,
+  };
+}
+
 /** One transition in the making: a copy of the state and the effects so far. */
 class Step {
   readonly s: Mutable<AgentState>;
@@ -216,7 +248,7 @@ class Step {
     state: AgentState,
     private readonly now: number,
   ) {
-    this.s = { ...state };
+    this.s = copyState(state);
   }
 
   handle(m: AgentMessage): void {
