@@ -199,9 +199,47 @@ const DIALOG_METHODS: ReadonlySet<unknown> = new Set(["select", "confirm", "inpu
 
 /** Handle one message. Pure: the state given is not changed. */
 export function transition(config: MachineConfig, state: AgentState, message: AgentMessage, now: number): Transition {
+  if (message.kind === "line" && message.gen === state.worker?.gen) return lineTransition(config, state, message.line, now);
   const step = new Step(config, state, now);
   step.handle(message);
   return { state: step.s, effects: step.effects };
+}
+
+/**
+ * Worker events the table acts on (runs, tokens, dialogs): only these reach the switch of
+ * `onWorkerEvent`, so a case added there without its type here is dead in every path.
+ * Any other event is only logged and published.
+ */
+const EVENTS_ACTED_ON: ReadonlySet<unknown> = new Set(["agent_start", "agent_end", "auto_retry_end", "message_end", "extension_ui_request"]);
+
+/**
+ * A line of the current worker: the hot path, every event of every worker comes here.
+ * An event the table only logs and publishes (most of a stream: `message_update`,
+ * `tool_execution_update`) takes no Step, and no copy of the state while the clock has
+ * not moved since the last line (a worker writes its lines in bursts); everything else
+ * goes through a Step like any other message.
+ */
+function lineTransition(config: MachineConfig, state: AgentState, line: string, now: number): Transition {
+  const parsed = parseJsonLine(line);
+  const value = parsed.ok ? parsed.value : undefined;
+  if (isEventObject(value) && !EVENTS_ACTED_ON.has(value.type) && state.record.status !== "stalled") {
+    let next = state;
+    if (state.lastSeenAt !== now || state.lastEventAt !== now) {
+      const copy = copyState(state);
+      copy.lastSeenAt = now;
+      copy.lastEventAt = now;
+      next = copy;
+    }
+    return { state: next, effects: [{ kind: "emit", event: value, raw: line.trim() }] };
+  }
+  const step = new Step(config, state, now);
+  step.onLine(line, value);
+  return { state: step.s, effects: step.effects };
+}
+
+/** A JSON object that is not a response: an event. */
+function isEventObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type !== "response";
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -275,7 +313,7 @@ class Step {
         if (m.gen === s.gen) this.onSpawned(m);
         return;
       case "line":
-        if (m.gen === s.worker?.gen) this.onLine(m.line);
+        // The current worker's lines take lineTransition; an older worker's are ignored.
         return;
       case "line_too_long": {
         if (m.gen !== s.worker?.gen) return;
@@ -519,17 +557,16 @@ class Step {
     this.effects.push({ kind: "stop_worker", gen: s.worker!.gen, graceMs: stopGraceMs, killGraceMs, abort: true, notify: false });
   }
 
-  // The hot path: every line a worker writes comes through here.
-  private onLine(line: string): void {
+  /** A line of the current worker that lineTransition did not take; `value` is its JSON (undefined: not JSON). */
+  onLine(line: string, value: unknown): void {
     this.s.lastSeenAt = this.now;
-    const parsed = parseJsonLine(line);
-    if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
       this.onBadLine(line);
       return;
     }
-    const value = parsed.value as Record<string, unknown>;
-    if (value.type === "response") return this.onResponse(value as RpcResponse);
-    this.onWorkerEvent(value, line.trim());
+    const object = value as Record<string, unknown>;
+    if (object.type === "response") return this.onResponse(object as RpcResponse);
+    this.onWorkerEvent(object, line.trim());
   }
 
   /** A non-JSON line: reported while few, counted and summarised once a second while the worker floods. */
@@ -610,6 +647,10 @@ class Step {
     s.lastEventAt = this.now;
     this.emit(event, raw);
     const status = s.record.status;
+    if (!EVENTS_ACTED_ON.has(event.type)) {
+      if (status === "stalled") this.setStatus("busy");
+      return;
+    }
     switch (event.type) {
       case "agent_start":
         this.beginRun();
@@ -635,8 +676,6 @@ class Step {
         if (DIALOG_METHODS.has(event.method) && typeof event.id === "string") this.openDialog(event.id, event.timeout);
         if (status === "stalled") this.setStatus("busy");
         break;
-      default:
-        if (status === "stalled") this.setStatus("busy");
     }
   }
 

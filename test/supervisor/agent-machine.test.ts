@@ -400,6 +400,26 @@ describe("agent table: requests and presence", () => {
     expect(d.statuses()).toEqual(["stalled"]);
   });
 
+  it("an event the table only forwards is emitted as the worker wrote it, moves the times seen, and keeps a busy agent from stalling", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.line({ type: "agent_start" });
+    const before = d.state;
+    d.now += 900;
+    const line = '{"type":"message_update","delta":"a"}  ';
+    expect(d.send({ kind: "line", gen: 1, line })).toEqual([{ kind: "emit", event: { type: "message_update", delta: "a" }, raw: line.trim() }]);
+    expect(d.state).toEqual({ ...before, lastSeenAt: d.now, lastEventAt: d.now });
+    // Another line in the same millisecond changes nothing at all: the very same state.
+    const same = d.state;
+    d.line({ type: "tool_execution_update", toolCallId: "t1" });
+    expect(d.state).toBe(same);
+    expect(d.emitted()).toEqual(["tool_execution_update"]);
+    d.now += 900;
+    d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
+    expect(d.statuses()).toEqual([]);
+    expect(d.status).toBe("busy");
+  });
+
   it("a ping answer keeps the model the worker reports in the record, and writes the registry only for a new model or session file", () => {
     const d = new Driver();
     d.toIdle();
