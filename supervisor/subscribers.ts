@@ -64,6 +64,8 @@ export class Subscription {
     private readonly maxBuffered: number,
     private readonly maxBufferedBytes: number,
     private readonly onClose: (sub: Subscription) => void,
+    /** Where subscriptions of one hub share the text of a batch they all write. */
+    private readonly batchText: BatchText = new BatchText(),
   ) {
     this.takesText = typeof sink.writeLines === "function";
   }
@@ -217,11 +219,11 @@ export class Subscription {
   /** Hand the sink its next write: everything queued as lines for a text sink, one message otherwise. */
   private writeNext(): Promise<void> | void {
     if (this.takesText) {
-      let text = "";
-      while (this.head < this.queue.length && text.length < TEXT_BATCH_CHARS) {
-        const item = this.take();
-        text += typeof item === "string" ? `${item}\n` : `${JSON.stringify(item)}\n`;
-      }
+      const head = this.head;
+      let end = head;
+      for (let chars = 0; end < this.queue.length && chars < TEXT_BATCH_CHARS; end++) chars += this.sizes[end] + 1;
+      const text = this.batchText.of(this.queue, head, end);
+      while (this.head < end) this.take();
       this.compactQueue();
       return this.sink.writeLines!(text);
     }
@@ -236,10 +238,47 @@ function laggedNotice(agent: string, gap: SeqGap): LaggedMessage {
   return gap.lost ? { type: "lagged", agent, from: gap.from, to: gap.to, reason: "not_logged" } : { type: "lagged", agent, from: gap.from, to: gap.to };
 }
 
+/**
+ * The text of the last batch a text sink was handed, for the next subscription whose
+ * batch is the very same items: subscribers that follow the same agents get the same
+ * shared lines, and the text is built (one flat string) once for all of them instead of
+ * once per subscriber.
+ */
+export class BatchText {
+  private items: (IpcStreamMessage | string)[] = [];
+  private text = "";
+
+  /** JSON lines of `queue[head, end)`, each ending in a newline. */
+  of(queue: readonly (IpcStreamMessage | string)[], head: number, end: number): string {
+    const n = end - head;
+    if (n === this.items.length && n > 0) {
+      let same = true;
+      for (let i = 0; i < n && same; i++) same = queue[head + i] === this.items[i];
+      if (same) return this.text;
+    }
+    const lines: string[] = new Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      const item = queue[head + i]!;
+      lines[i] = typeof item === "string" ? item : JSON.stringify(item);
+    }
+    lines[n] = "";
+    this.items = queue.slice(head, end);
+    this.text = lines.join("\n");
+    return this.text;
+  }
+
+  /** Forget the last batch (its lines are written). */
+  clear(): void {
+    this.items = [];
+    this.text = "";
+  }
+}
+
 /** All subscriptions of a supervisor. */
 export class SubscriberHub {
   private readonly subs = new Set<Subscription>();
   private readonly prefixes = new Map<string, string>();
+  private readonly batchText = new BatchText();
 
   constructor(private readonly history: HistorySource) {}
 
@@ -254,7 +293,7 @@ export class SubscriberHub {
    * no gap or duplicate, because publishing happens on this same thread.
    */
   subscribe(opts: SubscribeOptions, knownAgents: readonly string[]): Subscription {
-    const sub = new Subscription(opts.agents, opts.sink, opts.maxBuffered ?? DEFAULT_SUBSCRIBER_MESSAGES, opts.maxBufferedBytes ?? DEFAULT_SUBSCRIBER_BYTES, (s) => this.subs.delete(s));
+    const sub = new Subscription(opts.agents, opts.sink, opts.maxBuffered ?? DEFAULT_SUBSCRIBER_MESSAGES, opts.maxBufferedBytes ?? DEFAULT_SUBSCRIBER_BYTES, (s) => this.subs.delete(s), this.batchText);
     if (opts.since !== undefined) {
       const names = opts.agents ? [...opts.agents] : knownAgents;
       for (const agent of names) {
@@ -299,6 +338,7 @@ export class SubscriberHub {
   /** Start delivery of everything published with `deliver` false. */
   deliver(): void {
     for (const sub of this.subs) sub.deliver();
+    this.batchText.clear();
   }
 
   /** `{"type":"event","agent":"NAME",`: the start of every wire line of an agent, built once. */

@@ -165,6 +165,19 @@ describe("SubscriberHub", () => {
     }
   });
 
+  it("gives text sinks that follow different agents each their own lines of one batch", () => {
+    const hub = hubWith([]);
+    const follows = [["a"], ["a", "b"], ["a"], ["b"]];
+    const writes = follows.map(() => [] as string[]);
+    follows.forEach((agents, i) => hub.subscribe({ agents: new Set(agents), sink: { write: () => expect.fail("a text sink gets lines"), writeLines: (t) => void writes[i]!.push(t) } }, []));
+    hub.publish("a", entry(1), '{"n":"a1"}', false);
+    hub.publish("b", entry(1), '{"n":"b1"}', false);
+    hub.publish("a", entry(2), '{"n":"a2"}', false);
+    hub.deliver();
+    const got = writes.map((w) => w.join("").split("\n").filter(Boolean).map((l) => `${(JSON.parse(l) as { agent: string }).agent}${(JSON.parse(l) as { event: { n: string } }).event.n}`));
+    expect(got).toEqual([["aa1", "aa2"], ["aa1", "bb1", "aa2"], ["aa1", "aa2"], ["bb1"]]);
+  });
+
   it("lags a slow text sink by its budget and tells it in the stream", async () => {
     const hub = hubWith([]);
     const texts: string[] = [];
