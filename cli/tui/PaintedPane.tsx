@@ -11,36 +11,61 @@ import type { TuiStore } from "./store.js";
 import { tailLines } from "./text.js";
 import { useTheme } from "./theme.js";
 
-/** Props of PaintedPane: those of `Pane` without input or dialog, plus where it is on the screen. */
-export interface PaintedPaneProps {
+/** Where a painted block stands and whose agent it shows. */
+interface PaintedPlace {
   store: TuiStore;
   screen: Screen;
   name: string;
-  /** Screen cell of the pane's top-left corner. */
+  /** Screen cell of the block's top-left corner. */
   x: number;
   y: number;
   width: number;
   height: number;
+}
+
+/** What was painted last. */
+type Shown = { agent: AgentView; now: number };
+
+/**
+ * Paint `rows` of the agent as screen block `id` at the place, again on every store
+ * change after which `stale` says the rows shown are out of date, and remove the block on
+ * unmount. `deps` are what `rows` and `stale` read besides the agent and the clock.
+ */
+function usePaintedRows(place: PaintedPlace, id: string, rows: (agent: AgentView, now: number) => string[], stale: (shown: Shown, agent: AgentView, now: number) => boolean, deps: unknown[]): void {
+  const { store, screen, name, x, y, width, height } = place;
+  useLayoutEffect(() => {
+    let shown: Shown | null = null;
+    const paint = () => {
+      const { agents, now } = store.getState();
+      const agent = agents[name];
+      if (!agent || (shown && !stale(shown, agent, now))) return;
+      shown = { agent, now };
+      screen.setPane(id, { x, y, rows: rows(agent, now) });
+    };
+    paint();
+    return store.subscribe(paint);
+    // `rows` and `stale` are new functions every render: what they read is in `deps`.
+  }, [store, screen, id, name, x, y, width, height, ...deps]);
+  useLayoutEffect(() => () => screen.removePane(id), [screen, id]);
+}
+
+/** Props of PaintedPane: those of `Pane` without input or dialog, plus where it is on the screen. */
+export interface PaintedPaneProps extends PaintedPlace {
   focused: boolean;
   slotKey?: number;
 }
 
-function PaintedPaneView({ store, screen, name, x, y, width, height, focused, slotKey }: PaintedPaneProps) {
+function PaintedPaneView(props: PaintedPaneProps) {
+  const { name, width, height, focused, slotKey } = props;
   const { enabled: color } = useTheme();
-  useLayoutEffect(() => {
-    let shown: { agent: AgentView; now: number } | null = null;
-    const paint = () => {
-      const { agents, now } = store.getState();
-      const agent = agents[name];
-      if (!agent) return;
-      if (shown && shown.agent === agent && (shown.now === now || !clockMoves(agent))) return;
-      shown = { agent, now };
-      screen.setPane(name, { x, y, rows: paneRows({ agent, width, height, focused, now, slotKey, color }) });
-    };
-    paint();
-    return store.subscribe(paint);
-  }, [store, screen, name, x, y, width, height, focused, slotKey, color]);
-  useLayoutEffect(() => () => screen.removePane(name), [screen, name]);
+  usePaintedRows(
+    props,
+    name,
+    (agent, now) => paneRows({ agent, width, height, focused, now, slotKey, color }),
+    // The same agent is painted again only for its clock (a spinner, a tool's elapsed time).
+    (shown, agent, now) => shown.agent !== agent || (shown.now !== now && clockMoves(agent)),
+    [focused, slotKey, color],
+  );
   return null;
 }
 
@@ -48,38 +73,28 @@ function PaintedPaneView({ store, screen, name, x, y, width, height, focused, sl
 export const PaintedPane = memo(PaintedPaneView);
 
 /** Props of PaintedLines: the zoomed transcript's body, painted at a screen position. */
-export interface PaintedLinesProps {
-  store: TuiStore;
-  screen: Screen;
-  name: string;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
+export interface PaintedLinesProps extends PaintedPlace {
   /** Lines scrolled up from the bottom, already clamped. */
   fromBottom: number;
   /** Lines a tool result keeps. */
   resultLines: number;
 }
 
-function PaintedLinesView({ store, screen, name, x, y, width, height, fromBottom, resultLines }: PaintedLinesProps) {
+function PaintedLinesView(props: PaintedLinesProps) {
+  const { name, width, height, fromBottom, resultLines } = props;
   const { enabled: color } = useTheme();
-  const id = `${name}\0lines`;
-  useLayoutEffect(() => {
-    let shown: AgentView | null = null;
-    const paint = () => {
-      const agent = store.getState().agents[name];
-      if (!agent || agent === shown) return;
-      shown = agent;
+  usePaintedRows(
+    props,
+    `${name}\0lines`,
+    (agent) => {
       const lines = tailLines(agent.lines, agent.open, width, height, { fromBottom, resultLines });
       const rows = transcriptRows(lines, width, color);
       while (rows.length < height) rows.push(" ".repeat(width));
-      screen.setPane(id, { x, y, rows });
-    };
-    paint();
-    return store.subscribe(paint);
-  }, [store, screen, id, name, x, y, width, height, fromBottom, resultLines, color]);
-  useLayoutEffect(() => () => screen.removePane(id), [screen, id]);
+      return rows;
+    },
+    (shown, agent) => shown.agent !== agent,
+    [fromBottom, resultLines, color],
+  );
   return null;
 }
 

@@ -98,8 +98,11 @@ describe("the KeyRouter", () => {
 
   it("exists because ink's own useInput loses that key (it subscribes in a passive effect)", async () => {
     const { t, got } = await openForm("ink", "x");
-    t.stdin.write("y");
-    await vi.waitFor(() => expect(got).toContain("y"));
-    expect(got).toEqual(["y"]);
+    // ink listens some time later (when is the point): type until a key arrives.
+    await vi.waitFor(() => {
+      if (got.length === 0) t.stdin.write("y");
+      expect(got).toContain("y");
+    });
+    expect(got).not.toContain("x");
   });
 });
