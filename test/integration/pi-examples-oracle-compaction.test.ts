@@ -26,9 +26,8 @@ const userText = (body: Line): string => {
 
 /**
  * A home whose settings keep few recent tokens, so a short conversation has something to
- * summarize: the last turn (about 200 tokens) is kept whole, the cut falls on its user message.
- * A difference, not exercised here: when the kept part ends inside a turn, pi summarizes the
- * turn's prefix with a second model request; ours does not split a turn and sends one.
+ * summarize: the last turn (about 200 tokens) is kept whole, the cut falls on its user message
+ * (a cut inside a turn is compaction-split-turn-oracle.test.ts).
  */
 function smallKeep(extra?: (home: string) => void): OracleStart["prepare"] {
   return (home) => {

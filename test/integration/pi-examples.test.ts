@@ -276,7 +276,7 @@ describe("pi's example extensions, unchanged, over RPC", () => {
 
   it("trigger-compact compacts on /trigger-compact, and custom-compaction falls back to the default summary headless", async () => {
     const w = startWorker(
-      [{ text: "first answer ".repeat(40) }, { text: "second answer ".repeat(40) }, { text: "the summary" }],
+      [{ text: "first answer ".repeat(40) }, { text: "second answer ".repeat(40) }, { text: "the summary" }, { text: "the turn's start" }],
       ["trigger-compact", "custom-compaction"],
       ["--compaction-keep-tokens", "1"],
     );
@@ -284,7 +284,8 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     await run(w, "two");
     const from = await command(w, "/trigger-compact");
     const end = await w.event("compaction_end", 20_000, from);
-    expect(end).toMatchObject({ reason: "manual", aborted: false, result: { summary: "the summary" } });
+    // The cut falls on the last answer, inside its turn: as in pi, the history and the turn's prefix are summarized apart.
+    expect(end).toMatchObject({ reason: "manual", aborted: false, result: { summary: "the summary\n\n---\n\n**Turn Context (split turn):**\n\nthe turn's start" } });
     await w.waitFor((l) => isRequest("notify")(l) && l.message === "Compaction completed", undefined, from);
     expect(notices(w, from)).toEqual(
       expect.arrayContaining(["Compaction started", "Custom compaction extension triggered", "Could not find Gemini Flash model, using default compaction"]),

@@ -187,7 +187,9 @@ describe("compaction", () => {
     const start = w.received.find((l) => l.type === "compaction_start");
     const end = w.received.find((l) => l.type === "compaction_end");
     expect(start).toEqual({ type: "compaction_start", reason: "threshold" });
-    expect(end?.result.summary).toMatch(/^SUMMARY/);
+    // The cut falls on the first turn's answer: as in pi, that turn's start (the prompt and
+    // its tool call) is summarized on its own, and there is no history before it.
+    expect(end?.result.summary).toBe("No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nSUMMARY: the user asked twice; bash printed tool-output.");
     expect(end?.aborted).toBe(false);
     const summaryRequest = ctx.server.requests[3].body;
     expect(summaryRequest.tools ?? []).toHaveLength(0);
@@ -218,7 +220,8 @@ describe("compaction", () => {
   it("compacts on request with custom instructions", async () => {
     writeModels();
     ctx.server.enqueue({ text: "x ".repeat(2000) }, { text: "y ".repeat(2000) }, { text: "MANUAL SUMMARY" });
-    const w = startWorker(["--compaction-keep-tokens", "100"]);
+    // The second answer is 1000 tokens: keeping 1001 puts the cut on its prompt, so one summary request.
+    const w = startWorker(["--compaction-keep-tokens", "1001"]);
     await w.request({ type: "prompt", message: "one" });
     await w.event("agent_end");
     const from = w.received.length;

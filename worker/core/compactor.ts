@@ -7,7 +7,15 @@
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, AssistantMessage, Model } from "../../shared/schema/messages.js";
 import { userMessage } from "../agent/agent.js";
-import { SUMMARY_SYSTEM_PROMPT, buildSummaryRequest, prepareCompaction } from "../session/compaction.js";
+import {
+  NO_PRIOR_HISTORY,
+  SPLIT_TURN_HEADING,
+  SUMMARY_SYSTEM_PROMPT,
+  buildSummaryRequest,
+  buildTurnPrefixRequest,
+  prepareCompaction,
+  type CompactionPlan,
+} from "../session/compaction.js";
 import type { SessionEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
 import { fileLists } from "../session/tree.js";
@@ -93,8 +101,8 @@ export class Compactor {
       const preparation: CompactionPreparation = {
         firstKeptEntryId: plan.firstKeptEntryId,
         messagesToSummarize: plan.messagesToSummarize,
-        turnPrefixMessages: [],
-        isSplitTurn: false,
+        turnPrefixMessages: plan.turnPrefixMessages,
+        isSplitTurn: plan.isSplitTurn,
         tokensBefore: plan.tokensBefore,
       };
       const outcome = await deps.before?.(preparation, customInstructions, controller.signal);
@@ -104,12 +112,12 @@ export class Compactor {
         return null;
       }
       const supplied = outcome?.compaction;
-      const summary = supplied?.summary ?? (await summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), controller.signal));
+      const summary = supplied?.summary ?? (await summarizePlan(deps, plan, customInstructions, controller.signal));
       const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
       const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
       // pi's details: the files the summarized part read and changed, so later summaries keep them.
       // An extension's own compaction keeps only the details it gave, as in pi.
-      const details = supplied ? supplied.details : fileLists(plan.messagesToSummarize);
+      const details = supplied ? supplied.details : fileLists([...plan.messagesToSummarize, ...plan.turnPrefixMessages]);
       const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details, fromHook: supplied !== undefined });
       const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details };
       await deps.after?.(entry as SessionEntry, supplied !== undefined);
@@ -131,6 +139,21 @@ export class Compactor {
       this.abortController = null;
     }
   }
+}
+
+/**
+ * The summary of a plan. A cut inside a turn takes two requests at once, as in pi: the
+ * history before the turn and the turn's prefix, joined under one heading.
+ */
+async function summarizePlan(deps: SummaryModel, plan: CompactionPlan, customInstructions: string | undefined, signal: AbortSignal): Promise<string> {
+  if (!plan.isSplitTurn || plan.turnPrefixMessages.length === 0) {
+    return summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), signal);
+  }
+  const [history, prefix] = await Promise.all([
+    plan.messagesToSummarize.length > 0 ? summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), signal) : NO_PRIOR_HISTORY,
+    summarize(deps, buildTurnPrefixRequest(plan.turnPrefixMessages), signal),
+  ]);
+  return history + SPLIT_TURN_HEADING + prefix;
 }
 
 /** One tool-less request to the current model; its text is the summary. */

@@ -115,10 +115,35 @@ export function findCutPoint(entries: readonly SessionEntry[], keepRecentTokens:
   return cut;
 }
 
+/**
+ * When the cut at `cut` falls inside a turn, the index of the entry that starts that turn
+ * (its user message, a user-run command, a custom message or a branch summary); -1 when
+ * the kept part starts a turn. As in pi, a cut on anything but a user message is inside
+ * the turn before it, even a settings entry kept with the next user message.
+ */
+export function splitTurnStart(entries: readonly SessionEntry[], cut: number): number {
+  const at = entries[cut];
+  if (at && isKnownEntry(at) && at.type === "message" && at.message.role === "user") return -1;
+  for (let i = cut; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (!isKnownEntry(entry)) continue;
+    if (entry.type === "custom_message" || entry.type === "branch_summary") return i;
+    if (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "bashExecution")) return i;
+  }
+  return -1;
+}
+
 /** What one compaction will do; the caller asks the model for `summary` and appends the entry. */
 export interface CompactionPlan {
-  /** Messages the summary replaces, led by the previous summary when there was a compaction before. */
+  /**
+   * Messages the summary replaces, led by the previous summary when there was a compaction
+   * before; empty when a split turn leaves no history before it.
+   */
   messagesToSummarize: AgentMessage[];
+  /** The cut falls inside a turn: its start up to the cut is summarized on its own. */
+  isSplitTurn: boolean;
+  /** The messages of that turn before the cut (empty unless `isSplitTurn`). */
+  turnPrefixMessages: AgentMessage[];
   /** Goes into the compaction entry: the context restarts here after the summary. */
   firstKeptEntryId: string;
   /** Estimated context size before compacting, for the entry and the `compaction_end` event. */
@@ -142,15 +167,19 @@ export function prepareCompaction(path: readonly SessionEntry[], keepRecentToken
     const kept = path.findIndex((e, i) => i < previousIndex && e.id === previous.firstKeptEntryId);
     start = kept >= 0 ? kept : previousIndex + 1;
   }
-  const cut = start + findCutPoint(path.slice(start), keepRecentTokens);
-  const summarized: AgentMessage[] = [];
-  for (const entry of path.slice(start, cut)) {
-    const message = entryMessage(entry);
-    if (message) summarized.push(message);
-  }
-  if (summarized.length === 0 || cut >= path.length) return undefined;
+  const window = path.slice(start);
+  const cut = start + findCutPoint(window, keepRecentTokens);
+  const turnStart = splitTurnStart(window, cut - start);
+  const isSplitTurn = turnStart !== -1;
+  const historyEnd = isSplitTurn ? start + turnStart : cut;
+  const messagesOf = (entries: readonly SessionEntry[]) => entries.map(entryMessage).filter((m): m is AgentMessage => m !== undefined);
+  const summarized = messagesOf(path.slice(start, historyEnd));
+  const turnPrefixMessages = isSplitTurn ? messagesOf(path.slice(historyEnd, cut)) : [];
+  if ((summarized.length === 0 && turnPrefixMessages.length === 0) || cut >= path.length) return undefined;
   return {
-    messagesToSummarize: previous ? [compactionSummaryMessage(previous), ...summarized] : summarized,
+    messagesToSummarize: summarized.length === 0 ? [] : previous ? [compactionSummaryMessage(previous), ...summarized] : summarized,
+    isSplitTurn,
+    turnPrefixMessages,
     firstKeptEntryId: path[cut].id,
     tokensBefore: estimateContextTokens(buildSessionContext(path).messages),
   };
@@ -214,6 +243,26 @@ export function buildSummaryRequest(messagesToSummarize: readonly AgentMessage[]
   const focus = customInstructions?.trim();
   if (focus) parts.push(`Additional instructions from the user: ${focus}`);
   return parts.join("\n\n");
+}
+
+/** Joins the two summaries of a split turn, in pi's words, so a reader of either finds the parts. */
+export const SPLIT_TURN_HEADING = "\n\n---\n\n**Turn Context (split turn):**\n\n";
+
+/** The history summary of a split turn with no history before the turn (pi's text). */
+export const NO_PRIOR_HISTORY = "No prior history.";
+
+/**
+ * The user-turn text asking for a summary of the start of a turn that the compaction cuts
+ * through: the turn's end is kept verbatim, so the summary only has to make it readable.
+ */
+export function buildTurnPrefixRequest(turnPrefixMessages: readonly AgentMessage[]): string {
+  return [
+    `<conversation>\n${serializeForSummary(turnPrefixMessages)}\n</conversation>`,
+    "The conversation above is the first part of one turn that is too long to keep whole; its later part is kept as it is. " +
+      "Summarize this first part so the kept part makes sense on its own.",
+    "Use exactly this format:\n\n## Original Request\n[What the user asked for in this turn]\n\n## Early Progress\n- [Decisions and work done so far]\n\n## Context for Suffix\n- [What is needed to understand the kept part]",
+    "Be brief, but keep file paths, function names, commands and error messages exact.",
+  ].join("\n\n");
 }
 
 /** Conversation as labelled plain text for the summary request; long tool output is cut. */

@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../../shared/schema/messages.js";
 import {
   buildSummaryRequest,
@@ -131,11 +132,27 @@ describe("findCutPoint", () => {
 
 describe("prepareCompaction", () => {
   it("summarizes the head and keeps the recent tail", () => {
-    const entries = path("UAUCRA");
-    const plan = prepareCompaction(entries, 25)!;
-    expect(plan.firstKeptEntryId).toBe("e3");
-    expect(plan.messagesToSummarize.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
-    expect(plan.tokensBefore).toBe(60);
+    const entries = path("UAUAUA");
+    const plan = prepareCompaction(entries, 20)!;
+    expect(plan.firstKeptEntryId).toBe("e4");
+    expect(plan.messagesToSummarize.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(plan).toMatchObject({ isSplitTurn: false, turnPrefixMessages: [], tokensBefore: 60 });
+  });
+
+  // pi's rule (findCutPoint / prepareCompaction of pi 0.73.1): a cut on anything but a user
+  // message is inside a turn; the history ends where that turn starts and the turn's start
+  // up to the cut is summarized on its own.
+  it.each<[string, string, number, string, string[], string[]]>([
+    ["a cut at a tool call splits its turn", "UAUCRA", 25, "e3", ["user", "assistant"], ["user"]],
+    ["a cut at the assistant after tool results", "UAUCRCRA", 15, "e7", ["user", "assistant"], ["user", "assistant", "toolResult", "assistant", "toolResult"]],
+    ["a split first turn leaves no history", "UCRCRA", 20, "e5", [], ["user", "assistant", "toolResult", "assistant", "toolResult"]],
+    ["a settings entry kept before the user message puts the cut inside the turn before", "UAMUA", 20, "e2", [], ["user", "assistant"]],
+  ])("%s (%s, keep %i)", (_name, spec, keep, kept, history, prefix) => {
+    const plan = prepareCompaction(path(spec), keep)!;
+    expect(plan.firstKeptEntryId).toBe(kept);
+    expect(plan.isSplitTurn).toBe(true);
+    expect(plan.messagesToSummarize.map((m) => m.role)).toEqual(history);
+    expect(plan.turnPrefixMessages.map((m) => m.role)).toEqual(prefix);
   });
 
   it("has nothing to do when everything fits or the path ends in a compaction", () => {
@@ -165,6 +182,45 @@ describe("prepareCompaction", () => {
     expect(plan.firstKeptEntryId).toBe("ne2");
     expect(plan.messagesToSummarize.map((m) => m.role)).toEqual(["compactionSummary", "user", "assistant", "user", "assistant"]);
   });
+});
+
+// pi 0.73.1's own prepareCompaction (installed by the pretest) as the oracle for where the
+// cut falls and whether it splits a turn, over many paths and budgets.
+const UPSTREAM_COMPACTION = join(import.meta.dirname, "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/compaction.js");
+
+describe("prepareCompaction, against upstream pi's", () => {
+  type Plan = { firstKeptEntryId: string; isSplitTurn: boolean; messagesToSummarize: AgentMessage[]; turnPrefixMessages: AgentMessage[] } | undefined;
+  let upstream: { prepareCompaction: (path: SessionEntry[], settings: { enabled: boolean; reserveTokens: number; keepRecentTokens: number }) => Plan };
+  beforeAll(async () => {
+    upstream = await import(UPSTREAM_COMPACTION);
+  });
+  const shape = (plan: Plan) =>
+    plan && {
+      firstKeptEntryId: plan.firstKeptEntryId,
+      isSplitTurn: plan.isSplitTurn,
+      history: plan.messagesToSummarize.map((m) => m.role),
+      prefix: plan.turnPrefixMessages.map((m) => m.role),
+    };
+
+  it.each(["UAUA", "UAUAUA", "UCRCRA", "UAUCRU", "UCRRA", "UCRR", "UAMUA", "UAUCRA", "UAUCRCRA", "UCRRCRAUCRCRRRAUA", "MMUAUCRCRA", "UAMMUCRA"])(
+    "%s, for every budget from 1 to 120 tokens",
+    (spec) => {
+      for (let keep = 1; keep <= 120; keep++) {
+        const entries = path(spec);
+        const theirs = shape(upstream.prepareCompaction(entries, { enabled: true, reserveTokens: 16_384, keepRecentTokens: keep }));
+        const ours = shape(prepareCompaction(entries, keep));
+        if (theirs!.history.length === 0 && theirs!.prefix.length === 0) {
+          // Deliberate: where pi summarizes nothing (it still asks the model) we do not compact,
+          // except when the budget is reached inside the last tool results: pi then keeps it all,
+          // we keep from the last cut point (see findCutPoint above).
+          const last = [...entries].reverse().find((e) => e.type === "message" && (e as { message: AgentMessage }).message.role !== "toolResult");
+          if (ours) expect(ours.firstKeptEntryId, `keep ${keep}`).toBe(last!.id);
+        } else {
+          expect(ours, `keep ${keep}`).toEqual(theirs);
+        }
+      }
+    },
+  );
 });
 
 describe("buildSummaryRequest", () => {
