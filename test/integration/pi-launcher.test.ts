@@ -3,7 +3,7 @@
  * cache the build wrote, and without a usable cache it still works, silently.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -25,9 +25,9 @@ function tempDir(): string {
 }
 
 /** Start `launcher`, ask for the state, close stdin; what it answered and wrote to stderr. */
-async function firstState(launcher: string, env: NodeJS.ProcessEnv = {}) {
+async function firstState(launcher: string, env: NodeJS.ProcessEnv = {}, args: string[] = []) {
   const home = tempDir();
-  const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session"], {
+  const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", ...args], {
     cwd: home,
     env: { PI_ORCH_HOME: home, ...env },
     bin: [process.execPath, launcher],
@@ -108,6 +108,70 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
     const end = await worker.event("agent_end");
     expect(end.messages.at(-1).content[0].text).toBe("hello from the mock");
     expect(worker.stderr.join("")).toContain("pi: code cache accepted");
+  });
+});
+
+describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
+  const GUARD = resolve(import.meta.dirname, "../../examples/extensions/guard.ts");
+  /** Start with our example extension loaded; its /hello command shows it ran. */
+  async function withGuard(launcher: string) {
+    const home = tempDir();
+    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", GUARD], {
+      cwd: home,
+      env: { PI_ORCH_HOME: home, PI_ORCH_CODE_CACHE: "report" },
+      bin: [process.execPath, launcher],
+    });
+    const commands = await worker.request({ type: "get_commands" });
+    worker.closeStdin();
+    const exit = await worker.exited;
+    const stderr = worker.stderr.join("");
+    return { names: commands.data.commands.map((c: { name: string }) => c.name), exit, stderr };
+  }
+
+  it("accepts it and loads the extension", async () => {
+    const { names, exit, stderr } = await withGuard(join(DIST, "pi.cjs"));
+    expect(stderr).toContain("pi: jiti code cache accepted");
+    expect(names).toContain("hello");
+    expect(exit.code).toBe(0);
+  });
+
+  it("does not load jiti (nor say anything of its cache) when no extension is given", async () => {
+    const { stderr } = await firstState(join(DIST, "pi.cjs"), { PI_ORCH_CODE_CACHE: "report" });
+    expect(stderr).not.toContain("jiti");
+  });
+
+  it("loads extensions the same with no cache, one made from another jiti file, and one V8 rejects", async () => {
+    // A copy of the bin whose node_modules is the repository's, so the very same jiti resolves.
+    const root = tempDir();
+    const copy = join(root, "cli");
+    mkdirSync(copy);
+    symlinkSync(resolve(import.meta.dirname, "../../node_modules"), join(root, "node_modules"));
+    for (const f of ["pi.cjs", "pi-worker.cjs"]) copyFileSync(join(DIST, f), join(copy, f));
+    const launcher = join(copy, "pi.cjs");
+    const cacheFile = join(copy, "jiti.cjs.cache");
+
+    const missing = await withGuard(launcher);
+    expect(missing.stderr).toContain("pi: jiti code cache missing");
+    expect(missing.names).toContain("hello");
+
+    // The real cache under a key line of another jiti source: V8 alone would take it (it compares only the length).
+    const real = readFileSync(join(DIST, "jiti.cjs.cache"));
+    const data = real.subarray(real.indexOf(10) + 1);
+    writeFileSync(cacheFile, Buffer.concat([Buffer.from(`jiti-sha256:${"0".repeat(64)}\n`), data]));
+    const stale = await withGuard(launcher);
+    expect(stale.stderr).toContain("pi: jiti code cache stale");
+    expect(stale.names).toEqual(missing.names);
+
+    // The right key line over data V8 refuses (e.g. a cache from another node).
+    writeFileSync(cacheFile, Buffer.concat([real.subarray(0, real.indexOf(10) + 1), Buffer.from("not a V8 code cache")]));
+    const rejected = await withGuard(launcher);
+    expect(rejected.stderr).toContain("pi: jiti code cache rejected");
+    expect(rejected.names).toEqual(missing.names);
+    expect(rejected.exit.code).toBe(0);
+
+    // No key line at all: treated as missing.
+    writeFileSync(cacheFile, data.subarray(0, 100).map((b) => (b === 10 ? 32 : b)));
+    expect((await withGuard(launcher)).stderr).toContain("pi: jiti code cache missing");
   });
 });
 

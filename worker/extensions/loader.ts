@@ -4,12 +4,12 @@
  * load is reported and left out; the worker goes on.
  */
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
 import { ExtensionRegistry, createExtensionApi } from "./api.js";
 import { discoverExtensions } from "./discover.js";
 import { createEventBus } from "./event-bus.js";
 import { NO_EXTENSIONS, type ExtensionHooks } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
+import { loadJiti } from "./jiti-load.js";
 import { extensionModules } from "./modules/index.js";
 import { ExtensionRunner, type ExtensionErrorEvent } from "./runner.js";
 
@@ -79,9 +79,7 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
 
 /** A jiti importer that resolves pi's module names to the worker's own modules, so an extension anywhere can import them. */
 async function createImporter(host: () => ExtensionHost): Promise<(path: string) => Promise<unknown>> {
-  // require, not import(): the `pi` bin runs from a V8 code cache, which drops the
-  // callback import() needs ("A dynamic import callback was not specified"); jiti ships CommonJS.
-  const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
+  const createJiti = loadJiti();
   const virtualModules = await extensionModules(host);
   const jiti = createJiti(import.meta.url, { virtualModules, moduleCache: false });
   return (path) => jiti.import(path, { default: true });

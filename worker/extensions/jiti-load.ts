@@ -1,0 +1,78 @@
+/**
+ * Loads jiti for the extension loader, with the V8 code cache `npm run build` wrote for
+ * it when there is one: compiling jiti's 190 KB dist/jiti.cjs was the largest single
+ * cost a start with extensions paid before the first extension ran. The cache lies next
+ * to the worker bundle (dist/cli/jiti.cjs.cache) and begins with a hash of the jiti file
+ * it was made from, because V8 itself compares only the source's length. Missing, made
+ * from another jiti, or rejected by V8: jiti compiles as usual, slower, never wrong.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Script } from "node:vm";
+
+type CreateJiti = typeof import("jiti").createJiti;
+
+/** What became of the cache on this load: what `PI_ORCH_CODE_CACHE=report` prints. */
+export type JitiCacheStatus = "accepted" | "rejected" | "missing" | "stale";
+
+/** The cache file's first line: a hash of the exact jiti source it was made from. */
+export function jitiCacheKey(source: Buffer): string {
+  return `jiti-sha256:${createHash("sha256").update(source).digest("hex")}\n`;
+}
+
+/** Split a cache file into its key line and V8's data; undefined when it has no key line. */
+export function splitJitiCache(file: Buffer): { key: string; data: Buffer } | undefined {
+  const nl = file.indexOf(10);
+  if (nl < 0 || nl > 200) return undefined;
+  return { key: file.subarray(0, nl + 1).toString("latin1"), data: file.subarray(nl + 1) };
+}
+
+/**
+ * jiti's `createJiti`. Where the build left a cache beside this bundle, jiti's dist file
+ * is compiled from it and registered in require's cache under its own path first, so
+ * jiti's own entry (lib/jiti.cjs, 30 lines, with the real `import()` jiti needs for
+ * native modules) runs unchanged and picks it up.
+ */
+export function loadJiti(): CreateJiti {
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve("jiti");
+  const mode = process.env.PI_ORCH_CODE_CACHE;
+  const cacheFile = join(dirname(fileURLToPath(import.meta.url)), "jiti.cjs.cache");
+  const distFile = join(dirname(entry), "../dist/jiti.cjs");
+  if (require.cache[distFile] === undefined) {
+    const status = compileCached(distFile, cacheFile, mode === "write-jiti");
+    if (mode === "report") process.stderr.write(`pi: jiti code cache ${status}\n`);
+  }
+  return (require(entry) as typeof import("jiti")).createJiti;
+}
+
+function compileCached(file: string, cacheFile: string, write: boolean): JitiCacheStatus {
+  const raw = readFileSync(file);
+  const key = jitiCacheKey(raw);
+  let cached: { key: string; data: Buffer } | undefined;
+  try {
+    cached = splitJitiCache(readFileSync(cacheFile));
+  } catch {
+    cached = undefined;
+  }
+  const cachedData = cached?.key === key ? cached.data : undefined;
+  // Node's own CommonJS wrapper, so the file runs exactly as require() would run it.
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${raw.toString("utf8")}\n})`, { filename: file, cachedData });
+  const mod = new Module(file, undefined);
+  mod.filename = file;
+  mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
+  const fn = script.runInThisContext() as (...args: unknown[]) => void;
+  fn.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
+  mod.loaded = true;
+  createRequire(file).cache[file] = mod;
+  if (write) {
+    // The build's run: what compiled by exit (jiti's load and one extension's import) goes in.
+    process.on("exit", () => writeFileSync(cacheFile, Buffer.concat([Buffer.from(key, "latin1"), script.createCachedData()])));
+  }
+  if (cached === undefined) return "missing";
+  if (cachedData === undefined) return "stale";
+  return script.cachedDataRejected ? "rejected" : "accepted";
+}
