@@ -52,14 +52,17 @@ describe.skipIf(!installed)("compaction with a cut inside a turn: our worker and
   it("two summary requests (the history, and the split turn's prefix), joined into one summary; the turn's end is kept", async () => {
     const seen: Record<string, Line> = {};
     for (const impl of IMPLS) {
-      const { w } = startOracle(impl, server, dirs, {
+      const { w, project } = startOracle(impl, server, dirs, {
         sessions: true,
-        // The last answer alone (about 125 tokens) passes the budget: the cut falls on it, inside its turn.
+        // The last answer alone (about 125 tokens) passes the budget: the cut falls on it, inside its turn
+        // (the prompt, a read and a bash call before it).
         prepare: (home) => writeFileSync(join(home, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 100 } })),
       });
+      writeFileSync(join(project, "notes.txt"), "notes\n");
       server.enqueue({ text: `Answer-0: the parser ${"is fine ".repeat(20)}` });
       await turn(w, `Question-0: how is the parser? ${"tell me ".repeat(20)}`);
       server.enqueue(
+        { toolCalls: [{ id: "call_0", name: "read", arguments: { path: "notes.txt" } }] },
         { toolCalls: [{ id: "call_1", name: "bash", arguments: { command: "echo checks-output" } }] },
         { text: `Answer-1: the checks ${"pass again ".repeat(45)}` },
       );
@@ -95,7 +98,9 @@ describe.skipIf(!installed)("compaction with a cut inside a turn: our worker and
       await killAllWorkers();
     }
     expect(seen.upstream!.requests.map((r: Line) => r.covers)).toEqual([["Question-0", "Answer-0"], ["Question-1", "checks-output"]]);
-    expect(seen.upstream!.summary).toBe("## History\nparser fine\n\n---\n\n**Turn Context (split turn):**\n\n## Turn\nchecks ran");
+    // The file the turn's prefix read is listed after the joined summary, and kept in the details.
+    expect(seen.upstream!.summary).toBe("## History\nparser fine\n\n---\n\n**Turn Context (split turn):**\n\n## Turn\nchecks ran\n\n<read-files>\nnotes.txt\n</read-files>");
+    expect(seen.upstream!.entry.details).toEqual({ readFiles: ["notes.txt"], modifiedFiles: [] });
     expect(seen.upstream!.next).toEqual(["user:  (summary)", "assistant: Answer-1 ", "user: Question-2 "]);
     expect(seen.ours).toEqual(seen.upstream);
   });

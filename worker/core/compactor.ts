@@ -18,7 +18,7 @@ import {
 } from "../session/compaction.js";
 import type { SessionEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
-import { fileLists } from "../session/tree.js";
+import { formatFileLists } from "../session/tree.js";
 import type { Provider } from "../types.js";
 
 /** Why a compaction runs. */
@@ -112,12 +112,13 @@ export class Compactor {
         return null;
       }
       const supplied = outcome?.compaction;
-      const summary = supplied?.summary ?? (await summarizePlan(deps, plan, customInstructions, controller.signal));
+      // pi's own summary ends with the file lists; an extension's is kept as given.
+      const summary = supplied?.summary ?? (await summarizePlan(deps, plan, customInstructions, controller.signal)) + formatFileLists(plan.files);
       const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
       const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
       // pi's details: the files the summarized part read and changed, so later summaries keep them.
       // An extension's own compaction keeps only the details it gave, as in pi.
-      const details = supplied ? supplied.details : fileLists([...plan.messagesToSummarize, ...plan.turnPrefixMessages]);
+      const details = supplied ? supplied.details : plan.files;
       const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details, fromHook: supplied !== undefined });
       const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details };
       await deps.after?.(entry as SessionEntry, supplied !== undefined);

@@ -6,6 +6,7 @@
 import type { AgentMessage } from "../../shared/schema/messages.js";
 import { buildSessionContext, compactionSummaryMessage, entryMessage } from "./context.js";
 import { isKnownEntry, type CompactionEntry, type SessionEntry } from "./entries.js";
+import { fileLists, type FileLists } from "./tree.js";
 
 /** An image counts as this many characters (about 1200 tokens), whatever its size. */
 const IMAGE_CHARS = 4800;
@@ -133,6 +134,13 @@ export function splitTurnStart(entries: readonly SessionEntry[], cut: number): n
   return -1;
 }
 
+/** A compaction entry's details as file lists, when they are pi's `{readFiles, modifiedFiles}`. */
+function earlierFiles(details: unknown): FileLists[] {
+  const d = details as Partial<Record<keyof FileLists, unknown>> | undefined;
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((f): f is string => typeof f === "string") : []);
+  return d && typeof d === "object" ? [{ readFiles: strings(d.readFiles), modifiedFiles: strings(d.modifiedFiles) }] : [];
+}
+
 /** What one compaction will do; the caller asks the model for `summary` and appends the entry. */
 export interface CompactionPlan {
   /**
@@ -144,6 +152,12 @@ export interface CompactionPlan {
   isSplitTurn: boolean;
   /** The messages of that turn before the cut (empty unless `isSplitTurn`). */
   turnPrefixMessages: AgentMessage[];
+  /**
+   * pi's file lists of what is summarized (both parts), with those of the previous
+   * compaction when pi made it (not an extension): the entry's details, and appended to
+   * the summary.
+   */
+  files: FileLists;
   /** Goes into the compaction entry: the context restarts here after the summary. */
   firstKeptEntryId: string;
   /** Estimated context size before compacting, for the entry and the `compaction_end` event. */
@@ -180,6 +194,7 @@ export function prepareCompaction(path: readonly SessionEntry[], keepRecentToken
     messagesToSummarize: summarized.length === 0 ? [] : previous ? [compactionSummaryMessage(previous), ...summarized] : summarized,
     isSplitTurn,
     turnPrefixMessages,
+    files: fileLists([...summarized, ...turnPrefixMessages], previous && !previous.fromHook ? earlierFiles(previous.details) : []),
     firstKeptEntryId: path[cut].id,
     tokensBefore: estimateContextTokens(buildSessionContext(path).messages),
   };

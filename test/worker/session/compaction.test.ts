@@ -223,6 +223,38 @@ describe("prepareCompaction, against upstream pi's", () => {
   );
 });
 
+describe("prepareCompaction's file lists, against upstream pi's", () => {
+  let upstream: {
+    prepareCompaction: (path: SessionEntry[], settings: object) => { fileOps: unknown };
+    computeFileLists: (fileOps: unknown) => { readFiles: string[]; modifiedFiles: string[] };
+  };
+  beforeAll(async () => {
+    upstream = { ...(await import(UPSTREAM_COMPACTION)), ...(await import(UPSTREAM_COMPACTION.replace("compaction.js", "utils.js"))) };
+  });
+  const call = (name: string, path: string): AgentMessage => ({ ...assistant(""), content: [{ type: "toolCall", id: `c-${name}-${path}`, name, arguments: { path } }] });
+  /** Reads and writes in the history and in a split turn, after an earlier compaction with its own lists. */
+  const session = (fromHook: boolean) =>
+    chain([
+      messageEntry("u0", user(TEN)),
+      { type: "compaction", id: "k", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", summary: "s", firstKeptEntryId: "u0", tokensBefore: 1, fromHook, details: { readFiles: ["old-read", "both"], modifiedFiles: ["old-changed"] } },
+      messageEntry("a0", call("read", "both")),
+      messageEntry("u1", user(TEN)),
+      messageEntry("a1", call("read", "prefix-read")),
+      messageEntry("a2", call("edit", "both")),
+      messageEntry("a3", call("write", "prefix-written")),
+      messageEntry("a4", assistant("z".repeat(400))),
+    ] as SessionEntry[]);
+
+  it.each([false, true])("an earlier compaction made by an extension: %s", (fromHook) => {
+    const entries = session(fromHook);
+    const plan = prepareCompaction(entries, 50)!;
+    expect(plan.isSplitTurn).toBe(true);
+    const theirs = upstream.computeFileLists(upstream.prepareCompaction(entries, { enabled: true, reserveTokens: 16_384, keepRecentTokens: 50 }).fileOps);
+    expect(plan.files).toEqual(theirs);
+    expect(plan.files.readFiles).toEqual(fromHook ? ["prefix-read"] : ["old-read", "prefix-read"]);
+  });
+});
+
 describe("buildSummaryRequest", () => {
   it("asks for the structured sections and carries the conversation as text", () => {
     const text = buildSummaryRequest([user("fix the login"), assistant("", ["c1"]), toolResult("c1", "ok")]);
