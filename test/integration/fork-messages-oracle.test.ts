@@ -5,7 +5,7 @@
  * clones it there; with a session file it lists the user messages of every branch and
  * forks at any of them. Skipped when test/upstream is not installed.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { killAllWorkers, type RpcWorker } from "../support/rpc-worker.js";
@@ -74,6 +74,30 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
     expect((seen.upstream as unknown[])[1]).toEqual(["first", "second"]);
     expect((seen.upstream as unknown[])[3]).toEqual({ success: true, data: { text: "second", cancelled: false } });
     expect((seen.upstream as unknown[])[6]).toEqual(["user: first", "assistant: one", "user: third"]);
+  });
+
+  it("--no-session: new_session starts an empty session in memory and writes nothing", async () => {
+    const seen: Record<string, unknown> = {};
+    for (const impl of IMPLS) {
+      const { w, home } = startOracle(impl, server, dirs);
+      server.enqueue({ text: "one" }, { text: "two" });
+      await turn(w, "first");
+      const before = (await w.request({ type: "get_state" })).data as Line;
+      const fresh = await w.request({ type: "new_session" }, 30_000);
+      const after = (await w.request({ type: "get_state" })).data as Line;
+      // pi's in-memory session names a file it never writes (a bare file name); ours names none.
+      const named = impl === "upstream" ? typeof after.sessionFile === "string" && !existsSync(after.sessionFile) : after.sessionFile === undefined;
+      const steps: unknown[] = [{ success: fresh.success, data: fresh.data }, named, after.messageCount, after.sessionId !== before.sessionId];
+      steps.push(await conversation(w));
+      await turn(w, "second");
+      steps.push(lastRequest());
+      steps.push(await forkTexts(w));
+      steps.push(readdirSync(home, { recursive: true }).filter((f) => String(f).endsWith(".jsonl")));
+      seen[impl] = steps;
+      await killAllWorkers();
+    }
+    expect(seen.ours).toEqual(seen.upstream);
+    expect(seen.upstream).toEqual([{ success: true, data: { cancelled: false } }, true, 0, true, [], ["user: second"], ["second"], []]);
   });
 
   it("a session file with two branches: every branch's user messages are listed, and a fork at the other branch keeps its path", async () => {

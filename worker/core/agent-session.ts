@@ -158,7 +158,7 @@ export class AgentSession {
   private store: SessionStore | null = null;
   /** The level asked for while the model could think: a model switch restores it (clamped), as in pi. */
   private preferredThinking: ThinkingLevel;
-  private readonly ephemeralId: string = crypto.randomUUID();
+  private ephemeralId: string = crypto.randomUUID();
   private ephemeralName?: string;
   private activeToolNames: string[];
   private systemPromptText = "";
@@ -969,11 +969,15 @@ export class AgentSession {
   /** `new_session`: a fresh, empty session file. */
   async newSession(parentSession?: string, setup?: NewSessionOptions["setup"]): Promise<{ cancelled: boolean }> {
     this.requireIdle("start a new session");
-    const outcome = await this.replaceSession({ type: "session_before_switch", reason: "new" }, "new", () => ({
-      store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }),
-      fresh: true,
-      result: { cancelled: false },
-    }));
+    const outcome = await this.replaceSession({ type: "session_before_switch", reason: "new" }, "new", () => {
+      if (this.store) {
+        return { store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }), fresh: true, result: { cancelled: false } };
+      }
+      // --no-session: a new session in memory, as pi's; nothing reaches the disk.
+      this.ephemeralId = crypto.randomUUID();
+      this.ephemeralName = undefined;
+      return { messages: [], result: { cancelled: false } };
+    });
     if (!outcome.cancelled && setup) await setup(this.setupView());
     return outcome;
   }
