@@ -17,22 +17,28 @@ export class Mailbox<M> {
 
   /** Enqueue; when nothing is running the message is handled before `post` returns. */
   post(message: M): void {
-    this.queue.push(message);
-    if (this.running) return;
+    if (this.running) {
+      this.queue.push(message);
+      return;
+    }
     this.running = true;
     try {
-      while (this.head < this.queue.length) {
-        const next = this.queue[this.head++];
-        try {
-          this.handle(next);
-        } catch (err) {
-          this.onError(err, next);
-        }
-      }
+      // Handled at once, not queued: most posts (a worker's every line) find the mailbox
+      // idle, and a push then emptying the queue would shrink and regrow it each time.
+      this.dispatch(message);
+      while (this.head < this.queue.length) this.dispatch(this.queue[this.head++]);
     } finally {
-      this.queue.length = 0;
+      if (this.queue.length > 0) this.queue.length = 0;
       this.head = 0;
       this.running = false;
+    }
+  }
+
+  private dispatch(message: M): void {
+    try {
+      this.handle(message);
+    } catch (err) {
+      this.onError(err, message);
     }
   }
 }
