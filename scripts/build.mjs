@@ -5,7 +5,7 @@
 import { build } from "esbuild";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -88,10 +88,7 @@ rmSync(old, { recursive: true, force: true });
 // After the move: V8 keeps the file name a code cache was made under, so every stack
 // trace of the worker would otherwise name the staging folder, which no longer exists.
 await writeCodeCache("dist/cli/pi.cjs", { mode: "write", args: [], cache: "dist/cli/pi-worker.cjs.cache", what: "the worker's" });
-// jiti's own cache, from a start that loads one real extension (ours): a start with
-// extensions then skips compiling jiti's 190 KB. Its own run, so the worker's cache
-// above keeps only what a start without extensions compiles.
-await writeCodeCache("dist/cli/pi.cjs", { mode: "write-jiti", args: ["-e", "examples/extensions/guard.ts"], cache: "dist/cli/jiti.cjs.cache", what: "jiti's" });
+await writeJitiCache("dist/cli/pi.cjs");
 console.log(`built ${entries.map((e) => "dist/" + e.replace(/\.ts$/, ".js")).join(", ")}, dist/cli/pi.cjs (worker with its code cache, and jiti's)`);
 
 /**
@@ -146,15 +143,44 @@ function withoutInteractive() {
 }
 
 /**
+ * jiti's own cache (dist/cli/jiti.cjs.cache): a start with extensions then skips compiling
+ * jiti's 190 KB, and what jiti runs for a typical extension is compiled already. Made by
+ * a start of its own (the worker's cache keeps only what a start without extensions
+ * compiles) that loads our example extension and a two-file one in the style of pi's
+ * examples, whose `./helper.js` import of a `.ts` file takes jiti's slowest resolution
+ * path. A first start fills jiti's transform cache, so the second, the one recorded, runs
+ * what a usual start runs (a cache hit, no Babel).
+ */
+async function writeJitiCache(launcher) {
+  const dir = mkdtempSync(join(tmpdir(), "pi-build-ext-"));
+  try {
+    writeFileSync(join(dir, "helper.ts"), "export const describe = (what: string): string => `a command made ${what}`;\n");
+    writeFileSync(
+      join(dir, "index.ts"),
+      'import { Type } from "typebox";\nimport { describe } from "./helper.js";\n' +
+        'export default function (pi: any): void {\n  pi.registerTool({ name: "build_cache", label: "build", description: describe("at build time"), parameters: Type.Object({}), execute: async () => ({ content: [] }) });\n}\n',
+    );
+    const args = ["-e", "examples/extensions/guard.ts", "-e", dir];
+    await writeCodeCache(launcher, { mode: undefined, args, cache: undefined, what: "jiti's" });
+    await writeCodeCache(launcher, { mode: "write-jiti", args, cache: "dist/cli/jiti.cjs.cache", what: "jiti's" });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Start the worker once in code-cache-writing mode (`PI_ORCH_CODE_CACHE=<mode>`), ask for
- * its state, close stdin: what V8 compiled by then is saved to `cache`. A failure only
+ * its state, close stdin: what V8 compiled by then is saved to `cache` (with no mode, the
+ * start only warms what the next one reads). A failure only
  * costs start-up time, so it is a warning, not a failed build.
  */
 async function writeCodeCache(launcher, { mode, args, cache, what }) {
   const home = mkdtempSync(join(tmpdir(), "pi-build-cache-"));
   try {
     const answered = await new Promise((resolve) => {
-      const env = { ...process.env, PI_ORCH_CODE_CACHE: mode, PI_ORCH_HOME: home };
+      const env = { ...process.env, PI_ORCH_HOME: home };
+      if (mode === undefined) delete env.PI_ORCH_CODE_CACHE;
+      else env.PI_ORCH_CODE_CACHE = mode;
       const child = spawn(process.execPath, [launcher, "--mode", "rpc", "--provider", "faux", "--no-session", ...args], { env, stdio: ["pipe", "pipe", "ignore"] });
       let out = "";
       let ok = false;
@@ -169,7 +195,7 @@ async function writeCodeCache(launcher, { mode, args, cache, what }) {
       child.on("exit", (code) => resolve(ok && code === 0));
       child.stdin.write(JSON.stringify({ id: "build", type: "get_state" }) + "\n");
     });
-    if (!answered || !existsSync(cache)) {
+    if (!answered || (cache !== undefined && !existsSync(cache))) {
       console.warn(`build: could not write ${what} code cache; pi starts without it (slower, still correct)`);
     }
   } finally {

@@ -113,10 +113,21 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
 
 describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
   const GUARD = resolve(import.meta.dirname, "../../examples/extensions/guard.ts");
-  /** Start with our example extension loaded; its /hello command shows it ran. */
+  /**
+   * Start with our example extension and a two-file one whose `./helper.js` names a `.ts`
+   * file, as pi's examples do (jiti gets there through its resolution errors, the path
+   * where it first needs the v8 and assert modules it was given lazily).
+   */
   async function withGuard(launcher: string) {
     const home = tempDir();
-    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", GUARD], {
+    const ext = join(home, "two-files");
+    mkdirSync(ext);
+    writeFileSync(join(ext, "helper.ts"), 'export const label = (s: string): string => `made ${s}`;\n');
+    writeFileSync(
+      join(ext, "index.ts"),
+      'import { label } from "./helper.js";\nexport default function (pi: any): void { pi.registerCommand("two-files", { description: label("here"), handler: async () => {} }); }\n',
+    );
+    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", GUARD, "-e", ext], {
       cwd: home,
       env: { PI_ORCH_HOME: home, PI_ORCH_CODE_CACHE: "report" },
       bin: [process.execPath, launcher],
@@ -124,8 +135,9 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     const commands = await worker.request({ type: "get_commands" });
     worker.closeStdin();
     const exit = await worker.exited;
-    const stderr = worker.stderr.join("");
-    return { names: commands.data.commands.map((c: { name: string }) => c.name), exit, stderr };
+    const list = commands.data.commands as { name: string; description?: string }[];
+    expect(list.find((c) => c.name === "two-files")?.description).toBe("made here");
+    return { names: list.map((c) => c.name), exit, stderr: worker.stderr.join("") };
   }
 
   it("accepts it and loads the extension", async () => {

@@ -7,7 +7,7 @@
  * from another jiti, or rejected by V8: jiti compiles as usual, slower, never wrong.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,15 +38,63 @@ export function splitJitiCache(file: Buffer): { key: string; data: Buffer } | un
  */
 export function loadJiti(): CreateJiti {
   const require = createRequire(import.meta.url);
-  const entry = require.resolve("jiti");
+  const entry = jitiEntry(require);
   const mode = process.env.PI_ORCH_CODE_CACHE;
   const cacheFile = join(dirname(fileURLToPath(import.meta.url)), "jiti.cjs.cache");
   const distFile = join(dirname(entry), "../dist/jiti.cjs");
-  if (require.cache[distFile] === undefined) {
+  // Another layout (a jiti other than 2.x) simply loads the way require() loads it.
+  if (require.cache[distFile] === undefined && existsSync(distFile)) {
     const status = compileCached(distFile, cacheFile, mode === "write-jiti");
     if (mode === "report") process.stderr.write(`pi: jiti code cache ${status}\n`);
   }
   return (require(entry) as typeof import("jiti")).createJiti;
+}
+
+/**
+ * The file `require("jiti")` loads, found as Node finds it (the first node_modules
+ * folder up from here that holds jiti, then its package.json's `exports["."].require`)
+ * but without Node's package-exports resolver, whose loading alone cost ~2 ms of CPU.
+ * Anything unexpected in that package.json is left to require.resolve.
+ */
+function jitiEntry(require: NodeJS.Require): string {
+  for (const dir of require.resolve.paths("jiti") ?? []) {
+    const pkgFile = join(dir, "jiti", "package.json");
+    if (!existsSync(pkgFile)) continue;
+    const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as { exports?: { ".": { require?: { default?: unknown } } } };
+    const target = pkg.exports?.["."]?.require?.default;
+    // The real path, as require() keys its cache: jiti's entry then finds the module registered below.
+    if (typeof target === "string" && target.startsWith("./")) return realpathSync(join(dir, "jiti", target));
+    break;
+  }
+  return require.resolve("jiti");
+}
+
+/**
+ * Node built-ins jiti requires at its top but uses only on paths a start seldom takes:
+ * fs/promises (to unlink a temporary ESM file), v8 and assert (to build a resolution
+ * error). fs/promises alone is a dozen of node's internal modules (readline among them).
+ */
+const LAZY_BUILTINS = new Set(["node:fs/promises", "node:v8", "node:assert"]);
+
+/**
+ * jiti asks v8 one thing: whether this process is building a startup snapshot (before it
+ * raises Error.stackTraceLimit for a resolution error, e.g. each miss while it looks for
+ * `./x.js` before trying `./x.ts`). A worker never is: it runs as a script, never under
+ * `node --build-snapshot`. Answering that loads no v8 module (~2.5 ms of CPU); any other
+ * member of `startupSnapshot` is the real one.
+ */
+const STARTUP_SNAPSHOT = (real: () => Record<PropertyKey, unknown>) =>
+  new Proxy({}, { get: (_, key) => (key === "isBuildingSnapshot" ? () => false : (real().startupSnapshot as Record<PropertyKey, unknown>)[key]) });
+
+/** jiti's `require`, with the built-ins above as objects that load the real module on first use. */
+function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
+  const lazy = (id: string): object => {
+    let mod: Record<PropertyKey, unknown> | undefined;
+    const load = () => (mod ??= real(id) as Record<PropertyKey, unknown>);
+    const snapshot = id === "node:v8" ? STARTUP_SNAPSHOT(load) : undefined;
+    return new Proxy({}, { get: (_, key) => (key === "startupSnapshot" && snapshot ? snapshot : load()[key]), has: (_, key) => key in load() });
+  };
+  return Object.assign((id: string) => (LAZY_BUILTINS.has(id) ? lazy(id) : real(id)), real);
 }
 
 function compileCached(file: string, cacheFile: string, write: boolean): JitiCacheStatus {
@@ -65,7 +113,7 @@ function compileCached(file: string, cacheFile: string, write: boolean): JitiCac
   mod.filename = file;
   mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
+  fn.call(mod.exports, mod.exports, withLazyBuiltins(createRequire(file)), mod, file, dirname(file));
   mod.loaded = true;
   createRequire(file).cache[file] = mod;
   if (write) {
