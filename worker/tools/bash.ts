@@ -30,7 +30,6 @@ import {
   formatSize,
   truncateTail,
   utf8Suffix,
-  type TailTruncation,
 } from "./truncate.js";
 
 /** Minimum time between two streamed updates of a running command. */
@@ -40,8 +39,31 @@ export const BASH_UPDATE_INTERVAL_MS = 100;
 // inherited the pipe may never send EOF, so stop once the pipe has been quiet this long.
 const EXIT_DRAIN_IDLE_MS = 100;
 
-/** The truncation of a command's output, without the text itself. */
-export type OutputTruncation = Omit<TailTruncation, "content">;
+/** The truncation of a command's output. Lines are counted as an editor shows them: "a\nb\n" is 2. */
+export interface OutputTruncation {
+  truncated: boolean;
+  /** The limit that cut the output, or null when nothing was cut. */
+  truncatedBy: "lines" | "bytes" | null;
+  totalLines: number;
+  totalBytes: number;
+  outputLines: number;
+  outputBytes: number;
+  /** The one line kept is longer than the byte limit: only its end is shown. */
+  partialLine: boolean;
+}
+
+/**
+ * The tail of `text` as an editor counts lines: a final newline ends the last line (pi's
+ * truncateTail would count an empty line after it) and is kept, so a notice appended
+ * after the output starts on its own line.
+ */
+function editorTail(text: string, maxLines: number, maxBytes: number): { content: string; truncatedBy: "lines" | "bytes" | null; outputLines: number; partialLine: boolean } {
+  if (text === "") return { content: "", truncatedBy: null, outputLines: 0, partialLine: false };
+  const newline = text.endsWith("\n") ? "\n" : "";
+  const cut = truncateTail(newline ? text.slice(0, -1) : text, { maxLines, maxBytes: maxBytes - newline.length });
+  const content = cut.outputLines > 0 ? cut.content + newline : "";
+  return { content, truncatedBy: cut.truncatedBy, outputLines: cut.outputLines, partialLine: cut.lastLinePartial };
+}
 
 /** A view of the output so far: the tail to show, and where the whole output is when it did not fit. */
 export interface OutputSnapshot {
@@ -116,7 +138,7 @@ export class OutputTail {
       if (nl !== -1 && nl < text.length - 1) text = text.slice(nl + 1);
       else wholeTailIsOneLine = true;
     }
-    const cut = truncateTail(text, { maxLines: this.maxLines, maxBytes: this.maxBytes });
+    const cut = editorTail(text, this.maxLines, this.maxBytes);
     const totalLines = this.totalLines();
     const truncated = this.exceedsLimits();
     const truncation: OutputTruncation = {
@@ -125,7 +147,7 @@ export class OutputTail {
       totalLines,
       totalBytes: this.totalBytes,
       outputLines: cut.outputLines,
-      outputBytes: cut.outputBytes,
+      outputBytes: Buffer.byteLength(cut.content, "utf8"),
       partialLine: cut.partialLine || (wholeTailIsOneLine && cut.outputLines > 0),
     };
     return { text: cut.content, truncation, ...(this.filePath ? { fullOutputPath: this.filePath } : {}) };

@@ -1,6 +1,7 @@
 /**
  * Output truncation shared by the tools: keep the head (file reads) or the tail (command
- * output) within a line limit and a byte limit, whichever is hit first. Pure functions.
+ * output) within a line limit and a byte limit, whichever is hit first. `truncateHead` and
+ * `truncateTail` are pi 0.73.1's, result for result (extensions get them as pi's). Pure functions.
  */
 
 /** Lines kept when a caller gives no limit. */
@@ -16,9 +17,9 @@ export interface TruncateOptions {
 }
 
 /**
- * What `truncateHead` kept, in pi's shape (the extension API hands it out as pi's own).
- * Lines are counted as pi counts them: the pieces of `text.split("\n")`, so a final
- * newline opens one more (empty) line and "a\nb\n" is 3 lines.
+ * What `truncateHead` / `truncateTail` kept, in pi's shape (the extension API hands them
+ * out as pi's own). Lines are counted as pi counts them: the pieces of `text.split("\n")`,
+ * so a final newline opens one more (empty) line and "a\nb\n" is 3 lines.
  */
 export interface TruncationResult {
   content: string;
@@ -29,38 +30,12 @@ export interface TruncationResult {
   totalBytes: number;
   outputLines: number;
   outputBytes: number;
-  /** Always false for the head (pi sets it only for a tail cut inside a line). */
+  /** Tail only: the last line alone is longer than `maxBytes`; its end was kept, cut on a character boundary. */
   lastLinePartial: boolean;
-  /** The first line alone is longer than `maxBytes`: nothing was kept (`content` is ""). */
+  /** Head only: the first line alone is longer than `maxBytes`, so nothing was kept (`content` is ""). */
   firstLineExceedsLimit: boolean;
   maxLines: number;
   maxBytes: number;
-}
-
-/** What `truncateTail` kept. Lines are counted as an editor shows them: "a\nb\n" is 2 lines. */
-export interface TailTruncation {
-  content: string;
-  truncated: boolean;
-  /** The limit that cut the text, or null when nothing was cut. */
-  truncatedBy: "lines" | "bytes" | null;
-  totalLines: number;
-  totalBytes: number;
-  outputLines: number;
-  outputBytes: number;
-  /** The last line alone is longer than `maxBytes` and its end was kept, cut on a character boundary. */
-  partialLine: boolean;
-}
-
-/** Number of lines in `text`; a trailing newline ends the last line rather than opening a new one. */
-export function countLines(text: string): number {
-  if (text.length === 0) return 0;
-  let count = 1;
-  let at = text.indexOf("\n");
-  while (at !== -1) {
-    if (at < text.length - 1) count++;
-    at = text.indexOf("\n", at + 1);
-  }
-  return count;
 }
 
 /** Human size for notices: `512B`, `50.0KB`, `3.2MB`. */
@@ -95,28 +70,30 @@ export function truncateLine(line: string, maxChars: number): { text: string; tr
   return { text: `${line.slice(0, maxChars)}… [line cut at ${maxChars} chars]`, truncated: true };
 }
 
-/** The lines of `text` without the empty string a trailing newline would add. */
-function splitLines(text: string): string[] {
-  if (text.length === 0) return [];
-  const lines = text.split("\n");
-  if (text.endsWith("\n")) lines.pop();
-  return lines;
-}
-
 function limits(options: TruncateOptions): { maxLines: number; maxBytes: number } {
   return { maxLines: options.maxLines ?? DEFAULT_MAX_LINES, maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES };
 }
 
-function untouched(text: string, totalLines: number, totalBytes: number): TailTruncation {
+/** The result for `text` cut to `content`; `truncatedBy` null means nothing was cut. */
+function resultOf(
+  text: string,
+  content: string,
+  truncatedBy: "lines" | "bytes" | null,
+  outputLines: number,
+  limit: { maxLines: number; maxBytes: number },
+  edge: { lastLinePartial?: boolean; firstLineExceedsLimit?: boolean } = {},
+): TruncationResult {
   return {
-    content: text,
-    truncated: false,
-    truncatedBy: null,
-    totalLines,
-    totalBytes,
-    outputLines: totalLines,
-    outputBytes: totalBytes,
-    partialLine: false,
+    content,
+    truncated: truncatedBy !== null,
+    truncatedBy,
+    totalLines: text.split("\n").length,
+    totalBytes: Buffer.byteLength(text, "utf8"),
+    outputLines,
+    outputBytes: Buffer.byteLength(content, "utf8"),
+    lastLinePartial: edge.lastLinePartial ?? false,
+    firstLineExceedsLimit: edge.firstLineExceedsLimit ?? false,
+    ...limit,
   };
 }
 
@@ -127,25 +104,11 @@ function untouched(text: string, totalLines: number, totalBytes: number): TailTr
  * cut it themselves (see `utf8Prefix`).
  */
 export function truncateHead(text: string, options: TruncateOptions = {}): TruncationResult {
-  const { maxLines, maxBytes } = limits(options);
-  const totalBytes = Buffer.byteLength(text, "utf8");
+  const limit = limits(options);
+  const { maxLines, maxBytes } = limit;
   const lines = text.split("\n");
-  const totalLines = lines.length;
-  const result = (content: string, truncatedBy: "lines" | "bytes" | null, outputLines: number, firstLineExceedsLimit = false): TruncationResult => ({
-    content,
-    truncated: truncatedBy !== null,
-    truncatedBy,
-    totalLines,
-    totalBytes,
-    outputLines,
-    outputBytes: Buffer.byteLength(content, "utf8"),
-    lastLinePartial: false,
-    firstLineExceedsLimit,
-    maxLines,
-    maxBytes,
-  });
-  if (totalLines <= maxLines && totalBytes <= maxBytes) return result(text, null, totalLines);
-  if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes) return result("", "bytes", 0, true);
+  if (lines.length <= maxLines && Buffer.byteLength(text, "utf8") <= maxBytes) return resultOf(text, text, null, lines.length, limit);
+  if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes) return resultOf(text, "", "bytes", 0, limit, { firstLineExceedsLimit: true });
 
   const kept: string[] = [];
   let bytes = 0;
@@ -162,51 +125,41 @@ export function truncateHead(text: string, options: TruncateOptions = {}): Trunc
   }
   // pi names the line limit whenever it was reached, even when the byte limit stopped the loop too.
   if (kept.length >= maxLines && bytes <= maxBytes) truncatedBy = "lines";
-  return result(kept.join("\n"), truncatedBy, kept.length);
+  return resultOf(text, kept.join("\n"), truncatedBy, kept.length, limit);
 }
 
 /**
- * Keep the end of `text`: whole lines, at most `maxLines` of them and `maxBytes` bytes.
- * A last line longer than `maxBytes` is cut inside and its end kept (see `partialLine`).
- * A trailing newline of the input is kept, so appended notices start on their own line.
+ * Keep the end of `text`, exactly as pi 0.73.1's `truncateTail`: whole lines, at most
+ * `maxLines` of them and `maxBytes` bytes. A last line longer than `maxBytes` is cut
+ * inside and its end kept (`lastLinePartial`). A final newline is a last, empty line, so
+ * it is kept and counts against `maxLines`.
  */
-export function truncateTail(text: string, options: TruncateOptions = {}): TailTruncation {
-  const { maxLines, maxBytes } = limits(options);
-  const totalBytes = Buffer.byteLength(text, "utf8");
-  const totalLines = countLines(text);
-  if (totalLines <= maxLines && totalBytes <= maxBytes) return untouched(text, totalLines, totalBytes);
+export function truncateTail(text: string, options: TruncateOptions = {}): TruncationResult {
+  const limit = limits(options);
+  const { maxLines, maxBytes } = limit;
+  const lines = text.split("\n");
+  if (lines.length <= maxLines && Buffer.byteLength(text, "utf8") <= maxBytes) return resultOf(text, text, null, lines.length, limit);
 
-  const lines = splitLines(text);
-  const newline = text.endsWith("\n") ? "\n" : "";
   const kept: string[] = [];
-  let bytes = Buffer.byteLength(newline, "utf8");
+  let bytes = 0;
   let truncatedBy: "lines" | "bytes" = "lines";
-  let partialLine = false;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    if (kept.length === maxLines) break;
+  let lastLinePartial = false;
+  for (let i = lines.length - 1; i >= 0 && kept.length < maxLines; i--) {
     const line = lines[i]!;
     const cost = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
     if (bytes + cost > maxBytes) {
       truncatedBy = "bytes";
-      if (kept.length === 0 && maxLines > 0 && maxBytes - bytes > 0) {
-        kept.push(utf8Suffix(line, maxBytes - bytes));
-        partialLine = true;
+      if (kept.length === 0) {
+        const end = utf8Suffix(line, maxBytes);
+        kept.unshift(end);
+        bytes = Buffer.byteLength(end, "utf8");
+        lastLinePartial = true;
       }
       break;
     }
-    kept.push(line);
+    kept.unshift(line);
     bytes += cost;
   }
-  kept.reverse();
-  const content = kept.length > 0 ? kept.join("\n") + newline : "";
-  return {
-    content,
-    truncated: true,
-    truncatedBy,
-    totalLines,
-    totalBytes,
-    outputLines: kept.length,
-    outputBytes: Buffer.byteLength(content, "utf8"),
-    partialLine,
-  };
+  if (kept.length >= maxLines && bytes <= maxBytes) truncatedBy = "lines";
+  return resultOf(text, kept.join("\n"), truncatedBy, kept.length, limit, { lastLinePartial });
 }
