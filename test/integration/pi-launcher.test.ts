@@ -118,10 +118,9 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
    * file, as pi's examples do (jiti gets there through its resolution errors, the path
    * where it first needs the v8 and assert modules it was given lazily).
    */
-  async function withGuard(launcher: string) {
-    const home = tempDir();
+  async function withGuard(launcher: string, preload?: string, home = tempDir()) {
     const ext = join(home, "two-files");
-    mkdirSync(ext);
+    mkdirSync(ext, { recursive: true });
     writeFileSync(join(ext, "helper.ts"), 'export const label = (s: string): string => `made ${s}`;\n');
     writeFileSync(
       join(ext, "index.ts"),
@@ -130,7 +129,7 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", GUARD, "-e", ext], {
       cwd: home,
       env: { PI_ORCH_HOME: home, PI_ORCH_CODE_CACHE: "report" },
-      bin: [process.execPath, launcher],
+      bin: [process.execPath, ...(preload ? ["-r", preload] : []), launcher],
     });
     const commands = await worker.request({ type: "get_commands" });
     worker.closeStdin();
@@ -145,6 +144,21 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     expect(stderr).toContain("pi: jiti code cache accepted");
     expect(names).toContain("hello");
     expect(exit.code).toBe(0);
+  });
+
+  it("leaves node's fs/promises, v8 and assert unloaded, which jiti requires at its top (it gets them lazily)", async () => {
+    const dir = tempDir();
+    const preload = join(dir, "modules.cjs");
+    const list = join(dir, "modules.txt");
+    writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));`);
+    // The second start: the first filled jiti's transform cache, so Babel (which needs them) stays out too, as in a usual start.
+    const home = tempDir();
+    await withGuard(join(DIST, "pi.cjs"), undefined, home);
+    const { names } = await withGuard(join(DIST, "pi.cjs"), preload, home);
+    expect(names).toContain("hello");
+    const loaded = readFileSync(list, "utf8").split("\n");
+    expect(loaded).toContain("NativeModule vm");
+    for (const m of ["fs/promises", "v8", "assert"]) expect(loaded).not.toContain(`NativeModule ${m}`);
   });
 
   it("does not load jiti (nor say anything of its cache) when no extension is given", async () => {

@@ -77,22 +77,37 @@ function jitiEntry(require: NodeJS.Require): string {
 const LAZY_BUILTINS = new Set(["node:fs/promises", "node:v8", "node:assert"]);
 
 /**
- * jiti asks v8 one thing: whether this process is building a startup snapshot (before it
- * raises Error.stackTraceLimit for a resolution error, e.g. each miss while it looks for
- * `./x.js` before trying `./x.ts`). A worker never is: it runs as a script, never under
- * `node --build-snapshot`. Answering that loads no v8 module (~2.5 ms of CPU); any other
- * member of `startupSnapshot` is the real one.
+ * Members jiti uses that can answer without loading their module, the rest of which loads
+ * on first use. Both are used while jiti builds its resolution errors (for each miss as it
+ * looks for `./x.js` before it tries `./x.ts`, pi's examples' style): loading v8 and assert
+ * for them cost ~1.5 ms of CPU.
+ * - v8 `startupSnapshot.isBuildingSnapshot()`: a worker never builds a startup snapshot
+ *   (it runs as a script, never under `node --build-snapshot`).
+ * - assert `ok(value, message)`: a value that holds needs nothing; one that does not goes to
+ *   the real `assert.ok`, which throws its own AssertionError.
  */
-const STARTUP_SNAPSHOT = (real: () => Record<PropertyKey, unknown>) =>
-  new Proxy({}, { get: (_, key) => (key === "isBuildingSnapshot" ? () => false : (real().startupSnapshot as Record<PropertyKey, unknown>)[key]) });
+function answered(id: string, real: () => Record<PropertyKey, unknown>): Record<PropertyKey, unknown> {
+  if (id === "node:v8") {
+    const snapshot = new Proxy({}, { get: (_, key) => (key === "isBuildingSnapshot" ? () => false : (real().startupSnapshot as Record<PropertyKey, unknown>)[key]) });
+    return { startupSnapshot: snapshot };
+  }
+  if (id === "node:assert") {
+    return {
+      ok: (value: unknown, message?: string): void => {
+        if (!value) (real().ok as (v: unknown, m?: string) => void)(value, message);
+      },
+    };
+  }
+  return {};
+}
 
 /** jiti's `require`, with the built-ins above as objects that load the real module on first use. */
-function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
+export function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
   const lazy = (id: string): object => {
     let mod: Record<PropertyKey, unknown> | undefined;
     const load = () => (mod ??= real(id) as Record<PropertyKey, unknown>);
-    const snapshot = id === "node:v8" ? STARTUP_SNAPSHOT(load) : undefined;
-    return new Proxy({}, { get: (_, key) => (key === "startupSnapshot" && snapshot ? snapshot : load()[key]), has: (_, key) => key in load() });
+    const own = answered(id, load);
+    return new Proxy({}, { get: (_, key) => (key in own ? own[key] : load()[key]), has: (_, key) => key in own || key in load() });
   };
   return Object.assign((id: string) => (LAZY_BUILTINS.has(id) ? lazy(id) : real(id)), real);
 }
@@ -117,7 +132,7 @@ function compileCached(file: string, cacheFile: string, write: boolean): JitiCac
   mod.loaded = true;
   createRequire(file).cache[file] = mod;
   if (write) {
-    // The build's run: what compiled by exit (jiti's load and one extension's import) goes in.
+    // The build's run (PI_ORCH_CODE_CACHE=write-jiti): what compiled by exit (jiti's load, its extensions' imports) goes in.
     process.on("exit", () => writeFileSync(cacheFile, Buffer.concat([Buffer.from(key, "latin1"), script.createCachedData()])));
   }
   if (cached === undefined) return "missing";
