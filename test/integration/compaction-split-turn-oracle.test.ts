@@ -8,28 +8,15 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer, type RecordedRequest } from "../support/mock-model-server.js";
+import { describe, expect, it } from "vitest";
+import type { RecordedRequest } from "../support/mock-model-server.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 import { killAllWorkers, type RpcWorker } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation, type TempDir } from "../support/upstream-oracle.js";
+import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
 
 type Line = Record<string, any>;
 
-let server: MockModelServer;
-const dirs: TempDir[] = [];
-
-beforeEach(async () => {
-  server = await startMockModelServer();
-});
-
-afterEach(async () => {
-  try {
-    await killAllWorkers();
-  } finally {
-    await server.close();
-    for (const d of dirs.splice(0)) d.cleanup();
-  }
-});
+const { server, dirs } = useOracleFixture();
 
 const IMPLS: Implementation[] = ["ours", "upstream"];
 const text = (m: Line): string => (typeof m.content === "string" ? m.content : (m.content as Line[]).map((c) => c.text ?? "").join(""));

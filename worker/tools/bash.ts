@@ -29,6 +29,7 @@ import {
   DEFAULT_MAX_LINES,
   formatSize,
   truncateTail,
+  type TruncationResult,
   utf8Suffix,
 } from "./truncate.js";
 
@@ -39,15 +40,8 @@ export const BASH_UPDATE_INTERVAL_MS = 100;
 // inherited the pipe may never send EOF, so stop once the pipe has been quiet this long.
 const EXIT_DRAIN_IDLE_MS = 100;
 
-/** The truncation of a command's output. Lines are counted as an editor shows them: "a\nb\n" is 2. */
-export interface OutputTruncation {
-  truncated: boolean;
-  /** The limit that cut the output, or null when nothing was cut. */
-  truncatedBy: "lines" | "bytes" | null;
-  totalLines: number;
-  totalBytes: number;
-  outputLines: number;
-  outputBytes: number;
+/** The truncation of a command's output: pi's fields, but lines counted as an editor shows them ("a\nb\n" is 2). */
+export interface OutputTruncation extends Pick<TruncationResult, "truncated" | "truncatedBy" | "totalLines" | "totalBytes" | "outputLines" | "outputBytes"> {
   /** The one line kept is longer than the byte limit: only its end is shown. */
   partialLine: boolean;
 }
