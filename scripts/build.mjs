@@ -5,7 +5,7 @@
 import { build } from "esbuild";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -152,7 +152,10 @@ function withoutInteractive() {
  * what a usual start runs (a cache hit, no Babel).
  */
 async function writeJitiCache(launcher) {
-  const dir = mkdtempSync(join(tmpdir(), "pi-build-ext-"));
+  // A fixed folder: jiti names its transform cache after the file's path, so a new temporary
+  // folder per build would leave two more files in jiti's cache each time.
+  const dir = "node_modules/.cache/pi-orch-build-extension";
+  mkdirSync(dir, { recursive: true });
   try {
     writeFileSync(join(dir, "helper.ts"), "export const describe = (what: string): string => `a command made ${what}`;\n");
     writeFileSync(
