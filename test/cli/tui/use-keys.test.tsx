@@ -7,11 +7,22 @@
  */
 import { Text, useInput, useStdin } from "ink";
 import { render } from "ink-testing-library";
-import { useLayoutEffect, useState } from "react";
+import { Component, useLayoutEffect, useState, type ReactNode } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { KeyRouter, useKeys, useRawKeys } from "../../../cli/tui/useKeys.js";
 
 type Listen = "keys" | "raw" | "ink";
+
+/** Draws the message of an error its children throw while rendering. */
+class ShowError extends Component<{ children: ReactNode }, { message: string | null }> {
+  override state = { message: null as string | null };
+  static getDerivedStateFromError(error: Error) {
+    return { message: error.message };
+  }
+  override render() {
+    return this.state.message === null ? this.props.children : <Text>{this.state.message}</Text>;
+  }
+}
 
 /** A form that records what it is handed: parsed keys (`useKeys`), the raw text (`useRawKeys`), or through ink's own `useInput`. */
 function Form({ got, listen }: { got: string[]; listen: Listen }) {
@@ -90,7 +101,12 @@ describe("the KeyRouter", () => {
 
   it("is needed: useKeys or useRawKeys outside one refuse to mount and say so", async () => {
     for (const Lonely of [() => (useKeys(() => undefined), <Text>lonely</Text>), () => (useRawKeys(() => undefined), <Text>lonely</Text>)]) {
-      const t = render(<Lonely />);
+      // Our own boundary shows the error: ink's error screen is not drawn as a frame when CI is set.
+      const t = render(
+        <ShowError>
+          <Lonely />
+        </ShowError>,
+      );
       mounted.push(t);
       await vi.waitFor(() => expect(t.lastFrame()).toMatch(/use(Raw)?Keys needs a KeyRouter above it/));
     }
