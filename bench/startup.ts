@@ -86,40 +86,58 @@ function rssParts(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: stri
     });
     let buf = "";
     let done = false;
-    p.on("error", rej);
+    // Whatever goes wrong, the probed process does not outlive the measurement.
+    const fail = (err: unknown): void => {
+      p.kill("SIGKILL");
+      rej(err);
+    };
+    p.on("error", fail);
     p.stdout.on("data", (c: Buffer) => {
       buf += c.toString();
       if (done || !buf.includes('"command":"get_state"')) return;
       done = true;
       setTimeout(() => {
-        const kb = new Map<string, number>();
-        let mapping = "";
-        for (const line of readFileSync(`/proc/${p.pid}/smaps`, "utf8").split("\n")) {
-          const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-          if (head) mapping = head[1] === "" || head[1]!.startsWith("[") ? "anon" : head[1]!;
-          const rss = /^Rss:\s+(\d+)/.exec(line);
-          if (rss) kb.set(mapping, (kb.get(mapping) ?? 0) + Number(rss[1]));
+        try {
+          measure();
+        } catch (err) {
+          fail(err);
         }
-        p.kill("SIGUSR2");
-        const started = Date.now();
-        const read = (): void => {
-          if (!existsSync(out)) {
-            if (Date.now() - started > 5000) return rej(new Error(`${args.join(" ")}: the RSS probe did not answer`));
-            return void setTimeout(read, 20);
-          }
-          const heap = JSON.parse(readFileSync(out, "utf8")) as { spaces: { used: number; committed: number }[] };
-          const mb = (k: number) => k / 1024;
-          const total = [...kb.values()].reduce((a, b) => a + b, 0);
-          const binary = kb.get(process.execPath) ?? 0;
-          const anon = kb.get("anon") ?? 0;
-          const heapUsed = heap.spaces.reduce((a, s) => a + s.used, 0) / 2 ** 20;
-          const heapCommitted = heap.spaces.reduce((a, s) => a + s.committed, 0) / 2 ** 20;
-          p.stdin.end();
-          res({ rss: mb(total), nodeBinary: mb(binary), otherFiles: mb(total - binary - anon), heapUsed, heapSlack: heapCommitted - heapUsed, otherAnon: mb(anon) - heapCommitted });
-        };
-        read();
       }, 300);
     });
+    const measure = (): void => {
+      const kb = new Map<string, number>();
+      let mapping = "";
+      for (const line of readFileSync(`/proc/${p.pid}/smaps`, "utf8").split("\n")) {
+        const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+        if (head) mapping = head[1] === "" || head[1]!.startsWith("[") ? "anon" : head[1]!;
+        const rss = /^Rss:\s+(\d+)/.exec(line);
+        if (rss) kb.set(mapping, (kb.get(mapping) ?? 0) + Number(rss[1]));
+      }
+      p.kill("SIGUSR2");
+      const started = Date.now();
+      const read = (): void => {
+        if (!existsSync(out)) {
+          if (Date.now() - started > 5000) return fail(new Error(`${args.join(" ")}: the RSS probe did not answer`));
+          return void setTimeout(() => {
+            try {
+              read();
+            } catch (err) {
+              fail(err);
+            }
+          }, 20);
+        }
+        const heap = JSON.parse(readFileSync(out, "utf8")) as { spaces: { used: number; committed: number }[] };
+        const mb = (k: number) => k / 1024;
+        const total = [...kb.values()].reduce((a, b) => a + b, 0);
+        const binary = kb.get(process.execPath) ?? 0;
+        const anon = kb.get("anon") ?? 0;
+        const heapUsed = heap.spaces.reduce((a, s) => a + s.used, 0) / 2 ** 20;
+        const heapCommitted = heap.spaces.reduce((a, s) => a + s.committed, 0) / 2 ** 20;
+        p.stdin.end();
+        res({ rss: mb(total), nodeBinary: mb(binary), otherFiles: mb(total - binary - anon), heapUsed, heapSlack: heapCommitted - heapUsed, otherAnon: mb(anon) - heapCommitted });
+      };
+      read();
+    };
     p.on("exit", (code) => {
       if (!done) rej(new Error(`${args.join(" ")} exited (${code}) before answering get_state`));
     });
