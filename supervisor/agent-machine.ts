@@ -418,12 +418,21 @@ class Step {
 
   private spawnWorker(): void {
     const s = this.s;
+    let built: ReturnType<typeof buildWorkerArgv>;
+    try {
+      built = buildWorkerArgv(s.record, s.record.sessionFile, this.config.defaultCommand);
+    } catch (err) {
+      // A record the command cannot be built from (one saved before spawn checked it, e.g. a
+      // custom command with --api-key and no provider): every start would fail the same way.
+      this.setStatus("failed", err instanceof Error ? err.message : String(err));
+      return;
+    }
     const gen = ++s.gen;
     s.intendedExit = null;
     s.flood = NO_FLOOD;
     s.lastEventAt = this.now;
     this.setStatus("starting");
-    const { file, args, env: keyEnv } = buildWorkerArgv(s.record, s.record.sessionFile, this.config.defaultCommand);
+    const { file, args, env: keyEnv } = built;
     s.worker = { gen, pid: undefined, startedAt: this.now, file, args };
     // Last effect of this step: the shell answers it with `spawned` before anything else runs.
     this.effects.push({ kind: "spawn", gen, file, args, cwd: s.record.cwd, env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv } });

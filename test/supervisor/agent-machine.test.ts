@@ -215,6 +215,15 @@ describe("agent table: start and restart", () => {
     expect(d.state.record.statusReason).toMatch(/unknown option --bogus/);
     expect(d.of("timer")).toEqual([]);
   });
+
+  it("a record its worker command cannot be built from (a saved custom command with --api-key and no provider) is failed with the reason, never spawned", () => {
+    const d = new Driver(record({ workerCommand: ["my-agent", "--api-key", "sk-secret"] }));
+    expect(() => d.send({ kind: "start" })).not.toThrow();
+    expect(d.status).toBe("failed");
+    expect(d.state.record.statusReason).toMatch(/names no provider/);
+    expect(d.state.record.statusReason).not.toContain("sk-secret");
+    expect(d.of("spawn")).toEqual([]);
+  });
 });
 
 describe("agent table: stop and remove", () => {
