@@ -95,7 +95,7 @@ export function liftApiKey(args: readonly string[], custom: boolean): { args: st
     if (!name) {
       throw new OrchError(
         "invalid",
-        `--api-key in a custom worker command is passed in the provider's environment variable, never in argv, but ${provider ? `provider "${provider}" has no known variable` : "the command names no provider (--provider P or --model P/ID)"}; pass the key with --env NAME=KEY instead`,
+        `--api-key in a custom worker command is passed in the provider's environment variable, never in argv, but ${provider ? `provider "${provider}" has no known variable` : "the command names no provider (--provider P or --model P/ID)"}; set the worker's own key variable in the environment pi-orch serve runs with (workers inherit it) instead`,
       );
     }
     env[name] = key;

@@ -50,6 +50,12 @@ describe("fault: secrets on the command line", () => {
     // Ours: a models.json provider on the mock. Upstream: its built-in openai provider pointed at the mock.
     writeFileSync(join(home, "models.json"), JSON.stringify({ providers: { mock: { baseUrl: `${mock.url}/v1`, api: "openai-completions", apiKey: "MOCK_KEY_UNSET", models: [{ id: "mock-1" }] } } }));
     writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { openai: { baseUrl: `${mock.url}/v1` } } }));
+    const argvProbe = join(home, "argv-probe.mjs");
+    const argvOut = join(home, "argv.json");
+    writeFileSync(
+      argvProbe,
+      `import { writeFileSync } from "node:fs";\nimport { pathToFileURL } from "node:url";\nwriteFileSync(process.env.ARGV_OUT, JSON.stringify(process.argv));\nprocess.argv.splice(1, 1);\nawait import(pathToFileURL(process.argv[1]).href);\n`,
+    );
     const server = await runSupervisorServer({ home, handleSignals: false, defaultWorkerCommand: [process.execPath, PI_BIN, "--mode", "rpc"], timings: TIMINGS });
     servers.push(server);
     const client = await IpcClient.connect({ socketPath: server.socketPath });
@@ -61,8 +67,10 @@ describe("fault: secrets on the command line", () => {
         : await client.spawn({
             name: "k",
             cwd: home,
-            workerCommand: [process.execPath, UPSTREAM_CLI, "--mode", "rpc", "--no-session", "--provider", "openai", "--model", "gpt-4o-mini", `--api-key=${key}`],
-            env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
+            // Through a wrapper that saves the argv it was given: upstream pi sets its process
+            // title, which overwrites /proc/PID/cmdline, so that alone would show nothing.
+            workerCommand: [process.execPath, argvProbe, UPSTREAM_CLI, "--mode", "rpc", "--no-session", "--provider", "openai", "--model", "gpt-4o-mini", `--api-key=${key}`],
+            env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ARGV_OUT: argvOut },
           });
     pids.add(spawned.pid!);
     const view = procView(spawned.pid!);
@@ -79,10 +87,11 @@ describe("fault: secrets on the command line", () => {
       requests: mock.requests.length,
       header_has_key: auth.some((a) => a === `Bearer ${key}`),
     });
-    // Upstream pi sets its process title to "pi" (which rewrites cmdline); ours keeps its argv there.
-    if (impl === "ours") expect(view.cmdline).toContain("--mode rpc");
-    expect(view.cmdline).not.toContain(key);
-    expect(view.cmdline).not.toContain("--api-key");
+    // Ours keeps its argv in cmdline; for upstream, the argv its wrapper was started with.
+    const argv = impl === "ours" ? view.cmdline : (JSON.parse(readFileSync(argvOut, "utf8")) as string[]).join(" ");
+    expect(argv).toContain("--mode rpc");
+    expect(argv).not.toContain(key);
+    expect(argv).not.toContain("--api-key");
     expect(view.environ).toContain(impl === "ours" ? `PI_API_KEY=${key}` : `OPENAI_API_KEY=${key}`);
     expect(auth).toEqual([`Bearer ${key}`]);
     expect(JSON.stringify(reply)).toContain("authenticated");
@@ -95,7 +104,7 @@ describe("fault: secrets on the command line", () => {
     const client = await IpcClient.connect({ socketPath: server.socketPath });
     clients.push(client);
     const err = await client.spawn({ name: "k", cwd: home, workerCommand: ["pi", "--mode", "rpc", "--api-key", "sk-x"] }).catch((e: Error & { code?: string }) => e);
-    expect(err).toMatchObject({ code: "invalid", message: expect.stringMatching(/names no provider.*--env NAME=KEY/) });
+    expect(err).toMatchObject({ code: "invalid", message: expect.stringMatching(/names no provider.*environment pi-orch serve runs with/) });
     expect(await client.list()).toEqual([]);
   });
 });

@@ -65,7 +65,7 @@ describe("worker command", () => {
   });
 
   it("refuses a key for a custom command whose provider it cannot tell", () => {
-    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"] }, null, [])).toThrow(/names no provider.*--env NAME=KEY/);
+    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"] }, null, [])).toThrow(/names no provider.*environment pi-orch serve runs with/);
     expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"], provider: "mine" }, null, [])).toThrow(/provider "mine" has no known variable/);
   });
 });
