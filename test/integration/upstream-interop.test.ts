@@ -5,15 +5,13 @@
  * must work as they do with our own worker, and a command only the upstream pi knows
  * must reach it.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { World, type Json } from "../support/orch-cli.js";
 import { isAlive, tempDir, waitForExit } from "../support/rpc-worker.js";
-
-const UPSTREAM = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
-const installed = existsSync(UPSTREAM);
+import { mockModelsJson, UPSTREAM_CLI as UPSTREAM, upstreamInstalled as installed } from "../support/upstream-oracle.js";
 if (!installed) {
   process.stderr.write(
     `upstream-interop: skipped: ${UPSTREAM} is missing; npm test installs it (pretest: node scripts/ensure-upstream.mjs)\n`,
@@ -25,10 +23,16 @@ let server: MockModelServer | undefined;
 let agentDir: { path: string; cleanup: () => void } | undefined;
 
 afterEach(async () => {
-  await world?.cleanup();
-  await server?.close();
-  agentDir?.cleanup();
-  world = server = agentDir = undefined;
+  try {
+    await world?.cleanup();
+  } finally {
+    try {
+      await server?.close();
+    } finally {
+      agentDir?.cleanup();
+      world = server = agentDir = undefined;
+    }
+  }
 });
 
 describe.skipIf(!installed)("upstream pi 0.73.1 as a pi-orch worker (skipped when test/upstream is not installed)", () => {
@@ -36,19 +40,7 @@ describe.skipIf(!installed)("upstream pi 0.73.1 as a pi-orch worker (skipped whe
     server = await startMockModelServer();
     agentDir = tempDir("pi-upstream-agent-");
     mkdirSync(agentDir.path, { recursive: true });
-    writeFileSync(
-      join(agentDir.path, "models.json"),
-      JSON.stringify({
-        providers: {
-          mock: {
-            baseUrl: `${server.url}/v1`,
-            api: "openai-completions",
-            apiKey: "mock-key",
-            models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
-          },
-        },
-      }),
-    );
+    writeFileSync(join(agentDir.path, "models.json"), JSON.stringify(mockModelsJson(server)));
     world = new World({ PI_CODING_AGENT_DIR: agentDir.path, PI_OFFLINE: "1" });
     await world.serve();
 
@@ -119,16 +111,7 @@ describe.skipIf(!installed)("upstream pi 0.73.1 as a pi-orch worker (skipped whe
     server = await startMockModelServer();
     agentDir = tempDir("pi-upstream-agent-");
     mkdirSync(agentDir.path, { recursive: true });
-    const models = JSON.stringify({
-      providers: {
-        mock: {
-          baseUrl: `${server.url}/v1`,
-          api: "openai-completions",
-          apiKey: "mock-key",
-          models: [{ id: "mock-1", name: "Mock 1", contextWindow: 128_000, maxTokens: 4096 }],
-        },
-      },
-    });
+    const models = JSON.stringify(mockModelsJson(server));
     writeFileSync(join(agentDir.path, "models.json"), models);
     world = new World({ PI_CODING_AGENT_DIR: agentDir.path, PI_OFFLINE: "1" });
     writeFileSync(join(world.home.path, "models.json"), models);
