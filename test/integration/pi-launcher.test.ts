@@ -201,6 +201,23 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
   });
 });
 
+describe("resources an extension discovers", () => {
+  it("loads a skill path given as ~/… from the home folder, as pi does", async () => {
+    const home = tempDir();
+    mkdirSync(join(home, "found-skill"));
+    writeFileSync(join(home, "found-skill", "SKILL.md"), "---\nname: found-skill\ndescription: Found through resources_discover\n---\nBody\n");
+    const ext = join(home, "discover.ts");
+    writeFileSync(ext, `export default function (pi) { pi.on("resources_discover", () => ({ skillPaths: ["~/found-skill"] })); }\n`);
+    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", ext], {
+      cwd: home,
+      env: { PI_ORCH_HOME: home, HOME: home },
+      bin: [process.execPath, join(DIST, "pi.cjs")],
+    });
+    const commands = await worker.request({ type: "get_commands" });
+    expect(commands.data.commands).toContainEqual(expect.objectContaining({ name: "skill:found-skill" }));
+  });
+});
+
 describe("pi.cjs loads what a start does not need on first use", () => {
   it("runs every built-in tool and writes its session (node's child_process, crypto, fs/promises and os are required only then)", async () => {
     const home = tempDir();

@@ -4,7 +4,6 @@
  * before; a throwing handler becomes an `extension_error` event and the next one
  * still runs. Notifications are delivered one after another in emission order.
  */
-import { resolve } from "node:path";
 import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
@@ -132,7 +131,8 @@ export class ExtensionRunner implements ExtensionHooks {
       const r = value as Partial<Record<keyof DiscoveredResources, unknown>> | undefined;
       for (const key of ["skillPaths", "promptPaths", "themePaths"] as const) {
         const list = r?.[key];
-        if (Array.isArray(list)) for (const p of list) if (typeof p === "string" && p.length > 0) found[key].push(resolve(cwd, p));
+        // As given: loading resolves them as pi does (`~` is the home folder, the rest is relative to cwd).
+        if (Array.isArray(list)) for (const p of list) if (typeof p === "string" && p.length > 0) found[key].push(p);
       }
       return undefined;
     });
