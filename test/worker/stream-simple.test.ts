@@ -62,6 +62,16 @@ describe("streamSimpleProvider", () => {
       ["start", "error"],
       "the stream of test ended without a done or error event",
     ],
+    [
+      "an error event without its message is the stream's error, said as such",
+      () => {
+        const s = createAssistantMessageEventStream();
+        s.push({ type: "error", reason: "error" } as never);
+        return s;
+      },
+      ["start", "error"],
+      "the stream of test sent an error event without an assistant message (error: undefined)",
+    ],
   ])("%s", async (_name, fn, types, errorMessage) => {
     const events = await collect(fn);
     expect(events.map((e) => e.type)).toEqual(types);

@@ -132,6 +132,11 @@ export function streamSimpleProvider(streamSimple: StreamSimple, owner: string):
       try {
         const context: PiContext = { systemPrompt: request.systemPrompt, messages: request.messages, tools: request.tools };
         for await (const event of await streamSimple(model, context, piOptions(request))) {
+          if (event.type === "done" || event.type === "error") {
+            const message = event.type === "done" ? event.message : event.error;
+            // The loop reads these as our assistant messages: anything else is the stream's fault, said as such.
+            if (!isAssistantMessage(message)) throw new Error(`the stream of ${owner} sent ${event.type === "error" ? "an" : "a"} ${event.type} event without an assistant message (${event.type === "done" ? "message" : "error"}: ${describe(message)})`);
+          }
           if (event.type === "done") {
             if (!started) yield { type: "start", partial: event.message };
             yield { type: "done", message: event.message };
@@ -180,14 +185,32 @@ export function providerAsStreamSimple(
       apiKey: options.apiKey,
       signal: options.signal ?? new AbortController().signal,
     };
+    const relay = (event: ProviderEvent): void => {
+      if (event.type === "done") out.push({ type: "done", reason: event.message.stopReason, message: event.message });
+      else if (event.type === "error") out.push({ type: "error", reason: event.message.stopReason, error: event.message });
+      else out.push(event);
+    };
     void (async () => {
-      for await (const event of provider(wire).stream(request)) {
-        if (event.type === "done") out.push({ type: "done", reason: event.message.stopReason, message: event.message });
-        else if (event.type === "error") out.push({ type: "error", reason: event.message.stopReason, error: event.message });
-        else out.push(event);
+      try {
+        for await (const event of provider(wire).stream(request)) relay(event);
+      } catch (err) {
+        // Our providers end in an error event rather than throw; a throw here (a provider that
+        // failed to load) still ends the extension's stream with one, never an unhandled rejection.
+        for (const event of failStream(new MessageBuilder(wire.api, wire.provider, wire.id), err, request.signal.aborted)) relay(event);
+      } finally {
+        out.end();
       }
-      out.end();
     })();
     return out;
   };
+}
+
+/** Whether `value` has the shape the agent loop reads as an assistant message. */
+function isAssistantMessage(value: unknown): value is AssistantMessage {
+  return typeof value === "object" && value !== null && (value as { role?: unknown }).role === "assistant" && Array.isArray((value as { content?: unknown }).content);
+}
+
+function describe(value: unknown): string {
+  if (value === null || typeof value !== "object") return String(value);
+  return `an object with ${Object.keys(value).join(", ") || "no keys"}`;
 }
