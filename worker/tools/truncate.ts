@@ -74,9 +74,9 @@ function limits(options: TruncateOptions): { maxLines: number; maxBytes: number 
   return { maxLines: options.maxLines ?? DEFAULT_MAX_LINES, maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES };
 }
 
-/** The result for `text` cut to `content`; `truncatedBy` null means nothing was cut. */
+/** The result for a text of `total` lines and bytes cut to `content`; `truncatedBy` null means nothing was cut. */
 function resultOf(
-  text: string,
+  total: { lines: number; bytes: number },
   content: string,
   truncatedBy: "lines" | "bytes" | null,
   outputLines: number,
@@ -87,8 +87,8 @@ function resultOf(
     content,
     truncated: truncatedBy !== null,
     truncatedBy,
-    totalLines: text.split("\n").length,
-    totalBytes: Buffer.byteLength(text, "utf8"),
+    totalLines: total.lines,
+    totalBytes: total.bytes,
     outputLines,
     outputBytes: Buffer.byteLength(content, "utf8"),
     lastLinePartial: edge.lastLinePartial ?? false,
@@ -107,8 +107,9 @@ export function truncateHead(text: string, options: TruncateOptions = {}): Trunc
   const limit = limits(options);
   const { maxLines, maxBytes } = limit;
   const lines = text.split("\n");
-  if (lines.length <= maxLines && Buffer.byteLength(text, "utf8") <= maxBytes) return resultOf(text, text, null, lines.length, limit);
-  if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes) return resultOf(text, "", "bytes", 0, limit, { firstLineExceedsLimit: true });
+  const total = { lines: lines.length, bytes: Buffer.byteLength(text, "utf8") };
+  if (total.lines <= maxLines && total.bytes <= maxBytes) return resultOf(total, text, null, lines.length, limit);
+  if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes) return resultOf(total, "", "bytes", 0, limit, { firstLineExceedsLimit: true });
 
   const kept: string[] = [];
   let bytes = 0;
@@ -125,7 +126,7 @@ export function truncateHead(text: string, options: TruncateOptions = {}): Trunc
   }
   // pi names the line limit whenever it was reached, even when the byte limit stopped the loop too.
   if (kept.length >= maxLines && bytes <= maxBytes) truncatedBy = "lines";
-  return resultOf(text, kept.join("\n"), truncatedBy, kept.length, limit);
+  return resultOf(total, kept.join("\n"), truncatedBy, kept.length, limit);
 }
 
 /**
@@ -138,7 +139,8 @@ export function truncateTail(text: string, options: TruncateOptions = {}): Trunc
   const limit = limits(options);
   const { maxLines, maxBytes } = limit;
   const lines = text.split("\n");
-  if (lines.length <= maxLines && Buffer.byteLength(text, "utf8") <= maxBytes) return resultOf(text, text, null, lines.length, limit);
+  const total = { lines: lines.length, bytes: Buffer.byteLength(text, "utf8") };
+  if (total.lines <= maxLines && total.bytes <= maxBytes) return resultOf(total, text, null, lines.length, limit);
 
   const kept: string[] = [];
   let bytes = 0;
@@ -161,5 +163,5 @@ export function truncateTail(text: string, options: TruncateOptions = {}): Trunc
     bytes += cost;
   }
   if (kept.length >= maxLines && bytes <= maxBytes) truncatedBy = "lines";
-  return resultOf(text, kept.join("\n"), truncatedBy, kept.length, limit, { lastLinePartial });
+  return resultOf(total, kept.join("\n"), truncatedBy, kept.length, limit, { lastLinePartial });
 }
