@@ -63,7 +63,7 @@ import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
-import { AutoRetry } from "./auto-retry.js";
+import { AutoRetry, retrySettingsOf } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
 import { plainBashOutput } from "./bash-output.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
@@ -250,15 +250,7 @@ export class AgentSession {
     // The provider named on the command line, also when an extension's provider is resolved later.
     const named = options.model?.includes("/") ? options.model.slice(0, options.model.indexOf("/")) : undefined;
     this.explicitKeyProvider = options.provider ?? named ?? (this.pendingStartModel ? undefined : model.provider);
-    this.retry = new AutoRetry(
-      {
-        enabled: settings.retry?.enabled ?? true,
-        maxAttempts: settings.retry?.maxRetries ?? 3,
-        baseDelayMs: options.retryDelayMs ?? settings.retry?.baseDelayMs ?? 2000,
-        ...(retryCap === undefined ? {} : { maxRetryDelayMs: retryCap }),
-      },
-      (e) => this.emit(e),
-    );
+    this.retry = new AutoRetry(retrySettingsOf(settings, options.retryDelayMs), (e) => this.emit(e));
     this.autoCompaction = settings.compaction?.enabled ?? true;
     this.preferredThinking = this.options.thinking ?? restored?.thinkingLevel ?? settings.defaultThinkingLevel ?? "medium";
     this.agent = new Agent(
@@ -469,18 +461,17 @@ export class AgentSession {
       const next = get(after);
       return JSON.stringify(get(before)) === JSON.stringify(next) ? undefined : next;
     };
+    // Field by field: a value set by hand since the last read stays unless the file changed it.
     const retry = this.retry.settings;
-    const enabled = changed((s) => s.retry?.enabled ?? true);
-    if (enabled !== undefined) retry.enabled = enabled;
-    const maxAttempts = changed((s) => s.retry?.maxRetries ?? 3);
-    if (maxAttempts !== undefined) retry.maxAttempts = maxAttempts;
-    const baseDelayMs = changed((s) => s.retry?.baseDelayMs ?? 2000);
-    if (baseDelayMs !== undefined && this.options.retryDelayMs === undefined) retry.baseDelayMs = baseDelayMs;
-    // Compared directly: removing the cap (back to the default) is a change too.
-    if (maxRetryDelayMs(before) !== maxRetryDelayMs(after)) {
-      const cap = maxRetryDelayMs(after);
-      retry.maxRetryDelayMs = cap;
-      this.providers.maxRetryDelayMs = cap;
+    const was = retrySettingsOf(before, this.options.retryDelayMs);
+    const now = retrySettingsOf(after, this.options.retryDelayMs);
+    if (was.enabled !== now.enabled) retry.enabled = now.enabled;
+    if (was.maxAttempts !== now.maxAttempts) retry.maxAttempts = now.maxAttempts;
+    if (was.baseDelayMs !== now.baseDelayMs) retry.baseDelayMs = now.baseDelayMs;
+    // Removing the cap (back to the default) is a change too.
+    if (was.maxRetryDelayMs !== now.maxRetryDelayMs) {
+      retry.maxRetryDelayMs = now.maxRetryDelayMs;
+      this.providers.maxRetryDelayMs = now.maxRetryDelayMs;
     }
     const compaction = changed((s) => s.compaction?.enabled ?? true);
     if (compaction !== undefined) this.autoCompaction = compaction;

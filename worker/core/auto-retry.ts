@@ -8,6 +8,7 @@ import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, AssistantMessage } from "../../shared/schema/messages.js";
 import type { ResponseFailure } from "../agent/types.js";
 import { decideRetry, DEFAULT_MAX_RETRY_DELAY_MS } from "../providers/retry-delay.js";
+import { maxRetryDelayMs } from "../resources/settings.js";
 
 /** Retry settings; `enabled` follows `set_auto_retry`. */
 export interface RetrySettings {
@@ -17,6 +18,17 @@ export interface RetrySettings {
   baseDelayMs: number;
   /** Longest wait a provider may ask for (pi's `retry.provider.maxRetryDelayMs`); default 60 s, 0 = no cap. */
   maxRetryDelayMs?: number;
+}
+
+/** The retry settings a settings file gives (pi's defaults where it says nothing); `baseDelayMs` overrides its base delay. */
+export function retrySettingsOf(settings: Parameters<typeof maxRetryDelayMs>[0], baseDelayMs?: number): RetrySettings {
+  const cap = maxRetryDelayMs(settings);
+  return {
+    enabled: settings.retry?.enabled ?? true,
+    maxAttempts: settings.retry?.maxRetries ?? 3,
+    baseDelayMs: baseDelayMs ?? settings.retry?.baseDelayMs ?? 2000,
+    ...(cap === undefined ? {} : { maxRetryDelayMs: cap }),
+  };
 }
 
 /** The events this layer reports. */
