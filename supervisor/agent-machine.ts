@@ -19,6 +19,7 @@ import { decideRestart, describeExit, NO_RESTARTS, type RestartHistory } from ".
 import { countRunTokens } from "./run-limits.js";
 import type { AgentTimings } from "./types.js";
 import { buildWorkerArgv } from "./worker-command.js";
+import { isDialogMethod } from "../shared/dialogs.js";
 
 /** What does not change over an agent's life. */
 export interface MachineConfig {
@@ -195,7 +196,6 @@ export function notRunningError(state: AgentState): OrchError {
 }
 
 /** `extension_ui_request` methods that wait for an answer (the others are fire-and-forget), as pi's docs/rpc.md lists them. */
-const DIALOG_METHODS: ReadonlySet<unknown> = new Set(["select", "confirm", "input", "editor"]);
 
 /** Handle one message. Pure: the state given is not changed. */
 export function transition(config: MachineConfig, state: AgentState, message: AgentMessage, now: number): Transition {
@@ -682,7 +682,7 @@ class Step {
         if (s.record.status === "stalled") this.setStatus("busy");
         break;
       case "extension_ui_request":
-        if (DIALOG_METHODS.has(event.method) && typeof event.id === "string") this.openDialog(event.id, event.timeout);
+        if (isDialogMethod(event.method) && typeof event.id === "string") this.openDialog(event.id, event.timeout);
         if (status === "stalled") this.setStatus("busy");
         break;
     }

@@ -12,6 +12,7 @@ import { keyAdvice } from "../key-advice.js";
 import { commaList } from "./options.js";
 import { TranscriptRenderer } from "./transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, textOf, type RunEvent, type RunView } from "../events/run-view.js";
+import { isDialogMethod, dialogQuestion, type DialogMethod } from "../../shared/dialogs.js";
 
 
 /**
@@ -21,15 +22,15 @@ import { EMPTY_RUN_VIEW, foldRun, textOf, type RunEvent, type RunView } from "..
  */
 export function dialogHint(agent: string, event: Record<string, unknown>): string | null {
   if (event.type !== "extension_ui_request" || typeof event.id !== "string") return null;
-  const answers: Record<string, Record<string, unknown>> = {
+  if (!isDialogMethod(event.method)) return null;
+  const answers: Record<DialogMethod, Record<string, unknown>> = {
     confirm: { confirmed: true },
     select: { value: Array.isArray(event.options) && typeof event.options[0] === "string" ? event.options[0] : "OPTION" },
     input: { value: "TEXT" },
     editor: { value: "TEXT" },
   };
-  const answer = typeof event.method === "string" ? answers[event.method] : undefined;
-  if (!answer) return null;
-  const question = [event.title, event.message].filter((t) => typeof t === "string" && t !== "").join(": ");
+  const answer = answers[event.method];
+  const question = dialogQuestion(event);
   const reply = JSON.stringify({ type: "extension_ui_response", id: event.id, ...answer });
   return `${agent} asks (${event.method}) ${JSON.stringify(question)} and waits for the answer; answer it in pi-orch tui, or with pi-orch rpc ${agent} '${reply}' ('{"type":"extension_ui_response","id":"${event.id}","cancelled":true}' dismisses it)`;
 }

@@ -7,6 +7,7 @@
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { Colors } from "../context.js";
 import type { RunEvent } from "../events/run-view.js";
+import { isDialogMethod, dialogQuestion } from "../../shared/dialogs.js";
 
 /** Options of a renderer. */
 export interface TranscriptOptions {
@@ -49,9 +50,8 @@ export class TranscriptRenderer {
     const ui = message.event;
     if (ui.type === "extension_ui_request") {
       // Dialogs only (the fire-and-forget requests are the extension's own display); how to answer is prompt's to say.
-      if (ui.method !== "select" && ui.method !== "confirm" && ui.method !== "input" && ui.method !== "editor") return;
-      const question = [ui.title, ui.message].filter((t) => typeof t === "string" && t !== "").join(": ");
-      this.line(agent, c.yellow(`? asks (${ui.method}): ${question}`));
+      if (!isDialogMethod(ui.method)) return;
+      this.line(agent, c.yellow(`? asks (${ui.method}): ${dialogQuestion(ui)}`));
       return;
     }
     switch (e.type) {

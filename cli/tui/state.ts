@@ -8,6 +8,7 @@ import type { AgentInfo, AgentStatus, WorktreeInfo } from "../../shared/schema/a
 import type { ExtensionUiRequest } from "../../shared/schema/rpc.js";
 import { contentText, summarizeArgs } from "../commands/transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
+import { isDialogMethod, type DialogMethod } from "../../shared/dialogs.js";
 
 /** Finished transcript lines kept per agent (the zoom view scrolls through them). */
 export const MAX_LINES = 2000;
@@ -34,7 +35,7 @@ export interface RunningTool {
 /** An extension dialog waiting for this TUI's answer (`extension_ui_request`). */
 export interface DialogRequest {
   id: string;
-  method: "select" | "confirm" | "input" | "editor";
+  method: DialogMethod;
   title: string;
   message?: string;
   options?: string[];
@@ -368,7 +369,7 @@ function transcribe(a: AgentView, e: RunEvent): AgentView {
 function dialogOrNotice(a: AgentView, e: ExtensionUiRequest): AgentView {
   const method = e.method;
   if (method === "notify") return push(close(a), { kind: e.notifyType === "error" ? "error" : "notice", text: `· ${e.message ?? ""}` });
-  if (method !== "select" && method !== "confirm" && method !== "input" && method !== "editor") return a;
+  if (!isDialogMethod(method)) return a;
   const dialog: DialogRequest = {
     id: String(e.id),
     method,
