@@ -544,7 +544,9 @@ export class AgentSession {
     const first = prompts.find((p) => p.role === "user");
     const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
     const images = first && Array.isArray(first.content) ? first.content.filter((c): c is ImageContent => c.type === "image") : [];
-    const outcome = await this.extensions.beforeAgentStart(text, images.length > 0 ? images : undefined, this.systemPromptText, this.systemPromptOptions());
+    // The options are built only for a handler that can read them (every prompt passes here).
+    const options = this.extensions.has("before_agent_start") ? this.systemPromptOptions() : undefined;
+    const outcome = await this.extensions.beforeAgentStart(text, images.length > 0 ? images : undefined, this.systemPromptText, options);
     this.runSystemPrompt = outcome?.systemPrompt ?? null;
     prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
   }
