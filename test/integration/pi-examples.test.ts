@@ -24,10 +24,20 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  await killAllWorkers();
-  home.cleanup();
-  project.cleanup();
-  src.cleanup();
+  try {
+    await killAllWorkers();
+  } finally {
+    // Each folder is removed even when removing another throws (a worker's git still writing into it).
+    const failures = [home, project, src].flatMap((d) => {
+      try {
+        d.cleanup();
+        return [];
+      } catch (err) {
+        return [err];
+      }
+    });
+    if (failures.length > 0) throw failures[0];
+  }
 });
 
 type Reply = { text?: string; toolCalls?: { name: string; arguments: Record<string, unknown> }[] };
