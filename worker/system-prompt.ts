@@ -72,13 +72,29 @@ export function resolveAppend(value: string, cwd: string): string {
   return value;
 }
 
+/**
+ * Guideline texts as pi normalizes them: each trimmed, blank ones dropped, a repeat kept
+ * once where it first appears. pi applies it twice: to each tool's own list (what
+ * extensions get in `systemPromptOptions.promptGuidelines`, the tools' lists joined, so a
+ * text two tools share is there twice) and to all the active tools' texts when it writes
+ * the prompt's Guidelines bullets (there each text is once).
+ */
+export function uniqueGuidelines(texts: readonly string[] | undefined): string[] {
+  const seen = new Set<string>();
+  for (const text of texts ?? []) {
+    const trimmed = text.trim();
+    if (trimmed.length > 0) seen.add(trimmed);
+  }
+  return [...seen];
+}
+
 /** Build the prompt. Pure over its input; rebuild it when the active tools change. */
 export function buildSystemPrompt(input: SystemPromptInput): string {
   const parts: string[] = [input.systemPrompt ?? BASE_PROMPT];
   if (input.tools.length > 0) {
     const lines = input.tools.filter((t) => t.listed !== false).map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
     parts.push(`Available tools:\n${lines.length > 0 ? lines.join("\n") : "(none)"}`);
-    const guidelines = input.tools.flatMap((t) => t.guidelines ?? []);
+    const guidelines = uniqueGuidelines(input.tools.flatMap((t) => t.guidelines ?? []));
     if (guidelines.length > 0) parts.push(`Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
   } else {
     parts.push("No tools are available in this session: answer from the conversation alone.");

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BUILT_IN_TOOLS, DEFAULT_ACTIVE_TOOLS, selectTools } from "../../worker/tools/index.js";
-import { buildSystemPrompt, findContextFiles } from "../../worker/system-prompt.js";
+import { buildSystemPrompt, findContextFiles, uniqueGuidelines } from "../../worker/system-prompt.js";
+import type { AgentTool } from "../../worker/types.js";
 import { tempDir } from "../support/rpc-worker.js";
 
 const known = BUILT_IN_TOOLS.map((t) => t.name);
@@ -34,6 +35,28 @@ describe("selectTools", () => {
 
   it("defaults to read, bash, edit, write", () => {
     expect(DEFAULT_ACTIVE_TOOLS).toEqual(["read", "bash", "edit", "write"]);
+  });
+});
+
+describe("uniqueGuidelines (pi's per-tool and prompt-wide normalization)", () => {
+  it.each<[string, string[] | undefined, string[]]>([
+    ["none", undefined, []],
+    ["an empty list", [], []],
+    ["texts kept in order", ["b", "a"], ["b", "a"]],
+    ["spaces and line ends trimmed", ["  a  ", "b\n", "\tc"], ["a", "b", "c"]],
+    ["blank texts dropped", ["", "   ", "\n", "a"], ["a"]],
+    ["a repeat kept where it first appears", ["a", "b", "a"], ["a", "b"]],
+    ["texts equal once trimmed are one", [" a", "a ", "a"], ["a"]],
+    ["inner spaces kept", ["a  b", "a b"], ["a  b", "a b"]],
+  ])("%s", (_name, texts, expected) => {
+    expect(uniqueGuidelines(texts)).toEqual(expected);
+  });
+
+  it("writes each guideline once across the active tools, trimmed, in tool order", () => {
+    const tool = (name: string, guidelines: string[]): AgentTool => ({ ...BUILT_IN_TOOLS[0], name, guidelines });
+    const prompt = buildSystemPrompt({ cwd: "/p", tools: [tool("a", [" one ", "two", "one"]), tool("b", ["two", "three\n", " "])] });
+    const bullets = prompt.slice(prompt.indexOf("Guidelines:\n")).split("\n\n")[0].split("\n").slice(1);
+    expect(bullets).toEqual(["- one", "- two", "- three"]);
   });
 });
 

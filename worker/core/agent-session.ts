@@ -58,7 +58,7 @@ import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/f
 import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
-import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
+import { buildSystemPrompt, findContextFiles, resolveAppend, uniqueGuidelines, type ContextFile } from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
@@ -588,7 +588,7 @@ export class AgentSession {
       ...(customPrompt !== undefined ? { customPrompt } : {}),
       selectedTools: tools.map((t) => t.name),
       toolSnippets,
-      promptGuidelines: [...new Set(tools.flatMap((t) => t.guidelines ?? []).map((g) => g.trim()).filter((g) => g.length > 0))],
+      promptGuidelines: tools.flatMap((t) => uniqueGuidelines(t.guidelines)),
       ...(this.appendTexts.length > 0 ? { appendSystemPrompt: this.appendTexts.join("\n\n") } : {}),
       contextFiles: this.contextFiles.map((f) => ({ ...f })),
       skills: this.resources.skills,

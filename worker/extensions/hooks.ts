@@ -40,7 +40,7 @@ export interface SystemPromptOptions {
   selectedTools: string[];
   /** The system prompt's one-line entry of each listed tool, by name. */
   toolSnippets: Record<string, string>;
-  /** Guideline bullets of the active tools, each once. */
+  /** The active tools' guidelines in tool order, each tool's trimmed and once (two tools may share one), as pi hands them. */
   promptGuidelines: string[];
   /** `--append-system-prompt` texts (or APPEND_SYSTEM.md), joined by blank lines. */
   appendSystemPrompt?: string;
