@@ -43,8 +43,11 @@ export type PendingRequest =
   | { kind: "call"; caller: number; callerId: unknown; type: string; timeoutMs: number; held?: boolean }
   /** The first `get_state` after a spawn. */
   | { kind: "probe" }
-  /** A presence ping. */
-  | { kind: "ping" };
+  /**
+   * A presence ping. `dialogs`: those open when it was sent, the ones its answer can tell
+   * closed (a dialog opened later may be missing from an answer written before it opened).
+   */
+  | { kind: "ping"; dialogs: ReadonlySet<string> };
 
 /** Someone waiting for a status that `test` accepts. */
 export interface StatusWaiter {
@@ -85,7 +88,8 @@ export interface AgentState {
   readonly waiters: readonly StatusWaiter[];
   /**
    * Ids of the current worker's open dialogs (`extension_ui_request` select, confirm,
-   * input, editor), until answered through us, their own `timeout`, or the worker's exit.
+   * input, editor), until answered through us, their own `timeout`, a ping's answer that
+   * no longer lists them (dismissed through their signal), or the worker's exit.
    * While one is open no request times out: a command may be waiting on a person.
    */
   readonly dialogs: ReadonlySet<string>;
@@ -518,7 +522,7 @@ class Step {
     const s = this.s;
     const id = this.requestId("ping");
     s.ping = id;
-    this.addPending(id, { kind: "ping" });
+    this.addPending(id, { kind: "ping", dialogs: s.dialogs });
     this.timer("ping_deadline", this.config.timings.pingDeadlineMs, { kind: "ping_timeout", gen: s.worker!.gen, id });
     this.send({ id, type: "get_state" });
   }
@@ -528,6 +532,17 @@ class Step {
     s.dialogs = new Set(s.dialogs).add(id);
     // As the worker does: a dialog with a timeout resolves to its default when it passes.
     if (typeof timeout === "number" && timeout > 0) this.timer(`dialog:${id}`, timeout, { kind: "dialog_timeout", gen: s.worker!.gen, id });
+  }
+
+  /**
+   * Close the dialogs of `asked` that a ping's answer no longer lists open: an extension
+   * dismissed them through their AbortSignal, which pi tells no client. Only our worker's
+   * `get_state` lists `openDialogs`; from another pi, such a dialog closes with the worker.
+   */
+  private closeDismissedDialogs(response: RpcResponse, asked: ReadonlySet<string>): void {
+    const open = response.success ? (response.data as { openDialogs?: unknown } | undefined)?.openDialogs : undefined;
+    if (!Array.isArray(open) || asked.size === 0) return;
+    for (const id of asked) if (!open.includes(id)) this.closeDialog(id);
   }
 
   /** A dialog closed; once none is open, requests held for them get their whole timeout again. */
@@ -642,6 +657,7 @@ class Step {
         s.ping = null;
       }
       this.learnState(response);
+      this.closeDismissedDialogs(response, pending.dialogs);
       return;
     }
     this.cancel(`rpc:${id}`);

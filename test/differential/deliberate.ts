@@ -7,7 +7,8 @@
  */
 import type { Deliberate } from "./compare.js";
 
-const STATE_EXTRAS = "get_state also reports cwd and the active tools: pi-orch's supervisor and TUI show them; extra keys break no pi client";
+const STATE_EXTRAS =
+  "get_state also reports cwd, the active tools and the ids of the dialogs waiting for an answer (pi tells no client when an extension's signal dismisses one): pi-orch's supervisor and TUI use them; extra keys break no pi client";
 const ID_ECHO = "we echo the request id on an unknown command (pi drops it), so a client waiting on that id gets its answer";
 const STREAM_SNAPSHOT =
   "pi writes a streaming event after later chunks have already changed its partial message, so its early deltas show arguments (and a stopReason) that arrive later; ours show what had arrived when the delta did";
@@ -19,6 +20,7 @@ export const DELIBERATE: Deliberate[] = [
   ...["get_state (fresh)", "get_state (after a run)", "get_state (after model changes)", "get_state (after switch)"].flatMap((step) => [
     { step, path: "responses/0/data/cwd", reason: STATE_EXTRAS },
     { step, path: "responses/0/data/tools", reason: STATE_EXTRAS },
+    { step, path: "responses/0/data/openDialogs", reason: STATE_EXTRAS },
   ]),
   ...[5, 6, 7, 8, 9].flatMap((i) => [
     { step: "prompt (tool call)", path: `events/${i}/assistantMessageEvent/partial/content/0/streamIndex`, reason: STREAM_INDEX },

@@ -348,6 +348,36 @@ describe("agent table: requests and presence", () => {
     expect(d.state.dialogs.size).toBe(0);
   });
 
+  it("a dialog its extension dismissed through its signal closes at the next ping's answer that no longer lists it open", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.send({ kind: "rpc", caller: 1, command: { type: "prompt", message: "/ask" }, timeoutMs: 300 });
+    const prompt = d.of("send")[0].value as { id: string };
+    d.line({ type: "extension_ui_request", id: "q1", method: "confirm", title: "Go on?" });
+    d.fire(`rpc:${prompt.id}`);
+    expect(d.of("emit").map((e) => e.event)).toMatchObject([{ type: "rpc_waiting", dialogs: 1 }]);
+    const ping = (): string => {
+      d.fire("ping_tick");
+      return (d.of("send")[0].value as { id: string }).id;
+    };
+    // A pi without the list (upstream's get_state): nothing to learn, the dialog stays open.
+    d.line({ type: "response", id: ping(), command: "get_state", success: true, data: { isStreaming: false } });
+    expect(d.state.dialogs).toEqual(new Set(["q1"]));
+    // Still listed: still open.
+    d.line({ type: "response", id: ping(), command: "get_state", success: true, data: { openDialogs: ["q1"] } });
+    expect(d.state.dialogs).toEqual(new Set(["q1"]));
+    // q2 opens after the ping went out, so an answer without it says nothing about q2; q1 is gone.
+    const asked = ping();
+    d.line({ type: "extension_ui_request", id: "q2", method: "input", title: "Name?" });
+    d.line({ type: "response", id: asked, command: "get_state", success: true, data: { openDialogs: [] } });
+    expect(d.state.dialogs).toEqual(new Set(["q2"]));
+    expect(d.timers.has(`rpc:${prompt.id}`)).toBe(false);
+    d.line({ type: "response", id: ping(), command: "get_state", success: true, data: { openDialogs: [] } });
+    expect(d.state.dialogs.size).toBe(0);
+    // None open: the held prompt gets its whole timeout again.
+    expect(d.timer(`rpc:${prompt.id}`).ms).toBe(300);
+  });
+
   it("refuses commands while no worker runs, and rejects what is pending when the worker dies", () => {
     const d = new Driver();
     d.send({ kind: "rpc", caller: 1, command: { type: "get_state" }, timeoutMs: 300 });

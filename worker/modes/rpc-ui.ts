@@ -39,6 +39,15 @@ export class RpcUiBridge implements ExtensionUi {
     waiter(response);
   }
 
+  /**
+   * Ids of the dialogs still waiting for an answer. One that was answered, timed out or
+   * dismissed through its AbortSignal is not among them; pi tells the client nothing when
+   * a signal dismisses a dialog, so `get_state` lists these for a client that counts them.
+   */
+  openDialogIds(): string[] {
+    return [...this.pending.keys()];
+  }
+
   /** Cancel every open dialog (shutdown). */
   cancelAll(): void {
     for (const [id, waiter] of this.pending) {

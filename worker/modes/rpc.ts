@@ -40,7 +40,10 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
   };
 
   const ui = new RpcUiBridge(writer);
-  const handlers = createCommandHandlers(session, (answer) => ui.resolve(answer));
+  const common = createCommandHandlers(session, (answer) => ui.resolve(answer));
+  // get_state also lists the open dialogs: the supervisor counts a dialog open from its
+  // request on, and pi sends nothing when an extension's signal dismisses one.
+  const handlers = { ...common, get_state: () => ({ ...session.state(), openDialogs: ui.openDialogIds() }) };
 
   const handleLine = async (line: string) => {
     if (line.trim() === "") return;
