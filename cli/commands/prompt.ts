@@ -13,6 +13,7 @@ import { commaList } from "./options.js";
 import { TranscriptRenderer } from "./transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, textOf, type RunEvent, type RunView } from "../events/run-view.js";
 import { isDialogMethod, dialogQuestion, type DialogMethod } from "../../shared/dialogs.js";
+import { startedNoRun } from "../../shared/prompt-answer.js";
 
 
 /**
@@ -39,7 +40,11 @@ export function dialogHint(agent: string, event: Record<string, unknown>): strin
 interface RunOutcome {
   agent: string;
   ok: boolean;
-  /** `stop`, `error`, `aborted`, ... of the last assistant message, or why the run never finished. */
+  /**
+   * `stop`, `error`, `aborted`, ... of the last assistant message, why the run never
+   * finished, or `no_run` when the prompt started none (an extension command that only
+   * showed or changed something).
+   */
   stopReason: string;
   error?: string;
   text: string;
@@ -59,16 +64,17 @@ async function send(client: IpcClient, agent: string, command: RpcCommandEnvelop
 
 /**
  * Follows the runs started by our prompts until each settles: `agent_end` after an
- * `agent_start`, or the worker going away (crash, stop, failure) mid-run. Each agent's
- * stream is read through the one run view (cli/events/run-view.ts).
+ * `agent_start`, the worker's answer saying no run is going, or the worker going away
+ * (crash, stop, failure) mid-run. Each agent's stream is read through the one run view
+ * (cli/events/run-view.ts).
  */
 export class RunWatcher {
-  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null }>();
+  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null; answered: boolean; errors: string[] }>();
   private resolveAll!: () => void;
   readonly settled: Promise<void>;
 
   constructor(agents: readonly string[]) {
-    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null });
+    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null, answered: false, errors: [] });
     this.settled = new Promise((r) => (this.resolveAll = r));
   }
 
@@ -77,9 +83,29 @@ export class RunWatcher {
     this.finish(agent, { agent, ok: false, stopReason: "refused", error, text: "" });
   }
 
+  /**
+   * The worker answered our prompt. When it says no run is going, the prompt is done:
+   * a run the command started and finished meanwhile already settled it; otherwise it
+   * settles now, failed if the command reported an extension error before its answer.
+   */
+  accepted(agent: string, response: RpcResponse): void {
+    const run = this.runs.get(agent);
+    if (!run || run.outcome) return;
+    run.answered = true;
+    if (!startedNoRun(response)) return;
+    if (run.view.started && !run.view.inRun) {
+      this.finish(agent, lastOutcome(agent, run.view));
+      return;
+    }
+    const error = run.errors.at(-1);
+    this.finish(agent, { agent, ok: error === undefined, stopReason: error === undefined ? "no_run" : "error", ...(error !== undefined ? { error: `the command failed: ${error}` } : {}), text: "" });
+  }
+
   feed(m: IpcStreamMessage): void {
     const run = this.runs.get(m.agent);
     if (!run || run.outcome || m.type !== "event") return;
+    // Until the answer, an extension error is the command's (or its sendUserMessage's).
+    if (!run.answered && m.event.type === "extension_error") run.errors.push(String(m.event.error ?? "unknown error"));
     const before = run.view;
     run.view = foldRun(before, m.event as RunEvent);
     const ending = run.view.ending;
@@ -284,7 +310,10 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
   void client.closed.then(() => watcher.disconnected());
   await Promise.all(
     agents.map((agent) =>
-      send(client, agent, { type: "prompt", message: text }, "prompt", ctx.home()).catch((err: Error) => watcher.refused(agent, err.message)),
+      send(client, agent, { type: "prompt", message: text }, "prompt", ctx.home()).then(
+        (response) => watcher.accepted(agent, response),
+        (err: Error) => watcher.refused(agent, err.message),
+      ),
     ),
   );
   await watcher.settled;
@@ -292,6 +321,7 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
   const outcomes = watcher.outcomes();
   if (json) ctx.json(outcomes);
   for (const o of outcomes) {
+    if (o.ok && o.stopReason === "no_run" && !json) ctx.err(`pi-orch: ${o.agent} took the prompt without starting a run (an extension command or input handler handled it)`);
     if (o.ok) continue;
     ctx.err(`pi-orch: ${o.stopReason === "refused" ? o.error : `agent "${o.agent}": ${o.error ?? `the run ended with ${o.stopReason}`}; see pi-orch logs ${o.agent}`}`);
   }

@@ -18,6 +18,7 @@ import { blankResult } from "./blank-result.js";
 import { runCheck } from "./check.js";
 import { RunTracker, type RunEnd } from "./tracker.js";
 import { FINAL_STATUSES, type CheckResult, type RunTask, type TaskProgress, type TaskResult, type TaskStatus } from "./types.js";
+import { startedNoRun } from "../../shared/prompt-answer.js";
 
 /** Defaults applied to tasks that do not set the field themselves. */
 export interface TaskDefaults {
@@ -242,7 +243,8 @@ export class TaskRun {
           if (!response.success) failure = `the worker refused the prompt: ${keyAdvice(response.error ?? "no reason given", "run", this.opts.home)}`;
           else {
             if (!stopped) this.setStatus(progress, "running");
-            const end = await untilAborted(ended, abort.signal);
+            // A task that is an extension command (`/cmd`) starting no run is done at its answer.
+            const end = startedNoRun(response) ? ({ kind: "ended" } as const) : await untilAborted(ended, abort.signal);
             if (end === null) await this.abortRun(name, ended);
             else if (end.kind === "exited") failure = end.reason;
             else if (tracker.stopReason === "error") failure = `the agent stopped with an error: ${tracker.errorMessage ?? "unknown error"}`;

@@ -13,6 +13,8 @@ const ID_ECHO = "we echo the request id on an unknown command (pi drops it), so 
 const STREAM_SNAPSHOT =
   "pi writes a streaming event after later chunks have already changed its partial message, so its early deltas show arguments (and a stopReason) that arrive later; ours show what had arrived when the delta did";
 const DELAY_REASON = "auto_retry_start says why this delay was chosen (the server's retry-after, or the backoff)";
+const PROMPT_RUNNING =
+  "our prompt answer adds data: {running}, whether a run is going so its agent_end follows (false after an extension command that started none); pi's answer has no data and its RpcClient ignores the answer's fields";
 const STREAM_INDEX = "pi-ai's internal streamIndex leaks into pi's streaming tool calls; rpc.md does not have it and contentIndex carries the same";
 
 /** The deliberate differences, by step and path prefix. */
@@ -76,6 +78,14 @@ export const DELIBERATE: Deliberate[] = [
     path: `events/${i}/willRetry`,
     reason: "an agent_end followed by an automatic retry says willRetry: true, so a client knows the prompt is not done (pi's clients cannot tell a retried run from a finished one)",
   })),
+  ...[
+    ["prompt (text reply)", 0],
+    ["prompt (tool call)", 0],
+    ["streaming: steer, follow_up, prompt without behaviour, abort", 0],
+    ["streaming: steer, follow_up, prompt without behaviour, abort", 4],
+    ["abort_retry during the retry wait", 0],
+    ["automatic retry after a 503", 0],
+  ].map(([step, i]) => ({ step: String(step), path: `responses/${i}/data`, reason: PROMPT_RUNNING })),
   ...["get_tree (our addition)", "navigate_tree with a summary (our addition)"].flatMap((step) => [
     { step, path: "responses/0", reason: "our documented addition: pi 0.73 has no RPC for its session tree (it answers Unknown command)" },
   ]),

@@ -38,7 +38,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
 
     const from = w.received.length;
     const accepted = await w.request({ type: "prompt", message: "list files" });
-    expect(accepted).toEqual({ id: accepted.id, type: "response", command: "prompt", success: true });
+    expect(accepted).toEqual({ id: accepted.id, type: "response", command: "prompt", success: true, data: { running: true } });
     const end = await w.event("agent_end");
     expect(withoutUpdates(w.eventTypes(from))).toEqual([
       "agent_start",

@@ -195,6 +195,12 @@ export class AgentSession {
   private discovered: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
   private turnIndex = 0;
   private shutdownRequested = false;
+  /**
+   * Extensions' `sendUserMessage` calls not yet delivered or refused (their `input` and
+   * command hooks may still run): a command's prompt is answered once they are, so the
+   * answer can say whether a run is going.
+   */
+  private readonly pendingUserMessages = new Set<Promise<void>>();
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
@@ -627,25 +633,27 @@ export class AgentSession {
   /**
    * Accept a prompt. `/name args` runs an extension command at once (even while
    * streaming). While a run is in progress a prompt needs a behaviour (`steer` or
-   * `followUp`), else `AgentBusyError`. Returns the run's completion when one starts.
+   * `followUp`), else `AgentBusyError`. Returns the run's completion when one starts,
+   * and whether a run is going now (so its `agent_end` follows): false after a command or
+   * an `input` handler that started none.
    */
   async prompt(
     text: string,
     images?: ImageContent[],
     behavior?: "steer" | "followUp",
     source: "rpc" | "interactive" | "extension" = "rpc",
-  ): Promise<{ done?: Promise<void> }> {
+  ): Promise<{ done?: Promise<void>; running: boolean }> {
     const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return {};
+    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return { running: await this.runningAfterHandlers() };
     const input = await this.extensions.input(text, images, source);
-    if (input.action === "handled") return {};
+    if (input.action === "handled") return { running: await this.runningAfterHandlers() };
     const message = userMessage(this.expandPrompt(input.text), input.images);
     if (this.isBusy) {
       if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
       this.checkPersistable(message);
       if (behavior === "steer") this.agent.steer(message);
       else this.agent.followUp(message);
-      return {};
+      return { running: true };
     }
     if (this.isCompacting) throw new Error("the session is being compacted; try again when compaction_end arrives");
     const problem = this.missingKeyProblem();
@@ -659,7 +667,17 @@ export class AgentSession {
       this.recordOrRefuse(() => this.store!.append({ type: "message", message }));
       this.persistedPrompts.add(message);
     }
-    return { done: this.followRetries(this.agent.start([message]).done) };
+    return { done: this.followRetries(this.agent.start([message]).done), running: true };
+  }
+
+  /**
+   * Whether a run is going once the `sendUserMessage` calls a handler left pending were
+   * delivered or refused: pi's `sendUserMessage` returns before its message starts a run,
+   * so right after the handler nothing may be running yet even though a run is coming.
+   */
+  private async runningAfterHandlers(): Promise<boolean> {
+    while (this.pendingUserMessages.size > 0) await Promise.allSettled([...this.pendingUserMessages]);
+    return this.isBusy;
   }
 
   /** A run is going, or a failed run waits for its automatic retry (which queues as a run would). */
@@ -1281,16 +1299,22 @@ export class AgentSession {
       branch: () => store()?.pathToLeaf() ?? this.memoryEntries(),
       leafId: () => (store() ? store()!.leafId : (this.memoryEntries().at(-1)?.id ?? null)),
       sessionDir: () => this.sessionDir,
-      sendUserMessage: async (content, deliverAs) => {
-        if (typeof content === "string") {
-          const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(content.trim());
-          if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return;
-          const input = await this.extensions.input(content, undefined, "extension");
-          if (input.action === "handled") return;
-          content = input.text;
-        }
-        const message: UserMessage = { role: "user", content: typeof content === "string" ? [{ type: "text", text: content }] : content, timestamp: Date.now() };
-        await this.deliver(message, deliverAs ?? "followUp", true);
+      sendUserMessage: (content, deliverAs) => {
+        const sending = (async () => {
+          if (typeof content === "string") {
+            const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(content.trim());
+            if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return;
+            const input = await this.extensions.input(content, undefined, "extension");
+            if (input.action === "handled") return;
+            content = input.text;
+          }
+          const message: UserMessage = { role: "user", content: typeof content === "string" ? [{ type: "text", text: content }] : content, timestamp: Date.now() };
+          await this.deliver(message, deliverAs ?? "followUp", true);
+        })();
+        this.pendingUserMessages.add(sending);
+        const done = () => void this.pendingUserMessages.delete(sending);
+        sending.then(done, done);
+        return sending;
       },
       sendMessage: (input, options) => this.deliver(customMessage(input), options.deliverAs, options.triggerTurn === true),
       appendEntry: (customType, data) => void store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),

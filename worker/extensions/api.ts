@@ -85,7 +85,7 @@ export interface ApiDeps {
   onToolsChanged: () => void;
   /** A provider was registered or removed: once bound, the session's model list follows. */
   onProvidersChanged: () => void;
-  /** A failure outside any handler (a `sendMessage` that could not be delivered). */
+  /** A failure outside any handler (a `sendMessage` or `sendUserMessage` that could not be delivered). */
   reportError: (path: string, event: string, error: string) => void;
 }
 
@@ -192,8 +192,12 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
       deps.onProvidersChanged();
     },
 
-    async sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: DeliverAs }): Promise<void> {
-      await host().sendUserMessage(content, options?.deliverAs);
+    sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: DeliverAs }): Promise<void> {
+      // As pi: a message that cannot be sent (no API key, a full disk) is an extension_error.
+      // Extensions call this without awaiting it, so a rejection would end the worker.
+      return host()
+        .sendUserMessage(content, options?.deliverAs)
+        .catch((err: unknown) => deps.reportError(path, "send_user_message", err instanceof Error ? err.message : String(err)));
     },
 
     sendMessage(message: CustomMessageInput, options: { deliverAs?: DeliverAs; triggerTurn?: boolean } = {}): void {

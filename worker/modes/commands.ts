@@ -5,6 +5,7 @@
  */
 import type { RpcCommand, RpcCommandOf, RpcCommandType } from "../../shared/schema/rpc.js";
 import type { AgentSession } from "../core/agent-session.js";
+import type { PromptAnswerData } from "../../shared/prompt-answer.js";
 
 /** A dialog answer (`extension_ui_response`) for whoever opened the dialog. */
 export interface UiAnswer {
@@ -20,9 +21,9 @@ export type CommandHandlers = { [K in RpcCommandType]: (cmd: RpcCommandOf<K>) =>
 /** The handlers of a session; `answerDialog` receives `extension_ui_response`s. */
 export function createCommandHandlers(session: AgentSession, answerDialog: (answer: UiAnswer) => void): CommandHandlers {
   return {
-    prompt: async (cmd) => {
-      await session.prompt(cmd.message, cmd.images, cmd.streamingBehavior);
-    },
+    // Our addition to pi's answer (shared/prompt-answer.ts): false when the prompt started
+    // no run, so a client knows no agent_end is coming.
+    prompt: async (cmd): Promise<PromptAnswerData> => ({ running: (await session.prompt(cmd.message, cmd.images, cmd.streamingBehavior)).running }),
     steer: (cmd) => session.steer(cmd.message, cmd.images),
     follow_up: (cmd) => session.followUp(cmd.message, cmd.images),
     abort: () => session.abort(),

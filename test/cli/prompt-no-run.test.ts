@@ -1,0 +1,109 @@
+/**
+ * `prompt --wait` and prompts that start no run: the worker's answer (`data.running`,
+ * shared/prompt-answer.ts) settles the wait when no run is going, and only then; pi's
+ * answer without data keeps the wait for `agent_end`.
+ */
+import { describe, expect, it } from "vitest";
+import { RunWatcher } from "../../cli/commands/prompt.js";
+import { startedNoRun } from "../../shared/prompt-answer.js";
+import type { RpcResponse } from "../../shared/schema/rpc.js";
+
+type Ev = Record<string, unknown>;
+const answer = (data?: unknown): RpcResponse => ({ type: "response", command: "prompt", success: true, ...(data !== undefined ? { data } : {}) });
+const reply = (text: string): Ev => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" } });
+
+describe("startedNoRun", () => {
+  it.each<{ name: string; response: RpcResponse; noRun: boolean }>([
+    { name: "our answer saying no run is going", response: answer({ running: false }), noRun: true },
+    { name: "our answer saying a run is going", response: answer({ running: true }), noRun: false },
+    { name: "pi's answer, without data", response: answer(), noRun: false },
+    { name: "data of another shape", response: answer({ running: "no" }), noRun: false },
+    { name: "a refusal", response: { type: "response", command: "prompt", success: false, error: "busy" }, noRun: false },
+  ])("$name: $noRun", ({ response, noRun }) => {
+    expect(startedNoRun(response)).toBe(noRun);
+  });
+});
+
+/** Feed `before` (events ahead of the answer), the answer, then `after`; the outcome and when it settled. */
+async function watch(before: Ev[], response: RpcResponse, after: Ev[]): Promise<{ settledAt: "answer" | number | null; outcome: Record<string, unknown> }> {
+  const w = new RunWatcher(["a"]);
+  let settled = false;
+  void w.settled.then(() => (settled = true));
+  let settledAt: "answer" | number | null = null;
+  const feed = async (e: Ev) => {
+    w.feed({ type: "event", agent: "a", seq: 1, at: 0, event: e } as never);
+    await Promise.resolve();
+  };
+  for (const e of before) await feed(e);
+  w.accepted("a", response);
+  await Promise.resolve();
+  if (settled) settledAt = "answer";
+  for (let i = 0; i < after.length && settledAt === null; i++) {
+    await feed(after[i]!);
+    if (settled) settledAt = i;
+  }
+  return { settledAt, outcome: w.outcomes()[0] as unknown as Record<string, unknown> };
+}
+
+describe("RunWatcher: the prompt's answer", () => {
+  const run = [{ type: "agent_start" }, reply("hi"), { type: "agent_end", messages: [] }];
+  it.each<{ name: string; before: Ev[]; response: RpcResponse; after: Ev[]; settledAt: "answer" | number | null; outcome: Record<string, unknown> }>([
+    {
+      name: "no run (a command that only showed something) settles at the answer, ok",
+      before: [{ type: "message_start", message: { role: "custom" } }, { type: "message_end", message: { role: "custom" } }],
+      response: answer({ running: false }),
+      after: [],
+      settledAt: "answer",
+      outcome: { ok: true, stopReason: "no_run", text: "" },
+    },
+    {
+      name: "no run after the command threw settles at the answer, failed with the error",
+      before: [{ type: "extension_error", extensionPath: "/x.ts", event: "command:boom", error: "it broke" }],
+      response: answer({ running: false }),
+      after: [],
+      settledAt: "answer",
+      outcome: { ok: false, stopReason: "error", error: "the command failed: it broke" },
+    },
+    {
+      name: "a run going (sendUserMessage) waits for its agent_end",
+      before: [],
+      response: answer({ running: true }),
+      after: run,
+      settledAt: 2,
+      outcome: { ok: true, stopReason: "stop", text: "hi" },
+    },
+    {
+      name: "pi's answer without data waits for agent_end as before",
+      before: [],
+      response: answer(),
+      after: run,
+      settledAt: 2,
+      outcome: { ok: true, text: "hi" },
+    },
+    {
+      name: "an extension error during the run (after the answer) is not the command's",
+      before: [],
+      response: answer({ running: true }),
+      after: [{ type: "agent_start" }, { type: "extension_error", error: "a hook broke" }, reply("fine"), { type: "agent_end", messages: [] }],
+      settledAt: 3,
+      outcome: { ok: true, text: "fine" },
+    },
+    {
+      name: "pi's answer to a command that started no run never settles by itself (its clients wait too)",
+      before: [],
+      response: answer(),
+      after: [],
+      settledAt: null,
+      outcome: { ok: false, stopReason: "unsettled" },
+    },
+  ])("$name", async ({ before, response, after, settledAt, outcome }) => {
+    const got = await watch(before, response, after);
+    expect(got.settledAt).toBe(settledAt);
+    expect(got.outcome).toMatchObject(outcome);
+  });
+
+  it("a run the command started and finished before its answer settled at its agent_end, with its reply", async () => {
+    const got = await watch(run, answer({ running: false }), []);
+    expect(got.outcome).toMatchObject({ ok: true, stopReason: "stop", text: "hi" });
+  });
+});

@@ -1,0 +1,166 @@
+/**
+ * Which prompts start a run, on the wire, on upstream pi 0.73.1 and on our worker with the
+ * same script: an extension command's prompt is answered once its handler is done (after
+ * its dialog is answered, after an error it threw); a command that does nothing, shows a
+ * message or throws starts no run, one that calls `pi.sendUserMessage` starts one after
+ * the answer, and prompt templates and skills expand into a run like plain text. Ours says
+ * so in the answer (`data.running`, shared/prompt-answer.ts); pi's has no data. That no
+ * run started is read from the stream: the next run after the answer is the one a marker
+ * prompt starts. Skipped when test/upstream is not installed.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { RpcWorker } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled, type Implementation } from "../support/upstream-oracle.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
+
+type Line = Record<string, any>;
+
+const { server, dirs, dir } = useOracleFixture();
+
+/** Commands of every kind a `/name` prompt may reach. */
+const COMMANDS = `
+export default function (pi) {
+  pi.on("input", (event) => (event.text === "swallowed" ? { action: "handled" } : { action: "continue" }));
+  pi.registerCommand("noop", { description: "does nothing", handler: async () => {} });
+  pi.registerCommand("note", { description: "shows a message", handler: async () => pi.sendMessage({ customType: "note", content: "a note", display: true }) });
+  pi.registerCommand("boom", { description: "throws", handler: async () => { throw new Error("the command broke"); } });
+  pi.registerCommand("swallow", { description: "sends what an input handler takes", handler: async () => pi.sendUserMessage("swallowed") });
+  pi.registerCommand("send", { description: "sends a message", handler: async (args) => pi.sendUserMessage(args || "hello from send") });
+  pi.registerCommand("ask", {
+    description: "asks first",
+    handler: async (_args, ctx) => {
+      if (await ctx.ui.confirm("Send it?", "The command sends a message when confirmed")) pi.sendUserMessage("confirmed");
+    },
+  });
+}
+`;
+
+function start(impl: Implementation, args: string[] = [], env: NodeJS.ProcessEnv = {}): RpcWorker {
+  const extDir = dir("pi-cmd-runs-ext-");
+  writeFileSync(join(extDir, "commands.ts"), COMMANDS);
+  const { w } = startOracle(impl, server, dirs, {
+    args: ["-e", join(extDir, "commands.ts"), ...args],
+    env,
+    prepare: (home) => {
+      mkdirSync(join(home, "prompts"), { recursive: true });
+      writeFileSync(join(home, "prompts", "greet.md"), "---\ndescription: Greets\n---\nSay hello to $1");
+      mkdirSync(join(home, "skills", "deploy"), { recursive: true });
+      writeFileSync(join(home, "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: How to deploy\n---\nRun make deploy.\n");
+    },
+  });
+  return w;
+}
+
+/** The text of a user message's content. */
+const textOf = (m: Line): string => (typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text ?? "").join(""));
+
+/** Send a prompt; its answer (the events before it stay in `w.received`). */
+async function prompt(w: RpcWorker, message: string): Promise<{ answer: Line; at: number; from: number }> {
+  const from = w.received.length;
+  const answer = await w.request({ type: "prompt", message }, 30_000);
+  return { answer, at: w.received.indexOf(answer), from };
+}
+
+/** The user text of the next run to start after index `from`, once it ended. */
+async function nextRunUserText(w: RpcWorker, from: number): Promise<string> {
+  const start = await w.event("agent_start", 30_000, from);
+  const at = w.received.indexOf(start);
+  await w.event("agent_end", 30_000, at);
+  const user = w.received.slice(at).find((l) => l.type === "message_end" && (l.message.role === "user" || l.message.role === "custom"));
+  return textOf(user!.message);
+}
+
+/** Prove no run started after `from`: the next run is the one a marker prompt starts. */
+async function expectNoRunAfter(w: RpcWorker, from: number): Promise<void> {
+  server.enqueue({ text: "marker reply" });
+  await prompt(w, "marker");
+  expect(await nextRunUserText(w, from)).toBe("marker");
+}
+
+const types = (lines: Line[]) => lines.filter((l) => l.type !== "message_update").map((l) => (l.type === "response" ? `response:${l.command}` : l.type === "message_end" ? `message_end:${l.message.role}` : l.type));
+
+describe.skipIf(!upstreamInstalled)("prompts of extension commands, templates and skills: which start a run", () => {
+  it.each<Implementation>(["upstream", "ours"])("%s: commands that start no run are answered after their handler, and no run follows", async (impl) => {
+    const w = start(impl);
+    const noData = impl === "upstream";
+
+    const noop = await prompt(w, "/noop");
+    expect(types(w.received.slice(noop.from, noop.at + 1))).toEqual(["response:prompt"]);
+    expect(noop.answer.data).toEqual(noData ? undefined : { running: false });
+    await expectNoRunAfter(w, noop.at);
+
+    // sendMessage without triggerTurn: the message is in the conversation before the answer.
+    const note = await prompt(w, "/note");
+    expect(types(w.received.slice(note.from, note.at + 1))).toEqual(["message_start", "message_end:custom", "response:prompt"]);
+    expect(note.answer).toMatchObject({ success: true });
+    expect(note.answer.data).toEqual(noData ? undefined : { running: false });
+    await expectNoRunAfter(w, note.at);
+
+    // A handler that throws: an extension_error, then a successful answer.
+    const boom = await prompt(w, "/boom");
+    const before = w.received.slice(boom.from, boom.at);
+    expect(types(before)).toEqual(["extension_error"]);
+    // (pi says event "command" with extensionPath "command:boom"; ours names the file and "command:boom")
+    expect(before[0]).toMatchObject({ error: "the command broke" });
+    expect(boom.answer).toMatchObject({ success: true });
+    expect(boom.answer.data).toEqual(noData ? undefined : { running: false });
+    await expectNoRunAfter(w, boom.at);
+
+    // sendUserMessage of a text an input handler takes: no run.
+    const swallow = await prompt(w, "/swallow");
+    expect(swallow.answer.data).toEqual(noData ? undefined : { running: false });
+    await expectNoRunAfter(w, swallow.at);
+  }, 90_000);
+
+  it.each<Implementation>(["upstream", "ours"])("%s: sendUserMessage in a command, a template and a skill each start a run after the answer", async (impl) => {
+    const w = start(impl);
+    const noData = impl === "upstream";
+    for (const [message, user] of [
+      ["/send", "hello from send"],
+      ["/greet world", "Say hello to world"],
+      ["/skill:deploy", "Run make deploy."],
+      ["/no-such-command", "/no-such-command"],
+    ] as const) {
+      server.enqueue({ text: `reply to ${message}` });
+      const p = await prompt(w, message);
+      // The run's events all come after the answer.
+      expect(types(w.received.slice(p.from, p.at + 1))).toEqual(["response:prompt"]);
+      expect(p.answer.data).toEqual(noData ? undefined : { running: true });
+      expect(await nextRunUserText(w, p.at)).toContain(user);
+    }
+  }, 90_000);
+
+  it.each<Implementation>(["upstream", "ours"])("%s: a command's dialog is answered before the prompt is; confirmed it starts a run, declined none", async (impl) => {
+    const w = start(impl);
+    const noData = impl === "upstream";
+    for (const confirmed of [true, false]) {
+      server.enqueue({ text: "after the dialog" });
+      const from = w.received.length;
+      const answering = w.request({ type: "prompt", message: "/ask" }, 30_000);
+      const dialog = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "confirm", 30_000, from);
+      expect(w.received.slice(from).some((l) => l.type === "response")).toBe(false);
+      w.proc.stdin!.write(JSON.stringify({ type: "extension_ui_response", id: dialog.id, confirmed }) + "\n");
+      const answer = await answering;
+      const at = w.received.indexOf(answer);
+      expect(answer.data).toEqual(noData ? undefined : { running: confirmed });
+      if (confirmed) expect(await nextRunUserText(w, at)).toBe("confirmed");
+      else await expectNoRunAfter(w, at);
+    }
+  }, 90_000);
+
+  it.each<Implementation>(["upstream", "ours"])("%s: a sendUserMessage that cannot be sent (no API key) is an extension_error and starts no run; the worker lives", async (impl) => {
+    const w = start(impl, ["--provider", "anthropic", "--model", "claude-sonnet-4-5"], { ANTHROPIC_API_KEY: "" });
+    const send = await prompt(w, "/send");
+    // Ours answers once the message was refused; pi's answer races the refusal.
+    const error = await w.event("extension_error", 30_000, send.from);
+    if (impl === "ours") expect(types(w.received.slice(send.from, send.at))).toEqual(["extension_error"]);
+    expect(error).toMatchObject({ event: "send_user_message" });
+    expect(error.error).toMatch(/API key/i);
+    expect(send.answer).toMatchObject({ success: true });
+    expect(send.answer.data).toEqual(impl === "upstream" ? undefined : { running: false });
+    // The worker is still there (an unawaited rejection would have ended ours).
+    expect(await w.request({ type: "get_state" })).toMatchObject({ success: true, data: { isStreaming: false } });
+  }, 60_000);
+});

@@ -1,0 +1,110 @@
+/**
+ * `pi-orch prompt NAME "/cmd" --wait` end to end: a real `serve`, a real worker (the faux
+ * `pi`) loading extension commands, the CLI as a child process. A command that starts no
+ * run returns at its answer (it waited for an agent_end that never came); one that calls
+ * `pi.sendUserMessage`, a prompt template and a confirmed dialog still wait for the run
+ * and print its reply. afterEach kills every process the test started.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { BIN, PI, World, type Json } from "../support/orch-cli.js";
+import { existsSync } from "node:fs";
+
+let world: World;
+
+beforeAll(() => {
+  if (!existsSync(BIN) || !existsSync(PI)) throw new Error("dist/cli/pi-orch.js or dist/cli/pi.js is missing: run npm run build first");
+});
+
+afterEach(async () => {
+  await world?.cleanup();
+});
+
+const COMMANDS = `
+export default function (pi) {
+  pi.registerCommand("noop", { description: "does nothing", handler: async () => {} });
+  pi.registerCommand("boom", { description: "throws", handler: async () => { throw new Error("the command broke"); } });
+  pi.registerCommand("send", { description: "sends a message", handler: async () => pi.sendUserMessage("hello from send") });
+  pi.registerCommand("ask", {
+    description: "asks first",
+    handler: async (_args, ctx) => {
+      if (await ctx.ui.confirm("Send it?", "The command sends a message when confirmed")) pi.sendUserMessage("confirmed");
+    },
+  });
+}
+`;
+
+/** A served world with agent `cmds`: the faux worker replying `replies` in order, with the commands and a `greet` template. */
+async function setup(replies: Json[]): Promise<void> {
+  world = new World();
+  const ext = join(world.cwd.path, "commands.ts");
+  writeFileSync(ext, COMMANDS);
+  mkdirSync(join(world.home.path, "prompts"), { recursive: true });
+  writeFileSync(join(world.home.path, "prompts", "greet.md"), "---\ndescription: Greets\n---\nSay hello to $1");
+  await world.serve();
+  await world.ok(["spawn", "--name", "cmds", "--worker-command", `${world.fauxWorker(replies)} -e ${ext}`]);
+}
+
+/** The user messages of the agent's runs, from its event log. */
+function userTexts(): string[] {
+  return world
+    .events("cmds")
+    .filter((e) => e.event?.type === "message_end" && e.event.message.role === "user")
+    .map((e) => (e.event.message.content as Json[]).map((c) => c.text).join(""));
+}
+
+describe("pi-orch prompt --wait with slash commands", () => {
+  it("a command that starts no run returns at its answer: exit 0, or 1 when it threw; --json says no_run", async () => {
+    await setup([{ text: "only reply" }]);
+    const noop = await world.cli(["prompt", "cmds", "/noop", "--wait"]);
+    expect(noop).toMatchObject({ code: 0, stdout: "" });
+    expect(noop.stderr).toBe("pi-orch: cmds took the prompt without starting a run (an extension command or input handler handled it)\n");
+
+    const json = await world.cli(["prompt", "cmds", "/noop", "--wait", "--json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([{ agent: "cmds", ok: true, stopReason: "no_run", text: "" }]);
+    expect(json.stderr).toBe("");
+
+    const boom = await world.cli(["prompt", "cmds", "/boom", "--wait"]);
+    expect(boom.code).toBe(1);
+    expect(boom.stderr).toContain('agent "cmds": the command failed: the command broke');
+
+    // Nothing ran: the agent is idle and the model was never asked.
+    expect((await world.json(["status", "cmds"])).status).toBe("idle");
+    expect(userTexts()).toEqual([]);
+  }, 60_000);
+
+  it("a command that sends a message and a prompt template wait for their run and print the reply", async () => {
+    await setup([{ text: "reply to the command" }, { text: "reply to the template" }]);
+    const send = await world.cli(["prompt", "cmds", "/send", "--wait"]);
+    expect(send).toMatchObject({ code: 0, stderr: "" });
+    expect(send.stdout).toContain("reply to the command");
+
+    const greet = await world.cli(["prompt", "cmds", "/greet world", "--wait", "--json"]);
+    expect(greet.code).toBe(0);
+    expect(JSON.parse(greet.stdout)).toEqual([{ agent: "cmds", ok: true, stopReason: "stop", text: "reply to the template" }]);
+    expect(userTexts()).toEqual(["hello from send", "Say hello to world"]);
+    expect((await world.json(["status", "cmds"])).status).toBe("idle");
+  }, 60_000);
+
+  it("a command's dialog answered by the test: confirmed it waits for the run it starts, declined it returns with no run", async () => {
+    await setup([{ text: "reply after the dialog" }]);
+    for (const confirmed of [true, false]) {
+      const prompt = world.start(["prompt", "cmds", "/ask", "--wait"]);
+      // The CLI says who asks and how to answer; the test answers the way it says.
+      const hint = await world.until("the dialog hint", prompt.stderr, (t) => /pi-orch rpc cmds '\{"type":"extension_ui_response"[^']*\}'/.test(t));
+      const reply = JSON.parse(/pi-orch rpc cmds '(\{"type":"extension_ui_response"[^']*\})'/.exec(hint)![1]!) as Json;
+      expect(reply).toMatchObject({ confirmed: true });
+      await world.ok(["rpc", "cmds", JSON.stringify({ ...reply, confirmed })]);
+      expect(await prompt.exited).toBe(0);
+      if (confirmed) {
+        expect(prompt.stdout()).toContain("reply after the dialog");
+      } else {
+        expect(prompt.stdout()).toBe("");
+        expect(prompt.stderr()).toContain("cmds took the prompt without starting a run");
+      }
+    }
+    expect(userTexts()).toEqual(["confirmed"]);
+  }, 60_000);
+});
