@@ -35,7 +35,7 @@ import {
   resolveModel,
   type ModelCatalogue,
 } from "../providers/models.js";
-import { loadResources, type Resources } from "../resources/index.js";
+import { extendResources, loadResources, type Resources } from "../resources/index.js";
 import { expandPromptTemplate } from "../resources/prompt-templates.js";
 import { maxRetryDelayMs } from "../resources/settings.js";
 import { sourceInfo } from "../resources/source-info.js";
@@ -146,6 +146,9 @@ export function matchesModelPattern(model: Model, pattern: string): boolean {
   return names.some((n) => n.includes(bare));
 }
 
+/** No paths from `resources_discover` (none asked yet, or none returned). */
+const NOTHING_DISCOVERED: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
+
 /** A worker's agent session and the operations the protocol exposes. */
 export class AgentSession {
   readonly agent: Agent;
@@ -191,8 +194,10 @@ export class AgentSession {
   private readonly inactiveExtensionTools = new Set<string>();
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
   private nextTurnMessages: AgentMessage[] = [];
-  /** Resource paths the extensions' `resources_discover` handlers returned last. */
-  private discovered: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
+  /** Resource paths the extensions' `resources_discover` handlers returned last, loaded into `resources`. */
+  private discovered: DiscoveredResources = NOTHING_DISCOVERED;
+  /** The resources read from the flags, settings and folders; `resources` adds the extensions' paths. */
+  private baseResources: Resources;
   private turnIndex = 0;
   private shutdownRequested = false;
   /**
@@ -218,7 +223,8 @@ export class AgentSession {
     this.home = options.home ?? piOrchHome(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
     this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
-    this.resources = this.readResources();
+    this.baseResources = this.readResources();
+    this.resources = this.baseResources;
     for (const path of this.resources.skippedProject) {
       this.warn(`skipped ${path}: the project is not trusted (run with --trust to allow it)`);
     }
@@ -403,7 +409,7 @@ export class AgentSession {
     this.rebuildSystemPrompt();
   }
 
-  /** Settings, skills, prompt templates and SYSTEM.md / APPEND_SYSTEM.md, as the options say. */
+  /** Settings, skills, prompt templates and SYSTEM.md / APPEND_SYSTEM.md, as the options say (no extension's paths). */
   private readResources(): Resources {
     const o = this.options;
     const resources = loadResources({
@@ -411,9 +417,9 @@ export class AgentSession {
       cwd: this.cwd,
       trusted: o.trusted === true,
       noSkills: o.noSkills,
-      skillPaths: [...(o.skillPaths ?? []), ...this.discovered.skillPaths],
+      skillPaths: o.skillPaths,
       noPromptTemplates: o.noPromptTemplates,
-      promptTemplatePaths: [...(o.promptTemplatePaths ?? []), ...this.discovered.promptPaths],
+      promptTemplatePaths: o.promptTemplatePaths,
     });
     for (const w of resources.warnings) this.warn(`${w.path}: ${w.message}`);
     return resources;
@@ -447,7 +453,11 @@ export class AgentSession {
   async reload(): Promise<void> {
     await this.extensions.sessionShutdown("reload");
     const before = this.resources.settings;
-    this.resources = this.readResources();
+    // As pi's reload: the resources of the flags and files alone, then those at the paths
+    // the reloaded extensions return, each read once (not the last paths first, then again).
+    this.baseResources = this.readResources();
+    this.resources = this.baseResources;
+    this.discovered = NOTHING_DISCOVERED;
     this.applyChangedSettings(before, this.resources.settings);
     this.readPromptFiles();
     if (this.extensionLoader) {
@@ -1221,7 +1231,8 @@ export class AgentSession {
     const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
     if (same(found.skillPaths, this.discovered.skillPaths) && same(found.promptPaths, this.discovered.promptPaths)) return;
     this.discovered = found;
-    this.resources = this.readResources();
+    this.resources = extendResources(this.baseResources, found, { home: this.home, cwd: this.cwd, trusted: this.options.trusted === true });
+    for (const w of this.resources.warnings) this.warn(`${w.path}: ${w.message}`);
     this.rebuildSystemPrompt();
   }
 

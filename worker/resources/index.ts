@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { projectRoot } from "../extensions/trust.js";
 import { discoverPromptTemplates, type PromptTemplate } from "./prompt-templates.js";
 import { loadSettings, type Settings } from "./settings.js";
-import { discoverSkills, type Skill } from "./skills.js";
+import { discoverSkills, uniqueSkills, type Skill } from "./skills.js";
 import { resolveResourcePath, type ResourceWarning } from "./source-info.js";
 import { findSystemFiles, type SystemFiles } from "./system-files.js";
 
@@ -76,6 +76,34 @@ export function loadResources(opts: ResourceOptions): Resources {
       ...templates.skippedProject,
       ...systemFiles.skippedProject,
     ],
+  };
+}
+
+/** Skill and prompt template paths the extensions' `resources_discover` handlers returned, as given. */
+export interface ExtensionResourcePaths {
+  skillPaths: readonly string[];
+  promptPaths: readonly string[];
+}
+
+/**
+ * `base` with the skills and prompt templates at the extensions' paths after its own, as
+ * pi extends its resources (a skill file `base` already has, or a taken name, is left
+ * out). Only those paths are read, so the settings, folders and files of `base` are not
+ * read again; `warnings` are those of the added paths alone (base's were told with it).
+ * A path is resolved as `--skill` / `--prompt-template` (`~` the home folder, the rest
+ * against the cwd), and loads under `--no-skills` / `--no-prompt-templates` as those do.
+ */
+export function extendResources(base: Resources, paths: ExtensionResourcePaths, opts: Pick<ResourceOptions, "home" | "cwd" | "trusted">): Resources {
+  const projectDir = projectConfigDir(opts.cwd);
+  const sources = { home: opts.home, projectDir, trusted: opts.trusted, includeDefaults: false };
+  const found = discoverSkills({ ...sources, paths: paths.skillPaths.map((p) => resolveCli(p, opts.cwd)) });
+  const skills = uniqueSkills([...base.skills, ...found.skills]);
+  const templates = discoverPromptTemplates({ ...sources, paths: paths.promptPaths.map((p) => resolveCli(p, opts.cwd)) });
+  return {
+    ...base,
+    skills: skills.skills,
+    templates: [...base.templates, ...templates.templates],
+    warnings: [...found.warnings, ...skills.warnings, ...templates.warnings],
   };
 }
 

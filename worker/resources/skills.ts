@@ -180,22 +180,32 @@ export function discoverSkills(sources: SkillSources): LoadedSkills & { skippedP
     } else if (k === "file") all.warnings.push({ path, message: "skill path is not a markdown file" });
     else all.warnings.push({ path, message: "skill path does not exist" });
   }
+  const unique = uniqueSkills(all.skills);
+  return { skills: unique.skills, warnings: [...all.warnings, ...unique.warnings], skippedProject };
+}
+
+/**
+ * Skills in the order found, each file once, the first of a name winning: a later skill
+ * with a taken name is left out with a warning. Applying it to a result of its own
+ * followed by more skills gives what one pass over all of them gives.
+ */
+export function uniqueSkills(candidates: readonly Skill[]): LoadedSkills {
   const byName = new Map<string, Skill>();
   const files = new Set<string>();
-  const skills: Skill[] = [];
-  for (const skill of all.skills) {
+  const out: LoadedSkills = { skills: [], warnings: [] };
+  for (const skill of candidates) {
     const real = canonical(skill.filePath);
     if (files.has(real)) continue;
     const winner = byName.get(skill.name);
     if (winner) {
-      all.warnings.push({ path: skill.filePath, message: `name "${skill.name}" is taken by ${winner.filePath}; this skill is not loaded` });
+      out.warnings.push({ path: skill.filePath, message: `name "${skill.name}" is taken by ${winner.filePath}; this skill is not loaded` });
       continue;
     }
     files.add(real);
     byName.set(skill.name, skill);
-    skills.push(skill);
+    out.skills.push(skill);
   }
-  return { skills, warnings: all.warnings, skippedProject };
+  return out;
 }
 
 function escapeXml(text: string): string {

@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { recordTrust } from "../../../worker/extensions/trust.js";
-import { loadResources } from "../../../worker/resources/index.js";
+import { extendResources, loadResources } from "../../../worker/resources/index.js";
+import { uniqueSkills, type Skill } from "../../../worker/resources/skills.js";
+import { sourceInfo } from "../../../worker/resources/source-info.js";
 import { loadSettings, maxRetryDelayMs, mergeSettings, parseSettings, SettingsError } from "../../../worker/resources/settings.js";
 
 describe("parseSettings", () => {
@@ -131,6 +133,55 @@ describe("loadSettings and loadResources", () => {
     await writeFile(join(project, ".pi", "settings.json"), '{"retry": {"enabled": "yes"}}');
     expect(() => loadSettings({ home, projectDir: join(project, ".pi"), trusted: true })).toThrow(
       `settings file ${join(project, ".pi", "settings.json")}: key "retry.enabled" must be boolean (it is "yes"); fix the file or remove it`,
+    );
+  });
+});
+
+describe("uniqueSkills", () => {
+  const skill = (name: string, filePath: string): Skill => ({ name, description: name, filePath, baseDir: "/s", disableModelInvocation: false, sourceInfo: sourceInfo(filePath, "path", "/s") });
+  it.each<[string, [string, string][], string[], string[]]>([
+    ["none", [], [], []],
+    ["distinct names and files", [["a", "/s/a.md"], ["b", "/s/b.md"]], ["/s/a.md", "/s/b.md"], []],
+    ["the same file twice: once, no warning", [["a", "/s/a.md"], ["a", "/s/a.md"]], ["/s/a.md"], []],
+    ["a taken name: the first wins, the later is told", [["a", "/s/a.md"], ["a", "/t/a.md"]], ["/s/a.md"], ['name "a" is taken by /s/a.md; this skill is not loaded']],
+  ])("%s", (_name, given, kept, warnings) => {
+    const out = uniqueSkills(given.map(([n, f]) => skill(n, f)));
+    expect(out.skills.map((s) => s.filePath)).toEqual(kept);
+    expect(out.warnings.map((w) => w.message)).toEqual(warnings);
+  });
+});
+
+describe("extendResources", () => {
+  let root: string;
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("gives what one read with the extensions' paths as --skill / --prompt-template gives, telling only the added paths' warnings", async () => {
+    root = await mkdtemp(join(tmpdir(), "pi-orch-extend-"));
+    const home = join(root, "home");
+    const ext = join(root, "ext");
+    for (const [dir, name] of [[join(home, "skills", "mine"), "mine"], [join(ext, "skills", "theirs"), "theirs"], [join(ext, "skills", "mine"), "mine"]]) {
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: ${name} things\n---\nbody\n`);
+    }
+    await mkdir(join(home, "prompts"), { recursive: true });
+    await writeFile(join(home, "prompts", "fix.md"), "Fix $@");
+    await writeFile(join(ext, "ship.md"), "Ship $1");
+    const cwd = join(root, "proj");
+    await mkdir(cwd, { recursive: true });
+    const paths = { skillPaths: [join(ext, "skills"), join(ext, "missing")], promptPaths: ["../ext/ship.md"] };
+    const base = loadResources({ home, cwd, trusted: false });
+    const extended = extendResources(base, paths, { home, cwd, trusted: false });
+    const oneRead = loadResources({ home, cwd, trusted: false, skillPaths: paths.skillPaths, promptTemplatePaths: paths.promptPaths });
+    expect(extended.skills).toEqual(oneRead.skills);
+    expect(extended.templates).toEqual(oneRead.templates);
+    expect(extended.skills.map((s) => s.name)).toEqual(["mine", "theirs"]);
+    expect(extended.templates.map((t) => t.name)).toEqual(["fix", "ship"]);
+    expect(extended.settings).toBe(base.settings);
+    expect(extended.warnings.map((w) => w.message).sort()).toEqual(oneRead.warnings.map((w) => w.message).sort());
+    expect(extended.warnings.map((w) => w.message)).toEqual(
+      expect.arrayContaining([`name "mine" is taken by ${join(home, "skills", "mine", "SKILL.md")}; this skill is not loaded`, "skill path does not exist"]),
     );
   });
 });
