@@ -4,7 +4,7 @@
  */
 import { lstatSync, readFileSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
 import { piOrchHome } from "../shared/paths.js";
 import { checker } from "../shared/validate.js";
@@ -103,6 +103,32 @@ export function untrustedSocket(path: string): string | null {
   return null;
 }
 
+/** A wait for a message: "300 ms", "1.5 s", "10 min". */
+export function formatWait(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 100) / 10} s`;
+  return `${Math.round(ms / 6000) / 10} min`;
+}
+
+/**
+ * Why an rpc gave up, with the whole wait: `waits` waits of `waitMs` for its answer,
+ * the supervisor answering a status request after each until one of `probeMs` got no
+ * answer, `totalMs` in all. Pure.
+ */
+export function rpcUnansweredMessage(agent: string, waits: number, waitMs: number, probeMs: number, totalMs: number): string {
+  const waited = waits === 1 ? `a wait of ${formatWait(waitMs)}` : `${waits} waits of ${formatWait(waitMs)}, each but the last followed by a status request it answered`;
+  return (
+    `the supervisor did not answer the rpc request for agent "${agent}" in ${formatWait(totalMs)} in all ` +
+    `(${waited}; the status request after the last wait got no answer within ${formatWait(probeMs)}, so it is not serving)`
+  );
+}
+
+/** What to do when the supervisor at `socketPath` does not answer. */
+function notServingAdvice(socketPath: string): string {
+  const log = join(dirname(socketPath), "logs", "supervisor.log");
+  return `check whether it answers at all (pi-orch list); its pid is on the "listening" line it printed (in ${log} when a pi-orch command started it): if it stays silent, kill that pid and the next pi-orch command starts a new supervisor`;
+}
+
 /** One connection to a supervisor. Requests may run concurrently; responses match by id. */
 export class IpcClient {
   private readonly writer: JsonlWriter;
@@ -179,14 +205,17 @@ export class IpcClient {
   private ask<K extends IpcRequestType>(type: K, params: IpcParams<K>, waitMs: number): Promise<IpcResultOf<K>> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = String(this.nextId++);
+    const started = Date.now();
     return new Promise<IpcResultOf<K>>((resolve, reject) => {
-      const giveUp = (also = "") => {
+      const giveUp = (what: string) => {
         this.pending.delete(id);
-        reject(new IpcClientError("timeout", `the supervisor did not answer the ${type} request within ${waitMs} ms${also} (${this.socketPath}); check pi-orch list and logs/supervisor.log`));
+        reject(new IpcClientError("timeout", `${what} (${this.socketPath}); ${notServingAdvice(this.socketPath)}`));
       };
+      let waits = 0;
       const onTimeout = () => {
         if (!this.pending.has(id)) return;
-        if (type !== "rpc") return giveUp();
+        waits++;
+        if (type !== "rpc") return giveUp(`the supervisor did not answer the ${type} request within ${formatWait(waitMs)}`);
         // The supervisor answers an rpc itself (the worker's response, its timeout, the
         // worker's exit), later than any fixed wait while a dialog is open: wait on
         // while it still serves.
@@ -197,9 +226,10 @@ export class IpcClient {
           waiting.timer = setTimeout(onTimeout, waitMs);
           waiting.timer.unref();
         };
-        this.ask("status", { agent }, Math.min(this.requestTimeoutMs, PROBE_TIMEOUT_MS)).then(waitOn, (err: IpcClientError) => {
+        const probeMs = Math.min(this.requestTimeoutMs, PROBE_TIMEOUT_MS);
+        this.ask("status", { agent }, probeMs).then(waitOn, (err: IpcClientError) => {
           // Any answer (even "no such agent") means it serves; only silence does not.
-          if (err.code === "timeout" || err.code === "disconnected") giveUp(", nor a status request after it");
+          if (err.code === "timeout" || err.code === "disconnected") giveUp(rpcUnansweredMessage(agent, waits, waitMs, probeMs, Date.now() - started));
           else waitOn();
         });
       };

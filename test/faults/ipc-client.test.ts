@@ -10,7 +10,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
-import { IpcClient, IpcClientError } from "../../ipc/client.js";
+import { IpcClient, IpcClientError, rpcUnansweredMessage } from "../../ipc/client.js";
 import { AgentEventLog } from "../../supervisor/event-log.js";
 import { openLogNoFollow } from "../../shared/safe-open.js";
 import { FIXTURE } from "../supervisor/harness.js";
@@ -175,7 +175,33 @@ describe("fault: requests and replies the other side cannot handle", () => {
     clients.push(quiet);
     const err = await rejection(quiet.rpc("a", { type: "get_state" }));
     expect(err?.code).toBe("timeout");
-    expect(err?.message).toMatch(/did not answer the rpc request within 100 ms, nor a status request after it/);
+    expect(err?.message).toMatch(/did not answer the rpc request for agent "a" in \d+ ms in all \(a wait of 100 ms; the status request after the last wait got no answer within 100 ms, so it is not serving\)/);
+    expect(err?.message).toContain(`(${join(silent, "orch.sock")}); check whether it answers at all (pi-orch list)`);
+    expect(err?.message).toContain(`in ${join(silent, "logs", "supervisor.log")} when a pi-orch command started it): if it stays silent, kill that pid`);
+  });
+
+  it("an rpc that gives up after several waits says how many and how long in all, not only the last wait", async () => {
+    // Answers the first two status probes, then nothing: three waits for the rpc, the third probe unanswered.
+    const dir = home();
+    let statuses = 0;
+    await fakeServer(dir, (line) => (JSON.parse(line).type === "status" && ++statuses <= 2 ? JSON.stringify({ id: idOf(line), ok: false, error: { code: "not_found", message: "no agent a" } }) : null));
+    const client = await IpcClient.connect({ home: dir, requestTimeoutMs: 100 });
+    clients.push(client);
+    const err = await rejection(client.rpc("a", { type: "prompt", message: "/ask" }));
+    expect(err?.code).toBe("timeout");
+    expect(statuses).toBe(3);
+    expect(err?.message).toMatch(/in all \(3 waits of 100 ms, each but the last followed by a status request it answered; the status request after the last wait got no answer within 100 ms, so it is not serving\)/);
+  });
+});
+
+describe("the rpc timeout message", () => {
+  it.each([
+    [1, 100, 100, 210, 'for agent "a" in 210 ms in all (a wait of 100 ms; the status request after the last wait got no answer within 100 ms'],
+    [3, 65_000, 30_000, 225_400, 'for agent "a" in 3.8 min in all (3 waits of 65 s, each but the last followed by a status request it answered; the status request after the last wait got no answer within 30 s'],
+    [2, 600_000, 30_000, 1_230_000, 'for agent "a" in 20.5 min in all (2 waits of 10 min, each but the last'],
+    [1, 1_500, 1_500, 3_049, 'in 3 s in all (a wait of 1.5 s;'],
+  ])("%i waits of %i ms, probes of %i ms, %i ms in all", (waits, waitMs, probeMs, totalMs, part) => {
+    expect(rpcUnansweredMessage("a", waits, waitMs, probeMs, totalMs)).toContain(part);
   });
 });
 
