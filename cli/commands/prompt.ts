@@ -69,12 +69,12 @@ async function send(client: IpcClient, agent: string, command: RpcCommandEnvelop
  * (cli/events/run-view.ts).
  */
 export class RunWatcher {
-  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null; answered: boolean; errors: string[] }>();
+  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null }>();
   private resolveAll!: () => void;
   readonly settled: Promise<void>;
 
   constructor(agents: readonly string[]) {
-    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null, answered: false, errors: [] });
+    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null });
     this.settled = new Promise((r) => (this.resolveAll = r));
   }
 
@@ -90,22 +90,18 @@ export class RunWatcher {
    */
   accepted(agent: string, response: RpcResponse): void {
     const run = this.runs.get(agent);
-    if (!run || run.outcome) return;
-    run.answered = true;
-    if (!startedNoRun(response)) return;
-    if (run.view.started && !run.view.inRun) {
+    if (!run || run.outcome || !startedNoRun(response)) return;
+    if (run.view.started) {
       this.finish(agent, lastOutcome(agent, run.view));
       return;
     }
-    const error = run.errors.at(-1);
-    this.finish(agent, { agent, ok: error === undefined, stopReason: error === undefined ? "no_run" : "error", ...(error !== undefined ? { error: `the command failed: ${error}` } : {}), text: "" });
+    const error = run.view.extensionError;
+    this.finish(agent, { agent, ok: error === null, stopReason: error === null ? "no_run" : "error", ...(error !== null ? { error: `the command failed: ${error}` } : {}), text: "" });
   }
 
   feed(m: IpcStreamMessage): void {
     const run = this.runs.get(m.agent);
     if (!run || run.outcome || m.type !== "event") return;
-    // Until the answer, an extension error is the command's (or its sendUserMessage's).
-    if (!run.answered && m.event.type === "extension_error") run.errors.push(String(m.event.error ?? "unknown error"));
     const before = run.view;
     run.view = foldRun(before, m.event as RunEvent);
     const ending = run.view.ending;

@@ -83,6 +83,11 @@ export interface RunView {
   touched: readonly string[];
   /** The latest error the stream reported (model, retry, interruption, limit, supervisor). */
   lastError: string | null;
+  /**
+   * The latest `extension_error`'s message: with no run started, the failure of the
+   * extension command the prompt ran (its handler threw, or its message was refused).
+   */
+  extensionError: string | null;
 }
 
 /** The view before any event. */
@@ -102,6 +107,7 @@ export const EMPTY_RUN_VIEW: RunView = Object.freeze({
   finalText: "",
   touched: [],
   lastError: null,
+  extensionError: null,
 });
 
 /** Statuses that mean a run in progress will not end with `agent_end`. */
@@ -171,6 +177,8 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
     case "limit_exceeded":
     case "supervisor_error":
       return { ...view, lastError: event.message };
+    case "extension_error":
+      return { ...view, extensionError: String(event.error ?? "unknown error") };
     default:
       return view;
   }

@@ -244,8 +244,10 @@ export class TaskRun {
           else {
             if (!stopped) this.setStatus(progress, "running");
             // A task that is an extension command (`/cmd`) starting no run is done at its answer.
-            const end = startedNoRun(response) ? ({ kind: "ended" } as const) : await untilAborted(ended, abort.signal);
-            if (end === null) await this.abortRun(name, ended);
+            const noRun = startedNoRun(response);
+            const end = noRun ? ({ kind: "ended" } as const) : await untilAborted(ended, abort.signal);
+            if (noRun && !tracker.started && tracker.extensionError !== null) failure = `the command failed: ${tracker.extensionError}`;
+            else if (end === null) await this.abortRun(name, ended);
             else if (end.kind === "exited") failure = end.reason;
             else if (tracker.stopReason === "error") failure = `the agent stopped with an error: ${tracker.errorMessage ?? "unknown error"}`;
             else if (tracker.stopReason === "aborted") failure = "the agent's run was aborted";

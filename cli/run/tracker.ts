@@ -36,6 +36,14 @@ export class RunTracker {
   get errorMessage(): string | null {
     return this.view.lastAssistant?.errorMessage ?? null;
   }
+  /** Whether a run started (an extension command's prompt may start none). */
+  get started(): boolean {
+    return this.view.started;
+  }
+  /** The latest `extension_error`'s message (see RunView.extensionError). */
+  get extensionError(): string | null {
+    return this.view.extensionError;
+  }
   /** Paths given to edit/write calls, in first-seen order. */
   get touched(): ReadonlySet<string> {
     return new Set(this.view.touched);

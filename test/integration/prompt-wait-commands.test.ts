@@ -35,15 +35,21 @@ export default function (pi) {
 }
 `;
 
-/** A served world with agent `cmds`: the faux worker replying `replies` in order, with the commands and a `greet` template. */
-async function setup(replies: Json[]): Promise<void> {
-  world = new World();
+/** The faux worker's command replying `replies` in order, with the commands; the home gets a `greet` template. */
+function workerCommand(replies: Json[]): string {
   const ext = join(world.cwd.path, "commands.ts");
   writeFileSync(ext, COMMANDS);
   mkdirSync(join(world.home.path, "prompts"), { recursive: true });
   writeFileSync(join(world.home.path, "prompts", "greet.md"), "---\ndescription: Greets\n---\nSay hello to $1");
+  return `${world.fauxWorker(replies)} -e ${ext}`;
+}
+
+/** A served world with agent `cmds` on that worker. */
+async function setup(replies: Json[]): Promise<void> {
+  world = new World();
+  const command = workerCommand(replies);
   await world.serve();
-  await world.ok(["spawn", "--name", "cmds", "--worker-command", `${world.fauxWorker(replies)} -e ${ext}`]);
+  await world.ok(["spawn", "--name", "cmds", "--worker-command", command]);
 }
 
 /** The user messages of the agent's runs, from its event log. */
@@ -107,4 +113,17 @@ describe("pi-orch prompt --wait with slash commands", () => {
     }
     expect(userTexts()).toEqual(["confirmed"]);
   }, 60_000);
+
+  it("pi-orch run: a task that is a command starting no run passes at its answer (fails when it threw); one that sends a message passes with the run's reply", async () => {
+    world = new World();
+    const tasks = join(world.cwd.path, "tasks.json");
+    writeFileSync(tasks, JSON.stringify([{ name: "noop", prompt: "/noop" }, { name: "send", prompt: "/send" }, { name: "boom", prompt: "/boom" }]));
+    const r = await world.cli(["run", tasks, "--concurrency", "1", "--worker-command", workerCommand([{ text: "the task's reply" }]), "--json"], 60_000);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { tasks: Json[] };
+    const byName = Object.fromEntries(report.tasks.map((t) => [t.name, t]));
+    expect(byName.noop).toMatchObject({ status: "passed", turns: 0, finalText: "" });
+    expect(byName.send).toMatchObject({ status: "passed", finalText: "the task's reply" });
+    expect(byName.boom).toMatchObject({ status: "failed", reason: "the command failed: the command broke" });
+  }, 90_000);
 });
