@@ -26,11 +26,19 @@ export interface SmallDisk {
   unmount(): void;
 }
 
-/** Mount a tmpfs of `sizeKb` at `path` (created). Throws with mount's message when it fails. */
+/**
+ * Mount a tmpfs of `sizeKb` at `path` (created). When mount fails or cannot be run, the
+ * mount point is removed (as `unmount` would: the caller gets no disk to clean up) and
+ * the error gives mount's message.
+ */
 export function mountSmallDisk(path: string, sizeKb: number): SmallDisk {
   mkdirSync(path, { recursive: true, mode: 0o700 });
   const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeKb}k,mode=0700`, "tmpfs", path], { encoding: "utf8" });
-  if (mounted.status !== 0) throw new Error(`mount -t tmpfs at ${path} failed: ${mounted.stderr.trim()}`);
+  if (mounted.status !== 0) {
+    rmSync(path, { recursive: true, force: true });
+    const why = mounted.error ? `could not run mount: ${mounted.error.message}` : (mounted.stderr ?? "").trim() || `exit status ${mounted.status}, signal ${mounted.signal}`;
+    throw new Error(`mount -t tmpfs at ${path} failed: ${why}`);
+  }
   const filler = join(path, ".filler");
   let isMounted = true;
   return {
