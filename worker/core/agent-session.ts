@@ -12,7 +12,6 @@ import type {
   ImageContent,
   Model,
   ThinkingLevel,
-  UserMessage,
 } from "../../shared/schema/messages.js";
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
@@ -1014,8 +1013,11 @@ export class AgentSession {
     }));
   }
 
-  /** `fork`: a new session holding the path before a user message; returns that message's text. */
-  async fork(entryId: string): Promise<{ text: string; cancelled: boolean }> {
+  /**
+   * `fork`: a new session holding the path before a user message; returns that message's
+   * text. A fork an extension cancelled has no text (pi's response leaves it out).
+   */
+  async fork(entryId: string): Promise<{ text?: string; cancelled: boolean }> {
     this.requireIdle("fork");
     const outcome = await this.replaceSession({ type: "session_before_fork", entryId, position: "before" }, "fork", () => {
       if (!this.store) {
@@ -1025,7 +1027,7 @@ export class AgentSession {
       const { path, text } = forkSession(this.store, entryId, this.sessionDir);
       return { store: SessionStore.open(path, { warn: this.warn }), fresh: false, result: { text, cancelled: false } };
     });
-    return "text" in outcome ? outcome : { text: "", cancelled: true };
+    return outcome;
   }
 
   /** `clone`: a new session with the whole current path. */
@@ -1312,15 +1314,14 @@ export class AgentSession {
       sessionDir: () => this.sessionDir,
       sendUserMessage: (content, deliverAs) => {
         const sending = (async () => {
-          if (typeof content === "string") {
-            const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(content.trim());
-            if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return;
-            const input = await this.extensions.input(content, undefined, "extension");
-            if (input.action === "handled") return;
-            content = input.text;
-          }
-          const message: UserMessage = { role: "user", content: typeof content === "string" ? [{ type: "text", text: content }] : content, timestamp: Date.now() };
-          await this.deliver(message, deliverAs ?? "followUp", true);
+          // As pi: the parts become one prompt (the texts joined by lines, the images after),
+          // which the input handlers see; it is not run as a command or expanded as a template.
+          const parts = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
+          const text = parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
+          const images = parts.filter((p): p is ImageContent => p.type === "image");
+          const input = await this.extensions.input(text, images.length > 0 ? images : undefined, "extension");
+          if (input.action === "handled") return;
+          await this.deliver(userMessage(input.text, input.images), deliverAs ?? "followUp", true);
         })();
         this.pendingUserMessages.add(sending);
         const done = () => void this.pendingUserMessages.delete(sending);
