@@ -51,6 +51,8 @@ export interface OracleStart {
   sessions?: boolean;
   /** Runs on the home before the worker starts (settings, skills, ...). */
   prepare?: (home: string) => void;
+  /** Runs on the project folder before the worker starts (files an extension reads at session start). */
+  prepareProject?: (project: string) => void;
 }
 
 /** A temp folder the caller removes (each test file keeps a list and cleans it after each test). */
@@ -63,6 +65,7 @@ export function startOracle(impl: Implementation, server: MockModelServer, dirs:
   dirs.push(home, project);
   writeFileSync(join(home.path, "models.json"), JSON.stringify(mockModelsJson(server)));
   opts.prepare?.(home.path);
+  opts.prepareProject?.(project.path);
   const extra = opts.args ?? [];
   const session = opts.sessions ? ["--session-dir", join(home.path, "sessions")] : extra.includes("--session") ? [] : ["--no-session"];
   const args = ["--mode", "rpc", ...session, "--provider", "mock", "--model", "mock-1", ...(opts.examples ?? []).flatMap((e) => ["-e", upstreamExample(e)]), ...extra];
