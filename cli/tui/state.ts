@@ -64,6 +64,8 @@ export interface AgentView {
   /** The agent's run as the one event reader folds it; `tools` and `tokens` come from it. */
   run: RunView;
   lastSeq: number;
+  /** The agent's last event when the supervisor last listed it: events up to it are history the list's status already covers. */
+  listedSeq: number;
   dialogs: DialogRequest[];
   /** Hidden: it was already stopped or failed when this TUI first saw it (history, not live). */
   hidden: boolean;
@@ -123,7 +125,7 @@ export interface InkDrawn {
 }
 
 /** What streaming a delta changes in an agent's view; the rest is what ink shows around a painted body. */
-const BODY_ONLY: ReadonlySet<string> = new Set(["open", "run", "lastSeq"]);
+const BODY_ONLY: ReadonlySet<string> = new Set(["open", "run", "lastSeq", "listedSeq"]);
 
 /**
  * Whether ink's part of the screen is the same for `next` as for `prev`: an agent
@@ -168,6 +170,7 @@ function newView(name: string, now: number): AgentView {
     tokens: 0,
     run: EMPTY_RUN_VIEW,
     lastSeq: 0,
+    listedSeq: 0,
     dialogs: [],
     hidden: false,
   };
@@ -206,6 +209,9 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
       if (existing && action.seq <= existing.lastSeq) return state; // replayed after a reconnect
       const a = existing ?? newView(action.agent, action.at ?? state.now);
       const next = applyEvent({ ...a, lastSeq: action.seq }, action.event as TuiEvent, action.at ?? state.now);
+      // A replayed status the list already counted is older than the list's: an agent that was
+      // busy when a killed supervisor died is listed stopped, and must not show busy again.
+      if (action.seq <= a.listedSeq) return put(state, { ...next, status: a.status, statusReason: a.statusReason, restarts: a.restarts, hidden: a.hidden });
       return put(state, next);
     }
   }
@@ -246,6 +252,7 @@ function mergeAgents(state: TuiState, infos: AgentInfo[], reconnected: boolean):
       worktree: info.worktree,
       createdAt: info.createdAt,
       lastSeq,
+      listedSeq: current ? info.lastSeq : base.listedSeq,
       hidden: base.hidden && ENDED.has(info.status),
     };
   }

@@ -88,6 +88,25 @@ describe("the TUI reducer", () => {
     expect(visibleAgents(gone)).toEqual([]);
   });
 
+  it("keeps the listed status over the replayed history it already counts (a supervisor killed mid-run)", () => {
+    // The new supervisor lists the agent stopped; the log it replays ends with the agent going busy.
+    const replay: TuiAction[] = [
+      { type: "event", agent: "k1", seq: 3, event: { type: "agent_status", status: "idle", previous: "starting", restarts: 0, pid: 1 } },
+      { type: "event", agent: "k1", seq: 4, event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 } },
+    ];
+    const s = fold([{ type: "agents", agents: [info("k1", "stopped", { lastSeq: 5, statusReason: "supervisor exited" })] }, ...replay]);
+    expect(s.agents.k1!.status).toBe("stopped");
+    expect(s.agents.k1!.statusReason).toBe("supervisor exited");
+    expect(visibleAgents(s)).toEqual([]);
+    // What happens after the list is live again.
+    const restarted = reduce(s, { type: "event", agent: "k1", seq: 6, event: { type: "agent_status", status: "starting", previous: "stopped", restarts: 0, pid: null } });
+    expect(visibleAgents(restarted).map((a) => [a.name, a.status])).toEqual([["k1", "starting"]]);
+    // A live agent's replayed history does not hide or freeze it either.
+    const live = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 2 })] }, { type: "event", agent: "a", seq: 2, event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 } }]);
+    expect(live.agents.a!.status).toBe("idle");
+    expect(visibleAgents(live).map((a) => a.name)).toEqual(["a"]);
+  });
+
   it("queues extension dialogs until they are answered", () => {
     const s = fold([{ type: "event", agent: "a", seq: 1, event: { type: "extension_ui_request", id: "d", method: "input", title: "Name?", placeholder: "x" } }]);
     expect(s.agents.a!.dialogs).toEqual([{ id: "d", method: "input", title: "Name?", placeholder: "x" }]);
