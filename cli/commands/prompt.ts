@@ -57,7 +57,8 @@ async function send(client: IpcClient, agent: string, command: RpcCommandEnvelop
     const hint = command.type === "prompt" && /stream|busy|running/i.test(response.error ?? "")
       ? `; it is busy: use pi-orch steer ${agent} TEXT or pi-orch follow-up ${agent} TEXT`
       : "";
-    throw new CliError(`agent "${agent}" refused the ${what}: ${keyAdvice(response.error ?? "no reason given", "daemon", home)}${hint}`);
+    const reason = keyAdvice(response.error ?? "no reason given", "daemon", home);
+    throw new CliError(`agent "${agent}" refused the ${what}: ${hint ? reason.replace(/\.$/, "") : reason}${hint}`);
   }
   return response;
 }

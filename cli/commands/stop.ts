@@ -1,6 +1,22 @@
 /** `pi-orch stop NAME | --all`: stop agents gracefully (their worker process groups end). */
 import type { Command } from "commander";
+import type { AgentInfo } from "../../shared/schema/agent.js";
 import { CliError, runAction, type CliContext } from "../context.js";
+
+/** Statuses with no worker to stop. */
+const ENDED: ReadonlySet<string> = new Set(["stopped", "failed"]);
+
+/**
+ * What `stop --all` says: the agents it stopped, and apart from them those that were
+ * already down before it (`before` is the list taken just ahead of the stop). Pure.
+ */
+export function stopSummary(before: readonly AgentInfo[], after: readonly AgentInfo[]): string {
+  const wasDown = new Set(before.filter((a) => ENDED.has(a.status)).map((a) => a.name));
+  const stopped = after.filter((a) => !wasDown.has(a.name)).map((a) => a.name);
+  const already = after.filter((a) => wasDown.has(a.name)).map((a) => a.name);
+  const main = stopped.length ? `stopped ${stopped.length} agent${stopped.length === 1 ? "" : "s"}: ${stopped.join(", ")}` : "no running agents to stop";
+  return already.length ? `${main} (already down: ${already.join(", ")})` : main;
+}
 
 /** Register `stop`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -26,13 +42,15 @@ Examples:
         const client = await ctx.client();
         try {
           if (opts.all) {
+            const before = opts.json ? [] : await client.list();
             const agents = await client.stop({ all: true });
             if (opts.json) ctx.json(agents);
-            else ctx.out(agents.length ? `stopped ${agents.length} agent${agents.length === 1 ? "" : "s"}: ${agents.map((a) => a.name).join(", ")}` : "no agents to stop");
+            else ctx.out(stopSummary(before, agents));
           } else {
+            const before = opts.json ? null : await client.status(agent!);
             const info = await client.stop(agent!);
             if (opts.json) ctx.json(info);
-            else ctx.out(`stopped ${info.name}`);
+            else ctx.out(before && ENDED.has(before.status) ? `${info.name} was already ${before.status}` : `stopped ${info.name}`);
           }
         } finally {
           await client.close();

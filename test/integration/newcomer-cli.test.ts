@@ -77,6 +77,23 @@ describe("the CLI as a new user meets it", () => {
     expect(abort).toMatchObject({ code: 0, stdout: "alpha is idle: no run to abort\n" });
   }, 60_000);
 
+  it("stop says which agents it stopped and which were already down; a prompt to a busy agent reads as one sentence", async () => {
+    world = new World();
+    await world.serve();
+    await world.ok(["spawn", "--name", "one", "--provider", "faux"]);
+    await world.ok(["spawn", "--name", "two", "--provider", "faux", "--prompt", "run `sleep 30`"]);
+    await world.waitForStatus("two", (a) => a.status === "busy");
+    const busy = await world.cli(["prompt", "two", "hi"]);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain("; it is busy: use pi-orch steer two TEXT or pi-orch follow-up two TEXT");
+    expect(busy.stderr).not.toContain(".;");
+    expect(await world.ok(["stop", "one"])).toBe("stopped one\n");
+    expect(await world.ok(["stop", "one"])).toBe("one was already stopped\n");
+    expect(await world.ok(["stop", "--all"])).toBe("stopped 1 agent: two (already down: one)\n");
+    expect(await world.ok(["stop", "--all"])).toBe("no running agents to stop (already down: one, two)\n");
+    expect((await world.json<Json[]>(["stop", "--all", "--json"])).map((a) => [a.name, a.status])).toEqual([["one", "stopped"], ["two", "stopped"]]);
+  }, 60_000);
+
   it("status and list name the model the same way (provider/id), in text and JSON, running or stopped", async () => {
     world = new World();
     await world.serve();

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { stopSummary } from "../../cli/commands/stop.js";
+import type { AgentStatus } from "../../shared/schema/agent.js";
+import { info } from "./tui/helpers.js";
+
+const agents = (...pairs: [string, AgentStatus][]) => pairs.map(([name, status]) => info(name, status));
+
+describe("what stop --all says", () => {
+  it.each([
+    { before: agents(["a", "idle"], ["b", "busy"]), want: "stopped 2 agents: a, b" },
+    { before: agents(["a", "idle"]), want: "stopped 1 agent: a" },
+    { before: agents(["a", "stopped"], ["b", "idle"], ["c", "failed"]), want: "stopped 1 agent: b (already down: a, c)" },
+    { before: agents(["a", "stopped"]), want: "no running agents to stop (already down: a)" },
+    { before: [], want: "no running agents to stop" },
+  ])("$want", ({ before, want }) => {
+    const after = before.map((a) => ({ ...a, status: a.status === "failed" ? "failed" : ("stopped" as AgentStatus) }));
+    expect(stopSummary(before, after)).toBe(want);
+  });
+
+  it("counts an agent spawned between the list and the stop as stopped", () => {
+    expect(stopSummary(agents(["a", "stopped"]), agents(["a", "stopped"], ["new", "stopped"]))).toBe("stopped 1 agent: new (already down: a)");
+  });
+});
