@@ -507,12 +507,16 @@ export class AgentEventLog {
   private readonly keep: number;
   private readonly replayBytes: number;
   private readonly batched: boolean;
-  /** Staged log lines (batched mode), each with its newline, not yet written. */
-  private staged = "";
-  /** The staged events' JSON, times and events, for the ring; their seqs run up to `seq`. */
-  private stagedRaws: string[] = [];
-  private stagedAts: number[] = [];
-  private stagedEvents: Record<string, unknown>[] = [];
+  /**
+   * The staged events (batched mode) not yet written: slots below `staged` hold their
+   * JSON, times and events; their seqs run up to `seq`. The arrays are overwritten from
+   * commit to commit, never emptied (V8 would drop their storage), and the log lines
+   * are built only at the commit, in one string: a stream allocates little per event.
+   */
+  private staged = 0;
+  private readonly stagedRaws: string[] = [];
+  private readonly stagedAts: number[] = [];
+  private readonly stagedEvents: (Record<string, unknown> | null)[] = [];
   /**
    * Events whose write waits in the disk's backlog, one group per refused write (the
    * backlog's order): not in the ring and not published, so no subscriber sees an event
@@ -556,7 +560,7 @@ export class AgentEventLog {
    * are written never showed them, and the next one numbers from the file.
    */
   get lastSeq(): number {
-    return this.withheld.length > 0 ? this.writtenThrough : this.seq - this.stagedRaws.length;
+    return this.withheld.length > 0 ? this.writtenThrough : this.seq - this.staged;
   }
 
   /** Whether event `seq` (staged or committed) has not reached the OS yet: its owner must not publish it now. */
@@ -570,7 +574,9 @@ export class AgentEventLog {
    * call, in order, to publish now; a `gap` among them names seqs the backlog dropped
    * (lost: publish it as a `lagged` notice where it stands).
    */
-  takeWritten(): (WithheldEvent | { gap: SeqGap })[] {
+  takeWritten(): readonly (WithheldEvent | { gap: SeqGap })[] {
+    // Nearly always none: no new array for that (it is asked once per agent per turn).
+    if (this.written.length === 0) return NONE_WRITTEN;
     const written = this.written;
     this.written = [];
     return written;
@@ -598,15 +604,14 @@ export class AgentEventLog {
   append(event: Record<string, unknown>, at = Date.now(), raw?: string): LoggedEvent {
     const entry: LoggedEvent = { seq: ++this.seq, at, event };
     const json = raw ?? JSON.stringify(event);
-    const line = `{"seq":${entry.seq},"at":${at},"event":${json}}\n`;
     if (this.batched) {
-      this.staged += line;
-      this.stagedRaws.push(json);
-      this.stagedAts.push(at);
-      this.stagedEvents.push(event);
+      const i = this.staged++;
+      this.stagedRaws[i] = json;
+      this.stagedAts[i] = at;
+      this.stagedEvents[i] = event;
       return entry;
     }
-    if (!this.events.write(line)) {
+    if (!this.events.write(`{"seq":${entry.seq},"at":${at},"event":${json}}\n`)) {
       this.withheld.push([{ entry, raw: json }]);
       return entry;
     }
@@ -617,23 +622,38 @@ export class AgentEventLog {
 
   /** Write every staged event (one system call) and hold them in the ring, or withhold them while the disk refuses them; nothing to do outside batched mode. */
   commit(): void {
-    if (this.staged === "") return;
-    const text = this.staged;
+    const n = this.staged;
+    if (n === 0) return;
     const raws = this.stagedRaws;
     const ats = this.stagedAts;
     const events = this.stagedEvents;
-    this.staged = "";
-    this.stagedRaws = [];
-    this.stagedAts = [];
-    this.stagedEvents = [];
-    const first = this.seq - raws.length + 1;
-    if (!this.events.write(text)) {
-      // Built only on a refused write: the usual path allocates nothing per event here.
-      this.withheld.push(raws.map((raw, i) => ({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw })));
-      return;
+    const first = this.seq - n + 1;
+    // One array of the exact size, joined once: no string per line or piece (a template per line was one for each).
+    const parts: (string | number)[] = new Array(n * 7);
+    for (let i = 0, k = 0; i < n; i++) {
+      parts[k++] = '{"seq":';
+      parts[k++] = first + i;
+      parts[k++] = ',"at":';
+      parts[k++] = ats[i]!;
+      parts[k++] = ',"event":';
+      parts[k++] = raws[i]!;
+      parts[k++] = "}\n";
     }
-    for (let i = 0; i < raws.length; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
-    this.writtenThrough = this.seq;
+    this.staged = 0;
+    // The write never appends (its listeners only learn of the backlog), so the slots stay as they are until let go below.
+    if (!this.events.write(parts.join(""))) {
+      // Built only on a refused write: the usual path allocates nothing per event here.
+      const group: WithheldEvent[] = [];
+      for (let i = 0; i < n; i++) group.push({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw: raws[i]! });
+      this.withheld.push(group);
+    } else {
+      for (let i = 0; i < n; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
+      this.writtenThrough = this.seq;
+    }
+    for (let i = 0; i < n; i++) {
+      raws[i] = "";
+      events[i] = null;
+    }
   }
 
   /** The oldest refused write left the backlog: written (ring, then published by the owner) or dropped (its seqs a gap). */
@@ -687,6 +707,8 @@ export class AgentEventLog {
     this.stderr.close();
   }
 }
+
+const NONE_WRITTEN: readonly (WithheldEvent | { gap: SeqGap })[] = Object.freeze([]);
 
 /** An event whose log line waits for the disk: the entry and its JSON. */
 export interface WithheldEvent {

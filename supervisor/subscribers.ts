@@ -43,13 +43,54 @@ export interface SubscribeOptions {
 export type HistorySource = (agent: string, since: number) => Replay | undefined;
 
 /**
- * A live subscription; `close()` stops delivery and frees its queue. A queued item is a
- * message, or for a text sink the JSON line of a live event (without its newline).
+ * A live event from a worker, for text sinks: the pieces of its wire line
+ * (`{"type":"event","agent":…,"seq":…,"at":…,"event":RAW}`), made once and shared by
+ * every subscriber that follows its agent. The line itself is only ever built inside
+ * the text of a whole batch (`BatchText`), so a routed event costs no string of its own.
  */
+export class LiveLine {
+  constructor(
+    /** `{"type":"event","agent":"NAME",`. */
+    readonly prefix: string,
+    readonly seq: number,
+    readonly at: number,
+    /** The event's JSON as the worker wrote it. */
+    readonly raw: string,
+  ) {}
+
+  /** Characters of the line (without its newline), counted without building it. */
+  get length(): number {
+    return this.prefix.length + LIVE_FRAME_CHARS + decimalChars(this.seq) + decimalChars(this.at) + this.raw.length;
+  }
+}
+
+/** Characters of a wire line around its prefix, numbers and event: `"seq":,"at":,"event":}`. */
+const LIVE_FRAME_CHARS = '"seq":,"at":,"event":}'.length;
+
+/** Characters of `n` in JSON. */
+function decimalChars(n: number): number {
+  if (!Number.isInteger(n) || n < 0 || n > Number.MAX_SAFE_INTEGER) return String(n).length;
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
+}
+
+/** A queued item: a message, or for a text sink a live event's line. */
+type Queued = IpcStreamMessage | LiveLine;
+
+/** A live subscription; `close()` stops delivery and frees its queue. */
 export class Subscription {
-  private queue: (IpcStreamMessage | string)[] = [];
+  /**
+   * Queued items: slots from `head` up to `tail`. Emptied by moving `tail` back, not by
+   * `length = 0`, which makes V8 drop the storage and the next batch allocate it again.
+   */
+  private queue: (Queued | null)[] = [];
   /** Bytes of each queued message, same index as `queue`. */
   private sizes: number[] = [];
+  private tail = 0;
   private head = 0;
   private queuedBytes = 0;
   private readonly openGaps = new Map<string, LaggedMessage>();
@@ -77,7 +118,7 @@ export class Subscription {
 
   /** Messages waiting to be written. */
   get buffered(): number {
-    return this.queue.length - this.head;
+    return this.tail - this.head;
   }
 
   /** Bytes of the event JSON waiting to be written. */
@@ -117,12 +158,12 @@ export class Subscription {
   }
 
   /**
-   * Queue live event `seq` of `agent` — its message, or its JSON line for a text sink —
+   * Queue live event `seq` of `agent` — its message, or its line for a text sink —
    * of `bytes`; past the buffer (messages or bytes) it is dropped and accounted for in a
    * `lagged` notice. One event always fits an empty queue. With `deliver` false the
    * caller delivers later (`deliver()`), after queueing a whole batch.
    */
-  offer(agent: string, seq: number, item: EventMessage | string, bytes: number, deliver = true): void {
+  offer(agent: string, seq: number, item: EventMessage | LiveLine, bytes: number, deliver = true): void {
     if (this.closedFlag) return;
     const gap = this.openGaps.get(agent);
     if (gap) {
@@ -142,7 +183,7 @@ export class Subscription {
 
   /** Start writing what is queued (after offers with `deliver` false). */
   deliver(): void {
-    if (this.head < this.queue.length) this.pump();
+    if (this.head < this.tail) this.pump();
   }
 
   close(): void {
@@ -151,14 +192,16 @@ export class Subscription {
     this.queue = [];
     this.sizes = [];
     this.head = 0;
+    this.tail = 0;
     this.queuedBytes = 0;
     this.openGaps.clear();
     this.onClose(this);
   }
 
-  private enqueue(item: IpcStreamMessage | string, bytes: number): void {
-    this.queue.push(item);
-    this.sizes.push(bytes);
+  private enqueue(item: Queued, bytes: number): void {
+    this.queue[this.tail] = item;
+    this.sizes[this.tail] = bytes;
+    this.tail++;
     this.queuedBytes += bytes;
   }
 
@@ -169,23 +212,29 @@ export class Subscription {
   }
 
   /** The next queued item, taken off the queue. */
-  private take(): IpcStreamMessage | string {
-    const item = this.queue[this.head];
+  private take(): Queued {
+    const item = this.queue[this.head]!;
+    this.queue[this.head] = null;
     this.queuedBytes -= this.sizes[this.head];
     this.head++;
     // Once its notice is on the way out, the gap is final and new events may flow again.
-    if (typeof item !== "string" && item.type === "lagged" && this.openGaps.get(item.agent) === item) this.openGaps.delete(item.agent);
+    if (!(item instanceof LiveLine) && item.type === "lagged" && this.openGaps.get(item.agent) === item) this.openGaps.delete(item.agent);
     return item;
   }
 
   private compactQueue(): void {
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.sizes.length = 0;
+    if (this.head === this.tail) {
       this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.sizes = this.sizes.slice(this.head);
+      this.tail = 0;
+      // A burst left a long array: let it go rather than keep its storage for good.
+      if (this.queue.length > 1024) {
+        this.queue = [];
+        this.sizes = [];
+      }
+    } else if (this.head > 1024 && this.head * 2 > this.tail) {
+      this.queue = this.queue.slice(this.head, this.tail);
+      this.sizes = this.sizes.slice(this.head, this.tail);
+      this.tail -= this.head;
       this.head = 0;
     }
   }
@@ -197,7 +246,7 @@ export class Subscription {
    */
   private drain(): void {
     try {
-      while (!this.closedFlag && this.head < this.queue.length) {
+      while (!this.closedFlag && this.head < this.tail) {
         const pending = this.writeNext();
         if (pending) {
           pending.then(
@@ -221,8 +270,8 @@ export class Subscription {
     if (this.takesText) {
       const head = this.head;
       let end = head;
-      for (let chars = 0; end < this.queue.length && chars < TEXT_BATCH_CHARS; end++) chars += this.sizes[end] + 1;
-      const text = this.batchText.of(this.queue, head, end);
+      for (let chars = 0; end < this.tail && chars < TEXT_BATCH_CHARS; end++) chars += this.sizes[end] + 1;
+      const text = this.batchText.of(this.queue as readonly Queued[], head, end);
       while (this.head < end) this.take();
       this.compactQueue();
       return this.sink.writeLines!(text);
@@ -241,35 +290,54 @@ function laggedNotice(agent: string, gap: SeqGap): LaggedMessage {
 /**
  * The text of the last batch a text sink was handed, for the next subscription whose
  * batch is the very same items: subscribers that follow the same agents get the same
- * shared lines, and the text is built (one flat string) once for all of them instead of
- * once per subscriber.
+ * shared lines, and the text is built (one flat string, in one join) once for all of
+ * them instead of once per subscriber.
  */
 export class BatchText {
-  private items: (IpcStreamMessage | string)[] = [];
+  /** The items of the last batch: slots below `count` (overwritten, never emptied: V8 would drop the storage). */
+  private readonly items: (Queued | null)[] = [];
+  private count = 0;
   private text = "";
 
   /** JSON lines of `queue[head, end)`, each ending in a newline. */
-  of(queue: readonly (IpcStreamMessage | string)[], head: number, end: number): string {
+  of(queue: readonly Queued[], head: number, end: number): string {
     const n = end - head;
-    if (n === this.items.length && n > 0) {
+    const items = this.items;
+    if (n === this.count && n > 0) {
       let same = true;
-      for (let i = 0; i < n && same; i++) same = queue[head + i] === this.items[i];
+      for (let i = 0; i < n && same; i++) same = queue[head + i] === items[i];
       if (same) return this.text;
     }
-    const lines: string[] = new Array(n + 1);
-    for (let i = 0; i < n; i++) {
+    // Pieces in one array of the most it needs (slots left empty join to nothing), joined
+    // once: no string per line, and the numbers written straight into the text.
+    const parts: (string | number)[] = new Array(n * 8);
+    for (let i = 0, k = 0; i < n; i++) {
       const item = queue[head + i]!;
-      lines[i] = typeof item === "string" ? item : JSON.stringify(item);
+      items[i] = item;
+      if (item instanceof LiveLine) {
+        parts[k++] = item.prefix;
+        parts[k++] = '"seq":';
+        parts[k++] = item.seq;
+        parts[k++] = ',"at":';
+        parts[k++] = item.at;
+        parts[k++] = ',"event":';
+        parts[k++] = item.raw;
+        parts[k++] = "}\n";
+      } else {
+        parts[k++] = JSON.stringify(item);
+        parts[k++] = "\n";
+      }
     }
-    lines[n] = "";
-    this.items = queue.slice(head, end);
-    this.text = lines.join("\n");
+    for (let i = n; i < this.count; i++) items[i] = null;
+    this.count = n;
+    this.text = parts.join("");
     return this.text;
   }
 
   /** Forget the last batch (its lines are written). */
   clear(): void {
-    this.items = [];
+    for (let i = 0; i < this.count; i++) this.items[i] = null;
+    this.count = 0;
     this.text = "";
   }
 }
@@ -307,21 +375,21 @@ export class SubscriberHub {
 
   /**
    * Offer an event to every subscriber that follows `agent`. With `raw` (the event's
-   * JSON from the worker), its wire line is built once, for the first text sink that
+   * JSON from the worker), its `LiveLine` is made once, for the first text sink that
    * follows, and shared by all of them; its message likewise for the other sinks (they
    * must not change it). With no follower nothing is built. With `deliver` false the
    * caller ends the batch with `deliver()`.
    */
   publish(agent: string, entry: LoggedEvent, raw?: string, deliver = true): void {
-    let wire: string | undefined;
+    let line: LiveLine | undefined;
     let message: EventMessage | undefined;
     let bytes: number | undefined;
     for (const sub of this.subs) {
       if (!sub.follows(agent)) continue;
       if (raw !== undefined && sub.takesText) {
-        wire ??= `${this.prefixOf(agent)}"seq":${entry.seq},"at":${entry.at},"event":${raw}}`;
-        bytes ??= wire.length;
-        sub.offer(agent, entry.seq, wire, bytes, deliver);
+        line ??= new LiveLine(this.prefixOf(agent), entry.seq, entry.at, raw);
+        bytes ??= line.length;
+        sub.offer(agent, entry.seq, line, bytes, deliver);
         continue;
       }
       message ??= { type: "event", agent, seq: entry.seq, at: entry.at, event: entry.event };
