@@ -1,9 +1,26 @@
 /** `pi-orch list`: every agent with its status, pid, restarts, model, cwd and last-seen time. */
 import type { Command } from "commander";
+import type { AgentInfo } from "../../shared/schema/agent.js";
 import { runAction, type CliContext } from "../context.js";
 import { agentTable } from "./format.js";
 import { withResolvedModel } from "./live-model.js";
 import { worktreeChangeCounts } from "./worktree-changes.js";
+
+/**
+ * The line under the table when agents are down only because their supervisor went
+ * (a crash, a reboot, `shutdown`): the next command started a new one, which does not
+ * bring them back by itself, so say how. Null when there are none. Pure.
+ */
+export function supervisorExitNote(agents: readonly Pick<AgentInfo, "name" | "status" | "statusReason">[]): string | null {
+  const names = agents.filter((a) => a.status === "stopped" && a.statusReason === "supervisor exited").map((a) => a.name);
+  if (names.length === 0) return null;
+  const one = names.length === 1;
+  return (
+    `${names.join(", ")} ${one ? "was" : "were"} stopped when the supervisor exited; ` +
+    `pi-orch restart ${one ? names[0] : "NAME"} brings ${one ? "it" : "one"} back with its session` +
+    (one ? "" : " (all of them: pi-orch shutdown, then pi-orch serve --resume)")
+  );
+}
 
 /** Register `list`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -35,6 +52,8 @@ Examples:
             ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
             // Why an agent failed is the first thing one asks; the table has no room for it.
             for (const a of agents) if (a.status === "failed" && a.statusReason) ctx.out(ctx.color.red(`${a.name}: ${a.statusReason}`));
+            const lost = supervisorExitNote(agents);
+            if (lost) ctx.out(ctx.color.dim(lost));
           }
         } finally {
           await client.close();

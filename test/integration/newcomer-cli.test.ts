@@ -222,6 +222,10 @@ describe("the CLI as a new user meets it", () => {
     const last = world.events("sleeper").at(-1)!;
     expect(last.event).toEqual({ type: "run_interrupted", reason: "the supervisor exited during the run" });
     expect(await world.ok(["logs", "sleeper"])).toMatch(/interrupted.*the supervisor exited during the run/);
+    // list says how to bring it back, and restart does.
+    expect(await world.ok(["list"])).toContain("sleeper was stopped when the supervisor exited; pi-orch restart sleeper brings it back with its session");
+    await world.ok(["restart", "sleeper"]);
+    expect(await world.ok(["list"])).not.toContain("supervisor exited");
   }, 60_000);
 
   it("logs --stderr --json prints one {line} per stderr line", async () => {
