@@ -175,8 +175,18 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
     ctx.err(`pi-orch demo: ${unsettled.join(", ")} did not finish within ${SETTLE_TIMEOUT_MS / 1000}s; see the transcript above`);
     return 1;
   }
-  ctx.out(c.dim(`all 4 agents settled; ${keep ? "stopping them" : `removing ${root}`}. Next: pi-orch demo (the TUI), or pi-orch spawn --provider faux --prompt "list the files"`));
+  const me = invokedAs(process.env);
+  ctx.out(c.dim(`all 4 agents settled; ${keep ? "stopping them" : `removing ${root}`}. Next: ${me} demo (the TUI), or ${me} spawn --provider faux --prompt "list the files"`));
   return 0;
+}
+
+/**
+ * How the user typed this program, for the next commands we suggest: `npx pi-orch` under
+ * npx / `npm exec` (the README's quickstart, in a checkout where `pi-orch` is not on the
+ * PATH), else `pi-orch`. Pure.
+ */
+export function invokedAs(env: NodeJS.ProcessEnv): string {
+  return env.npm_command === "exec" ? "npx pi-orch" : "pi-orch";
 }
 
 /** What the demo started and made, and how to undo it (idempotent). */

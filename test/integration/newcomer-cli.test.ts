@@ -252,11 +252,13 @@ describe("the CLI as a new user meets it", () => {
   });
 
   it("demo --keep keeps its folder and never says it removes it", () => {
-    const r = spawnSync(process.execPath, [BIN, "demo", "--no-tui", "--keep"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", PI_ORCH_HOME: "/nonexistent" }, timeout: 60_000 });
+    // As the README's quickstart runs it (npx sets npm_command=exec): the next commands it suggests say npx too.
+    const r = spawnSync(process.execPath, [BIN, "demo", "--no-tui", "--keep"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", PI_ORCH_HOME: "/nonexistent", npm_command: "exec" }, timeout: 60_000 });
     const kept = /pi-orch demo: kept (\S+)/.exec(r.stderr)?.[1];
     try {
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).not.toContain("removing");
+      expect(r.stdout).toContain('Next: npx pi-orch demo (the TUI), or npx pi-orch spawn --provider faux --prompt "list the files"');
       expect(kept && existsSync(join(kept, "repo"))).toBe(true);
     } finally {
       if (kept?.includes("pi-orch-demo-")) rmSync(kept, { recursive: true, force: true });
