@@ -8,7 +8,7 @@
  */
 import { parseJsonLine, peekLineHead, withWire } from "../shared/jsonl.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
-import type { SupervisorEvent } from "../shared/schema/supervisor-events.js";
+import type { DialogClosedReason, SupervisorEvent } from "../shared/schema/supervisor-events.js";
 import { RUNNING_STATUSES, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
 import { configurationError } from "./config-error.js";
 import { OrchError } from "./errors.js";
@@ -381,7 +381,7 @@ class Step {
         return;
       }
       case "dialog_timeout":
-        if (m.gen === s.worker?.gen) this.closeDialog(m.id);
+        if (m.gen === s.worker?.gen) this.closeDialog(m.id, "timeout");
         return;
       case "wait":
         if (m.test(s.record.status)) {
@@ -542,17 +542,21 @@ class Step {
   private closeDismissedDialogs(response: RpcResponse, asked: ReadonlySet<string>): void {
     const open = response.success ? (response.data as { openDialogs?: unknown } | undefined)?.openDialogs : undefined;
     if (!Array.isArray(open) || asked.size === 0) return;
-    for (const id of asked) if (!open.includes(id)) this.closeDialog(id);
+    for (const id of asked) if (!open.includes(id)) this.closeDialog(id, "dismissed");
   }
 
-  /** A dialog closed; once none is open, requests held for them get their whole timeout again. */
-  private closeDialog(id: string): void {
+  /**
+   * A dialog closed (the stream is told, so clients drop it); once none is open, requests
+   * held for them get their whole timeout again.
+   */
+  private closeDialog(id: string, reason: DialogClosedReason): void {
     const s = this.s;
     if (!s.dialogs.has(id)) return;
     const dialogs = new Set(s.dialogs);
     dialogs.delete(id);
     s.dialogs = dialogs;
     this.cancel(`dialog:${id}`);
+    this.report({ type: "dialog_closed", id, reason });
     // The wait for a person is not silence: a stall is counted from the answer on.
     s.lastEventAt = this.now;
     if (dialogs.size > 0) return;
@@ -752,7 +756,10 @@ class Step {
     this.clearWorkerTimers();
     this.endRun();
     this.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
-    for (const id of s.dialogs) this.cancel(`dialog:${id}`);
+    for (const id of s.dialogs) {
+      this.cancel(`dialog:${id}`);
+      this.report({ type: "dialog_closed", id, reason: "worker_exited" });
+    }
     s.dialogs = new Set();
     s.worker = null;
     this.record({ pid: null });
@@ -872,7 +879,7 @@ class Step {
       // The answer to a dialog: its `id` is the dialog's, and pi workers send no
       // response for it, so it goes out as it is and is acknowledged here.
       this.send(m.command);
-      if (typeof m.command.id === "string") this.closeDialog(m.command.id);
+      if (typeof m.command.id === "string") this.closeDialog(m.command.id, "answered");
       this.effects.push({ kind: "resolve", caller: m.caller, value: { type: "response", command: type, success: true } });
       return;
     }

@@ -8,6 +8,14 @@ import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { Colors } from "../context.js";
 import type { RunEvent } from "../events/run-view.js";
 import { isDialogMethod, dialogQuestion } from "../../shared/dialogs.js";
+import type { DialogClosedReason } from "../../shared/schema/supervisor-events.js";
+
+/** Why a dialog closed unanswered, as `attach` says it. */
+const DIALOG_CLOSED: Record<Exclude<DialogClosedReason, "answered">, string> = {
+  timeout: "its timeout passed",
+  dismissed: "the extension dismissed it",
+  worker_exited: "the worker exited",
+};
 
 /** Options of a renderer. */
 export interface TranscriptOptions {
@@ -99,6 +107,12 @@ export class TranscriptRenderer {
       case "rpc_waiting":
         this.line(agent, c.yellow(`· ${e.command} is past its ${e.timeoutMs} ms timeout and waits while the worker waits on ${e.dialogs === 1 ? "a dialog" : `${e.dialogs} dialogs`}`));
         return;
+      case "dialog_closed": {
+        // An answer is the person's own doing; the other ways a dialog goes away are news.
+        const why: string | undefined = Object.hasOwn(DIALOG_CLOSED, e.reason) ? DIALOG_CLOSED[e.reason as keyof typeof DIALOG_CLOSED] : undefined;
+        if (why) this.line(agent, c.dim(`· dialog closed: ${why}`));
+        return;
+      }
       case "protocol_error":
       case "supervisor_error":
         this.line(agent, c.red(`! ${e.type.replace("_", " ")}: ${e.message ?? ""}`));

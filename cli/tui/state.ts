@@ -294,6 +294,8 @@ function stream(a: AgentView, kind: "text" | "thinking", delta: string): AgentVi
 /** Fold the event into the run view, then take the running tools and tokens from it. */
 function applyEvent(a: AgentView, e: TuiEvent, at: number): AgentView {
   if (e.type === "extension_ui_request") return dialogOrNotice(a, e);
+  // Answered elsewhere (another client), timed out, dismissed by its extension, or gone with the worker.
+  if (e.type === "dialog_closed") return a.dialogs.some((d) => d.id === e.id) ? { ...a, dialogs: a.dialogs.filter((d) => d.id !== e.id) } : a;
   const run = foldRun(a.run, e);
   const lines = run === a.run ? a : { ...a, run, tokens: run.tokens.total, tools: toolsOf(a.tools, run, at) };
   return transcribe(lines, e);

@@ -72,6 +72,19 @@ export const RpcWaitingEvent = Type.Object({
   dialogs: Type.Integer({ minimum: 1 }),
 });
 
+/**
+ * A dialog (an `extension_ui_request` select, confirm, input or editor) is no longer
+ * open, so a client drops it: `answered` through the supervisor (by any client),
+ * `timeout` (its own), `dismissed` (the extension aborted its signal; our worker's
+ * get_state no longer lists it, pi tells nothing), or `worker_exited`.
+ */
+export const DialogClosedEvent = Type.Object({
+  type: Type.Literal("dialog_closed"),
+  id: Type.String(),
+  reason: Type.Union([Type.Literal("answered"), Type.Literal("timeout"), Type.Literal("dismissed"), Type.Literal("worker_exited")]),
+});
+export type DialogClosedReason = Static<typeof DialogClosedEvent>["reason"];
+
 /** Every event the supervisor writes into an agent's stream. */
 export const SupervisorEvent = Type.Union([
   AgentStatusEvent,
@@ -82,5 +95,6 @@ export const SupervisorEvent = Type.Union([
   ProtocolErrorEvent,
   SupervisorErrorEvent,
   RpcWaitingEvent,
+  DialogClosedEvent,
 ]);
 export type SupervisorEvent = Static<typeof SupervisorEvent>;

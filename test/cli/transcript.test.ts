@@ -22,6 +22,11 @@ describe("TranscriptRenderer", () => {
     { name: "a worker exit", events: [{ type: "worker_exited", code: 1, signal: null, reason: "crash" }], want: "· worker exited (crash, code 1)\n" },
     { name: "an event it does not know prints nothing", events: [{ type: "something_new", x: 1 }], want: "" },
     { name: "a dialog asks; a fire-and-forget request prints nothing", events: [{ type: "extension_ui_request", id: "d", method: "confirm", title: "Delete?", message: "3 files" }, { type: "extension_ui_request", id: "n", method: "notify", message: "hi" }], want: "? asks (confirm): Delete?: 3 files\n" },
+    { name: "a dialog dismissed by its extension", events: [{ type: "dialog_closed", id: "d", reason: "dismissed" }], want: "· dialog closed: the extension dismissed it\n" },
+    { name: "a dialog past its own timeout", events: [{ type: "dialog_closed", id: "d", reason: "timeout" }], want: "· dialog closed: its timeout passed\n" },
+    { name: "a dialog gone with its worker", events: [{ type: "dialog_closed", id: "d", reason: "worker_exited" }], want: "· dialog closed: the worker exited\n" },
+    { name: "an answered dialog prints nothing", events: [{ type: "dialog_closed", id: "d", reason: "answered" }], want: "" },
+    { name: "a dialog closed for a reason it does not know prints nothing", events: [{ type: "dialog_closed", id: "d", reason: "toString" }], want: "" },
     { name: "a command held while a dialog is open", events: [{ type: "rpc_waiting", command: "prompt", timeoutMs: 60000, dialogs: 1 }], want: "· prompt is past its 60000 ms timeout and waits while the worker waits on a dialog\n" },
   ];
   for (const c of table) it(c.name, () => expect(render(c.events)).toBe(c.want));

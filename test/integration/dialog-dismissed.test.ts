@@ -3,8 +3,8 @@
  * then `controller.abort()`). On the wire, our worker and upstream pi 0.73.1 run the same
  * script: neither tells the client anything when the signal fires (the extension gets the
  * default answer), and our `get_state` no longer lists the dialog open. Through a real
- * supervisor: the dismissed dialog stops counting as open, so a command past its timeout
- * is refused instead of held for a dialog that is gone.
+ * supervisor: the stream gets `dialog_closed` (dismissed) and the dialog stops counting
+ * as open, so a command past its timeout is refused instead of held for a dialog that is gone.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -78,7 +78,7 @@ afterEach(async () => {
 type Ev = Extract<IpcStreamMessage, { type: "event" }>;
 
 describe("a dialog dismissed through its signal, through the supervisor", () => {
-  it("stops counting as open: a command past its timeout afterwards is refused, not held for it", async () => {
+  it("is told closed on the stream and stops counting as open: a command past its timeout afterwards is refused, not held for it", async () => {
     const home = mkdtempSync(join(tmpdir(), "po-dismiss-"));
     homes.push(home);
     const running = await runSupervisorServer({
@@ -110,8 +110,11 @@ describe("a dialog dismissed through its signal, through the supervisor", () => 
 
     await client.rpc("asker", { type: "prompt", message: "/ask" });
     await seen(ui("confirm"), "the confirm");
+    const confirm = events.find(ui("confirm"))!.event;
     await client.rpc("asker", { type: "prompt", message: "/dismiss" });
     await seen(ui("notify", "answered: false"), "the extension's default answer");
+    // The stream says so, for clients showing the dialog (the TUI drops it, attach prints it).
+    await seen((e) => e.event.type === "dialog_closed" && e.event.id === confirm.id && e.event.reason === "dismissed", "dialog_closed (dismissed)");
     // A bash command outlasting the supervisor's timeout: with the dismissed dialog still
     // counted open it would be held (rpc_waiting) until the worker ends.
     const answered = client.rpc("asker", { type: "bash", command: "exec sleep 600" }).then(

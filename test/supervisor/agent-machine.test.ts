@@ -314,6 +314,7 @@ describe("agent table: requests and presence", () => {
     d.send({ kind: "rpc", caller: 2, command: { type: "extension_ui_response", id: "q1", confirmed: true }, timeoutMs: 300 });
     expect(d.of("send").map((e) => e.value)).toEqual([{ type: "extension_ui_response", id: "q1", confirmed: true }]);
     expect(d.state.dialogs.size).toBe(0);
+    expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "dialog_closed", id: "q1", reason: "answered" }]);
     expect(d.timer(`rpc:${prompt.id}`).ms).toBe(300);
     d.line({ type: "response", id: prompt.id, command: "prompt", success: true });
     expect(d.of("resolve")).toMatchObject([{ caller: 1, value: { command: "prompt", success: true } }]);
@@ -335,6 +336,7 @@ describe("agent table: requests and presence", () => {
     expect(d.of("reject")).toEqual([]);
     d.fire("dialog:s1");
     expect(d.state.dialogs.size).toBe(0);
+    expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "dialog_closed", id: "s1", reason: "timeout" }]);
     expect(d.timer(`rpc:${prompt.id}`).ms).toBe(300);
     d.fire(`rpc:${prompt.id}`);
     expect(d.of("reject")).toMatchObject([{ caller: 1, error: { code: "timeout" } }]);
@@ -346,6 +348,7 @@ describe("agent table: requests and presence", () => {
     d.exit(null, "SIGKILL");
     expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "worker_exited" } }]);
     expect(d.state.dialogs.size).toBe(0);
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "dialog_closed", id: "i1", reason: "worker_exited" });
   });
 
   it("a dialog its extension dismissed through its signal closes at the next ping's answer that no longer lists it open", () => {
@@ -371,6 +374,7 @@ describe("agent table: requests and presence", () => {
     d.line({ type: "extension_ui_request", id: "q2", method: "input", title: "Name?" });
     d.line({ type: "response", id: asked, command: "get_state", success: true, data: { openDialogs: [] } });
     expect(d.state.dialogs).toEqual(new Set(["q2"]));
+    expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "dialog_closed", id: "q1", reason: "dismissed" }]);
     expect(d.timers.has(`rpc:${prompt.id}`)).toBe(false);
     d.line({ type: "response", id: ping(), command: "get_state", success: true, data: { openDialogs: [] } });
     expect(d.state.dialogs.size).toBe(0);

@@ -113,6 +113,12 @@ describe("the TUI reducer", () => {
     expect(reduce(s, { type: "dialog_answered", agent: "a", id: "d" }).agents.a!.dialogs).toEqual([]);
   });
 
+  it.each(["answered", "timeout", "dismissed", "worker_exited"])("drops a dialog the supervisor says closed (%s), and only that one", (reason) => {
+    const ask = (seq: number, id: string) => ({ type: "event", agent: "a", seq, event: { type: "extension_ui_request", id, method: "confirm", title: `${id}?` } }) as TuiAction;
+    const s = fold([ask(1, "d1"), ask(2, "d2"), { type: "event", agent: "a", seq: 3, event: { type: "dialog_closed", id: "d1", reason } } as TuiAction]);
+    expect(s.agents.a!.dialogs.map((d) => d.id)).toEqual(["d2"]);
+  });
+
   it("keeps at most MAX_LINES lines", () => {
     const actions: TuiAction[] = Array.from({ length: MAX_LINES + 10 }, (_, i) => ({ type: "notice", agent: "a", text: `n${i}` }) as TuiAction);
     const s = fold([{ type: "agents", agents: [info("a")] }, ...actions]);
