@@ -8,11 +8,12 @@
  * run started is read from the stream: the next run after the answer is the one a marker
  * prompt starts. Skipped when test/upstream is not installed.
  */
+import { execFile } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RpcWorker } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled, type Implementation } from "../support/upstream-oracle.js";
+import { PI_BIN, type RpcWorker } from "../support/rpc-worker.js";
+import { mockModelsJson, startOracle, upstreamInstalled, type Implementation } from "../support/upstream-oracle.js";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 
 type Line = Record<string, any>;
@@ -162,5 +163,32 @@ describe.skipIf(!upstreamInstalled)("prompts of extension commands, templates an
     expect(send.answer.data).toEqual(impl === "upstream" ? undefined : { running: false });
     // The worker is still there (an unawaited rejection would have ended ours).
     expect(await w.request({ type: "get_state" })).toMatchObject({ success: true, data: { isStreaming: false } });
+  }, 60_000);
+});
+
+describe("pi -p with an extension command (ours)", () => {
+  /** Run our `pi -p TEXT` on the mock model with the commands; its exit code and output. */
+  function print(text: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    const home = dir("pi-cmd-print-home-");
+    writeFileSync(join(home, "models.json"), JSON.stringify(mockModelsJson(server)));
+    const extDir = dir("pi-cmd-print-ext-");
+    writeFileSync(join(extDir, "commands.ts"), COMMANDS);
+    const args = [PI_BIN, "-p", "--no-session", "--provider", "mock", "--model", "mock-1", "-e", join(extDir, "commands.ts"), text];
+    return new Promise((resolve) => {
+      const child = execFile(process.execPath, args, { cwd: home, env: { ...process.env, PI_ORCH_HOME: home } }, (err, stdout, stderr) =>
+        resolve({ code: typeof err?.code === "number" ? err.code : 0, stdout, stderr }),
+      );
+      child.stdin?.end();
+    });
+  }
+
+  // pi 0.73.1 returns as soon as the handler did, so the run its message started is cut
+  // off and nothing is printed; ours waits for that run and prints its reply.
+  it("a command that sends a message prints the reply of the run it started; one that does nothing prints nothing, exit 0", async () => {
+    server.enqueue({ text: "the reply to the command's message" });
+    expect(await print("/send")).toMatchObject({ code: 0, stdout: "the reply to the command's message\n" });
+    expect(textOf((server.requests[0]!.body as Line).messages.at(-1))).toBe("hello from send");
+    expect(await print("/noop")).toMatchObject({ code: 0, stdout: "" });
+    expect(server.requests).toHaveLength(1);
   }, 60_000);
 });

@@ -205,6 +205,8 @@ export class AgentSession {
    * answer can say whether a run is going.
    */
   private readonly pendingUserMessages = new Set<Promise<void>>();
+  /** The latest run started, followed through its automatic retries. */
+  private latestRun: Promise<void> | null = null;
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
@@ -653,9 +655,9 @@ export class AgentSession {
     source: "rpc" | "interactive" | "extension" = "rpc",
   ): Promise<{ done?: Promise<void>; running: boolean }> {
     const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return { running: await this.runningAfterHandlers() };
+    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return this.afterHandlers();
     const input = await this.extensions.input(text, images, source);
-    if (input.action === "handled") return { running: await this.runningAfterHandlers() };
+    if (input.action === "handled") return this.afterHandlers();
     const message = userMessage(this.expandPrompt(input.text), input.images);
     if (this.isBusy) {
       if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
@@ -676,17 +678,25 @@ export class AgentSession {
       this.recordOrRefuse(() => this.store!.append({ type: "message", message }));
       this.persistedPrompts.add(message);
     }
-    return { done: this.followRetries(this.agent.start([message]).done), running: true };
+    return { done: this.startRun(message), running: true };
+  }
+
+  /** Start a run of `messages`; its completion through any automatic retries. */
+  private startRun(...messages: AgentMessage[]): Promise<void> {
+    const run = this.followRetries(this.agent.start(messages).done);
+    this.latestRun = run;
+    return run;
   }
 
   /**
    * Whether a run is going once the `sendUserMessage` calls a handler left pending were
-   * delivered or refused: pi's `sendUserMessage` returns before its message starts a run,
-   * so right after the handler nothing may be running yet even though a run is coming.
+   * delivered or refused (pi's `sendUserMessage` returns before its message starts a
+   * run, so right after the handler nothing may run yet though a run is coming), and
+   * that run's completion.
    */
-  private async runningAfterHandlers(): Promise<boolean> {
+  private async afterHandlers(): Promise<{ done?: Promise<void>; running: boolean }> {
     while (this.pendingUserMessages.size > 0) await Promise.allSettled([...this.pendingUserMessages]);
-    return this.isBusy;
+    return this.isBusy && this.latestRun ? { done: this.latestRun, running: true } : { running: this.isBusy };
   }
 
   /** A run is going, or a failed run waits for its automatic retry (which queues as a run would). */
@@ -1267,7 +1277,7 @@ export class AgentSession {
     }
     const problem = this.missingKeyProblem();
     if (problem) throw new Error(problem);
-    void this.followRetries(this.agent.start([message]).done);
+    void this.startRun(message);
   }
 
   /**

@@ -50,7 +50,9 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
   unsubscribe();
   await writer?.flush();
   const final = last as AssistantMessage | null;
-  // An extension command (`/hello Ada`) ran instead of the model: done, with nothing to print.
+  // An extension command (`/hello Ada`) that started no run: done, with nothing to print.
+  // One that sent a message (`pi.sendUserMessage`) had its run awaited above and prints
+  // its reply (pi 0.73.1 exits before that run ends and prints nothing).
   if (run === undefined) return 0;
   if (!final) return 1;
   if (!writer) {
