@@ -226,9 +226,13 @@ function answerFromResult(messages: LlmMessage[], result: ToolResultMessage): Fa
       }
       return { text: `I ran \`${String(args?.command ?? "")}\`. Its output:\n${output || "(no output)"}` };
     case "read": {
-      const lines = output.split("\n");
+      // A cut read ends in the tool's notice: count the file's lines from it, not the notice's.
+      const cut = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\]]*\]$/.exec(output);
+      const lines = (cut ? output.slice(0, cut.index) : output).split("\n");
       const head = lines.slice(0, 20).join("\n");
-      return { text: `${String(args?.path ?? "The file")} has ${lines.length} line${lines.length === 1 ? "" : "s"}:\n${head}${lines.length > 20 ? "\n…" : ""}` };
+      const path = String(args?.path ?? "The file");
+      const what = cut ? `${path} has ${cut[3]} lines; lines ${cut[1]}-${cut[2]} came back` : `${path} has ${lines.length} line${lines.length === 1 ? "" : "s"}`;
+      return { text: `${what}:\n${head}${lines.length > 20 ? "\n…" : ""}` };
     }
     case "edit":
       return { text: `I edited ${String(args?.path ?? "the file")}:\n${output}` };
