@@ -10,6 +10,7 @@ import { checker } from "../../shared/validate.js";
 import type { AgentSession } from "../core/agent-session.js";
 import { killAllChildren } from "../tools/process-tree.js";
 import { createCommandHandlers, dispatchCommand } from "./commands.js";
+import { compactWhenIdle } from "./idle-compact.js";
 import { RpcUiBridge } from "./rpc-ui.js";
 
 /** Where the RPC mode reads and writes; the process's stdio by default. */
@@ -21,11 +22,23 @@ export interface RpcIo {
   onExit?: (code: number) => void;
 }
 
+/**
+ * How long a worker is quiet (no command in, no line out) before its one memory-reducing
+ * collection: past a supervisor's first `get_state`, well before its next ping (5 s).
+ */
+const IDLE_COMPACT_MS = 100;
+
 /** Run the RPC loop until stdin closes or a terminating signal arrives. */
 export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
   // No line may exceed a reader's limit: an event repeating megabytes is cut to fit, never dropped.
   const writer = new JsonlWriter(io.output, DEFAULT_MAX_EVENT_BYTES);
-  const unsubscribe = session.subscribe((event) => void writer.write(event));
+  // Commands read and not yet handled: the idle collection waits for them.
+  let pending = 0;
+  const idle = compactWhenIdle(IDLE_COMPACT_MS, () => pending > 0);
+  const unsubscribe = session.subscribe((event) => {
+    idle.activity();
+    void writer.write(event);
+  });
   let shuttingDown: Promise<void> | null = null;
 
   const respond = (command: string, id: string | undefined, result: { data?: unknown } | { error: string }) => {
@@ -36,6 +49,7 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
         : result.data === undefined
           ? { ...base, success: true }
           : { ...base, success: true, data: result.data };
+    idle.activity();
     return writer.write(response);
   };
 
@@ -103,13 +117,19 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
   readLines(io.input, {
     maxLineBytes: io.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
     onLine: (line) => {
+      idle.activity();
+      pending++;
+      const handled = () => {
+        pending--;
+        idle.activity();
+      };
       const type = peekType(line);
       if (type === "extension_ui_response") {
-        void handleLine(line);
+        void handleLine(line).finally(handled);
         return;
       }
       const slow = SLOW.has(type);
-      const next = chain.then(() => (slow ? void handleLine(line) : inOrder(line)));
+      const next = chain.then(() => (slow ? void handleLine(line).finally(handled) : inOrder(line).finally(handled)));
       chain = next.catch(() => undefined);
     },
     onError: (error) => {
@@ -121,6 +141,7 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
   const shutdown = (reason: string): Promise<void> => {
     if (shuttingDown) return shuttingDown;
     process.stderr.write(`pi: shutting down (${reason})\n`);
+    idle.stop();
     shuttingDown = (async () => {
       const hardStop = setTimeout(() => {
         killAllChildren();
