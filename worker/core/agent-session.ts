@@ -16,6 +16,7 @@ import type {
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import { ensureHome, modelsJsonPath, piOrchHome } from "../../shared/paths.js";
+import { randomUuid } from "../../shared/uuid.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
 import { NO_EXTENSIONS, type DiscoveredResources, type ExtensionHooks, type SystemPromptOptions } from "../extensions/hooks.js";
@@ -160,7 +161,7 @@ export class AgentSession {
   private store: SessionStore | null = null;
   /** The level asked for while the model could think: a model switch restores it (clamped), as in pi. */
   private preferredThinking: ThinkingLevel;
-  private ephemeralId: string = crypto.randomUUID();
+  private ephemeralId: string = randomUuid();
   private ephemeralName?: string;
   private activeToolNames: string[];
   private systemPromptText = "";
@@ -1004,7 +1005,7 @@ export class AgentSession {
         return { store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }), fresh: true, result: { cancelled: false } };
       }
       // --no-session: a new session in memory, as pi's; nothing reaches the disk.
-      this.ephemeralId = crypto.randomUUID();
+      this.ephemeralId = randomUuid();
       this.ephemeralName = undefined;
       return { messages: [], result: { cancelled: false } };
     });

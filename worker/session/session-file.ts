@@ -23,6 +23,7 @@ import {
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { checker } from "../../shared/validate.js";
+import { randomUuid } from "../../shared/uuid.js";
 import { buildSessionContext, pathTo, type SessionContext } from "./context.js";
 import {
   isKnownEntry,
@@ -101,7 +102,7 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
   const now = new Date();
   // A random v4 id rather than pi's time-ordered v7: the file name already orders by
   // time, and random leading digits keep short `--session <prefix>` lookups unique.
-  const id = randomUUID();
+  const id = randomUuid();
   const header: SessionHeader = {
     type: "session",
     version: SESSION_VERSION,

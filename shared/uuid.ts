@@ -1,0 +1,45 @@
+/**
+ * Random (version 4) UUIDs from the kernel's random source, read directly. A worker
+ * needs one id at start-up (its session's), and node:crypto's randomUUID would load
+ * crypto and WebCrypto for it: ~0.7 MB more resident memory in every idle worker.
+ * Where /dev/urandom cannot be read (Windows), node:crypto's randomUUID.
+ */
+import { randomUUID } from "node:crypto";
+import { closeSync, openSync, readSync } from "node:fs";
+
+/** A v4 UUID (RFC 9562): 122 random bits, lower-case hex. */
+export function randomUuid(): string {
+  const bytes = Buffer.alloc(16);
+  if (!readUrandom(bytes)) return randomUUID();
+  return formatUuidV4(bytes);
+}
+
+/** The v4 UUID spelled by 16 random bytes: version and variant bits set, the rest kept. */
+export function formatUuidV4(bytes: Uint8Array): string {
+  const b = Buffer.from(bytes.subarray(0, 16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = b.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Fill `into` from /dev/urandom; false where there is none to read. */
+function readUrandom(into: Buffer): boolean {
+  let fd: number;
+  try {
+    fd = openSync("/dev/urandom", "r");
+  } catch {
+    return false;
+  }
+  try {
+    let got = 0;
+    while (got < into.length) {
+      const n = readSync(fd, into, got, into.length - got, null);
+      if (n === 0) return false;
+      got += n;
+    }
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
