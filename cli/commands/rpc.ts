@@ -14,8 +14,10 @@ export function register(program: Command, ctx: CliContext): void {
     .addHelpText(
       "after",
       `
-The command is checked against the pi protocol (docs/rpc.md of pi 0.73) before it is
-sent. Exit 1 when the worker answers success:false.
+It must be a JSON object with a "type" (else exit 2). The worker checks the rest
+against the pi protocol (docs/rpc.md of pi 0.73): a field of the wrong type or an
+unknown command comes back as success:false naming it. Exit 1 when the worker
+answers success:false.
 
 Examples:
   pi-orch rpc fix-login '{"type":"get_state"}'
