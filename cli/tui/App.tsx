@@ -45,6 +45,8 @@ export interface AppProps {
   title?: string;
   /** What quitting does to the agents, for the help (default: they keep running). */
   quitNote?: string;
+  /** How to bring a supervisor back, shown while it is unreachable (the TUI only reconnects). */
+  reconnectHint?: string;
 }
 
 type InputKind = "prompt" | "steer" | "follow_up";
@@ -383,7 +385,7 @@ function Tui(props: AppProps) {
           {props.title ?? "pi"} <Text dimColor>· interactive · {truncate(props.defaultCwd ?? "", cols - 20)}</Text>
         </Text>
       ) : (
-        <Header state={state} title={props.title ?? "pi-orch"} agents={agents.length} page={page} pages={layout.pages} width={cols} />
+        <Header state={state} title={props.title ?? "pi-orch"} agents={agents.length} page={page} pages={layout.pages} width={cols} hint={props.reconnectHint} />
       )}
       {body}
       <Text wrap="truncate" color={theme.color(flash?.error ? "red" : confirm || (waiting.length > 0 && !flash) ? "yellow" : undefined)} dimColor={!confirm && !flash && waiting.length === 0}>
@@ -394,7 +396,7 @@ function Tui(props: AppProps) {
 }
 
 /** Title, agent count, page and the connection to the supervisor. */
-function Header({ state, title, agents, page, pages, width }: { state: TuiState; title: string; agents: number; page: number; pages: number; width: number }) {
+function Header({ state, title, agents, page, pages, width, hint }: { state: TuiState; title: string; agents: number; page: number; pages: number; width: number; hint?: string }) {
   const theme = useTheme();
   const c = state.connection;
   const link =
@@ -402,7 +404,7 @@ function Header({ state, title, agents, page, pages, width }: { state: TuiState;
       ? { text: "● connected", color: "green" }
       : c.state === "connecting"
         ? { text: "○ connecting…", color: "yellow" }
-        : { text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…`, color: "red" };
+        : { text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…${hint ? ` (${hint})` : ""}`, color: "red" };
   const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
   return (
     <Text wrap="truncate">

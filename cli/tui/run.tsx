@@ -24,6 +24,8 @@ export interface RunTuiOptions {
   title?: string;
   /** What quitting does to the agents, for the help (default: they keep running). */
   quitNote?: string;
+  /** How to bring a supervisor back, shown while it is unreachable. */
+  reconnectHint?: string;
 }
 
 // The alternate screen, and bracketed paste: pasted text comes marked, so the input
@@ -46,6 +48,7 @@ export async function runTui(opts: RunTuiOptions): Promise<void> {
         onQuit={quit}
         title={opts.title}
         quitNote={opts.quitNote}
+        reconnectHint={opts.reconnectHint}
       />
     </ThemeProvider>
   ));

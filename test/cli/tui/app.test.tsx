@@ -111,6 +111,12 @@ describe("the grid", () => {
     t.store.dispatch({ type: "connection", state: "connected", at: Date.now() });
     await vi.waitFor(() => expect(t.frame()).toContain("● connected"));
   });
+
+  it("says how to bring the supervisor back while it is gone", async () => {
+    const t = open([info("agent-01")], { cols: 160, rows: 20, reconnectHint: "pi-orch serve, or any pi-orch command, starts one" });
+    t.store.dispatch({ type: "connection", state: "disconnected", message: "connection closed", at: Date.now() });
+    await vi.waitFor(() => expect(t.frame()).toContain("reconnecting… (pi-orch serve, or any pi-orch command, starts one)"));
+  });
 });
 
 describe("keys", () => {

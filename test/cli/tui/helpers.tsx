@@ -61,7 +61,7 @@ export function names(n: number): string[] {
 }
 
 /** Mount the App on a fake terminal (grid panes painted by a Screen unless `painted: false`) of `cols` × `rows` with `agents` listed and connected. */
-export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean; quitNote?: string; painted?: boolean } = {}) {
+export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean; quitNote?: string; reconnectHint?: string; painted?: boolean } = {}) {
   const store = new TuiStore({ frameMs: 10 });
   store.dispatch({ type: "connection", state: "connected", at: Date.now() });
   store.dispatch({ type: "agents", agents });
@@ -75,7 +75,7 @@ export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number;
   const r = render(
     <ScreenContext.Provider value={screen}>
       <ThemeProvider value={makeTheme(opts.color ?? false)}>
-        <App store={store} control={control} cols={cols} rows={rows} mode={opts.mode} quitNote={opts.quitNote} onQuit={() => quit++} />
+        <App store={store} control={control} cols={cols} rows={rows} mode={opts.mode} quitNote={opts.quitNote} reconnectHint={opts.reconnectHint} onQuit={() => quit++} />
       </ThemeProvider>
     </ScreenContext.Provider>,
   );
