@@ -198,11 +198,14 @@ export function register(program: Command, ctx: CliContext): void {
       "after",
       `
 A busy agent refuses a prompt: use steer (delivered between turns) or follow-up
-(after the run) instead.
+(after the run) instead. An extension command ("/name args") is answered when its
+handler is done; with --wait one that starts no run returns then (stopReason
+"no_run" in --json; exit 1 if it threw), one that sends a message waits for that run.
 
 Examples:
   pi-orch prompt fix-login "now run the tests"
   pi-orch prompt fix-login "summarize your changes" --wait
+  pi-orch prompt fix-login "/review src/login.ts" --wait
   pi-orch prompt --to api,web "rebase on main" --wait
   pi-orch prompt --all "commit your work"
   pi-orch prompt --all "commit your work" --json | jq -r '.[] | select(.sent | not) | .agent'`,
@@ -289,6 +292,14 @@ Examples:
     );
 }
 
+/**
+ * Whether the answer to a `/command` prompt came from a worker that does not say whether
+ * a run is going (pi's own): a command that started none leaves `--wait` waiting. Pure.
+ */
+export function silentOnRuns(text: string, response: RpcResponse): boolean {
+  return text.trimStart().startsWith("/") && response.success && (response.data as { running?: unknown } | undefined)?.running === undefined;
+}
+
 /** Subscribe, send the prompts, stream the replies, and report how each run ended. */
 async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[], text: string, json: boolean): Promise<number> {
   const watcher = new RunWatcher(agents);
@@ -308,7 +319,12 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
   await Promise.all(
     agents.map((agent) =>
       send(client, agent, { type: "prompt", message: text }, "prompt", ctx.home()).then(
-        (response) => watcher.accepted(agent, response),
+        (response) => {
+          if (silentOnRuns(text, response)) {
+            ctx.err(`pi-orch: ${agent}'s worker does not say whether ${JSON.stringify(text.trim())} started a run (pi's workers do not), so this waits for a run's end; if the command started none, Ctrl-C stops waiting (the agent is not affected)`);
+          }
+          watcher.accepted(agent, response);
+        },
         (err: Error) => watcher.refused(agent, err.message),
       ),
     ),

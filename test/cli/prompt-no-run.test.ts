@@ -4,7 +4,7 @@
  * answer without data keeps the wait for `agent_end`.
  */
 import { describe, expect, it } from "vitest";
-import { RunWatcher } from "../../cli/commands/prompt.js";
+import { RunWatcher, silentOnRuns } from "../../cli/commands/prompt.js";
 import { startedNoRun } from "../../shared/prompt-answer.js";
 import type { RpcResponse } from "../../shared/schema/rpc.js";
 
@@ -21,6 +21,18 @@ describe("startedNoRun", () => {
     { name: "a refusal", response: { type: "response", command: "prompt", success: false, error: "busy" }, noRun: false },
   ])("$name: $noRun", ({ response, noRun }) => {
     expect(startedNoRun(response)).toBe(noRun);
+  });
+});
+
+describe("silentOnRuns: a /command answered by a worker that does not say whether a run started", () => {
+  it.each<{ name: string; text: string; response: RpcResponse; silent: boolean }>([
+    { name: "pi's answer to a /command", text: "/review x", response: answer(), silent: true },
+    { name: "pi's answer to a /command after spaces", text: "  /noop", response: answer(), silent: true },
+    { name: "our answer to a /command", text: "/noop", response: answer({ running: false }), silent: false },
+    { name: "pi's answer to plain text (a run always follows)", text: "hello", response: answer(), silent: false },
+    { name: "a refusal", text: "/noop", response: { type: "response", command: "prompt", success: false, error: "no" }, silent: false },
+  ])("$name: $silent", ({ text, response, silent }) => {
+    expect(silentOnRuns(text, response)).toBe(silent);
   });
 });
 

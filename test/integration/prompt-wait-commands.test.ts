@@ -8,17 +8,31 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 import { existsSync } from "node:fs";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { BIN, PI, World, type Json } from "../support/orch-cli.js";
+import { tempDir } from "../support/rpc-worker.js";
+import { mockModelsJson, UPSTREAM_CLI, upstreamInstalled } from "../support/upstream-oracle.js";
 
 let world: World;
+let server: MockModelServer | undefined;
+let agentDir: { path: string; cleanup: () => void } | undefined;
 
 beforeAll(() => {
   if (!existsSync(BIN) || !existsSync(PI)) throw new Error("dist/cli/pi-orch.js or dist/cli/pi.js is missing: run npm run build first");
 });
 
 afterEach(async () => {
-  await world?.cleanup();
+  try {
+    await world?.cleanup();
+  } finally {
+    try {
+      await server?.close();
+    } finally {
+      agentDir?.cleanup();
+      server = agentDir = undefined;
+    }
+  }
 });
 
 const COMMANDS = `
@@ -125,5 +139,31 @@ describe("pi-orch prompt --wait with slash commands", () => {
     expect(byName.noop).toMatchObject({ status: "passed", turns: 0, finalText: "" });
     expect(byName.send).toMatchObject({ status: "passed", finalText: "the task's reply" });
     expect(byName.boom).toMatchObject({ status: "failed", reason: "the command failed: the command broke" });
+  }, 90_000);
+
+  it.skipIf(!upstreamInstalled)("with upstream pi 0.73.1 as the worker, whose answer does not say: a template still returns with its reply, and a command says it waits for a run's end", async () => {
+    server = await startMockModelServer();
+    agentDir = tempDir("pi-upstream-agent-");
+    writeFileSync(join(agentDir.path, "models.json"), JSON.stringify(mockModelsJson(server)));
+    mkdirSync(join(agentDir.path, "prompts"), { recursive: true });
+    writeFileSync(join(agentDir.path, "prompts", "greet.md"), "---\ndescription: Greets\n---\nSay hello to $1");
+    world = new World({ PI_CODING_AGENT_DIR: agentDir.path, PI_OFFLINE: "1" });
+    const ext = join(world.cwd.path, "commands.ts");
+    writeFileSync(ext, COMMANDS);
+    await world.serve();
+    await world.ok(["spawn", "--name", "up", "--worker-command", `${process.execPath} ${UPSTREAM_CLI} --mode rpc --no-session -e ${ext}`, "--provider", "mock", "--model", "mock-1"]);
+
+    server.enqueue({ text: "upstream's reply" });
+    const greet = await world.cli(["prompt", "up", "/greet world", "--wait"]);
+    expect(greet.code).toBe(0);
+    expect(greet.stdout).toContain("upstream's reply");
+    expect(greet.stderr).toContain(`up's worker does not say whether "/greet world" started a run`);
+
+    // /noop starts none: nothing would end the wait, and the CLI says so instead of seeming to hang.
+    const noop = world.start(["prompt", "up", "/noop", "--wait"]);
+    await world.until("the note", noop.stderr, (t) => t.includes(`up's worker does not say whether "/noop" started a run`));
+    expect(noop.proc.exitCode).toBe(null);
+    noop.proc.kill("SIGINT");
+    await noop.exited;
   }, 90_000);
 });
