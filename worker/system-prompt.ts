@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { isoTimestamp } from "../shared/iso-time.js";
 import { formatSkillsForPrompt, type Skill } from "./resources/skills.js";
 import type { AgentTool } from "./types.js";
 
@@ -108,6 +109,6 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   }
   for (const text of input.append ?? []) parts.push(text.trim());
   const now = input.now ?? new Date();
-  parts.push(`Current date: ${now.toISOString().slice(0, 10)}\nCurrent working directory: ${input.cwd}`);
+  parts.push(`Current date: ${isoTimestamp(now).slice(0, 10)}\nCurrent working directory: ${input.cwd}`);
   return parts.join("\n\n");
 }

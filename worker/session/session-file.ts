@@ -23,6 +23,7 @@ import {
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { checker } from "../../shared/validate.js";
+import { isoTimestamp } from "../../shared/iso-time.js";
 import { randomUuid } from "../../shared/uuid.js";
 import { buildSessionContext, pathTo, type SessionContext } from "./context.js";
 import {
@@ -91,7 +92,7 @@ export interface NewSessionFile {
  * so names sort by creation time and carry the id for prefix lookup.
  */
 export function sessionFileName(sessionId: string, createdAt: Date): string {
-  return `${createdAt.toISOString().replace(/[:.]/g, "-")}_${sessionId}.jsonl`;
+  return `${isoTimestamp(createdAt).replace(/[:.]/g, "-")}_${sessionId}.jsonl`;
 }
 
 /**
@@ -107,7 +108,7 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
     type: "session",
     version: SESSION_VERSION,
     id,
-    timestamp: now.toISOString(),
+    timestamp: isoTimestamp(now),
     cwd: spec.cwd,
     ...(spec.parentSession !== undefined ? { parentSession: spec.parentSession } : {}),
   };
@@ -345,7 +346,7 @@ export class SessionStore {
   /** Stamp and check an entry: a line we could not load again must never be written. */
   private prepare<E extends NewEntry>(entry: E): { full: E & { id: string; parentId: string | null; timestamp: string }; line: string } {
     if (this.fd === undefined) throw new SessionFileError(this.path, "is closed; reopen it to append");
-    const full = { ...entry, id: this.newEntryId(), parentId: this.leaf, timestamp: new Date().toISOString() };
+    const full = { ...entry, id: this.newEntryId(), parentId: this.leaf, timestamp: isoTimestamp(new Date()) };
     const known = full as unknown as KnownEntry;
     if (!isKnownEntry(known)) throw new SessionFileError(this.path, `cannot append an entry of type "${entry.type}"`);
     const check = checker(KNOWN_ENTRY_SCHEMAS[known.type])(known);
