@@ -98,8 +98,9 @@ export class RpcUiBridge implements ExtensionUi {
     return r && !r.cancelled ? r.value : undefined;
   }
 
-  notify(message: string, type: "info" | "warning" | "error" = "info"): void {
-    void this.writer.write({ type: "extension_ui_request", id: randomUUID(), method: "notify", message, notifyType: type });
+  /** As pi's RPC mode: a notice given without a type goes out without `notifyType`. */
+  notify(message: string, type?: "info" | "warning" | "error"): void {
+    void this.writer.write({ type: "extension_ui_request", id: randomUUID(), method: "notify", message, ...(type !== undefined ? { notifyType: type } : {}) });
   }
 
   setWidget(key: string, lines: string[] | undefined, placement?: "aboveEditor" | "belowEditor"): void {
