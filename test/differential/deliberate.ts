@@ -110,14 +110,3 @@ export const EXAMPLE_DIFFERENCES = {
     reason: "a prompt is written when it is accepted, so a prompt the disk refuses is refused and not lost (FAULTS.md); pi writes the prompt at its message_end",
   },
 } as const;
-
-/**
- * Example differences not closed yet, with what is missing. The test compares around each
- * one by name, so a fixed entry must be removed together with its workaround there.
- */
-export const EXAMPLE_OPEN = {
-  handlersAfterEvent: {
-    what: "what an extension does in an agent_start, turn_start, turn_end or agent_end handler (a setStatus, a setTitle, a dialog) reaches the client after that event on ours; pi runs the handlers first and writes the event after them",
-    missing: "our worker writes an agent event at once and runs the handlers on a queue behind it; holding the events behind their handlers (only when an extension handles them) would give pi's order",
-  },
-} as const;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 import { transcriptOf, type OracleSide, type Transcript } from "../support/oracle-transcript.js";
-import { EXAMPLE_DIFFERENCES, EXAMPLE_OPEN } from "../differential/deliberate.js";
+import { EXAMPLE_DIFFERENCES } from "../differential/deliberate.js";
 import { mockModelsJson, upstreamInstalled as installed, type Implementation, type OracleStart } from "../support/upstream-oracle.js";
 
 type Line = Record<string, any>;
@@ -30,16 +30,6 @@ async function both(start: OracleStart, script: (s: OracleSide) => Promise<void>
 function unstyled(t: Transcript): Transcript {
   void EXAMPLE_DIFFERENCES.themeColours;
   return JSON.parse(JSON.stringify(t).replace(/\\u001b\[[0-9;]*m/g, "")) as Transcript;
-}
-
-/**
- * EXAMPLE_OPEN.handlersAfterEvent: the UI requests in their order and the other lines in
- * theirs, apart (their interleaving differs until that entry is closed).
- */
-function apart(t: Transcript): unknown {
-  void EXAMPLE_OPEN.handlersAfterEvent;
-  const ui = (l: unknown) => (l as Line).type === "extension_ui_request";
-  return { ...t, lines: { ui: t.lines.filter(ui), other: t.lines.filter((l) => !ui(l)) } };
 }
 
 /** A prompt that runs a command whose handler starts a run: its response, then the run's end. */
@@ -264,6 +254,23 @@ describe.skipIf(!installed)("pi's command and dialog examples: our worker and up
     expect(t.ours).toEqual(unstyled(t.upstream));
   });
 
+  it("plan-mode: the plan's steps and the agent_end dialog come before agent_end; staying in plan mode keeps its tools", async () => {
+    const t = await both({ examples: ["plan-mode/"], sessions: true }, async (s) => {
+      await s.command("/plan");
+      const planned = s.run("plan the parser change", { text: "Plan:\n1. Read the configuration files\n2. Update the parser module\n" });
+      await s.answer("select", { value: "Stay in plan mode" });
+      await planned;
+      await s.command("/todos");
+      s.note((await s.send({ type: "get_state" })).data.isStreaming);
+    });
+    expect(t.ours.lines.slice(-3)).toEqual([
+      expect.objectContaining({ method: "select", title: "Plan mode - what next?" }),
+      { type: "agent_end" },
+      expect.objectContaining({ method: "notify", message: "Plan Progress:\n1. ○ Configuration files\n2. ○ Parser module" }),
+    ]);
+    expect(t.ours).toEqual(unstyled(t.upstream));
+  });
+
   it("model-status: set_model and cycle_model fire model_select, which notifies and sets the status; console.log stays off stdout", async () => {
     const t = await both({ examples: ["model-status"], prepare: twoModels }, async (s) => {
       await s.send({ type: "set_model", provider: "mock", modelId: "mock-2" });
@@ -286,6 +293,6 @@ describe.skipIf(!installed)("pi's command and dialog examples: our worker and up
       },
       spinnerFrame,
     );
-    expect(apart(t.ours)).toEqual(apart(unstyled(t.upstream)));
+    expect(t.ours).toEqual(unstyled(t.upstream));
   });
 });

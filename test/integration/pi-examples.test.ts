@@ -245,7 +245,12 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     const from = await command(w, "/plan");
     await w.waitFor((l) => isRequest("notify")(l) && String(l.message).startsWith("Plan mode enabled"), undefined, from);
     expect((await w.request({ type: "get_state" })).data.tools).toEqual(["read", "bash", "grep", "find", "ls"]);
-    const end = await run(w, "delete the notes");
+    // As in pi, the run ends (agent_end) once the agent_end handler's "what next?" dialog is answered.
+    const running = run(w, "delete the notes");
+    const next = await w.waitFor(isRequest("select"), undefined, from);
+    expect(next.title).toBe("Plan mode - what next?");
+    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: next.id, value: "Stay in plan mode" }) + "\n");
+    const end = await running;
     expect(toolResults(end)[0].isError).toBe(true);
     expect(toolResults(end)[0].content[0].text).toMatch(/Plan mode: command blocked/);
     expect(readFileSync(join(project.path, "notes.txt"), "utf8")).toBe("keep");

@@ -190,6 +190,8 @@ export class AgentSession {
   /** Whether the request in flight was already retried after an overflow compaction. */
   private overflowRetried = false;
   private readonly listeners = new Set<(event: WorkerEvent) => void>();
+  /** The last agent event waiting for extension handlers (its own or an earlier one's); null when none waits. */
+  private held: Promise<void> | null = null;
   /** Extension tools switched off with `setActiveTools` (extension tools start active). */
   private readonly inactiveExtensionTools = new Set<string>();
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
@@ -289,10 +291,10 @@ export class AgentSession {
         },
         onQueueChange: () => this.emit({ type: "queue_update", ...this.agent.queues() }),
         beforeRun: (prompts) => this.beforeRun(prompts),
-        afterRun: async (messages) => {
+        afterRun: async () => {
           this.runSystemPrompt = null;
-          // As pi: the run is over only once the extensions saw agent_end.
-          await this.extensions.notify({ type: "agent_end", messages });
+          // As pi: the run is over only once the extensions saw agent_end (and it went out).
+          while (this.held) await this.held;
           if (this.shutdownRequested) this.onShutdownRequest?.();
         },
       },
@@ -306,10 +308,18 @@ export class AgentSession {
       // that already happened is kept in memory when the disk refuses it, and written
       // when space returns; a prompt was written when it was accepted.
       if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message)) this.persist(event.message);
-      if (event.type === "agent_end" && this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
-      this.emit(event);
-      this.notifyExtensions(event);
-      if (event.type === "message_end" && event.message.role === "assistant") this.retry.onMessageEnd(event.message);
+      // As pi: an event the extensions handle goes out once their handlers are done (what
+      // they show, a dialog included, comes first), and later agent events wait behind it.
+      const seen = this.extensionEventOf(event);
+      if (!seen && !this.held) return this.release(event);
+      const next = (this.held ?? Promise.resolve())
+        .then(() => (seen ? this.extensions.notify(seen) : undefined))
+        .catch(() => undefined)
+        .then(() => this.release(event));
+      this.held = next;
+      void next.then(() => {
+        if (this.held === next) this.held = null;
+      });
     });
     if (store) this.attachStore(store, !this.pendingStartModel && (!restored || restored.messages.length === 0));
   }
@@ -529,32 +539,41 @@ export class AgentSession {
     }
   }
 
-  /** Agent events as extensions see them (pi's turn events carry a turn index). */
-  private notifyExtensions(event: WorkerEvent): void {
+  /**
+   * An agent event as the extensions see it (pi's turn events carry a turn index, counted
+   * here in event order), or undefined when no extension handles it. message_end went to
+   * them before it was emitted (they may replace the message); session-level events are not theirs.
+   */
+  private extensionEventOf(event: WorkerEvent): ExtensionEvent | undefined {
     const ext = this.extensions;
     switch (event.type) {
       case "agent_start":
         this.turnIndex = 0;
-        void ext.notify({ type: "agent_start" });
-        break;
+        return ext.has("agent_start") ? { type: "agent_start" } : undefined;
       case "turn_start":
-        void ext.notify({ type: "turn_start", turnIndex: this.turnIndex, timestamp: Date.now() });
-        break;
-      case "turn_end":
-        void ext.notify({ ...event, turnIndex: this.turnIndex++ });
-        break;
+        return ext.has("turn_start") ? { type: "turn_start", turnIndex: this.turnIndex, timestamp: Date.now() } : undefined;
+      case "turn_end": {
+        const turnIndex = this.turnIndex++;
+        return ext.has("turn_end") ? { ...event, turnIndex } : undefined;
+      }
+      case "agent_end":
+        return ext.has("agent_end") ? { type: "agent_end", messages: event.messages } : undefined;
       case "message_start":
       case "message_update":
       case "tool_execution_start":
       case "tool_execution_update":
       case "tool_execution_end":
-        if (ext.has(event.type)) void ext.notify(event as unknown as ExtensionEvent);
-        break;
+        return ext.has(event.type) ? (event as unknown as ExtensionEvent) : undefined;
       default:
-        // message_end went to the extensions before it was emitted (they may replace the
-        // message), agent_end goes out in afterRun, awaited; session-level events are not theirs.
-        break;
+        return undefined;
     }
+  }
+
+  /** An agent event leaves the worker: agent_end says whether a retry follows, a good answer ends a retry series. */
+  private release(event: WorkerEvent): void {
+    if (event.type === "agent_end" && this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
+    this.emit(event);
+    if (event.type === "message_end" && event.message.role === "assistant") this.retry.onMessageEnd(event.message);
   }
 
   /** pi's `before_agent_start`: a system prompt for this run, and messages joined to the prompt. */
