@@ -29,6 +29,7 @@ Example:
           connect: (attempt) => (attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home() })),
           color: colorEnabled(),
           defaultCwd: process.cwd(),
+          home: ctx.home(),
           // Only the first connection starts a supervisor: one that went away (a crash, a shutdown) stays gone until asked.
           reconnectHint: "pi-orch serve, or any pi-orch command, starts one",
         });

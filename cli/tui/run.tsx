@@ -26,6 +26,8 @@ export interface RunTuiOptions {
   quitNote?: string;
   /** How to bring a supervisor back, shown while it is unreachable. */
   reconnectHint?: string;
+  /** The supervisor's home, for the advice on a missing API key. */
+  home?: string;
 }
 
 // The alternate screen, and bracketed paste: pasted text comes marked, so the input
@@ -36,7 +38,7 @@ const ALT_SCREEN_OFF = "\x1b[?2004l\x1b[?1049l";
 /** Open the TUI and resolve when the user quits. The agents keep running. */
 export async function runTui(opts: RunTuiOptions): Promise<void> {
   const store = new TuiStore();
-  const link = new SupervisorLink(store, { connect: opts.connect });
+  const link = new SupervisorLink(store, { connect: opts.connect, home: opts.home });
   await mountFullScreen((quit) => (
     <ThemeProvider value={makeTheme(opts.color)}>
       <App

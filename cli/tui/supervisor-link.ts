@@ -8,6 +8,7 @@ import type { IpcClient } from "../../ipc/client.js";
 import type { IpcParams, IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../../shared/schema/rpc.js";
+import { keyAdvice } from "../key-advice.js";
 import type { AgentControl } from "./control.js";
 import type { TuiStore } from "./store.js";
 
@@ -19,6 +20,8 @@ export interface LinkOptions {
   retryMs?: number;
   /** Re-read the agent list this often, for what events do not carry (default 3 s). */
   refreshMs?: number;
+  /** The supervisor's home: a missing key's advice then names its models.json and environment instead of pi's --api-key. */
+  home?: string;
 }
 
 /** A live connection to the supervisor, implementing the TUI's AgentControl. */
@@ -47,7 +50,9 @@ export class SupervisorLink implements AgentControl {
   }
 
   rpc(agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
-    return this.current().rpc(agent, command);
+    return this.current()
+      .rpc(agent, command)
+      .then((r) => (r.success || !r.error || this.opts.home === undefined ? r : { ...r, error: keyAdvice(r.error, "daemon", this.opts.home) }));
   }
 
   stop(agent: string): Promise<unknown> {
@@ -59,10 +64,17 @@ export class SupervisorLink implements AgentControl {
   }
 
   spawn(params: IpcParams<"spawn">): Promise<unknown> {
-    return this.current().spawn(params).then((info) => {
-      void this.refresh();
-      return info;
-    });
+    return this.current().spawn(params).then(
+      (info) => {
+        void this.refresh();
+        return info;
+      },
+      (err: Error) => {
+        // A first prompt refused for want of a key: the same advice as pi-orch spawn gives.
+        if (this.opts.home !== undefined) err.message = keyAdvice(err.message, "daemon", this.opts.home);
+        throw err;
+      },
+    );
   }
 
   private current(): IpcClient {
