@@ -70,12 +70,12 @@ async function send(client: IpcClient, agent: string, command: RpcCommandEnvelop
  * (cli/events/run-view.ts).
  */
 export class RunWatcher {
-  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null }>();
+  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null; seenSeq: number; noRunAt: number | null }>();
   private resolveAll!: () => void;
   readonly settled: Promise<void>;
 
   constructor(agents: readonly string[]) {
-    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null });
+    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null, seenSeq: -1, noRunAt: null });
     this.settled = new Promise((r) => (this.resolveAll = r));
   }
 
@@ -87,26 +87,34 @@ export class RunWatcher {
   /**
    * The worker answered our prompt. When it says no run is going, the prompt is done:
    * a run the command started and finished meanwhile already settled it; otherwise it
-   * settles now, failed if the command reported an extension error before its answer.
+   * settles as `no_run`, or failed if the command reported an extension error. On a busy
+   * connection the answer may overtake the events before it, so with `upToSeq` (the
+   * agent's last seq once the answer was in) it settles only when the stream got there.
    */
-  accepted(agent: string, response: RpcResponse): void {
+  accepted(agent: string, response: RpcResponse, upToSeq?: number): void {
     const run = this.runs.get(agent);
     if (!run || run.outcome || !startedNoRun(response)) return;
-    if (run.view.started) {
-      this.finish(agent, lastOutcome(agent, run.view));
-      return;
+    run.noRunAt = upToSeq ?? -1;
+    this.settleNoRun(agent);
+  }
+
+  /** The subscription began after these seqs (`subscribe`'s `lastSeq`): the stream has them. */
+  subscribedAt(lastSeq: Record<string, number>): void {
+    for (const [agent, seq] of Object.entries(lastSeq)) {
+      const run = this.runs.get(agent);
+      if (run) run.seenSeq = Math.max(run.seenSeq, seq);
     }
-    const error = run.view.extensionError;
-    this.finish(agent, { agent, ok: error === null, stopReason: error === null ? "no_run" : "error", ...(error !== null ? { error: `the command failed: ${error}` } : {}), text: "" });
   }
 
   feed(m: IpcStreamMessage): void {
     const run = this.runs.get(m.agent);
-    if (!run || run.outcome || m.type !== "event") return;
+    if (!run || run.outcome) return;
+    run.seenSeq = Math.max(run.seenSeq, m.type === "event" ? m.seq : m.to);
+    if (m.type !== "event") return this.settleNoRun(m.agent);
     const before = run.view;
     run.view = foldRun(before, m.event as RunEvent);
     const ending = run.view.ending;
-    if (ending === null || ending === before.ending) return;
+    if (ending === null || ending === before.ending) return this.settleNoRun(m.agent);
     const last = lastOutcome(m.agent, run.view);
     switch (ending.kind) {
       case "ended":
@@ -134,6 +142,15 @@ export class RunWatcher {
     for (const [agent, run] of this.runs) {
       if (!run.outcome) this.finish(agent, { ...lastOutcome(agent, run.view), ok: false, stopReason: "disconnected", error: "the supervisor went away before the run ended" });
     }
+  }
+
+  /** Settle an agent whose answer said no run, once its stream reached the answer's point. */
+  private settleNoRun(agent: string): void {
+    const run = this.runs.get(agent)!;
+    if (run.outcome || run.noRunAt === null || run.seenSeq < run.noRunAt || run.view.inRun) return;
+    if (run.view.started) return this.finish(agent, lastOutcome(agent, run.view));
+    const error = run.view.extensionError;
+    this.finish(agent, { agent, ok: error === null, stopReason: error === null ? "no_run" : "error", ...(error !== null ? { error: `the command failed: ${error}` } : {}), text: "" });
   }
 
   private finish(agent: string, outcome: RunOutcome): void {
@@ -309,12 +326,13 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
     prefixAgents: agents.length > 1,
     verbose: false,
   });
-  await client.subscribe({ agents }, (m) => {
+  const subscribed = await client.subscribe({ agents }, (m) => {
     if (!json) renderer.feed(m);
     watcher.feed(m);
     const hint = m.type === "event" ? dialogHint(m.agent, m.event) : null;
     if (hint) ctx.err(`pi-orch: ${hint}`);
   });
+  watcher.subscribedAt(subscribed.lastSeq);
   void client.closed.then(() => watcher.disconnected());
   await Promise.all(
     agents.map((agent) =>
@@ -323,7 +341,12 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
           if (silentOnRuns(text, response)) {
             ctx.err(`pi-orch: ${agent}'s worker does not say whether ${JSON.stringify(text.trim())} started a run (pi's workers do not), so this waits for a run's end; if the command started none, Ctrl-C stops waiting (the agent is not affected)`);
           }
-          watcher.accepted(agent, response);
+          if (!startedNoRun(response)) return;
+          // Where the agent's stream was once the answer was in: the verdict waits for the events up to there.
+          return client.status(agent).then(
+            (info) => watcher.accepted(agent, response, info.lastSeq),
+            () => watcher.accepted(agent, response),
+          );
         },
         (err: Error) => watcher.refused(agent, err.message),
       ),

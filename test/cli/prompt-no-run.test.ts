@@ -118,4 +118,48 @@ describe("RunWatcher: the prompt's answer", () => {
     const got = await watch(run, answer({ running: false }), []);
     expect(got.outcome).toMatchObject({ ok: true, stopReason: "stop", text: "hi" });
   });
+
+  it.each<{ name: string; events: Ev[]; outcome: Record<string, unknown> }>([
+    {
+      name: "the command's extension_error",
+      events: [{ type: "message_start", message: { role: "custom" } }, { type: "extension_error", error: "late news" }, { type: "message_end", message: { role: "custom" } }],
+      outcome: { ok: false, stopReason: "error", error: "the command failed: late news" },
+    },
+    { name: "a run the command started and finished", events: [{ type: "agent_start" }, reply("from the run"), { type: "agent_end", messages: [] }], outcome: { ok: true, text: "from the run" } },
+  ])("an answer that overtook its events ($name) settles once the stream reaches the agent's seq at the answer", async ({ events, outcome }) => {
+    const w = new RunWatcher(["a"]);
+    let settled = false;
+    void w.settled.then(() => (settled = true));
+    w.accepted("a", answer({ running: false }), events.length);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    for (let i = 0; i < events.length; i++) {
+      w.feed({ type: "event", agent: "a", seq: i + 1, at: 0, event: events[i] } as never);
+      await Promise.resolve();
+      expect(settled).toBe(i === events.length - 1);
+    }
+    expect(w.outcomes()[0]).toMatchObject(outcome);
+  });
+
+  it("a gap the supervisor reports (lagged) counts as reached", async () => {
+    const w = new RunWatcher(["a"]);
+    w.accepted("a", answer({ running: false }), 5);
+    w.feed({ type: "lagged", agent: "a", from: 1, to: 5 } as never);
+    await w.settled;
+    expect(w.outcomes()[0]).toMatchObject({ ok: true, stopReason: "no_run" });
+  });
+
+  it("a run that starts before the stream reached the answer's point is waited for", async () => {
+    const w = new RunWatcher(["a"]);
+    let settled = false;
+    void w.settled.then(() => (settled = true));
+    w.accepted("a", answer({ running: false }), 1);
+    w.feed({ type: "event", agent: "a", seq: 1, at: 0, event: { type: "agent_start" } } as never);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    w.feed({ type: "event", agent: "a", seq: 2, at: 0, event: reply("late run") } as never);
+    w.feed({ type: "event", agent: "a", seq: 3, at: 0, event: { type: "agent_end", messages: [] } } as never);
+    await w.settled;
+    expect(w.outcomes()[0]).toMatchObject({ ok: true, text: "late run" });
+  });
 });
