@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { IpcClient, IpcClientError } from "../ipc/client.js";
 import { piOrchHome } from "../shared/paths.js";
 import { openLogNoFollow } from "../shared/safe-open.js";
+import { supervisorNodeFlags } from "./serve/node-flags.js";
 
 /** A failure the CLI reports with this exit code and message (no stack trace). */
 export class CliError extends Error {
@@ -118,7 +119,7 @@ async function startInBackground(home: string, selfBin: string): Promise<IpcClie
   // O_NOFOLLOW: a symlink planted at the log's place must not redirect our appends.
   const log = openLogNoFollow(logPath);
   const logStart = fstatSync(log).size;
-  const child = spawn(process.execPath, [selfBin, "--home", home, "serve"], {
+  const child = spawn(process.execPath, [...supervisorNodeFlags(), selfBin, "--home", home, "serve"], {
     detached: true,
     stdio: ["ignore", log, log],
     env: process.env,

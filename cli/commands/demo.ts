@@ -19,6 +19,7 @@ import { colorStatus, renderTable } from "./format.js";
 import { TranscriptRenderer } from "./transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
 import { openLogNoFollow } from "../../shared/safe-open.js";
+import { supervisorNodeFlags } from "../serve/node-flags.js";
 
 /** The four agents and their tasks, in the faux model's words. */
 const AGENTS = [
@@ -205,7 +206,7 @@ class DemoWorld {
     this.home = home;
     mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
     const log = openLogNoFollow(join(home, "logs", "supervisor.log"));
-    this.serve = spawn(process.execPath, [selfBin, "--home", home, "serve"], {
+    this.serve = spawn(process.execPath, [...supervisorNodeFlags(), selfBin, "--home", home, "serve"], {
       detached: true,
       stdio: ["ignore", log, log],
       env: {

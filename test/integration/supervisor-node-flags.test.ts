@@ -1,0 +1,68 @@
+/**
+ * The supervisor a command starts in the background runs with the node flags of
+ * cli/serve/node-flags.ts, or those of PI_ORCH_SUPERVISOR_NODE_FLAGS, read back from
+ * the running process's own command line; a flag node refuses is reported by the
+ * command that tried to start it.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN } from "../support/orch-cli.js";
+import { isAlive, tempDir, waitForExit } from "../support/rpc-worker.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function cli(home: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, "--home", home, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("exit", (code) => resolve({ code, stderr }));
+  });
+}
+
+/** `pi-orch list` on a fresh home, which starts a supervisor; its pid and its command line. */
+async function autostarted(flags: string | undefined): Promise<{ code: number | null; stderr: string; argv: string[] }> {
+  const home = tempDir("pi-orch-flags-");
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" };
+  delete env.PI_ORCH_SUPERVISOR_NODE_FLAGS;
+  if (flags !== undefined) env.PI_ORCH_SUPERVISOR_NODE_FLAGS = flags;
+  let pid: number | null = null;
+  cleanups.push(async () => {
+    if (pid !== null && isAlive(pid)) {
+      await cli(home.path, ["shutdown"], env);
+      if (!(await waitForExit(pid, 10_000))) process.kill(pid, "SIGKILL");
+    }
+    home.cleanup();
+  });
+  const { code, stderr } = await cli(home.path, ["list", "--json"], env);
+  if (code !== 0) return { code, stderr, argv: [] };
+  const log = readFileSync(join(home.path, "logs", "supervisor.log"), "utf8");
+  pid = Number(/listening on .* \(pid (\d+)\)/.exec(log)?.[1]);
+  const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+  return { code, stderr, argv };
+}
+
+describe.skipIf(process.platform !== "linux")("the supervisor a command starts in the background", () => {
+  it.each([
+    { flags: undefined, want: ["--max-semi-space-size=2"] },
+    { flags: "", want: [] },
+    { flags: "--max-semi-space-size=4 --single-threaded-gc", want: ["--max-semi-space-size=4", "--single-threaded-gc"] },
+  ])("runs node with $want given PI_ORCH_SUPERVISOR_NODE_FLAGS=$flags", async ({ flags, want }) => {
+    const { code, stderr, argv } = await autostarted(flags);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    // node, its flags, then the pi-orch script and `--home HOME serve`.
+    expect(argv.slice(1, argv.indexOf(BIN))).toEqual(want);
+    expect(argv.slice(-1)).toEqual(["serve"]);
+  });
+
+  it("reports a flag node refuses, from the supervisor's log", async () => {
+    const { code, stderr } = await autostarted("--no-such-node-flag");
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/could not start a supervisor .*no-such-node-flag/);
+  });
+});
