@@ -5,12 +5,13 @@
  * the latency the supervisor adds between a worker's stdout and a subscriber).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IpcClient } from "../ipc/client.js";
 import type { IpcStreamMessage } from "../shared/schema/ipc.js";
+import { DEFAULT_SUPERVISOR_NODE_FLAGS } from "../cli/serve/node-flags.js";
 import { DEFAULT_WORKER_NICE, lowerWorkerPriority } from "../supervisor/priority.js";
 import { fmtOther, medianOther, processCpuMs, startLoadMeter, type LoadReading } from "./load.js";
 import { fmt, median, percentile, rssMb, table } from "./stats.js";
@@ -20,7 +21,8 @@ const SPAWN_RUNS = 3;
 const FLEETS = [50, 100];
 const STREAMERS = 16;
 const ROUTE_SECONDS = 5;
-const PACED_RUNS = 3;
+/** Interleaved runs of each paced variant per rate: more at the target rate, where the ratio is judged. */
+const PACED_RUNS: Record<number, number> = { 10_000: 5, 20_000: 3 };
 const RATES = [10_000, 20_000];
 
 /** High-resolution wall clock in ms, comparable across processes on one machine. */
@@ -65,16 +67,23 @@ function stop() { if (streaming) { clearInterval(streaming); streaming = null; o
  * The floor to compare routing with: a bare Node relay that spawns the same paced
  * workers the way the supervisor does (detached, one session each) and copies every
  * stdout line to every socket client, with no parsing, logging or sequence numbers.
- * A client line "prompt" starts every worker. It prints the workers' pids once listening.
+ * Given a log folder it is the *durable* relay: the same, but each chunk of whole lines
+ * is first appended to the worker's own log file with one synchronous write, the least
+ * work that keeps the supervisor's write-ahead order (the OS has a line before any
+ * subscriber sees it). A client line "prompt" starts every worker. It prints the
+ * workers' pids once listening.
  */
 const RELAY = `
 const net = require("node:net");
+const fs = require("node:fs");
+const path = require("node:path");
 const { spawn } = require("node:child_process");
-const [socketPath, workerFile, count] = process.argv.slice(2);
+const [socketPath, workerFile, count, logDir] = process.argv.slice(2);
 const clients = new Set();
 const workers = [];
 for (let i = 0; i < Number(count); i++) {
   const w = spawn(process.execPath, [workerFile], { detached: true, stdio: ["pipe", "pipe", "inherit"] });
+  const log = logDir ? fs.openSync(path.join(logDir, "w" + i + ".jsonl"), "a", 0o600) : null;
   let buf = "";
   w.stdout.setEncoding("utf8");
   w.stdout.on("data", (c) => {
@@ -82,6 +91,7 @@ for (let i = 0; i < Number(count); i++) {
     const end = buf.lastIndexOf("\\n");
     if (end < 0) return;
     const lines = buf.slice(0, end + 1); buf = buf.slice(end + 1);
+    if (log !== null) fs.writeSync(log, lines);
     for (const s of clients) s.write(lines);
   });
   workers.push(w);
@@ -155,6 +165,8 @@ interface RouteResult {
   load: LoadReading | null;
   /** CPU the router (the supervisor or the relay) used per 1,000 routed events, in ms. */
   routerMsPerK: number;
+  /** The counted window, in `performance.now()` ms of this process. */
+  window: [number, number];
 }
 
 /**
@@ -205,14 +217,15 @@ async function route(
     await new Promise((r) => setTimeout(r, 5));
   }
   counting = false;
-  const seconds = (performance.now() - t0) / 1000;
+  const t1 = performance.now();
+  const seconds = (t1 - t0) / 1000;
   const load = endLoad();
   const routerMs = processCpuMs(serve.proc.pid!) - cpu0;
   await Promise.all(names.map((n) => serve.client.rpc(n, { type: "abort" }).catch(() => {})));
   for (const sub of subscribers) await sub.close();
   // Events per second through the supervisor: what one subscriber received.
   const routed = events / subscribers.length;
-  return { eventsPerS: routed / seconds, latencies, lagged, load, routerMsPerK: (routerMs / routed) * 1000 };
+  return { eventsPerS: routed / seconds, latencies, lagged, load, routerMsPerK: (routerMs / routed) * 1000, window: [t0, t1] };
 }
 
 /** 16 of our faux workers streaming words (PI_ORCH_FAUX_CHUNK_MS=1) to two subscribers. */
@@ -228,13 +241,18 @@ async function routeFaux(): Promise<RouteResult> {
   }
 }
 
-/** 16 paced workers stamping each event, at `total` events/s across all of them, under a supervisor whose workers run at `nice`. */
-async function routePaced(total: number, nice: number): Promise<RouteResult> {
+/**
+ * 16 paced workers stamping each event, at `total` events/s across all of them, under a
+ * supervisor whose workers run at `nice`; `nodeArgs` go to the supervisor's node (by
+ * default the auto-start's), `onServe` sees it started (an experiment reading its output).
+ */
+export async function routePaced(total: number, nice: number, nodeArgs?: readonly string[], onServe?: (serve: Serve) => void): Promise<RouteResult> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-paced-"));
   const worker = join(dir, "paced-worker.cjs");
   try {
     writeFileSync(worker, PACED_WORKER);
-    const serve = await startServe({ BENCH_EVENTS_PER_S: String(total / STREAMERS), PI_ORCH_WORKER_NICE: String(nice) });
+    const serve = await startServe({ BENCH_EVENTS_PER_S: String(total / STREAMERS), PI_ORCH_WORKER_NICE: String(nice) }, nodeArgs);
+    onServe?.(serve);
     try {
       const names = Array.from({ length: STREAMERS }, (_, i) => `paced-${i}`);
       await Promise.all(names.map((name) => serve.client.spawn({ name, workerCommand: [process.execPath, worker] })));
@@ -247,15 +265,18 @@ async function routePaced(total: number, nice: number): Promise<RouteResult> {
   }
 }
 
-/** The same 16 paced workers and two subscribers through the bare relay, its workers lowered like ours. */
-async function routeRelay(total: number, nice: number): Promise<RouteResult> {
+/**
+ * The same 16 paced workers and two subscribers through the bare relay, its workers
+ * lowered like ours; `durable`: the relay appends each chunk to a log file per worker first.
+ */
+export async function routeRelay(total: number, nice: number, durable = false): Promise<RouteResult> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-relay-"));
   const worker = join(dir, "paced-worker.cjs");
   const relayFile = join(dir, "relay.cjs");
   const socketPath = join(dir, "relay.sock");
   writeFileSync(worker, PACED_WORKER);
   writeFileSync(relayFile, RELAY);
-  const relay = spawn(process.execPath, [relayFile, socketPath, worker, String(STREAMERS)], {
+  const relay = spawn(process.execPath, [relayFile, socketPath, worker, String(STREAMERS), ...(durable ? [dir] : [])], {
     env: { ...process.env, BENCH_EVENTS_PER_S: String(total / STREAMERS) },
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -302,18 +323,80 @@ async function routeRelay(total: number, nice: number): Promise<RouteResult> {
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, ROUTE_SECONDS * 1000));
     counting = false;
-    const seconds = (performance.now() - t0) / 1000;
+    const t1 = performance.now();
+    const seconds = (t1 - t0) / 1000;
     const load = endLoad();
     const routerMs = processCpuMs(relay.pid!) - cpu0;
     subscribers[0]!.write("abort\n");
     const routed = events / subscribers.length;
-    return { eventsPerS: routed / seconds, latencies, lagged: 0, load, routerMsPerK: (routerMs / routed) * 1000 };
+    return { eventsPerS: routed / seconds, latencies, lagged: 0, load, routerMsPerK: (routerMs / routed) * 1000, window: [t0, t1] };
   } finally {
     for (const sub of subscribers) sub.destroy();
     relay.stdin!.end();
     const timer = setTimeout(() => relay.kill("SIGKILL"), 5000);
     await exited;
     clearTimeout(timer);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What a kind of work took of the supervisor's busy main thread. */
+interface ProfileShare {
+  kind: string;
+  share: number;
+}
+
+/** A CPU profile as node's `--cpu-prof` writes it (the parts read here). */
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The kind of work a profile node's own time is, by its function and script. */
+function workKind(functionName: string, url: string): string | null {
+  if (functionName === "(idle)") return null;
+  if (functionName === "writeString") return "log writes (`writeSync` to the event logs)";
+  if (/^write(Utf8String|Latin1String|AsciiString|Ucs2String|Buffer|v)$/.test(functionName)) return "socket writes to the subscribers";
+  if (functionName === "(garbage collector)") return "garbage collection";
+  if (functionName === "parseJsonLine") return "`JSON.parse` of worker lines";
+  if (url.includes("/dist/")) return "pi-orch's own routing code (actor, table, log, batch, fan-out)";
+  if (url.startsWith("node:")) return "node's streams, timers and buffers (reading pipes, decoding lines, socket bookkeeping)";
+  return "V8 and native other (compiled code, builtins)";
+}
+
+/**
+ * Where the supervisor's main thread spends its CPU while routing `total` events/s: one
+ * paced run under `--cpu-prof`, the self time of the samples in the counted window by
+ * kind of work. The profiler adds its own cost, so the shares matter, not the total.
+ */
+export async function profileRouting(total: number): Promise<{ shares: ProfileShare[]; busyMsPerK: number }> {
+  const dir = mkdtempSync(join(tmpdir(), "pi-bench-prof-"));
+  try {
+    // performance.now() of this process, as the monotonic clock (µs) the profile's timestamps use.
+    const toMonoUs = (ms: number) => (ms + Number(process.hrtime.bigint()) / 1e6 - performance.now()) * 1000;
+    const r = await routePaced(total, DEFAULT_WORKER_NICE, [...DEFAULT_SUPERVISOR_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=250"]);
+    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+    if (!file) throw new Error("the profiled supervisor wrote no profile");
+    const prof = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
+    const kindOf = new Map(prof.nodes.map((n) => [n.id, workKind(n.callFrame.functionName, n.callFrame.url)]));
+    const [from, to] = [toMonoUs(r.window[0]), toMonoUs(r.window[1])];
+    const byKind = new Map<string, number>();
+    let t = prof.startTime;
+    let busy = 0;
+    for (let i = 0; i < prof.samples.length; i++) {
+      t += prof.timeDeltas[i]!;
+      const dt = prof.timeDeltas[i + 1] ?? 0;
+      const kind = kindOf.get(prof.samples[i]!);
+      if (t < from || t > to || !kind) continue;
+      byKind.set(kind, (byKind.get(kind) ?? 0) + dt);
+      busy += dt;
+    }
+    const routed = r.eventsPerS * ((r.window[1] - r.window[0]) / 1000);
+    const shares = [...byKind].map(([kind, us]) => ({ kind, share: us / busy })).sort((a, b) => b.share - a.share);
+    return { shares, busyMsPerK: (busy / 1000 / routed) * 1000 };
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -338,47 +421,62 @@ export async function run(): Promise<string> {
   const spawn100 = median(fleets.get(100)!.map((s) => s.ms));
 
   const faux = await routeFaux();
-  // Interleaved, so a swing of the machine's other load hits every variant alike.
+  // Interleaved, so a swing of the machine's other load hits every variant alike; the
+  // "before" row (workers at the supervisor's weight) needs no more than three runs.
   const variants = [
-    { label: "bare Node relay, workers at nice 10", go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE) },
-    { label: "`pi-orch serve`, workers at nice 10 (default)", go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE) },
-    { label: "`pi-orch serve`, PI_ORCH_WORKER_NICE=0 (before)", go: (rate: number) => routePaced(rate, 0) },
+    { label: "bare Node relay, workers at nice 10", go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE), maxRuns: Infinity },
+    { label: "durable relay (bare relay + one log write per chunk), workers at nice 10", go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE, true), maxRuns: Infinity },
+    { label: "`pi-orch serve`, workers at nice 10 (default)", go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE), maxRuns: Infinity },
+    { label: "`pi-orch serve`, node's default young generation (PI_ORCH_SUPERVISOR_NODE_FLAGS=\"\", before)", go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE, []), maxRuns: 3 },
+    { label: "`pi-orch serve`, PI_ORCH_WORKER_NICE=0 (before)", go: (rate: number) => routePaced(rate, 0), maxRuns: 3, rates: [10_000] },
   ];
+  const [relayV, durableV, oursV] = variants as [(typeof variants)[0], (typeof variants)[0], (typeof variants)[0]];
   const results = new Map<string, RouteResult[]>();
   for (const rate of RATES) {
-    for (let i = 0; i < PACED_RUNS; i++) {
+    for (let i = 0; i < PACED_RUNS[rate]!; i++) {
       for (const v of variants) {
+        if (i >= v.maxRuns || (v.rates && !v.rates.includes(rate))) continue;
         const key = `${rate} ${v.label}`;
         results.set(key, [...(results.get(key) ?? []), await v.go(rate)]);
       }
     }
   }
   const p99 = (r: RouteResult) => percentile(r.latencies, 99);
+  const runsOf = (rate: number, v: { label: string }) => results.get(`${rate} ${v.label}`)!;
+  /** Median over the rounds of a variant's p99 over the relay's p99 of the same round (a swing of the machine hits both). */
+  const pairedRatio = (rate: number, v: { label: string }) => {
+    const relayRuns = runsOf(rate, relayV);
+    return median(runsOf(rate, v).map((r, i) => p99(r) / p99(relayRuns[i]!)));
+  };
   const pacedRows: string[][] = [];
   const ratios: string[] = [];
   for (const rate of RATES) {
-    const relay = medianRun(results.get(`${rate} ${variants[0]!.label}`)!);
     for (const v of variants) {
-      const runs = results.get(`${rate} ${v.label}`)!;
+      const runs = results.get(`${rate} ${v.label}`);
+      if (!runs) continue;
       const r = medianRun(runs);
       pacedRows.push([
         `${rate.toLocaleString("en")}/s: ${v.label}`,
         fmt(r.eventsPerS, 0),
         fmt(percentile(r.latencies, 50), 2),
         fmt(p99(r), 2),
-        `${fmt(p99(r) / p99(relay), 2)}×`,
+        `${fmt(pairedRatio(rate, v), 2)}×`,
         runs.map((x) => fmt(p99(x), 1)).join(", "),
         String(r.lagged),
         fmt(median(runs.map((x) => x.routerMsPerK)), 1),
         fmtOther(medianOther(runs.map((x) => x.load))),
       ]);
     }
-    const ours = medianRun(results.get(`${rate} ${variants[1]!.label}`)!);
-    ratios.push(`${fmt(p99(ours) / p99(relay), 2)}× the relay at ${rate.toLocaleString("en")}/s (${fmt(p99(ours), 2)} vs ${fmt(p99(relay), 2)} ms)`);
+    ratios.push(
+      `${fmt(pairedRatio(rate, oursV), 2)}× the relay at ${rate.toLocaleString("en")}/s (median-run p99 ${fmt(p99(medianRun(runsOf(rate, oursV))), 2)} vs ${fmt(p99(medianRun(runsOf(rate, relayV))), 2)} ms), ` +
+        `${fmt(pairedRatio(rate, durableV), 2)}× for the durable relay`,
+    );
   }
-  const ours10k = medianRun(results.get(`${RATES[0]} ${variants[1]!.label}`)!);
-  const relay10k = medianRun(results.get(`${RATES[0]} ${variants[0]!.label}`)!);
-  const ratio10k = p99(ours10k) / p99(relay10k);
+  const ratio10k = pairedRatio(RATES[0]!, oursV);
+  const profile = await profileRouting(RATES[0]!);
+  const relayCpu = median(runsOf(RATES[0]!, relayV).map((x) => x.routerMsPerK));
+  const durableCpu = median(runsOf(RATES[0]!, durableV).map((x) => x.routerMsPerK));
+  const oursCpu = median(runsOf(RATES[0]!, oursV).map((x) => x.routerMsPerK));
 
   return [
     "## Supervisor",
@@ -395,7 +493,11 @@ export async function run(): Promise<string> {
       "Events/s is what one subscriber received. The paced rows use minimal workers that stamp each event " +
       "with a high-resolution wall clock just before writing it, so the latency covers worker stdout → pipe → supervisor → socket → subscriber. " +
       "The bare relay spawns the same workers the same way (detached, lowered to the same nice) and copies their lines to two socket clients: " +
-      `the floor of this machine for that path. Each row is the median of ${PACED_RUNS} runs by p99 (every run's p99 listed), the variants interleaved; ` +
+      "the floor of this machine for that path. The durable relay also appends each chunk of lines to a log file per worker before forwarding it " +
+      "(one synchronous write per chunk), the least work that keeps the supervisor's write-ahead order: the floor for a router that logs. " +
+      `Each row is the median of ${Object.entries(PACED_RUNS).map(([r, n]) => `${n} runs at ${Number(r).toLocaleString("en")}/s`).join(" and ")} by p99 (every run's p99 listed; the "before" rows 3 runs, the one at nice 0 only at 10,000/s), the variants interleaved; ` +
+      `\`pi-orch serve\` runs with the node flags a command's auto-start gives it (${DEFAULT_SUPERVISOR_NODE_FLAGS.join(" ")}; the "default young generation" row without them); ` +
+      "\"p99 vs relay\" is the median over the rounds of the row's p99 over the bare relay's p99 in the same round, so a swing of the machine's load hits both sides of each ratio; " +
       "Router CPU is the supervisor's (or the relay's) own CPU time per 1,000 routed events, which the machine's load does not change much; " +
       "other CPU = busy cores of everything but this benchmark's own processes during the counted window (the machine is shared).",
     "",
@@ -403,6 +505,12 @@ export async function run(): Promise<string> {
       ["paced workload", "events/s", "p50 (ms)", "p99 (ms)", "p99 vs relay", "p99 of each run (ms)", "lagged events", "router CPU per 1,000 events (ms)", "other CPU (cores)"],
       pacedRows,
     ),
+    "",
+    `Where the supervisor's CPU goes at ${RATES[0]!.toLocaleString("en")} events/s (one more paced run under \`--cpu-prof\`, main thread, self time in the counted window; ` +
+      `${fmt(profile.busyMsPerK, 1)} ms per 1,000 events with the profiler's own cost): ` +
+      profile.shares.map((s) => `${s.kind} ${fmt(s.share * 100, 0)} %`).join(", ") +
+      `. Per 1,000 events the bare relay's CPU is ${fmt(relayCpu, 1)} ms, the durable relay's ${fmt(durableCpu, 1)} ms (its log writes alone add ${fmt(durableCpu - relayCpu, 1)} ms), ours ${fmt(oursCpu, 1)} ms: ` +
+      "the relays do no parsing, numbering, ring for replays, lag accounting or per-agent state, which is what the rest pays for.",
     "",
     "The faux row stamps with the supervisor's own `at` (whole ms, taken when it handles the line): the supervisor's queueing and socket time at ms resolution.",
     "",

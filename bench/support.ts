@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { supervisorNodeFlags } from "../cli/serve/node-flags.js";
 import { IpcClient } from "../ipc/client.js";
 
 /** The repository root. */
@@ -23,10 +24,14 @@ export interface Serve {
   close(): Promise<void>;
 }
 
-/** Start `pi-orch serve` on a temp home and connect to it; nothing is left behind if it fails to start. */
-export async function startServe(env: NodeJS.ProcessEnv = {}): Promise<Serve> {
+/**
+ * Start `pi-orch serve` on a temp home and connect to it; nothing is left behind if it
+ * fails to start. `nodeArgs` go to node before the script: by default the flags a
+ * command's auto-start gives the supervisor (`PI_ORCH_SUPERVISOR_NODE_FLAGS`).
+ */
+export async function startServe(env: NodeJS.ProcessEnv = {}, nodeArgs: readonly string[] = supervisorNodeFlags()): Promise<Serve> {
   const home = mkdtempSync(join(tmpdir(), "pi-bench-orch-"));
-  const proc = spawn(process.execPath, [PI_ORCH, "--home", home, "serve"], {
+  const proc = spawn(process.execPath, [...nodeArgs, PI_ORCH, "--home", home, "serve"], {
     env: { ...process.env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
