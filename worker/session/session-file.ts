@@ -6,7 +6,6 @@
  * at once, so no later write continues a torn record. Session files are 0600 and the
  * folders made for them 0700, whatever the umask: they hold everything the tools saw.
  */
-import { randomUUID } from "node:crypto";
 import {
   closeSync,
   fchmodSync,
@@ -436,7 +435,7 @@ export class SessionStore {
   /** 8 hex digits like pi, unique within this file. */
   private newEntryId(): string {
     for (;;) {
-      const id = randomUUID().slice(0, 8);
+      const id = randomUuid().slice(0, 8);
       if (!this.byId.has(id)) return id;
     }
   }
