@@ -132,9 +132,10 @@ export async function createWorktree(opts: CreateWorktreeOptions): Promise<Creat
     if (branchExists || folderExists) {
       const recorded = await branchRecord(repo, branch);
       const ours = owner === "run" && recorded.owner === "run" && (opts.existing === "reuse" || opts.existing === "replace");
-      if (!ours) throw leftoverError(repo, branch, path, folderExists, owner);
+      const made = recorded.base !== null || recorded.owner !== null;
+      if (!ours) throw leftoverError(repo, branch, path, folderExists, owner, made);
       if (opts.existing === "reuse") {
-        if (!recorded.base) throw leftoverError(repo, branch, path, folderExists, owner);
+        if (!recorded.base) throw leftoverError(repo, branch, path, folderExists, owner, made);
         if (!folderExists) await gitOk(repo, ["worktree", "add", "--quiet", path, branch], `restoring the worktree of "${opts.name}"`);
         else if ((await git(path, ["symbolic-ref", "--quiet", "--short", "HEAD"])).stdout !== branch) {
           throw new OrchError("exists", `the worktree folder ${path} is not on branch ${branch}; remove it with pi-orch worktrees rm ${opts.name} --force`);
@@ -162,9 +163,16 @@ async function branchRecord(repo: string, branch: string): Promise<{ base: strin
   return { base: await read("piOrchBase"), owner: owner === "run" || owner === "agent" ? owner : null };
 }
 
-/** Why a worktree cannot be made, and the commands that clear the way. */
-function leftoverError(repo: string, branch: string, path: string, folderExists: boolean, owner: WorktreeOwner): OrchError {
+/**
+ * Why a worktree cannot be made, and the commands that clear the way. A branch pi-orch
+ * did not make (`ours` false: the user's own, such as main) is never offered for deletion.
+ */
+function leftoverError(repo: string, branch: string, path: string, folderExists: boolean, owner: WorktreeOwner, ours: boolean): OrchError {
   const what = folderExists ? `the worktree ${path} (branch ${branch})` : `branch "${branch}"`;
+  if (!folderExists && !ours) {
+    const next = owner === "run" ? "rename the task" : "pick another --branch (or --name)";
+    return new OrchError("exists", `${what} already exists and was not made by pi-orch; ${next}`);
+  }
   const clear = folderExists
     ? `remove it with git worktree remove --force ${path} && git -C ${repo} branch -D ${branch}`
     : `delete it with git -C ${repo} branch -D ${branch}`;

@@ -340,8 +340,15 @@ describe("worktrees", () => {
     const worktreesDir = join(dir, "home/worktrees");
     await expect(createWorktree({ worktreesDir, cwd: repo, name: "x", base: "nope" })).rejects.toThrow(/--base "nope" is not a commit/);
     git(repo, "branch", "taken");
-    await expect(createWorktree({ worktreesDir, cwd: repo, name: "x", branch: "taken" })).rejects.toThrow(/branch "taken" already exists/);
+    // The user's own branch (say main): never offered for deletion.
+    const taken = createWorktree({ worktreesDir, cwd: repo, name: "x", branch: "taken" });
+    await expect(taken).rejects.toThrow('branch "taken" already exists and was not made by pi-orch; pick another --branch (or --name)');
+    await expect(taken).rejects.not.toThrow("branch -D");
     expect(worktreeList(repo)).toEqual([repo]);
+    // A branch an earlier agent left (its worktree gone): deleting it is the way out.
+    const left = await createWorktree({ worktreesDir, cwd: repo, name: "old" });
+    git(repo, "worktree", "remove", "--force", left.worktree.path);
+    await expect(createWorktree({ worktreesDir, cwd: repo, name: "old" })).rejects.toThrow(`branch "pi-orch/old" already exists; pick another --name (or --branch), or delete it with git -C ${repo} branch -D pi-orch/old`);
   });
 
   it("spawning with a worktree outside a repository is a clear error", async () => {
