@@ -70,7 +70,7 @@ describe("RunWatcher: the prompt's answer", () => {
     },
     {
       name: "no run after the command threw settles at the answer, failed with the error",
-      before: [{ type: "extension_error", extensionPath: "/x.ts", event: "command:boom", error: "it broke" }],
+      before: [{ type: "extension_error", extensionPath: "command:boom", event: "command", error: "it broke" }],
       response: answer({ running: false }),
       after: [],
       settledAt: "answer",

@@ -103,8 +103,7 @@ describe.skipIf(!upstreamInstalled)("prompts of extension commands, templates an
     const boom = await prompt(w, "/boom");
     const before = w.received.slice(boom.from, boom.at);
     expect(types(before)).toEqual(["extension_error"]);
-    // (pi says event "command" with extensionPath "command:boom"; ours names the file and "command:boom")
-    expect(before[0]).toMatchObject({ error: "the command broke" });
+    expect(before[0]).toEqual({ type: "extension_error", extensionPath: "command:boom", event: "command", error: "the command broke" });
     expect(boom.answer).toMatchObject({ success: true });
     expect(boom.answer.data).toEqual(noData ? undefined : { running: false });
     await expectNoRunAfter(w, boom.at);

@@ -94,7 +94,8 @@ export class ExtensionRunner implements ExtensionHooks {
     const host = this.host();
     // As pi: the command's prompt is answered once its handler is done, dialogs included.
     const ctx = commandContext(host);
-    await this.guard(entry.command.path, `command:${name}`, () => entry.command.handler(args, ctx));
+    // pi names a failed command by its name, not its file: extensionPath "command:NAME", event "command".
+    await this.guard(`command:${name}`, "command", () => entry.command.handler(args, ctx));
     return true;
   }
 
