@@ -1,6 +1,17 @@
 /** `pi-orch shutdown`: stop every agent and end the supervisor (never starts one). */
 import type { Command } from "commander";
+import type { AgentInfo } from "../../shared/schema/agent.js";
 import { CliError, runAction, type CliContext } from "../context.js";
+
+/**
+ * What `shutdown` says: the agents it stopped, leaving out those already down before it
+ * (`before`, the list taken just ahead of it; the supervisor names every agent). Pure.
+ */
+export function shutdownSummary(before: readonly Pick<AgentInfo, "name" | "status">[], named: readonly string[]): string {
+  const down = new Set(before.filter((a) => a.status === "stopped" || a.status === "failed").map((a) => a.name));
+  const stopped = named.filter((n) => !down.has(n));
+  return `supervisor stopped; ${stopped.length ? `stopped ${stopped.length} agent${stopped.length === 1 ? "" : "s"}: ${stopped.join(", ")}` : "no agent was running"}`;
+}
 
 /** Register `shutdown`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -31,11 +42,12 @@ Example:
           }
           throw err;
         }
+        const before = opts.json ? [] : await client.list();
         const result = await client.shutdown();
         // The supervisor closes the socket once its teardown is complete.
         await client.closed;
         if (opts.json) ctx.json({ ...result, running: false });
-        else ctx.out(`supervisor stopped${result.stopped.length ? `; agents: ${result.stopped.join(", ")}` : ""}`);
+        else ctx.out(shutdownSummary(before, result.stopped));
       }),
     );
 }

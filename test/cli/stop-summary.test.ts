@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { shutdownSummary } from "../../cli/commands/shutdown.js";
 import { stopSummary } from "../../cli/commands/stop.js";
 import type { AgentStatus } from "../../shared/schema/agent.js";
 import { info } from "./tui/helpers.js";
@@ -19,5 +20,16 @@ describe("what stop --all says", () => {
 
   it("counts an agent spawned between the list and the stop as stopped", () => {
     expect(stopSummary(agents(["a", "stopped"]), agents(["a", "stopped"], ["new", "stopped"]))).toBe("stopped 1 agent: new (already down: a)");
+  });
+});
+
+describe("what shutdown says", () => {
+  it.each([
+    { before: agents(["a", "idle"], ["b", "stopped"], ["c", "busy"]), want: "supervisor stopped; stopped 2 agents: a, c" },
+    { before: agents(["a", "busy"]), want: "supervisor stopped; stopped 1 agent: a" },
+    { before: agents(["a", "stopped"], ["b", "failed"]), want: "supervisor stopped; no agent was running" },
+    { before: [], want: "supervisor stopped; no agent was running" },
+  ])("$want", ({ before, want }) => {
+    expect(shutdownSummary(before, before.map((a) => a.name))).toBe(want);
   });
 });

@@ -92,6 +92,8 @@ describe("the CLI as a new user meets it", () => {
     expect(await world.ok(["stop", "--all"])).toBe("stopped 1 agent: two (already down: one)\n");
     expect(await world.ok(["stop", "--all"])).toBe("no running agents to stop (already down: one, two)\n");
     expect((await world.json<Json[]>(["stop", "--all", "--json"])).map((a) => [a.name, a.status])).toEqual([["one", "stopped"], ["two", "stopped"]]);
+    await world.ok(["restart", "two"]);
+    expect(await world.ok(["shutdown"])).toBe("supervisor stopped; stopped 1 agent: two\n");
   }, 60_000);
 
   it("status and list name the model the same way (provider/id), in text and JSON, running or stopped", async () => {
