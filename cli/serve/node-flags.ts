@@ -4,9 +4,9 @@
  * (node's default grows to 16 MB) keeps each scavenge short: the supervisor holds
  * every agent's recent events for `since` replays, so most of what it allocates
  * survives a scavenge, and a pause grows with what survived since the last one. At
- * 10,000 events/s the default made about 2 scavenges a second of 1–4 ms each, and a
- * pause lands in the routing latency of every event that arrives meanwhile; with 2 MB
- * they are ten times as many but ~0.5 ms, for ~10 % more of the supervisor's CPU.
+ * 10,000 events/s the default made 2–3 scavenges a second of 1–4 ms each, and a pause
+ * lands in the routing latency of every event that arrives meanwhile; with 2 MB there
+ * are about 13 a second of ~0.5 ms (median), for ~10 % more of the supervisor's CPU.
  */
 
 /** The flags used when `PI_ORCH_SUPERVISOR_NODE_FLAGS` is not set. */
