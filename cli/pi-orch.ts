@@ -19,8 +19,16 @@ const program = new Command("pi-orch")
 
 const ctx = createContext(() => program.opts<GlobalOptions>(), fileURLToPath(import.meta.url));
 for (const register of COMMANDS) register(program, ctx);
-// A mistake in one command's flags is answered by that command's help, not the program's.
-for (const command of program.commands) command.showHelpAfterError(`(run pi-orch ${command.name()} --help for usage)`);
+// A mistake in one command's flags is answered by that command's help, not the program's
+// (also for subcommands: pi-orch worktrees rm --help).
+const pointAtOwnHelp = (parent: Command, path: string): void => {
+  for (const command of parent.commands) {
+    const name = `${path} ${command.name()}`;
+    command.showHelpAfterError(`(run ${name} --help for usage)`);
+    pointAtOwnHelp(command, name);
+  }
+};
+pointAtOwnHelp(program, "pi-orch");
 
 program.addHelpText(
   "after",

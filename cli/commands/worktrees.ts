@@ -42,6 +42,13 @@ Examples:
     .alias("ls")
     .description("every worktree: name, who made it (agent or run), branch, changed files, path")
     .option("--json", "print them as a JSON array")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  pi-orch worktrees list
+  pi-orch worktrees list --json | jq -r '.[] | select(.changedFiles > 0) | .name'`,
+    )
     .action((opts: { json?: boolean }) =>
       runAction(ctx, async () => {
         const found = await findWorktrees(join(ctx.home(), "worktrees"));
@@ -59,6 +66,13 @@ Examples:
     .description("a worktree's changes against the commit it started from, untracked files included")
     .option("--stat", "a diffstat instead of the patch")
     .option("--json", "print {name, path, branch, base, files, diff} as JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  pi-orch worktrees diff edit-greeting --stat
+  pi-orch worktrees diff edit-greeting | git apply      (apply the changes to this checkout)`,
+    )
     .action((ref: string, opts: { stat?: boolean; json?: boolean }) =>
       runAction(ctx, async () => {
         const wt = await pick(ctx, ref);
@@ -78,6 +92,15 @@ Examples:
     .description("remove a worktree an earlier run left, and its branch unless the agent committed on it")
     .option("-f, --force", "also when it has uncommitted changes (they are discarded)")
     .option("--delete-branch", "delete the branch even when it holds commits")
+    .addHelpText(
+      "after",
+      `
+An agent's worktree goes with the agent (pi-orch rm NAME), not here.
+
+Examples:
+  pi-orch worktrees rm edit-greeting
+  pi-orch worktrees rm edit-greeting --force --delete-branch`,
+    )
     .action((ref: string, opts: { force?: boolean; deleteBranch?: boolean }) =>
       runAction(ctx, async () => {
         const wt = await pick(ctx, ref);
