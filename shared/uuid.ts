@@ -2,10 +2,10 @@
  * Random (version 4) UUIDs from the kernel's random source, read directly. A worker
  * needs one id at start-up (its session's), and node:crypto's randomUUID would load
  * crypto and WebCrypto for it: ~0.7 MB more resident memory in every idle worker.
- * Where /dev/urandom cannot be read (Windows), node:crypto's randomUUID.
+ * Where /dev/urandom cannot be read as the kernel's device (Windows), node:crypto's randomUUID.
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 
 /** A v4 UUID (RFC 9562): 122 random bits, lower-case hex. */
 export function randomUuid(): string {
@@ -23,8 +23,12 @@ export function formatUuidV4(bytes: Uint8Array): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Fill `into` from /dev/urandom; false where there is none to read. */
+/**
+ * Fill `into` from /dev/urandom; false where there is none to read (Windows, where the
+ * path would name a file on the current drive; a file that is not the device; a read error).
+ */
 function readUrandom(into: Buffer): boolean {
+  if (process.platform === "win32") return false;
   let fd: number;
   try {
     fd = openSync("/dev/urandom", "r");
@@ -32,6 +36,7 @@ function readUrandom(into: Buffer): boolean {
     return false;
   }
   try {
+    if (!fstatSync(fd).isCharacterDevice()) return false;
     let got = 0;
     while (got < into.length) {
       const n = readSync(fd, into, got, into.length - got, null);
@@ -39,6 +44,8 @@ function readUrandom(into: Buffer): boolean {
       got += n;
     }
     return true;
+  } catch {
+    return false;
   } finally {
     closeSync(fd);
   }

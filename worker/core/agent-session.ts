@@ -719,6 +719,11 @@ export class AgentSession {
     return this.isBusy && this.latestRun ? { done: this.latestRun, running: true } : { running: this.isBusy };
   }
 
+  /** A run, an automatic retry's wait or a compaction is going: the worker is at work even while quiet on the wire. */
+  get isWorking(): boolean {
+    return this.isBusy || this.isCompacting;
+  }
+
   /** A run is going, or a failed run waits for its automatic retry (which queues as a run would). */
   private get isBusy(): boolean {
     return this.agent.isStreaming || this.retry.waiting;

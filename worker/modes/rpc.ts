@@ -32,9 +32,10 @@ const IDLE_COMPACT_MS = 100;
 export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
   // No line may exceed a reader's limit: an event repeating megabytes is cut to fit, never dropped.
   const writer = new JsonlWriter(io.output, DEFAULT_MAX_EVENT_BYTES);
-  // Commands read and not yet handled: the idle collection waits for them.
+  // Commands read and not yet handled: the idle collection waits for them, and for a run,
+  // a retry's wait or a compaction (quiet on the wire while the model thinks or a tool runs).
   let pending = 0;
-  const idle = compactWhenIdle(IDLE_COMPACT_MS, () => pending > 0);
+  const idle = compactWhenIdle(IDLE_COMPACT_MS, () => pending > 0 || session.isWorking);
   const unsubscribe = session.subscribe((event) => {
     idle.activity();
     void writer.write(event);
