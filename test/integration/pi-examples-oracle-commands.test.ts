@@ -271,6 +271,22 @@ describe.skipIf(!installed)("pi's command and dialog examples: our worker and up
     expect(t.ours).toEqual(unstyled(t.upstream));
   });
 
+  it("plan-mode: choosing to execute the plan in the agent_end dialog starts the next run, whose answer ticks the steps off", async () => {
+    const t = await both({ examples: ["plan-mode/"], sessions: true }, async (s) => {
+      await s.command("/plan");
+      const planned = s.run("plan the parser change", { text: "Plan:\n1. Read the configuration files\n2. Update the parser module\n" });
+      server.enqueue({ text: "Read them [DONE:1] and updated it [DONE:2]" });
+      await s.answer("select", { value: "Execute the plan (track progress)" });
+      const end = await planned;
+      const second = s.w.received.indexOf(end) + 1;
+      await s.w.event("agent_end", 30_000, second);
+      await s.command("/todos");
+    });
+    expect(t.ours.requests).toHaveLength(2);
+    expect(t.ours.requests[1]!.messages).toContainEqual({ role: "user", content: [{ type: "text", text: "Execute the plan. Start with: Configuration files" }] });
+    expect(t.ours).toEqual(unstyled(t.upstream));
+  });
+
   it("model-status: set_model and cycle_model fire model_select, which notifies and sets the status; console.log stays off stdout", async () => {
     const t = await both({ examples: ["model-status"], prepare: twoModels }, async (s) => {
       await s.send({ type: "set_model", provider: "mock", modelId: "mock-2" });

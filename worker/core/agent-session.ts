@@ -63,7 +63,7 @@ import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
-import { AutoRetry, retrySettingsOf } from "./auto-retry.js";
+import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
 import { plainBashOutput } from "./bash-output.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
@@ -165,6 +165,7 @@ export class AgentSession {
   private ephemeralName?: string;
   private activeToolNames: string[];
   private systemPromptText = "";
+  /** The system prompt before_agent_start gave the last prompt's run (runs without a prompt keep it); null: the built one. */
   private runSystemPrompt: string | null = null;
   private contextFiles: ContextFile[];
   /** `--append-system-prompt` values with files read, once: the prompt is rebuilt whenever the tools change. */
@@ -192,6 +193,10 @@ export class AgentSession {
   private readonly listeners = new Set<(event: WorkerEvent) => void>();
   /** The last agent event waiting for extension handlers (its own or an earlier one's); null when none waits. */
   private held: Promise<void> | null = null;
+  /** Settles once the last run's agent_end went out (after its handlers, when an extension has one). */
+  private agentEndOut: Promise<void> = Promise.resolve();
+  /** Settles once the last run's agent_end handlers began (the first ran up to its first wait). */
+  private agentEndBegun: Promise<void> = Promise.resolve();
   /** Extension tools switched off with `setActiveTools` (extension tools start active). */
   private readonly inactiveExtensionTools = new Set<string>();
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
@@ -292,10 +297,15 @@ export class AgentSession {
         onQueueChange: () => this.emit({ type: "queue_update", ...this.agent.queues() }),
         beforeRun: (prompts) => this.beforeRun(prompts),
         afterRun: async () => {
-          this.runSystemPrompt = null;
-          // As pi: the run is over only once the extensions saw agent_end (and it went out).
-          while (this.held) await this.held;
-          if (this.shutdownRequested) this.onShutdownRequest?.();
+          // As pi: the agent is idle once its loop ended, while agent_end may still wait for
+          // the extensions (a handler's sendMessage can start the next run); a shutdown asked
+          // for during the run (or by an agent_end handler) comes after agent_end went out.
+          // The agent stays busy until the agent_end handlers began, as in pi, where their
+          // synchronous part runs before the run is over.
+          await this.agentEndBegun;
+          void this.agentEndOut.then(() => {
+            if (this.shutdownRequested) this.onShutdownRequest?.();
+          });
         },
       },
       { model, thinkingLevel: clampThinking(model, this.preferredThinking) },
@@ -311,12 +321,22 @@ export class AgentSession {
       // As pi: an event the extensions handle goes out once their handlers are done (what
       // they show, a dialog included, comes first), and later agent events wait behind it.
       const seen = this.extensionEventOf(event);
-      if (!seen && !this.held) return this.release(event);
+      if (!seen && !this.held) {
+        this.release(event);
+        if (event.type === "agent_end") this.agentEndOut = this.agentEndBegun = Promise.resolve();
+        return;
+      }
+      let begun = () => {};
+      if (event.type === "agent_end") this.agentEndBegun = new Promise<void>((resolve) => (begun = resolve));
       const next = (this.held ?? Promise.resolve())
-        .then(() => (seen ? this.extensions.notify(seen) : undefined))
+        .then(() => (seen ? this.extensions.notify(seen, begun) : begun()))
         .catch(() => undefined)
-        .then(() => this.release(event));
+        .then(() => {
+          begun();
+          this.release(event);
+        });
       this.held = next;
+      if (event.type === "agent_end") this.agentEndOut = next;
       void next.then(() => {
         if (this.held === next) this.held = null;
       });
@@ -576,9 +596,14 @@ export class AgentSession {
     if (event.type === "message_end" && event.message.role === "assistant") this.retry.onMessageEnd(event.message);
   }
 
-  /** pi's `before_agent_start`: a system prompt for this run, and messages joined to the prompt. */
+  /**
+   * pi's `before_agent_start`: a system prompt for this run, and messages joined to the
+   * prompt. As in pi only a prompt's run has it: a run an extension's message triggers, or
+   * an automatic retry, goes on with the system prompt the last prompt's run had.
+   */
   private async beforeRun(prompts: AgentMessage[]): Promise<void> {
     const first = prompts.find((p) => p.role === "user");
+    if (!first) return;
     const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
     const images = first && Array.isArray(first.content) ? first.content.filter((c): c is ImageContent => c.type === "image") : [];
     // The options are built only for a handler that can read them (every prompt passes here).
@@ -731,7 +756,17 @@ export class AgentSession {
 
   /** A run with its automatic retries (pi's order: each retry is a new run after agent_end). */
   private followRetries(run: Promise<void>): Promise<void> {
-    return this.retry.follow(this.agent, run);
+    // A run is followed until its agent_end went out: the retry is decided there, and a
+    // caller waiting for the run (print mode, a command's waitForIdle) sees it whole.
+    const out = (done: Promise<void>) => done.then(() => this.agentEndOut);
+    const agent = this.agent;
+    const target: RetryTarget = {
+      get messages() {
+        return agent.messages;
+      },
+      start: (prompts) => ({ done: out(agent.start(prompts).done) }),
+    };
+    return this.retry.follow(target, out(run));
   }
 
   steer(text: string, images?: ImageContent[]): void {
@@ -1385,7 +1420,8 @@ export class AgentSession {
       abort: () => this.abort(),
       requestShutdown: () => {
         this.shutdownRequested = true;
-        if (!this.agent.isStreaming) setImmediate(() => this.onShutdownRequest?.());
+        // Outside a run (a command, or an agent_end handler once the agent is idle): after what is held went out.
+        if (!this.agent.isStreaming) void (this.held ?? Promise.resolve()).then(() => setImmediate(() => this.onShutdownRequest?.()));
       },
       compact: (customInstructions) => this.compact(customInstructions),
       waitForIdle: () => this.agent.waitForIdle(),

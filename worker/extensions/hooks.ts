@@ -77,8 +77,11 @@ export interface ExtensionHooks {
   has(event: ExtensionEventName): boolean;
   /** Run `/name args` when `name` is a registered command; false when it is not one. */
   runCommand(name: string, args: string): Promise<boolean>;
-  /** A notification (results ignored); delivered in order, after the ones before it. */
-  notify(event: ExtensionEvent): Promise<void>;
+  /**
+   * A notification (results ignored); delivered in order, after the ones before it.
+   * `begun` is called once the first handler ran up to its first wait (at once when none listens).
+   */
+  notify(event: ExtensionEvent, begun?: () => void): Promise<void>;
   /** `session_before_*`: the first `{ cancel: true }` wins; otherwise the last result. */
   before(event: ExtensionEvent): Promise<Record<string, unknown> | undefined>;
   /** `session_start`, then `resources_discover`: resolves with the resource paths the handlers returned. */
@@ -114,7 +117,7 @@ export const NO_EXTENSIONS: ExtensionHooks = {
   flags: () => [],
   has: () => false,
   runCommand: async () => false,
-  notify: async () => undefined,
+  notify: async (_event, begun) => begun?.(),
   before: async () => undefined,
   sessionStart: async () => ({ skillPaths: [], promptPaths: [], themePaths: [] }),
   sessionShutdown: async () => undefined,

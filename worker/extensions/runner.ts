@@ -99,9 +99,17 @@ export class ExtensionRunner implements ExtensionHooks {
     return true;
   }
 
-  notify(event: ExtensionEvent): Promise<void> {
-    if (!this.has(event.type)) return this.queue;
-    const next = this.queue.then(() => this.dispatch(event));
+  notify(event: ExtensionEvent, begun?: () => void): Promise<void> {
+    if (!this.has(event.type)) {
+      begun?.();
+      return this.queue;
+    }
+    const next = this.queue.then(() => {
+      // dispatch calls the first handler before it returns: its synchronous part has run.
+      const dispatched = this.dispatch(event);
+      begun?.();
+      return dispatched;
+    });
     this.queue = next;
     return next;
   }
