@@ -2,6 +2,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
+import type { IpcClient } from "../../ipc/client.js";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { RestartKind, StallAction } from "../../shared/schema/agent.js";
 import { agentLogPaths } from "../../supervisor/event-log.js";
@@ -10,6 +11,27 @@ import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
 import { colorStatus } from "./format.js";
 import { positiveInt, secondsToMs } from "./options.js";
+
+/** The key variables of the built-in providers, for the advice on a missing one. */
+const KEY_VARS: Readonly<Record<string, string>> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" };
+
+/**
+ * A warning when the new agent's model has no API key where its worker runs (it is not
+ * among the models `get_available_models` lists), so its first prompt would be refused:
+ * said at spawn, not only when the ten agents are prompted. Null when the model has a
+ * key, or the worker cannot say (a worker without that command).
+ */
+async function missingKeyWarning(client: IpcClient, agent: string, home: string): Promise<string | null> {
+  const [state, available] = await Promise.all([client.rpc(agent, { type: "get_state" }), client.rpc(agent, { type: "get_available_models" })]).catch(() => [null, null]);
+  if (!state?.success || !available?.success) return null;
+  const provider = (state.data as { model?: { provider?: unknown } } | undefined)?.model?.provider;
+  const models = (available.data as { models?: unknown } | undefined)?.models;
+  if (typeof provider !== "string" || !Array.isArray(models)) return null;
+  if (models.some((m) => (m as { provider?: unknown }).provider === provider)) return null;
+  const env = KEY_VARS[provider];
+  const said = `no API key for provider "${provider}": ${env ? `set ${env}, ` : ""}pass --api-key, or set providers.${provider}.apiKey in models.json`;
+  return `pi-orch: warning: agent "${agent}" will refuse prompts: ${keyAdvice(said, "daemon", home)}`;
+}
 
 interface SpawnFlags {
   name?: string;
@@ -116,6 +138,10 @@ Examples:
                 (flags.prompt !== undefined ? "; prompt sent" : ""),
             );
             ctx.out(ctx.color.dim(`  follow it: pi-orch attach ${info.name}`));
+            if (flags.prompt === undefined) {
+              const missing = await missingKeyWarning(client, info.name, ctx.home());
+              if (missing) ctx.err(missing);
+            }
           }
           return started ? 0 : 1;
         } finally {

@@ -182,7 +182,12 @@ describe("the CLI as a new user meets it", () => {
     expect(r.stderr).toContain("OPENAI_API_KEY in the supervisor's environment");
     expect(await world.json<Json[]>(["list"])).toEqual([]);
     // A prompt to an agent without a key gets the same advice.
-    await world.ok(["spawn", "--name", "keyless", "--provider", "openai"]);
+    // Spawned without a first prompt: warned at once, not only at the first prompt.
+    const keyless = await world.cli(["spawn", "--name", "keyless", "--provider", "openai"]);
+    expect(keyless.code).toBe(0);
+    expect(keyless.stderr).toContain('pi-orch: warning: agent "keyless" will refuse prompts: no API key for provider "openai"');
+    expect(keyless.stderr).toContain("OPENAI_API_KEY in the supervisor's environment");
+    expect((await world.cli(["spawn", "--name", "offline", "--provider", "faux"])).stderr).toBe("");
     const prompt = await world.cli(["prompt", "keyless", "hi"]);
     expect(prompt.code).toBe(1);
     expect(prompt.stderr).toContain("OPENAI_API_KEY in the supervisor's environment");
