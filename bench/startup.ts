@@ -269,6 +269,6 @@ export async function run(): Promise<string> {
     table(["part", "`node -e` echo loop", "our `pi --mode rpc` (pi.cjs)", "difference"], partRows),
     "",
     "An RPC worker runs one memory-reducing collection once it has been quiet for 100 ms (no command being handled, no line out; worker/modes/idle-compact.ts), so the RSS read 300 ms after the answer is after it, and so is its CPU (about 20 ms, in the CPU column). " +
-      "It gave back 1.9 MB of young-generation and old-space pages when it landed, which V8's own memory reducer returns only ~8 s after start.",
+      "It gave back 1.9 MB of young-generation and old-space pages when it landed, which V8's own memory reducer returns only ~8 s after start, and not to every worker when many start at once (24 started together: at 12 s, median 43.7 MB but up to 45.6 MB without it; 43.8 MB each with it). Its price: that CPU once, and the inspector module it loads stays, so a lone worker 10 s after start holds 0.4 MB more than one without it (43.8 against 43.3 MB).",
   ].join("\n");
 }
