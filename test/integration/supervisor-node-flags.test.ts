@@ -5,10 +5,10 @@
  * command that tried to start it.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN } from "../support/orch-cli.js";
+import { BIN, World } from "../support/orch-cli.js";
 import { isAlive, tempDir, waitForExit } from "../support/rpc-worker.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -64,5 +64,31 @@ describe.skipIf(process.platform !== "linux")("the supervisor a command starts i
     const { code, stderr } = await autostarted("--no-such-node-flag");
     expect(code).toBe(1);
     expect(stderr).toMatch(/could not start a supervisor .*no-such-node-flag/);
+  });
+});
+
+/**
+ * The README's advice for `pi-orch serve` in a terminal: node's flags on node's command
+ * line, not in NODE_OPTIONS, which every worker inherits (V8 then refuses the code cache
+ * the worker was built with, and each worker gets the small young generation too).
+ */
+describe("a worker of a supervisor given a V8 flag", () => {
+  async function codeCacheOfWorker(world: World, nodeFlags: string[]): Promise<string> {
+    cleanups.push(() => world.cleanup());
+    await world.serve([], nodeFlags);
+    await world.ok(["spawn", "--name", "w", "--provider", "faux"]);
+    const stderrLog = join(world.home.path, "logs", "w.stderr.log");
+    const said = await world.until("the worker's code cache report", () => (existsSync(stderrLog) ? readFileSync(stderrLog, "utf8") : ""), (t) => /pi: code cache \w+/.test(t));
+    return /pi: code cache (\w+)/.exec(said)![1]!;
+  }
+
+  it("on node's command line (the README's way): the worker accepts its code cache", async () => {
+    const world = new World({ PI_ORCH_CODE_CACHE: "report", NODE_OPTIONS: "" });
+    expect(await codeCacheOfWorker(world, ["--max-semi-space-size=2"])).toBe("accepted");
+  });
+
+  it("in NODE_OPTIONS: the worker inherits it and V8 rejects the cache (why the README does not say so)", async () => {
+    const world = new World({ PI_ORCH_CODE_CACHE: "report", NODE_OPTIONS: "--max-semi-space-size=2" });
+    expect(await codeCacheOfWorker(world, [])).toBe("rejected");
   });
 });

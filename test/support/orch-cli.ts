@@ -102,9 +102,9 @@ export class World {
     return JSON.parse(await this.ok([...args, "--json"])) as T;
   }
 
-  /** Start `pi-orch serve` and wait until it prints its socket path. */
-  async serve(extra: string[] = []): Promise<ChildProcess> {
-    const proc = spawn(process.execPath, [BIN, "--home", this.home.path, "serve", ...extra], {
+  /** Start `pi-orch serve` (node run with `nodeFlags`) and wait until it prints its socket path. */
+  async serve(extra: string[] = [], nodeFlags: string[] = []): Promise<ChildProcess> {
+    const proc = spawn(process.execPath, [...nodeFlags, BIN, "--home", this.home.path, "serve", ...extra], {
       cwd: this.cwd.path,
       env: this.env,
       stdio: ["ignore", "pipe", "pipe"],
