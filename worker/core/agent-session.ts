@@ -407,8 +407,11 @@ export class AgentSession {
     }
     const settings = this.resources.settings;
     const modelArg = o.model ?? (o.provider ? undefined : settings.defaultModel);
+    // As pi: `--model ID` alone is first looked up by id among every provider's models
+    // (a models.json model needs no --provider); only an unknown id gets the default provider.
+    const anyProvider = o.model !== undefined && !o.provider && this.catalogue.models.some((m) => m.id === o.model);
     const providerName =
-      o.provider ?? (o.model ? undefined : settings.defaultProvider) ?? (modelArg?.includes("/") ? undefined : defaultProvider(this.env));
+      o.provider ?? (o.model ? undefined : settings.defaultProvider) ?? (modelArg?.includes("/") || anyProvider ? undefined : defaultProvider(this.env));
     return resolveModel(this.catalogue, providerName, modelArg);
   }
 
