@@ -287,6 +287,32 @@ describe.skipIf(!installed)("pi's command and dialog examples: our worker and up
     expect(t.ours).toEqual(unstyled(t.upstream));
   });
 
+  it("subagent: the tool runs the agent as a child `pi --mode json -p` of the same implementation and returns its answer", async () => {
+    const t = await both(
+      {
+        examples: ["subagent/index.ts"],
+        prepare: (home) => {
+          mkdirSync(join(home, "agents"));
+          writeFileSync(join(home, "agents/helper.md"), "---\nname: helper\ndescription: Answers briefly\nmodel: mock-1\ntools: read\n---\nYou answer in one line.\n");
+        },
+      },
+      async (s) => {
+        await s.run(
+          "ask the helper",
+          { toolCalls: [{ id: "c1", name: "subagent", arguments: { agent: "helper", task: "say hi" } }] },
+          { text: "child says hi" },
+          { text: "the helper said hi" },
+        );
+      },
+    );
+    expect(t.ours.requests.map((r) => r.messages.at(-1))).toEqual([
+      { role: "user", content: [{ type: "text", text: "ask the helper" }] },
+      { role: "user", content: [{ type: "text", text: "Task: say hi" }] },
+      { role: "tool", content: "child says hi" },
+    ]);
+    expect(t.ours).toEqual(t.upstream);
+  });
+
   it("model-status: set_model and cycle_model fire model_select, which notifies and sets the status; console.log stays off stdout", async () => {
     const t = await both({ examples: ["model-status"], prepare: twoModels }, async (s) => {
       await s.send({ type: "set_model", provider: "mock", modelId: "mock-2" });

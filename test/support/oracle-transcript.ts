@@ -47,11 +47,11 @@ export interface Transcript {
 
 const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 
-/** Replace each side's temp paths (and the clock in `timestamp` fields), so both sides read the same. */
+/** Replace each side's temp paths (and the clock in `timestamp` fields, the mock's response ids), so both sides read the same. */
 function unpath(value: unknown, paths: [string, string][]): unknown {
   let text = JSON.stringify(value ?? null);
   for (const [path, name] of paths) text = text.split(JSON.stringify(path).slice(1, -1)).join(name);
-  return JSON.parse(text.replace(/"timestamp":\d+/g, '"timestamp":0'));
+  return JSON.parse(text.replace(/"timestamp":\d+/g, '"timestamp":0').replace(/"responseId":"[^"]*"/g, '"responseId":"<response>"'));
 }
 
 /** A message as a client reads it: role, content and the fields that say what it is. */
