@@ -41,6 +41,8 @@ export interface DialogRequest {
   options?: string[];
   placeholder?: string;
   prefill?: string;
+  /** The worker that asked, when the stream said which: a dialog dies with its worker. */
+  pid?: number;
 }
 
 /** Everything a pane shows about one agent. */
@@ -67,6 +69,10 @@ export interface AgentView {
   /** The agent's last event when the supervisor last listed it: events up to it are history the list's status already covers. */
   listedSeq: number;
   dialogs: DialogRequest[];
+  /** The worker's pid as the stream last said (`worker_started`, `agent_status`); null: none runs. */
+  streamPid: number | null | undefined;
+  /** The worker's pid in the last list that was current; undefined until one was. */
+  listedPid: number | null | undefined;
   /** Hidden: it was already stopped or failed when this TUI first saw it (history, not live). */
   hidden: boolean;
 }
@@ -156,6 +162,20 @@ export function sameForInk(prev: TuiState, next: TuiState, drawn: InkDrawn): boo
 }
 
 const ENDED: ReadonlySet<string> = new Set(["stopped", "failed"]);
+/** Statuses in which no worker process runs, so no dialog of one can still be open. */
+const NO_WORKER: ReadonlySet<string> = new Set(["stopped", "failed", "backoff"]);
+
+/**
+ * The dialogs a listing of the agent leaves open. A worker's dialogs die with it; when
+ * the supervisor itself was killed no `dialog_closed` says so, so the list is the only
+ * witness: no live worker closes them all, another worker those the old one asked.
+ */
+function liveDialogs(dialogs: DialogRequest[], status: string, pid: number | null): DialogRequest[] {
+  if (dialogs.length === 0) return dialogs;
+  if (pid === null || NO_WORKER.has(status)) return [];
+  const kept = dialogs.filter((d) => d.pid === undefined || d.pid === pid);
+  return kept.length === dialogs.length ? dialogs : kept;
+}
 
 function newView(name: string, now: number): AgentView {
   return {
@@ -172,6 +192,8 @@ function newView(name: string, now: number): AgentView {
     lastSeq: 0,
     listedSeq: 0,
     dialogs: [],
+    streamPid: undefined,
+    listedPid: undefined,
     hidden: false,
   };
 }
@@ -211,7 +233,11 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
       const next = applyEvent({ ...a, lastSeq: action.seq }, action.event as TuiEvent, action.at ?? state.now);
       // A replayed status the list already counted is older than the list's: an agent that was
       // busy when a killed supervisor died is listed stopped, and must not show busy again.
-      if (action.seq <= a.listedSeq) return put(state, { ...next, status: a.status, statusReason: a.statusReason, restarts: a.restarts, hidden: a.hidden });
+      // Its dialogs are history too when the list shows their worker gone (a later TUI's replay).
+      if (action.seq <= a.listedSeq) {
+        const dialogs = next.dialogs === a.dialogs || a.listedPid === undefined ? next.dialogs : liveDialogs(next.dialogs, a.status, a.listedPid);
+        return put(state, { ...next, dialogs, status: a.status, statusReason: a.statusReason, restarts: a.restarts, hidden: a.hidden });
+      }
       return put(state, next);
     }
   }
@@ -241,6 +267,9 @@ function mergeAgents(state: TuiState, infos: AgentInfo[], reconnected: boolean):
     // A new supervisor may number events from its own log: forget what was seen past it.
     const lastSeq = reconnected && info.lastSeq < base.lastSeq ? info.lastSeq : base.lastSeq;
     const current = !old || reconnected || info.lastSeq >= base.lastSeq;
+    let dialogs = current ? liveDialogs(base.dialogs, info.status, info.pid) : base.dialogs;
+    // A new supervisor runs a new worker: dialogs whose asker the stream never named were the old one's.
+    if (reconnected && old?.listedPid != null && old.listedPid !== info.pid && dialogs.some((d) => d.pid === undefined)) dialogs = dialogs.filter((d) => d.pid !== undefined);
     agents[info.name] = {
       ...base,
       status: current ? info.status : base.status,
@@ -253,6 +282,8 @@ function mergeAgents(state: TuiState, infos: AgentInfo[], reconnected: boolean):
       createdAt: info.createdAt,
       lastSeq,
       listedSeq: current ? info.lastSeq : base.listedSeq,
+      listedPid: current ? info.pid : base.listedPid,
+      dialogs,
       hidden: base.hidden && ENDED.has(info.status),
     };
   }
@@ -294,6 +325,7 @@ function stream(a: AgentView, kind: "text" | "thinking", delta: string): AgentVi
 /** Fold the event into the run view, then take the running tools and tokens from it. */
 function applyEvent(a: AgentView, e: TuiEvent, at: number): AgentView {
   if (e.type === "extension_ui_request") return dialogOrNotice(a, e);
+  if (e.type === "worker_started" || e.type === "agent_status") a = pidOf(a, e.pid);
   // Answered elsewhere (another client), timed out, dismissed by its extension, or gone with the worker.
   if (e.type === "dialog_closed") return a.dialogs.some((d) => d.id === e.id) ? { ...a, dialogs: a.dialogs.filter((d) => d.id !== e.id) } : a;
   const run = foldRun(a.run, e);
@@ -375,6 +407,12 @@ function transcribe(a: AgentView, e: RunEvent): AgentView {
   }
 }
 
+/** The view with the worker pid an event names (a number, or null: no worker). */
+function pidOf(a: AgentView, pid: unknown): AgentView {
+  const next = typeof pid === "number" ? pid : pid === null ? null : a.streamPid;
+  return next === a.streamPid ? a : { ...a, streamPid: next };
+}
+
 function dialogOrNotice(a: AgentView, e: ExtensionUiRequest): AgentView {
   const method = e.method;
   if (method === "notify") return push(close(a), { kind: e.notifyType === "error" ? "error" : "notice", text: `· ${e.message ?? ""}` });
@@ -387,6 +425,7 @@ function dialogOrNotice(a: AgentView, e: ExtensionUiRequest): AgentView {
     ...(Array.isArray(e.options) ? { options: e.options.map(String) } : {}),
     ...(typeof e.placeholder === "string" ? { placeholder: e.placeholder } : {}),
     ...(typeof e.prefill === "string" ? { prefill: e.prefill } : {}),
+    ...(typeof a.streamPid === "number" ? { pid: a.streamPid } : {}),
   };
   return { ...a, dialogs: [...a.dialogs, dialog] };
 }

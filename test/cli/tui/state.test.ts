@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { initialState, MAX_LINES, reduce, sameForInk, visibleAgents, type TuiAction, type TuiState } from "../../../cli/tui/state.js";
 import { tailLines, wrapText } from "../../../cli/tui/text.js";
 import { info } from "./helpers.js";
+import type { AgentStatus } from "../../../shared/schema/agent.js";
 
 function fold(actions: TuiAction[], state: TuiState = initialState(0)): TuiState {
   return actions.reduce(reduce, state);
@@ -117,6 +118,30 @@ describe("the TUI reducer", () => {
     const ask = (seq: number, id: string) => ({ type: "event", agent: "a", seq, event: { type: "extension_ui_request", id, method: "confirm", title: `${id}?` } }) as TuiAction;
     const s = fold([ask(1, "d1"), ask(2, "d2"), { type: "event", agent: "a", seq: 3, event: { type: "dialog_closed", id: "d1", reason } } as TuiAction]);
     expect(s.agents.a!.dialogs.map((d) => d.id)).toEqual(["d2"]);
+  });
+
+  describe("dialogs whose worker is gone without a dialog_closed (a supervisor killed with -9)", () => {
+    const ask = (seq: number, id: string, agent = "a") => ({ type: "event", agent, seq, event: { type: "extension_ui_request", id, method: "confirm", title: `${id}?` } }) as TuiAction;
+    const started = (seq: number, pid: number, agent = "a") => ({ type: "event", agent, seq, event: { type: "worker_started", pid, command: [] } }) as TuiAction;
+    const list = (status: AgentStatus, pid: number | null, lastSeq: number, reconnected = false): TuiAction => ({ type: "agents", agents: [info("a", status, { pid, lastSeq })], reconnected });
+    const open = (actions: TuiAction[]) => fold(actions).agents.a!.dialogs.map((d) => d.id);
+
+    it.each<{ what: string; actions: TuiAction[]; open: string[] }>([
+      { what: "a live worker's dialog stays", actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("busy", 100, 2)], open: ["d"] },
+      { what: "a reconnect listing the agent stopped drops it", actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("stopped", null, 2, true)], open: [] },
+      { what: "failed or in backoff: no worker either", actions: [list("idle", 100, 0), ask(1, "d"), list("backoff", null, 1, true)], open: [] },
+      { what: "a stopped status with a stale pid still has no worker", actions: [list("idle", 100, 0), ask(1, "d"), list("failed", 100, 1, true)], open: [] },
+      { what: "a reconnect to another worker drops the old one's dialog", actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("idle", 200, 4, true)], open: [] },
+      { what: "a pid change drops a dialog whose asker the view never saw", actions: [list("idle", 100, 5), ask(6, "d"), list("idle", 200, 8, true)], open: [] },
+      { what: "the new worker's own dialog stays", actions: [list("idle", 100, 0), started(1, 100), ask(2, "old"), started(3, 200), ask(4, "new"), list("idle", 200, 4, true)], open: ["new"] },
+      { what: "a list older than the dialog does not judge it", actions: [list("starting", null, 0), started(1, 100), ask(2, "d"), list("starting", null, 0)], open: ["d"] },
+      { what: "a later TUI does not replay a stopped agent's dialog", actions: [list("stopped", null, 3), started(1, 100), ask(2, "d")], open: [] },
+      { what: "nor one of a worker that is no longer running", actions: [list("idle", 200, 5), started(1, 100), ask(2, "d"), started(3, 200)], open: [] },
+      { what: "a later TUI replays a live worker's open dialog", actions: [list("idle", 100, 3), started(1, 100), ask(2, "d")], open: ["d"] },
+      { what: "and keeps a dialog asked after the list", actions: [list("stopped", null, 3), started(4, 100), ask(5, "d")], open: ["d"] },
+    ])("$what", ({ actions, open: expected }) => {
+      expect(open(actions)).toEqual(expected);
+    });
   });
 
   it("keeps at most MAX_LINES lines", () => {
