@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { IpcClient, IpcClientError } from "../ipc/client.js";
 import { piOrchHome } from "../shared/paths.js";
 import { openLogNoFollow } from "../shared/safe-open.js";
-import { supervisorNodeFlags } from "./serve/node-flags.js";
+import { nodeFlagsHint, nodeFlagsProblem, supervisorNodeFlags } from "./serve/node-flags.js";
 
 /** A failure the CLI reports with this exit code and message (no stack trace). */
 export class CliError extends Error {
@@ -113,6 +113,8 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
  * until its socket answers (up to 10 s).
  */
 async function startInBackground(home: string, selfBin: string): Promise<IpcClient> {
+  const problem = nodeFlagsProblem(process.env);
+  if (problem) throw new CliError(problem);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
   const logPath = join(home, "logs", "supervisor.log");
@@ -138,7 +140,8 @@ async function startInBackground(home: string, selfBin: string): Promise<IpcClie
       if (exited !== null || Date.now() > deadline) {
         // The supervisor's own words say what to fix (e.g. "run chmod 700 HOME"); show them here.
         const said = lastLogLine(logPath, logStart);
-        throw new CliError(`could not start a supervisor for ${home}${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""} (log: ${logPath})`);
+        const hint = exited !== null ? nodeFlagsHint(process.env) : "";
+        throw new CliError(`could not start a supervisor for ${home}${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""} (log: ${logPath})${hint}`);
       }
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -21,3 +21,29 @@ export function supervisorNodeFlags(env: NodeJS.ProcessEnv = process.env): strin
   if (text === undefined) return [...DEFAULT_SUPERVISOR_NODE_FLAGS];
   return text.split(/\s+/).filter((flag) => flag !== "");
 }
+
+/**
+ * Why `PI_ORCH_SUPERVISOR_NODE_FLAGS` cannot be given to node, or null. A word without
+ * a leading `-` would be node's script (`2`), or the value of a flag written with a
+ * space (`--max-semi-space-size 2`), which shifts pi-orch's own arguments into node's
+ * and fails with a message about something else; refused before anything starts. Pure.
+ */
+export function nodeFlagsProblem(env: NodeJS.ProcessEnv = process.env): string | null {
+  const stray = supervisorNodeFlags(env).find((flag) => !flag.startsWith("-"));
+  if (stray === undefined) return null;
+  return (
+    `PI_ORCH_SUPERVISOR_NODE_FLAGS=${JSON.stringify(env.PI_ORCH_SUPERVISOR_NODE_FLAGS)} has ${JSON.stringify(stray)}, which is not a node flag: ` +
+    `write each flag with its leading "-" and its value after "=" (--max-semi-space-size=2), or unset the variable for the default`
+  );
+}
+
+/**
+ * What to add to the message of a supervisor that exited before it answered: the
+ * flags it was started with came from the variable, which is the likely cause ("" when
+ * the variable is not set). Pure.
+ */
+export function nodeFlagsHint(env: NodeJS.ProcessEnv = process.env): string {
+  const text = env.PI_ORCH_SUPERVISOR_NODE_FLAGS;
+  if (text === undefined) return "";
+  return `; it was started with node flags from PI_ORCH_SUPERVISOR_NODE_FLAGS=${JSON.stringify(text)}: fix or unset it`;
+}

@@ -60,10 +60,20 @@ describe.skipIf(process.platform !== "linux")("the supervisor a command starts i
     expect(argv.slice(-1)).toEqual(["serve"]);
   });
 
-  it("reports a flag node refuses, from the supervisor's log", async () => {
+  it("reports a flag node refuses, from the supervisor's log, and names the variable", async () => {
     const { code, stderr } = await autostarted("--no-such-node-flag");
     expect(code).toBe(1);
-    expect(stderr).toMatch(/could not start a supervisor .*no-such-node-flag/);
+    expect(stderr).toMatch(/could not start a supervisor .*bad option: --no-such-node-flag/);
+    expect(stderr).toContain('started with node flags from PI_ORCH_SUPERVISOR_NODE_FLAGS="--no-such-node-flag": fix or unset it');
+  });
+
+  it.each(["2", "--max-semi-space-size 2"])("refuses PI_ORCH_SUPERVISOR_NODE_FLAGS=%j before starting anything", async (flags) => {
+    const { code, stderr } = await autostarted(flags);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      `pi-orch: PI_ORCH_SUPERVISOR_NODE_FLAGS=${JSON.stringify(flags)} has "2", which is not a node flag: ` +
+        `write each flag with its leading "-" and its value after "=" (--max-semi-space-size=2), or unset the variable for the default\n`,
+    );
   });
 });
 
@@ -92,3 +102,4 @@ describe("a worker of a supervisor given a V8 flag", () => {
     expect(await codeCacheOfWorker(world, [])).toBe("rejected");
   });
 });
+
