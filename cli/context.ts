@@ -149,7 +149,7 @@ async function startInBackground(home: string, selfBin: string): Promise<IpcClie
 }
 
 /** The last non-empty line written to a log after `from` bytes, or null. */
-function lastLogLine(path: string, from: number): string | null {
+export function lastLogLine(path: string, from: number): string | null {
   try {
     const text = readFileSync(path).subarray(from).toString("utf8");
     return text.split("\n").map((l) => l.trim()).filter(Boolean).at(-1) ?? null;

@@ -14,12 +14,12 @@ import { IpcClient, IpcClientError } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
 import { diffWorktree } from "../../supervisor/worktrees.js";
-import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
+import { CliError, colorEnabled, lastLogLine, runAction, type CliContext } from "../context.js";
 import { colorStatus, renderTable } from "./format.js";
 import { TranscriptRenderer } from "./transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
 import { openLogNoFollow } from "../../shared/safe-open.js";
-import { supervisorNodeFlags } from "../serve/node-flags.js";
+import { nodeFlagsHint, nodeFlagsProblem, supervisorNodeFlags } from "../serve/node-flags.js";
 
 /** The four agents and their tasks, in the faux model's words. */
 const AGENTS = [
@@ -67,6 +67,8 @@ Examples:
 
 async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
   const tui = flags.tui && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const problem = nodeFlagsProblem(process.env);
+  if (problem) throw new CliError(problem);
   if (flags.tui && !tui) ctx.err("pi-orch demo: no terminal here, so no TUI: printing a live summary instead (--no-tui)");
   const root = mkdtempSync(join(tmpdir(), "pi-orch-demo-"));
   const repo = join(root, "repo");
@@ -205,7 +207,8 @@ class DemoWorld {
   async startSupervisor(selfBin: string, home: string, chunkMs: number): Promise<IpcClient> {
     this.home = home;
     mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
-    const log = openLogNoFollow(join(home, "logs", "supervisor.log"));
+    const logPath = join(home, "logs", "supervisor.log");
+    const log = openLogNoFollow(logPath);
     this.serve = spawn(process.execPath, [...supervisorNodeFlags(), selfBin, "--home", home, "serve"], {
       detached: true,
       stdio: ["ignore", log, log],
@@ -227,7 +230,10 @@ class DemoWorld {
       } catch (err) {
         const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 50))]);
         if (!(err instanceof IpcClientError) || gone || Date.now() > deadline) {
-          throw new CliError(`the demo's supervisor did not start; see ${join(home, "logs", "supervisor.log")}`);
+          // Read now: the cleanup that follows removes the log with the demo's folder (unless --keep).
+          const said = lastLogLine(logPath, 0);
+          const where = this.keep ? ` (log: ${logPath})` : " (its log goes with the demo's folder; --keep keeps it)";
+          throw new CliError(`the demo's supervisor did not start${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""}${where}${gone ? nodeFlagsHint(process.env) : ""}`);
         }
       }
     }

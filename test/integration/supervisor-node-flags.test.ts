@@ -4,8 +4,8 @@
  * the running process's own command line; a flag node refuses is reported by the
  * command that tried to start it.
  */
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, World } from "../support/orch-cli.js";
@@ -103,3 +103,20 @@ describe("a worker of a supervisor given a V8 flag", () => {
   });
 });
 
+/** `pi-orch demo` whose supervisor cannot start: the message carries the log's words, read before its folder went. */
+describe("the demo's supervisor failing to start", () => {
+  it("says what node said and names the variable, and leaves no folder", () => {
+    const tmp = tempDir("pi-orch-demo-tmp-");
+    try {
+      const env = { ...process.env, NO_COLOR: "1", TMPDIR: tmp.path, PI_ORCH_SUPERVISOR_NODE_FLAGS: "--no-such-node-flag" };
+      const r = spawnSync(process.execPath, [BIN, "demo", "--no-tui"], { encoding: "utf8", env, timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain("pi-orch: the demo's supervisor did not start: ");
+      expect(r.stderr).toContain("bad option: --no-such-node-flag (its log goes with the demo's folder; --keep keeps it)");
+      expect(r.stderr).toContain('started with node flags from PI_ORCH_SUPERVISOR_NODE_FLAGS="--no-such-node-flag": fix or unset it');
+      expect(readdirSync(tmp.path).filter((f) => f.startsWith("pi-orch-demo-"))).toEqual([]);
+    } finally {
+      tmp.cleanup();
+    }
+  }, 60_000);
+});
