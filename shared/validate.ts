@@ -1,10 +1,12 @@
 /**
  * Schema checks at the boundary: check values against a TypeBox schema and describe
- * failures by field path (`/message: must be string`). A schema is interpreted for its
- * first few checks and compiled once it is checked often: compiling generates and
- * evaluates code, and the schema walk it makes got TypeBox's guards optimized by
- * TurboFan at every worker start (~3.7 MB more resident: the optimizing compiler's code
- * and memory) for the two entries a new session file starts with.
+ * failures by field path (`/message: must be string`). A schema's first check interprets
+ * it; the second compiles it. Compiling generates and evaluates code, and the schema walk
+ * it makes got one of TypeBox's guards optimized by TurboFan at every worker start
+ * (~3.7 MB more resident: the optimizing compiler's code and memory) for the two entries
+ * a new session file starts with. Interpreting stays for one check only: each one calls
+ * that guard ~50 times, and a supervisor's get_state pings, interpreted, brought TurboFan
+ * in after ten of them.
  */
 import type { Static, TSchema } from "typebox";
 import { Compile } from "typebox/compile";
@@ -19,12 +21,12 @@ export type Checker<S extends TSchema> = (value: unknown) => CheckResult<Static<
 const cache = new WeakMap<TSchema, Checker<TSchema>>();
 
 /** Checks of one schema made by interpreting it; the next one compiles it. */
-export const INTERPRETED_CHECKS = 8;
+export const INTERPRETED_CHECKS = 1;
 
 /**
  * Return a checker for a schema (one per schema object). Checkers are made at module
  * load, so nothing is compiled there: compiling them all cost every worker start ~8 ms
- * for schemas most runs never check; the first checks interpret the schema.
+ * for schemas most runs never check; the first check interprets the schema.
  */
 export function checker<S extends TSchema>(schema: S): Checker<S> {
   const cached = cache.get(schema);
