@@ -93,6 +93,8 @@ export interface AgentState {
    * While one is open no request times out: a command may be waiting on a person.
    */
   readonly dialogs: ReadonlySet<string>;
+  /** When each open dialog with a `timeout` passes it (machine clock): a close after that is a timeout. */
+  readonly dialogDeadlines: ReadonlyMap<string, number>;
 }
 
 /** What an actor is told. `caller` numbers are the shell's, for the answer. */
@@ -122,6 +124,13 @@ export type AgentMessage =
   | { kind: "rpc_timeout"; id: string; type: string; timeoutMs: number }
   | { kind: "dialog_timeout"; gen: number; id: string }
   | { kind: "wait_timeout"; caller: number };
+
+/**
+ * How long a dialog's request may have taken to reach us. The worker starts its dialog
+ * timer before it writes the request and we start ours once we read it, so the worker's
+ * fires up to this much earlier: a ping's answer in between is its timeout, not a dismissal.
+ */
+const DIALOG_TRANSIT_MS = 1_000;
 
 /** Names of the timers an actor runs; starting one that runs replaces it. */
 export type TimerKey = "start" | "ping_tick" | "ping_deadline" | "run" | "backoff" | "flood" | `rpc:${string}` | `wait:${number}` | `dialog:${string}`;
@@ -174,6 +183,7 @@ export function initialState(record: AgentRecord): AgentState {
     stopReason: "stopped by request",
     waiters: [],
     dialogs: new Set(),
+    dialogDeadlines: new Map(),
   };
 }
 
@@ -277,6 +287,7 @@ function copyState(s: AgentState): Mutable<AgentState> {
     stopReason: s.stopReason,
     waiters: s.waiters,
     dialogs: s.dialogs,
+    dialogDeadlines: s.dialogDeadlines,
   };
 }
 
@@ -531,7 +542,10 @@ class Step {
     const s = this.s;
     s.dialogs = new Set(s.dialogs).add(id);
     // As the worker does: a dialog with a timeout resolves to its default when it passes.
-    if (typeof timeout === "number" && timeout > 0) this.timer(`dialog:${id}`, timeout, { kind: "dialog_timeout", gen: s.worker!.gen, id });
+    if (typeof timeout === "number" && timeout > 0) {
+      this.timer(`dialog:${id}`, timeout, { kind: "dialog_timeout", gen: s.worker!.gen, id });
+      s.dialogDeadlines = new Map(s.dialogDeadlines).set(id, this.now + timeout);
+    }
   }
 
   /**
@@ -542,7 +556,8 @@ class Step {
   private closeDismissedDialogs(response: RpcResponse, asked: ReadonlySet<string>): void {
     const open = response.success ? (response.data as { openDialogs?: unknown } | undefined)?.openDialogs : undefined;
     if (!Array.isArray(open) || asked.size === 0) return;
-    for (const id of asked) if (!open.includes(id)) this.closeDialog(id, "dismissed");
+    const s = this.s;
+    for (const id of asked) if (!open.includes(id)) this.closeDialog(id, this.now + DIALOG_TRANSIT_MS >= (s.dialogDeadlines.get(id) ?? Infinity) ? "timeout" : "dismissed");
   }
 
   /**
@@ -555,6 +570,11 @@ class Step {
     const dialogs = new Set(s.dialogs);
     dialogs.delete(id);
     s.dialogs = dialogs;
+    if (s.dialogDeadlines.has(id)) {
+      const deadlines = new Map(s.dialogDeadlines);
+      deadlines.delete(id);
+      s.dialogDeadlines = deadlines;
+    }
     this.cancel(`dialog:${id}`);
     this.report({ type: "dialog_closed", id, reason });
     // The wait for a person is not silence: a stall is counted from the answer on.
@@ -760,6 +780,7 @@ class Step {
       this.cancel(`dialog:${id}`);
       this.report({ type: "dialog_closed", id, reason: "worker_exited" });
     }
+    s.dialogDeadlines = new Map();
     s.dialogs = new Set();
     s.worker = null;
     this.record({ pid: null });

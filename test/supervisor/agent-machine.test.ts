@@ -382,6 +382,30 @@ describe("agent table: requests and presence", () => {
     expect(d.timer(`rpc:${prompt.id}`).ms).toBe(300);
   });
 
+  // The worker starts its dialog timer before writing the request, so it fires a little before ours;
+  // a ping answered in between finds the dialog gone, and that is its timeout, not a dismissal.
+  it.each([
+    { what: "long before its timeout", timeout: 5_000, after: 1_000, reason: "dismissed" },
+    { what: "just before our timer, after the worker's", timeout: 5_000, after: 4_600, reason: "timeout" },
+    { what: "at its deadline", timeout: 5_000, after: 5_000, reason: "timeout" },
+    { what: "past it, before our timer's turn", timeout: 5_000, after: 7_000, reason: "timeout" },
+    { what: "without a timeout", timeout: undefined, after: 60_000, reason: "dismissed" },
+  ])("a dialog a ping finds gone $what is closed as $reason", ({ timeout, after, reason }) => {
+    const d = new Driver();
+    d.toIdle();
+    d.line({ type: "extension_ui_request", id: "s1", method: "select", title: "Pick", options: ["a"], ...(timeout ? { timeout } : {}) });
+    d.now += after;
+    const tick = d.timer("ping_tick");
+    d.timers.delete("ping_tick");
+    d.send(tick.message);
+    const ping = (d.of("send")[0].value as { id: string }).id;
+    d.line({ type: "response", id: ping, command: "get_state", success: true, data: { openDialogs: [] } });
+    expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "dialog_closed", id: "s1", reason }]);
+    expect(d.state.dialogs.size).toBe(0);
+    expect(d.state.dialogDeadlines.size).toBe(0);
+    expect(d.timers.has("dialog:s1")).toBe(false);
+  });
+
   it("refuses commands while no worker runs, and rejects what is pending when the worker dies", () => {
     const d = new Driver();
     d.send({ kind: "rpc", caller: 1, command: { type: "get_state" }, timeoutMs: 300 });
