@@ -313,6 +313,38 @@ describe.skipIf(!installed)("pi's command and dialog examples: our worker and up
     expect(t.ours).toEqual(t.upstream);
   });
 
+  it("dynamic-tools and structured-output: tools registered at start and by a command reach the model; a terminating tool ends the run", async () => {
+    const t = await both({ examples: ["dynamic-tools", "structured-output"] }, async (s) => {
+      await s.run("echo", { toolCalls: [{ id: "c1", name: "echo_session", arguments: { message: "hi there" } }] }, { text: "echoed" });
+      await s.command("/add-echo-tool shout");
+      await s.run("shout", { toolCalls: [{ id: "c2", name: "shout", arguments: { message: "hey" } }] }, { text: "shouted" });
+      await s.run("summarize", { toolCalls: [{ id: "c3", name: "structured_output", arguments: { headline: "H", summary: "S", actionItems: ["a"] } }] });
+    });
+    expect(t.ours.requests.map((r) => r.tools.filter((n) => !["read", "bash", "edit", "write"].includes(n)).sort())).toEqual([
+      ["echo_session", "structured_output"],
+      ["echo_session", "structured_output"],
+      ["echo_session", "shout", "structured_output"],
+      ["echo_session", "shout", "structured_output"],
+      ["echo_session", "shout", "structured_output"],
+    ]);
+    expect(t.ours).toEqual(t.upstream);
+  });
+
+  it("handoff: /handoff asks for the prompt in an editor and moves to a new session that names the old one", async () => {
+    const t = await both({ examples: ["handoff"], sessions: true }, async (s) => {
+      await s.run("refactor auth", { text: "we refactored auth" });
+      const before = (await s.send({ type: "get_state" })).data.sessionFile as string;
+      const handoff = s.command("/handoff write the tests");
+      await s.answer("editor", { value: "Write tests for the auth refactor" });
+      await handoff;
+      const state = (await s.send({ type: "get_state" })).data;
+      // pi writes the new session's file with its first message; ours at once (see deliberate.ts, export_html).
+      s.note([state.sessionFile !== before, state.messageCount]);
+    });
+    expect(t.ours.notes).toEqual([[true, 0]]);
+    expect(t.ours).toEqual(t.upstream);
+  });
+
   it("model-status: set_model and cycle_model fire model_select, which notifies and sets the status; console.log stays off stdout", async () => {
     const t = await both({ examples: ["model-status"], prepare: twoModels }, async (s) => {
       await s.send({ type: "set_model", provider: "mock", modelId: "mock-2" });
