@@ -74,6 +74,11 @@ export class Agent {
     return this.run !== null;
   }
 
+  /** The completion of the run in progress (it settles after `afterRun`), if any. */
+  get running(): Promise<void> | undefined {
+    return this.run?.done;
+  }
+
   /** The signal of the run in progress (aborts with `abort`), if any. */
   get signal(): AbortSignal | undefined {
     return this.run?.controller.signal;

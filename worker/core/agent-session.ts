@@ -195,8 +195,13 @@ export class AgentSession {
   private held: Promise<void> | null = null;
   /** Settles once the last run's agent_end went out (after its handlers, when an extension has one). */
   private agentEndOut: Promise<void> = Promise.resolve();
-  /** Settles once the last run's agent_end handlers began (the first ran up to its first wait). */
-  private agentEndBegun: Promise<void> = Promise.resolve();
+  /** Whether the run in progress emitted its agent_end: its loop takes no more messages. */
+  private loopEnded = false;
+  /**
+   * The first agent_end handler is running up to its first wait: pi's run is not over
+   * until then, so what it sends is queued as during the run.
+   */
+  private endWindow = false;
   /** Extension tools switched off with `setActiveTools` (extension tools start active). */
   private readonly inactiveExtensionTools = new Set<string>();
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
@@ -300,9 +305,8 @@ export class AgentSession {
           // As pi: the agent is idle once its loop ended, while agent_end may still wait for
           // the extensions (a handler's sendMessage can start the next run); a shutdown asked
           // for during the run (or by an agent_end handler) comes after agent_end went out.
-          // The agent stays busy until the agent_end handlers began, as in pi, where their
-          // synchronous part runs before the run is over.
-          await this.agentEndBegun;
+          // The run does not wait for the handlers of its events (a dialog, a ctx.waitForIdle):
+          // abort is answered and get_state says idle when the loop ended, as in pi.
           void this.agentEndOut.then(() => {
             if (this.shutdownRequested) this.onShutdownRequest?.();
           });
@@ -320,21 +324,37 @@ export class AgentSession {
       if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message)) this.persist(event.message);
       // As pi: an event the extensions handle goes out once their handlers are done (what
       // they show, a dialog included, comes first), and later agent events wait behind it.
+      // The run's end decides its retry at once (pi's _createRetryPromiseForAgentEnd), so
+      // the session stays busy until the retry run starts, whatever the handlers do.
+      if (event.type === "agent_start") this.loopEnded = false;
+      if (event.type === "agent_end") {
+        this.loopEnded = true;
+        if (this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
+      }
       const seen = this.extensionEventOf(event);
       if (!seen && !this.held) {
         this.release(event);
-        if (event.type === "agent_end") this.agentEndOut = this.agentEndBegun = Promise.resolve();
+        if (event.type === "agent_end") this.agentEndOut = Promise.resolve();
         return;
       }
-      let begun = () => {};
-      if (event.type === "agent_end") this.agentEndBegun = new Promise<void>((resolve) => (begun = resolve));
+      const out = event;
+      const ending = event.type === "agent_end";
+      const begun = () => {
+        if (ending) this.endWindow = false;
+      };
       const next = (this.held ?? Promise.resolve())
-        .then(() => (seen ? this.extensions.notify(seen, begun) : begun()))
+        .then(() => {
+          if (!seen) return undefined;
+          if (ending) this.endWindow = true;
+          return this.extensions.notify(seen, begun);
+        })
         .catch(() => undefined)
         .then(() => {
           begun();
-          this.release(event);
-        });
+          this.release(out);
+        })
+        // An event that cannot be sent (details holding a BigInt) is reported; the events behind it still go out.
+        .catch((err: unknown) => this.warn(`could not send the ${out.type} event: ${err instanceof Error ? err.message : String(err)}`));
       this.held = next;
       if (event.type === "agent_end") this.agentEndOut = next;
       void next.then(() => {
@@ -592,9 +612,8 @@ export class AgentSession {
     }
   }
 
-  /** An agent event leaves the worker: agent_end says whether a retry follows, a good answer ends a retry series. */
+  /** An agent event leaves the worker; a good answer ends a retry series. */
   private release(event: WorkerEvent): void {
-    if (event.type === "agent_end" && this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
     this.emit(event);
     if (event.type === "message_end" && event.message.role === "assistant") this.retry.onMessageEnd(event.message);
   }
@@ -1325,7 +1344,11 @@ export class AgentSession {
       this.nextTurnMessages.push(message);
       return;
     }
-    if (this.isBusy) {
+    // As pi: a turn wanted after the loop ended (by an agent_end handler, past its first
+    // wait) is a new run once this one settled; queued, it would wait in a loop that takes
+    // no more messages. What the handler sends before its first wait is queued, as in pi.
+    if (!this.endWindow) while (triggerTurn && this.loopEnded && this.agent.isStreaming) await this.agent.running;
+    if (this.isBusy || this.endWindow) {
       if (deliverAs === "followUp") this.agent.followUp(message);
       else this.agent.steer(message);
       return;

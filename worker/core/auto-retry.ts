@@ -80,6 +80,9 @@ export class AutoRetry {
   onAgentEnd(messages: readonly AgentMessage[]): boolean {
     const last = messages.at(-1);
     this.plan = last?.role === "assistant" ? this.decide(last, this.lastFailure) : null;
+    // Waiting from the decision on: the session stays busy (and abort_retry can skip the
+    // retry) while the extensions' agent_end handlers run, before the backoff starts.
+    if (this.plan?.retry) this.skip = new AbortController();
     return this.plan?.retry === true;
   }
 
@@ -141,7 +144,7 @@ export class AutoRetry {
       errorMessage: plan.errorMessage,
       delayReason: plan.reason,
     });
-    this.skip = new AbortController();
+    this.skip ??= new AbortController();
     const skipped = await wait(plan.delayMs, this.skip.signal);
     this.skip = null;
     if (skipped) {
@@ -161,6 +164,7 @@ export class AutoRetry {
 /** Wait `ms`; resolves true when `skip` aborted first. */
 function wait(ms: number, skip: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
+    if (skip.aborted) return resolve(true);
     const done = (skipped: boolean) => {
       clearTimeout(timer);
       skip.removeEventListener("abort", onSkip);

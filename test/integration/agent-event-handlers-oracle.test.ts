@@ -1,0 +1,62 @@
+/**
+ * A run ends when its loop ends, also while an extension's handler of one of its events
+ * still waits, on upstream pi 0.73.1 and on our worker with the same script: an agent_start
+ * handler awaiting `ctx.waitForIdle()` (a command's ctx kept from earlier) and a turn_end
+ * handler awaiting a confirm do not hold the run, so `abort` is answered at once and
+ * get_state says the agent is idle. The events still go out after their handlers.
+ * Skipped when test/upstream is not installed.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { RpcWorker } from "../support/rpc-worker.js";
+import { startOracle, upstreamInstalled, type Implementation } from "../support/upstream-oracle.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
+
+type Line = Record<string, any>;
+
+const { server, dirs, dir } = useOracleFixture();
+
+const HANDLERS = `
+let saved;
+export default function (pi) {
+  pi.registerCommand("keep", { description: "keeps its ctx", handler: async (_args, ctx) => { saved = ctx; } });
+  pi.on("agent_start", async () => { if (process.env.WAIT_IDLE && saved) await saved.waitForIdle(); });
+  pi.on("turn_end", async (_event, ctx) => { if (process.env.CONFIRM_TURN) await ctx.ui.confirm("Keep going?", "the turn ended"); });
+}
+`;
+
+function start(impl: Implementation, env: NodeJS.ProcessEnv): RpcWorker {
+  const extDir = dir("pi-event-handlers-ext-");
+  writeFileSync(join(extDir, "handlers.ts"), HANDLERS);
+  return startOracle(impl, server, dirs, { args: ["-e", join(extDir, "handlers.ts")], env }).w;
+}
+
+const IMPLS: Implementation[] = ["ours", "upstream"];
+
+describe.skipIf(!upstreamInstalled)("a run ends with its loop, not with the extensions' handlers of its events", () => {
+  it.each(IMPLS)("%s: an agent_start handler awaiting ctx.waitForIdle() lets the run end; abort is answered", async (impl) => {
+    const w = start(impl, { WAIT_IDLE: "1" });
+    expect(await w.request({ type: "prompt", message: "/keep" }, 30_000)).toMatchObject({ success: true });
+    server.enqueue({ text: "done" });
+    const from = w.received.length;
+    expect(await w.request({ type: "prompt", message: "hello" }, 30_000)).toMatchObject({ success: true });
+    expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
+    const end: Line = await w.event("agent_end", 30_000, from);
+    expect(end.messages.at(-1).role).toBe("assistant");
+    expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
+  });
+
+  it.each(IMPLS)("%s: a turn_end handler's open confirm does not hold abort or get_state; agent_end follows its answer", async (impl) => {
+    const w = start(impl, { CONFIRM_TURN: "1" });
+    server.enqueue({ text: "done" });
+    const from = w.received.length;
+    expect(await w.request({ type: "prompt", message: "hello" }, 30_000)).toMatchObject({ success: true });
+    const ask: Line = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "confirm", 30_000, from);
+    expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
+    expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
+    expect(w.received.slice(from).some((l) => l.type === "agent_end")).toBe(false);
+    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, confirmed: true })}\n`);
+    await w.event("agent_end", 30_000, from);
+  });
+});
