@@ -8,6 +8,7 @@ import { closeSync, fstatSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IpcClient, IpcClientError } from "../ipc/client.js";
 import { piOrchHome } from "../shared/paths.js";
+import { piOrchCommand } from "../shared/cli-hint.js";
 import { openLogNoFollow } from "../shared/safe-open.js";
 import { nodeFlagsHint, nodeFlagsProblem, supervisorNodeFlags } from "./serve/node-flags.js";
 
@@ -31,6 +32,11 @@ export interface GlobalOptions {
 export interface CliContext {
   /** The pi-orch home: `--home`, else `$PI_ORCH_HOME`, else `~/.pi-orch`. */
   home(): string;
+  /**
+   * The home when it came from `--home` (absolute), else undefined: hints then say
+   * `pi-orch --home X ...` (see piOrchCommand). A `PI_ORCH_HOME` home needs no repeating.
+   */
+  homeFlag(): string | undefined;
   /** Connect to the supervisor, starting one in the background unless `--no-autostart`. */
   client(opts?: { autostart?: boolean }): Promise<IpcClient>;
   /** Print data as JSON (one document) to stdout. */
@@ -86,8 +92,11 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
     if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
     throw err;
   });
+  // Absolute: a hint naming it then works from any folder.
+  const homeFlag = () => (globals().home ? home() : undefined);
   return {
     home,
+    homeFlag,
     selfBin,
     color: colors(colorEnabled()),
     json: (value) => process.stdout.write(JSON.stringify(value, null, 2) + "\n"),
@@ -96,13 +105,13 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
     client: async (opts = {}) => {
       const autostart = opts.autostart ?? globals().autostart ?? true;
       try {
-        return await IpcClient.connect({ home: home() });
+        return await IpcClient.connect({ home: home(), homeFlag: homeFlag() });
       } catch (err) {
         if (!(err instanceof IpcClientError) || err.code !== "no_supervisor") throw err;
         if (!autostart) {
-          throw new CliError(`no supervisor is running for ${home()}; start one with: pi-orch serve (or drop --no-autostart)`);
+          throw new CliError(`no supervisor is running for ${home()}; start one with: ${piOrchCommand("serve", homeFlag())} (or drop --no-autostart)`);
         }
-        return startInBackground(home(), selfBin);
+        return startInBackground(home(), homeFlag(), selfBin);
       }
     },
   };
@@ -112,7 +121,7 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
  * Start `pi-orch serve` detached, its output in `$home/logs/supervisor.log`, and wait
  * until its socket answers (up to 10 s).
  */
-async function startInBackground(home: string, selfBin: string): Promise<IpcClient> {
+async function startInBackground(home: string, homeFlag: string | undefined, selfBin: string): Promise<IpcClient> {
   const problem = nodeFlagsProblem(process.env);
   if (problem) throw new CliError(problem);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -134,7 +143,7 @@ async function startInBackground(home: string, selfBin: string): Promise<IpcClie
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      return await IpcClient.connect({ home });
+      return await IpcClient.connect({ home, homeFlag });
     } catch (err) {
       if (!(err instanceof IpcClientError) || err.code !== "no_supervisor") throw err;
       if (exited !== null || Date.now() > deadline) {

@@ -7,6 +7,7 @@ import { createConnection, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
 import { piOrchHome } from "../shared/paths.js";
+import { piOrchCommand } from "../shared/cli-hint.js";
 import { checker } from "../shared/validate.js";
 import type { AgentInfo } from "../shared/schema/agent.js";
 import type {
@@ -48,6 +49,8 @@ export interface ConnectOptions {
    * supervisor still serves (a `status` of the agent) and keeps waiting if it does.
    */
   requestTimeoutMs?: number;
+  /** The `--home` the user gave the CLI, if any: the hints in errors repeat it (`pi-orch --home X list`). */
+  homeFlag?: string;
 }
 
 /** Default wait for the answer to one request. */
@@ -124,9 +127,9 @@ export function rpcUnansweredMessage(agent: string, waits: number, waitMs: numbe
 }
 
 /** What to do when the supervisor at `socketPath` does not answer. */
-function notServingAdvice(socketPath: string): string {
+function notServingAdvice(socketPath: string, homeFlag: string | undefined): string {
   const log = join(dirname(socketPath), "logs", "supervisor.log");
-  return `check whether it answers at all (pi-orch list); its pid is on the "listening" line it printed (in ${log} when a pi-orch command started it): if it stays silent, kill that pid and the next pi-orch command starts a new supervisor`;
+  return `check whether it answers at all (${piOrchCommand("list", homeFlag)}); its pid is on the "listening" line it printed (in ${log} when a pi-orch command started it): if it stays silent, kill that pid and the next pi-orch command starts a new supervisor`;
 }
 
 /** One connection to a supervisor. Requests may run concurrently; responses match by id. */
@@ -144,6 +147,7 @@ export class IpcClient {
     readonly socketPath: string,
     maxLineBytes: number,
     private readonly requestTimeoutMs: number,
+    private readonly homeFlag: string | undefined,
   ) {
     this.writer = new JsonlWriter(socket);
     let markClosed!: () => void;
@@ -182,12 +186,12 @@ export class IpcClient {
       socket.once("connect", () => {
         clearTimeout(timer);
         socket.removeAllListeners("error");
-        resolve(new IpcClient(socket, path, opts.maxLineBytes ?? 64 * 1024 * 1024, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS));
+        resolve(new IpcClient(socket, path, opts.maxLineBytes ?? 64 * 1024 * 1024, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, opts.homeFlag));
       });
       socket.once("error", (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
         if (err.code === "ENOENT" || err.code === "ECONNREFUSED") {
-          reject(new IpcClientError("no_supervisor", `no pi-orch supervisor is running (no answer on ${path}); start one with pi-orch serve`));
+          reject(new IpcClientError("no_supervisor", `no pi-orch supervisor is running (no answer on ${path}); start one with ${piOrchCommand("serve", opts.homeFlag)}`));
         } else {
           reject(new IpcClientError("connect_failed", `could not connect to ${path}: ${err.message}`));
         }
@@ -209,7 +213,7 @@ export class IpcClient {
     return new Promise<IpcResultOf<K>>((resolve, reject) => {
       const giveUp = (what: string) => {
         this.pending.delete(id);
-        reject(new IpcClientError("timeout", `${what} (${this.socketPath}); ${notServingAdvice(this.socketPath)}`));
+        reject(new IpcClientError("timeout", `${what} (${this.socketPath}); ${notServingAdvice(this.socketPath, this.homeFlag)}`));
       };
       let waits = 0;
       const onTimeout = () => {

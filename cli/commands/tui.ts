@@ -1,7 +1,13 @@
 /** `pi-orch tui`: every live agent in a pane, driven from the keyboard. */
 import type { Command } from "commander";
 import { IpcClient } from "../../ipc/client.js";
+import { piOrchCommand } from "../../shared/cli-hint.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
+
+/** What the header says starts a supervisor again, for the home given as `--home` (if it was). */
+export function reconnectHint(homeFlag: string | undefined): string {
+  return `${piOrchCommand("serve", homeFlag)}, or any pi-orch command${homeFlag === undefined ? "" : " with that --home"}, starts one`;
+}
 
 /** Register `tui`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -26,12 +32,12 @@ Example:
         process.env.NODE_ENV ??= "production";
         const { runTui } = await import("../tui/run.js");
         await runTui({
-          connect: (attempt) => (attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home() })),
+          connect: (attempt) => (attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home(), homeFlag: ctx.homeFlag() })),
           color: colorEnabled(),
           defaultCwd: process.cwd(),
           home: ctx.home(),
           // Only the first connection starts a supervisor: one that went away (a crash, a shutdown) stays gone until asked.
-          reconnectHint: "pi-orch serve, or any pi-orch command, starts one",
+          reconnectHint: reconnectHint(ctx.homeFlag()),
         });
       }),
     );
