@@ -722,9 +722,12 @@ export class AgentSession {
     source: "rpc" | "interactive" | "extension" = "rpc",
   ): Promise<{ done?: Promise<void>; running: boolean }> {
     const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return this.afterHandlers();
+    // Only the sends this prompt's handlers make are awaited: one made earlier may wait on a
+    // dialog (an input handler's confirm), which would hold this answer and the RPC queue.
+    const before = new Set(this.pendingUserMessages);
+    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return this.afterHandlers(before);
     const input = await this.extensions.input(text, images, source);
-    if (input.action === "handled") return this.afterHandlers();
+    if (input.action === "handled") return this.afterHandlers(before);
     const message = userMessage(this.expandPrompt(input.text), input.images);
     if (this.isBusy) {
       if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
@@ -759,10 +762,15 @@ export class AgentSession {
    * Whether a run is going once the `sendUserMessage` calls a handler left pending were
    * delivered or refused (pi's `sendUserMessage` returns before its message starts a
    * run, so right after the handler nothing may run yet though a run is coming), and
-   * that run's completion.
+   * that run's completion. `before` are the sends already pending when the prompt came:
+   * not this prompt's, so not awaited.
    */
-  private async afterHandlers(): Promise<{ done?: Promise<void>; running: boolean }> {
-    while (this.pendingUserMessages.size > 0) await Promise.allSettled([...this.pendingUserMessages]);
+  private async afterHandlers(before: ReadonlySet<Promise<void>>): Promise<{ done?: Promise<void>; running: boolean }> {
+    for (;;) {
+      const mine = [...this.pendingUserMessages].filter((p) => !before.has(p));
+      if (mine.length === 0) break;
+      await Promise.allSettled(mine);
+    }
     return this.isBusy && this.latestRun ? { done: this.latestRun, running: true } : { running: this.isBusy };
   }
 
