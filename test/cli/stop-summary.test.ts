@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { shutdownSummary } from "../../cli/commands/shutdown.js";
+import { shutdownOutcome, shutdownSummary } from "../../cli/commands/shutdown.js";
 import { stopSummary } from "../../cli/commands/stop.js";
 import type { AgentStatus } from "../../shared/schema/agent.js";
 import { info } from "./tui/helpers.js";
@@ -31,5 +31,19 @@ describe("what shutdown says", () => {
     { before: [], want: "supervisor stopped; no agent was running" },
   ])("$want", ({ before, want }) => {
     expect(shutdownSummary(before, before.map((a) => a.name))).toBe(want);
+  });
+});
+
+describe("what shutdown --json says: the same split as the text", () => {
+  it.each([
+    { before: agents(["a", "idle"], ["b", "stopped"], ["c", "busy"]), want: { stopped: ["a", "c"], alreadyDown: ["b"] } },
+    { before: agents(["a", "stopped"], ["b", "failed"]), want: { stopped: [], alreadyDown: ["a", "b"] } },
+    { before: [], want: { stopped: [], alreadyDown: [] } },
+  ])("$want.stopped stopped, $want.alreadyDown already down", ({ before, want }) => {
+    expect(shutdownOutcome(before, before.map((a) => a.name))).toEqual(want);
+  });
+
+  it("counts an agent spawned after the list as stopped by the shutdown", () => {
+    expect(shutdownOutcome(agents(["a", "stopped"]), ["a", "new"])).toEqual({ stopped: ["new"], alreadyDown: ["a"] });
   });
 });
