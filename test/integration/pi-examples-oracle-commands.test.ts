@@ -345,6 +345,38 @@ describe.skipIf(!installed)("pi's command and dialog examples: our worker and up
     expect(t.ours).toEqual(t.upstream);
   });
 
+  it("questionnaire and qna: their custom UI is undefined over RPC, as the tool's result and the command's notice show", async () => {
+    const t = await both({ examples: ["questionnaire", "qna"] }, async (s) => {
+      const question = { id: "lang", label: "Language", prompt: "Which language?", options: [{ value: "ts", label: "TypeScript" }] };
+      await s.run("ask me", { toolCalls: [{ id: "c1", name: "questionnaire", arguments: { questions: [question] } }] }, { text: "asked" });
+      await s.command("/qna");
+    });
+    expect(t.ours.lines).toContainEqual(expect.objectContaining({ type: "tool_execution_end", toolName: "questionnaire" }));
+    expect(t.ours).toEqual(t.upstream);
+  });
+
+  it("auto-commit-on-exit: closing stdin commits the run's changes with the last answer's first line", async () => {
+    const t = await both(
+      {
+        examples: ["auto-commit-on-exit"],
+        env: { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+        prepareProject: (project) => {
+          execFileSync("git", ["-C", project, "init", "-q"]);
+          execFileSync("git", ["-C", project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start"]);
+        },
+      },
+      async (s) => {
+        await s.run("write hello", { toolCalls: [{ id: "c1", name: "write", arguments: { path: "hello.txt", content: "hi\n" } }] }, { text: "Wrote hello.txt\nmore" });
+        s.w.closeStdin();
+        await s.w.exited;
+        const git = (...args: string[]) => execFileSync("git", ["-C", s.project, ...args], { encoding: "utf8" });
+        s.note([git("log", "-1", "--format=%s"), git("status", "--porcelain")]);
+      },
+    );
+    expect(t.ours.notes).toEqual([["[pi] Wrote hello.txt\n", ""]]);
+    expect(t.ours).toEqual(t.upstream);
+  });
+
   it("model-status: set_model and cycle_model fire model_select, which notifies and sets the status; console.log stays off stdout", async () => {
     const t = await both({ examples: ["model-status"], prepare: twoModels }, async (s) => {
       await s.send({ type: "set_model", provider: "mock", modelId: "mock-2" });
