@@ -29,6 +29,10 @@ export default function (pi) {
   pi.registerCommand("boom", { description: "throws", handler: async () => { throw new Error("the command broke"); } });
   pi.registerCommand("swallow", { description: "sends what an input handler takes", handler: async () => pi.sendUserMessage("swallowed") });
   pi.registerCommand("send", { description: "sends a message", handler: async (args) => pi.sendUserMessage(args || "hello from send") });
+  pi.registerCommand("fresh", {
+    description: "sends a message from a new session, not awaited",
+    handler: async (_args, ctx) => { await ctx.newSession({ withSession: async (next) => { next.sendUserMessage("in the new session"); } }); },
+  });
   pi.registerCommand("ask", {
     description: "asks first",
     handler: async (_args, ctx) => {
@@ -156,11 +160,19 @@ describe.skipIf(!upstreamInstalled)("prompts of extension commands, templates an
     // Ours answers once the message was refused; pi's answer races the refusal.
     const error = await w.event("extension_error", 30_000, send.from);
     if (impl === "ours") expect(types(w.received.slice(send.from, send.at))).toEqual(["extension_error"]);
-    expect(error).toMatchObject({ event: "send_user_message" });
+    expect(error).toMatchObject({ extensionPath: "<runtime>", event: "send_user_message" });
     expect(error.error).toMatch(/API key/i);
     expect(send.answer).toMatchObject({ success: true });
     expect(send.answer.data).toEqual(impl === "upstream" ? undefined : { running: false });
     // The worker is still there (an unawaited rejection would have ended ours).
+    expect(await w.request({ type: "get_state" })).toMatchObject({ success: true, data: { isStreaming: false } });
+  }, 60_000);
+
+  it("ours: an unawaited sendUserMessage from a new session's ctx that cannot be sent is reported the same way; the worker lives", async () => {
+    const w = start("ours", ["--provider", "anthropic", "--model", "claude-sonnet-4-5"], { ANTHROPIC_API_KEY: "" });
+    const fresh = await prompt(w, "/fresh");
+    const error = await w.event("extension_error", 30_000, fresh.from);
+    expect(error).toMatchObject({ extensionPath: "<runtime>", event: "send_user_message" });
     expect(await w.request({ type: "get_state" })).toMatchObject({ success: true, data: { isStreaming: false } });
   }, 60_000);
 });

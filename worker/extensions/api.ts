@@ -12,6 +12,7 @@ import { checkProviderConfig, type ProviderConfig } from "../providers/models.js
 import type { StreamSimple } from "../providers/stream-simple.js";
 import type { EventBus } from "./event-bus.js";
 import type { DeliverAs, ExtensionHost } from "./host.js";
+import { reportedSends } from "./context.js";
 import {
   EXTENSION_EVENT_NAMES,
   type CustomMessageInput,
@@ -104,6 +105,8 @@ const FLAG_NAME = /^[a-z][a-z0-9-]*$/;
 /** The API for the extension at `path`. */
 export function createExtensionApi(path: string, deps: ApiDeps): Record<string, unknown> {
   const { registry, host } = deps;
+  // As pi: a failed send is reported from "<runtime>", not from the extension that sent it.
+  const sends = () => reportedSends(host(), (event, error) => deps.reportError("<runtime>", event, error));
   const fail = (message: string): never => {
     throw new TypeError(`extension ${path}: ${message}`);
   };
@@ -193,18 +196,12 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
     },
 
     sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: DeliverAs }): Promise<void> {
-      // As pi: a message that cannot be sent (no API key, a full disk) is an extension_error.
-      // Extensions call this without awaiting it, so a rejection would end the worker.
-      return host()
-        .sendUserMessage(content, options?.deliverAs)
-        .catch((err: unknown) => deps.reportError(path, "send_user_message", err instanceof Error ? err.message : String(err)));
+      return sends().sendUserMessage(content, options?.deliverAs);
     },
 
     sendMessage(message: CustomMessageInput, options: { deliverAs?: DeliverAs; triggerTurn?: boolean } = {}): void {
       if (typeof message?.customType !== "string") fail("sendMessage needs a message with a customType");
-      void host()
-        .sendMessage(message, options)
-        .catch((err: unknown) => deps.reportError(path, "sendMessage", err instanceof Error ? err.message : String(err)));
+      void sends().sendMessage(message, options);
     },
 
     appendEntry(customType: string, data?: unknown): void {

@@ -148,16 +148,35 @@ export function extensionContext(host: ExtensionHost, overrides: ContextOverride
   };
 }
 
-/** A command's `ctx`: the handler context plus session control. */
-export function commandContext(host: ExtensionHost, overrides: ContextOverrides = {}) {
+/** Reports a send that failed, as pi does: an extension_error from "<runtime>". */
+export type SendFailure = (event: "send_message" | "send_user_message", error: string) => void;
+
+/**
+ * `sendUserMessage` and `sendMessage` as extensions call them, mostly without awaiting:
+ * a message that cannot be sent (no API key, a full disk) is reported, as in pi, never a
+ * rejection (which would end the worker).
+ */
+export function reportedSends(host: ExtensionHost, failed: SendFailure) {
+  const report = (event: Parameters<SendFailure>[0]) => (err: unknown) => failed(event, err instanceof Error ? err.message : String(err));
+  return {
+    sendUserMessage: (content: Parameters<ExtensionHost["sendUserMessage"]>[0], deliverAs?: Parameters<ExtensionHost["sendUserMessage"]>[1]) =>
+      host.sendUserMessage(content, deliverAs).catch(report("send_user_message")),
+    sendMessage: (message: Parameters<ExtensionHost["sendMessage"]>[0], options: Parameters<ExtensionHost["sendMessage"]>[1]) =>
+      host.sendMessage(message, options).catch(report("send_message")),
+  };
+}
+
+/** A command's `ctx`: the handler context plus session control; `failed` reports the replacement session's failed sends. */
+export function commandContext(host: ExtensionHost, failed: SendFailure, overrides: ContextOverrides = {}) {
   const base = extensionContext(host, overrides);
   // Session replacement runs `withSession` with a context bound to the new session.
   const replaced = async (result: { cancelled: boolean }, withSession?: (ctx: unknown) => Promise<void> | void) => {
     if (!result.cancelled && withSession) {
+      const sends = reportedSends(host, failed);
       await withSession({
-        ...commandContext(host),
-        sendUserMessage: (content: string) => host.sendUserMessage(content),
-        sendMessage: (message: never, options: never = {} as never) => host.sendMessage(message, options),
+        ...commandContext(host, failed),
+        sendUserMessage: (content: string) => sends.sendUserMessage(content),
+        sendMessage: (message: never, options: never = {} as never) => sends.sendMessage(message, options),
       });
     }
     return result;

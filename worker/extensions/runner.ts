@@ -93,7 +93,7 @@ export class ExtensionRunner implements ExtensionHooks {
     if (!entry) return false;
     const host = this.host();
     // As pi: the command's prompt is answered once its handler is done, dialogs included.
-    const ctx = commandContext(host);
+    const ctx = commandContext(host, (event, error) => this.emitError({ type: "extension_error", extensionPath: "<runtime>", event, error }));
     // pi names a failed command by its name, not its file: extensionPath "command:NAME", event "command".
     await this.guard(`command:${name}`, "command", () => entry.command.handler(args, ctx));
     return true;
