@@ -23,6 +23,14 @@ export default function (pi) {
   pi.registerCommand("keep", { description: "keeps its ctx", handler: async (_args, ctx) => { saved = ctx; } });
   pi.on("agent_start", async () => { if (process.env.WAIT_IDLE && saved) await saved.waitForIdle(); });
   pi.on("turn_end", async (_event, ctx) => { if (process.env.CONFIRM_TURN) await ctx.ui.confirm("Keep going?", "the turn ended"); });
+  pi.on("tool_execution_end", () => {});
+  pi.registerTool({
+    name: "big",
+    label: "Big",
+    description: "returns details JSON cannot hold",
+    parameters: { type: "object", properties: {} },
+    execute: async () => ({ content: [{ type: "text", text: "big" }], details: { n: 10n } }),
+  });
 }
 `;
 
@@ -45,6 +53,16 @@ describe.skipIf(!upstreamInstalled)("a run ends with its loop, not with the exte
     const end: Line = await w.event("agent_end", 30_000, from);
     expect(end.messages.at(-1).role).toBe("assistant");
     expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
+  });
+
+  it("ours: an event that cannot be written (tool details holding a BigInt) is reported on stderr and the worker lives (it was an unhandled rejection)", async () => {
+    const w = start("ours", {});
+    server.enqueue({ toolCalls: [{ id: "c1", name: "big", arguments: {} }] }, { text: "after big" });
+    expect(await w.request({ type: "prompt", message: "use big" }, 30_000)).toMatchObject({ success: true });
+    await w.waitFor((l) => l.type === "message_end" && l.message.role === "assistant" && l.message.content[0]?.text === "after big", 30_000);
+    expect(w.stderr.join("")).toContain("pi: could not send the tool_execution_end event: Do not know how to serialize a BigInt");
+    expect(await w.request({ type: "get_state" }, 30_000)).toMatchObject({ success: true });
+    expect(w.proc.exitCode).toBe(null);
   });
 
   it.each(IMPLS)("%s: a turn_end handler's open confirm does not hold abort or get_state; agent_end follows its answer", async (impl) => {
