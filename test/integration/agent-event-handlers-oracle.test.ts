@@ -23,7 +23,9 @@ export default function (pi) {
   pi.registerCommand("keep", { description: "keeps its ctx", handler: async (_args, ctx) => { saved = ctx; } });
   pi.on("agent_start", async () => { if (process.env.WAIT_IDLE && saved) await saved.waitForIdle(); });
   pi.on("turn_end", async (_event, ctx) => { if (process.env.CONFIRM_TURN) await ctx.ui.confirm("Keep going?", "the turn ended"); });
-  pi.on("tool_execution_end", () => {});
+  if (!process.env.NO_TOOL_END) pi.on("tool_execution_end", () => {});
+  let prompts = 0;
+  pi.on("before_agent_start", async () => { if (process.env.SEND_BEFORE && ++prompts === 2) await pi.sendUserMessage("steered in before the run", { deliverAs: "steer" }); });
   pi.registerTool({
     name: "big",
     label: "Big",
@@ -76,5 +78,28 @@ describe.skipIf(!upstreamInstalled)("a run ends with its loop, not with the exte
     expect(w.received.slice(from).some((l) => l.type === "agent_end")).toBe(false);
     w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, confirmed: true })}\n`);
     await w.event("agent_end", 30_000, from);
+  });
+
+  it("ours: an event that cannot be written with no handler of it and nothing held is reported too, and the worker lives", async () => {
+    const w = start("ours", { NO_TOOL_END: "1" });
+    server.enqueue({ toolCalls: [{ id: "c1", name: "big", arguments: {} }] }, { text: "after big" });
+    expect(await w.request({ type: "prompt", message: "use big" }, 30_000)).toMatchObject({ success: true });
+    await w.waitFor((l) => l.type === "message_end" && l.message.role === "assistant" && l.message.content[0]?.text === "after big", 30_000);
+    expect(w.stderr.join("")).toContain("pi: could not send the tool_execution_end event: Do not know how to serialize a BigInt");
+    expect(await w.request({ type: "get_state" }, 30_000)).toMatchObject({ success: true });
+    expect(w.proc.exitCode).toBe(null);
+  });
+
+  it.each(IMPLS)("%s: a before_agent_start handler awaiting its own send on a later prompt does not hold that run (ours waited for the run it was in)", async (impl) => {
+    const w = start(impl, { SEND_BEFORE: "1" });
+    server.enqueue({ text: "first" });
+    expect(await w.request({ type: "prompt", message: "one" }, 30_000)).toMatchObject({ success: true });
+    await w.event("agent_end", 30_000);
+    server.enqueue({ text: "second" }, { text: "third" }, { text: "fourth" });
+    const from = w.received.length;
+    expect(await w.request({ type: "prompt", message: "two" }, 30_000)).toMatchObject({ success: true });
+    await w.event("agent_end", 30_000, from);
+    expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
+    expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
   });
 });

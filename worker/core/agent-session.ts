@@ -195,8 +195,8 @@ export class AgentSession {
   private held: Promise<void> | null = null;
   /** Settles once the last run's agent_end went out (after its handlers, when an extension has one). */
   private agentEndOut: Promise<void> = Promise.resolve();
-  /** Whether the run in progress emitted its agent_end: its loop takes no more messages. */
-  private loopEnded = false;
+  /** The run whose loop emitted its agent_end (it takes no more messages), while that run has not settled. */
+  private endedRun: Promise<void> | undefined;
   /**
    * The first agent_end handler is running up to its first wait: pi's run is not over
    * until then, so what it sends is queued as during the run.
@@ -326,14 +326,18 @@ export class AgentSession {
       // they show, a dialog included, comes first), and later agent events wait behind it.
       // The run's end decides its retry at once (pi's _createRetryPromiseForAgentEnd), so
       // the session stays busy until the retry run starts, whatever the handlers do.
-      if (event.type === "agent_start") this.loopEnded = false;
       if (event.type === "agent_end") {
-        this.loopEnded = true;
+        this.endedRun = this.agent.running;
         if (this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
       }
       const seen = this.extensionEventOf(event);
       if (!seen && !this.held) {
-        this.release(event);
+        try {
+          this.release(event);
+        } catch (err) {
+          // As on the held path: an event that cannot be sent is reported, and the run goes on.
+          this.warn(`could not send the ${event.type} event: ${err instanceof Error ? err.message : String(err)}`);
+        }
         if (event.type === "agent_end") this.agentEndOut = Promise.resolve();
         return;
       }
@@ -1355,7 +1359,9 @@ export class AgentSession {
     // As pi: a turn wanted after the loop ended (by an agent_end handler, past its first
     // wait) is a new run once this one settled; queued, it would wait in a loop that takes
     // no more messages. What the handler sends before its first wait is queued, as in pi.
-    if (!this.endWindow) while (triggerTurn && this.loopEnded && this.agent.isStreaming) await this.agent.running;
+    // Only the run whose loop ended is waited for: a run that started since (a before_agent_start
+    // handler awaiting its own send) takes the message in its queue, as pi's would.
+    if (!this.endWindow) while (triggerTurn && this.endedRun !== undefined && this.agent.running === this.endedRun) await this.endedRun;
     if (this.isBusy || this.endWindow) {
       if (deliverAs === "followUp") this.agent.followUp(message);
       else this.agent.steer(message);
