@@ -199,7 +199,8 @@ describe("pi-orch CLI", () => {
     world = new World();
     const none = await world.cli(["list"]);
     expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/no supervisor is running .*pi-orch serve/);
+    // The CLI was given --home, so the hint names it: a plain `pi-orch serve` would serve the default home.
+    expect(none.stderr).toContain(`no supervisor is running for ${world.home.path}; start one with: pi-orch --home ${world.home.path} serve`);
 
     await world.serve();
     const unknown = await world.cli(["status", "ghost"]);
