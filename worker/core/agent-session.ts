@@ -67,6 +67,7 @@ import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
 import { plainBashOutput } from "./bash-output.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
+import { isoTimestamp } from "../../shared/iso-time.js";
 
 /** Everything a worker is started with (from the command line). */
 export interface WorkerOptions {
@@ -1389,7 +1390,7 @@ export class AgentSession {
       type: "message",
       id: `mem${String(i).padStart(5, "0")}`,
       parentId: i === 0 ? null : `mem${String(i - 1).padStart(5, "0")}`,
-      timestamp: new Date(message.timestamp).toISOString(),
+      timestamp: isoTimestamp(new Date(message.timestamp)),
       message,
     })) as SessionEntry[];
   }

@@ -4,6 +4,7 @@
  * Exit code 0 on success, 1 when the run ended in an error or was aborted.
  */
 import type { Writable } from "node:stream";
+import { isoTimestamp } from "../../shared/iso-time.js";
 import { JsonlWriter } from "../../shared/jsonl.js";
 import type { AssistantMessage, ImageContent } from "../../shared/schema/messages.js";
 import type { AgentSession } from "../core/agent-session.js";
@@ -26,7 +27,7 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
       type: "session",
       version: 3,
       id: session.sessionId,
-      timestamp: new Date().toISOString(),
+      timestamp: isoTimestamp(new Date()),
       cwd: session.cwd,
     });
   }
