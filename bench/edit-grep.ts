@@ -28,7 +28,10 @@ async function timed(fn: () => unknown): Promise<number> {
 const ms = (value: number) => `${fmt(value)} ms`;
 
 async function benchEdit(dir: string): Promise<string[][]> {
-  const lines = Array.from({ length: EDIT_LINES }, (_, i) => `  const value${i} = compute("item ${i}", ${i}); // line ${i}`);
+  const lines = Array.from(
+    { length: EDIT_LINES },
+    (_, i) => `  const value${i} = compute("item ${i}", ${i}); // line ${i}`,
+  );
   writeFileSync(join(dir, "big.ts"), `${lines.join("\n")}\n`);
   const ctx: ToolContext = { cwd: dir, toolCallId: "bench", signal: new AbortController().signal };
   const exact: number[] = [];
@@ -36,17 +39,27 @@ async function benchEdit(dir: string): Promise<string[][]> {
   for (let run = 0; run < EDIT_RUNS; run++) {
     // Alternate between two states so every run makes a real change.
     const [from, to] = run % 2 === 0 ? ["item 5000", "item five thousand"] : ["item five thousand", "item 5000"];
-    exact.push(await timed(() => editTool.execute({ path: "big.ts", edits: [{ oldText: `"${from}"`, newText: `"${to}"` }] }, ctx)));
+    exact.push(
+      await timed(() =>
+        editTool.execute({ path: "big.ts", edits: [{ oldText: `"${from}"`, newText: `"${to}"` }] }, ctx),
+      ),
+    );
   }
   for (let run = 0; run < EDIT_RUNS; run++) {
     // Smart quotes in oldText force the normalized match over the whole file.
     const [from, to] = run % 2 === 0 ? ["item 7000", "item seven thousand"] : ["item seven thousand", "item 7000"];
     normalized.push(
-      await timed(() => editTool.execute({ path: "big.ts", edits: [{ oldText: `\u201C${from}\u201D`, newText: `"${to}"` }] }, ctx)),
+      await timed(() =>
+        editTool.execute({ path: "big.ts", edits: [{ oldText: `\u201C${from}\u201D`, newText: `"${to}"` }] }, ctx),
+      ),
     );
   }
   return [
-    [`edit, exact match (${EDIT_LINES.toLocaleString("en")} lines: read, match, diff, write)`, ms(median(exact)), String(EDIT_RUNS)],
+    [
+      `edit, exact match (${EDIT_LINES.toLocaleString("en")} lines: read, match, diff, write)`,
+      ms(median(exact)),
+      String(EDIT_RUNS),
+    ],
     ["edit, normalized match (smart quotes in oldText)", ms(median(normalized)), String(EDIT_RUNS)],
   ];
 }
@@ -58,7 +71,8 @@ function makeTree(root: string): number {
     mkdirSync(dir, { recursive: true });
     for (let f = 0; f < FILES_PER_DIR; f++) {
       const body: string[] = [];
-      for (let l = 0; l < 30; l++) body.push(`export function fn${d}_${f}_${l}(a: number): number { return a * ${l} + ${f}; }`);
+      for (let l = 0; l < 30; l++)
+        body.push(`export function fn${d}_${f}_${l}(a: number): number { return a * ${l} + ${f}; }`);
       // One file in a thousand holds the needle, so every tool has to read the whole tree.
       if ((d * FILES_PER_DIR + f) % 1000 === 7) {
         body.push(`// ${NEEDLE} here`);
@@ -76,7 +90,8 @@ function runExternal(command: string, args: string[]): number {
   const start = performance.now();
   const result = spawnSync(command, args, { maxBuffer: 64 * 1024 * 1024 });
   const elapsed = performance.now() - start;
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} exited with ${result.status}: ${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(" ")} exited with ${result.status}: ${result.stderr}`);
   return elapsed;
 }
 
@@ -110,7 +125,12 @@ async function benchGrep(root: string): Promise<string[][]> {
   const baseline = median(samples.get("`grep -rn`")!);
   return contenders.map((c) => {
     const value = median(samples.get(c.name)!);
-    return [`${c.name} over ${(TREE_DIRS * FILES_PER_DIR).toLocaleString("en")} files`, ms(value), String(GREP_RUNS), `${fmt(value / baseline, 2)}×`];
+    return [
+      `${c.name} over ${(TREE_DIRS * FILES_PER_DIR).toLocaleString("en")} files`,
+      ms(value),
+      String(GREP_RUNS),
+      `${fmt(value / baseline, 2)}×`,
+    ];
   });
 }
 

@@ -13,9 +13,19 @@ import { PI, PI_ORCH } from "./support.js";
 const TASKS = 32;
 const CONCURRENCY = 8;
 const RUNS = 3;
-const GIT_ENV = { GIT_AUTHOR_NAME: "bench", GIT_AUTHOR_EMAIL: "bench@example.com", GIT_COMMITTER_NAME: "bench", GIT_COMMITTER_EMAIL: "bench@example.com" };
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: "bench",
+  GIT_AUTHOR_EMAIL: "bench@example.com",
+  GIT_COMMITTER_NAME: "bench",
+  GIT_COMMITTER_EMAIL: "bench@example.com",
+};
 
-function exec(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function exec(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
     const p = spawn(cmd, args, { cwd, env: { ...process.env, ...GIT_ENV, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -45,19 +55,41 @@ async function makeRepo(dir: string): Promise<string> {
 }
 
 function tasks(): { name: string; prompt: string }[] {
-  return Array.from({ length: TASKS }, (_, i) => ({ name: `t${i + 1}`, prompt: `replace "a" with "v${i + 1}" in file.txt` }));
+  return Array.from({ length: TASKS }, (_, i) => ({
+    name: `t${i + 1}`,
+    prompt: `replace "a" with "v${i + 1}" in file.txt`,
+  }));
 }
 
 /** `pi-orch run` over the task file; wall time in ms. */
 async function orchestrated(repo: string, home: string, file: string, concurrency: number): Promise<number> {
   const t0 = performance.now();
-  const r = await exec(process.execPath, [PI_ORCH, "--home", home, "run", file, "--provider", "faux", "--worktree", "--discard-changes", "--concurrency", String(concurrency), "--json"], repo, {
-    NO_COLOR: "1",
-  });
+  const r = await exec(
+    process.execPath,
+    [
+      PI_ORCH,
+      "--home",
+      home,
+      "run",
+      file,
+      "--provider",
+      "faux",
+      "--worktree",
+      "--discard-changes",
+      "--concurrency",
+      String(concurrency),
+      "--json",
+    ],
+    repo,
+    {
+      NO_COLOR: "1",
+    },
+  );
   const ms = performance.now() - t0;
   if (r.code !== 0) throw new Error(`pi-orch run failed (${r.code}): ${r.stderr.slice(-2000)}`);
   const report = JSON.parse(r.stdout) as { counts: { passed: number } };
-  if (report.counts.passed !== TASKS) throw new Error(`pi-orch run: only ${report.counts.passed} of ${TASKS} tasks passed`);
+  if (report.counts.passed !== TASKS)
+    throw new Error(`pi-orch run: only ${report.counts.passed} of ${TASKS} tasks passed`);
   return ms;
 }
 
@@ -99,9 +131,19 @@ export async function run(): Promise<string> {
   const w1 = median(wall1);
   const m = median(manual);
   const rows: (string | number)[][] = [
-    [`\`pi-orch run --concurrency ${CONCURRENCY} --worktree\``, fmt(w8 / 1000, 2), fmt(w8 / TASKS, 0), `${fmt(m / w8)}×`],
+    [
+      `\`pi-orch run --concurrency ${CONCURRENCY} --worktree\``,
+      fmt(w8 / 1000, 2),
+      fmt(w8 / TASKS, 0),
+      `${fmt(m / w8)}×`,
+    ],
     ["`pi-orch run --concurrency 1 --worktree`", fmt(w1 / 1000, 2), fmt(w1 / TASKS, 0), `${fmt(m / w1)}×`],
-    ["by hand, one by one (`git worktree add`, `pi -p`, `git worktree remove`)", fmt(m / 1000, 2), fmt(m / TASKS, 0), "1.0×"],
+    [
+      "by hand, one by one (`git worktree add`, `pi -p`, `git worktree remove`)",
+      fmt(m / 1000, 2),
+      fmt(m / TASKS, 0),
+      "1.0×",
+    ],
   ];
   return [
     "## Fan-out with `pi-orch run`",

@@ -45,7 +45,10 @@ function treeTicks(): number {
     }
     // After the command in parentheses: state ppid ... utime(14) stime cutime cstime.
     const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    stats.set(Number(name), { ppid: Number(rest[1]), ticks: Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]) });
+    stats.set(Number(name), {
+      ppid: Number(rest[1]),
+      ticks: Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]),
+    });
   }
   // A reaped child's time is in its parent's cutime, so exits inside the window still count.
   const ours = new Set([process.pid]);

@@ -26,7 +26,10 @@ function writeScript(dir: string): string {
   const text = Array.from({ length: WORDS }, (_, i) => `word${i}`).join(" ");
   const replies = Math.ceil((MINUTES * 60_000) / (WORDS * CHUNK_MS)) + 50;
   const path = join(dir, "script.jsonl");
-  writeFileSync(path, Array.from({ length: replies }, () => JSON.stringify({ text, chunkDelayMs: CHUNK_MS })).join("\n") + "\n");
+  writeFileSync(
+    path,
+    `${Array.from({ length: replies }, () => JSON.stringify({ text, chunkDelayMs: CHUNK_MS })).join("\n")}\n`,
+  );
   return path;
 }
 
@@ -38,7 +41,11 @@ export async function run(): Promise<string> {
   try {
     const script = writeScript(work);
     const names = Array.from({ length: AGENTS }, (_, i) => `day${i}`);
-    await Promise.all(names.map((name) => serve.client.spawn({ name, cwd: work, provider: "faux", extraArgs: ["--faux-script", script] })));
+    await Promise.all(
+      names.map((name) =>
+        serve.client.spawn({ name, cwd: work, provider: "faux", extraArgs: ["--faux-script", script] }),
+      ),
+    );
 
     let running = true;
     let runs = 0;
@@ -55,7 +62,8 @@ export async function run(): Promise<string> {
     });
 
     const samples: { at: number; rss: number; events: number; cpuMs: number; load: number }[] = [];
-    const sample = async (at: number) => samples.push({ at, rss: await rssMb(pid), events, cpuMs: processCpuMs(pid), load: loadavg()[0] });
+    const sample = async (at: number) =>
+      samples.push({ at, rss: await rssMb(pid), events, cpuMs: processCpuMs(pid), load: loadavg()[0] });
     const meter = startLoadMeter();
     const started = Date.now();
     await sample(0);
@@ -65,7 +73,9 @@ export async function run(): Promise<string> {
       // The load's duration itself, sampled every 10 s.
       await new Promise((r) => setTimeout(r, Math.max(0, started + next - Date.now())));
       await sample(next / 1000);
-      process.stderr.write(`longday: ${next / 1000} s, supervisor RSS ${samples.at(-1)!.rss.toFixed(0)} MB, ${events} events\n`);
+      process.stderr.write(
+        `longday: ${next / 1000} s, supervisor RSS ${samples.at(-1)!.rss.toFixed(0)} MB, ${events} events\n`,
+      );
     }
     running = false;
     const reading = meter();
@@ -76,8 +86,8 @@ export async function run(): Promise<string> {
 
     const rows = samples.map((s, i) => {
       const prev = samples[i - 1];
-      const rate = prev ? (s.events - prev.events) / ((s.at - prev.at) || 1) : 0;
-      const cpu = prev ? (s.cpuMs - prev.cpuMs) / ((s.events - prev.events) || 1) : NaN;
+      const rate = prev ? (s.events - prev.events) / (s.at - prev.at || 1) : 0;
+      const cpu = prev ? (s.cpuMs - prev.cpuMs) / (s.events - prev.events || 1) : NaN;
       return [`${s.at}`, s.rss.toFixed(0), prev ? Math.round(rate) : "", prev ? fmt(cpu, 3) : "", s.load.toFixed(1)];
     });
     const rss = samples.map((s) => s.rss);

@@ -28,14 +28,16 @@ interface Timed {
 /** Sum of the task durations in the JSON reports written to `files`. */
 function taskMsOf(files: string[]): number {
   let sum = 0;
-  for (const file of files) for (const t of (JSON.parse(readFileSync(file, "utf8")) as { tasks: { durationMs: number }[] }).tasks) sum += t.durationMs;
+  for (const file of files)
+    for (const t of (JSON.parse(readFileSync(file, "utf8")) as { tasks: { durationMs: number }[] }).tasks)
+      sum += t.durationMs;
   return sum;
 }
 
 /** Seconds of each task: 80 % short (0.1-0.5 s), 15 % medium (1-2 s), 5 % long (3-5 s), from a fixed seed. */
 function durations(): number[] {
   let seed = 0x2f6b1d;
-  const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   return Array.from({ length: TASKS }, () => {
     const kind = next();
     const r = next();
@@ -51,14 +53,20 @@ interface Proc {
 }
 
 function start(args: string[], cwd: string): Proc {
-  const p = spawn(process.execPath, [PI_ORCH, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+  const p = spawn(process.execPath, [PI_ORCH, ...args], {
+    cwd,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   const waiters: (() => void)[] = [];
   p.stderr.on("data", (c: Buffer) => {
     stderr += c.toString();
     for (const w of waiters.splice(0)) w();
   });
-  const done = new Promise<{ code: number | null; stderr: string }>((r) => p.once("close", (code) => r({ code, stderr })));
+  const done = new Promise<{ code: number | null; stderr: string }>((r) =>
+    p.once("close", (code) => r({ code, stderr })),
+  );
   return {
     done,
     kill: (signal) => void (p.exitCode === null && p.kill(signal)),
@@ -89,7 +97,26 @@ async function queued(dir: string, redis: RedisServer, run: number): Promise<Tim
     await Promise.all(workers.map((w) => w.waitFor("takes tasks from")));
     const t0 = performance.now();
     const report = join(dir, "queue.json");
-    await must(start(["--home", join(dir, "producer"), "run", "tasks.json", "--queue", redis.url("bench"), "--provider", "faux", "--run-id", `bench-${run}`, "--report-json", report], dir), "the producer");
+    await must(
+      start(
+        [
+          "--home",
+          join(dir, "producer"),
+          "run",
+          "tasks.json",
+          "--queue",
+          redis.url("bench"),
+          "--provider",
+          "faux",
+          "--run-id",
+          `bench-${run}`,
+          "--report-json",
+          report,
+        ],
+        dir,
+      ),
+      "the producer",
+    );
     return { wallMs: performance.now() - t0, taskMs: taskMsOf([report]) };
   } finally {
     for (const w of workers) w.kill("SIGTERM");
@@ -104,7 +131,23 @@ async function sharded(dir: string): Promise<Timed> {
   await Promise.all(
     reports.map((report, i) =>
       must(
-        start(["--home", join(dir, `shard-${i + 1}`), "run", "tasks.json", "--provider", "faux", "--shard", `${i + 1}/${SLOTS}`, "--concurrency", "1", "--report-json", report], dir),
+        start(
+          [
+            "--home",
+            join(dir, `shard-${i + 1}`),
+            "run",
+            "tasks.json",
+            "--provider",
+            "faux",
+            "--shard",
+            `${i + 1}/${SLOTS}`,
+            "--concurrency",
+            "1",
+            "--report-json",
+            report,
+          ],
+          dir,
+        ),
         `shard ${i + 1}`,
       ),
     ),
@@ -116,7 +159,24 @@ async function sharded(dir: string): Promise<Timed> {
 async function local(dir: string): Promise<Timed> {
   const t0 = performance.now();
   const report = join(dir, "local.json");
-  await must(start(["--home", join(dir, "local"), "run", "tasks.json", "--provider", "faux", "--concurrency", String(SLOTS), "--report-json", report], dir), "the local run");
+  await must(
+    start(
+      [
+        "--home",
+        join(dir, "local"),
+        "run",
+        "tasks.json",
+        "--provider",
+        "faux",
+        "--concurrency",
+        String(SLOTS),
+        "--report-json",
+        report,
+      ],
+      dir,
+    ),
+    "the local run",
+  );
   return { wallMs: performance.now() - t0, taskMs: taskMsOf([report]) };
 }
 
@@ -129,8 +189,13 @@ function idlePerTask(t: Timed): number {
 export async function run(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-queue-"));
   const seconds = durations();
-  writeFileSync(join(dir, "tasks.json"), JSON.stringify(seconds.map((s, i) => ({ name: `t${i + 1}`, prompt: `run \`sleep ${s}\`` }))));
-  const shardSums = Array.from({ length: SLOTS }, (_, k) => seconds.filter((_, i) => i % SLOTS === k).reduce((a, b) => a + b, 0));
+  writeFileSync(
+    join(dir, "tasks.json"),
+    JSON.stringify(seconds.map((s, i) => ({ name: `t${i + 1}`, prompt: `run \`sleep ${s}\`` }))),
+  );
+  const shardSums = Array.from({ length: SLOTS }, (_, k) =>
+    seconds.filter((_, i) => i % SLOTS === k).reduce((a, b) => a + b, 0),
+  );
   const total = seconds.reduce((a, b) => a + b, 0);
   const q: Timed[] = [];
   const s: Timed[] = [];
@@ -154,7 +219,13 @@ export async function run(): Promise<string> {
   const idle = (xs: Timed[]) => median(xs.map(idlePerTask));
   const task = (xs: Timed[]) => median(xs.map((x) => x.taskMs / TASKS));
   const [mq, ms, ml] = [wall(q), wall(s), wall(l)];
-  const row = (how: string, xs: Timed[], w: number) => [how, fmt(w / 1000, 2), `${fmt(ms / w, 2)}×`, fmt(task(xs), 0), fmt(idle(xs), 0)];
+  const row = (how: string, xs: Timed[], w: number) => [
+    how,
+    fmt(w / 1000, 2),
+    `${fmt(ms / w, 2)}×`,
+    fmt(task(xs), 0),
+    fmt(idle(xs), 0),
+  ];
   const rows: (string | number)[][] = [
     row(`\`--queue\`, ${SLOTS} \`--worker\` processes (Redis)`, q, mq),
     row(`\`--shard I/${SLOTS}\`, ${SLOTS} processes`, s, ms),
@@ -170,7 +241,7 @@ export async function run(): Promise<string> {
     "",
     table(["how", "wall time (s)", "speed-up vs shards", "mean task (ms)", "slot idle per task (ms)"], rows),
     "",
-    "\"mean task\" is a task's own duration (agent start to result); \"slot idle per task\" is the slots' time outside any task, " +
+    '"mean task" is a task\'s own duration (agent start to result); "slot idle per task" is the slots\' time outside any task, ' +
       "(slots × wall − Σ task durations) / tasks: for the queue that is its overhead per task (producer start, Redis round trips, " +
       `handing out and collecting), ${fmt(idle(q), 0)} ms against ${fmt(idle(l), 0)} ms for the local pool; for the shards it is mostly waiting for the longest shard. ` +
       "On a loaded machine the task durations themselves grow, which the idle column does not count.",

@@ -50,12 +50,19 @@ for (const [name, file] of [...SECTIONS, ...ON_REQUEST]) {
   ran.push(name);
 }
 // The machine may be shared: say how busy it was, next to each section's own "other CPU" figures.
-out.splice(header, 0, `Load average (1 min) at the start / end of the run: ${loadAtStart.toFixed(1)} / ${loadavg()[0].toFixed(1)} on ${cpus().length} cores.`, "");
+out.splice(
+  header,
+  0,
+  `Load average (1 min) at the start / end of the run: ${loadAtStart.toFixed(1)} / ${loadavg()[0].toFixed(1)} on ${cpus().length} cores.`,
+  "",
+);
 const text = out.join("\n");
 console.log(text);
 if (wanted.length === 0) {
   writeFileSync(new URL("../BENCHMARKS.md", import.meta.url), text);
   process.stderr.write("bench: wrote BENCHMARKS.md\n");
 } else if (existsSync(new URL("../BENCHMARKS.md", import.meta.url))) {
-  process.stderr.write(`bench: ran ${ran.join(", ")} only; BENCHMARKS.md left as it was (run without arguments to rewrite it)\n`);
+  process.stderr.write(
+    `bench: ran ${ran.join(", ")} only; BENCHMARKS.md left as it was (run without arguments to rewrite it)\n`,
+  );
 }

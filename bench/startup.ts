@@ -15,8 +15,16 @@ const UPSTREAM = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-
 const EXAMPLES = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
 /** Ten of pi's example extensions that make sense headless, loaded unchanged. */
 const TEN_EXAMPLES = [
-  "permission-gate.ts", "protected-paths.ts", "dynamic-tools.ts", "todo.ts", "session-name.ts",
-  "bookmark.ts", "input-transform.ts", "event-bus.ts", "structured-output.ts", "plan-mode",
+  "permission-gate.ts",
+  "protected-paths.ts",
+  "dynamic-tools.ts",
+  "todo.ts",
+  "session-name.ts",
+  "bookmark.ts",
+  "input-transform.ts",
+  "event-bus.ts",
+  "structured-output.ts",
+  "plan-mode",
 ];
 
 /** Spawn and time until exit. */
@@ -30,7 +38,12 @@ function timeExit(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<
 }
 
 /** Spawn an RPC worker, time until the `get_state` response, read its RSS, close it. */
-function timeFirstState(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ ms: number; rss: number; cpu: number }> {
+function timeFirstState(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ ms: number; rss: number; cpu: number }> {
   return new Promise((res, rej) => {
     const t0 = performance.now();
     const p = spawn(cmd, args, { stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, ...env }, cwd });
@@ -53,7 +66,7 @@ function timeFirstState(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd
     p.on("exit", (code) => {
       if (!done) rej(new Error(`${args.join(" ")} exited (${code}) before answering get_state`));
     });
-    p.stdin.write(JSON.stringify({ id: "1", type: "get_state" }) + "\n");
+    p.stdin.write(`${JSON.stringify({ id: "1", type: "get_state" })}\n`);
   });
 }
 
@@ -134,14 +147,21 @@ function rssParts(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: stri
         const heapUsed = heap.spaces.reduce((a, s) => a + s.used, 0) / 2 ** 20;
         const heapCommitted = heap.spaces.reduce((a, s) => a + s.committed, 0) / 2 ** 20;
         p.stdin.end();
-        res({ rss: mb(total), nodeBinary: mb(binary), otherFiles: mb(total - binary - anon), heapUsed, heapSlack: heapCommitted - heapUsed, otherAnon: mb(anon) - heapCommitted });
+        res({
+          rss: mb(total),
+          nodeBinary: mb(binary),
+          otherFiles: mb(total - binary - anon),
+          heapUsed,
+          heapSlack: heapCommitted - heapUsed,
+          otherAnon: mb(anon) - heapCommitted,
+        });
       };
       read();
     };
     p.on("exit", (code) => {
       if (!done) rej(new Error(`${args.join(" ")} exited (${code}) before answering get_state`));
     });
-    p.stdin.write(JSON.stringify({ id: "1", type: "get_state" }) + "\n");
+    p.stdin.write(`${JSON.stringify({ id: "1", type: "get_state" })}\n`);
   });
 }
 
@@ -173,18 +193,35 @@ export async function run(): Promise<string> {
     }),
   );
   const rpc = ["--mode", "rpc", "--provider", "faux", "--no-session"];
-  const echo = "process.stdin.on('data',()=>process.stdout.write(JSON.stringify({id:'1',type:'response',command:'get_state',success:true})+'\\n'))";
+  const echo =
+    "process.stdin.on('data',()=>process.stdout.write(JSON.stringify({id:'1',type:'response',command:'get_state',success:true})+'\\n'))";
   const base: Case[] = [
     { label: "`node -e 0` (spawn to exit)", exitOnly: true, args: ["-e", "0"] },
     { label: "`node -e` stdin echo loop (RSS floor)", args: ["-e", echo] },
-    { label: "our `pi --mode rpc` (faux): `dist/cli/pi.cjs`, code cache", args: [PI_CJS, ...rpc], env: { PI_ORCH_HOME: home } },
-    { label: "our `pi --mode rpc` (faux): `dist/cli/pi.js`, ESM, no cache (before)", args: [PI, ...rpc], env: { PI_ORCH_HOME: home } },
+    {
+      label: "our `pi --mode rpc` (faux): `dist/cli/pi.cjs`, code cache",
+      args: [PI_CJS, ...rpc],
+      env: { PI_ORCH_HOME: home },
+    },
+    {
+      label: "our `pi --mode rpc` (faux): `dist/cli/pi.js`, ESM, no cache (before)",
+      args: [PI, ...rpc],
+      env: { PI_ORCH_HOME: home },
+    },
   ];
   // As a supervisor starts its workers: with a session, whose file the start writes.
-  base.push({ label: "our `pi --mode rpc` (faux) with a session file, `pi.cjs`", args: [PI_CJS, "--mode", "rpc", "--provider", "faux"], env: { PI_ORCH_HOME: home } });
+  base.push({
+    label: "our `pi --mode rpc` (faux) with a session file, `pi.cjs`",
+    args: [PI_CJS, "--mode", "rpc", "--provider", "faux"],
+    env: { PI_ORCH_HOME: home },
+  });
   const extensionsLabel = "our `pi --mode rpc` (faux) + 10 of pi's example extensions, `pi.cjs`";
   if (existsSync(EXAMPLES)) {
-    base.push({ label: extensionsLabel, args: [PI_CJS, ...rpc, ...TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)])], env: { PI_ORCH_HOME: home } });
+    base.push({
+      label: extensionsLabel,
+      args: [PI_CJS, ...rpc, ...TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)])],
+      env: { PI_ORCH_HOME: home },
+    });
   }
   if (existsSync(UPSTREAM)) {
     base.push({
@@ -194,7 +231,12 @@ export async function run(): Promise<string> {
     });
   }
   const ca = process.env.BENCH_NODE_EXTRA_CA_CERTS;
-  const cases = ca ? base.flatMap((c) => [c, { ...c, label: `${c.label}, NODE_EXTRA_CA_CERTS set`, env: { ...c.env, NODE_EXTRA_CA_CERTS: ca } }]) : base;
+  const cases = ca
+    ? base.flatMap((c) => [
+        c,
+        { ...c, label: `${c.label}, NODE_EXTRA_CA_CERTS set`, env: { ...c.env, NODE_EXTRA_CA_CERTS: ca } },
+      ])
+    : base;
   const ms = cases.map(() => [] as number[]);
   const rss = cases.map(() => [] as number[]);
   const cpu = cases.map(() => [] as number[]);
@@ -230,7 +272,13 @@ export async function run(): Promise<string> {
     const withCa = c.env?.NODE_EXTRA_CA_CERTS !== undefined;
     const m = median(ms[k]!);
     const cpuRatio = c.exitOnly ? "" : `${fmt(median(cpu[k]!), 1)} (${fmt(median(cpu[k]!) / echoCpu, 2)}×)`;
-    return [c.label, fmt(m), `${fmt(m / (withCa ? floorCa : floor), 2)}×`, cpuRatio, c.exitOnly ? "" : fmt(median(rss[k]!))];
+    return [
+      c.label,
+      fmt(m),
+      `${fmt(m / (withCa ? floorCa : floor), 2)}×`,
+      cpuRatio,
+      c.exitOnly ? "" : fmt(median(rss[k]!)),
+    ];
   });
   const ours = median(ms[ca ? 4 : 2]!);
   const oursRss = median(rss[ca ? 4 : 2]!);
@@ -240,8 +288,12 @@ export async function run(): Promise<string> {
   const verdict =
     `Targets: first \`get_state\` answer ≤ 2× \`node -e 0\` without NODE_EXTRA_CA_CERTS (measured ${fmt(ours / floor, 2)}×: ${ours / floor <= 2 ? "met" : "missed"}; ` +
     `the ESM bundle without a cache: ${fmt(before / floor, 2)}×); idle RSS ≤ 45 MB (measured ${fmt(oursRss)} MB: ${oursRss <= 45 ? "met" : "missed"}).` +
-    (extensionsAt >= 0 ? ` With 10 example extensions: ${fmt(median(ms[extensionsAt]!) / ours, 2)}× the start without (target at most 1.5×).` : "") +
-    (upstreamAt >= 0 ? ` Against upstream pi: ${fmt(median(ms[upstreamAt]!) / ours, 1)}× faster to the first answer.` : " Upstream pi is not installed (test/upstream), so it has no row.");
+    (extensionsAt >= 0
+      ? ` With 10 example extensions: ${fmt(median(ms[extensionsAt]!) / ours, 2)}× the start without (target at most 1.5×).`
+      : "") +
+    (upstreamAt >= 0
+      ? ` Against upstream pi: ${fmt(median(ms[upstreamAt]!) / ours, 1)}× faster to the first answer.`
+      : " Upstream pi is not installed (test/upstream), so it has no row.");
   const part = (list: RssParts[], key: keyof RssParts) => median(list.map((p) => p[key]));
   const partRows = (
     [
@@ -252,7 +304,12 @@ export async function run(): Promise<string> {
       ["other anonymous: malloc (compiler zones, buffers), stacks", "otherAnon"],
       ["RSS", "rss"],
     ] as const
-  ).map(([label, key]) => [label, fmt(part(parts.floor, key)), fmt(part(parts.ours, key)), `${part(parts.ours, key) - part(parts.floor, key) >= 0 ? "+" : ""}${fmt(part(parts.ours, key) - part(parts.floor, key))}`]);
+  ).map(([label, key]) => [
+    label,
+    fmt(part(parts.floor, key)),
+    fmt(part(parts.ours, key)),
+    `${part(parts.ours, key) - part(parts.floor, key) >= 0 ? "+" : ""}${fmt(part(parts.ours, key) - part(parts.floor, key))}`,
+  ]);
   return [
     "## Worker start-up",
     "",

@@ -22,7 +22,7 @@ const FLEETS = [50, 100];
 const STREAMERS = 16;
 const ROUTE_SECONDS = 5;
 /** Interleaved runs of each paced variant per rate: more at the target rate, where the ratio is judged. */
-const PACED_RUNS: Record<number, number> = { 10_000: 5, 20_000: 3 };
+const PACED_RUNS: Record<number, number> = { 10000: 5, 20000: 3 };
 const RATES = [10_000, 20_000];
 
 /** High-resolution wall clock in ms, comparable across processes on one machine. */
@@ -199,7 +199,8 @@ async function route(
       if (l !== null) latencies.push(l);
     });
   }
-  const promptAll = (list: string[]) => Promise.all(list.map((n) => serve.client.rpc(n, { type: "prompt", message: "hello" })));
+  const promptAll = (list: string[]) =>
+    Promise.all(list.map((n) => serve.client.rpc(n, { type: "prompt", message: "hello" })));
   await promptAll(names);
   // Warm up for a second, then count.
   await new Promise((r) => setTimeout(r, 1000));
@@ -225,7 +226,14 @@ async function route(
   for (const sub of subscribers) await sub.close();
   // Events per second through the supervisor: what one subscriber received.
   const routed = events / subscribers.length;
-  return { eventsPerS: routed / seconds, latencies, lagged, load, routerMsPerK: (routerMs / routed) * 1000, window: [t0, t1] };
+  return {
+    eventsPerS: routed / seconds,
+    latencies,
+    lagged,
+    load,
+    routerMsPerK: (routerMs / routed) * 1000,
+    window: [t0, t1],
+  };
 }
 
 /** 16 of our faux workers streaming words (PI_ORCH_FAUX_CHUNK_MS=1) to two subscribers. */
@@ -235,7 +243,9 @@ async function routeFaux(): Promise<RouteResult> {
     const names = Array.from({ length: STREAMERS }, (_, i) => `faux-${i}`);
     await Promise.all(names.map((name) => serve.client.spawn({ name, provider: "faux", extraArgs: ["--no-session"] })));
     // The supervisor stamps `at` (ms) when it handles the line: this is its own routing time, to the ms.
-    return await route(serve, names, true, (m, receivedAt) => (m.event.type === "message_update" && typeof m.at === "number" ? receivedAt - m.at : null));
+    return await route(serve, names, true, (m, receivedAt) =>
+      m.event.type === "message_update" && typeof m.at === "number" ? receivedAt - m.at : null,
+    );
   } finally {
     await serve.close();
   }
@@ -246,17 +256,27 @@ async function routeFaux(): Promise<RouteResult> {
  * supervisor whose workers run at `nice`; `nodeArgs` go to the supervisor's node (by
  * default the auto-start's), `onServe` sees it started (an experiment reading its output).
  */
-export async function routePaced(total: number, nice: number, nodeArgs?: readonly string[], onServe?: (serve: Serve) => void): Promise<RouteResult> {
+export async function routePaced(
+  total: number,
+  nice: number,
+  nodeArgs?: readonly string[],
+  onServe?: (serve: Serve) => void,
+): Promise<RouteResult> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-paced-"));
   const worker = join(dir, "paced-worker.cjs");
   try {
     writeFileSync(worker, PACED_WORKER);
-    const serve = await startServe({ BENCH_EVENTS_PER_S: String(total / STREAMERS), PI_ORCH_WORKER_NICE: String(nice) }, nodeArgs);
+    const serve = await startServe(
+      { BENCH_EVENTS_PER_S: String(total / STREAMERS), PI_ORCH_WORKER_NICE: String(nice) },
+      nodeArgs,
+    );
     onServe?.(serve);
     try {
       const names = Array.from({ length: STREAMERS }, (_, i) => `paced-${i}`);
       await Promise.all(names.map((name) => serve.client.spawn({ name, workerCommand: [process.execPath, worker] })));
-      return await route(serve, names, false, (m, receivedAt) => (typeof m.event.t === "number" ? receivedAt - m.event.t : null));
+      return await route(serve, names, false, (m, receivedAt) =>
+        typeof m.event.t === "number" ? receivedAt - m.event.t : null,
+      );
     } finally {
       await serve.close();
     }
@@ -329,7 +349,14 @@ export async function routeRelay(total: number, nice: number, durable = false): 
     const routerMs = processCpuMs(relay.pid!) - cpu0;
     subscribers[0]!.write("abort\n");
     const routed = events / subscribers.length;
-    return { eventsPerS: routed / seconds, latencies, lagged: 0, load, routerMsPerK: (routerMs / routed) * 1000, window: [t0, t1] };
+    return {
+      eventsPerS: routed / seconds,
+      latencies,
+      lagged: 0,
+      load,
+      routerMsPerK: (routerMs / routed) * 1000,
+      window: [t0, t1],
+    };
   } finally {
     for (const sub of subscribers) sub.destroy();
     relay.stdin!.end();
@@ -358,11 +385,13 @@ interface CpuProfile {
 function workKind(functionName: string, url: string): string | null {
   if (functionName === "(idle)") return null;
   if (functionName === "writeString") return "log writes (`writeSync` to the event logs)";
-  if (/^write(Utf8String|Latin1String|AsciiString|Ucs2String|Buffer|v)$/.test(functionName)) return "socket writes to the subscribers";
+  if (/^write(Utf8String|Latin1String|AsciiString|Ucs2String|Buffer|v)$/.test(functionName))
+    return "socket writes to the subscribers";
   if (functionName === "(garbage collector)") return "garbage collection";
   if (functionName === "parseJsonLine") return "`JSON.parse` of worker lines";
   if (url.includes("/dist/")) return "pi-orch's own routing code (actor, table, log, batch, fan-out)";
-  if (url.startsWith("node:")) return "node's streams, timers and buffers (reading pipes, decoding lines, socket bookkeeping)";
+  if (url.startsWith("node:"))
+    return "node's streams, timers and buffers (reading pipes, decoding lines, socket bookkeeping)";
   return "V8 and native other (compiled code, builtins)";
 }
 
@@ -376,7 +405,12 @@ export async function profileRouting(total: number): Promise<{ shares: ProfileSh
   try {
     // performance.now() of this process, as the monotonic clock (µs) the profile's timestamps use.
     const toMonoUs = (ms: number) => (ms + Number(process.hrtime.bigint()) / 1e6 - performance.now()) * 1000;
-    const r = await routePaced(total, DEFAULT_WORKER_NICE, [...DEFAULT_SUPERVISOR_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=250"]);
+    const r = await routePaced(total, DEFAULT_WORKER_NICE, [
+      ...DEFAULT_SUPERVISOR_NODE_FLAGS,
+      "--cpu-prof",
+      `--cpu-prof-dir=${dir}`,
+      "--cpu-prof-interval=250",
+    ]);
     const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
     if (!file) throw new Error("the profiled supervisor wrote no profile");
     const prof = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
@@ -403,19 +437,31 @@ export async function profileRouting(total: number): Promise<{ shares: ProfileSh
 
 /** The run of several whose p99 is the median: the tail on a 2-core box swings with the scheduler. */
 function medianRun(runs: RouteResult[]): RouteResult {
-  return [...runs].sort((a, b) => percentile(a.latencies, 99) - percentile(b.latencies, 99))[Math.floor(runs.length / 2)]!;
+  return [...runs].sort((a, b) => percentile(a.latencies, 99) - percentile(b.latencies, 99))[
+    Math.floor(runs.length / 2)
+  ]!;
 }
 
 /** Run the section. */
 export async function run(): Promise<string> {
   const fleets = new Map<number, SpawnResult[]>();
-  for (let i = 0; i < SPAWN_RUNS; i++) for (const n of FLEETS) fleets.set(n, [...(fleets.get(n) ?? []), await spawnMany(n)]);
+  for (let i = 0; i < SPAWN_RUNS; i++)
+    for (const n of FLEETS) fleets.set(n, [...(fleets.get(n) ?? []), await spawnMany(n)]);
   const spawnRows = FLEETS.map((n) => {
     const runs = fleets.get(n)!;
     const perWorker = median(runs.flatMap((s) => s.workerRss));
     const supRss = median(runs.map((s) => s.supervisorRss));
     const pss = median(runs.map((s) => s.totalPss));
-    return [n, fmt(median(runs.map((s) => s.ms)), 0), fmt(supRss), fmt(perWorker), fmt(supRss + perWorker * n, 0), fmt(pss, 0), fmt(pss / (n + 1), 1), fmtOther(medianOther(runs.map((s) => s.load)))];
+    return [
+      n,
+      fmt(median(runs.map((s) => s.ms)), 0),
+      fmt(supRss),
+      fmt(perWorker),
+      fmt(supRss + perWorker * n, 0),
+      fmt(pss, 0),
+      fmt(pss / (n + 1), 1),
+      fmtOther(medianOther(runs.map((s) => s.load))),
+    ];
   });
   const spawn50 = median(fleets.get(50)!.map((s) => s.ms));
   const spawn100 = median(fleets.get(100)!.map((s) => s.ms));
@@ -424,11 +470,32 @@ export async function run(): Promise<string> {
   // Interleaved, so a swing of the machine's other load hits every variant alike; the
   // "before" row (workers at the supervisor's weight) needs no more than three runs.
   const variants = [
-    { label: "bare Node relay, workers at nice 10", go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE), maxRuns: Infinity },
-    { label: "durable relay (bare relay + one log write per chunk), workers at nice 10", go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE, true), maxRuns: Infinity },
-    { label: "`pi-orch serve`, workers at nice 10 (default)", go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE), maxRuns: Infinity },
-    { label: "`pi-orch serve`, node's default young generation (PI_ORCH_SUPERVISOR_NODE_FLAGS=\"\", before)", go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE, []), maxRuns: 3 },
-    { label: "`pi-orch serve`, PI_ORCH_WORKER_NICE=0 (before)", go: (rate: number) => routePaced(rate, 0), maxRuns: 3, rates: [10_000] },
+    {
+      label: "bare Node relay, workers at nice 10",
+      go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE),
+      maxRuns: Infinity,
+    },
+    {
+      label: "durable relay (bare relay + one log write per chunk), workers at nice 10",
+      go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE, true),
+      maxRuns: Infinity,
+    },
+    {
+      label: "`pi-orch serve`, workers at nice 10 (default)",
+      go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE),
+      maxRuns: Infinity,
+    },
+    {
+      label: '`pi-orch serve`, node\'s default young generation (PI_ORCH_SUPERVISOR_NODE_FLAGS="", before)',
+      go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE, []),
+      maxRuns: 3,
+    },
+    {
+      label: "`pi-orch serve`, PI_ORCH_WORKER_NICE=0 (before)",
+      go: (rate: number) => routePaced(rate, 0),
+      maxRuns: 3,
+      rates: [10_000],
+    },
   ];
   const [relayV, durableV, oursV] = variants as [(typeof variants)[0], (typeof variants)[0], (typeof variants)[0]];
   const results = new Map<string, RouteResult[]>();
@@ -485,7 +552,16 @@ export async function run(): Promise<string> {
       "PSS splits pages shared between processes (node's code, the code cache) among them, so the summed PSS is what the fleet really holds; summed RSS counts shared pages once per process.",
     "",
     table(
-      ["agents", "spawn → all idle (ms)", "supervisor RSS (MB)", "RSS per worker (MB, median)", "summed RSS (MB)", "summed PSS (MB)", "PSS per process (MB)", "other CPU (cores)"],
+      [
+        "agents",
+        "spawn → all idle (ms)",
+        "supervisor RSS (MB)",
+        "RSS per worker (MB, median)",
+        "summed RSS (MB)",
+        "summed PSS (MB)",
+        "PSS per process (MB)",
+        "other CPU (cores)",
+      ],
       spawnRows,
     ),
     "",
@@ -495,14 +571,28 @@ export async function run(): Promise<string> {
       "The bare relay spawns the same workers the same way (detached, lowered to the same nice) and copies their lines to two socket clients: " +
       "the floor of this machine for that path. The durable relay also appends each chunk of lines to a log file per worker before forwarding it " +
       "(one synchronous write per chunk), the least work that keeps the supervisor's write-ahead order: the floor for a router that logs. " +
-      `Each row is the median of ${Object.entries(PACED_RUNS).map(([r, n]) => `${n} runs at ${Number(r).toLocaleString("en")}/s`).join(" and ")} by p99 (every run's p99 listed; the "before" rows 3 runs, the one at nice 0 only at 10,000/s), the variants interleaved; ` +
+      `Each row is the median of ${Object.entries(PACED_RUNS)
+        .map(([r, n]) => `${n} runs at ${Number(r).toLocaleString("en")}/s`)
+        .join(
+          " and ",
+        )} by p99 (every run's p99 listed; the "before" rows 3 runs, the one at nice 0 only at 10,000/s), the variants interleaved; ` +
       `\`pi-orch serve\` runs with the node flags a command's auto-start gives it (${DEFAULT_SUPERVISOR_NODE_FLAGS.join(" ")}; the "default young generation" row without them); ` +
       "\"p99 vs relay\" is the median over the rounds of the row's p99 over the bare relay's p99 in the same round, so a swing of the machine's load hits both sides of each ratio; " +
       "Router CPU is the supervisor's (or the relay's) own CPU time per 1,000 routed events, which the machine's load does not change much; " +
       "other CPU = busy cores of everything but this benchmark's own processes during the counted window (the machine is shared).",
     "",
     table(
-      ["paced workload", "events/s", "p50 (ms)", "p99 (ms)", "p99 vs relay", "p99 of each run (ms)", "lagged events", "router CPU per 1,000 events (ms)", "other CPU (cores)"],
+      [
+        "paced workload",
+        "events/s",
+        "p50 (ms)",
+        "p99 (ms)",
+        "p99 vs relay",
+        "p99 of each run (ms)",
+        "lagged events",
+        "router CPU per 1,000 events (ms)",
+        "other CPU (cores)",
+      ],
       pacedRows,
     ),
     "",
@@ -516,7 +606,16 @@ export async function run(): Promise<string> {
     "",
     table(
       ["workload", "events/s", "latency p50 (ms)", "latency p99 (ms)", "lagged events", "other CPU (cores)"],
-      [["16 faux `pi` workers, PI_ORCH_FAUX_CHUNK_MS=1", fmt(faux.eventsPerS, 0), fmt(percentile(faux.latencies, 50), 2), fmt(percentile(faux.latencies, 99), 2), String(faux.lagged), fmtOther(faux.load)]],
+      [
+        [
+          "16 faux `pi` workers, PI_ORCH_FAUX_CHUNK_MS=1",
+          fmt(faux.eventsPerS, 0),
+          fmt(percentile(faux.latencies, 50), 2),
+          fmt(percentile(faux.latencies, 99), 2),
+          String(faux.lagged),
+          fmtOther(faux.load),
+        ],
+      ],
     ),
     "",
     `Targets: 50 agents idle in under 10 s (measured ${fmt(spawn50 / 1000, 1)} s: ${spawn50 < 10_000 ? "met" : "missed"}), 100 in under 8 s on 2 cores (measured ${fmt(spawn100 / 1000, 1)} s: ${spawn100 < 8_000 ? "met" : "missed"}); ` +

@@ -29,7 +29,10 @@ export interface Serve {
  * fails to start. `nodeArgs` go to node before the script: by default the flags a
  * command's auto-start gives the supervisor (`PI_ORCH_SUPERVISOR_NODE_FLAGS`).
  */
-export async function startServe(env: NodeJS.ProcessEnv = {}, nodeArgs: readonly string[] = supervisorNodeFlags()): Promise<Serve> {
+export async function startServe(
+  env: NodeJS.ProcessEnv = {},
+  nodeArgs: readonly string[] = supervisorNodeFlags(),
+): Promise<Serve> {
   const home = mkdtempSync(join(tmpdir(), "pi-bench-orch-"));
   const proc = spawn(process.execPath, [...nodeArgs, PI_ORCH, "--home", home, "serve"], {
     env: { ...process.env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ...env },

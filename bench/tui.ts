@@ -65,9 +65,21 @@ async function loadTui(): Promise<TuiModules> {
   const out = join(dir, `tui-${process.pid}.mjs`);
   writeFileSync(
     entry,
-    ["App.js", "screen.js", "store.js", "supervisor-link.js", "theme.js"].map((m) => `export * from ${JSON.stringify(join(ROOT, "cli/tui", m))};`).join("\n"),
+    ["App.js", "screen.js", "store.js", "supervisor-link.js", "theme.js"]
+      .map((m) => `export * from ${JSON.stringify(join(ROOT, "cli/tui", m))};`)
+      .join("\n"),
   );
-  await build({ entryPoints: [entry], outfile: out, bundle: true, format: "esm", platform: "node", target: "node20", jsx: "automatic", packages: "external", logLevel: "warning" });
+  await build({
+    entryPoints: [entry],
+    outfile: out,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    jsx: "automatic",
+    packages: "external",
+    logLevel: "warning",
+  });
   try {
     return (await import(pathToFileURL(out).href)) as TuiModules;
   } finally {
@@ -128,13 +140,45 @@ async function measure(tui: TuiModules, AGENTS: number, writer: Writer, zoomed =
   // As `pi-orch tui` runs it: ink renders into the screen, which writes the changed rows to the terminal.
   const screen = writer === "screen" ? new Screen(stdout) : null;
   const app = render(
-    createElement(ScreenContext.Provider, { value: screen }, createElement(ThemeProvider, { value: makeTheme(true) }, createElement(App, { store, control: link, cols: COLS, rows: ROWS, ...(zoomed ? { mode: "single" as const } : {}), onQuit: () => {} }))),
+    createElement(
+      ScreenContext.Provider,
+      { value: screen },
+      createElement(
+        ThemeProvider,
+        { value: makeTheme(true) },
+        createElement(App, {
+          store,
+          control: link,
+          cols: COLS,
+          rows: ROWS,
+          ...(zoomed ? { mode: "single" as const } : {}),
+          onQuit: () => {},
+        }),
+      ),
+    ),
     // debug: every commit is drawn at once, so a frame's time is React + layout + output.
-    { onRender: ({ renderTime }: { renderTime: number }) => counting && inkTimes.push(renderTime), stdout: screen?.inkStdout ?? (stdout as unknown as NodeJS.WriteStream), stdin: new IdleKeyboard() as unknown as NodeJS.ReadStream, debug: true, exitOnCtrlC: false, patchConsole: false },
+    {
+      onRender: ({ renderTime }: { renderTime: number }) => counting && inkTimes.push(renderTime),
+      stdout: screen?.inkStdout ?? (stdout as unknown as NodeJS.WriteStream),
+      stdin: new IdleKeyboard() as unknown as NodeJS.ReadStream,
+      debug: true,
+      exitOnCtrlC: false,
+      patchConsole: false,
+    },
   );
   try {
     const names = Array.from({ length: AGENTS }, (_, i) => `bench-${String(i + 1).padStart(2, "0")}`);
-    const workerCommand = [process.execPath, PI, "--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session"];
+    const workerCommand = [
+      process.execPath,
+      PI,
+      "--mode",
+      "rpc",
+      "--provider",
+      "faux",
+      "--faux-script",
+      script,
+      "--no-session",
+    ];
     await Promise.all(names.map((name) => client.spawn({ name, cwd, workerCommand, restart: "temporary" })));
     // Every agent_end seen, or (when this subscriber fell behind and lost some) every agent idle again.
     const done = (async () => {
@@ -183,7 +227,8 @@ export async function run(): Promise<string> {
   process.env.NODE_ENV ??= "production"; // as the CLI runs it: before react loads
   const tui = await loadTui();
   const rows: (string | number)[][] = [];
-  for (const panes of PANES) for (const writer of ["ink", "screen"] as const) rows.push(await measure(tui, panes, writer));
+  for (const panes of PANES)
+    for (const writer of ["ink", "screen"] as const) rows.push(await measure(tui, panes, writer));
   rows.push(await measure(tui, PANES[0]!, "screen", true));
   return [
     "## TUI rendering (16 and 30 panes, every agent streaming)",
@@ -201,7 +246,21 @@ export async function run(): Promise<string> {
     "other CPU is what everything but this benchmark used meanwhile (the machine is shared). The last row: one agent zoomed",
     "to the whole screen (pi's interactive view, its input line open) while all of them stream.",
     "",
-    table(["panes", "panes drawn by", "frames", "frames/s", "frame median ms (ink)", "frame p99 ms (ink)", "frame CPU median / p99 ms", "events/s received", "TUI CPU share", "other CPU (cores)"], rows),
+    table(
+      [
+        "panes",
+        "panes drawn by",
+        "frames",
+        "frames/s",
+        "frame median ms (ink)",
+        "frame p99 ms (ink)",
+        "frame CPU median / p99 ms",
+        "events/s received",
+        "TUI CPU share",
+        "other CPU (cores)",
+      ],
+      rows,
+    ),
     "",
     `Targets at 16 panes: median frame ≤ 10 ms, p99 ≤ 50 ms, TUI CPU ≤ 30 % of a core.`,
   ].join("\n");

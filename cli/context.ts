@@ -99,9 +99,9 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
     homeFlag,
     selfBin,
     color: colors(colorEnabled()),
-    json: (value) => process.stdout.write(JSON.stringify(value, null, 2) + "\n"),
-    out: (line = "") => process.stdout.write(line + "\n"),
-    err: (line) => process.stderr.write(line + "\n"),
+    json: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    out: (line = "") => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
     client: async (opts = {}) => {
       const autostart = opts.autostart ?? globals().autostart ?? true;
       try {
@@ -109,7 +109,9 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
       } catch (err) {
         if (!(err instanceof IpcClientError) || err.code !== "no_supervisor") throw err;
         if (!autostart) {
-          throw new CliError(`no supervisor is running for ${home()}; start one with: ${piOrchCommand("serve", homeFlag())} (or drop --no-autostart)`);
+          throw new CliError(
+            `no supervisor is running for ${home()}; start one with: ${piOrchCommand("serve", homeFlag())} (or drop --no-autostart)`,
+          );
         }
         return startInBackground(home(), homeFlag(), selfBin);
       }
@@ -150,7 +152,9 @@ async function startInBackground(home: string, homeFlag: string | undefined, sel
         // The supervisor's own words say what to fix (e.g. "run chmod 700 HOME"); show them here.
         const said = lastLogLine(logPath, logStart);
         const hint = exited !== null ? nodeFlagsHint(process.env) : "";
-        throw new CliError(`could not start a supervisor for ${home}${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""} (log: ${logPath})${hint}`);
+        throw new CliError(
+          `could not start a supervisor for ${home}${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""} (log: ${logPath})${hint}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -161,7 +165,13 @@ async function startInBackground(home: string, homeFlag: string | undefined, sel
 export function lastLogLine(path: string, from: number): string | null {
   try {
     const text = readFileSync(path).subarray(from).toString("utf8");
-    return text.split("\n").map((l) => l.trim()).filter(Boolean).at(-1) ?? null;
+    return (
+      text
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .at(-1) ?? null
+    );
   } catch {
     return null;
   }
@@ -185,7 +195,9 @@ export async function runAction(ctx: CliContext, body: () => Promise<number | vo
       const code = (err as Error & { code: string }).code;
       process.exitCode = code === "invalid" || code === "invalid_request" || code === "bad_request" ? 2 : 1;
     } else {
-      ctx.err(`pi-orch: unexpected failure (a bug; please report it): ${err instanceof Error ? err.stack : String(err)}`);
+      ctx.err(
+        `pi-orch: unexpected failure (a bug; please report it): ${err instanceof Error ? err.stack : String(err)}`,
+      );
       process.exitCode = 1;
     }
   }

@@ -4,7 +4,8 @@
  * there instead. Pure.
  */
 
-const MISSING_KEY = /no API key for provider "([^"]+)": (?:set (\w+), )?pass --api-key, or set providers\.\S+\.apiKey in models\.json/;
+const MISSING_KEY =
+  /no API key for provider "([^"]+)": (?:set (\w+), )?pass --api-key, or set providers\.\S+\.apiKey in models\.json/;
 
 /**
  * `message` with the worker's missing-key advice rewritten for agents of a background

@@ -33,14 +33,24 @@ export function fuzzyTokenMatches(token: string, text: string): boolean {
 
 /** The lines `--list-models` prints for `models` (the usable ones) and an optional search. */
 export function listModelsLines(models: readonly Model[], search: string | undefined): string[] {
-  if (models.length === 0) return ["No models available: set a provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY) or add one in models.json"];
+  if (models.length === 0)
+    return [
+      "No models available: set a provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY) or add one in models.json",
+    ];
   const tokens = search?.trim().split(/\s+/).filter(Boolean) ?? [];
   const matching = models.filter((m) => tokens.every((token) => fuzzyTokenMatches(token, `${m.provider} ${m.id}`)));
   if (matching.length === 0) return [`No models matching "${search}"`];
   const sorted = [...matching].sort((a, b) => a.provider.localeCompare(b.provider) || a.id.localeCompare(b.id));
   const rows = [
     ["provider", "model", "context", "max-out", "thinking", "images"],
-    ...sorted.map((m) => [m.provider, m.id, formatTokenCount(m.contextWindow), formatTokenCount(m.maxTokens), m.reasoning ? "yes" : "no", m.input.includes("image") ? "yes" : "no"]),
+    ...sorted.map((m) => [
+      m.provider,
+      m.id,
+      formatTokenCount(m.contextWindow),
+      formatTokenCount(m.maxTokens),
+      m.reasoning ? "yes" : "no",
+      m.input.includes("image") ? "yes" : "no",
+    ]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   return rows.map((row) => row.map((cell, c) => cell.padEnd(widths[c]!)).join("  "));

@@ -40,13 +40,23 @@ function runCached(): void {
   cachedData = undefined;
   const main = script.runInThisContext() as (...args: unknown[]) => void;
   const module = { exports: {} };
-  main.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle), pathToFileURL(bundle).href);
+  main.call(
+    module.exports,
+    module.exports,
+    createRequire(bundle),
+    module,
+    bundle,
+    dirname(bundle),
+    pathToFileURL(bundle).href,
+  );
 }
 
 if (process.stdin.isTTY && process.stdout.isTTY) {
   const esm = join(__dirname, "pi.js");
   import(pathToFileURL(esm).href).catch((err: unknown) => {
-    process.stderr.write(`pi: could not load ${esm}: ${err instanceof Error ? err.message : String(err)}; run npm run build\n`);
+    process.stderr.write(
+      `pi: could not load ${esm}: ${err instanceof Error ? err.message : String(err)}; run npm run build\n`,
+    );
     process.exit(1);
   });
 } else {

@@ -45,7 +45,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
-    process.exitCode = err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0 ? 0 : 2;
+    process.exitCode =
+      err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0 ? 0 : 2;
   } else {
     process.stderr.write(`pi-orch: unexpected failure: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exitCode = 1;

@@ -87,7 +87,8 @@ function collect(value: string, previous: string[] = []): string[] {
 /** Commander prints an InvalidArgumentError with the option's name and value, then exits 2. */
 function wholeNumber(value: string): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new InvalidArgumentError("Expected a whole number (0 or more).");
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError("Expected a whole number (0 or more).");
   return n;
 }
 
@@ -95,19 +96,29 @@ function buildProgram(): Command {
   return new Command("pi")
     .description("A pi-compatible coding agent: one session, driven over RPC or run once with -p.")
     .version(packageVersion(), "-v, --version", "print the version")
-    .argument("[message...]", "the task (print mode); read from stdin when piped; @FILE puts a file in it (an image as an attachment)")
+    .argument(
+      "[message...]",
+      "the task (print mode); read from stdin when piped; @FILE puts a file in it (an image as an attachment)",
+    )
     .addOption(new Option("--mode <mode>", "output mode").choices(["text", "json", "rpc"]).default("text"))
     .option("-p, --print", "run the task once, print the answer, exit (0 ok, 1 error or abort)")
     .option("--provider <name>", "model provider: anthropic, openai, faux, or one from models.json")
     .option("--model <id>", "model id, or provider/id, optionally with :<thinking level>")
-    .option("--models <patterns>", "comma-separated model patterns that cycle_model goes through (globs like anthropic/*)")
+    .option(
+      "--models <patterns>",
+      "comma-separated model patterns that cycle_model goes through (globs like anthropic/*)",
+    )
     .addOption(new Option("--thinking <level>", "thinking level").choices(THINKING_LEVELS))
     .option("--api-key <key>", "API key for the provider (else env or models.json)")
     .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
     .option("--no-tools", "no tools at all (-nt)")
     .option("--no-builtin-tools", "no built-in tools; extension tools stay (-nbt)")
     .option("--system-prompt <text>", "replace the base system prompt")
-    .option("--append-system-prompt <text|file>", "append text (or a file's content) to the system prompt; repeatable", collect)
+    .option(
+      "--append-system-prompt <text|file>",
+      "append text (or a file's content) to the system prompt; repeatable",
+      collect,
+    )
     .option("--no-context-files", "do not read AGENTS.md / CLAUDE.md files (-nc)")
     .option("--skill <path>", "load a skill file or folder; repeatable, also with --no-skills", collect)
     .option("--no-skills", "do not discover skills in the home and project folders (-ns)")
@@ -115,7 +126,10 @@ function buildProgram(): Command {
     .option("--no-prompt-templates", "do not discover prompt templates (-np)")
     .option("--theme <path>", "accepted for pi compatibility; themes concern pi's own terminal UI", collect)
     .option("--no-themes", "accepted for pi compatibility (themes are not used here)")
-    .option("--export <file>", "write a session file as HTML (to the path given after it, else pi-session-<name>.html) and exit")
+    .option(
+      "--export <file>",
+      "write a session file as HTML (to the path given after it, else pi-session-<name>.html) and exit",
+    )
     .option("--list-models [search]", "list the models that can be used (optionally matching a search) and exit")
     .option("--verbose", "accepted for pi compatibility (start-up is always quiet here)")
     .option("--offline", "no start-up network use (this worker makes none; accepted for pi compatibility)")
@@ -126,15 +140,29 @@ function buildProgram(): Command {
     .option("--fork <file|id>", "start a new session holding a copy of that session")
     .option("--session-dir <dir>", "where session files go (default $PI_ORCH_HOME/sessions/<cwd>)")
     .option("--no-session", "keep nothing on disk")
-    .option("--compaction-reserve-tokens <n>", "compact when fewer tokens than this are left in the context window (default 16384)", wholeNumber)
+    .option(
+      "--compaction-reserve-tokens <n>",
+      "compact when fewer tokens than this are left in the context window (default 16384)",
+      wholeNumber,
+    )
     .option("--compaction-keep-tokens <n>", "recent tokens kept verbatim by compaction (default 20000)", wholeNumber)
     .option("--home <dir>", "pi-orch home (default $PI_ORCH_HOME or ~/.pi-orch)")
     .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", wholeNumber)
     .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", wholeNumber)
-    .option("-e, --extension <path>", "load an extension (a .ts/.js file or a folder with an index); repeatable", collect)
+    .option(
+      "-e, --extension <path>",
+      "load an extension (a .ts/.js file or a folder with an index); repeatable",
+      collect,
+    )
     .option("--no-extensions", "do not discover extensions (explicit -e paths still load) (-ne)")
-    .option("--bash-inherit-keys", "let tool commands see the provider API keys (removed from their environment by default; also PI_BASH_INHERIT_KEYS=1)")
-    .option("--trust", "trust this project: load its .pi/extensions/ (the decision is recorded in $PI_ORCH_HOME/trust.json)")
+    .option(
+      "--bash-inherit-keys",
+      "let tool commands see the provider API keys (removed from their environment by default; also PI_BASH_INHERIT_KEYS=1)",
+    )
+    .option(
+      "--trust",
+      "trust this project: load its .pi/extensions/ (the decision is recorded in $PI_ORCH_HOME/trust.json)",
+    )
     .addHelpText(
       "after",
       `
@@ -298,14 +326,18 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   // After the extensions: the providers they register are listed, as pi lists them.
-  if (opts.listModels !== undefined) return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined);
+  if (opts.listModels !== undefined)
+    return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined);
   // Flags extensions registered are accepted, and only those.
   const split = splitExtensionFlags(words, runtime.extensionFlags());
   if (split.unknown.length > 0) {
-    process.stderr.write(`pi: unknown option ${split.unknown.join(", ")}; see pi --help (extensions may add options with pi.registerFlag)\n`);
+    process.stderr.write(
+      `pi: unknown option ${split.unknown.join(", ")}; see pi --help (extensions may add options with pi.registerFlag)\n`,
+    );
     return 2;
   }
-  for (const flag of runtime.extensionFlags()) if (split.values.has(flag.name)) flag.value = split.values.get(flag.name);
+  for (const flag of runtime.extensionFlags())
+    if (split.values.has(flag.name)) flag.value = split.values.get(flag.name);
   words = split.rest;
 
   if (opts.mode === "rpc") {

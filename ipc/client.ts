@@ -58,7 +58,12 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 /** Most a `status` asked past an rpc's wait may take before the supervisor counts as not serving. */
 const PROBE_TIMEOUT_MS = 30_000;
 
-type Pending = { type: IpcRequestType; resolve: (data: unknown) => void; reject: (err: Error) => void; timer: NodeJS.Timeout };
+type Pending = {
+  type: IpcRequestType;
+  resolve: (data: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+};
 
 /** The name of user `uid` from /etc/passwd, or null. */
 function userName(uid: number): string | null {
@@ -86,15 +91,20 @@ export function untrustedSocket(path: string): string | null {
     const name = userName(id);
     return name ? `user ${name} (uid ${id})` : `uid ${id}`;
   };
-  for (const [what, target] of [["folder", dirname(path)], ["socket", path]] as const) {
+  for (const [what, target] of [
+    ["folder", dirname(path)],
+    ["socket", path],
+  ] as const) {
     let st;
     try {
       st = lstatSync(target);
     } catch {
       continue; // missing: connecting says there is no supervisor
     }
-    if (what === "socket" && !st.isSocket()) return `${path} is not a socket; remove it and start the supervisor again (pi-orch serve)`;
-    if (what === "folder" && !st.isDirectory()) return `${target} is not a folder; point --home or PI_ORCH_HOME at a folder of yours`;
+    if (what === "socket" && !st.isSocket())
+      return `${path} is not a socket; remove it and start the supervisor again (pi-orch serve)`;
+    if (what === "folder" && !st.isDirectory())
+      return `${target} is not a folder; point --home or PI_ORCH_HOME at a folder of yours`;
     if (st.uid !== uid) {
       return `the ${what} ${target} belongs to ${owner(st.uid)}, not to you (uid ${uid}): refusing to talk to a supervisor someone else controls; use a home of your own (--home or PI_ORCH_HOME)`;
     }
@@ -118,8 +128,17 @@ export function formatWait(ms: number): string {
  * the supervisor answering a status request after each until one of `probeMs` got no
  * answer, `totalMs` in all. Pure.
  */
-export function rpcUnansweredMessage(agent: string, waits: number, waitMs: number, probeMs: number, totalMs: number): string {
-  const waited = waits === 1 ? `a wait of ${formatWait(waitMs)}` : `${waits} waits of ${formatWait(waitMs)}, each but the last followed by a status request it answered`;
+export function rpcUnansweredMessage(
+  agent: string,
+  waits: number,
+  waitMs: number,
+  probeMs: number,
+  totalMs: number,
+): string {
+  const waited =
+    waits === 1
+      ? `a wait of ${formatWait(waitMs)}`
+      : `${waits} waits of ${formatWait(waitMs)}, each but the last followed by a status request it answered`;
   return (
     `the supervisor did not answer the rpc request for agent "${agent}" in ${formatWait(totalMs)} in all ` +
     `(${waited}; the status request after the last wait got no answer within ${formatWait(probeMs)}, so it is not serving)`
@@ -154,7 +173,10 @@ export class IpcClient {
     this.closed = new Promise((r) => (markClosed = r));
     socket.on("error", () => {});
     socket.on("close", () => {
-      this.closedError ??= new IpcClientError("disconnected", `the supervisor closed the connection (${socketPath}); check pi-orch list`);
+      this.closedError ??= new IpcClientError(
+        "disconnected",
+        `the supervisor closed the connection (${socketPath}); check pi-orch list`,
+      );
       for (const p of this.pending.values()) {
         clearTimeout(p.timer);
         p.reject(this.closedError);
@@ -165,7 +187,13 @@ export class IpcClient {
     readLines(socket, {
       maxLineBytes,
       onLine: (line) => this.onLine(line),
-      onError: (err) => this.fail(new IpcClientError("malformed_reply", `the supervisor sent a reply longer than ${maxLineBytes} bytes (${err.message})`)),
+      onError: (err) =>
+        this.fail(
+          new IpcClientError(
+            "malformed_reply",
+            `the supervisor sent a reply longer than ${maxLineBytes} bytes (${err.message})`,
+          ),
+        ),
     });
   }
 
@@ -181,17 +209,35 @@ export class IpcClient {
       const socket = createConnection(path);
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new IpcClientError("timeout", `the supervisor at ${path} did not accept the connection within ${opts.timeoutMs ?? 2000} ms`));
+        reject(
+          new IpcClientError(
+            "timeout",
+            `the supervisor at ${path} did not accept the connection within ${opts.timeoutMs ?? 2000} ms`,
+          ),
+        );
       }, opts.timeoutMs ?? 2000);
       socket.once("connect", () => {
         clearTimeout(timer);
         socket.removeAllListeners("error");
-        resolve(new IpcClient(socket, path, opts.maxLineBytes ?? 64 * 1024 * 1024, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, opts.homeFlag));
+        resolve(
+          new IpcClient(
+            socket,
+            path,
+            opts.maxLineBytes ?? 64 * 1024 * 1024,
+            opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+            opts.homeFlag,
+          ),
+        );
       });
       socket.once("error", (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
         if (err.code === "ENOENT" || err.code === "ECONNREFUSED") {
-          reject(new IpcClientError("no_supervisor", `no pi-orch supervisor is running (no answer on ${path}); start one with ${piOrchCommand("serve", opts.homeFlag)}`));
+          reject(
+            new IpcClientError(
+              "no_supervisor",
+              `no pi-orch supervisor is running (no answer on ${path}); start one with ${piOrchCommand("serve", opts.homeFlag)}`,
+            ),
+          );
         } else {
           reject(new IpcClientError("connect_failed", `could not connect to ${path}: ${err.message}`));
         }
@@ -213,13 +259,19 @@ export class IpcClient {
     return new Promise<IpcResultOf<K>>((resolve, reject) => {
       const giveUp = (what: string) => {
         this.pending.delete(id);
-        reject(new IpcClientError("timeout", `${what} (${this.socketPath}); ${notServingAdvice(this.socketPath, this.homeFlag)}`));
+        reject(
+          new IpcClientError(
+            "timeout",
+            `${what} (${this.socketPath}); ${notServingAdvice(this.socketPath, this.homeFlag)}`,
+          ),
+        );
       };
       let waits = 0;
       const onTimeout = () => {
         if (!this.pending.has(id)) return;
         waits++;
-        if (type !== "rpc") return giveUp(`the supervisor did not answer the ${type} request within ${formatWait(waitMs)}`);
+        if (type !== "rpc")
+          return giveUp(`the supervisor did not answer the ${type} request within ${formatWait(waitMs)}`);
         // The supervisor answers an rpc itself (the worker's response, its timeout, the
         // worker's exit), later than any fixed wait while a dialog is open: wait on
         // while it still serves.
@@ -233,7 +285,8 @@ export class IpcClient {
         const probeMs = Math.min(this.requestTimeoutMs, PROBE_TIMEOUT_MS);
         this.ask("status", { agent }, probeMs).then(waitOn, (err: IpcClientError) => {
           // Any answer (even "no such agent") means it serves; only silence does not.
-          if (err.code === "timeout" || err.code === "disconnected") giveUp(rpcUnansweredMessage(agent, waits, waitMs, probeMs, Date.now() - started));
+          if (err.code === "timeout" || err.code === "disconnected")
+            giveUp(rpcUnansweredMessage(agent, waits, waitMs, probeMs, Date.now() - started));
           else waitOn();
         });
       };
@@ -286,7 +339,10 @@ export class IpcClient {
    * Subscribe to agents' events (all when `agents` is absent). `onMessage` receives
    * `event` and `lagged` messages until the connection closes.
    */
-  async subscribe(params: IpcParams<"subscribe">, onMessage: (message: IpcStreamMessage) => void): Promise<SubscribeResult> {
+  async subscribe(
+    params: IpcParams<"subscribe">,
+    onMessage: (message: IpcStreamMessage) => void,
+  ): Promise<SubscribeResult> {
     this.listeners.add(onMessage);
     try {
       return await this.request("subscribe", params);
@@ -324,7 +380,9 @@ export class IpcClient {
     const parsed = parseJsonLine(line);
     if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
       const sample = line.length > 80 ? `${line.slice(0, 80)}…` : line;
-      return this.fail(new IpcClientError("malformed_reply", `the supervisor sent a reply that is not a JSON object: ${sample}`));
+      return this.fail(
+        new IpcClientError("malformed_reply", `the supervisor sent a reply that is not a JSON object: ${sample}`),
+      );
     }
     const message = parsed.value as Record<string, unknown>;
     if (message.type === "event" || message.type === "lagged") {
@@ -332,7 +390,10 @@ export class IpcClient {
       return;
     }
     const checked = checker(IpcResponseSchema)(message);
-    if (!checked.ok) return this.fail(new IpcClientError("malformed_reply", `the supervisor sent a malformed reply (${checked.errors.join("; ")})`));
+    if (!checked.ok)
+      return this.fail(
+        new IpcClientError("malformed_reply", `the supervisor sent a malformed reply (${checked.errors.join("; ")})`),
+      );
     const response: IpcResponse = checked.value;
     if (response.id === null) {
       // A request the server could not read, whose id it could not recover either: it
@@ -348,7 +409,12 @@ export class IpcClient {
     if (!response.ok) return pending.reject(new IpcClientError(response.error.code, response.error.message));
     const data = checker(IpcResultSchemas[pending.type])(response.data);
     if (!data.ok) {
-      return pending.reject(new IpcClientError("malformed_reply", `the supervisor's answer to ${pending.type} does not match its schema (${data.errors.join("; ")})`));
+      return pending.reject(
+        new IpcClientError(
+          "malformed_reply",
+          `the supervisor's answer to ${pending.type} does not match its schema (${data.errors.join("; ")})`,
+        ),
+      );
     }
     pending.resolve(response.data);
   }

@@ -78,9 +78,13 @@ export function socketPath(home: string): string {
 export function prepareHome(home: string): void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const st = statSync(home);
-  if (!st.isDirectory()) throw new IpcError("insecure_home", `${home} is not a folder; point --home or PI_ORCH_HOME at a folder`);
+  if (!st.isDirectory())
+    throw new IpcError("insecure_home", `${home} is not a folder; point --home or PI_ORCH_HOME at a folder`);
   if (typeof process.getuid === "function" && st.uid !== process.getuid()) {
-    throw new IpcError("insecure_home", `refusing to use ${home}: it belongs to another user (uid ${st.uid}); use a folder you own`);
+    throw new IpcError(
+      "insecure_home",
+      `refusing to use ${home}: it belongs to another user (uid ${st.uid}); use a folder you own`,
+    );
   }
   if ((st.mode & 0o077) !== 0) {
     const mode = (st.mode & 0o777).toString(8).padStart(3, "0");
@@ -125,9 +129,13 @@ export async function startIpcServer(opts: IpcServerOptions): Promise<IpcServer>
     existing = undefined;
   }
   if (existing) {
-    if (!existing.isSocket()) throw new IpcError("socket_in_use", `${path} exists and is not a socket; move it away and start again`);
+    if (!existing.isSocket())
+      throw new IpcError("socket_in_use", `${path} exists and is not a socket; move it away and start again`);
     if (await socketAnswers(path)) {
-      throw new IpcError("already_running", `a pi-orch supervisor is already running on ${path}; stop it with pi-orch shutdown`);
+      throw new IpcError(
+        "already_running",
+        `a pi-orch supervisor is already running on ${path}; stop it with pi-orch shutdown`,
+      );
     }
     unlinkSync(path);
   }
@@ -167,7 +175,8 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
   const writer = new JsonlWriter(socket);
   const subscriptions: { close(): void }[] = [];
   const respond = (response: IpcResponse) => writer.write(response);
-  const fail = (id: RequestId | null, code: string, message: string) => respond({ id, ok: false, error: { code, message } });
+  const fail = (id: RequestId | null, code: string, message: string) =>
+    respond({ id, ok: false, error: { code, message } });
   // Set once an overlong line without an id was answered: the connection then ends.
   let ending = false;
   const inFlight = new Set<Promise<unknown>>();
@@ -184,7 +193,11 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
       const { id } = peekLineHead(err.head);
       // Lines after it are not read; requests already read still get their answers first.
       if (ending) return;
-      const answered = fail(id ?? null, "line_too_long", `request ignored: ${err.message}; send large content in pieces or as a file path`);
+      const answered = fail(
+        id ?? null,
+        "line_too_long",
+        `request ignored: ${err.message}; send large content in pieces or as a file path`,
+      );
       if (id !== undefined) return;
       ending = true;
       void Promise.allSettled([answered, ...inFlight])
@@ -193,7 +206,9 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
     },
     onLine: (line) => {
       if (ending || line.trim() === "") return;
-      const handled = handleLine(line).catch((err: unknown) => fail(null, "internal", `internal error: ${(err as Error).message}`));
+      const handled = handleLine(line).catch((err: unknown) =>
+        fail(null, "internal", `internal error: ${(err as Error).message}`),
+      );
       inFlight.add(handled);
       void handled.finally(() => inFlight.delete(handled));
     },
@@ -204,17 +219,26 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
     try {
       value = JSON.parse(line);
     } catch (err) {
-      return void fail(null, "bad_json", `request is not valid JSON (${(err as Error).message}); send one JSON object per line`);
+      return void fail(
+        null,
+        "bad_json",
+        `request is not valid JSON (${(err as Error).message}); send one JSON object per line`,
+      );
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       return void fail(null, "bad_request", 'a request must be a JSON object like {"id":1,"type":"list"}');
     }
     const { id: rawId, type } = value as { id?: unknown; type?: unknown };
     const id = typeof rawId === "string" || typeof rawId === "number" ? rawId : null;
-    if (id === null) return void fail(null, "bad_request", 'a request needs an "id" (string or number) to match its response');
+    if (id === null)
+      return void fail(null, "bad_request", 'a request needs an "id" (string or number) to match its response');
     if (typeof type !== "string" || !Object.hasOwn(IpcRequestSchemas, type)) {
       const shown = typeof type === "string" ? JSON.stringify(type.slice(0, 100)) : typeof type;
-      return void fail(id, "unknown_type", `unknown request type ${shown}; expected one of: ${Object.keys(IpcRequestSchemas).join(", ")}`);
+      return void fail(
+        id,
+        "unknown_type",
+        `unknown request type ${shown}; expected one of: ${Object.keys(IpcRequestSchemas).join(", ")}`,
+      );
     }
     const checked = checker(IpcRequestSchemas[type as IpcRequestType])(value);
     if (!checked.ok) return void fail(id, "invalid_request", `invalid ${type} request: ${checked.errors.join("; ")}`);

@@ -5,7 +5,16 @@
 import { build } from "esbuild";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -87,9 +96,16 @@ renameSync(staging, "dist");
 rmSync(old, { recursive: true, force: true });
 // After the move: V8 keeps the file name a code cache was made under, so every stack
 // trace of the worker would otherwise name the staging folder, which no longer exists.
-await writeCodeCache("dist/cli/pi.cjs", { mode: "write", args: [], cache: "dist/cli/pi-worker.cjs.cache", what: "the worker's" });
+await writeCodeCache("dist/cli/pi.cjs", {
+  mode: "write",
+  args: [],
+  cache: "dist/cli/pi-worker.cjs.cache",
+  what: "the worker's",
+});
 await writeJitiCache("dist/cli/pi.cjs");
-console.log(`built ${entries.map((e) => "dist/" + e.replace(/\.ts$/, ".js")).join(", ")}, dist/cli/pi.cjs (worker with its code cache, and jiti's)`);
+console.log(
+  `built ${entries.map((e) => `dist/${e.replace(/\.ts$/, ".js")}`).join(", ")}, dist/cli/pi.cjs (worker with its code cache, and jiti's)`,
+);
 
 /**
  * Node's built-in modules that the worker imports at the top of a file but uses only
@@ -107,7 +123,9 @@ function lazyBuiltins(names) {
     setup(b) {
       b.onResolve({ filter }, (args) =>
         // The stand-in's own require() is the real module.
-        args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
+        args.namespace === "lazy-builtin"
+          ? { path: args.path, external: true }
+          : { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" },
       );
       b.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
         const keys = Object.keys(req(`node:${args.path}`)).filter((k) => k !== "default");
@@ -133,7 +151,10 @@ function withoutInteractive() {
   return {
     name: "without-interactive",
     setup(b) {
-      b.onResolve({ filter: /\/tui\/interactive\.js$/ }, () => ({ path: "interactive", namespace: "without-interactive" }));
+      b.onResolve({ filter: /\/tui\/interactive\.js$/ }, () => ({
+        path: "interactive",
+        namespace: "without-interactive",
+      }));
       b.onLoad({ filter: /.*/, namespace: "without-interactive" }, () => ({
         loader: "js",
         contents: `export function runInteractive() { throw new Error("the interactive mode runs from dist/cli/pi.js (started on a terminal)"); }`,
@@ -157,7 +178,10 @@ async function writeJitiCache(launcher) {
   const dir = "node_modules/.cache/pi-orch-build-extension";
   mkdirSync(dir, { recursive: true });
   try {
-    writeFileSync(join(dir, "helper.ts"), "export const describe = (what: string): string => `a command made ${what}`;\n");
+    writeFileSync(
+      join(dir, "helper.ts"),
+      "export const describe = (what: string): string => `a command made ${what}`;\n",
+    );
     writeFileSync(
       join(dir, "index.ts"),
       'import { Type } from "typebox";\nimport { describe } from "./helper.js";\n' +
@@ -184,7 +208,11 @@ async function writeCodeCache(launcher, { mode, args, cache, what }) {
       const env = { ...process.env, PI_ORCH_HOME: home };
       if (mode === undefined) delete env.PI_ORCH_CODE_CACHE;
       else env.PI_ORCH_CODE_CACHE = mode;
-      const child = spawn(process.execPath, [launcher, "--mode", "rpc", "--provider", "faux", "--no-session", ...args], { env, stdio: ["pipe", "pipe", "ignore"] });
+      const child = spawn(
+        process.execPath,
+        [launcher, "--mode", "rpc", "--provider", "faux", "--no-session", ...args],
+        { env, stdio: ["pipe", "pipe", "ignore"] },
+      );
       let out = "";
       let ok = false;
       child.stdout.on("data", (c) => {
@@ -196,7 +224,7 @@ async function writeCodeCache(launcher, { mode, args, cache, what }) {
       });
       child.on("error", () => resolve(false));
       child.on("exit", (code) => resolve(ok && code === 0));
-      child.stdin.write(JSON.stringify({ id: "build", type: "get_state" }) + "\n");
+      child.stdin.write(`${JSON.stringify({ id: "build", type: "get_state" })}\n`);
     });
     if (!answered || (cache !== undefined && !existsSync(cache))) {
       console.warn(`build: could not write ${what} code cache; pi starts without it (slower, still correct)`);

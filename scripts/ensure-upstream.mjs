@@ -8,7 +8,9 @@ const marker = "test/upstream/node_modules/@mariozechner/pi-coding-agent/package
 if (!existsSync(marker)) {
   try {
     console.log("installing upstream pi 0.73.1 into test/upstream (once)…");
-    execFileSync("npm", ["ci", "--prefix", "test/upstream", "--no-audit", "--no-fund", "--loglevel=error"], { stdio: "inherit" });
+    execFileSync("npm", ["ci", "--prefix", "test/upstream", "--no-audit", "--no-fund", "--loglevel=error"], {
+      stdio: "inherit",
+    });
   } catch {
     console.warn("warning: could not install upstream pi; the interop test will be skipped");
   }

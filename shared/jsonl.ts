@@ -102,7 +102,12 @@ export class LineSplitter {
       this.opts.onError?.(new LineTooLongError(this.max, seen, head));
       return;
     }
-    const line = this.parts.length === 0 ? "" : this.parts.length === 1 ? this.parts[0].toString("utf8") : Buffer.concat(this.parts, this.size).toString("utf8");
+    const line =
+      this.parts.length === 0
+        ? ""
+        : this.parts.length === 1
+          ? this.parts[0].toString("utf8")
+          : Buffer.concat(this.parts, this.size).toString("utf8");
     this.parts = [];
     this.size = 0;
     this.emitLine(line);
@@ -127,10 +132,7 @@ function headOf(parts: readonly Buffer[]): string {
 }
 
 /** Attach a splitter to a readable stream; `onEnd` runs after the last line. */
-export function readLines(
-  stream: Readable,
-  opts: LineSplitterOptions & { onEnd?: () => void },
-): LineSplitter {
+export function readLines(stream: Readable, opts: LineSplitterOptions & { onEnd?: () => void }): LineSplitter {
   const splitter = new LineSplitter(opts);
   stream.on("data", (chunk: Buffer | string) => splitter.push(chunk));
   stream.on("end", () => {
@@ -187,7 +189,11 @@ function cutStrings(value: unknown, cap: number, note: (cut: number) => string):
  * `truncated: true`. So a reader's line limit never drops an event (an `agent_end`
  * repeating megabytes of tool output still ends the run). Pure.
  */
-export function fitLine(value: unknown, maxBytes: number, line: string = JSON.stringify(value)): { line: string; cut: boolean } {
+export function fitLine(
+  value: unknown,
+  maxBytes: number,
+  line: string = JSON.stringify(value),
+): { line: string; cut: boolean } {
   if (!overBytes(line, maxBytes)) return { line, cut: false };
   const note = (cut: number) => `…[${cut} characters cut: the event was over ${maxBytes} bytes]`;
   for (let cap = Math.floor(maxBytes / 8); cap >= 64; cap = Math.floor(cap / 4)) {
@@ -195,7 +201,14 @@ export function fitLine(value: unknown, maxBytes: number, line: string = JSON.st
     if (!overBytes(shorter, maxBytes)) return { line: shorter, cut: true };
   }
   const type = value !== null && typeof value === "object" ? (value as { type?: unknown }).type : undefined;
-  return { line: JSON.stringify({ ...(typeof type === "string" ? { type } : {}), truncated: true, bytes: Buffer.byteLength(line, "utf8") }), cut: true };
+  return {
+    line: JSON.stringify({
+      ...(typeof type === "string" ? { type } : {}),
+      truncated: true,
+      bytes: Buffer.byteLength(line, "utf8"),
+    }),
+    cut: true,
+  };
 }
 
 /**
@@ -230,7 +243,7 @@ export class JsonlWriter {
     const pre = value !== null && typeof value === "object" ? (value as { [WIRE]?: unknown })[WIRE] : undefined;
     let text = typeof pre === "string" ? pre : JSON.stringify(value);
     if (this.maxLineBytes !== undefined) text = fitLine(value, this.maxLineBytes, text).line;
-    const line = text + "\n";
+    const line = `${text}\n`;
     this.queued++;
     this.tail = this.tail.then(() => {
       this.queued--;

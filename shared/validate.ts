@@ -31,7 +31,9 @@ export const INTERPRETED_CHECKS = 1;
 export function checker<S extends TSchema>(schema: S): Checker<S> {
   const cached = cache.get(schema);
   if (cached) return cached as Checker<S>;
-  let compiled: { Check(value: unknown): boolean; Errors(value: unknown): Iterable<{ instancePath: string; message: string }> } | undefined;
+  let compiled:
+    | { Check(value: unknown): boolean; Errors(value: unknown): Iterable<{ instancePath: string; message: string }> }
+    | undefined;
   let interpreted = 0;
   const check: Checker<S> = (value) => {
     if (compiled === undefined && ++interpreted > INTERPRETED_CHECKS) compiled = Compile(schema as TSchema);

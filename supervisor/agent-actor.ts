@@ -82,7 +82,11 @@ export class AgentActor {
     this.state = initialState(opts.record);
     this.mailbox = new Mailbox<AgentMessage>(
       (m) => this.handle(m),
-      (err, m) => this.emit({ type: "supervisor_error", message: `internal error handling ${m.kind}: ${(err as Error).message}` }),
+      (err, m) =>
+        this.emit({
+          type: "supervisor_error",
+          message: `internal error handling ${m.kind}: ${(err as Error).message}`,
+        }),
     );
   }
 
@@ -108,7 +112,12 @@ export class AgentActor {
 
   /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
   info(): AgentInfo {
-    const info: AgentInfo = { ...recordOf(this.state), ...this.state.record.reportedModel, lastSeq: this.opts.log.lastSeq, startedAt: this.state.worker?.startedAt ?? null };
+    const info: AgentInfo = {
+      ...recordOf(this.state),
+      ...this.state.record.reportedModel,
+      lastSeq: this.opts.log.lastSeq,
+      startedAt: this.state.worker?.startedAt ?? null,
+    };
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);
     if (info.workerCommand) info.workerCommand = redactArgv(info.workerCommand);
@@ -205,7 +214,10 @@ export class AgentActor {
           e.key,
           setTimeout(() => {
             this.timers.delete(e.key);
-            const message = e.measureRss && e.message.kind === "ping_tick" ? { ...e.message, rssBytes: this.proc?.rssBytes() ?? null } : e.message;
+            const message =
+              e.measureRss && e.message.kind === "ping_tick"
+                ? { ...e.message, rssBytes: this.proc?.rssBytes() ?? null }
+                : e.message;
             this.mailbox.post(message);
           }, e.ms),
         );
@@ -276,7 +288,15 @@ export class AgentActor {
         if (this.procGen === gen) this.stderrTail = appendTail(this.stderrTail, text);
         this.opts.log.appendStderr(text);
       },
-      onExit: (code, signal, spawnError) => this.mailbox.post({ kind: "exit", gen, code, signal, spawnError, stderrTail: this.procGen === gen ? this.stderrTail : "" }),
+      onExit: (code, signal, spawnError) =>
+        this.mailbox.post({
+          kind: "exit",
+          gen,
+          code,
+          signal,
+          spawnError,
+          stderrTail: this.procGen === gen ? this.stderrTail : "",
+        }),
     });
     this.handle({ kind: "spawned", gen, pid: this.proc.pid, startedAt: this.proc.startedAt });
   }

@@ -64,7 +64,13 @@ export interface AgentState {
   /** Generation of the newest worker; messages of older ones are ignored. */
   readonly gen: number;
   /** The current worker process, once spawned and until its exit. */
-  readonly worker: { gen: number; pid: number | undefined; startedAt: number; file: string; args: readonly string[] } | null;
+  readonly worker: {
+    gen: number;
+    pid: number | undefined;
+    startedAt: number;
+    file: string;
+    args: readonly string[];
+  } | null;
   /** Why the event log cannot be written (`disk full: PATH`), kept as the status reason until it can. */
   readonly diskProblem: string | null;
   /** The worker floods non-JSON lines (`protocol errors: ...`), kept as the status reason until a quiet window. */
@@ -112,7 +118,14 @@ export type AgentMessage =
   | { kind: "spawned"; gen: number; pid: number | undefined; startedAt: number }
   | { kind: "line"; gen: number; line: string }
   | { kind: "line_too_long"; gen: number; message: string; head: string }
-  | { kind: "exit"; gen: number; code: number | null; signal: string | null; spawnError: string | null; stderrTail: string }
+  | {
+      kind: "exit";
+      gen: number;
+      code: number | null;
+      signal: string | null;
+      spawnError: string | null;
+      stderrTail: string;
+    }
   | { kind: "teardown_done"; gen: number }
   | { kind: "start_timeout"; gen: number }
   /** `rssBytes` is measured by the shell when the timer asked for it. */
@@ -133,11 +146,27 @@ export type AgentMessage =
 const DIALOG_TRANSIT_MS = 1_000;
 
 /** Names of the timers an actor runs; starting one that runs replaces it. */
-export type TimerKey = "start" | "ping_tick" | "ping_deadline" | "run" | "backoff" | "flood" | `rpc:${string}` | `wait:${number}` | `dialog:${string}`;
+export type TimerKey =
+  | "start"
+  | "ping_tick"
+  | "ping_deadline"
+  | "run"
+  | "backoff"
+  | "flood"
+  | `rpc:${string}`
+  | `wait:${number}`
+  | `dialog:${string}`;
 
 /** What the shell does, in order. */
 export type AgentEffect =
-  | { kind: "spawn"; gen: number; file: string; args: readonly string[]; cwd: string; env: Record<string, string | undefined> }
+  | {
+      kind: "spawn";
+      gen: number;
+      file: string;
+      args: readonly string[];
+      cwd: string;
+      env: Record<string, string | undefined>;
+    }
   | { kind: "send"; gen: number; value: unknown }
   | { kind: "stop_worker"; gen: number; graceMs: number; killGraceMs: number; abort: boolean; notify: boolean }
   | { kind: "kill_worker"; gen: number; notify: boolean }
@@ -213,7 +242,8 @@ export function notRunningError(state: AgentState): OrchError {
 
 /** Handle one message. Pure: the state given is not changed. */
 export function transition(config: MachineConfig, state: AgentState, message: AgentMessage, now: number): Transition {
-  if (message.kind === "line" && message.gen === state.worker?.gen) return lineTransition(config, state, message.line, now);
+  if (message.kind === "line" && message.gen === state.worker?.gen)
+    return lineTransition(config, state, message.line, now);
   const step = new Step(config, state, now);
   step.handle(message);
   return { state: step.s, effects: step.effects };
@@ -224,7 +254,13 @@ export function transition(config: MachineConfig, state: AgentState, message: Ag
  * `onWorkerEvent`, so a case added there without its type here is dead in every path.
  * Any other event is only logged and published.
  */
-const EVENTS_ACTED_ON: ReadonlySet<unknown> = new Set(["agent_start", "agent_end", "auto_retry_end", "message_end", "extension_ui_request"]);
+const EVENTS_ACTED_ON: ReadonlySet<unknown> = new Set([
+  "agent_start",
+  "agent_end",
+  "auto_retry_end",
+  "message_end",
+  "extension_ui_request",
+]);
 
 /**
  * A line of the current worker: the hot path, every event of every worker comes here.
@@ -253,7 +289,12 @@ function lineTransition(config: MachineConfig, state: AgentState, line: string, 
 
 /** A JSON object that is not a response: an event. */
 function isEventObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type !== "response";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    (value as { type?: unknown }).type !== "response"
+  );
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -335,7 +376,10 @@ class Step {
         this.report({ type: "protocol_error", message: m.message });
         // A dropped end must still end the run, or the agent stays busy forever.
         if (peekLineHead(m.head).type === "agent_end") {
-          this.onWorkerEvent({ type: "agent_end", messages: [], truncated: true }, '{"type":"agent_end","messages":[],"truncated":true}');
+          this.onWorkerEvent(
+            { type: "agent_end", messages: [], truncated: true },
+            '{"type":"agent_end","messages":[],"truncated":true}',
+          );
         }
         return;
       }
@@ -347,7 +391,10 @@ class Step {
         return;
       case "start_timeout":
         if (m.gen === s.worker?.gen && s.record.status === "starting") {
-          this.abandon("start_timeout", `no answer to get_state within ${formatMs(this.config.timings.startTimeoutMs)} of starting`);
+          this.abandon(
+            "start_timeout",
+            `no answer to get_state within ${formatMs(this.config.timings.startTimeoutMs)} of starting`,
+          );
         }
         return;
       case "ping_tick":
@@ -409,7 +456,10 @@ class Step {
         this.effects.push({
           kind: "reject",
           caller: m.caller,
-          error: new OrchError("timeout", `agent "${s.record.name}" is still ${describeStatus(s)} after ${waiter.timeoutMs} ms`),
+          error: new OrchError(
+            "timeout",
+            `agent "${s.record.name}" is still ${describeStatus(s)} after ${waiter.timeoutMs} ms`,
+          ),
         });
         return;
       }
@@ -418,7 +468,11 @@ class Step {
         s.waiters = [];
         for (const w of waiters) {
           this.cancel(`wait:${w.caller}`);
-          this.effects.push({ kind: "reject", caller: w.caller, error: new OrchError("not_found", `agent "${s.record.name}" was removed`) });
+          this.effects.push({
+            kind: "reject",
+            caller: w.caller,
+            error: new OrchError("not_found", `agent "${s.record.name}" was removed`),
+          });
         }
         return;
       }
@@ -450,7 +504,14 @@ class Step {
     const { file, args, env: keyEnv } = built;
     s.worker = { gen, pid: undefined, startedAt: this.now, file, args };
     // Last effect of this step: the shell answers it with `spawned` before anything else runs.
-    this.effects.push({ kind: "spawn", gen, file, args, cwd: s.record.cwd, env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv } });
+    this.effects.push({
+      kind: "spawn",
+      gen,
+      file,
+      args,
+      cwd: s.record.cwd,
+      env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv },
+    });
   }
 
   private onSpawned(m: Extract<AgentMessage, { kind: "spawned" }>): void {
@@ -460,7 +521,12 @@ class Step {
     this.persist();
     if (m.pid === undefined) return; // the exit message with the spawn error follows
     const { file, args } = s.worker;
-    this.report({ type: "worker_started", pid: m.pid, command: redactArgv([file, ...args]) ?? [], resumed: s.record.sessionFile });
+    this.report({
+      type: "worker_started",
+      pid: m.pid,
+      command: redactArgv([file, ...args]) ?? [],
+      resumed: s.record.sessionFile,
+    });
     const probe = this.requestId("start");
     this.addPending(probe, { kind: "probe" });
     this.send({ id: probe, type: "get_state" });
@@ -482,14 +548,22 @@ class Step {
   private armPingTick(): void {
     const gen = this.s.worker!.gen;
     const measureRss = this.s.record.limits.maxMemoryMb !== undefined;
-    this.effects.push({ kind: "timer", key: "ping_tick", ms: this.config.timings.pingIntervalMs, message: { kind: "ping_tick", gen, rssBytes: null }, measureRss });
+    this.effects.push({
+      kind: "timer",
+      key: "ping_tick",
+      ms: this.config.timings.pingIntervalMs,
+      message: { kind: "ping_tick", gen, rssBytes: null },
+      measureRss,
+    });
   }
 
   /** Take what matters from a `get_state` answer; returns whether a run is streaming. */
   private learnState(response: RpcResponse): boolean {
     const s = this.s;
     s.lastSeenAt = this.now;
-    const data = (response.success ? response.data : undefined) as { sessionFile?: unknown; isStreaming?: unknown; model?: { provider?: unknown; id?: unknown } } | undefined;
+    const data = (response.success ? response.data : undefined) as
+      | { sessionFile?: unknown; isStreaming?: unknown; model?: { provider?: unknown; id?: unknown } }
+      | undefined;
     // What the worker resolved (`faux/faux-1` for `--provider faux`), shown by every client
     // and kept in the registry, so the next supervisor names a stopped agent the same way.
     // Only a new model or session file is worth a registry write: each one is an fsync on
@@ -497,7 +571,11 @@ class Step {
     const model = data?.model;
     const reported = s.record.reportedModel;
     let changed = false;
-    if (typeof model?.provider === "string" && typeof model.id === "string" && (reported?.provider !== model.provider || reported.model !== model.id)) {
+    if (
+      typeof model?.provider === "string" &&
+      typeof model.id === "string" &&
+      (reported?.provider !== model.provider || reported.model !== model.id)
+    ) {
       this.record({ reportedModel: { provider: model.provider, model: model.id } });
       changed = true;
     }
@@ -515,7 +593,12 @@ class Step {
     this.armPingTick();
     const actions = checkPresence(
       // A busy agent waiting on a dialog is waiting for a person, not stalled.
-      { status: s.record.status, lastEventAt: s.dialogs.size > 0 ? this.now : s.lastEventAt, pingOutstanding: s.ping !== null, rssBytes },
+      {
+        status: s.record.status,
+        lastEventAt: s.dialogs.size > 0 ? this.now : s.lastEventAt,
+        pingOutstanding: s.ping !== null,
+        rssBytes,
+      },
       { stallTimeoutMs: timings.stallTimeoutMs, maxMemoryMb: s.record.limits.maxMemoryMb },
       this.now,
     );
@@ -557,7 +640,12 @@ class Step {
     const open = response.success ? (response.data as { openDialogs?: unknown } | undefined)?.openDialogs : undefined;
     if (!Array.isArray(open) || asked.size === 0) return;
     const s = this.s;
-    for (const id of asked) if (!open.includes(id)) this.closeDialog(id, this.now + DIALOG_TRANSIT_MS >= (s.dialogDeadlines.get(id) ?? Infinity) ? "timeout" : "dismissed");
+    for (const id of asked)
+      if (!open.includes(id))
+        this.closeDialog(
+          id,
+          this.now + DIALOG_TRANSIT_MS >= (s.dialogDeadlines.get(id) ?? Infinity) ? "timeout" : "dismissed",
+        );
   }
 
   /**
@@ -593,7 +681,8 @@ class Step {
     this.setStatus("stalled", `busy with no event for ${silent}`);
     const action = s.record.onStall;
     if (action === "abort") this.abortRun("stall", `stalled: no event for ${silent}`);
-    else if (action === "restart") this.giveUpGracefully({ reason: "stalled", message: `no event for ${silent} while busy` });
+    else if (action === "restart")
+      this.giveUpGracefully({ reason: "stalled", message: `no event for ${silent} while busy` });
   }
 
   /** End the current worker gracefully for a reason of ours; its exit follows and restarts it by policy. */
@@ -602,7 +691,14 @@ class Step {
     s.intendedExit = intended;
     this.clearWorkerTimers();
     const { stopGraceMs, killGraceMs } = this.config.timings;
-    this.effects.push({ kind: "stop_worker", gen: s.worker!.gen, graceMs: stopGraceMs, killGraceMs, abort: true, notify: false });
+    this.effects.push({
+      kind: "stop_worker",
+      gen: s.worker!.gen,
+      graceMs: stopGraceMs,
+      killGraceMs,
+      abort: true,
+      notify: false,
+    });
   }
 
   /** A line of the current worker that lineTransition did not take; `value` is its JSON (undefined: not JSON). */
@@ -631,7 +727,10 @@ class Step {
     }
     if (noted.floodStarted) {
       s.protocolProblem = `protocol errors: over ${limits.perWindow} non-JSON lines in ${formatMs(limits.windowMs)}`;
-      this.effects.push({ kind: "stderr", text: `[pi-orch] ${s.protocolProblem}; further lines are counted, not logged\n` });
+      this.effects.push({
+        kind: "stderr",
+        text: `[pi-orch] ${s.protocolProblem}; further lines are counted, not logged\n`,
+      });
       this.setStatus(s.record.status);
       this.armFloodTimer();
     }
@@ -709,7 +808,8 @@ class Step {
         const reason = s.run?.abortReason ?? undefined;
         this.endRun();
         // A run followed by an automatic retry (willRetry) leaves the agent busy until the retry's run ends.
-        if (event.willRetry !== true && RUNNING_STATUSES.has(status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
+        if (event.willRetry !== true && RUNNING_STATUSES.has(status))
+          this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
         break;
       }
       case "auto_retry_end":
@@ -805,12 +905,21 @@ class Step {
     this.effects.push({ kind: "kill_leftovers", gen: worker.gen });
     if (wasRunning) this.report({ type: "run_interrupted", reason: describeExit(exit) });
     // Spawning again would fail the same way: say the worker's own reason now, no restarts.
-    const config = neverReady && !intended ? configurationError({ code: m.code, spawnError: m.spawnError, stderrTail: m.stderrTail, file: worker.file }) : null;
+    const config =
+      neverReady && !intended
+        ? configurationError({ code: m.code, spawnError: m.spawnError, stderrTail: m.stderrTail, file: worker.file })
+        : null;
     if (config) {
       this.setStatus("failed", config);
       return;
     }
-    const decision = decideRestart(s.record.policy, s.restartHistory, exit, this.now, m.spawnError ? null : worker.startedAt);
+    const decision = decideRestart(
+      s.record.policy,
+      s.restartHistory,
+      exit,
+      this.now,
+      m.spawnError ? null : worker.startedAt,
+    );
     s.restartHistory = decision.history;
     if (decision.action === "restart") {
       this.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
@@ -901,7 +1010,11 @@ class Step {
       // response for it, so it goes out as it is and is acknowledged here.
       this.send(m.command);
       if (typeof m.command.id === "string") this.closeDialog(m.command.id, "answered");
-      this.effects.push({ kind: "resolve", caller: m.caller, value: { type: "response", command: type, success: true } });
+      this.effects.push({
+        kind: "resolve",
+        caller: m.caller,
+        value: { type: "response", command: type, success: true },
+      });
       return;
     }
     const id = this.requestId("rpc");
@@ -912,7 +1025,10 @@ class Step {
       text = JSON.stringify(value);
     } catch (err) {
       // Nested too deeply (or otherwise unserialisable): refuse it instead of leaving the caller waiting.
-      const error = new OrchError("invalid", `${type} command cannot be sent to the worker: ${(err as Error).message}; nest its fields less deeply`);
+      const error = new OrchError(
+        "invalid",
+        `${type} command cannot be sent to the worker: ${(err as Error).message}; nest its fields less deeply`,
+      );
       this.effects.push({ kind: "reject", caller: m.caller, error });
       return;
     }
@@ -948,7 +1064,10 @@ class Step {
     for (const [id, p] of s.pending) {
       if (p.kind !== "call") continue;
       this.cancel(`rpc:${id}`);
-      const error = new OrchError("worker_exited", `agent "${s.record.name}" worker ${how} before answering; see pi-orch logs ${s.record.name}`);
+      const error = new OrchError(
+        "worker_exited",
+        `agent "${s.record.name}" worker ${how} before answering; see pi-orch logs ${s.record.name}`,
+      );
       this.effects.push({ kind: "reject", caller: p.caller, error });
     }
     if (s.pending.size > 0) s.pending = new Map();
@@ -989,7 +1108,14 @@ class Step {
     const previous = s.record.status;
     if (previous === status && s.record.statusReason === reason) return;
     this.record({ status, statusReason: reason });
-    this.report({ type: "agent_status", status, previous, ...(reason ? { reason } : {}), pid: s.record.pid, restarts: s.record.restarts });
+    this.report({
+      type: "agent_status",
+      status,
+      previous,
+      ...(reason ? { reason } : {}),
+      pid: s.record.pid,
+      restarts: s.record.restarts,
+    });
     this.persist();
     if (s.waiters.length === 0) return;
     const ready = s.waiters.filter((w) => w.test(status));

@@ -24,12 +24,16 @@ export function configurationError(exit: EarlyExit): string | null {
     const missing = /ENOENT/.test(exit.spawnError);
     return (
       `could not start the worker ${JSON.stringify(exit.file)}: ${exit.spawnError}` +
-      (missing ? `; is it installed and on PATH? (from a checkout of pi-orch: --worker-command "node dist/cli/pi.js --mode rpc")` : "")
+      (missing
+        ? `; is it installed and on PATH? (from a checkout of pi-orch: --worker-command "node dist/cli/pi.js --mode rpc")`
+        : "")
     );
   }
   if (exit.code !== USAGE_EXIT_CODE) return null;
   const said = lastLine(exit.stderrTail);
-  return said ? `the worker refused its configuration: ${said}` : "the worker exited with code 2 (a usage error) before it was ready";
+  return said
+    ? `the worker refused its configuration: ${said}`
+    : "the worker exited with code 2 (a usage error) before it was ready";
 }
 
 /** The last non-empty line of a text. */

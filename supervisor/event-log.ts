@@ -12,7 +12,20 @@
  * events of waiting lines reach no subscriber (nor the ring) until their lines are
  * written, so write-ahead holds on a full disk too.
  */
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 
 /** One event as stored and streamed: its sequence number, when it arrived, and the event. */
@@ -89,7 +102,8 @@ export class EventRing {
     readonly maxEvents: number,
     readonly maxBytes: number = Number.POSITIVE_INFINITY,
   ) {
-    if (!Number.isInteger(maxEvents) || maxEvents < 1) throw new TypeError(`ring capacity must be a positive integer, got ${maxEvents}`);
+    if (!Number.isInteger(maxEvents) || maxEvents < 1)
+      throw new TypeError(`ring capacity must be a positive integer, got ${maxEvents}`);
     if (!(maxBytes > 0)) throw new TypeError(`ring byte budget must be positive, got ${maxBytes}`);
   }
 
@@ -114,7 +128,13 @@ export class EventRing {
     // Pushes come in seq order; a seq skipped is one whose line never reached the disk.
     if (seq > this.pushedThrough + 1) this.holes.push({ from: this.pushedThrough + 1, to: seq - 1, lost: true });
     this.pushedThrough = Math.max(this.pushedThrough, seq);
-    const entry: RingEntry = { seq, at, raw, bytes: raw.length + LINE_FRAME_CHARS + digits(seq) + digits(at), held: true };
+    const entry: RingEntry = {
+      seq,
+      at,
+      raw,
+      bytes: raw.length + LINE_FRAME_CHARS + digits(seq) + digits(at),
+      held: true,
+    };
     this.entries.push(entry);
     this.count++;
     this.bytes += entry.bytes;
@@ -139,7 +159,8 @@ export class EventRing {
     const events: LoggedEvent[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
       const entry = this.entries[i];
-      if (entry.held && entry.seq > since) events.push({ seq: entry.seq, at: entry.at, event: JSON.parse(entry.raw) as Record<string, unknown> });
+      if (entry.held && entry.seq > since)
+        events.push({ seq: entry.seq, at: entry.at, event: JSON.parse(entry.raw) as Record<string, unknown> });
     }
     const gap = since < this.evictedThrough ? { from: since + 1, to: this.evictedThrough } : null;
     const holes = this.holes.filter((h) => h.to > since).map((h) => ({ ...h, from: Math.max(h.from, since + 1) }));
@@ -397,7 +418,8 @@ export class LogFile {
 
   private refuse(error: unknown): void {
     const code = (error as NodeJS.ErrnoException).code ?? "EIO";
-    const problem = code === "ENOSPC" || code === "EDQUOT" ? `disk full: ${this.path}` : `cannot write ${this.path}: ${code}`;
+    const problem =
+      code === "ENOSPC" || code === "EDQUOT" ? `disk full: ${this.path}` : `cannot write ${this.path}: ${code}`;
     if (this.problem === problem) return;
     this.problem = problem;
     this.tell(problem, 0);
@@ -411,7 +433,11 @@ export class LogFile {
   private open(): number {
     if (this.fd === null) {
       // O_NOFOLLOW: a symlink planted at the log's place must not redirect our writes.
-      const fd = openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+      const fd = openSync(
+        this.path,
+        constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+        0o600,
+      );
       this.size = fstatSync(fd).size;
       const cut = wholeLinesLength(fd, this.size);
       if (cut < this.size) {
@@ -547,7 +573,11 @@ export class AgentEventLog {
     this.replayBytes = opts.replayBytes ?? DEFAULT_REPLAY_BYTES;
     this.ring = new EventRing(opts.ringSize ?? DEFAULT_RING_EVENTS, opts.ringBytes ?? DEFAULT_RING_BYTES);
     const common = { maxBytes, keep: this.keep, backlogBytes: opts.backlogBytes };
-    this.events = new LogFile(paths.events, { ...common, onProblem: opts.onProblem, onBacklogLeft: (ok) => this.backlogLeft(ok, opts.onWritten) });
+    this.events = new LogFile(paths.events, {
+      ...common,
+      onProblem: opts.onProblem,
+      onBacklogLeft: (ok) => this.backlogLeft(ok, opts.onWritten),
+    });
     this.stderr = new LogFile(paths.stderr, common);
     this.seq = readLastSeq(paths.events, this.keep);
     this.writtenThrough = this.seq;
@@ -644,7 +674,8 @@ export class AgentEventLog {
     if (!this.events.write(parts.join(""))) {
       // Built only on a refused write: the usual path allocates nothing per event here.
       const group: WithheldEvent[] = [];
-      for (let i = 0; i < n; i++) group.push({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw: raws[i]! });
+      for (let i = 0; i < n; i++)
+        group.push({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw: raws[i]! });
       this.withheld.push(group);
     } else {
       for (let i = 0; i < n; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
@@ -820,7 +851,8 @@ export function readLoggedRange(path: string, keep: number, from: number, to: nu
   for (const line of lines.slice(start)) {
     try {
       const parsed = JSON.parse(line) as LoggedEvent;
-      if (parsed && typeof parsed.seq === "number" && parsed.event && typeof parsed.event === "object") events.push(parsed);
+      if (parsed && typeof parsed.seq === "number" && parsed.event && typeof parsed.event === "object")
+        events.push(parsed);
     } catch {
       // a torn line the next write cut, or damage by hand: not an event
     }
@@ -840,7 +872,8 @@ export function readLoggedRange(path: string, keep: number, from: number, to: nu
 export function withGaps(events: readonly LoggedEvent[], from: number, to: number, olderHeld = false): Replay {
   const gaps: SeqGap[] = [];
   const oldest = events.length > 0 ? events[0]!.seq : to + 1;
-  if (oldest > from) gaps.push(olderHeld ? { from, to: Math.min(oldest - 1, to), lost: true } : { from, to: Math.min(oldest - 1, to) });
+  if (oldest > from)
+    gaps.push(olderHeld ? { from, to: Math.min(oldest - 1, to), lost: true } : { from, to: Math.min(oldest - 1, to) });
   const kept: LoggedEvent[] = [];
   let next = oldest;
   for (const e of events) {

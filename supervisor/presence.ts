@@ -39,7 +39,10 @@ export function checkPresence(state: PresenceState, limits: PresenceLimits, now:
   if (state.status === "busy" && silentMs >= limits.stallTimeoutMs) actions.push({ kind: "stall", silentMs });
   const maxMb = limits.maxMemoryMb;
   if (maxMb !== undefined && state.rssBytes !== null && state.rssBytes > maxMb * 1024 * 1024) {
-    actions.push({ kind: "over_memory", message: `process tree RSS ${Math.round(state.rssBytes / 1024 / 1024)} MB is over the ${maxMb} MB limit` });
+    actions.push({
+      kind: "over_memory",
+      message: `process tree RSS ${Math.round(state.rssBytes / 1024 / 1024)} MB is over the ${maxMb} MB limit`,
+    });
     return actions;
   }
   if (!state.pingOutstanding) actions.push({ kind: "ping" });

@@ -40,10 +40,17 @@ export const NO_FLOOD: FloodState = { windowStart: null, inWindow: 0, dropped: 0
  * (this drop reached the limit). `floodStarted` is true on the first drop of a flood:
  * the caller marks the agent and asks for `closeWindow` at `windowStart + windowMs`.
  */
-export function noteBadLine(state: FloodState, limits: FloodLimits, now: number): { state: FloodState; action: "report" | "drop" | "restart"; floodStarted: boolean } {
+export function noteBadLine(
+  state: FloodState,
+  limits: FloodLimits,
+  now: number,
+): { state: FloodState; action: "report" | "drop" | "restart"; floodStarted: boolean } {
   // A quiet window (nothing dropped, so no timer) ends by itself once its time is up.
-  const open = state.windowStart !== null && (state.flooding || state.dropped > 0 || now - state.windowStart < limits.windowMs);
-  const s: FloodState = open ? { ...state, inWindow: state.inWindow + 1 } : { ...state, windowStart: now, inWindow: 1, dropped: 0 };
+  const open =
+    state.windowStart !== null && (state.flooding || state.dropped > 0 || now - state.windowStart < limits.windowMs);
+  const s: FloodState = open
+    ? { ...state, inWindow: state.inWindow + 1 }
+    : { ...state, windowStart: now, inWindow: 1, dropped: 0 };
   if (!s.flooding && s.inWindow <= limits.perWindow) return { state: s, action: "report", floodStarted: false };
   const floodStarted = !s.flooding && s.dropped === 0;
   const next = { ...s, dropped: s.dropped + 1, totalDropped: s.totalDropped + 1 };
@@ -57,6 +64,11 @@ export function noteBadLine(state: FloodState, limits: FloodLimits, now: number)
  * end); when it dropped none, the flood is over (`calm`).
  */
 export function closeWindow(state: FloodState, now: number): { state: FloodState; summarise: number; calm: boolean } {
-  if (state.dropped > 0) return { state: { ...state, windowStart: now, inWindow: 0, dropped: 0, flooding: true }, summarise: state.dropped, calm: false };
+  if (state.dropped > 0)
+    return {
+      state: { ...state, windowStart: now, inWindow: 0, dropped: 0, flooding: true },
+      summarise: state.dropped,
+      calm: false,
+    };
   return { state: { ...state, windowStart: null, inWindow: 0, flooding: false }, summarise: 0, calm: true };
 }

@@ -23,7 +23,8 @@ export function redactArgv(argv: readonly string[] | undefined): string[] | unde
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const eq = arg.indexOf("=");
-    if (arg.startsWith("-") && eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) out.push(`${arg.slice(0, eq)}=${REDACTED}`);
+    if (arg.startsWith("-") && eq > 0 && SECRET_FLAG.test(arg.slice(0, eq)))
+      out.push(`${arg.slice(0, eq)}=${REDACTED}`);
     else if (SECRET_FLAG.test(arg) && i + 1 < argv.length) out.push(arg, REDACTED), i++;
     else out.push(arg);
   }

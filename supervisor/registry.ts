@@ -24,7 +24,7 @@ interface RegistryFile {
 /** Write the registry atomically; the file is created 0600 because specs may hold env values. */
 export function saveRegistry(home: string, agents: readonly AgentRecord[], now = Date.now()): void {
   const body: RegistryFile = { version: 1, savedAt: now, agents: [...agents] };
-  writeFileAtomic(registryPath(home), JSON.stringify(body, null, 2) + "\n");
+  writeFileAtomic(registryPath(home), `${JSON.stringify(body, null, 2)}\n`);
 }
 
 /** Result of loading: the agents and anything that had to be skipped or set aside. */
@@ -83,7 +83,13 @@ export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
       record.status = "stopped";
       record.statusReason = "supervisor exited";
       record.pid = null;
-      record.lastExit = { code: null, signal: null, reason: "supervisor_exited", message: "the previous supervisor exited", at: now };
+      record.lastExit = {
+        code: null,
+        signal: null,
+        reason: "supervisor_exited",
+        message: "the previous supervisor exited",
+        at: now,
+      };
     }
     agents.push(record);
   }

@@ -68,7 +68,8 @@ export function decideRestart(
 
 /** `exited with code 1`, `killed by SIGKILL`, `unresponsive (no answer to get_state in 10s)`. */
 export function describeExit(exit: WorkerExit): string {
-  if (exit.reason !== "exit") return exit.message ? `${exit.reason.replace(/_/g, " ")}: ${exit.message}` : exit.reason.replace(/_/g, " ");
+  if (exit.reason !== "exit")
+    return exit.message ? `${exit.reason.replace(/_/g, " ")}: ${exit.message}` : exit.reason.replace(/_/g, " ");
   if (exit.signal) return `killed by ${exit.signal}`;
   return `exited with code ${exit.code ?? "unknown"}`;
 }

@@ -14,10 +14,16 @@ export interface RunTokens {
  * `usage.totalTokens` count. `over` is the reason to abort, given once, the first time the
  * total passes `maxTokens` (no limit when absent).
  */
-export function countRunTokens(run: RunTokens, message: unknown, maxTokens: number | undefined): { tokens: number; over: string | null } {
+export function countRunTokens(
+  run: RunTokens,
+  message: unknown,
+  maxTokens: number | undefined,
+): { tokens: number; over: string | null } {
   const m = message as { role?: unknown; usage?: { totalTokens?: unknown } } | undefined;
-  if (maxTokens === undefined || m?.role !== "assistant" || typeof m.usage?.totalTokens !== "number") return { tokens: run.tokens, over: null };
+  if (maxTokens === undefined || m?.role !== "assistant" || typeof m.usage?.totalTokens !== "number")
+    return { tokens: run.tokens, over: null };
   const tokens = run.tokens + m.usage.totalTokens;
-  const over = tokens > maxTokens && run.abortReason === null ? `${tokens} tokens used, over the ${maxTokens}-token limit` : null;
+  const over =
+    tokens > maxTokens && run.abortReason === null ? `${tokens} tokens used, over the ${maxTokens}-token limit` : null;
   return { tokens, over };
 }

@@ -136,7 +136,10 @@ export class Subscription {
     let g = 0;
     for (const e of events) {
       while (g < gaps.length && gaps[g]!.from < e.seq) this.enqueue(laggedNotice(agent, gaps[g++]!), 0);
-      this.enqueue({ type: "event", agent, seq: e.seq, at: e.at, event: e.event }, JSON.stringify(e.event).length + ENVELOPE_BYTES);
+      this.enqueue(
+        { type: "event", agent, seq: e.seq, at: e.at, event: e.event },
+        JSON.stringify(e.event).length + ENVELOPE_BYTES,
+      );
     }
     while (g < gaps.length) this.enqueue(laggedNotice(agent, gaps[g++]!), 0);
     this.pump();
@@ -218,7 +221,8 @@ export class Subscription {
     this.queuedBytes -= this.sizes[this.head];
     this.head++;
     // Once its notice is on the way out, the gap is final and new events may flow again.
-    if (!(item instanceof LiveLine) && item.type === "lagged" && this.openGaps.get(item.agent) === item) this.openGaps.delete(item.agent);
+    if (!(item instanceof LiveLine) && item.type === "lagged" && this.openGaps.get(item.agent) === item)
+      this.openGaps.delete(item.agent);
     return item;
   }
 
@@ -284,7 +288,9 @@ export class Subscription {
 
 /** The `lagged` notice of a gap; a lost one says so (`reason: "not_logged"`). */
 function laggedNotice(agent: string, gap: SeqGap): LaggedMessage {
-  return gap.lost ? { type: "lagged", agent, from: gap.from, to: gap.to, reason: "not_logged" } : { type: "lagged", agent, from: gap.from, to: gap.to };
+  return gap.lost
+    ? { type: "lagged", agent, from: gap.from, to: gap.to, reason: "not_logged" }
+    : { type: "lagged", agent, from: gap.from, to: gap.to };
 }
 
 /**
@@ -361,7 +367,14 @@ export class SubscriberHub {
    * no gap or duplicate, because publishing happens on this same thread.
    */
   subscribe(opts: SubscribeOptions, knownAgents: readonly string[]): Subscription {
-    const sub = new Subscription(opts.agents, opts.sink, opts.maxBuffered ?? DEFAULT_SUBSCRIBER_MESSAGES, opts.maxBufferedBytes ?? DEFAULT_SUBSCRIBER_BYTES, (s) => this.subs.delete(s), this.batchText);
+    const sub = new Subscription(
+      opts.agents,
+      opts.sink,
+      opts.maxBuffered ?? DEFAULT_SUBSCRIBER_MESSAGES,
+      opts.maxBufferedBytes ?? DEFAULT_SUBSCRIBER_BYTES,
+      (s) => this.subs.delete(s),
+      this.batchText,
+    );
     if (opts.since !== undefined) {
       const names = opts.agents ? [...opts.agents] : knownAgents;
       for (const agent of names) {

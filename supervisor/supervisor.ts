@@ -91,7 +91,14 @@ type Spawned = { actor: AgentActor; reusedWorktree: boolean };
  */
 type RootMessage =
   | { kind: "spawn"; opts: SpawnOptions; reply: Reply<Spawned> }
-  | { kind: "spawn_done"; name: string; opts: SpawnOptions; made: CreatedWorktree | null; error: unknown; reply: Reply<Spawned> }
+  | {
+      kind: "spawn_done";
+      name: string;
+      opts: SpawnOptions;
+      made: CreatedWorktree | null;
+      error: unknown;
+      reply: Reply<Spawned>;
+    }
   | { kind: "stop"; ref: string | null; reply: Reply<AgentActor[]> }
   | { kind: "restart"; ref: string; watch: (actor: AgentActor) => void; reply: Reply<AgentActor> }
   | { kind: "remove"; ref: string; opts: RemoveOptions; reply: Reply<AgentInfo> }
@@ -167,8 +174,13 @@ export class Supervisor {
       if (!response.success) {
         // A first prompt refused (no API key, a bad model) is a configuration error: nothing stays behind.
         const worktree = actor.toRecord().worktree;
-        await this.remove(actor.name, { force: true, deleteBranch: worktree && !reusedWorktree ? true : false }).catch(() => undefined);
-        throw new OrchError("invalid", `agent "${actor.name}" refused its first prompt, so it was removed again: ${response.error}`);
+        await this.remove(actor.name, { force: true, deleteBranch: !!(worktree && !reusedWorktree) }).catch(
+          () => undefined,
+        );
+        throw new OrchError(
+          "invalid",
+          `agent "${actor.name}" refused its first prompt, so it was removed again: ${response.error}`,
+        );
       }
     }
     return this.settled(actor.info());
@@ -228,7 +240,9 @@ export class Supervisor {
 
   /** Restart every agent the previous supervisor left running (`serve --resume`). */
   async resumeAll(): Promise<AgentInfo[]> {
-    const toResume = [...this.actors.values()].filter((a) => a.status === "stopped" && a.toRecord().statusReason === "supervisor exited");
+    const toResume = [...this.actors.values()].filter(
+      (a) => a.status === "stopped" && a.toRecord().statusReason === "supervisor exited",
+    );
     return Promise.all(toResume.map((a) => this.restart(a.name)));
   }
 
@@ -259,7 +273,13 @@ export class Supervisor {
     // Events of this turn go out first, so the replay and the live stream meet with no gap or duplicate.
     this.batch.flush();
     return this.hub.subscribe(
-      { agents: names, since: opts.since, sink: opts.sink, maxBuffered: this.opts.subscriberBuffer, maxBufferedBytes: this.opts.subscriberBufferBytes },
+      {
+        agents: names,
+        since: opts.since,
+        sink: opts.sink,
+        maxBuffered: this.opts.subscriberBuffer,
+        maxBufferedBytes: this.opts.subscriberBufferBytes,
+      },
       [...this.actors.keys()],
     );
   }
@@ -283,7 +303,9 @@ export class Supervisor {
 
   /** Post a message and wait for its reply. */
   private ask<T>(message: (reply: Reply<T>) => RootMessage): Promise<T> {
-    return new Promise<T>((resolve, reject) => this.mailbox.post(message({ resolve, reject }))).finally(() => this.batch.flush());
+    return new Promise<T>((resolve, reject) => this.mailbox.post(message({ resolve, reject }))).finally(() =>
+      this.batch.flush(),
+    );
   }
 
   /** `value`, once the events so far are published: a caller that gets an answer has its subscribers' events before it. */
@@ -336,7 +358,8 @@ export class Supervisor {
     this.assertOpen();
     const name = opts.name ?? generateName(new Set([...this.actors.keys(), ...this.reserved]));
     assertValidName(name);
-    if (this.reserved.has(name)) throw new OrchError("exists", `an agent named "${name}" is being spawned right now; pick another --name`);
+    if (this.reserved.has(name))
+      throw new OrchError("exists", `an agent named "${name}" is being spawned right now; pick another --name`);
     const existing = this.actors.get(name);
     if (existing) {
       throw new OrchError(
@@ -345,8 +368,13 @@ export class Supervisor {
       );
     }
     const cwd = resolve(opts.cwd ?? process.cwd());
-    if (!isDirectory(cwd)) throw new OrchError("invalid", `working directory ${cwd} does not exist or is not a folder; pass an existing --cwd`);
-    if (opts.workerCommand && opts.workerCommand.length === 0) throw new OrchError("invalid", "the worker command is empty");
+    if (!isDirectory(cwd))
+      throw new OrchError(
+        "invalid",
+        `working directory ${cwd} does not exist or is not a folder; pass an existing --cwd`,
+      );
+    if (opts.workerCommand && opts.workerCommand.length === 0)
+      throw new OrchError("invalid", "the worker command is empty");
     // A key that could only reach the worker in argv is refused here, not at its first start.
     buildWorkerArgv(opts, null, this.defaultCommand);
     if (!opts.worktree) return reply.resolve({ actor: this.createAgent(name, cwd, opts), reusedWorktree: false });
@@ -363,8 +391,16 @@ export class Supervisor {
     const made = m.made;
     if (this.shuttingDown) {
       // A worktree an earlier run left is the user's to keep; only a new one goes.
-      const cleanup = made.reused ? Promise.resolve() : removeWorktree(made.worktree, { force: true, deleteBranch: true });
-      cleanup.catch(() => undefined).then(() => m.reply.reject(new OrchError("shutting_down", "the supervisor is shutting down; start a new one with pi-orch serve")));
+      const cleanup = made.reused
+        ? Promise.resolve()
+        : removeWorktree(made.worktree, { force: true, deleteBranch: true });
+      void cleanup
+        .catch(() => undefined)
+        .then(() =>
+          m.reply.reject(
+            new OrchError("shutting_down", "the supervisor is shutting down; start a new one with pi-orch serve"),
+          ),
+        );
       return;
     }
     m.reply.resolve({ actor: this.createAgent(m.name, made.cwd, m.opts, made.worktree), reusedWorktree: made.reused });
@@ -404,7 +440,10 @@ export class Supervisor {
     if (this.removing.has(name)) throw new OrchError("busy", `agent "${name}" is already being removed`);
     const running = actor.status !== "stopped" && actor.status !== "failed";
     if (running && !opts.force) {
-      throw new OrchError("busy", `agent "${name}" is ${actor.status}; stop it first (pi-orch stop ${name}) or remove it with --force`);
+      throw new OrchError(
+        "busy",
+        `agent "${name}" is ${actor.status}; stop it first (pi-orch stop ${name}) or remove it with --force`,
+      );
     }
     this.removing.add(name);
     const worktree = actor.toRecord().worktree;
@@ -422,7 +461,8 @@ export class Supervisor {
     };
     work().then(
       () => this.mailbox.post({ kind: "remove_done", name, error: null, reply }),
-      (error: unknown) => this.mailbox.post({ kind: "remove_done", name, error: error ?? new Error("remove failed"), reply }),
+      (error: unknown) =>
+        this.mailbox.post({ kind: "remove_done", name, error: error ?? new Error("remove failed"), reply }),
     );
   }
 
@@ -454,8 +494,12 @@ export class Supervisor {
       onWritten: () => this.batch.wake(record.name, log),
       onProblem: (problem, dropped) => {
         actor.noteDiskProblem(problem);
-        if (problem) this.warn(`agent "${record.name}": ${problem}; events wait in memory and are written when space returns`);
-        else this.warn(`agent "${record.name}": its event log is written again${dropped > 0 ? ` (${dropped} events that did not fit the backlog are missing from it)` : ""}`);
+        if (problem)
+          this.warn(`agent "${record.name}": ${problem}; events wait in memory and are written when space returns`);
+        else
+          this.warn(
+            `agent "${record.name}": its event log is written again${dropped > 0 ? ` (${dropped} events that did not fit the backlog are missing from it)` : ""}`,
+          );
       },
     });
     const actor: AgentActor = new AgentActor({
@@ -481,7 +525,8 @@ export class Supervisor {
   }
 
   private assertOpen(): void {
-    if (this.shuttingDown) throw new OrchError("shutting_down", "the supervisor is shutting down; start a new one with pi-orch serve");
+    if (this.shuttingDown)
+      throw new OrchError("shutting_down", "the supervisor is shutting down; start a new one with pi-orch serve");
   }
 
   private warn(message: string): void {

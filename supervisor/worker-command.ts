@@ -64,7 +64,10 @@ function providerOf(args: readonly string[]): string | undefined {
   let provider: string | undefined;
   let modelProvider: string | undefined;
   for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].startsWith("--") && args[i].includes("=") ? [args[i].slice(0, args[i].indexOf("=")), args[i].slice(args[i].indexOf("=") + 1)] : [args[i], undefined];
+    const [flag, inline] =
+      args[i].startsWith("--") && args[i].includes("=")
+        ? [args[i].slice(0, args[i].indexOf("=")), args[i].slice(args[i].indexOf("=") + 1)]
+        : [args[i], undefined];
     const value = inline ?? args[i + 1];
     if (flag === "--provider" && value !== undefined) provider = value;
     if (flag === "--model" && value?.includes("/")) modelProvider = value.slice(0, value.indexOf("/"));
@@ -91,7 +94,8 @@ export function liftApiKey(args: readonly string[], custom: boolean): { args: st
   const env: Record<string, string> = { [PI_API_KEY_VAR]: key };
   if (custom) {
     const provider = providerOf(kept);
-    const name = provider !== undefined && Object.hasOwn(PROVIDER_KEY_VAR, provider) ? PROVIDER_KEY_VAR[provider] : undefined;
+    const name =
+      provider !== undefined && Object.hasOwn(PROVIDER_KEY_VAR, provider) ? PROVIDER_KEY_VAR[provider] : undefined;
     if (!name) {
       throw new OrchError(
         "invalid",
@@ -115,7 +119,11 @@ export function buildWorkerArgv(
 ): { file: string; args: string[]; env: Record<string, string> } {
   const custom = spec.workerCommand !== undefined && spec.workerCommand.length > 0;
   const base = custom ? spec.workerCommand! : defaultCommand;
-  if (base.length === 0) throw new OrchError("invalid", "the worker command is empty; pass a program, e.g. --worker-command \"pi --mode rpc\"");
+  if (base.length === 0)
+    throw new OrchError(
+      "invalid",
+      'the worker command is empty; pass a program, e.g. --worker-command "pi --mode rpc"',
+    );
   const args = base.slice(1);
   if (spec.provider) args.push("--provider", spec.provider);
   if (spec.model) args.push("--model", spec.model);

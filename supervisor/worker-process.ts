@@ -92,7 +92,8 @@ export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
     } else report(code, signal, null);
   });
   void proc.then((result) => {
-    if (proc.pid === undefined) report(null, null, result.originalMessage ?? result.shortMessage ?? "could not start the worker");
+    if (proc.pid === undefined)
+      report(null, null, result.originalMessage ?? result.shortMessage ?? "could not start the worker");
     else report(result.exitCode ?? null, result.signal ?? null, null);
   });
   proc.stdin?.on("error", () => {});

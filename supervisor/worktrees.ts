@@ -5,7 +5,18 @@
  * the real `git` binary; nothing of git is re-implemented here.
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmdirSync, rmSync, statSync, utimesSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { execa } from "execa";
@@ -45,21 +56,42 @@ interface GitResult {
 }
 
 // Variables a git hook or a wrapping script may set; they would point our git at another repository or index.
-const INHERITED_GIT_VARS = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_PREFIX"];
+const INHERITED_GIT_VARS = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_COMMON_DIR",
+  "GIT_PREFIX",
+];
 
 async function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<GitResult> {
   const base: Record<string, string | undefined> = { ...process.env };
   for (const name of INHERITED_GIT_VARS) delete base[name];
-  const result = await execa("git", args, { cwd, env: { ...base, ...env }, extendEnv: false, reject: false, stripFinalNewline: true });
+  const result = await execa("git", args, {
+    cwd,
+    env: { ...base, ...env },
+    extendEnv: false,
+    reject: false,
+    stripFinalNewline: true,
+  });
   if (result.failed && result.exitCode === undefined) {
-    throw new OrchError("internal", `could not run git (${result.shortMessage}); install git and make sure it is on PATH`);
+    throw new OrchError(
+      "internal",
+      `could not run git (${result.shortMessage}); install git and make sure it is on PATH`,
+    );
   }
-  return { exitCode: result.exitCode ?? 1, stdout: String(result.stdout ?? ""), stderr: String(result.stderr ?? "").trim() };
+  return {
+    exitCode: result.exitCode ?? 1,
+    stdout: String(result.stdout ?? ""),
+    stderr: String(result.stderr ?? "").trim(),
+  };
 }
 
 async function gitOk(cwd: string, args: string[], what: string, env: Record<string, string> = {}): Promise<string> {
   const r = await git(cwd, args, env);
-  if (r.exitCode !== 0) throw new OrchError("internal", `${what} failed: git ${args.join(" ")}: ${r.stderr || `exit code ${r.exitCode}`}`);
+  if (r.exitCode !== 0)
+    throw new OrchError("internal", `${what} failed: git ${args.join(" ")}: ${r.stderr || `exit code ${r.exitCode}`}`);
   return r.stdout;
 }
 
@@ -81,7 +113,10 @@ function serialized<T>(repo: string, fn: () => Promise<T>): Promise<T> {
 export async function findRepository(cwd: string): Promise<string> {
   const r = await git(cwd, ["rev-parse", "--show-toplevel"]);
   if (r.exitCode !== 0 || r.stdout === "") {
-    throw new OrchError("invalid", `--worktree needs a git repository, but ${cwd} is not inside one; run it from a repository (or git init one), or drop --worktree`);
+    throw new OrchError(
+      "invalid",
+      `--worktree needs a git repository, but ${cwd} is not inside one; run it from a repository (or git init one), or drop --worktree`,
+    );
   }
   return realpathSync(r.stdout);
 }
@@ -131,21 +166,30 @@ export async function createWorktree(opts: CreateWorktreeOptions): Promise<Creat
     const folderExists = existsSync(path);
     if (branchExists || folderExists) {
       const recorded = await branchRecord(repo, branch);
-      const ours = owner === "run" && recorded.owner === "run" && (opts.existing === "reuse" || opts.existing === "replace");
+      const ours =
+        owner === "run" && recorded.owner === "run" && (opts.existing === "reuse" || opts.existing === "replace");
       const made = recorded.base !== null || recorded.owner !== null;
       if (!ours) throw leftoverError(repo, branch, path, folderExists, owner, made);
       if (opts.existing === "reuse") {
         if (!recorded.base) throw leftoverError(repo, branch, path, folderExists, owner, made);
-        if (!folderExists) await gitOk(repo, ["worktree", "add", "--quiet", path, branch], `restoring the worktree of "${opts.name}"`);
+        if (!folderExists)
+          await gitOk(repo, ["worktree", "add", "--quiet", path, branch], `restoring the worktree of "${opts.name}"`);
         else if ((await git(path, ["symbolic-ref", "--quiet", "--short", "HEAD"])).stdout !== branch) {
-          throw new OrchError("exists", `the worktree folder ${path} is not on branch ${branch}; remove it with pi-orch worktrees rm ${opts.name} --force`);
+          throw new OrchError(
+            "exists",
+            `the worktree folder ${path} is not on branch ${branch}; remove it with pi-orch worktrees rm ${opts.name} --force`,
+          );
         }
         return { worktree: { path, branch, base: recorded.base, repo }, cwd: cwdIn(path), reused: true };
       }
       await removeLeftover(repo, branch, path, folderExists, branchExists);
     }
     mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
-    await gitOk(repo, ["worktree", "add", "--quiet", "-b", branch, path, base], `creating the worktree of "${opts.name}"`);
+    await gitOk(
+      repo,
+      ["worktree", "add", "--quiet", "-b", branch, path, base],
+      `creating the worktree of "${opts.name}"`,
+    );
     // Kept in the branch's own config section, which `git branch -D` removes with it.
     await gitOk(repo, ["config", `branch.${branch}.piOrchBase`, base], `recording the base of ${branch}`);
     await gitOk(repo, ["config", `branch.${branch}.piOrchOwner`, owner], `recording the owner of ${branch}`);
@@ -154,7 +198,10 @@ export async function createWorktree(opts: CreateWorktreeOptions): Promise<Creat
 }
 
 /** The base and owner recorded with a branch by `createWorktree`. */
-async function branchRecord(repo: string, branch: string): Promise<{ base: string | null; owner: WorktreeOwner | null }> {
+async function branchRecord(
+  repo: string,
+  branch: string,
+): Promise<{ base: string | null; owner: WorktreeOwner | null }> {
   const read = async (key: string) => {
     const r = await git(repo, ["config", "--get", `branch.${branch}.${key}`]);
     return r.exitCode === 0 && r.stdout !== "" ? r.stdout : null;
@@ -167,7 +214,14 @@ async function branchRecord(repo: string, branch: string): Promise<{ base: strin
  * Why a worktree cannot be made, and the commands that clear the way. A branch pi-orch
  * did not make (`ours` false: the user's own, such as main) is never offered for deletion.
  */
-function leftoverError(repo: string, branch: string, path: string, folderExists: boolean, owner: WorktreeOwner, ours: boolean): OrchError {
+function leftoverError(
+  repo: string,
+  branch: string,
+  path: string,
+  folderExists: boolean,
+  owner: WorktreeOwner,
+  ours: boolean,
+): OrchError {
   const what = folderExists ? `the worktree ${path} (branch ${branch})` : `branch "${branch}"`;
   if (!folderExists && !ours) {
     const next = owner === "run" ? "rename the task" : "pick another --branch (or --name)";
@@ -176,12 +230,21 @@ function leftoverError(repo: string, branch: string, path: string, folderExists:
   const clear = folderExists
     ? `remove it with git worktree remove --force ${path} && git -C ${repo} branch -D ${branch}`
     : `delete it with git -C ${repo} branch -D ${branch}`;
-  const next = owner === "run" ? `it was not left by pi-orch run, so it stays; rename the task, or ${clear}` : `pick another --name (or --branch), or ${clear}`;
+  const next =
+    owner === "run"
+      ? `it was not left by pi-orch run, so it stays; rename the task, or ${clear}`
+      : `pick another --name (or --branch), or ${clear}`;
   return new OrchError("exists", `${what} already exists; ${next}`);
 }
 
 /** Remove an earlier run's worktree folder and branch (changes included). */
-async function removeLeftover(repo: string, branch: string, path: string, folderExists: boolean, branchExists: boolean): Promise<void> {
+async function removeLeftover(
+  repo: string,
+  branch: string,
+  path: string,
+  folderExists: boolean,
+  branchExists: boolean,
+): Promise<void> {
   if (folderExists) {
     const r = await git(repo, ["worktree", "remove", "--force", path]);
     if (r.exitCode !== 0) rmSync(path, { recursive: true, force: true });
@@ -234,7 +297,11 @@ function safeRealpath(path: string): string {
 /** Whether the worktree has uncommitted changes (tracked or untracked); a missing folder is clean. */
 export async function worktreeDirty(wt: WorktreeInfo): Promise<boolean> {
   if (!existsSync(wt.path)) return false;
-  const out = await gitOk(wt.path, ["status", "--porcelain", "--untracked-files=all"], `checking the worktree ${wt.path}`);
+  const out = await gitOk(
+    wt.path,
+    ["status", "--porcelain", "--untracked-files=all"],
+    `checking the worktree ${wt.path}`,
+  );
   return out.trim() !== "";
 }
 
@@ -265,7 +332,10 @@ async function withWholeTreeIndex<T>(wt: WorktreeInfo, fn: (env: Record<string, 
 
 function assertWorktreeExists(wt: WorktreeInfo): void {
   if (!existsSync(wt.path)) {
-    throw new OrchError("not_found", `the worktree ${wt.path} no longer exists (branch ${wt.branch} may still hold committed work)`);
+    throw new OrchError(
+      "not_found",
+      `the worktree ${wt.path} no longer exists (branch ${wt.branch} may still hold committed work)`,
+    );
   }
 }
 
@@ -283,7 +353,14 @@ export async function diffWorktree(wt: WorktreeInfo, opts: DiffOptions = {}): Pr
   const out = await withWholeTreeIndex(wt, (env) =>
     gitOk(
       wt.path,
-      ["diff", "--cached", opts.color ? "--color=always" : "--no-color", ...(opts.stat ? ["--stat"] : []), wt.base, "--"],
+      [
+        "diff",
+        "--cached",
+        opts.color ? "--color=always" : "--no-color",
+        ...(opts.stat ? ["--stat"] : []),
+        wt.base,
+        "--",
+      ],
       `diffing ${wt.path}`,
       env,
     ),
@@ -296,7 +373,12 @@ export async function diffWorktree(wt: WorktreeInfo, opts: DiffOptions = {}): Pr
 export async function changedFiles(wt: WorktreeInfo): Promise<string[]> {
   assertWorktreeExists(wt);
   const out = await withWholeTreeIndex(wt, (env) =>
-    gitOk(wt.path, ["diff", "--cached", "--name-only", "--no-renames", "-z", wt.base, "--"], `listing the changes of ${wt.path}`, env),
+    gitOk(
+      wt.path,
+      ["diff", "--cached", "--name-only", "--no-renames", "-z", wt.base, "--"],
+      `listing the changes of ${wt.path}`,
+      env,
+    ),
   );
   return out
     .split("\0")
@@ -312,7 +394,10 @@ export type DeleteBranch = boolean | "if-no-commits";
  * then the branch as asked. A folder deleted by hand is pruned from git's list.
  * Resolves with whether the branch was deleted.
  */
-export async function removeWorktree(wt: WorktreeInfo, opts: { force?: boolean; deleteBranch?: DeleteBranch } = {}): Promise<{ branchDeleted: boolean }> {
+export async function removeWorktree(
+  wt: WorktreeInfo,
+  opts: { force?: boolean; deleteBranch?: DeleteBranch } = {},
+): Promise<{ branchDeleted: boolean }> {
   if (!existsSync(wt.repo)) {
     rmSync(wt.path, { recursive: true, force: true });
     return { branchDeleted: false };
@@ -321,7 +406,10 @@ export async function removeWorktree(wt: WorktreeInfo, opts: { force?: boolean; 
     if (existsSync(wt.path)) {
       const r = await git(wt.repo, ["worktree", "remove", ...(opts.force ? ["--force"] : []), wt.path]);
       if (r.exitCode !== 0) {
-        throw new OrchError("busy", `could not remove the worktree ${wt.path}: ${r.stderr}${opts.force ? "" : "; pass --force to discard its changes"}`);
+        throw new OrchError(
+          "busy",
+          `could not remove the worktree ${wt.path}: ${r.stderr}${opts.force ? "" : "; pass --force to discard its changes"}`,
+        );
       }
     } else {
       await git(wt.repo, ["worktree", "prune"]);
@@ -335,7 +423,10 @@ export async function removeWorktree(wt: WorktreeInfo, opts: { force?: boolean; 
     if (!remove) return { branchDeleted: false };
     const r = await git(wt.repo, ["branch", "-D", wt.branch]);
     if (r.exitCode !== 0 && opts.deleteBranch === true) {
-      throw new OrchError("internal", `removed the worktree ${wt.path} but could not delete branch ${wt.branch}: ${r.stderr}`);
+      throw new OrchError(
+        "internal",
+        `removed the worktree ${wt.path} but could not delete branch ${wt.branch}: ${r.stderr}`,
+      );
     }
     return { branchDeleted: r.exitCode === 0 };
   });

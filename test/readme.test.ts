@@ -9,7 +9,16 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -76,7 +85,11 @@ beforeAll(() => {
 
 afterAll(() => {
   if (!root) return;
-  spawnSync(process.execPath, [join(ROOT, "dist/cli/pi-orch.js"), "--home", join(root, "home"), "--no-autostart", "shutdown"], { stdio: "ignore", timeout: 30_000 });
+  spawnSync(
+    process.execPath,
+    [join(ROOT, "dist/cli/pi-orch.js"), "--home", join(root, "home"), "--no-autostart", "shutdown"],
+    { stdio: "ignore", timeout: 30_000 },
+  );
   for (const pid of taggedPids()) {
     try {
       process.kill(pid, "SIGKILL");
@@ -89,7 +102,9 @@ afterAll(() => {
 
 describe("the README", () => {
   it("finds the runnable blocks and their promised exit codes", () => {
-    const commands = runnableCommands("```bash runnable\nnpm ci && a\nb \\\n  c   # comment\nd   # refused (exit 1)\n```\n```bash\nnot me\n```\n");
+    const commands = runnableCommands(
+      "```bash runnable\nnpm ci && a\nb \\\n  c   # comment\nd   # refused (exit 1)\n```\n```bash\nnot me\n```\n",
+    );
     expect(commands).toEqual([
       { line: 2, command: "a", exitCode: 0 },
       { line: 3, command: "b \\\n  c   # comment", exitCode: 0 },
@@ -126,7 +141,9 @@ describe("the README", () => {
         const r = spawnSync("bash", ["-c", c.command], { cwd: clone, env, encoding: "utf8", timeout: 120_000 });
         if (process.env.PI_ORCH_README_TIMES) process.stderr.write(`${Date.now() - started} ms  README.md:${c.line}\n`);
         if (r.status !== c.exitCode) {
-          failures.push(`pass ${pass}, README.md:${c.line}: ${c.command}\n  exit ${r.status ?? r.signal}, documented ${c.exitCode}\n  stdout: ${r.stdout.slice(-1500)}\n  stderr: ${r.stderr.slice(-1500)}`);
+          failures.push(
+            `pass ${pass}, README.md:${c.line}: ${c.command}\n  exit ${r.status ?? r.signal}, documented ${c.exitCode}\n  stdout: ${r.stdout.slice(-1500)}\n  stderr: ${r.stderr.slice(-1500)}`,
+          );
         }
       }
     }

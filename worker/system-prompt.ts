@@ -93,7 +93,9 @@ export function uniqueGuidelines(texts: readonly string[] | undefined): string[]
 export function buildSystemPrompt(input: SystemPromptInput): string {
   const parts: string[] = [input.systemPrompt ?? BASE_PROMPT];
   if (input.tools.length > 0) {
-    const lines = input.tools.filter((t) => t.listed !== false).map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
+    const lines = input.tools
+      .filter((t) => t.listed !== false)
+      .map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
     parts.push(`Available tools:\n${lines.length > 0 ? lines.join("\n") : "(none)"}`);
     const guidelines = uniqueGuidelines(input.tools.flatMap((t) => t.guidelines ?? []));
     if (guidelines.length > 0) parts.push(`Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);

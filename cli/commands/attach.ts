@@ -12,7 +12,11 @@ export function register(program: Command, ctx: CliContext): void {
     .command("attach")
     .argument("<agent>", "agent name or unique id prefix")
     .description("follow an agent live: assistant text as it streams, tool calls and results, status changes")
-    .option("--since <seq>", "first replay the events after this sequence number (0: everything still in memory)", nonNegativeInt)
+    .option(
+      "--since <seq>",
+      "first replay the events after this sequence number (0: everything still in memory)",
+      nonNegativeInt,
+    )
     .option("--json", "print raw stream messages as JSON lines ({type, agent, seq, at, event})")
     .addHelpText(
       "after",
@@ -31,13 +35,16 @@ Examples:
         try {
           const info = await client.status(agent);
           if (opts.since !== undefined && opts.since > info.lastSeq) {
-            throw new CliError(`--since ${opts.since} is past the last event of ${info.name} (${info.lastSeq}); give ${info.lastSeq} or less, or leave it out to follow from now`, 2);
+            throw new CliError(
+              `--since ${opts.since} is past the last event of ${info.name} (${info.lastSeq}); give ${info.lastSeq} or less, or leave it out to follow from now`,
+              2,
+            );
           }
           const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
           let lastSeq = opts.since ?? info.lastSeq;
           const onMessage = (m: IpcStreamMessage) => {
             if (m.type === "event") lastSeq = m.seq;
-            if (opts.json) process.stdout.write(JSON.stringify(m) + "\n");
+            if (opts.json) process.stdout.write(`${JSON.stringify(m)}\n`);
             else renderer.feed(m);
           };
           await client.subscribe({ agents: [info.name], since: opts.since }, onMessage);

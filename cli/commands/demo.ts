@@ -31,7 +31,11 @@ const AGENTS = [
 
 const PROJECT: Record<string, string> = {
   "README.md": "# greet\n\nA tiny project for the pi-orch demo: one function and its test.\n",
-  "package.json": JSON.stringify({ name: "greet", private: true, type: "module", scripts: { test: "node src/greet.test.js" } }, null, 2) + "\n",
+  "package.json": `${JSON.stringify(
+    { name: "greet", private: true, type: "module", scripts: { test: "node src/greet.test.js" } },
+    null,
+    2,
+  )}\n`,
   "src/greet.js": 'export function greet(name) {\n  return "Hello, " + name + "!";\n}\n',
   "src/greet.test.js":
     'import { greet } from "./greet.js";\n\nconst got = greet("pi");\nif (!got.endsWith(", pi!")) {\n  console.error("unexpected greeting: " + got);\n  process.exit(1);\n}\nconsole.log("ok: " + got);\n',
@@ -49,7 +53,9 @@ interface DemoFlags {
 export function register(program: Command, ctx: CliContext): void {
   program
     .command("demo")
-    .description("see it work in a minute: four faux agents (no key, no network) in their own worktrees of a temporary repo, in the TUI")
+    .description(
+      "see it work in a minute: four faux agents (no key, no network) in their own worktrees of a temporary repo, in the TUI",
+    )
     .option("--no-tui", "print a live summary instead of opening the TUI, and exit when every agent has settled")
     .option("--keep", "keep the temporary repository, worktrees and home afterwards (their path is printed)")
     .addHelpText(
@@ -69,7 +75,8 @@ async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
   const tui = flags.tui && Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const problem = nodeFlagsProblem(process.env);
   if (problem) throw new CliError(problem);
-  if (flags.tui && !tui) ctx.err("pi-orch demo: no terminal here, so no TUI: printing a live summary instead (--no-tui)");
+  if (flags.tui && !tui)
+    ctx.err("pi-orch demo: no terminal here, so no TUI: printing a live summary instead (--no-tui)");
   const root = mkdtempSync(join(tmpdir(), "pi-orch-demo-"));
   const repo = join(root, "repo");
   const home = join(root, "home");
@@ -85,7 +92,14 @@ async function runDemo(ctx: CliContext, flags: DemoFlags): Promise<number> {
     const spawnAll = () =>
       Promise.all(
         AGENTS.map((a) =>
-          client.spawn({ name: a.name, cwd: repo, provider: "faux", worktree: {}, prompt: a.prompt, restart: "temporary" }),
+          client.spawn({
+            name: a.name,
+            cwd: repo,
+            provider: "faux",
+            worktree: {},
+            prompt: a.prompt,
+            restart: "temporary",
+          }),
         ),
       );
     if (tui) {
@@ -122,14 +136,30 @@ async function createProject(repo: string): Promise<void> {
   try {
     await git(["init", "-q", "-b", "main"]);
     await git(["add", "-A"]);
-    await git(["-c", "user.name=pi-orch demo", "-c", "user.email=demo@pi-orch.invalid", "commit", "-q", "-m", "the greet project"]);
+    await git([
+      "-c",
+      "user.name=pi-orch demo",
+      "-c",
+      "user.email=demo@pi-orch.invalid",
+      "commit",
+      "-q",
+      "-m",
+      "the greet project",
+    ]);
   } catch (err) {
     throw new CliError(`the demo needs git to create its repository: ${(err as Error).message.split("\n")[0]}`);
   }
 }
 
 /** `--no-tui`: every event as a prefixed transcript line, then a table once all agents settled. */
-async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => Promise<AgentInfo[]>, repo: string, root: string, keep: boolean): Promise<number> {
+async function liveSummary(
+  ctx: CliContext,
+  client: IpcClient,
+  spawnAll: () => Promise<AgentInfo[]>,
+  repo: string,
+  root: string,
+  keep: boolean,
+): Promise<number> {
   const c = ctx.color;
   ctx.out(c.bold(`pi-orch demo: 4 faux agents in worktrees of ${repo}`));
   const renderer = new TranscriptRenderer({ write: (t) => process.stdout.write(t), colors: c, prefixAgents: true });
@@ -148,7 +178,8 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
     const ending = view.ending;
     if (ending !== null && ending !== before.ending) {
       if (ending.kind === "ended") settled.set(m.agent, "done");
-      if (ending.kind === "status" && (ending.status === "failed" || ending.status === "stopped")) settled.set(m.agent, ending.status);
+      if (ending.kind === "status" && (ending.status === "failed" || ending.status === "stopped"))
+        settled.set(m.agent, ending.status);
     }
     if (AGENTS.every((a) => settled.has(a.name))) allSettled();
   });
@@ -162,7 +193,14 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
   await client.close();
   const rows = AGENTS.map((a) => {
     const info = infos.find((i) => i.name === a.name);
-    return [a.name, info ? colorStatus(info.status, c) : "-", a.prompt, String(views.get(a.name)?.toolCalls ?? 0), String(views.get(a.name)?.tokens.total ?? 0), info?.worktree?.branch ?? "-"];
+    return [
+      a.name,
+      info ? colorStatus(info.status, c) : "-",
+      a.prompt,
+      String(views.get(a.name)?.toolCalls ?? 0),
+      String(views.get(a.name)?.tokens.total ?? 0),
+      info?.worktree?.branch ?? "-",
+    ];
   });
   ctx.out("");
   ctx.out(renderTable(["AGENT", "STATUS", "TASK", "TOOLS", "TOKENS", "BRANCH"], rows, c));
@@ -175,11 +213,17 @@ async function liveSummary(ctx: CliContext, client: IpcClient, spawnAll: () => P
   const unsettled = AGENTS.filter((a) => settled.get(a.name) !== "done").map((a) => a.name);
   ctx.out("");
   if (unsettled.length > 0) {
-    ctx.err(`pi-orch demo: ${unsettled.join(", ")} did not finish within ${SETTLE_TIMEOUT_MS / 1000}s; see the transcript above`);
+    ctx.err(
+      `pi-orch demo: ${unsettled.join(", ")} did not finish within ${SETTLE_TIMEOUT_MS / 1000}s; see the transcript above`,
+    );
     return 1;
   }
   const me = invokedAs(process.env);
-  ctx.out(c.dim(`all 4 agents settled; ${keep ? "stopping them" : `removing ${root}`}. Next: ${me} demo (the TUI), or ${me} spawn --provider faux --prompt "list the files"`));
+  ctx.out(
+    c.dim(
+      `all 4 agents settled; ${keep ? "stopping them" : `removing ${root}`}. Next: ${me} demo (the TUI), or ${me} spawn --provider faux --prompt "list the files"`,
+    ),
+  );
   return 0;
 }
 
@@ -228,12 +272,17 @@ class DemoWorld {
       try {
         return await IpcClient.connect({ home });
       } catch (err) {
-        const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 50))]);
+        const gone = await Promise.race([
+          exited.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 50)),
+        ]);
         if (!(err instanceof IpcClientError) || gone || Date.now() > deadline) {
           // Read now: the cleanup that follows removes the log with the demo's folder (unless --keep).
           const said = lastLogLine(logPath, 0);
           const where = this.keep ? ` (log: ${logPath})` : " (its log goes with the demo's folder; --keep keeps it)";
-          throw new CliError(`the demo's supervisor did not start${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""}${where}${gone ? nodeFlagsHint(process.env) : ""}`);
+          throw new CliError(
+            `the demo's supervisor did not start${said ? `: ${said.replace(/^pi-orch( serve)?: /, "")}` : ""}${where}${gone ? nodeFlagsHint(process.env) : ""}`,
+          );
         }
       }
     }
@@ -267,7 +316,9 @@ class DemoWorld {
       clearTimeout(timer);
     }
     if (this.keep) {
-      process.stderr.write(`pi-orch demo: kept ${this.root} (the repository in repo/, the home in home/); remove it with rm -rf ${this.root}\n`);
+      process.stderr.write(
+        `pi-orch demo: kept ${this.root} (the repository in repo/, the home in home/); remove it with rm -rf ${this.root}\n`,
+      );
       return;
     }
     rmSync(this.root, { recursive: true, force: true });

@@ -35,7 +35,9 @@ Examples:
         }
         const wt = info.worktree;
         if (!wt) {
-          throw new CliError(`agent "${info.name}" has no worktree (it works in ${info.cwd}); use git diff there, or spawn agents with --worktree`);
+          throw new CliError(
+            `agent "${info.name}" has no worktree (it works in ${info.cwd}); use git diff there, or spawn agents with --worktree`,
+          );
         }
         if (opts.json) {
           const [files, diff] = await Promise.all([changedFiles(wt), diffWorktree(wt, { stat: opts.stat })]);
@@ -43,8 +45,9 @@ Examples:
           return;
         }
         const text = await diffWorktree(wt, { stat: opts.stat, color: colorEnabled() });
-        if (text.trim() === "") ctx.err(`agent "${info.name}" has no changes against ${wt.base.slice(0, 12)} (branch ${wt.branch})`);
-        else process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+        if (text.trim() === "")
+          ctx.err(`agent "${info.name}" has no changes against ${wt.base.slice(0, 12)} (branch ${wt.branch})`);
+        else process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
       }),
     );
 }

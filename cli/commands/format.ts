@@ -38,7 +38,7 @@ export function ago(at: number | null | undefined, now = Date.now()): string {
 
 /** A path with the home folder shown as `~`. */
 export function shortPath(path: string, home = homedir()): string {
-  return home && (path === home || path.startsWith(home + "/")) ? "~" + path.slice(home.length) : path;
+  return home && (path === home || path.startsWith(`${home}/`)) ? `~${path.slice(home.length)}` : path;
 }
 
 /** `provider/model`, either part, or `-`. */
@@ -75,7 +75,12 @@ export function worktreeCell(a: AgentInfo, changed: number | null | undefined): 
  * The `list` table: name, status, pid, restarts, model, cwd, last seen. For agents in a
  * worktree the cwd column shows the branch and, given `changes`, the changed-file count.
  */
-export function agentTable(agents: readonly AgentInfo[], c: Colors, now = Date.now(), changes?: ReadonlyMap<string, number | null>): string {
+export function agentTable(
+  agents: readonly AgentInfo[],
+  c: Colors,
+  now = Date.now(),
+  changes?: ReadonlyMap<string, number | null>,
+): string {
   const rows = agents.map((a) => [
     c.bold(a.name),
     colorStatus(a.status, c),
@@ -109,9 +114,17 @@ export function agentDetails(a: AgentInfo, c: Colors, now = Date.now()): string 
     ["restarts", String(a.restarts)],
     ["model", modelOf(a)],
     ["cwd", a.cwd],
-    ...(a.worktree ? ([["worktree", `${a.worktree.path} (branch ${a.worktree.branch} from ${a.worktree.base.slice(0, 12)})`]] as [string, string][]) : []),
+    ...(a.worktree
+      ? ([["worktree", `${a.worktree.path} (branch ${a.worktree.branch} from ${a.worktree.base.slice(0, 12)})`]] as [
+          string,
+          string,
+        ][])
+      : []),
     ["worker", a.workerCommand ? a.workerCommand.join(" ") : "pi --mode rpc (built in)"],
-    ["restart policy", `${p.restart}, backoff ${p.backoffInitialMs} ms doubling to ${p.backoffMaxMs / 1000}s, at most ${p.intensity} in ${p.periodMs / 1000}s`],
+    [
+      "restart policy",
+      `${p.restart}, backoff ${p.backoffInitialMs} ms doubling to ${p.backoffMaxMs / 1000}s, at most ${p.intensity} in ${p.periodMs / 1000}s`,
+    ],
     ["on stall", a.onStall],
     ["limits", limits.length > 0 ? limits.join(", ") : "-"],
     ["session", a.sessionFile ?? "-"],

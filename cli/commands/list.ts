@@ -11,8 +11,12 @@ import { worktreeChangeCounts } from "./worktree-changes.js";
  * (a crash, a reboot, `shutdown`): the next command started a new one, which does not
  * bring them back by itself, so say how. Null when there are none. Pure.
  */
-export function supervisorExitNote(agents: readonly Pick<AgentInfo, "name" | "status" | "statusReason">[]): string | null {
-  const names = agents.filter((a) => a.status === "stopped" && a.statusReason === "supervisor exited").map((a) => a.name);
+export function supervisorExitNote(
+  agents: readonly Pick<AgentInfo, "name" | "status" | "statusReason">[],
+): string | null {
+  const names = agents
+    .filter((a) => a.status === "stopped" && a.statusReason === "supervisor exited")
+    .map((a) => a.name);
   if (names.length === 0) return null;
   const one = names.length === 1;
   return (
@@ -27,7 +31,9 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command("list")
     .alias("ls")
-    .description("list every agent: name, status, pid, restarts, model, cwd (or worktree branch and changed files), last seen")
+    .description(
+      "list every agent: name, status, pid, restarts, model, cwd (or worktree branch and changed files), last seen",
+    )
     .option("--json", "print the agents as a JSON array (every field of the registry plus live details)")
     .addHelpText(
       "after",
@@ -44,14 +50,22 @@ Examples:
         const client = await ctx.client();
         try {
           const listed = await client.list();
-          const [agents, changes] = await Promise.all([Promise.all(listed.map((a) => withResolvedModel(client, a))), worktreeChangeCounts(listed)]);
+          const [agents, changes] = await Promise.all([
+            Promise.all(listed.map((a) => withResolvedModel(client, a))),
+            worktreeChangeCounts(listed),
+          ]);
           if (opts.json) {
-            ctx.json(agents.map((a) => (a.worktree ? { ...a, worktree: { ...a.worktree, changedFiles: changes.get(a.name) ?? null } } : a)));
+            ctx.json(
+              agents.map((a) =>
+                a.worktree ? { ...a, worktree: { ...a.worktree, changedFiles: changes.get(a.name) ?? null } } : a,
+              ),
+            );
           } else if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');
           else {
             ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
             // Why an agent failed is the first thing one asks; the table has no room for it.
-            for (const a of agents) if (a.status === "failed" && a.statusReason) ctx.out(ctx.color.red(`${a.name}: ${a.statusReason}`));
+            for (const a of agents)
+              if (a.status === "failed" && a.statusReason) ctx.out(ctx.color.red(`${a.name}: ${a.statusReason}`));
             const lost = supervisorExitNote(agents);
             if (lost) ctx.out(ctx.color.dim(lost));
           }

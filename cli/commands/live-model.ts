@@ -26,7 +26,12 @@ export function lastModelInSession(text: string): ModelRef | null {
     const line = lines[i]!;
     // Most lines are neither: skip them without parsing.
     if (!line.includes('"model_change"') && !line.includes('"assistant"')) continue;
-    let entry: { type?: unknown; provider?: unknown; modelId?: unknown; message?: { role?: unknown; provider?: unknown; model?: unknown } };
+    let entry: {
+      type?: unknown;
+      provider?: unknown;
+      modelId?: unknown;
+      message?: { role?: unknown; provider?: unknown; model?: unknown };
+    };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -36,7 +41,8 @@ export function lastModelInSession(text: string): ModelRef | null {
       return { provider: entry.provider, id: entry.modelId };
     }
     const m = entry.type === "message" ? entry.message : undefined;
-    if (m?.role === "assistant" && typeof m.provider === "string" && typeof m.model === "string") return { provider: m.provider, id: m.model };
+    if (m?.role === "assistant" && typeof m.provider === "string" && typeof m.model === "string")
+      return { provider: m.provider, id: m.model };
   }
   return null;
 }
@@ -44,8 +50,11 @@ export function lastModelInSession(text: string): ModelRef | null {
 async function runningModel(client: IpcClient, agent: string): Promise<ModelRef | null> {
   try {
     const state = await client.rpc(agent, { type: "get_state" }, { timeoutMs: 1000 });
-    const model = state.success ? (state.data as { model?: { provider?: unknown; id?: unknown } } | undefined)?.model : undefined;
-    if (typeof model?.provider === "string" && typeof model.id === "string") return { provider: model.provider, id: model.id };
+    const model = state.success
+      ? (state.data as { model?: { provider?: unknown; id?: unknown } } | undefined)?.model
+      : undefined;
+    if (typeof model?.provider === "string" && typeof model.id === "string")
+      return { provider: model.provider, id: model.id };
   } catch {
     // gone or slow: what the session file or the request says
   }

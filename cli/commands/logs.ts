@@ -54,28 +54,36 @@ Examples:
           partial = lines.pop()!;
           for (const line of lines) {
             if (opts.stderr) {
-              process.stdout.write(JSON.stringify({ line }) + "\n");
+              process.stdout.write(`${JSON.stringify({ line })}\n`);
               continue;
             }
             if (line.trim() === "") continue;
             if (opts.json) {
-              process.stdout.write(line + "\n");
+              process.stdout.write(`${line}\n`);
               continue;
             }
             try {
               const entry = JSON.parse(line) as { seq: number; at: number; event: Record<string, unknown> };
-              if (lastLogged > 0 && entry.seq > lastLogged + 1) renderer.feed({ type: "lagged", agent: name, from: lastLogged + 1, to: entry.seq - 1, reason: "not_logged" });
+              if (lastLogged > 0 && entry.seq > lastLogged + 1)
+                renderer.feed({
+                  type: "lagged",
+                  agent: name,
+                  from: lastLogged + 1,
+                  to: entry.seq - 1,
+                  reason: "not_logged",
+                });
               lastLogged = Math.max(lastLogged, entry.seq);
               renderer.feed({ type: "event", agent: name, seq: entry.seq, at: entry.at, event: entry.event });
             } catch {
-              process.stdout.write(ctx.color.red(`(unreadable log line) ${line.slice(0, 200)}`) + "\n");
+              process.stdout.write(`${ctx.color.red(`(unreadable log line) ${line.slice(0, 200)}`)}\n`);
             }
           }
         };
         let offset = readFrom(path, 0, onText);
         if (!opts.follow) {
           // A last stderr line without its newline (a worker killed mid-write) is still a line.
-          if (opts.stderr && opts.json && partial !== "") process.stdout.write(JSON.stringify({ line: partial }) + "\n");
+          if (opts.stderr && opts.json && partial !== "")
+            process.stdout.write(`${JSON.stringify({ line: partial })}\n`);
           renderer.end();
           return 0;
         }

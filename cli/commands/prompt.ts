@@ -15,7 +15,6 @@ import { EMPTY_RUN_VIEW, foldRun, textOf, type RunEvent, type RunView } from "..
 import { isDialogMethod, dialogQuestion, type DialogMethod } from "../../shared/dialogs.js";
 import { startedNoRun } from "../../shared/prompt-answer.js";
 
-
 /**
  * What to tell the user when `agent` opens a dialog (an extension's `ctx.ui.confirm`,
  * `select`, `input` or `editor`) while we wait for its answer to our command: the
@@ -26,7 +25,9 @@ export function dialogHint(agent: string, event: Record<string, unknown>): strin
   if (!isDialogMethod(event.method)) return null;
   const answers: Record<DialogMethod, Record<string, unknown>> = {
     confirm: { confirmed: true },
-    select: { value: Array.isArray(event.options) && typeof event.options[0] === "string" ? event.options[0] : "OPTION" },
+    select: {
+      value: Array.isArray(event.options) && typeof event.options[0] === "string" ? event.options[0] : "OPTION",
+    },
     input: { value: "TEXT" },
     editor: { value: "TEXT" },
   };
@@ -51,12 +52,19 @@ interface RunOutcome {
 }
 
 /** Send one pi command to an agent; a refusal becomes a failure (exit 1) with the worker's reason. */
-async function send(client: IpcClient, agent: string, command: RpcCommandEnvelope, what: string, home: string): Promise<RpcResponse> {
+async function send(
+  client: IpcClient,
+  agent: string,
+  command: RpcCommandEnvelope,
+  what: string,
+  home: string,
+): Promise<RpcResponse> {
   const response = await client.rpc(agent, command);
   if (!response.success) {
-    const hint = command.type === "prompt" && /stream|busy|running/i.test(response.error ?? "")
-      ? `; it is busy: use pi-orch steer ${agent} TEXT or pi-orch follow-up ${agent} TEXT`
-      : "";
+    const hint =
+      command.type === "prompt" && /stream|busy|running/i.test(response.error ?? "")
+        ? `; it is busy: use pi-orch steer ${agent} TEXT or pi-orch follow-up ${agent} TEXT`
+        : "";
     const reason = keyAdvice(response.error ?? "no reason given", "daemon", home);
     throw new CliError(`agent "${agent}" refused the ${what}: ${hint ? reason.replace(/\.$/, "") : reason}${hint}`);
   }
@@ -70,12 +78,16 @@ async function send(client: IpcClient, agent: string, command: RpcCommandEnvelop
  * (cli/events/run-view.ts).
  */
 export class RunWatcher {
-  private readonly runs = new Map<string, { view: RunView; outcome: RunOutcome | null; seenSeq: number; noRunAt: number | null }>();
+  private readonly runs = new Map<
+    string,
+    { view: RunView; outcome: RunOutcome | null; seenSeq: number; noRunAt: number | null }
+  >();
   private resolveAll!: () => void;
   readonly settled: Promise<void>;
 
   constructor(agents: readonly string[]) {
-    for (const agent of agents) this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null, seenSeq: -1, noRunAt: null });
+    for (const agent of agents)
+      this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null, seenSeq: -1, noRunAt: null });
     this.settled = new Promise((r) => (this.resolveAll = r));
   }
 
@@ -121,10 +133,20 @@ export class RunWatcher {
         this.finish(m.agent, last);
         return;
       case "interrupted":
-        this.finish(m.agent, { ...last, ok: false, stopReason: "interrupted", error: `the run was interrupted: ${ending.reason}` });
+        this.finish(m.agent, {
+          ...last,
+          ok: false,
+          stopReason: "interrupted",
+          error: `the run was interrupted: ${ending.reason}`,
+        });
         return;
       case "status":
-        this.finish(m.agent, { ...last, ok: false, stopReason: ending.status, error: `the agent went ${ending.status}${ending.reason ? ` (${ending.reason})` : ""} before the run ended` });
+        this.finish(m.agent, {
+          ...last,
+          ok: false,
+          stopReason: ending.status,
+          error: `the agent went ${ending.status}${ending.reason ? ` (${ending.reason})` : ""} before the run ended`,
+        });
         return;
       case "exited":
         // The supervisor follows an exit with a status change (or a restart's run_interrupted).
@@ -134,13 +156,27 @@ export class RunWatcher {
 
   /** Outcomes so far; agents still running are reported as not settled. */
   outcomes(): RunOutcome[] {
-    return [...this.runs].map(([agent, r]) => r.outcome ?? { ...lastOutcome(agent, r.view), ok: false, stopReason: "unsettled", error: "the run had not ended" });
+    return [...this.runs].map(
+      ([agent, r]) =>
+        r.outcome ?? {
+          ...lastOutcome(agent, r.view),
+          ok: false,
+          stopReason: "unsettled",
+          error: "the run had not ended",
+        },
+    );
   }
 
   /** The connection ended: whatever still runs will not be seen to end. */
   disconnected(): void {
     for (const [agent, run] of this.runs) {
-      if (!run.outcome) this.finish(agent, { ...lastOutcome(agent, run.view), ok: false, stopReason: "disconnected", error: "the supervisor went away before the run ended" });
+      if (!run.outcome)
+        this.finish(agent, {
+          ...lastOutcome(agent, run.view),
+          ok: false,
+          stopReason: "disconnected",
+          error: "the supervisor went away before the run ended",
+        });
     }
   }
 
@@ -150,7 +186,13 @@ export class RunWatcher {
     if (run.outcome || run.noRunAt === null || run.seenSeq < run.noRunAt || run.view.inRun) return;
     if (run.view.started) return this.finish(agent, lastOutcome(agent, run.view));
     const error = run.view.extensionError;
-    this.finish(agent, { agent, ok: error === null, stopReason: error === null ? "no_run" : "error", ...(error !== null ? { error: `the command failed: ${error}` } : {}), text: "" });
+    this.finish(agent, {
+      agent,
+      ok: error === null,
+      stopReason: error === null ? "no_run" : "error",
+      ...(error !== null ? { error: `the command failed: ${error}` } : {}),
+      text: "",
+    });
   }
 
   private finish(agent: string, outcome: RunOutcome): void {
@@ -172,12 +214,19 @@ function lastOutcome(agent: string, view: RunView): RunOutcome {
     ok: stopReason !== "error" && stopReason !== "aborted",
     stopReason,
     error: last.errorMessage ?? (stopReason === "aborted" ? "the run was aborted" : undefined),
-    text: replies.map((r) => textOf(r.content)).filter((t) => t !== "").join("\n"),
+    text: replies
+      .map((r) => textOf(r.content))
+      .filter((t) => t !== "")
+      .join("\n"),
   };
 }
 
 /** The agents a prompt goes to: one named, a `--to` list, or every running agent. */
-async function targets(client: IpcClient, words: string[], opts: { to?: string[]; all?: boolean }): Promise<{ agents: string[]; text: string }> {
+async function targets(
+  client: IpcClient,
+  words: string[],
+  opts: { to?: string[]; all?: boolean },
+): Promise<{ agents: string[]; text: string }> {
   if (opts.to && opts.all) throw new CliError("give --to or --all, not both", 2);
   let refs: string[];
   let textWords: string[];
@@ -185,7 +234,8 @@ async function targets(client: IpcClient, words: string[], opts: { to?: string[]
     textWords = words;
     refs = opts.to ?? [];
   } else {
-    if (words.length < 2) throw new CliError('give an agent and the text: pi-orch prompt NAME "TEXT" (or --to A,B / --all)', 2);
+    if (words.length < 2)
+      throw new CliError('give an agent and the text: pi-orch prompt NAME "TEXT" (or --to A,B / --all)', 2);
     refs = [words[0]];
     textWords = words.slice(1);
   }
@@ -210,7 +260,10 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--to <agents>", "comma-separated agents to send the same prompt to", commaList)
     .option("--all", "send the prompt to every running agent")
     .option("--wait", "stream the reply and exit when every run has ended (exit 1 if a run ended in error)")
-    .option("--json", "print JSON: each agent's {agent, sent, error?}; with --wait each run's outcome instead of streaming")
+    .option(
+      "--json",
+      "print JSON: each agent's {agent, sent, error?}; with --wait each run's outcome instead of streaming",
+    )
     .addHelpText(
       "after",
       `
@@ -239,8 +292,14 @@ Examples:
               const hint = m.type === "event" ? dialogHint(m.agent, m.event) : null;
               if (hint) ctx.err(`pi-orch: ${hint}`);
             });
-            const results = await Promise.allSettled(agents.map((a) => send(client, a, { type: "prompt", message: text }, "prompt", ctx.home())));
-            const sent = results.map((r, i) => ({ agent: agents[i]!, sent: r.status === "fulfilled", ...(r.status === "rejected" ? { error: (r.reason as Error).message } : {}) }));
+            const results = await Promise.allSettled(
+              agents.map((a) => send(client, a, { type: "prompt", message: text }, "prompt", ctx.home())),
+            );
+            const sent = results.map((r, i) => ({
+              agent: agents[i]!,
+              sent: r.status === "fulfilled",
+              ...(r.status === "rejected" ? { error: (r.reason as Error).message } : {}),
+            }));
             if (opts.json) ctx.json(sent);
             for (const s of sent) {
               if (s.error !== undefined) ctx.err(`pi-orch: ${s.error}`);
@@ -273,7 +332,9 @@ Examples:
             // pi queues it and delivers it with the next prompt, which then answers both:
             // on an idle agent that is never what the user meant.
             if (info.status === "idle") {
-              throw new CliError(`agent "${name}" is idle, so there is no run for the ${what}; queued, it would be mixed into the next prompt. Send it as a prompt instead: pi-orch prompt ${name} ${JSON.stringify(message)}`);
+              throw new CliError(
+                `agent "${name}" is idle, so there is no run for the ${what}; queued, it would be mixed into the next prompt. Send it as a prompt instead: pi-orch prompt ${name} ${JSON.stringify(message)}`,
+              );
             }
             await send(client, name, { type, message }, what, ctx.home());
             ctx.out(`${what} queued for ${name}`);
@@ -282,8 +343,20 @@ Examples:
           }
         }),
       );
-  queue("steer", "steer", "steering message", "steer a busy agent: the message is delivered after the current tool calls, before its next turn", 'pi-orch steer fix-login "use the new API instead"');
-  queue("follow-up", "follow_up", "follow-up", "queue a message for when the agent's current run ends", 'pi-orch follow-up fix-login "then update the changelog"');
+  queue(
+    "steer",
+    "steer",
+    "steering message",
+    "steer a busy agent: the message is delivered after the current tool calls, before its next turn",
+    'pi-orch steer fix-login "use the new API instead"',
+  );
+  queue(
+    "follow-up",
+    "follow_up",
+    "follow-up",
+    "queue a message for when the agent's current run ends",
+    'pi-orch follow-up fix-login "then update the changelog"',
+  );
 
   program
     .command("abort")
@@ -314,11 +387,21 @@ Examples:
  * a run is going (pi's own): a command that started none leaves `--wait` waiting. Pure.
  */
 export function silentOnRuns(text: string, response: RpcResponse): boolean {
-  return text.trimStart().startsWith("/") && response.success && (response.data as { running?: unknown } | undefined)?.running === undefined;
+  return (
+    text.trimStart().startsWith("/") &&
+    response.success &&
+    (response.data as { running?: unknown } | undefined)?.running === undefined
+  );
 }
 
 /** Subscribe, send the prompts, stream the replies, and report how each run ended. */
-async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[], text: string, json: boolean): Promise<number> {
+async function promptAndWait(
+  ctx: CliContext,
+  client: IpcClient,
+  agents: string[],
+  text: string,
+  json: boolean,
+): Promise<number> {
   const watcher = new RunWatcher(agents);
   const renderer = new TranscriptRenderer({
     write: (s) => process.stdout.write(s),
@@ -339,7 +422,9 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
       send(client, agent, { type: "prompt", message: text }, "prompt", ctx.home()).then(
         (response) => {
           if (silentOnRuns(text, response)) {
-            ctx.err(`pi-orch: ${agent}'s worker does not say whether ${JSON.stringify(text.trim())} started a run (pi's workers do not), so this waits for a run's end; if the command started none, Ctrl-C stops waiting (the agent is not affected)`);
+            ctx.err(
+              `pi-orch: ${agent}'s worker does not say whether ${JSON.stringify(text.trim())} started a run (pi's workers do not), so this waits for a run's end; if the command started none, Ctrl-C stops waiting (the agent is not affected)`,
+            );
           }
           if (!startedNoRun(response)) return;
           // Where the agent's stream was once the answer was in: the verdict waits for the events up to there.
@@ -357,9 +442,14 @@ async function promptAndWait(ctx: CliContext, client: IpcClient, agents: string[
   const outcomes = watcher.outcomes();
   if (json) ctx.json(outcomes);
   for (const o of outcomes) {
-    if (o.ok && o.stopReason === "no_run" && !json) ctx.err(`pi-orch: ${o.agent} took the prompt without starting a run (an extension command or input handler handled it)`);
+    if (o.ok && o.stopReason === "no_run" && !json)
+      ctx.err(
+        `pi-orch: ${o.agent} took the prompt without starting a run (an extension command or input handler handled it)`,
+      );
     if (o.ok) continue;
-    ctx.err(`pi-orch: ${o.stopReason === "refused" ? o.error : `agent "${o.agent}": ${o.error ?? `the run ended with ${o.stopReason}`}; see pi-orch logs ${o.agent}`}`);
+    ctx.err(
+      `pi-orch: ${o.stopReason === "refused" ? o.error : `agent "${o.agent}": ${o.error ?? `the run ended with ${o.stopReason}`}; see pi-orch logs ${o.agent}`}`,
+    );
   }
   return outcomes.every((o) => o.ok) ? 0 : 1;
 }

@@ -20,7 +20,10 @@ function readReport(path: string): SourcedReport {
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new CliError(`cannot read the report ${path}: ${code === "ENOENT" ? "no such file (did that shard's job upload it?)" : (err as Error).message}`, 2);
+    throw new CliError(
+      `cannot read the report ${path}: ${code === "ENOENT" ? "no such file (did that shard's job upload it?)" : (err as Error).message}`,
+      2,
+    );
   }
   return { source: path, report: parseReport(text, path) };
 }
@@ -41,7 +44,10 @@ export function register(program: Command, ctx: CliContext): void {
   const report = program
     .command("report")
     .description("work with the JSON reports of pi-orch run")
-    .addHelpText("after", "\nExample:\n  pi-orch report merge reports/run-*.json --tasks tasks.json --report-junit junit.xml");
+    .addHelpText(
+      "after",
+      "\nExample:\n  pi-orch report merge reports/run-*.json --tasks tasks.json --report-junit junit.xml",
+    );
   report
     .command("merge")
     .argument("<reports...>", "JSON reports (--report-json) of the shards of one run")

@@ -8,7 +8,9 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command("restart")
     .argument("<agent>", "agent name or unique id prefix")
-    .description("restart an agent (also a stopped or failed one), resuming its session; its restart history starts over")
+    .description(
+      "restart an agent (also a stopped or failed one), resuming its session; its restart history starts over",
+    )
     .option("--json", "print the agent as JSON")
     .addHelpText(
       "after",
@@ -23,7 +25,10 @@ Examples:
         try {
           const info = await client.restart(agent);
           if (opts.json) ctx.json(info);
-          else ctx.out(`restarted ${ctx.color.bold(info.name)} (pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)})`);
+          else
+            ctx.out(
+              `restarted ${ctx.color.bold(info.name)} (pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)})`,
+            );
           return info.pid === null ? 1 : 0;
         } finally {
           await client.close();

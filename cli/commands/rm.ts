@@ -32,7 +32,9 @@ Examples:
           else {
             ctx.out(`removed ${info.name}${info.sessionFile ? ` (its session stays in ${info.sessionFile})` : ""}`);
             if (info.worktree) {
-              ctx.out(`  removed its worktree ${info.worktree.path}${opts.deleteBranch ? ` and branch ${info.worktree.branch}` : `; branch ${info.worktree.branch} stays`}`);
+              ctx.out(
+                `  removed its worktree ${info.worktree.path}${opts.deleteBranch ? ` and branch ${info.worktree.branch}` : `; branch ${info.worktree.branch} stays`}`,
+              );
             }
           }
         } finally {

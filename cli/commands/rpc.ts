@@ -30,9 +30,17 @@ Examples:
         try {
           command = JSON.parse(text);
         } catch (err) {
-          throw new CliError(`the command is not valid JSON (${(err as Error).message}); quote it, e.g. '{"type":"get_state"}'`, 2);
+          throw new CliError(
+            `the command is not valid JSON (${(err as Error).message}); quote it, e.g. '{"type":"get_state"}'`,
+            2,
+          );
         }
-        if (typeof command !== "object" || command === null || Array.isArray(command) || typeof (command as { type?: unknown }).type !== "string") {
+        if (
+          typeof command !== "object" ||
+          command === null ||
+          Array.isArray(command) ||
+          typeof (command as { type?: unknown }).type !== "string"
+        ) {
           throw new CliError('the command must be a JSON object with a "type", e.g. \'{"type":"get_state"}\'', 2);
         }
         const client = await ctx.client();

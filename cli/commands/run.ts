@@ -25,7 +25,8 @@ interface RunFlags extends QueueFlags {
 
 function seconds(value: string): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a number of seconds above 0, got "${value}"`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new InvalidArgumentError(`expected a number of seconds above 0, got "${value}"`);
   return n;
 }
 
@@ -54,24 +55,49 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--prompt <text>", "run this one prompt instead of a task file")
     .option("--count <n>", "with --prompt: run it N times (tasks task-1 … task-N)", positiveInt)
     .option("--concurrency <n>", `tasks at once (default: the number of CPUs, ${availableParallelism()})`, positiveInt)
-    .option("--worktree", "run every task in its own git worktree (a task's own \"worktree\" field wins)")
+    .option("--worktree", 'run every task in its own git worktree (a task\'s own "worktree" field wins)')
     .option("--keep-worktrees", "leave the worktrees and their branches in place when done")
-    .option("--discard-changes", "remove every worktree when done, uncommitted changes included (CI runs that keep only reports)")
-    .option("--clean", "start afresh: remove the worktrees and branches an earlier run left for these tasks, changes included (default: continue in them)")
+    .option(
+      "--discard-changes",
+      "remove every worktree when done, uncommitted changes included (CI runs that keep only reports)",
+    )
+    .option(
+      "--clean",
+      "start afresh: remove the worktrees and branches an earlier run left for these tasks, changes included (default: continue in them)",
+    )
     .option("--timeout <seconds>", "per task, agent and check together; then the task is aborted and fails", seconds)
     .option("--provider <name>", "default provider of the tasks (anthropic, openai, faux, or one from models.json)")
     .option("--model <id>", "default model of the tasks")
     .option("--worker-command <cmd>", 'a pi-compatible worker instead of the built-in one, e.g. "pi --mode rpc"')
-    .option("--shard <I/N>", "run only the I-th of N deterministic slices of the task list (for a CI matrix)", shardOption)
+    .option(
+      "--shard <I/N>",
+      "run only the I-th of N deterministic slices of the task list (for a CI matrix)",
+      shardOption,
+    )
     .option("--fail-fast", "stop everything after the first task that fails")
     .option("--json", "print the JSON report on stdout instead of the summary")
     .option("--report-json <file>", "write the JSON report to this file")
     .option("--report-junit <file>", "write a JUnit XML report (one test case per task) to this file")
-    .option("--queue <redis://host:port/queue>", "put the tasks on a Redis (BullMQ) queue for --worker processes on any machine, and report when all are done", queueOption)
+    .option(
+      "--queue <redis://host:port/queue>",
+      "put the tasks on a Redis (BullMQ) queue for --worker processes on any machine, and report when all are done",
+      queueOption,
+    )
     .option("--retries <n>", "with --queue: run a task that did not pass up to N more times", nonNegativeInt)
-    .option("--run-id <id>", "with --queue: the run's id (default: a hash of the tasks, so the same command resumes a run after a crash)")
-    .option("--worker <redis://host:port/queue>", "take tasks from that queue and run them here until SIGINT/SIGTERM", queueOption)
-    .option("--stall-timeout <seconds>", "with --worker: a task whose worker has been silent this long goes to another worker (default 30)", seconds)
+    .option(
+      "--run-id <id>",
+      "with --queue: the run's id (default: a hash of the tasks, so the same command resumes a run after a crash)",
+    )
+    .option(
+      "--worker <redis://host:port/queue>",
+      "take tasks from that queue and run them here until SIGINT/SIGTERM",
+      queueOption,
+    )
+    .option(
+      "--stall-timeout <seconds>",
+      "with --worker: a task whose worker has been silent this long goes to another worker (default 30)",
+      seconds,
+    )
     .addHelpText(
       "after",
       `
@@ -107,13 +133,16 @@ Examples:
 }
 
 async function loadTasks(file: string | undefined, flags: RunFlags): Promise<RunTask[]> {
-  if (file !== undefined && flags.prompt !== undefined) throw new CliError("give a tasks file or --prompt, not both", 2);
-  if (flags.count !== undefined && flags.prompt === undefined) throw new CliError("--count goes with --prompt (a tasks file lists its tasks)", 2);
+  if (file !== undefined && flags.prompt !== undefined)
+    throw new CliError("give a tasks file or --prompt, not both", 2);
+  if (flags.count !== undefined && flags.prompt === undefined)
+    throw new CliError("--count goes with --prompt (a tasks file lists its tasks)", 2);
   if (flags.prompt !== undefined) {
     if (flags.prompt.trim() === "") throw new CliError("--prompt is empty", 2);
     return promptTasks(flags.prompt, flags.count ?? 1);
   }
-  if (file === undefined) throw new CliError('nothing to run: give a tasks file (pi-orch run tasks.json) or --prompt "TEXT" [--count N]', 2);
+  if (file === undefined)
+    throw new CliError('nothing to run: give a tasks file (pi-orch run tasks.json) or --prompt "TEXT" [--count N]', 2);
   try {
     return await loadTaskFile(file);
   } catch (err) {
@@ -130,24 +159,31 @@ function parseWorkerCommand(text: string | undefined): string[] | undefined {
   } catch (err) {
     throw new CliError(`--worker-command: ${(err as Error).message}`, 2);
   }
-  if (argv.length === 0) throw new CliError('--worker-command is empty; pass a program, e.g. --worker-command "pi --mode rpc"', 2);
+  if (argv.length === 0)
+    throw new CliError('--worker-command is empty; pass a program, e.g. --worker-command "pi --mode rpc"', 2);
   return argv;
 }
 
 async function runCommand(ctx: CliContext, file: string | undefined, flags: RunFlags): Promise<number> {
   checkQueueFlags(file, flags);
-  if (flags.worker) return runWorker(ctx, flags.worker, { ...flags, workerCommand: parseWorkerCommand(flags.workerCommand) });
+  if (flags.worker)
+    return runWorker(ctx, flags.worker, { ...flags, workerCommand: parseWorkerCommand(flags.workerCommand) });
   if (flags.queue) return runProducer(ctx, await loadTasks(file, flags), flags.queue, flags);
   const all = await loadTasks(file, flags);
   const workerCommand = parseWorkerCommand(flags.workerCommand);
   const shard = flags.shard ?? null;
   const tasks = selectShard(all, shard);
   const errColors = colors(Boolean(process.stderr.isTTY) && !process.env.NO_COLOR);
-  if (tasks.length === 0) ctx.err(`pi-orch: shard ${shard!.index}/${shard!.total} has no tasks (the list has ${all.length}); nothing to do`);
+  if (tasks.length === 0)
+    ctx.err(`pi-orch: shard ${shard!.index}/${shard!.total} has no tasks (the list has ${all.length}); nothing to do`);
 
   const printer: ProgressPrinter =
     process.stderr.isTTY && tasks.length > 0
-      ? livePrinter(process.stderr, tasks.map((t) => t.name), errColors)
+      ? livePrinter(
+          process.stderr,
+          tasks.map((t) => t.name),
+          errColors,
+        )
       : linePrinter((line) => ctx.err(line), errColors);
   const run = new TaskRun({
     tasks,

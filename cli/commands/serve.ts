@@ -21,7 +21,11 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): {
   workerNice: number;
 } {
   const workerNice = parseWorkerNice(env.PI_ORCH_WORKER_NICE);
-  if (workerNice === null) throw new CliError(`PI_ORCH_WORKER_NICE must be an integer from 0 to 19 (0 keeps workers at the supervisor's weight), got ${JSON.stringify(env.PI_ORCH_WORKER_NICE)}`, 2);
+  if (workerNice === null)
+    throw new CliError(
+      `PI_ORCH_WORKER_NICE must be an integer from 0 to 19 (0 keeps workers at the supervisor's weight), got ${JSON.stringify(env.PI_ORCH_WORKER_NICE)}`,
+      2,
+    );
   return {
     timings: parseTuning<AgentTimings>(env, "PI_ORCH_TIMINGS"),
     policy: parseTuning<RestartPolicy>(env, "PI_ORCH_RESTART_POLICY"),
@@ -36,14 +40,18 @@ function parseTuning<T>(env: NodeJS.ProcessEnv, name: string): Partial<T> | unde
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CliError(`${name} is not valid JSON (${(err as Error).message}); expected e.g. {"pingIntervalMs":500}`, 2);
+    throw new CliError(
+      `${name} is not valid JSON (${(err as Error).message}); expected e.g. {"pingIntervalMs":500}`,
+      2,
+    );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new CliError(`${name} must be a JSON object, e.g. {"pingIntervalMs":500}`, 2);
   }
   for (const [k, v] of Object.entries(value)) {
     if (k === "restart") continue;
-    if (typeof v !== "number" || !(v >= 0)) throw new CliError(`${name}.${k} must be a number of milliseconds (or a count), got ${JSON.stringify(v)}`, 2);
+    if (typeof v !== "number" || !(v >= 0))
+      throw new CliError(`${name}.${k} must be a number of milliseconds (or a count), got ${JSON.stringify(v)}`, 2);
   }
   return value as Partial<T>;
 }
@@ -76,7 +84,10 @@ Examples:
         });
         ctx.out(`pi-orch supervisor listening on ${server.socketPath} (pid ${process.pid})`);
         const live = server.supervisor.list().filter((a) => a.status !== "stopped" && a.status !== "failed");
-        if (opts.resume) ctx.out(`resumed ${live.length} agent${live.length === 1 ? "" : "s"}${live.length ? ": " + live.map((a) => a.name).join(", ") : ""}`);
+        if (opts.resume)
+          ctx.out(
+            `resumed ${live.length} agent${live.length === 1 ? "" : "s"}${live.length ? `: ${live.map((a) => a.name).join(", ")}` : ""}`,
+          );
         closed = server.closed;
         await closed;
         ctx.out("pi-orch supervisor stopped; every agent is down and the registry is saved");

@@ -13,13 +13,19 @@ export interface ShutdownOutcome {
  * Split the supervisor's `named` agents (it names every one) by the list taken just ahead
  * of the shutdown (`before`): those down already were not stopped by it. Pure.
  */
-export function shutdownOutcome(before: readonly Pick<AgentInfo, "name" | "status">[], named: readonly string[]): ShutdownOutcome {
+export function shutdownOutcome(
+  before: readonly Pick<AgentInfo, "name" | "status">[],
+  named: readonly string[],
+): ShutdownOutcome {
   const down = new Set(before.filter((a) => a.status === "stopped" || a.status === "failed").map((a) => a.name));
   return { stopped: named.filter((n) => !down.has(n)), alreadyDown: named.filter((n) => down.has(n)) };
 }
 
 /** What `shutdown` says: the agents it stopped, leaving out those already down before it. Pure. */
-export function shutdownSummary(before: readonly Pick<AgentInfo, "name" | "status">[], named: readonly string[]): string {
+export function shutdownSummary(
+  before: readonly Pick<AgentInfo, "name" | "status">[],
+  named: readonly string[],
+): string {
   const { stopped } = shutdownOutcome(before, named);
   return `supervisor stopped; ${stopped.length ? `stopped ${stopped.length} agent${stopped.length === 1 ? "" : "s"}: ${stopped.join(", ")}` : "no agent was running"}`;
 }

@@ -22,7 +22,10 @@ const KEY_VARS: Readonly<Record<string, string>> = { anthropic: "ANTHROPIC_API_K
  * key, or the worker cannot say (a worker without that command).
  */
 async function missingKeyWarning(client: IpcClient, agent: string, home: string): Promise<string | null> {
-  const [state, available] = await Promise.all([client.rpc(agent, { type: "get_state" }), client.rpc(agent, { type: "get_available_models" })]).catch(() => [null, null]);
+  const [state, available] = await Promise.all([
+    client.rpc(agent, { type: "get_state" }),
+    client.rpc(agent, { type: "get_available_models" }),
+  ]).catch(() => [null, null]);
   if (!state?.success || !available?.success) return null;
   const provider = (state.data as { model?: { provider?: unknown } } | undefined)?.model?.provider;
   const models = (available.data as { models?: unknown } | undefined)?.models;
@@ -61,9 +64,20 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--provider <name>", "model provider: anthropic, openai, faux, or one from models.json")
     .option("--model <id>", "model id, or provider/id")
     .option("--prompt <text>", "a first prompt, sent once the agent is ready")
-    .addOption(new Option("--restart <policy>", "restart policy").choices(["permanent", "transient", "temporary"]).default("transient"))
-    .option("--worker-command <cmd>", 'run this pi-compatible program instead of the built-in worker, e.g. "pi --mode rpc"')
-    .addOption(new Option("--on-stall <action>", "when a busy agent emits nothing for the stall timeout").choices(["notify", "abort", "restart"]).default("notify"))
+    .addOption(
+      new Option("--restart <policy>", "restart policy")
+        .choices(["permanent", "transient", "temporary"])
+        .default("transient"),
+    )
+    .option(
+      "--worker-command <cmd>",
+      'run this pi-compatible program instead of the built-in worker, e.g. "pi --mode rpc"',
+    )
+    .addOption(
+      new Option("--on-stall <action>", "when a busy agent emits nothing for the stall timeout")
+        .choices(["notify", "abort", "restart"])
+        .default("notify"),
+    )
     .option("--max-memory <MB>", "restart the worker when its process tree uses more RSS than this", positiveInt)
     .option("--max-tokens <n>", "abort a run that uses more tokens than this", positiveInt)
     .option("--run-timeout <seconds>", "abort a run that takes longer than this", secondsToMs)
@@ -97,7 +111,8 @@ Examples:
           } catch (err) {
             throw new CliError(`--worker-command: ${(err as Error).message}`, 2);
           }
-          if (workerCommand.length === 0) throw new CliError('--worker-command is empty; pass a program, e.g. --worker-command "pi --mode rpc"', 2);
+          if (workerCommand.length === 0)
+            throw new CliError('--worker-command is empty; pass a program, e.g. --worker-command "pi --mode rpc"', 2);
         }
         const limits = {
           ...(flags.maxMemory !== undefined ? { maxMemoryMb: flags.maxMemory } : {}),
@@ -126,10 +141,15 @@ Examples:
           if (flags.json) ctx.json(info);
           else if (!started) {
             const stderrLog = agentLogPaths(join(ctx.home(), "logs"), info.name).stderr;
-            const more = existsSync(stderrLog) && statSync(stderrLog).size > 0 ? `; its stderr: pi-orch logs ${info.name} --stderr` : "";
+            const more =
+              existsSync(stderrLog) && statSync(stderrLog).size > 0
+                ? `; its stderr: pi-orch logs ${info.name} --stderr`
+                : "";
             ctx.err(
               `pi-orch: agent "${info.name}" did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""}); ` +
-                (info.status === "failed" ? `remove it with pi-orch rm ${info.name} and spawn it again with that fixed` : `see pi-orch status ${info.name}`) +
+                (info.status === "failed"
+                  ? `remove it with pi-orch rm ${info.name} and spawn it again with that fixed`
+                  : `see pi-orch status ${info.name}`) +
                 more,
             );
           } else {

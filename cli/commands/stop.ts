@@ -14,7 +14,9 @@ export function stopSummary(before: readonly AgentInfo[], after: readonly AgentI
   const wasDown = new Set(before.filter((a) => ENDED.has(a.status)).map((a) => a.name));
   const stopped = after.filter((a) => !wasDown.has(a.name)).map((a) => a.name);
   const already = after.filter((a) => wasDown.has(a.name)).map((a) => a.name);
-  const main = stopped.length ? `stopped ${stopped.length} agent${stopped.length === 1 ? "" : "s"}: ${stopped.join(", ")}` : "no running agents to stop";
+  const main = stopped.length
+    ? `stopped ${stopped.length} agent${stopped.length === 1 ? "" : "s"}: ${stopped.join(", ")}`
+    : "no running agents to stop";
   return already.length ? `${main} (already down: ${already.join(", ")})` : main;
 }
 
@@ -50,7 +52,12 @@ Examples:
             const before = opts.json ? null : await client.status(agent!);
             const info = await client.stop(agent!);
             if (opts.json) ctx.json(info);
-            else ctx.out(before && ENDED.has(before.status) ? `${info.name} was already ${before.status}` : `stopped ${info.name}`);
+            else
+              ctx.out(
+                before && ENDED.has(before.status)
+                  ? `${info.name} was already ${before.status}`
+                  : `stopped ${info.name}`,
+              );
           }
         } finally {
           await client.close();

@@ -69,14 +69,16 @@ export class TranscriptRenderer {
       case "message_update": {
         const delta = e.assistantMessageEvent;
         if (delta?.type === "text_delta") this.text(agent, String(delta.delta));
-        else if (delta?.type === "thinking_delta" && this.opts.verbose !== false) this.text(agent, c.dim(String(delta.delta)));
+        else if (delta?.type === "thinking_delta" && this.opts.verbose !== false)
+          this.text(agent, c.dim(String(delta.delta)));
         else if (delta?.type === "thinking_end" && this.opts.verbose !== false) this.breakLine(agent);
         return;
       }
       case "message_end": {
         if (e.message?.role !== "assistant") return;
         this.breakLine(agent);
-        if (e.message.stopReason === "error") this.line(agent, c.red(`error: ${e.message.errorMessage ?? "the model request failed"}`));
+        if (e.message.stopReason === "error")
+          this.line(agent, c.red(`error: ${e.message.errorMessage ?? "the model request failed"}`));
         else if (e.message.stopReason === "aborted") this.line(agent, c.yellow("aborted"));
         return;
       }
@@ -96,7 +98,12 @@ export class TranscriptRenderer {
         this.line(agent, c.dim(`· worker started, pid ${e.pid}${e.resumed ? `, resuming ${e.resumed}` : ""}`));
         return;
       case "worker_exited":
-        this.line(agent, c.yellow(`· worker exited (${e.reason}${e.code !== null && e.code !== undefined ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})`));
+        this.line(
+          agent,
+          c.yellow(
+            `· worker exited (${e.reason}${e.code !== null && e.code !== undefined ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})`,
+          ),
+        );
         return;
       case "run_interrupted":
         this.line(agent, c.yellow(`! run interrupted: ${e.reason}`));
@@ -105,11 +112,18 @@ export class TranscriptRenderer {
         this.line(agent, c.yellow(`! limit exceeded (${e.limit}): ${e.message}`));
         return;
       case "rpc_waiting":
-        this.line(agent, c.yellow(`· ${e.command} is past its ${e.timeoutMs} ms timeout and waits while the worker waits on ${e.dialogs === 1 ? "a dialog" : `${e.dialogs} dialogs`}`));
+        this.line(
+          agent,
+          c.yellow(
+            `· ${e.command} is past its ${e.timeoutMs} ms timeout and waits while the worker waits on ${e.dialogs === 1 ? "a dialog" : `${e.dialogs} dialogs`}`,
+          ),
+        );
         return;
       case "dialog_closed": {
         // An answer is the person's own doing; the other ways a dialog goes away are news.
-        const why: string | undefined = Object.hasOwn(DIALOG_CLOSED, e.reason) ? DIALOG_CLOSED[e.reason as keyof typeof DIALOG_CLOSED] : undefined;
+        const why: string | undefined = Object.hasOwn(DIALOG_CLOSED, e.reason)
+          ? DIALOG_CLOSED[e.reason as keyof typeof DIALOG_CLOSED]
+          : undefined;
         if (why) this.line(agent, c.dim(`· dialog closed: ${why}`));
         return;
       }
@@ -140,7 +154,7 @@ export class TranscriptRenderer {
   private line(agent: string, text: string): void {
     if (this.opts.verbose === false) return;
     this.breakLine(agent);
-    this.emit(agent, text + "\n");
+    this.emit(agent, `${text}\n`);
   }
 
   private text(agent: string, text: string): void {
@@ -156,7 +170,7 @@ export class TranscriptRenderer {
     const buffered = (this.partial.get(agent) ?? "") + text;
     const lines = buffered.split("\n");
     this.partial.set(agent, lines.pop()!);
-    for (const l of lines) this.emit(agent, l + "\n");
+    for (const l of lines) this.emit(agent, `${l}\n`);
   }
 
   /** End the agent's open line, if any. */
@@ -165,7 +179,7 @@ export class TranscriptRenderer {
     if (open === undefined) return;
     this.partial.delete(agent);
     if (open === "") return;
-    if (this.opts.prefixAgents) this.emit(agent, open + "\n");
+    if (this.opts.prefixAgents) this.emit(agent, `${open}\n`);
     else this.opts.write("\n");
   }
 
@@ -183,7 +197,11 @@ export class TranscriptRenderer {
 export function summarizeArgs(tool: unknown, args: unknown): string {
   const a = (typeof args === "object" && args !== null ? args : {}) as Record<string, unknown>;
   const pick =
-    tool === "bash" ? a.command : tool === "grep" || tool === "find" ? a.pattern : (a.path ?? a.file_path ?? a.command ?? a.pattern);
+    tool === "bash"
+      ? a.command
+      : tool === "grep" || tool === "find"
+        ? a.pattern
+        : (a.path ?? a.file_path ?? a.command ?? a.pattern);
   const text = typeof pick === "string" ? pick : JSON.stringify(args ?? {});
   return truncate(text.replace(/\s+/g, " ").trim(), 80);
 }
@@ -200,10 +218,12 @@ export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((p: { type?: unknown; text?: unknown } | null) => (p?.type === "text" ? String(p.text) : p?.type === "image" ? "[image]" : ""))
+    .map((p: { type?: unknown; text?: unknown } | null) =>
+      p?.type === "text" ? String(p.text) : p?.type === "image" ? "[image]" : "",
+    )
     .join("");
 }
 
 function truncate(s: string, max: number): string {
-  return s.length > max ? s.slice(0, max - 1) + "…" : s;
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }

@@ -13,7 +13,9 @@ export function reconnectHint(homeFlag: string | undefined): string {
 export function register(program: Command, ctx: CliContext): void {
   program
     .command("tui")
-    .description("open the multi-pane terminal UI: one pane per live agent; prompt, steer, abort, stop, restart from the keyboard")
+    .description(
+      "open the multi-pane terminal UI: one pane per live agent; prompt, steer, abort, stop, restart from the keyboard",
+    )
     .addHelpText(
       "after",
       `
@@ -26,13 +28,17 @@ Example:
     .action(() =>
       runAction(ctx, async () => {
         if (!process.stdin.isTTY || !process.stdout.isTTY) {
-          throw new CliError("pi-orch tui needs a terminal (stdin and stdout must be a TTY); in scripts use pi-orch list, attach or logs", 2);
+          throw new CliError(
+            "pi-orch tui needs a terminal (stdin and stdout must be a TTY); in scripts use pi-orch list, attach or logs",
+            2,
+          );
         }
         // React's development build is several times slower; it is chosen when react is first loaded.
         process.env.NODE_ENV ??= "production";
         const { runTui } = await import("../tui/run.js");
         await runTui({
-          connect: (attempt) => (attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home(), homeFlag: ctx.homeFlag() })),
+          connect: (attempt) =>
+            attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home(), homeFlag: ctx.homeFlag() }),
           color: colorEnabled(),
           defaultCwd: process.cwd(),
           home: ctx.home(),

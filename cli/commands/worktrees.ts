@@ -5,7 +5,14 @@
  */
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { changedFiles, diffWorktree, findWorktrees, removeWorktree, worktreeDirty, type FoundWorktree } from "../../supervisor/worktrees.js";
+import {
+  changedFiles,
+  diffWorktree,
+  findWorktrees,
+  removeWorktree,
+  worktreeDirty,
+  type FoundWorktree,
+} from "../../supervisor/worktrees.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 import { renderTable, shortPath } from "./format.js";
 
@@ -16,7 +23,10 @@ async function pick(ctx: CliContext, ref: string): Promise<FoundWorktree> {
   if (byPath) return byPath;
   const named = all.filter((w) => w.name === ref);
   if (named.length === 1) return named[0];
-  if (named.length > 1) throw new CliError(`several worktrees are named "${ref}": ${named.map((w) => w.path).join(", ")}; give the path instead`);
+  if (named.length > 1)
+    throw new CliError(
+      `several worktrees are named "${ref}": ${named.map((w) => w.path).join(", ")}; give the path instead`,
+    );
   throw new CliError(`no worktree named "${ref}" under ${join(ctx.home(), "worktrees")}; see pi-orch worktrees list`);
 }
 
@@ -52,9 +62,12 @@ Examples:
     .action((opts: { json?: boolean }) =>
       runAction(ctx, async () => {
         const found = await findWorktrees(join(ctx.home(), "worktrees"));
-        const rows = await Promise.all(found.map(async (w) => ({ ...w, changedFiles: (await changedFiles(w)).length })));
+        const rows = await Promise.all(
+          found.map(async (w) => ({ ...w, changedFiles: (await changedFiles(w)).length })),
+        );
         if (opts.json) return void ctx.json(rows);
-        if (rows.length === 0) return void ctx.out("no worktrees; pi-orch spawn --worktree and pi-orch run --worktree make them");
+        if (rows.length === 0)
+          return void ctx.out("no worktrees; pi-orch spawn --worktree and pi-orch run --worktree make them");
         const body = rows.map((w) => [w.name, w.owner ?? "-", w.branch, String(w.changedFiles), shortPath(w.path)]);
         ctx.out(renderTable(["NAME", "MADE BY", "BRANCH", "CHANGED", "PATH"], body, ctx.color));
       }),
@@ -81,7 +94,8 @@ Examples:
           return void ctx.json({ name: wt.name, path: wt.path, branch: wt.branch, base: wt.base, files, diff });
         }
         const text = await diffWorktree(wt, { stat: opts.stat, color: colorEnabled() });
-        if (text === "") ctx.err(`worktree "${wt.name}" has no changes against ${wt.base.slice(0, 12)} (branch ${wt.branch})`);
+        if (text === "")
+          ctx.err(`worktree "${wt.name}" has no changes against ${wt.base.slice(0, 12)} (branch ${wt.branch})`);
         else process.stdout.write(text);
       }),
     );
@@ -105,13 +119,22 @@ Examples:
       runAction(ctx, async () => {
         const wt = await pick(ctx, ref);
         if (wt.owner !== "run") {
-          throw new CliError(`the worktree ${wt.path} belongs to an agent; remove it with the agent: pi-orch rm ${wt.name} (or git worktree remove ${wt.path})`);
+          throw new CliError(
+            `the worktree ${wt.path} belongs to an agent; remove it with the agent: pi-orch rm ${wt.name} (or git worktree remove ${wt.path})`,
+          );
         }
         if (!opts.force && (await worktreeDirty(wt))) {
-          throw new CliError(`the worktree ${wt.path} has uncommitted changes; see them with pi-orch worktrees diff ${wt.name}, or pass --force to discard them`);
+          throw new CliError(
+            `the worktree ${wt.path} has uncommitted changes; see them with pi-orch worktrees diff ${wt.name}, or pass --force to discard them`,
+          );
         }
-        const { branchDeleted } = await removeWorktree(wt, { force: true, deleteBranch: opts.deleteBranch ? true : "if-no-commits" });
-        ctx.out(`removed the worktree ${wt.path}${branchDeleted ? ` and branch ${wt.branch}` : `; branch ${wt.branch} stays (it has commits)`}`);
+        const { branchDeleted } = await removeWorktree(wt, {
+          force: true,
+          deleteBranch: opts.deleteBranch ? true : "if-no-commits",
+        });
+        ctx.out(
+          `removed the worktree ${wt.path}${branchDeleted ? ` and branch ${wt.branch}` : `; branch ${wt.branch} stays (it has commits)`}`,
+        );
       }),
     );
 }

@@ -138,7 +138,10 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
       const i = view.running.findIndex((t) => t.toolCallId === tool.toolCallId);
       const running = i < 0 ? [...view.running, tool] : view.running.map((t, j) => (j === i ? tool : t));
       const path = (event.args as { path?: unknown } | undefined)?.path;
-      const touched = (toolName === "edit" || toolName === "write") && typeof path === "string" && !view.touched.includes(path) ? [...view.touched, path] : view.touched;
+      const touched =
+        (toolName === "edit" || toolName === "write") && typeof path === "string" && !view.touched.includes(path)
+          ? [...view.touched, path]
+          : view.touched;
       return { ...view, toolCalls, running, touched };
     }
     case "tool_execution_end": {
@@ -155,7 +158,12 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
       return {
         ...view,
         ending: null,
-        retry: { attempt: event.attempt, maxAttempts: event.maxAttempts, delayMs: event.delayMs, errorMessage: event.errorMessage },
+        retry: {
+          attempt: event.attempt,
+          maxAttempts: event.maxAttempts,
+          delayMs: event.delayMs,
+          errorMessage: event.errorMessage,
+        },
       };
     case "auto_retry_end": {
       if (event.success) return { ...view, retry: null };
@@ -167,12 +175,25 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
       return view.started && !view.inRun ? { ...failed, ending: { kind: "ended" } } : failed;
     }
     case "worker_exited":
-      return { ...view, inRun: false, running: [], ending: { kind: "exited", reason: `the worker exited (${describeWorkerExit(event)})` } };
+      return {
+        ...view,
+        inRun: false,
+        running: [],
+        ending: { kind: "exited", reason: `the worker exited (${describeWorkerExit(event)})` },
+      };
     case "run_interrupted":
-      return { ...view, inRun: false, running: [], lastError: event.reason, ending: { kind: "interrupted", reason: event.reason } };
+      return {
+        ...view,
+        inRun: false,
+        running: [],
+        lastError: event.reason,
+        ending: { kind: "interrupted", reason: event.reason },
+      };
     case "agent_status": {
       const next = { ...view, agentStatus: event.status };
-      return LEAVING_STATUSES.has(event.status) ? { ...next, ending: { kind: "status", status: event.status, reason: event.reason ?? null } } : next;
+      return LEAVING_STATUSES.has(event.status)
+        ? { ...next, ending: { kind: "status", status: event.status, reason: event.reason ?? null } }
+        : next;
     }
     case "limit_exceeded":
     case "supervisor_error":
@@ -201,7 +222,10 @@ export function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .filter((c): c is { type: "text"; text: string } => (c as { type?: unknown })?.type === "text" && typeof (c as { text?: unknown }).text === "string")
+    .filter(
+      (c): c is { type: "text"; text: string } =>
+        (c as { type?: unknown })?.type === "text" && typeof (c as { text?: unknown }).text === "string",
+    )
     .map((c) => c.text)
     .join("");
 }
@@ -220,7 +244,11 @@ function onMessageEnd(view: RunView, message: AgentMessage): RunView {
   };
   const text = textOf(m.content);
   const errorMessage = typeof m.errorMessage === "string" ? m.errorMessage : null;
-  const lastAssistant: AssistantOutcome = { stopReason: typeof m.stopReason === "string" ? m.stopReason : "stop", errorMessage, text };
+  const lastAssistant: AssistantOutcome = {
+    stopReason: typeof m.stopReason === "string" ? m.stopReason : "stop",
+    errorMessage,
+    text,
+  };
   const trimmed = text.trim();
   return {
     ...view,

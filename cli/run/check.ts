@@ -11,7 +11,12 @@ import type { CheckResult } from "./types.js";
 const OUTPUT_TAIL = 4000;
 
 /** Run `command` with `sh -c` in `cwd`; `signal` ends it (SIGTERM to the group, SIGKILL 2 s later). */
-export async function runCheck(command: string, cwd: string, signal: AbortSignal, env: Record<string, string> = {}): Promise<CheckResult> {
+export async function runCheck(
+  command: string,
+  cwd: string,
+  signal: AbortSignal,
+  env: Record<string, string> = {},
+): Promise<CheckResult> {
   const started = Date.now();
   const proc = execa("sh", ["-c", command], {
     cwd,

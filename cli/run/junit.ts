@@ -9,7 +9,8 @@ import type { RunReport, TaskResult } from "./types.js";
 
 // XML 1.0 allows tab, LF, CR and code points from U+0020 on, minus surrogates and U+FFFE/U+FFFF.
 // eslint-disable-next-line no-control-regex
-const INVALID_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const INVALID_XML =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Escape text for an XML attribute or element; characters XML cannot hold become U+FFFD. */
 export function escapeXml(text: string): string {

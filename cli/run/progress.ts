@@ -28,7 +28,8 @@ export function progressLine(p: TaskProgress, now: number, c: Colors): string {
  */
 export function progressTable(tasks: readonly TaskProgress[], now: number, c: Colors, maxRows = Infinity): string {
   const order = (p: TaskProgress) => (p.status === "pending" ? 2 : FINAL_STATUSES.has(p.status) ? 1 : 0);
-  const shown = tasks.length > maxRows ? [...tasks].sort((a, b) => order(a) - order(b)).slice(0, Math.max(1, maxRows - 1)) : tasks;
+  const shown =
+    tasks.length > maxRows ? [...tasks].sort((a, b) => order(a) - order(b)).slice(0, Math.max(1, maxRows - 1)) : tasks;
   // Queue runs say which worker runs a task; local runs have no such column.
   const hosts = tasks.some((p) => p.host);
   const rows = shown.map((p) => [
@@ -76,7 +77,7 @@ export function livePrinter(stream: NodeJS.WriteStream, names: readonly string[]
     dirty = false;
     const text = progressTable([...tasks.values()], Date.now(), c, Math.max(3, (stream.rows ?? 24) - 2));
     // Move to the start of the previous frame, clear to the end of the screen, draw.
-    stream.write((drawn > 0 ? `\x1b[${drawn}F\x1b[J` : "") + text + "\n");
+    stream.write(`${(drawn > 0 ? `\x1b[${drawn}F\x1b[J` : "") + text}\n`);
     drawn = text.split("\n").length;
   };
   const timer = setInterval(draw, 250);

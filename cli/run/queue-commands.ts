@@ -55,40 +55,75 @@ const PRODUCER_FLAGS: [keyof QueueFlags, string][] = [
 
 /** Usage errors (exit 2) for flags that do not go together with --queue or --worker. */
 export function checkQueueFlags(file: string | undefined, flags: QueueFlags): void {
-  const given = (list: [keyof QueueFlags, string][]) => list.filter(([k]) => flags[k] !== undefined).map(([, name]) => name);
-  if (flags.queue && flags.worker) throw new CliError("--queue (produce tasks) and --worker (run them) are two commands: start them separately", 2);
+  const given = (list: [keyof QueueFlags, string][]) =>
+    list.filter(([k]) => flags[k] !== undefined).map(([, name]) => name);
+  if (flags.queue && flags.worker)
+    throw new CliError("--queue (produce tasks) and --worker (run them) are two commands: start them separately", 2);
   if (flags.queue) {
     if (flags.concurrency !== undefined) {
-      throw new CliError(`--concurrency belongs to the workers, not to the producer: start each worker with pi-orch run --worker ${describeQueue(flags.queue)} --concurrency ${flags.concurrency}`, 2);
+      throw new CliError(
+        `--concurrency belongs to the workers, not to the producer: start each worker with pi-orch run --worker ${describeQueue(flags.queue)} --concurrency ${flags.concurrency}`,
+        2,
+      );
     }
     const wrong = given(WORKER_FLAGS);
-    if (wrong.length > 0) throw new CliError(`${wrong.join(", ")} belong${wrong.length === 1 ? "s" : ""} to the workers: pass ${wrong.length === 1 ? "it" : "them"} to pi-orch run --worker ${describeQueue(flags.queue)}`, 2);
-    if (flags.shard !== undefined) throw new CliError("--shard splits a list statically; with --queue the workers share the list as they go: drop --shard", 2);
-    if (flags.failFast) throw new CliError("--fail-fast does not work with --queue (workers on other machines keep going); drop it", 2);
-    if (flags.runId !== undefined && !RUN_ID_PATTERN.test(flags.runId)) throw new CliError(`--run-id "${flags.runId}": use 1-64 letters, digits, "_" or "-"`, 2);
+    if (wrong.length > 0)
+      throw new CliError(
+        `${wrong.join(", ")} belong${wrong.length === 1 ? "s" : ""} to the workers: pass ${wrong.length === 1 ? "it" : "them"} to pi-orch run --worker ${describeQueue(flags.queue)}`,
+        2,
+      );
+    if (flags.shard !== undefined)
+      throw new CliError(
+        "--shard splits a list statically; with --queue the workers share the list as they go: drop --shard",
+        2,
+      );
+    if (flags.failFast)
+      throw new CliError("--fail-fast does not work with --queue (workers on other machines keep going); drop it", 2);
+    if (flags.runId !== undefined && !RUN_ID_PATTERN.test(flags.runId))
+      throw new CliError(`--run-id "${flags.runId}": use 1-64 letters, digits, "_" or "-"`, 2);
     return;
   }
   if (flags.worker) {
-    if (file !== undefined) throw new CliError(`a worker takes its tasks from the queue; give ${file} to the producer: pi-orch run ${file} --queue ${describeQueue(flags.worker)}`, 2);
+    if (file !== undefined)
+      throw new CliError(
+        `a worker takes its tasks from the queue; give ${file} to the producer: pi-orch run ${file} --queue ${describeQueue(flags.worker)}`,
+        2,
+      );
     const wrong = given(PRODUCER_FLAGS);
     if (flags.shard !== undefined) wrong.push("--shard");
     if (flags.failFast) wrong.push("--fail-fast");
-    if (wrong.length > 0) throw new CliError(`${wrong.join(", ")} belong${wrong.length === 1 ? "s" : ""} to the producer (pi-orch run TASKS --queue ${describeQueue(flags.worker)}), not to a worker`, 2);
+    if (wrong.length > 0)
+      throw new CliError(
+        `${wrong.join(", ")} belong${wrong.length === 1 ? "s" : ""} to the producer (pi-orch run TASKS --queue ${describeQueue(flags.worker)}), not to a worker`,
+        2,
+      );
     return;
   }
-  for (const [key, name] of [["retries", "--retries"], ["runId", "--run-id"]] as const) {
+  for (const [key, name] of [
+    ["retries", "--retries"],
+    ["runId", "--run-id"],
+  ] as const) {
     if (flags[key] !== undefined) throw new CliError(`${name} goes with --queue`, 2);
   }
   if (flags.stallTimeout !== undefined) throw new CliError("--stall-timeout goes with --worker", 2);
 }
 
 /** `pi-orch run TASKS --queue URL`: queue, follow, report; exit codes as a local run. */
-export async function runProducer(ctx: CliContext, listed: RunTask[], address: QueueAddress, flags: QueueFlags): Promise<number> {
+export async function runProducer(
+  ctx: CliContext,
+  listed: RunTask[],
+  address: QueueAddress,
+  flags: QueueFlags,
+): Promise<number> {
   const tasks = listed.map((t) => withDefaults(t, flags));
   const runId = runIdOf(tasks, flags.runId);
   const errColors = colors(Boolean(process.stderr.isTTY) && !process.env.NO_COLOR);
   const printer: ProgressPrinter = process.stderr.isTTY
-    ? livePrinter(process.stderr, tasks.map((t) => t.name), errColors)
+    ? livePrinter(
+        process.stderr,
+        tasks.map((t) => t.name),
+        errColors,
+      )
     : linePrinter((line) => ctx.err(line), errColors);
   // BullMQ and ioredis load only for queue runs, not at every pi-orch start.
   const { QueueProducer } = await import("./queue-producer.js");
@@ -101,7 +136,9 @@ export async function runProducer(ctx: CliContext, listed: RunTask[], address: Q
     onLog: (line) => ctx.err(`pi-orch: ${line}`),
   });
   const onSignal = (signal: NodeJS.Signals) => {
-    ctx.err(`pi-orch: ${signal}: no longer waiting; the tasks stay on the queue (run the same command again to collect them)`);
+    ctx.err(
+      `pi-orch: ${signal}: no longer waiting; the tasks stay on the queue (run the same command again to collect them)`,
+    );
     producer.interrupt(`interrupted (${signal})`);
   };
   const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -122,7 +159,11 @@ export async function runProducer(ctx: CliContext, listed: RunTask[], address: Q
 const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `pi-orch run --worker URL`: run tasks from the queue until a signal; exit 130 / 143. */
-export async function runWorker(ctx: CliContext, address: QueueAddress, flags: Omit<QueueFlags, "workerCommand"> & { workerCommand?: string[] }): Promise<number> {
+export async function runWorker(
+  ctx: CliContext,
+  address: QueueAddress,
+  flags: Omit<QueueFlags, "workerCommand"> & { workerCommand?: string[] },
+): Promise<number> {
   const { QueueWorker } = await import("./queue-worker.js");
   const worker = new QueueWorker({
     address,
@@ -148,7 +189,9 @@ export async function runWorker(ctx: CliContext, address: QueueAddress, flags: O
       void worker.drain().then(stopped);
     } else if (!handingBack) {
       handingBack = true;
-      ctx.err(`pi-orch: ${signal}: handing the running tasks back to the queue (${signal} again exits at once; the queue gives them to another worker after the stall timeout)`);
+      ctx.err(
+        `pi-orch: ${signal}: handing the running tasks back to the queue (${signal} again exits at once; the queue gives them to another worker after the stall timeout)`,
+      );
       void worker.handBack().then(stopped);
     } else {
       process.exit(SIGNAL_EXIT[first] ?? 1);

@@ -40,7 +40,10 @@ export function parseQueueUrl(text: string): QueueAddress {
   if (url.hostname === "") throw new Error(`${expected} (no host)`);
   const queue = decodeURIComponent(url.pathname.replace(/^\//, ""));
   if (queue === "") throw new Error(`${expected} (no queue name after the port)`);
-  if (!QUEUE_NAME.test(queue)) throw new Error(`queue name "${queue}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
+  if (!QUEUE_NAME.test(queue))
+    throw new Error(
+      `queue name "${queue}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+    );
   if (url.search !== "" || url.hash !== "") throw new Error(`${expected} (no ?query or #fragment)`);
   const port = url.port === "" ? 6379 : Number(url.port);
   return {
@@ -101,7 +104,10 @@ export function jobIdOf(runId: string, taskName: string): string {
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** A task with the run's defaults filled in, as the producer puts it on the queue. */
-export function withDefaults(task: RunTask, defaults: { provider?: string; model?: string; worktree?: boolean; timeout?: number }): RunTask {
+export function withDefaults(
+  task: RunTask,
+  defaults: { provider?: string; model?: string; worktree?: boolean; timeout?: number },
+): RunTask {
   const out: RunTask = { ...task };
   if (out.provider === undefined && defaults.provider !== undefined) out.provider = defaults.provider;
   if (out.model === undefined && defaults.model !== undefined) out.model = defaults.model;

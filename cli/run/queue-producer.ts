@@ -55,7 +55,14 @@ export class QueueProducer {
   constructor(private readonly opts: QueueProducerOptions) {
     for (const task of opts.tasks) {
       this.byJobId.set(jobIdOf(opts.runId, task.name), task);
-      this.progress.set(task.name, { name: task.name, status: "pending", turns: 0, tool: null, startedAt: null, endedAt: null });
+      this.progress.set(task.name, {
+        name: task.name,
+        status: "pending",
+        turns: 0,
+        tool: null,
+        startedAt: null,
+        endedAt: null,
+      });
     }
   }
 
@@ -69,7 +76,9 @@ export class QueueProducer {
   async run(): Promise<TaskRunOutcome> {
     const { address } = this.opts;
     const started = Date.now();
-    const logError = oncePerOutage((message) => this.opts.onLog(`queue ${describeQueue(address)}: ${message} (reconnecting)`));
+    const logError = oncePerOutage((message) =>
+      this.opts.onLog(`queue ${describeQueue(address)}: ${message} (reconnecting)`),
+    );
     const queue = new Queue<JobData, TaskResult>(address.queue, { connection: connectionOptions(address) });
     const events = new QueueEvents(address.queue, { connection: connectionOptions(address) });
     this.queue = queue;
@@ -99,7 +108,9 @@ export class QueueProducer {
   /** Add the run's jobs that are not on the queue yet; returns when the run was first queued. */
   private async enqueue(queue: Queue<JobData, TaskResult>): Promise<number> {
     const { runId, tasks } = this.opts;
-    const existing = await Promise.all(tasks.map((t) => Job.fromId<JobData, TaskResult>(queue, jobIdOf(runId, t.name))));
+    const existing = await Promise.all(
+      tasks.map((t) => Job.fromId<JobData, TaskResult>(queue, jobIdOf(runId, t.name))),
+    );
     let first = Date.now();
     const missing: RunTask[] = [];
     tasks.forEach((task, i) => {
@@ -107,7 +118,9 @@ export class QueueProducer {
       if (!job) return missing.push(task);
       const data = checkJobData(job.data);
       if (!data.ok || !sameTask(data.value.task, task)) {
-        throw new Error(`run ${runId} already has a task "${task.name}" on ${describeQueue(this.opts.address)} that differs from this one; pass another --run-id for a new run`);
+        throw new Error(
+          `run ${runId} already has a task "${task.name}" on ${describeQueue(this.opts.address)} that differs from this one; pass another --run-id for a new run`,
+        );
       }
       first = Math.min(first, job.timestamp);
     });
@@ -146,7 +159,9 @@ export class QueueProducer {
       const task = this.byJobId.get(jobId);
       if (!task) return;
       const host = this.progress.get(task.name)?.host;
-      this.opts.onLog(`${task.name}: its worker${host ? ` ${host}` : ""} stopped answering; the task is back on the queue for another worker`);
+      this.opts.onLog(
+        `${task.name}: its worker${host ? ` ${host}` : ""} stopped answering; the task is back on the queue for another worker`,
+      );
       this.setProgress(task.name, { status: "pending", tool: null });
     });
     const settle = ({ jobId }: { jobId: string }) => {
@@ -156,7 +171,8 @@ export class QueueProducer {
     events.on("failed", settle);
     events.on("waiting", ({ jobId }) => {
       const task = this.byJobId.get(jobId);
-      if (task && this.progress.get(task.name)?.status !== "pending") this.setProgress(task.name, { status: "pending", tool: null });
+      if (task && this.progress.get(task.name)?.status !== "pending")
+        this.setProgress(task.name, { status: "pending", tool: null });
     });
   }
 
@@ -184,7 +200,9 @@ export class QueueProducer {
     const state = await this.queue.getJobState(jobId);
     if (this.results.has(task.name)) return;
     if (state === "unknown") {
-      this.opts.onLog(`${task.name}: its job is gone from Redis (restarted without persistence? see "appendonly"); adding it again`);
+      this.opts.onLog(
+        `${task.name}: its job is gone from Redis (restarted without persistence? see "appendonly"); adding it again`,
+      );
       await this.add(this.queue, [task]);
       this.setProgress(task.name, { status: "pending", tool: null });
       return;
@@ -197,14 +215,24 @@ export class QueueProducer {
       const checked = checkJobResult(job.returnvalue);
       result = checked.ok
         ? (checked.value as TaskResult)
-        : queueFailureResult(task, `the worker sent a result this producer cannot read (${checked.errors[0]})`, job.attemptsStarted || 1);
+        : queueFailureResult(
+            task,
+            `the worker sent a result this producer cannot read (${checked.errors[0]})`,
+            job.attemptsStarted || 1,
+          );
     } else {
       result = queueFailureResult(task, job.failedReason, job.attemptsStarted || 1);
     }
     this.results.set(task.name, result);
     const p = this.progress.get(task.name)!;
     if (p.startedAt === null && result.startedAt !== null) p.startedAt = result.startedAt;
-    this.setProgress(task.name, { status: result.status, endedAt: Date.now(), tool: null, turns: result.turns, ...(result.host ? { host: result.host } : {}) });
+    this.setProgress(task.name, {
+      status: result.status,
+      endedAt: Date.now(),
+      tool: null,
+      turns: result.turns,
+      ...(result.host ? { host: result.host } : {}),
+    });
     this.wake?.();
   }
 
@@ -213,7 +241,11 @@ export class QueueProducer {
     const running = p.status !== "pending";
     const where = running && p.host ? ` (running on ${p.host})` : "";
     return {
-      ...blankResult(task, running ? "cancelled" : "skipped", `${this.interrupted}: the task is still on the queue${where}; run the same command again to collect its result`),
+      ...blankResult(
+        task,
+        running ? "cancelled" : "skipped",
+        `${this.interrupted}: the task is still on the queue${where}; run the same command again to collect its result`,
+      ),
       startedAt: p.startedAt,
     };
   }

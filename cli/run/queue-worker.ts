@@ -71,10 +71,15 @@ export class QueueWorker {
       autorun: false,
     });
     this.worker = worker;
-    worker.on("error", oncePerOutage((message) => this.opts.onLog(`queue ${describeQueue(address)}: ${message} (reconnecting)`)));
+    worker.on(
+      "error",
+      oncePerOutage((message) => this.opts.onLog(`queue ${describeQueue(address)}: ${message} (reconnecting)`)),
+    );
     await worker.waitUntilReady();
     void worker.run().catch((err: Error) => this.opts.onLog(`the worker stopped: ${err.message}`));
-    this.opts.onLog(`worker ${this.host} takes tasks from ${describeQueue(address)} (concurrency ${this.opts.concurrency})`);
+    this.opts.onLog(
+      `worker ${this.host} takes tasks from ${describeQueue(address)} (concurrency ${this.opts.concurrency})`,
+    );
   }
 
   /** Tasks running now. */
@@ -137,7 +142,10 @@ export class QueueWorker {
       this.opts.onLog(`${task.name}: handed back to the queue`);
       throw new WaitingError();
     }
-    const diff = result.diff !== undefined && result.diff.length > MAX_DIFF ? `${result.diff.slice(0, MAX_DIFF)}\n… (cut at ${MAX_DIFF} characters; the whole diff is in ${result.worktree?.path ?? "the worktree"})\n` : result.diff;
+    const diff =
+      result.diff !== undefined && result.diff.length > MAX_DIFF
+        ? `${result.diff.slice(0, MAX_DIFF)}\n… (cut at ${MAX_DIFF} characters; the whole diff is in ${result.worktree?.path ?? "the worktree"})\n`
+        : result.diff;
     const out: TaskResult = { ...result, ...(diff !== undefined ? { diff } : {}), attempts: attempt, host: this.host };
     const verdict = `${task.name}: ${out.status.replace("_", " ")} after ${formatDuration(Date.now() - started)}`;
     if (out.status !== "passed" && job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {

@@ -62,19 +62,28 @@ function interleave(inputs: readonly SourcedReport[]): TaskResult[] {
   for (const input of inputs) {
     const shard = input.report.shard!;
     if (shard.total !== total) {
-      throw new MergeError(`${inputs[0].source} is shard ${inputs[0].report.shard!.index}/${total} but ${input.source} is shard ${shard.index}/${shard.total}; merge the shards of one matrix`);
+      throw new MergeError(
+        `${inputs[0].source} is shard ${inputs[0].report.shard!.index}/${total} but ${input.source} is shard ${shard.index}/${shard.total}; merge the shards of one matrix`,
+      );
     }
     const before = byIndex.get(shard.index);
-    if (before) throw new MergeError(`shard ${shard.index}/${total} is given twice (${before.source} and ${input.source})`);
+    if (before)
+      throw new MergeError(`shard ${shard.index}/${total} is given twice (${before.source} and ${input.source})`);
     byIndex.set(shard.index, input);
   }
   const missing = Array.from({ length: total }, (_, i) => i + 1).filter((i) => !byIndex.has(i));
   if (missing.length > 0) {
-    throw new MergeError(`missing the report of shard${missing.length > 1 ? "s" : ""} ${missing.map((i) => `${i}/${total}`).join(", ")}; its tasks would be missing from the merged report`);
+    throw new MergeError(
+      `missing the report of shard${missing.length > 1 ? "s" : ""} ${missing.map((i) => `${i}/${total}`).join(", ")}; its tasks would be missing from the merged report`,
+    );
   }
   const listedValues = new Set(inputs.map((i) => i.report.listed).filter((n) => n !== undefined));
-  if (listedValues.size > 1) throw new MergeError(`the reports come from task lists of different lengths (${[...listedValues].join(", ")}); merge the shards of one run`);
-  const listed = listedValues.size === 1 ? [...listedValues][0]! : inputs.reduce((n, i) => n + i.report.tasks.length, 0);
+  if (listedValues.size > 1)
+    throw new MergeError(
+      `the reports come from task lists of different lengths (${[...listedValues].join(", ")}); merge the shards of one run`,
+    );
+  const listed =
+    listedValues.size === 1 ? [...listedValues][0]! : inputs.reduce((n, i) => n + i.report.tasks.length, 0);
   for (const [index, { source, report }] of byIndex) {
     const want = shardSize(listed, index, total);
     if (report.tasks.length !== want) {
@@ -95,7 +104,8 @@ function interleave(inputs: readonly SourcedReport[]): TaskResult[] {
  * and the merged tasks follow its order.
  */
 export function mergeReports(inputs: readonly SourcedReport[], listNames?: readonly string[]): RunReport {
-  if (inputs.length === 0) throw new MergeError("no reports to merge; give the JSON reports of the shards (--report-json of each)");
+  if (inputs.length === 0)
+    throw new MergeError("no reports to merge; give the JSON reports of the shards (--report-json of each)");
   const sources = inputs.map((i) => i.source);
   const again = sources.find((s, k) => sources.indexOf(s) !== k);
   if (again !== undefined) throw new MergeError(`${again} is given twice; give each shard's report once`);
@@ -103,14 +113,18 @@ export function mergeReports(inputs: readonly SourcedReport[], listNames?: reado
   const sharded = inputs.filter((i) => i.report.shard !== null);
   if (sharded.length > 0 && sharded.length < inputs.length) {
     const whole = inputs.find((i) => i.report.shard === null)!;
-    throw new MergeError(`${whole.source} is a whole run but ${sharded[0].source} is a shard; merge either the shards of one matrix or whole runs`);
+    throw new MergeError(
+      `${whole.source} is a whole run but ${sharded[0].source} is a shard; merge either the shards of one matrix or whole runs`,
+    );
   }
   let tasks: TaskResult[];
   if (sharded.length > 0) tasks = interleave(inputs);
   else {
     for (const { source, report } of inputs) {
       if (report.listed !== undefined && report.listed !== report.tasks.length) {
-        throw new MergeError(`${source} lists ${report.listed} tasks but holds ${report.tasks.length}; tasks are missing from it`);
+        throw new MergeError(
+          `${source} lists ${report.listed} tasks but holds ${report.tasks.length}; tasks are missing from it`,
+        );
       }
     }
     tasks = inputs.flatMap((i) => i.report.tasks);
@@ -118,16 +132,30 @@ export function mergeReports(inputs: readonly SourcedReport[], listNames?: reado
   if (listNames) {
     const have = new Map(tasks.map((t) => [t.name, t]));
     const missing = listNames.filter((n) => !have.has(n));
-    if (missing.length > 0) throw new MergeError(`the reports lack ${missing.length} task${missing.length > 1 ? "s" : ""} of the list: ${missing.slice(0, 10).join(", ")}${missing.length > 10 ? ", …" : ""}`);
+    if (missing.length > 0)
+      throw new MergeError(
+        `the reports lack ${missing.length} task${missing.length > 1 ? "s" : ""} of the list: ${missing.slice(0, 10).join(", ")}${missing.length > 10 ? ", …" : ""}`,
+      );
     const listed = new Set(listNames);
     const extra = tasks.filter((t) => !listed.has(t.name)).map((t) => t.name);
-    if (extra.length > 0) throw new MergeError(`the reports hold task${extra.length > 1 ? "s" : ""} the list does not have: ${extra.slice(0, 10).join(", ")}${extra.length > 10 ? ", …" : ""}`);
+    if (extra.length > 0)
+      throw new MergeError(
+        `the reports hold task${extra.length > 1 ? "s" : ""} the list does not have: ${extra.slice(0, 10).join(", ")}${extra.length > 10 ? ", …" : ""}`,
+      );
     tasks = listNames.map((n) => have.get(n)!);
   }
   const starts = inputs.map((i) => Date.parse(i.report.startedAt));
-  if (starts.some((t) => Number.isNaN(t))) throw new MergeError(`${inputs[starts.findIndex((t) => Number.isNaN(t))].source}: "startedAt" is not a date`);
+  if (starts.some((t) => Number.isNaN(t)))
+    throw new MergeError(`${inputs[starts.findIndex((t) => Number.isNaN(t))].source}: "startedAt" is not a date`);
   const startedAt = Math.min(...starts);
   const endedAt = Math.max(...inputs.map((i, k) => starts[k] + i.report.durationMs));
   const interrupted = inputs.some((i) => i.report.interrupted);
-  return buildReport({ results: tasks, startedAt, durationMs: endedAt - startedAt, interrupted, shard: null, listed: tasks.length });
+  return buildReport({
+    results: tasks,
+    startedAt,
+    durationMs: endedAt - startedAt,
+    interrupted,
+    shard: null,
+    listed: tasks.length,
+  });
 }

@@ -25,7 +25,7 @@ function writeFile(path: string, text: string): void {
 
 /** Write the report files and print the report; returns its exit code. */
 export function emitReport(ctx: CliContext, report: RunReport, flags: ReportFlags): number {
-  if (flags.reportJson) writeFile(flags.reportJson, JSON.stringify(report, null, 2) + "\n");
+  if (flags.reportJson) writeFile(flags.reportJson, `${JSON.stringify(report, null, 2)}\n`);
   if (flags.reportJunit) writeFile(flags.reportJunit, junitXml(report));
   if (flags.json) ctx.json(report);
   else if (report.tasks.length > 0) {

@@ -35,7 +35,15 @@ export const TaskResultSchema = Type.Object({
   changedFiles: Nullable(Type.Array(Type.String())),
   check: Nullable(CheckResultSchema),
   sessionFile: Nullable(Type.String()),
-  worktree: Nullable(Type.Object({ path: Type.String(), branch: Type.String(), base: Type.String(), repo: Type.String(), kept: Type.Boolean() })),
+  worktree: Nullable(
+    Type.Object({
+      path: Type.String(),
+      branch: Type.String(),
+      base: Type.String(),
+      repo: Type.String(),
+      kept: Type.Boolean(),
+    }),
+  ),
   attempts: Type.Optional(Type.Integer({ minimum: 1 })),
   host: Type.Optional(Type.String()),
   diff: Type.Optional(Type.String()),

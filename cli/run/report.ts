@@ -24,7 +24,14 @@ export function exitCodeOf(results: readonly TaskResult[], interrupted: boolean)
 
 /** Tasks by final status, plus the total. */
 export function countResults(results: readonly TaskResult[]): RunReport["counts"] {
-  const counts: RunReport["counts"] = { total: results.length, passed: 0, failed: 0, timed_out: 0, cancelled: 0, skipped: 0 };
+  const counts: RunReport["counts"] = {
+    total: results.length,
+    passed: 0,
+    failed: 0,
+    timed_out: 0,
+    cancelled: 0,
+    skipped: 0,
+  };
   for (const r of results) counts[r.status]++;
   return counts;
 }

@@ -17,7 +17,14 @@ import { keyAdvice } from "../key-advice.js";
 import { blankResult } from "./blank-result.js";
 import { runCheck } from "./check.js";
 import { RunTracker, type RunEnd } from "./tracker.js";
-import { FINAL_STATUSES, type CheckResult, type RunTask, type TaskProgress, type TaskResult, type TaskStatus } from "./types.js";
+import {
+  FINAL_STATUSES,
+  type CheckResult,
+  type RunTask,
+  type TaskProgress,
+  type TaskResult,
+  type TaskStatus,
+} from "./types.js";
 import { startedNoRun } from "../../shared/prompt-answer.js";
 
 /** Defaults applied to tasks that do not set the field themselves. */
@@ -134,7 +141,9 @@ export class TaskRun {
         }
         results[i] = await this.runOne(tasks[i]);
         if (this.opts.failFast && results[i].status !== "passed" && this.stopping === null) {
-          this.stopAll(`cancelled by --fail-fast: task "${tasks[i].name}" ${results[i].status === "timed_out" ? "timed out" : "failed"}`);
+          this.stopAll(
+            `cancelled by --fail-fast: task "${tasks[i].name}" ${results[i].status === "timed_out" ? "timed out" : "failed"}`,
+          );
         }
       }
     };
@@ -175,7 +184,14 @@ export class TaskRun {
   }
 
   private skipped(task: RunTask, why: string): TaskResult {
-    const progress: TaskProgress = { name: task.name, status: "pending", turns: 0, tool: null, startedAt: null, endedAt: null };
+    const progress: TaskProgress = {
+      name: task.name,
+      status: "pending",
+      turns: 0,
+      tool: null,
+      startedAt: null,
+      endedAt: null,
+    };
     this.setStatus(progress, "skipped");
     return {
       ...blankResult(task, "skipped"),
@@ -189,7 +205,14 @@ export class TaskRun {
     const defaults = this.opts.defaults ?? {};
     const name = task.name;
     const timeout = task.timeout ?? defaults.timeout;
-    const progress: TaskProgress = { name, status: "pending", turns: 0, tool: null, startedAt: Date.now(), endedAt: null };
+    const progress: TaskProgress = {
+      name,
+      status: "pending",
+      turns: 0,
+      tool: null,
+      startedAt: Date.now(),
+      endedAt: null,
+    };
     const tracker = new RunTracker();
     let markEnd!: (e: RunEnd) => void;
     const ended = new Promise<RunEnd>((r) => (markEnd = r));
@@ -207,7 +230,12 @@ export class TaskRun {
       timeout === undefined
         ? null
         : setTimeout(() => {
-            const doing = progress.status === "checking" ? "during the check" : tracker.tool ? `while running ${tracker.tool}` : `while ${progress.status}`;
+            const doing =
+              progress.status === "checking"
+                ? "during the check"
+                : tracker.tool
+                  ? `while running ${tracker.tool}`
+                  : `while ${progress.status}`;
             stop("timed_out", `timed out after ${timeout}s ${doing}`);
           }, timeout * 1000);
     this.setStatus(progress, "starting");
@@ -222,7 +250,10 @@ export class TaskRun {
     try {
       const cwd = resolve(this.opts.baseDir ?? process.cwd(), task.cwd ?? ".");
       const inWorktree = Boolean(task.worktree ?? defaults.worktree);
-      const leftover = inWorktree && this.opts.existingWorktrees !== "replace" ? await leftoverWorktree(sup.worktreesDir, cwd, name) : null;
+      const leftover =
+        inWorktree && this.opts.existingWorktrees !== "replace"
+          ? await leftoverWorktree(sup.worktreesDir, cwd, name)
+          : null;
       info = await sup.spawn({
         name,
         cwd,
@@ -234,22 +265,28 @@ export class TaskRun {
         env: { PI_ORCH_HOME: this.opts.home },
         worktree: inWorktree ? { owner: "run", existing: this.opts.existingWorktrees ?? "reuse" } : undefined,
       });
-      if (leftover) this.opts.onWarning?.(`task "${name}": continuing in the worktree an earlier run left at ${leftover} (pass --clean to start afresh)`);
+      if (leftover)
+        this.opts.onWarning?.(
+          `task "${name}": continuing in the worktree an earlier run left at ${leftover} (pass --clean to start afresh)`,
+        );
       if (!stopped) {
         if (!RUNNING_STATUSES.has(info.status)) {
           failure = `the worker did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""})`;
         } else {
           const response = await sup.rpc(name, { type: "prompt", message: task.prompt });
-          if (!response.success) failure = `the worker refused the prompt: ${keyAdvice(response.error ?? "no reason given", "run", this.opts.home)}`;
+          if (!response.success)
+            failure = `the worker refused the prompt: ${keyAdvice(response.error ?? "no reason given", "run", this.opts.home)}`;
           else {
             if (!stopped) this.setStatus(progress, "running");
             // A task that is an extension command (`/cmd`) starting no run is done at its answer.
             const noRun = startedNoRun(response);
             const end = noRun ? ({ kind: "ended" } as const) : await untilAborted(ended, abort.signal);
-            if (noRun && !tracker.started && tracker.extensionError !== null) failure = `the command failed: ${tracker.extensionError}`;
+            if (noRun && !tracker.started && tracker.extensionError !== null)
+              failure = `the command failed: ${tracker.extensionError}`;
             else if (end === null) await this.abortRun(name, ended);
             else if (end.kind === "exited") failure = end.reason;
-            else if (tracker.stopReason === "error") failure = `the agent stopped with an error: ${tracker.errorMessage ?? "unknown error"}`;
+            else if (tracker.stopReason === "error")
+              failure = `the agent stopped with an error: ${tracker.errorMessage ?? "unknown error"}`;
             else if (tracker.stopReason === "aborted") failure = "the agent's run was aborted";
           }
         }
@@ -344,7 +381,9 @@ export class TaskRun {
       // The branch goes too unless the agent committed on it: an empty branch is clutter, commits are work.
       await sup.remove(name, { force: true, deleteBranch: "if-no-commits" });
     } catch (err) {
-      this.opts.onWarning?.(`task "${name}": could not remove its worktree ${info.worktree.path}: ${(err as Error).message}`);
+      this.opts.onWarning?.(
+        `task "${name}": could not remove its worktree ${info.worktree.path}: ${(err as Error).message}`,
+      );
       return true;
     }
     return false;
@@ -364,12 +403,18 @@ async function leftoverWorktree(worktreesDir: string, cwd: string, name: string)
 /** The promise's value, or null as soon as `signal` aborts. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
   if (signal.aborted) return Promise.resolve(null);
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const onAbort = () => resolve(null);
     signal.addEventListener("abort", onAbort, { once: true });
-    promise.then((v) => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(v);
-    });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
   });
 }

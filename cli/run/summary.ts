@@ -55,7 +55,12 @@ export function totalsLine(results: readonly TaskResult[], durationMs: number, i
 }
 
 /** The whole summary. */
-export function summaryText(results: readonly TaskResult[], durationMs: number, interrupted: boolean, c: Colors): string {
+export function summaryText(
+  results: readonly TaskResult[],
+  durationMs: number,
+  interrupted: boolean,
+  c: Colors,
+): string {
   const rows = results.map((r) => [
     c.bold(r.name),
     colorTaskStatus(r.status, c),
@@ -71,11 +76,16 @@ export function summaryText(results: readonly TaskResult[], durationMs: number, 
     if (r.status === "skipped") continue;
     lines.push(`${c.bold(r.name)}  ${r.finalText ? oneLine(r.finalText, 200) : c.dim("(no assistant text)")}`);
     if (r.reason) lines.push(`  ${c.dim("reason")}   ${r.status === "passed" ? r.reason : c.red(r.reason)}`);
-    if (r.changedFiles && r.changedFiles.length > 0) lines.push(`  ${c.dim("changed")}  ${oneLine(r.changedFiles.join(", "), 200)}`);
-    if (r.worktree?.kept) lines.push(`  ${c.dim("worktree")} ${shortPath(r.worktree.path)} (branch ${r.worktree.branch})`);
+    if (r.changedFiles && r.changedFiles.length > 0)
+      lines.push(`  ${c.dim("changed")}  ${oneLine(r.changedFiles.join(", "), 200)}`);
+    if (r.worktree?.kept)
+      lines.push(`  ${c.dim("worktree")} ${shortPath(r.worktree.path)} (branch ${r.worktree.branch})`);
     if (r.sessionFile) lines.push(`  ${c.dim("session")}  ${shortPath(r.sessionFile)}`);
     const retried = (r.attempts ?? 1) > 1 ? `retried: attempt ${r.attempts}` : "";
-    if (r.host || retried) lines.push(`  ${c.dim("worker")}   ${[r.host, retried && (r.host ? `(${retried})` : retried)].filter(Boolean).join(" ")}`);
+    if (r.host || retried)
+      lines.push(
+        `  ${c.dim("worker")}   ${[r.host, retried && (r.host ? `(${retried})` : retried)].filter(Boolean).join(" ")}`,
+      );
   }
   const skipped = results.filter((r) => r.status === "skipped");
   if (skipped.length > 0) lines.push(c.dim(`not started: ${oneLine(skipped.map((r) => r.name).join(", "), 200)}`));

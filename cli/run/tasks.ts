@@ -57,22 +57,29 @@ function fieldMessage(error: string): string {
  * unique names. Throws `TaskFileError` listing every problem of the first bad task.
  */
 export function validateTasks(value: unknown, source: string): RunTask[] {
-  if (!Array.isArray(value)) throw new TaskFileError(`${source}: expected an array of tasks, got ${value === null ? "null" : typeof value}`);
+  if (!Array.isArray(value))
+    throw new TaskFileError(`${source}: expected an array of tasks, got ${value === null ? "null" : typeof value}`);
   if (value.length === 0) throw new TaskFileError(`${source}: the task list is empty`);
   const check = checker(TaskSchema);
   const seen = new Map<string, number>();
   const tasks: RunTask[] = [];
   value.forEach((item, i) => {
     const who = `${source}: ${describeTask(i, item)}`;
-    if (typeof item !== "object" || item === null || Array.isArray(item)) throw new TaskFileError(`${who}: expected an object with "name" and "prompt"`);
+    if (typeof item !== "object" || item === null || Array.isArray(item))
+      throw new TaskFileError(`${who}: expected an object with "name" and "prompt"`);
     const unknown = Object.keys(item).filter((k) => !FIELDS.includes(k));
     if (unknown.length > 0) {
-      throw new TaskFileError(`${who}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (a task has ${FIELDS.join(", ")})`);
+      throw new TaskFileError(
+        `${who}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (a task has ${FIELDS.join(", ")})`,
+      );
     }
     const result = check(item);
     if (!result.ok) throw new TaskFileError(`${who}: ${[...new Set(result.errors.map(fieldMessage))].join("; ")}`);
     const before = seen.get(result.value.name);
-    if (before !== undefined) throw new TaskFileError(`${who}: field "name": "${result.value.name}" is already the name of task ${before + 1}; names must be unique`);
+    if (before !== undefined)
+      throw new TaskFileError(
+        `${who}: field "name": "${result.value.name}" is already the name of task ${before + 1}; names must be unique`,
+      );
     seen.set(result.value.name, i);
     tasks.push(result.value);
   });
@@ -109,7 +116,9 @@ export async function loadTaskFile(path: string): Promise<RunTask[]> {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new TaskFileError(`cannot read the task file ${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message}`);
+    throw new TaskFileError(
+      `cannot read the task file ${path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message}`,
+    );
   }
   const asJson = ext === ".json" || (ext !== ".jsonl" && ext !== ".ndjson" && text.trimStart().startsWith("["));
   if (!asJson) return validateTasks(parseJsonl(text, path), path);
@@ -133,7 +142,8 @@ async function importTasks(file: string, shown: string): Promise<unknown> {
   }
   let value = (mod as { default?: unknown } | null)?.default ?? mod;
   if (typeof value === "function") value = await (value as () => unknown)();
-  if (!Array.isArray(value)) throw new TaskFileError(`${shown}: the module must default-export an array of tasks (or a function returning one)`);
+  if (!Array.isArray(value))
+    throw new TaskFileError(`${shown}: the module must default-export an array of tasks (or a function returning one)`);
   return value;
 }
 

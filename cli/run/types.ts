@@ -21,10 +21,25 @@ export interface RunTask {
 }
 
 /** Where a task is. The last five are final. */
-export type TaskStatus = "pending" | "starting" | "running" | "checking" | "passed" | "failed" | "timed_out" | "cancelled" | "skipped";
+export type TaskStatus =
+  | "pending"
+  | "starting"
+  | "running"
+  | "checking"
+  | "passed"
+  | "failed"
+  | "timed_out"
+  | "cancelled"
+  | "skipped";
 
 /** Final statuses. */
-export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["passed", "failed", "timed_out", "cancelled", "skipped"]);
+export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set([
+  "passed",
+  "failed",
+  "timed_out",
+  "cancelled",
+  "skipped",
+]);
 
 /** What the live display shows of a task. */
 export interface TaskProgress {

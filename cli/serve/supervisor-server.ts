@@ -22,7 +22,8 @@ export function supervisorBackend(sup: Supervisor): IpcBackend {
           return sup.status(request.agent);
         case "stop":
           if (request.all) return sup.stopAll();
-          if (request.agent === undefined) throw Object.assign(new Error('stop needs "agent" or "all": true'), { code: "invalid_request" });
+          if (request.agent === undefined)
+            throw Object.assign(new Error('stop needs "agent" or "all": true'), { code: "invalid_request" });
           return sup.stop(request.agent);
         case "restart":
           return sup.restart(request.agent, { wait: request.wait });
@@ -35,7 +36,12 @@ export function supervisorBackend(sup: Supervisor): IpcBackend {
     subscribe(request: IpcRequestOf<"subscribe">, sink) {
       const sub = sup.subscribe({ agents: request.agents, since: request.since, sink });
       const agents = sub.agents ? [...sub.agents] : null;
-      const lastSeq = Object.fromEntries(sup.list().filter((a) => !agents || agents.includes(a.name)).map((a) => [a.name, a.lastSeq]));
+      const lastSeq = Object.fromEntries(
+        sup
+          .list()
+          .filter((a) => !agents || agents.includes(a.name))
+          .map((a) => [a.name, a.lastSeq]),
+      );
       return { data: { agents, lastSeq }, close: () => sub.close() };
     },
     async shutdown() {

@@ -18,7 +18,6 @@ export interface AgentHeaderProps {
   slotKey?: number;
 }
 
-
 /** The header lines. */
 export function AgentHeader({ agent: a, width, now, slotKey }: AgentHeaderProps) {
   const theme = useTheme();
@@ -44,7 +43,8 @@ export function AgentHeader({ agent: a, width, now, slotKey }: AgentHeaderProps)
       </Text>
       {tool ? (
         <Text wrap="truncate" color={theme.color("magenta")}>
-          {truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8))} <Text dimColor>{formatElapsed(now - tool.startedAt)}</Text>
+          {truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8))}{" "}
+          <Text dimColor>{formatElapsed(now - tool.startedAt)}</Text>
         </Text>
       ) : null}
     </>

@@ -53,9 +53,12 @@ type InputKind = "prompt" | "steer" | "follow_up";
 type Overlay = { kind: "help" } | { kind: "new" } | { kind: "diff"; title: string; text: string; top: number } | null;
 
 const INPUT_LABEL: Record<InputKind, string> = { prompt: "prompt", steer: "steer", follow_up: "follow-up" };
-const GRID_HINT = "←↑↓→/Tab focus · Enter zoom · p prompt · s steer · f follow-up · a abort · x stop · r restart · n new · d diff · ? help · q quit";
-const ZOOM_HINT = "Esc back · ↑↓ PgUp PgDn scroll · p prompt · s steer · f follow-up · a abort · x stop · r restart · d diff · ? help";
-const SINGLE_HINT = "Enter send (steer while running) · Tab follow-up · Esc abort · ↑↓ scroll · ? help · Ctrl+C twice quit";
+const GRID_HINT =
+  "←↑↓→/Tab focus · Enter zoom · p prompt · s steer · f follow-up · a abort · x stop · r restart · n new · d diff · ? help · q quit";
+const ZOOM_HINT =
+  "Esc back · ↑↓ PgUp PgDn scroll · p prompt · s steer · f follow-up · a abort · x stop · r restart · d diff · ? help";
+const SINGLE_HINT =
+  "Enter send (steer while running) · Tab follow-up · Esc abort · ↑↓ scroll · ? help · Ctrl+C twice quit";
 
 /**
  * The whole TUI, under the KeyRouter every key handler joins (its own too: a handler of
@@ -104,7 +107,10 @@ function Tui(props: AppProps) {
   // updates in place instead of clearing the screen every frame.
   const bodyRows = Math.max(3, rows - 3);
   const layout = layoutPanes(agents.length, cols, bodyRows);
-  const focusIndex = Math.max(0, agents.findIndex((a) => a.name === focus));
+  const focusIndex = Math.max(
+    0,
+    agents.findIndex((a) => a.name === focus),
+  );
   const focused: AgentView | undefined = agents[focusIndex];
   const page = layout.perPage > 0 ? Math.floor(focusIndex / layout.perPage) : 0;
   const pageAgents = agents.slice(page * layout.perPage, (page + 1) * layout.perPage);
@@ -153,11 +159,14 @@ function Tui(props: AppProps) {
       wait: false,
     };
     say(`starting ${params.name ?? "a new agent"}…`);
-    void act("spawn", control.spawn(params).then((info) => {
-      const name = (info as { name?: string } | undefined)?.name;
-      if (name) setFocus(name);
-      say(`started ${name ?? "the agent"}`);
-    }));
+    void act(
+      "spawn",
+      control.spawn(params).then((info) => {
+        const name = (info as { name?: string } | undefined)?.name;
+        if (name) setFocus(name);
+        say(`started ${name ?? "the agent"}`);
+      }),
+    );
   };
   const showDiff = (agent: AgentView) => {
     if (!props.loadDiff) return say("diff is not available here", true);
@@ -166,7 +175,12 @@ function Tui(props: AppProps) {
     props.loadDiff(agent).then(
       (text) => {
         setFlash(null);
-        setOverlay({ kind: "diff", title: `diff of ${agent.name} (${agent.worktree!.branch} since ${agent.worktree!.base.slice(0, 8)})`, text: text || "(no changes)", top: 0 });
+        setOverlay({
+          kind: "diff",
+          title: `diff of ${agent.name} (${agent.worktree!.branch} since ${agent.worktree!.base.slice(0, 8)})`,
+          text: text || "(no changes)",
+          top: 0,
+        });
       },
       (err: unknown) => say(`diff of ${agent.name} failed: ${err instanceof Error ? err.message : String(err)}`, true),
     );
@@ -247,7 +261,8 @@ function Tui(props: AppProps) {
       const idle = focused.status === "idle";
       // pi would hold a steer or follow-up for an idle agent and mix it into the next prompt.
       if ((ch === "s" || ch === "f") && idle) return say(`${name} is idle: press p to prompt it`, true);
-      if (ch === "p" || ch === "s" || ch === "f") return setInput({ kind: ch === "p" ? "prompt" : ch === "s" ? "steer" : "follow_up", agent: name });
+      if (ch === "p" || ch === "s" || ch === "f")
+        return setInput({ kind: ch === "p" ? "prompt" : ch === "s" ? "steer" : "follow_up", agent: name });
       if (ch === "a") {
         if (idle) return say(`${name} is idle: no run to abort`);
         return void act(`abort ${name}`, control.rpc(name, { type: "abort" }), `abort sent to ${name}`);
@@ -305,7 +320,15 @@ function Tui(props: AppProps) {
   const modalFor = (agent: AgentView, width: number): ReactNode => {
     const d = agent.dialogs[0];
     if (!d) return undefined;
-    return <DialogModal key={d.id} dialog={d} width={width} isActive={agent === focused && overlay === null} onAnswer={(a) => answer(agent, d.id, a)} />;
+    return (
+      <DialogModal
+        key={d.id}
+        dialog={d}
+        width={width}
+        isActive={agent === focused && overlay === null}
+        onAnswer={(a) => answer(agent, d.id, a)}
+      />
+    );
   };
 
   // Ink draws a pane with an input line or a dialog (they take keys); the screen paints the rest, below the header row.
@@ -316,13 +339,25 @@ function Tui(props: AppProps) {
   if (showZoom && !overlay && focused.dialogs.length > 0) drawnNames.add(focused.name);
   let body: ReactNode;
   if (overlay?.kind === "help") {
-    const keys = mode === "single" ? SINGLE_KEY_MAP : props.quitNote ? KEY_MAP.map(([k, what]): readonly [string, string] => (k.startsWith("q") ? [k, `quit the TUI (${props.quitNote})`] : [k, what])) : KEY_MAP;
+    const keys =
+      mode === "single"
+        ? SINGLE_KEY_MAP
+        : props.quitNote
+          ? KEY_MAP.map(([k, what]): readonly [string, string] =>
+              k.startsWith("q") ? [k, `quit the TUI (${props.quitNote})`] : [k, what],
+            )
+          : KEY_MAP;
     body = <HelpOverlay width={cols} height={bodyRows} keys={keys} />;
   } else if (overlay?.kind === "diff") {
     body = <DiffView title={overlay.title} text={overlay.text} width={cols} height={bodyRows} top={overlay.top} />;
   } else if (overlay?.kind === "new") {
     body = (
-      <NewAgentForm width={Math.min(cols, 100)} defaultCwd={props.defaultCwd ?? process.cwd()} onSubmit={spawn} onCancel={() => setOverlay(null)} />
+      <NewAgentForm
+        width={Math.min(cols, 100)}
+        defaultCwd={props.defaultCwd ?? process.cwd()}
+        onSubmit={spawn}
+        onCancel={() => setOverlay(null)}
+      />
     );
   } else if (showZoom) {
     body = (
@@ -342,7 +377,9 @@ function Tui(props: AppProps) {
   } else if (agents.length === 0) {
     body = (
       <Box height={bodyRows} flexDirection="column" paddingX={1}>
-        <Text dimColor>no live agents: press n to start one, or run pi-orch spawn --prompt "…" in another terminal</Text>
+        <Text dimColor>
+          no live agents: press n to start one, or run pi-orch spawn --prompt "…" in another terminal
+        </Text>
       </Box>
     );
   } else {
@@ -353,8 +390,19 @@ function Tui(props: AppProps) {
         renderPane={(agent, slot, width, height) => {
           const rect = layout.rects[slot]!;
           const common = { width, height, focused: agent === focused, slotKey: slot < 9 ? slot + 1 : undefined };
-          if (screen && !inkPane(agent)) return <PaintedPane store={store} screen={screen} name={agent.name} x={rect.x} y={1 + rect.y} {...common} />;
-          return <Pane agent={agent} now={state.now} {...common} input={inputFor(agent, width - 4)} modal={modalFor(agent, width - 2)} />;
+          if (screen && !inkPane(agent))
+            return (
+              <PaintedPane store={store} screen={screen} name={agent.name} x={rect.x} y={1 + rect.y} {...common} />
+            );
+          return (
+            <Pane
+              agent={agent}
+              now={state.now}
+              {...common}
+              input={inputFor(agent, width - 4)}
+              modal={modalFor(agent, width - 2)}
+            />
+          );
         }}
       />
     );
@@ -370,14 +418,14 @@ function Tui(props: AppProps) {
   const footer = confirm
     ? confirm.question
     : flash
-    ? flash.text
-    : waiting.length > 0
-      ? `${waiting.join(", ")} ${waiting.length === 1 ? "asks" : "ask"} a question: focus ${waiting.length === 1 ? "it" : "them"} to answer`
-      : mode === "single"
-        ? SINGLE_HINT
-        : showZoom
-          ? ""
-          : GRID_HINT;
+      ? flash.text
+      : waiting.length > 0
+        ? `${waiting.join(", ")} ${waiting.length === 1 ? "asks" : "ask"} a question: focus ${waiting.length === 1 ? "it" : "them"} to answer`
+        : mode === "single"
+          ? SINGLE_HINT
+          : showZoom
+            ? ""
+            : GRID_HINT;
   return (
     <Box flexDirection="column" width={cols}>
       {mode === "single" ? (
@@ -385,10 +433,22 @@ function Tui(props: AppProps) {
           {props.title ?? "pi"} <Text dimColor>· interactive · {truncate(props.defaultCwd ?? "", cols - 20)}</Text>
         </Text>
       ) : (
-        <Header state={state} title={props.title ?? "pi-orch"} agents={agents.length} page={page} pages={layout.pages} width={cols} hint={props.reconnectHint} />
+        <Header
+          state={state}
+          title={props.title ?? "pi-orch"}
+          agents={agents.length}
+          page={page}
+          pages={layout.pages}
+          width={cols}
+          hint={props.reconnectHint}
+        />
       )}
       {body}
-      <Text wrap="truncate" color={theme.color(flash?.error ? "red" : confirm || (waiting.length > 0 && !flash) ? "yellow" : undefined)} dimColor={!confirm && !flash && waiting.length === 0}>
+      <Text
+        wrap="truncate"
+        color={theme.color(flash?.error ? "red" : confirm || (waiting.length > 0 && !flash) ? "yellow" : undefined)}
+        dimColor={!confirm && !flash && waiting.length === 0}
+      >
         {truncate(footer, cols) || " "}
       </Text>
     </Box>
@@ -396,7 +456,23 @@ function Tui(props: AppProps) {
 }
 
 /** Title, agent count, page and the connection to the supervisor. */
-function Header({ state, title, agents, page, pages, width, hint }: { state: TuiState; title: string; agents: number; page: number; pages: number; width: number; hint?: string }) {
+function Header({
+  state,
+  title,
+  agents,
+  page,
+  pages,
+  width,
+  hint,
+}: {
+  state: TuiState;
+  title: string;
+  agents: number;
+  page: number;
+  pages: number;
+  width: number;
+  hint?: string;
+}) {
   const theme = useTheme();
   const c = state.connection;
   const link =
@@ -404,7 +480,10 @@ function Header({ state, title, agents, page, pages, width, hint }: { state: Tui
       ? { text: "● connected", color: "green" }
       : c.state === "connecting"
         ? { text: "○ connecting…", color: "yellow" }
-        : { text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…${hint ? ` (${hint})` : ""}`, color: "red" };
+        : {
+            text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…${hint ? ` (${hint})` : ""}`,
+            color: "red",
+          };
   const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
   return (
     <Text wrap="truncate">

@@ -43,7 +43,8 @@ export function DialogModal({ dialog, width, onAnswer, isActive = true }: Dialog
         if (key.upArrow) setSelected((s) => (s - 1 + options.length) % Math.max(1, options.length));
         else if (key.downArrow || key.tab) setSelected((s) => (s + 1) % Math.max(1, options.length));
         else if (key.return && options[selected] !== undefined) onAnswer({ value: options[selected] });
-        else if (/^[1-9]$/.test(input) && options[Number(input) - 1] !== undefined) onAnswer({ value: options[Number(input) - 1] });
+        else if (/^[1-9]$/.test(input) && options[Number(input) - 1] !== undefined)
+          onAnswer({ value: options[Number(input) - 1] });
       }
     },
     { isActive: isActive && !textual },

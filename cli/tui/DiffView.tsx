@@ -20,9 +20,22 @@ export function DiffView({ title, text, width, height, top }: DiffViewProps) {
   const bodyHeight = Math.max(1, height - 4);
   const start = Math.min(top, Math.max(0, lines.length - bodyHeight));
   const color = (l: string) =>
-    l.startsWith("+") && !l.startsWith("+++") ? "green" : l.startsWith("-") && !l.startsWith("---") ? "red" : l.startsWith("@@") ? "cyan" : undefined;
+    l.startsWith("+") && !l.startsWith("+++")
+      ? "green"
+      : l.startsWith("-") && !l.startsWith("---")
+        ? "red"
+        : l.startsWith("@@")
+          ? "cyan"
+          : undefined;
   return (
-    <Box flexDirection="column" width={width} height={height} borderStyle="round" borderColor={theme.color("cyan")} paddingX={1}>
+    <Box
+      flexDirection="column"
+      width={width}
+      height={height}
+      borderStyle="round"
+      borderColor={theme.color("cyan")}
+      paddingX={1}
+    >
       <Text bold wrap="truncate">
         {title}
       </Text>
@@ -34,7 +47,8 @@ export function DiffView({ title, text, width, height, top }: DiffViewProps) {
         ))}
       </Box>
       <Text dimColor>
-        lines {start + 1}-{Math.min(lines.length, start + bodyHeight)} of {lines.length} · ↑↓ PgUp PgDn scroll · Esc close
+        lines {start + 1}-{Math.min(lines.length, start + bodyHeight)} of {lines.length} · ↑↓ PgUp PgDn scroll · Esc
+        close
       </Text>
     </Box>
   );

@@ -39,7 +39,14 @@ export function HelpOverlay({ width, height, keys = KEY_MAP }: HelpOverlayProps)
   const theme = useTheme();
   const keyWidth = Math.max(...keys.map(([k]) => k.length)) + 2;
   return (
-    <Box flexDirection="column" borderStyle="round" borderColor={theme.color("cyan")} paddingX={1} width={width} height={height}>
+    <Box
+      flexDirection="column"
+      borderStyle="round"
+      borderColor={theme.color("cyan")}
+      paddingX={1}
+      width={width}
+      height={height}
+    >
       <Text bold>keys</Text>
       {keys.map(([k, what]) => (
         <Text key={k} wrap="truncate">

@@ -38,10 +38,12 @@ export function NewAgentForm({ width, defaultCwd, onSubmit, onCancel, isActive =
     (input, key) => {
       if (key.escape) return onCancel();
       if ((key.return && field === FIELDS.length - 1) || (key.ctrl && input === "s")) return onSubmit(values);
-      if (key.downArrow || key.return || (key.tab && !key.shift)) return setField((f) => Math.min(FIELDS.length - 1, f + 1));
+      if (key.downArrow || key.return || (key.tab && !key.shift))
+        return setField((f) => Math.min(FIELDS.length - 1, f + 1));
       if (key.upArrow || (key.tab && key.shift)) return setField((f) => Math.max(0, f - 1));
       if (current === "worktree") {
-        if (input === " " || input === "y" || input === "n") setValues((v) => ({ ...v, worktree: input === " " ? !v.worktree : input === "y" }));
+        if (input === " " || input === "y" || input === "n")
+          setValues((v) => ({ ...v, worktree: input === " " ? !v.worktree : input === "y" }));
         return;
       }
       setValues((v) => ({ ...v, [current]: editLine(v[current], input, key) }));

@@ -31,8 +31,15 @@ type Shown = { agent: AgentView; now: number };
  * change after which `stale` says the rows shown are out of date, and remove the block on
  * unmount. `deps` are what `rows` and `stale` read besides the agent and the clock.
  */
-function usePaintedRows(place: PaintedPlace, id: string, rows: (agent: AgentView, now: number) => string[], stale: (shown: Shown, agent: AgentView, now: number) => boolean, deps: unknown[]): void {
+function usePaintedRows(
+  place: PaintedPlace,
+  id: string,
+  rows: (agent: AgentView, now: number) => string[],
+  stale: (shown: Shown, agent: AgentView, now: number) => boolean,
+  deps: unknown[],
+): void {
   const { store, screen, name, x, y, width, height } = place;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `rows` and `stale` are new every render; what they read is in `deps`, and a new size must repaint
   useLayoutEffect(() => {
     let shown: Shown | null = null;
     const paint = () => {
@@ -44,7 +51,6 @@ function usePaintedRows(place: PaintedPlace, id: string, rows: (agent: AgentView
     };
     paint();
     return store.subscribe(paint);
-    // `rows` and `stale` are new functions every render: what they read is in `deps`.
   }, [store, screen, id, name, x, y, width, height, ...deps]);
   useLayoutEffect(() => () => screen.removePane(id), [screen, id]);
 }

@@ -27,17 +27,49 @@ export interface PromptInputProps {
 export function editLine(
   text: string,
   input: string,
-  key: { backspace?: boolean; delete?: boolean; ctrl?: boolean; meta?: boolean; return?: boolean; escape?: boolean; tab?: boolean; upArrow?: boolean; downArrow?: boolean; leftArrow?: boolean; rightArrow?: boolean },
+  key: {
+    backspace?: boolean;
+    delete?: boolean;
+    ctrl?: boolean;
+    meta?: boolean;
+    return?: boolean;
+    escape?: boolean;
+    tab?: boolean;
+    upArrow?: boolean;
+    downArrow?: boolean;
+    leftArrow?: boolean;
+    rightArrow?: boolean;
+  },
 ): string {
   if (key.backspace || key.delete) return text.slice(0, -1);
   if (key.ctrl && input === "u") return "";
-  if (key.ctrl || key.meta || key.return || key.escape || key.tab || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) return text;
+  if (
+    key.ctrl ||
+    key.meta ||
+    key.return ||
+    key.escape ||
+    key.tab ||
+    key.upArrow ||
+    key.downArrow ||
+    key.leftArrow ||
+    key.rightArrow
+  )
+    return text;
   // A paste arrives as one chunk: keep it on one line.
   return text + input.replace(/[\r\n]+/g, " ");
 }
 
 /** The input line. */
-export function PromptInput({ label, width, onSubmit, onCancel, initial = "", placeholder, isActive = true, onTab }: PromptInputProps) {
+export function PromptInput({
+  label,
+  width,
+  onSubmit,
+  onCancel,
+  initial = "",
+  placeholder,
+  isActive = true,
+  onTab,
+}: PromptInputProps) {
   const theme = useTheme();
   const [line, setLine] = useState<LineState>(() => lineState(initial));
   // The state of the latest keystroke, not of the last render: a burst of reads can

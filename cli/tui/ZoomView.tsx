@@ -35,7 +35,18 @@ export interface ZoomViewProps {
 }
 
 /** The zoomed view. */
-export function ZoomView({ agent, width, height, now, scroll, onScrollMax, input, modal, hint, painted }: ZoomViewProps) {
+export function ZoomView({
+  agent,
+  width,
+  height,
+  now,
+  scroll,
+  onScrollMax,
+  input,
+  modal,
+  hint,
+  painted,
+}: ZoomViewProps) {
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
   const header = agent.tools.length > 0 ? 3 : 2;
@@ -46,12 +57,29 @@ export function ZoomView({ agent, width, height, now, scroll, onScrollMax, input
   const offset = Math.min(scroll, max);
   // Painted, the body is blank here; the screen draws it at the border + padding, below the header lines.
   const body = painted ? (
-    <PaintedLines store={painted.store} screen={painted.screen} name={agent.name} x={2} y={painted.top + 1 + header} width={inner} height={bodyHeight} fromBottom={offset} resultLines={RESULT_LINES} />
+    <PaintedLines
+      store={painted.store}
+      screen={painted.screen}
+      name={agent.name}
+      x={2}
+      y={painted.top + 1 + header}
+      width={inner}
+      height={bodyHeight}
+      fromBottom={offset}
+      resultLines={RESULT_LINES}
+    />
   ) : (
     <TranscriptLines lines={all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset)} />
   );
   return (
-    <Box flexDirection="column" width={width} height={height} borderStyle="double" borderColor={theme.color("cyan")} paddingX={1}>
+    <Box
+      flexDirection="column"
+      width={width}
+      height={height}
+      borderStyle="double"
+      borderColor={theme.color("cyan")}
+      paddingX={1}
+    >
       <AgentHeader agent={agent} width={inner} now={now} />
       {modal ?? (
         <Box flexDirection="column" height={bodyHeight} overflow="hidden">

@@ -12,5 +12,5 @@ export function modelLabel(a: AgentView): string {
 export function placeLabel(a: AgentView): string {
   if (a.worktree) return `⎇ ${a.worktree.branch}`;
   const home = homedir();
-  return home && a.cwd.startsWith(home + "/") ? "~" + a.cwd.slice(home.length) : a.cwd || "-";
+  return home && a.cwd.startsWith(`${home}/`) ? `~${a.cwd.slice(home.length)}` : a.cwd || "-";
 }

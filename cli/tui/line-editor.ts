@@ -181,7 +181,10 @@ function moveCursor(s: LineState, move: (typeof MOVES)[string]): LineState {
     case "wordRight":
       return { ...s, cursor: wordEnd(s.text, s.cursor) };
     case "delete":
-      return { ...removeRange(s, s.cursor, s.cursor + (isLowSurrogate(s.text, s.cursor + 1) ? 2 : 1)), cursor: s.cursor };
+      return {
+        ...removeRange(s, s.cursor, s.cursor + (isLowSurrogate(s.text, s.cursor + 1) ? 2 : 1)),
+        cursor: s.cursor,
+      };
   }
 }
 

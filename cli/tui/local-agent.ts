@@ -6,7 +6,13 @@
  */
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
-import { RpcCommandSchemas, type RpcCommand, type RpcCommandEnvelope, type RpcCommandType, type RpcResponse } from "../../shared/schema/rpc.js";
+import {
+  RpcCommandSchemas,
+  type RpcCommand,
+  type RpcCommandEnvelope,
+  type RpcCommandType,
+  type RpcResponse,
+} from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import { DEFAULT_RESTART_POLICY } from "../../supervisor/types.js";
 import type { AgentSession } from "../../worker/core/agent-session.js";
@@ -68,7 +74,8 @@ export class LocalAgent implements AgentControl, ExtensionUi {
       // Busy through automatic retries: a run with one to follow says willRetry; a
       // cancelled retry wait ends with auto_retry_end outside a run.
       if (event.type === "agent_end" && event.willRetry !== true) setStatus("idle");
-      if (event.type === "auto_retry_end" && !event.success && status === "busy" && !runtime.agent.isStreaming) setStatus("idle");
+      if (event.type === "auto_retry_end" && !event.success && status === "busy" && !runtime.agent.isStreaming)
+        setStatus("idle");
     });
   }
 
@@ -110,17 +117,26 @@ export class LocalAgent implements AgentControl, ExtensionUi {
   }
 
   async confirm(title: string, message?: string, opts?: { timeout?: number }): Promise<boolean> {
-    const a = await this.dialog({ method: "confirm", title, ...(message !== undefined ? { message } : {}) }, opts?.timeout);
+    const a = await this.dialog(
+      { method: "confirm", title, ...(message !== undefined ? { message } : {}) },
+      opts?.timeout,
+    );
     return !a.cancelled && a.confirmed === true;
   }
 
   async input(title: string, placeholder?: string, opts?: { timeout?: number }): Promise<string | undefined> {
-    const a = await this.dialog({ method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) }, opts?.timeout);
+    const a = await this.dialog(
+      { method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) },
+      opts?.timeout,
+    );
     return a.cancelled ? undefined : a.value;
   }
 
   async editor(title: string, prefill?: string, opts?: { timeout?: number }): Promise<string | undefined> {
-    const a = await this.dialog({ method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) }, opts?.timeout);
+    const a = await this.dialog(
+      { method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) },
+      opts?.timeout,
+    );
     return a.cancelled ? undefined : a.value;
   }
 

@@ -20,7 +20,16 @@ interface Style {
 /** A styled piece of a row. */
 type Span = readonly [text: string, style?: Style];
 
-const FG: Record<string, number> = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, white: 37, gray: 90 };
+const FG: Record<string, number> = {
+  red: 31,
+  green: 32,
+  yellow: 33,
+  blue: 34,
+  magenta: 35,
+  cyan: 36,
+  white: 37,
+  gray: 90,
+};
 const RESET = "\x1b[0m";
 const DIM_KINDS: ReadonlySet<LineKind> = new Set(["thinking", "result", "notice"]);
 // Terminal controls in agent text (a tool printing escapes) would move the cursor: drop them.
@@ -54,14 +63,21 @@ export function paneRows({ agent, width, height, focused, now, slotKey, color }:
   const pad = width >= 4 ? " " : "";
   const filler = width >= 4 ? "" : " ".repeat(Math.max(0, width - 2));
   const rows = [styled(tl + h.repeat(width - 2) + tr, border, color)];
-  for (let i = 0; i < height - 2; i++) rows.push(side + pad + (width >= 4 ? (content[i] ?? blank) : filler) + pad + side);
+  for (let i = 0; i < height - 2; i++)
+    rows.push(side + pad + (width >= 4 ? (content[i] ?? blank) : filler) + pad + side);
   rows.push(styled(bl + h.repeat(width - 2) + br, border, color));
   return rows;
 }
 
 /** Drawn transcript lines as rows of exactly `width` columns, each in its kind's style (as `TranscriptLines`). */
 export function transcriptRows(lines: readonly DrawnLine[], width: number, color: boolean): string[] {
-  return lines.map((line) => fitSpans([[line.text, { color: lineColor(line.kind), bold: line.kind === "user", dim: DIM_KINDS.has(line.kind) }]], width, color));
+  return lines.map((line) =>
+    fitSpans(
+      [[line.text, { color: lineColor(line.kind), bold: line.kind === "user", dim: DIM_KINDS.has(line.kind) }]],
+      width,
+      color,
+    ),
+  );
 }
 
 /** The header lines of `AgentHeader`, as spans. */
@@ -73,14 +89,23 @@ function headerRows(a: AgentView, width: number, now: number, slotKey: number | 
   const statusText = `${busy ? spinner(now) : "●"} ${a.status}${restarts}`;
   const gap = Math.max(1, width - left.length - 2 - statusText.length - tokens.length);
   const rows: Span[][] = [
-    [[truncate(left, Math.max(4, width - statusText.length - 3)), { bold: true }], ["  "], [statusText, { color: statusColor(a.status) }], [tokens ? " ".repeat(gap) : ""], [tokens, { dim: true }]],
+    [
+      [truncate(left, Math.max(4, width - statusText.length - 3)), { bold: true }],
+      ["  "],
+      [statusText, { color: statusColor(a.status) }],
+      [tokens ? " ".repeat(gap) : ""],
+      [tokens, { dim: true }],
+    ],
     [[truncate(`${modelLabel(a)} · ${placeLabel(a)}`, width), { dim: true }]],
   ];
   const tool = a.tools[a.tools.length - 1];
-  if (tool) rows.push([[truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8)) + " ", { color: "magenta" }], [formatElapsed(now - tool.startedAt), { color: "magenta", dim: true }]]);
+  if (tool)
+    rows.push([
+      [`${truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8))} `, { color: "magenta" }],
+      [formatElapsed(now - tool.startedAt), { color: "magenta", dim: true }],
+    ]);
   return rows;
 }
-
 
 /**
  * The spans as exactly `width` terminal columns: cut with an ellipsis when longer (as
@@ -100,7 +125,7 @@ export function fitSpans(spans: readonly Span[], width: number, color: boolean):
     const w = columns(text);
     if (cut && w >= room) {
       text = cutToColumns(text, room - 1);
-      text += " ".repeat(Math.max(0, room - 1 - columns(text))) + "…";
+      text += `${" ".repeat(Math.max(0, room - 1 - columns(text)))}…`;
     }
     room -= cut && w >= room ? room : w;
     out += styled(text, style, color);

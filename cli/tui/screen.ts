@@ -112,7 +112,7 @@ export class Screen {
     if (out === "") return;
     const clear = this.cleared ? "" : `${CSI}2J`;
     this.cleared = true;
-    this.term.write(BEGIN + clear + out + `${CSI}0m` + END);
+    this.term.write(`${BEGIN + clear + out}${CSI}0m${END}`);
   }
 
   /** Clear the terminal and draw everything again (something else wrote onto it). */

@@ -223,8 +223,15 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
       if (action.to <= a.lastSeq) return state;
       const from = Math.max(action.from, a.lastSeq + 1);
       const why =
-        action.reason === "not_logged" ? "lost while the disk was full; no log has them" : a.lastSeq === 0 ? `not held in memory; pi-orch logs ${a.name} has them` : "this view fell behind";
-      return put(state, push({ ...a, lastSeq: action.to }, { kind: "notice", text: `… skipped events ${from}-${action.to} (${why})` }));
+        action.reason === "not_logged"
+          ? "lost while the disk was full; no log has them"
+          : a.lastSeq === 0
+            ? `not held in memory; pi-orch logs ${a.name} has them`
+            : "this view fell behind";
+      return put(
+        state,
+        push({ ...a, lastSeq: action.to }, { kind: "notice", text: `… skipped events ${from}-${action.to} (${why})` }),
+      );
     }
     case "event": {
       const existing = state.agents[action.agent];
@@ -235,8 +242,18 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
       // busy when a killed supervisor died is listed stopped, and must not show busy again.
       // Its dialogs are history too when the list shows their worker gone (a later TUI's replay).
       if (action.seq <= a.listedSeq) {
-        const dialogs = next.dialogs === a.dialogs || a.listedPid === undefined ? next.dialogs : liveDialogs(next.dialogs, a.status, a.listedPid);
-        return put(state, { ...next, dialogs, status: a.status, statusReason: a.statusReason, restarts: a.restarts, hidden: a.hidden });
+        const dialogs =
+          next.dialogs === a.dialogs || a.listedPid === undefined
+            ? next.dialogs
+            : liveDialogs(next.dialogs, a.status, a.listedPid);
+        return put(state, {
+          ...next,
+          dialogs,
+          status: a.status,
+          statusReason: a.statusReason,
+          restarts: a.restarts,
+          hidden: a.hidden,
+        });
       }
       return put(state, next);
     }
@@ -269,7 +286,8 @@ function mergeAgents(state: TuiState, infos: AgentInfo[], reconnected: boolean):
     const current = !old || reconnected || info.lastSeq >= base.lastSeq;
     let dialogs = current ? liveDialogs(base.dialogs, info.status, info.pid) : base.dialogs;
     // A new supervisor runs a new worker: dialogs whose asker the stream never named were the old one's.
-    if (reconnected && old?.listedPid != null && old.listedPid !== info.pid && dialogs.some((d) => d.pid === undefined)) dialogs = dialogs.filter((d) => d.pid !== undefined);
+    if (reconnected && old?.listedPid != null && old.listedPid !== info.pid && dialogs.some((d) => d.pid === undefined))
+      dialogs = dialogs.filter((d) => d.pid !== undefined);
     agents[info.name] = {
       ...base,
       status: current ? info.status : base.status,
@@ -297,7 +315,8 @@ function mergeAgents(state: TuiState, infos: AgentInfo[], reconnected: boolean):
 
 /** Append a finished line, keeping at most MAX_LINES. */
 function push(a: AgentView, line: TranscriptLine): AgentView {
-  const lines = a.lines.length >= MAX_LINES ? [...a.lines.slice(a.lines.length - MAX_LINES + 1), line] : [...a.lines, line];
+  const lines =
+    a.lines.length >= MAX_LINES ? [...a.lines.slice(a.lines.length - MAX_LINES + 1), line] : [...a.lines, line];
   return { ...a, lines };
 }
 
@@ -327,7 +346,8 @@ function applyEvent(a: AgentView, e: TuiEvent, at: number): AgentView {
   if (e.type === "extension_ui_request") return dialogOrNotice(a, e);
   if (e.type === "worker_started" || e.type === "agent_status") a = pidOf(a, e.pid);
   // Answered elsewhere (another client), timed out, dismissed by its extension, or gone with the worker.
-  if (e.type === "dialog_closed") return a.dialogs.some((d) => d.id === e.id) ? { ...a, dialogs: a.dialogs.filter((d) => d.id !== e.id) } : a;
+  if (e.type === "dialog_closed")
+    return a.dialogs.some((d) => d.id === e.id) ? { ...a, dialogs: a.dialogs.filter((d) => d.id !== e.id) } : a;
   const run = foldRun(a.run, e);
   const lines = run === a.run ? a : { ...a, run, tokens: run.tokens.total, tools: toolsOf(a.tools, run, at) };
   return transcribe(lines, e);
@@ -336,7 +356,15 @@ function applyEvent(a: AgentView, e: TuiEvent, at: number): AgentView {
 /** The view's running tools, keeping the summary and start time of those already shown. */
 function toolsOf(shown: RunningTool[], run: RunView, at: number): RunningTool[] {
   if (run.running.length === 0) return shown.length === 0 ? shown : [];
-  return run.running.map((t) => shown.find((s) => s.id === t.toolCallId) ?? { id: t.toolCallId, name: t.toolName, summary: summarizeArgs(t.toolName, t.args), startedAt: at });
+  return run.running.map(
+    (t) =>
+      shown.find((s) => s.id === t.toolCallId) ?? {
+        id: t.toolCallId,
+        name: t.toolName,
+        summary: summarizeArgs(t.toolName, t.args),
+        startedAt: at,
+      },
+  );
 }
 
 /** The transcript lines the event adds. */
@@ -352,10 +380,14 @@ function transcribe(a: AgentView, e: RunEvent): AgentView {
       };
       // idle ⇄ busy is every prompt, and a new agent starts from stopped: only the rarer transitions earn a line.
       const routine =
-        ((e.status === "busy" || e.status === "idle") && (e.previous === "busy" || e.previous === "idle" || e.previous === "starting")) ||
+        ((e.status === "busy" || e.status === "idle") &&
+          (e.previous === "busy" || e.previous === "idle" || e.previous === "starting")) ||
         (e.status === "starting" && e.previous === "stopped" && a.lines.length === 0);
       if (routine) return next;
-      return push(close(next), { kind: e.status === "failed" ? "error" : "notice", text: `· ${e.previous} → ${e.status}${e.reason ? ` (${e.reason})` : ""}` });
+      return push(close(next), {
+        kind: e.status === "failed" ? "error" : "notice",
+        text: `· ${e.previous} → ${e.status}${e.reason ? ` (${e.reason})` : ""}`,
+      });
     }
     case "message_start": {
       const m = e.message;
@@ -374,7 +406,8 @@ function transcribe(a: AgentView, e: RunEvent): AgentView {
       const m = e.message;
       if (m?.role !== "assistant") return a;
       let next: AgentView = close(a);
-      if (m.stopReason === "error") next = push(next, { kind: "error", text: `error: ${m.errorMessage ?? "the model request failed"}` });
+      if (m.stopReason === "error")
+        next = push(next, { kind: "error", text: `error: ${m.errorMessage ?? "the model request failed"}` });
       if (m.stopReason === "aborted") next = push(next, { kind: "notice", text: "aborted" });
       return next;
     }
@@ -384,13 +417,16 @@ function transcribe(a: AgentView, e: RunEvent): AgentView {
     }
     case "tool_execution_end": {
       const text = contentText(e.result?.content).trimEnd();
-      const kept = text.length > MAX_RESULT_CHARS ? text.slice(0, MAX_RESULT_CHARS) + "\n…" : text;
+      const kept = text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n…` : text;
       return push(a, { kind: e.isError ? "error" : "result", text: kept || "(no output)" });
     }
     case "agent_end":
       return close(a);
     case "worker_exited":
-      return push(close(a), { kind: "notice", text: `· worker exited (${e.reason}${e.code != null ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})` });
+      return push(close(a), {
+        kind: "notice",
+        text: `· worker exited (${e.reason}${e.code != null ? `, code ${e.code}` : ""}${e.signal ? `, ${e.signal}` : ""})`,
+      });
     case "run_interrupted":
       return push(close(a), { kind: "error", text: `! run interrupted: ${e.reason}` });
     case "limit_exceeded":
@@ -401,7 +437,10 @@ function transcribe(a: AgentView, e: RunEvent): AgentView {
     case "extension_error":
       return push(close(a), { kind: "error", text: `! extension error: ${e.error ?? ""}` });
     case "auto_retry_start":
-      return push(close(a), { kind: "notice", text: `· retrying (attempt ${e.attempt ?? "?"}): ${e.errorMessage ?? ""}` });
+      return push(close(a), {
+        kind: "notice",
+        text: `· retrying (attempt ${e.attempt ?? "?"}): ${e.errorMessage ?? ""}`,
+      });
     default:
       return a;
   }
@@ -415,7 +454,8 @@ function pidOf(a: AgentView, pid: unknown): AgentView {
 
 function dialogOrNotice(a: AgentView, e: ExtensionUiRequest): AgentView {
   const method = e.method;
-  if (method === "notify") return push(close(a), { kind: e.notifyType === "error" ? "error" : "notice", text: `· ${e.message ?? ""}` });
+  if (method === "notify")
+    return push(close(a), { kind: e.notifyType === "error" ? "error" : "notice", text: `· ${e.message ?? ""}` });
   if (!isDialogMethod(method)) return a;
   const dialog: DialogRequest = {
     id: String(e.id),

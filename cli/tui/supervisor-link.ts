@@ -52,7 +52,11 @@ export class SupervisorLink implements AgentControl {
   rpc(agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
     return this.current()
       .rpc(agent, command)
-      .then((r) => (r.success || !r.error || this.opts.home === undefined ? r : { ...r, error: keyAdvice(r.error, "daemon", this.opts.home) }));
+      .then((r) =>
+        r.success || !r.error || this.opts.home === undefined
+          ? r
+          : { ...r, error: keyAdvice(r.error, "daemon", this.opts.home) },
+      );
   }
 
   stop(agent: string): Promise<unknown> {
@@ -64,17 +68,19 @@ export class SupervisorLink implements AgentControl {
   }
 
   spawn(params: IpcParams<"spawn">): Promise<unknown> {
-    return this.current().spawn(params).then(
-      (info) => {
-        void this.refresh();
-        return info;
-      },
-      (err: Error) => {
-        // A first prompt refused for want of a key: the same advice as pi-orch spawn gives.
-        if (this.opts.home !== undefined) err.message = keyAdvice(err.message, "daemon", this.opts.home);
-        throw err;
-      },
-    );
+    return this.current()
+      .spawn(params)
+      .then(
+        (info) => {
+          void this.refresh();
+          return info;
+        },
+        (err: Error) => {
+          // A first prompt refused for want of a key: the same advice as pi-orch spawn gives.
+          if (this.opts.home !== undefined) err.message = keyAdvice(err.message, "daemon", this.opts.home);
+          throw err;
+        },
+      );
   }
 
   private current(): IpcClient {
@@ -88,7 +94,13 @@ export class SupervisorLink implements AgentControl {
       try {
         client = await this.opts.connect(attempt);
       } catch (err) {
-        if (attempt === 0) this.store.dispatch({ type: "connection", state: "disconnected", message: (err as Error).message, at: Date.now() });
+        if (attempt === 0)
+          this.store.dispatch({
+            type: "connection",
+            state: "disconnected",
+            message: (err as Error).message,
+            at: Date.now(),
+          });
         await this.pause(this.opts.retryMs ?? 500);
         continue;
       }

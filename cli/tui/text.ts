@@ -50,7 +50,7 @@ function linePieces(line: TranscriptLine, width: number, resultLines: number): s
   if (hit) return hit;
   const text = line.kind === "result" || line.kind === "error" ? collapseResult(line.text, resultLines) : line.text;
   const indent = line.kind === "result" ? "  ⎿ " : "";
-  const pieces = wrapText(indent + text.split("\n").join("\n" + " ".repeat(indent.length)), width);
+  const pieces = wrapText(indent + text.split("\n").join(`\n${" ".repeat(indent.length)}`), width);
   if (!byWidth) wrapped.set(line, (byWidth = new Map()));
   byWidth.set(key, pieces);
   return pieces;
@@ -100,5 +100,5 @@ export function formatTokens(n: number): string {
 /** Cut `s` to `width` characters with an ellipsis. */
 export function truncate(s: string, width: number): string {
   if (width <= 0) return "";
-  return s.length > width ? s.slice(0, Math.max(0, width - 1)) + "…" : s;
+  return s.length > width ? `${s.slice(0, Math.max(0, width - 1))}…` : s;
 }

@@ -48,7 +48,10 @@ export function KeyRouter({ children }: { children?: ReactNode }) {
 /** Join the router above while active, from the commit that draws the caller. */
 function useSlot(hook: string, handler: Slot["current"], isActive: boolean): void {
   const router = useContext(RouterContext);
-  if (router === null) throw new Error(`${hook} needs a KeyRouter above it (the App mounts one): with a listener of its own, a key typed as the component shows is lost`);
+  if (router === null)
+    throw new Error(
+      `${hook} needs a KeyRouter above it (the App mounts one): with a listener of its own, a key typed as the component shows is lost`,
+    );
   const slot = useRef<Slot>({ current: handler }).current;
   slot.current = handler;
   useLayoutEffect(() => {

@@ -7,11 +7,11 @@ export function useTerminalSize(fixed?: { cols?: number; rows?: number }): { col
   const { stdout } = useStdout();
   const read = () => ({ cols: fixed?.cols ?? stdout.columns ?? 80, rows: fixed?.rows ?? stdout.rows ?? 24 });
   const [size, setSize] = useState(read);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `read` is new every render; what it reads is listed
   useEffect(() => {
     const onResize = () => setSize(read());
     stdout.on("resize", onResize);
     return () => void stdout.off("resize", onResize);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [stdout, fixed?.cols, fixed?.rows]);
   return fixed?.cols !== undefined && fixed?.rows !== undefined ? { cols: fixed.cols, rows: fixed.rows } : size;
 }

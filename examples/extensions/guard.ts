@@ -28,7 +28,10 @@ export default function guard(pi: ExtensionAPI): void {
     if (event.toolName !== "bash") return;
     const command = String(event.input.command ?? "");
     if (isRecursiveForceRm(command)) {
-      return { block: true, reason: `Blocked by guard.ts: "${command}" deletes recursively. Delete specific files instead.` };
+      return {
+        block: true,
+        reason: `Blocked by guard.ts: "${command}" deletes recursively. Delete specific files instead.`,
+      };
     }
   });
 

@@ -26,7 +26,11 @@ export type AgentStatus = Static<typeof AgentStatus>;
 export const RUNNING_STATUSES: ReadonlySet<AgentStatus> = new Set(["starting", "idle", "busy", "stalled"]);
 
 /** OTP restart kinds: `permanent` always, `transient` after an abnormal exit, `temporary` never. */
-export const RestartKind = Type.Union([Type.Literal("permanent"), Type.Literal("transient"), Type.Literal("temporary")]);
+export const RestartKind = Type.Union([
+  Type.Literal("permanent"),
+  Type.Literal("transient"),
+  Type.Literal("temporary"),
+]);
 export type RestartKind = Static<typeof RestartKind>;
 
 /** Restart policy of one agent, as data (OTP child spec plus backoff). */

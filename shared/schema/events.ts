@@ -127,9 +127,15 @@ export const ExtensionErrorEvent = Type.Object({
 });
 
 /** The thinking level changed (set, cycled, or clamped by a model change), as pi 0.73 reports it. */
-export const ThinkingLevelChangedEvent = Type.Object({ type: Type.Literal("thinking_level_changed"), level: ThinkingLevel });
+export const ThinkingLevelChangedEvent = Type.Object({
+  type: Type.Literal("thinking_level_changed"),
+  level: ThinkingLevel,
+});
 /** The session's display name changed (`set_session_name`). */
-export const SessionInfoChangedEvent = Type.Object({ type: Type.Literal("session_info_changed"), name: Type.Optional(Type.String()) });
+export const SessionInfoChangedEvent = Type.Object({
+  type: Type.Literal("session_info_changed"),
+  name: Type.Optional(Type.String()),
+});
 
 /** Events of one agent run, emitted by the agent loop. */
 export const AgentEvent = Type.Union([

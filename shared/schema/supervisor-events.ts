@@ -81,7 +81,12 @@ export const RpcWaitingEvent = Type.Object({
 export const DialogClosedEvent = Type.Object({
   type: Type.Literal("dialog_closed"),
   id: Type.String(),
-  reason: Type.Union([Type.Literal("answered"), Type.Literal("timeout"), Type.Literal("dismissed"), Type.Literal("worker_exited")]),
+  reason: Type.Union([
+    Type.Literal("answered"),
+    Type.Literal("timeout"),
+    Type.Literal("dismissed"),
+    Type.Literal("worker_exited"),
+  ]),
 });
 export type DialogClosedReason = Static<typeof DialogClosedEvent>["reason"];
 

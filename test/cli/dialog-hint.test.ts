@@ -3,10 +3,30 @@ import { dialogHint } from "../../cli/commands/prompt.js";
 
 describe("dialogHint: what pi-orch prompt says while an agent's dialog waits", () => {
   it.each([
-    { name: "confirm", event: { type: "extension_ui_request", id: "d1", method: "confirm", title: "Delete?", message: "3 files" }, asks: '(confirm) "Delete?: 3 files"', answer: { confirmed: true } },
-    { name: "select names its first option", event: { type: "extension_ui_request", id: "d2", method: "select", title: "Pick", options: ["Allow", "Block"] }, asks: '(select) "Pick"', answer: { value: "Allow" } },
-    { name: "input", event: { type: "extension_ui_request", id: "d3", method: "input", title: "Enter a value", placeholder: "…" }, asks: '(input) "Enter a value"', answer: { value: "TEXT" } },
-    { name: "editor", event: { type: "extension_ui_request", id: "d4", method: "editor", title: "Edit" }, asks: '(editor) "Edit"', answer: { value: "TEXT" } },
+    {
+      name: "confirm",
+      event: { type: "extension_ui_request", id: "d1", method: "confirm", title: "Delete?", message: "3 files" },
+      asks: '(confirm) "Delete?: 3 files"',
+      answer: { confirmed: true },
+    },
+    {
+      name: "select names its first option",
+      event: { type: "extension_ui_request", id: "d2", method: "select", title: "Pick", options: ["Allow", "Block"] },
+      asks: '(select) "Pick"',
+      answer: { value: "Allow" },
+    },
+    {
+      name: "input",
+      event: { type: "extension_ui_request", id: "d3", method: "input", title: "Enter a value", placeholder: "…" },
+      asks: '(input) "Enter a value"',
+      answer: { value: "TEXT" },
+    },
+    {
+      name: "editor",
+      event: { type: "extension_ui_request", id: "d4", method: "editor", title: "Edit" },
+      asks: '(editor) "Edit"',
+      answer: { value: "TEXT" },
+    },
   ])("$name", ({ event, asks, answer }) => {
     const hint = dialogHint("bob", event)!;
     expect(hint).toContain(`bob asks ${asks}`);
@@ -16,7 +36,10 @@ describe("dialogHint: what pi-orch prompt says while an agent's dialog waits", (
   });
 
   it.each([
-    { name: "a fire-and-forget request", event: { type: "extension_ui_request", id: "n", method: "notify", message: "hi" } },
+    {
+      name: "a fire-and-forget request",
+      event: { type: "extension_ui_request", id: "n", method: "notify", message: "hi" },
+    },
     { name: "a request without an id", event: { type: "extension_ui_request", method: "confirm", title: "x" } },
     { name: "another event", event: { type: "agent_start" } },
   ])("nothing for $name", ({ event }) => expect(dialogHint("bob", event)).toBeNull());

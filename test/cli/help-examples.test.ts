@@ -11,7 +11,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 const BIN = resolve(import.meta.dirname, "../../dist/cli/pi-orch.js");
 
 function help(path: string[]): string {
-  const r = spawnSync(process.execPath, [BIN, ...path, "--help"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  const r = spawnSync(process.execPath, [BIN, ...path, "--help"], {
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   expect(r.status, r.stderr).toBe(0);
   return r.stdout;
 }

@@ -74,7 +74,9 @@ describe("the IPC client's hints", () => {
         (e: IpcClientError) => e,
       );
       expect(err?.code).toBe("timeout");
-      expect(err?.message).toContain(`check whether it answers at all (${homeFlag ? `pi-orch --home ${dir} list` : "pi-orch list"})`);
+      expect(err?.message).toContain(
+        `check whether it answers at all (${homeFlag ? `pi-orch --home ${dir} list` : "pi-orch list"})`,
+      );
     }
   });
 });
@@ -82,7 +84,10 @@ describe("the IPC client's hints", () => {
 describe("pi-orch --no-autostart with no supervisor", () => {
   const run = (args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> =>
     new Promise((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: { ...process.env, NO_COLOR: "1", ...env },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
       child.on("exit", (code) => resolve({ code, stderr }));
@@ -95,6 +100,8 @@ describe("pi-orch --no-autostart with no supervisor", () => {
     expect(flagged.stderr).toContain(`start one with: pi-orch --home ${dir} serve (or drop --no-autostart)`);
     const fromEnv = await run(["--no-autostart", "list"], { PI_ORCH_HOME: dir });
     expect(fromEnv.code).toBe(1);
-    expect(fromEnv.stderr).toContain(`no supervisor is running for ${dir}; start one with: pi-orch serve (or drop --no-autostart)`);
+    expect(fromEnv.stderr).toContain(
+      `no supervisor is running for ${dir}; start one with: pi-orch serve (or drop --no-autostart)`,
+    );
   });
 });

@@ -30,10 +30,26 @@ describe("fuzzyTokenMatches (pi's search)", () => {
 });
 
 const model = (provider: string, id: string, extra: Partial<Model> = {}): Model =>
-  ({ provider, id, name: id, api: "openai-completions", baseUrl: "http://h", reasoning: false, input: ["text"], contextWindow: 128_000, maxTokens: 16_384, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, ...extra }) as Model;
+  ({
+    provider,
+    id,
+    name: id,
+    api: "openai-completions",
+    baseUrl: "http://h",
+    reasoning: false,
+    input: ["text"],
+    contextWindow: 128_000,
+    maxTokens: 16_384,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    ...extra,
+  }) as Model;
 
 describe("listModelsLines", () => {
-  const models = [model("openai", "gpt-5.5", { reasoning: true, input: ["text", "image"] }), model("anthropic", "claude-x"), model("openai", "gpt-5.4")];
+  const models = [
+    model("openai", "gpt-5.5", { reasoning: true, input: ["text", "image"] }),
+    model("anthropic", "claude-x"),
+    model("openai", "gpt-5.4"),
+  ];
 
   it("sorts by provider then id, as pi", () => {
     expect(listModelsLines(models, undefined)).toEqual([
@@ -45,7 +61,11 @@ describe("listModelsLines", () => {
   });
 
   it("keeps the models every search word matches", () => {
-    expect(listModelsLines(models, "open 55").slice(1).map((l) => l.split(/\s+/)[1])).toEqual(["gpt-5.5"]);
+    expect(
+      listModelsLines(models, "open 55")
+        .slice(1)
+        .map((l) => l.split(/\s+/)[1]),
+    ).toEqual(["gpt-5.5"]);
     expect(listModelsLines(models, "zzz")).toEqual(['No models matching "zzz"']);
   });
 

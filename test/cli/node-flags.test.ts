@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SUPERVISOR_NODE_FLAGS, nodeFlagsHint, nodeFlagsProblem, supervisorNodeFlags } from "../../cli/serve/node-flags.js";
+import {
+  DEFAULT_SUPERVISOR_NODE_FLAGS,
+  nodeFlagsHint,
+  nodeFlagsProblem,
+  supervisorNodeFlags,
+} from "../../cli/serve/node-flags.js";
 
 describe("node flags of a supervisor pi-orch starts", () => {
   it.each([
@@ -7,7 +12,10 @@ describe("node flags of a supervisor pi-orch starts", () => {
     { env: "", want: [] },
     { env: "   ", want: [] },
     { env: "--max-semi-space-size=4", want: ["--max-semi-space-size=4"] },
-    { env: "  --max-semi-space-size=8   --single-threaded-gc ", want: ["--max-semi-space-size=8", "--single-threaded-gc"] },
+    {
+      env: "  --max-semi-space-size=8   --single-threaded-gc ",
+      want: ["--max-semi-space-size=8", "--single-threaded-gc"],
+    },
   ])("PI_ORCH_SUPERVISOR_NODE_FLAGS=$env gives $want", ({ env, want }) => {
     expect(supervisorNodeFlags(env === undefined ? {} : { PI_ORCH_SUPERVISOR_NODE_FLAGS: env })).toEqual(want);
   });
@@ -27,7 +35,9 @@ describe("node flags of a supervisor pi-orch starts", () => {
   ])("PI_ORCH_SUPERVISOR_NODE_FLAGS=$env is refused for $stray", ({ env, stray }) => {
     const problem = nodeFlagsProblem(env === undefined ? {} : { PI_ORCH_SUPERVISOR_NODE_FLAGS: env });
     if (stray === null) return expect(problem).toBeNull();
-    expect(problem).toContain(`PI_ORCH_SUPERVISOR_NODE_FLAGS=${JSON.stringify(env)} has ${JSON.stringify(stray)}, which is not a node flag`);
+    expect(problem).toContain(
+      `PI_ORCH_SUPERVISOR_NODE_FLAGS=${JSON.stringify(env)} has ${JSON.stringify(stray)}, which is not a node flag`,
+    );
     expect(problem).toContain('value after "="');
   });
 

@@ -9,8 +9,16 @@ import { startedNoRun } from "../../shared/prompt-answer.js";
 import type { RpcResponse } from "../../shared/schema/rpc.js";
 
 type Ev = Record<string, unknown>;
-const answer = (data?: unknown): RpcResponse => ({ type: "response", command: "prompt", success: true, ...(data !== undefined ? { data } : {}) });
-const reply = (text: string): Ev => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" } });
+const answer = (data?: unknown): RpcResponse => ({
+  type: "response",
+  command: "prompt",
+  success: true,
+  ...(data !== undefined ? { data } : {}),
+});
+const reply = (text: string): Ev => ({
+  type: "message_end",
+  message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" },
+});
 
 describe("startedNoRun", () => {
   it.each<{ name: string; response: RpcResponse; noRun: boolean }>([
@@ -18,7 +26,11 @@ describe("startedNoRun", () => {
     { name: "our answer saying a run is going", response: answer({ running: true }), noRun: false },
     { name: "pi's answer, without data", response: answer(), noRun: false },
     { name: "data of another shape", response: answer({ running: "no" }), noRun: false },
-    { name: "a refusal", response: { type: "response", command: "prompt", success: false, error: "busy" }, noRun: false },
+    {
+      name: "a refusal",
+      response: { type: "response", command: "prompt", success: false, error: "busy" },
+      noRun: false,
+    },
   ])("$name: $noRun", ({ response, noRun }) => {
     expect(startedNoRun(response)).toBe(noRun);
   });
@@ -30,14 +42,23 @@ describe("silentOnRuns: a /command answered by a worker that does not say whethe
     { name: "pi's answer to a /command after spaces", text: "  /noop", response: answer(), silent: true },
     { name: "our answer to a /command", text: "/noop", response: answer({ running: false }), silent: false },
     { name: "pi's answer to plain text (a run always follows)", text: "hello", response: answer(), silent: false },
-    { name: "a refusal", text: "/noop", response: { type: "response", command: "prompt", success: false, error: "no" }, silent: false },
+    {
+      name: "a refusal",
+      text: "/noop",
+      response: { type: "response", command: "prompt", success: false, error: "no" },
+      silent: false,
+    },
   ])("$name: $silent", ({ text, response, silent }) => {
     expect(silentOnRuns(text, response)).toBe(silent);
   });
 });
 
 /** Feed `before` (events ahead of the answer), the answer, then `after`; the outcome and when it settled. */
-async function watch(before: Ev[], response: RpcResponse, after: Ev[]): Promise<{ settledAt: "answer" | number | null; outcome: Record<string, unknown> }> {
+async function watch(
+  before: Ev[],
+  response: RpcResponse,
+  after: Ev[],
+): Promise<{ settledAt: "answer" | number | null; outcome: Record<string, unknown> }> {
   const w = new RunWatcher(["a"]);
   let settled = false;
   void w.settled.then(() => (settled = true));
@@ -59,10 +80,20 @@ async function watch(before: Ev[], response: RpcResponse, after: Ev[]): Promise<
 
 describe("RunWatcher: the prompt's answer", () => {
   const run = [{ type: "agent_start" }, reply("hi"), { type: "agent_end", messages: [] }];
-  it.each<{ name: string; before: Ev[]; response: RpcResponse; after: Ev[]; settledAt: "answer" | number | null; outcome: Record<string, unknown> }>([
+  it.each<{
+    name: string;
+    before: Ev[];
+    response: RpcResponse;
+    after: Ev[];
+    settledAt: "answer" | number | null;
+    outcome: Record<string, unknown>;
+  }>([
     {
       name: "no run (a command that only showed something) settles at the answer, ok",
-      before: [{ type: "message_start", message: { role: "custom" } }, { type: "message_end", message: { role: "custom" } }],
+      before: [
+        { type: "message_start", message: { role: "custom" } },
+        { type: "message_end", message: { role: "custom" } },
+      ],
       response: answer({ running: false }),
       after: [],
       settledAt: "answer",
@@ -96,7 +127,12 @@ describe("RunWatcher: the prompt's answer", () => {
       name: "an extension error during the run (after the answer) is not the command's",
       before: [],
       response: answer({ running: true }),
-      after: [{ type: "agent_start" }, { type: "extension_error", error: "a hook broke" }, reply("fine"), { type: "agent_end", messages: [] }],
+      after: [
+        { type: "agent_start" },
+        { type: "extension_error", error: "a hook broke" },
+        reply("fine"),
+        { type: "agent_end", messages: [] },
+      ],
       settledAt: 3,
       outcome: { ok: true, text: "fine" },
     },
@@ -122,24 +158,35 @@ describe("RunWatcher: the prompt's answer", () => {
   it.each<{ name: string; events: Ev[]; outcome: Record<string, unknown> }>([
     {
       name: "the command's extension_error",
-      events: [{ type: "message_start", message: { role: "custom" } }, { type: "extension_error", error: "late news" }, { type: "message_end", message: { role: "custom" } }],
+      events: [
+        { type: "message_start", message: { role: "custom" } },
+        { type: "extension_error", error: "late news" },
+        { type: "message_end", message: { role: "custom" } },
+      ],
       outcome: { ok: false, stopReason: "error", error: "the command failed: late news" },
     },
-    { name: "a run the command started and finished", events: [{ type: "agent_start" }, reply("from the run"), { type: "agent_end", messages: [] }], outcome: { ok: true, text: "from the run" } },
-  ])("an answer that overtook its events ($name) settles once the stream reaches the agent's seq at the answer", async ({ events, outcome }) => {
-    const w = new RunWatcher(["a"]);
-    let settled = false;
-    void w.settled.then(() => (settled = true));
-    w.accepted("a", answer({ running: false }), events.length);
-    await Promise.resolve();
-    expect(settled).toBe(false);
-    for (let i = 0; i < events.length; i++) {
-      w.feed({ type: "event", agent: "a", seq: i + 1, at: 0, event: events[i] } as never);
+    {
+      name: "a run the command started and finished",
+      events: [{ type: "agent_start" }, reply("from the run"), { type: "agent_end", messages: [] }],
+      outcome: { ok: true, text: "from the run" },
+    },
+  ])(
+    "an answer that overtook its events ($name) settles once the stream reaches the agent's seq at the answer",
+    async ({ events, outcome }) => {
+      const w = new RunWatcher(["a"]);
+      let settled = false;
+      void w.settled.then(() => (settled = true));
+      w.accepted("a", answer({ running: false }), events.length);
       await Promise.resolve();
-      expect(settled).toBe(i === events.length - 1);
-    }
-    expect(w.outcomes()[0]).toMatchObject(outcome);
-  });
+      expect(settled).toBe(false);
+      for (let i = 0; i < events.length; i++) {
+        w.feed({ type: "event", agent: "a", seq: i + 1, at: 0, event: events[i] } as never);
+        await Promise.resolve();
+        expect(settled).toBe(i === events.length - 1);
+      }
+      expect(w.outcomes()[0]).toMatchObject(outcome);
+    },
+  );
 
   it("a gap the supervisor reports (lagged) counts as reached", async () => {
     const w = new RunWatcher(["a"]);

@@ -3,14 +3,27 @@ import { colors } from "../../cli/context.js";
 import { progressLine, progressTable } from "../../cli/run/progress.js";
 import { summaryText } from "../../cli/run/summary.js";
 import { oncePerOutage } from "../../cli/run/queue-connection.js";
-import { checkJobData, checkJobProgress, describeQueue, jobIdOf, parseQueueUrl, queueFailureResult, runIdOf, sameTask, withDefaults } from "../../cli/run/queue-jobs.js";
+import {
+  checkJobData,
+  checkJobProgress,
+  describeQueue,
+  jobIdOf,
+  parseQueueUrl,
+  queueFailureResult,
+  runIdOf,
+  sameTask,
+  withDefaults,
+} from "../../cli/run/queue-jobs.js";
 import type { RunTask, TaskProgress } from "../../cli/run/types.js";
 
 describe("parseQueueUrl", () => {
   it.each([
     ["redis://127.0.0.1:6379/agents", { host: "127.0.0.1", port: 6379, tls: false, queue: "agents" }],
     ["redis://redis/agents", { host: "redis", port: 6379, tls: false, queue: "agents" }],
-    ["rediss://cache.example.com:6380/ci-run.1", { host: "cache.example.com", port: 6380, tls: true, queue: "ci-run.1" }],
+    [
+      "rediss://cache.example.com:6380/ci-run.1",
+      { host: "cache.example.com", port: 6380, tls: true, queue: "ci-run.1" },
+    ],
     ["redis://:s%40cret@h:1/q", { host: "h", port: 1, password: "s@cret", tls: false, queue: "q" }],
     ["redis://me:pw@h:1/q", { host: "h", port: 1, username: "me", password: "pw", tls: false, queue: "q" }],
     ["redis://[::1]:7000/q", { host: "::1", port: 7000, tls: false, queue: "q" }],
@@ -48,8 +61,16 @@ describe("run and job ids", () => {
   it("builds job ids without the ':' BullMQ refuses", () => expect(jobIdOf("r1", "fix-login")).toBe("r1.fix-login"));
 
   it.each([
-    [{ name: "a", prompt: "p" }, { provider: "faux", timeout: 9 }, { name: "a", prompt: "p", provider: "faux", timeout: 9 }],
-    [{ name: "a", prompt: "p", provider: "openai", worktree: false }, { provider: "faux", worktree: true }, { name: "a", prompt: "p", provider: "openai", worktree: false }],
+    [
+      { name: "a", prompt: "p" },
+      { provider: "faux", timeout: 9 },
+      { name: "a", prompt: "p", provider: "faux", timeout: 9 },
+    ],
+    [
+      { name: "a", prompt: "p", provider: "openai", worktree: false },
+      { provider: "faux", worktree: true },
+      { name: "a", prompt: "p", provider: "openai", worktree: false },
+    ],
     [{ name: "a", prompt: "p" }, {}, { name: "a", prompt: "p" }],
   ])("withDefaults(%j, %j)", (task, defaults, expected) => expect(withDefaults(task, defaults)).toEqual(expected));
 
@@ -85,7 +106,15 @@ describe("what comes out of Redis is checked", () => {
 
 describe("queue progress shows the worker", () => {
   const plain = colors(false);
-  const p = (over: Partial<TaskProgress>): TaskProgress => ({ name: "t", status: "running", turns: 1, tool: null, startedAt: 0, endedAt: null, ...over });
+  const p = (over: Partial<TaskProgress>): TaskProgress => ({
+    name: "t",
+    status: "running",
+    turns: 1,
+    tool: null,
+    startedAt: 0,
+    endedAt: null,
+    ...over,
+  });
 
   it.each([
     [p({ host: "m1:42" }), "t running on m1:42"],
@@ -95,7 +124,11 @@ describe("queue progress shows the worker", () => {
 
   it("adds a WORKER column only when a task has a host", () => {
     expect(progressTable([p({})], 1000, plain)).not.toContain("WORKER");
-    expect(progressTable([p({ host: "m1:42" }), p({ name: "u", status: "pending", startedAt: null })], 1000, plain).split("\n")).toEqual([
+    expect(
+      progressTable([p({ host: "m1:42" }), p({ name: "u", status: "pending", startedAt: null })], 1000, plain).split(
+        "\n",
+      ),
+    ).toEqual([
       "TASK  STATUS   TURNS  TOOL  ELAPSED  WORKER",
       "t     running  1      -     1.0s     m1:42",
       "u     pending  1      -     -        -",
@@ -104,13 +137,20 @@ describe("queue progress shows the worker", () => {
 });
 
 describe("the summary of a queue run", () => {
-  const base = { ...queueFailureResult({ name: "a", prompt: "p" }, "x", 1), status: "passed" as const, reason: undefined, attempts: 1 };
+  const base = {
+    ...queueFailureResult({ name: "a", prompt: "p" }, "x", 1),
+    status: "passed" as const,
+    reason: undefined,
+    attempts: 1,
+  };
 
   it.each([
     [{ host: "m1:42" }, "  worker   m1:42"],
     [{ host: "m2:7", attempts: 2 }, "  worker   m2:7 (retried: attempt 2)"],
     [{ attempts: 3 }, "  worker   retried: attempt 3"],
-  ])("%j → %j", (over, line) => expect(summaryText([{ ...base, ...over }], 1000, false, colors(false)).split("\n")).toContain(line));
+  ])("%j → %j", (over, line) =>
+    expect(summaryText([{ ...base, ...over }], 1000, false, colors(false)).split("\n")).toContain(line),
+  );
 
   it("has no worker line for a local task", () => {
     const { attempts: _, ...local } = base;

@@ -26,11 +26,23 @@ function result(name: string, status: TaskResult["status"] = "passed"): TaskResu
 const NAMES = Array.from({ length: 7 }, (_, i) => `t${i + 1}`);
 
 /** The reports N shards of `names` would write, each started `offsetMs` after the previous. */
-function shardReports(names: string[], total: number, over: (i: number) => Partial<RunReport> = () => ({}), statuses: Record<string, TaskResult["status"]> = {}): SourcedReport[] {
+function shardReports(
+  names: string[],
+  total: number,
+  over: (i: number) => Partial<RunReport> = () => ({}),
+  statuses: Record<string, TaskResult["status"]> = {},
+): SourcedReport[] {
   return Array.from({ length: total }, (_, k) => {
     const shard = { index: k + 1, total };
     const results = selectShard(names, shard).map((n) => result(n, statuses[n]));
-    const report = buildReport({ results, startedAt: 1_000_000 + k * 100, durationMs: 1000 + k * 500, interrupted: false, shard, listed: names.length });
+    const report = buildReport({
+      results,
+      startedAt: 1_000_000 + k * 100,
+      durationMs: 1000 + k * 500,
+      interrupted: false,
+      shard,
+      listed: names.length,
+    });
     return { source: `run-${k + 1}.json`, report: { ...report, ...over(k + 1) } };
   });
 }
@@ -72,7 +84,9 @@ describe("mergeReports", () => {
     [{ t7: "skipped" }, false, 1, { skipped: 1 }],
     [{ t3: "cancelled" }, true, 130, { cancelled: 1 }],
   ] as const)("statuses %j (a shard interrupted: %s) → exit %i", (statuses, interrupted, exitCode, counts) => {
-    const merged = mergeReports(shardReports(NAMES, 2, (i) => (interrupted && i === 2 ? { interrupted: true } : {}), statuses));
+    const merged = mergeReports(
+      shardReports(NAMES, 2, (i) => (interrupted && i === 2 ? { interrupted: true } : {}), statuses),
+    );
     expect(merged.exitCode).toBe(exitCode);
     expect(merged.interrupted).toBe(interrupted);
     expect(merged.counts).toMatchObject({ total: 7, passed: 6, ...counts });
@@ -80,17 +94,97 @@ describe("mergeReports", () => {
 
   it.each<[string, () => SourcedReport[], RegExp]>([
     ["no reports", () => [], /no reports to merge/],
-    ["a shard missing", () => shardReports(NAMES, 3).filter((r) => r.report.shard!.index !== 2), /missing the report of shard 2\/3/],
+    [
+      "a shard missing",
+      () => shardReports(NAMES, 3).filter((r) => r.report.shard!.index !== 2),
+      /missing the report of shard 2\/3/,
+    ],
     ["two shards missing", () => shardReports(NAMES, 4).slice(0, 2), /shards 3\/4, 4\/4/],
-    ["a shard given twice", () => { const r = shardReports(NAMES, 2); return [r[0], r[1], { ...r[0], source: "copy.json" }]; }, /task "t1" is in both run-1\.json and copy\.json/],
-    ["a task in two shards", () => { const r = shardReports(NAMES, 2); r[1].report.tasks.push(result("t1")); return r; }, /task "t1" is in both run-1\.json and run-2\.json/],
-    ["a task twice in one report", () => { const r = shardReports(NAMES, 2); r[0].report.tasks.push(result("t1")); return r; }, /run-1\.json: task "t1" is in it twice/],
-    ["the same shard index of other tasks", () => { const r = shardReports(NAMES, 2); const other = shardReports(["x1", "x2"], 2)[0]; return [r[0], r[1], { ...other, source: "other.json" }]; }, /shard 1\/2 is given twice \(run-1\.json and other\.json\)/],
-    ["shards of different matrices", () => [shardReports(NAMES, 2)[0], ...shardReports(["y1", "y2", "y3"], 3).map((r) => ({ ...r, source: `y-${r.source}` }))], /run-1\.json is shard 1\/2 but y-run-1\.json is shard 1\/3; merge the shards of one matrix/],
-    ["a shard lacking a task", () => { const r = shardReports(NAMES, 3); r[2].report.tasks.pop(); return r; }, /shard 3\/3\) has 1 task, but shard 3\/3 of a list of 7 has 2; tasks are missing/],
-    ["lists of different lengths", () => shardReports(NAMES, 2, (i) => (i === 2 ? { listed: 9 } : {})), /different lengths \(7, 9\)/],
-    ["a whole run and a shard", () => [{ source: "whole.json", report: buildReport({ results: [result("z")], startedAt: 0, durationMs: 1, interrupted: false, shard: null }) }, ...shardReports(NAMES, 2)], /whole\.json is a whole run but run-1\.json is a shard/],
-    ["a whole run lacking tasks", () => [{ source: "whole.json", report: buildReport({ results: [result("z")], startedAt: 0, durationMs: 1, interrupted: false, shard: null, listed: 2 }) }], /lists 2 tasks but holds 1/],
+    [
+      "a shard given twice",
+      () => {
+        const r = shardReports(NAMES, 2);
+        return [r[0], r[1], { ...r[0], source: "copy.json" }];
+      },
+      /task "t1" is in both run-1\.json and copy\.json/,
+    ],
+    [
+      "a task in two shards",
+      () => {
+        const r = shardReports(NAMES, 2);
+        r[1].report.tasks.push(result("t1"));
+        return r;
+      },
+      /task "t1" is in both run-1\.json and run-2\.json/,
+    ],
+    [
+      "a task twice in one report",
+      () => {
+        const r = shardReports(NAMES, 2);
+        r[0].report.tasks.push(result("t1"));
+        return r;
+      },
+      /run-1\.json: task "t1" is in it twice/,
+    ],
+    [
+      "the same shard index of other tasks",
+      () => {
+        const r = shardReports(NAMES, 2);
+        const other = shardReports(["x1", "x2"], 2)[0];
+        return [r[0], r[1], { ...other, source: "other.json" }];
+      },
+      /shard 1\/2 is given twice \(run-1\.json and other\.json\)/,
+    ],
+    [
+      "shards of different matrices",
+      () => [
+        shardReports(NAMES, 2)[0],
+        ...shardReports(["y1", "y2", "y3"], 3).map((r) => ({ ...r, source: `y-${r.source}` })),
+      ],
+      /run-1\.json is shard 1\/2 but y-run-1\.json is shard 1\/3; merge the shards of one matrix/,
+    ],
+    [
+      "a shard lacking a task",
+      () => {
+        const r = shardReports(NAMES, 3);
+        r[2].report.tasks.pop();
+        return r;
+      },
+      /shard 3\/3\) has 1 task, but shard 3\/3 of a list of 7 has 2; tasks are missing/,
+    ],
+    [
+      "lists of different lengths",
+      () => shardReports(NAMES, 2, (i) => (i === 2 ? { listed: 9 } : {})),
+      /different lengths \(7, 9\)/,
+    ],
+    [
+      "a whole run and a shard",
+      () => [
+        {
+          source: "whole.json",
+          report: buildReport({ results: [result("z")], startedAt: 0, durationMs: 1, interrupted: false, shard: null }),
+        },
+        ...shardReports(NAMES, 2),
+      ],
+      /whole\.json is a whole run but run-1\.json is a shard/,
+    ],
+    [
+      "a whole run lacking tasks",
+      () => [
+        {
+          source: "whole.json",
+          report: buildReport({
+            results: [result("z")],
+            startedAt: 0,
+            durationMs: 1,
+            interrupted: false,
+            shard: null,
+            listed: 2,
+          }),
+        },
+      ],
+      /lists 2 tasks but holds 1/,
+    ],
   ])("refuses %s", (_, inputs, message) => {
     expect(() => mergeReports(inputs())).toThrow(MergeError);
     expect(() => mergeReports(inputs())).toThrow(message);
@@ -110,8 +204,28 @@ describe("mergeReports", () => {
   });
 
   it("merges whole runs of different lists side by side", () => {
-    const a = { source: "a.json", report: buildReport({ results: [result("a1"), result("a2")], startedAt: 0, durationMs: 5, interrupted: false, shard: null, listed: 2 }) };
-    const b = { source: "b.json", report: buildReport({ results: [result("b1", "failed")], startedAt: 2, durationMs: 10, interrupted: false, shard: null, listed: 1 }) };
+    const a = {
+      source: "a.json",
+      report: buildReport({
+        results: [result("a1"), result("a2")],
+        startedAt: 0,
+        durationMs: 5,
+        interrupted: false,
+        shard: null,
+        listed: 2,
+      }),
+    };
+    const b = {
+      source: "b.json",
+      report: buildReport({
+        results: [result("b1", "failed")],
+        startedAt: 2,
+        durationMs: 10,
+        interrupted: false,
+        shard: null,
+        listed: 1,
+      }),
+    };
     const merged = mergeReports([a, b]);
     expect(merged.tasks.map((t) => t.name)).toEqual(["a1", "a2", "b1"]);
     expect(merged).toMatchObject({ exitCode: 1, durationMs: 12, counts: { total: 3, passed: 2, failed: 1 } });

@@ -4,9 +4,21 @@ import { RunWatcher } from "../../cli/commands/prompt.js";
 import { foldRun, EMPTY_RUN_VIEW, type RunEvent, type RunView } from "../../cli/events/run-view.js";
 
 type Ev = Record<string, unknown>;
-const failed = (text: string): Ev => ({ type: "message_end", message: { role: "assistant", content: [], stopReason: "error", errorMessage: text } });
-const answered = (text: string): Ev => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" } });
-const retryStart = (attempt: number): Ev => ({ type: "auto_retry_start", attempt, maxAttempts: 3, delayMs: 10, errorMessage: "503" });
+const failed = (text: string): Ev => ({
+  type: "message_end",
+  message: { role: "assistant", content: [], stopReason: "error", errorMessage: text },
+});
+const answered = (text: string): Ev => ({
+  type: "message_end",
+  message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" },
+});
+const retryStart = (attempt: number): Ev => ({
+  type: "auto_retry_start",
+  attempt,
+  maxAttempts: 3,
+  delayMs: 10,
+  errorMessage: "503",
+});
 
 /** The worker's event order for each case (pi 0.73.1's order, agent_end with our willRetry). */
 const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; text?: string }[] = [
@@ -20,9 +32,14 @@ const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; 
   {
     name: "a retried run ends at the retry run's agent_end, not the first",
     events: [
-      { type: "agent_start" }, failed("503"), { type: "agent_end", messages: [], willRetry: true },
+      { type: "agent_start" },
+      failed("503"),
+      { type: "agent_end", messages: [], willRetry: true },
       retryStart(1),
-      { type: "agent_start" }, answered("second time"), { type: "auto_retry_end", success: true, attempt: 1 }, { type: "agent_end", messages: [] },
+      { type: "agent_start" },
+      answered("second time"),
+      { type: "auto_retry_end", success: true, attempt: 1 },
+      { type: "agent_end", messages: [] },
     ],
     endsAt: 7,
     ok: true,
@@ -32,9 +49,13 @@ const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; 
     // The view still counts a retry pending at the last agent_end, so the report that they ran out ends it.
     name: "retries that run out end at the auto_retry_end after the last agent_end, once",
     events: [
-      { type: "agent_start" }, failed("503"), { type: "agent_end", messages: [], willRetry: true },
+      { type: "agent_start" },
+      failed("503"),
+      { type: "agent_end", messages: [], willRetry: true },
       retryStart(1),
-      { type: "agent_start" }, failed("503"), { type: "agent_end", messages: [] },
+      { type: "agent_start" },
+      failed("503"),
+      { type: "agent_end", messages: [] },
       { type: "auto_retry_end", success: false, attempt: 1, finalError: "503" },
     ],
     endsAt: 7,
@@ -43,7 +64,9 @@ const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; 
   {
     name: "a cancelled retry wait (abort_retry) ends at auto_retry_end",
     events: [
-      { type: "agent_start" }, failed("503"), { type: "agent_end", messages: [], willRetry: true },
+      { type: "agent_start" },
+      failed("503"),
+      { type: "agent_end", messages: [], willRetry: true },
       retryStart(1),
       { type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" },
     ],

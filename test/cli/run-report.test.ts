@@ -39,7 +39,12 @@ describe("exitCodeOf", () => {
     [["passed", "skipped"], false, 1],
     [["passed", "cancelled"], true, 130],
   ] as const)("%j (interrupted %s) → %i", (statuses, interrupted, code) => {
-    expect(exitCodeOf(statuses.map((status) => result({ status })), interrupted)).toBe(code);
+    expect(
+      exitCodeOf(
+        statuses.map((status) => result({ status })),
+        interrupted,
+      ),
+    ).toBe(code);
   });
 });
 
@@ -104,15 +109,28 @@ describe("summary", () => {
   it("folds text to one line and cuts it", () => expect(oneLine("a\n b   c", 4)).toBe("a b…"));
 
   it("counts by status", () => {
-    const results = [result({}), result({ status: "failed" }), result({ status: "failed" }), result({ status: "timed_out" })];
+    const results = [
+      result({}),
+      result({ status: "failed" }),
+      result({ status: "failed" }),
+      result({ status: "timed_out" }),
+    ];
     expect(totalsLine(results, 3000, false)).toBe("4 tasks: 1 passed, 2 failed, 1 timed out in 3.0s");
     expect(totalsLine([result({})], 10, true)).toBe("1 task: 1 passed in 10ms (interrupted)");
   });
 
   it("shows per task the final text, the reason, changed files and the session file", () => {
     const text = summaryText(
-      [result({ name: "a", finalText: "all\ngood", changedFiles: ["x.ts"], sessionFile: "/s/a.jsonl", check: { command: "true", exitCode: 0, signal: null, passed: true, durationMs: 1, output: "" } }),
-       result({ name: "b", status: "failed", reason: "boom", toolCalls: 4 })],
+      [
+        result({
+          name: "a",
+          finalText: "all\ngood",
+          changedFiles: ["x.ts"],
+          sessionFile: "/s/a.jsonl",
+          check: { command: "true", exitCode: 0, signal: null, passed: true, durationMs: 1, output: "" },
+        }),
+        result({ name: "b", status: "failed", reason: "boom", toolCalls: 4 }),
+      ],
       2000,
       false,
       plain,
@@ -127,7 +145,15 @@ describe("summary", () => {
 });
 
 describe("progress", () => {
-  const p = (over: Partial<TaskProgress>): TaskProgress => ({ name: "t", status: "running", turns: 2, tool: "bash", startedAt: 1000, endedAt: null, ...over });
+  const p = (over: Partial<TaskProgress>): TaskProgress => ({
+    name: "t",
+    status: "running",
+    turns: 2,
+    tool: "bash",
+    startedAt: 1000,
+    endedAt: null,
+    ...over,
+  });
 
   it.each([
     [p({ status: "starting" }), "t starting"],
@@ -137,9 +163,18 @@ describe("progress", () => {
   ])("line for %j", (progress, line) => expect(progressLine(progress, 5000, plain)).toBe(line));
 
   it("draws the live table, running tasks first when it must cut", () => {
-    const tasks = [p({ name: "a", status: "pending", startedAt: null }), p({ name: "b" }), p({ name: "c", status: "passed", endedAt: 2000 })];
+    const tasks = [
+      p({ name: "a", status: "pending", startedAt: null }),
+      p({ name: "b" }),
+      p({ name: "c", status: "passed", endedAt: 2000 }),
+    ];
     expect(progressTable(tasks, 4000, plain)).toBe(
-      ["TASK  STATUS   TURNS  TOOL  ELAPSED", "a     pending  2      bash  -", "b     running  2      bash  3.0s", "c     passed   2      bash  1.0s"].join("\n"),
+      [
+        "TASK  STATUS   TURNS  TOOL  ELAPSED",
+        "a     pending  2      bash  -",
+        "b     running  2      bash  3.0s",
+        "c     passed   2      bash  1.0s",
+      ].join("\n"),
     );
     const cut = progressTable(tasks, 4000, plain, 2).split("\n");
     expect(cut[1]).toMatch(/^b\s+running/);
@@ -156,15 +191,38 @@ describe("RunTracker", () => {
       { type: "tool_execution_start", toolCallId: "1", toolName: "edit", args: { path: "a.txt" } },
       { type: "tool_execution_start", toolCallId: "2", toolName: "bash", args: { command: "ls" } },
       { type: "tool_execution_end", toolCallId: "2" },
-      { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "first" }], usage: { input: 10, output: 5, totalTokens: 15 }, stopReason: "toolUse" } },
+      {
+        type: "message_end",
+        message: {
+          role: "assistant",
+          content: [{ type: "text", text: "first" }],
+          usage: { input: 10, output: 5, totalTokens: 15 },
+          stopReason: "toolUse",
+        },
+      },
       { type: "tool_execution_end", toolCallId: "1" },
       { type: "turn_start" },
       { type: "message_end", message: { role: "user", content: "x" } },
-      { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: " done " }], usage: { input: 20, output: 2, totalTokens: 22 }, stopReason: "stop" } },
+      {
+        type: "message_end",
+        message: {
+          role: "assistant",
+          content: [{ type: "text", text: " done " }],
+          usage: { input: 20, output: 2, totalTokens: 22 },
+          stopReason: "stop",
+        },
+      },
     ];
     const ends = events.map((e) => t.apply(e));
     expect(ends.every((e) => e === null)).toBe(true);
-    expect(t).toMatchObject({ turns: 2, toolCalls: 2, tool: null, finalText: "done", stopReason: "stop", tokens: { input: 30, output: 7, total: 37 } });
+    expect(t).toMatchObject({
+      turns: 2,
+      toolCalls: 2,
+      tool: null,
+      finalText: "done",
+      stopReason: "stop",
+      tokens: { input: 30, output: 7, total: 37 },
+    });
     expect([...t.touched]).toEqual(["a.txt"]);
     expect(t.apply({ type: "agent_end", messages: [] })).toEqual({ kind: "ended" });
   });
@@ -176,7 +234,10 @@ describe("RunTracker", () => {
     t.apply({ type: "tool_execution_start", toolCallId: "2", toolName: "bash", args: {} });
     t.apply({ type: "tool_execution_end", toolCallId: "2" });
     expect(t.tool).toBe("read");
-    expect(t.apply({ type: "worker_exited", code: null, signal: "SIGKILL", reason: "exit" })).toEqual({ kind: "exited", reason: "the worker exited (signal SIGKILL)" });
+    expect(t.apply({ type: "worker_exited", code: null, signal: "SIGKILL", reason: "exit" })).toEqual({
+      kind: "exited",
+      reason: "the worker exited (signal SIGKILL)",
+    });
   });
 
   it("ignores an agent_end that arrives before its run started", () => {

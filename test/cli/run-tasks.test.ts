@@ -6,7 +6,16 @@ import { loadTaskFile, parseJsonl, promptTasks, TaskFileError, validateTasks } f
 
 describe("validateTasks", () => {
   it("accepts every field", () => {
-    const task = { name: "fix-a", prompt: "p", cwd: "pkg", provider: "faux", model: "m", worktree: true, timeout: 1.5, check: "npm test" };
+    const task = {
+      name: "fix-a",
+      prompt: "p",
+      cwd: "pkg",
+      provider: "faux",
+      model: "m",
+      worktree: true,
+      timeout: 1.5,
+      check: "npm test",
+    };
     expect(validateTasks([task], "t.json")).toEqual([task]);
   });
 
@@ -26,22 +35,41 @@ describe("validateTasks", () => {
   });
 
   it("points at the right task in a list, and refuses duplicate names", () => {
-    expect(() => validateTasks([{ name: "a", prompt: "p" }, { name: "b", prompt: 3 }], "t")).toThrow('t: task 2 ("b"): field "prompt": must be string');
-    expect(() => validateTasks([{ name: "a", prompt: "p" }, { name: "a", prompt: "q" }], "t")).toThrow('task 2 ("a"): field "name": "a" is already the name of task 1');
+    expect(() =>
+      validateTasks(
+        [
+          { name: "a", prompt: "p" },
+          { name: "b", prompt: 3 },
+        ],
+        "t",
+      ),
+    ).toThrow('t: task 2 ("b"): field "prompt": must be string');
+    expect(() =>
+      validateTasks(
+        [
+          { name: "a", prompt: "p" },
+          { name: "a", prompt: "q" },
+        ],
+        "t",
+      ),
+    ).toThrow('task 2 ("a"): field "name": "a" is already the name of task 1');
   });
 
   it.each([
     [{}, "expected an array of tasks, got object"],
     [[], "the task list is empty"],
     [null, "got null"],
-  ])("refuses a list that is not one: %j", (value, message) => expect(() => validateTasks(value, "t")).toThrow(message));
+  ])("refuses a list that is not one: %j", (value, message) =>
+    expect(() => validateTasks(value, "t")).toThrow(message),
+  );
 });
 
 describe("parseJsonl", () => {
   it("reads one task per line, skipping blank lines and CRs", () => {
     expect(parseJsonl('{"a":1}\r\n\n{"b":2}\n', "t")).toEqual([{ a: 1 }, { b: 2 }]);
   });
-  it("names the bad line", () => expect(() => parseJsonl('{"a":1}\n{oops\n', "t.jsonl")).toThrow("t.jsonl, line 2: not valid JSON"));
+  it("names the bad line", () =>
+    expect(() => parseJsonl('{"a":1}\n{oops\n', "t.jsonl")).toThrow("t.jsonl, line 2: not valid JSON"));
 });
 
 describe("loadTaskFile", () => {
@@ -64,7 +92,10 @@ describe("loadTaskFile", () => {
     ["tasks.json", '[{"name":"a","prompt":"p"}]'],
     ["tasks.jsonl", '{"name":"a","prompt":"p"}\n'],
     ["tasks.txt", '{"name":"a","prompt":"p"}\n'],
-    ["tasks.ts", 'const tasks: { name: string; prompt: string }[] = [{ name: "a", prompt: "p" }];\nexport default tasks;\n'],
+    [
+      "tasks.ts",
+      'const tasks: { name: string; prompt: string }[] = [{ name: "a", prompt: "p" }];\nexport default tasks;\n',
+    ],
     ["tasks.mjs", 'export default () => [{ name: "a", prompt: "p" }];\n'],
   ])("loads %s", async (name, text) => {
     expect(await loadTaskFile(file(name, text))).toEqual([{ name: "a", prompt: "p" }]);

@@ -13,21 +13,84 @@ const render = (events: Record<string, unknown>[]): string => {
 
 describe("TranscriptRenderer", () => {
   const table: { name: string; events: Record<string, unknown>[]; want: string }[] = [
-    { name: "streamed text, then a line break at message_end", events: [{ type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "hi" } }, { type: "message_end", message: { role: "assistant", stopReason: "stop" } }], want: "hi\n" },
+    {
+      name: "streamed text, then a line break at message_end",
+      events: [
+        { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "hi" } },
+        { type: "message_end", message: { role: "assistant", stopReason: "stop" } },
+      ],
+      want: "hi\n",
+    },
     { name: "a prompt", events: [{ type: "message_start", message: { role: "user", content: "go" } }], want: "> go\n" },
-    { name: "a tool call and its collapsed result", events: [{ type: "tool_execution_start", toolName: "bash", args: { command: "ls  -A" } }, { type: "tool_execution_end", result: { content: [{ type: "text", text: "a\nb\n" }] }, isError: false }], want: "⏺ bash(ls -A)\n  ⎿ a … (+1 lines)\n" },
-    { name: "a model error", events: [{ type: "message_end", message: { role: "assistant", stopReason: "error", errorMessage: "rate limited" } }], want: "error: rate limited\n" },
-    { name: "an extension error names its error", events: [{ type: "extension_error", extensionPath: "x.ts", event: "tool_call", error: "boom" }], want: "! extension error: boom\n" },
-    { name: "a protocol error its message", events: [{ type: "protocol_error", message: "not JSON" }], want: "! protocol error: not JSON\n" },
-    { name: "a worker exit", events: [{ type: "worker_exited", code: 1, signal: null, reason: "crash" }], want: "· worker exited (crash, code 1)\n" },
+    {
+      name: "a tool call and its collapsed result",
+      events: [
+        { type: "tool_execution_start", toolName: "bash", args: { command: "ls  -A" } },
+        { type: "tool_execution_end", result: { content: [{ type: "text", text: "a\nb\n" }] }, isError: false },
+      ],
+      want: "⏺ bash(ls -A)\n  ⎿ a … (+1 lines)\n",
+    },
+    {
+      name: "a model error",
+      events: [
+        { type: "message_end", message: { role: "assistant", stopReason: "error", errorMessage: "rate limited" } },
+      ],
+      want: "error: rate limited\n",
+    },
+    {
+      name: "an extension error names its error",
+      events: [{ type: "extension_error", extensionPath: "x.ts", event: "tool_call", error: "boom" }],
+      want: "! extension error: boom\n",
+    },
+    {
+      name: "a protocol error its message",
+      events: [{ type: "protocol_error", message: "not JSON" }],
+      want: "! protocol error: not JSON\n",
+    },
+    {
+      name: "a worker exit",
+      events: [{ type: "worker_exited", code: 1, signal: null, reason: "crash" }],
+      want: "· worker exited (crash, code 1)\n",
+    },
     { name: "an event it does not know prints nothing", events: [{ type: "something_new", x: 1 }], want: "" },
-    { name: "a dialog asks; a fire-and-forget request prints nothing", events: [{ type: "extension_ui_request", id: "d", method: "confirm", title: "Delete?", message: "3 files" }, { type: "extension_ui_request", id: "n", method: "notify", message: "hi" }], want: "? asks (confirm): Delete?: 3 files\n" },
-    { name: "a dialog dismissed by its extension", events: [{ type: "dialog_closed", id: "d", reason: "dismissed" }], want: "· dialog closed: the extension dismissed it\n" },
-    { name: "a dialog past its own timeout", events: [{ type: "dialog_closed", id: "d", reason: "timeout" }], want: "· dialog closed: its timeout passed\n" },
-    { name: "a dialog gone with its worker", events: [{ type: "dialog_closed", id: "d", reason: "worker_exited" }], want: "· dialog closed: the worker exited\n" },
-    { name: "an answered dialog prints nothing", events: [{ type: "dialog_closed", id: "d", reason: "answered" }], want: "" },
-    { name: "a dialog closed for a reason it does not know prints nothing", events: [{ type: "dialog_closed", id: "d", reason: "toString" }], want: "" },
-    { name: "a command held while a dialog is open", events: [{ type: "rpc_waiting", command: "prompt", timeoutMs: 60000, dialogs: 1 }], want: "· prompt is past its 60000 ms timeout and waits while the worker waits on a dialog\n" },
+    {
+      name: "a dialog asks; a fire-and-forget request prints nothing",
+      events: [
+        { type: "extension_ui_request", id: "d", method: "confirm", title: "Delete?", message: "3 files" },
+        { type: "extension_ui_request", id: "n", method: "notify", message: "hi" },
+      ],
+      want: "? asks (confirm): Delete?: 3 files\n",
+    },
+    {
+      name: "a dialog dismissed by its extension",
+      events: [{ type: "dialog_closed", id: "d", reason: "dismissed" }],
+      want: "· dialog closed: the extension dismissed it\n",
+    },
+    {
+      name: "a dialog past its own timeout",
+      events: [{ type: "dialog_closed", id: "d", reason: "timeout" }],
+      want: "· dialog closed: its timeout passed\n",
+    },
+    {
+      name: "a dialog gone with its worker",
+      events: [{ type: "dialog_closed", id: "d", reason: "worker_exited" }],
+      want: "· dialog closed: the worker exited\n",
+    },
+    {
+      name: "an answered dialog prints nothing",
+      events: [{ type: "dialog_closed", id: "d", reason: "answered" }],
+      want: "",
+    },
+    {
+      name: "a dialog closed for a reason it does not know prints nothing",
+      events: [{ type: "dialog_closed", id: "d", reason: "toString" }],
+      want: "",
+    },
+    {
+      name: "a command held while a dialog is open",
+      events: [{ type: "rpc_waiting", command: "prompt", timeoutMs: 60000, dialogs: 1 }],
+      want: "· prompt is past its 60000 ms timeout and waits while the worker waits on a dialog\n",
+    },
   ];
   for (const c of table) it(c.name, () => expect(render(c.events)).toBe(c.want));
 });
@@ -40,10 +103,27 @@ describe("TranscriptRenderer: lagged notices", () => {
     r.end();
     return out;
   };
-  const event = (seq: number): IpcStreamMessage => ({ type: "event", agent: "a", seq, event: { type: "agent_status", previous: "idle", status: "busy" } });
+  const event = (seq: number): IpcStreamMessage => ({
+    type: "event",
+    agent: "a",
+    seq,
+    event: { type: "agent_status", previous: "idle", status: "busy" },
+  });
   it.each([
-    { name: "before any event: history not held", messages: [{ type: "lagged", agent: "a", from: 1, to: 4 } as const], want: "… skipped events 1-4 (no longer held by the supervisor; pi-orch logs a has them)\n" },
-    { name: "after events: this client fell behind", messages: [event(1), { type: "lagged", agent: "a", from: 2, to: 9 } as const], want: "· idle → busy\n… skipped events 2-9 (this client fell behind)\n" },
-    { name: "lost while the disk was full", messages: [event(1), { type: "lagged", agent: "a", from: 2, to: 9, reason: "not_logged" } as const], want: "· idle → busy\n… skipped events 2-9 (lost: the disk was full and their log lines were dropped; no log has them)\n" },
+    {
+      name: "before any event: history not held",
+      messages: [{ type: "lagged", agent: "a", from: 1, to: 4 } as const],
+      want: "… skipped events 1-4 (no longer held by the supervisor; pi-orch logs a has them)\n",
+    },
+    {
+      name: "after events: this client fell behind",
+      messages: [event(1), { type: "lagged", agent: "a", from: 2, to: 9 } as const],
+      want: "· idle → busy\n… skipped events 2-9 (this client fell behind)\n",
+    },
+    {
+      name: "lost while the disk was full",
+      messages: [event(1), { type: "lagged", agent: "a", from: 2, to: 9, reason: "not_logged" } as const],
+      want: "· idle → busy\n… skipped events 2-9 (lost: the disk was full and their log lines were dropped; no log has them)\n",
+    },
   ])("$name", ({ messages, want }) => expect(show(messages)).toBe(want));
 });

@@ -77,8 +77,10 @@ export function compareShapes(pi: Json, ours: Json, path = "", key = ""): Differ
   const at = path || "/";
   if (Array.isArray(pi) && Array.isArray(ours)) {
     const out: Difference[] = [];
-    if (pi.length !== ours.length) out.push({ path: `${path}/length`, pi: String(pi.length), ours: String(ours.length) });
-    for (let i = 0; i < Math.min(pi.length, ours.length); i++) out.push(...compareShapes(pi[i], ours[i], `${path}/${i}`, key));
+    if (pi.length !== ours.length)
+      out.push({ path: `${path}/length`, pi: String(pi.length), ours: String(ours.length) });
+    for (let i = 0; i < Math.min(pi.length, ours.length); i++)
+      out.push(...compareShapes(pi[i], ours[i], `${path}/${i}`, key));
     return out;
   }
   if (isObject(pi) && isObject(ours)) {

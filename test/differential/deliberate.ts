@@ -9,52 +9,75 @@ import type { Deliberate } from "./compare.js";
 
 const STATE_EXTRAS =
   "get_state also reports cwd, the active tools and the ids of the dialogs waiting for an answer (pi tells no client when an extension's signal dismisses one): pi-orch's supervisor and TUI use them; extra keys break no pi client";
-const ID_ECHO = "we echo the request id on an unknown command (pi drops it), so a client waiting on that id gets its answer";
+const ID_ECHO =
+  "we echo the request id on an unknown command (pi drops it), so a client waiting on that id gets its answer";
 const STREAM_SNAPSHOT =
   "pi writes a streaming event after later chunks have already changed its partial message, so its early deltas show arguments (and a stopReason) that arrive later; ours show what had arrived when the delta did";
 const DELAY_REASON = "auto_retry_start says why this delay was chosen (the server's retry-after, or the backoff)";
 const PROMPT_RUNNING =
   "our prompt answer adds data: {running}, whether a run is going so its agent_end follows (false after an extension command that started none); pi's answer has no data and its RpcClient ignores the answer's fields";
-const STREAM_INDEX = "pi-ai's internal streamIndex leaks into pi's streaming tool calls; rpc.md does not have it and contentIndex carries the same";
+const STREAM_INDEX =
+  "pi-ai's internal streamIndex leaks into pi's streaming tool calls; rpc.md does not have it and contentIndex carries the same";
 
 /** The deliberate differences, by step and path prefix. */
 export const DELIBERATE: Deliberate[] = [
-  ...["get_state (fresh)", "get_state (after a run)", "get_state (after model changes)", "get_state (after switch)"].flatMap((step) => [
+  ...[
+    "get_state (fresh)",
+    "get_state (after a run)",
+    "get_state (after model changes)",
+    "get_state (after switch)",
+  ].flatMap((step) => [
     { step, path: "responses/0/data/cwd", reason: STATE_EXTRAS },
     { step, path: "responses/0/data/tools", reason: STATE_EXTRAS },
     { step, path: "responses/0/data/openDialogs", reason: STATE_EXTRAS },
   ]),
   ...[5, 6, 7, 8, 9].flatMap((i) => [
-    { step: "prompt (tool call)", path: `events/${i}/assistantMessageEvent/partial/content/0/streamIndex`, reason: STREAM_INDEX },
+    {
+      step: "prompt (tool call)",
+      path: `events/${i}/assistantMessageEvent/partial/content/0/streamIndex`,
+      reason: STREAM_INDEX,
+    },
     { step: "prompt (tool call)", path: `events/${i}/message/content/0/streamIndex`, reason: STREAM_INDEX },
   ]),
   ...[6, 7].flatMap((i) => [
-    { step: "prompt (tool call)", path: `events/${i}/assistantMessageEvent/partial/content/0/arguments`, reason: STREAM_SNAPSHOT },
+    {
+      step: "prompt (tool call)",
+      path: `events/${i}/assistantMessageEvent/partial/content/0/arguments`,
+      reason: STREAM_SNAPSHOT,
+    },
     { step: "prompt (tool call)", path: `events/${i}/message/content/0/arguments`, reason: STREAM_SNAPSHOT },
   ]),
   { step: "prompt (tool call)", path: "events/9/assistantMessageEvent/partial/stopReason", reason: STREAM_SNAPSHOT },
   {
     step: "fork (unknown entry)",
     path: "responses/0/error",
-    reason: "our error names the session file and says what to do next (get_fork_messages lists the entries); both fail the same way",
+    reason:
+      "our error names the session file and says what to do next (get_fork_messages lists the entries); both fail the same way",
   },
   {
     step: "clone",
     path: "responses/0",
-    reason: "pi 0.73.1 fails a clone right after a fork (\"Entry … not found\": the forked file is not on disk before the first reply); ours clones it",
+    reason:
+      'pi 0.73.1 fails a clone right after a fork ("Entry … not found": the forked file is not on disk before the first reply); ours clones it',
   },
   {
     step: "compact",
     path: "responses/0",
-    reason: "with every message inside the kept part there is nothing to summarize: pi still calls the model and records a compaction that replaces nothing (tokensBefore 0); we refuse and say why",
+    reason:
+      "with every message inside the kept part there is nothing to summarize: pi still calls the model and records a compaction that replaces nothing (tokensBefore 0); we refuse and say why",
   },
   { step: "compact", path: "events", reason: "no compaction runs (see the response), so no compaction_start/end" },
   {
     step: "export_html",
     path: "responses/0",
-    reason: "pi cannot export a session whose file is not on disk yet (a clone before its first reply); our session file exists from the start",
+    reason:
+      "pi cannot export a session whose file is not on disk yet (a clone before its first reply); our session file exists from the start",
   },
-  ...["bad: unknown type", "bad: type constructor", "bad: type toString"].map((step) => ({ step, path: "responses/0/id", reason: ID_ECHO })),
+  ...["bad: unknown type", "bad: type constructor", "bad: type toString"].map((step) => ({
+    step,
+    path: "responses/0/id",
+    reason: ID_ECHO,
+  })),
   {
     step: "bad: prompt without message",
     path: "responses/0/error",
@@ -63,9 +86,13 @@ export const DELIBERATE: Deliberate[] = [
   {
     step: "bad: wrong thinking level",
     path: "responses/0",
-    reason: "an unknown level is refused with the field named; pi accepts it and silently sets \"off\"",
+    reason: 'an unknown level is refused with the field named; pi accepts it and silently sets "off"',
   },
-  { step: "bad: wrong thinking level", path: "events", reason: "the level is refused (see the response), so it does not change" },
+  {
+    step: "bad: wrong thinking level",
+    path: "events",
+    reason: "the level is refused (see the response), so it does not change",
+  },
   ...[
     ["abort_retry during the retry wait", 11],
     ["automatic retry after a 503", 8],
@@ -76,7 +103,8 @@ export const DELIBERATE: Deliberate[] = [
   ].map(([step, i]) => ({
     step: String(step),
     path: `events/${i}/willRetry`,
-    reason: "an agent_end followed by an automatic retry says willRetry: true, so a client knows the prompt is not done (pi's clients cannot tell a retried run from a finished one)",
+    reason:
+      "an agent_end followed by an automatic retry says willRetry: true, so a client knows the prompt is not done (pi's clients cannot tell a retried run from a finished one)",
   })),
   ...[
     ["prompt (text reply)", 0],
@@ -87,7 +115,11 @@ export const DELIBERATE: Deliberate[] = [
     ["automatic retry after a 503", 0],
   ].map(([step, i]) => ({ step: String(step), path: `responses/${i}/data`, reason: PROMPT_RUNNING })),
   ...["get_tree (our addition)", "navigate_tree with a summary (our addition)"].flatMap((step) => [
-    { step, path: "responses/0", reason: "our documented addition: pi 0.73 has no RPC for its session tree (it answers Unknown command)" },
+    {
+      step,
+      path: "responses/0",
+      reason: "our documented addition: pi 0.73 has no RPC for its session tree (it answers Unknown command)",
+    },
   ]),
 ];
 
@@ -107,6 +139,7 @@ export const EXAMPLE_DIFFERENCES = {
   },
   promptWrittenOnAccept: {
     what: "an entry an extension appends in a run's agent_start or turn_start handler (preset's preset-state) follows that run's prompt in the session file; pi writes it before",
-    reason: "a prompt is written when it is accepted, so a prompt the disk refuses is refused and not lost (FAULTS.md); pi writes the prompt at its message_end",
+    reason:
+      "a prompt is written when it is accepted, so a prompt the disk refuses is refused and not lost (FAULTS.md); pi writes the prompt at its message_end",
   },
 } as const;

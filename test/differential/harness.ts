@@ -12,7 +12,10 @@ import { PI_BIN, RpcWorker, tempDir } from "../support/rpc-worker.js";
 type Json = Record<string, any>;
 
 /** The upstream pi's CLI, installed by `npm test`'s pretest. */
-export const UPSTREAM_CLI = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+export const UPSTREAM_CLI = resolve(
+  import.meta.dirname,
+  "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js",
+);
 
 /** What one step produced on one side. */
 export interface StepRecord {
@@ -85,11 +88,14 @@ export async function startSide(name: "pi" | "ours"): Promise<Side> {
   // Every request takes the next reply of the step that is running: replies a step did
   // not use (a run aborted early) never leak into the next step.
   const pending: MockReply[] = [];
-  const none: MockReply = { error: { status: 500, message: "differential script: no reply scripted for this request" } };
+  const none: MockReply = {
+    error: { status: 500, message: "differential script: no reply scripted for this request" },
+  };
   for (let i = 0; i < 500; i++) server.enqueue(() => pending.shift() ?? none);
   writeFileSync(join(dirs.home, "models.json"), JSON.stringify(MODELS(server.url)));
   // pi's OpenAI client retries a 5xx itself unless told not to; ours leaves every retry to the session layer.
-  if (name === "pi") writeFileSync(join(dirs.home, "settings.json"), JSON.stringify({ retry: { provider: { maxRetries: 0 } } }));
+  if (name === "pi")
+    writeFileSync(join(dirs.home, "settings.json"), JSON.stringify({ retry: { provider: { maxRetries: 0 } } }));
   const args = ["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--session-dir", dirs.sessions];
   const worker =
     name === "pi"
@@ -98,7 +104,11 @@ export async function startSide(name: "pi" | "ours"): Promise<Side> {
           bin: [process.execPath, UPSTREAM_CLI],
           env: cleanEnv({ PI_CODING_AGENT_DIR: dirs.home, PI_OFFLINE: "1", HOME: root }),
         })
-      : new RpcWorker(args, { cwd: dirs.cwd, bin: [process.execPath, PI_BIN], env: cleanEnv({ PI_ORCH_HOME: dirs.home, HOME: root }) });
+      : new RpcWorker(args, {
+          cwd: dirs.cwd,
+          bin: [process.execPath, PI_BIN],
+          env: cleanEnv({ PI_ORCH_HOME: dirs.home, HOME: root }),
+        });
   return {
     name,
     worker,
@@ -155,7 +165,10 @@ export async function runScript(side: Side, steps: readonly Step[]): Promise<Map
     const lines = side.worker.received.slice(from).filter((l) => l.id !== barrierId);
     records.set(step.name, {
       responses: lines.filter((l) => l.type === "response"),
-      events: [...lines.filter((l) => l.type !== "response"), ...(failure ? [{ type: "__step_failed__", error: failure }] : [])],
+      events: [
+        ...lines.filter((l) => l.type !== "response"),
+        ...(failure ? [{ type: "__step_failed__", error: failure }] : []),
+      ],
     });
   }
   return records;

@@ -37,10 +37,14 @@ describe.skipIf(!installed)("RPC differential: upstream pi 0.73.1 and ours, same
           same++;
           continue;
         }
-        const unlisted = diffs.filter((d) => !isDeliberate(DELIBERATE, step.name, d) && !isDeliberate(OPEN, step.name, d));
+        const unlisted = diffs.filter(
+          (d) => !isDeliberate(DELIBERATE, step.name, d) && !isDeliberate(OPEN, step.name, d),
+        );
         if (unlisted.length > 0) {
           unexpected.push({ check, diffs: unlisted });
-          rows.push(`DIFFERENT   ${check}\n${unlisted.map((d) => `              ${d.path}: pi ${d.pi} / ours ${d.ours}`).join("\n")}`);
+          rows.push(
+            `DIFFERENT   ${check}\n${unlisted.map((d) => `              ${d.path}: pi ${d.pi} / ours ${d.ours}`).join("\n")}`,
+          );
         } else if (diffs.some((d) => isDeliberate(OPEN, step.name, d))) {
           open++;
           rows.push(`open        ${check}`);
@@ -55,7 +59,10 @@ describe.skipIf(!installed)("RPC differential: upstream pi 0.73.1 and ours, same
     );
     if (process.env.PI_DIFF_DUMP) {
       const { writeFileSync } = await import("node:fs");
-      writeFileSync(process.env.PI_DIFF_DUMP, JSON.stringify({ pi: Object.fromEntries(piRecords), ours: Object.fromEntries(ourRecords) }, null, 1));
+      writeFileSync(
+        process.env.PI_DIFF_DUMP,
+        JSON.stringify({ pi: Object.fromEntries(piRecords), ours: Object.fromEntries(ourRecords) }, null, 1),
+      );
     }
     const used = new Set<string>();
     for (const step of SCRIPT) {
@@ -68,7 +75,9 @@ describe.skipIf(!installed)("RPC differential: upstream pi 0.73.1 and ours, same
         }
       }
     }
-    const stale = [...DELIBERATE, ...OPEN].filter((d) => !used.has(`${d.step}|${d.path}`)).map((d) => `${d.step}: ${d.path}`);
+    const stale = [...DELIBERATE, ...OPEN]
+      .filter((d) => !used.has(`${d.step}|${d.path}`))
+      .map((d) => `${d.step}: ${d.path}`);
     expect(unexpected).toEqual([]);
     expect(stale).toEqual([]);
   }, 180_000);

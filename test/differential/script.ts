@@ -12,7 +12,10 @@ export const SCRIPT: Step[] = [
   { name: "get_state (fresh)", run: async (d) => void (await d.send({ type: "get_state" })) },
   { name: "get_available_models", run: async (d) => void (await d.send({ type: "get_available_models" })) },
   { name: "get_commands", run: async (d) => void (await d.send({ type: "get_commands" })) },
-  { name: "set_session_name (white space)", run: async (d) => void (await d.send({ type: "set_session_name", name: "   " })) },
+  {
+    name: "set_session_name (white space)",
+    run: async (d) => void (await d.send({ type: "set_session_name", name: "   " })),
+  },
   { name: "set_session_name", run: async (d) => void (await d.send({ type: "set_session_name", name: "diff run" })) },
   {
     name: "prompt (text reply)",
@@ -29,7 +32,10 @@ export const SCRIPT: Step[] = [
     name: "prompt (tool call)",
     run: async (d) => {
       d.replies(
-        { toolCalls: [{ id: "call_1", name: "read", arguments: { path: "notes.txt" }, argChunks: 3 }], usage: { input: 20, output: 5 } },
+        {
+          toolCalls: [{ id: "call_1", name: "read", arguments: { path: "notes.txt" }, argChunks: 3 }],
+          usage: { input: 20, output: 5 },
+        },
         { text: "The file has two lines.", usage: { input: 30, output: 6 } },
       );
       await d.send({ type: "prompt", message: "read notes.txt" });
@@ -39,24 +45,41 @@ export const SCRIPT: Step[] = [
   { name: "get_session_stats", run: async (d) => void (await d.send({ type: "get_session_stats" })) },
   { name: "set_thinking_level", run: async (d) => void (await d.send({ type: "set_thinking_level", level: "low" })) },
   { name: "cycle_thinking_level", run: async (d) => void (await d.send({ type: "cycle_thinking_level" })) },
-  { name: "set_model (known)", run: async (d) => void (await d.send({ type: "set_model", provider: "mock", modelId: "mock-2" })) },
-  { name: "set_model (unknown)", run: async (d) => void (await d.send({ type: "set_model", provider: "mock", modelId: "nope" })) },
+  {
+    name: "set_model (known)",
+    run: async (d) => void (await d.send({ type: "set_model", provider: "mock", modelId: "mock-2" })),
+  },
+  {
+    name: "set_model (unknown)",
+    run: async (d) => void (await d.send({ type: "set_model", provider: "mock", modelId: "nope" })),
+  },
   { name: "cycle_model", run: async (d) => void (await d.send({ type: "cycle_model" })) },
   { name: "get_state (after model changes)", run: async (d) => void (await d.send({ type: "get_state" })) },
   { name: "set_steering_mode", run: async (d) => void (await d.send({ type: "set_steering_mode", mode: "all" })) },
-  { name: "set_follow_up_mode", run: async (d) => void (await d.send({ type: "set_follow_up_mode", mode: "one-at-a-time" })) },
-  { name: "set_auto_compaction", run: async (d) => void (await d.send({ type: "set_auto_compaction", enabled: false })) },
+  {
+    name: "set_follow_up_mode",
+    run: async (d) => void (await d.send({ type: "set_follow_up_mode", mode: "one-at-a-time" })),
+  },
+  {
+    name: "set_auto_compaction",
+    run: async (d) => void (await d.send({ type: "set_auto_compaction", enabled: false })),
+  },
   { name: "set_auto_retry", run: async (d) => void (await d.send({ type: "set_auto_retry", enabled: true })) },
   { name: "abort_retry (idle)", run: async (d) => void (await d.send({ type: "abort_retry" })) },
   {
     name: "bash (ANSI and CR)",
-    run: async (d) => void (await d.send({ type: "bash", command: "printf 'plain \\033[31mred\\033[0m\\r\\nnext\\n'; exit 3" })),
+    run: async (d) =>
+      void (await d.send({ type: "bash", command: "printf 'plain \\033[31mred\\033[0m\\r\\nnext\\n'; exit 3" })),
   },
   { name: "abort_bash (idle)", run: async (d) => void (await d.send({ type: "abort_bash" })) },
   {
     name: "streaming: steer, follow_up, prompt without behaviour, abort",
     run: async (d) => {
-      d.replies({ text: ["one ", "two ", "three ", "four ", "five"], chunkDelayMs: 150 }, { text: "after steer" }, { text: "after follow-up" });
+      d.replies(
+        { text: ["one ", "two ", "three ", "four ", "five"], chunkDelayMs: 150 },
+        { text: "after steer" },
+        { text: "after follow-up" },
+      );
       await d.send({ type: "prompt", message: "count slowly" });
       await d.event("message_update");
       await d.send({ type: "steer", message: "steer this" });
@@ -81,7 +104,12 @@ export const SCRIPT: Step[] = [
     name: "automatic retry after a 503",
     run: async (d) => {
       // The retry run also delivers the two follow-ups still queued from the streaming step (a failed run leaves them queued).
-      d.replies({ error: { status: 503, message: "overloaded" } }, { text: "second time lucky" }, { text: "follow-up one" }, { text: "follow-up two" });
+      d.replies(
+        { error: { status: 503, message: "overloaded" } },
+        { text: "second time lucky" },
+        { text: "follow-up one" },
+        { text: "follow-up two" },
+      );
       await d.send({ type: "prompt", message: "this request fails once, then works" });
       // The retry is a run of its own: its agent_end is the one with the answer.
       await d.event("agent_end", (e) => (e.messages as { stopReason?: string }[]).some((m) => m.stopReason === "stop"));
@@ -104,7 +132,10 @@ export const SCRIPT: Step[] = [
       await d.send({ type: "compact", customInstructions: "keep it short" });
     },
   },
-  { name: "export_html", run: async (d) => void (await d.send({ type: "export_html", outputPath: `${d.dirs.cwd}/out.html` })) },
+  {
+    name: "export_html",
+    run: async (d) => void (await d.send({ type: "export_html", outputPath: `${d.dirs.cwd}/out.html` })),
+  },
   { name: "new_session", run: async (d) => void (await d.send({ type: "new_session" })) },
   {
     name: "switch_session",
@@ -128,5 +159,8 @@ export const SCRIPT: Step[] = [
   { name: "bad: type constructor", run: async (d) => void (await d.send({ type: "constructor" })) },
   { name: "bad: type toString", run: async (d) => void (await d.send({ type: "toString" })) },
   { name: "bad: prompt without message", run: async (d) => void (await d.send({ type: "prompt" })) },
-  { name: "bad: wrong thinking level", run: async (d) => void (await d.send({ type: "set_thinking_level", level: "huge" })) },
+  {
+    name: "bad: wrong thinking level",
+    run: async (d) => void (await d.send({ type: "set_thinking_level", level: "huge" })),
+  },
 ];

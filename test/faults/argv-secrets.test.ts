@@ -34,68 +34,113 @@ const TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 5_000, stopGraceMs: 1_000
 
 /** What a worker's argv and environment show, read from /proc as `ps` does. */
 function procView(pid: number): { cmdline: string; environ: string } {
-  return { cmdline: readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" "), environ: readFileSync(`/proc/${pid}/environ`, "utf8") };
+  return {
+    cmdline: readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" "),
+    environ: readFileSync(`/proc/${pid}/environ`, "utf8"),
+  };
 }
 
 describe("fault: secrets on the command line", () => {
   it.each([
     { impl: "ours" as const, key: "sk-argv-SECRET-ours-5d1e" },
     { impl: "upstream" as const, key: "sk-argv-SECRET-upstream-9a2c" },
-  ])("$impl: --api-key reaches the worker through its environment, never its argv", async ({ impl, key }) => {
-    const mock = await startMockModelServer();
-    mocks.push(mock);
-    const home = env.home();
-    const agentDir = join(home, "upstream-agent");
-    mkdirSync(agentDir, { recursive: true });
-    // Ours: a models.json provider on the mock. Upstream: its built-in openai provider pointed at the mock.
-    writeFileSync(join(home, "models.json"), JSON.stringify({ providers: { mock: { baseUrl: `${mock.url}/v1`, api: "openai-completions", apiKey: "MOCK_KEY_UNSET", models: [{ id: "mock-1" }] } } }));
-    writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { openai: { baseUrl: `${mock.url}/v1` } } }));
-    const argvProbe = join(home, "argv-probe.mjs");
-    const argvOut = join(home, "argv.json");
-    writeFileSync(
-      argvProbe,
-      `import { writeFileSync } from "node:fs";\nimport { pathToFileURL } from "node:url";\nwriteFileSync(process.env.ARGV_OUT, JSON.stringify(process.argv));\nprocess.argv.splice(1, 1);\nawait import(pathToFileURL(process.argv[1]).href);\n`,
-    );
-    const server = await runSupervisorServer({ home, handleSignals: false, defaultWorkerCommand: [process.execPath, PI_BIN, "--mode", "rpc"], timings: TIMINGS });
-    servers.push(server);
-    const client = await IpcClient.connect({ socketPath: server.socketPath });
-    clients.push(client);
-    mock.enqueue({ text: "authenticated" });
-    const spawned =
-      impl === "ours"
-        ? await client.spawn({ name: "k", cwd: home, provider: "mock", model: "mock-1", extraArgs: ["--no-session", "--api-key", key] })
-        : await client.spawn({
-            name: "k",
-            cwd: home,
-            // Through a wrapper that saves the argv it was given: upstream pi sets its process
-            // title, which overwrites /proc/PID/cmdline, so that alone would show nothing.
-            workerCommand: [process.execPath, argvProbe, UPSTREAM_CLI, "--mode", "rpc", "--no-session", "--provider", "openai", "--model", "gpt-4o-mini", `--api-key=${key}`],
-            env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ARGV_OUT: argvOut },
-          });
-    pids.add(spawned.pid!);
-    const view = procView(spawned.pid!);
-    const seen: string[] = [];
-    await client.subscribe({}, (m) => seen.push(JSON.stringify(m)));
-    const ack = await client.rpc("k", { type: "prompt", message: "hi" });
-    expect(ack.success).toBe(true);
-    await until(() => seen.some((s) => s.includes('"agent_end"')), 20_000, "the run ended");
-    const auth = mock.requests.map((r) => String(r.headers.authorization ?? ""));
-    const reply = await client.rpc("k", { type: "get_messages" });
-    figures(`argv-secrets-${impl}`, {
-      key_in_cmdline: view.cmdline.includes(key),
-      key_in_environ: view.environ.includes(key),
-      requests: mock.requests.length,
-      header_has_key: auth.some((a) => a === `Bearer ${key}`),
-    });
-    // Ours keeps its argv in cmdline; for upstream, the argv its wrapper was started with.
-    const argv = impl === "ours" ? view.cmdline : (JSON.parse(readFileSync(argvOut, "utf8")) as string[]).join(" ");
-    expect(argv).toContain("--mode rpc");
-    expect(argv).not.toContain(key);
-    expect(argv).not.toContain("--api-key");
-    expect(view.environ).toContain(impl === "ours" ? `PI_API_KEY=${key}` : `OPENAI_API_KEY=${key}`);
-    expect(auth).toEqual([`Bearer ${key}`]);
-    expect(JSON.stringify(reply)).toContain("authenticated");
-  }, 60_000);
+  ])(
+    "$impl: --api-key reaches the worker through its environment, never its argv",
+    async ({ impl, key }) => {
+      const mock = await startMockModelServer();
+      mocks.push(mock);
+      const home = env.home();
+      const agentDir = join(home, "upstream-agent");
+      mkdirSync(agentDir, { recursive: true });
+      // Ours: a models.json provider on the mock. Upstream: its built-in openai provider pointed at the mock.
+      writeFileSync(
+        join(home, "models.json"),
+        JSON.stringify({
+          providers: {
+            mock: {
+              baseUrl: `${mock.url}/v1`,
+              api: "openai-completions",
+              apiKey: "MOCK_KEY_UNSET",
+              models: [{ id: "mock-1" }],
+            },
+          },
+        }),
+      );
+      writeFileSync(
+        join(agentDir, "models.json"),
+        JSON.stringify({ providers: { openai: { baseUrl: `${mock.url}/v1` } } }),
+      );
+      const argvProbe = join(home, "argv-probe.mjs");
+      const argvOut = join(home, "argv.json");
+      writeFileSync(
+        argvProbe,
+        `import { writeFileSync } from "node:fs";\nimport { pathToFileURL } from "node:url";\nwriteFileSync(process.env.ARGV_OUT, JSON.stringify(process.argv));\nprocess.argv.splice(1, 1);\nawait import(pathToFileURL(process.argv[1]).href);\n`,
+      );
+      const server = await runSupervisorServer({
+        home,
+        handleSignals: false,
+        defaultWorkerCommand: [process.execPath, PI_BIN, "--mode", "rpc"],
+        timings: TIMINGS,
+      });
+      servers.push(server);
+      const client = await IpcClient.connect({ socketPath: server.socketPath });
+      clients.push(client);
+      mock.enqueue({ text: "authenticated" });
+      const spawned =
+        impl === "ours"
+          ? await client.spawn({
+              name: "k",
+              cwd: home,
+              provider: "mock",
+              model: "mock-1",
+              extraArgs: ["--no-session", "--api-key", key],
+            })
+          : await client.spawn({
+              name: "k",
+              cwd: home,
+              // Through a wrapper that saves the argv it was given: upstream pi sets its process
+              // title, which overwrites /proc/PID/cmdline, so that alone would show nothing.
+              workerCommand: [
+                process.execPath,
+                argvProbe,
+                UPSTREAM_CLI,
+                "--mode",
+                "rpc",
+                "--no-session",
+                "--provider",
+                "openai",
+                "--model",
+                "gpt-4o-mini",
+                `--api-key=${key}`,
+              ],
+              env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", ARGV_OUT: argvOut },
+            });
+      pids.add(spawned.pid!);
+      const view = procView(spawned.pid!);
+      const seen: string[] = [];
+      await client.subscribe({}, (m) => seen.push(JSON.stringify(m)));
+      const ack = await client.rpc("k", { type: "prompt", message: "hi" });
+      expect(ack.success).toBe(true);
+      await until(() => seen.some((s) => s.includes('"agent_end"')), 20_000, "the run ended");
+      const auth = mock.requests.map((r) => String(r.headers.authorization ?? ""));
+      const reply = await client.rpc("k", { type: "get_messages" });
+      figures(`argv-secrets-${impl}`, {
+        key_in_cmdline: view.cmdline.includes(key),
+        key_in_environ: view.environ.includes(key),
+        requests: mock.requests.length,
+        header_has_key: auth.some((a) => a === `Bearer ${key}`),
+      });
+      // Ours keeps its argv in cmdline; for upstream, the argv its wrapper was started with.
+      const argv = impl === "ours" ? view.cmdline : (JSON.parse(readFileSync(argvOut, "utf8")) as string[]).join(" ");
+      expect(argv).toContain("--mode rpc");
+      expect(argv).not.toContain(key);
+      expect(argv).not.toContain("--api-key");
+      expect(view.environ).toContain(impl === "ours" ? `PI_API_KEY=${key}` : `OPENAI_API_KEY=${key}`);
+      expect(auth).toEqual([`Bearer ${key}`]);
+      expect(JSON.stringify(reply)).toContain("authenticated");
+    },
+    60_000,
+  );
 
   it("refuses a key in a custom command whose provider it cannot tell, instead of putting it in argv", async () => {
     const home = env.home();
@@ -103,8 +148,13 @@ describe("fault: secrets on the command line", () => {
     servers.push(server);
     const client = await IpcClient.connect({ socketPath: server.socketPath });
     clients.push(client);
-    const err = await client.spawn({ name: "k", cwd: home, workerCommand: ["pi", "--mode", "rpc", "--api-key", "sk-x"] }).catch((e: Error & { code?: string }) => e);
-    expect(err).toMatchObject({ code: "invalid", message: expect.stringMatching(/names no provider.*environment pi-orch serve runs with/) });
+    const err = await client
+      .spawn({ name: "k", cwd: home, workerCommand: ["pi", "--mode", "rpc", "--api-key", "sk-x"] })
+      .catch((e: Error & { code?: string }) => e);
+    expect(err).toMatchObject({
+      code: "invalid",
+      message: expect.stringMatching(/names no provider.*environment pi-orch serve runs with/),
+    });
     expect(await client.list()).toEqual([]);
   });
 });

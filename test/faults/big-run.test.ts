@@ -22,7 +22,8 @@ afterEach(async () => {
 });
 
 type Ev = Extract<IpcStreamMessage, { type: "event" }>;
-const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
+const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev =>
+  m.type === "event" && m.agent === agent && m.event.type === type;
 
 describe("fault: a run bigger than the line limit", () => {
   it("200 reads of a 60 KB file in one run: every event arrives, the run ends, the agent is idle", async () => {
@@ -52,7 +53,15 @@ describe("fault: a run bigger than the line limit", () => {
       .reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m.event)), 0);
     const endBytes = Buffer.byteLength(JSON.stringify(end.event));
     const endMessages = (end.event.messages as unknown[]).length;
-    figures("big-run", { tool_calls: 200, run_mb: (runBytes / 1024 / 1024).toFixed(1), agent_end_kb: Math.round(endBytes / 1024), agent_end_messages: endMessages, turn_ends: turnEnds, protocol_errors: protocolErrors, run_ms: runMs });
+    figures("big-run", {
+      tool_calls: 200,
+      run_mb: (runBytes / 1024 / 1024).toFixed(1),
+      agent_end_kb: Math.round(endBytes / 1024),
+      agent_end_messages: endMessages,
+      turn_ends: turnEnds,
+      protocol_errors: protocolErrors,
+      run_ms: runMs,
+    });
     expect(toolEnds).toBe(200);
     expect(turnEnds).toBe(2);
     expect(protocolErrors).toBe(0);

@@ -36,7 +36,10 @@ function home(): string {
 }
 
 /** A fake supervisor on `home/orch.sock` that answers every line with `reply(line)` (nothing when null). */
-async function fakeServer(dir: string, reply: (line: string) => string | null): Promise<{ lines: string[]; connections: () => number }> {
+async function fakeServer(
+  dir: string,
+  reply: (line: string) => string | null,
+): Promise<{ lines: string[]; connections: () => number }> {
   const lines: string[] = [];
   let connections = 0;
   const server = createServer((socket: Socket) => {
@@ -50,7 +53,7 @@ async function fakeServer(dir: string, reply: (line: string) => string | null): 
         buf = buf.slice(nl + 1);
         lines.push(line);
         const out = reply(line);
-        if (out !== null) socket.write(out + "\n");
+        if (out !== null) socket.write(`${out}\n`);
       }
     });
   });
@@ -60,7 +63,11 @@ async function fakeServer(dir: string, reply: (line: string) => string | null): 
 }
 
 const idOf = (line: string) => (JSON.parse(line) as { id: string }).id;
-const rejection = async (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as IpcClientError);
+const rejection = async (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as IpcClientError,
+  );
 
 describe.skipIf(process.getuid?.() !== 0)("fault: a socket of another user", () => {
   it("is refused before anything is sent, with an error naming its owner", async () => {
@@ -71,7 +78,11 @@ describe.skipIf(process.getuid?.() !== 0)("fault: a socket of another user", () 
     chownSync(join(dir, "orch.sock"), 0, 0);
     chownSync(dir, 65534, 65534);
     const folderErr = await rejection(IpcClient.connect({ home: dir }));
-    figures("ipc-foreign-socket", { refused: [socketErr, folderErr].filter((e) => e?.code === "insecure_socket").length, lines_sent: fake.lines.length, connections: fake.connections() });
+    figures("ipc-foreign-socket", {
+      refused: [socketErr, folderErr].filter((e) => e?.code === "insecure_socket").length,
+      lines_sent: fake.lines.length,
+      connections: fake.connections(),
+    });
     expect(socketErr?.code).toBe("insecure_socket");
     expect(socketErr?.message).toMatch(/belongs to user nobody \(uid 65534\), not to you/);
     expect(folderErr?.code).toBe("insecure_socket");
@@ -89,7 +100,9 @@ describe("fault: a symlink planted where a log goes", () => {
     mkdirSync(join(dir, "logs"));
     symlinkSync(victim, join(dir, "logs", "supervisor.log"));
     symlinkSync(victim, join(dir, "logs", "a.events.jsonl"));
-    expect(() => openLogNoFollow(join(dir, "logs", "supervisor.log"))).toThrow(expect.objectContaining({ code: "ELOOP" }));
+    expect(() => openLogNoFollow(join(dir, "logs", "supervisor.log"))).toThrow(
+      expect.objectContaining({ code: "ELOOP" }),
+    );
     const problems: (string | null)[] = [];
     const log = new AgentEventLog({ logsDir: join(dir, "logs"), name: "a", onProblem: (p) => problems.push(p) });
     log.append({ type: "x", secret: "not for the victim" });
@@ -101,7 +114,11 @@ describe("fault: a symlink planted where a log goes", () => {
 describe("fault: requests and replies the other side cannot handle", () => {
   it("a 2 MB prompt is answered with an error, and the connection keeps working", async () => {
     const dir = home();
-    const server = await runSupervisorServer({ home: dir, handleSignals: false, defaultWorkerCommand: [process.execPath, FIXTURE] });
+    const server = await runSupervisorServer({
+      home: dir,
+      handleSignals: false,
+      defaultWorkerCommand: [process.execPath, FIXTURE],
+    });
     running.push(server);
     const client = await IpcClient.connect({ home: dir });
     clients.push(client);
@@ -110,7 +127,11 @@ describe("fault: requests and replies the other side cannot handle", () => {
     const err = await rejection(client.rpc("a", { type: "prompt", message: "p".repeat(2 * 1024 * 1024) }));
     const ms = performance.now() - started;
     const after = await client.list();
-    figures("ipc-2mb-prompt", { answered_ms: Math.round(ms), code: err?.code ?? "none", later_request_ok: after.length === 1 });
+    figures("ipc-2mb-prompt", {
+      answered_ms: Math.round(ms),
+      code: err?.code ?? "none",
+      later_request_ok: after.length === 1,
+    });
     expect(err?.code).toBe("line_too_long");
     expect(err?.message).toMatch(/request ignored: line exceeds the 1048576-byte limit/);
     expect(after.map((a) => a.name)).toEqual(["a"]);
@@ -118,13 +139,19 @@ describe("fault: requests and replies the other side cannot handle", () => {
 
   it("a 2 MB request without an id in its head is answered with an error and the connection ends", async () => {
     const dir = home();
-    const server = await runSupervisorServer({ home: dir, handleSignals: false, defaultWorkerCommand: [process.execPath, FIXTURE] });
+    const server = await runSupervisorServer({
+      home: dir,
+      handleSignals: false,
+      defaultWorkerCommand: [process.execPath, FIXTURE],
+    });
     running.push(server);
     const conn = await rawConnect(server.socketPath);
     conns.push(conn);
     const started = performance.now();
     // The id comes last: the server cannot match its answer to this request.
-    await conn.write(`{"type":"rpc","agent":"a","command":{"type":"prompt","message":"${"p".repeat(2 * 1024 * 1024)}"},"id":"late"}\n`);
+    await conn.write(
+      `{"type":"rpc","agent":"a","command":{"type":"prompt","message":"${"p".repeat(2 * 1024 * 1024)}"},"id":"late"}\n`,
+    );
     await conn.waitLines(1, 10_000);
     const answeredMs = performance.now() - started;
     await until(() => conn.closed, 10_000, "the server ends the connection");
@@ -132,17 +159,56 @@ describe("fault: requests and replies the other side cannot handle", () => {
     const later = await IpcClient.connect({ home: dir });
     clients.push(later);
     const list = await later.list();
-    figures("ipc-2mb-no-id", { answered_ms: Math.round(answeredMs), closed_ms: Math.round(closedMs), code: conn.lines[0]?.error?.code, server_up: Array.isArray(list) });
-    expect(conn.lines).toEqual([{ id: null, ok: false, error: { code: "line_too_long", message: expect.stringMatching(/request ignored: line exceeds the 1048576-byte limit/) } }]);
+    figures("ipc-2mb-no-id", {
+      answered_ms: Math.round(answeredMs),
+      closed_ms: Math.round(closedMs),
+      code: conn.lines[0]?.error?.code,
+      server_up: Array.isArray(list),
+    });
+    expect(conn.lines).toEqual([
+      {
+        id: null,
+        ok: false,
+        error: {
+          code: "line_too_long",
+          message: expect.stringMatching(/request ignored: line exceeds the 1048576-byte limit/),
+        },
+      },
+    ]);
     expect(list).toEqual([]);
   });
 
   it.each([
-    { name: "data that does not match the request's schema", reply: (id: string) => JSON.stringify({ id, ok: true, data: null }), code: "malformed_reply", message: /answer to list does not match its schema/ },
-    { name: "a line that is not JSON", reply: () => "<html>hello</html>", code: "malformed_reply", message: /not a JSON object: <html>/ },
-    { name: "an envelope without ok", reply: (id: string) => JSON.stringify({ id, data: [] }), code: "malformed_reply", message: /malformed reply/ },
-    { name: "an error without an id", reply: () => JSON.stringify({ id: null, ok: false, error: { code: "line_too_long", message: "too long" } }), code: "line_too_long", message: /too long/ },
-    { name: "no answer at all", reply: () => null, code: "timeout", message: /did not answer the list request within 300 ms/ },
+    {
+      name: "data that does not match the request's schema",
+      reply: (id: string) => JSON.stringify({ id, ok: true, data: null }),
+      code: "malformed_reply",
+      message: /answer to list does not match its schema/,
+    },
+    {
+      name: "a line that is not JSON",
+      reply: () => "<html>hello</html>",
+      code: "malformed_reply",
+      message: /not a JSON object: <html>/,
+    },
+    {
+      name: "an envelope without ok",
+      reply: (id: string) => JSON.stringify({ id, data: [] }),
+      code: "malformed_reply",
+      message: /malformed reply/,
+    },
+    {
+      name: "an error without an id",
+      reply: () => JSON.stringify({ id: null, ok: false, error: { code: "line_too_long", message: "too long" } }),
+      code: "line_too_long",
+      message: /too long/,
+    },
+    {
+      name: "no answer at all",
+      reply: () => null,
+      code: "timeout",
+      message: /did not answer the list request within 300 ms/,
+    },
   ])("$name is a clear error, not a hang or a crash", async ({ reply, code, message }) => {
     const dir = home();
     await fakeServer(dir, (line) => reply(idOf(line)));
@@ -157,7 +223,11 @@ describe("fault: requests and replies the other side cannot handle", () => {
   it("an rpc past its wait asks whether the supervisor still serves: waits on while it answers, gives up when it is silent too", async () => {
     // A supervisor that answers `status` but holds the rpc (as it does while a dialog is open) ...
     const serving = home();
-    const seen = await fakeServer(serving, (line) => (JSON.parse(line).type === "status" ? JSON.stringify({ id: idOf(line), ok: false, error: { code: "not_found", message: "no agent a" } }) : null));
+    const seen = await fakeServer(serving, (line) =>
+      JSON.parse(line).type === "status"
+        ? JSON.stringify({ id: idOf(line), ok: false, error: { code: "not_found", message: "no agent a" } })
+        : null,
+    );
     const client = await IpcClient.connect({ home: serving, requestTimeoutMs: 100 });
     clients.push(client);
     let settled = false;
@@ -166,7 +236,11 @@ describe("fault: requests and replies the other side cannot handle", () => {
       () => (settled = true),
     );
     // ... is asked again and again, and the rpc stays open meanwhile.
-    await until(() => seen.lines.filter((l) => JSON.parse(l).type === "status").length >= 3, 10_000, "three status probes");
+    await until(
+      () => seen.lines.filter((l) => JSON.parse(l).type === "status").length >= 3,
+      10_000,
+      "three status probes",
+    );
     expect(settled).toBe(false);
     // One that answers nothing at all: the rpc ends with a clear timeout.
     const silent = home();
@@ -175,33 +249,54 @@ describe("fault: requests and replies the other side cannot handle", () => {
     clients.push(quiet);
     const err = await rejection(quiet.rpc("a", { type: "get_state" }));
     expect(err?.code).toBe("timeout");
-    expect(err?.message).toMatch(/did not answer the rpc request for agent "a" in \d+ ms in all \(a wait of 100 ms; the status request after the last wait got no answer within 100 ms, so it is not serving\)/);
+    expect(err?.message).toMatch(
+      /did not answer the rpc request for agent "a" in \d+ ms in all \(a wait of 100 ms; the status request after the last wait got no answer within 100 ms, so it is not serving\)/,
+    );
     expect(err?.message).toContain(`(${join(silent, "orch.sock")}); check whether it answers at all (pi-orch list)`);
-    expect(err?.message).toContain(`in ${join(silent, "logs", "supervisor.log")} when a pi-orch command started it): if it stays silent, kill that pid`);
+    expect(err?.message).toContain(
+      `in ${join(silent, "logs", "supervisor.log")} when a pi-orch command started it): if it stays silent, kill that pid`,
+    );
   });
 
   it("an rpc that gives up after several waits says how many and how long in all, not only the last wait", async () => {
     // Answers the first two status probes, then nothing: three waits for the rpc, the third probe unanswered.
     const dir = home();
     let statuses = 0;
-    await fakeServer(dir, (line) => (JSON.parse(line).type === "status" && ++statuses <= 2 ? JSON.stringify({ id: idOf(line), ok: false, error: { code: "not_found", message: "no agent a" } }) : null));
+    await fakeServer(dir, (line) =>
+      JSON.parse(line).type === "status" && ++statuses <= 2
+        ? JSON.stringify({ id: idOf(line), ok: false, error: { code: "not_found", message: "no agent a" } })
+        : null,
+    );
     const client = await IpcClient.connect({ home: dir, requestTimeoutMs: 100 });
     clients.push(client);
     const err = await rejection(client.rpc("a", { type: "prompt", message: "/ask" }));
     expect(err?.code).toBe("timeout");
     expect(statuses).toBe(3);
-    expect(err?.message).toMatch(/in all \(3 waits of 100 ms, each but the last followed by a status request it answered; the status request after the last wait got no answer within 100 ms, so it is not serving\)/);
+    expect(err?.message).toMatch(
+      /in all \(3 waits of 100 ms, each but the last followed by a status request it answered; the status request after the last wait got no answer within 100 ms, so it is not serving\)/,
+    );
   });
 });
 
 describe("the rpc timeout message", () => {
   it.each([
-    [1, 100, 100, 210, 'for agent "a" in 210 ms in all (a wait of 100 ms; the status request after the last wait got no answer within 100 ms'],
-    [3, 65_000, 30_000, 225_400, 'for agent "a" in 3.8 min in all (3 waits of 65 s, each but the last followed by a status request it answered; the status request after the last wait got no answer within 30 s'],
+    [
+      1,
+      100,
+      100,
+      210,
+      'for agent "a" in 210 ms in all (a wait of 100 ms; the status request after the last wait got no answer within 100 ms',
+    ],
+    [
+      3,
+      65_000,
+      30_000,
+      225_400,
+      'for agent "a" in 3.8 min in all (3 waits of 65 s, each but the last followed by a status request it answered; the status request after the last wait got no answer within 30 s',
+    ],
     [2, 600_000, 30_000, 1_230_000, 'for agent "a" in 20.5 min in all (2 waits of 10 min, each but the last'],
-    [1, 1_500, 1_500, 3_049, 'in 3 s in all (a wait of 1.5 s;'],
+    [1, 1_500, 1_500, 3_049, "in 3 s in all (a wait of 1.5 s;"],
   ])("%i waits of %i ms, probes of %i ms, %i ms in all", (waits, waitMs, probeMs, totalMs, part) => {
     expect(rpcUnansweredMessage("a", waits, waitMs, probeMs, totalMs)).toContain(part);
   });
 });
-

@@ -26,7 +26,8 @@ const pids = new Set<number>();
 afterEach(async () => {
   for (const c of conns.splice(0)) c.socket.destroy();
   await Promise.allSettled(clients.splice(0).map((c) => c.close()));
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   killPids(pids);
   pids.clear();
   await env.cleanup();
@@ -70,109 +71,131 @@ class SeqCheck {
 }
 
 describe("fault: load", () => {
-  it(`50 agents streaming for ${LOAD_MS / 1000}s with three subscribers: no event lost, the slow one lags, memory bounded`, async () => {
-    const home = env.home();
-    const pidFile = env.pidFile(home);
-    const opts = {
-      home,
-      defaultWorkerCommand: [process.execPath, FIXTURE],
-      timings: { pingIntervalMs: 1_000, pingDeadlineMs: 15_000, stopGraceMs: 1_000, killGraceMs: 500, rpcTimeoutMs: 20_000 },
-      ringSize: 1_000,
-      subscriberBuffer: 5_000,
-    };
-    const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
-      cwd: ROOT,
-      env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    children.push(child);
-    pids.add(child.pid!);
-    const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    await new Promise<void>((res, rej) => {
-      child.stdout!.on("data", (c: Buffer) => c.toString().includes("ready") && res());
-      void exited.then(() => rej(new Error("serve child exited before it was ready")));
-    });
-    const control = await IpcClient.connect({ home });
-    clients.push(control);
+  it(
+    `50 agents streaming for ${LOAD_MS / 1000}s with three subscribers: no event lost, the slow one lags, memory bounded`,
+    async () => {
+      const home = env.home();
+      const pidFile = env.pidFile(home);
+      const opts = {
+        home,
+        defaultWorkerCommand: [process.execPath, FIXTURE],
+        timings: {
+          pingIntervalMs: 1_000,
+          pingDeadlineMs: 15_000,
+          stopGraceMs: 1_000,
+          killGraceMs: 500,
+          rpcTimeoutMs: 20_000,
+        },
+        ringSize: 1_000,
+        subscriberBuffer: 5_000,
+      };
+      const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
+        cwd: ROOT,
+        env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      children.push(child);
+      pids.add(child.pid!);
+      const exited = new Promise<void>((r) => child.once("exit", () => r()));
+      await new Promise<void>((res, rej) => {
+        child.stdout!.on("data", (c: Buffer) => c.toString().includes("ready") && res());
+        void exited.then(() => rej(new Error("serve child exited before it was ready")));
+      });
+      const control = await IpcClient.connect({ home });
+      clients.push(control);
 
-    const names = Array.from({ length: AGENTS }, (_, i) => `load${i}`);
-    await Promise.all(
-      names.map((name) =>
-        control.spawn({ name, env: { FIXTURE_EVENTS: "40", FIXTURE_EVENT_DELAY_MS: "25", FIXTURE_PID_FILE: pidFile, FIXTURE_SESSION_DIR: home } }),
-      ),
-    );
-    const fast = [new SeqCheck(), new SeqCheck()];
-    for (const check of fast) {
-      const c = await IpcClient.connect({ home });
-      clients.push(c);
-      await c.subscribe({}, check.onMessage);
-    }
-    const slow = await rawConnect(resolve(home, "orch.sock"));
-    conns.push(slow);
-    await slow.write(JSON.stringify({ id: "slow", type: "subscribe" }) + "\n");
-    await slow.waitLines(1, 5_000);
-    slow.socket.pause(); // the slow subscriber stops reading: its supervisor-side queue must not grow without bound
-
-    // Keep every agent streaming: each run that ends starts the next.
-    let loading = true;
-    let runs = 0;
-    const driver = await IpcClient.connect({ home });
-    clients.push(driver);
-    await driver.subscribe({}, (m) => {
-      if (loading && m.type === "event" && m.event.type === "agent_end") {
-        runs++;
-        driver.rpc(m.agent, { type: "prompt", message: "more" }).catch(() => {});
+      const names = Array.from({ length: AGENTS }, (_, i) => `load${i}`);
+      await Promise.all(
+        names.map((name) =>
+          control.spawn({
+            name,
+            env: {
+              FIXTURE_EVENTS: "40",
+              FIXTURE_EVENT_DELAY_MS: "25",
+              FIXTURE_PID_FILE: pidFile,
+              FIXTURE_SESSION_DIR: home,
+            },
+          }),
+        ),
+      );
+      const fast = [new SeqCheck(), new SeqCheck()];
+      for (const check of fast) {
+        const c = await IpcClient.connect({ home });
+        clients.push(c);
+        await c.subscribe({}, check.onMessage);
       }
-    });
-    const rssStart = rssOf(child.pid!);
-    const started = Date.now();
-    await Promise.all(names.map((name) => control.rpc(name, { type: "prompt", message: "go" })));
-    const samples: number[] = [];
-    while (Date.now() - started < LOAD_MS) {
-      await new Promise((r) => setTimeout(r, 1_000)); // the load's duration itself, sampled each second
-      samples.push(rssOf(child.pid!));
-    }
-    loading = false;
-    await until(async () => (await control.list()).every((a) => a.status === "idle"), 20_000, "all runs ended");
-    const list = await control.list();
-    const lastSeq = new Map(list.map((a) => [a.name, a.lastSeq]));
-    const totalEvents = list.reduce((s, a) => s + a.lastSeq, 0);
-    await until(() => fast.every((f) => [...lastSeq].every(([agent, last]) => (f.seen.get(agent)?.last ?? 0) >= last)), 20_000, "fast subscribers caught up");
-    const lost = fast.map((f) => f.lost(lastSeq));
-    const gaps = fast.map((f) => [...f.seen.values()].reduce((s, x) => s + x.gaps, 0));
+      const slow = await rawConnect(resolve(home, "orch.sock"));
+      conns.push(slow);
+      await slow.write(`${JSON.stringify({ id: "slow", type: "subscribe" })}\n`);
+      await slow.waitLines(1, 5_000);
+      slow.socket.pause(); // the slow subscriber stops reading: its supervisor-side queue must not grow without bound
 
-    // The slow subscriber reads at last: it was told it lagged, and got no more than its buffer allowed.
-    slow.socket.resume();
-    await until(() => slow.lines.some((l) => l.type === "lagged"), 20_000, "a lagged notice");
-    const slowLagged = slow.lines.filter((l) => l.type === "lagged").length;
-    const rssMax = Math.max(...samples);
-    const rssEnd = rssOf(child.pid!);
-    await control.shutdown();
-    await exited;
-    const { workers } = readPids(pidFile);
-    for (const pid of workers) pids.add(pid);
-    const left = await waitAllGone([...workers, child.pid!], 5_000);
-    figures("load-50-agents", {
-      seconds: LOAD_MS / 1000,
-      agents: AGENTS,
-      runs,
-      events: totalEvents,
-      events_per_s: Math.round(totalEvents / (LOAD_MS / 1000)),
-      fast_events_lost: lost.join("+"),
-      fast_seq_gaps: gaps.join("+"),
-      fast_lagged: fast.map((f) => f.lagged).join("+"),
-      slow_lagged_notices: slowLagged,
-      supervisor_rss_mb_start: rssStart,
-      supervisor_rss_mb_max: rssMax,
-      supervisor_rss_mb_end: rssEnd,
-      processes_left: left.length,
-    });
-    expect(lost).toEqual([0, 0]);
-    expect(gaps).toEqual([0, 0]);
-    expect(fast.map((f) => f.lagged)).toEqual([0, 0]);
-    expect(slowLagged).toBeGreaterThan(0);
-    // Bounded: rings of 1,000 events per agent and one 5,000-message subscriber queue, whatever the duration.
-    expect(rssMax).toBeLessThan(rssStart + 250);
-    expect(left).toEqual([]);
-  }, LOAD_MS + 120_000);
+      // Keep every agent streaming: each run that ends starts the next.
+      let loading = true;
+      let runs = 0;
+      const driver = await IpcClient.connect({ home });
+      clients.push(driver);
+      await driver.subscribe({}, (m) => {
+        if (loading && m.type === "event" && m.event.type === "agent_end") {
+          runs++;
+          driver.rpc(m.agent, { type: "prompt", message: "more" }).catch(() => {});
+        }
+      });
+      const rssStart = rssOf(child.pid!);
+      const started = Date.now();
+      await Promise.all(names.map((name) => control.rpc(name, { type: "prompt", message: "go" })));
+      const samples: number[] = [];
+      while (Date.now() - started < LOAD_MS) {
+        await new Promise((r) => setTimeout(r, 1_000)); // the load's duration itself, sampled each second
+        samples.push(rssOf(child.pid!));
+      }
+      loading = false;
+      await until(async () => (await control.list()).every((a) => a.status === "idle"), 20_000, "all runs ended");
+      const list = await control.list();
+      const lastSeq = new Map(list.map((a) => [a.name, a.lastSeq]));
+      const totalEvents = list.reduce((s, a) => s + a.lastSeq, 0);
+      await until(
+        () => fast.every((f) => [...lastSeq].every(([agent, last]) => (f.seen.get(agent)?.last ?? 0) >= last)),
+        20_000,
+        "fast subscribers caught up",
+      );
+      const lost = fast.map((f) => f.lost(lastSeq));
+      const gaps = fast.map((f) => [...f.seen.values()].reduce((s, x) => s + x.gaps, 0));
+
+      // The slow subscriber reads at last: it was told it lagged, and got no more than its buffer allowed.
+      slow.socket.resume();
+      await until(() => slow.lines.some((l) => l.type === "lagged"), 20_000, "a lagged notice");
+      const slowLagged = slow.lines.filter((l) => l.type === "lagged").length;
+      const rssMax = Math.max(...samples);
+      const rssEnd = rssOf(child.pid!);
+      await control.shutdown();
+      await exited;
+      const { workers } = readPids(pidFile);
+      for (const pid of workers) pids.add(pid);
+      const left = await waitAllGone([...workers, child.pid!], 5_000);
+      figures("load-50-agents", {
+        seconds: LOAD_MS / 1000,
+        agents: AGENTS,
+        runs,
+        events: totalEvents,
+        events_per_s: Math.round(totalEvents / (LOAD_MS / 1000)),
+        fast_events_lost: lost.join("+"),
+        fast_seq_gaps: gaps.join("+"),
+        fast_lagged: fast.map((f) => f.lagged).join("+"),
+        slow_lagged_notices: slowLagged,
+        supervisor_rss_mb_start: rssStart,
+        supervisor_rss_mb_max: rssMax,
+        supervisor_rss_mb_end: rssEnd,
+        processes_left: left.length,
+      });
+      expect(lost).toEqual([0, 0]);
+      expect(gaps).toEqual([0, 0]);
+      expect(fast.map((f) => f.lagged)).toEqual([0, 0]);
+      expect(slowLagged).toBeGreaterThan(0);
+      // Bounded: rings of 1,000 events per agent and one 5,000-message subscriber queue, whatever the duration.
+      expect(rssMax).toBeLessThan(rssStart + 250);
+      expect(left).toEqual([]);
+    },
+    LOAD_MS + 120_000,
+  );
 });

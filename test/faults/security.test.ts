@@ -6,10 +6,19 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { IpcClient, IpcClientError } from "../../ipc/client.js";
+import { IpcClient, type IpcClientError } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN } from "../support/rpc-worker.js";
@@ -35,8 +44,17 @@ afterEach(async () => {
 const PI = [process.execPath, PI_BIN, "--mode", "rpc"];
 const TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 3_000, stopGraceMs: 1_000, killGraceMs: 500 };
 
-async function serve(home: string, extra: Record<string, unknown> = {}): Promise<{ server: RunningServer; client: IpcClient }> {
-  const server = await runSupervisorServer({ home, handleSignals: false, defaultWorkerCommand: PI, timings: TIMINGS, ...extra });
+async function serve(
+  home: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ server: RunningServer; client: IpcClient }> {
+  const server = await runSupervisorServer({
+    home,
+    handleSignals: false,
+    defaultWorkerCommand: PI,
+    timings: TIMINGS,
+    ...extra,
+  });
   servers.push(server);
   const client = await IpcClient.connect({ socketPath: server.socketPath });
   clients.push(client);
@@ -49,7 +67,14 @@ const mode = (path: string) => (statSync(path).mode & 0o777).toString(8).padStar
 async function otherUidWorks(): Promise<boolean> {
   if (process.getuid?.() !== 0) return false;
   try {
-    await run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", "process.exit(process.getuid() === 65534 ? 0 : 1)"]);
+    await run("setpriv", [
+      "--reuid=65534",
+      "--regid=65534",
+      "--clear-groups",
+      process.execPath,
+      "-e",
+      "process.exit(process.getuid() === 65534 ? 0 : 1)",
+    ]);
     return true;
   } catch {
     return false;
@@ -59,7 +84,14 @@ async function otherUidWorks(): Promise<boolean> {
 /** Try to connect to `socket` as uid 65534; resolves with the error code or "connected". */
 async function connectAsNobody(socket: string): Promise<string> {
   const script = `const s=require("net").createConnection(${JSON.stringify(socket)});s.on("connect",()=>{console.log("connected");s.destroy()});s.on("error",(e)=>console.log(e.code))`;
-  const { stdout } = await run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script]);
+  const { stdout } = await run("setpriv", [
+    "--reuid=65534",
+    "--regid=65534",
+    "--clear-groups",
+    process.execPath,
+    "-e",
+    script,
+  ]);
   return stdout.trim();
 }
 
@@ -76,7 +108,9 @@ describe("fault: security", () => {
     for (const open of [0o755, 0o770, 0o701]) {
       const h = env.home();
       chmodSync(h, open);
-      await expect(runSupervisorServer({ home: h, handleSignals: false })).rejects.toMatchObject({ code: "insecure_home" });
+      await expect(runSupervisorServer({ home: h, handleSignals: false })).rejects.toMatchObject({
+        code: "insecure_home",
+      });
       refusals.push(open.toString(8));
       expect(existsSync(join(h, "orch.sock"))).toBe(false);
     }
@@ -84,7 +118,9 @@ describe("fault: security", () => {
     if (process.getuid?.() === 0) {
       const h = env.home();
       chownSync(h, 65534, 65534);
-      await expect(runSupervisorServer({ home: h, handleSignals: false })).rejects.toMatchObject({ code: "insecure_home" });
+      await expect(runSupervisorServer({ home: h, handleSignals: false })).rejects.toMatchObject({
+        code: "insecure_home",
+      });
       foreignRefused = "refused";
     }
 
@@ -100,7 +136,13 @@ describe("fault: security", () => {
       expect(closedSocket).toBe("EACCES");
       otherUid = `uid 65534: ${closedFolder} (folder), ${closedSocket} (socket)`;
     }
-    figures("security-socket-modes", { home_mode: homeMode, socket_mode: socketMode, open_homes_refused: refusals.join("+"), foreign_owner: foreignRefused, other_uid_client: JSON.stringify(otherUid) });
+    figures("security-socket-modes", {
+      home_mode: homeMode,
+      socket_mode: socketMode,
+      open_homes_refused: refusals.join("+"),
+      foreign_owner: foreignRefused,
+      other_uid_client: JSON.stringify(otherUid),
+    });
   });
 
   it("never shows API keys in list, status, events, logs or error messages", async () => {
@@ -112,12 +154,28 @@ describe("fault: security", () => {
     const home = env.home();
     writeFileSync(
       join(home, "models.json"),
-      JSON.stringify({ providers: { mock: { baseUrl: `${mock.url}/v1`, api: "openai-completions", apiKey: SECRET_MODELS, models: [{ id: "mock-1" }] } } }),
+      JSON.stringify({
+        providers: {
+          mock: {
+            baseUrl: `${mock.url}/v1`,
+            api: "openai-completions",
+            apiKey: SECRET_MODELS,
+            models: [{ id: "mock-1" }],
+          },
+        },
+      }),
     );
     const { server, client } = await serve(home);
     const seen: string[] = [];
     await client.subscribe({}, (m) => seen.push(JSON.stringify(m)));
-    mock.enqueue({ text: "hello" }, { error: { status: 401, message: "bad key" } }, { error: { status: 500, message: "boom" } }, { error: { status: 500 } }, { error: { status: 500 } }, { error: { status: 500 } });
+    mock.enqueue(
+      { text: "hello" },
+      { error: { status: 401, message: "bad key" } },
+      { error: { status: 500, message: "boom" } },
+      { error: { status: 500 } },
+      { error: { status: 500 } },
+      { error: { status: 500 } },
+    );
     const spawned = await client.spawn({
       name: "keys",
       provider: "mock",
@@ -167,7 +225,12 @@ describe("fault: security", () => {
       }
     }
     expect(await waitAllGone(pids, 5_000)).toEqual([]);
-    figures("security-api-keys", { outputs_checked: outputs.length, events_checked: seen.length, log_files_checked: logs.length, leaks: leaks.length });
+    figures("security-api-keys", {
+      outputs_checked: outputs.length,
+      events_checked: seen.length,
+      log_files_checked: logs.length,
+      leaks: leaks.length,
+    });
     expect(leaks).toEqual([]);
     // The key still reached the worker: the mock server saw it on the wire.
     expect(mock.requests.some((r) => String(r.headers.authorization).includes(SECRET_ARG))).toBe(true);
@@ -188,17 +251,29 @@ describe("fault: security", () => {
     writeFileSync(script, JSON.stringify([{ text: "one" }, { text: "two" }]));
     const { client } = await serve(home);
     const commands = async (name: string) =>
-      rpcData<{ commands?: { name: string }[] }>(await client.rpc(name, { type: "get_commands" })).commands?.map((c) => c.name) ?? [];
+      rpcData<{ commands?: { name: string }[] }>(await client.rpc(name, { type: "get_commands" })).commands?.map(
+        (c) => c.name,
+      ) ?? [];
 
     await client.spawn({ name: "untrusted", cwd: project, provider: "faux", extraArgs: ["--faux-script", script] });
     await client.rpc("untrusted", { type: "prompt", message: "go" });
-    await until(async () => (await client.status("untrusted")).lastSeq > 5 && (await client.status("untrusted")).status === "idle", 10_000, "a run");
+    await until(
+      async () =>
+        (await client.status("untrusted")).lastSeq > 5 && (await client.status("untrusted")).status === "idle",
+      10_000,
+      "a run",
+    );
     await client.restart("untrusted");
     const untrustedCommands = await commands("untrusted");
     const ranUntrusted = existsSync(marker);
     await client.stop("untrusted");
 
-    await client.spawn({ name: "trusted", cwd: project, provider: "faux", extraArgs: ["--faux-script", script, "--trust"] });
+    await client.spawn({
+      name: "trusted",
+      cwd: project,
+      provider: "faux",
+      extraArgs: ["--faux-script", script, "--trust"],
+    });
     const trustedCommands = await commands("trusted");
     const ranTrusted = existsSync(marker);
     await client.stop("trusted");
@@ -215,7 +290,11 @@ describe("fault: security", () => {
     const info = await client.spawn({ name: "fw", env: { FIXTURE_SESSION_DIR: home } });
     pids.add(info.pid!);
     // Our own worker checks every command against the protocol's schemas.
-    const pi = await client.spawn({ name: "pi", provider: "faux", workerCommand: [process.execPath, PI_BIN, "--mode", "rpc"] });
+    const pi = await client.spawn({
+      name: "pi",
+      provider: "faux",
+      workerCommand: [process.execPath, PI_BIN, "--mode", "rpc"],
+    });
     pids.add(pi.pid!);
     const notRefused: string[] = [];
     const bad: { type: string; [key: string]: unknown }[] = [
@@ -233,7 +312,8 @@ describe("fault: security", () => {
     ];
     for (const command of bad) {
       const response = await client.rpc("pi", command);
-      if (response.success || response.command !== command.type) notRefused.push(`${JSON.stringify(command)} -> ${JSON.stringify(response)}`);
+      if (response.success || response.command !== command.type)
+        notRefused.push(`${JSON.stringify(command)} -> ${JSON.stringify(response)}`);
     }
     // The fixture acknowledges any command it receives: the supervisor forwards what it does not know.
     const unknown = await client.rpc("fw", { type: "shell", command: "id" });
@@ -242,7 +322,12 @@ describe("fault: security", () => {
     const stillFine = [await client.status("fw"), await client.status("pi")].map((a) => a.status);
     await server.supervisor.shutdown();
     const left = await waitAllGone(pids, 5_000);
-    figures("security-rpc-worker-checks", { refused_by_worker: bad.length - notRefused.length, of: bad.length, spoofed_id_echoed: spoof.id === "orch-ping-1", processes_left: left.length });
+    figures("security-rpc-worker-checks", {
+      refused_by_worker: bad.length - notRefused.length,
+      of: bad.length,
+      spoofed_id_echoed: spoof.id === "orch-ping-1",
+      processes_left: left.length,
+    });
     expect(notRefused).toEqual([]);
     expect(unknown).toMatchObject({ command: "shell", success: true });
     expect(spoof).toMatchObject({ id: "orch-ping-1", success: true });

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
-import { IpcClient } from "../../ipc/client.js";
+import type { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { FIXTURE, TestEnv } from "../supervisor/harness.js";
 import { auditEventLog, figures, killPids, serveChild, sumAudits, until } from "./support.js";
@@ -18,7 +18,8 @@ const children: ChildProcess[] = [];
 const clients: IpcClient[] = [];
 afterEach(async () => {
   await Promise.allSettled(clients.splice(0).map((c) => c.close()));
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   killPids(children.map((c) => c.pid!));
   await env.cleanup();
 });
@@ -76,11 +77,32 @@ describe("fault: SIGKILL of the supervisor in a storm of events", () => {
       kills++;
       await exited;
     }
-    const { onDisk, files, duplicates, decreasing, missing, differ } = sumAudits(names.map((name) => auditEventLog(resolve(home, "logs"), name, seen)));
-    figures("seq-storm", { agents: names.length, kills, events_seen: seen.size, events_on_disk: onDisk, files, duplicates, decreasing, seen_twice: seenTwice, reused, seen_missing_from_disk: missing, seen_differ_on_disk: differ });
+    const { onDisk, files, duplicates, decreasing, missing, differ } = sumAudits(
+      names.map((name) => auditEventLog(resolve(home, "logs"), name, seen)),
+    );
+    figures("seq-storm", {
+      agents: names.length,
+      kills,
+      events_seen: seen.size,
+      events_on_disk: onDisk,
+      files,
+      duplicates,
+      decreasing,
+      seen_twice: seenTwice,
+      reused,
+      seen_missing_from_disk: missing,
+      seen_differ_on_disk: differ,
+    });
     expect(kills).toBe(3);
     expect(files).toBeGreaterThan(names.length); // the storm rotated the logs
     // One comparison, so a failure shows every count at once.
-    expect({ duplicates, decreasing, seenTwice, reused, missing, differ }).toEqual({ duplicates: 0, decreasing: 0, seenTwice: 0, reused: 0, missing: 0, differ: 0 });
+    expect({ duplicates, decreasing, seenTwice, reused, missing, differ }).toEqual({
+      duplicates: 0,
+      decreasing: 0,
+      seenTwice: 0,
+      reused: 0,
+      missing: 0,
+      differ: 0,
+    });
   }, 180_000);
 });

@@ -37,7 +37,14 @@ function rng(seed: number): () => number {
   };
 }
 
-type Kind = "valid" | "random_bytes" | "truncated_json" | "wrong_types" | "unknown_type" | "deep_nesting" | "over_limit";
+type Kind =
+  | "valid"
+  | "random_bytes"
+  | "truncated_json"
+  | "wrong_types"
+  | "unknown_type"
+  | "deep_nesting"
+  | "over_limit";
 
 /** One line to send and what must come back. */
 interface FuzzLine {
@@ -58,11 +65,18 @@ function endsConnection(line: FuzzLine): boolean {
 }
 
 const VALID_SHAPES: ((id: string) => { req: object; check: (r: any) => boolean })[] = [
-  (id) => ({ req: { id, type: "list" }, check: (r) => r.ok === true && Array.isArray(r.data) && r.data.some((a: any) => a.name === "target") }),
-  (id) => ({ req: { id, type: "status", agent: "target" }, check: (r) => r.ok === true && r.data.name === "target" && r.data.status === "idle" }),
+  (id) => ({
+    req: { id, type: "list" },
+    check: (r) => r.ok === true && Array.isArray(r.data) && r.data.some((a: any) => a.name === "target"),
+  }),
+  (id) => ({
+    req: { id, type: "status", agent: "target" },
+    check: (r) => r.ok === true && r.data.name === "target" && r.data.status === "idle",
+  }),
   (id) => ({
     req: { id, type: "rpc", agent: "target", command: { type: "get_state" } },
-    check: (r) => r.ok === true && r.data.type === "response" && r.data.command === "get_state" && r.data.success === true,
+    check: (r) =>
+      r.ok === true && r.data.type === "response" && r.data.command === "get_state" && r.data.success === true,
   }),
   // The socket checks only the envelope of a pi command; the worker answers the command itself
   // (this fixture acknowledges a type it does not know, and refuses a prompt without a string message).
@@ -103,16 +117,28 @@ const WRONG_TYPES: ((id: string) => unknown)[] = [
   () => true,
 ];
 
-const UNKNOWN_TYPES = ["__proto__", "constructor", "toString", "hasOwnProperty", "LIST", "list ", "", "prompt", "get_state", "kill", "exec"];
+const UNKNOWN_TYPES = [
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "LIST",
+  "list ",
+  "",
+  "prompt",
+  "get_state",
+  "kill",
+  "exec",
+];
 
 function makeLine(r: () => number, n: number): FuzzLine {
   const pick = r();
   const id = `v${n}`;
   const bad = `b${n}`;
-  const json = (v: unknown, kind: Kind): FuzzLine => ({ kind, bytes: Buffer.from(JSON.stringify(v) + "\n") });
+  const json = (v: unknown, kind: Kind): FuzzLine => ({ kind, bytes: Buffer.from(`${JSON.stringify(v)}\n`) });
   if (pick < 0.2) {
     const { req, check } = VALID_SHAPES[Math.floor(r() * VALID_SHAPES.length)](id);
-    return { kind: "valid", bytes: Buffer.from(JSON.stringify(req) + "\n"), id, check };
+    return { kind: "valid", bytes: Buffer.from(`${JSON.stringify(req)}\n`), id, check };
   }
   if (pick < 0.4) {
     // Random bytes, never LF (one line each), led by a byte that is not whitespace.
@@ -129,11 +155,15 @@ function makeLine(r: () => number, n: number): FuzzLine {
   if (pick < 0.55) {
     const { req } = VALID_SHAPES[Math.floor(r() * VALID_SHAPES.length)](bad);
     const text = JSON.stringify(req);
-    return { kind: "truncated_json", bytes: Buffer.from(text.slice(0, 1 + Math.floor(r() * (text.length - 1))) + "\n") };
+    return {
+      kind: "truncated_json",
+      bytes: Buffer.from(`${text.slice(0, 1 + Math.floor(r() * (text.length - 1)))}\n`),
+    };
   }
   if (pick < 0.75) return json(WRONG_TYPES[Math.floor(r() * WRONG_TYPES.length)](bad), "wrong_types");
   if (pick < 0.85) {
-    const type = r() < 0.5 ? UNKNOWN_TYPES[Math.floor(r() * UNKNOWN_TYPES.length)] : `t${Math.floor(r() * 1e9).toString(36)}`;
+    const type =
+      r() < 0.5 ? UNKNOWN_TYPES[Math.floor(r() * UNKNOWN_TYPES.length)] : `t${Math.floor(r() * 1e9).toString(36)}`;
     return json({ id: bad, type }, "unknown_type");
   }
   if (pick < 0.95) {
@@ -141,7 +171,7 @@ function makeLine(r: () => number, n: number): FuzzLine {
     const shapes = [
       () => "[".repeat(d) + "]".repeat(d),
       () => "[".repeat(d),
-      () => '{"a":'.repeat(d) + "1" + "}".repeat(d),
+      () => `${'{"a":'.repeat(d)}1${"}".repeat(d)}`,
       () => `{"id":"${bad}","type":"status","agent":${"[".repeat(d)}${"]".repeat(d)}}`,
       () => `{"id":"${bad}","type":${"[".repeat(d)}${"]".repeat(d)}}`,
       () => `{"id":"${bad}","type":"rpc","agent":"target","command":{"type":${"[".repeat(d)}${"]".repeat(d)}}}`,
@@ -149,13 +179,18 @@ function makeLine(r: () => number, n: number): FuzzLine {
     if (r() < 0.15) {
       // A pi command with a deep extra field is still a pi command: answered by the worker, or refused when it cannot be serialised.
       const text = `{"id":"${id}","type":"rpc","agent":"target","command":{"type":"get_state","x":${"[".repeat(d)}${"]".repeat(d)}}}`;
-      return { kind: "deep_nesting", bytes: Buffer.from(text + "\n"), id, check: (res) => res.ok === true || res.error?.code === "invalid" };
+      return {
+        kind: "deep_nesting",
+        bytes: Buffer.from(`${text}\n`),
+        id,
+        check: (res) => res.ok === true || res.error?.code === "invalid",
+      };
     }
-    return { kind: "deep_nesting", bytes: Buffer.from(shapes[Math.floor(r() * shapes.length)]() + "\n") };
+    return { kind: "deep_nesting", bytes: Buffer.from(`${shapes[Math.floor(r() * shapes.length)]()}\n`) };
   }
   const over = LIMIT + 1 + Math.floor(r() * LIMIT);
   const body = r() < 0.5 ? "x".repeat(over) : JSON.stringify({ id: bad, type: "status", agent: "y".repeat(over) });
-  return { kind: "over_limit", bytes: Buffer.from(body + "\n") };
+  return { kind: "over_limit", bytes: Buffer.from(`${body}\n`) };
 }
 
 /** Write a buffer in random pieces, so lines also arrive split across reads. */
@@ -188,8 +223,18 @@ async function fuzzConnection(path: string, lines: FuzzLine[], r: () => number):
   const end = lines.findIndex(endsConnection);
   const read = end < 0 ? lines : lines.slice(0, end + 1);
   const got = await conn.waitLines(read.length, 20_000);
-  if (end >= 0) await until(() => conn.closed, 20_000, "the server ends the connection after an overlong line without an id");
-  const result: ConnResult = { sent: lines.length, bad: 0, badAnswered: 0, valid: 0, validCorrect: 0, wrong: [], closedByServer: conn.closed, unread: lines.length - read.length };
+  if (end >= 0)
+    await until(() => conn.closed, 20_000, "the server ends the connection after an overlong line without an id");
+  const result: ConnResult = {
+    sent: lines.length,
+    bad: 0,
+    badAnswered: 0,
+    valid: 0,
+    validCorrect: 0,
+    wrong: [],
+    closedByServer: conn.closed,
+    unread: lines.length - read.length,
+  };
   const byId = new Map<string, any>();
   let errors = 0;
   for (const line of conn.lines) {
@@ -197,8 +242,7 @@ async function fuzzConnection(path: string, lines: FuzzLine[], r: () => number):
     else if (line.ok === false && typeof line.error?.code === "string" && typeof line.error?.message === "string") {
       errors++;
       codes.set(line.error.code, (codes.get(line.error.code) ?? 0) + 1);
-    }
-    else result.wrong.push(`unexpected line ${JSON.stringify(line).slice(0, 200)}`);
+    } else result.wrong.push(`unexpected line ${JSON.stringify(line).slice(0, 200)}`);
   }
   for (const l of read) {
     if (l.check === undefined) {
@@ -225,7 +269,13 @@ describe("fault: bad input on the socket", () => {
       handleSignals: false,
       maxRequestBytes: LIMIT,
       defaultWorkerCommand: [process.execPath, FIXTURE],
-      timings: { pingIntervalMs: 1_000, pingDeadlineMs: 5_000, stopGraceMs: 1_000, killGraceMs: 500, rpcTimeoutMs: 5_000 },
+      timings: {
+        pingIntervalMs: 1_000,
+        pingDeadlineMs: 5_000,
+        stopGraceMs: 1_000,
+        killGraceMs: 500,
+        rpcTimeoutMs: 5_000,
+      },
     });
     servers.push(server);
     const client = await IpcClient.connect({ socketPath: server.socketPath });
@@ -253,7 +303,9 @@ describe("fault: bad input on the socket", () => {
         }),
       );
       maxConcurrent = Math.max(maxConcurrent, size);
-      const results = await Promise.all(plans.map((lines, i) => fuzzConnection(server.socketPath, lines, rng(seed + n + i))));
+      const results = await Promise.all(
+        plans.map((lines, i) => fuzzConnection(server.socketPath, lines, rng(seed + n + i))),
+      );
       for (const res of results) {
         totals.sent += res.sent;
         totals.bad += res.bad;

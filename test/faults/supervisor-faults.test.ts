@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { IpcClient } from "../../ipc/client.js";
+import type { IpcClient } from "../../ipc/client.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
 import { SessionStore } from "../../worker/session/session-file.js";
 import { rpcData } from "../support/rpc-data.js";
@@ -16,27 +16,35 @@ import { PI_BIN } from "../support/rpc-worker.js";
 import { FIXTURE, TestEnv, readPids } from "../supervisor/harness.js";
 import { figures, killPids, leftAlive, serveChild, until, waitAllGone } from "./support.js";
 
-
 const env = new TestEnv();
 const children: ChildProcess[] = [];
 const clients: IpcClient[] = [];
 const pids = new Set<number>();
 afterEach(async () => {
   await Promise.allSettled(clients.splice(0).map((c) => c.close()));
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   killPids(pids);
   pids.clear();
   await env.cleanup();
 });
 
 /** A supervisor server in its own process; resolves once its socket listens. */
-async function serveProcess(opts: Record<string, unknown>): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
+async function serveProcess(
+  opts: Record<string, unknown>,
+): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
   const serve = await serveChild(opts, { children, clients });
   pids.add(serve.child.pid!);
   return serve;
 }
 
-const TIMINGS = { pingIntervalMs: 500, pingDeadlineMs: 5_000, stopGraceMs: 1_000, killGraceMs: 500, startTimeoutMs: 10_000 };
+const TIMINGS = {
+  pingIntervalMs: 500,
+  pingDeadlineMs: 5_000,
+  stopGraceMs: 1_000,
+  killGraceMs: 500,
+  startTimeoutMs: 10_000,
+};
 
 describe("fault: the supervisor dies", () => {
   it("SIGKILL of the supervisor with five busy agents: workers exit, files intact, serve --resume continues all five", async () => {
@@ -59,16 +67,30 @@ describe("fault: the supervisor dies", () => {
       await first.client.spawn({ name, cwd: project, provider: "faux", extraArgs: ["--faux-script", scripts[i]] });
       await first.client.rpc(name, { type: "prompt", message: `hello ${name}` });
     }
-    await until(async () => (await first.client.list()).every((a) => a.status === "idle" && a.lastSeq > 5), 15_000, "first replies");
+    await until(
+      async () => (await first.client.list()).every((a) => a.status === "idle" && a.lastSeq > 5),
+      15_000,
+      "first replies",
+    );
     for (const name of names) await first.client.rpc(name, { type: "prompt", message: `keep busy ${name}` });
-    const toolPids = await until(() => toolPidFiles.slice(3).every((f) => existsSync(f) && readFileSync(f, "utf8").trim() !== "") && toolPidFiles.slice(3).map((f) => Number(readFileSync(f, "utf8"))), 15_000, "tool pids");
+    const toolPids = await until(
+      () =>
+        toolPidFiles.slice(3).every((f) => existsSync(f) && readFileSync(f, "utf8").trim() !== "") &&
+        toolPidFiles.slice(3).map((f) => Number(readFileSync(f, "utf8"))),
+      15_000,
+      "tool pids",
+    );
     // Busy in memory and in agents.json: the registry is written after the status
     // changes, and this test is about what a SIGKILL leaves on disk.
-    const busyList = await until(async () => {
-      const list = await first.client.list();
-      const onDisk = JSON.parse(readFileSync(join(home, "agents.json"), "utf8")) as { agents: AgentInfo[] };
-      return list.every((a) => a.status === "busy") && onDisk.agents.every((a) => a.status === "busy") && list;
-    }, 15_000, "five busy agents");
+    const busyList = await until(
+      async () => {
+        const list = await first.client.list();
+        const onDisk = JSON.parse(readFileSync(join(home, "agents.json"), "utf8")) as { agents: AgentInfo[] };
+        return list.every((a) => a.status === "busy") && onDisk.agents.every((a) => a.status === "busy") && list;
+      },
+      15_000,
+      "five busy agents",
+    );
     const workerPids = busyList.map((a) => a.pid!);
     for (const pid of [...workerPids, ...toolPids]) pids.add(pid);
 
@@ -90,24 +112,36 @@ describe("fault: the supervisor dies", () => {
     names.forEach((n, i) => writeFileSync(scripts[i], JSON.stringify([{ text: `resumed reply of ${n}` }])));
     const resumedAt = Date.now();
     const second = await serveProcess({ ...opts, resume: true });
-    const resumed = await until(async () => {
-      const list = await second.client.list();
-      return list.every((a) => a.status === "idle") && list;
-    }, 15_000, "five resumed agents");
+    const resumed = await until(
+      async () => {
+        const list = await second.client.list();
+        return list.every((a) => a.status === "idle") && list;
+      },
+      15_000,
+      "five resumed agents",
+    );
     const resumeMs = Date.now() - resumedAt;
     let continued = 0;
     for (const name of names) {
-      const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(await second.client.rpc(name, { type: "get_messages" })).messages;
+      const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(
+        await second.client.rpc(name, { type: "get_messages" }),
+      ).messages;
       if (messages.some((m) => JSON.stringify(m.content).includes(`first reply of ${name}`))) continued++;
       await second.client.rpc(name, { type: "prompt", message: `continue ${name}` });
     }
-    await until(async () => {
-      const list = await second.client.list();
-      return list.every((a) => a.status === "idle" && a.lastSeq > 0);
-    }, 15_000, "continued runs");
+    await until(
+      async () => {
+        const list = await second.client.list();
+        return list.every((a) => a.status === "idle" && a.lastSeq > 0);
+      },
+      15_000,
+      "continued runs",
+    );
     let answered = 0;
     for (const name of names) {
-      const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(await second.client.rpc(name, { type: "get_messages" })).messages;
+      const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(
+        await second.client.rpc(name, { type: "get_messages" }),
+      ).messages;
       const text = JSON.stringify(messages);
       if (text.includes(`first reply of ${name}`) && text.includes(`resumed reply of ${name}`)) answered++;
     }
@@ -154,7 +188,12 @@ describe("fault: the supervisor dies", () => {
             name: `storm${i}`,
             restart: "permanent",
             policy: { backoffInitialMs: 1, backoffMaxMs: 5, intensity: 100_000, periodMs: 1_000 },
-            env: { FIXTURE_EXIT_AFTER_MS: "15", FIXTURE_EXIT_CODE: "0", FIXTURE_PID_FILE: pidFile, FIXTURE_SESSION_DIR: home },
+            env: {
+              FIXTURE_EXIT_AFTER_MS: "15",
+              FIXTURE_EXIT_CODE: "0",
+              FIXTURE_PID_FILE: pidFile,
+              FIXTURE_SESSION_DIR: home,
+            },
             wait: false,
           });
         }

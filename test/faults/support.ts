@@ -50,7 +50,12 @@ export function killPids(pids: Iterable<number>): void {
 export type Truthy<T> = Exclude<T, false | 0 | "" | null | undefined>;
 
 /** Poll `test` until it returns a truthy value or the deadline passes (then throws with `what`). */
-export async function until<T>(test: () => T | Promise<T>, timeoutMs: number, what: string, everyMs = 20): Promise<Truthy<Awaited<T>>> {
+export async function until<T>(
+  test: () => T | Promise<T>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 20,
+): Promise<Truthy<Awaited<T>>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await test();
@@ -156,7 +161,10 @@ export interface Owned {
  * options), so a test can SIGKILL it; resolves once its socket listens, with a client
  * connected. The child and the client join `owned`, for the test file's afterEach.
  */
-export async function serveChild(opts: Record<string, unknown>, owned: Owned): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
+export async function serveChild(
+  opts: Record<string, unknown>,
+  owned: Owned,
+): Promise<{ child: ChildProcess; client: IpcClient; exited: Promise<void> }> {
   const child = spawn(process.execPath, ["--import", "jiti/register", SERVE_CHILD], {
     cwd: ROOT,
     env: { ...process.env, SERVE_CHILD_OPTS: JSON.stringify(opts) },

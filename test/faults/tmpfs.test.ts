@@ -38,9 +38,12 @@ describe("mountSmallDisk when the mount fails", () => {
     expect(existsSync(path)).toBe(false);
   });
 
-  it.skipIf(tmpfsUnavailable() !== null)("mount refuses the options: the mount point is removed and mount's message is given", () => {
-    const path = mountPoint();
-    expect(() => mountSmallDisk(path, Number.NaN)).toThrow(new RegExp(`^mount -t tmpfs at ${path} failed: \\S`));
-    expect(existsSync(path)).toBe(false);
-  });
+  it.skipIf(tmpfsUnavailable() !== null)(
+    "mount refuses the options: the mount point is removed and mount's message is given",
+    () => {
+      const path = mountPoint();
+      expect(() => mountSmallDisk(path, Number.NaN)).toThrow(new RegExp(`^mount -t tmpfs at ${path} failed: \\S`));
+      expect(existsSync(path)).toBe(false);
+    },
+  );
 });

@@ -33,10 +33,14 @@ export interface SmallDisk {
  */
 export function mountSmallDisk(path: string, sizeKb: number): SmallDisk {
   mkdirSync(path, { recursive: true, mode: 0o700 });
-  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeKb}k,mode=0700`, "tmpfs", path], { encoding: "utf8" });
+  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeKb}k,mode=0700`, "tmpfs", path], {
+    encoding: "utf8",
+  });
   if (mounted.status !== 0) {
     rmSync(path, { recursive: true, force: true });
-    const why = mounted.error ? `could not run mount: ${mounted.error.message}` : (mounted.stderr ?? "").trim() || `exit status ${mounted.status}, signal ${mounted.signal}`;
+    const why = mounted.error
+      ? `could not run mount: ${mounted.error.message}`
+      : (mounted.stderr ?? "").trim() || `exit status ${mounted.status}, signal ${mounted.signal}`;
     throw new Error(`mount -t tmpfs at ${path} failed: ${why}`);
   }
   const filler = join(path, ".filler");

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { Supervisor } from "../../supervisor/supervisor.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { PI_BIN } from "../support/rpc-worker.js";
-import { Recorder, TestEnv } from "../supervisor/harness.js";
+import { type Recorder, TestEnv } from "../supervisor/harness.js";
 import { figures, killPids, leftAlive, until, waitAllGone } from "./support.js";
 
 const env = new TestEnv();
@@ -26,20 +26,35 @@ const PI = [process.execPath, PI_BIN, "--mode", "rpc"];
 const PI_TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 3_000, stopGraceMs: 1_000, killGraceMs: 500 };
 
 type Ev = Extract<IpcStreamMessage, { type: "event" }>;
-const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
+const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev =>
+  m.type === "event" && m.agent === agent && m.event.type === type;
 
 function piSupervisor(): { sup: Supervisor; rec: Recorder; home: string } {
   return env.supervisor({ defaultWorkerCommand: PI, timings: PI_TIMINGS });
 }
 
 /** Spawn an agent whose one run calls `bash` with `command`, and wait for that run to end. */
-async function runTool(sup: Supervisor, rec: Recorder, home: string, name: string, command: string, spawnEnv?: Record<string, string>) {
+async function runTool(
+  sup: Supervisor,
+  rec: Recorder,
+  home: string,
+  name: string,
+  command: string,
+  spawnEnv?: Record<string, string>,
+) {
   const script = join(home, `${name}.faux.json`);
   writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "done" }]));
-  await sup.spawn({ name, provider: "faux", extraArgs: ["--faux-script", script], ...(spawnEnv ? { env: spawnEnv } : {}) });
+  await sup.spawn({
+    name,
+    provider: "faux",
+    extraArgs: ["--faux-script", script],
+    ...(spawnEnv ? { env: spawnEnv } : {}),
+  });
   await sup.rpc(name, { type: "prompt", message: "go" });
   await rec.waitFor((m) => isEvent(m, name, "agent_end"), 15_000, `${name} agent_end`);
-  const started = rec.messages.filter((m) => isEvent(m, name, "worker_started")).map((m) => Number((m as Ev).event.pid));
+  const started = rec.messages
+    .filter((m) => isEvent(m, name, "worker_started"))
+    .map((m) => Number((m as Ev).event.pid));
   for (const pid of started) pids.add(pid);
   return started.at(-1)!;
 }
@@ -77,7 +92,10 @@ describe("fault: background jobs of a tool outlive the command", () => {
     const stopLeft = await waitAllGone([jobs.stop], 5_000);
     const stopMs = Date.now() - at;
 
-    const workerPid = rec.messages.filter((m) => isEvent(m, "kill", "worker_started")).map((m) => Number((m as Ev).event.pid)).at(-1)!;
+    const workerPid = rec.messages
+      .filter((m) => isEvent(m, "kill", "worker_started"))
+      .map((m) => Number((m as Ev).event.pid))
+      .at(-1)!;
     at = Date.now();
     process.kill(workerPid, "SIGKILL");
     const killLeft = await waitAllGone([jobs.kill], 5_000);
@@ -120,14 +138,26 @@ describe("fault: a model runs `env`", () => {
       join(home, "models.json"),
       JSON.stringify({
         providers: {
-          groq: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "GROQ_TOKEN_FOR_MODELS", models: [{ id: "g1" }] },
-          lit: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: secrets.COPY_OF_LITERAL, models: [{ id: "l1" }] },
+          groq: {
+            baseUrl: "http://127.0.0.1:9/v1",
+            api: "openai-completions",
+            apiKey: "GROQ_TOKEN_FOR_MODELS",
+            models: [{ id: "g1" }],
+          },
+          lit: {
+            baseUrl: "http://127.0.0.1:9/v1",
+            api: "openai-completions",
+            apiKey: secrets.COPY_OF_LITERAL,
+            models: [{ id: "l1" }],
+          },
         },
       }),
     );
     await runTool(sup, rec, home, "envy", "env; echo marker-visible=$HOME", secrets);
     const messages = (await sup.rpc("envy", { type: "get_messages" })) as { data: { messages: unknown[] } };
-    const toolResult = JSON.stringify(messages.data.messages.filter((m) => (m as { role: string }).role === "toolResult"));
+    const toolResult = JSON.stringify(
+      messages.data.messages.filter((m) => (m as { role: string }).role === "toolResult"),
+    );
     const sessionFile = sup.status("envy").sessionFile!;
     const logsDir = join(home, "logs");
     const logs = readdirSync(logsDir).map((f) => readFileSync(join(logsDir, f), "utf8"));
@@ -142,7 +172,12 @@ describe("fault: a model runs `env`", () => {
         .filter((secret) => text.includes(secret))
         .map((secret) => `${where}: ${secret}`),
     );
-    figures("tool-env-keys", { outputs_checked: Object.keys(outputs).length, events: rec.messages.length, keys: Object.keys(secrets).length, leaks: leaks.length });
+    figures("tool-env-keys", {
+      outputs_checked: Object.keys(outputs).length,
+      events: rec.messages.length,
+      keys: Object.keys(secrets).length,
+      leaks: leaks.length,
+    });
     // The tool did run `env`: its output is there, with PATH and the marker.
     expect(toolResult).toContain("PATH=");
     expect(toolResult).toContain("marker-visible=");

@@ -12,7 +12,7 @@ import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { SessionStore } from "../../worker/session/session-file.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN } from "../support/rpc-worker.js";
-import { FIXTURE, Recorder, TestEnv, readPids } from "../supervisor/harness.js";
+import { FIXTURE, type Recorder, TestEnv, readPids } from "../supervisor/harness.js";
 import { figures, killPids, leftAlive, until, waitAllGone } from "./support.js";
 
 const env = new TestEnv();
@@ -31,7 +31,8 @@ const PI_TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 3_000, stopGraceMs: 1_
 const QUICK_RESTART = { backoffInitialMs: 50, backoffMaxMs: 200 };
 
 type Ev = Extract<IpcStreamMessage, { type: "event" }>;
-const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev => m.type === "event" && m.agent === agent && m.event.type === type;
+const isEvent = (m: IpcStreamMessage, agent: string, type: string): m is Ev =>
+  m.type === "event" && m.agent === agent && m.event.type === type;
 
 /** A supervisor running real pi workers. */
 function piSupervisor(timings: Record<string, number> = {}): { sup: Supervisor; rec: Recorder; home: string } {
@@ -55,7 +56,9 @@ function workerPids(rec: Recorder, agent: string): number[] {
 /** Messages of a session file, loaded the way a resuming worker loads it. */
 function sessionMessages(file: string, warnings: string[] = []): Record<string, unknown>[] {
   const store = SessionStore.open(file, { warn: (m) => warnings.push(m) });
-  return store.entries.filter((e) => e.type === "message").map((e) => (e as unknown as { message: Record<string, unknown> }).message);
+  return store.entries
+    .filter((e) => e.type === "message")
+    .map((e) => (e as unknown as { message: Record<string, unknown> }).message);
 }
 
 /** `message_end` messages the agent reported up to `beforeSeq`; each must be in the session file. */
@@ -90,12 +93,20 @@ describe("fault: worker killed or hung", () => {
     await sup.rpc("s", { type: "prompt", message: "one" });
     await rec.waitFor((m) => isEvent(m, "s", "agent_end"), 10_000, "first agent_end");
     await sup.rpc("s", { type: "prompt", message: "two" });
-    const update = (await rec.waitFor((m) => isEvent(m, "s", "message_update") && m.seq > 0 && JSON.stringify(m.event).includes("w5"), 10_000, "streaming")) as Ev;
+    const update = (await rec.waitFor(
+      (m) => isEvent(m, "s", "message_update") && m.seq > 0 && JSON.stringify(m.event).includes("w5"),
+      10_000,
+      "streaming",
+    )) as Ev;
     const [pid] = workerPids(rec, "s");
     const killedAt = Date.now();
     process.kill(pid, "SIGKILL");
     await rec.waitFor((m) => isEvent(m, "s", "run_interrupted"), 10_000, "run_interrupted");
-    await rec.status("s", "idle", () => true, 10_000).then(() => until(() => sup.status("s").status === "idle" && sup.status("s").restarts === 1, 10_000, "idle after restart"));
+    await rec
+      .status("s", "idle", () => true, 10_000)
+      .then(() =>
+        until(() => sup.status("s").status === "idle" && sup.status("s").restarts === 1, 10_000, "idle after restart"),
+      );
     const recovery = Date.now() - killedAt;
     const info = sup.status("s");
     expect(info.lastExit).toMatchObject({ signal: "SIGKILL", reason: "exit" });
@@ -105,14 +116,26 @@ describe("fault: worker killed or hung", () => {
     // The resumed worker continues the same conversation.
     const resumedPid = workerPids(rec, "s").at(-1)!;
     expect(resumedPid).not.toBe(pid);
-    expect((rec.messages.filter((m) => isEvent(m, "s", "worker_started")).at(-1) as Ev).event.resumed).toBe(info.sessionFile);
+    expect((rec.messages.filter((m) => isEvent(m, "s", "worker_started")).at(-1) as Ev).event.resumed).toBe(
+      info.sessionFile,
+    );
     const endsBefore = rec.messages.filter((m) => isEvent(m, "s", "agent_end")).length;
     await sup.rpc("s", { type: "prompt", message: "three" });
     // The third run is over when a new agent_end arrives (the status alone is idle before it starts).
-    await until(() => rec.messages.filter((m) => isEvent(m, "s", "agent_end")).length > endsBefore, 10_000, "third run");
+    await until(
+      () => rec.messages.filter((m) => isEvent(m, "s", "agent_end")).length > endsBefore,
+      10_000,
+      "third run",
+    );
     const after = sessionMessages(info.sessionFile!);
     const left = await stopAndCount(sup, "s");
-    figures("worker-sigkill-streaming", { recovery_ms: recovery, completed_before: completed.length, messages_lost: lost, session_messages_after: after.length, processes_left: left });
+    figures("worker-sigkill-streaming", {
+      recovery_ms: recovery,
+      completed_before: completed.length,
+      messages_lost: lost,
+      session_messages_after: after.length,
+      processes_left: left,
+    });
     expect(completed.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     expect(lost).toBe(0);
     expect(after.filter((m) => m.role === "user").length).toBe(3);
@@ -122,24 +145,40 @@ describe("fault: worker killed or hung", () => {
   it("SIGKILL during a tool call: the tool's process group dies with the worker, the agent resumes", async () => {
     const { sup, rec, home } = piSupervisor();
     const toolPidFile = join(home, "tool.pid");
-    const file = script(home, "tool", [{ toolCalls: [{ name: "bash", arguments: { command: `echo $$ > ${toolPidFile}; sleep 30; echo done` } }] }]);
+    const file = script(home, "tool", [
+      { toolCalls: [{ name: "bash", arguments: { command: `echo $$ > ${toolPidFile}; sleep 30; echo done` } }] },
+    ]);
     await sup.spawn({ name: "t", provider: "faux", extraArgs: ["--faux-script", file] });
     await sup.rpc("t", { type: "prompt", message: "run the tool" });
     const start = (await rec.waitFor((m) => isEvent(m, "t", "tool_execution_start"), 10_000, "tool start")) as Ev;
-    const toolPid = await until(() => existsSync(toolPidFile) && Number(readFileSync(toolPidFile, "utf8").trim()), 10_000, "tool pid");
+    const toolPid = await until(
+      () => existsSync(toolPidFile) && Number(readFileSync(toolPidFile, "utf8").trim()),
+      10_000,
+      "tool pid",
+    );
     pids.add(toolPid);
     const [pid] = workerPids(rec, "t");
     const killedAt = Date.now();
     process.kill(pid, "SIGKILL");
     const toolLeft = await waitAllGone([toolPid], 5_000);
     const toolGoneMs = Date.now() - killedAt;
-    await until(() => sup.status("t").status === "idle" && sup.status("t").restarts === 1, 10_000, "idle after restart");
+    await until(
+      () => sup.status("t").status === "idle" && sup.status("t").restarts === 1,
+      10_000,
+      "idle after restart",
+    );
     const recovery = Date.now() - killedAt;
     const info = sup.status("t");
     const completed = completedMessages(rec, "t", start.seq);
     const lost = missing(completed, sessionMessages(info.sessionFile!));
     const left = await stopAndCount(sup, "t", [toolPid]);
-    figures("worker-sigkill-tool-call", { recovery_ms: recovery, tool_killed_ms: toolGoneMs, completed_before: completed.length, messages_lost: lost, processes_left: left + toolLeft.length });
+    figures("worker-sigkill-tool-call", {
+      recovery_ms: recovery,
+      tool_killed_ms: toolGoneMs,
+      completed_before: completed.length,
+      messages_lost: lost,
+      processes_left: left + toolLeft.length,
+    });
     expect(toolLeft).toEqual([]);
     expect(completed.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(lost).toBe(0);
@@ -148,7 +187,10 @@ describe("fault: worker killed or hung", () => {
 
   it("SIGKILL during a storm of session writes, three times, then a torn last line: the session always loads", async () => {
     const { sup, rec, home } = piSupervisor();
-    const turns = Array.from({ length: 60 }, (_, i) => ({ toolCalls: [{ name: "ls", arguments: { path: "." } }], text: `turn ${i}` }));
+    const turns = Array.from({ length: 60 }, (_, i) => ({
+      toolCalls: [{ name: "ls", arguments: { path: "." } }],
+      text: `turn ${i}`,
+    }));
     const file = script(home, "storm", [...turns, { text: "storm over" }]);
     await sup.spawn({ name: "w", provider: "faux", extraArgs: ["--faux-script", file] });
     let lostTotal = 0;
@@ -159,12 +201,23 @@ describe("fault: worker killed or hung", () => {
       await sup.rpc("w", { type: "prompt", message: `storm ${round}` });
       // Kill after a varying number of appended messages, while tool turns keep writing.
       const target = 3 + round * 7;
-      await rec.waitFor((m) => rec.messages.indexOf(m) >= from && isEvent(m, "w", "message_end") && rec.messages.slice(from).filter((x) => isEvent(x, "w", "message_end")).length >= target, 10_000, `${target} message_end`);
+      await rec.waitFor(
+        (m) =>
+          rec.messages.indexOf(m) >= from &&
+          isEvent(m, "w", "message_end") &&
+          rec.messages.slice(from).filter((x) => isEvent(x, "w", "message_end")).length >= target,
+        10_000,
+        `${target} message_end`,
+      );
       const pid = workerPids(rec, "w").at(-1)!;
       const killSeq = sup.status("w").lastSeq;
       const killedAt = Date.now();
       process.kill(pid, "SIGKILL");
-      await until(() => sup.status("w").status === "idle" && sup.status("w").restarts === round, 10_000, `idle after kill ${round}`);
+      await until(
+        () => sup.status("w").status === "idle" && sup.status("w").restarts === round,
+        10_000,
+        `idle after kill ${round}`,
+      );
       recoveries.push(Date.now() - killedAt);
       const completed = completedMessages(rec, "w", killSeq + 1);
       completedTotal = completed.length;
@@ -173,15 +226,28 @@ describe("fault: worker killed or hung", () => {
     // A write cut in the middle of a line (what SIGKILL inside write(2) leaves): the resumed worker drops it and goes on.
     const session = sup.status("w").sessionFile!;
     await sup.stop("w");
-    appendFileSync(session, '{"type":"message","id":"torn","parentId":null,"message":{"role":"assistant","content":[{"type":"te');
+    appendFileSync(
+      session,
+      '{"type":"message","id":"torn","parentId":null,"message":{"role":"assistant","content":[{"type":"te',
+    );
     await sup.restart("w");
     const warnings: string[] = [];
     const stderrPath = sup.logPaths("w").stderr;
     await until(() => sup.status("w").status === "idle", 10_000, "idle after torn line");
     await sup.rpc("w", { type: "prompt", message: "after the torn line" });
-    await until(() => completedMessages(rec, "w").some((m) => m.role === "user" && JSON.stringify(m.content).includes("after the torn line")), 10_000, "prompt after torn line");
+    await until(
+      () =>
+        completedMessages(rec, "w").some(
+          (m) => m.role === "user" && JSON.stringify(m.content).includes("after the torn line"),
+        ),
+      10_000,
+      "prompt after torn line",
+    );
     const final = sessionMessages(session, warnings);
-    const lostAfterTorn = missing(completedMessages(rec, "w").filter((m) => !JSON.stringify(m.content).includes("after the torn")), final);
+    const lostAfterTorn = missing(
+      completedMessages(rec, "w").filter((m) => !JSON.stringify(m.content).includes("after the torn")),
+      final,
+    );
     const left = await stopAndCount(sup, "w");
     const stderr = existsSync(stderrPath) ? readFileSync(stderrPath, "utf8") : "";
     figures("worker-sigkill-session-write", {
@@ -204,7 +270,11 @@ describe("fault: worker killed or hung", () => {
     const file = script(home, "stop", [{ text: "before the hang" }, { text: "after the hang" }]);
     await sup.spawn({ name: "h", provider: "faux", extraArgs: ["--faux-script", file] });
     await sup.rpc("h", { type: "prompt", message: "hello" });
-    await until(() => completedMessages(rec, "h").length === 2 && sup.status("h").status === "idle", 10_000, "first run");
+    await until(
+      () => completedMessages(rec, "h").length === 2 && sup.status("h").status === "idle",
+      10_000,
+      "first run",
+    );
     const [pid] = workerPids(rec, "h");
 
     // Short hang: stopped for 300 ms, continued before the 1 s deadline.
@@ -221,7 +291,11 @@ describe("fault: worker killed or hung", () => {
     const stoppedAt = Date.now();
     await rec.status("h", "unresponsive", () => true, 10_000);
     const detectMs = Date.now() - stoppedAt;
-    await until(() => sup.status("h").status === "idle" && sup.status("h").restarts === 1, 10_000, "restarted after hang");
+    await until(
+      () => sup.status("h").status === "idle" && sup.status("h").restarts === 1,
+      10_000,
+      "restarted after hang",
+    );
     const recovery = Date.now() - stoppedAt;
     try {
       process.kill(pid, "SIGCONT"); // the late SIGCONT finds nothing to wake
@@ -233,9 +307,19 @@ describe("fault: worker killed or hung", () => {
     expect(info.lastExit).toMatchObject({ reason: "unresponsive", signal: "SIGKILL" });
     const lost = missing(completedMessages(rec, "h"), sessionMessages(info.sessionFile!));
     await sup.rpc("h", { type: "prompt", message: "still there?" });
-    await until(() => completedMessages(rec, "h").length === 4 && sup.status("h").status === "idle", 10_000, "run after restart");
+    await until(
+      () => completedMessages(rec, "h").length === 4 && sup.status("h").status === "idle",
+      10_000,
+      "run after restart",
+    );
     const left = await stopAndCount(sup, "h");
-    figures("worker-sigstop", { short_hang_restarts: 0, detect_ms: detectMs, recovery_ms: recovery, messages_lost: lost, processes_left: left });
+    figures("worker-sigstop", {
+      short_hang_restarts: 0,
+      detect_ms: detectMs,
+      recovery_ms: recovery,
+      messages_lost: lost,
+      processes_left: left,
+    });
     expect(lost).toBe(0);
     expect(left).toBe(0);
   });
@@ -254,7 +338,13 @@ describe("fault: worker killed or hung", () => {
     const info = sup.status("crash");
     const started = workerPids(rec, "crash");
     const left = leftAlive(started);
-    figures("worker-crash-at-start", { to_failed_ms: toFailed, starts: started.length, restarts: info.restarts, status: info.status, processes_left: left.length });
+    figures("worker-crash-at-start", {
+      to_failed_ms: toFailed,
+      starts: started.length,
+      restarts: info.restarts,
+      status: info.status,
+      processes_left: left.length,
+    });
     expect(info.status).toBe("failed");
     expect(info.restarts).toBe(3);
     expect(started.length).toBe(4);
@@ -288,7 +378,11 @@ describe("fault: worker killed or hung", () => {
     const { sup, rec, home } = piSupervisor();
     writeFileSync(
       join(home, "models.json"),
-      JSON.stringify({ providers: { mock: { baseUrl: `${server.url}/v1`, api: "openai-completions", apiKey: "k", models: [{ id: "mock-1" }] } } }),
+      JSON.stringify({
+        providers: {
+          mock: { baseUrl: `${server.url}/v1`, api: "openai-completions", apiKey: "k", models: [{ id: "mock-1" }] },
+        },
+      }),
     );
     for (let i = 0; i < 4; i++) server.enqueue({ error: { status: 500, message: "upstream exploded" } });
     server.enqueue({ text: "recovered" });
@@ -298,24 +392,47 @@ describe("fault: worker killed or hung", () => {
     const from = rec.messages.length;
     await sup.rpc("m", { type: "prompt", message: "please" });
     // pi's order: each failed run ends (agent_end with our willRetry) before its retry runs; the last one ends the prompt.
-    await rec.waitFor((m) => isEvent(m, "m", "agent_end") && m.event.willRetry !== true, 15_000, "agent_end after retries");
+    await rec.waitFor(
+      (m) => isEvent(m, "m", "agent_end") && m.event.willRetry !== true,
+      15_000,
+      "agent_end after retries",
+    );
     const errorMs = Date.now() - t0;
     await until(() => sup.status("m").status === "idle", 5_000, "idle after failed run");
-    const statuses = rec.messages.slice(from).filter((m) => isEvent(m, "m", "agent_status")).map((m) => (m as Ev).event.status);
+    const statuses = rec.messages
+      .slice(from)
+      .filter((m) => isEvent(m, "m", "agent_status"))
+      .map((m) => (m as Ev).event.status);
     // Busy through all four runs and the waits between them: idle once, at the end.
     expect(statuses).toEqual(["busy", "idle"]);
     expect(rec.messages.slice(from).filter((m) => isEvent(m, "m", "agent_end"))).toHaveLength(4);
     const retries = rec.messages.filter((m) => isEvent(m, "m", "auto_retry_start")).length;
-    const finalAssistant = completedMessages(rec, "m").filter((m) => m.role === "assistant").at(-1)!;
+    const finalAssistant = completedMessages(rec, "m")
+      .filter((m) => m.role === "assistant")
+      .at(-1)!;
     expect(finalAssistant.stopReason).toBe("error");
     expect(sup.status("m")).toMatchObject({ status: "idle", restarts: 0, pid });
     await sup.rpc("m", { type: "prompt", message: "again" });
-    await until(() => completedMessages(rec, "m").some((m) => m.role === "assistant" && JSON.stringify(m.content).includes("recovered")), 10_000, "next prompt answered");
+    await until(
+      () =>
+        completedMessages(rec, "m").some(
+          (m) => m.role === "assistant" && JSON.stringify(m.content).includes("recovered"),
+        ),
+      10_000,
+      "next prompt answered",
+    );
     await until(() => sup.status("m").status === "idle", 5_000, "idle");
     const info = sup.status("m");
     const lost = missing(completedMessages(rec, "m"), sessionMessages(info.sessionFile!));
     const left = await stopAndCount(sup, "m");
-    figures("worker-provider-500", { requests: server.requests.length, retries, run_error_ms: errorMs, restarts: info.restarts, messages_lost: lost, processes_left: left });
+    figures("worker-provider-500", {
+      requests: server.requests.length,
+      retries,
+      run_error_ms: errorMs,
+      restarts: info.restarts,
+      messages_lost: lost,
+      processes_left: left,
+    });
     expect(retries).toBe(3);
     expect(server.requests.length).toBe(5);
     expect(lost).toBe(0);
@@ -325,37 +442,65 @@ describe("fault: worker killed or hung", () => {
 
 describe("fault: worker writes malformed stdout", () => {
   const cases: { name: string; fig: string; env: Record<string, string>; protocolErrors: number }[] = [
-    { name: "non-JSON", fig: "worker-non-json-stdout", env: { FIXTURE_GARBAGE: "1", FIXTURE_NOISE_RUN: "1" }, protocolErrors: 10 },
-    { name: "partial lines", fig: "worker-partial-lines", env: { FIXTURE_PARTIAL_LINES: "1", FIXTURE_EVENTS: "20" }, protocolErrors: 0 },
+    {
+      name: "non-JSON",
+      fig: "worker-non-json-stdout",
+      env: { FIXTURE_GARBAGE: "1", FIXTURE_NOISE_RUN: "1" },
+      protocolErrors: 10,
+    },
+    {
+      name: "partial lines",
+      fig: "worker-partial-lines",
+      env: { FIXTURE_PARTIAL_LINES: "1", FIXTURE_EVENTS: "20" },
+      protocolErrors: 0,
+    },
     { name: "a 20 MB line", fig: "worker-20mb-line", env: { FIXTURE_BIG_LINE_MB: "20" }, protocolErrors: 2 },
   ];
-  it.each(cases)("a worker that prints $name keeps working: runs complete, the bad lines are reported, memory stays bounded", async (c) => {
-    const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: [process.execPath, FIXTURE] });
-    const pidFile = env.pidFile(home);
-    const rssBefore = process.memoryUsage().rss;
-    await sup.spawn({ name: "x", env: { ...c.env, FIXTURE_PID_FILE: pidFile, FIXTURE_SESSION_DIR: home } });
-    const t0 = Date.now();
-    for (let run = 1; run <= 2; run++) {
-      const ends = rec.messages.filter((m) => isEvent(m, "x", "agent_end")).length;
-      const accepted = await sup.rpc("x", { type: "prompt", message: `run ${run}` });
-      expect(accepted.success).toBe(true);
-      await until(() => rec.messages.filter((m) => isEvent(m, "x", "agent_end")).length > ends && sup.status("x").status === "idle", 45_000, `run ${run}`);
-    }
-    const ms = Date.now() - t0;
-    const rssGrowthMb = Math.round((process.memoryUsage().rss - rssBefore) / 1024 / 1024);
-    const protocolErrors = rec.messages.filter((m) => isEvent(m, "x", "protocol_error")).length;
-    const state = await sup.rpc("x", { type: "get_state" });
-    const messageCount = ((state.success ? state.data : undefined) as { messageCount: number }).messageCount;
-    const info = sup.status("x");
-    const updates = rec.messages.filter((m) => isEvent(m, "x", "message_update")).length;
-    await sup.stop("x");
-    const { workers } = readPids(pidFile);
-    const left = await waitAllGone(workers, 5_000);
-    figures(c.fig, { runs_completed: 2, run_ms: ms, protocol_errors: protocolErrors, message_updates: updates, session_messages: messageCount, restarts: info.restarts, rss_growth_mb: rssGrowthMb, processes_left: left.length });
-    expect(info).toMatchObject({ restarts: 0 });
-    expect(protocolErrors).toBe(c.protocolErrors);
-    expect(messageCount).toBe(4);
-    expect(left).toEqual([]);
-    // A deadline, not a speed check: the 20 MB line takes ~1 s alone but over 15 s at load 20–30.
-  }, 120_000);
+  it.each(cases)(
+    "a worker that prints $name keeps working: runs complete, the bad lines are reported, memory stays bounded",
+    async (c) => {
+      const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: [process.execPath, FIXTURE] });
+      const pidFile = env.pidFile(home);
+      const rssBefore = process.memoryUsage().rss;
+      await sup.spawn({ name: "x", env: { ...c.env, FIXTURE_PID_FILE: pidFile, FIXTURE_SESSION_DIR: home } });
+      const t0 = Date.now();
+      for (let run = 1; run <= 2; run++) {
+        const ends = rec.messages.filter((m) => isEvent(m, "x", "agent_end")).length;
+        const accepted = await sup.rpc("x", { type: "prompt", message: `run ${run}` });
+        expect(accepted.success).toBe(true);
+        await until(
+          () =>
+            rec.messages.filter((m) => isEvent(m, "x", "agent_end")).length > ends && sup.status("x").status === "idle",
+          45_000,
+          `run ${run}`,
+        );
+      }
+      const ms = Date.now() - t0;
+      const rssGrowthMb = Math.round((process.memoryUsage().rss - rssBefore) / 1024 / 1024);
+      const protocolErrors = rec.messages.filter((m) => isEvent(m, "x", "protocol_error")).length;
+      const state = await sup.rpc("x", { type: "get_state" });
+      const messageCount = ((state.success ? state.data : undefined) as { messageCount: number }).messageCount;
+      const info = sup.status("x");
+      const updates = rec.messages.filter((m) => isEvent(m, "x", "message_update")).length;
+      await sup.stop("x");
+      const { workers } = readPids(pidFile);
+      const left = await waitAllGone(workers, 5_000);
+      figures(c.fig, {
+        runs_completed: 2,
+        run_ms: ms,
+        protocol_errors: protocolErrors,
+        message_updates: updates,
+        session_messages: messageCount,
+        restarts: info.restarts,
+        rss_growth_mb: rssGrowthMb,
+        processes_left: left.length,
+      });
+      expect(info).toMatchObject({ restarts: 0 });
+      expect(protocolErrors).toBe(c.protocolErrors);
+      expect(messageCount).toBe(4);
+      expect(left).toEqual([]);
+      // A deadline, not a speed check: the 20 MB line takes ~1 s alone but over 15 s at load 20–30.
+    },
+    120_000,
+  );
 });

@@ -45,55 +45,75 @@ function start(impl: Implementation, env: NodeJS.ProcessEnv): RpcWorker {
 const IMPLS: Implementation[] = ["ours", "upstream"];
 
 describe.skipIf(!upstreamInstalled)("a run ends with its loop, not with the extensions' handlers of its events", () => {
-  it.each(IMPLS)("%s: an agent_start handler awaiting ctx.waitForIdle() lets the run end; abort is answered", async (impl) => {
-    const w = start(impl, { WAIT_IDLE: "1" });
-    expect(await w.request({ type: "prompt", message: "/keep" }, 30_000)).toMatchObject({ success: true });
-    server.enqueue({ text: "done" });
-    const from = w.received.length;
-    expect(await w.request({ type: "prompt", message: "hello" }, 30_000)).toMatchObject({ success: true });
-    expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
-    const end: Line = await w.event("agent_end", 30_000, from);
-    expect(end.messages.at(-1).role).toBe("assistant");
-    expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
-  });
+  it.each(IMPLS)(
+    "%s: an agent_start handler awaiting ctx.waitForIdle() lets the run end; abort is answered",
+    async (impl) => {
+      const w = start(impl, { WAIT_IDLE: "1" });
+      expect(await w.request({ type: "prompt", message: "/keep" }, 30_000)).toMatchObject({ success: true });
+      server.enqueue({ text: "done" });
+      const from = w.received.length;
+      expect(await w.request({ type: "prompt", message: "hello" }, 30_000)).toMatchObject({ success: true });
+      expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
+      const end: Line = await w.event("agent_end", 30_000, from);
+      expect(end.messages.at(-1).role).toBe("assistant");
+      expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
+    },
+  );
 
   it.each([
     { held: "a tool_execution_end handler holds it", env: {} },
     { held: "no handler of it, nothing held", env: { NO_TOOL_END: "1" } },
-  ])("ours: an event that cannot be written (tool details holding a BigInt; $held) is reported on stderr and the worker lives (it was an unhandled rejection)", async ({ env }) => {
-    const w = start("ours", env);
-    server.enqueue({ toolCalls: [{ id: "c1", name: "big", arguments: {} }] }, { text: "after big" });
-    expect(await w.request({ type: "prompt", message: "use big" }, 30_000)).toMatchObject({ success: true });
-    await w.waitFor((l) => l.type === "message_end" && l.message.role === "assistant" && l.message.content[0]?.text === "after big", 30_000);
-    expect(w.stderr.join("")).toContain("pi: could not send the tool_execution_end event: Do not know how to serialize a BigInt");
-    expect(await w.request({ type: "get_state" }, 30_000)).toMatchObject({ success: true });
-    expect(w.proc.exitCode).toBe(null);
-  });
+  ])(
+    "ours: an event that cannot be written (tool details holding a BigInt; $held) is reported on stderr and the worker lives (it was an unhandled rejection)",
+    async ({ env }) => {
+      const w = start("ours", env);
+      server.enqueue({ toolCalls: [{ id: "c1", name: "big", arguments: {} }] }, { text: "after big" });
+      expect(await w.request({ type: "prompt", message: "use big" }, 30_000)).toMatchObject({ success: true });
+      await w.waitFor(
+        (l) => l.type === "message_end" && l.message.role === "assistant" && l.message.content[0]?.text === "after big",
+        30_000,
+      );
+      expect(w.stderr.join("")).toContain(
+        "pi: could not send the tool_execution_end event: Do not know how to serialize a BigInt",
+      );
+      expect(await w.request({ type: "get_state" }, 30_000)).toMatchObject({ success: true });
+      expect(w.proc.exitCode).toBe(null);
+    },
+  );
 
-  it.each(IMPLS)("%s: a turn_end handler's open confirm does not hold abort or get_state; agent_end follows its answer", async (impl) => {
-    const w = start(impl, { CONFIRM_TURN: "1" });
-    server.enqueue({ text: "done" });
-    const from = w.received.length;
-    expect(await w.request({ type: "prompt", message: "hello" }, 30_000)).toMatchObject({ success: true });
-    const ask: Line = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "confirm", 30_000, from);
-    expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
-    expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
-    expect(w.received.slice(from).some((l) => l.type === "agent_end")).toBe(false);
-    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, confirmed: true })}\n`);
-    await w.event("agent_end", 30_000, from);
-  });
+  it.each(IMPLS)(
+    "%s: a turn_end handler's open confirm does not hold abort or get_state; agent_end follows its answer",
+    async (impl) => {
+      const w = start(impl, { CONFIRM_TURN: "1" });
+      server.enqueue({ text: "done" });
+      const from = w.received.length;
+      expect(await w.request({ type: "prompt", message: "hello" }, 30_000)).toMatchObject({ success: true });
+      const ask: Line = await w.waitFor(
+        (l) => l.type === "extension_ui_request" && l.method === "confirm",
+        30_000,
+        from,
+      );
+      expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
+      expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
+      expect(w.received.slice(from).some((l) => l.type === "agent_end")).toBe(false);
+      w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, confirmed: true })}\n`);
+      await w.event("agent_end", 30_000, from);
+    },
+  );
 
-
-  it.each(IMPLS)("%s: a before_agent_start handler awaiting its own send on a later prompt does not hold that run (ours waited for the run it was in)", async (impl) => {
-    const w = start(impl, { SEND_BEFORE: "1" });
-    server.enqueue({ text: "first" });
-    expect(await w.request({ type: "prompt", message: "one" }, 30_000)).toMatchObject({ success: true });
-    await w.event("agent_end", 30_000);
-    server.enqueue({ text: "second" }, { text: "third" }, { text: "fourth" });
-    const from = w.received.length;
-    expect(await w.request({ type: "prompt", message: "two" }, 30_000)).toMatchObject({ success: true });
-    await w.event("agent_end", 30_000, from);
-    expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
-    expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
-  });
+  it.each(IMPLS)(
+    "%s: a before_agent_start handler awaiting its own send on a later prompt does not hold that run (ours waited for the run it was in)",
+    async (impl) => {
+      const w = start(impl, { SEND_BEFORE: "1" });
+      server.enqueue({ text: "first" });
+      expect(await w.request({ type: "prompt", message: "one" }, 30_000)).toMatchObject({ success: true });
+      await w.event("agent_end", 30_000);
+      server.enqueue({ text: "second" }, { text: "third" }, { text: "fourth" });
+      const from = w.received.length;
+      expect(await w.request({ type: "prompt", message: "two" }, 30_000)).toMatchObject({ success: true });
+      await w.event("agent_end", 30_000, from);
+      expect(await w.request({ type: "abort" }, 30_000)).toMatchObject({ success: true });
+      expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
+    },
+  );
 });

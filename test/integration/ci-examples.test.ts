@@ -29,7 +29,9 @@ interface Step {
 }
 
 function steps(file: string, job: string): Step[] {
-  const doc = parse(readFileSync(join(ROOT, "examples/ci", file), "utf8")) as { jobs: Record<string, { steps: Step[] }> };
+  const doc = parse(readFileSync(join(ROOT, "examples/ci", file), "utf8")) as {
+    jobs: Record<string, { steps: Step[] }>;
+  };
   return doc.jobs[job].steps;
 }
 
@@ -56,7 +58,11 @@ function checkout(): { dir: string; tag: string } {
 /** Run a step's script with bash -e (as Actions does) in the checkout; resolves with its exit code and output. */
 function bash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   return new Promise((resolvePromise) => {
-    const p = spawn("bash", ["-e", "-c", script], { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const p = spawn("bash", ["-e", "-c", script], {
+      cwd,
+      env: { ...process.env, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     p.stdout.on("data", (c: Buffer) => (out += c.toString()));
     p.stderr.on("data", (c: Buffer) => (out += c.toString()));
@@ -64,7 +70,9 @@ function bash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ co
   });
 }
 
-const listed = (JSON.parse(readFileSync(join(ROOT, "examples/run/tasks.json"), "utf8")) as { name: string }[]).map((t) => t.name);
+const listed = (JSON.parse(readFileSync(join(ROOT, "examples/run/tasks.json"), "utf8")) as { name: string }[]).map(
+  (t) => t.name,
+);
 
 describe("examples/ci", () => {
   it("shards.yml: four shard jobs and the merge job give one report of every task", async () => {
@@ -72,10 +80,18 @@ describe("examples/ci", () => {
     const repo = join(dir, "repo");
     const shardStep = runOf(steps("shards.yml", "shard"), "tasks of shard");
     const results = await Promise.all(
-      [1, 2, 3, 4].map((n) => bash(shardStep.replaceAll("${{ matrix.shard }}", String(n)), repo, { PI_ORCH_HOME: join(dir, `home-${n}`), PI_ORCH_TEST_CI: tag })),
+      [1, 2, 3, 4].map((n) =>
+        bash(shardStep.replaceAll("${{ matrix.shard }}", String(n)), repo, {
+          PI_ORCH_HOME: join(dir, `home-${n}`),
+          PI_ORCH_TEST_CI: tag,
+        }),
+      ),
     );
     for (const r of results) expect(r.code, r.out).toBe(0);
-    const merged = await bash(runOf(steps("shards.yml", "report"), "one report"), repo, { PI_ORCH_HOME: join(dir, "home-report"), PI_ORCH_TEST_CI: tag });
+    const merged = await bash(runOf(steps("shards.yml", "report"), "one report"), repo, {
+      PI_ORCH_HOME: join(dir, "home-report"),
+      PI_ORCH_TEST_CI: tag,
+    });
     expect(merged.code, merged.out).toBe(0);
     const report = JSON.parse(readFileSync(join(repo, "reports/run.json"), "utf8")) as RunReport;
     expect(report.tasks.map((t) => t.name)).toEqual(listed);
@@ -84,19 +100,28 @@ describe("examples/ci", () => {
   }, 180_000);
 
   const missing = redisMissing();
-  it.skipIf(missing !== null)(`queue.yml: three workers and the producer against Redis${missing ? ` (skipped: ${missing})` : ""}`, async () => {
-    const { dir, tag } = checkout();
-    const repo = join(dir, "repo");
-    const redis = await RedisServer.start();
-    cleanups.push(() => redis.stop());
-    const runnerTemp = join(dir, "runner-temp");
-    mkdirSync(runnerTemp);
-    const script = runOf(steps("queue.yml", "agents"), "queue the tasks").replaceAll("${{ github.run_id }}", "4242");
-    const r = await bash(script, repo, { QUEUE: redis.url("agents"), RUNNER_TEMP: runnerTemp, PI_ORCH_HOME: join(dir, "home-producer"), PI_ORCH_TEST_CI: tag });
-    expect(r.code, r.out).toBe(0);
-    const report = JSON.parse(readFileSync(join(repo, "reports/run.json"), "utf8")) as RunReport;
-    expect(report.tasks.map((t) => t.name)).toEqual(listed);
-    expect(report.counts.passed).toBe(listed.length);
-    expect(new Set(report.tasks.map((t) => t.host)).size).toBeGreaterThanOrEqual(1);
-  }, 180_000);
+  it.skipIf(missing !== null)(
+    `queue.yml: three workers and the producer against Redis${missing ? ` (skipped: ${missing})` : ""}`,
+    async () => {
+      const { dir, tag } = checkout();
+      const repo = join(dir, "repo");
+      const redis = await RedisServer.start();
+      cleanups.push(() => redis.stop());
+      const runnerTemp = join(dir, "runner-temp");
+      mkdirSync(runnerTemp);
+      const script = runOf(steps("queue.yml", "agents"), "queue the tasks").replaceAll("${{ github.run_id }}", "4242");
+      const r = await bash(script, repo, {
+        QUEUE: redis.url("agents"),
+        RUNNER_TEMP: runnerTemp,
+        PI_ORCH_HOME: join(dir, "home-producer"),
+        PI_ORCH_TEST_CI: tag,
+      });
+      expect(r.code, r.out).toBe(0);
+      const report = JSON.parse(readFileSync(join(repo, "reports/run.json"), "utf8")) as RunReport;
+      expect(report.tasks.map((t) => t.name)).toEqual(listed);
+      expect(report.counts.passed).toBe(listed.length);
+      expect(new Set(report.tasks.map((t) => t.host)).size).toBeGreaterThanOrEqual(1);
+    },
+    180_000,
+  );
 });

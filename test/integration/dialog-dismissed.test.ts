@@ -50,21 +50,37 @@ async function dismissOn(impl: Implementation): Promise<{ id: string; after: Lin
   return { id: request.id as string, after: w.received.slice(from), state };
 }
 
-describe.skipIf(!upstreamInstalled)("a dialog dismissed through its signal, on the wire: our worker and upstream pi", () => {
-  it("neither tells the client; the extension gets the default answer; our get_state lists no open dialog", async () => {
-    const upstream = await dismissOn("upstream");
-    const ours = await dismissOn("ours");
-    // Sorted: the order of a command's answer and the extension's notice is either side's own.
-    const shape = (r: { id: string; after: Line[] }) =>
-      r.after.map((l) => (l.type === "response" ? `response ${l.command}` : l.type === "extension_ui_request" ? `${l.method} ${l.message ?? ""}` : l.type)).sort();
-    // After the request: /ask and /dismiss answered, the extension's notice, get_state answered; nothing names the dialog.
-    expect(shape(upstream)).toEqual(["notify answered: false", "response get_state", "response prompt", "response prompt"]);
-    expect(shape(ours)).toEqual(shape(upstream));
-    for (const r of [upstream, ours]) expect(r.after.filter((l) => l.id === r.id)).toEqual([]);
-    expect(upstream.state.data.openDialogs).toBeUndefined();
-    expect(ours.state.data.openDialogs).toEqual([]);
-  }, 90_000);
-});
+describe.skipIf(!upstreamInstalled)(
+  "a dialog dismissed through its signal, on the wire: our worker and upstream pi",
+  () => {
+    it("neither tells the client; the extension gets the default answer; our get_state lists no open dialog", async () => {
+      const upstream = await dismissOn("upstream");
+      const ours = await dismissOn("ours");
+      // Sorted: the order of a command's answer and the extension's notice is either side's own.
+      const shape = (r: { id: string; after: Line[] }) =>
+        r.after
+          .map((l) =>
+            l.type === "response"
+              ? `response ${l.command}`
+              : l.type === "extension_ui_request"
+                ? `${l.method} ${l.message ?? ""}`
+                : l.type,
+          )
+          .sort();
+      // After the request: /ask and /dismiss answered, the extension's notice, get_state answered; nothing names the dialog.
+      expect(shape(upstream)).toEqual([
+        "notify answered: false",
+        "response get_state",
+        "response prompt",
+        "response prompt",
+      ]);
+      expect(shape(ours)).toEqual(shape(upstream));
+      for (const r of [upstream, ours]) expect(r.after.filter((l) => l.id === r.id)).toEqual([]);
+      expect(upstream.state.data.openDialogs).toBeUndefined();
+      expect(ours.state.data.openDialogs).toEqual([]);
+    }, 90_000);
+  },
+);
 
 const homes: string[] = [];
 const servers: RunningServer[] = [];
@@ -97,16 +113,24 @@ describe("a dialog dismissed through its signal, through the supervisor", () => 
       events.some(test)
         ? Promise.resolve()
         : new Promise((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${events.map((e) => e.event.type).join(", ")}`)), 20_000);
+            const timer = setTimeout(
+              () =>
+                reject(new Error(`timed out waiting for ${what}; got ${events.map((e) => e.event.type).join(", ")}`)),
+              20_000,
+            );
             waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
           });
     await client.subscribe({ agents: ["asker"] }, (m) => {
       if (m.type !== "event") return;
       events.push(m);
-      for (const w of waiters.splice(0)) if (w.test(m)) w.resolve();
-      else waiters.push(w);
+      for (const w of waiters.splice(0))
+        if (w.test(m)) w.resolve();
+        else waiters.push(w);
     });
-    const ui = (method: string, message?: string) => (e: Ev) => e.event.type === "extension_ui_request" && e.event.method === method && (message === undefined || e.event.message === message);
+    const ui = (method: string, message?: string) => (e: Ev) =>
+      e.event.type === "extension_ui_request" &&
+      e.event.method === method &&
+      (message === undefined || e.event.message === message);
 
     await client.rpc("asker", { type: "prompt", message: "/ask" });
     await seen(ui("confirm"), "the confirm");
@@ -114,7 +138,10 @@ describe("a dialog dismissed through its signal, through the supervisor", () => 
     await client.rpc("asker", { type: "prompt", message: "/dismiss" });
     await seen(ui("notify", "answered: false"), "the extension's default answer");
     // The stream says so, for clients showing the dialog (the TUI drops it, attach prints it).
-    await seen((e) => e.event.type === "dialog_closed" && e.event.id === confirm.id && e.event.reason === "dismissed", "dialog_closed (dismissed)");
+    await seen(
+      (e) => e.event.type === "dialog_closed" && e.event.id === confirm.id && e.event.reason === "dismissed",
+      "dialog_closed (dismissed)",
+    );
     // A bash command outlasting the supervisor's timeout: with the dismissed dialog still
     // counted open it would be held (rpc_waiting) until the worker ends.
     const answered = client.rpc("asker", { type: "bash", command: "exec sleep 600" }).then(
@@ -123,9 +150,21 @@ describe("a dialog dismissed through its signal, through the supervisor", () => 
     );
     let guard: NodeJS.Timeout | undefined;
     const held = new Promise<{ ok: false; code: string; message: string }>((resolve) => {
-      guard = setTimeout(() => resolve({ ok: false, code: "held", message: `bash was neither answered nor refused in 30 s; events: ${events.map((e) => e.event.type).join(", ")}` }), 30_000);
+      guard = setTimeout(
+        () =>
+          resolve({
+            ok: false,
+            code: "held",
+            message: `bash was neither answered nor refused in 30 s; events: ${events.map((e) => e.event.type).join(", ")}`,
+          }),
+        30_000,
+      );
     });
     const outcome = await Promise.race([answered, held]).finally(() => clearTimeout(guard));
-    expect(outcome).toMatchObject({ ok: false, code: "timeout", message: expect.stringMatching(/did not answer bash within/) });
+    expect(outcome).toMatchObject({
+      ok: false,
+      code: "timeout",
+      message: expect.stringMatching(/did not answer bash within/),
+    });
   }, 60_000);
 });

@@ -49,13 +49,21 @@ async function script(impl: "ours" | "upstream"): Promise<string[]> {
   dirs.push(root);
   const ext = join(root.path, "ask.js");
   writeFileSync(ext, EXTENSION);
-  const env = impl === "ours" ? { PI_ORCH_HOME: root.path, HOME: root.path } : { PI_CODING_AGENT_DIR: root.path, PI_OFFLINE: "1", HOME: root.path };
+  const env =
+    impl === "ours"
+      ? { PI_ORCH_HOME: root.path, HOME: root.path }
+      : { PI_CODING_AGENT_DIR: root.path, PI_OFFLINE: "1", HOME: root.path };
   const args = ["--mode", "rpc", "--no-session", "-e", ext, ...(impl === "ours" ? ["--provider", "faux"] : [])];
-  const w = new RpcWorker(args, { cwd: root.path, env: { ...env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" }, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}) });
+  const w = new RpcWorker(args, {
+    cwd: root.path,
+    env: { ...env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
+    ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}),
+  });
   await w.request({ type: "get_state", id: "ready" });
   const from = w.received.length;
   const send = (o: Json) => w.writeRaw(`${JSON.stringify(o)}\n`);
-  const ui = (method: string) => w.waitFor((l) => l.type === "extension_ui_request" && l.method === method, 20_000, from);
+  const ui = (method: string) =>
+    w.waitFor((l) => l.type === "extension_ui_request" && l.method === method, 20_000, from);
 
   send({ type: "prompt", id: "p1", message: "/ask hello" });
   const confirm = await ui("confirm");
@@ -95,21 +103,38 @@ describe("an extension command with dialogs through the supervisor", () => {
     const ext = join(world.cwd.path, "ask.js");
     writeFileSync(ext, EXTENSION);
     await world.serve();
-    await world.ok(["spawn", "--name", "asker", "--worker-command", `${process.execPath} ${PI} --mode rpc --provider faux --no-session -e ${ext}`]);
+    await world.ok([
+      "spawn",
+      "--name",
+      "asker",
+      "--worker-command",
+      `${process.execPath} ${PI} --mode rpc --provider faux --no-session -e ${ext}`,
+    ]);
     const prompt = world.start(["prompt", "asker", "/ask hi"]);
     const dialog = async (method: string) => {
-      await world!.until(`a ${method} dialog`, () => JSON.stringify(world!.events("asker")), (t) => t.includes(`"method":"${method}"`));
-      return world!.events("asker").find((e) => e.event?.type === "extension_ui_request" && e.event.method === method)!.event as Json;
+      await world!.until(
+        `a ${method} dialog`,
+        () => JSON.stringify(world!.events("asker")),
+        (t) => t.includes(`"method":"${method}"`),
+      );
+      return world!.events("asker").find((e) => e.event?.type === "extension_ui_request" && e.event.method === method)!
+        .event as Json;
     };
     const confirm = await dialog("confirm");
     // The worker answers get_state while the dialog waits: list shows the model it runs.
     expect(await world.ok(["list"])).toMatch(/asker\s+idle\s.*faux\/faux-1/);
-    await world.ok(["rpc", "asker", JSON.stringify({ type: "extension_ui_response", id: confirm.id, confirmed: true })]);
+    await world.ok([
+      "rpc",
+      "asker",
+      JSON.stringify({ type: "extension_ui_response", id: confirm.id, confirmed: true }),
+    ]);
     const input = await dialog("input");
     expect(prompt.proc.exitCode).toBeNull();
     await world.ok(["rpc", "asker", JSON.stringify({ type: "extension_ui_response", id: input.id, value: "Ada" })]);
     expect(await prompt.exited).toBe(0);
     expect(prompt.stdout()).toBe("prompt sent to asker\n");
-    expect(world.events("asker").some((e) => e.event?.method === "notify" && e.event.message === "ok=true name=Ada")).toBe(true);
+    expect(
+      world.events("asker").some((e) => e.event?.method === "notify" && e.event.message === "ok=true name=Ada"),
+    ).toBe(true);
   }, 60_000);
 });

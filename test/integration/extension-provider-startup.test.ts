@@ -61,7 +61,11 @@ function rpc(impl: Implementation, args: string[]): RpcWorker {
 /** Run `pi ARGS` to its end (stdin closed); the promise settles when the process exits. */
 function run(impl: Implementation, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [cmd, ...pre] = bin(impl);
-  const child = spawn(cmd!, [...pre, ...args], { cwd: project, env: { ...process.env, ...envFor(impl) }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(cmd!, [...pre, ...args], {
+    cwd: project,
+    env: { ...process.env, ...envFor(impl) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
@@ -110,27 +114,52 @@ describe("a provider an extension registers, named at start-up", () => {
   });
 
   it.each(IMPLS)("%s: --api-key goes to the extension's provider named with it", async (impl) => {
-    const w = rpc(impl, ["-e", extension(), "--provider", "ext-mock", "--model", "ext-1", "--api-key", "cli-key-not-secret"]);
+    const w = rpc(impl, [
+      "-e",
+      extension(),
+      "--provider",
+      "ext-mock",
+      "--model",
+      "ext-1",
+      "--api-key",
+      "cli-key-not-secret",
+    ]);
     await promptAndAnswer(w, "keyed");
     expect(server.requests[0]!.headers.authorization).toBe("Bearer cli-key-not-secret");
   });
 
   it("ours: a provider nobody registers still fails the start, naming it (exit 2)", async () => {
-    const out = await run("ours", ["-p", "--no-session", "-e", extension(), "--provider", "ext-nope", "--model", "x", "hi"]);
+    const out = await run("ours", [
+      "-p",
+      "--no-session",
+      "-e",
+      extension(),
+      "--provider",
+      "ext-nope",
+      "--model",
+      "x",
+      "hi",
+    ]);
     expect(out.code).toBe(2);
     expect(out.stderr).toMatch(/unknown provider "ext-nope"; known: .*ext-mock/);
   });
 
   it("ours: a resumed session's model from an extension provider is kept once the extension loads", async () => {
     const sessions = join(home, "s");
-    const first = new RpcWorker(["--mode", "rpc", "--session-dir", sessions, "-e", extension(), "--provider", "ext-mock", "--model", "ext-2"], {
-      cwd: project,
-      env: envFor("ours"),
-    });
+    const first = new RpcWorker(
+      ["--mode", "rpc", "--session-dir", sessions, "-e", extension(), "--provider", "ext-mock", "--model", "ext-2"],
+      {
+        cwd: project,
+        env: envFor("ours"),
+      },
+    );
     await promptAndAnswer(first, "first run");
     first.closeStdin();
     await first.exited;
-    const again = new RpcWorker(["--mode", "rpc", "--session-dir", sessions, "--continue", "-e", extension()], { cwd: project, env: envFor("ours") });
+    const again = new RpcWorker(["--mode", "rpc", "--session-dir", sessions, "--continue", "-e", extension()], {
+      cwd: project,
+      env: envFor("ours"),
+    });
     const state = await again.request({ type: "get_state" }, 30_000);
     expect(state.data.model).toMatchObject({ provider: "ext-mock", id: "ext-2" });
     expect(again.stderr.join("")).not.toMatch(/not available/);

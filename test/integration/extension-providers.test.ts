@@ -12,7 +12,10 @@ import { describe, expect, it } from "vitest";
 import { useMockWorkerEnv } from "../support/mock-worker-env.js";
 import { RpcWorker } from "../support/rpc-worker.js";
 
-const UPSTREAM_EXAMPLES = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+const UPSTREAM_EXAMPLES = resolve(
+  import.meta.dirname,
+  "../upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions",
+);
 
 const env = useMockWorkerEnv();
 
@@ -43,7 +46,8 @@ function worker(args: string[]): RpcWorker {
   });
 }
 
-const ids = (reply: Record<string, any>) => (reply.data.models as { provider: string; id: string }[]).map((m) => `${m.provider}/${m.id}`);
+const ids = (reply: Record<string, any>) =>
+  (reply.data.models as { provider: string; id: string }[]).map((m) => `${m.provider}/${m.id}`);
 
 describe("providers registered by extensions", () => {
   it("are listed, selectable and prompted at once; a command can replace or remove them", async () => {
@@ -58,7 +62,12 @@ describe("providers registered by extensions", () => {
     const from = w.received.length;
     await w.request({ type: "prompt", message: "hi" });
     const end = await w.event("agent_end", undefined, from);
-    expect(end.messages.at(-1)).toMatchObject({ role: "assistant", provider: "ext-proxy", model: "proxy-large", content: [{ type: "text", text: "hello from the proxy" }] });
+    expect(end.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      provider: "ext-proxy",
+      model: "proxy-large",
+      content: [{ type: "text", text: "hello from the proxy" }],
+    });
     expect(env.server.requests).toHaveLength(1);
     expect(env.server.requests[0]).toMatchObject({ path: "/v1/chat/completions", body: { model: "proxy-large" } });
     expect(env.server.requests[0].headers.authorization).toBe("Bearer proxy-key-not-secret");
@@ -70,17 +79,24 @@ describe("providers registered by extensions", () => {
     expect(models).not.toContain("ext-proxy/proxy-large");
 
     await w.request({ type: "prompt", message: "/proxy-off" });
-    expect(ids(await w.request({ type: "get_available_models" })).filter((m) => m.startsWith("ext-proxy/"))).toEqual([]);
-    expect(await w.request({ type: "set_model", provider: "ext-proxy", modelId: "proxy-small" })).toMatchObject({ success: false });
+    expect(ids(await w.request({ type: "get_available_models" })).filter((m) => m.startsWith("ext-proxy/"))).toEqual(
+      [],
+    );
+    expect(await w.request({ type: "set_model", provider: "ext-proxy", modelId: "proxy-small" })).toMatchObject({
+      success: false,
+    });
   });
 
   it.each([
     ["custom-provider-gitlab-duo", "gitlab-duo"],
     ["custom-provider-anthropic", "custom-anthropic"],
-  ])("loads pi's %s example (a custom stream API with a key and OAuth): its models are listed", async (example, provider) => {
-    const w = worker(["-e", join(UPSTREAM_EXAMPLES, example)]);
-    const models = ids(await w.request({ type: "get_available_models" }));
-    expect(models.some((m) => m.startsWith(`${provider}/`))).toBe(true);
-    expect(w.received.filter((l) => l.type === "extension_error")).toEqual([]);
-  });
+  ])(
+    "loads pi's %s example (a custom stream API with a key and OAuth): its models are listed",
+    async (example, provider) => {
+      const w = worker(["-e", join(UPSTREAM_EXAMPLES, example)]);
+      const models = ids(await w.request({ type: "get_available_models" }));
+      expect(models.some((m) => m.startsWith(`${provider}/`))).toBe(true);
+      expect(w.received.filter((l) => l.type === "extension_error")).toEqual([]);
+    },
+  );
 });

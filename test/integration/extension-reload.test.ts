@@ -36,7 +36,10 @@ function writeExtension(path: string, version: string): void {
 }
 
 const notices = (w: RpcWorker, from: number) =>
-  w.received.slice(from).filter((l) => l.type === "extension_ui_request" && l.method === "notify").map((l) => l.message);
+  w.received
+    .slice(from)
+    .filter((l) => l.type === "extension_ui_request" && l.method === "notify")
+    .map((l) => l.message);
 
 describe("ctx.reload()", () => {
   it("reloads extensions, skills and prompts, with session_shutdown / session_start of reason reload", async () => {
@@ -46,16 +49,24 @@ describe("ctx.reload()", () => {
       cwd: project.path,
       env: { PI_ORCH_HOME: home.path, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
     });
-    const names = async () => ((await w.request({ type: "get_commands" })).data.commands as { name: string }[]).map((c) => c.name);
+    const names = async () =>
+      ((await w.request({ type: "get_commands" })).data.commands as { name: string }[]).map((c) => c.name);
     expect(await names()).toEqual(["v1"]);
 
     writeExtension(ext, "v2");
     mkdirSync(join(home.path, "skills", "later"), { recursive: true });
-    writeFileSync(join(home.path, "skills", "later", "SKILL.md"), "---\nname: later\ndescription: Added after start-up.\n---\nDo it later.\n");
+    writeFileSync(
+      join(home.path, "skills", "later", "SKILL.md"),
+      "---\nname: later\ndescription: Added after start-up.\n---\nDo it later.\n",
+    );
     expect(await names()).toEqual(["v1"]);
     const from = w.received.length;
     expect(await w.request({ type: "prompt", message: "/v1" })).toMatchObject({ success: true });
-    await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify" && l.message === "v2 start reload", undefined, from);
+    await w.waitFor(
+      (l) => l.type === "extension_ui_request" && l.method === "notify" && l.message === "v2 start reload",
+      undefined,
+      from,
+    );
     expect(notices(w, from)).toEqual(["v1 shutdown reload", "v2 start reload"]);
     expect(await names()).toEqual(expect.arrayContaining(["v2", "skill:later"]));
     expect(await names()).not.toContain("v1");

@@ -30,7 +30,12 @@ function world(impl: Implementation): { home: string; project: string } {
   return { home: home.path, project: project.path };
 }
 
-function worker(impl: Implementation, args: string[], w: { home: string; project: string }, env: NodeJS.ProcessEnv = {}): RpcWorker {
+function worker(
+  impl: Implementation,
+  args: string[],
+  w: { home: string; project: string },
+  env: NodeJS.ProcessEnv = {},
+): RpcWorker {
   const base = impl === "ours" ? { PI_ORCH_HOME: w.home } : { PI_CODING_AGENT_DIR: w.home, PI_OFFLINE: "1" };
   return new RpcWorker(["--mode", "rpc", "--no-session", ...args], {
     cwd: w.project,
@@ -51,8 +56,22 @@ describe("providers with their own stream (streamSimple)", () => {
     for (const impl of (installed ? ["ours", "upstream"] : ["ours"]) as Implementation[]) {
       const w = world(impl);
       const reaim = join(w.project, "reaim.ts");
-      writeFileSync(reaim, `export default (pi: any) => pi.registerProvider("custom-anthropic", { baseUrl: ${JSON.stringify(server.url)} });`);
-      const args = ["-e", join(EXAMPLES, "custom-provider-anthropic"), "-e", reaim, "--provider", "custom-anthropic", "--model", "claude-sonnet-4-5", "--thinking", "off"];
+      writeFileSync(
+        reaim,
+        `export default (pi: any) => pi.registerProvider("custom-anthropic", { baseUrl: ${JSON.stringify(server.url)} });`,
+      );
+      const args = [
+        "-e",
+        join(EXAMPLES, "custom-provider-anthropic"),
+        "-e",
+        reaim,
+        "--provider",
+        "custom-anthropic",
+        "--model",
+        "claude-sonnet-4-5",
+        "--thinking",
+        "off",
+      ];
       const pi = worker(impl, args, w, { CUSTOM_ANTHROPIC_API_KEY: "sk-ant-api-not-secret" });
       const at = server.requests.length;
       server.enqueue({ text: ["streamed ", "by the example"], usage: { input: 12, output: 5 } });
@@ -86,7 +105,15 @@ describe("providers with their own stream (streamSimple)", () => {
         beta: r.headers["anthropic-beta"],
       });
       expect(pick(ours.request)).toEqual(pick(upstream.request));
-      const reply = (m: Line) => ({ role: m.role, provider: m.provider, model: m.model, api: m.api, content: m.content, stopReason: m.stopReason, usage: { input: m.usage.input, output: m.usage.output } });
+      const reply = (m: Line) => ({
+        role: m.role,
+        provider: m.provider,
+        model: m.model,
+        api: m.api,
+        content: m.content,
+        stopReason: m.stopReason,
+        usage: { input: m.usage.input, output: m.usage.output },
+      });
       expect(reply(ours.reply)).toEqual(reply(upstream.reply));
     }
   });
@@ -135,14 +162,26 @@ describe("providers with their own stream (streamSimple)", () => {
          },
        });`,
     );
-    const pi = worker("ours", ["-e", ext, "--provider", "own", "--model", "own-1", "--tools", "ls,read"], w, { OWN_KEY: "own-key" });
+    const pi = worker("ours", ["-e", ext, "--provider", "own", "--model", "own-1", "--tools", "ls,read"], w, {
+      OWN_KEY: "own-key",
+    });
     const first = await prompt(pi, "list files");
     const tool = first.messages.find((m: Line) => m.role === "toolResult");
     expect(tool).toMatchObject({ toolName: "ls", isError: false });
-    expect(first.messages.at(-1)).toMatchObject({ role: "assistant", provider: "own", content: [{ type: "text", text: "key own-key saw toolResult ls; tools read,ls" }] });
-    expect(pi.received.some((l) => l.type === "message_update" && l.assistantMessageEvent?.type === "text_delta")).toBe(true);
+    expect(first.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      provider: "own",
+      content: [{ type: "text", text: "key own-key saw toolResult ls; tools read,ls" }],
+    });
+    expect(pi.received.some((l) => l.type === "message_update" && l.assistantMessageEvent?.type === "text_delta")).toBe(
+      true,
+    );
     const second = await prompt(pi, "again");
-    expect(second.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "own backend is down" });
+    expect(second.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      stopReason: "error",
+      errorMessage: "own backend is down",
+    });
     expect(await pi.request({ type: "get_state" })).toMatchObject({ success: true, data: { isStreaming: false } });
   });
 
@@ -160,7 +199,12 @@ describe("providers with their own stream (streamSimple)", () => {
     const pi = worker("ours", ["-e", ext, "--provider", "faux"], w);
     const error = await pi.event("extension_error", 30_000);
     expect(error).toMatchObject({ event: "load" });
-    expect(error.error).toContain('registerProvider "corp-sso": this provider gets its key only through OAuth (/login), which needs pi\'s terminal; give it an "apiKey"');
-    expect(await pi.request({ type: "get_state" })).toMatchObject({ success: true, data: { model: { provider: "faux" } } });
+    expect(error.error).toContain(
+      'registerProvider "corp-sso": this provider gets its key only through OAuth (/login), which needs pi\'s terminal; give it an "apiKey"',
+    );
+    expect(await pi.request({ type: "get_state" })).toMatchObject({
+      success: true,
+      data: { model: { provider: "faux" } },
+    });
   });
 });

@@ -99,7 +99,13 @@ describe("extensions over RPC", () => {
         name: "hello",
         description: "Say hello (usage: /hello [name])",
         source: "extension",
-        sourceInfo: { path: GUARD_EXAMPLE, source: "local", scope: "temporary", origin: "top-level", baseDir: dirname(GUARD_EXAMPLE) },
+        sourceInfo: {
+          path: GUARD_EXAMPLE,
+          source: "local",
+          scope: "temporary",
+          origin: "top-level",
+          baseDir: dirname(GUARD_EXAMPLE),
+        },
       },
     ]);
     const from = w.received.length;
@@ -114,7 +120,10 @@ describe("extensions over RPC", () => {
     mkdirSync(victim);
     writeFileSync(join(victim, "keep.txt"), "still here");
     const command = `rm -rf ${victim}`;
-    const w = startWorker([{ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "I will not delete it" }], ["--extension", GUARD_EXAMPLE]);
+    const w = startWorker(
+      [{ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "I will not delete it" }],
+      ["--extension", GUARD_EXAMPLE],
+    );
     const from = w.received.length;
     await w.request({ type: "prompt", message: "clean up" });
     const end = await w.event("agent_end", undefined, from);
@@ -147,15 +156,18 @@ describe("extensions over RPC", () => {
     const isConfirm = (l: Record<string, any>) => l.type === "extension_ui_request" && l.method === "confirm";
     const first = await w.waitFor(isConfirm, undefined, from);
     expect(first).toMatchObject({ title: "Run this command?", message: "echo first", timeout: 20000 });
-    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: first.id, confirmed: false }) + "\n");
+    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: first.id, confirmed: false })}\n`);
 
     const second = await w.waitFor((l) => isConfirm(l) && l.id !== first.id, undefined, from);
     expect(second.message).toBe("echo second");
-    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: second.id, confirmed: true }) + "\n");
+    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: second.id, confirmed: true })}\n`);
 
     const end = await w.event("agent_end", undefined, from);
     const [declined, accepted] = toolResults(end);
-    expect(declined).toMatchObject({ isError: true, content: [{ type: "text", text: "The user declined: echo first" }] });
+    expect(declined).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: "The user declined: echo first" }],
+    });
     expect(accepted).toMatchObject({ isError: false });
     expect(accepted.content[0].text).toContain("second");
   });
@@ -170,26 +182,38 @@ describe("extensions over RPC", () => {
     );
     const broken = extension("broken.ts", `throw new Error("broken at import");`);
     writeFileSync(join(project.path, "notes.txt"), "some notes\n");
-    const w = startWorker([{ toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] }, { text: "finished anyway" }], [
-      "--extension",
-      thrower,
-      "--extension",
-      broken,
-    ]);
+    const w = startWorker(
+      [{ toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] }, { text: "finished anyway" }],
+      ["--extension", thrower, "--extension", broken],
+    );
 
     const loadError = await w.waitFor((l) => l.type === "extension_error" && l.event === "load");
-    expect(loadError).toEqual({ type: "extension_error", extensionPath: broken, event: "load", error: "broken at import" });
+    expect(loadError).toEqual({
+      type: "extension_error",
+      extensionPath: broken,
+      event: "load",
+      error: "broken at import",
+    });
 
     const from = w.received.length;
     await w.request({ type: "prompt", message: "read the notes" });
     const end = await w.event("agent_end", undefined, from);
     const errors = w.received.slice(from).filter((l) => l.type === "extension_error");
     expect(errors).toEqual([
-      { type: "extension_error", extensionPath: thrower, event: "before_agent_start", error: "boom in before_agent_start" },
+      {
+        type: "extension_error",
+        extensionPath: thrower,
+        event: "before_agent_start",
+        error: "boom in before_agent_start",
+      },
       { type: "extension_error", extensionPath: thrower, event: "tool_result", error: "boom in tool_result" },
     ]);
     expect(toolResults(end)).toEqual([expect.objectContaining({ toolName: "read", isError: false })]);
-    expect(end.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop", content: [{ type: "text", text: "finished anyway" }] });
+    expect(end.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      stopReason: "stop",
+      content: [{ type: "text", text: "finished anyway" }],
+    });
     await stderrContains(w, `extension ${thrower} failed (before_agent_start): boom in before_agent_start`);
   });
 
@@ -203,7 +227,8 @@ describe("extensions over RPC", () => {
        writeFileSync(${JSON.stringify(marker)}, "ran");
        export default (pi: any) => pi.registerCommand("from-project", { description: "project command", handler: () => {} });`,
     );
-    const names = async (w: RpcWorker) => (await w.request({ type: "get_commands" })).data.commands.map((c: { name: string }) => c.name);
+    const names = async (w: RpcWorker) =>
+      (await w.request({ type: "get_commands" })).data.commands.map((c: { name: string }) => c.name);
 
     const untrusted = startWorker([]);
     expect(await names(untrusted)).toEqual([]);

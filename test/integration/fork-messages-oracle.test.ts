@@ -24,7 +24,8 @@ async function turn(w: RpcWorker, message: string): Promise<void> {
   await w.event("agent_end", 30_000, from);
 }
 
-const text = (m: Line): string => (typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text ?? "").join(""));
+const text = (m: Line): string =>
+  typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text ?? "").join("");
 /** The conversation as role and text (ids, timestamps and usage differ between the two). */
 const conversation = async (w: RpcWorker): Promise<string[]> =>
   ((await w.request({ type: "get_messages" })).data.messages as Line[]).map((m) => `${m.role}: ${text(m)}`);
@@ -32,7 +33,9 @@ const forkTexts = async (w: RpcWorker): Promise<string[]> =>
   ((await w.request({ type: "get_fork_messages" })).data.messages as Line[]).map((m) => m.text);
 /** What the model was sent last, without the system prompt (each side words its own). */
 const lastRequest = (): string[] =>
-  ((server.requests.at(-1)!.body as Line).messages as Line[]).filter((m) => m.role !== "system").map((m) => `${m.role}: ${text(m)}`);
+  ((server.requests.at(-1)!.body as Line).messages as Line[])
+    .filter((m) => m.role !== "system")
+    .map((m) => `${m.role}: ${text(m)}`);
 
 const IMPLS: Implementation[] = ["ours", "upstream"];
 
@@ -66,7 +69,11 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
       const again = (await w.request({ type: "get_fork_messages" })).data.messages as Line[];
       steps.push((await w.request({ type: "fork", entryId: again[0]!.entryId }, 30_000)).data);
       steps.push(await conversation(w));
-      seen[impl] = steps.map((s) => (s && typeof s === "object" && "type" in (s as Line) ? { success: (s as Line).success, error: (s as Line).error } : s));
+      seen[impl] = steps.map((s) =>
+        s && typeof s === "object" && "type" in (s as Line)
+          ? { success: (s as Line).success, error: (s as Line).error }
+          : s,
+      );
       await killAllWorkers();
       server.requests.length = 0;
     }
@@ -86,8 +93,16 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
       const fresh = await w.request({ type: "new_session" }, 30_000);
       const after = (await w.request({ type: "get_state" })).data as Line;
       // pi's in-memory session names a file it never writes (a bare file name); ours names none.
-      const named = impl === "upstream" ? typeof after.sessionFile === "string" && !existsSync(after.sessionFile) : after.sessionFile === undefined;
-      const steps: unknown[] = [{ success: fresh.success, data: fresh.data }, named, after.messageCount, after.sessionId !== before.sessionId];
+      const named =
+        impl === "upstream"
+          ? typeof after.sessionFile === "string" && !existsSync(after.sessionFile)
+          : after.sessionFile === undefined;
+      const steps: unknown[] = [
+        { success: fresh.success, data: fresh.data },
+        named,
+        after.messageCount,
+        after.sessionId !== before.sessionId,
+      ];
       steps.push(await conversation(w));
       await turn(w, "second");
       steps.push(lastRequest());
@@ -97,7 +112,16 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
       await killAllWorkers();
     }
     expect(seen.ours).toEqual(seen.upstream);
-    expect(seen.upstream).toEqual([{ success: true, data: { cancelled: false } }, true, 0, true, [], ["user: second"], ["second"], []]);
+    expect(seen.upstream).toEqual([
+      { success: true, data: { cancelled: false } },
+      true,
+      0,
+      true,
+      [],
+      ["user: second"],
+      ["second"],
+      [],
+    ]);
   });
 
   it("a session file with two branches: every branch's user messages are listed, and a fork at the other branch keeps its path", async () => {
@@ -106,10 +130,21 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
     const lines = readFileSync(FIXTURE, "utf8").trimEnd().split("\n");
     const at = JSON.parse(lines.at(-1)!).id as string;
     const user = (id: string, parentId: string, t: string) =>
-      JSON.stringify({ type: "message", id, parentId, timestamp: "2026-11-30T17:50:00.000Z", message: { role: "user", content: [{ type: "text", text: t }], timestamp: 1796061000000 } });
+      JSON.stringify({
+        type: "message",
+        id,
+        parentId,
+        timestamp: "2026-11-30T17:50:00.000Z",
+        message: { role: "user", content: [{ type: "text", text: t }], timestamp: 1796061000000 },
+      });
     const answer = JSON.parse(lines.at(-1)!);
-    const reply = JSON.stringify({ ...answer, id: "b2000002", parentId: "b2000001", message: { ...answer.message, content: [{ type: "text", text: "second answer" }] } });
-    const branched = [...lines, user("b1000001", at, "abandoned"), user("b2000001", at, "second question"), reply].join("\n") + "\n";
+    const reply = JSON.stringify({
+      ...answer,
+      id: "b2000002",
+      parentId: "b2000001",
+      message: { ...answer.message, content: [{ type: "text", text: "second answer" }] },
+    });
+    const branched = `${[...lines, user("b1000001", at, "abandoned"), user("b2000001", at, "second question"), reply].join("\n")}\n`;
 
     const seen: Record<string, unknown> = {};
     for (const impl of IMPLS) {
@@ -137,6 +172,10 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
       await killAllWorkers();
     }
     expect(seen.ours).toEqual(seen.upstream);
-    expect((seen.upstream as Line[])[0].map((m: Line) => m.text)).toEqual(["list files", "abandoned", "second question"]);
+    expect((seen.upstream as Line[])[0].map((m: Line) => m.text)).toEqual([
+      "list files",
+      "abandoned",
+      "second question",
+    ]);
   });
 });

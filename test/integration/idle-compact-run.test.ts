@@ -18,7 +18,8 @@ afterEach(async () => {
 });
 
 /** A GC trace line of the memory-reducing collection (CollectAllAvailableGarbage). */
-const isReducingGc = (l: Record<string, unknown>): boolean => l.type === "__not_json__" && /Mark-Compact \(reduce\)/.test(String(l.line));
+const isReducingGc = (l: Record<string, unknown>): boolean =>
+  l.type === "__not_json__" && /Mark-Compact \(reduce\)/.test(String(l.line));
 
 it("runs the collection after the run ends, not while the model is silent", async () => {
   const home = mkdtempSync(join(tmpdir(), "pi-idle-gc-"));

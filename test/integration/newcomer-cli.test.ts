@@ -13,8 +13,16 @@ import { isAlive } from "../support/rpc-worker.js";
 import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 
 const ROOT = join(import.meta.dirname, "../..");
-const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, "../../package.json"), "utf8")) as { version: string }).version;
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" };
+const VERSION = (
+  JSON.parse(readFileSync(join(import.meta.dirname, "../../package.json"), "utf8")) as { version: string }
+).version;
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@example.com",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@example.com",
+};
 
 let world: World | undefined;
 
@@ -33,7 +41,10 @@ function git(cwd: string, ...args: string[]): string {
 
 function run(bin: string, args: string[]): { code: number; stdout: string; stderr: string } {
   try {
-    const stdout = execFileSync(process.execPath, [bin, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const stdout = execFileSync(process.execPath, [bin, ...args], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     return { code: 0, stdout, stderr: "" };
   } catch (err) {
     const e = err as { status: number; stdout: string; stderr: string };
@@ -91,7 +102,10 @@ describe("the CLI as a new user meets it", () => {
     expect(await world.ok(["stop", "one"])).toBe("one was already stopped\n");
     expect(await world.ok(["stop", "--all"])).toBe("stopped 1 agent: two (already down: one)\n");
     expect(await world.ok(["stop", "--all"])).toBe("no running agents to stop (already down: one, two)\n");
-    expect((await world.json<Json[]>(["stop", "--all", "--json"])).map((a) => [a.name, a.status])).toEqual([["one", "stopped"], ["two", "stopped"]]);
+    expect((await world.json<Json[]>(["stop", "--all", "--json"])).map((a) => [a.name, a.status])).toEqual([
+      ["one", "stopped"],
+      ["two", "stopped"],
+    ]);
     await world.ok(["restart", "two"]);
     expect(await world.ok(["shutdown"])).toBe("supervisor stopped; stopped 1 agent: two\n");
   }, 60_000);
@@ -122,7 +136,10 @@ describe("the CLI as a new user meets it", () => {
     const r = await world.cli(["prompt", "--all", "--json", "list the files"]);
     expect(r.code).toBe(1);
     const sent = JSON.parse(r.stdout) as Json[];
-    expect(sent.map((s) => [s.agent, s.sent]).sort()).toEqual([["free", true], ["taken", false]]);
+    expect(sent.map((s) => [s.agent, s.sent]).sort()).toEqual([
+      ["free", true],
+      ["taken", false],
+    ]);
     expect(sent.find((s) => s.agent === "taken")!.error).toContain('agent "taken" refused the prompt');
     expect(r.stderr).toContain('agent "taken" refused the prompt');
     // free may still be busy with that prompt: a third agent takes the next one.
@@ -157,7 +174,11 @@ describe("the CLI as a new user meets it", () => {
   }, 60_000);
 
   it("an extension command in print mode runs and exits 0", () => {
-    const r = spawnSync(process.execPath, [PI, "-p", "--provider", "faux", "--no-session", "-e", join(ROOT, "examples/extensions/guard.ts"), "/hello Ada"], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [PI, "-p", "--provider", "faux", "--no-session", "-e", join(ROOT, "examples/extensions/guard.ts"), "/hello Ada"],
+      { encoding: "utf8" },
+    );
     expect(r.stderr).toContain("Hello, Ada!");
     expect(r.status).toBe(0);
   });
@@ -185,7 +206,9 @@ describe("the CLI as a new user meets it", () => {
     // Spawned without a first prompt: warned at once, not only at the first prompt.
     const keyless = await world.cli(["spawn", "--name", "keyless", "--provider", "openai"]);
     expect(keyless.code).toBe(0);
-    expect(keyless.stderr).toContain('pi-orch: warning: agent "keyless" will refuse prompts: no API key for provider "openai"');
+    expect(keyless.stderr).toContain(
+      'pi-orch: warning: agent "keyless" will refuse prompts: no API key for provider "openai"',
+    );
     expect(keyless.stderr).toContain("OPENAI_API_KEY in the supervisor's environment");
     expect((await world.cli(["spawn", "--name", "offline", "--provider", "faux"])).stderr).toBe("");
     const prompt = await world.cli(["prompt", "keyless", "hi"]);
@@ -199,9 +222,17 @@ describe("the CLI as a new user meets it", () => {
     await world.serve();
     const bad = await world.cli(["spawn", "--name", "bad", "--provider", "nosuch"]);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('did not start (failed: the worker refused its configuration: pi: unknown provider "nosuch"');
+    expect(bad.stderr).toContain(
+      'did not start (failed: the worker refused its configuration: pi: unknown provider "nosuch"',
+    );
     expect(bad.stderr).toContain("remove it with pi-orch rm bad");
-    const ghost = await world.cli(["spawn", "--name", "ghost", "--worker-command", "no-such-worker-program --mode rpc"]);
+    const ghost = await world.cli([
+      "spawn",
+      "--name",
+      "ghost",
+      "--worker-command",
+      "no-such-worker-program --mode rpc",
+    ]);
     expect(ghost.code).toBe(1);
     expect(ghost.stderr).toContain('could not start the worker "no-such-worker-program"');
     // No stderr log was written, so none is pointed at.
@@ -218,19 +249,33 @@ describe("the CLI as a new user meets it", () => {
     const serve = await world.serve();
     await world.ok(["spawn", "--name", "sleeper", "--provider", "faux", "--prompt", "run `sleep 30`"]);
     await world.waitForStatus("sleeper", (a) => a.status === "busy");
-    await world.until("the registry to say busy", () => readFileSync(join(world!.home.path, "agents.json"), "utf8"), (t) => t.includes('"busy"'));
+    await world.until(
+      "the registry to say busy",
+      () => readFileSync(join(world!.home.path, "agents.json"), "utf8"),
+      (t) => t.includes('"busy"'),
+    );
     const worker = (await world.json<Json>(["status", "sleeper"])).pid as number;
     const gone = new Promise((r) => serve.once("exit", r));
     serve.kill("SIGKILL");
     await gone;
-    await world.until("the worker to exit by itself", () => String(isAlive(worker)), (alive) => alive === "false");
+    await world.until(
+      "the worker to exit by itself",
+      () => String(isAlive(worker)),
+      (alive) => alive === "false",
+    );
     await world.serve();
-    await world.until("run_interrupted in the log", () => JSON.stringify(world!.events("sleeper")), (t) => t.includes("run_interrupted"));
+    await world.until(
+      "run_interrupted in the log",
+      () => JSON.stringify(world!.events("sleeper")),
+      (t) => t.includes("run_interrupted"),
+    );
     const last = world.events("sleeper").at(-1)!;
     expect(last.event).toEqual({ type: "run_interrupted", reason: "the supervisor exited during the run" });
     expect(await world.ok(["logs", "sleeper"])).toMatch(/interrupted.*the supervisor exited during the run/);
     // list says how to bring it back, and restart does.
-    expect(await world.ok(["list"])).toContain("sleeper was stopped when the supervisor exited; pi-orch restart sleeper brings it back with its session");
+    expect(await world.ok(["list"])).toContain(
+      "sleeper was stopped when the supervisor exited; pi-orch restart sleeper brings it back with its session",
+    );
     await world.ok(["restart", "sleeper"]);
     expect(await world.ok(["list"])).not.toContain("supervisor exited");
   }, 60_000);
@@ -243,16 +288,26 @@ describe("the CLI as a new user meets it", () => {
     writeFileSync(join(world.home.path, "logs", "noisy.stderr.log"), "first\nsecond {x}\nno newline");
     const r = await world.cli(["logs", "noisy", "--stderr", "--json"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual([{ line: "first" }, { line: "second {x}" }, { line: "no newline" }]);
+    expect(
+      r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual([{ line: "first" }, { line: "second {x}" }, { line: "no newline" }]);
   }, 60_000);
 
   it("a home other users can open: the error says to run chmod 700", () => {
     const home = mkdtempSync(join(tmpdir(), "pi-orch-open-home-"));
     try {
       chmodSync(home, 0o755);
-      const r = spawnSync(process.execPath, [BIN, "--home", home, "list"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      const r = spawnSync(process.execPath, [BIN, "--home", home, "list"], {
+        encoding: "utf8",
+        env: { ...process.env, NO_COLOR: "1" },
+      });
       expect(r.status).toBe(1);
-      expect(r.stderr).toContain(`could not start a supervisor for ${home}: refusing to use ${home}: it is open to other users (mode 755); run chmod 700 ${home}`);
+      expect(r.stderr).toContain(
+        `could not start a supervisor for ${home}: refusing to use ${home}: it is open to other users (mode 755); run chmod 700 ${home}`,
+      );
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
@@ -260,12 +315,18 @@ describe("the CLI as a new user meets it", () => {
 
   it("demo --keep keeps its folder and never says it removes it", () => {
     // As the README's quickstart runs it (npx sets npm_command=exec): the next commands it suggests say npx too.
-    const r = spawnSync(process.execPath, [BIN, "demo", "--no-tui", "--keep"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", PI_ORCH_HOME: "/nonexistent", npm_command: "exec" }, timeout: 60_000 });
+    const r = spawnSync(process.execPath, [BIN, "demo", "--no-tui", "--keep"], {
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1", PI_ORCH_HOME: "/nonexistent", npm_command: "exec" },
+      timeout: 60_000,
+    });
     const kept = /pi-orch demo: kept (\S+)/.exec(r.stderr)?.[1];
     try {
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).not.toContain("removing");
-      expect(r.stdout).toContain('Next: npx pi-orch demo (the TUI), or npx pi-orch spawn --provider faux --prompt "list the files"');
+      expect(r.stdout).toContain(
+        'Next: npx pi-orch demo (the TUI), or npx pi-orch spawn --provider faux --prompt "list the files"',
+      );
       expect(kept && existsSync(join(kept, "repo"))).toBe(true);
     } finally {
       if (kept?.includes("pi-orch-demo-")) rmSync(kept, { recursive: true, force: true });

@@ -35,8 +35,17 @@ function upstreamFlags(home: string): Flag[] {
   for (const line of help.split("\n")) {
     const m = /^ {2}(--[a-z][a-z-]*)((?:, -[a-z]+)*)(?: (<[^>]+>|\[[^\]]+\]))?(?: |$)/.exec(line);
     if (!m) continue;
-    const names = [m[1]!, ...m[2]!.split(",").map((s) => s.trim()).filter(Boolean)];
-    flags.push({ names, ...(m[3] ? { value: m[3].startsWith("<") ? ("required" as const) : ("optional" as const) } : {}) });
+    const names = [
+      m[1]!,
+      ...m[2]!
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ];
+    flags.push({
+      names,
+      ...(m[3] ? { value: m[3].startsWith("<") ? ("required" as const) : ("optional" as const) } : {}),
+    });
   }
   return flags;
 }
@@ -81,7 +90,11 @@ function valueFor(flag: string, s: ReturnType<typeof setup>): string {
 /** `pi --list-models ARGS` of `bin` (ours or upstream) in a clean environment; it must exit 0. Its table's lines. */
 function listModels(s: ReturnType<typeof setup>, bin: string, env: NodeJS.ProcessEnv, args: string[]): string[] {
   const clean = { PATH: process.env.PATH, HOME: s.root, PI_OFFLINE: "1", NO_COLOR: "1" };
-  const r = spawnSync(process.execPath, [bin, "--list-models", ...args], { cwd: s.cwd, env: { ...clean, ...env }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [bin, "--list-models", ...args], {
+    cwd: s.cwd,
+    env: { ...clean, ...env },
+    encoding: "utf8",
+  });
   expect(r.status, `${bin} --list-models ${args.join(" ")}\n${r.stderr}`).toBe(0);
   // Upstream pi, its stdin not a terminal, prints the table to stderr (its stdout
   // guard for print mode); ours keeps it on stdout, where a script reads it.
@@ -89,10 +102,22 @@ function listModels(s: ReturnType<typeof setup>, bin: string, env: NodeJS.Proces
 }
 
 /** The providers of a --list-models table but our faux (listed while it is the model in use, which upstream has not). */
-const providers = (lines: string[]) => [...new Set(lines.slice(1).map((l) => l.split(/\s+/)[0]!))].filter((p) => p !== "faux").sort();
+const providers = (lines: string[]) =>
+  [...new Set(lines.slice(1).map((l) => l.split(/\s+/)[0]!))].filter((p) => p !== "faux").sort();
 
 // Flags that end the process or pick the session are checked one by one below.
-const SEPARATE = new Set(["--help", "--version", "--export", "--list-models", "--print", "--session", "--fork", "--continue", "--resume", "--no-session"]);
+const SEPARATE = new Set([
+  "--help",
+  "--version",
+  "--export",
+  "--list-models",
+  "--print",
+  "--session",
+  "--fork",
+  "--continue",
+  "--resume",
+  "--no-session",
+]);
 
 describe.skipIf(!installed)("pi's command line", () => {
   it("starts with every flag pi 0.73.1 documents (long names and short aliases), refusing none", async () => {
@@ -119,7 +144,12 @@ describe.skipIf(!installed)("pi's command line", () => {
 
   it("answers --version, --help, --list-models [search] and exits 0", () => {
     const s = setup();
-    const run = (...args: string[]) => spawnSync(process.execPath, [PI_BIN, ...args], { cwd: s.cwd, env: { ...process.env, ...s.env }, encoding: "utf8" });
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [PI_BIN, ...args], {
+        cwd: s.cwd,
+        env: { ...process.env, ...s.env },
+        encoding: "utf8",
+      });
     expect(run("--version").stdout).toMatch(/^\d+\.\d+\.\d+/);
     expect(run("-v").status).toBe(0);
     const help = run("--help");
@@ -129,7 +159,16 @@ describe.skipIf(!installed)("pi's command line", () => {
     for (const flag of documented) expect(help.stdout, flag.names[0]).toContain(flag.names[0]!);
     writeFileSync(
       join(s.home, "models.json"),
-      JSON.stringify({ providers: { mock: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "k", models: [{ id: "mock-1", reasoning: true, contextWindow: 128000, maxTokens: 4096 }] } } }),
+      JSON.stringify({
+        providers: {
+          mock: {
+            baseUrl: "http://127.0.0.1:9/v1",
+            api: "openai-completions",
+            apiKey: "k",
+            models: [{ id: "mock-1", reasoning: true, contextWindow: 128000, maxTokens: 4096 }],
+          },
+        },
+      }),
     );
     const list = run("--list-models");
     expect(list.status).toBe(0);
@@ -145,20 +184,36 @@ describe.skipIf(!installed)("pi's command line", () => {
       join(s.home, "models.json"),
       JSON.stringify({
         providers: {
-          lit: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "sk-literal", models: [{ id: "m2" }, { id: "a-first", contextWindow: 1047576, maxTokens: 512 }] },
-          envkey: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "MY_PROXY_KEY_UNSET", models: [{ id: "m1", reasoning: true }] },
+          lit: {
+            baseUrl: "http://127.0.0.1:9/v1",
+            api: "openai-completions",
+            apiKey: "sk-literal",
+            models: [{ id: "m2" }, { id: "a-first", contextWindow: 1047576, maxTokens: 512 }],
+          },
+          envkey: {
+            baseUrl: "http://127.0.0.1:9/v1",
+            api: "openai-completions",
+            apiKey: "MY_PROXY_KEY_UNSET",
+            models: [{ id: "m1", reasoning: true }],
+          },
         },
       }),
     );
     const list = (bin: string, env: NodeJS.ProcessEnv, args: string[]) => listModels(s, bin, env, args);
     // Cells, not padding: the widths follow the longest id, and the catalogues differ.
-    const custom = (lines: string[]) => lines.filter((l) => /^(lit|envkey)\s/.test(l)).map((l) => l.trim().split(/\s+/));
+    const custom = (lines: string[]) =>
+      lines.filter((l) => /^(lit|envkey)\s/.test(l)).map((l) => l.trim().split(/\s+/));
     const cases: [string, NodeJS.ProcessEnv, string[], string[]][] = [
       ["no keys", {}, [], ["envkey", "lit"]],
       ["an empty OPENAI_API_KEY", { OPENAI_API_KEY: "" }, [], ["envkey", "lit"]],
       ["OPENAI_API_KEY set", { OPENAI_API_KEY: "sk-test" }, [], ["envkey", "lit", "openai"]],
       ["--api-key for openai's model", {}, ["--model", "openai/gpt-4o", "--api-key", "k"], ["envkey", "lit", "openai"]],
-      ["--api-key for openai, anthropic's own key", { ANTHROPIC_API_KEY: "a" }, ["--model", "openai/gpt-4o", "--api-key", "k"], ["anthropic", "envkey", "lit", "openai"]],
+      [
+        "--api-key for openai, anthropic's own key",
+        { ANTHROPIC_API_KEY: "a" },
+        ["--model", "openai/gpt-4o", "--api-key", "k"],
+        ["anthropic", "envkey", "lit", "openai"],
+      ],
     ];
     for (const [name, env, args, expected] of cases) {
       const theirs = list(UPSTREAM, { ...env, PI_CODING_AGENT_DIR: s.home }, args);
@@ -168,11 +223,18 @@ describe.skipIf(!installed)("pi's command line", () => {
       // The same rows, in pi's order (provider, then id) and number format (1.0M, 16.4K).
       expect(custom(ours), name).toEqual(custom(theirs));
       const rows = ours.slice(1).map((l) => l.split(/\s+/).slice(0, 2).join("/"));
-      expect(rows, name).toEqual([...rows].sort((a, b) => a.split("/")[0]!.localeCompare(b.split("/")[0]!) || a.split("/")[1]!.localeCompare(b.split("/")[1]!)));
+      expect(rows, name).toEqual(
+        [...rows].sort(
+          (a, b) =>
+            a.split("/")[0]!.localeCompare(b.split("/")[0]!) || a.split("/")[1]!.localeCompare(b.split("/")[1]!),
+        ),
+      );
     }
     // pi's search: every word's letters in order, in "provider id".
     for (const search of ["lit m", "ekm1", "zzz"]) {
-      expect(list(PI_BIN, { PI_ORCH_HOME: s.home }, [search]), search).toEqual(list(UPSTREAM, { PI_CODING_AGENT_DIR: s.home }, [search]));
+      expect(list(PI_BIN, { PI_ORCH_HOME: s.home }, [search]), search).toEqual(
+        list(UPSTREAM, { PI_CODING_AGENT_DIR: s.home }, [search]),
+      );
     }
   }, 60_000);
 
@@ -190,18 +252,26 @@ describe.skipIf(!installed)("pi's command line", () => {
         pi.registerProvider("openai", { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "EXT_OPENAI_KEY", models: [model("proxy-gpt")] });
       }\n`,
     );
-    const extensions = ["custom-provider-anthropic", "custom-provider-gitlab-duo"].flatMap((name) => ["-e", join(resolve(UPSTREAM, "../../examples/extensions"), name)]);
+    const extensions = ["custom-provider-anthropic", "custom-provider-gitlab-duo"].flatMap((name) => [
+      "-e",
+      join(resolve(UPSTREAM, "../../examples/extensions"), name),
+    ]);
     const cases: [string, string[], string[]][] = [
       ["pi's examples", extensions, ["custom-anthropic", "gitlab-duo"]],
       ["a local extension", ["-e", local], ["ext-env", "openai"]],
       // The search is --list-models' own value, so it comes first.
       ["all three, and a search", ["opus", ...extensions, "-e", local], ["custom-anthropic", "gitlab-duo"]],
       // The start model does not matter to the list: neither pi fails on one it cannot resolve.
-      ["--provider of an extension", ["--provider", "custom-anthropic", ...extensions], ["custom-anthropic", "gitlab-duo"]],
+      [
+        "--provider of an extension",
+        ["--provider", "custom-anthropic", ...extensions],
+        ["custom-anthropic", "gitlab-duo"],
+      ],
       ["--model of an extension", ["--model", "ext-env/e-1", "-e", local], ["ext-env", "openai"]],
       ["--provider that nothing registers", ["--provider", "nosuch", "-e", local], ["ext-env", "openai"]],
     ];
-    const cells = (lines: string[]) => lines.filter((l) => !/^(faux|provider)\s/.test(l)).map((l) => l.trim().split(/\s+/));
+    const cells = (lines: string[]) =>
+      lines.filter((l) => !/^(faux|provider)\s/.test(l)).map((l) => l.trim().split(/\s+/));
     for (const [name, args, expected] of cases) {
       const theirs = listModels(s, UPSTREAM, { PI_CODING_AGENT_DIR: s.home }, args);
       const ours = listModels(s, PI_BIN, { PI_ORCH_HOME: s.home }, args);
@@ -224,7 +294,11 @@ describe.skipIf(!installed)("pi's command line", () => {
     await w.exited;
     expect(JSON.parse(readFileSync(path, "utf8").split("\n")[0]!).type).toBe("session");
     const out = join(s.root, "page.html");
-    const exported = spawnSync(process.execPath, [PI_BIN, "--export", path, out], { cwd: s.cwd, env: { ...process.env, ...s.env }, encoding: "utf8" });
+    const exported = spawnSync(process.execPath, [PI_BIN, "--export", path, out], {
+      cwd: s.cwd,
+      env: { ...process.env, ...s.env },
+      encoding: "utf8",
+    });
     expect(exported.status).toBe(0);
     expect(exported.stdout.trim()).toBe(out);
     const html = readFileSync(out, "utf8");
@@ -235,12 +309,18 @@ describe.skipIf(!installed)("pi's command line", () => {
   it("--fork copies a session into a new one; --resume and -r continue the latest", async () => {
     const s = setup();
     const sessions = join(s.root, "sessions");
-    const first = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions], { cwd: s.cwd, env: s.env });
+    const first = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions], {
+      cwd: s.cwd,
+      env: s.env,
+    });
     await first.request({ type: "set_session_name", name: "original" });
     const original = (await first.request({ type: "get_state" })).data.sessionFile as string;
     first.closeStdin();
     await first.exited;
-    const forked = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions, "--fork", original], { cwd: s.cwd, env: s.env });
+    const forked = new RpcWorker(
+      ["--mode", "rpc", "--provider", "faux", "--session-dir", sessions, "--fork", original],
+      { cwd: s.cwd, env: s.env },
+    );
     const state = (await forked.request({ type: "get_state" })).data;
     expect(state.sessionFile).not.toBe(original);
     expect(state.sessionName).toBe("original");
@@ -248,7 +328,10 @@ describe.skipIf(!installed)("pi's command line", () => {
     forked.closeStdin();
     await forked.exited;
     for (const flag of ["--resume", "-r"]) {
-      const resumed = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions, flag], { cwd: s.cwd, env: s.env });
+      const resumed = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--session-dir", sessions, flag], {
+        cwd: s.cwd,
+        env: s.env,
+      });
       expect((await resumed.request({ type: "get_state" })).data.sessionFile).toBe(state.sessionFile);
       resumed.closeStdin();
       await resumed.exited;
@@ -257,7 +340,10 @@ describe.skipIf(!installed)("pi's command line", () => {
 
   it("an unknown name in --tools is a warning, not an exit", async () => {
     const s = setup();
-    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "--tools", "read,teleport"], { cwd: s.cwd, env: s.env });
+    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "--tools", "read,teleport"], {
+      cwd: s.cwd,
+      env: s.env,
+    });
     const state = await w.request({ type: "get_state" });
     expect(state.data.tools).toEqual(["read"]);
     w.closeStdin();

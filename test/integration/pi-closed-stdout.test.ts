@@ -39,11 +39,14 @@ function runWithClosedStdout(args: string[]): Promise<{ code: number | null; std
 }
 
 describe("pi with a closed stdout", () => {
-  it.each([["--help"], ["--list-models"]])("pi %s exits 0 without an EPIPE trace, and leaves no session behind", async (flag) => {
-    home = mkdtempSync(join(tmpdir(), "pi-closed-stdout-"));
-    const r = await runWithClosedStdout([flag]);
-    expect(r.stderr).not.toContain("EPIPE");
-    expect(r.code).toBe(0);
-    expect(existsSync(join(home, "home", "sessions"))).toBe(false);
-  });
+  it.each([["--help"], ["--list-models"]])(
+    "pi %s exits 0 without an EPIPE trace, and leaves no session behind",
+    async (flag) => {
+      home = mkdtempSync(join(tmpdir(), "pi-closed-stdout-"));
+      const r = await runWithClosedStdout([flag]);
+      expect(r.stderr).not.toContain("EPIPE");
+      expect(r.code).toBe(0);
+      expect(existsSync(join(home, "home", "sessions"))).toBe(false);
+    },
+  );
 });

@@ -7,8 +7,14 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
-import { mockModelsJson, startOracle, upstreamInstalled as installed, type Implementation, type OracleStart } from "../support/upstream-oracle.js";
+import { type RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
+import {
+  mockModelsJson,
+  startOracle,
+  upstreamInstalled as installed,
+  type Implementation,
+  type OracleStart,
+} from "../support/upstream-oracle.js";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 
 type Line = Record<string, any>;
@@ -16,9 +22,18 @@ type Line = Record<string, any>;
 const { server, dirs } = useOracleFixture();
 
 const IMPLS: Implementation[] = ["ours", "upstream"];
-const notify = (text: string) => (l: Line) => l.type === "extension_ui_request" && l.method === "notify" && l.message === text;
-const notices = (w: RpcWorker, from: number) => w.received.slice(from).filter((l) => l.type === "extension_ui_request" && l.method === "notify").map((l) => l.message as string);
-const entries = (file: string) => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line);
+const notify = (text: string) => (l: Line) =>
+  l.type === "extension_ui_request" && l.method === "notify" && l.message === text;
+const notices = (w: RpcWorker, from: number) =>
+  w.received
+    .slice(from)
+    .filter((l) => l.type === "extension_ui_request" && l.method === "notify")
+    .map((l) => l.message as string);
+const entries = (file: string) =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Line);
 const userText = (body: Line): string => {
   const content = body.messages.at(-1).content;
   return typeof content === "string" ? content : content.map((c: Line) => c.text ?? "").join("");
@@ -60,7 +75,10 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
         sessions: true,
         prepare: smallKeep((home) => {
           const models = mockModelsJson(server) as { providers: Record<string, Line> };
-          models.providers.google = { ...models.providers.mock, models: [{ id: "gemini-2.5-flash", name: "Gemini Flash (mock)", contextWindow: 128_000, maxTokens: 8192 }] };
+          models.providers.google = {
+            ...models.providers.mock,
+            models: [{ id: "gemini-2.5-flash", name: "Gemini Flash (mock)", contextWindow: 128_000, maxTokens: 8192 }],
+          };
           writeFileSync(join(home, "models.json"), JSON.stringify(models));
         }),
       });
@@ -69,14 +87,26 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
       server.enqueue({ text: `## Summary by ${impl}\nparser and printer are fine` });
       const from = w.received.length;
       const res = await w.request({ type: "compact" }, 30_000);
-      expect(res, `${impl}: ${JSON.stringify(res)} ${JSON.stringify(notices(w, from))}`).toMatchObject({ success: true });
+      expect(res, `${impl}: ${JSON.stringify(res)} ${JSON.stringify(notices(w, from))}`).toMatchObject({
+        success: true,
+      });
       const summaryRequest = server.requests[at]!.body as Line;
       const file = (await w.request({ type: "get_state" })).data.sessionFile as string;
       const compaction = entries(file).find((e) => e.type === "compaction")!;
       seen[impl] = {
         // Entry ids are random: the kept entry is compared by its content.
-        result: { ...res.data, summary: res.data.summary.replace(impl, "IMPL"), firstKeptEntryId: res.data.firstKeptEntryId === compaction.firstKeptEntryId },
-        entry: { summary: compaction.summary.replace(impl, "IMPL"), tokensBefore: compaction.tokensBefore, fromHook: compaction.fromHook, details: compaction.details, kept: entries(file).find((e) => e.id === compaction.firstKeptEntryId)?.message?.content },
+        result: {
+          ...res.data,
+          summary: res.data.summary.replace(impl, "IMPL"),
+          firstKeptEntryId: res.data.firstKeptEntryId === compaction.firstKeptEntryId,
+        },
+        entry: {
+          summary: compaction.summary.replace(impl, "IMPL"),
+          tokensBefore: compaction.tokensBefore,
+          fromHook: compaction.fromHook,
+          details: compaction.details,
+          kept: entries(file).find((e) => e.id === compaction.firstKeptEntryId)?.message?.content,
+        },
         model: summaryRequest.model,
         prompt: userText(summaryRequest),
         notices: notices(w, from),
@@ -93,7 +123,11 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
   it("trigger-compact: /trigger-compact runs pi's own compaction (a summary from the model) and notifies start and end", async () => {
     const seen: Record<string, Line> = {};
     for (const impl of IMPLS) {
-      const { w } = startOracle(impl, server, dirs, { examples: ["trigger-compact"], sessions: true, prepare: smallKeep() });
+      const { w } = startOracle(impl, server, dirs, {
+        examples: ["trigger-compact"],
+        sessions: true,
+        prepare: smallKeep(),
+      });
       await converse(w);
       const at = server.requests.length;
       server.enqueue({ text: "## Goal\nparser and printer" });
@@ -103,7 +137,12 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
       const compaction = entries(file).find((e) => e.type === "compaction")!;
       seen[impl] = {
         notices: notices(w, from),
-        entry: { summary: compaction.summary, fromHook: compaction.fromHook, details: compaction.details, tokensBefore: compaction.tokensBefore },
+        entry: {
+          summary: compaction.summary,
+          fromHook: compaction.fromHook,
+          details: compaction.details,
+          tokensBefore: compaction.tokensBefore,
+        },
         model: (server.requests[at]!.body as Line).model,
         requests: server.requests.length - at,
       };
@@ -117,16 +156,19 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
   // The example summarizes with the built-in openai/gpt-5.2 (pi-ai's getModel, not models.json),
   // whose base URL is OpenAI's own: no test may reach it, so both run without an OpenAI key and
   // end at the example's "no key" notice; the summary dialog (ctx.ui.custom) is not reached.
-  it.each(IMPLS)("summarize on %s: nothing to summarize, then the branch is read and the missing key is named", async (impl) => {
-    const { w } = startOracle(impl, server, dirs, { examples: ["summarize"], env: { OPENAI_API_KEY: "" } });
-    let from = await prompt(w, "/summarize");
-    await w.waitFor(notify("No conversation text found"), 30_000, from);
-    await converse(w);
-    from = await prompt(w, "/summarize");
-    await w.waitFor(notify("No API key for openai/gpt-5.2"), 30_000, from);
-    expect(notices(w, from)).toEqual(["Preparing summary...", "No API key for openai/gpt-5.2"]);
-    expect(server.requests).toHaveLength(2);
-  });
+  it.each(IMPLS)(
+    "summarize on %s: nothing to summarize, then the branch is read and the missing key is named",
+    async (impl) => {
+      const { w } = startOracle(impl, server, dirs, { examples: ["summarize"], env: { OPENAI_API_KEY: "" } });
+      let from = await prompt(w, "/summarize");
+      await w.waitFor(notify("No conversation text found"), 30_000, from);
+      await converse(w);
+      from = await prompt(w, "/summarize");
+      await w.waitFor(notify("No API key for openai/gpt-5.2"), 30_000, from);
+      expect(notices(w, from)).toEqual(["Preparing summary...", "No API key for openai/gpt-5.2"]);
+      expect(server.requests).toHaveLength(2);
+    },
+  );
 
   // /tools opens a ctx.ui.custom selector, which RPC mode does not show (it resolves at once),
   // so the state it would save is written into the session file here, as the selector does.
@@ -141,7 +183,14 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
       from = await prompt(first.w, "/tools");
       const file = (await first.w.request({ type: "get_state" })).data.sessionFile as string;
       const last = entries(file).at(-1)!;
-      const saved = { type: "custom", customType: "tools-config", data: { enabledTools: ["read", "grep", "gone"] }, id: "t00ls001", parentId: last.id, timestamp: new Date().toISOString() };
+      const saved = {
+        type: "custom",
+        customType: "tools-config",
+        data: { enabledTools: ["read", "grep", "gone"] },
+        id: "t00ls001",
+        parentId: last.id,
+        timestamp: new Date().toISOString(),
+      };
       writeFileSync(file, `${readFileSync(file, "utf8")}${JSON.stringify(saved)}\n`);
       await killAllWorkers();
 
@@ -149,7 +198,9 @@ describe.skipIf(!installed)("pi's compaction examples: our worker and upstream p
       server.enqueue({ text: "again" });
       from = await prompt(again.w, "hi again");
       await again.w.event("agent_end", 30_000, from);
-      const restored = ((server.requests.at(-1)!.body as Line).tools as Line[] | undefined)?.map((t) => t.function.name);
+      const restored = ((server.requests.at(-1)!.body as Line).tools as Line[] | undefined)?.map(
+        (t) => t.function.name,
+      );
       seen[impl] = { all, restored };
       await killAllWorkers();
     }

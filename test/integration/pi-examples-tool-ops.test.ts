@@ -11,7 +11,7 @@ import { userInfo } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockModelServer } from "../support/mock-model-server.js";
-import { RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
+import { type RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
 import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
 import { SshServer, sshMissing } from "../support/sshd.js";
 import { useOracleFixture } from "../support/oracle-fixture.js";
@@ -29,7 +29,11 @@ afterEach(async () => {
 });
 
 /** One implementation's worker in a fresh project on the mock model, with the examples loaded. */
-function start(impl: Implementation, examples: string[], extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): { w: RpcWorker; project: string; home: string } {
+function start(
+  impl: Implementation,
+  examples: string[],
+  extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+): { w: RpcWorker; project: string; home: string } {
   return startOracle(impl, server, dirs, { examples, ...extra });
 }
 
@@ -41,20 +45,39 @@ async function run(w: RpcWorker, message: string): Promise<Line> {
 
 /** The text of each tool result of a run, in call order. */
 const toolTexts = (end: Line): string[] =>
-  end.messages.filter((m: Line) => m.role === "toolResult").map((m: Line) => m.content.map((c: Line) => c.text ?? "").join(""));
+  end.messages
+    .filter((m: Line) => m.role === "toolResult")
+    .map((m: Line) => m.content.map((c: Line) => c.text ?? "").join(""));
 
-describe.skipIf(!installed)("built-in tool factories with pi's options: our worker and upstream pi end the same way", () => {
-  it.each<Implementation>(["ours", "upstream"])("bash-spawn-hook on %s: the hook's command prefix and environment reach the shell", async (impl) => {
-    // The hook prepends `source ~/.profile`: a HOME of the test's with a .profile that says it ran.
-    const userHome = dir(`pi-ops-${impl}-user-`);
-    writeFileSync(join(userHome, ".profile"), "export FROM_PROFILE=sourced\n");
-    const { w } = start(impl, ["bash-spawn-hook"], { env: { HOME: userHome } });
-    server.enqueue({ toolCalls: [{ id: "call_1", name: "bash", arguments: { command: 'echo "hook=$PI_SPAWN_HOOK profile=$FROM_PROFILE"' } }] }, { text: "done" });
-    const end = await run(w, "show the environment");
-    expect(toolTexts(end)).toEqual(["hook=1 profile=sourced\n"]);
-    expect(end.messages.find((m: Line) => m.role === "toolResult").isError).toBe(false);
-  });
-});
+describe.skipIf(!installed)(
+  "built-in tool factories with pi's options: our worker and upstream pi end the same way",
+  () => {
+    it.each<Implementation>(["ours", "upstream"])(
+      "bash-spawn-hook on %s: the hook's command prefix and environment reach the shell",
+      async (impl) => {
+        // The hook prepends `source ~/.profile`: a HOME of the test's with a .profile that says it ran.
+        const userHome = dir(`pi-ops-${impl}-user-`);
+        writeFileSync(join(userHome, ".profile"), "export FROM_PROFILE=sourced\n");
+        const { w } = start(impl, ["bash-spawn-hook"], { env: { HOME: userHome } });
+        server.enqueue(
+          {
+            toolCalls: [
+              {
+                id: "call_1",
+                name: "bash",
+                arguments: { command: 'echo "hook=$PI_SPAWN_HOOK profile=$FROM_PROFILE"' },
+              },
+            ],
+          },
+          { text: "done" },
+        );
+        const end = await run(w, "show the environment");
+        expect(toolTexts(end)).toEqual(["hook=1 profile=sourced\n"]);
+        expect(end.messages.find((m: Line) => m.role === "toolResult").isError).toBe(false);
+      },
+    );
+  },
+);
 
 describe.skipIf(!installed || noSsh !== null)(`ssh.ts over a real sshd${noSsh ? ` (skipped: ${noSsh})` : ""}`, () => {
   /**
@@ -67,7 +90,7 @@ describe.skipIf(!installed || noSsh !== null)(`ssh.ts over a real sshd${noSsh ? 
     const config = join(bin, "config");
     writeFileSync(
       config,
-      [
+      `${[
         "Host pi-remote",
         "  HostName 127.0.0.1",
         `  Port ${server.port}`,
@@ -78,41 +101,64 @@ describe.skipIf(!installed || noSsh !== null)(`ssh.ts over a real sshd${noSsh ? 
         "  UserKnownHostsFile /dev/null",
         "  BatchMode yes",
         "  LogLevel ERROR",
-      ].join("\n") + "\n",
+      ].join("\n")}\n`,
     );
-    const real = (process.env.PATH ?? "").split(delimiter).map((d) => join(d, "ssh")).find((p) => existsSync(p))!;
+    const real = (process.env.PATH ?? "")
+      .split(delimiter)
+      .map((d) => join(d, "ssh"))
+      .find((p) => existsSync(p))!;
     writeFileSync(join(bin, "ssh"), `#!/bin/sh\nexec ${real} -F ${config} "$@"\n`);
     chmodSync(join(bin, "ssh"), 0o755);
     return { PATH: `${bin}${delimiter}${process.env.PATH ?? ""}` };
   }
 
-  it.each<Implementation>(["ours", "upstream"])("on %s: write, read, edit and bash run on the remote; the system prompt names the remote folder", async (impl) => {
-    sshd = await SshServer.start();
-    const remote = dir(`pi-ops-${impl}-remote-`);
-    const { w, project } = start(impl, ["ssh"], { args: ["--ssh", `pi-remote:${remote}`], env: sshOnPath(sshd) });
-    server.enqueue(
-      { toolCalls: [{ id: "call_1", name: "write", arguments: { path: "notes/hello.txt", content: "hello from afar\n" } }] },
-      { toolCalls: [{ id: "call_2", name: "edit", arguments: { path: "notes/hello.txt", edits: [{ oldText: "afar", newText: "the remote" }] } }] },
-      { toolCalls: [{ id: "call_3", name: "read", arguments: { path: "notes/hello.txt" } }] },
-      { toolCalls: [{ id: "call_4", name: "bash", arguments: { command: "pwd; ls notes" } }] },
-      { text: "done" },
-    );
-    const end = await run(w, "work remotely");
-    const [write, edit, read, bash] = toolTexts(end);
-    expect(write).toContain("notes/hello.txt");
-    // The tools' own wording differs (ours shows the diff); what they did must not.
-    expect(edit).toContain("notes/hello.txt");
-    expect(read.trimEnd()).toBe("hello from the remote");
-    expect(bash).toBe(`${remote}\nhello.txt\n`);
-    expect(end.messages.filter((m: Line) => m.role === "toolResult").map((m: Line) => m.isError)).toEqual([false, false, false, false]);
-    // The files are on the remote side only.
-    expect(readFileSync(join(remote, "notes/hello.txt"), "utf8")).toBe("hello from the remote\n");
-    expect(existsSync(join(project, "notes"))).toBe(false);
-    // before_agent_start replaced the working directory line of the system prompt.
-    const system = (server.requests[0].body as Line).messages[0];
-    expect(system.role).toBe("system");
-    expect(system.content).toContain(`Current working directory: ${remote} (via SSH: pi-remote)`);
-  });
+  it.each<Implementation>(["ours", "upstream"])(
+    "on %s: write, read, edit and bash run on the remote; the system prompt names the remote folder",
+    async (impl) => {
+      sshd = await SshServer.start();
+      const remote = dir(`pi-ops-${impl}-remote-`);
+      const { w, project } = start(impl, ["ssh"], { args: ["--ssh", `pi-remote:${remote}`], env: sshOnPath(sshd) });
+      server.enqueue(
+        {
+          toolCalls: [
+            { id: "call_1", name: "write", arguments: { path: "notes/hello.txt", content: "hello from afar\n" } },
+          ],
+        },
+        {
+          toolCalls: [
+            {
+              id: "call_2",
+              name: "edit",
+              arguments: { path: "notes/hello.txt", edits: [{ oldText: "afar", newText: "the remote" }] },
+            },
+          ],
+        },
+        { toolCalls: [{ id: "call_3", name: "read", arguments: { path: "notes/hello.txt" } }] },
+        { toolCalls: [{ id: "call_4", name: "bash", arguments: { command: "pwd; ls notes" } }] },
+        { text: "done" },
+      );
+      const end = await run(w, "work remotely");
+      const [write, edit, read, bash] = toolTexts(end);
+      expect(write).toContain("notes/hello.txt");
+      // The tools' own wording differs (ours shows the diff); what they did must not.
+      expect(edit).toContain("notes/hello.txt");
+      expect(read.trimEnd()).toBe("hello from the remote");
+      expect(bash).toBe(`${remote}\nhello.txt\n`);
+      expect(end.messages.filter((m: Line) => m.role === "toolResult").map((m: Line) => m.isError)).toEqual([
+        false,
+        false,
+        false,
+        false,
+      ]);
+      // The files are on the remote side only.
+      expect(readFileSync(join(remote, "notes/hello.txt"), "utf8")).toBe("hello from the remote\n");
+      expect(existsSync(join(project, "notes"))).toBe(false);
+      // before_agent_start replaced the working directory line of the system prompt.
+      const system = (server.requests[0].body as Line).messages[0];
+      expect(system.role).toBe("system");
+      expect(system.content).toContain(`Current working directory: ${remote} (via SSH: pi-remote)`);
+    },
+  );
 
   /**
    * An extension in ssh.ts's manner for the two tools it leaves out: grep and find built
@@ -197,8 +243,14 @@ export default function (pi: any) {
       const end = await run(w, "search the remote");
       const results = end.messages.filter((m: Line) => m.role === "toolResult");
       // Each side words a missing path its own way; both name it.
-      const texts = toolTexts(end).map((t) => t.replaceAll(remote, "REMOTE").replace(/^Path not found: .*REMOTE\/(\w+).*$/, "Path not found: $1"));
-      seen[impl] = { texts, errors: results.map((m: Line) => m.isError), log: readFileSync(log, "utf8").replaceAll(remote, "REMOTE").trimEnd().split("\n") };
+      const texts = toolTexts(end).map((t) =>
+        t.replaceAll(remote, "REMOTE").replace(/^Path not found: .*REMOTE\/(\w+).*$/, "Path not found: $1"),
+      );
+      seen[impl] = {
+        texts,
+        errors: results.map((m: Line) => m.isError),
+        log: readFileSync(log, "utf8").replaceAll(remote, "REMOTE").trimEnd().split("\n"),
+      };
       await killAllWorkers();
     }
     expect(seen.ours).toEqual(seen.upstream);
@@ -235,7 +287,10 @@ export default function (pi: any) {
     mkdirSync(join(remote, "sub"));
     const { w } = start("ours", ["ssh"], { args: ["--ssh", `pi-remote:${remote}`], env: sshOnPath(sshd) });
     const r = await w.request({ type: "bash", command: "pwd; ls" }, 30_000);
-    expect(r).toMatchObject({ success: true, data: { output: `${remote}\nfar.txt\nsub\n`, exitCode: 0, cancelled: false } });
+    expect(r).toMatchObject({
+      success: true,
+      data: { output: `${remote}\nfar.txt\nsub\n`, exitCode: 0, cancelled: false },
+    });
   });
 });
 
@@ -248,8 +303,8 @@ describe.skipIf(!installed)("tool executionMode: our worker and upstream pi orde
       [
         'import { Type } from "typebox";',
         "export default function (pi: any) {",
-        '  const tool = (name: string, executionMode?: string) => pi.registerTool({',
-        '    name, label: name, description: name, parameters: Type.Object({}),',
+        "  const tool = (name: string, executionMode?: string) => pi.registerTool({",
+        "    name, label: name, description: name, parameters: Type.Object({}),",
         "    ...(executionMode ? { executionMode } : {}),",
         '    async execute() { return { content: [{ type: "text", text: name }], details: {} }; },',
         "  });",
@@ -264,8 +319,16 @@ describe.skipIf(!installed)("tool executionMode: our worker and upstream pi orde
   const order = (w: RpcWorker, from: number): string[] =>
     w.received
       .slice(from)
-      .filter((l) => l.type === "tool_execution_start" || l.type === "tool_execution_end" || (l.type === "message_end" && l.message.role === "toolResult"))
-      .map((l) => `${l.type === "message_end" ? "result" : l.type.slice("tool_execution_".length)}:${l.toolName ?? l.message.toolName}`);
+      .filter(
+        (l) =>
+          l.type === "tool_execution_start" ||
+          l.type === "tool_execution_end" ||
+          (l.type === "message_end" && l.message.role === "toolResult"),
+      )
+      .map(
+        (l) =>
+          `${l.type === "message_end" ? "result" : l.type.slice("tool_execution_".length)}:${l.toolName ?? l.message.toolName}`,
+      );
 
   it.each<[Implementation, boolean]>([
     ["ours", true],
@@ -274,7 +337,15 @@ describe.skipIf(!installed)("tool executionMode: our worker and upstream pi orde
     ["upstream", false],
   ])("on %s (a sequential tool in the batch: %s)", async (impl, sequential) => {
     const { w } = start(impl, [], { args: ["-e", modeExtension(sequential)] });
-    server.enqueue({ toolCalls: [{ id: "call_1", name: "fast", arguments: {} }, { id: "call_2", name: "careful", arguments: {} }] }, { text: "done" });
+    server.enqueue(
+      {
+        toolCalls: [
+          { id: "call_1", name: "fast", arguments: {} },
+          { id: "call_2", name: "careful", arguments: {} },
+        ],
+      },
+      { text: "done" },
+    );
     const from = w.received.length;
     await run(w, "both");
     expect(order(w, from)).toEqual(
@@ -285,61 +356,79 @@ describe.skipIf(!installed)("tool executionMode: our worker and upstream pi orde
   });
 });
 
-describe.skipIf(!installed)("tools built from the module's helpers: our worker and upstream pi give the same results", () => {
-  /** Run `replies` with the examples on one implementation, with `setup` filling the project first; the run's tool results. */
-  async function results(impl: Implementation, examples: string[], setup: (project: string) => void, replies: Parameters<MockModelServer["enqueue"]>): Promise<{ end: Line; home: string; project: string }> {
-    server.requests.length = 0;
-    const { w, home, project } = start(impl, examples);
-    setup(project);
-    server.enqueue(...replies);
-    const end = await run(w, "go");
-    return { end, home, project };
-  }
+describe.skipIf(!installed)(
+  "tools built from the module's helpers: our worker and upstream pi give the same results",
+  () => {
+    /** Run `replies` with the examples on one implementation, with `setup` filling the project first; the run's tool results. */
+    async function results(
+      impl: Implementation,
+      examples: string[],
+      setup: (project: string) => void,
+      replies: Parameters<MockModelServer["enqueue"]>,
+    ): Promise<{ end: Line; home: string; project: string }> {
+      server.requests.length = 0;
+      const { w, home, project } = start(impl, examples);
+      setup(project);
+      server.enqueue(...replies);
+      const end = await run(w, "go");
+      return { end, home, project };
+    }
 
-  it("truncated-tool: rg's output cut by truncateHead with the same notice, the full output in the temp file", async () => {
-    const lines = Array.from({ length: 3000 }, (_, i) => `needle line ${i + 1}`).join("\n") + "\n";
-    const texts: string[] = [];
-    for (const impl of ["ours", "upstream"] as const) {
-      const { end } = await results(impl, ["truncated-tool"], (p) => writeFileSync(join(p, "hay.txt"), lines), [
-        { toolCalls: [{ id: "call_1", name: "rg", arguments: { pattern: "needle" } }] },
-        { text: "done" },
-      ]);
-      const result = end.messages.find((m: Line) => m.role === "toolResult");
-      const full = result.details.fullOutputPath as string;
-      dirs.push({ path: full, cleanup: () => rmSync(dirname(full), { recursive: true, force: true }) });
-      const saved = readFileSync(full, "utf8").trimEnd().split("\n");
-      expect(saved).toHaveLength(3000);
-      expect(saved.at(-1)).toMatch(/hay\.txt:3000:needle line 3000$/);
+    it("truncated-tool: rg's output cut by truncateHead with the same notice, the full output in the temp file", async () => {
+      const lines = `${Array.from({ length: 3000 }, (_, i) => `needle line ${i + 1}`).join("\n")}\n`;
+      const texts: string[] = [];
+      for (const impl of ["ours", "upstream"] as const) {
+        const { end } = await results(impl, ["truncated-tool"], (p) => writeFileSync(join(p, "hay.txt"), lines), [
+          { toolCalls: [{ id: "call_1", name: "rg", arguments: { pattern: "needle" } }] },
+          { text: "done" },
+        ]);
+        const result = end.messages.find((m: Line) => m.role === "toolResult");
+        const full = result.details.fullOutputPath as string;
+        dirs.push({ path: full, cleanup: () => rmSync(dirname(full), { recursive: true, force: true }) });
+        const saved = readFileSync(full, "utf8").trimEnd().split("\n");
+        expect(saved).toHaveLength(3000);
+        expect(saved.at(-1)).toMatch(/hay\.txt:3000:needle line 3000$/);
         texts.push(toolTexts(end)[0].replace(full, "FULL"));
-    }
-    // The same lines are kept, with the same notice; both count the empty string after
-    // the final newline as a line (3001 of 3001, 1332 omitted), as pi's truncateHead does.
-    const [ours, upstream] = texts.map((t) => t.split("\n\n[Output truncated: "));
-    expect(ours[0]).toBe(upstream[0]);
-    expect(ours[0].split("\n")).toHaveLength(1669);
-    expect(upstream[1]).toBe("showing 1669 of 3001 lines (50.0KB of 91.6KB). 1332 lines (41.6KB) omitted. Full output saved to: FULL]");
-    expect(ours[1]).toBe(upstream[1]);
-  });
-
-  it("tool-override: the overriding read blocks .env, reads other files, and logs both under getAgentDir()", async () => {
-    const texts: string[][] = [];
-    for (const impl of ["ours", "upstream"] as const) {
-      const { end, home } = await results(
-        impl,
-        ["tool-override"],
-        (p) => {
-          writeFileSync(join(p, ".env"), "SECRET=1\n");
-          writeFileSync(join(p, "notes.txt"), "one\ntwo\n");
-        },
-        [{ toolCalls: [{ id: "call_1", name: "read", arguments: { path: ".env" } }, { id: "call_2", name: "read", arguments: { path: "notes.txt" } }] }, { text: "done" }],
+      }
+      // The same lines are kept, with the same notice; both count the empty string after
+      // the final newline as a line (3001 of 3001, 1332 omitted), as pi's truncateHead does.
+      const [ours, upstream] = texts.map((t) => t.split("\n\n[Output truncated: "));
+      expect(ours[0]).toBe(upstream[0]);
+      expect(ours[0].split("\n")).toHaveLength(1669);
+      expect(upstream[1]).toBe(
+        "showing 1669 of 3001 lines (50.0KB of 91.6KB). 1332 lines (41.6KB) omitted. Full output saved to: FULL]",
       );
-      texts.push(toolTexts(end));
-      const log = readFileSync(join(home, "read-access.log"), "utf8");
-      expect(log).toMatch(/BLOCKED: .*\/\.env \(matches blocked pattern\)/);
-      expect(log).toMatch(/ALLOWED: .*\/notes\.txt/);
-    }
-    expect(texts[0][0]).toContain('Access denied: ".env" matches a blocked pattern');
-    expect(texts[0][1]).toBe("one\ntwo\n");
-    expect(texts[0]).toEqual(texts[1]);
-  });
-});
+      expect(ours[1]).toBe(upstream[1]);
+    });
+
+    it("tool-override: the overriding read blocks .env, reads other files, and logs both under getAgentDir()", async () => {
+      const texts: string[][] = [];
+      for (const impl of ["ours", "upstream"] as const) {
+        const { end, home } = await results(
+          impl,
+          ["tool-override"],
+          (p) => {
+            writeFileSync(join(p, ".env"), "SECRET=1\n");
+            writeFileSync(join(p, "notes.txt"), "one\ntwo\n");
+          },
+          [
+            {
+              toolCalls: [
+                { id: "call_1", name: "read", arguments: { path: ".env" } },
+                { id: "call_2", name: "read", arguments: { path: "notes.txt" } },
+              ],
+            },
+            { text: "done" },
+          ],
+        );
+        texts.push(toolTexts(end));
+        const log = readFileSync(join(home, "read-access.log"), "utf8");
+        expect(log).toMatch(/BLOCKED: .*\/\.env \(matches blocked pattern\)/);
+        expect(log).toMatch(/ALLOWED: .*\/notes\.txt/);
+      }
+      expect(texts[0][0]).toContain('Access denied: ".env" matches a blocked pattern');
+      expect(texts[0][1]).toBe("one\ntwo\n");
+      expect(texts[0]).toEqual(texts[1]);
+    });
+  },
+);

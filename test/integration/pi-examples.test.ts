@@ -10,8 +10,12 @@ import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RpcWorker, killAllWorkers, tempDir, waitForExit } from "../support/rpc-worker.js";
 
-const EXAMPLES = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
-const example = (name: string) => (existsSync(join(EXAMPLES, name)) ? join(EXAMPLES, name) : join(EXAMPLES, `${name}.ts`));
+const EXAMPLES = resolve(
+  import.meta.dirname,
+  "../upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions",
+);
+const example = (name: string) =>
+  existsSync(join(EXAMPLES, name)) ? join(EXAMPLES, name) : join(EXAMPLES, `${name}.ts`);
 
 let home: { path: string; cleanup: () => void };
 let project: { path: string; cleanup: () => void };
@@ -44,20 +48,38 @@ type Reply = { text?: string; toolCalls?: { name: string; arguments: Record<stri
 type Line = Record<string, any>;
 
 /** A git identity for the test's commits and the worker's (auto-commit-on-exit), so a home without one works too. */
-const GIT_IDENTITY = { GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" };
+const GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@t",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@t",
+};
 
 /** A worker on the faux model replaying `replies`, loading the named examples. */
 function startWorker(replies: Reply[], examples: string[], args: string[] = []): RpcWorker {
   const script = join(src.path, `script-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(script, JSON.stringify(replies));
   return new RpcWorker(
-    ["--mode", "rpc", "--provider", "faux", "--faux-script", script, ...examples.flatMap((e) => ["-e", example(e)]), ...args],
+    [
+      "--mode",
+      "rpc",
+      "--provider",
+      "faux",
+      "--faux-script",
+      script,
+      ...examples.flatMap((e) => ["-e", example(e)]),
+      ...args,
+    ],
     { cwd: project.path, env: { PI_ORCH_HOME: home.path, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ...GIT_IDENTITY } },
   );
 }
 
 const isRequest = (method: string) => (l: Line) => l.type === "extension_ui_request" && l.method === method;
-const notices = (w: RpcWorker, from = 0) => w.received.slice(from).filter(isRequest("notify")).map((l) => l.message as string);
+const notices = (w: RpcWorker, from = 0) =>
+  w.received
+    .slice(from)
+    .filter(isRequest("notify"))
+    .map((l) => l.message as string);
 const toolResults = (end: Line) => end.messages.filter((m: Line) => m.role === "toolResult");
 
 /** Prompt and wait for the run's `agent_end`. */
@@ -81,27 +103,59 @@ function git(cwd: string, ...args: string[]): string {
 describe("pi's example extensions, unchanged, over RPC", () => {
   it("loads all twenty examples without a load error", async () => {
     const all = [
-      "permission-gate", "protected-paths", "tools", "dynamic-tools", "todo", "session-name", "bookmark", "input-transform",
-      "git-checkpoint", "auto-commit-on-exit", "custom-compaction", "trigger-compact", "provider-payload", "event-bus",
-      "structured-output", "summarize", "plan-mode", "handoff", "notify", "shutdown-command",
+      "permission-gate",
+      "protected-paths",
+      "tools",
+      "dynamic-tools",
+      "todo",
+      "session-name",
+      "bookmark",
+      "input-transform",
+      "git-checkpoint",
+      "auto-commit-on-exit",
+      "custom-compaction",
+      "trigger-compact",
+      "provider-payload",
+      "event-bus",
+      "structured-output",
+      "summarize",
+      "plan-mode",
+      "handoff",
+      "notify",
+      "shutdown-command",
     ];
     const w = startWorker([], all, ["--no-session"]);
     const commands = await w.request({ type: "get_commands" });
     expect(commands.success).toBe(true);
     expect(w.received.filter((l) => l.type === "extension_error")).toEqual([]);
     expect(commands.data.commands.map((c: Line) => c.name)).toEqual(
-      expect.arrayContaining(["tools", "add-echo-tool", "todos:1", "todos:2", "session-name", "bookmark", "trigger-compact", "emit", "plan", "handoff", "quit"]),
+      expect.arrayContaining([
+        "tools",
+        "add-echo-tool",
+        "todos:1",
+        "todos:2",
+        "session-name",
+        "bookmark",
+        "trigger-compact",
+        "emit",
+        "plan",
+        "handoff",
+        "quit",
+      ]),
     );
   });
 
   it("loads them from the `pi` bin as installed too (dist/cli/pi.cjs, started from its V8 code cache)", async () => {
     const script = join(src.path, "empty.json");
     writeFileSync(script, "[]");
-    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session", "-e", example("dynamic-tools")], {
-      cwd: project.path,
-      env: { PI_ORCH_HOME: home.path },
-      bin: [process.execPath, resolve(import.meta.dirname, "../../dist/cli/pi.cjs")],
-    });
+    const w = new RpcWorker(
+      ["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session", "-e", example("dynamic-tools")],
+      {
+        cwd: project.path,
+        env: { PI_ORCH_HOME: home.path },
+        bin: [process.execPath, resolve(import.meta.dirname, "../../dist/cli/pi.cjs")],
+      },
+    );
     expect((await w.request({ type: "get_state" })).data.tools).toContain("echo_session");
     expect(w.received.filter((l) => l.type === "extension_error")).toEqual([]);
   });
@@ -120,9 +174,9 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     await w.request({ type: "prompt", message: "clean" });
     const first = await w.waitFor(isRequest("select"), undefined, from);
     expect(first).toMatchObject({ title: expect.stringContaining("rm -rf build"), options: ["Yes", "No"] });
-    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: first.id, value: "No" }) + "\n");
+    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: first.id, value: "No" })}\n`);
     const second = await w.waitFor((l) => isRequest("select")(l) && l.id !== first.id, undefined, from);
-    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: second.id, value: "Yes" }) + "\n");
+    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: second.id, value: "Yes" })}\n`);
     const end = await w.event("agent_end", undefined, from);
     const [declined, allowed] = toolResults(end);
     expect(declined).toMatchObject({ isError: true, content: [{ type: "text", text: "Blocked by user" }] });
@@ -137,21 +191,32 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     );
     const from = w.received.length;
     const end = await run(w, "write the env file");
-    expect(toolResults(end)).toEqual([expect.objectContaining({ isError: true, content: [{ type: "text", text: 'Path ".env" is protected' }] })]);
+    expect(toolResults(end)).toEqual([
+      expect.objectContaining({ isError: true, content: [{ type: "text", text: 'Path ".env" is protected' }] }),
+    ]);
     expect(existsSync(join(project.path, ".env"))).toBe(false);
     expect(notices(w, from)).toContain("Blocked write to protected path: .env");
   });
 
   it("dynamic-tools registers a tool at session start and on /add-echo-tool; the model calls it with its arguments", async () => {
     const w = startWorker(
-      [{ toolCalls: [{ name: "echo_session", arguments: { message: "hi there" } }] }, { text: "echoed" }, { toolCalls: [{ name: "shout", arguments: { message: "hey" } }] }, { text: "ok" }],
+      [
+        { toolCalls: [{ name: "echo_session", arguments: { message: "hi there" } }] },
+        { text: "echoed" },
+        { toolCalls: [{ name: "shout", arguments: { message: "hey" } }] },
+        { text: "ok" },
+      ],
       ["dynamic-tools"],
       ["--no-session"],
     );
     const state = await w.request({ type: "get_state" });
     expect(state.data.tools).toContain("echo_session");
     const end = await run(w, "echo");
-    expect(toolResults(end)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "[session] hi there" }], details: { tool: "echo_session" } });
+    expect(toolResults(end)[0]).toMatchObject({
+      isError: false,
+      content: [{ type: "text", text: "[session] hi there" }],
+      details: { tool: "echo_session" },
+    });
     await command(w, "/add-echo-tool shout");
     expect((await w.request({ type: "get_state" })).data.tools).toContain("shout");
     const end2 = await run(w, "shout");
@@ -189,7 +254,10 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     );
     await run(w, "add first");
     const firstAnswer = (await w.request({ type: "get_state" })).data.sessionFile as string;
-    const entries = readFileSync(firstAnswer, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const entries = readFileSync(firstAnswer, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const afterFirst = entries.filter((e: Line) => e.type === "message" && e.message.role === "assistant").at(-1);
     await run(w, "add second");
     expect((await w.request({ type: "navigate_tree", targetId: afterFirst.id })).success).toBe(true);
@@ -206,7 +274,10 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     const from = await command(w, "/bookmark checkpoint-1");
     await w.waitFor((l) => isRequest("notify")(l) && l.message === "Bookmarked as: checkpoint-1", undefined, from);
     const file = (await w.request({ type: "get_state" })).data.sessionFile as string;
-    const entries = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const entries = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const label = entries.find((e) => e.type === "label");
     const assistant = entries.filter((e: Line) => e.type === "message" && e.message.role === "assistant").at(-1);
     expect(label).toMatchObject({ targetId: assistant.id, label: "checkpoint-1" });
@@ -230,33 +301,49 @@ describe("pi's example extensions, unchanged, over RPC", () => {
 
   it("structured-output ends the run with its terminating tool result", async () => {
     const w = startWorker(
-      [{ toolCalls: [{ name: "structured_output", arguments: { headline: "H", summary: "S", actionItems: ["a"] } }] }, { text: "never asked for" }],
+      [
+        { toolCalls: [{ name: "structured_output", arguments: { headline: "H", summary: "S", actionItems: ["a"] } }] },
+        { text: "never asked for" },
+      ],
       ["structured-output"],
       ["--no-session"],
     );
     const end = await run(w, "summarize as structured output");
     expect(end.messages.filter((m: Line) => m.role === "assistant")).toHaveLength(1);
-    expect(toolResults(end)[0]).toMatchObject({ content: [{ type: "text", text: "Saved structured output: H" }], details: { headline: "H", actionItems: ["a"] } });
+    expect(toolResults(end)[0]).toMatchObject({
+      content: [{ type: "text", text: "Saved structured output: H" }],
+      details: { headline: "H", actionItems: ["a"] },
+    });
   });
 
   it("plan-mode restricts the tools, blocks unsafe bash, and --plan starts in plan mode", async () => {
-    const w = startWorker([{ toolCalls: [{ name: "bash", arguments: { command: "rm notes.txt" } }] }, { text: "cannot" }], ["plan-mode"], ["--no-session"]);
+    const w = startWorker(
+      [{ toolCalls: [{ name: "bash", arguments: { command: "rm notes.txt" } }] }, { text: "cannot" }],
+      ["plan-mode"],
+      ["--no-session"],
+    );
     writeFileSync(join(project.path, "notes.txt"), "keep");
     const from = await command(w, "/plan");
-    await w.waitFor((l) => isRequest("notify")(l) && String(l.message).startsWith("Plan mode enabled"), undefined, from);
+    await w.waitFor(
+      (l) => isRequest("notify")(l) && String(l.message).startsWith("Plan mode enabled"),
+      undefined,
+      from,
+    );
     expect((await w.request({ type: "get_state" })).data.tools).toEqual(["read", "bash", "grep", "find", "ls"]);
     // As in pi, the run ends (agent_end) once the agent_end handler's "what next?" dialog is answered.
     const running = run(w, "delete the notes");
     const next = await w.waitFor(isRequest("select"), undefined, from);
     expect(next.title).toBe("Plan mode - what next?");
-    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: next.id, value: "Stay in plan mode" }) + "\n");
+    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: next.id, value: "Stay in plan mode" })}\n`);
     const end = await running;
     expect(toolResults(end)[0].isError).toBe(true);
     expect(toolResults(end)[0].content[0].text).toMatch(/Plan mode: command blocked/);
     expect(readFileSync(join(project.path, "notes.txt"), "utf8")).toBe("keep");
 
     const flagged = startWorker([], ["plan-mode"], ["--no-session", "--plan"]);
-    await flagged.waitFor((l) => isRequest("setStatus")(l) && l.statusKey === "plan-mode" && typeof l.statusText === "string");
+    await flagged.waitFor(
+      (l) => isRequest("setStatus")(l) && l.statusKey === "plan-mode" && typeof l.statusText === "string",
+    );
     expect((await flagged.request({ type: "get_state" })).data.tools).toEqual(["read", "bash", "grep", "find", "ls"]);
   });
 
@@ -279,7 +366,10 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     git(project.path, "init", "-q");
     git(project.path, "commit", "-q", "--allow-empty", "-m", "start");
     const w = startWorker(
-      [{ toolCalls: [{ name: "write", arguments: { path: "hello.txt", content: "hi\n" } }] }, { text: "Wrote hello.txt\nmore" }],
+      [
+        { toolCalls: [{ name: "write", arguments: { path: "hello.txt", content: "hi\n" } }] },
+        { text: "Wrote hello.txt\nmore" },
+      ],
       ["auto-commit-on-exit"],
     );
     await run(w, "write hello");
@@ -291,7 +381,12 @@ describe("pi's example extensions, unchanged, over RPC", () => {
 
   it("trigger-compact compacts on /trigger-compact, and custom-compaction falls back to the default summary headless", async () => {
     const w = startWorker(
-      [{ text: "first answer ".repeat(40) }, { text: "second answer ".repeat(40) }, { text: "the summary" }, { text: "the turn's start" }],
+      [
+        { text: "first answer ".repeat(40) },
+        { text: "second answer ".repeat(40) },
+        { text: "the summary" },
+        { text: "the turn's start" },
+      ],
       ["trigger-compact", "custom-compaction"],
       ["--compaction-keep-tokens", "1"],
     );
@@ -300,10 +395,18 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     const from = await command(w, "/trigger-compact");
     const end = await w.event("compaction_end", 20_000, from);
     // The cut falls on the last answer, inside its turn: as in pi, the history and the turn's prefix are summarized apart.
-    expect(end).toMatchObject({ reason: "manual", aborted: false, result: { summary: "the summary\n\n---\n\n**Turn Context (split turn):**\n\nthe turn's start" } });
+    expect(end).toMatchObject({
+      reason: "manual",
+      aborted: false,
+      result: { summary: "the summary\n\n---\n\n**Turn Context (split turn):**\n\nthe turn's start" },
+    });
     await w.waitFor((l) => isRequest("notify")(l) && l.message === "Compaction completed", undefined, from);
     expect(notices(w, from)).toEqual(
-      expect.arrayContaining(["Compaction started", "Custom compaction extension triggered", "Could not find Gemini Flash model, using default compaction"]),
+      expect.arrayContaining([
+        "Compaction started",
+        "Custom compaction extension triggered",
+        "Could not find Gemini Flash model, using default compaction",
+      ]),
     );
   });
 
@@ -327,18 +430,29 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     const before = (await w.request({ type: "get_state" })).data.sessionFile as string;
     // As in pi, the prompt of a command is answered once its handler is done: after the editor dialog.
     const from = w.received.length;
-    w.writeRaw(JSON.stringify({ type: "prompt", id: "handoff", message: "/handoff write the tests" }) + "\n");
+    w.writeRaw(`${JSON.stringify({ type: "prompt", id: "handoff", message: "/handoff write the tests" })}\n`);
     const editor = await w.waitFor(isRequest("editor"), undefined, from);
     expect(editor.title).toBe("Edit handoff prompt");
-    w.writeRaw(JSON.stringify({ type: "extension_ui_response", id: editor.id, value: "Write tests for the auth refactor" }) + "\n");
+    w.writeRaw(
+      JSON.stringify({ type: "extension_ui_response", id: editor.id, value: "Write tests for the auth refactor" }) +
+        "\n",
+    );
     const text = await w.waitFor(isRequest("set_editor_text"), undefined, from);
     expect(text.text).toBe("Write tests for the auth refactor");
-    await w.waitFor((l) => isRequest("notify")(l) && l.message === "Handoff ready. Submit when ready.", undefined, from);
-    expect(await w.waitFor((l) => l.type === "response" && l.id === "handoff", undefined, from)).toMatchObject({ success: true });
+    await w.waitFor(
+      (l) => isRequest("notify")(l) && l.message === "Handoff ready. Submit when ready.",
+      undefined,
+      from,
+    );
+    expect(await w.waitFor((l) => l.type === "response" && l.id === "handoff", undefined, from)).toMatchObject({
+      success: true,
+    });
     const state = (await w.request({ type: "get_state" })).data;
     expect(state.sessionFile).not.toBe(before);
     expect(state.messageCount).toBe(0);
-    expect(readFileSync(state.sessionFile, "utf8").split("\n")[0]).toContain(`"parentSession":${JSON.stringify(before)}`);
+    expect(readFileSync(state.sessionFile, "utf8").split("\n")[0]).toContain(
+      `"parentSession":${JSON.stringify(before)}`,
+    );
   });
 
   it("git-checkpoint stashes the working tree at each turn of a real repository without errors", async () => {
@@ -347,7 +461,10 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     git(project.path, "add", "a.txt");
     git(project.path, "commit", "-q", "-m", "start");
     writeFileSync(join(project.path, "a.txt"), "two\n");
-    const w = startWorker([{ toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "read it" }], ["git-checkpoint"]);
+    const w = startWorker(
+      [{ toolCalls: [{ name: "read", arguments: { path: "a.txt" } }] }, { text: "read it" }],
+      ["git-checkpoint"],
+    );
     await run(w, "read a");
     expect(w.received.filter((l) => l.type === "extension_error")).toEqual([]);
     expect(readdirSync(join(project.path, ".git"))).toContain("objects");

@@ -14,7 +14,10 @@ import { PI_BIN, tempDir } from "../support/rpc-worker.js";
 
 const UPSTREAM = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 // A valid 1x1 PNG: small enough that upstream sends it unchanged (it resizes only past 2000 px or 4.5 MB).
-const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+const PIXEL = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 type Impl = "ours" | "upstream";
 let server: MockModelServer;
@@ -29,7 +32,16 @@ beforeAll(async () => {
   writeFileSync(join(project, "empty.txt"), "");
   for (const impl of ["ours", "upstream"] as const) {
     mkdirSync(join(root.path, impl));
-    const models = { providers: { mock: { baseUrl: `${server.url}/v1`, api: "openai-completions", apiKey: "mock-key", models: [{ id: "mock-1", input: ["text", "image"] }] } } };
+    const models = {
+      providers: {
+        mock: {
+          baseUrl: `${server.url}/v1`,
+          api: "openai-completions",
+          apiKey: "mock-key",
+          models: [{ id: "mock-1", input: ["text", "image"] }],
+        },
+      },
+    };
     writeFileSync(join(root.path, impl, "models.json"), JSON.stringify(models));
   }
 });
@@ -41,11 +53,19 @@ afterAll(async () => {
 
 function pi(impl: Impl, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const home = join(root.path, impl);
-  const env = { PATH: process.env.PATH, HOME: root.path, NO_COLOR: "1", ...(impl === "ours" ? { PI_ORCH_HOME: home } : { PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" }) };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: root.path,
+    NO_COLOR: "1",
+    ...(impl === "ours" ? { PI_ORCH_HOME: home } : { PI_CODING_AGENT_DIR: home, PI_OFFLINE: "1" }),
+  };
   const bin = impl === "ours" ? PI_BIN : UPSTREAM;
   return new Promise((done) => {
-    const child = execFile(process.execPath, [bin, "-p", "--no-session", "--provider", "mock", "--model", "mock-1", ...args], { cwd: project, env, timeout: 60_000 }, (err, stdout, stderr) =>
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    const child = execFile(
+      process.execPath,
+      [bin, "-p", "--no-session", "--provider", "mock", "--model", "mock-1", ...args],
+      { cwd: project, env, timeout: 60_000 },
+      (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
     child.stdin?.end();
   });
@@ -71,7 +91,10 @@ describe.skipIf(!existsSync(UPSTREAM))("pi @file arguments, as upstream pi 0.73.
     expect(ours).toEqual(theirs);
     const notes = join(project, "notes.md");
     expect(ours).toEqual([
-      { type: "text", text: `<file name="${notes}">\n# Notes\nthe sky is green\n\n</file>\n<file name="${join(project, "pixel.png")}"></file>\nwhat is in them?` },
+      {
+        type: "text",
+        text: `<file name="${notes}">\n# Notes\nthe sky is green\n\n</file>\n<file name="${join(project, "pixel.png")}"></file>\nwhat is in them?`,
+      },
       { type: "image_url", image_url: { url: `data:image/png;base64,${PIXEL.toString("base64")}` } },
     ]);
   }, 120_000);

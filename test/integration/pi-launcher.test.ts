@@ -96,19 +96,22 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
     expect(truncated.exit.code).toBe(0);
   });
 
-  it.each(["openai-completions", "anthropic-messages"] as const)("runs a turn through the real %s SDK, loaded lazily from the cached bundle", async (api) => {
-    mock.writeModels({ api });
-    mock.server.enqueue({ text: ["hello ", "from the mock"] });
-    const worker = new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--no-session"], {
-      cwd: mock.project,
-      env: { PI_ORCH_HOME: mock.home, PI_ORCH_CODE_CACHE: "report", ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
-      bin: [process.execPath, join(DIST, "pi.cjs")],
-    });
-    await worker.request({ type: "prompt", message: "hi" });
-    const end = await worker.event("agent_end");
-    expect(end.messages.at(-1).content[0].text).toBe("hello from the mock");
-    expect(worker.stderr.join("")).toContain("pi: code cache accepted");
-  });
+  it.each(["openai-completions", "anthropic-messages"] as const)(
+    "runs a turn through the real %s SDK, loaded lazily from the cached bundle",
+    async (api) => {
+      mock.writeModels({ api });
+      mock.server.enqueue({ text: ["hello ", "from the mock"] });
+      const worker = new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--no-session"], {
+        cwd: mock.project,
+        env: { PI_ORCH_HOME: mock.home, PI_ORCH_CODE_CACHE: "report", ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
+        bin: [process.execPath, join(DIST, "pi.cjs")],
+      });
+      await worker.request({ type: "prompt", message: "hi" });
+      const end = await worker.event("agent_end");
+      expect(end.messages.at(-1).content[0].text).toBe("hello from the mock");
+      expect(worker.stderr.join("")).toContain("pi: code cache accepted");
+    },
+  );
 });
 
 describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
@@ -121,7 +124,7 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
   async function withGuard(launcher: string, preload?: string, home = tempDir()) {
     const ext = join(home, "two-files");
     mkdirSync(ext, { recursive: true });
-    writeFileSync(join(ext, "helper.ts"), 'export const label = (s: string): string => `made ${s}`;\n');
+    writeFileSync(join(ext, "helper.ts"), "export const label = (s: string): string => `made ${s}`;\n");
     writeFileSync(
       join(ext, "index.ts"),
       'import { label } from "./helper.js";\nexport default function (pi: any): void { pi.registerCommand("two-files", { description: label("here"), handler: async () => {} }); }\n',
@@ -150,7 +153,10 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     const dir = tempDir();
     const preload = join(dir, "modules.cjs");
     const list = join(dir, "modules.txt");
-    writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));`);
+    writeFileSync(
+      preload,
+      `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));`,
+    );
     // The second start: the first filled jiti's transform cache, so Babel (which needs them) stays out too, as in a usual start.
     const home = tempDir();
     await withGuard(join(DIST, "pi.cjs"), undefined, home);
@@ -189,14 +195,20 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     expect(stale.names).toEqual(missing.names);
 
     // The right key line over data V8 refuses (e.g. a cache from another node).
-    writeFileSync(cacheFile, Buffer.concat([real.subarray(0, real.indexOf(10) + 1), Buffer.from("not a V8 code cache")]));
+    writeFileSync(
+      cacheFile,
+      Buffer.concat([real.subarray(0, real.indexOf(10) + 1), Buffer.from("not a V8 code cache")]),
+    );
     const rejected = await withGuard(launcher);
     expect(rejected.stderr).toContain("pi: jiti code cache rejected");
     expect(rejected.names).toEqual(missing.names);
     expect(rejected.exit.code).toBe(0);
 
     // No key line at all: treated as missing.
-    writeFileSync(cacheFile, data.subarray(0, 100).map((b) => (b === 10 ? 32 : b)));
+    writeFileSync(
+      cacheFile,
+      data.subarray(0, 100).map((b) => (b === 10 ? 32 : b)),
+    );
     expect((await withGuard(launcher)).stderr).toContain("pi: jiti code cache missing");
   });
 });
@@ -205,9 +217,15 @@ describe("resources an extension discovers", () => {
   it("loads a skill path given as ~/… from the home folder, as pi does", async () => {
     const home = tempDir();
     mkdirSync(join(home, "found-skill"));
-    writeFileSync(join(home, "found-skill", "SKILL.md"), "---\nname: found-skill\ndescription: Found through resources_discover\n---\nBody\n");
+    writeFileSync(
+      join(home, "found-skill", "SKILL.md"),
+      "---\nname: found-skill\ndescription: Found through resources_discover\n---\nBody\n",
+    );
     const ext = join(home, "discover.ts");
-    writeFileSync(ext, `export default function (pi) { pi.on("resources_discover", () => ({ skillPaths: ["~/found-skill"] })); }\n`);
+    writeFileSync(
+      ext,
+      `export default function (pi) { pi.on("resources_discover", () => ({ skillPaths: ["~/found-skill"] })); }\n`,
+    );
     const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", ext], {
       cwd: home,
       env: { PI_ORCH_HOME: home, HOME: home },
@@ -237,15 +255,31 @@ describe("pi.cjs loads what a start does not need on first use", () => {
     // Three turns: the edit needs the write, the read needs the edit (calls in one turn run in parallel).
     const turns = [calls.slice(0, 2), calls.slice(2, 3), calls.slice(3)].map((toolCalls) => ({ toolCalls }));
     writeFileSync(script, [...turns, { text: "done" }].map((r) => JSON.stringify(r)).join("\n"));
-    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--tools", "bash,write,edit,read,ls,grep,find", "--session-dir", join(home, "sessions")], {
-      cwd: project,
-      env: { PI_ORCH_HOME: home, HOME: home, PI_ORCH_CODE_CACHE: "report" },
-      bin: [process.execPath, join(DIST, "pi.cjs")],
-    });
+    const worker = new RpcWorker(
+      [
+        "--mode",
+        "rpc",
+        "--provider",
+        "faux",
+        "--faux-script",
+        script,
+        "--tools",
+        "bash,write,edit,read,ls,grep,find",
+        "--session-dir",
+        join(home, "sessions"),
+      ],
+      {
+        cwd: project,
+        env: { PI_ORCH_HOME: home, HOME: home, PI_ORCH_CODE_CACHE: "report" },
+        bin: [process.execPath, join(DIST, "pi.cjs")],
+      },
+    );
     await worker.request({ type: "prompt", message: "use every tool" });
     const end = await worker.event("agent_end");
     const results = end.messages.filter((m: { role: string }) => m.role === "toolResult");
-    expect(results.map((r: { toolName: string; isError: boolean }) => [r.toolName, r.isError])).toEqual(calls.map((c) => [c.name, false]));
+    expect(results.map((r: { toolName: string; isError: boolean }) => [r.toolName, r.isError])).toEqual(
+      calls.map((c) => [c.name, false]),
+    );
     const text = (i: number) => results[i].content.map((c: { text?: string }) => c.text ?? "").join("");
     expect(text(0)).toContain("from-bash");
     expect(readFileSync(join(project, "home.txt"), "utf8").trim()).toBe(home);
@@ -261,13 +295,21 @@ describe("pi.cjs loads what a start does not need on first use", () => {
   it("parses a skill's YAML frontmatter (the yaml package is required only then)", async () => {
     const home = tempDir();
     mkdirSync(join(home, "my-skill"));
-    writeFileSync(join(home, "my-skill", "SKILL.md"), '---\nname: my-skill\ndescription: "A skill: quoted YAML"\n---\nBody\n');
-    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "--skill", join(home, "my-skill")], {
-      cwd: home,
-      env: { PI_ORCH_HOME: home },
-      bin: [process.execPath, join(DIST, "pi.cjs")],
-    });
+    writeFileSync(
+      join(home, "my-skill", "SKILL.md"),
+      '---\nname: my-skill\ndescription: "A skill: quoted YAML"\n---\nBody\n',
+    );
+    const worker = new RpcWorker(
+      ["--mode", "rpc", "--provider", "faux", "--no-session", "--skill", join(home, "my-skill")],
+      {
+        cwd: home,
+        env: { PI_ORCH_HOME: home },
+        bin: [process.execPath, join(DIST, "pi.cjs")],
+      },
+    );
     const commands = await worker.request({ type: "get_commands" });
-    expect(commands.data.commands).toContainEqual(expect.objectContaining({ name: "skill:my-skill", description: "A skill: quoted YAML" }));
+    expect(commands.data.commands).toContainEqual(
+      expect.objectContaining({ name: "skill:my-skill", description: "A skill: quoted YAML" }),
+    );
   });
 });

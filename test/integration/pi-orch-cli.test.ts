@@ -13,7 +13,8 @@ import { BIN, PI, POLICY, World, type Json } from "../support/orch-cli.js";
 let world: World;
 
 beforeAll(() => {
-  if (!existsSync(BIN) || !existsSync(PI)) throw new Error("dist/cli/pi-orch.js or dist/cli/pi.js is missing: run npm run build first");
+  if (!existsSync(BIN) || !existsSync(PI))
+    throw new Error("dist/cli/pi-orch.js or dist/cli/pi.js is missing: run npm run build first");
 });
 
 afterEach(async () => {
@@ -52,7 +53,13 @@ describe("pi-orch CLI", () => {
     expect(r.stdout).toContain("hello-from-the-agent");
     expect((await world.json(["status", "echo"])).status).toBe("idle");
 
-    await world.ok(["spawn", "--name", "broken", "--worker-command", world.fauxWorker([{ error: { message: "the model is on fire" } }])]);
+    await world.ok([
+      "spawn",
+      "--name",
+      "broken",
+      "--worker-command",
+      world.fauxWorker([{ error: { message: "the model is on fire" } }]),
+    ]);
     const bad = await world.cli(["prompt", "broken", "hello", "--wait"]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("the model is on fire");
@@ -73,7 +80,11 @@ describe("pi-orch CLI", () => {
     world = new World();
     await world.serve();
     const slow = "this reply streams slowly so the worker can be killed in the middle of it ".repeat(4);
-    const worker = world.fauxWorker([{ text: "first answer" }, { text: slow, chunkDelayMs: 200 }, { text: "after the restart" }]);
+    const worker = world.fauxWorker([
+      { text: "first answer" },
+      { text: slow, chunkDelayMs: 200 },
+      { text: "after the restart" },
+    ]);
     await world.ok(["spawn", "--name", "victim", "--worker-command", worker]);
     expect((await world.cli(["prompt", "victim", "first question", "--wait"])).stdout).toContain("first answer");
     const before = await world.json(["status", "victim"]);
@@ -119,7 +130,8 @@ describe("pi-orch CLI", () => {
     const starts = events.filter((e) => e.event.type === "worker_started").map((e) => e.at as number);
     expect(starts).toHaveLength(4);
     // Each restart waited at least its backoff (timer slack aside) after the previous start.
-    for (const [i, delay] of [100, 200, 400].entries()) expect(starts[i + 1] - starts[i]).toBeGreaterThanOrEqual(delay - 10);
+    for (const [i, delay] of [100, 200, 400].entries())
+      expect(starts[i + 1] - starts[i]).toBeGreaterThanOrEqual(delay - 10);
 
     expect(await world.ok(["logs", "crashy", "--stderr"])).toContain("crash.sh: giving up at once");
     const status = await world.cli(["prompt", "crashy", "hello"]);
@@ -136,7 +148,10 @@ describe("pi-orch CLI", () => {
     const after = await world.waitForStatus("frozen", (a) => a.status === "idle" && a.pid !== before.pid);
     expect(after.restarts).toBe(1);
     expect(after.lastExit).toMatchObject({ reason: "unresponsive" });
-    const statuses = world.events("frozen").filter((e) => e.event.type === "agent_status").map((e) => e.event.status);
+    const statuses = world
+      .events("frozen")
+      .filter((e) => e.event.type === "agent_status")
+      .map((e) => e.event.status);
     expect(statuses).toContain("unresponsive");
     expect(await waitForExit(before.pid, 5000)).toBe(true);
   }, 60_000);
@@ -175,11 +190,13 @@ describe("pi-orch CLI", () => {
     const exited = new Promise<number | null>((r) => serve.once("exit", (code) => r(code)));
     serve.kill("SIGTERM");
     expect(await exited).toBe(0);
-    for (const pid of [...tree, ...workerPids, ...sleepPids]) expect(isAlive(pid), `pid ${pid} outlived serve`).toBe(false);
+    for (const pid of [...tree, ...workerPids, ...sleepPids])
+      expect(isAlive(pid), `pid ${pid} outlived serve`).toBe(false);
     expect(world.taggedPids()).toEqual([]);
 
     const registry = JSON.parse(readFileSync(join(world.home.path, "agents.json"), "utf8"));
-    for (const a of registry.agents) expect(a).toMatchObject({ status: "stopped", statusReason: "supervisor exited", pid: null });
+    for (const a of registry.agents)
+      expect(a).toMatchObject({ status: "stopped", statusReason: "supervisor exited", pid: null });
 
     await world.serve(["--resume"]);
     const resumed = await world.json<Json[]>(["list"]);
@@ -200,7 +217,9 @@ describe("pi-orch CLI", () => {
     const none = await world.cli(["list"]);
     expect(none.code).toBe(1);
     // The CLI was given --home, so the hint names it: a plain `pi-orch serve` would serve the default home.
-    expect(none.stderr).toContain(`no supervisor is running for ${world.home.path}; start one with: pi-orch --home ${world.home.path} serve`);
+    expect(none.stderr).toContain(
+      `no supervisor is running for ${world.home.path}; start one with: pi-orch --home ${world.home.path} serve`,
+    );
 
     await world.serve();
     const unknown = await world.cli(["status", "ghost"]);

@@ -52,14 +52,18 @@ function start(impl: Implementation, args: string[] = [], env: NodeJS.ProcessEnv
       mkdirSync(join(home, "prompts"), { recursive: true });
       writeFileSync(join(home, "prompts", "greet.md"), "---\ndescription: Greets\n---\nSay hello to $1");
       mkdirSync(join(home, "skills", "deploy"), { recursive: true });
-      writeFileSync(join(home, "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: How to deploy\n---\nRun make deploy.\n");
+      writeFileSync(
+        join(home, "skills", "deploy", "SKILL.md"),
+        "---\nname: deploy\ndescription: How to deploy\n---\nRun make deploy.\n",
+      );
     },
   });
   return w;
 }
 
 /** The text of a user message's content. */
-const textOf = (m: Line): string => (typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text ?? "").join(""));
+const textOf = (m: Line): string =>
+  typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text ?? "").join("");
 
 /** Send a prompt; its answer (the events before it stay in `w.received`). */
 async function prompt(w: RpcWorker, message: string): Promise<{ answer: Line; at: number; from: number }> {
@@ -73,7 +77,9 @@ async function nextRunUserText(w: RpcWorker, from: number): Promise<string> {
   const start = await w.event("agent_start", 30_000, from);
   const at = w.received.indexOf(start);
   await w.event("agent_end", 30_000, at);
-  const user = w.received.slice(at).find((l) => l.type === "message_end" && (l.message.role === "user" || l.message.role === "custom"));
+  const user = w.received
+    .slice(at)
+    .find((l) => l.type === "message_end" && (l.message.role === "user" || l.message.role === "custom"));
   return textOf(user!.message);
 }
 
@@ -84,89 +90,127 @@ async function expectNoRunAfter(w: RpcWorker, from: number): Promise<void> {
   expect(await nextRunUserText(w, from)).toBe("marker");
 }
 
-const types = (lines: Line[]) => lines.filter((l) => l.type !== "message_update").map((l) => (l.type === "response" ? `response:${l.command}` : l.type === "message_end" ? `message_end:${l.message.role}` : l.type));
+const types = (lines: Line[]) =>
+  lines
+    .filter((l) => l.type !== "message_update")
+    .map((l) =>
+      l.type === "response"
+        ? `response:${l.command}`
+        : l.type === "message_end"
+          ? `message_end:${l.message.role}`
+          : l.type,
+    );
 
 describe.skipIf(!upstreamInstalled)("prompts of extension commands, templates and skills: which start a run", () => {
-  it.each<Implementation>(["upstream", "ours"])("%s: commands that start no run are answered after their handler, and no run follows", async (impl) => {
-    const w = start(impl);
-    const noData = impl === "upstream";
+  it.each<Implementation>(["upstream", "ours"])(
+    "%s: commands that start no run are answered after their handler, and no run follows",
+    async (impl) => {
+      const w = start(impl);
+      const noData = impl === "upstream";
 
-    const noop = await prompt(w, "/noop");
-    expect(types(w.received.slice(noop.from, noop.at + 1))).toEqual(["response:prompt"]);
-    expect(noop.answer.data).toEqual(noData ? undefined : { running: false });
-    await expectNoRunAfter(w, noop.at);
+      const noop = await prompt(w, "/noop");
+      expect(types(w.received.slice(noop.from, noop.at + 1))).toEqual(["response:prompt"]);
+      expect(noop.answer.data).toEqual(noData ? undefined : { running: false });
+      await expectNoRunAfter(w, noop.at);
 
-    // sendMessage without triggerTurn: the message is in the conversation before the answer.
-    const note = await prompt(w, "/note");
-    expect(types(w.received.slice(note.from, note.at + 1))).toEqual(["message_start", "message_end:custom", "response:prompt"]);
-    expect(note.answer).toMatchObject({ success: true });
-    expect(note.answer.data).toEqual(noData ? undefined : { running: false });
-    await expectNoRunAfter(w, note.at);
+      // sendMessage without triggerTurn: the message is in the conversation before the answer.
+      const note = await prompt(w, "/note");
+      expect(types(w.received.slice(note.from, note.at + 1))).toEqual([
+        "message_start",
+        "message_end:custom",
+        "response:prompt",
+      ]);
+      expect(note.answer).toMatchObject({ success: true });
+      expect(note.answer.data).toEqual(noData ? undefined : { running: false });
+      await expectNoRunAfter(w, note.at);
 
-    // A handler that throws: an extension_error, then a successful answer.
-    const boom = await prompt(w, "/boom");
-    const before = w.received.slice(boom.from, boom.at);
-    expect(types(before)).toEqual(["extension_error"]);
-    expect(before[0]).toEqual({ type: "extension_error", extensionPath: "command:boom", event: "command", error: "the command broke" });
-    expect(boom.answer).toMatchObject({ success: true });
-    expect(boom.answer.data).toEqual(noData ? undefined : { running: false });
-    await expectNoRunAfter(w, boom.at);
+      // A handler that throws: an extension_error, then a successful answer.
+      const boom = await prompt(w, "/boom");
+      const before = w.received.slice(boom.from, boom.at);
+      expect(types(before)).toEqual(["extension_error"]);
+      expect(before[0]).toEqual({
+        type: "extension_error",
+        extensionPath: "command:boom",
+        event: "command",
+        error: "the command broke",
+      });
+      expect(boom.answer).toMatchObject({ success: true });
+      expect(boom.answer.data).toEqual(noData ? undefined : { running: false });
+      await expectNoRunAfter(w, boom.at);
 
-    // sendUserMessage of a text an input handler takes: no run.
-    const swallow = await prompt(w, "/swallow");
-    expect(swallow.answer.data).toEqual(noData ? undefined : { running: false });
-    await expectNoRunAfter(w, swallow.at);
-  }, 90_000);
+      // sendUserMessage of a text an input handler takes: no run.
+      const swallow = await prompt(w, "/swallow");
+      expect(swallow.answer.data).toEqual(noData ? undefined : { running: false });
+      await expectNoRunAfter(w, swallow.at);
+    },
+    90_000,
+  );
 
-  it.each<Implementation>(["upstream", "ours"])("%s: sendUserMessage in a command, a template and a skill each start a run after the answer", async (impl) => {
-    const w = start(impl);
-    const noData = impl === "upstream";
-    for (const [message, user] of [
-      ["/send", "hello from send"],
-      ["/greet world", "Say hello to world"],
-      ["/skill:deploy", "Run make deploy."],
-      ["/no-such-command", "/no-such-command"],
-    ] as const) {
-      server.enqueue({ text: `reply to ${message}` });
-      const p = await prompt(w, message);
-      // The run's events all come after the answer.
-      expect(types(w.received.slice(p.from, p.at + 1))).toEqual(["response:prompt"]);
-      expect(p.answer.data).toEqual(noData ? undefined : { running: true });
-      expect(await nextRunUserText(w, p.at)).toContain(user);
-    }
-  }, 90_000);
+  it.each<Implementation>(["upstream", "ours"])(
+    "%s: sendUserMessage in a command, a template and a skill each start a run after the answer",
+    async (impl) => {
+      const w = start(impl);
+      const noData = impl === "upstream";
+      for (const [message, user] of [
+        ["/send", "hello from send"],
+        ["/greet world", "Say hello to world"],
+        ["/skill:deploy", "Run make deploy."],
+        ["/no-such-command", "/no-such-command"],
+      ] as const) {
+        server.enqueue({ text: `reply to ${message}` });
+        const p = await prompt(w, message);
+        // The run's events all come after the answer.
+        expect(types(w.received.slice(p.from, p.at + 1))).toEqual(["response:prompt"]);
+        expect(p.answer.data).toEqual(noData ? undefined : { running: true });
+        expect(await nextRunUserText(w, p.at)).toContain(user);
+      }
+    },
+    90_000,
+  );
 
-  it.each<Implementation>(["upstream", "ours"])("%s: a command's dialog is answered before the prompt is; confirmed it starts a run, declined none", async (impl) => {
-    const w = start(impl);
-    const noData = impl === "upstream";
-    for (const confirmed of [true, false]) {
-      server.enqueue({ text: "after the dialog" });
-      const from = w.received.length;
-      const answering = w.request({ type: "prompt", message: "/ask" }, 30_000);
-      const dialog = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "confirm", 30_000, from);
-      expect(w.received.slice(from).some((l) => l.type === "response")).toBe(false);
-      w.proc.stdin!.write(JSON.stringify({ type: "extension_ui_response", id: dialog.id, confirmed }) + "\n");
-      const answer = await answering;
-      const at = w.received.indexOf(answer);
-      expect(answer.data).toEqual(noData ? undefined : { running: confirmed });
-      if (confirmed) expect(await nextRunUserText(w, at)).toBe("confirmed");
-      else await expectNoRunAfter(w, at);
-    }
-  }, 90_000);
+  it.each<Implementation>(["upstream", "ours"])(
+    "%s: a command's dialog is answered before the prompt is; confirmed it starts a run, declined none",
+    async (impl) => {
+      const w = start(impl);
+      const noData = impl === "upstream";
+      for (const confirmed of [true, false]) {
+        server.enqueue({ text: "after the dialog" });
+        const from = w.received.length;
+        const answering = w.request({ type: "prompt", message: "/ask" }, 30_000);
+        const dialog = await w.waitFor(
+          (l) => l.type === "extension_ui_request" && l.method === "confirm",
+          30_000,
+          from,
+        );
+        expect(w.received.slice(from).some((l) => l.type === "response")).toBe(false);
+        w.proc.stdin!.write(`${JSON.stringify({ type: "extension_ui_response", id: dialog.id, confirmed })}\n`);
+        const answer = await answering;
+        const at = w.received.indexOf(answer);
+        expect(answer.data).toEqual(noData ? undefined : { running: confirmed });
+        if (confirmed) expect(await nextRunUserText(w, at)).toBe("confirmed");
+        else await expectNoRunAfter(w, at);
+      }
+    },
+    90_000,
+  );
 
-  it.each<Implementation>(["upstream", "ours"])("%s: a sendUserMessage that cannot be sent (no API key) is an extension_error and starts no run; the worker lives", async (impl) => {
-    const w = start(impl, ["--provider", "anthropic", "--model", "claude-sonnet-4-5"], { ANTHROPIC_API_KEY: "" });
-    const send = await prompt(w, "/send");
-    // Ours answers once the message was refused; pi's answer races the refusal.
-    const error = await w.event("extension_error", 30_000, send.from);
-    if (impl === "ours") expect(types(w.received.slice(send.from, send.at))).toEqual(["extension_error"]);
-    expect(error).toMatchObject({ extensionPath: "<runtime>", event: "send_user_message" });
-    expect(error.error).toMatch(/API key/i);
-    expect(send.answer).toMatchObject({ success: true });
-    expect(send.answer.data).toEqual(impl === "upstream" ? undefined : { running: false });
-    // The worker is still there (an unawaited rejection would have ended ours).
-    expect(await w.request({ type: "get_state" })).toMatchObject({ success: true, data: { isStreaming: false } });
-  }, 60_000);
+  it.each<Implementation>(["upstream", "ours"])(
+    "%s: a sendUserMessage that cannot be sent (no API key) is an extension_error and starts no run; the worker lives",
+    async (impl) => {
+      const w = start(impl, ["--provider", "anthropic", "--model", "claude-sonnet-4-5"], { ANTHROPIC_API_KEY: "" });
+      const send = await prompt(w, "/send");
+      // Ours answers once the message was refused; pi's answer races the refusal.
+      const error = await w.event("extension_error", 30_000, send.from);
+      if (impl === "ours") expect(types(w.received.slice(send.from, send.at))).toEqual(["extension_error"]);
+      expect(error).toMatchObject({ extensionPath: "<runtime>", event: "send_user_message" });
+      expect(error.error).toMatch(/API key/i);
+      expect(send.answer).toMatchObject({ success: true });
+      expect(send.answer.data).toEqual(impl === "upstream" ? undefined : { running: false });
+      // The worker is still there (an unawaited rejection would have ended ours).
+      expect(await w.request({ type: "get_state" })).toMatchObject({ success: true, data: { isStreaming: false } });
+    },
+    60_000,
+  );
 
   it("ours: an unawaited sendUserMessage from a new session's ctx that cannot be sent is reported the same way; the worker lives", async () => {
     const w = start("ours", ["--provider", "anthropic", "--model", "claude-sonnet-4-5"], { ANTHROPIC_API_KEY: "" });
@@ -184,10 +228,24 @@ describe("pi -p with an extension command (ours)", () => {
     writeFileSync(join(home, "models.json"), JSON.stringify(mockModelsJson(server)));
     const extDir = dir("pi-cmd-print-ext-");
     writeFileSync(join(extDir, "commands.ts"), COMMANDS);
-    const args = [PI_BIN, "-p", "--no-session", "--provider", "mock", "--model", "mock-1", "-e", join(extDir, "commands.ts"), text];
+    const args = [
+      PI_BIN,
+      "-p",
+      "--no-session",
+      "--provider",
+      "mock",
+      "--model",
+      "mock-1",
+      "-e",
+      join(extDir, "commands.ts"),
+      text,
+    ];
     return new Promise((resolve) => {
-      const child = execFile(process.execPath, args, { cwd: home, env: { ...process.env, PI_ORCH_HOME: home } }, (err, stdout, stderr) =>
-        resolve({ code: typeof err?.code === "number" ? err.code : 0, stdout, stderr }),
+      const child = execFile(
+        process.execPath,
+        args,
+        { cwd: home, env: { ...process.env, PI_ORCH_HOME: home } },
+        (err, stdout, stderr) => resolve({ code: typeof err?.code === "number" ? err.code : 0, stdout, stderr }),
       );
       child.stdin?.end();
     });

@@ -16,7 +16,10 @@ import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { CliProcess } from "../support/cli-process.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 
-const RPC_DEMO = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions/rpc-demo.ts");
+const RPC_DEMO = resolve(
+  import.meta.dirname,
+  "../upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions/rpc-demo.ts",
+);
 const PI = [process.execPath, PI_BIN, "--mode", "rpc"];
 
 const dirs: string[] = [];
@@ -45,19 +48,30 @@ class Events {
     const seen = this.all.find(test);
     if (seen) return Promise.resolve(seen);
     return new Promise((res, rej) => {
-      const timer = setTimeout(() => rej(new Error(`timed out waiting for ${what}; got ${this.all.map((e) => e.event.type).join(", ")}`)), timeoutMs);
+      const timer = setTimeout(
+        () => rej(new Error(`timed out waiting for ${what}; got ${this.all.map((e) => e.event.type).join(", ")}`)),
+        timeoutMs,
+      );
       this.waiters.push({ test, resolve: (e) => (clearTimeout(timer), res(e)) });
     });
   }
 }
 
-const isType = (type: string, extra: (e: Record<string, unknown>) => boolean = () => true) => (m: Ev) => m.event.type === type && extra(m.event);
+const isType =
+  (type: string, extra: (e: Record<string, unknown>) => boolean = () => true) =>
+  (m: Ev) =>
+    m.event.type === type && extra(m.event);
 
 /** A supervisor whose rpc timeout is `rpcTimeoutMs`, an agent running rpc-demo, and a subscriber to its events. */
 async function setup(rpcTimeoutMs: number): Promise<{ home: string; events: Events; watcher: IpcClient }> {
   const home = mkdtempSync(join(tmpdir(), "po-dialog-"));
   dirs.push(home);
-  const server = await runSupervisorServer({ home, handleSignals: false, defaultWorkerCommand: PI, timings: { rpcTimeoutMs } });
+  const server = await runSupervisorServer({
+    home,
+    handleSignals: false,
+    defaultWorkerCommand: PI,
+    timings: { rpcTimeoutMs },
+  });
   servers.push(server);
   const watcher = await IpcClient.connect({ home });
   clients.push(watcher);
@@ -78,13 +92,19 @@ describe("a command waiting on a dialog outlasts the request timeouts", () => {
       (r) => ({ ok: true as const, r }),
       (err: Error) => ({ ok: false as const, err }),
     );
-    const dialog = await events.next(isType("extension_ui_request", (e) => e.method === "input"), "the input dialog");
+    const dialog = await events.next(
+      isType("extension_ui_request", (e) => e.method === "input"),
+      "the input dialog",
+    );
     const waiting = await events.next(isType("rpc_waiting"), "the supervisor holding the prompt");
     expect(waiting.event).toEqual({ type: "rpc_waiting", command: "prompt", timeoutMs: 400, dialogs: 1 });
     await watcher.rpc("ask", { type: "extension_ui_response", id: dialog.event.id as string, value: "forty-two" });
     const got = await outcome;
     expect(got.ok ? got.r : got.err.message).toMatchObject({ type: "response", command: "prompt", success: true });
-    await events.next(isType("extension_ui_request", (e) => e.method === "notify" && e.message === "You entered: forty-two"), "the command's own notice");
+    await events.next(
+      isType("extension_ui_request", (e) => e.method === "notify" && e.message === "You entered: forty-two"),
+      "the command's own notice",
+    );
   }, 60_000);
 
   it("through pi-orch prompt: it says who asks and how to answer, the answer it names works, and the prompt succeeds", async () => {
@@ -96,11 +116,16 @@ describe("a command waiting on a dialog outlasts the request timeouts", () => {
     await events.next(isType("rpc_waiting"), "the supervisor holding the prompt");
     const answer = JSON.parse(hint[1]!) as Record<string, unknown>;
     expect(answer).toMatchObject({ type: "extension_ui_response", value: "TEXT" });
-    const reply = CliProcess.start(["rpc", "ask", JSON.stringify({ ...answer, value: "from the cli" })], home, { PI_ORCH_HOME: home });
+    const reply = CliProcess.start(["rpc", "ask", JSON.stringify({ ...answer, value: "from the cli" })], home, {
+      PI_ORCH_HOME: home,
+    });
     clis.push(reply);
     expect((await reply.exited).code).toBe(0);
     expect(await prompt.exited).toEqual({ code: 0, signal: null });
     expect(prompt.stdout).toBe("prompt sent to ask\n");
-    await events.next(isType("extension_ui_request", (e) => e.message === "You entered: from the cli"), "the command's own notice");
+    await events.next(
+      isType("extension_ui_request", (e) => e.message === "You entered: from the cli"),
+      "the command's own notice",
+    );
   }, 60_000);
 });

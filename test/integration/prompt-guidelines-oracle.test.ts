@@ -41,7 +41,10 @@ async function observe(impl: Implementation): Promise<{ options: string[]; bulle
   const first = (server.requests[0].body as { messages: { role: string; content: string }[] }).messages[0];
   expect(first.role).toBe("system");
   // Only the extension's bullets: the built-in tools' texts are each implementation's own.
-  const bullets = first.content.split("\n").filter((l) => l.startsWith("- G-")).map((l) => l.slice(2));
+  const bullets = first.content
+    .split("\n")
+    .filter((l) => l.startsWith("- G-"))
+    .map((l) => l.slice(2));
   return { options: JSON.parse(readFileSync(out, "utf8")) as string[], bullets };
 }
 
@@ -50,7 +53,14 @@ describe.skipIf(!upstreamInstalled)("promptGuidelines normalization: our worker 
     const upstream = await observe("upstream");
     const ours = await observe("ours");
     // Upstream's facts, so a change of either side is told apart from a difference.
-    expect(upstream.options.filter((g) => g.startsWith("G-"))).toEqual(["G-one", "G-two", "G-shared", "G-shared", "G-three", "G-two"]);
+    expect(upstream.options.filter((g) => g.startsWith("G-"))).toEqual([
+      "G-one",
+      "G-two",
+      "G-shared",
+      "G-shared",
+      "G-three",
+      "G-two",
+    ]);
     expect(upstream.bullets).toEqual(["G-one", "G-two", "G-shared", "G-three"]);
     expect(ours.options.filter((g) => g.startsWith("G-"))).toEqual(upstream.options.filter((g) => g.startsWith("G-")));
     expect(ours.bullets).toEqual(upstream.bullets);

@@ -29,20 +29,27 @@ export default function (pi) {
 const IMPLS: Implementation[] = ["ours", "upstream"];
 
 describe.skipIf(!upstreamInstalled)("a command's prompt answer does not wait for an earlier command's send", () => {
-  it.each(IMPLS)("%s: with /go's message waiting on a confirm, /noop and get_state are answered; the confirm then sends it", async (impl) => {
-    const extDir = dir("pi-pending-sends-ext-");
-    writeFileSync(join(extDir, "sends.ts"), EXTENSION);
-    const { w } = startOracle(impl, server, dirs, { args: ["-e", join(extDir, "sends.ts")] });
-    const from = w.received.length;
-    const go = w.request({ type: "prompt", message: "/go" }, 30_000);
-    const ask: Line = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "confirm", 30_000, from);
-    expect(ask.message).toBe("from go");
-    expect(await w.request({ type: "prompt", message: "/noop" }, 30_000)).toMatchObject({ success: true });
-    expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
-    server.enqueue({ text: "got it" });
-    w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, confirmed: true })}\n`);
-    expect(await go).toMatchObject({ success: true });
-    const end: Line = await w.event("agent_end", 30_000, from);
-    expect(end.messages[0].content).toEqual([{ type: "text", text: "from go" }]);
-  });
+  it.each(IMPLS)(
+    "%s: with /go's message waiting on a confirm, /noop and get_state are answered; the confirm then sends it",
+    async (impl) => {
+      const extDir = dir("pi-pending-sends-ext-");
+      writeFileSync(join(extDir, "sends.ts"), EXTENSION);
+      const { w } = startOracle(impl, server, dirs, { args: ["-e", join(extDir, "sends.ts")] });
+      const from = w.received.length;
+      const go = w.request({ type: "prompt", message: "/go" }, 30_000);
+      const ask: Line = await w.waitFor(
+        (l) => l.type === "extension_ui_request" && l.method === "confirm",
+        30_000,
+        from,
+      );
+      expect(ask.message).toBe("from go");
+      expect(await w.request({ type: "prompt", message: "/noop" }, 30_000)).toMatchObject({ success: true });
+      expect((await w.request({ type: "get_state" }, 30_000)).data.isStreaming).toBe(false);
+      server.enqueue({ text: "got it" });
+      w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, confirmed: true })}\n`);
+      expect(await go).toMatchObject({ success: true });
+      const end: Line = await w.event("agent_end", 30_000, from);
+      expect(end.messages[0].content).toEqual([{ type: "text", text: "from go" }]);
+    },
+  );
 });

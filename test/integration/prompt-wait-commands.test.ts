@@ -19,7 +19,8 @@ let server: MockModelServer | undefined;
 let agentDir: { path: string; cleanup: () => void } | undefined;
 
 beforeAll(() => {
-  if (!existsSync(BIN) || !existsSync(PI)) throw new Error("dist/cli/pi-orch.js or dist/cli/pi.js is missing: run npm run build first");
+  if (!existsSync(BIN) || !existsSync(PI))
+    throw new Error("dist/cli/pi-orch.js or dist/cli/pi.js is missing: run npm run build first");
 });
 
 afterEach(async () => {
@@ -79,7 +80,9 @@ describe("pi-orch prompt --wait with slash commands", () => {
     await setup([{ text: "only reply" }]);
     const noop = await world.cli(["prompt", "cmds", "/noop", "--wait"]);
     expect(noop).toMatchObject({ code: 0, stdout: "" });
-    expect(noop.stderr).toBe("pi-orch: cmds took the prompt without starting a run (an extension command or input handler handled it)\n");
+    expect(noop.stderr).toBe(
+      "pi-orch: cmds took the prompt without starting a run (an extension command or input handler handled it)\n",
+    );
 
     const json = await world.cli(["prompt", "cmds", "/noop", "--wait", "--json"]);
     expect(json.code).toBe(0);
@@ -103,7 +106,9 @@ describe("pi-orch prompt --wait with slash commands", () => {
 
     const greet = await world.cli(["prompt", "cmds", "/greet world", "--wait", "--json"]);
     expect(greet.code).toBe(0);
-    expect(JSON.parse(greet.stdout)).toEqual([{ agent: "cmds", ok: true, stopReason: "stop", text: "reply to the template" }]);
+    expect(JSON.parse(greet.stdout)).toEqual([
+      { agent: "cmds", ok: true, stopReason: "stop", text: "reply to the template" },
+    ]);
     expect(userTexts()).toEqual(["hello from send", "Say hello to world"]);
     expect((await world.json(["status", "cmds"])).status).toBe("idle");
   }, 60_000);
@@ -113,7 +118,9 @@ describe("pi-orch prompt --wait with slash commands", () => {
     for (const confirmed of [true, false]) {
       const prompt = world.start(["prompt", "cmds", "/ask", "--wait"]);
       // The CLI says who asks and how to answer; the test answers the way it says.
-      const hint = await world.until("the dialog hint", prompt.stderr, (t) => /pi-orch rpc cmds '\{"type":"extension_ui_response"[^']*\}'/.test(t));
+      const hint = await world.until("the dialog hint", prompt.stderr, (t) =>
+        /pi-orch rpc cmds '\{"type":"extension_ui_response"[^']*\}'/.test(t),
+      );
       const reply = JSON.parse(/pi-orch rpc cmds '(\{"type":"extension_ui_response"[^']*\})'/.exec(hint)![1]!) as Json;
       expect(reply).toMatchObject({ confirmed: true });
       await world.ok(["rpc", "cmds", JSON.stringify({ ...reply, confirmed })]);
@@ -131,8 +138,18 @@ describe("pi-orch prompt --wait with slash commands", () => {
   it("pi-orch run: a task that is a command starting no run passes at its answer (fails when it threw); one that sends a message passes with the run's reply", async () => {
     world = new World();
     const tasks = join(world.cwd.path, "tasks.json");
-    writeFileSync(tasks, JSON.stringify([{ name: "noop", prompt: "/noop" }, { name: "send", prompt: "/send" }, { name: "boom", prompt: "/boom" }]));
-    const r = await world.cli(["run", tasks, "--concurrency", "1", "--worker-command", workerCommand([{ text: "the task's reply" }]), "--json"], 60_000);
+    writeFileSync(
+      tasks,
+      JSON.stringify([
+        { name: "noop", prompt: "/noop" },
+        { name: "send", prompt: "/send" },
+        { name: "boom", prompt: "/boom" },
+      ]),
+    );
+    const r = await world.cli(
+      ["run", tasks, "--concurrency", "1", "--worker-command", workerCommand([{ text: "the task's reply" }]), "--json"],
+      60_000,
+    );
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as { tasks: Json[] };
     const byName = Object.fromEntries(report.tasks.map((t) => [t.name, t]));
@@ -141,29 +158,45 @@ describe("pi-orch prompt --wait with slash commands", () => {
     expect(byName.boom).toMatchObject({ status: "failed", reason: "the command failed: the command broke" });
   }, 90_000);
 
-  it.skipIf(!upstreamInstalled)("with upstream pi 0.73.1 as the worker, whose answer does not say: a template still returns with its reply, and a command says it waits for a run's end", async () => {
-    server = await startMockModelServer();
-    agentDir = tempDir("pi-upstream-agent-");
-    writeFileSync(join(agentDir.path, "models.json"), JSON.stringify(mockModelsJson(server)));
-    mkdirSync(join(agentDir.path, "prompts"), { recursive: true });
-    writeFileSync(join(agentDir.path, "prompts", "greet.md"), "---\ndescription: Greets\n---\nSay hello to $1");
-    world = new World({ PI_CODING_AGENT_DIR: agentDir.path, PI_OFFLINE: "1" });
-    const ext = join(world.cwd.path, "commands.ts");
-    writeFileSync(ext, COMMANDS);
-    await world.serve();
-    await world.ok(["spawn", "--name", "up", "--worker-command", `${process.execPath} ${UPSTREAM_CLI} --mode rpc --no-session -e ${ext}`, "--provider", "mock", "--model", "mock-1"]);
+  it.skipIf(!upstreamInstalled)(
+    "with upstream pi 0.73.1 as the worker, whose answer does not say: a template still returns with its reply, and a command says it waits for a run's end",
+    async () => {
+      server = await startMockModelServer();
+      agentDir = tempDir("pi-upstream-agent-");
+      writeFileSync(join(agentDir.path, "models.json"), JSON.stringify(mockModelsJson(server)));
+      mkdirSync(join(agentDir.path, "prompts"), { recursive: true });
+      writeFileSync(join(agentDir.path, "prompts", "greet.md"), "---\ndescription: Greets\n---\nSay hello to $1");
+      world = new World({ PI_CODING_AGENT_DIR: agentDir.path, PI_OFFLINE: "1" });
+      const ext = join(world.cwd.path, "commands.ts");
+      writeFileSync(ext, COMMANDS);
+      await world.serve();
+      await world.ok([
+        "spawn",
+        "--name",
+        "up",
+        "--worker-command",
+        `${process.execPath} ${UPSTREAM_CLI} --mode rpc --no-session -e ${ext}`,
+        "--provider",
+        "mock",
+        "--model",
+        "mock-1",
+      ]);
 
-    server.enqueue({ text: "upstream's reply" });
-    const greet = await world.cli(["prompt", "up", "/greet world", "--wait"]);
-    expect(greet.code).toBe(0);
-    expect(greet.stdout).toContain("upstream's reply");
-    expect(greet.stderr).toContain(`up's worker does not say whether "/greet world" started a run`);
+      server.enqueue({ text: "upstream's reply" });
+      const greet = await world.cli(["prompt", "up", "/greet world", "--wait"]);
+      expect(greet.code).toBe(0);
+      expect(greet.stdout).toContain("upstream's reply");
+      expect(greet.stderr).toContain(`up's worker does not say whether "/greet world" started a run`);
 
-    // /noop starts none: nothing would end the wait, and the CLI says so instead of seeming to hang.
-    const noop = world.start(["prompt", "up", "/noop", "--wait"]);
-    await world.until("the note", noop.stderr, (t) => t.includes(`up's worker does not say whether "/noop" started a run`));
-    expect(noop.proc.exitCode).toBe(null);
-    noop.proc.kill("SIGINT");
-    await noop.exited;
-  }, 90_000);
+      // /noop starts none: nothing would end the wait, and the CLI says so instead of seeming to hang.
+      const noop = world.start(["prompt", "up", "/noop", "--wait"]);
+      await world.until("the note", noop.stderr, (t) =>
+        t.includes(`up's worker does not say whether "/noop" started a run`),
+      );
+      expect(noop.proc.exitCode).toBe(null);
+      noop.proc.kill("SIGINT");
+      await noop.exited;
+    },
+    90_000,
+  );
 });

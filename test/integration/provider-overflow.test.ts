@@ -41,10 +41,24 @@ describe.each([
 ] as const)("context overflow through pi --mode rpc (%s)", (api, errors) => {
   it(`compacts once and retries once for each of ${errors.length} servers`, async () => {
     ctx.writeModels({ api });
-    const w = new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--retry-delay-ms", "10", "--compaction-keep-tokens", "1"], {
-      cwd: ctx.project,
-      env: { PI_ORCH_HOME: ctx.home, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
-    });
+    const w = new RpcWorker(
+      [
+        "--mode",
+        "rpc",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-1",
+        "--retry-delay-ms",
+        "10",
+        "--compaction-keep-tokens",
+        "1",
+      ],
+      {
+        cwd: ctx.project,
+        env: { PI_ORCH_HOME: ctx.home, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
+      },
+    );
     // Something to compact before the first overflow.
     ctx.server.enqueue({ text: "warm-up answer" });
     await w.request({ type: "prompt", message: "warm up" });
@@ -58,9 +72,19 @@ describe.each([
       await w.waitFor((l) => l.type === "agent_end", 15_000, from);
       const lines = w.received.slice(from);
       const types = lines.map((l) => l.type);
-      expect(types.filter((t) => t === "compaction_start"), e.server).toHaveLength(1);
-      expect(lines.find((l) => l.type === "compaction_start")).toEqual({ type: "compaction_start", reason: "overflow" });
-      expect(lines.find((l) => l.type === "compaction_end")).toMatchObject({ reason: "overflow", aborted: false, willRetry: true });
+      expect(
+        types.filter((t) => t === "compaction_start"),
+        e.server,
+      ).toHaveLength(1);
+      expect(lines.find((l) => l.type === "compaction_start")).toEqual({
+        type: "compaction_start",
+        reason: "overflow",
+      });
+      expect(lines.find((l) => l.type === "compaction_end")).toMatchObject({
+        reason: "overflow",
+        aborted: false,
+        willRetry: true,
+      });
       expect(types, e.server).not.toContain("auto_retry_start");
       // The overflowed request, the summary request, and one retry.
       expect(ctx.server.requests.length - requestsBefore, e.server).toBe(3);
@@ -69,7 +93,11 @@ describe.each([
       expect(retried).toContain(`question for ${e.server}`);
       const end = lines.find((l) => l.type === "agent_end");
       const last = end!.messages.at(-1);
-      expect(last).toMatchObject({ role: "assistant", stopReason: "stop", content: [{ type: "text", text: `answer after ${e.server}` }] });
+      expect(last).toMatchObject({
+        role: "assistant",
+        stopReason: "stop",
+        content: [{ type: "text", text: `answer after ${e.server}` }],
+      });
     }
   });
 });

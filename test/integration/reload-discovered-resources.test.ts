@@ -31,20 +31,37 @@ function resourcesFolder(impl: Implementation) {
   const root = dir(`pi-discover-${impl}-`);
   for (const name of ["a", "b"]) {
     mkdirSync(join(root, `skills-${name}`, name), { recursive: true });
-    writeFileSync(join(root, `skills-${name}`, name, "SKILL.md"), `---\nname: ${name}\ndescription: skill ${name}\n---\nDo ${name}.\n`);
+    writeFileSync(
+      join(root, `skills-${name}`, name, "SKILL.md"),
+      `---\nname: ${name}\ndescription: skill ${name}\n---\nDo ${name}.\n`,
+    );
     writeFileSync(join(root, `t${name}.md`), `---\ndescription: template ${name}\n---\nSay ${name}.\n`);
   }
   const extension = join(root, "discover.ts");
   writeFileSync(extension, EXTENSION);
   const pathsFile = join(root, "paths.json");
-  const returns = (name: string) => writeFileSync(pathsFile, JSON.stringify({ skillPaths: [join(root, `skills-${name}`)], promptPaths: [join(root, `t${name}.md`)] }));
-  return { root, extension, pathsFile, returns, skill: (name: string) => join(root, `skills-${name}`, name, "SKILL.md"), template: (name: string) => join(root, `t${name}.md`) };
+  const returns = (name: string) =>
+    writeFileSync(
+      pathsFile,
+      JSON.stringify({ skillPaths: [join(root, `skills-${name}`)], promptPaths: [join(root, `t${name}.md`)] }),
+    );
+  return {
+    root,
+    extension,
+    pathsFile,
+    returns,
+    skill: (name: string) => join(root, `skills-${name}`, name, "SKILL.md"),
+    template: (name: string) => join(root, `t${name}.md`),
+  };
 }
 
 /** The skill and template commands the worker lists. */
 async function resourceCommands(w: RpcWorker): Promise<string[]> {
   const r = await w.request({ type: "get_commands" }, 30_000);
-  return (r.data.commands as { name: string; source: string }[]).filter((c) => c.source === "skill" || c.source === "prompt").map((c) => c.name).sort();
+  return (r.data.commands as { name: string; source: string }[])
+    .filter((c) => c.source === "skill" || c.source === "prompt")
+    .map((c) => c.name)
+    .sort();
 }
 
 async function reload(w: RpcWorker): Promise<void> {
@@ -59,14 +76,25 @@ describe("reload with resources_discover paths reads each resource once", () => 
     f.returns("a");
     const { w, home } = startOracle("ours", server, dirs, {
       args: ["-e", f.extension],
-      env: { PATHS_FILE: f.pathsFile, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${COUNTER}`.trim(), READ_COUNTER_UNDER: tmpdir(), READ_COUNTER_OUT: reads },
+      env: {
+        PATHS_FILE: f.pathsFile,
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${COUNTER}`.trim(),
+        READ_COUNTER_UNDER: tmpdir(),
+        READ_COUNTER_OUT: reads,
+      },
       prepare: (h) => {
         mkdirSync(join(h, "skills", "home-skill"), { recursive: true });
-        writeFileSync(join(h, "skills", "home-skill", "SKILL.md"), "---\nname: home-skill\ndescription: the home's skill\n---\nx\n");
+        writeFileSync(
+          join(h, "skills", "home-skill", "SKILL.md"),
+          "---\nname: home-skill\ndescription: the home's skill\n---\nx\n",
+        );
       },
     });
     // Counted: every file under the temp folder (the test's folder and the home).
-    const count = (path: string) => readFileSync(reads, "utf8").split("\n").filter((l) => l === path).length;
+    const count = (path: string) =>
+      readFileSync(reads, "utf8")
+        .split("\n")
+        .filter((l) => l === path).length;
     const homeSkill = join(home, "skills", "home-skill", "SKILL.md");
     expect(await resourceCommands(w)).toEqual(["skill:a", "skill:home-skill", "ta"]);
     expect([count(homeSkill), count(f.skill("a")), count(f.template("a"))]).toEqual([1, 1, 1]);
@@ -78,24 +106,38 @@ describe("reload with resources_discover paths reads each resource once", () => 
     f.returns("b");
     await reload(w);
     expect(await resourceCommands(w)).toEqual(["skill:b", "skill:home-skill", "tb"]);
-    expect([count(homeSkill), count(f.skill("a")), count(f.template("a")), count(f.skill("b")), count(f.template("b"))]).toEqual([3, 2, 2, 1, 1]);
+    expect([
+      count(homeSkill),
+      count(f.skill("a")),
+      count(f.template("a")),
+      count(f.skill("b")),
+      count(f.template("b")),
+    ]).toEqual([3, 2, 2, 1, 1]);
   }, 90_000);
 
-  it.skipIf(!upstreamInstalled)("the commands after reloads with the same and with other paths are upstream pi's", async () => {
-    const run = async (impl: Implementation) => {
-      const f = resourcesFolder(impl);
-      f.returns("a");
-      const { w } = startOracle(impl, server, dirs, { args: ["-e", f.extension], env: { PATHS_FILE: f.pathsFile } });
-      const seen = [await resourceCommands(w)];
-      await reload(w);
-      seen.push(await resourceCommands(w));
-      f.returns("b");
-      await reload(w);
-      seen.push(await resourceCommands(w));
-      return seen;
-    };
-    const upstream = await run("upstream");
-    expect(upstream).toEqual([["skill:a", "ta"], ["skill:a", "ta"], ["skill:b", "tb"]]);
-    expect(await run("ours")).toEqual(upstream);
-  }, 120_000);
+  it.skipIf(!upstreamInstalled)(
+    "the commands after reloads with the same and with other paths are upstream pi's",
+    async () => {
+      const run = async (impl: Implementation) => {
+        const f = resourcesFolder(impl);
+        f.returns("a");
+        const { w } = startOracle(impl, server, dirs, { args: ["-e", f.extension], env: { PATHS_FILE: f.pathsFile } });
+        const seen = [await resourceCommands(w)];
+        await reload(w);
+        seen.push(await resourceCommands(w));
+        f.returns("b");
+        await reload(w);
+        seen.push(await resourceCommands(w));
+        return seen;
+      };
+      const upstream = await run("upstream");
+      expect(upstream).toEqual([
+        ["skill:a", "ta"],
+        ["skill:a", "ta"],
+        ["skill:b", "tb"],
+      ]);
+      expect(await run("ours")).toEqual(upstream);
+    },
+    120_000,
+  );
 });

@@ -15,7 +15,7 @@ const UPSTREAM = join(PACKAGE, "dist/cli.js");
 const installed = existsSync(UPSTREAM);
 
 type Implementation = "ours" | "upstream";
-let dirs: { path: string; cleanup: () => void }[] = [];
+const dirs: { path: string; cleanup: () => void }[] = [];
 
 afterEach(async () => {
   await killAllWorkers();
@@ -30,20 +30,34 @@ describe.skipIf(!installed)("settings.json read again on reload: our worker and 
     const settings = join(home.path, "settings.json");
     writeFileSync(settings, JSON.stringify({ steeringMode: "one-at-a-time", followUpMode: "one-at-a-time" }));
     const args = ["--mode", "rpc", "--no-session", "-e", join(PACKAGE, "examples/extensions/reload-runtime.ts")];
-    const env = impl === "ours" ? { PI_ORCH_HOME: home.path, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" } : { PI_CODING_AGENT_DIR: home.path, PI_OFFLINE: "1" };
+    const env =
+      impl === "ours"
+        ? { PI_ORCH_HOME: home.path, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" }
+        : { PI_CODING_AGENT_DIR: home.path, PI_OFFLINE: "1" };
     const w = new RpcWorker(impl === "ours" ? [...args, "--provider", "faux"] : args, {
       cwd: project.path,
       env,
       ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM] } : {}),
     });
     const state = async () => (await w.request({ type: "get_state" }, 30_000)).data;
-    expect(await state()).toMatchObject({ steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", autoCompactionEnabled: true });
+    expect(await state()).toMatchObject({
+      steeringMode: "one-at-a-time",
+      followUpMode: "one-at-a-time",
+      autoCompactionEnabled: true,
+    });
 
     // The client changes the follow-up mode; the file then changes the steering mode and compaction.
     expect(await w.request({ type: "set_follow_up_mode", mode: "all" }, 30_000)).toMatchObject({ success: true });
-    writeFileSync(settings, JSON.stringify({ steeringMode: "all", followUpMode: "one-at-a-time", compaction: { enabled: false } }));
+    writeFileSync(
+      settings,
+      JSON.stringify({ steeringMode: "all", followUpMode: "one-at-a-time", compaction: { enabled: false } }),
+    );
     expect(await state()).toMatchObject({ steeringMode: "one-at-a-time", autoCompactionEnabled: true });
     expect(await w.request({ type: "prompt", message: "/reload-runtime" }, 30_000)).toMatchObject({ success: true });
-    expect(await state()).toMatchObject({ steeringMode: "one-at-a-time", followUpMode: "all", autoCompactionEnabled: false });
+    expect(await state()).toMatchObject({
+      steeringMode: "one-at-a-time",
+      followUpMode: "all",
+      autoCompactionEnabled: false,
+    });
   });
 });

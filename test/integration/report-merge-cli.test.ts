@@ -19,16 +19,26 @@ afterEach(() => {
 });
 
 function cli(args: string[], cwd: string) {
-  return execa(process.execPath, [CLI, "--home", join(cwd, "home"), ...args], { cwd, reject: false, env: { NO_COLOR: "1" }, extendEnv: true });
+  return execa(process.execPath, [CLI, "--home", join(cwd, "home"), ...args], {
+    cwd,
+    reject: false,
+    env: { NO_COLOR: "1" },
+    extendEnv: true,
+  });
 }
 
 describe("pi-orch report merge", () => {
   it("merges the reports of --shard 1/2 and 2/2 into what one run over the list reports", async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), "pi-orch-test-merge-")));
     dirs.push(dir);
-    const tasks = ["a", "b", "c", "d", "e"].map((name) => ({ name, prompt: "list the files", ...(name === "c" ? { check: "exit 3" } : {}) }));
+    const tasks = ["a", "b", "c", "d", "e"].map((name) => ({
+      name,
+      prompt: "list the files",
+      ...(name === "c" ? { check: "exit 3" } : {}),
+    }));
     writeFileSync(join(dir, "tasks.json"), JSON.stringify(tasks));
-    const run = (extra: string[]) => cli(["run", "tasks.json", "--provider", "faux", "--concurrency", "2", ...extra], dir);
+    const run = (extra: string[]) =>
+      cli(["run", "tasks.json", "--provider", "faux", "--concurrency", "2", ...extra], dir);
     const [whole, one, two] = await Promise.all([
       run(["--report-json", "whole.json"]),
       run(["--shard", "1/2", "--report-json", "run-1.json"]),
@@ -37,11 +47,30 @@ describe("pi-orch report merge", () => {
     // c is task 3: shard 1/2 holds a, c, e.
     expect([whole.exitCode, one.exitCode, two.exitCode], whole.stderr + one.stderr + two.stderr).toEqual([1, 1, 0]);
 
-    const merged = await cli(["report", "merge", "run-2.json", "run-1.json", "--tasks", "tasks.json", "--report-junit", "junit.xml", "--report-json", "merged.json"], dir);
+    const merged = await cli(
+      [
+        "report",
+        "merge",
+        "run-2.json",
+        "run-1.json",
+        "--tasks",
+        "tasks.json",
+        "--report-junit",
+        "junit.xml",
+        "--report-json",
+        "merged.json",
+      ],
+      dir,
+    );
     expect(merged.exitCode, merged.stderr).toBe(1);
     const wholeReport = JSON.parse(readFileSync(join(dir, "whole.json"), "utf8")) as RunReport;
     const mergedReport = JSON.parse(readFileSync(join(dir, "merged.json"), "utf8")) as RunReport;
-    const shape = (r: RunReport) => ({ counts: r.counts, exitCode: r.exitCode, shard: r.shard, tasks: r.tasks.map((t) => [t.name, t.status, t.reason ?? null]) });
+    const shape = (r: RunReport) => ({
+      counts: r.counts,
+      exitCode: r.exitCode,
+      shard: r.shard,
+      tasks: r.tasks.map((t) => [t.name, t.status, t.reason ?? null]),
+    });
     expect(shape(mergedReport)).toEqual(shape(wholeReport));
     expect(merged.stdout).toMatch(/^c\s+failed\s/m);
     expect(merged.stdout).toMatch(/^5 tasks: 4 passed, 1 failed in /m);

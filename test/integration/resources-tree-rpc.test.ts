@@ -32,8 +32,14 @@ function write(path: string, content: string): void {
 describe("resources over RPC", () => {
   it("lists and expands prompt templates and skills; project ones only when trusted; settings apply", async () => {
     ctx.writeModels({});
-    write(join(ctx.home, "skills", "brave", "SKILL.md"), "---\nname: brave\ndescription: Web search for docs.\n---\nRun ./search.js QUERY.\n");
-    write(join(ctx.home, "prompts", "review.md"), "---\ndescription: Review a file\n---\nReview $1 carefully, focus: ${@:2}");
+    write(
+      join(ctx.home, "skills", "brave", "SKILL.md"),
+      "---\nname: brave\ndescription: Web search for docs.\n---\nRun ./search.js QUERY.\n",
+    );
+    write(
+      join(ctx.home, "prompts", "review.md"),
+      "---\ndescription: Review a file\n---\nReview $1 carefully, focus: ${@:2}",
+    );
     write(join(ctx.home, "settings.json"), JSON.stringify({ steeringMode: "all", compaction: { enabled: false } }));
     mkdirSync(join(ctx.project, ".git"));
     write(join(ctx.project, ".pi", "prompts", "ship.md"), "Ship it: $ARGUMENTS");
@@ -41,10 +47,16 @@ describe("resources over RPC", () => {
     write(join(ctx.project, ".pi", "APPEND_SYSTEM.md"), "Project rule: be brief.");
 
     const untrusted = startWorker(["--no-session"]);
-    const names = (await untrusted.request({ type: "get_commands" })).data.commands.map((c: { name: string }) => c.name);
+    const names = (await untrusted.request({ type: "get_commands" })).data.commands.map(
+      (c: { name: string }) => c.name,
+    );
     expect(names).toEqual(["review", "skill:brave"]);
     const state = (await untrusted.request({ type: "get_state" })).data;
-    expect([state.steeringMode, state.followUpMode, state.autoCompactionEnabled]).toEqual(["all", "one-at-a-time", false]);
+    expect([state.steeringMode, state.followUpMode, state.autoCompactionEnabled]).toEqual([
+      "all",
+      "one-at-a-time",
+      false,
+    ]);
     untrusted.closeStdin();
     await untrusted.exited;
     expect(untrusted.stderr.join("")).toMatch(/skipped .*\.pi\/settings\.json: the project is not trusted/);
@@ -56,7 +68,11 @@ describe("resources over RPC", () => {
       ["ship", "prompt"],
       ["skill:brave", "skill"],
     ]);
-    expect(commands[1].sourceInfo).toMatchObject({ scope: "project", source: "local", path: join(ctx.project, ".pi", "prompts", "ship.md") });
+    expect(commands[1].sourceInfo).toMatchObject({
+      scope: "project",
+      source: "local",
+      path: join(ctx.project, ".pi", "prompts", "ship.md"),
+    });
     expect((await w.request({ type: "get_state" })).data.followUpMode).toBe("all");
 
     ctx.server.enqueue({ text: "reviewed" }, { text: "searched" });
@@ -83,7 +99,9 @@ describe("resources over RPC", () => {
     write(join(ctx.home, "settings.json"), JSON.stringify({ compaction: { reserveTokens: "lots" } }));
     const w = startWorker(["--no-session"]);
     expect((await w.exited).code).toBe(1);
-    expect(w.stderr.join("")).toContain(`settings file ${join(ctx.home, "settings.json")}: key "compaction.reserveTokens" must be integer (it is "lots")`);
+    expect(w.stderr.join("")).toContain(
+      `settings file ${join(ctx.home, "settings.json")}: key "compaction.reserveTokens" must be integer (it is "lots")`,
+    );
   });
 });
 
@@ -118,7 +136,10 @@ describe("the session tree over RPC (get_tree, navigate_tree)", () => {
     // To a user message: the leaf goes before it and its text comes back to edit.
     const back = await w.request({ type: "navigate_tree", targetId: users[1]!.entry.id });
     expect(back.data).toEqual({ cancelled: false, editorText: "question two" });
-    expect((await w.request({ type: "get_messages" })).data.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+    expect((await w.request({ type: "get_messages" })).data.messages.map((m: { role: string }) => m.role)).toEqual([
+      "user",
+      "assistant",
+    ]);
 
     // Back to the old leaf with a summary of the branch being left (empty here: nothing to summarize).
     ctx.server.enqueue({ text: "the summary text" });
@@ -127,7 +148,12 @@ describe("the session tree over RPC (get_tree, navigate_tree)", () => {
     expect(ctx.server.requests).toHaveLength(2);
 
     // From the second answer to the first one, summarizing question/answer two.
-    const summarized = await w.request({ type: "navigate_tree", targetId: answerOne.entry.id, summarize: true, label: "fork point" });
+    const summarized = await w.request({
+      type: "navigate_tree",
+      targetId: answerOne.entry.id,
+      summarize: true,
+      label: "fork point",
+    });
     expect(summarized.data.summaryEntry).toMatchObject({ type: "branch_summary", fromId: answerOne.entry.id });
     expect(summarized.data.summaryEntry.summary).toContain("the summary text");
     expect(text(ctx.server.requests[2]!.body.messages.at(-1))).toContain("question two");
@@ -138,7 +164,12 @@ describe("the session tree over RPC (get_tree, navigate_tree)", () => {
     await w.waitFor((l) => l.type === "agent_end", 10_000, from);
     const sent = ctx.server.requests[3]!.body.messages as { content: unknown }[];
     const texts = sent.map(text);
-    expect(texts.some((t) => t.includes("summary of a branch that this conversation came back from") && t.includes("the summary text"))).toBe(true);
+    expect(
+      texts.some(
+        (t) =>
+          t.includes("summary of a branch that this conversation came back from") && t.includes("the summary text"),
+      ),
+    ).toBe(true);
     expect(texts.some((t) => t === "question two")).toBe(false);
 
     const labelled = (await w.request({ type: "get_tree" })).data.tree;

@@ -20,17 +20,24 @@ beforeEach(() => {
 /** Point a `mock` provider of the given API at the mock server, through models.json. */
 function startWorker(api: (typeof APIS)[number], extraArgs: string[] = []): RpcWorker {
   ctx.writeModels({ api });
-  return new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--retry-delay-ms", "10", ...extraArgs], {
-    cwd: ctx.project,
-    env: { PI_ORCH_HOME: ctx.home, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
-  });
+  return new RpcWorker(
+    ["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--retry-delay-ms", "10", ...extraArgs],
+    {
+      cwd: ctx.project,
+      env: { PI_ORCH_HOME: ctx.home, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" },
+    },
+  );
 }
 
-const withoutUpdates = (types: string[]) => types.filter((t) => t !== "message_update" && t !== "tool_execution_update");
+const withoutUpdates = (types: string[]) =>
+  types.filter((t) => t !== "message_update" && t !== "tool_execution_update");
 
 describe.each(APIS)("pi --mode rpc with %s", (api) => {
   it("streams pi's event order for a turn with a tool call", async () => {
-    ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "ls" }, argChunks: 3 }] }, { text: ["done: ", "alpha.txt beta.txt"] });
+    ctx.server.enqueue(
+      { toolCalls: [{ name: "bash", arguments: { command: "ls" }, argChunks: 3 }] },
+      { text: ["done: ", "alpha.txt beta.txt"] },
+    );
     const w = startWorker(api);
     const state = await w.request({ type: "get_state" });
     expect(state).toMatchObject({ type: "response", command: "get_state", success: true });
@@ -38,7 +45,13 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
 
     const from = w.received.length;
     const accepted = await w.request({ type: "prompt", message: "list files" });
-    expect(accepted).toEqual({ id: accepted.id, type: "response", command: "prompt", success: true, data: { running: true } });
+    expect(accepted).toEqual({
+      id: accepted.id,
+      type: "response",
+      command: "prompt",
+      success: true,
+      data: { running: true },
+    });
     const end = await w.event("agent_end");
     expect(withoutUpdates(w.eventTypes(from))).toEqual([
       "agent_start",
@@ -75,7 +88,11 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
 
   it("delivers a steer sent while a bash tool runs before the next model call", async () => {
     ctx.server.enqueue(
-      { toolCalls: [{ name: "bash", arguments: { command: "echo started; read -t 30 line < /dev/null; sleep 1; echo finished" } }] },
+      {
+        toolCalls: [
+          { name: "bash", arguments: { command: "echo started; read -t 30 line < /dev/null; sleep 1; echo finished" } },
+        ],
+      },
       { text: "steered reply" },
     );
     const w = startWorker(api);
@@ -87,8 +104,12 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(queued.steering).toEqual(["talk instead"]);
     await w.event("agent_end");
     const toolEnd = w.received.findIndex((l) => l.type === "tool_execution_end");
-    const steerMsg = w.received.findIndex((l) => l.type === "message_start" && l.message.role === "user" && l.message.content[0].text === "talk instead");
-    const nextAssistant = w.received.findIndex((l, i) => i > steerMsg && l.type === "message_start" && l.message.role === "assistant");
+    const steerMsg = w.received.findIndex(
+      (l) => l.type === "message_start" && l.message.role === "user" && l.message.content[0].text === "talk instead",
+    );
+    const nextAssistant = w.received.findIndex(
+      (l, i) => i > steerMsg && l.type === "message_start" && l.message.role === "assistant",
+    );
     expect(steerMsg).toBeGreaterThan(toolEnd);
     expect(nextAssistant).toBeGreaterThan(steerMsg);
     const lastBody = JSON.stringify(ctx.server.requests[1].body);
@@ -129,7 +150,9 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 60 & echo SLEEP_PID=$!; wait" } }] });
     const w = startWorker(api);
     await w.request({ type: "prompt", message: "please sleep" });
-    const update = await w.waitFor((l) => l.type === "tool_execution_update" && /SLEEP_PID=\d+/.test(JSON.stringify(l.partialResult)));
+    const update = await w.waitFor(
+      (l) => l.type === "tool_execution_update" && /SLEEP_PID=\d+/.test(JSON.stringify(l.partialResult)),
+    );
     const pid = Number(/SLEEP_PID=(\d+)/.exec(JSON.stringify(update.partialResult))![1]);
     expect(isAlive(pid)).toBe(true);
     await w.request({ type: "abort" });
@@ -145,7 +168,9 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 60 & echo SLEEP_PID=$!; wait" } }] });
     const w = startWorker(api);
     await w.request({ type: "prompt", message: "please sleep" });
-    const update = await w.waitFor((l) => l.type === "tool_execution_update" && /SLEEP_PID=\d+/.test(JSON.stringify(l.partialResult)));
+    const update = await w.waitFor(
+      (l) => l.type === "tool_execution_update" && /SLEEP_PID=\d+/.test(JSON.stringify(l.partialResult)),
+    );
     const pid = Number(/SLEEP_PID=(\d+)/.exec(JSON.stringify(update.partialResult))![1]);
     w.closeStdin();
     const exit = await w.exited;
@@ -168,9 +193,22 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(ctx.server.requests).toHaveLength(2);
     // pi's order: the failed run ends, auto_retry_start, then the retry is a run of its own.
     expect(withoutUpdates(w.eventTypes())).toEqual([
-      "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_end", "turn_end", "agent_end",
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
       "auto_retry_start",
-      "agent_start", "turn_start", "message_start", "message_end", "auto_retry_end", "turn_end", "agent_end",
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "auto_retry_end",
+      "turn_end",
+      "agent_end",
     ]);
   });
 });
@@ -191,7 +229,7 @@ describe("pi --mode rpc with bad input", () => {
     const w = startWorker("openai-completions");
     await w.request({ type: "get_state" });
     const from = w.received.length;
-    w.writeRaw(line + "\n");
+    w.writeRaw(`${line}\n`);
     const response = await w.waitFor((l) => l.type === "response" && l.success === false, 10_000, from);
     expect(response.error).toMatch(error);
     if (id) expect(response.id).toBe(id);
@@ -203,7 +241,7 @@ describe("pi --mode rpc with bad input", () => {
     const w = startWorker("openai-completions", ["--max-line-bytes", "1024"]);
     await w.request({ type: "get_state" });
     const from = w.received.length;
-    w.writeRaw(JSON.stringify({ type: "prompt", message: "x".repeat(5000) }) + "\n");
+    w.writeRaw(`${JSON.stringify({ type: "prompt", message: "x".repeat(5000) })}\n`);
     const response = await w.waitFor((l) => l.type === "response" && l.success === false, 10_000, from);
     expect(response.error).toMatch(/exceeds the 1024-byte limit/);
     expect((await w.request({ type: "get_state" })).success).toBe(true);

@@ -25,7 +25,9 @@ it("shutdown --json lists only the agents that were running as stopped, the othe
   await world.ok(["spawn", "--name", "up", "--provider", "faux"]);
   await world.ok(["stop", "down"]);
   expect(await world.json<Json>(["shutdown"])).toEqual({ stopped: ["up"], alreadyDown: ["down"], running: false });
-  await new Promise((resolve) => (serve.exitCode !== null || serve.signalCode !== null ? resolve(null) : serve.once("exit", resolve)));
+  await new Promise((resolve) =>
+    serve.exitCode !== null || serve.signalCode !== null ? resolve(null) : serve.once("exit", resolve),
+  );
   // With none running, it says so in the same shape.
   expect(await world.json<Json>(["shutdown"])).toEqual({ stopped: [], alreadyDown: [], running: false });
 }, 60_000);

@@ -26,11 +26,16 @@ describe("extension dialogs through the supervisor", () => {
       }`,
     );
     const script = join(home, "script.json");
-    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "bash", arguments: { command: "echo allowed" } }] }, { text: "done" }]));
+    writeFileSync(
+      script,
+      JSON.stringify([{ toolCalls: [{ name: "bash", arguments: { command: "echo allowed" } }] }, { text: "done" }]),
+    );
     const { sup, rec } = env.supervisor({ defaultWorkerCommand: PI, timings: { rpcTimeoutMs: 20_000 } });
     await sup.spawn({ name: "d", provider: "faux", extraArgs: ["--faux-script", script, "--extension", extension] });
     await sup.rpc("d", { type: "prompt", message: "go" });
-    const request = (await rec.waitFor((m) => m.type === "event" && m.event.type === "extension_ui_request" && m.event.method === "confirm")) as unknown as {
+    const request = (await rec.waitFor(
+      (m) => m.type === "event" && m.event.type === "extension_ui_request" && m.event.method === "confirm",
+    )) as unknown as {
       event: { id: string };
     };
     const started = Date.now();

@@ -34,7 +34,11 @@ describe("the model in the supervisor's agent info", () => {
     await sup.stop("m");
     expect(sup.status("m")).toMatchObject({ status: "stopped", provider: "faux", model: "faux-1" });
     const registry = JSON.parse(readFileSync(join(home, "agents.json"), "utf8")) as unknown;
-    const rows = (Array.isArray(registry) ? registry : ((registry as { agents?: unknown[] }).agents ?? [])) as { name: string; provider?: string; model?: string }[];
+    const rows = (Array.isArray(registry) ? registry : ((registry as { agents?: unknown[] }).agents ?? [])) as {
+      name: string;
+      provider?: string;
+      model?: string;
+    }[];
     const row = rows.find((a) => a.name === "m");
     expect(row).toMatchObject({ provider: "faux", reportedModel: { provider: "faux", model: "faux-1" } });
     expect(row?.model).toBeUndefined();
@@ -44,7 +48,15 @@ describe("the model in the supervisor's agent info", () => {
     world = new World();
     const first = await world.serve();
     // No session file: nothing but the registry can tell the next supervisor what the worker ran.
-    await world.ok(["spawn", "--name", "m", "--provider", "faux", "--worker-command", `${process.execPath} ${PI[1]} --mode rpc --no-session`]);
+    await world.ok([
+      "spawn",
+      "--name",
+      "m",
+      "--provider",
+      "faux",
+      "--worker-command",
+      `${process.execPath} ${PI[1]} --mode rpc --no-session`,
+    ]);
     expect(await world.json(["status", "m"])).toMatchObject({ status: "idle", provider: "faux", model: "faux-1" });
     const exited = new Promise((r) => first.once("exit", r));
     first.kill("SIGTERM");
@@ -52,7 +64,13 @@ describe("the model in the supervisor's agent info", () => {
 
     await world.serve();
     const status = await world.json(["status", "m"]);
-    expect(status).toMatchObject({ status: "stopped", statusReason: "supervisor exited", provider: "faux", model: "faux-1", sessionFile: null });
+    expect(status).toMatchObject({
+      status: "stopped",
+      statusReason: "supervisor exited",
+      provider: "faux",
+      model: "faux-1",
+      sessionFile: null,
+    });
     expect((await world.json<Json[]>(["list"]))[0]).toMatchObject({ name: "m", provider: "faux", model: "faux-1" });
     expect(await world.ok(["list"])).toMatch(/\bm\b.*stopped.*faux\/faux-1/);
 

@@ -26,7 +26,9 @@ function cli(home: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ co
 }
 
 /** `pi-orch list` on a fresh home, which starts a supervisor; its pid and its command line. */
-async function autostarted(flags: string | undefined): Promise<{ code: number | null; stderr: string; argv: string[] }> {
+async function autostarted(
+  flags: string | undefined,
+): Promise<{ code: number | null; stderr: string; argv: string[] }> {
   const home = tempDir("pi-orch-flags-");
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" };
   delete env.PI_ORCH_SUPERVISOR_NODE_FLAGS;
@@ -51,7 +53,10 @@ describe.skipIf(process.platform !== "linux")("the supervisor a command starts i
   it.each([
     { flags: undefined, want: ["--max-semi-space-size=2"] },
     { flags: "", want: [] },
-    { flags: "--max-semi-space-size=4 --single-threaded-gc", want: ["--max-semi-space-size=4", "--single-threaded-gc"] },
+    {
+      flags: "--max-semi-space-size=4 --single-threaded-gc",
+      want: ["--max-semi-space-size=4", "--single-threaded-gc"],
+    },
   ])("runs node with $want given PI_ORCH_SUPERVISOR_NODE_FLAGS=$flags", async ({ flags, want }) => {
     const { code, stderr, argv } = await autostarted(flags);
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
@@ -64,17 +69,22 @@ describe.skipIf(process.platform !== "linux")("the supervisor a command starts i
     const { code, stderr } = await autostarted("--no-such-node-flag");
     expect(code).toBe(1);
     expect(stderr).toMatch(/could not start a supervisor .*bad option: --no-such-node-flag/);
-    expect(stderr).toContain('started with node flags from PI_ORCH_SUPERVISOR_NODE_FLAGS="--no-such-node-flag": fix or unset it');
-  });
-
-  it.each(["2", "--max-semi-space-size 2"])("refuses PI_ORCH_SUPERVISOR_NODE_FLAGS=%j before starting anything", async (flags) => {
-    const { code, stderr } = await autostarted(flags);
-    expect(code).toBe(1);
-    expect(stderr).toBe(
-      `pi-orch: PI_ORCH_SUPERVISOR_NODE_FLAGS=${JSON.stringify(flags)} has "2", which is not a node flag: ` +
-        `write each flag with its leading "-" and its value after "=" (--max-semi-space-size=2), or unset the variable for the default\n`,
+    expect(stderr).toContain(
+      'started with node flags from PI_ORCH_SUPERVISOR_NODE_FLAGS="--no-such-node-flag": fix or unset it',
     );
   });
+
+  it.each(["2", "--max-semi-space-size 2"])(
+    "refuses PI_ORCH_SUPERVISOR_NODE_FLAGS=%j before starting anything",
+    async (flags) => {
+      const { code, stderr } = await autostarted(flags);
+      expect(code).toBe(1);
+      expect(stderr).toBe(
+        `pi-orch: PI_ORCH_SUPERVISOR_NODE_FLAGS=${JSON.stringify(flags)} has "2", which is not a node flag: ` +
+          `write each flag with its leading "-" and its value after "=" (--max-semi-space-size=2), or unset the variable for the default\n`,
+      );
+    },
+  );
 });
 
 /**
@@ -88,7 +98,11 @@ describe("a worker of a supervisor given a V8 flag", () => {
     await world.serve([], nodeFlags);
     await world.ok(["spawn", "--name", "w", "--provider", "faux"]);
     const stderrLog = join(world.home.path, "logs", "w.stderr.log");
-    const said = await world.until("the worker's code cache report", () => (existsSync(stderrLog) ? readFileSync(stderrLog, "utf8") : ""), (t) => /pi: code cache \w+/.test(t));
+    const said = await world.until(
+      "the worker's code cache report",
+      () => (existsSync(stderrLog) ? readFileSync(stderrLog, "utf8") : ""),
+      (t) => /pi: code cache \w+/.test(t),
+    );
     return /pi: code cache (\w+)/.exec(said)![1]!;
   }
 
@@ -108,12 +122,21 @@ describe("the demo's supervisor failing to start", () => {
   it("says what node said and names the variable, and leaves no folder", () => {
     const tmp = tempDir("pi-orch-demo-tmp-");
     try {
-      const env = { ...process.env, NO_COLOR: "1", TMPDIR: tmp.path, PI_ORCH_SUPERVISOR_NODE_FLAGS: "--no-such-node-flag" };
+      const env = {
+        ...process.env,
+        NO_COLOR: "1",
+        TMPDIR: tmp.path,
+        PI_ORCH_SUPERVISOR_NODE_FLAGS: "--no-such-node-flag",
+      };
       const r = spawnSync(process.execPath, [BIN, "demo", "--no-tui"], { encoding: "utf8", env, timeout: 60_000 });
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toContain("pi-orch: the demo's supervisor did not start: ");
-      expect(r.stderr).toContain("bad option: --no-such-node-flag (its log goes with the demo's folder; --keep keeps it)");
-      expect(r.stderr).toContain('started with node flags from PI_ORCH_SUPERVISOR_NODE_FLAGS="--no-such-node-flag": fix or unset it');
+      expect(r.stderr).toContain(
+        "bad option: --no-such-node-flag (its log goes with the demo's folder; --keep keeps it)",
+      );
+      expect(r.stderr).toContain(
+        'started with node flags from PI_ORCH_SUPERVISOR_NODE_FLAGS="--no-such-node-flag": fix or unset it',
+      );
       expect(readdirSync(tmp.path).filter((f) => f.startsWith("pi-orch-demo-"))).toEqual([]);
     } finally {
       tmp.cleanup();

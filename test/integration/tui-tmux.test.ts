@@ -18,7 +18,8 @@ const ROWS = 40;
 /** The environment without CI markers: ink draws nothing but the last frame under CI. */
 function terminalEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) if (k !== "CI" && k !== "CONTINUOUS_INTEGRATION" && !k.startsWith("CI_")) out[k] = v;
+  for (const [k, v] of Object.entries(env))
+    if (k !== "CI" && k !== "CONTINUOUS_INTEGRATION" && !k.startsWith("CI_")) out[k] = v;
   return { ...out, TERM: "xterm-256color" };
 }
 
@@ -28,7 +29,8 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
   let socketDir: { path: string; cleanup: () => void } | undefined;
   let socket: string;
 
-  const tmux = (...args: string[]) => spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env: terminalEnv(world.env), encoding: "utf8" });
+  const tmux = (...args: string[]) =>
+    spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env: terminalEnv(world.env), encoding: "utf8" });
   const screen = () => tmux("capture-pane", "-p", "-t", "tui").stdout ?? "";
   /** Columns [x, x+width) of every screen line: one pane column of the grid. */
   const columnOf = (text: string, x: number, width: number) =>
@@ -60,7 +62,24 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     await world.ok(["spawn", "--name", "alpha", "--provider", "faux"]);
     await world.ok(["spawn", "--name", "beta", "--provider", "faux"]);
 
-    const started = tmux("new-session", "-d", "-s", "tui", "-x", String(COLS), "-y", String(ROWS), "-c", world.cwd.path, process.execPath, BIN, "--home", world.home.path, "--no-autostart", "tui");
+    const started = tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "tui",
+      "-x",
+      String(COLS),
+      "-y",
+      String(ROWS),
+      "-c",
+      world.cwd.path,
+      process.execPath,
+      BIN,
+      "--home",
+      world.home.path,
+      "--no-autostart",
+      "tui",
+    );
     expect(started.status, started.stderr).toBe(0);
 
     const layout = layoutPanes(2, COLS, ROWS - 3);
@@ -68,7 +87,10 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     const leftPane = (s: string) => columnOf(s, left!.x, left!.width);
     const rightPane = (s: string) => columnOf(s, right!.x, right!.width);
 
-    await until("both panes", (s) => leftPane(s).includes("alpha") && rightPane(s).includes("beta") && s.includes("● connected"));
+    await until(
+      "both panes",
+      (s) => leftPane(s).includes("alpha") && rightPane(s).includes("beta") && s.includes("● connected"),
+    );
     expect(leftPane(screen())).toContain("idle");
     expect(rightPane(screen())).toContain("idle");
 
@@ -95,7 +117,11 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     expect(leftPane(screen())).toContain("idle");
 
     tmux("send-keys", "-t", "tui", "q");
-    await world.until("the TUI to quit", () => String(tmux("has-session", "-t", "tui").status), (code) => code !== "0");
+    await world.until(
+      "the TUI to quit",
+      () => String(tmux("has-session", "-t", "tui").status),
+      (code) => code !== "0",
+    );
     // Quitting the TUI leaves the agents running.
     expect((await world.json(["status", "alpha"])).status).toBe("idle");
   });
@@ -104,7 +130,26 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     await world.ok(["spawn", "--name", "alpha", "--provider", "faux"]);
     await world.ok(["spawn", "--name", "beta", "--provider", "faux"]);
     await world.ok(["spawn", "--name", "gamma", "--provider", "faux"]);
-    const started = tmux("new-session", "-d", "-s", "tui", "-x", String(COLS), "-y", String(ROWS), "-e", "NO_COLOR=1", "-c", world.cwd.path, process.execPath, BIN, "--home", world.home.path, "--no-autostart", "tui");
+    const started = tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "tui",
+      "-x",
+      String(COLS),
+      "-y",
+      String(ROWS),
+      "-e",
+      "NO_COLOR=1",
+      "-c",
+      world.cwd.path,
+      process.execPath,
+      BIN,
+      "--home",
+      world.home.path,
+      "--no-autostart",
+      "tui",
+    );
     expect(started.status, started.stderr).toBe(0);
     /** Every pane of `layout` on `s`: its name inside its own rectangle, its box closed at the bottom. */
     const gridShown = (s: string, cols: number, rows: number) => {
@@ -113,7 +158,9 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
       return ["alpha", "beta", "gamma"].every((name, slot) => {
         const r = layout.rects[slot]!;
         const cell = (y: number) => [...(lines[1 + y] ?? "")].slice(r.x, r.x + r.width).join("");
-        return cell(r.y).startsWith("╭") || cell(r.y).startsWith("╔") ? cell(r.y + 1).includes(name) && /^[╰╚]/.test(cell(r.y + r.height - 1)) : false;
+        return cell(r.y).startsWith("╭") || cell(r.y).startsWith("╔")
+          ? cell(r.y + 1).includes(name) && /^[╰╚]/.test(cell(r.y + r.height - 1))
+          : false;
       });
     };
     await until("three panes", (s) => gridShown(s, COLS, ROWS) && s.includes("● connected"));
@@ -128,17 +175,32 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     await until("focus on gamma", (s) => s.includes("╔") && s.split("\n").some((l) => l.startsWith("║ 3 gamma")));
     tmux("send-keys", "-t", "tui", "Enter");
     // The zoomed box spans the whole width (its last column drawn too), and no other pane is left.
-    await until("gamma zoomed", (s) => s.includes("Esc back") && s.includes("gamma") && /^╔═{98}╗$/.test(s.split("\n")[1] ?? "") && !s.includes("alpha") && !s.includes("beta"));
+    await until(
+      "gamma zoomed",
+      (s) =>
+        s.includes("Esc back") &&
+        s.includes("gamma") &&
+        /^╔═{98}╗$/.test(s.split("\n")[1] ?? "") &&
+        !s.includes("alpha") &&
+        !s.includes("beta"),
+    );
     tmux("send-keys", "-t", "tui", "Escape");
     await until("the grid again after the zoom", (s) => gridShown(s, 100, 30) && !s.includes("Esc back"));
 
     tmux("send-keys", "-t", "tui", "?");
     // tmux may show a write half applied: wait for the whole help, which must leave no pane behind.
-    await until("the help over the whole body, no pane left", (s) => s.includes("quit the TUI") && !s.includes("alpha") && !s.includes("● idle"));
+    await until(
+      "the help over the whole body, no pane left",
+      (s) => s.includes("quit the TUI") && !s.includes("alpha") && !s.includes("● idle"),
+    );
     tmux("send-keys", "-t", "tui", "?");
     await until("the grid again after the help", (s) => gridShown(s, 100, 30) && !s.includes("quit the TUI"));
 
     tmux("send-keys", "-t", "tui", "q");
-    await world.until("the TUI to quit", () => String(tmux("has-session", "-t", "tui").status), (code) => code !== "0");
+    await world.until(
+      "the TUI to quit",
+      () => String(tmux("has-session", "-t", "tui").status),
+      (code) => code !== "0",
+    );
   });
 });

@@ -32,7 +32,10 @@ const roles = (messages: { role: string }[]) => messages.map((m) => m.role);
 describe("sessions", () => {
   it("resumes the conversation after the worker is killed during a streaming reply", async () => {
     writeModels();
-    ctx.server.enqueue({ text: "first answer" }, { text: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 100 });
+    ctx.server.enqueue(
+      { text: "first answer" },
+      { text: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 100 },
+    );
     const w1 = startWorker();
     await w1.request({ type: "prompt", message: "one" });
     await w1.event("agent_end");
@@ -64,7 +67,9 @@ describe("sessions", () => {
     ctx.server.enqueue({ toolCalls: [{ name: "bash", arguments: { command: "sleep 30 & echo SLEEP=$!; wait" } }] });
     const w1 = startWorker();
     await w1.request({ type: "prompt", message: "do it" });
-    const update = await w1.waitFor((l) => l.type === "tool_execution_update" && /SLEEP=\d+/.test(JSON.stringify(l.partialResult)));
+    const update = await w1.waitFor(
+      (l) => l.type === "tool_execution_update" && /SLEEP=\d+/.test(JSON.stringify(l.partialResult)),
+    );
     const sleepPid = Number(/SLEEP=(\d+)/.exec(JSON.stringify(update.partialResult))![1]);
     const file = (await w1.request({ type: "get_state" })).data.sessionFile;
     w1.kill("SIGKILL");
@@ -107,10 +112,22 @@ describe("sessions", () => {
     const broken = join(ctx.project, "broken.jsonl");
     writeFileSync(
       broken,
-      [
-        JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: new Date().toISOString(), cwd: ctx.project }),
-        JSON.stringify({ type: "message", id: "aaaa1111", parentId: "ffff0000", timestamp: new Date().toISOString(), message: { role: "user", content: "hi", timestamp: 1 } }),
-      ].join("\n") + "\n",
+      `${[
+        JSON.stringify({
+          type: "session",
+          version: 3,
+          id: "s1",
+          timestamp: new Date().toISOString(),
+          cwd: ctx.project,
+        }),
+        JSON.stringify({
+          type: "message",
+          id: "aaaa1111",
+          parentId: "ffff0000",
+          timestamp: new Date().toISOString(),
+          message: { role: "user", content: "hi", timestamp: 1 },
+        }),
+      ].join("\n")}\n`,
     );
     const w = startWorker(["--session", broken]);
     const messages = await w.request({ type: "get_messages" });
@@ -118,7 +135,9 @@ describe("sessions", () => {
     expect(messages.data.messages.map((m: { content: unknown }) => m.content)).toEqual(["hi"]);
     w.closeStdin();
     expect((await w.exited).code).toBe(0);
-    expect(w.stderr.join("")).toMatch(/line 2: entry "aaaa1111" has parentId "ffff0000", which is not in this file; it is treated as a root/);
+    expect(w.stderr.join("")).toMatch(
+      /line 2: entry "aaaa1111" has parentId "ffff0000", which is not in this file; it is treated as a root/,
+    );
   });
 
   it("fork and clone write new files and leave the original untouched", async () => {
@@ -189,7 +208,9 @@ describe("compaction", () => {
     expect(start).toEqual({ type: "compaction_start", reason: "threshold" });
     // The cut falls on the first turn's answer: as in pi, that turn's start (the prompt and
     // its tool call) is summarized on its own, and there is no history before it.
-    expect(end?.result.summary).toBe("No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nSUMMARY: the user asked twice; bash printed tool-output.");
+    expect(end?.result.summary).toBe(
+      "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nSUMMARY: the user asked twice; bash printed tool-output.",
+    );
     expect(end?.aborted).toBe(false);
     const summaryRequest = ctx.server.requests[3].body;
     expect(summaryRequest.tools ?? []).toHaveLength(0);
@@ -209,10 +230,14 @@ describe("compaction", () => {
     expect(text).toContain("beta149");
     // Every tool message still follows the assistant message that called it.
     next.forEach((m, i) => {
-      if (m.role === "tool") expect(next.slice(0, i).some((p) => p.tool_calls?.some((c: any) => c.id === m.tool_call_id))).toBe(true);
+      if (m.role === "tool")
+        expect(next.slice(0, i).some((p) => p.tool_calls?.some((c: any) => c.id === m.tool_call_id))).toBe(true);
     });
     const file = (await w.request({ type: "get_state" })).data.sessionFile;
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.some((l) => l.type === "compaction")).toBe(true);
     expect(lines.filter((l) => l.type === "message" && l.message.role === "user")).toHaveLength(3);
   });
@@ -231,7 +256,10 @@ describe("compaction", () => {
     expect(r.success).toBe(true);
     expect(r.data.summary).toBe("MANUAL SUMMARY");
     expect(JSON.stringify(ctx.server.requests[2].body.messages)).toContain("Focus on y");
-    expect(w.received.find((l) => l.type === "compaction_start")).toEqual({ type: "compaction_start", reason: "manual" });
+    expect(w.received.find((l) => l.type === "compaction_start")).toEqual({
+      type: "compaction_start",
+      reason: "manual",
+    });
   });
 });
 
@@ -242,7 +270,19 @@ describe("tools through rpc", () => {
     const original = 'const a = 1;\nconsole.log("hello world");\nconst b = 2;\n';
     writeFileSync(file, original);
     ctx.server.enqueue(
-      { toolCalls: [{ name: "edit", arguments: { path: "greet.js", edits: [{ oldText: "console.log(\u201chello world\u201d);", newText: "console.log(\u201chello there\u201d);" }] } }] },
+      {
+        toolCalls: [
+          {
+            name: "edit",
+            arguments: {
+              path: "greet.js",
+              edits: [
+                { oldText: "console.log(\u201chello world\u201d);", newText: "console.log(\u201chello there\u201d);" },
+              ],
+            },
+          },
+        ],
+      },
       { text: "edited" },
     );
     const w = startWorker();

@@ -51,7 +51,12 @@ function makeRepo(parent: string, name = "repo"): string {
 }
 
 function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const proc = execa(process.execPath, [CLI, ...args], { cwd, reject: false, env: { NO_COLOR: "1", ...env }, extendEnv: true });
+  const proc = execa(process.execPath, [CLI, ...args], {
+    cwd,
+    reject: false,
+    env: { NO_COLOR: "1", ...env },
+    extendEnv: true,
+  });
   children.push(proc);
   return proc;
 }
@@ -64,7 +69,8 @@ function processesOf(home: string): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       if (/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0])) continue;
-      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`PI_ORCH_HOME=${home}`)) found.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`PI_ORCH_HOME=${home}`))
+        found.push(Number(entry));
     } catch {
       // gone, or not ours
     }
@@ -104,9 +110,27 @@ describe("pi-orch run", () => {
     const dir = tempDir("pi-orch-test-run-");
     const repo = makeRepo(dir);
     const home = join(dir, "home");
-    const tasks = ["b", "c", "d", "e"].map((letter) => ({ name: `to-${letter}`, prompt: `replace "a" with "${letter}" in file.txt` }));
+    const tasks = ["b", "c", "d", "e"].map((letter) => ({
+      name: `to-${letter}`,
+      prompt: `replace "a" with "${letter}" in file.txt`,
+    }));
     writeFileSync(join(dir, "tasks.json"), JSON.stringify(tasks));
-    const r = await cli(["--home", home, "run", join(dir, "tasks.json"), "--provider", "faux", "--worktree", "--keep-worktrees", "--concurrency", "2", "--json"], repo);
+    const r = await cli(
+      [
+        "--home",
+        home,
+        "run",
+        join(dir, "tasks.json"),
+        "--provider",
+        "faux",
+        "--worktree",
+        "--keep-worktrees",
+        "--concurrency",
+        "2",
+        "--json",
+      ],
+      repo,
+    );
     const report = JSON.parse(r.stdout) as RunReport;
     for (const t of report.tasks) if (t.worktree) worktrees.push(t.worktree);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -125,7 +149,7 @@ describe("pi-orch run", () => {
     for (const [i, t] of report.tasks.entries()) {
       const letter = "bcde"[i];
       const wt = t.worktree!;
-      expect(wt.path.startsWith(join(home, "worktrees") + "/")).toBe(true);
+      expect(wt.path.startsWith(`${join(home, "worktrees")}/`)).toBe(true);
       expect(wt.branch).toBe(`pi-orch/to-${letter}`);
       expect(readFileSync(join(wt.path, "file.txt"), "utf8")).toBe(`hello ${letter}\n`);
       expect(t.changedFiles).toEqual(["file.txt"]);
@@ -143,7 +167,16 @@ describe("pi-orch run", () => {
     const dir = tempDir("pi-orch-test-run-");
     const repo = makeRepo(dir);
     const home = join(dir, "home");
-    const edit = ["--home", home, "run", "--prompt", 'replace "a" with "z" in file.txt', "--provider", "faux", "--worktree"];
+    const edit = [
+      "--home",
+      home,
+      "run",
+      "--prompt",
+      'replace "a" with "z" in file.txt',
+      "--provider",
+      "faux",
+      "--worktree",
+    ];
     const kept = await cli(edit, repo);
     expect(kept.exitCode, kept.stderr).toBe(0);
     expect(worktreeList(repo)).toHaveLength(2);
@@ -164,7 +197,10 @@ describe("pi-orch run", () => {
     ];
     writeFileSync(join(dir, "tasks.jsonl"), tasks.map((t) => JSON.stringify(t)).join("\n"));
     const junit = join(dir, "out/junit.xml");
-    const r = await cli(["--home", home, "run", join(dir, "tasks.jsonl"), "--provider", "faux", "--report-junit", junit], repo);
+    const r = await cli(
+      ["--home", home, "run", join(dir, "tasks.jsonl"), "--provider", "faux", "--report-junit", junit],
+      repo,
+    );
     expect(r.exitCode, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^good\s+passed\b.*\bok$/m);
     expect(r.stdout).toMatch(/^bad\s+failed\b.*\bexit 1$/m);
@@ -191,12 +227,28 @@ describe("pi-orch run", () => {
     const home = join(dir, "home");
     const report = join(dir, "report.json");
     const r = await cli(
-      ["--home", home, "run", "--provider", "faux", "--prompt", "run `sleep 30`", "--timeout", "1", "--report-json", report],
+      [
+        "--home",
+        home,
+        "run",
+        "--provider",
+        "faux",
+        "--prompt",
+        "run `sleep 30`",
+        "--timeout",
+        "1",
+        "--report-json",
+        report,
+      ],
       repo,
     );
     expect(r.exitCode, r.stderr).toBe(1);
     const parsed = JSON.parse(readFileSync(report, "utf8")) as RunReport;
-    expect(parsed.tasks[0]).toMatchObject({ name: "task-1", status: "timed_out", reason: "timed out after 1s while running bash" });
+    expect(parsed.tasks[0]).toMatchObject({
+      name: "task-1",
+      status: "timed_out",
+      reason: "timed out after 1s while running bash",
+    });
     expect(parsed.tasks[0].durationMs).toBeLessThan(10_000);
     expect(r.stderr).toMatch(/task-1 timed out after/);
     expect(processesOf(home)).toEqual([]);
@@ -208,7 +260,9 @@ describe("pi-orch run", () => {
     const names = ["t1", "t2", "t3", "t4", "t5"];
     writeFileSync(join(dir, "tasks.json"), JSON.stringify(names.map((name) => ({ name, prompt: "list the files" }))));
     const shards = await Promise.all(
-      ["1/2", "2/2"].map((shard) => cli(["--home", home, "run", "tasks.json", "--provider", "faux", "--shard", shard, "--json"], dir)),
+      ["1/2", "2/2"].map((shard) =>
+        cli(["--home", home, "run", "tasks.json", "--provider", "faux", "--shard", shard, "--json"], dir),
+      ),
     );
     const ran = shards.map((r) => {
       expect(r.exitCode, r.stderr).toBe(0);
@@ -238,7 +292,21 @@ describe("pi-orch run", () => {
     mkdirSync(runTmp);
     const stateDirs = () => readdirSync(runTmp).filter((n) => n.startsWith("pi-orch-run-"));
     const child = cli(
-      ["--home", home, "run", join(dir, "tasks.json"), "--provider", "faux", "--worktree", "--concurrency", "2", "--report-json", json, "--report-junit", junit],
+      [
+        "--home",
+        home,
+        "run",
+        join(dir, "tasks.json"),
+        "--provider",
+        "faux",
+        "--worktree",
+        "--concurrency",
+        "2",
+        "--report-json",
+        json,
+        "--report-junit",
+        junit,
+      ],
       repo,
       { TMPDIR: runTmp },
     );
@@ -267,7 +335,14 @@ describe("pi-orch run", () => {
     const xml = parseXml(readFileSync(junit, "utf8"));
     expect(xml.attrs).toMatchObject({ tests: "4", failures: "0", errors: "3", skipped: "0" });
     const cases = findAll(xml, "testcase");
-    expect(cases.map((c) => [c.attrs.name, findAll(c, "error").map((e) => e.attrs.type).join()])).toEqual([
+    expect(
+      cases.map((c) => [
+        c.attrs.name,
+        findAll(c, "error")
+          .map((e) => e.attrs.type)
+          .join(),
+      ]),
+    ).toEqual([
       ["quick", ""],
       ["slow-1", "cancelled"],
       ["slow-2", "cancelled"],
@@ -280,7 +355,13 @@ describe("pi-orch run", () => {
 
   it("refuses a bad task file with exit code 2, naming the task and the field", async () => {
     const dir = tempDir("pi-orch-test-run-");
-    writeFileSync(join(dir, "tasks.json"), JSON.stringify([{ name: "ok", prompt: "p" }, { name: "late", prompt: "p", timeout: "soon" }]));
+    writeFileSync(
+      join(dir, "tasks.json"),
+      JSON.stringify([
+        { name: "ok", prompt: "p" },
+        { name: "late", prompt: "p", timeout: "soon" },
+      ]),
+    );
     const r = await cli(["--home", join(dir, "home"), "run", "tasks.json"], dir);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('tasks.json: task 2 ("late"): field "timeout": must be number');
@@ -338,23 +419,31 @@ describe("worktrees", () => {
     const dir = tempDir("pi-orch-wt-");
     const repo = makeRepo(dir);
     const worktreesDir = join(dir, "home/worktrees");
-    await expect(createWorktree({ worktreesDir, cwd: repo, name: "x", base: "nope" })).rejects.toThrow(/--base "nope" is not a commit/);
+    await expect(createWorktree({ worktreesDir, cwd: repo, name: "x", base: "nope" })).rejects.toThrow(
+      /--base "nope" is not a commit/,
+    );
     git(repo, "branch", "taken");
     // The user's own branch (say main): never offered for deletion.
     const taken = createWorktree({ worktreesDir, cwd: repo, name: "x", branch: "taken" });
-    await expect(taken).rejects.toThrow('branch "taken" already exists and was not made by pi-orch; pick another --branch (or --name)');
+    await expect(taken).rejects.toThrow(
+      'branch "taken" already exists and was not made by pi-orch; pick another --branch (or --name)',
+    );
     await expect(taken).rejects.not.toThrow("branch -D");
     expect(worktreeList(repo)).toEqual([repo]);
     // A branch an earlier agent left (its worktree gone): deleting it is the way out.
     const left = await createWorktree({ worktreesDir, cwd: repo, name: "old" });
     git(repo, "worktree", "remove", "--force", left.worktree.path);
-    await expect(createWorktree({ worktreesDir, cwd: repo, name: "old" })).rejects.toThrow(`branch "pi-orch/old" already exists; pick another --name (or --branch), or delete it with git -C ${repo} branch -D pi-orch/old`);
+    await expect(createWorktree({ worktreesDir, cwd: repo, name: "old" })).rejects.toThrow(
+      `branch "pi-orch/old" already exists; pick another --name (or --branch), or delete it with git -C ${repo} branch -D pi-orch/old`,
+    );
   });
 
   it("spawning with a worktree outside a repository is a clear error", async () => {
     const dir = tempDir("pi-orch-wt-");
     const sup = supervisor(join(dir, "home"));
-    await expect(sup.spawn({ name: "x", cwd: dir, worktree: {} })).rejects.toThrow(/--worktree needs a git repository, but .* is not inside one/);
+    await expect(sup.spawn({ name: "x", cwd: dir, worktree: {} })).rejects.toThrow(
+      /--worktree needs a git repository, but .* is not inside one/,
+    );
     expect(sup.list()).toEqual([]);
   });
 
@@ -363,7 +452,10 @@ describe("worktrees", () => {
     const repo = makeRepo(dir);
     const home = join(dir, "home");
     try {
-      const spawned = await cli(["--home", home, "spawn", "--name", "fix", "--provider", "faux", "--worktree", "--json"], repo);
+      const spawned = await cli(
+        ["--home", home, "spawn", "--name", "fix", "--provider", "faux", "--worktree", "--json"],
+        repo,
+      );
       expect(spawned.exitCode, spawned.stderr).toBe(0);
       const wt = (JSON.parse(spawned.stdout) as { worktree: WorktreeInfo }).worktree;
       worktrees.push(wt);
@@ -400,17 +492,31 @@ describe("worktrees", () => {
     const repo = makeRepo(dir);
     const home = join(dir, "home");
     const tasks = join(dir, "tasks.json");
-    writeFileSync(tasks, JSON.stringify([{ name: "edit", prompt: 'replace "a" with "b" in file.txt', worktree: true, check: "grep -q 'hello b' file.txt" }]));
+    writeFileSync(
+      tasks,
+      JSON.stringify([
+        {
+          name: "edit",
+          prompt: 'replace "a" with "b" in file.txt',
+          worktree: true,
+          check: "grep -q 'hello b' file.txt",
+        },
+      ]),
+    );
     const run = (...extra: string[]) => cli(["--home", home, "run", tasks, "--provider", "faux", ...extra], repo);
 
     const first = await run();
     expect(first.exitCode, first.stderr).toBe(0);
     const second = await run();
     expect(second.exitCode, second.stderr).toBe(0);
-    expect(second.stderr).toMatch(/task "edit": continuing in the worktree an earlier run left at .*edit \(pass --clean to start afresh\)/);
+    expect(second.stderr).toMatch(
+      /task "edit": continuing in the worktree an earlier run left at .*edit \(pass --clean to start afresh\)/,
+    );
     expect(worktreeList(repo)).toHaveLength(2);
 
-    const listed = JSON.parse((await cli(["--home", home, "worktrees", "list", "--json"], repo)).stdout) as Array<Record<string, unknown>>;
+    const listed = JSON.parse((await cli(["--home", home, "worktrees", "list", "--json"], repo)).stdout) as Array<
+      Record<string, unknown>
+    >;
     expect(listed).toMatchObject([{ name: "edit", owner: "run", branch: "pi-orch/edit", changedFiles: 1 }]);
     const diff = await cli(["--home", home, "worktrees", "diff", "edit"], repo);
     expect(diff.stdout).toContain("+hello b");

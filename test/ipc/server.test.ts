@@ -25,7 +25,8 @@ afterEach(async () => {
 /** A backend that echoes requests, for testing the socket layer alone. */
 const echoBackend: IpcBackend = {
   handle: async (request) => {
-    if (request.type === "status" && request.agent === "boom") throw Object.assign(new Error('agent "boom" is not running'), { code: "not_running" });
+    if (request.type === "status" && request.agent === "boom")
+      throw Object.assign(new Error('agent "boom" is not running'), { code: "not_running" });
     return { echoed: request.type };
   },
   subscribe: (_request, sink) => {
@@ -70,16 +71,32 @@ describe("ipc server", () => {
     const c = await raw(server.socketPath);
     c.send("{not json\n");
     expect(await c.next()).toMatchObject({ id: null, ok: false, error: { code: "bad_json" } });
-    c.send('[1,2]\n');
+    c.send("[1,2]\n");
     expect(await c.next()).toMatchObject({ id: null, ok: false, error: { code: "bad_request" } });
     c.send('{"type":"list"}\n');
-    expect(await c.next()).toMatchObject({ id: null, ok: false, error: { code: "bad_request", message: expect.stringMatching(/needs an "id"/) } });
+    expect(await c.next()).toMatchObject({
+      id: null,
+      ok: false,
+      error: { code: "bad_request", message: expect.stringMatching(/needs an "id"/) },
+    });
     c.send('{"id":1,"type":"explode"}\n');
-    expect(await c.next()).toMatchObject({ id: 1, ok: false, error: { code: "unknown_type", message: expect.stringMatching(/expected one of: spawn, list/) } });
+    expect(await c.next()).toMatchObject({
+      id: 1,
+      ok: false,
+      error: { code: "unknown_type", message: expect.stringMatching(/expected one of: spawn, list/) },
+    });
     c.send('{"id":2,"type":"status","agent":7}\n');
-    expect(await c.next()).toMatchObject({ id: 2, ok: false, error: { code: "invalid_request", message: expect.stringMatching(/\/agent/) } });
+    expect(await c.next()).toMatchObject({
+      id: 2,
+      ok: false,
+      error: { code: "invalid_request", message: expect.stringMatching(/\/agent/) },
+    });
     c.send('{"id":"3","type":"status","agent":"boom"}\n');
-    expect(await c.next()).toEqual({ id: "3", ok: false, error: { code: "not_running", message: 'agent "boom" is not running' } });
+    expect(await c.next()).toEqual({
+      id: "3",
+      ok: false,
+      error: { code: "not_running", message: 'agent "boom" is not running' },
+    });
     c.send(`{"id":4,"type":"list","pad":"${"x".repeat(2000)}"}\n`);
     expect(await c.next()).toMatchObject({ id: 4, ok: false, error: { code: "line_too_long" } });
     c.send('{"id":5,"type":"list"}\r\n');
@@ -109,14 +126,19 @@ describe("ipc server", () => {
     const home = join(env.home(), "open");
     mkdirSync(home);
     chmodSync(home, 0o755);
-    await expect(startIpcServer({ home, backend: echoBackend })).rejects.toThrow(/open to other users \(mode 755\); run chmod 700/);
+    await expect(startIpcServer({ home, backend: echoBackend })).rejects.toThrow(
+      /open to other users \(mode 755\); run chmod 700/,
+    );
   });
 
   it("removes a stale socket but refuses to start next to a live supervisor", async () => {
     const home = env.home();
     const path = join(home, "orch.sock");
     // A socket file nobody listens on any more: what a supervisor killed with SIGKILL leaves.
-    const holder = spawn(process.execPath, ["-e", `require("net").createServer().listen(${JSON.stringify(path)}, () => console.log("ready"))`]);
+    const holder = spawn(process.execPath, [
+      "-e",
+      `require("net").createServer().listen(${JSON.stringify(path)}, () => console.log("ready"))`,
+    ]);
     procs.push(holder);
     await new Promise((r) => holder.stdout.once("data", r));
     const gone = new Promise((r) => holder.once("exit", r));
@@ -125,7 +147,9 @@ describe("ipc server", () => {
     expect(existsSync(path)).toBe(true);
     const first = await startIpcServer({ home, backend: echoBackend });
     servers.push(first);
-    await expect(startIpcServer({ home, backend: echoBackend })).rejects.toThrow(/already running on .*orch\.sock; stop it with pi-orch shutdown/);
+    await expect(startIpcServer({ home, backend: echoBackend })).rejects.toThrow(
+      /already running on .*orch\.sock; stop it with pi-orch shutdown/,
+    );
   });
 });
 
@@ -134,7 +158,10 @@ describe("ipc client", () => {
     const home = env.home();
     const err = await IpcClient.connect({ home }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IpcClientError);
-    expect(err).toMatchObject({ code: "no_supervisor", message: expect.stringMatching(/no pi-orch supervisor is running .*start one with pi-orch serve/) });
+    expect(err).toMatchObject({
+      code: "no_supervisor",
+      message: expect.stringMatching(/no pi-orch supervisor is running .*start one with pi-orch serve/),
+    });
   });
 });
 
@@ -166,7 +193,9 @@ describe("runSupervisorServer", () => {
     await rec.status("one", "idle", (e) => e.previous === "busy");
     // Only the envelope is checked on the way: the worker answers a command it does not know.
     await expect(client.rpc("one", { type: "bogus" })).resolves.toMatchObject({ command: "bogus", success: true });
-    await expect(client.request("rpc", { agent: "one", command: { kind: "bogus" } as never })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(client.request("rpc", { agent: "one", command: { kind: "bogus" } as never })).rejects.toMatchObject({
+      code: "invalid_request",
+    });
     await expect(client.status("nobody")).rejects.toMatchObject({ code: "not_found" });
     // A late subscriber replays from a sequence number.
     const late = await IpcClient.connect({ socketPath: running.socketPath });
@@ -191,7 +220,8 @@ describe("runSupervisorServer", () => {
     const notOnDisk: number[] = [];
     const file = join(home, "logs", "one.events.jsonl");
     await client.subscribe({}, (m) => {
-      if (m.type === "event" && !(existsSync(file) && readFileSync(file, "utf8").includes(`{"seq":${m.seq},`))) notOnDisk.push(m.seq);
+      if (m.type === "event" && !(existsSync(file) && readFileSync(file, "utf8").includes(`{"seq":${m.seq},`)))
+        notOnDisk.push(m.seq);
       rec.sink.write(m as never);
     });
     await client.spawn({ name: "one" });

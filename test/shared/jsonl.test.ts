@@ -1,6 +1,14 @@
 import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { fitLine, JsonlWriter, LineSplitter, LineTooLongError, parseJsonLine, peekLineHead, withWire } from "../../shared/jsonl.js";
+import {
+  fitLine,
+  JsonlWriter,
+  LineSplitter,
+  type LineTooLongError,
+  parseJsonLine,
+  peekLineHead,
+  withWire,
+} from "../../shared/jsonl.js";
 
 function split(chunks: (string | Buffer)[], maxLineBytes?: number) {
   const lines: string[] = [];
@@ -69,7 +77,14 @@ describe("the head of an oversized line", () => {
 });
 
 describe("fitLine", () => {
-  const agentEnd = { type: "agent_end", messages: Array.from({ length: 200 }, (_, i) => ({ role: "toolResult", i, content: [{ type: "text", text: "z".repeat(60_000) }] })) };
+  const agentEnd = {
+    type: "agent_end",
+    messages: Array.from({ length: 200 }, (_, i) => ({
+      role: "toolResult",
+      i,
+      content: [{ type: "text", text: "z".repeat(60_000) }],
+    })),
+  };
   it("leaves a line that fits alone", () => {
     expect(fitLine({ type: "x", a: "b" }, 100)).toEqual({ line: '{"type":"x","a":"b"}', cut: false });
   });
@@ -92,7 +107,11 @@ describe("fitLine", () => {
 
   it("keeps only the type when no string cut is enough", () => {
     const many = { type: "agent_end", messages: Array.from({ length: 5000 }, (_, i) => ({ i })) };
-    expect(JSON.parse(fitLine(many, 1000).line)).toEqual({ type: "agent_end", truncated: true, bytes: JSON.stringify(many).length });
+    expect(JSON.parse(fitLine(many, 1000).line)).toEqual({
+      type: "agent_end",
+      truncated: true,
+      bytes: JSON.stringify(many).length,
+    });
   });
 
   it("is what JsonlWriter with a limit writes", async () => {

@@ -8,7 +8,9 @@ describe("formatUuidV4", () => {
     { bytes: new Uint8Array(16), uuid: "00000000-0000-4000-8000-000000000000" },
     { bytes: new Uint8Array(16).fill(0xff), uuid: "ffffffff-ffff-4fff-bfff-ffffffffffff" },
     {
-      bytes: Uint8Array.from([0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0]),
+      bytes: Uint8Array.from([
+        0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0,
+      ]),
       uuid: "12345678-9abc-4ef0-9234-56789abcdef0",
     },
   ])("sets the version and variant bits of $uuid and keeps the rest", ({ bytes, uuid }) => {

@@ -11,10 +11,18 @@ const Entry = Type.Object({
 });
 
 const cases: { name: string; schema: Parameters<typeof checker>[0]; value: unknown }[] = [
-  { name: "a valid entry", schema: Entry, value: { type: "model_change", provider: "faux", modelId: "faux-1", tags: ["a"] } },
+  {
+    name: "a valid entry",
+    schema: Entry,
+    value: { type: "model_change", provider: "faux", modelId: "faux-1", tags: ["a"] },
+  },
   { name: "a missing field", schema: Entry, value: { type: "model_change", provider: "faux" } },
   { name: "a wrong literal and type", schema: Entry, value: { type: "other", provider: 1, modelId: "" } },
-  { name: "a bad union member in an array", schema: Entry, value: { type: "model_change", provider: "p", modelId: "m", tags: ["c"] } },
+  {
+    name: "a bad union member in an array",
+    schema: Entry,
+    value: { type: "model_change", provider: "p", modelId: "m", tags: ["c"] },
+  },
   { name: "not an object", schema: Entry, value: "text" },
   { name: "a valid rpc prompt", schema: RpcCommandSchemas.prompt, value: { type: "prompt", message: "hi" } },
   { name: "an rpc prompt without its message", schema: RpcCommandSchemas.prompt, value: { type: "prompt" } },

@@ -10,7 +10,13 @@ import { describe, expect, it } from "vitest";
 
 const SCHEMA_DIR = resolve(import.meta.dirname, "../../shared/schema");
 
-type Schema = { properties?: Record<string, Schema>; anyOf?: Schema[]; items?: Schema; const?: unknown; [key: string]: unknown };
+type Schema = {
+  properties?: Record<string, Schema>;
+  anyOf?: Schema[];
+  items?: Schema;
+  const?: unknown;
+  [key: string]: unknown;
+};
 
 /** Every object schema reachable from `root` (through unions, properties, arrays and records). */
 function objectSchemas(root: unknown, seen: Set<Schema>): void {
@@ -47,7 +53,17 @@ describe("wire types", () => {
   it("declares each type literal of shared/schema exactly once", async () => {
     const byType = await declarations();
     // The messages of every boundary are there (a sanity check that the walk reaches them).
-    for (const t of ["prompt", "response", "agent_start", "agent_status", "worker_exited", "spawn", "subscribe", "event", "lagged"]) {
+    for (const t of [
+      "prompt",
+      "response",
+      "agent_start",
+      "agent_status",
+      "worker_exited",
+      "spawn",
+      "subscribe",
+      "event",
+      "lagged",
+    ]) {
       expect(byType.has(t), `no schema declares type "${t}"`).toBe(true);
     }
     const duplicated: string[] = [];

@@ -32,11 +32,17 @@ describe("agent actor with the fixture worker", () => {
     const seqs = rec.messages.filter((m) => m.type === "event").map((m) => (m.type === "event" ? m.seq : 0));
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     // The supervisor does not check commands: the worker does (this fixture acknowledges any).
-    await expect(sup.rpc("a", { type: "no_such_command" })).resolves.toMatchObject({ command: "no_such_command", success: true });
+    await expect(sup.rpc("a", { type: "no_such_command" })).resolves.toMatchObject({
+      command: "no_such_command",
+      success: true,
+    });
     const deep: { type: string; [key: string]: unknown } = { type: "get_state" };
     let inner: Record<string, unknown> = deep;
     for (let i = 0; i < 20_000; i++) inner = (inner.x = {}) as Record<string, unknown>;
-    await expect(sup.rpc("a", deep)).rejects.toMatchObject({ code: "invalid", message: /cannot be sent to the worker/ });
+    await expect(sup.rpc("a", deep)).rejects.toMatchObject({
+      code: "invalid",
+      message: /cannot be sent to the worker/,
+    });
   });
 
   it("restarts a crashed transient worker with restarts:1 and resumes its session", async () => {
@@ -52,7 +58,11 @@ describe("agent actor with the fixture worker", () => {
     expect(after.pid).not.toBe(first.pid);
     expect(after.lastExit).toMatchObject({ signal: "SIGKILL", reason: "exit" });
     const state = await sup.rpc("a", { type: "get_state" });
-    const data = (state.success ? state.data : undefined) as { argv: string[]; sessionFile: string; messageCount: number };
+    const data = (state.success ? state.data : undefined) as {
+      argv: string[];
+      sessionFile: string;
+      messageCount: number;
+    };
     expect(data.argv.slice(-2)).toEqual(["--session", first.sessionFile]);
     expect(data.sessionFile).toBe(first.sessionFile);
     expect(data.messageCount).toBe(2);
@@ -82,7 +92,16 @@ describe("agent actor with the fixture worker", () => {
     expect(info.restarts).toBe(3);
     expect(info.statusReason).toBe("failed after 3 restarts in 10s; last exit: exited with code 3");
     const statuses = rec.statuses("crashy");
-    expect(statuses).toEqual(["starting", "backoff", "starting", "backoff", "starting", "backoff", "starting", "failed"]);
+    expect(statuses).toEqual([
+      "starting",
+      "backoff",
+      "starting",
+      "backoff",
+      "starting",
+      "backoff",
+      "starting",
+      "failed",
+    ]);
     const backoffs = rec.messages
       .filter((m) => m.type === "event" && m.event.type === "agent_status" && m.event.status === "backoff")
       .map((m) => (m.type === "event" ? String(m.event.reason) : ""));
@@ -101,9 +120,15 @@ describe("agent actor with the fixture worker", () => {
     await sup.spawn({ name: "ghost", workerCommand: ["/nonexistent/pi", "--mode", "rpc"] });
     await rec.status("ghost", "failed");
     const info = sup.status("ghost");
-    expect(info.statusReason).toMatch(/^could not start the worker "\/nonexistent\/pi": .*ENOENT.*; is it installed and on PATH\?/);
+    expect(info.statusReason).toMatch(
+      /^could not start the worker "\/nonexistent\/pi": .*ENOENT.*; is it installed and on PATH\?/,
+    );
     expect(info.restarts).toBe(0);
-    expect(rec.messages.filter((m) => m.type === "event" && m.agent === "ghost" && (m.event as { status?: string }).status === "backoff")).toEqual([]);
+    expect(
+      rec.messages.filter(
+        (m) => m.type === "event" && m.agent === "ghost" && (m.event as { status?: string }).status === "backoff",
+      ),
+    ).toEqual([]);
   });
 
   it("fails a worker that exits with the usage code 2 before it is ready at once, with its own last stderr line", async () => {
@@ -161,7 +186,10 @@ describe("agent actor with the fixture worker", () => {
     const home = env.home();
     const pidFile = env.pidFile(home);
     const { sup, rec } = env.supervisor({ home });
-    await sup.spawn({ name: "leaky", env: { FIXTURE_RUN_BASH: "sleep 60", FIXTURE_PID_FILE: pidFile, FIXTURE_LEAVE_CHILDREN: "1" } });
+    await sup.spawn({
+      name: "leaky",
+      env: { FIXTURE_RUN_BASH: "sleep 60", FIXTURE_PID_FILE: pidFile, FIXTURE_LEAVE_CHILDREN: "1" },
+    });
     await sup.rpc("leaky", { type: "prompt", message: "run" });
     await rec.waitFor((m) => m.type === "event" && m.event.type === "tool_execution_start");
     await sup.stop("leaky");
@@ -193,14 +221,24 @@ describe("agent actor with the fixture worker", () => {
     await sup.rpc("slow", { type: "prompt", message: "think" });
     await rec.status("slow", "idle", (e) => e.previous === "busy");
     expect(sup.status("slow").statusReason).toBe("run aborted: run timeout of 150 ms exceeded");
-    expect(rec.messages.some((m) => m.type === "event" && m.event.type === "limit_exceeded" && m.event.limit === "run_timeout")).toBe(true);
+    expect(
+      rec.messages.some(
+        (m) => m.type === "event" && m.event.type === "limit_exceeded" && m.event.limit === "run_timeout",
+      ),
+    ).toBe(true);
   });
 
   it("aborts a run over its token limit and records why", async () => {
     const { sup, rec } = env.supervisor();
     await sup.spawn({ name: "hungry", limits: { maxTokens: 5 }, env: { FIXTURE_USAGE_TOKENS: "10" } });
     await sup.rpc("hungry", { type: "prompt", message: "eat" });
-    await rec.waitFor((m) => m.type === "event" && m.agent === "hungry" && m.event.type === "limit_exceeded" && m.event.limit === "max_tokens");
+    await rec.waitFor(
+      (m) =>
+        m.type === "event" &&
+        m.agent === "hungry" &&
+        m.event.type === "limit_exceeded" &&
+        m.event.limit === "max_tokens",
+    );
     await rec.status("hungry", "idle", (e) => e.previous === "busy");
     expect(sup.status("hungry").statusReason).toBe("run aborted: 10 tokens used, over the 5-token limit");
   });

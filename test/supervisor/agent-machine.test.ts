@@ -17,7 +17,15 @@ import type { AgentRecord } from "../../shared/schema/agent.js";
 
 const T0 = 1_000_000;
 const config: MachineConfig = {
-  timings: { pingIntervalMs: 100, pingDeadlineMs: 200, startTimeoutMs: 500, stallTimeoutMs: 1_000, stopGraceMs: 50, killGraceMs: 50, rpcTimeoutMs: 300 },
+  timings: {
+    pingIntervalMs: 100,
+    pingDeadlineMs: 200,
+    startTimeoutMs: 500,
+    stallTimeoutMs: 1_000,
+    stopGraceMs: 50,
+    killGraceMs: 50,
+    rpcTimeoutMs: 300,
+  },
   defaultCommand: ["pi", "--mode", "rpc"],
   workerNice: 10,
   protocolFlood: DEFAULT_FLOOD_LIMITS,
@@ -28,7 +36,14 @@ function record(over: Partial<AgentRecord> = {}): AgentRecord {
     name: "a",
     id: "id-a",
     cwd: "/tmp",
-    policy: { restart: "transient", backoffInitialMs: 20, backoffMaxMs: 200, resetAfterMs: 60_000, intensity: 3, periodMs: 10_000 },
+    policy: {
+      restart: "transient",
+      backoffInitialMs: 20,
+      backoffMaxMs: 200,
+      resetAfterMs: 60_000,
+      intensity: 3,
+      periodMs: 10_000,
+    },
     onStall: "notify",
     limits: {},
     createdAt: T0,
@@ -89,7 +104,9 @@ class Driver {
   }
 
   statuses(): unknown[] {
-    return this.of("emit").filter((e) => e.event.type === "agent_status").map((e) => e.event.status);
+    return this.of("emit")
+      .filter((e) => e.event.type === "agent_status")
+      .map((e) => e.event.status);
   }
 
   timer(key: string): Extract<AgentEffect, { kind: "timer" }> {
@@ -202,7 +219,10 @@ describe("agent table: start and restart", () => {
     d.fire("start");
     expect(d.of("kill_worker")).toEqual([{ kind: "kill_worker", gen: 1, notify: false }]);
     d.exit(null, "SIGKILL");
-    expect(d.state.record.lastExit).toMatchObject({ reason: "start_timeout", message: "no answer to get_state within 500 ms of starting" });
+    expect(d.state.record.lastExit).toMatchObject({
+      reason: "start_timeout",
+      message: "no answer to get_state within 500 ms of starting",
+    });
     expect(d.status).toBe("backoff");
   });
 
@@ -210,7 +230,14 @@ describe("agent table: start and restart", () => {
     const d = new Driver();
     d.send({ kind: "start" });
     d.spawned();
-    d.send({ kind: "exit", gen: 1, code: 2, signal: null, spawnError: null, stderrTail: "error: unknown option --bogus\n" });
+    d.send({
+      kind: "exit",
+      gen: 1,
+      code: 2,
+      signal: null,
+      spawnError: null,
+      stderrTail: "error: unknown option --bogus\n",
+    });
     expect(d.status).toBe("failed");
     expect(d.state.record.statusReason).toMatch(/unknown option --bogus/);
     expect(d.of("timer")).toEqual([]);
@@ -233,7 +260,9 @@ describe("agent table: stop and remove", () => {
     d.spawned();
     d.send({ kind: "stop", caller: 7, reason: "stopped by request" });
     expect(d.statuses()).toEqual(["stopping"]);
-    expect(d.of("stop_worker")).toEqual([{ kind: "stop_worker", gen: 1, graceMs: 50, killGraceMs: 50, abort: true, notify: true }]);
+    expect(d.of("stop_worker")).toEqual([
+      { kind: "stop_worker", gen: 1, graceMs: 50, killGraceMs: 50, abort: true, notify: true },
+    ]);
     expect(d.of("cancel_timer").map((e) => e.key)).toContain("start");
     expect(d.of("resolve")).toEqual([]);
     d.exit(0);
@@ -259,7 +288,9 @@ describe("agent table: stop and remove", () => {
     expect(d.of("cancel_timer").map((e) => e.key)).toContain("backoff");
     expect(d.of("resolve")).toEqual([{ kind: "resolve", caller: 4, value: undefined }]);
     d.send({ kind: "removed" });
-    expect(d.of("reject")).toMatchObject([{ caller: 3, error: { code: "not_found", message: 'agent "a" was removed' } }]);
+    expect(d.of("reject")).toMatchObject([
+      { caller: 3, error: { code: "not_found", message: 'agent "a" was removed' } },
+    ]);
     expect(d.send(backoff.message)).toEqual([]);
     expect(d.status).toBe("stopped");
   });
@@ -286,13 +317,27 @@ describe("agent table: requests and presence", () => {
     const sent = d.of("send")[0].value as { id: string };
     expect(sent).toMatchObject({ type: "get_state", id: expect.stringMatching(/^orch-rpc-/) });
     d.line({ type: "response", id: sent.id, command: "get_state", success: true, data: {} });
-    expect(d.of("resolve")).toEqual([{ kind: "resolve", caller: 1, value: { type: "response", id: "mine", command: "get_state", success: true, data: {} } }]);
+    expect(d.of("resolve")).toEqual([
+      {
+        kind: "resolve",
+        caller: 1,
+        value: { type: "response", id: "mine", command: "get_state", success: true, data: {} },
+      },
+    ]);
     expect(d.of("cancel_timer").map((e) => e.key)).toEqual([`rpc:${sent.id}`]);
 
     d.send({ kind: "rpc", caller: 2, command: { type: "prompt", message: "hi" }, timeoutMs: 300 });
     const second = d.of("send")[0].value as { id: string };
     d.fire(`rpc:${second.id}`);
-    expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "timeout", message: expect.stringMatching(/^agent "a" did not answer prompt within 300 ms; check pi-orch status a/) } }]);
+    expect(d.of("reject")).toMatchObject([
+      {
+        caller: 2,
+        error: {
+          code: "timeout",
+          message: expect.stringMatching(/^agent "a" did not answer prompt within 300 ms; check pi-orch status a/),
+        },
+      },
+    ]);
     expect(d.line({ type: "response", id: second.id, command: "prompt", success: true })).toEqual([]);
   });
 
@@ -307,11 +352,18 @@ describe("agent table: requests and presence", () => {
     expect(d.state.dialogs).toEqual(new Set(["q1"]));
     d.fire(`rpc:${prompt.id}`);
     expect(d.of("reject")).toEqual([]);
-    expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "rpc_waiting", command: "prompt", timeoutMs: 300, dialogs: 1 }]);
+    expect(d.of("emit").map((e) => e.event)).toEqual([
+      { type: "rpc_waiting", command: "prompt", timeoutMs: 300, dialogs: 1 },
+    ]);
     expect(d.timers.has(`rpc:${prompt.id}`)).toBe(false);
     // A long wait for the person: no ping tick makes it stalled or times it out.
     d.now += 60_000;
-    d.send({ kind: "rpc", caller: 2, command: { type: "extension_ui_response", id: "q1", confirmed: true }, timeoutMs: 300 });
+    d.send({
+      kind: "rpc",
+      caller: 2,
+      command: { type: "extension_ui_response", id: "q1", confirmed: true },
+      timeoutMs: 300,
+    });
     expect(d.of("send").map((e) => e.value)).toEqual([{ type: "extension_ui_response", id: "q1", confirmed: true }]);
     expect(d.state.dialogs.size).toBe(0);
     expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "dialog_closed", id: "q1", reason: "answered" }]);
@@ -323,7 +375,9 @@ describe("agent table: requests and presence", () => {
     d.send({ kind: "rpc", caller: 3, command: { type: "prompt", message: "/ask" }, timeoutMs: 300 });
     const again = d.of("send")[0].value as { id: string };
     d.fire(`rpc:${again.id}`);
-    expect(d.of("reject")).toMatchObject([{ caller: 3, error: { code: "timeout", message: /within 300 ms.*--timeout MS.*rpcTimeoutMs/ } }]);
+    expect(d.of("reject")).toMatchObject([
+      { caller: 3, error: { code: "timeout", message: /within 300 ms.*--timeout MS.*rpcTimeoutMs/ } },
+    ]);
   });
 
   it("a dialog closes at its own timeout and with its worker; a held request is then timed again or refused", () => {
@@ -331,7 +385,14 @@ describe("agent table: requests and presence", () => {
     d.toIdle();
     d.send({ kind: "rpc", caller: 1, command: { type: "prompt", message: "/ask" }, timeoutMs: 300 });
     const prompt = d.of("send")[0].value as { id: string };
-    d.line({ type: "extension_ui_request", id: "s1", method: "select", title: "Pick", options: ["a", "b"], timeout: 5_000 });
+    d.line({
+      type: "extension_ui_request",
+      id: "s1",
+      method: "select",
+      title: "Pick",
+      options: ["a", "b"],
+      timeout: 5_000,
+    });
     d.fire(`rpc:${prompt.id}`);
     expect(d.of("reject")).toEqual([]);
     d.fire("dialog:s1");
@@ -348,7 +409,11 @@ describe("agent table: requests and presence", () => {
     d.exit(null, "SIGKILL");
     expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "worker_exited" } }]);
     expect(d.state.dialogs.size).toBe(0);
-    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "dialog_closed", id: "i1", reason: "worker_exited" });
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({
+      type: "dialog_closed",
+      id: "i1",
+      reason: "worker_exited",
+    });
   });
 
   it("a dialog its extension dismissed through its signal closes at the next ping's answer that no longer lists it open", () => {
@@ -393,7 +458,14 @@ describe("agent table: requests and presence", () => {
   ])("a dialog a ping finds gone $what is closed as $reason", ({ timeout, after, reason }) => {
     const d = new Driver();
     d.toIdle();
-    d.line({ type: "extension_ui_request", id: "s1", method: "select", title: "Pick", options: ["a"], ...(timeout ? { timeout } : {}) });
+    d.line({
+      type: "extension_ui_request",
+      id: "s1",
+      method: "select",
+      title: "Pick",
+      options: ["a"],
+      ...(timeout ? { timeout } : {}),
+    });
     d.now += after;
     const tick = d.timer("ping_tick");
     d.timers.delete("ping_tick");
@@ -413,7 +485,9 @@ describe("agent table: requests and presence", () => {
     d.toIdle();
     d.send({ kind: "rpc", caller: 2, command: { type: "prompt", message: "x" }, timeoutMs: 300 });
     d.exit(null, "SIGKILL");
-    expect(d.of("reject")).toMatchObject([{ caller: 2, error: { code: "worker_exited", message: /killed by SIGKILL before answering/ } }]);
+    expect(d.of("reject")).toMatchObject([
+      { caller: 2, error: { code: "worker_exited", message: /killed by SIGKILL before answering/ } },
+    ]);
   });
 
   it("a ping not answered by its deadline makes the agent unresponsive and kills the group", () => {
@@ -454,11 +528,22 @@ describe("agent table: requests and presence", () => {
     const d = new Driver();
     d.toIdle();
     d.line({ type: "agent_start" });
-    d.line({ type: "extension_ui_request", id: "p1", method: "select", title: "Allow rm -rf?", options: ["Allow", "Block"] });
+    d.line({
+      type: "extension_ui_request",
+      id: "p1",
+      method: "select",
+      title: "Allow rm -rf?",
+      options: ["Allow", "Block"],
+    });
     d.now += 5_000;
     d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
     expect(d.statuses()).toEqual([]);
-    d.send({ kind: "rpc", caller: 1, command: { type: "extension_ui_response", id: "p1", value: "Block" }, timeoutMs: 300 });
+    d.send({
+      kind: "rpc",
+      caller: 1,
+      command: { type: "extension_ui_response", id: "p1", value: "Block" },
+      timeoutMs: 300,
+    });
     d.now += 999;
     d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
     expect(d.statuses()).toEqual([]);
@@ -474,7 +559,9 @@ describe("agent table: requests and presence", () => {
     const before = d.state;
     d.now += 900;
     const line = '{"type":"message_update","delta":"a"}  ';
-    expect(d.send({ kind: "line", gen: 1, line })).toEqual([{ kind: "emit", event: { type: "message_update", delta: "a" }, raw: line.trim() }]);
+    expect(d.send({ kind: "line", gen: 1, line })).toEqual([
+      { kind: "emit", event: { type: "message_update", delta: "a" }, raw: line.trim() },
+    ]);
     expect(d.state).toEqual({ ...before, lastSeenAt: d.now, lastEventAt: d.now });
     // Another line in the same millisecond changes nothing at all: the very same state.
     const same = d.state;
@@ -492,12 +579,24 @@ describe("agent table: requests and presence", () => {
     d.toIdle();
     d.fire("ping_tick");
     const ping = d.of("send")[0].value as { id: string };
-    d.line({ type: "response", id: ping.id, command: "get_state", success: true, data: { sessionFile: "/s/a.jsonl", model: { provider: "faux", id: "faux-1" } } });
+    d.line({
+      type: "response",
+      id: ping.id,
+      command: "get_state",
+      success: true,
+      data: { sessionFile: "/s/a.jsonl", model: { provider: "faux", id: "faux-1" } },
+    });
     expect(d.state.record.reportedModel).toEqual({ provider: "faux", model: "faux-1" });
     expect(d.of("persist")).toHaveLength(1);
     d.fire("ping_tick");
     const same = d.of("send")[0].value as { id: string };
-    d.line({ type: "response", id: same.id, command: "get_state", success: true, data: { sessionFile: "/s/a.jsonl", model: { provider: "faux", id: "faux-1" } } });
+    d.line({
+      type: "response",
+      id: same.id,
+      command: "get_state",
+      success: true,
+      data: { sessionFile: "/s/a.jsonl", model: { provider: "faux", id: "faux-1" } },
+    });
     expect(d.of("persist")).toEqual([]);
     d.fire("ping_tick");
     const next = d.of("send")[0].value as { id: string };
@@ -514,7 +613,11 @@ describe("agent table: requests and presence", () => {
     d.toIdle();
     expect(d.timer("ping_tick").measureRss).toBe(true);
     d.send({ kind: "ping_tick", gen: 1, rssBytes: 20 * 1024 * 1024 });
-    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "limit_exceeded", limit: "max_memory", message: "process tree RSS 20 MB is over the 10 MB limit" });
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({
+      type: "limit_exceeded",
+      limit: "max_memory",
+      message: "process tree RSS 20 MB is over the 10 MB limit",
+    });
     expect(d.of("kill_worker")).toHaveLength(1);
   });
 });
@@ -527,7 +630,11 @@ describe("agent table: run limits", () => {
     d.line({ type: "message_end", message: { role: "assistant", usage: { totalTokens: 60 } } });
     expect(d.of("send")).toEqual([]);
     d.line({ type: "message_end", message: { role: "assistant", usage: { totalTokens: 60 } } });
-    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "limit_exceeded", limit: "max_tokens", message: "120 tokens used, over the 100-token limit" });
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({
+      type: "limit_exceeded",
+      limit: "max_tokens",
+      message: "120 tokens used, over the 100-token limit",
+    });
     expect(d.of("send").map((e) => (e.value as { type: string }).type)).toEqual(["abort"]);
     d.line({ type: "message_end", message: { role: "assistant", usage: { totalTokens: 60 } } });
     expect(d.of("send")).toEqual([]);
@@ -546,7 +653,11 @@ describe("agent table: run limits", () => {
     d.line({ type: "agent_start" });
     expect(d.send(first.message)).toEqual([]);
     d.fire("run");
-    expect(d.of("emit").map((e) => e.event)).toContainEqual({ type: "limit_exceeded", limit: "run_timeout", message: "run timeout of 1s exceeded" });
+    expect(d.of("emit").map((e) => e.event)).toContainEqual({
+      type: "limit_exceeded",
+      limit: "run_timeout",
+      message: "run timeout of 1s exceeded",
+    });
     expect(d.of("send").map((e) => (e.value as { type: string }).type)).toEqual(["abort"]);
   });
 

@@ -2,7 +2,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentEventLog, compactSnapshots, EventRing, joinGaps, readLoggedRange, withGaps, type LoggedEvent } from "../../supervisor/event-log.js";
+import {
+  AgentEventLog,
+  compactSnapshots,
+  EventRing,
+  joinGaps,
+  readLoggedRange,
+  withGaps,
+  type LoggedEvent,
+} from "../../supervisor/event-log.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -26,11 +34,43 @@ const seqs = (events: LoggedEvent[]) => events.map((e) => e.seq);
 describe("EventRing", () => {
   const plain = (n: number) => Array.from({ length: n }, (_, i) => ev(i + 1, { type: "x", i }));
   it.each([
-    { name: "by count: the newest stay, the evicted range is a gap", max: 3, bytes: Infinity, events: plain(5), since: 0, held: [3, 4, 5], gap: { from: 1, to: 2 } },
-    { name: "since inside the held range has no gap", max: 3, bytes: Infinity, events: plain(5), since: 3, held: [4, 5], gap: null },
+    {
+      name: "by count: the newest stay, the evicted range is a gap",
+      max: 3,
+      bytes: Infinity,
+      events: plain(5),
+      since: 0,
+      held: [3, 4, 5],
+      gap: { from: 1, to: 2 },
+    },
+    {
+      name: "since inside the held range has no gap",
+      max: 3,
+      bytes: Infinity,
+      events: plain(5),
+      since: 3,
+      held: [4, 5],
+      gap: null,
+    },
     { name: "since at the end is empty", max: 3, bytes: Infinity, events: plain(5), since: 5, held: [], gap: null },
-    { name: "by bytes: about two lines fit", max: 100, bytes: 2 * line(plain(1)[0]).length + 5, events: plain(6), since: 0, held: [5, 6], gap: { from: 1, to: 4 } },
-    { name: "one event over the budget still stays", max: 100, bytes: 1, events: plain(3), since: 0, held: [3], gap: { from: 1, to: 2 } },
+    {
+      name: "by bytes: about two lines fit",
+      max: 100,
+      bytes: 2 * line(plain(1)[0]).length + 5,
+      events: plain(6),
+      since: 0,
+      held: [5, 6],
+      gap: { from: 1, to: 4 },
+    },
+    {
+      name: "one event over the budget still stays",
+      max: 100,
+      bytes: 1,
+      events: plain(3),
+      since: 0,
+      held: [3],
+      gap: { from: 1, to: 2 },
+    },
   ])("$name", ({ max, bytes, events, since, held, gap }) => {
     const got = ringOf(max, bytes, events).since(since);
     expect(seqs(got.events)).toEqual(held);
@@ -39,11 +79,39 @@ describe("EventRing", () => {
 
   const skipping = (...s: number[]) => s.map((q) => ev(q, { type: "x", q }));
   it.each([
-    { name: "a seq skipped between pushes is a lost hole", max: 100, events: skipping(1, 2, 5, 6), since: 0, gap: null, holes: [{ from: 3, to: 4, lost: true }] },
-    { name: "since inside the hole clips it", max: 100, events: skipping(1, 2, 5, 6), since: 3, gap: null, holes: [{ from: 4, to: 4, lost: true }] },
+    {
+      name: "a seq skipped between pushes is a lost hole",
+      max: 100,
+      events: skipping(1, 2, 5, 6),
+      since: 0,
+      gap: null,
+      holes: [{ from: 3, to: 4, lost: true }],
+    },
+    {
+      name: "since inside the hole clips it",
+      max: 100,
+      events: skipping(1, 2, 5, 6),
+      since: 3,
+      gap: null,
+      holes: [{ from: 4, to: 4, lost: true }],
+    },
     { name: "since past the hole has none", max: 100, events: skipping(1, 2, 5, 6), since: 5, gap: null, holes: [] },
-    { name: "a hole older than the ring is left to the files", max: 2, events: skipping(1, 4, 5, 6), since: 0, gap: { from: 1, to: 4 }, holes: [] },
-    { name: "a hole just after the evicted range stays", max: 2, events: skipping(1, 2, 5, 6), since: 0, gap: { from: 1, to: 2 }, holes: [{ from: 3, to: 4, lost: true }] },
+    {
+      name: "a hole older than the ring is left to the files",
+      max: 2,
+      events: skipping(1, 4, 5, 6),
+      since: 0,
+      gap: { from: 1, to: 4 },
+      holes: [],
+    },
+    {
+      name: "a hole just after the evicted range stays",
+      max: 2,
+      events: skipping(1, 2, 5, 6),
+      since: 0,
+      gap: { from: 1, to: 2 },
+      holes: [{ from: 3, to: 4, lost: true }],
+    },
   ])("$name", ({ max, events, since, gap, holes }) => {
     const got = ringOf(max, Infinity, events).since(since);
     expect(got.gap).toEqual(gap);
@@ -145,7 +213,10 @@ describe("AgentEventLog", () => {
     const dir = logsDir();
     const big = "x".repeat(1024 * 1024);
     writeFileSync(join(dir, "a.events.jsonl.1"), `${line(ev(7, { type: "x" }))}\n`);
-    writeFileSync(join(dir, "a.events.jsonl"), `${line(ev(8, { type: "x" }))}\n${line(ev(9, { type: "tool_execution_end", big }))}\n`);
+    writeFileSync(
+      join(dir, "a.events.jsonl"),
+      `${line(ev(8, { type: "x" }))}\n${line(ev(9, { type: "tool_execution_end", big }))}\n`,
+    );
     const log = new AgentEventLog({ logsDir: dir, name: "a" });
     expect(log.lastSeq).toBe(9);
     expect(log.append({ type: "y" }).seq).toBe(10);
@@ -156,7 +227,9 @@ describe("AgentEventLog", () => {
     const dir = logsDir();
     const path = join(dir, "a.events.jsonl");
     const log = new AgentEventLog({ logsDir: dir, name: "a", batched: true });
-    const seqsOf = [log.append({ type: "x", i: 1 }, 1), log.append({ type: "x", i: 2 }, 2, '{"type":"x","i":2}')].map((e) => e.seq);
+    const seqsOf = [log.append({ type: "x", i: 1 }, 1), log.append({ type: "x", i: 2 }, 2, '{"type":"x","i":2}')].map(
+      (e) => e.seq,
+    );
     expect(seqsOf).toEqual([1, 2]);
     // Not on disk yet, so not announced: the next supervisor would number from the file.
     expect(log.lastSeq).toBe(0);
@@ -164,7 +237,9 @@ describe("AgentEventLog", () => {
     expect(log.held.events).toBe(0);
     log.commit();
     expect(log.lastSeq).toBe(2);
-    expect(readFileSync(path, "utf8")).toBe('{"seq":1,"at":1,"event":{"type":"x","i":1}}\n{"seq":2,"at":2,"event":{"type":"x","i":2}}\n');
+    expect(readFileSync(path, "utf8")).toBe(
+      '{"seq":1,"at":1,"event":{"type":"x","i":1}}\n{"seq":2,"at":2,"event":{"type":"x","i":2}}\n',
+    );
     expect(log.held.events).toBe(2);
     // A replay or a close commits what is staged first, so nothing is lost or skipped.
     log.append({ type: "x", i: 3 }, 3);
@@ -200,7 +275,14 @@ describe("AgentEventLog", () => {
     expect(seqs(tail.events)).toEqual([10, 11, 12]);
     log.close();
     // With a small replay budget only the newest part of the gap comes from disk.
-    const small = new AgentEventLog({ logsDir: dir, name: "a", ringSize: 1, maxFileBytes: 300, keepFiles: 5, replayBytes: 100 });
+    const small = new AgentEventLog({
+      logsDir: dir,
+      name: "a",
+      ringSize: 1,
+      maxFileBytes: 300,
+      keepFiles: 5,
+      replayBytes: 100,
+    });
     small.append({ type: "y" });
     const bounded = small.since(0);
     expect(bounded.gaps).toHaveLength(1);
@@ -212,21 +294,75 @@ describe("AgentEventLog", () => {
   it.each([
     { name: "contiguous", seqs: [3, 4, 5], from: 3, to: 5, kept: [3, 4, 5], gaps: [] },
     { name: "older than the files: not held", seqs: [4, 5], from: 1, to: 5, kept: [4, 5], gaps: [{ from: 1, to: 3 }] },
-    { name: "between events: lost", seqs: [1, 2, 6, 7, 9], from: 1, to: 9, kept: [1, 2, 6, 7, 9], gaps: [{ from: 3, to: 5, lost: true }, { from: 8, to: 8, lost: true }] },
-    { name: "after the last: lost", seqs: [1, 2], from: 1, to: 4, kept: [1, 2], gaps: [{ from: 3, to: 4, lost: true }] },
+    {
+      name: "between events: lost",
+      seqs: [1, 2, 6, 7, 9],
+      from: 1,
+      to: 9,
+      kept: [1, 2, 6, 7, 9],
+      gaps: [
+        { from: 3, to: 5, lost: true },
+        { from: 8, to: 8, lost: true },
+      ],
+    },
+    {
+      name: "after the last: lost",
+      seqs: [1, 2],
+      from: 1,
+      to: 4,
+      kept: [1, 2],
+      gaps: [{ from: 3, to: 4, lost: true }],
+    },
     { name: "nothing at all: not held", seqs: [], from: 1, to: 4, kept: [], gaps: [{ from: 1, to: 4 }] },
     { name: "a seq twice is given once", seqs: [1, 2, 2, 3], from: 1, to: 3, kept: [1, 2, 3], gaps: [] },
-    { name: "before the first with older events held: lost", seqs: [5, 6], from: 4, to: 6, olderHeld: true, kept: [5, 6], gaps: [{ from: 4, to: 4, lost: true }] },
+    {
+      name: "before the first with older events held: lost",
+      seqs: [5, 6],
+      from: 4,
+      to: 6,
+      olderHeld: true,
+      kept: [5, 6],
+      gaps: [{ from: 4, to: 4, lost: true }],
+    },
   ])("withGaps: $name", ({ seqs: given, from, to, olderHeld, kept, gaps }) => {
-    const got = withGaps(given.map((q) => ev(q, { type: "x" })), from, to, olderHeld);
+    const got = withGaps(
+      given.map((q) => ev(q, { type: "x" })),
+      from,
+      to,
+      olderHeld,
+    );
     expect(seqs(got.events)).toEqual(kept);
     expect(got.gaps).toEqual(gaps);
   });
 
   it.each([
-    { name: "apart", gaps: [{ from: 5, to: 6, lost: true as const }, { from: 1, to: 2 }], joined: [{ from: 1, to: 2 }, { from: 5, to: 6, lost: true }] },
-    { name: "touching lost ones", gaps: [{ from: 1, to: 2, lost: true as const }, { from: 3, to: 4, lost: true as const }], joined: [{ from: 1, to: 4, lost: true }] },
-    { name: "not held then lost: not held", gaps: [{ from: 1, to: 2 }, { from: 3, to: 4, lost: true as const }], joined: [{ from: 1, to: 4 }] },
+    {
+      name: "apart",
+      gaps: [
+        { from: 5, to: 6, lost: true as const },
+        { from: 1, to: 2 },
+      ],
+      joined: [
+        { from: 1, to: 2 },
+        { from: 5, to: 6, lost: true },
+      ],
+    },
+    {
+      name: "touching lost ones",
+      gaps: [
+        { from: 1, to: 2, lost: true as const },
+        { from: 3, to: 4, lost: true as const },
+      ],
+      joined: [{ from: 1, to: 4, lost: true }],
+    },
+    {
+      name: "not held then lost: not held",
+      gaps: [
+        { from: 1, to: 2 },
+        { from: 3, to: 4, lost: true as const },
+      ],
+      joined: [{ from: 1, to: 4 }],
+    },
   ])("joinGaps: $name", ({ gaps, joined }) => {
     expect(joinGaps(gaps)).toEqual(joined);
   });
@@ -248,7 +384,10 @@ describe("AgentEventLog", () => {
   it("readLoggedRange skips foreign and torn lines", () => {
     const dir = logsDir();
     const path = join(dir, "a.events.jsonl");
-    writeFileSync(path, `${line(ev(1, { type: "x" }))}\nnot json\n{"seq":2,"at":1,"event":{"ty\n${line(ev(3, { type: "x" }))}\n`);
+    writeFileSync(
+      path,
+      `${line(ev(1, { type: "x" }))}\nnot json\n{"seq":2,"at":1,"event":{"ty\n${line(ev(3, { type: "x" }))}\n`,
+    );
     appendFileSync(path, `${line(ev(4, { type: "x" }))}\n`);
     expect(seqs(readLoggedRange(path, 3, 1, 4, 1e9).events)).toEqual([1, 3, 4]);
     // The torn record is not held: a seq no file has although older and later ones are there, so lost.

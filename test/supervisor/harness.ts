@@ -67,19 +67,36 @@ export class Recorder {
   };
 
   /** The first message (already received or future) that satisfies `test`. */
-  waitFor(test: (m: IpcStreamMessage) => boolean, timeoutMs = 10_000, what = "a matching event"): Promise<IpcStreamMessage> {
+  waitFor(
+    test: (m: IpcStreamMessage) => boolean,
+    timeoutMs = 10_000,
+    what = "a matching event",
+  ): Promise<IpcStreamMessage> {
     const seen = this.messages.find(test);
     if (seen) return Promise.resolve(seen);
     return new Promise((res, rej) => {
-      const timer = setTimeout(() => rej(new Error(`timed out waiting for ${what}; got: ${this.summary()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => rej(new Error(`timed out waiting for ${what}; got: ${this.summary()}`)),
+        timeoutMs,
+      );
       this.waiters.push({ test, resolve: (m) => (clearTimeout(timer), res(m)) });
     });
   }
 
   /** Wait for an `agent_status` event of `agent` with `status` (and optional extra test). */
-  status(agent: string, status: string, extra: (e: Record<string, unknown>) => boolean = () => true, timeoutMs = 10_000) {
+  status(
+    agent: string,
+    status: string,
+    extra: (e: Record<string, unknown>) => boolean = () => true,
+    timeoutMs = 10_000,
+  ) {
     return this.waitFor(
-      (m) => m.type === "event" && m.agent === agent && m.event.type === "agent_status" && m.event.status === status && extra(m.event),
+      (m) =>
+        m.type === "event" &&
+        m.agent === agent &&
+        m.event.type === "agent_status" &&
+        m.event.status === status &&
+        extra(m.event),
       timeoutMs,
       `${agent} → ${status}`,
     );
@@ -95,7 +112,11 @@ export class Recorder {
   private summary(): string {
     return this.messages
       .slice(-30)
-      .map((m) => (m.type === "event" ? `${m.agent}#${m.seq}:${String(m.event.type)}${m.event.status ? `=${String(m.event.status)}` : ""}` : `lagged ${m.from}-${m.to}`))
+      .map((m) =>
+        m.type === "event"
+          ? `${m.agent}#${m.seq}:${String(m.event.type)}${m.event.status ? `=${String(m.event.status)}` : ""}`
+          : `lagged ${m.from}-${m.to}`,
+      )
       .join(" ");
   }
 }

@@ -29,7 +29,14 @@ describe("names", () => {
 
 describe("worker command", () => {
   it("splits like a shell without expanding anything", () => {
-    expect(splitCommandLine(`node "/a b/pi.js" --mode rpc 'it''s' a\\ b`)).toEqual(["node", "/a b/pi.js", "--mode", "rpc", "its", "a b"]);
+    expect(splitCommandLine(`node "/a b/pi.js" --mode rpc 'it''s' a\\ b`)).toEqual([
+      "node",
+      "/a b/pi.js",
+      "--mode",
+      "rpc",
+      "its",
+      "a b",
+    ]);
     expect(() => splitCommandLine(`pi "open`)).toThrow(/unterminated/);
   });
 
@@ -39,12 +46,26 @@ describe("worker command", () => {
       args: ["--mode", "rpc", "--model", "m", "--session", "/s.jsonl"],
       env: {},
     });
-    expect(buildWorkerArgv({}, null, ["node", "pi.js", "--mode", "rpc"])).toEqual({ file: "node", args: ["pi.js", "--mode", "rpc"], env: {} });
+    expect(buildWorkerArgv({}, null, ["node", "pi.js", "--mode", "rpc"])).toEqual({
+      file: "node",
+      args: ["pi.js", "--mode", "rpc"],
+      env: {},
+    });
   });
 
   it.each([
-    { name: "our pi, --api-key in extraArgs", spec: { extraArgs: ["--api-key", "K", "--trust"] }, args: ["pi.js", "--mode", "rpc", "--trust"], env: { PI_API_KEY: "K" } },
-    { name: "our pi, --api-key=K", spec: { provider: "x", extraArgs: ["--api-key=K"] }, args: ["pi.js", "--mode", "rpc", "--provider", "x"], env: { PI_API_KEY: "K" } },
+    {
+      name: "our pi, --api-key in extraArgs",
+      spec: { extraArgs: ["--api-key", "K", "--trust"] },
+      args: ["pi.js", "--mode", "rpc", "--trust"],
+      env: { PI_API_KEY: "K" },
+    },
+    {
+      name: "our pi, --api-key=K",
+      spec: { provider: "x", extraArgs: ["--api-key=K"] },
+      args: ["pi.js", "--mode", "rpc", "--provider", "x"],
+      env: { PI_API_KEY: "K" },
+    },
     {
       name: "custom command with --provider",
       spec: { workerCommand: ["pi", "--mode", "rpc", "--api-key", "K"], provider: "anthropic" },
@@ -65,7 +86,11 @@ describe("worker command", () => {
   });
 
   it("refuses a key for a custom command whose provider it cannot tell", () => {
-    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"] }, null, [])).toThrow(/names no provider.*environment pi-orch serve runs with/);
-    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"], provider: "mine" }, null, [])).toThrow(/provider "mine" has no known variable/);
+    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"] }, null, [])).toThrow(
+      /names no provider.*environment pi-orch serve runs with/,
+    );
+    expect(() => buildWorkerArgv({ workerCommand: ["pi", "--api-key", "K"], provider: "mine" }, null, [])).toThrow(
+      /provider "mine" has no known variable/,
+    );
   });
 });

@@ -12,13 +12,41 @@ describe("checkPresence", () => {
     ["an idle agent gets a ping", idle, limits, [{ kind: "ping" }]],
     ["no second ping while one is out", { ...idle, pingOutstanding: true }, limits, []],
     ["a busy agent with recent events gets a ping", { ...idle, status: "busy" }, limits, [{ kind: "ping" }]],
-    ["a busy agent silent past the stall timeout stalls, and is pinged", { ...idle, status: "busy", lastEventAt: NOW - 1_000 }, limits, [{ kind: "stall", silentMs: 1_000 }, { kind: "ping" }]],
+    [
+      "a busy agent silent past the stall timeout stalls, and is pinged",
+      { ...idle, status: "busy", lastEventAt: NOW - 1_000 },
+      limits,
+      [{ kind: "stall", silentMs: 1_000 }, { kind: "ping" }],
+    ],
     ["an idle agent never stalls, however silent", { ...idle, lastEventAt: 0 }, limits, [{ kind: "ping" }]],
-    ["an already stalled agent is not stalled again", { ...idle, status: "stalled", lastEventAt: 0 }, limits, [{ kind: "ping" }]],
-    ["under the memory limit: a ping", { ...idle, rssBytes: 100 * MB }, { ...limits, maxMemoryMb: 100 }, [{ kind: "ping" }]],
-    ["over the memory limit: killed, no ping", { ...idle, rssBytes: 101 * MB }, { ...limits, maxMemoryMb: 100 }, [{ kind: "over_memory", message: "process tree RSS 101 MB is over the 100 MB limit" }]],
+    [
+      "an already stalled agent is not stalled again",
+      { ...idle, status: "stalled", lastEventAt: 0 },
+      limits,
+      [{ kind: "ping" }],
+    ],
+    [
+      "under the memory limit: a ping",
+      { ...idle, rssBytes: 100 * MB },
+      { ...limits, maxMemoryMb: 100 },
+      [{ kind: "ping" }],
+    ],
+    [
+      "over the memory limit: killed, no ping",
+      { ...idle, rssBytes: 101 * MB },
+      { ...limits, maxMemoryMb: 100 },
+      [{ kind: "over_memory", message: "process tree RSS 101 MB is over the 100 MB limit" }],
+    ],
     ["an unknown RSS never trips the limit", idle, { ...limits, maxMemoryMb: 1 }, [{ kind: "ping" }]],
-    ["stalled and over memory: both, in that order", { ...idle, status: "busy", lastEventAt: 0, rssBytes: 2 * MB, pingOutstanding: true }, { ...limits, maxMemoryMb: 1 }, [{ kind: "stall", silentMs: NOW }, { kind: "over_memory", message: "process tree RSS 2 MB is over the 1 MB limit" }]],
+    [
+      "stalled and over memory: both, in that order",
+      { ...idle, status: "busy", lastEventAt: 0, rssBytes: 2 * MB, pingOutstanding: true },
+      { ...limits, maxMemoryMb: 1 },
+      [
+        { kind: "stall", silentMs: NOW },
+        { kind: "over_memory", message: "process tree RSS 2 MB is over the 1 MB limit" },
+      ],
+    ],
   ];
   for (const [title, state, lim, expected] of table) {
     it(title, () => expect(checkPresence(state, lim, NOW)).toEqual(expected));
@@ -27,14 +55,62 @@ describe("checkPresence", () => {
 
 describe("countRunTokens", () => {
   const assistant = (totalTokens: unknown) => ({ role: "assistant", usage: { totalTokens } });
-  const table: [string, { tokens: number; abortReason: string | null }, unknown, number | undefined, { tokens: number; over: string | null }][] = [
-    ["counts an assistant message's tokens", { tokens: 10, abortReason: null }, assistant(5), 100, { tokens: 15, over: null }],
-    ["no limit: nothing counted", { tokens: 10, abortReason: null }, assistant(5), undefined, { tokens: 10, over: null }],
-    ["user messages do not count", { tokens: 10, abortReason: null }, { role: "user", usage: { totalTokens: 5 } }, 100, { tokens: 10, over: null }],
-    ["a message without numeric usage does not count", { tokens: 10, abortReason: null }, assistant("5"), 100, { tokens: 10, over: null }],
-    ["exactly at the limit is still fine", { tokens: 95, abortReason: null }, assistant(5), 100, { tokens: 100, over: null }],
-    ["past the limit: abort, saying by how much", { tokens: 95, abortReason: null }, assistant(6), 100, { tokens: 101, over: "101 tokens used, over the 100-token limit" }],
-    ["already aborted: counted, not aborted again", { tokens: 101, abortReason: "over" }, assistant(6), 100, { tokens: 107, over: null }],
+  const table: [
+    string,
+    { tokens: number; abortReason: string | null },
+    unknown,
+    number | undefined,
+    { tokens: number; over: string | null },
+  ][] = [
+    [
+      "counts an assistant message's tokens",
+      { tokens: 10, abortReason: null },
+      assistant(5),
+      100,
+      { tokens: 15, over: null },
+    ],
+    [
+      "no limit: nothing counted",
+      { tokens: 10, abortReason: null },
+      assistant(5),
+      undefined,
+      { tokens: 10, over: null },
+    ],
+    [
+      "user messages do not count",
+      { tokens: 10, abortReason: null },
+      { role: "user", usage: { totalTokens: 5 } },
+      100,
+      { tokens: 10, over: null },
+    ],
+    [
+      "a message without numeric usage does not count",
+      { tokens: 10, abortReason: null },
+      assistant("5"),
+      100,
+      { tokens: 10, over: null },
+    ],
+    [
+      "exactly at the limit is still fine",
+      { tokens: 95, abortReason: null },
+      assistant(5),
+      100,
+      { tokens: 100, over: null },
+    ],
+    [
+      "past the limit: abort, saying by how much",
+      { tokens: 95, abortReason: null },
+      assistant(6),
+      100,
+      { tokens: 101, over: "101 tokens used, over the 100-token limit" },
+    ],
+    [
+      "already aborted: counted, not aborted again",
+      { tokens: 101, abortReason: "over" },
+      assistant(6),
+      100,
+      { tokens: 107, over: null },
+    ],
   ];
   for (const [title, run, message, max, expected] of table) {
     it(title, () => expect(countRunTokens(run, message, max)).toEqual(expected));

@@ -52,24 +52,46 @@ describe("worker priority", () => {
     if (autogroups) expect(readAutogroupNice(same.pid!)).toBe(0);
   });
 
-  it.skipIf(!autogroups)("keeps a bash tool command, which gets its own session, at the worker's autogroup nice", async () => {
-    const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: undefined, workerNice: undefined });
-    // The command prints its pid, then waits on a fifo until the test has looked at it.
-    const fifo = join(home, "go");
-    execFileSync("mkfifo", [fifo]);
-    const script = join(home, "script.json");
-    writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "bash", arguments: { command: `echo pid=$$; read go < ${fifo}` } }] }, { text: "done" }]));
-    await sup.spawn({ name: "tools", provider: "faux", extraArgs: ["--faux-script", script, "--no-session"], cwd: home });
-    await sup.rpc("tools", { type: "prompt", message: "go" });
-    const update = await rec.waitFor((m) => m.type === "event" && /pid=\d+/.test(JSON.stringify(m.event)), 20_000, "the command's pid");
-    const pid = Number(/pid=(\d+)/.exec(JSON.stringify(update))![1]);
-    const worker = readFileSync(`/proc/${sup.list()[0]!.pid!}/autogroup`, "utf8").trim();
-    const command = readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
-    writeFileSync(fifo, "go\n");
-    await rec.waitFor((m) => m.type === "event" && m.event.type === "tool_execution_end", 20_000, "the bash tool's result");
-    expect(worker).toMatch(/ nice 10$/);
-    // Its own autogroup (its own session), lowered like the worker's.
-    expect(command).toMatch(/ nice 10$/);
-    expect(command.split(" ")[0]).not.toBe(worker.split(" ")[0]);
-  });
+  it.skipIf(!autogroups)(
+    "keeps a bash tool command, which gets its own session, at the worker's autogroup nice",
+    async () => {
+      const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: undefined, workerNice: undefined });
+      // The command prints its pid, then waits on a fifo until the test has looked at it.
+      const fifo = join(home, "go");
+      execFileSync("mkfifo", [fifo]);
+      const script = join(home, "script.json");
+      writeFileSync(
+        script,
+        JSON.stringify([
+          { toolCalls: [{ name: "bash", arguments: { command: `echo pid=$$; read go < ${fifo}` } }] },
+          { text: "done" },
+        ]),
+      );
+      await sup.spawn({
+        name: "tools",
+        provider: "faux",
+        extraArgs: ["--faux-script", script, "--no-session"],
+        cwd: home,
+      });
+      await sup.rpc("tools", { type: "prompt", message: "go" });
+      const update = await rec.waitFor(
+        (m) => m.type === "event" && /pid=\d+/.test(JSON.stringify(m.event)),
+        20_000,
+        "the command's pid",
+      );
+      const pid = Number(/pid=(\d+)/.exec(JSON.stringify(update))![1]);
+      const worker = readFileSync(`/proc/${sup.list()[0]!.pid!}/autogroup`, "utf8").trim();
+      const command = readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
+      writeFileSync(fifo, "go\n");
+      await rec.waitFor(
+        (m) => m.type === "event" && m.event.type === "tool_execution_end",
+        20_000,
+        "the bash tool's result",
+      );
+      expect(worker).toMatch(/ nice 10$/);
+      // Its own autogroup (its own session), lowered like the worker's.
+      expect(command).toMatch(/ nice 10$/);
+      expect(command.split(" ")[0]).not.toBe(worker.split(" ")[0]);
+    },
+  );
 });

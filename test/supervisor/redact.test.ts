@@ -3,11 +3,26 @@ import { REDACTED, redactArgv, redactEnv } from "../../supervisor/redact.js";
 
 describe("redactArgv", () => {
   it.each([
-    [["pi", "--api-key", "sk-1", "--model", "m"], ["pi", "--api-key", REDACTED, "--model", "m"]],
-    [["pi", "--api-key=sk-1"], ["pi", `--api-key=${REDACTED}`]],
-    [["pi", "--github-token", "t"], ["pi", "--github-token", REDACTED]],
-    [["pi", "--session", "/a/b.jsonl"], ["pi", "--session", "/a/b.jsonl"]],
-    [["pi", "--api-key"], ["pi", "--api-key"]],
+    [
+      ["pi", "--api-key", "sk-1", "--model", "m"],
+      ["pi", "--api-key", REDACTED, "--model", "m"],
+    ],
+    [
+      ["pi", "--api-key=sk-1"],
+      ["pi", `--api-key=${REDACTED}`],
+    ],
+    [
+      ["pi", "--github-token", "t"],
+      ["pi", "--github-token", REDACTED],
+    ],
+    [
+      ["pi", "--session", "/a/b.jsonl"],
+      ["pi", "--session", "/a/b.jsonl"],
+    ],
+    [
+      ["pi", "--api-key"],
+      ["pi", "--api-key"],
+    ],
   ])("%j → %j", (argv, expected) => {
     expect(redactArgv(argv)).toEqual(expected);
   });

@@ -57,7 +57,12 @@ describe("registry", () => {
     const h = home();
     saveRegistry(h, [record("live", "idle"), record("waiting", "backoff"), record("done", "stopped")]);
     const byName = Object.fromEntries(loadRegistry(h, 99).agents.map((a) => [a.name, a]));
-    expect(byName.live).toMatchObject({ status: "stopped", statusReason: "supervisor exited", pid: null, sessionFile: "/s/live.jsonl" });
+    expect(byName.live).toMatchObject({
+      status: "stopped",
+      statusReason: "supervisor exited",
+      pid: null,
+      sessionFile: "/s/live.jsonl",
+    });
     expect(byName.live.lastExit).toMatchObject({ reason: "supervisor_exited", at: 99 });
     expect(byName.waiting).toMatchObject({ status: "stopped", statusReason: "supervisor exited" });
     expect(byName.done.statusReason).toBeUndefined();
@@ -74,7 +79,13 @@ describe("registry", () => {
 
   it("checks every row with the AgentRecord schema: fills what older files lack, skips what is wrong", () => {
     const h = home();
-    const { policy: _policy, onStall: _onStall, limits: _limits, restarts: _restarts, ...old } = record("old", "stopped");
+    const {
+      policy: _policy,
+      onStall: _onStall,
+      limits: _limits,
+      restarts: _restarts,
+      ...old
+    } = record("old", "stopped");
     const rows = [
       old,
       { ...record("badstatus", "stopped"), status: "sleeping" },

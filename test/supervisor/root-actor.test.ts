@@ -22,7 +22,9 @@ describe("root supervisor actor", () => {
       const [removed, restarted] =
         i % 2 === 0
           ? await Promise.allSettled([sup.remove(name, { force: true }), sup.restart(name)])
-          : await Promise.allSettled([sup.restart(name), sup.remove(name, { force: true })]).then(([b, a]) => [a, b] as const);
+          : await Promise.allSettled([sup.restart(name), sup.remove(name, { force: true })]).then(
+              ([b, a]) => [a, b] as const,
+            );
       const listed = sup.list().find((a) => a.name === name);
       const workerPids = rec.messages
         .filter((m) => m.type === "event" && m.agent === name && m.event.type === "worker_started")
@@ -37,8 +39,12 @@ describe("root supervisor actor", () => {
         }
       } else {
         outcomes.restarted++;
-        if (restarted.status !== "fulfilled") problems.push(`${name}: neither removed (${String(removed.reason)}) nor restarted (${String(restarted.reason)})`);
-        else if (!listed || listed.status !== "idle" || listed.pid === first.pid) problems.push(`${name}: kept but not restarted: ${JSON.stringify(listed)}`);
+        if (restarted.status !== "fulfilled")
+          problems.push(
+            `${name}: neither removed (${String(removed.reason)}) nor restarted (${String(restarted.reason)})`,
+          );
+        else if (listed?.status !== "idle" || listed.pid === first.pid)
+          problems.push(`${name}: kept but not restarted: ${JSON.stringify(listed)}`);
         if (running.length !== 1) problems.push(`${name}: kept with ${running.length} running workers`);
       }
     }
@@ -59,7 +65,10 @@ describe("root supervisor actor", () => {
     const { pid } = await sup.spawn({ name: "a" });
     const removing = sup.remove("a", { force: true });
     await expect(sup.restart("a")).rejects.toMatchObject({ code: "busy", message: /being removed/ });
-    await expect(sup.remove("a", { force: true })).rejects.toMatchObject({ code: "busy", message: /already being removed/ });
+    await expect(sup.remove("a", { force: true })).rejects.toMatchObject({
+      code: "busy",
+      message: /already being removed/,
+    });
     expect((await removing).name).toBe("a");
     expect(alive(pid!)).toBe(false);
     expect(sup.list()).toEqual([]);

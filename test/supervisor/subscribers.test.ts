@@ -87,7 +87,11 @@ describe("SubscriberHub", () => {
       },
       [],
     );
-    const big = (seq: number): LoggedEvent => ({ seq, at: seq, event: { type: "message_update", text: "x".repeat(3_000) } });
+    const big = (seq: number): LoggedEvent => ({
+      seq,
+      at: seq,
+      event: { type: "message_update", text: "x".repeat(3_000) },
+    });
     // Raw JSON given, as from a worker: the wire text is what is counted.
     for (let s = 1; s <= 20; s++) hub.publish("a", big(s), JSON.stringify(big(s).event));
     // 1 in flight; 3 events of ~3 KB fit the 10,000 bytes, the 4th would not.
@@ -95,7 +99,13 @@ describe("SubscriberHub", () => {
     expect(sub.bufferedBytes).toBeLessThanOrEqual(10_000);
     release();
     await vi.waitFor(() => expect(slow).toHaveLength(5), { timeout: 2_000, interval: 5 });
-    expect(slow.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}`))).toEqual([1, 2, 3, 4, "lagged 5-20"]);
+    expect(slow.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}`))).toEqual([
+      1,
+      2,
+      3,
+      4,
+      "lagged 5-20",
+    ]);
     expect(sub.bufferedBytes).toBe(0);
     // One event bigger than the whole budget still goes through to a reader that keeps up.
     hub.publish("a", { seq: 21, at: 21, event: { type: "message_update", text: "y".repeat(20_000) } });
@@ -113,17 +123,19 @@ describe("SubscriberHub", () => {
 
   it("replays each gap where it stands among the events, a lost one with its reason", async () => {
     const got: IpcStreamMessage[] = [];
-    const hub = new SubscriberHub(() => ({ events: [entry(3), entry(6), entry(7)], gaps: [{ from: 1, to: 2 }, { from: 4, to: 5, lost: true }, { from: 8, to: 9, lost: true }] }));
+    const hub = new SubscriberHub(() => ({
+      events: [entry(3), entry(6), entry(7)],
+      gaps: [
+        { from: 1, to: 2 },
+        { from: 4, to: 5, lost: true },
+        { from: 8, to: 9, lost: true },
+      ],
+    }));
     hub.subscribe({ agents: new Set(["a"]), since: 0, sink: { write: (m) => void got.push(m) } }, ["a"]);
     await new Promise((r) => setImmediate(r));
-    expect(got.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}${m.reason ? ` ${m.reason}` : ""}`))).toEqual([
-      "lagged 1-2",
-      3,
-      "lagged 4-5 not_logged",
-      6,
-      7,
-      "lagged 8-9 not_logged",
-    ]);
+    expect(
+      got.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}${m.reason ? ` ${m.reason}` : ""}`)),
+    ).toEqual(["lagged 1-2", 3, "lagged 4-5 not_logged", 6, 7, "lagged 8-9 not_logged"]);
   });
 
   it("tells live subscribers of a lost gap in its place; one already behind has its notice widened over it", async () => {
@@ -139,7 +151,8 @@ describe("SubscriberHub", () => {
     hub.publish("a", entry(8));
     release();
     await vi.waitFor(() => expect(slow.length).toBeGreaterThanOrEqual(4), { timeout: 2_000, interval: 5 });
-    const show = (m: IpcStreamMessage) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}${m.reason ? ` ${m.reason}` : ""}`);
+    const show = (m: IpcStreamMessage) =>
+      m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}${m.reason ? ` ${m.reason}` : ""}`;
     expect(fast.map(show)).toEqual([1, 2, 3, 4, "lagged 5-7 not_logged", 8]);
     expect(slow.map(show)).toEqual([1, 2, 3, "lagged 4-8"]);
   });
@@ -147,7 +160,14 @@ describe("SubscriberHub", () => {
   it("hands a text sink a published batch as JSON lines in one write, built once for every follower", async () => {
     const hub = hubWith([]);
     const writes: string[][] = [[], []];
-    for (const w of writes) hub.subscribe({ agents: null, sink: { write: () => expect.fail("a text sink gets lines"), writeLines: (t) => void w.push(t) } }, []);
+    for (const w of writes)
+      hub.subscribe(
+        {
+          agents: null,
+          sink: { write: () => expect.fail("a text sink gets lines"), writeLines: (t) => void w.push(t) },
+        },
+        [],
+      );
     const raw = (n: number) => `{"type":"message_update","n":${n}}`;
     for (let s = 1; s <= 3; s++) hub.publish("a", entry(s), raw(s), false);
     // A supervisor event has no raw line: its message is serialised.
@@ -159,7 +179,13 @@ describe("SubscriberHub", () => {
       const lines = w[0]!.split("\n");
       expect(lines.pop()).toBe("");
       expect(lines.map((l) => JSON.parse(l))).toEqual([
-        ...[1, 2, 3].map((s) => ({ type: "event", agent: "a", seq: s, at: s, event: { type: "message_update", n: s } })),
+        ...[1, 2, 3].map((s) => ({
+          type: "event",
+          agent: "a",
+          seq: s,
+          at: s,
+          event: { type: "message_update", n: s },
+        })),
         { type: "event", agent: "a", seq: 4, at: 4, event: { type: "agent_status", status: "idle" } },
       ]);
     }
@@ -169,12 +195,28 @@ describe("SubscriberHub", () => {
     const hub = hubWith([]);
     const follows = [["a"], ["a", "b"], ["a"], ["b"]];
     const writes = follows.map(() => [] as string[]);
-    follows.forEach((agents, i) => hub.subscribe({ agents: new Set(agents), sink: { write: () => expect.fail("a text sink gets lines"), writeLines: (t) => void writes[i]!.push(t) } }, []));
+    follows.forEach((agents, i) =>
+      hub.subscribe(
+        {
+          agents: new Set(agents),
+          sink: { write: () => expect.fail("a text sink gets lines"), writeLines: (t) => void writes[i]!.push(t) },
+        },
+        [],
+      ),
+    );
     hub.publish("a", entry(1), '{"n":"a1"}', false);
     hub.publish("b", entry(1), '{"n":"b1"}', false);
     hub.publish("a", entry(2), '{"n":"a2"}', false);
     hub.deliver();
-    const got = writes.map((w) => w.join("").split("\n").filter(Boolean).map((l) => `${(JSON.parse(l) as { agent: string }).agent}${(JSON.parse(l) as { event: { n: string } }).event.n}`));
+    const got = writes.map((w) =>
+      w
+        .join("")
+        .split("\n")
+        .filter(Boolean)
+        .map(
+          (l) => `${(JSON.parse(l) as { agent: string }).agent}${(JSON.parse(l) as { event: { n: string } }).event.n}`,
+        ),
+    );
     expect(got).toEqual([["aa1", "aa2"], ["aa1", "bb1", "aa2"], ["aa1", "aa2"], ["bb1"]]);
   });
 
@@ -203,8 +245,21 @@ describe("SubscriberHub", () => {
     );
     for (let s = 1; s <= 20; s++) hub.publish("a", entry(s), `{"type":"message_update","n":${s}}`);
     release();
-    await vi.waitFor(() => expect(texts.join("").split("\n").filter(Boolean)).toHaveLength(5), { timeout: 2_000, interval: 5 });
-    const got = texts.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l) as IpcStreamMessage);
-    expect(got.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}`))).toEqual([1, 2, 3, 4, "lagged 5-20"]);
+    await vi.waitFor(() => expect(texts.join("").split("\n").filter(Boolean)).toHaveLength(5), {
+      timeout: 2_000,
+      interval: 5,
+    });
+    const got = texts
+      .join("")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as IpcStreamMessage);
+    expect(got.map((m) => (m.type === "event" ? m.seq : `lagged ${m.from}-${m.to}`))).toEqual([
+      1,
+      2,
+      3,
+      4,
+      "lagged 5-20",
+    ]);
   });
 });

@@ -37,7 +37,11 @@ export class CliProcess {
 
   /** Start `node pi-orch.js ARGS` in `cwd`, with `env` added to this process's environment. */
   static start(args: string[], cwd: string, env: NodeJS.ProcessEnv): CliProcess {
-    const proc = spawn(process.execPath, [PI_ORCH_BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(process.execPath, [PI_ORCH_BIN, ...args], {
+      cwd,
+      env: { ...process.env, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     return new CliProcess(proc);
   }
 
@@ -71,7 +75,11 @@ export class CliProcess {
           resolvePromise(m);
         } else if (this.proc.exitCode !== null || this.proc.signalCode !== null) {
           this.waiters.delete(check);
-          reject(new Error(`pi-orch exited (${this.proc.exitCode ?? this.proc.signalCode}) before printing ${re}:\n${this.err.slice(-3000)}`));
+          reject(
+            new Error(
+              `pi-orch exited (${this.proc.exitCode ?? this.proc.signalCode}) before printing ${re}:\n${this.err.slice(-3000)}`,
+            ),
+          );
         }
       };
       this.waiters.add(check);

@@ -39,7 +39,7 @@ import { join } from "node:path";
 const env = process.env;
 const exitCode = Number(env.FIXTURE_EXIT_CODE ?? 1);
 const pidFile = env.FIXTURE_PID_FILE;
-const note = (line) => pidFile && appendFileSync(pidFile, line + "\n");
+const note = (line) => pidFile && appendFileSync(pidFile, `${line}\n`);
 note(`worker ${process.pid}`);
 
 if (env.FIXTURE_CRASH_AT_START === "1") {
@@ -53,8 +53,10 @@ const argv = process.argv.slice(2);
 const sessionArg = argv.indexOf("--session");
 const resumed = sessionArg !== -1 ? argv[sessionArg + 1] : null;
 const sessionFile =
-  resumed ?? join(env.FIXTURE_SESSION_DIR ?? env.PI_ORCH_HOME ?? tmpdir(), `fixture-${process.pid}-${Date.now()}.jsonl`);
-if (!existsSync(sessionFile)) appendFileSync(sessionFile, JSON.stringify({ type: "session", id: String(process.pid) }) + "\n");
+  resumed ??
+  join(env.FIXTURE_SESSION_DIR ?? env.PI_ORCH_HOME ?? tmpdir(), `fixture-${process.pid}-${Date.now()}.jsonl`);
+if (!existsSync(sessionFile))
+  appendFileSync(sessionFile, `${JSON.stringify({ type: "session", id: String(process.pid) })}\n`);
 
 let stdoutTail = Promise.resolve();
 /** Write raw stdout text; with FIXTURE_PARTIAL_LINES the text goes out in small pieces over several ticks. */
@@ -69,7 +71,7 @@ const writeOut = (text) => {
     }
   });
 };
-const send = (obj) => writeOut(JSON.stringify(obj) + "\n");
+const send = (obj) => writeOut(`${JSON.stringify(obj)}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const children = new Set();
 let run = null; // { aborted, child?, done: Promise }
@@ -80,7 +82,9 @@ if (env.FIXTURE_GARBAGE === "1") {
 }
 
 function messageCount() {
-  return readFileSync(sessionFile, "utf8").split("\n").filter((l) => l.includes('"message"')).length;
+  return readFileSync(sessionFile, "utf8")
+    .split("\n")
+    .filter((l) => l.includes('"message"')).length;
 }
 
 function state() {
@@ -105,14 +109,17 @@ async function startRun(message) {
   const delay = Number(env.FIXTURE_EVENT_DELAY_MS ?? 0);
   const tokens = Number(env.FIXTURE_USAGE_TOKENS ?? 10);
   const user = { role: "user", content: [{ type: "text", text: message }], timestamp: Date.now() };
-  appendFileSync(sessionFile, JSON.stringify({ type: "message", message: user }) + "\n");
+  appendFileSync(sessionFile, `${JSON.stringify({ type: "message", message: user })}\n`);
   const current = { aborted: false, child: null, wake: null };
   run = current;
-  if (env.FIXTURE_BIG_LINE_MB) writeOut(JSON.stringify({ type: "big_event", data: "x".repeat(Number(env.FIXTURE_BIG_LINE_MB) * 1024 * 1024) }) + "\n");
+  if (env.FIXTURE_BIG_LINE_MB)
+    writeOut(
+      `${JSON.stringify({ type: "big_event", data: "x".repeat(Number(env.FIXTURE_BIG_LINE_MB) * 1024 * 1024) })}\n`,
+    );
   if (env.FIXTURE_NOISE_RUN === "1") {
     writeOut("\u0001\u00ff binary noise \ufffd\n");
-    writeOut("null\n[1]\n{\"type\":\"message_update\",\"torn\n");
-    writeOut(JSON.stringify({ type: "response", id: "orch-rpc-999999", command: "get_state", success: true }) + "\n");
+    writeOut('null\n[1]\n{"type":"message_update","torn\n');
+    writeOut(`${JSON.stringify({ type: "response", id: "orch-rpc-999999", command: "get_state", success: true })}\n`);
   }
   send({ type: "agent_start" });
   send({ type: "turn_start" });
@@ -126,13 +133,24 @@ async function startRun(message) {
       children.add(child);
       current.child = child;
       note(`child ${child.pid}`);
-      send({ type: "tool_execution_start", toolCallId: "call_1", toolName: "bash", args: { command: env.FIXTURE_RUN_BASH } });
+      send({
+        type: "tool_execution_start",
+        toolCallId: "call_1",
+        toolName: "bash",
+        args: { command: env.FIXTURE_RUN_BASH },
+      });
       await new Promise((r) => {
         child.on("exit", r);
         current.wake = r;
       });
       children.delete(child);
-      send({ type: "tool_execution_end", toolCallId: "call_1", toolName: "bash", result: { content: [] }, isError: current.aborted });
+      send({
+        type: "tool_execution_end",
+        toolCallId: "call_1",
+        toolName: "bash",
+        result: { content: [] },
+        isError: current.aborted,
+      });
     }
     const n = Number(env.FIXTURE_EVENTS ?? 3);
     let text = "";
@@ -140,17 +158,28 @@ async function startRun(message) {
       if (delay > 0) await sleep(delay);
       text += `word${i} `;
       const partial = { role: "assistant", content: [{ type: "text", text }] };
-      send({ type: "message_update", message: partial, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: `word${i} `, partial } });
+      send({
+        type: "message_update",
+        message: partial,
+        assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: `word${i} `, partial },
+      });
     }
   }
   const assistant = {
     role: "assistant",
     content: [{ type: "text", text: current.aborted ? "" : "done" }],
-    usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: tokens, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    usage: {
+      input: 1,
+      output: 1,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: tokens,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
     stopReason: current.aborted ? "aborted" : "stop",
     timestamp: Date.now(),
   };
-  appendFileSync(sessionFile, JSON.stringify({ type: "message", message: assistant }) + "\n");
+  appendFileSync(sessionFile, `${JSON.stringify({ type: "message", message: assistant })}\n`);
   send({ type: "message_end", message: assistant });
   send({ type: "turn_end", message: assistant, toolResults: [] });
   send({ type: "agent_end", messages: [user, assistant] });
@@ -159,7 +188,8 @@ async function startRun(message) {
 
 /** Non-JSON lines as fast as the pipe takes them, 1,000 to a write; `n` = 0 never ends. */
 async function flood(n) {
-  const lines = (from, count) => Array.from({ length: count }, (_, i) => `garbage line ${from + i} %%% not json\n`).join("");
+  const lines = (from, count) =>
+    Array.from({ length: count }, (_, i) => `garbage line ${from + i} %%% not json\n`).join("");
   for (let sent = 0; n === 0 || sent < n; ) {
     const count = n === 0 ? 1000 : Math.min(1000, n - sent);
     if (!process.stdout.write(lines(sent, count))) await new Promise((r) => process.stdout.once("drain", r));
@@ -173,14 +203,27 @@ async function handle(line) {
   try {
     cmd = JSON.parse(line);
   } catch (err) {
-    return send({ type: "response", command: "parse", success: false, error: `Failed to parse command: ${err.message}` });
+    return send({
+      type: "response",
+      command: "parse",
+      success: false,
+      error: `Failed to parse command: ${err.message}`,
+    });
   }
   if (typeof cmd !== "object" || cmd === null) {
     return send({ type: "response", command: "parse", success: false, error: "command must be an object" });
   }
   const id = cmd.id;
-  const ok = (data) => send({ ...(id !== undefined ? { id } : {}), type: "response", command: cmd.type, success: true, ...(data !== undefined ? { data } : {}) });
-  const fail = (error) => send({ ...(id !== undefined ? { id } : {}), type: "response", command: cmd.type, success: false, error });
+  const ok = (data) =>
+    send({
+      ...(id !== undefined ? { id } : {}),
+      type: "response",
+      command: cmd.type,
+      success: true,
+      ...(data !== undefined ? { data } : {}),
+    });
+  const fail = (error) =>
+    send({ ...(id !== undefined ? { id } : {}), type: "response", command: cmd.type, success: false, error });
   switch (cmd.type) {
     case "get_state":
       return ok(state());

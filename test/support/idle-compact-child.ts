@@ -17,4 +17,4 @@ for (let i = 0; i < 400_000; i++) {
 keep = [];
 const before = young();
 await collectAllAvailableGarbage();
-process.stdout.write(JSON.stringify({ before, after: young() }) + "\n");
+process.stdout.write(`${JSON.stringify({ before, after: young() })}\n`);

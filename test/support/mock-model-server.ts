@@ -165,9 +165,14 @@ export async function startMockModelServer(): Promise<MockModelServer> {
     const stop = new AbortController();
     res.on("close", () => stop.abort());
     const signal = AbortSignal.any([stop.signal, closing.signal]);
-    const model = typeof (body as { model?: unknown })?.model === "string" ? (body as { model: string }).model : "mock-1";
+    const model =
+      typeof (body as { model?: unknown })?.model === "string" ? (body as { model: string }).model : "mock-1";
     const frames =
-      endpoint === "openai" ? openAIFrames(reply, id, model) : endpoint === "anthropic" ? anthropicFrames(reply, id, model) : responsesFrames(reply, id, model);
+      endpoint === "openai"
+        ? openAIFrames(reply, id, model)
+        : endpoint === "anthropic"
+          ? anthropicFrames(reply, id, model)
+          : responsesFrames(reply, id, model);
     let first = true;
     for (const frame of frames) {
       if (!first && reply.chunkDelayMs) {
@@ -269,7 +274,7 @@ async function replay(res: ServerResponse, r: MockReplayReply["replay"]): Promis
  */
 export function sseFromChunks(api: "anthropic" | "openai" | "openai-responses", jsonLines: string): string {
   const events = jsonLines.split("\n").filter((line) => line.trim() !== "");
-  if (api === "openai") return events.map((line) => `data: ${line}\n\n`).join("") + "data: [DONE]\n\n";
+  if (api === "openai") return `${events.map((line) => `data: ${line}\n\n`).join("")}data: [DONE]\n\n`;
   return events.map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`).join("");
 }
 
@@ -316,7 +321,12 @@ function stopReasonOf(reply: MockStreamReply): "stop" | "length" | "toolUse" {
 }
 
 function openAIFrames(reply: MockStreamReply, id: number, model: string): string[] {
-  const base = { id: `chatcmpl-mock-${id}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
+  const base = {
+    id: `chatcmpl-mock-${id}`,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model,
+  };
   const chunk = (delta: object, finish: string | null = null) =>
     `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
   const frames = [chunk({ role: "assistant", content: "" })];
@@ -324,8 +334,11 @@ function openAIFrames(reply: MockStreamReply, id: number, model: string): string
   for (const text of textChunks(reply)) frames.push(chunk({ content: text }));
   (reply.toolCalls ?? []).forEach((call, index) => {
     const callId = call.id ?? `call_mock_${id}_${index}`;
-    frames.push(chunk({ tool_calls: [{ index, id: callId, type: "function", function: { name: call.name, arguments: "" } }] }));
-    for (const piece of argumentChunks(call)) frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    frames.push(
+      chunk({ tool_calls: [{ index, id: callId, type: "function", function: { name: call.name, arguments: "" } }] }),
+    );
+    for (const piece of argumentChunks(call))
+      frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   const finish = { stop: "stop", length: "length", toolUse: "tool_calls" }[stopReasonOf(reply)];
   frames.push(chunk({}, finish));
@@ -348,7 +361,8 @@ function openAIFrames(reply: MockStreamReply, id: number, model: string): string
 }
 
 function anthropicFrames(reply: MockStreamReply, id: number, model: string): string[] {
-  const frame = (data: { type: string; [key: string]: unknown }) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  const frame = (data: { type: string; [key: string]: unknown }) =>
+    `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
   const usage = reply.usage ?? { input: 10, output: 5 };
   const frames = [
     frame({
@@ -386,7 +400,10 @@ function anthropicFrames(reply: MockStreamReply, id: number, model: string): str
   }
   const texts = textChunks(reply);
   if (texts.length > 0) {
-    block({ type: "text", text: "", citations: null }, texts.map((text) => ({ type: "text_delta", text })));
+    block(
+      { type: "text", text: "", citations: null },
+      texts.map((text) => ({ type: "text_delta", text })),
+    );
   }
   (reply.toolCalls ?? []).forEach((call, i) => {
     block(
@@ -408,32 +425,83 @@ function anthropicFrames(reply: MockStreamReply, id: number, model: string): str
 
 /** A scripted reply as Responses API events: a reasoning item, a message, function calls, then `response.completed`. */
 function responsesFrames(reply: MockStreamReply, id: number, model: string): string[] {
-  const frame = (data: { type: string; [key: string]: unknown }) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  const frame = (data: { type: string; [key: string]: unknown }) =>
+    `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
   const responseId = `resp_mock_${id}`;
   const base = { id: responseId, object: "response", created_at: Math.floor(Date.now() / 1000), model, output: [] };
   const frames = [frame({ type: "response.created", response: { ...base, status: "in_progress" } })];
   let index = 0;
   if (reply.thinking) {
-    const item = { id: `rs_mock_${id}`, type: "reasoning", summary: [{ type: "summary_text", text: reply.thinking }], encrypted_content: `enc_mock_${id}` };
+    const item = {
+      id: `rs_mock_${id}`,
+      type: "reasoning",
+      summary: [{ type: "summary_text", text: reply.thinking }],
+      encrypted_content: `enc_mock_${id}`,
+    };
     frames.push(frame({ type: "response.output_item.added", output_index: index, item: { ...item, summary: [] } }));
-    frames.push(frame({ type: "response.reasoning_summary_text.delta", item_id: item.id, output_index: index, summary_index: 0, delta: reply.thinking }));
+    frames.push(
+      frame({
+        type: "response.reasoning_summary_text.delta",
+        item_id: item.id,
+        output_index: index,
+        summary_index: 0,
+        delta: reply.thinking,
+      }),
+    );
     frames.push(frame({ type: "response.output_item.done", output_index: index, item }));
     index++;
   }
   const texts = textChunks(reply);
   if (texts.length > 0) {
     const itemId = `msg_mock_${id}`;
-    frames.push(frame({ type: "response.output_item.added", output_index: index, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } }));
-    for (const delta of texts) frames.push(frame({ type: "response.output_text.delta", item_id: itemId, output_index: index, content_index: 0, delta }));
+    frames.push(
+      frame({
+        type: "response.output_item.added",
+        output_index: index,
+        item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] },
+      }),
+    );
+    for (const delta of texts)
+      frames.push(
+        frame({ type: "response.output_text.delta", item_id: itemId, output_index: index, content_index: 0, delta }),
+      );
     const text = texts.join("");
-    frames.push(frame({ type: "response.output_item.done", output_index: index, item: { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] } }));
+    frames.push(
+      frame({
+        type: "response.output_item.done",
+        output_index: index,
+        item: {
+          id: itemId,
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text, annotations: [] }],
+        },
+      }),
+    );
     index++;
   }
   (reply.toolCalls ?? []).forEach((call, i) => {
-    const item = { id: `fc_mock_${id}_${i}`, type: "function_call", call_id: call.id ?? `call_mock_${id}_${i}`, name: call.name, arguments: "", status: "in_progress" };
+    const item = {
+      id: `fc_mock_${id}_${i}`,
+      type: "function_call",
+      call_id: call.id ?? `call_mock_${id}_${i}`,
+      name: call.name,
+      arguments: "",
+      status: "in_progress",
+    };
     frames.push(frame({ type: "response.output_item.added", output_index: index, item }));
-    for (const delta of argumentChunks(call)) frames.push(frame({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: index, delta }));
-    frames.push(frame({ type: "response.output_item.done", output_index: index, item: { ...item, arguments: JSON.stringify(call.arguments), status: "completed" } }));
+    for (const delta of argumentChunks(call))
+      frames.push(
+        frame({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: index, delta }),
+      );
+    frames.push(
+      frame({
+        type: "response.output_item.done",
+        output_index: index,
+        item: { ...item, arguments: JSON.stringify(call.arguments), status: "completed" },
+      }),
+    );
     index++;
   });
   const usage = reply.usage ?? { input: 10, output: 5 };

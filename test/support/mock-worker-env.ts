@@ -18,7 +18,11 @@ export interface MockWorkerEnv {
   /** The workers' cwd. */
   readonly project: string;
   /** Write `<home>/models.json` with a `mock` provider on the mock server. */
-  writeModels(opts?: { api?: "openai-completions" | "anthropic-messages"; contextWindow?: number; apiKey?: string }): void;
+  writeModels(opts?: {
+    api?: "openai-completions" | "anthropic-messages";
+    contextWindow?: number;
+    apiKey?: string;
+  }): void;
 }
 
 /** Register beforeEach/afterEach hooks and return the current test's world. */

@@ -51,7 +51,9 @@ const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 function unpath(value: unknown, paths: [string, string][]): unknown {
   let text = JSON.stringify(value ?? null);
   for (const [path, name] of paths) text = text.split(JSON.stringify(path).slice(1, -1)).join(name);
-  return JSON.parse(text.replace(/"timestamp":\d+/g, '"timestamp":0').replace(/"responseId":"[^"]*"/g, '"responseId":"<response>"'));
+  return JSON.parse(
+    text.replace(/"timestamp":\d+/g, '"timestamp":0').replace(/"responseId":"[^"]*"/g, '"responseId":"<response>"'),
+  );
 }
 
 /** A message as a client reads it: role, content and the fields that say what it is. */
@@ -59,9 +61,16 @@ export function reduceMessage(m: Line): Line {
   const content =
     typeof m.content === "string"
       ? m.content
-      : (m.content ?? []).map((c: Line) => (c.type === "toolCall" ? { type: c.type, name: c.name, arguments: c.arguments } : c.type === "thinking" ? { type: c.type } : c));
+      : (m.content ?? []).map((c: Line) =>
+          c.type === "toolCall"
+            ? { type: c.type, name: c.name, arguments: c.arguments }
+            : c.type === "thinking"
+              ? { type: c.type }
+              : c,
+        );
   const out: Line = { role: m.role, content };
-  for (const k of ["customType", "display", "details", "toolName", "isError", "stopReason", "errorMessage"]) if (m[k] !== undefined) out[k] = m[k];
+  for (const k of ["customType", "display", "details", "toolName", "isError", "stopReason", "errorMessage"])
+    if (m[k] !== undefined) out[k] = m[k];
   return out;
 }
 
@@ -77,7 +86,12 @@ export function reduceLine(l: Line): unknown {
     case "message_end":
       return { type: l.type, message: reduceMessage(l.message) };
     case "tool_execution_end":
-      return { type: l.type, toolName: l.toolName, isError: l.isError, result: { content: l.result?.content, details: l.result?.details } };
+      return {
+        type: l.type,
+        toolName: l.toolName,
+        isError: l.isError,
+        result: { content: l.result?.content, details: l.result?.details },
+      };
     case "agent_start":
     case "agent_end":
       return { type: l.type };
@@ -89,11 +103,22 @@ export function reduceLine(l: Line): unknown {
 /** A model request's system prompt, messages (reduced) and tool names. */
 function reduceRequest(body: Line): Transcript["requests"][number] {
   const messages = (body.messages ?? []) as Line[];
-  const system = messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => (typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text).join(""))).join("\n");
+  const system = messages
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map((m) => (typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text).join("")))
+    .join("\n");
   const end = system.lastIndexOf("Current working directory: ");
   return {
     system: end < 0 ? system : system.slice(system.indexOf("\n", end) < 0 ? system.length : system.indexOf("\n", end)),
-    messages: messages.filter((m) => m.role !== "system" && m.role !== "developer").map((m) => ({ role: m.role, content: m.content, ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c: Line) => ({ name: c.function.name, arguments: c.function.arguments })) } : {}) })),
+    messages: messages
+      .filter((m) => m.role !== "system" && m.role !== "developer")
+      .map((m) => ({
+        role: m.role,
+        content: m.content,
+        ...(m.tool_calls
+          ? { tool_calls: m.tool_calls.map((c: Line) => ({ name: c.function.name, arguments: c.function.arguments })) }
+          : {}),
+      })),
     tools: ((body.tools ?? []) as Line[]).map((t) => t.function?.name ?? t.name),
   };
 }
@@ -141,7 +166,10 @@ export async function transcriptOf(
       return w.request({ type: "prompt", message }, 30_000);
     },
     async answer(method, answer) {
-      const ask = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === method && !answered.has(l.id), 30_000);
+      const ask = await w.waitFor(
+        (l) => l.type === "extension_ui_request" && l.method === method && !answered.has(l.id),
+        30_000,
+      );
       answered.add(ask.id);
       w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, ...answer })}\n`);
       return ask;
@@ -156,12 +184,23 @@ export async function transcriptOf(
   await script(side);
   const lines = w.received
     .filter((l) => !drop(l))
-    .map((l) => (l.type === "response" ? (kept.includes(l) ? { type: "response", command: l.command, success: l.success, data: l.data, error: l.error } : undefined) : reduceLine(l)))
+    .map((l) =>
+      l.type === "response"
+        ? kept.includes(l)
+          ? { type: "response", command: l.command, success: l.success, data: l.data, error: l.error }
+          : undefined
+        : reduceLine(l),
+    )
     .filter((l) => l !== undefined);
-  for (const l of w.received) if (l.type === "extension_ui_request" && DIALOGS.has(l.method) && !answered.has(l.id)) lines.push({ unanswered: l.method, title: l.title });
+  for (const l of w.received)
+    if (l.type === "extension_ui_request" && DIALOGS.has(l.method) && !answered.has(l.id))
+      lines.push({ unanswered: l.method, title: l.title });
   return {
     lines: unpath(lines, paths) as unknown[],
     notes: unpath(notes, paths) as unknown[],
-    requests: unpath(server.requests.slice(firstRequest).map((r) => reduceRequest(r.body as Line)), paths) as Transcript["requests"],
+    requests: unpath(
+      server.requests.slice(firstRequest).map((r) => reduceRequest(r.body as Line)),
+      paths,
+    ) as Transcript["requests"],
   };
 }

@@ -13,7 +13,14 @@ import { isAlive, tempDir, waitForExit } from "./rpc-worker.js";
 export const BIN = resolve(import.meta.dirname, "../../dist/cli/pi-orch.js");
 export const PI = resolve(import.meta.dirname, "../../dist/cli/pi.js");
 
-export const TIMINGS = { pingIntervalMs: 200, pingDeadlineMs: 1000, startTimeoutMs: 15_000, stopGraceMs: 1000, killGraceMs: 500, rpcTimeoutMs: 10_000 };
+export const TIMINGS = {
+  pingIntervalMs: 200,
+  pingDeadlineMs: 1000,
+  startTimeoutMs: 15_000,
+  stopGraceMs: 1000,
+  killGraceMs: 500,
+  rpcTimeoutMs: 10_000,
+};
 export const POLICY = { backoffInitialMs: 100, backoffMaxMs: 1000, intensity: 3, periodMs: 60_000 };
 
 export type Json = Record<string, any>;
@@ -67,7 +74,11 @@ export class World {
       child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
-        reject(new Error(`pi-orch ${args.join(" ")} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+        reject(
+          new Error(
+            `pi-orch ${args.join(" ")} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+          ),
+        );
       }, timeoutMs);
       child.on("exit", (code) => {
         clearTimeout(timer);
@@ -94,7 +105,8 @@ export class World {
   /** Run a command that must succeed; returns stdout. */
   async ok(args: string[]): Promise<string> {
     const r = await this.cli(args);
-    if (r.code !== 0) throw new Error(`pi-orch ${args.join(" ")} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    if (r.code !== 0)
+      throw new Error(`pi-orch ${args.join(" ")} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
     return r.stdout;
   }
 
@@ -169,7 +181,8 @@ export class World {
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        if (readFileSync(`/proc/${entry}/environ`, "utf8").includes(this.tag) && isAlive(Number(entry))) pids.push(Number(entry));
+        if (readFileSync(`/proc/${entry}/environ`, "utf8").includes(this.tag) && isAlive(Number(entry)))
+          pids.push(Number(entry));
       } catch {
         // gone, or not ours
       }
@@ -191,4 +204,3 @@ export class World {
     this.cwd.cleanup();
   }
 }
-

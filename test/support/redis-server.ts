@@ -13,7 +13,8 @@ import { join } from "node:path";
 /** Why redis tests cannot run here, or null when `redis-server` is installed. */
 export function redisMissing(): string | null {
   const r = spawnSync("redis-server", ["--version"], { encoding: "utf8" });
-  if (r.error || r.status !== 0) return "redis-server is not installed (apt-get install redis-server; .ci/run installs it)";
+  if (r.error || r.status !== 0)
+    return "redis-server is not installed (apt-get install redis-server; .ci/run installs it)";
   return null;
 }
 
@@ -24,7 +25,9 @@ export function freePort(): Promise<number> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -50,7 +53,22 @@ export class RedisServer {
   }
 
   private launch(): Promise<void> {
-    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--logfile", ""];
+    const args = [
+      "--port",
+      String(this.port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      this.dir,
+      "--save",
+      "",
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--logfile",
+      "",
+    ];
     const proc = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
     this.proc = proc;
     return new Promise((resolve, reject) => {

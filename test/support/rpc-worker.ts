@@ -71,7 +71,7 @@ export class RpcWorker {
   async request(command: Json, timeoutMs = 20_000): Promise<Json> {
     const id = command.id ?? `t${this.nextId++}`;
     const waiting = this.waitFor((l) => l.type === "response" && l.id === id, timeoutMs, 0);
-    this.proc.stdin!.write(JSON.stringify({ ...command, id }) + "\n");
+    this.proc.stdin!.write(`${JSON.stringify({ ...command, id })}\n`);
     return waiting;
   }
 
@@ -108,7 +108,10 @@ export class RpcWorker {
 
   /** Types of the events received (responses excluded). */
   eventTypes(from = 0): string[] {
-    return this.received.slice(from).filter((l) => l.type !== "response").map((l) => l.type);
+    return this.received
+      .slice(from)
+      .filter((l) => l.type !== "response")
+      .map((l) => l.type);
   }
 
   closeStdin(): void {
@@ -123,7 +126,7 @@ export class RpcWorker {
 function brief(l: Json): unknown {
   if (l.type === "message_update") return { type: l.type, sub: l.assistantMessageEvent?.type };
   const s = JSON.stringify(l);
-  return s.length > 300 ? s.slice(0, 300) + "…" : l;
+  return s.length > 300 ? `${s.slice(0, 300)}…` : l;
 }
 
 /** Kill every worker still running; for afterEach. */

@@ -15,7 +15,8 @@ const SSHD_PATHS = ["/usr/sbin/sshd", "/usr/local/sbin/sshd"];
 
 /** Why ssh tests cannot run here, or null when sshd, ssh and ssh-keygen are installed. */
 export function sshMissing(): string | null {
-  if (!SSHD_PATHS.some((p) => existsSync(p))) return "sshd is not installed (apt-get install openssh-server; .ci/run installs it)";
+  if (!SSHD_PATHS.some((p) => existsSync(p)))
+    return "sshd is not installed (apt-get install openssh-server; .ci/run installs it)";
   for (const tool of ["ssh", "ssh-keygen"]) {
     const r = spawnSync(tool, ["-V"], { encoding: "utf8" });
     if (r.error) return `${tool} is not installed (apt-get install openssh-client)`;
@@ -24,7 +25,9 @@ export function sshMissing(): string | null {
 }
 
 function keygen(file: string): void {
-  const r = spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "pi-orch-test", "-f", file], { encoding: "utf8" });
+  const r = spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "pi-orch-test", "-f", file], {
+    encoding: "utf8",
+  });
   if (r.status !== 0) throw new Error(`ssh-keygen failed: ${r.stderr}`);
 }
 
@@ -72,8 +75,22 @@ export class SshServer {
 
   /** `ssh -p PORT -i KEY -o … 127.0.0.1` as words of a command line (no secrets: a throw-away key). */
   sshCommand(): string {
-    const options = ["StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null", "BatchMode=yes", "IdentitiesOnly=yes", "LogLevel=ERROR"];
-    return ["ssh", "-p", String(this.port), "-i", this.userKey, ...options.flatMap((o) => ["-o", o]), `${userInfo().username}@127.0.0.1`].join(" ");
+    const options = [
+      "StrictHostKeyChecking=no",
+      "UserKnownHostsFile=/dev/null",
+      "BatchMode=yes",
+      "IdentitiesOnly=yes",
+      "LogLevel=ERROR",
+    ];
+    return [
+      "ssh",
+      "-p",
+      String(this.port),
+      "-i",
+      this.userKey,
+      ...options.flatMap((o) => ["-o", o]),
+      `${userInfo().username}@127.0.0.1`,
+    ].join(" ");
   }
 
   private async launch(): Promise<void> {
@@ -97,7 +114,7 @@ export class SshServer {
       "PrintMotd no",
       "Subsystem sftp internal-sftp",
     ].join("\n");
-    writeFileSync(join(dir, "sshd_config"), config + "\n");
+    writeFileSync(join(dir, "sshd_config"), `${config}\n`);
     // Running as root, sshd wants its privilege separation folder (a package install makes it; a container may not have it).
     if (process.getuid?.() === 0) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
     const sshd = SSHD_PATHS.find((p) => existsSync(p))!;

@@ -59,7 +59,12 @@ export interface OracleStart {
 export type TempDir = { path: string; cleanup: () => void };
 
 /** Start `impl` as `pi --mode rpc --provider mock --model mock-1` in a fresh home and project; both folders join `dirs`. */
-export function startOracle(impl: Implementation, server: MockModelServer, dirs: TempDir[], opts: OracleStart = {}): { w: RpcWorker; home: string; project: string } {
+export function startOracle(
+  impl: Implementation,
+  server: MockModelServer,
+  dirs: TempDir[],
+  opts: OracleStart = {},
+): { w: RpcWorker; home: string; project: string } {
   const home = tempDir(`pi-oracle-${impl}-home-`);
   const project = tempDir(`pi-oracle-${impl}-project-`);
   dirs.push(home, project);
@@ -67,9 +72,27 @@ export function startOracle(impl: Implementation, server: MockModelServer, dirs:
   opts.prepare?.(home.path);
   opts.prepareProject?.(project.path);
   const extra = opts.args ?? [];
-  const session = opts.sessions ? ["--session-dir", join(home.path, "sessions")] : extra.includes("--session") ? [] : ["--no-session"];
-  const args = ["--mode", "rpc", ...session, "--provider", "mock", "--model", "mock-1", ...(opts.examples ?? []).flatMap((e) => ["-e", upstreamExample(e)]), ...extra];
+  const session = opts.sessions
+    ? ["--session-dir", join(home.path, "sessions")]
+    : extra.includes("--session")
+      ? []
+      : ["--no-session"];
+  const args = [
+    "--mode",
+    "rpc",
+    ...session,
+    "--provider",
+    "mock",
+    "--model",
+    "mock-1",
+    ...(opts.examples ?? []).flatMap((e) => ["-e", upstreamExample(e)]),
+    ...extra,
+  ];
   const homeEnv = impl === "ours" ? { PI_ORCH_HOME: home.path } : { PI_CODING_AGENT_DIR: home.path, PI_OFFLINE: "1" };
-  const w = new RpcWorker(args, { cwd: project.path, env: { ...homeEnv, ...opts.env }, ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM_CLI] } : {}) });
+  const w = new RpcWorker(args, {
+    cwd: project.path,
+    env: { ...homeEnv, ...opts.env },
+    ...(impl === "upstream" ? { bin: [process.execPath, UPSTREAM_CLI] } : {}),
+  });
   return { w, home: home.path, project: project.path };
 }

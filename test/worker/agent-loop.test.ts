@@ -159,7 +159,10 @@ describe("agent loop", () => {
 
   it("sends invalid tool arguments back to the model as an error result", async () => {
     const gate = gateTool([]);
-    const { agent } = makeAgent([{ toolCalls: [{ name: "gate", arguments: { key: 42 } }] }, { text: "sorry" }], [gate.tool]);
+    const { agent } = makeAgent(
+      [{ toolCalls: [{ name: "gate", arguments: { key: 42 } }] }, { text: "sorry" }],
+      [gate.tool],
+    );
     await agent.start([userMessage("go")]).done;
     const result = agent.messages.find((m) => m.role === "toolResult") as any;
     expect(result.isError).toBe(true);
@@ -188,9 +191,13 @@ describe("agent loop", () => {
     gate.release("a");
     await done;
     const order = types(events).filter((t) => t !== "message_update" && t !== "tool_execution_update");
-    const steerAt = events.findIndex((e) => e.type === "message_start" && (e.message as any).content?.[0]?.text === "change of plan");
+    const steerAt = events.findIndex(
+      (e) => e.type === "message_start" && (e.message as any).content?.[0]?.text === "change of plan",
+    );
     const toolEnd = events.findIndex((e) => e.type === "tool_execution_end");
-    const secondAssistant = events.findIndex((e, i) => i > steerAt && e.type === "message_start" && e.message.role === "assistant");
+    const secondAssistant = events.findIndex(
+      (e, i) => i > steerAt && e.type === "message_start" && e.message.role === "assistant",
+    );
     expect(steerAt).toBeGreaterThan(toolEnd);
     expect(secondAssistant).toBeGreaterThan(steerAt);
     expect(order.filter((t) => t === "queue_update")).toHaveLength(2);
@@ -269,11 +276,24 @@ describe("agent loop", () => {
     const failedRun = ["agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end"];
     // pi 0.73.1's order: the failed run ends, then auto_retry_start and a run that continues (no user message).
     expect(events.map((e) => e.type).filter((t) => t !== "message_update")).toEqual([
-      "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_end", "turn_end", "agent_end",
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
       "auto_retry_start",
       ...failedRun,
       "auto_retry_start",
-      "agent_start", "turn_start", "message_start", "message_end", "auto_retry_end", "turn_end", "agent_end",
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "auto_retry_end",
+      "turn_end",
+      "agent_end",
     ]);
     const retry = events.filter((e) => e.type.startsWith("auto_retry")) as any[];
     expect(retry[0]).toMatchObject({ attempt: 1, maxAttempts: 3, delayMs: 1, errorMessage: "529 overloaded" });

@@ -23,20 +23,58 @@ const model = (over: Partial<Model>): Model => ({
 
 describe("compat detection per host", () => {
   it.each([
-    ["OpenAI", { provider: "openai", baseUrl: "https://api.openai.com/v1" }, { maxTokensField: "max_completion_tokens", thinkingFormat: "openai", requiresReasoningContentOnAssistantMessages: false }],
-    ["Azure OpenAI", { provider: "azure", baseUrl: "https://x.openai.azure.com/openai/v1" }, { maxTokensField: "max_completion_tokens" }],
-    ["DeepSeek", { provider: "ds", baseUrl: "https://api.deepseek.com" }, { thinkingFormat: "deepseek", requiresReasoningContentOnAssistantMessages: true, maxTokensField: "max_tokens" }],
-    ["OpenRouter", { provider: "or", baseUrl: "https://openrouter.ai/api/v1" }, { thinkingFormat: "openrouter", maxTokensField: "max_completion_tokens" }],
-    ["Ollama", { provider: "ollama", baseUrl: "http://127.0.0.1:11434/v1" }, { thinkingFormat: "openai", maxTokensField: "max_tokens", supportsUsageInStreaming: true }],
-    ["xAI", { provider: "xai", baseUrl: "https://api.x.ai/v1" }, { supportsReasoningEffort: false, supportsStrictMode: true }],
-    ["Moonshot (rejects strict)", { provider: "kimi", baseUrl: "https://api.moonshot.ai/v1" }, { supportsStrictMode: false }],
-    ["Cloudflare AI gateway (rejects strict)", { provider: "cf", baseUrl: "https://gateway.ai.cloudflare.com/v1/a/b/openai" }, { supportsStrictMode: false }],
+    [
+      "OpenAI",
+      { provider: "openai", baseUrl: "https://api.openai.com/v1" },
+      {
+        maxTokensField: "max_completion_tokens",
+        thinkingFormat: "openai",
+        requiresReasoningContentOnAssistantMessages: false,
+      },
+    ],
+    [
+      "Azure OpenAI",
+      { provider: "azure", baseUrl: "https://x.openai.azure.com/openai/v1" },
+      { maxTokensField: "max_completion_tokens" },
+    ],
+    [
+      "DeepSeek",
+      { provider: "ds", baseUrl: "https://api.deepseek.com" },
+      { thinkingFormat: "deepseek", requiresReasoningContentOnAssistantMessages: true, maxTokensField: "max_tokens" },
+    ],
+    [
+      "OpenRouter",
+      { provider: "or", baseUrl: "https://openrouter.ai/api/v1" },
+      { thinkingFormat: "openrouter", maxTokensField: "max_completion_tokens" },
+    ],
+    [
+      "Ollama",
+      { provider: "ollama", baseUrl: "http://127.0.0.1:11434/v1" },
+      { thinkingFormat: "openai", maxTokensField: "max_tokens", supportsUsageInStreaming: true },
+    ],
+    [
+      "xAI",
+      { provider: "xai", baseUrl: "https://api.x.ai/v1" },
+      { supportsReasoningEffort: false, supportsStrictMode: true },
+    ],
+    [
+      "Moonshot (rejects strict)",
+      { provider: "kimi", baseUrl: "https://api.moonshot.ai/v1" },
+      { supportsStrictMode: false },
+    ],
+    [
+      "Cloudflare AI gateway (rejects strict)",
+      { provider: "cf", baseUrl: "https://gateway.ai.cloudflare.com/v1/a/b/openai" },
+      { supportsStrictMode: false },
+    ],
   ] as const)("%s", (_name, where, expected) => {
     expect(detectCompat(where)).toMatchObject(expected);
   });
 
   it("models.json compat wins field by field", () => {
-    const resolved = resolveCompat(model({ provider: "deepseek", compat: { maxTokensField: "max_completion_tokens" } }));
+    const resolved = resolveCompat(
+      model({ provider: "deepseek", compat: { maxTokensField: "max_completion_tokens" } }),
+    );
     expect(resolved).toMatchObject({ maxTokensField: "max_completion_tokens", thinkingFormat: "deepseek" });
   });
 });
@@ -52,24 +90,40 @@ describe("what the compat fields send", () => {
   });
 
   it.each([
-    ["openai: reasoning_effort", {}, { reasoning_effort: "high", max_tokens: 1000, stream_options: { include_usage: true } }],
-    ["deepseek: thinking enabled", { thinkingFormat: "deepseek" }, { thinking: { type: "enabled" }, reasoning_effort: "high" }],
+    [
+      "openai: reasoning_effort",
+      {},
+      { reasoning_effort: "high", max_tokens: 1000, stream_options: { include_usage: true } },
+    ],
+    [
+      "deepseek: thinking enabled",
+      { thinkingFormat: "deepseek" },
+      { thinking: { type: "enabled" }, reasoning_effort: "high" },
+    ],
     ["openrouter: reasoning object", { thinkingFormat: "openrouter" }, { reasoning: { effort: "high" } }],
     ["qwen: enable_thinking", { thinkingFormat: "qwen" }, { enable_thinking: true }],
-    ["qwen-chat-template", { thinkingFormat: "qwen-chat-template" }, { chat_template_kwargs: { enable_thinking: true, preserve_thinking: true } }],
+    [
+      "qwen-chat-template",
+      { thinkingFormat: "qwen-chat-template" },
+      { chat_template_kwargs: { enable_thinking: true, preserve_thinking: true } },
+    ],
     ["max_completion_tokens", { maxTokensField: "max_completion_tokens" }, { max_completion_tokens: 1000 }],
   ] as const)("%s", (_name, compat, expected) => {
     expect(buildOpenAIParams(request(model({ compat })))).toMatchObject(expected);
   });
 
   it("no usage request when the server does not support it, no effort when switched off", () => {
-    const params = buildOpenAIParams(request(model({ compat: { supportsUsageInStreaming: false, supportsReasoningEffort: false } })));
+    const params = buildOpenAIParams(
+      request(model({ compat: { supportsUsageInStreaming: false, supportsReasoningEffort: false } })),
+    );
     expect(params.stream_options).toBeUndefined();
     expect(params.reasoning_effort).toBeUndefined();
   });
 
   it("DeepSeek with thinking off says so", () => {
-    expect(buildOpenAIParams(request(model({ provider: "deepseek" }), "off"))).toMatchObject({ thinking: { type: "disabled" } });
+    expect(buildOpenAIParams(request(model({ provider: "deepseek" }), "off"))).toMatchObject({
+      thinking: { type: "disabled" },
+    });
   });
 });
 
@@ -107,7 +161,18 @@ describe("compat in models.json", () => {
     const dir = tempDir();
     dirs.push(dir);
     const file = join(dir.path, "models.json");
-    writeFileSync(file, JSON.stringify({ providers: { d: { baseUrl: "http://h", api: "openai-completions", models: [{ id: "r", compat: { maxTokensField: "bogus" } }] } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        providers: {
+          d: {
+            baseUrl: "http://h",
+            api: "openai-completions",
+            models: [{ id: "r", compat: { maxTokensField: "bogus" } }],
+          },
+        },
+      }),
+    );
     expect(() => loadCatalogue(file)).toThrow(/models\.json: \/providers\/d\/models\/0\/compat\/maxTokensField/);
   });
 });

@@ -13,7 +13,9 @@ interface OverflowError {
   source: string;
 }
 const OVERFLOWS: [string, number | undefined, object, string][] = (
-  JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/provider-streams/overflow-errors.json"), "utf8")) as OverflowError[]
+  JSON.parse(
+    readFileSync(join(import.meta.dirname, "../fixtures/provider-streams/overflow-errors.json"), "utf8"),
+  ) as OverflowError[]
 ).map((e) => [e.server, e.status ?? undefined, e.body, e.source]);
 
 /** Errors that mention tokens or size but are not overflows: compacting would not help. */
@@ -28,10 +30,33 @@ const NOT_OVERFLOWS: [string, number | undefined, object][] = [
       code: "rate_limit_exceeded",
     },
   ],
-  ["OpenAI 429 rate limit", 429, { message: "Rate limit reached for gpt-4.1 on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.", type: "tokens", code: "rate_limit_exceeded" }],
+  [
+    "OpenAI 429 rate limit",
+    429,
+    {
+      message: "Rate limit reached for gpt-4.1 on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.",
+      type: "tokens",
+      code: "rate_limit_exceeded",
+    },
+  ],
   ["Anthropic 529", 529, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }],
-  ["invalid model", 400, { message: "The model `gpt-9` does not exist or you do not have access to it.", type: "invalid_request_error", code: "model_not_found" }],
-  ["max_tokens too large for the model (not the input)", 400, { message: "max_tokens: 300000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6", type: "invalid_request_error" }],
+  [
+    "invalid model",
+    400,
+    {
+      message: "The model `gpt-9` does not exist or you do not have access to it.",
+      type: "invalid_request_error",
+      code: "model_not_found",
+    },
+  ],
+  [
+    "max_tokens too large for the model (not the input)",
+    400,
+    {
+      message: "max_tokens: 300000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6",
+      type: "invalid_request_error",
+    },
+  ],
 ];
 
 /** An SDK APIError as both official SDKs shape it: `status` and the parsed body in `error`. */

@@ -54,7 +54,13 @@ interface Loaded {
   answers: boolean[];
 }
 
-async function load(opts: { paths?: string[]; home?: string; cwd?: string; trusted?: boolean; ui?: ExtensionUi }): Promise<Loaded> {
+async function load(opts: {
+  paths?: string[];
+  home?: string;
+  cwd?: string;
+  trusted?: boolean;
+  ui?: ExtensionUi;
+}): Promise<Loaded> {
   const errors: ExtensionErrorEvent[] = [];
   const recording = recordingUi();
   const cwd = opts.cwd ?? temp("pi-ext-cwd-");
@@ -72,7 +78,12 @@ async function load(opts: { paths?: string[]; home?: string; cwd?: string; trust
   return { hooks, errors, notices: recording.notices, answers: recording.answers };
 }
 
-const call = (name: string, args: Record<string, unknown>): ToolCall => ({ type: "toolCall", id: "call-1", name, arguments: args });
+const call = (name: string, args: Record<string, unknown>): ToolCall => ({
+  type: "toolCall",
+  id: "call-1",
+  name,
+  arguments: args,
+});
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
 
 describe("loading", () => {
@@ -98,7 +109,10 @@ describe("loading", () => {
     expect(errors).toEqual([]);
     const [tool] = hooks.tools();
     expect(tool).toMatchObject({ name: "greet", label: "Greet", description: "greets" });
-    const result = await tool.execute({ name: "ada" }, { cwd: "/ignored", toolCallId: "c1", signal: new AbortController().signal });
+    const result = await tool.execute(
+      { name: "ada" },
+      { cwd: "/ignored", toolCallId: "c1", signal: new AbortController().signal },
+    );
     expect(result.content).toEqual([{ type: "text", text: expect.stringMatching(/^hello ada in [0-9a-f-]{36}$/) }]);
     expect(hooks.commands()).toEqual([{ name: "wave", description: "waves", source: "extension", path }]);
     expect(await hooks.runCommand("wave", "hi")).toBe(true);
@@ -133,7 +147,10 @@ describe("loading", () => {
     const notAFunction = write(join(src, "object.ts"), `export default { hello: 1 };`);
     const syntax = write(join(src, "syntax.ts"), `export default (pi: any) => {{{`);
     const missing = join(src, "missing.ts");
-    const good = write(join(src, "good.ts"), `export default (pi: any) => pi.registerCommand("good", { handler: () => {} });`);
+    const good = write(
+      join(src, "good.ts"),
+      `export default (pi: any) => pi.registerCommand("good", { handler: () => {} });`,
+    );
     const { hooks, errors } = await load({ paths: [broken, notAFunction, syntax, missing, good] });
     expect(hooks.commands().map((c) => c.name)).toEqual(["good"]);
     expect(errors).toEqual([]);
@@ -157,7 +174,9 @@ describe("loading", () => {
     const { hooks, errors } = await load({ paths: [path] });
     await hooks.sessionStart("startup");
     expect(errors).toHaveLength(1);
-    expect(errors[0].error).toBe(`extension ${path}: registerTool "t": parameters must be a TypeBox schema (Type.Object({...}))`);
+    expect(errors[0].error).toBe(
+      `extension ${path}: registerTool "t": parameters must be a TypeBox schema (Type.Object({...}))`,
+    );
   });
 });
 
@@ -181,13 +200,22 @@ describe("handlers", () => {
     const { hooks } = await load({ paths: [first, second] });
     expect((await hooks.beforeAgentStart("go", undefined, "base"))?.systemPrompt).toBe("base +first(go) +second");
     const changed = await hooks.toolResult(call("read", {}), {}, { content: [{ type: "text", text: "raw" }] }, true);
-    expect(changed).toEqual({ result: { content: [{ type: "text", text: "raw +first +second" }], details: { seen: true } }, isError: false });
+    expect(changed).toEqual({
+      result: { content: [{ type: "text", text: "raw +first +second" }], details: { seen: true } },
+      isError: false,
+    });
   });
 
   it("turn a throwing handler into extension_error and still run the next one", async () => {
     const src = temp("pi-ext-src-");
-    const thrower = write(join(src, "a-thrower.ts"), `export default (pi: any) => pi.on("agent_end", () => { throw new Error("boom"); });`);
-    const rejecter = write(join(src, "b-rejecter.ts"), `export default (pi: any) => pi.on("agent_end", async () => Promise.reject("plain string"));`);
+    const thrower = write(
+      join(src, "a-thrower.ts"),
+      `export default (pi: any) => pi.on("agent_end", () => { throw new Error("boom"); });`,
+    );
+    const rejecter = write(
+      join(src, "b-rejecter.ts"),
+      `export default (pi: any) => pi.on("agent_end", async () => Promise.reject("plain string"));`,
+    );
     const listener = write(
       join(src, "c-listener.ts"),
       `export default (pi: any) => pi.on("agent_end", (e: any, ctx: any) => ctx.ui.notify("saw " + e.messages.length + " messages"));`,
@@ -208,28 +236,52 @@ describe("handlers", () => {
       `export default (pi: any) => pi.on("tool_call", (e: any) =>
          e.toolName === "bash" && e.input.command.includes("rm -rf") ? { block: true, reason: "no rm -rf here" } : undefined);`,
     );
-    const after = write(join(src, "b-after.ts"), `export default (pi: any) => pi.on("tool_call", (e: any, ctx: any) => ctx.ui.notify("after saw " + e.toolName));`);
+    const after = write(
+      join(src, "b-after.ts"),
+      `export default (pi: any) => pi.on("tool_call", (e: any, ctx: any) => ctx.ui.notify("after saw " + e.toolName));`,
+    );
     const { hooks, notices } = await load({ paths: [guard, after] });
-    expect(await hooks.toolCall(call("bash", { command: "rm -rf /" }), { command: "rm -rf /" })).toEqual({ block: true, reason: "no rm -rf here" });
+    expect(await hooks.toolCall(call("bash", { command: "rm -rf /" }), { command: "rm -rf /" })).toEqual({
+      block: true,
+      reason: "no rm -rf here",
+    });
     expect(notices).toEqual([]);
-    expect(await hooks.toolCall(call("bash", { command: "ls" }), { command: "ls" })).toEqual({ args: { command: "ls" }, revalidate: false });
+    expect(await hooks.toolCall(call("bash", { command: "ls" }), { command: "ls" })).toEqual({
+      args: { command: "ls" },
+      revalidate: false,
+    });
     expect(notices).toEqual(["after saw bash"]);
   });
 
   it("let tool_call change the input in place (as pi: returned inputs are ignored, no re-validation)", async () => {
     const src = temp("pi-ext-src-");
-    const returns = write(join(src, "a.ts"), `export default (pi: any) => pi.on("tool_call", (e: any) => ({ input: { ...e.input, timeout: 5 } }));`);
-    const mutates = write(join(src, "b.ts"), `export default (pi: any) => pi.on("tool_call", (e: any) => { e.input.command = "set -e; " + e.input.command; });`);
+    const returns = write(
+      join(src, "a.ts"),
+      `export default (pi: any) => pi.on("tool_call", (e: any) => ({ input: { ...e.input, timeout: 5 } }));`,
+    );
+    const mutates = write(
+      join(src, "b.ts"),
+      `export default (pi: any) => pi.on("tool_call", (e: any) => { e.input.command = "set -e; " + e.input.command; });`,
+    );
     const { hooks } = await load({ paths: [returns, mutates] });
     const args = { command: "make" };
-    expect(await hooks.toolCall(call("bash", args), args)).toEqual({ args: { command: "set -e; make" }, revalidate: false });
+    expect(await hooks.toolCall(call("bash", args), args)).toEqual({
+      args: { command: "set -e; make" },
+      revalidate: false,
+    });
     expect(args).toEqual({ command: "make" });
   });
 
   it("block a tool call when a tool_call handler throws (fail safe), after the other handlers ran", async () => {
     const src = temp("pi-ext-src-");
-    const crashing = write(join(src, "a.ts"), `export default (pi: any) => pi.on("tool_call", () => { throw new Error("guard crashed"); });`);
-    const other = write(join(src, "b.ts"), `export default (pi: any) => pi.on("tool_call", (_e: any, ctx: any) => ctx.ui.notify("b ran"));`);
+    const crashing = write(
+      join(src, "a.ts"),
+      `export default (pi: any) => pi.on("tool_call", () => { throw new Error("guard crashed"); });`,
+    );
+    const other = write(
+      join(src, "b.ts"),
+      `export default (pi: any) => pi.on("tool_call", (_e: any, ctx: any) => ctx.ui.notify("b ran"));`,
+    );
     const { hooks, errors, notices } = await load({ paths: [crashing, other] });
     const decision = await hooks.toolCall(call("bash", { command: "ls" }), { command: "ls" });
     expect(decision?.block).toBe(true);
@@ -248,13 +300,17 @@ describe("handlers", () => {
     );
     const { hooks } = await load({ paths: [path] });
     const messages = [user("original")];
-    expect(await hooks.context(messages)).toEqual([user("changed in place"), { role: "user", content: "injected", timestamp: 2 }]);
+    expect(await hooks.context(messages)).toEqual([
+      user("changed in place"),
+      { role: "user", content: "injected", timestamp: 2 },
+    ]);
     expect(messages).toEqual([user("original")]);
   });
 
   it("name commands registered by several extensions name:1, name:2 in load order", async () => {
     const src = temp("pi-ext-src-");
-    const cmd = (tag: string) => `export default (pi: any) => pi.registerCommand("review", { handler: (_a: string, ctx: any) => ctx.ui.notify("${tag}") });`;
+    const cmd = (tag: string) =>
+      `export default (pi: any) => pi.registerCommand("review", { handler: (_a: string, ctx: any) => ctx.ui.notify("${tag}") });`;
     const a = write(join(src, "a.ts"), cmd("a"));
     const b = write(join(src, "b.ts"), cmd("b"));
     const { hooks, notices } = await load({ paths: [a, b] });
@@ -322,7 +378,10 @@ describe("project extensions and trust", () => {
 
   it("loads a trusted project's extensions after the others", async () => {
     const { project, marker } = projectWithExtension();
-    const explicit = write(join(temp("pi-ext-src-"), "x.ts"), `export default (pi: any) => pi.registerCommand("explicit", { handler: () => {} });`);
+    const explicit = write(
+      join(temp("pi-ext-src-"), "x.ts"),
+      `export default (pi: any) => pi.registerCommand("explicit", { handler: () => {} });`,
+    );
     const { hooks } = await load({ cwd: project, trusted: true, paths: [explicit] });
     expect(hooks.skipped()).toEqual([]);
     expect(hooks.commands().map((c) => c.name)).toEqual(["explicit", "project-cmd"]);

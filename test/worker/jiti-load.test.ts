@@ -12,7 +12,11 @@ import { jitiCacheKey, splitJitiCache, withLazyBuiltins } from "../../worker/ext
 describe("the jiti cache's key line", () => {
   const key = jitiCacheKey(Buffer.from("module.exports = 1;\n"));
   it.each([
-    ["a key line and V8's data", Buffer.concat([Buffer.from(key), Buffer.from([1, 2, 10, 3])]), { key, data: [1, 2, 10, 3] }],
+    [
+      "a key line and V8's data",
+      Buffer.concat([Buffer.from(key), Buffer.from([1, 2, 10, 3])]),
+      { key, data: [1, 2, 10, 3] },
+    ],
     ["no line break at all", Buffer.from([1, 2, 3]), undefined],
     ["a first line far longer than any key", Buffer.concat([Buffer.alloc(300, 65), Buffer.from("\n")]), undefined],
   ])("splits %s", (_, file, expected) => {

@@ -2,7 +2,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicProvider } from "../../worker/providers/anthropic.js";
-import { applyProviders, BUILT_IN_MODELS, checkProviderConfig, defaultProvider, loadCatalogue, resolveApiKey, resolveModel } from "../../worker/providers/models.js";
+import {
+  applyProviders,
+  BUILT_IN_MODELS,
+  checkProviderConfig,
+  defaultProvider,
+  loadCatalogue,
+  resolveApiKey,
+  resolveModel,
+} from "../../worker/providers/models.js";
 import { startMockModelServer } from "../support/mock-model-server.js";
 import { tempDir } from "../support/rpc-worker.js";
 
@@ -27,7 +35,12 @@ const local = {
       apiKey: "LOCAL_TEST_KEY_VAR",
       models: [{ id: "qwen-coder", contextWindow: 32768 }],
     },
-    scripted: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "!printf from-command", models: [{ id: "m" }] },
+    scripted: {
+      baseUrl: "http://127.0.0.1:9/v1",
+      api: "openai-completions",
+      apiKey: "!printf from-command",
+      models: [{ id: "m" }],
+    },
   },
 };
 
@@ -54,12 +67,18 @@ describe("model catalogue", () => {
   });
 
   it("names the known providers for an unknown one", () => {
-    expect(() => resolveModel(loadCatalogue(undefined), "nope")).toThrow(/unknown provider "nope"; known: anthropic, openai, faux/);
+    expect(() => resolveModel(loadCatalogue(undefined), "nope")).toThrow(
+      /unknown provider "nope"; known: anthropic, openai, faux/,
+    );
   });
 
   it("names the file and field of a bad models.json", () => {
-    expect(() => catalogueWith({ providers: { x: { models: [{ id: 5 }] } } })).toThrow(/models\.json: \/providers\/x\/models\/0\/id/);
-    expect(() => catalogueWith({ providers: { x: { baseUrl: "http://h", api: "gemini", models: [{ id: "a" }] } } })).toThrow(/use "openai-completions", "openai-responses" or "anthropic-messages"/);
+    expect(() => catalogueWith({ providers: { x: { models: [{ id: 5 }] } } })).toThrow(
+      /models\.json: \/providers\/x\/models\/0\/id/,
+    );
+    expect(() =>
+      catalogueWith({ providers: { x: { baseUrl: "http://h", api: "gemini", models: [{ id: "a" }] } } }),
+    ).toThrow(/use "openai-completions", "openai-responses" or "anthropic-messages"/);
   });
 
   it("resolves keys: flag, then a literal / env var / !command from models.json, then the provider's env var", () => {
@@ -80,7 +99,14 @@ describe("model catalogue", () => {
     dirs.push(scratch);
     const counter = join(scratch.path, "count");
     const c = catalogueWith({
-      providers: { cmd: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: `!echo x >> ${counter}; printf key`, models: [{ id: "m" }] } },
+      providers: {
+        cmd: {
+          baseUrl: "http://127.0.0.1:9/v1",
+          api: "openai-completions",
+          apiKey: `!echo x >> ${counter}; printf key`,
+          models: [{ id: "m" }],
+        },
+      },
     });
     expect(resolveApiKey(c, "cmd", undefined, {})).toBe("key");
     expect(resolveApiKey(c, "cmd", undefined, {})).toBe("key");
@@ -161,13 +187,34 @@ describe("built-in catalogue is current", () => {
 
 describe("providers registered by extensions (pi's registerProvider rules)", () => {
   const base = { models: BUILT_IN_MODELS, keySettings: new Map<string, string>() };
-  const proxy = { baseUrl: "http://proxy", api: "anthropic-messages", apiKey: "PROXY_KEY", models: [{ id: "p1" }, { id: "p2", baseUrl: "http://other" }] };
+  const proxy = {
+    baseUrl: "http://proxy",
+    api: "anthropic-messages",
+    apiKey: "PROXY_KEY",
+    models: [{ id: "p1" }, { id: "p2", baseUrl: "http://other" }],
+  };
 
   it.each([
-    { name: "models without baseUrl", config: { apiKey: "K", api: "openai-completions", models: [{ id: "m" }] }, error: /"baseUrl" is required when defining models/ },
-    { name: "models without apiKey", config: { baseUrl: "http://x", api: "openai-completions", models: [{ id: "m" }] }, error: /"apiKey" .* is required/ },
-    { name: "an api we do not speak", config: { baseUrl: "http://x", apiKey: "K", api: "gitlab-duo-api", models: [{ id: "m" }] }, error: /model "m": api "gitlab-duo-api" is not one pi-orch speaks/ },
-    { name: "no api at all", config: { baseUrl: "http://x", apiKey: "K", models: [{ id: "m" }] }, error: /api "\(none\)"/ },
+    {
+      name: "models without baseUrl",
+      config: { apiKey: "K", api: "openai-completions", models: [{ id: "m" }] },
+      error: /"baseUrl" is required when defining models/,
+    },
+    {
+      name: "models without apiKey",
+      config: { baseUrl: "http://x", api: "openai-completions", models: [{ id: "m" }] },
+      error: /"apiKey" .* is required/,
+    },
+    {
+      name: "an api we do not speak",
+      config: { baseUrl: "http://x", apiKey: "K", api: "gitlab-duo-api", models: [{ id: "m" }] },
+      error: /model "m": api "gitlab-duo-api" is not one pi-orch speaks/,
+    },
+    {
+      name: "no api at all",
+      config: { baseUrl: "http://x", apiKey: "K", models: [{ id: "m" }] },
+      error: /api "\(none\)"/,
+    },
     { name: "a wrong type", config: { baseUrl: 5 }, error: /^provider "p": / },
   ])("refuses $name", ({ config, error }) => {
     expect(() => checkProviderConfig("p", config)).toThrow(error);
@@ -189,11 +236,16 @@ describe("providers registered by extensions (pi's registerProvider rules)", () 
     {
       name: "nothing registered (or all unregistered) is models.json's list",
       registered: [],
-      expected: { anthropic: BUILT_IN_MODELS.filter((m) => m.provider === "anthropic").map((m) => `${m.id}@${m.baseUrl}`) },
+      expected: {
+        anthropic: BUILT_IN_MODELS.filter((m) => m.provider === "anthropic").map((m) => `${m.id}@${m.baseUrl}`),
+      },
       key: {},
     },
   ])("$name", ({ registered, expected, key }) => {
-    const out = applyProviders(base, registered.map((r) => ({ name: r.name, config: checkProviderConfig(r.name, r.config) })));
+    const out = applyProviders(
+      base,
+      registered.map((r) => ({ name: r.name, config: checkProviderConfig(r.name, r.config) })),
+    );
     for (const [provider, list] of Object.entries(expected)) {
       expect(out.models.filter((m) => m.provider === provider).map((m) => `${m.id}@${m.baseUrl}`)).toEqual(list);
     }

@@ -31,7 +31,9 @@ afterEach(async () => {
 function agentOn(api: Api, maxRetryDelayMs?: number) {
   const providers = new ProviderSet({}, { maxRetryDelayMs });
   const events: WorkerEvent[] = [];
-  const retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: 5, maxRetryDelayMs }, (e) => events.push(e));
+  const retry = new AutoRetry({ enabled: true, maxAttempts: 3, baseDelayMs: 5, maxRetryDelayMs }, (e) =>
+    events.push(e),
+  );
   const agent = new Agent(
     {
       cwd: process.cwd(),
@@ -60,14 +62,21 @@ const retryStarts = (events: readonly WorkerEvent[]) =>
 
 describe.each(APIS)("rate limits and transient errors through the real SDK (%s)", (api) => {
   it("waits at least what retry-after asks before the next request", async () => {
-    server!.enqueue({ error: { status: 429, message: "rate limited", headers: { "retry-after": "1" } } }, { text: "ok" });
+    server!.enqueue(
+      { error: { status: 429, message: "rate limited", headers: { "retry-after": "1" } } },
+      { text: "ok" },
+    );
     const { agent, events, run } = agentOn(api);
     await run("go");
     const [first, second] = server!.requests;
     // The mock's own request times: the client waited the provider's second, not the 5 ms backoff.
     expect(second.at - first.at).toBeGreaterThanOrEqual(1000);
     expect(retryStarts(events)).toEqual([
-      expect.objectContaining({ attempt: 1, delayMs: 1000, delayReason: "the provider asked to wait (retry-after: 1)" }),
+      expect.objectContaining({
+        attempt: 1,
+        delayMs: 1000,
+        delayReason: "the provider asked to wait (retry-after: 1)",
+      }),
     ]);
     expect((agent.messages.at(-1) as AssistantMessage).content).toEqual([{ type: "text", text: "ok" }]);
   });
@@ -77,7 +86,10 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
     const { events, run } = agentOn(api);
     await run("go");
     expect(server!.requests[1].at - server!.requests[0].at).toBeGreaterThanOrEqual(300);
-    expect(retryStarts(events)[0]).toMatchObject({ delayMs: 300, delayReason: "the provider asked to wait (retry-after-ms: 300)" });
+    expect(retryStarts(events)[0]).toMatchObject({
+      delayMs: 300,
+      delayReason: "the provider asked to wait (retry-after-ms: 300)",
+    });
   });
 
   it("fails at once when the provider asks for longer than the cap, saying how long", async () => {
@@ -97,7 +109,9 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
     await run("go");
     expect(server!.requests).toHaveLength(1);
     expect(retryStarts(events)).toEqual([]);
-    expect((agent.messages.at(-1) as AssistantMessage).errorMessage).toMatch(/^429 slow down; not retried: the provider asked to wait 1 s \(retry-after: 1\), longer than the 500 ms limit/);
+    expect((agent.messages.at(-1) as AssistantMessage).errorMessage).toMatch(
+      /^429 slow down; not retried: the provider asked to wait 1 s \(retry-after: 1\), longer than the 500 ms limit/,
+    );
   });
 
   it("does not retry when the provider says x-should-retry: false", async () => {
@@ -112,14 +126,21 @@ describe.each(APIS)("rate limits and transient errors through the real SDK (%s)"
     ["529 overloaded", { error: { status: 529 } }],
     ["500 server error", { error: { status: 500 } }],
     // Headers and a few bytes, then the socket goes away: what a dropped connection looks like.
-    ["dropped connection", { replay: { body: api === "anthropic-messages" ? "event: message_start\ndata: {" : "data: {", dropAfterBytes: 8 } }],
+    [
+      "dropped connection",
+      {
+        replay: { body: api === "anthropic-messages" ? "event: message_start\ndata: {" : "data: {", dropAfterBytes: 8 },
+      },
+    ],
   ];
   it.each(transient)("retries %s with backoff", async (_name, reply) => {
     server!.enqueue(reply, { text: "ok" });
     const { agent, events, run } = agentOn(api);
     await run("go");
     expect(server!.requests).toHaveLength(2);
-    expect(retryStarts(events)).toEqual([expect.objectContaining({ attempt: 1, delayMs: 5, delayReason: "exponential backoff" })]);
+    expect(retryStarts(events)).toEqual([
+      expect.objectContaining({ attempt: 1, delayMs: 5, delayReason: "exponential backoff" }),
+    ]);
     expect((agent.messages.at(-1) as AssistantMessage).stopReason).toBe("stop");
   });
 });
@@ -131,17 +152,33 @@ describe("the session's cap", () => {
       const model = mockModel(server!, "openai-completions");
       writeFileSync(
         join(home, "models.json"),
-        JSON.stringify({ providers: { mock: { baseUrl: model.baseUrl, api: model.api, apiKey: "test-key", models: [{ id: "mock-1" }] } } }),
+        JSON.stringify({
+          providers: {
+            mock: { baseUrl: model.baseUrl, api: model.api, apiKey: "test-key", models: [{ id: "mock-1" }] },
+          },
+        }),
       );
-      writeFileSync(join(home, "settings.json"), JSON.stringify({ retry: { baseDelayMs: 5, provider: { maxRetryDelayMs: 500 } } }));
+      writeFileSync(
+        join(home, "settings.json"),
+        JSON.stringify({ retry: { baseDelayMs: 5, provider: { maxRetryDelayMs: 500 } } }),
+      );
       server!.enqueue({ error: { status: 429, message: "slow down", headers: { "retry-after": "1" } } });
-      const session = new AgentSession({ cwd: home, home, provider: "mock", model: "mock-1", noSession: true, env: {} });
+      const session = new AgentSession({
+        cwd: home,
+        home,
+        provider: "mock",
+        model: "mock-1",
+        noSession: true,
+        env: {},
+      });
       const events: WorkerEvent[] = [];
       session.subscribe((e) => void events.push(e));
       await (await session.prompt("go")).done;
       expect(server!.requests).toHaveLength(1);
       expect(retryStarts(events)).toEqual([]);
-      expect((session.messages().at(-1) as AssistantMessage).errorMessage).toMatch(/not retried: the provider asked to wait 1 s \(retry-after: 1\), longer than the 500 ms limit/);
+      expect((session.messages().at(-1) as AssistantMessage).errorMessage).toMatch(
+        /not retried: the provider asked to wait 1 s \(retry-after: 1\), longer than the 500 ms limit/,
+      );
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -19,10 +19,12 @@ const PI_AI = join(import.meta.dirname, "../upstream/node_modules/@mariozechner/
 
 /** Where we differ from pi on purpose: fixture file → what pi does. */
 const DIVERGENCES: Record<string, string> = {
-  "hand-made.anthropic-context-window-exceeded.chunks.txt": "pi: 'Unhandled stop reason' error, not an overflow; we compact and retry",
+  "hand-made.anthropic-context-window-exceeded.chunks.txt":
+    "pi: 'Unhandled stop reason' error, not an overflow; we compact and retry",
   "hand-made.anthropic-pause-turn.1.chunks.txt": "pi stops after the paused half; we continue the turn",
   "hand-made.anthropic-unknown-stop-reason.chunks.txt": "both fail; pi drops the final output count",
-  "hand-made.ollama-index-0-calls.chunks.txt": "pi merges every index-0 call into the first; we start a call per new id",
+  "hand-made.ollama-index-0-calls.chunks.txt":
+    "pi merges every index-0 call into the first; we start a call per new id",
   "openai-python.refusal.sse": "pi loses the refusal (empty message, stop); we show it and fail",
   "vercel-ai.anthropic-refusal.chunks.txt": "pi: 'An unknown error occurred'; we show the explanation",
   "vercel-ai.xai-tool-call.chunks.txt": "pi misses xAI's reasoning tokens (counted apart from completion_tokens)",
@@ -30,7 +32,12 @@ const DIVERGENCES: Record<string, string> = {
 
 type Api = "anthropic-messages" | "openai-completions" | "openai-responses";
 
-const apiOf = (file: string): Api => (file.includes("anthropic") ? "anthropic-messages" : file.includes("responses") ? "openai-responses" : "openai-completions");
+const apiOf = (file: string): Api =>
+  file.includes("anthropic")
+    ? "anthropic-messages"
+    : file.includes("responses")
+      ? "openai-responses"
+      : "openai-completions";
 const FILES = readdirSync(FIXTURES)
   .filter((f) => /\.(chunks\.txt|sse)$/.test(f) && !f.includes("pause-turn.2"))
   .sort();
@@ -38,7 +45,10 @@ const FILES = readdirSync(FIXTURES)
 function body(file: string, api: Api): string {
   const raw = readFileSync(join(FIXTURES, file), "utf8");
   if (file.endsWith(".sse")) return raw;
-  return sseFromChunks(api === "anthropic-messages" ? "anthropic" : api === "openai-responses" ? "openai-responses" : "openai", raw);
+  return sseFromChunks(
+    api === "anthropic-messages" ? "anthropic" : api === "openai-responses" ? "openai-responses" : "openai",
+    raw,
+  );
 }
 
 /** What both must agree on. */
@@ -68,14 +78,30 @@ describe("recorded streams: ours against upstream pi", () => {
 
   it.each(FILES)("%s", async (file) => {
     const api = apiOf(file);
-    const model: Model = { ...mockModel(server, api), reasoning: false, provider: file.includes("deepseek") ? "deepseek" : "mock" };
+    const model: Model = {
+      ...mockModel(server, api),
+      reasoning: false,
+      provider: file.includes("deepseek") ? "deepseek" : "mock",
+    };
     const context = { systemPrompt: "test", messages: [{ role: "user" as const, content: "hi", timestamp: 1 }] };
 
     server.enqueue({ replay: { body: body(file, api) } });
     if (file.includes("pause-turn.1")) server.enqueue({ replay: { body: body(file.replace(".1.", ".2."), api) } });
-    const provider: Provider = api === "anthropic-messages" ? createAnthropicProvider() : api === "openai-responses" ? createOpenAIResponsesProvider() : createOpenAIProvider();
+    const provider: Provider =
+      api === "anthropic-messages"
+        ? createAnthropicProvider()
+        : api === "openai-responses"
+          ? createOpenAIResponsesProvider()
+          : createOpenAIProvider();
     let ours: AssistantMessage | undefined;
-    for await (const e of provider.stream({ model, ...context, tools: [], thinkingLevel: "off", apiKey: "k", signal: new AbortController().signal })) {
+    for await (const e of provider.stream({
+      model,
+      ...context,
+      tools: [],
+      thinkingLevel: "off",
+      apiKey: "k",
+      signal: new AbortController().signal,
+    })) {
       if (e.type === "done" || e.type === "error") ours = e.message;
     }
 

@@ -9,7 +9,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AssistantMessage, LlmMessage, Model, StopReason, ToolResultMessage, Usage } from "../../shared/schema/messages.js";
+import type {
+  AssistantMessage,
+  LlmMessage,
+  Model,
+  StopReason,
+  ToolResultMessage,
+  Usage,
+} from "../../shared/schema/messages.js";
 import { Agent, userMessage } from "../../worker/agent/agent.js";
 import { createAnthropicProvider } from "../../worker/providers/anthropic.js";
 import { ProviderSet } from "../../worker/providers/index.js";
@@ -24,7 +31,8 @@ type Api = "anthropic-messages" | "openai-completions" | "openai-responses";
 /** A recording as the server sent it: `.sse` files are raw bodies, `.chunks.txt` one JSON event per line. */
 function recording(file: string, api: Api): string {
   const raw = readFileSync(join(FIXTURES, file), "utf8");
-  const framing = api === "anthropic-messages" ? "anthropic" : api === "openai-responses" ? "openai-responses" : "openai";
+  const framing =
+    api === "anthropic-messages" ? "anthropic" : api === "openai-responses" ? "openai-responses" : "openai";
   return file.endsWith(".sse") ? raw : sseFromChunks(framing, raw);
 }
 
@@ -58,12 +66,19 @@ const CASES: Case[] = [
     files: ["vercel-ai.anthropic-text.chunks.txt"],
     events: ["start", "text_start", "text_delta…", "text_end", "done"],
     stopReason: "stop",
-    content: [T("Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?")],
+    content: [
+      T("Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?"),
+    ],
     usage: { input: 12, output: 30, cacheRead: 0 },
     next: (body) => {
       expect(body.messages[1]).toEqual({
         role: "assistant",
-        content: [{ type: "text", text: "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?" }],
+        content: [
+          {
+            type: "text",
+            text: "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?",
+          },
+        ],
       });
     },
   },
@@ -72,7 +87,16 @@ const CASES: Case[] = [
     api: "anthropic-messages",
     files: ["vercel-ai.anthropic-clear-thinking.1.chunks.txt"],
     thinkingLevel: "medium",
-    events: ["start", "thinking_start", "thinking_delta…", "thinking_end", "text_start", "text_delta…", "text_end", "done"],
+    events: [
+      "start",
+      "thinking_start",
+      "thinking_delta…",
+      "thinking_end",
+      "text_start",
+      "text_delta…",
+      "text_end",
+      "done",
+    ],
     stopReason: "stop",
     content: [
       {
@@ -121,7 +145,14 @@ const CASES: Case[] = [
       ]);
       expect(body.messages[2]).toEqual({
         role: "user",
-        content: [{ type: "tool_result", tool_use_id: "toolu_01KFbKqPYSuAKujiL6mTfzYA", content: [{ type: "text", text: "result of json" }], is_error: false }],
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_01KFbKqPYSuAKujiL6mTfzYA",
+            content: [{ type: "text", text: "result of json" }],
+            is_error: false,
+          },
+        ],
       });
     },
   },
@@ -129,9 +160,21 @@ const CASES: Case[] = [
     name: "Anthropic text then a tool with no arguments",
     api: "anthropic-messages",
     files: ["vercel-ai.anthropic-tool-no-args.chunks.txt"],
-    events: ["start", "text_start", "text_delta…", "text_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "text_start",
+      "text_delta…",
+      "text_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
-    content: [T("I'll update the issue list for you."), { type: "toolCall", id: "toolu_01QE1WLsSVp5hy5Q3GmGTmjP", name: "updateIssueList", arguments: {} }],
+    content: [
+      T("I'll update the issue list for you."),
+      { type: "toolCall", id: "toolu_01QE1WLsSVp5hy5Q3GmGTmjP", name: "updateIssueList", arguments: {} },
+    ],
     usage: { input: 565, output: 48, cacheRead: 0 },
   },
   {
@@ -147,7 +190,19 @@ const CASES: Case[] = [
     name: "Anthropic several tool uses in one message (hand-made)",
     api: "anthropic-messages",
     files: ["hand-made.anthropic-two-tool-uses.chunks.txt"],
-    events: ["start", "text_start", "text_delta…", "text_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "text_start",
+      "text_delta…",
+      "text_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
     content: [
       T("Checking both."),
@@ -178,11 +233,23 @@ const CASES: Case[] = [
     events: ["start", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
     stopReason: "length",
     // The arguments written so far, not an invented `__invalidArguments` wrapper.
-    content: [{ type: "toolCall", id: "toolu_handmade_cut", name: "write", arguments: { path: "notes.md", content: "# Plan\n\n1. Rea" } }],
+    content: [
+      {
+        type: "toolCall",
+        id: "toolu_handmade_cut",
+        name: "write",
+        arguments: { path: "notes.md", content: "# Plan\n\n1. Rea" },
+      },
+    ],
     usage: { input: 849, output: 32, cacheRead: 0 },
     next: (body) => {
       expect(body.messages[1].content).toEqual([
-        { type: "tool_use", id: "toolu_handmade_cut", name: "write", input: { path: "notes.md", content: "# Plan\n\n1. Rea" } },
+        {
+          type: "tool_use",
+          id: "toolu_handmade_cut",
+          name: "write",
+          input: { path: "notes.md", content: "# Plan\n\n1. Rea" },
+        },
       ]);
     },
   },
@@ -192,7 +259,11 @@ const CASES: Case[] = [
     files: ["vercel-ai.anthropic-refusal.chunks.txt"],
     events: ["start", "text_start", "text_delta…", "text_end", "error"],
     stopReason: "error",
-    content: [T("This request triggered restrictions on violative cyber content and was blocked under Anthropic's Usage Policy.")],
+    content: [
+      T(
+        "This request triggered restrictions on violative cyber content and was blocked under Anthropic's Usage Policy.",
+      ),
+    ],
     usage: { input: 18, output: 5, cacheRead: 0 },
     errorMessage:
       'The model refused to answer (stop_reason "refusal", category "cyber"): This request triggered restrictions on violative cyber content and was blocked under Anthropic\'s Usage Policy.',
@@ -235,18 +306,41 @@ const CASES: Case[] = [
     files: ["openai-python.text-usage.sse"],
     events: ["start", "text_start", "text_delta…", "text_end", "done"],
     stopReason: "stop",
-    content: [T("I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend checking a reliable weather website or a weather app.")],
+    content: [
+      T(
+        "I'm unable to provide real-time weather updates. To get the current weather in San Francisco, I recommend checking a reliable weather website or a weather app.",
+      ),
+    ],
     usage: { input: 14, output: 30, cacheRead: 0 },
   },
   {
     name: "OpenAI parallel tool calls",
     api: "openai-completions",
     files: ["openai-python.parallel-tool-calls.sse"],
-    events: ["start", "toolcall_start", "toolcall_delta…", "toolcall_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
     content: [
-      { type: "toolCall", id: "call_JMW1whyEaYG438VE1OIflxA2", name: "GetWeatherArgs", arguments: { city: "Edinburgh", country: "GB", units: "c" } },
-      { type: "toolCall", id: "call_DNYTawLBoN8fj3KN6qU9N1Ou", name: "get_stock_price", arguments: { ticker: "AAPL", exchange: "NASDAQ" } },
+      {
+        type: "toolCall",
+        id: "call_JMW1whyEaYG438VE1OIflxA2",
+        name: "GetWeatherArgs",
+        arguments: { city: "Edinburgh", country: "GB", units: "c" },
+      },
+      {
+        type: "toolCall",
+        id: "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+        name: "get_stock_price",
+        arguments: { ticker: "AAPL", exchange: "NASDAQ" },
+      },
     ],
     usage: { input: 149, output: 60, cacheRead: 0 },
     next: (body) => {
@@ -254,8 +348,16 @@ const CASES: Case[] = [
         role: "assistant",
         content: null,
         tool_calls: [
-          { id: "call_JMW1whyEaYG438VE1OIflxA2", type: "function", function: { name: "GetWeatherArgs", arguments: '{"city":"Edinburgh","country":"GB","units":"c"}' } },
-          { id: "call_DNYTawLBoN8fj3KN6qU9N1Ou", type: "function", function: { name: "get_stock_price", arguments: '{"ticker":"AAPL","exchange":"NASDAQ"}' } },
+          {
+            id: "call_JMW1whyEaYG438VE1OIflxA2",
+            type: "function",
+            function: { name: "GetWeatherArgs", arguments: '{"city":"Edinburgh","country":"GB","units":"c"}' },
+          },
+          {
+            id: "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+            type: "function",
+            function: { name: "get_stock_price", arguments: '{"ticker":"AAPL","exchange":"NASDAQ"}' },
+          },
         ],
       });
       expect(body.messages.slice(3)).toEqual([
@@ -281,7 +383,8 @@ const CASES: Case[] = [
     stopReason: "error",
     content: [T("I'm sorry, I can't assist with that request.")],
     usage: { input: 79, output: 11, cacheRead: 0 },
-    errorMessage: 'The model refused to answer (finish_reason "stop", with a refusal): I\'m sorry, I can\'t assist with that request.',
+    errorMessage:
+      "The model refused to answer (finish_reason \"stop\", with a refusal): I'm sorry, I can't assist with that request.",
     retryable: false,
   },
   {
@@ -290,7 +393,16 @@ const CASES: Case[] = [
     files: ["vercel-ai.deepseek-tool-call.chunks.txt"],
     model: { provider: "deepseek", reasoning: true },
     thinkingLevel: "medium",
-    events: ["start", "thinking_start", "thinking_delta…", "thinking_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "thinking_start",
+      "thinking_delta…",
+      "thinking_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
     content: [
       {
@@ -299,7 +411,12 @@ const CASES: Case[] = [
           'The user is asking for the weather in San Francisco. I need to use the weather tool to get this information. Let me invoke the weather tool with the location parameter set to "San Francisco".',
         thinkingSignature: "reasoning_content",
       },
-      { type: "toolCall", id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", name: "weather", arguments: { location: "San Francisco" } },
+      {
+        type: "toolCall",
+        id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF",
+        name: "weather",
+        arguments: { location: "San Francisco" },
+      },
     ],
     // prompt_tokens 339 of which prompt_cache_hit_tokens 320.
     usage: { input: 19, output: 83, cacheRead: 320 },
@@ -308,7 +425,12 @@ const CASES: Case[] = [
       expect(body.messages[2]).toMatchObject({
         role: "assistant",
         reasoning_content: expect.stringMatching(/^The user is asking for the weather in San Francisco\./),
-        tool_calls: [{ id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", function: { name: "weather", arguments: '{"location":"San Francisco"}' } }],
+        tool_calls: [
+          {
+            id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF",
+            function: { name: "weather", arguments: '{"location":"San Francisco"}' },
+          },
+        ],
       });
       expect(body.thinking).toEqual({ type: "enabled" });
     },
@@ -317,9 +439,21 @@ const CASES: Case[] = [
     name: "xAI reasoning_content, cached prompt, reasoning counted apart",
     api: "openai-completions",
     files: ["vercel-ai.xai-tool-call.chunks.txt"],
-    events: ["start", "thinking_start", "thinking_delta…", "thinking_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "thinking_start",
+      "thinking_delta…",
+      "thinking_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
-    content: [expect.objectContaining({ type: "thinking", thinkingSignature: "reasoning_content" }) as any, expect.objectContaining({ type: "toolCall", name: "weather" }) as any],
+    content: [
+      expect.objectContaining({ type: "thinking", thinkingSignature: "reasoning_content" }) as any,
+      expect.objectContaining({ type: "toolCall", name: "weather" }) as any,
+    ],
     // total_tokens 560 = 307 prompt + 26 completion + 227 reasoning: xAI's completion excludes reasoning.
     usage: { input: 1, output: 253, cacheRead: 306 },
   },
@@ -328,9 +462,21 @@ const CASES: Case[] = [
     api: "openai-completions",
     files: ["vercel-ai.cerebras-reasoning-tool.first-response.chunks.txt"],
     model: { reasoning: true },
-    events: ["start", "thinking_start", "thinking_delta…", "thinking_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "thinking_start",
+      "thinking_delta…",
+      "thinking_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
-    content: [expect.objectContaining({ type: "thinking", thinkingSignature: "reasoning" }) as any, { type: "toolCall", id: "bbd2b9d98", name: "nonUsefulTool", arguments: {} }],
+    content: [
+      expect.objectContaining({ type: "thinking", thinkingSignature: "reasoning" }) as any,
+      { type: "toolCall", id: "bbd2b9d98", name: "nonUsefulTool", arguments: {} },
+    ],
     usage: { input: 66, output: 104, cacheRead: 256 },
     next: (body) => {
       // Back in the field it came in.
@@ -362,7 +508,14 @@ const CASES: Case[] = [
     files: ["vercel-ai.alibaba-tool-call.chunks.txt"],
     events: ["start", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
     stopReason: "toolUse",
-    content: [{ type: "toolCall", id: "call_eee11723464a4b9eb8cee71d", name: "weather", arguments: { location: "San Francisco" } }],
+    content: [
+      {
+        type: "toolCall",
+        id: "call_eee11723464a4b9eb8cee71d",
+        name: "weather",
+        arguments: { location: "San Francisco" },
+      },
+    ],
     usage: { input: 295, output: 22, cacheRead: 0 },
   },
   {
@@ -378,7 +531,16 @@ const CASES: Case[] = [
     name: "Ollama: every call with index 0 and a new id (hand-made)",
     api: "openai-completions",
     files: ["hand-made.ollama-index-0-calls.chunks.txt"],
-    events: ["start", "toolcall_start", "toolcall_delta…", "toolcall_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
     content: [
       { type: "toolCall", id: "call_handmade_a", name: "bash", arguments: { command: "ls" } },
@@ -401,7 +563,16 @@ const CASES: Case[] = [
     files: ["vercel-ai.openai-responses-reasoning-encrypted.response-1.chunks.txt"],
     model: { reasoning: true },
     thinkingLevel: "medium",
-    events: ["start", "thinking_start", "thinking_delta…", "thinking_end", "toolcall_start", "toolcall_delta…", "toolcall_end", "done"],
+    events: [
+      "start",
+      "thinking_start",
+      "thinking_delta…",
+      "thinking_end",
+      "toolcall_start",
+      "toolcall_delta…",
+      "toolcall_end",
+      "done",
+    ],
     stopReason: "toolUse",
     content: [
       expect.objectContaining({
@@ -409,19 +580,37 @@ const CASES: Case[] = [
         thinking:
           "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then multiply the result by 3, and finally multiply that by 10, reporting the final product.",
       }) as any,
-      { type: "toolCall", id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn|fc_01830d662ab3856501693c32151234819091cfca267e98cc5f", name: "calculator", arguments: { a: 12, b: 7, op: "add" } },
+      {
+        type: "toolCall",
+        id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn|fc_01830d662ab3856501693c32151234819091cfca267e98cc5f",
+        name: "calculator",
+        arguments: { a: 12, b: 7, op: "add" },
+      },
     ],
     usage: { input: 134, output: 28, cacheRead: 0 },
     next: (body) => {
-      const recorded = readFileSync(join(FIXTURES, "vercel-ai.openai-responses-reasoning-encrypted.response-1.chunks.txt"), "utf8")
+      const recorded = readFileSync(
+        join(FIXTURES, "vercel-ai.openai-responses-reasoning-encrypted.response-1.chunks.txt"),
+        "utf8",
+      )
         .split("\n")
         .filter((l) => l.includes('"response.output_item.done"') && l.includes('"type":"reasoning"'))
         .map((l) => JSON.parse(l).item)[0];
-      expect(body).toMatchObject({ store: false, include: ["reasoning.encrypted_content"], reasoning: { effort: "medium", summary: "auto" } });
+      expect(body).toMatchObject({
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        reasoning: { effort: "medium", summary: "auto" },
+      });
       // The reasoning item exactly as the API sent it (encrypted_content included), before its call.
       expect(body.input.slice(1)).toEqual([
         recorded,
-        { type: "function_call", call_id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn", name: "calculator", arguments: '{"a":12,"b":7,"op":"add"}', id: "fc_01830d662ab3856501693c32151234819091cfca267e98cc5f" },
+        {
+          type: "function_call",
+          call_id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn",
+          name: "calculator",
+          arguments: '{"a":12,"b":7,"op":"add"}',
+          id: "fc_01830d662ab3856501693c32151234819091cfca267e98cc5f",
+        },
         { type: "function_call_output", call_id: "call_AB6AaRZ1FYZB2RwS6A5vbdqn", output: "result of calculator" },
       ]);
       expect(recorded.encrypted_content).toMatch(/^gAAAAA/);
@@ -433,7 +622,12 @@ const CASES: Case[] = [
     files: ["vercel-ai.openai-responses-reasoning-encrypted.response-4.chunks.txt"],
     events: ["start", "text_start", "text_delta…", "text_end", "done"],
     stopReason: "stop",
-    content: [{ ...T("The final result is **570**."), textSignature: '{"v":1,"id":"msg_01830d662ab3856501693c32183a488190a612c410a0a39823"}' }],
+    content: [
+      {
+        ...T("The final result is **570**."),
+        textSignature: '{"v":1,"id":"msg_01830d662ab3856501693c32183a488190a612c410a0a39823"}',
+      },
+    ],
     usage: { input: 299, output: 12, cacheRead: 0 },
     next: (body) => {
       expect(body.input[1]).toEqual({
@@ -493,7 +687,11 @@ describe("recorded provider streams through the official SDKs", () => {
     const s = server!;
     for (const file of c.files) s.enqueue({ replay: { body: recording(file, c.api) } });
     const provider =
-      c.api === "anthropic-messages" ? createAnthropicProvider() : c.api === "openai-responses" ? createOpenAIResponsesProvider() : createOpenAIProvider();
+      c.api === "anthropic-messages"
+        ? createAnthropicProvider()
+        : c.api === "openai-responses"
+          ? createOpenAIResponsesProvider()
+          : createOpenAIProvider();
     const model = modelFor(c);
     const user: LlmMessage = { role: "user", content: "hi", timestamp: 1 };
     const base = { model, systemPrompt: "test", tools: [], thinkingLevel: c.thinkingLevel ?? "off", apiKey: "k" };
@@ -516,11 +714,22 @@ describe("recorded provider streams through the official SDKs", () => {
     if (!c.next) return;
     const results: ToolResultMessage[] = message.content.flatMap((b) =>
       b.type === "toolCall"
-        ? [{ role: "toolResult" as const, toolCallId: b.id, toolName: b.name, content: [T(`result of ${b.name}`)], isError: false, timestamp: 2 }]
+        ? [
+            {
+              role: "toolResult" as const,
+              toolCallId: b.id,
+              toolName: b.name,
+              content: [T(`result of ${b.name}`)],
+              isError: false,
+              timestamp: 2,
+            },
+          ]
         : [],
     );
     s.enqueue({ text: "next" });
-    await collect(provider.stream({ ...base, messages: [user, message, ...results], signal: new AbortController().signal }));
+    await collect(
+      provider.stream({ ...base, messages: [user, message, ...results], signal: new AbortController().signal }),
+    );
     c.next(s.requests.at(-1)!.body);
   });
 });
@@ -543,49 +752,91 @@ describe("recorded streams through the agent loop", () => {
   function agentOn(model: Model, tools: AgentTool[]): Agent {
     const providers = new ProviderSet();
     return new Agent(
-      { cwd: process.cwd(), provider: (m) => providers.for(m), apiKey: () => "k", systemPrompt: () => "test", tools: () => tools },
+      {
+        cwd: process.cwd(),
+        provider: (m) => providers.for(m),
+        apiKey: () => "k",
+        systemPrompt: () => "test",
+        tools: () => tools,
+      },
       { model, thinkingLevel: "medium" },
     );
   }
 
   it("a tool call cut off by max_tokens is not run; its error result says so", async () => {
     const s = server!;
-    s.enqueue({ replay: { body: recording("hand-made.anthropic-max-tokens-in-tool-call.chunks.txt", "anthropic-messages") } }, { text: "I will write it in parts." });
+    s.enqueue(
+      { replay: { body: recording("hand-made.anthropic-max-tokens-in-tool-call.chunks.txt", "anthropic-messages") } },
+      { text: "I will write it in parts." },
+    );
     const writes: unknown[] = [];
     const agent = agentOn(modelFor({ api: "anthropic-messages" }), [recordingTool("write", writes)]);
     await agent.start([userMessage("write the plan")]).done;
     expect(writes).toEqual([]);
     const result = agent.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
     expect(result.isError).toBe(true);
-    expect((result.content[0] as { text: string }).text).toMatch(/^The tool call "write" was cut off by the output token limit before its arguments were complete, so it was not run\./);
+    expect((result.content[0] as { text: string }).text).toMatch(
+      /^The tool call "write" was cut off by the output token limit before its arguments were complete, so it was not run\./,
+    );
     const next = s.requests[1].body.messages;
-    expect(next[1].content).toEqual([{ type: "tool_use", id: "toolu_handmade_cut", name: "write", input: { path: "notes.md", content: "# Plan\n\n1. Rea" } }]);
-    expect(next[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_handmade_cut", is_error: true });
+    expect(next[1].content).toEqual([
+      {
+        type: "tool_use",
+        id: "toolu_handmade_cut",
+        name: "write",
+        input: { path: "notes.md", content: "# Plan\n\n1. Rea" },
+      },
+    ]);
+    expect(next[2].content[0]).toMatchObject({
+      type: "tool_result",
+      tool_use_id: "toolu_handmade_cut",
+      is_error: true,
+    });
   });
 
   it("DeepSeek's tool loop sends reasoning_content back on the second request", async () => {
     const s = server!;
-    s.enqueue({ replay: { body: recording("vercel-ai.deepseek-tool-call.chunks.txt", "openai-completions") } }, { text: "Sunny." });
+    s.enqueue(
+      { replay: { body: recording("vercel-ai.deepseek-tool-call.chunks.txt", "openai-completions") } },
+      { text: "Sunny." },
+    );
     const calls: unknown[] = [];
-    const agent = agentOn(modelFor({ api: "openai-completions", model: { provider: "deepseek", reasoning: true } }), [recordingTool("weather", calls)]);
+    const agent = agentOn(modelFor({ api: "openai-completions", model: { provider: "deepseek", reasoning: true } }), [
+      recordingTool("weather", calls),
+    ]);
     await agent.start([userMessage("weather in SF?")]).done;
     expect(calls).toEqual([{ location: "San Francisco" }]);
     const second = s.requests[1].body;
     const assistant = second.messages.find((m: any) => m.role === "assistant");
     expect(assistant.reasoning_content).toMatch(/^The user is asking for the weather in San Francisco\./);
-    expect(second.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", content: "did weather" });
+    expect(second.messages.at(-1)).toEqual({
+      role: "tool",
+      tool_call_id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF",
+      content: "did weather",
+    });
   });
 
   it("Responses: output cut by max_output_tokens is a length stop; a scripted reply runs a tool loop", async () => {
     const s = server!;
-    s.enqueue({ toolCalls: [{ name: "weather", arguments: { city: "Oslo" }, argChunks: 3 }] }, { text: "Cold.", stopReason: "length" });
+    s.enqueue(
+      { toolCalls: [{ name: "weather", arguments: { city: "Oslo" }, argChunks: 3 }] },
+      { text: "Cold.", stopReason: "length" },
+    );
     const calls: unknown[] = [];
-    const agent = agentOn(modelFor({ api: "openai-responses", model: { reasoning: true } }), [recordingTool("weather", calls)]);
+    const agent = agentOn(modelFor({ api: "openai-responses", model: { reasoning: true } }), [
+      recordingTool("weather", calls),
+    ]);
     await agent.start([userMessage("weather?")]).done;
     expect(calls).toEqual([{ city: "Oslo" }]);
     expect((agent.messages.at(-1) as AssistantMessage).stopReason).toBe("length");
     expect(s.requests[1].body.input.slice(-2)).toEqual([
-      { type: "function_call", call_id: "call_mock_1_0", name: "weather", arguments: '{"city":"Oslo"}', id: "fc_mock_1_0" },
+      {
+        type: "function_call",
+        call_id: "call_mock_1_0",
+        name: "weather",
+        arguments: '{"city":"Oslo"}',
+        id: "fc_mock_1_0",
+      },
       { type: "function_call_output", call_id: "call_mock_1_0", output: "did weather" },
     ]);
   });

@@ -11,7 +11,13 @@ type Api = "openai-completions" | "anthropic-messages";
 
 const PROVIDERS: { name: string; api: Api; create: () => Provider; source: string; sdk: string }[] = [
   { name: "openai", api: "openai-completions", create: createOpenAIProvider, source: "openai.ts", sdk: "openai" },
-  { name: "anthropic", api: "anthropic-messages", create: createAnthropicProvider, source: "anthropic.ts", sdk: "@anthropic-ai/sdk" },
+  {
+    name: "anthropic",
+    api: "anthropic-messages",
+    create: createAnthropicProvider,
+    source: "anthropic.ts",
+    sdk: "@anthropic-ai/sdk",
+  },
 ];
 
 const BASH_TOOL: ToolSpec = {
@@ -63,7 +69,10 @@ function finalMessage(events: ProviderEvent[]): AssistantMessage {
   return last.message;
 }
 
-function lastEvent<T extends ProviderEvent["type"]>(events: ProviderEvent[], type: T): Extract<ProviderEvent, { type: T }> {
+function lastEvent<T extends ProviderEvent["type"]>(
+  events: ProviderEvent[],
+  type: T,
+): Extract<ProviderEvent, { type: T }> {
   const last = events.at(-1);
   expect(last?.type).toBe(type);
   return last as Extract<ProviderEvent, { type: T }>;
@@ -95,8 +104,22 @@ function priorToolTurn(): LlmMessage[] {
       timestamp: 1,
     },
     assistant,
-    { role: "toolResult", toolCallId: "call_1", toolName: "bash", content: [{ type: "text", text: "a.txt" }], isError: false, timestamp: 3 },
-    { role: "toolResult", toolCallId: "call_2", toolName: "bash", content: [{ type: "text", text: "no such file" }], isError: true, timestamp: 4 },
+    {
+      role: "toolResult",
+      toolCallId: "call_1",
+      toolName: "bash",
+      content: [{ type: "text", text: "a.txt" }],
+      isError: false,
+      timestamp: 3,
+    },
+    {
+      role: "toolResult",
+      toolCallId: "call_2",
+      toolName: "bash",
+      content: [{ type: "text", text: "no such file" }],
+      isError: true,
+      timestamp: 4,
+    },
   ];
 }
 
@@ -105,7 +128,15 @@ describe.each(PROVIDERS)("$name provider against the mock server", ({ api, creat
     mock().enqueue({ text: ["Hel", "lo ", "world"] });
     const events = await collect(create().stream(request(mockModel(mock(), api))));
 
-    expect(events.map((e) => e.type)).toEqual(["start", "text_start", "text_delta", "text_delta", "text_delta", "text_end", "done"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "start",
+      "text_start",
+      "text_delta",
+      "text_delta",
+      "text_delta",
+      "text_end",
+      "done",
+    ]);
     const message = finalMessage(events);
     expect(message.content).toEqual([{ type: "text", text: "Hello world" }]);
     expect(message).toMatchObject({ role: "assistant", api, provider: "mock", model: "mock-1", stopReason: "stop" });
@@ -113,22 +144,36 @@ describe.each(PROVIDERS)("$name provider against the mock server", ({ api, creat
   });
 
   it("streams a tool call whose arguments arrive in several chunks", async () => {
-    mock().enqueue({ toolCalls: [{ id: "call_abc", name: "bash", arguments: { command: "ls -la /tmp" }, argChunks: 3 }] });
+    mock().enqueue({
+      toolCalls: [{ id: "call_abc", name: "bash", arguments: { command: "ls -la /tmp" }, argChunks: 3 }],
+    });
     const events = await collect(create().stream(request(mockModel(mock(), api), { tools: [BASH_TOOL] })));
 
     // OpenAI's first tool-call chunk carries `arguments: ""`: pi reports it as a delta too.
     const deltas = api === "openai-completions" ? 4 : 3;
-    expect(events.map((e) => e.type)).toEqual(["start", "toolcall_start", ...new Array<string>(deltas).fill("toolcall_delta"), "toolcall_end", "done"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "start",
+      "toolcall_start",
+      ...new Array<string>(deltas).fill("toolcall_delta"),
+      "toolcall_end",
+      "done",
+    ]);
     // Each delta carries the arguments parsed so far (partial JSON), as pi's do.
     const sofar = events
       .filter((e) => e.type === "toolcall_delta")
-      .map((e) => JSON.stringify(((e as { partial: { content: { arguments: unknown }[] } }).partial.content[0]!.arguments)));
+      .map((e) =>
+        JSON.stringify((e as { partial: { content: { arguments: unknown }[] } }).partial.content[0]!.arguments),
+      );
     expect(sofar.at(-1)).toBe(JSON.stringify({ command: "ls -la /tmp" }));
     const end = events.find((e) => e.type === "toolcall_end");
-    expect(end).toMatchObject({ toolCall: { type: "toolCall", id: "call_abc", name: "bash", arguments: { command: "ls -la /tmp" } } });
+    expect(end).toMatchObject({
+      toolCall: { type: "toolCall", id: "call_abc", name: "bash", arguments: { command: "ls -la /tmp" } },
+    });
     const message = finalMessage(events);
     expect(message.stopReason).toBe("toolUse");
-    expect(message.content).toEqual([{ type: "toolCall", id: "call_abc", name: "bash", arguments: { command: "ls -la /tmp" } }]);
+    expect(message.content).toEqual([
+      { type: "toolCall", id: "call_abc", name: "bash", arguments: { command: "ls -la /tmp" } },
+    ]);
   });
 
   it("records usage, cache reads included", async () => {
@@ -257,9 +302,19 @@ describe("openai provider request body", () => {
 
     const body = mock().requests[0].body;
     expect(mock().requests[0].path).toBe("/v1/chat/completions");
-    expect(body).toMatchObject({ model: "mock-1", stream: true, stream_options: { include_usage: true }, max_tokens: 4096 });
+    expect(body).toMatchObject({
+      model: "mock-1",
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 4096,
+    });
     expect(body.reasoning_effort).toBeUndefined();
-    expect(body.tools).toEqual([{ type: "function", function: { name: "bash", description: "Run a shell command", parameters: BASH_TOOL.parameters, strict: false } }]);
+    expect(body.tools).toEqual([
+      {
+        type: "function",
+        function: { name: "bash", description: "Run a shell command", parameters: BASH_TOOL.parameters, strict: false },
+      },
+    ]);
     expect(body.messages).toEqual([
       { role: "system", content: "You are a test." },
       {
@@ -348,7 +403,12 @@ describe("anthropic provider request body", () => {
         role: "user",
         content: [
           { type: "tool_result", tool_use_id: "call_1", content: [{ type: "text", text: "a.txt" }], is_error: false },
-          { type: "tool_result", tool_use_id: "call_2", content: [{ type: "text", text: "no such file" }], is_error: true },
+          {
+            type: "tool_result",
+            tool_use_id: "call_2",
+            content: [{ type: "text", text: "no such file" }],
+            is_error: true,
+          },
         ],
       },
     ]);
@@ -362,7 +422,9 @@ describe("anthropic provider request body", () => {
     ["high", 3072],
   ])("thinking level %s gives budget_tokens %s", async (level, budget) => {
     mock().enqueue({ text: "ok" });
-    await collect(createAnthropicProvider().stream(request(mockModel(mock(), "anthropic-messages"), { thinkingLevel: level })));
+    await collect(
+      createAnthropicProvider().stream(request(mockModel(mock(), "anthropic-messages"), { thinkingLevel: level })),
+    );
     const { body } = mock().requests[0];
     if (budget === undefined) expect(body.thinking).toBeUndefined();
     else expect(body.thinking).toEqual({ type: "enabled", budget_tokens: budget });
@@ -396,11 +458,19 @@ describe("anthropic provider request body", () => {
   });
 
   it("keeps redacted thinking and sends it back, with signed thinking, on the next request", async () => {
-    mock().enqueue({ redactedThinking: "opaque-payload", thinking: "Visible.", thinkingSignature: "sig-1", text: "ok" }, { text: "again" });
+    mock().enqueue(
+      { redactedThinking: "opaque-payload", thinking: "Visible.", thinkingSignature: "sig-1", text: "ok" },
+      { text: "again" },
+    );
     const model = mockModel(mock(), "anthropic-messages");
     const provider = createAnthropicProvider();
     const first = finalMessage(await collect(provider.stream(request(model))));
-    expect(first.content[0]).toEqual({ type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: "opaque-payload", redacted: true });
+    expect(first.content[0]).toEqual({
+      type: "thinking",
+      thinking: "[Reasoning redacted]",
+      thinkingSignature: "opaque-payload",
+      redacted: true,
+    });
 
     const messages: LlmMessage[] = [
       { role: "user", content: "hi", timestamp: 1 },

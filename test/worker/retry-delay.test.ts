@@ -23,8 +23,16 @@ const hintCases: [string, Record<string, string>, RetryHint][] = [
     { "retry-after": "Tue, 01 Dec 2026 10:00:30 GMT" },
     { delayMs: 30_000, source: "retry-after: Tue, 01 Dec 2026 10:00:30 GMT" },
   ],
-  ["retry-after date in the past", { "retry-after": "Tue, 01 Dec 2026 09:59:00 GMT" }, { delayMs: 0, source: "retry-after: Tue, 01 Dec 2026 09:59:00 GMT" }],
-  ["retry-after-ms wins over retry-after", { "retry-after-ms": "1500", "retry-after": "9" }, { delayMs: 1500, source: "retry-after-ms: 1500" }],
+  [
+    "retry-after date in the past",
+    { "retry-after": "Tue, 01 Dec 2026 09:59:00 GMT" },
+    { delayMs: 0, source: "retry-after: Tue, 01 Dec 2026 09:59:00 GMT" },
+  ],
+  [
+    "retry-after-ms wins over retry-after",
+    { "retry-after-ms": "1500", "retry-after": "9" },
+    { delayMs: 1500, source: "retry-after-ms: 1500" },
+  ],
   ["unreadable retry-after is ignored", { "retry-after": "soon" }, {}],
   [
     "anthropic: the exhausted limit's reset",
@@ -53,17 +61,34 @@ const hintCases: [string, Record<string, string>, RetryHint][] = [
   ],
   [
     "anthropic: retry-after wins over resets",
-    { "retry-after": "7", "anthropic-ratelimit-tokens-remaining": "0", "anthropic-ratelimit-tokens-reset": "2026-12-01T10:00:42Z" },
+    {
+      "retry-after": "7",
+      "anthropic-ratelimit-tokens-remaining": "0",
+      "anthropic-ratelimit-tokens-reset": "2026-12-01T10:00:42Z",
+    },
     { delayMs: 7000, source: "retry-after: 7" },
   ],
   [
     "openai: x-ratelimit-reset-tokens of the exhausted limit",
-    { "x-ratelimit-remaining-requests": "499", "x-ratelimit-reset-requests": "120ms", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s" },
+    {
+      "x-ratelimit-remaining-requests": "499",
+      "x-ratelimit-reset-requests": "120ms",
+      "x-ratelimit-remaining-tokens": "0",
+      "x-ratelimit-reset-tokens": "6m0s",
+    },
     { delayMs: 360_000, source: "x-ratelimit-reset-tokens: 6m0s" },
   ],
-  ["openai: reset without remaining headers", { "x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "2.5s" }, { delayMs: 1000, source: "x-ratelimit-reset-requests: 1s" }],
+  [
+    "openai: reset without remaining headers",
+    { "x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "2.5s" },
+    { delayMs: 1000, source: "x-ratelimit-reset-requests: 1s" },
+  ],
   ["x-should-retry false", { "x-should-retry": "false" }, { shouldRetry: false }],
-  ["x-should-retry true with a wait", { "x-should-retry": "true", "retry-after": "3" }, { shouldRetry: true, delayMs: 3000, source: "retry-after: 3" }],
+  [
+    "x-should-retry true with a wait",
+    { "x-should-retry": "true", "retry-after": "3" },
+    { shouldRetry: true, delayMs: 3000, source: "retry-after: 3" },
+  ],
 ];
 
 describe("retryHintFromHeaders", () => {
@@ -72,7 +97,10 @@ describe("retryHintFromHeaders", () => {
   });
 
   it("reads plain header records too, whatever the case of the names", () => {
-    expect(retryHintFromHeaders(headerLookup({ "Retry-After": "4" }), NOW)).toEqual({ delayMs: 4000, source: "retry-after: 4" });
+    expect(retryHintFromHeaders(headerLookup({ "Retry-After": "4" }), NOW)).toEqual({
+      delayMs: 4000,
+      source: "retry-after: 4",
+    });
     expect(retryHintFromHeaders(headerLookup(undefined), NOW)).toEqual({});
   });
 });
@@ -105,7 +133,14 @@ describe("parseRetryAfter and parseDuration", () => {
 const POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 2000, maxRetryDelayMs: 60_000 };
 
 const decisionCases: [string, number, boolean, RetryHint, RetryPolicy, ReturnType<typeof decideRetry>][] = [
-  ["first retry, no hint: base delay", 1, true, {}, POLICY, { retry: true, delayMs: 2000, reason: "exponential backoff" }],
+  [
+    "first retry, no hint: base delay",
+    1,
+    true,
+    {},
+    POLICY,
+    { retry: true, delayMs: 2000, reason: "exponential backoff" },
+  ],
   ["third retry doubles twice", 3, true, {}, POLICY, { retry: true, delayMs: 8000, reason: "exponential backoff" }],
   ["past maxAttempts", 4, true, {}, POLICY, { retry: false, reason: "gave up after 3 retries" }],
   [
@@ -144,8 +179,22 @@ const decisionCases: [string, number, boolean, RetryHint, RetryPolicy, ReturnTyp
     { ...POLICY, maxRetryDelayMs: 0 },
     { retry: true, delayMs: 90_000, reason: "the provider asked to wait (retry-after: 90)" },
   ],
-  ["x-should-retry false wins over a retryable status", 1, true, { shouldRetry: false }, POLICY, { retry: false, reason: "the provider said not to retry (x-should-retry: false)" }],
-  ["x-should-retry true retries a 4xx", 1, false, { shouldRetry: true }, POLICY, { retry: true, delayMs: 2000, reason: "exponential backoff" }],
+  [
+    "x-should-retry false wins over a retryable status",
+    1,
+    true,
+    { shouldRetry: false },
+    POLICY,
+    { retry: false, reason: "the provider said not to retry (x-should-retry: false)" },
+  ],
+  [
+    "x-should-retry true retries a 4xx",
+    1,
+    false,
+    { shouldRetry: true },
+    POLICY,
+    { retry: true, delayMs: 2000, reason: "exponential backoff" },
+  ],
   ["not retryable", 1, false, {}, POLICY, { retry: false, reason: "the error is not transient" }],
 ];
 

@@ -4,13 +4,41 @@
  */
 import { describe, expect, it } from "vitest";
 import { BUILT_IN_MODELS } from "../../worker/providers/models.js";
-import { createAssistantMessageEventStream, streamSimpleProvider, type StreamSimple } from "../../worker/providers/stream-simple.js";
+import {
+  createAssistantMessageEventStream,
+  streamSimpleProvider,
+  type StreamSimple,
+} from "../../worker/providers/stream-simple.js";
 import type { ProviderEvent } from "../../worker/types.js";
 
 const model = { ...BUILT_IN_MODELS.find((m) => m.api === "faux")!, api: "own-api" as never, provider: "own" };
-const request = () => ({ model, systemPrompt: "", messages: [], tools: [], thinkingLevel: "off" as const, signal: new AbortController().signal });
+const request = () => ({
+  model,
+  systemPrompt: "",
+  messages: [],
+  tools: [],
+  thinkingLevel: "off" as const,
+  signal: new AbortController().signal,
+});
 const message = (extra: Record<string, unknown> = {}) =>
-  ({ role: "assistant", content: [], api: "own-api", provider: "own", model: model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 0, ...extra }) as never;
+  ({
+    role: "assistant",
+    content: [],
+    api: "own-api",
+    provider: "own",
+    model: model.id,
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: "stop",
+    timestamp: 0,
+    ...extra,
+  }) as never;
 
 async function collect(fn: StreamSimple): Promise<ProviderEvent[]> {
   const out: ProviderEvent[] = [];
@@ -76,7 +104,12 @@ describe("streamSimpleProvider", () => {
     const events = await collect(fn);
     expect(events.map((e) => e.type)).toEqual(types);
     const last = events.at(-1)!;
-    if (errorMessage) expect(last).toMatchObject({ type: "error", retryable: false, message: { errorMessage: expect.stringContaining(errorMessage) } });
+    if (errorMessage)
+      expect(last).toMatchObject({
+        type: "error",
+        retryable: false,
+        message: { errorMessage: expect.stringContaining(errorMessage) },
+      });
   });
 
   it("result() resolves with the final message", async () => {

@@ -54,7 +54,10 @@ describe("uniqueGuidelines (pi's per-tool and prompt-wide normalization)", () =>
 
   it("writes each guideline once across the active tools, trimmed, in tool order", () => {
     const tool = (name: string, guidelines: string[]): AgentTool => ({ ...BUILT_IN_TOOLS[0], name, guidelines });
-    const prompt = buildSystemPrompt({ cwd: "/p", tools: [tool("a", [" one ", "two", "one"]), tool("b", ["two", "three\n", " "])] });
+    const prompt = buildSystemPrompt({
+      cwd: "/p",
+      tools: [tool("a", [" one ", "two", "one"]), tool("b", ["two", "three\n", " "])],
+    });
     const bullets = prompt.slice(prompt.indexOf("Guidelines:\n")).split("\n\n")[0].split("\n").slice(1);
     expect(bullets).toEqual(["- one", "- two", "- three"]);
   });

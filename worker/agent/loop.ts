@@ -3,7 +3,13 @@
  * It knows nothing of files, sessions, retries or extensions; everything specific
  * arrives through `LoopConfig` hooks, and everything observable leaves through `emit`.
  */
-import type { AgentMessage, AssistantMessage, Model, ToolCall, ToolResultMessage } from "../../shared/schema/messages.js";
+import type {
+  AgentMessage,
+  AssistantMessage,
+  Model,
+  ToolCall,
+  ToolResultMessage,
+} from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
 import type { AgentTool, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
@@ -55,7 +61,10 @@ export async function runAgentLoop(
       }
 
       const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");
-      const batch = calls.length > 0 ? await executeToolCalls(assistant, calls, context, config, emit) : { messages: [], terminate: false };
+      const batch =
+        calls.length > 0
+          ? await executeToolCalls(assistant, calls, context, config, emit)
+          : { messages: [], terminate: false };
       const toolResults = batch.messages;
       for (const result of toolResults) {
         context.push(result);
@@ -65,7 +74,8 @@ export async function runAgentLoop(
       // A batch whose every tool asked to terminate ends the run (pi's `terminate`).
       if (batch.terminate) break outer;
       moreToolCalls = calls.length > 0;
-      if (await config.shouldStopAfterTurn?.({ message: assistant, toolResults, context: view(context, config) })) break outer;
+      if (await config.shouldStopAfterTurn?.({ message: assistant, toolResults, context: view(context, config) }))
+        break outer;
       pending = config.takeSteering();
       pendingFrom = "steering";
     }
@@ -109,7 +119,9 @@ async function streamAssistant(context: AgentMessage[], config: LoopConfig, emit
       return aborted;
     }
     const { message, failure } = await streamOnce(context, config, emit);
-    const decision = config.afterResponse ? await config.afterResponse({ message, failure, repeats, signal: config.signal }) : "accept";
+    const decision = config.afterResponse
+      ? await config.afterResponse({ message, failure, repeats, signal: config.signal })
+      : "accept";
     if (decision === "accept") return message;
   }
 }
@@ -141,7 +153,9 @@ async function streamOnce(
   const model = config.model();
   const tools = config.tools();
   const specs: ToolSpec[] = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-  const visible = config.transformContext ? await safeTransform(config.transformContext, context, config.signal) : context;
+  const visible = config.transformContext
+    ? await safeTransform(config.transformContext, context, config.signal)
+    : context;
   let started = false;
   let final: AssistantMessage | null = null;
   let failure: Failure = null;
@@ -172,7 +186,11 @@ async function streamOnce(
         failure =
           event.message.stopReason === "aborted"
             ? null
-            : { retryable: event.retryable, contextOverflow: event.contextOverflow ?? false, retryHint: event.retryHint };
+            : {
+                retryable: event.retryable,
+                contextOverflow: event.contextOverflow ?? false,
+                retryHint: event.retryHint,
+              };
         break;
       default:
         if (!started) {
@@ -229,7 +247,13 @@ async function executeToolCalls(
   const tools = config.tools();
   const run = async (p: PreparedCall) => {
     const outcome = await runTool(assistant, p, context, config, emit);
-    emit({ type: "tool_execution_end", toolCallId: p.call.id, toolName: p.call.name, result: outcome.result, isError: outcome.isError });
+    emit({
+      type: "tool_execution_end",
+      toolCallId: p.call.id,
+      toolName: p.call.name,
+      result: outcome.result,
+      isError: outcome.isError,
+    });
     return outcome;
   };
   const announceAndPrepare = async (call: ToolCall) => {
@@ -259,7 +283,12 @@ async function executeToolCalls(
 }
 
 /** The tool result message of a finished call, through `finalizeMessage`, with its events. */
-async function resultMessage(p: PreparedCall, outcome: { result: ToolResult; isError: boolean }, config: LoopConfig, emit: Emit): Promise<ToolResultMessage> {
+async function resultMessage(
+  p: PreparedCall,
+  outcome: { result: ToolResult; isError: boolean },
+  config: LoopConfig,
+  emit: Emit,
+): Promise<ToolResultMessage> {
   const { result, isError } = outcome;
   const built: ToolResultMessage = {
     role: "toolResult",

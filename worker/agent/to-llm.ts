@@ -4,12 +4,7 @@
  * aborted or a worker that crashed) get an explicit "interrupted" result so the
  * provider's call/result pairing rule holds.
  */
-import type {
-  AgentMessage,
-  AssistantMessage,
-  LlmMessage,
-  ToolResultMessage,
-} from "../../shared/schema/messages.js";
+import type { AgentMessage, AssistantMessage, LlmMessage, ToolResultMessage } from "../../shared/schema/messages.js";
 
 /** Map the conversation to provider messages. Pure; never throws. */
 export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
@@ -44,7 +39,11 @@ export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
         });
         break;
       case "custom":
-        out.push({ role: "user", content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content, timestamp: m.timestamp });
+        out.push({
+          role: "user",
+          content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content,
+          timestamp: m.timestamp,
+        });
         break;
       case "compactionSummary":
         out.push({

@@ -19,7 +19,12 @@ import { ensureHome, modelsJsonPath, piOrchHome } from "../../shared/paths.js";
 import { randomUuid } from "../../shared/uuid.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
-import { NO_EXTENSIONS, type DiscoveredResources, type ExtensionHooks, type SystemPromptOptions } from "../extensions/hooks.js";
+import {
+  NO_EXTENSIONS,
+  type DiscoveredResources,
+  type ExtensionHooks,
+  type SystemPromptOptions,
+} from "../extensions/hooks.js";
 import type { DeliverAs, ExtensionHost, NewSessionOptions } from "../extensions/host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
@@ -58,7 +63,13 @@ import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/f
 import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
-import { buildSystemPrompt, findContextFiles, resolveAppend, uniqueGuidelines, type ContextFile } from "../system-prompt.js";
+import {
+  buildSystemPrompt,
+  findContextFiles,
+  resolveAppend,
+  uniqueGuidelines,
+  type ContextFile,
+} from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
@@ -141,7 +152,12 @@ export function matchesModelPattern(model: Model, pattern: string): boolean {
   const bare = pattern.replace(/:(off|minimal|low|medium|high|xhigh)$/, "").toLowerCase();
   const names = [`${model.provider}/${model.id}`.toLowerCase(), model.id.toLowerCase()];
   if (/[*?]/.test(bare)) {
-    const re = new RegExp(`^${bare.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`);
+    const re = new RegExp(
+      `^${bare
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/\?/g, ".")}$`,
+    );
     return names.some((n) => re.test(n));
   }
   return names.some((n) => n.includes(bare));
@@ -257,7 +273,12 @@ export class AgentSession {
       },
       retryCap === undefined ? {} : { maxRetryDelayMs: retryCap },
     );
-    this.activeToolNames = selectTools(options.tools, BUILT_IN_TOOLS.map((t) => t.name), options.noTools, this.warn);
+    this.activeToolNames = selectTools(
+      options.tools,
+      BUILT_IN_TOOLS.map((t) => t.name),
+      options.noTools,
+      this.warn,
+    );
     this.contextFiles = [];
     this.appendTexts = [];
     this.readPromptFiles();
@@ -271,7 +292,10 @@ export class AgentSession {
     } catch (err) {
       if (!options.deferModel) throw err;
       // A stand-in until settleStartModel(): nothing calls a model before extensions load.
-      this.pendingStartModel = { fromSession: restored?.model, freshStore: !restored || restored.messages.length === 0 };
+      this.pendingStartModel = {
+        fromSession: restored?.model,
+        freshStore: !restored || restored.messages.length === 0,
+      };
       model = BUILT_IN_MODELS.find((m) => m.api === "faux")!;
     }
     // The provider named on the command line, also when an extension's provider is resolved later.
@@ -279,7 +303,8 @@ export class AgentSession {
     this.explicitKeyProvider = options.provider ?? named ?? (this.pendingStartModel ? undefined : model.provider);
     this.retry = new AutoRetry(retrySettingsOf(settings, options.retryDelayMs), (e) => this.emit(e));
     this.autoCompaction = settings.compaction?.enabled ?? true;
-    this.preferredThinking = this.options.thinking ?? restored?.thinkingLevel ?? settings.defaultThinkingLevel ?? "medium";
+    this.preferredThinking =
+      this.options.thinking ?? restored?.thinkingLevel ?? settings.defaultThinkingLevel ?? "medium";
     this.agent = new Agent(
       {
         cwd: this.cwd,
@@ -289,12 +314,15 @@ export class AgentSession {
         tools: () => this.activeTools(),
         transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
         beforeToolCall: ({ toolCall, args }) => this.extensions.toolCall(toolCall, args),
-        afterToolCall: async ({ toolCall, args, result, isError }) => this.extensions.toolResult(toolCall, args, result, isError),
+        afterToolCall: async ({ toolCall, args, result, isError }) =>
+          this.extensions.toolResult(toolCall, args, result, isError),
         afterResponse: (ctx) => this.afterResponse(ctx),
         finalizeMessage: (message) => this.extensions.messageEnd(message),
-        onPayload: async (payload) => (this.extensions.has("before_provider_request") ? this.extensions.providerRequest(payload) : payload),
+        onPayload: async (payload) =>
+          this.extensions.has("before_provider_request") ? this.extensions.providerRequest(payload) : payload,
         onResponse: async ({ status, headers }) => {
-          if (this.extensions.has("after_provider_response")) await this.extensions.notify({ type: "after_provider_response", status, headers });
+          if (this.extensions.has("after_provider_response"))
+            await this.extensions.notify({ type: "after_provider_response", status, headers });
         },
         shouldStopAfterTurn: async () => {
           await this.maybeCompactAtThreshold();
@@ -322,7 +350,8 @@ export class AgentSession {
       // Persist before the event leaves the worker (appends are synchronous). A message
       // that already happened is kept in memory when the disk refuses it, and written
       // when space returns; a prompt was written when it was accepted.
-      if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message)) this.persist(event.message);
+      if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message))
+        this.persist(event.message);
       // As pi: an event the extensions handle goes out once their handlers are done (what
       // they show, a dialog included, comes first), and later agent events wait behind it.
       // The run's end decides its retry at once (pi's _createRetryPromiseForAgentEnd), so
@@ -359,7 +388,9 @@ export class AgentSession {
           this.release(out);
         })
         // An event that cannot be sent (details holding a BigInt) is reported; the events behind it still go out.
-        .catch((err: unknown) => this.warn(`could not send the ${out.type} event: ${err instanceof Error ? err.message : String(err)}`));
+        .catch((err: unknown) =>
+          this.warn(`could not send the ${out.type} event: ${err instanceof Error ? err.message : String(err)}`),
+        );
       this.held = next;
       if (event.type === "agent_end") this.agentEndOut = next;
       void next.then(() => {
@@ -396,7 +427,10 @@ export class AgentSession {
     if (o.session) {
       const path = resolve(this.cwd, o.session);
       if ((o.session.includes("/") || o.session.endsWith(".jsonl")) && !existsSync(path)) {
-        return SessionStore.create({ dir: dirname(path), cwd: this.cwd, fileName: basename(path) }, { warn: this.warn });
+        return SessionStore.create(
+          { dir: dirname(path), cwd: this.cwd, fileName: basename(path) },
+          { warn: this.warn },
+        );
       }
       return SessionStore.open(resolveSessionArg(o.session, this.sessionDir), { warn: this.warn });
     }
@@ -427,7 +461,9 @@ export class AgentSession {
         return resolveModel(this.catalogue, fromSession.provider, fromSession.modelId);
       } catch (err) {
         if (!final) throw err;
-        this.warn(`the session's model ${fromSession.provider}/${fromSession.modelId} is not available (${(err as Error).message}); using the default`);
+        this.warn(
+          `the session's model ${fromSession.provider}/${fromSession.modelId} is not available (${(err as Error).message}); using the default`,
+        );
       }
     }
     const settings = this.resources.settings;
@@ -436,7 +472,9 @@ export class AgentSession {
     // (a models.json model needs no --provider); only an unknown id gets the default provider.
     const anyProvider = o.model !== undefined && !o.provider && this.catalogue.models.some((m) => m.id === o.model);
     const providerName =
-      o.provider ?? (o.model ? undefined : settings.defaultProvider) ?? (modelArg?.includes("/") || anyProvider ? undefined : defaultProvider(this.env));
+      o.provider ??
+      (o.model ? undefined : settings.defaultProvider) ??
+      (modelArg?.includes("/") || anyProvider ? undefined : defaultProvider(this.env));
     return resolveModel(this.catalogue, providerName, modelArg);
   }
 
@@ -562,7 +600,13 @@ export class AgentSession {
     const registered = this.extensions.providers();
     const { models, keySettings } = applyProviders(this.diskCatalogue, registered);
     this.providers.setCustomApis(
-      new Map(registered.flatMap((p) => (p.streamSimple && p.config.api ? [[p.config.api, streamSimpleProvider(p.streamSimple, `provider "${p.name}" (${p.path})`)]] : []))),
+      new Map(
+        registered.flatMap((p) =>
+          p.streamSimple && p.config.api
+            ? [[p.config.api, streamSimpleProvider(p.streamSimple, `provider "${p.name}" (${p.path})`)]]
+            : [],
+        ),
+      ),
     );
     this.catalogue.models = models;
     this.catalogue.keySettings.clear();
@@ -581,7 +625,13 @@ export class AgentSession {
     if (!this.store) return;
     if (message.role === "custom") {
       const { customType, content, display, details } = message;
-      this.store.appendOrKeep({ type: "custom_message", customType, content, display, ...(details !== undefined ? { details } : {}) });
+      this.store.appendOrKeep({
+        type: "custom_message",
+        customType,
+        content,
+        display,
+        ...(details !== undefined ? { details } : {}),
+      });
     } else {
       this.store.appendOrKeep({ type: "message", message });
     }
@@ -599,7 +649,9 @@ export class AgentSession {
         this.turnIndex = 0;
         return ext.has("agent_start") ? { type: "agent_start" } : undefined;
       case "turn_start":
-        return ext.has("turn_start") ? { type: "turn_start", turnIndex: this.turnIndex, timestamp: Date.now() } : undefined;
+        return ext.has("turn_start")
+          ? { type: "turn_start", turnIndex: this.turnIndex, timestamp: Date.now() }
+          : undefined;
       case "turn_end": {
         const turnIndex = this.turnIndex++;
         return ext.has("turn_end") ? { ...event, turnIndex } : undefined;
@@ -632,10 +684,16 @@ export class AgentSession {
     const first = prompts.find((p) => p.role === "user");
     if (!first) return;
     const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
-    const images = first && Array.isArray(first.content) ? first.content.filter((c): c is ImageContent => c.type === "image") : [];
+    const images =
+      first && Array.isArray(first.content) ? first.content.filter((c): c is ImageContent => c.type === "image") : [];
     // The options are built only for a handler that can read them (every prompt passes here).
     const options = this.extensions.has("before_agent_start") ? this.systemPromptOptions() : undefined;
-    const outcome = await this.extensions.beforeAgentStart(text, images.length > 0 ? images : undefined, this.systemPromptText, options);
+    const outcome = await this.extensions.beforeAgentStart(
+      text,
+      images.length > 0 ? images : undefined,
+      this.systemPromptText,
+      options,
+    );
     this.runSystemPrompt = outcome?.systemPrompt ?? null;
     prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
   }
@@ -650,7 +708,9 @@ export class AgentSession {
   /** Tools the model may call now: the active built-ins, replaced or extended by extension tools. */
   activeTools(): AgentTool[] {
     const extra = this.extensions.tools().filter((t) => !this.inactiveExtensionTools.has(t.name));
-    const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && !extra.some((e) => e.name === t.name));
+    const builtIns = BUILT_IN_TOOLS.filter(
+      (t) => this.activeToolNames.includes(t.name) && !extra.some((e) => e.name === t.name),
+    );
     return [...builtIns, ...extra];
   }
 
@@ -697,7 +757,8 @@ export class AgentSession {
 
   /** `/skill:name args` and `/template args` expanded, as pi expands a prompt before sending it. */
   expandPrompt(text: string): string {
-    const skills = this.resources.settings.enableSkillCommands === false ? text : expandSkillCommand(text, this.resources.skills);
+    const skills =
+      this.resources.settings.enableSkillCommands === false ? text : expandSkillCommand(text, this.resources.skills);
     return expandPromptTemplate(skills, this.resources.templates);
   }
 
@@ -906,7 +967,9 @@ export class AgentSession {
   /** Next usable model (wrapping; within `--models` / `enabledModels` when given); null when there is only one. */
   cycleModel(): { model: Model; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
     const patterns = this.options.scopedModels ?? this.resources.settings.enabledModels ?? [];
-    const usable = this.availableModels().filter((m) => patterns.length === 0 || patterns.some((p) => matchesModelPattern(m, p)));
+    const usable = this.availableModels().filter(
+      (m) => patterns.length === 0 || patterns.some((p) => matchesModelPattern(m, p)),
+    );
     if (usable.length <= 1) return null;
     const current = usable.findIndex((m) => m.provider === this.agent.model.provider && m.id === this.agent.model.id);
     const next = usable[(current + 1) % usable.length];
@@ -971,7 +1034,11 @@ export class AgentSession {
       const operations = intercept?.operations as BashOperations | undefined;
       const raw =
         supplied ??
-        (await runBash(command, { cwd: this.cwd, signal: controller.signal, ...(typeof operations?.exec === "function" ? { operations } : {}) }));
+        (await runBash(command, {
+          cwd: this.cwd,
+          signal: controller.signal,
+          ...(typeof operations?.exec === "function" ? { operations } : {}),
+        }));
       const r = { ...raw, output: plainBashOutput(raw.output) };
       const message: BashExecutionMessage = {
         role: "bashExecution",
@@ -1055,7 +1122,9 @@ export class AgentSession {
       try {
         this.agent.model = resolveModel(this.catalogue, ctx.model.provider, ctx.model.modelId);
       } catch {
-        this.warn(`the session's model ${ctx.model.provider}/${ctx.model.modelId} is not available; keeping ${this.agent.model.provider}/${this.agent.model.id}`);
+        this.warn(
+          `the session's model ${ctx.model.provider}/${ctx.model.modelId} is not available; keeping ${this.agent.model.provider}/${this.agent.model.id}`,
+        );
       }
     }
     if (ctx.thinkingLevel) this.agent.thinkingLevel = ctx.thinkingLevel;
@@ -1096,7 +1165,11 @@ export class AgentSession {
     this.requireIdle("start a new session");
     const outcome = await this.replaceSession({ type: "session_before_switch", reason: "new" }, "new", () => {
       if (this.store) {
-        return { store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }), fresh: true, result: { cancelled: false } };
+        return {
+          store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }),
+          fresh: true,
+          result: { cancelled: false },
+        };
       }
       // --no-session: a new session in memory, as pi's; nothing reaches the disk.
       this.ephemeralId = randomUuid();
@@ -1111,11 +1184,15 @@ export class AgentSession {
   async switchSession(path: string): Promise<{ cancelled: boolean }> {
     this.requireIdle("switch sessions");
     const target = resolveSessionArg(path, this.sessionDir);
-    return this.replaceSession({ type: "session_before_switch", reason: "resume", targetSessionFile: target }, "resume", () => ({
-      store: SessionStore.open(target, { warn: this.warn }),
-      fresh: false,
-      result: { cancelled: false },
-    }));
+    return this.replaceSession(
+      { type: "session_before_switch", reason: "resume", targetSessionFile: target },
+      "resume",
+      () => ({
+        store: SessionStore.open(target, { warn: this.warn }),
+        fresh: false,
+        result: { cancelled: false },
+      }),
+    );
   }
 
   /**
@@ -1124,14 +1201,22 @@ export class AgentSession {
    */
   async fork(entryId: string): Promise<{ text?: string; cancelled: boolean }> {
     this.requireIdle("fork");
-    const outcome = await this.replaceSession({ type: "session_before_fork", entryId, position: "before" }, "fork", () => {
-      if (!this.store) {
-        const { path, text } = forkPoint(this.memoryEntries(), entryId);
-        return { messages: this.agent.messages.slice(0, path.length), result: { text, cancelled: false } };
-      }
-      const { path, text } = forkSession(this.store, entryId, this.sessionDir);
-      return { store: SessionStore.open(path, { warn: this.warn }), fresh: false, result: { text, cancelled: false } };
-    });
+    const outcome = await this.replaceSession(
+      { type: "session_before_fork", entryId, position: "before" },
+      "fork",
+      () => {
+        if (!this.store) {
+          const { path, text } = forkPoint(this.memoryEntries(), entryId);
+          return { messages: this.agent.messages.slice(0, path.length), result: { text, cancelled: false } };
+        }
+        const { path, text } = forkSession(this.store, entryId, this.sessionDir);
+        return {
+          store: SessionStore.open(path, { warn: this.warn }),
+          fresh: false,
+          result: { text, cancelled: false },
+        };
+      },
+    );
     return outcome;
   }
 
@@ -1143,7 +1228,11 @@ export class AgentSession {
     const leaf = this.store ? this.store.leafId! : (this.memoryEntries().at(-1)?.id ?? "");
     return this.replaceSession({ type: "session_before_fork", entryId: leaf, position: "at" }, "fork", () =>
       this.store
-        ? { store: SessionStore.open(cloneSession(this.store, this.sessionDir), { warn: this.warn }), fresh: false, result: { cancelled: false } }
+        ? {
+            store: SessionStore.open(cloneSession(this.store, this.sessionDir), { warn: this.warn }),
+            fresh: false,
+            result: { cancelled: false },
+          }
         : { messages: [...this.agent.messages], result: { cancelled: false } },
     );
   }
@@ -1155,7 +1244,8 @@ export class AgentSession {
         this.agent.messages.push(message);
         this.persist(message);
       },
-      appendCustomEntry: (customType: string, data?: unknown) => this.store?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
+      appendCustomEntry: (customType: string, data?: unknown) =>
+        this.store?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
       getSessionFile: () => this.sessionFile,
     };
   }
@@ -1169,7 +1259,8 @@ export class AgentSession {
   async compact(customInstructions?: string): Promise<CompactionResult> {
     this.requireIdle("compact");
     const result = await this.runCompaction("manual", customInstructions, false);
-    if (!result) throw new Error("nothing to compact yet: the conversation is shorter than the part that is always kept");
+    if (!result)
+      throw new Error("nothing to compact yet: the conversation is shorter than the part that is always kept");
     return result;
   }
 
@@ -1206,7 +1297,11 @@ export class AgentSession {
    * run in progress continues with the compacted context (the original entries stay
    * in the file).
    */
-  private async runCompaction(reason: CompactionReason, customInstructions: string | undefined, willRetry: boolean): Promise<CompactionResult | null> {
+  private async runCompaction(
+    reason: CompactionReason,
+    customInstructions: string | undefined,
+    willRetry: boolean,
+  ): Promise<CompactionResult | null> {
     const model = this.agent.model;
     const done = await this.compactor.run(
       {
@@ -1217,10 +1312,17 @@ export class AgentSession {
         keepTokens: this.options.compactionKeepTokens ?? this.resources.settings.compaction?.keepRecentTokens ?? 20_000,
         emit: (e) => this.emit(e),
         before: async (preparation, customInstructions, signal) => {
-          const r = await this.extensions.before({ type: "session_before_compact", preparation, branchEntries: this.store?.pathToLeaf() ?? [], customInstructions, signal });
+          const r = await this.extensions.before({
+            type: "session_before_compact",
+            preparation,
+            branchEntries: this.store?.pathToLeaf() ?? [],
+            customInstructions,
+            signal,
+          });
           return r as BeforeCompactOutcome | undefined;
         },
-        after: (compactionEntry, fromExtension) => this.extensions.notify({ type: "session_compact", compactionEntry, fromExtension }),
+        after: (compactionEntry, fromExtension) =>
+          this.extensions.notify({ type: "session_compact", compactionEntry, fromExtension }),
       },
       reason,
       customInstructions,
@@ -1240,10 +1342,20 @@ export class AgentSession {
         source: "extension",
         sourceInfo: sourceInfo(c.path, "path", dirname(c.path)),
       })),
-      ...this.resources.templates.map((t) => ({ name: t.name, description: t.description, source: "prompt", sourceInfo: t.sourceInfo })),
+      ...this.resources.templates.map((t) => ({
+        name: t.name,
+        description: t.description,
+        source: "prompt",
+        sourceInfo: t.sourceInfo,
+      })),
       ...(this.resources.settings.enableSkillCommands === false
         ? []
-        : this.resources.skills.map((s) => ({ name: `skill:${s.name}`, description: s.description, source: "skill", sourceInfo: s.sourceInfo }))),
+        : this.resources.skills.map((s) => ({
+            name: `skill:${s.name}`,
+            description: s.description,
+            source: "skill",
+            sourceInfo: s.sourceInfo,
+          }))),
     ];
   }
 
@@ -1252,7 +1364,13 @@ export class AgentSession {
     const store = this.requireStore("export to HTML");
     const path = exportSessionHtml(
       store.path,
-      { header: store.header, path: store.pathToLeaf(), entryCount: store.entries.length, name: this.sessionName, systemPrompt: this.systemPromptText },
+      {
+        header: store.header,
+        path: store.pathToLeaf(),
+        entryCount: store.entries.length,
+        name: this.sessionName,
+        systemPrompt: this.systemPromptText,
+      },
       this.cwd,
       outputPath,
     );
@@ -1286,7 +1404,12 @@ export class AgentSession {
     // pi's session_before_tree: an extension may cancel, or supply the branch summary.
     const before = (await this.extensions.before({
       type: "session_before_tree",
-      preparation: { targetId, oldLeafId: oldLeaf, entriesToSummarize: entries, userWantsSummary: options.summarize === true },
+      preparation: {
+        targetId,
+        oldLeafId: oldLeaf,
+        entriesToSummarize: entries,
+        userWantsSummary: options.summarize === true,
+      },
       signal: new AbortController().signal,
     })) as { cancel?: boolean; summary?: { summary: string; details?: unknown } } | undefined;
     if (before?.cancel === true) return { cancelled: true };
@@ -1295,14 +1418,27 @@ export class AgentSession {
     if (options.summarize && entries.length > 0) {
       const messages = branchMessages(entries);
       const lists = fileLists(messages, earlierFileLists(entries));
-      const request = buildBranchSummaryRequest(serializeForSummary(messages), options.customInstructions, options.replaceInstructions);
+      const request = buildBranchSummaryRequest(
+        serializeForSummary(messages),
+        options.customInstructions,
+        options.replaceInstructions,
+      );
       const text =
         supplied?.summary ??
         (await this.compactor.summarizeOnce(
-          { model: this.agent.model, provider: this.providers.for(this.agent.model), apiKey: this.apiKeyFor(this.agent.model) },
+          {
+            model: this.agent.model,
+            provider: this.providers.for(this.agent.model),
+            apiKey: this.apiKeyFor(this.agent.model),
+          },
           request,
         ));
-      const entry = store.branchWithSummary(leafId, BRANCH_SUMMARY_PREAMBLE + text + formatFileLists(lists), supplied?.details ?? lists, supplied !== undefined);
+      const entry = store.branchWithSummary(
+        leafId,
+        BRANCH_SUMMARY_PREAMBLE + text + formatFileLists(lists),
+        supplied?.details ?? lists,
+        supplied !== undefined,
+      );
       if (options.label) store.setLabel(entry.id, options.label);
       summaryEntry = entry;
     } else {
@@ -1311,8 +1447,18 @@ export class AgentSession {
     }
     this.clearQueues();
     this.agent.messages = store.buildContext().messages;
-    await this.extensions.notify({ type: "session_tree", newLeafId: store.leafId, oldLeafId: oldLeaf, summaryEntry, fromExtension: supplied !== undefined });
-    return { cancelled: false, ...(editorText !== undefined ? { editorText } : {}), ...(summaryEntry ? { summaryEntry } : {}) };
+    await this.extensions.notify({
+      type: "session_tree",
+      newLeafId: store.leafId,
+      oldLeafId: oldLeaf,
+      summaryEntry,
+      fromExtension: supplied !== undefined,
+    });
+    return {
+      cancelled: false,
+      ...(editorText !== undefined ? { editorText } : {}),
+      ...(summaryEntry ? { summaryEntry } : {}),
+    };
   }
 
   /** Flags extensions registered, for the CLI to accept. */
@@ -1333,12 +1479,20 @@ export class AgentSession {
    * the extensions returned join the session's (as pi's `extendResources`), and the
    * system prompt is rebuilt with them.
    */
-  private async startExtensions(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<void> {
+  private async startExtensions(
+    reason: "startup" | "new" | "resume" | "fork" | "reload",
+    previousSessionFile?: string,
+  ): Promise<void> {
     const found = await this.extensions.sessionStart(reason, previousSessionFile);
     const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-    if (same(found.skillPaths, this.discovered.skillPaths) && same(found.promptPaths, this.discovered.promptPaths)) return;
+    if (same(found.skillPaths, this.discovered.skillPaths) && same(found.promptPaths, this.discovered.promptPaths))
+      return;
     this.discovered = found;
-    this.resources = extendResources(this.baseResources, found, { home: this.home, cwd: this.cwd, trusted: this.options.trusted === true });
+    this.resources = extendResources(this.baseResources, found, {
+      home: this.home,
+      cwd: this.cwd,
+      trusted: this.options.trusted === true,
+    });
     for (const w of this.resources.warnings) this.warn(`${w.path}: ${w.message}`);
     this.rebuildSystemPrompt();
   }
@@ -1362,7 +1516,8 @@ export class AgentSession {
     // no more messages. What the handler sends before its first wait is queued, as in pi.
     // Only the run whose loop ended is waited for: a run that started since (a before_agent_start
     // handler awaiting its own send) takes the message in its queue, as pi's would.
-    if (!this.endWindow) while (triggerTurn && this.endedRun !== undefined && this.agent.running === this.endedRun) await this.endedRun;
+    if (!this.endWindow)
+      while (triggerTurn && this.endedRun !== undefined && this.agent.running === this.endedRun) await this.endedRun;
     if (this.isBusy || this.endWindow) {
       if (deliverAs === "followUp") this.agent.followUp(message);
       else this.agent.steer(message);
@@ -1413,7 +1568,11 @@ export class AgentSession {
       hasPendingMessages: () => this.agent.pendingMessageCount > 0,
       signal: () => this.agent.signal,
       contextUsage: () => {
-        const stats = this.sessionStats().contextUsage as { tokens: number | null; contextWindow: number; percent: number | null };
+        const stats = this.sessionStats().contextUsage as {
+          tokens: number | null;
+          contextWindow: number;
+          percent: number | null;
+        };
         return stats;
       },
       sessionFile: () => this.sessionFile,
@@ -1439,8 +1598,10 @@ export class AgentSession {
         sending.then(done, done);
         return sending;
       },
-      sendMessage: (input, options) => this.deliver(customMessage(input), options.deliverAs, options.triggerTurn === true),
-      appendEntry: (customType, data) => void store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
+      sendMessage: (input, options) =>
+        this.deliver(customMessage(input), options.deliverAs, options.triggerTurn === true),
+      appendEntry: (customType, data) =>
+        void store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
       setSessionName: (name) => this.setSessionName(name),
       setLabel: (entryId, label) => store()?.setLabel(entryId, label),
       setModel: (provider, modelId) => this.setModel(provider, modelId),
@@ -1451,8 +1612,18 @@ export class AgentSession {
         const ext = this.extensions.tools();
         const builtIns = BUILT_IN_TOOLS.filter((t) => !ext.some((e) => e.name === t.name));
         return [
-          ...builtIns.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, sourceInfo: { path: `<builtin:${t.name}>`, source: "builtin", scope: "temporary", origin: "top-level" } })),
-          ...ext.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, sourceInfo: { path: "<extension>", source: "local", scope: "temporary", origin: "top-level" } })),
+          ...builtIns.map((t) => ({
+            name: t.name,
+            description: t.description,
+            parameters: t.parameters,
+            sourceInfo: { path: `<builtin:${t.name}>`, source: "builtin", scope: "temporary", origin: "top-level" },
+          })),
+          ...ext.map((t) => ({
+            name: t.name,
+            description: t.description,
+            parameters: t.parameters,
+            sourceInfo: { path: "<extension>", source: "local", scope: "temporary", origin: "top-level" },
+          })),
         ];
       },
       toolsChanged: () => this.rebuildSystemPrompt(),
@@ -1462,14 +1633,17 @@ export class AgentSession {
       requestShutdown: () => {
         this.shutdownRequested = true;
         // Outside a run (a command, or an agent_end handler once the agent is idle): after what is held went out.
-        if (!this.agent.isStreaming) void (this.held ?? Promise.resolve()).then(() => setImmediate(() => this.onShutdownRequest?.()));
+        if (!this.agent.isStreaming)
+          void (this.held ?? Promise.resolve()).then(() => setImmediate(() => this.onShutdownRequest?.()));
       },
       compact: (customInstructions) => this.compact(customInstructions),
       waitForIdle: () => this.agent.waitForIdle(),
       newSession: (options = {}) => this.newSession(options.parentSession, options.setup),
       fork: async (entryId, position = "before") => (position === "at" ? this.clone() : this.fork(entryId)),
       switchSession: (path) => this.switchSession(path),
-      navigateTree: async (targetId, options) => ({ cancelled: (await this.navigateTree(targetId, options)).cancelled }),
+      navigateTree: async (targetId, options) => ({
+        cancelled: (await this.navigateTree(targetId, options)).cancelled,
+      }),
     };
   }
 }

@@ -128,7 +128,13 @@ export class AutoRetry {
       maxRetryDelayMs: s.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS,
     });
     if (decision.retry && s.enabled) {
-      return { retry: true, failed: last, delayMs: decision.delayMs, reason: decision.reason, errorMessage: last.errorMessage ?? "unknown error" };
+      return {
+        retry: true,
+        failed: last,
+        delayMs: decision.delayMs,
+        reason: decision.reason,
+        errorMessage: last.errorMessage ?? "unknown error",
+      };
     }
     return this.attempt > 0 ? { retry: false, finalError: last.errorMessage } : null;
   }

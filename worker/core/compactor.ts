@@ -37,7 +37,11 @@ export interface CompactionDeps extends SummaryModel {
   keepTokens: number;
   emit: (event: Extract<WorkerEvent, { type: "compaction_start" | "compaction_end" }>) => void;
   /** Extensions' `session_before_compact`: may cancel, or supply the compaction. */
-  before?: (preparation: CompactionPreparation, customInstructions: string | undefined, signal: AbortSignal) => Promise<BeforeCompactOutcome | undefined>;
+  before?: (
+    preparation: CompactionPreparation,
+    customInstructions: string | undefined,
+    signal: AbortSignal,
+  ) => Promise<BeforeCompactOutcome | undefined>;
   /** Extensions' `session_compact`, after the entry was written. */
   after?: (entry: SessionEntry, fromExtension: boolean) => Promise<void>;
 }
@@ -113,13 +117,22 @@ export class Compactor {
       }
       const supplied = outcome?.compaction;
       // pi's own summary ends with the file lists; an extension's is kept as given.
-      const summary = supplied?.summary ?? (await summarizePlan(deps, plan, customInstructions, controller.signal)) + formatFileLists(plan.files);
+      const summary =
+        supplied?.summary ??
+        (await summarizePlan(deps, plan, customInstructions, controller.signal)) + formatFileLists(plan.files);
       const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
       const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
       // pi's details: the files the summarized part read and changed, so later summaries keep them.
       // An extension's own compaction keeps only the details it gave, as in pi.
       const details = supplied ? supplied.details : plan.files;
-      const entry = deps.store.append({ type: "compaction", summary, firstKeptEntryId, tokensBefore, details, fromHook: supplied !== undefined });
+      const entry = deps.store.append({
+        type: "compaction",
+        summary,
+        firstKeptEntryId,
+        tokensBefore,
+        details,
+        fromHook: supplied !== undefined,
+      });
       const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details };
       await deps.after?.(entry as SessionEntry, supplied !== undefined);
       deps.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
@@ -146,12 +159,19 @@ export class Compactor {
  * The summary of a plan. A cut inside a turn takes two requests at once, as in pi: the
  * history before the turn and the turn's prefix, joined under one heading.
  */
-async function summarizePlan(deps: SummaryModel, plan: CompactionPlan, customInstructions: string | undefined, signal: AbortSignal): Promise<string> {
+async function summarizePlan(
+  deps: SummaryModel,
+  plan: CompactionPlan,
+  customInstructions: string | undefined,
+  signal: AbortSignal,
+): Promise<string> {
   if (!plan.isSplitTurn || plan.turnPrefixMessages.length === 0) {
     return summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), signal);
   }
   const [history, prefix] = await Promise.all([
-    plan.messagesToSummarize.length > 0 ? summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), signal) : NO_PRIOR_HISTORY,
+    plan.messagesToSummarize.length > 0
+      ? summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), signal)
+      : NO_PRIOR_HISTORY,
     summarize(deps, buildTurnPrefixRequest(plan.turnPrefixMessages), signal),
   ]);
   return history + SPLIT_TURN_HEADING + prefix;
@@ -174,7 +194,10 @@ async function summarize(deps: SummaryModel, request: string, signal: AbortSigna
   if (!final || final.stopReason === "error" || final.stopReason === "aborted") {
     throw new Error(`the summary request failed: ${final?.errorMessage ?? "no reply"}`);
   }
-  const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim();
+  const text = final.content
+    .map((c) => (c.type === "text" ? c.text : ""))
+    .join("")
+    .trim();
   if (!text) throw new Error("the summary request returned no text");
   return text;
 }

@@ -70,7 +70,15 @@ export class ExtensionRegistry {
 
   /** Forget what one extension registered (its load failed half-way). */
   remove(path: string): void {
-    for (const list of [this.tools, this.commands, this.handlers, this.flags, this.shortcuts, this.renderers, this.providers] as { path: string }[][]) {
+    for (const list of [
+      this.tools,
+      this.commands,
+      this.handlers,
+      this.flags,
+      this.shortcuts,
+      this.renderers,
+      this.providers,
+    ] as { path: string }[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i].path === path) list.splice(i, 1);
     }
   }
@@ -125,7 +133,8 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
         fail(`registerTool: the name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);
       }
       if (typeof tool.description !== "string") fail(`registerTool "${tool.name}": description must be a string`);
-      if (typeof tool.parameters !== "object" || tool.parameters === null) fail(`registerTool "${tool.name}": parameters must be a TypeBox schema (Type.Object({...}))`);
+      if (typeof tool.parameters !== "object" || tool.parameters === null)
+        fail(`registerTool "${tool.name}": parameters must be a TypeBox schema (Type.Object({...}))`);
       if (typeof tool.execute !== "function") fail(`registerTool "${tool.name}": execute must be a function`);
       const existing = registry.tools.findIndex((t) => t.tool.name === tool.name);
       if (existing >= 0) registry.tools.splice(existing, 1);
@@ -135,7 +144,8 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
 
     registerCommand(name: string, command: ExtensionCommandDefinition): void {
       const bare = typeof name === "string" ? name.replace(/^\//, "") : "";
-      if (!COMMAND_NAME.test(bare)) fail(`registerCommand: the name ${JSON.stringify(name)} must be letters, digits, "_", ":" or "-"`);
+      if (!COMMAND_NAME.test(bare))
+        fail(`registerCommand: the name ${JSON.stringify(name)} must be letters, digits, "_", ":" or "-"`);
       if (typeof command?.handler !== "function") fail(`registerCommand "${bare}": handler must be a function`);
       const own = registry.commands.findIndex((c) => c.path === path && c.name === bare);
       const entry: RegisteredCommand = { ...command, path, name: bare };
@@ -144,7 +154,8 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
     },
 
     registerFlag(name: string, options: ExtensionFlagDefinition = {}): void {
-      if (typeof name !== "string" || !FLAG_NAME.test(name)) fail(`registerFlag: the name ${JSON.stringify(name)} must be lowercase letters, digits and "-"`);
+      if (typeof name !== "string" || !FLAG_NAME.test(name))
+        fail(`registerFlag: the name ${JSON.stringify(name)} must be lowercase letters, digits and "-"`);
       if (!registry.flags.some((f) => f.name === name)) registry.flags.push({ ...options, path, name });
     },
 
@@ -165,13 +176,18 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
       if (typeof name !== "string" || name === "") fail("registerProvider needs a provider name");
       if (typeof config !== "object" || config === null) fail(`registerProvider "${name}" needs a config object`);
       const { streamSimple, oauth, ...rest } = config;
-      if (streamSimple !== undefined && typeof streamSimple !== "function") fail(`registerProvider "${name}": streamSimple must be a function`);
-      if (streamSimple !== undefined && typeof rest.api !== "string") fail(`registerProvider "${name}": "api" is required when registering streamSimple`);
+      if (streamSimple !== undefined && typeof streamSimple !== "function")
+        fail(`registerProvider "${name}": streamSimple must be a function`);
+      if (streamSimple !== undefined && typeof rest.api !== "string")
+        fail(`registerProvider "${name}": "api" is required when registering streamSimple`);
       const existing = registry.providers.find((p) => p.name === name);
-      const customApi = streamSimple !== undefined ? (rest.api as string) : existing?.streamSimple ? existing.config.api : undefined;
+      const customApi =
+        streamSimple !== undefined ? (rest.api as string) : existing?.streamSimple ? existing.config.api : undefined;
       // pi's /login is a terminal flow; without it only a configured key can reach the provider.
       if (oauth !== undefined && !rest.apiKey && !existing?.config.apiKey) {
-        fail(`registerProvider "${name}": this provider gets its key only through OAuth (/login), which needs pi's terminal; give it an "apiKey" (a key or the name of an environment variable) to use it here`);
+        fail(
+          `registerProvider "${name}": this provider gets its key only through OAuth (/login), which needs pi's terminal; give it an "apiKey" (a key or the name of an environment variable) to use it here`,
+        );
       }
       let checked: ProviderConfig;
       try {
@@ -181,10 +197,19 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
       }
       // As pi: registering a name again overrides the keys it gives and keeps the others.
       if (existing) {
-        existing.config = { ...existing.config, ...Object.fromEntries(Object.entries(checked).filter(([, v]) => v !== undefined)) };
+        existing.config = {
+          ...existing.config,
+          ...Object.fromEntries(Object.entries(checked).filter(([, v]) => v !== undefined)),
+        };
         existing.path = path;
         if (streamSimple !== undefined) existing.streamSimple = streamSimple as StreamSimple;
-      } else registry.providers.push({ path, name, config: checked, ...(streamSimple !== undefined ? { streamSimple: streamSimple as StreamSimple } : {}) });
+      } else
+        registry.providers.push({
+          path,
+          name,
+          config: checked,
+          ...(streamSimple !== undefined ? { streamSimple: streamSimple as StreamSimple } : {}),
+        });
       deps.onProvidersChanged();
     },
 
@@ -195,7 +220,10 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
       deps.onProvidersChanged();
     },
 
-    sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: DeliverAs }): Promise<void> {
+    sendUserMessage(
+      content: string | (TextContent | ImageContent)[],
+      options?: { deliverAs?: DeliverAs },
+    ): Promise<void> {
       return sends().sendUserMessage(content, options?.deliverAs);
     },
 
@@ -213,8 +241,11 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
     getSessionName: () => host().sessionName(),
     setLabel: (entryId: string, label: string | undefined) => host().setLabel(entryId, label),
 
-    exec: (command: string, args: string[] = [], options: { signal?: AbortSignal; timeout?: number; cwd?: string } = {}) =>
-      exec(command, args, { cwd: options.cwd ?? host().cwd, signal: options.signal, timeout: options.timeout }),
+    exec: (
+      command: string,
+      args: string[] = [],
+      options: { signal?: AbortSignal; timeout?: number; cwd?: string } = {},
+    ) => exec(command, args, { cwd: options.cwd ?? host().cwd, signal: options.signal, timeout: options.timeout }),
 
     getActiveTools: () => host().activeToolNames(),
     getAllTools: () => host().allTools(),
@@ -231,7 +262,8 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
 
     getThinkingLevel: () => host().thinkingLevel(),
     setThinkingLevel(level: ThinkingLevel): void {
-      if (!THINKING_LEVELS.includes(level)) fail(`setThinkingLevel: ${JSON.stringify(level)} is not one of ${THINKING_LEVELS.join(", ")}`);
+      if (!THINKING_LEVELS.includes(level))
+        fail(`setThinkingLevel: ${JSON.stringify(level)} is not one of ${THINKING_LEVELS.join(", ")}`);
       const h = host();
       h.setThinkingLevel(h.model().reasoning ? level : "off");
     },
@@ -241,7 +273,9 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
 }
 
 /** Command infos as `get_commands` and `pi.getCommands()` list them; duplicates get `:1`, `:2` in load order. */
-export function commandInfos(registry: ExtensionRegistry): { name: string; description?: string; source: "extension"; path: string; sourceInfo: Record<string, string> }[] {
+export function commandInfos(
+  registry: ExtensionRegistry,
+): { name: string; description?: string; source: "extension"; path: string; sourceInfo: Record<string, string> }[] {
   return invocationNames(registry.commands).map(({ name, command }) => ({
     name,
     ...(command.description !== undefined ? { description: command.description } : {}),
@@ -265,7 +299,11 @@ export function invocationNames(commands: RegisteredCommand[]): { name: string; 
 }
 
 /** Run a program without a shell; never rejects (a missing program is code 127 with the error on stderr). */
-export function exec(command: string, args: string[], options: { cwd: string; signal?: AbortSignal; timeout?: number }): Promise<ExecResult> {
+export function exec(
+  command: string,
+  args: string[],
+  options: { cwd: string; signal?: AbortSignal; timeout?: number },
+): Promise<ExecResult> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
     const out: Buffer[] = [];
@@ -285,7 +323,12 @@ export function exec(command: string, args: string[], options: { cwd: string; si
     });
     child.on("close", (code) => {
       if (timer) clearTimeout(timer);
-      resolve({ stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), code: code ?? (killed ? 143 : 127), killed });
+      resolve({
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+        code: code ?? (killed ? 143 : 127),
+        killed,
+      });
     });
   });
 }

@@ -54,7 +54,11 @@ export function modelRegistryView(host: ExtensionHost) {
     },
     hasConfiguredAuth: (model: Model) => keyFor(model) !== undefined,
     // As pi's: a missing key is no error (ok, apiKey undefined), so an extension can say which one is missing.
-    getApiKeyAndHeaders: async (model: Model) => ({ ok: true as const, apiKey: keyFor(model), headers: undefined as Record<string, string> | undefined }),
+    getApiKeyAndHeaders: async (model: Model) => ({
+      ok: true as const,
+      apiKey: keyFor(model),
+      headers: undefined as Record<string, string> | undefined,
+    }),
   };
 }
 
@@ -82,7 +86,8 @@ export function fullUi(base: ExtensionUi) {
     setStatus: (key: string, text: string | undefined) => base.setStatus(key, text),
     setWidget: (key: string, content: unknown, options?: { placement?: "aboveEditor" | "belowEditor" }) => {
       // Only lines travel; component factories need a terminal.
-      if (content === undefined || Array.isArray(content)) base.setWidget?.(key, content as string[] | undefined, options?.placement);
+      if (content === undefined || Array.isArray(content))
+        base.setWidget?.(key, content as string[] | undefined, options?.placement);
     },
     setTitle: (title: string) => base.setTitle?.(title),
     setEditorText: (text: string) => base.setEditorText?.(text),
@@ -138,7 +143,9 @@ export function extensionContext(host: ExtensionHost, overrides: ContextOverride
     hasPendingMessages: () => host.hasPendingMessages(),
     shutdown: () => host.requestShutdown(),
     getContextUsage: () => host.contextUsage(),
-    compact: (options: { customInstructions?: string; onComplete?: (r: unknown) => void; onError?: (e: Error) => void } = {}) => {
+    compact: (
+      options: { customInstructions?: string; onComplete?: (r: unknown) => void; onError?: (e: Error) => void } = {},
+    ) => {
       host.compact(options.customInstructions).then(
         (result) => options.onComplete?.(result),
         (err: unknown) => options.onError?.(err instanceof Error ? err : new Error(String(err))),
@@ -157,12 +164,17 @@ export type SendFailure = (event: "send_message" | "send_user_message", error: s
  * rejection (which would end the worker).
  */
 export function reportedSends(host: ExtensionHost, failed: SendFailure) {
-  const report = (event: Parameters<SendFailure>[0]) => (err: unknown) => failed(event, err instanceof Error ? err.message : String(err));
+  const report = (event: Parameters<SendFailure>[0]) => (err: unknown) =>
+    failed(event, err instanceof Error ? err.message : String(err));
   return {
-    sendUserMessage: (content: Parameters<ExtensionHost["sendUserMessage"]>[0], deliverAs?: Parameters<ExtensionHost["sendUserMessage"]>[1]) =>
-      host.sendUserMessage(content, deliverAs).catch(report("send_user_message")),
-    sendMessage: (message: Parameters<ExtensionHost["sendMessage"]>[0], options: Parameters<ExtensionHost["sendMessage"]>[1]) =>
-      host.sendMessage(message, options).catch(report("send_message")),
+    sendUserMessage: (
+      content: Parameters<ExtensionHost["sendUserMessage"]>[0],
+      deliverAs?: Parameters<ExtensionHost["sendUserMessage"]>[1],
+    ) => host.sendUserMessage(content, deliverAs).catch(report("send_user_message")),
+    sendMessage: (
+      message: Parameters<ExtensionHost["sendMessage"]>[0],
+      options: Parameters<ExtensionHost["sendMessage"]>[1],
+    ) => host.sendMessage(message, options).catch(report("send_message")),
   };
 }
 
@@ -181,17 +193,23 @@ export function commandContext(host: ExtensionHost, failed: SendFailure, overrid
     }
     return result;
   };
-  return Object.defineProperties(base, Object.getOwnPropertyDescriptors({
-    waitForIdle: () => host.waitForIdle(),
-    newSession: async (options: NewSessionOptions = {}) => replaced(await host.newSession(options), options.withSession),
-    fork: async (entryId: string, options: { position?: "before" | "at"; withSession?: (ctx: unknown) => void } = {}) =>
-      replaced(await host.fork(entryId, options.position), options.withSession),
-    switchSession: async (path: string, options: { withSession?: (ctx: unknown) => void } = {}) =>
-      replaced(await host.switchSession(path), options.withSession),
-    navigateTree: (
-      targetId: string,
-      options?: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
-    ) => host.navigateTree(targetId, options),
-    reload: () => host.reload(),
-  }));
+  return Object.defineProperties(
+    base,
+    Object.getOwnPropertyDescriptors({
+      waitForIdle: () => host.waitForIdle(),
+      newSession: async (options: NewSessionOptions = {}) =>
+        replaced(await host.newSession(options), options.withSession),
+      fork: async (
+        entryId: string,
+        options: { position?: "before" | "at"; withSession?: (ctx: unknown) => void } = {},
+      ) => replaced(await host.fork(entryId, options.position), options.withSession),
+      switchSession: async (path: string, options: { withSession?: (ctx: unknown) => void } = {}) =>
+        replaced(await host.switchSession(path), options.withSession),
+      navigateTree: (
+        targetId: string,
+        options?: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
+      ) => host.navigateTree(targetId, options),
+      reload: () => host.reload(),
+    }),
+  );
 }

@@ -18,7 +18,13 @@ const MODULE_FILE = /\.(ts|js|mjs)$/;
 const INDEX_FILES = ["index.ts", "index.js", "index.mjs"];
 
 /** Find the extension files of a worker start. Paths that do not exist are kept, so loading reports them. */
-export function discoverExtensions(opts: { paths: string[]; home: string; cwd: string; trusted: boolean; discover?: boolean }): DiscoveredExtensions {
+export function discoverExtensions(opts: {
+  paths: string[];
+  home: string;
+  cwd: string;
+  trusted: boolean;
+  discover?: boolean;
+}): DiscoveredExtensions {
   const explicit = opts.paths.flatMap((p) => {
     const path = resolve(opts.cwd, p);
     return isDirectory(path) ? (entriesOf(path) ?? [path]) : [path];
@@ -36,7 +42,9 @@ export function discoverExtensions(opts: { paths: string[]; home: string; cwd: s
       return true;
     });
   const load = unique([...explicit, ...global]);
-  return opts.trusted ? { load: [...load, ...unique(project)], skipped: [] } : { load, skipped: project.filter((p) => !seen.has(canonical(p))) };
+  return opts.trusted
+    ? { load: [...load, ...unique(project)], skipped: [] }
+    : { load, skipped: project.filter((p) => !seen.has(canonical(p))) };
 }
 
 /** `dir/*.{ts,js,mjs}` and `dir/<name>/index.{ts,js,mjs}`, sorted by name. */
@@ -60,7 +68,8 @@ function entriesOf(dir: string): string[] | undefined {
   if (existsSync(manifest)) {
     try {
       const pi = (JSON.parse(readFileSync(manifest, "utf8")) as { pi?: { extensions?: unknown } }).pi;
-      if (Array.isArray(pi?.extensions)) return pi.extensions.filter((e): e is string => typeof e === "string").map((e) => resolve(dir, e));
+      if (Array.isArray(pi?.extensions))
+        return pi.extensions.filter((e): e is string => typeof e === "string").map((e) => resolve(dir, e));
     } catch {
       // An unreadable manifest: fall back to the index, and loading reports what is wrong.
     }

@@ -85,9 +85,16 @@ export interface ExtensionHooks {
   /** `session_before_*`: the first `{ cancel: true }` wins; otherwise the last result. */
   before(event: ExtensionEvent): Promise<Record<string, unknown> | undefined>;
   /** `session_start`, then `resources_discover`: resolves with the resource paths the handlers returned. */
-  sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<DiscoveredResources>;
+  sessionStart(
+    reason: "startup" | "new" | "resume" | "fork" | "reload",
+    previousSessionFile?: string,
+  ): Promise<DiscoveredResources>;
   sessionShutdown(reason: "quit" | "new" | "resume" | "fork" | "reload", targetSessionFile?: string): Promise<void>;
-  input(text: string, images: ImageContent[] | undefined, source: "rpc" | "interactive" | "extension"): Promise<InputOutcome>;
+  input(
+    text: string,
+    images: ImageContent[] | undefined,
+    source: "rpc" | "interactive" | "extension",
+  ): Promise<InputOutcome>;
   beforeAgentStart(
     prompt: string,
     images: ImageContent[] | undefined,
@@ -97,7 +104,12 @@ export interface ExtensionHooks {
   /** Per model request: may return replacement messages for this request only. */
   context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined>;
   toolCall(call: ToolCall, args: Record<string, unknown>): Promise<ToolCallDecision | undefined>;
-  toolResult(call: ToolCall, args: Record<string, unknown>, result: ToolResult, isError: boolean): Promise<{ result: ToolResult; isError: boolean } | undefined>;
+  toolResult(
+    call: ToolCall,
+    args: Record<string, unknown>,
+    result: ToolResult,
+    isError: boolean,
+  ): Promise<{ result: ToolResult; isError: boolean } | undefined>;
   /** `message_end`: a replacement for the finished message (same role), or undefined. */
   messageEnd(message: AgentMessage): Promise<AgentMessage | undefined>;
   /** `before_provider_request`: the payload to send (the same one when no handler replaced it). */

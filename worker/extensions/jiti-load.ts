@@ -88,7 +88,13 @@ const LAZY_BUILTINS = new Set(["node:fs/promises", "node:v8", "node:assert"]);
  */
 function answered(id: string, real: () => Record<PropertyKey, unknown>): Record<PropertyKey, unknown> {
   if (id === "node:v8") {
-    const snapshot = new Proxy({}, { get: (_, key) => (key === "isBuildingSnapshot" ? () => false : (real().startupSnapshot as Record<PropertyKey, unknown>)[key]) });
+    const snapshot = new Proxy(
+      {},
+      {
+        get: (_, key) =>
+          key === "isBuildingSnapshot" ? () => false : (real().startupSnapshot as Record<PropertyKey, unknown>)[key],
+      },
+    );
     return { startupSnapshot: snapshot };
   }
   if (id === "node:assert") {
@@ -107,7 +113,10 @@ export function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
     let mod: Record<PropertyKey, unknown> | undefined;
     const load = () => (mod ??= real(id) as Record<PropertyKey, unknown>);
     const own = answered(id, load);
-    return new Proxy({}, { get: (_, key) => (key in own ? own[key] : load()[key]), has: (_, key) => key in own || key in load() });
+    return new Proxy(
+      {},
+      { get: (_, key) => (key in own ? own[key] : load()[key]), has: (_, key) => key in own || key in load() },
+    );
   };
   return Object.assign((id: string) => (LAZY_BUILTINS.has(id) ? lazy(id) : real(id)), real);
 }
@@ -123,7 +132,10 @@ function compileCached(file: string, cacheFile: string, write: boolean): JitiCac
   }
   const cachedData = cached?.key === key ? cached.data : undefined;
   // Node's own CommonJS wrapper, so the file runs exactly as require() would run it.
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${raw.toString("utf8")}\n})`, { filename: file, cachedData });
+  const script = new Script(
+    `(function (exports, require, module, __filename, __dirname) { ${raw.toString("utf8")}\n})`,
+    { filename: file, cachedData },
+  );
   const mod = new Module(file, undefined);
   mod.filename = file;
   mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
@@ -133,7 +145,9 @@ function compileCached(file: string, cacheFile: string, write: boolean): JitiCac
   createRequire(file).cache[file] = mod;
   if (write) {
     // The build's run (PI_ORCH_CODE_CACHE=write-jiti): what compiled by exit (jiti's load, its extensions' imports) goes in.
-    process.on("exit", () => writeFileSync(cacheFile, Buffer.concat([Buffer.from(key, "latin1"), script.createCachedData()])));
+    process.on("exit", () =>
+      writeFileSync(cacheFile, Buffer.concat([Buffer.from(key, "latin1"), script.createCachedData()])),
+    );
   }
   if (cached === undefined) return "missing";
   if (cachedData === undefined) return "stale";

@@ -42,11 +42,15 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
   const registry = new ExtensionRegistry();
   let runner: ExtensionRunner | undefined;
   const host = () => {
-    if (!runner) throw new Error("the extension is not bound to a session yet: use the API from handlers, commands and tools");
+    if (!runner)
+      throw new Error("the extension is not bound to a session yet: use the API from handlers, commands and tools");
     return runner.host();
   };
-  const emitError = (path: string, event: string, error: string) => opts.emit({ type: "extension_error", extensionPath: path, event, error });
-  const events = createEventBus((channel, err) => emitError("pi.events", channel, err instanceof Error ? err.message : String(err)));
+  const emitError = (path: string, event: string, error: string) =>
+    opts.emit({ type: "extension_error", extensionPath: path, event, error });
+  const events = createEventBus((channel, err) =>
+    emitError("pi.events", channel, err instanceof Error ? err.message : String(err)),
+  );
   // Created on first use; if it cannot be (jiti missing), every extension reports why.
   let importer: Promise<(path: string) => Promise<unknown>> | undefined;
   const loadErrors: ExtensionErrorEvent[] = [];
@@ -56,7 +60,9 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
       importer ??= createImporter(host);
       const factory = await (await importer)(path);
       if (typeof factory !== "function") {
-        throw new TypeError(`the module must default-export a function (pi) => void, but its default export is ${describe(factory)}`);
+        throw new TypeError(
+          `the module must default-export a function (pi) => void, but its default export is ${describe(factory)}`,
+        );
       }
       await factory(
         createExtensionApi(path, {
@@ -70,7 +76,12 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
       );
     } catch (err) {
       registry.remove(path);
-      loadErrors.push({ type: "extension_error", extensionPath: path, event: "load", error: err instanceof Error ? err.message : String(err) });
+      loadErrors.push({
+        type: "extension_error",
+        extensionPath: path,
+        event: "load",
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
   runner = new ExtensionRunner({ registry, emit: opts.emit, loadErrors, skipped: found.skipped });
@@ -87,6 +98,7 @@ async function createImporter(host: () => ExtensionHost): Promise<(path: string)
 
 function describe(value: unknown): string {
   if (value === null) return "null";
-  if (typeof value === "object") return `an object with ${Object.keys(value).length ? `the keys ${Object.keys(value).join(", ")}` : "no keys"}`;
+  if (typeof value === "object")
+    return `an object with ${Object.keys(value).length ? `the keys ${Object.keys(value).join(", ")}` : "no keys"}`;
   return typeof value;
 }

@@ -8,9 +8,22 @@ import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
-import { commandInfos, invocationNames, type ExtensionRegistry, type RegisteredFlag, type RegisteredProvider } from "./api.js";
+import {
+  commandInfos,
+  invocationNames,
+  type ExtensionRegistry,
+  type RegisteredFlag,
+  type RegisteredProvider,
+} from "./api.js";
 import { commandContext, extensionContext } from "./context.js";
-import type { BeforeAgentStartOutcome, DiscoveredResources, ExtensionCommandInfo, ExtensionHooks, InputOutcome, SystemPromptOptions } from "./hooks.js";
+import type {
+  BeforeAgentStartOutcome,
+  DiscoveredResources,
+  ExtensionCommandInfo,
+  ExtensionHooks,
+  InputOutcome,
+  SystemPromptOptions,
+} from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionEventName, ExtensionToolDefinition } from "./types.js";
 
@@ -64,7 +77,10 @@ export class ExtensionRunner implements ExtensionHooks {
 
   /** The session; extensions act on it only after `bind`. */
   host(): ExtensionHost {
-    if (!this.boundHost) throw new Error("the extension is not bound to a session yet: use the API from handlers, commands and tools, not while loading");
+    if (!this.boundHost)
+      throw new Error(
+        "the extension is not bound to a session yet: use the API from handlers, commands and tools, not while loading",
+      );
     return this.boundHost;
   }
 
@@ -73,7 +89,12 @@ export class ExtensionRunner implements ExtensionHooks {
   }
 
   commands(): ExtensionCommandInfo[] {
-    return commandInfos(this.registry).map(({ name, description, source, path }) => ({ name, ...(description !== undefined ? { description } : {}), source, path }));
+    return commandInfos(this.registry).map(({ name, description, source, path }) => ({
+      name,
+      ...(description !== undefined ? { description } : {}),
+      source,
+      path,
+    }));
   }
 
   flags(): RegisteredFlag[] {
@@ -93,7 +114,9 @@ export class ExtensionRunner implements ExtensionHooks {
     if (!entry) return false;
     const host = this.host();
     // As pi: the command's prompt is answered once its handler is done, dialogs included.
-    const ctx = commandContext(host, (event, error) => this.emitError({ type: "extension_error", extensionPath: "<runtime>", event, error }));
+    const ctx = commandContext(host, (event, error) =>
+      this.emitError({ type: "extension_error", extensionPath: "<runtime>", event, error }),
+    );
     // pi names a failed command by its name, not its file: extensionPath "command:NAME", event "command".
     await this.guard(`command:${name}`, "command", () => entry.command.handler(args, ctx));
     return true;
@@ -126,7 +149,10 @@ export class ExtensionRunner implements ExtensionHooks {
     return result;
   }
 
-  async sessionStart(reason: "startup" | "new" | "resume" | "fork" | "reload", previousSessionFile?: string): Promise<DiscoveredResources> {
+  async sessionStart(
+    reason: "startup" | "new" | "resume" | "fork" | "reload",
+    previousSessionFile?: string,
+  ): Promise<DiscoveredResources> {
     const errors = this.pendingLoadErrors;
     this.pendingLoadErrors = [];
     for (const error of errors) this.emitError(error);
@@ -136,23 +162,33 @@ export class ExtensionRunner implements ExtensionHooks {
     await this.queue;
     const cwd = this.host().cwd;
     // As pi: every handler runs; string entries of each list are collected in load order.
-    await this.dispatch({ type: "resources_discover", cwd, reason: reason === "reload" ? "reload" : "startup" }, (value) => {
-      const r = value as Partial<Record<keyof DiscoveredResources, unknown>> | undefined;
-      for (const key of ["skillPaths", "promptPaths", "themePaths"] as const) {
-        const list = r?.[key];
-        // As given: loading resolves them as pi does (`~` is the home folder, the rest is relative to cwd).
-        if (Array.isArray(list)) for (const p of list) if (typeof p === "string" && p.length > 0) found[key].push(p);
-      }
-      return undefined;
-    });
+    await this.dispatch(
+      { type: "resources_discover", cwd, reason: reason === "reload" ? "reload" : "startup" },
+      (value) => {
+        const r = value as Partial<Record<keyof DiscoveredResources, unknown>> | undefined;
+        for (const key of ["skillPaths", "promptPaths", "themePaths"] as const) {
+          const list = r?.[key];
+          // As given: loading resolves them as pi does (`~` is the home folder, the rest is relative to cwd).
+          if (Array.isArray(list)) for (const p of list) if (typeof p === "string" && p.length > 0) found[key].push(p);
+        }
+        return undefined;
+      },
+    );
     return found;
   }
 
-  async sessionShutdown(reason: "quit" | "new" | "resume" | "fork" | "reload", targetSessionFile?: string): Promise<void> {
+  async sessionShutdown(
+    reason: "quit" | "new" | "resume" | "fork" | "reload",
+    targetSessionFile?: string,
+  ): Promise<void> {
     await this.notify({ type: "session_shutdown", reason, ...(targetSessionFile ? { targetSessionFile } : {}) });
   }
 
-  async input(text: string, images: ImageContent[] | undefined, source: "rpc" | "interactive" | "extension"): Promise<InputOutcome> {
+  async input(
+    text: string,
+    images: ImageContent[] | undefined,
+    source: "rpc" | "interactive" | "extension",
+  ): Promise<InputOutcome> {
     let current: InputOutcome = { action: "continue", text, images };
     let handled = false;
     await this.dispatch(
@@ -163,7 +199,8 @@ export class ExtensionRunner implements ExtensionHooks {
           handled = true;
           return "stop";
         }
-        if (r?.action === "transform" && typeof r.text === "string") current = { action: "transform", text: r.text, images: r.images ?? current.images };
+        if (r?.action === "transform" && typeof r.text === "string")
+          current = { action: "transform", text: r.text, images: r.images ?? current.images };
         return undefined;
       },
     );
@@ -180,7 +217,13 @@ export class ExtensionRunner implements ExtensionHooks {
     let changed = false;
     const messages: CustomMessageInput[] = [];
     await this.dispatch(
-      () => ({ type: "before_agent_start", prompt, images, systemPrompt: current, ...(systemPromptOptions ? { systemPromptOptions } : {}) }),
+      () => ({
+        type: "before_agent_start",
+        prompt,
+        images,
+        systemPrompt: current,
+        ...(systemPromptOptions ? { systemPromptOptions } : {}),
+      }),
       (value) => {
         const r = value as { systemPrompt?: unknown; message?: CustomMessageInput } | undefined;
         if (r?.message && typeof r.message === "object") messages.push(r.message);
@@ -222,7 +265,13 @@ export class ExtensionRunner implements ExtensionHooks {
       (value, path) => {
         const r = value as { block?: unknown; reason?: unknown } | undefined;
         if (r?.block === true) {
-          blocked = { block: true, reason: typeof r.reason === "string" ? r.reason : `Tool call "${call.name}" was blocked by the extension ${path}.` };
+          blocked = {
+            block: true,
+            reason:
+              typeof r.reason === "string"
+                ? r.reason
+                : `Tool call "${call.name}" was blocked by the extension ${path}.`,
+          };
           return "stop";
         }
         return undefined;
@@ -233,19 +282,35 @@ export class ExtensionRunner implements ExtensionHooks {
     if (blocked) return blocked;
     // Fail safe: a guard that crashed must not let the call through unchecked.
     if (failed.length > 0) {
-      return { block: true, reason: `Tool call "${call.name}" was blocked because an extension failed while checking it (${failed.join("; ")}).` };
+      return {
+        block: true,
+        reason: `Tool call "${call.name}" was blocked because an extension failed while checking it (${failed.join("; ")}).`,
+      };
     }
     return { args: input, revalidate: false };
   }
 
-  async toolResult(call: ToolCall, args: Record<string, unknown>, result: ToolResult, isError: boolean): Promise<{ result: ToolResult; isError: boolean } | undefined> {
+  async toolResult(
+    call: ToolCall,
+    args: Record<string, unknown>,
+    result: ToolResult,
+    isError: boolean,
+  ): Promise<{ result: ToolResult; isError: boolean } | undefined> {
     if (!this.has("tool_result")) return undefined;
     let content = result.content;
     let details = result.details;
     let error = isError;
     let changed = false;
     await this.dispatch(
-      () => ({ type: "tool_result", toolName: call.name, toolCallId: call.id, input: args, content, details, isError: error }),
+      () => ({
+        type: "tool_result",
+        toolName: call.name,
+        toolCallId: call.id,
+        input: args,
+        content,
+        details,
+        isError: error,
+      }),
       (value) => {
         const patch = value as { content?: unknown; details?: unknown; isError?: unknown } | undefined;
         if (!patch) return undefined;
@@ -278,7 +343,12 @@ export class ExtensionRunner implements ExtensionHooks {
         const r = value as { message?: AgentMessage } | undefined;
         if (!r?.message) return undefined;
         if (r.message.role !== current.role) {
-          this.emitError({ type: "extension_error", extensionPath: path, event: "message_end", error: "message_end handlers must return a message with the same role" });
+          this.emitError({
+            type: "extension_error",
+            extensionPath: path,
+            event: "message_end",
+            error: "message_end handlers must return a message with the same role",
+          });
           return undefined;
         }
         current = r.message;
@@ -301,7 +371,11 @@ export class ExtensionRunner implements ExtensionHooks {
     return current;
   }
 
-  async userBash(command: string, excludeFromContext: boolean, cwd: string): Promise<Record<string, unknown> | undefined> {
+  async userBash(
+    command: string,
+    excludeFromContext: boolean,
+    cwd: string,
+  ): Promise<Record<string, unknown> | undefined> {
     let result: Record<string, unknown> | undefined;
     await this.dispatch(
       () => ({ type: "user_bash", command, excludeFromContext, cwd }),
@@ -343,7 +417,11 @@ export class ExtensionRunner implements ExtensionHooks {
   }
 
   /** Run extension code; a throw or rejection becomes `extension_error`. */
-  private async guard<T>(path: string, event: string, fn: () => T | Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
+  private async guard<T>(
+    path: string,
+    event: string,
+    fn: () => T | Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
     try {
       return { ok: true, value: await fn() };
     } catch (err) {
@@ -366,9 +444,17 @@ export class ExtensionRunner implements ExtensionHooks {
       ...(Array.isArray(tool.promptGuidelines) ? { guidelines: tool.promptGuidelines } : {}),
       parameters: tool.parameters,
       ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
-      ...(tool.executionMode === "sequential" || tool.executionMode === "parallel" ? { executionMode: tool.executionMode } : {}),
+      ...(tool.executionMode === "sequential" || tool.executionMode === "parallel"
+        ? { executionMode: tool.executionMode }
+        : {}),
       execute: async (args, toolCtx) => {
-        const result = await tool.execute(toolCtx.toolCallId, args as never, toolCtx.signal, toolCtx.onUpdate, extensionContext(this.host()));
+        const result = await tool.execute(
+          toolCtx.toolCallId,
+          args as never,
+          toolCtx.signal,
+          toolCtx.onUpdate,
+          extensionContext(this.host()),
+        );
         if (!result || !Array.isArray(result.content)) {
           throw new Error(`the tool ${tool.name} of ${path} returned no { content: [...] } result`);
         }

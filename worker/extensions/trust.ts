@@ -39,7 +39,7 @@ export function recordTrust(home: string, cwd: string, value: boolean): void {
   const path = trustFilePath(home);
   const file = readTrustFile(home);
   file.trusted[projectRoot(cwd)] = value;
-  writeFileAtomic(path, JSON.stringify(file, null, 2) + "\n");
+  writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
 }
 
 /**
@@ -47,7 +47,12 @@ export function recordTrust(home: string, cwd: string, value: boolean): void {
  * it (a failure to record is reported and the run still trusts); otherwise the
  * recorded decision.
  */
-export function resolveTrust(home: string, cwd: string, trustFlag: boolean | undefined, warn: (message: string) => void): boolean {
+export function resolveTrust(
+  home: string,
+  cwd: string,
+  trustFlag: boolean | undefined,
+  warn: (message: string) => void,
+): boolean {
   if (!trustFlag) return isTrusted(home, cwd);
   try {
     recordTrust(home, cwd, true);

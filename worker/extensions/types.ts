@@ -169,12 +169,21 @@ export interface ExtensionContext {
 
 /** The `pi` object an extension's factory receives (the members pi 0.73 documents). */
 export interface ExtensionAPI {
-  on(event: ExtensionEventName, handler: (event: ExtensionEvent & Record<string, any>, ctx: ExtensionContext) => unknown): void;
+  on(
+    event: ExtensionEventName,
+    handler: (event: ExtensionEvent & Record<string, any>, ctx: ExtensionContext) => unknown,
+  ): void;
   registerTool<S extends TSchema>(tool: ExtensionToolDefinition<S>): void;
-  registerCommand(name: string, command: { description?: string; handler(args: string, ctx: ExtensionContext): void | Promise<void> }): void;
+  registerCommand(
+    name: string,
+    command: { description?: string; handler(args: string, ctx: ExtensionContext): void | Promise<void> },
+  ): void;
   registerFlag(name: string, options?: ExtensionFlagDefinition): void;
   getFlag(name: string): boolean | string | undefined;
   sendUserMessage(content: string, options?: { deliverAs?: "steer" | "followUp" }): Promise<void>;
-  sendMessage(message: CustomMessageInput, options?: { deliverAs?: "steer" | "followUp" | "nextTurn"; triggerTurn?: boolean }): void;
+  sendMessage(
+    message: CustomMessageInput,
+    options?: { deliverAs?: "steer" | "followUp" | "nextTurn"; triggerTurn?: boolean },
+  ): void;
   [member: string]: unknown;
 }

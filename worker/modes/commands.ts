@@ -19,11 +19,16 @@ export interface UiAnswer {
 export type CommandHandlers = { [K in RpcCommandType]: (cmd: RpcCommandOf<K>) => Promise<unknown> | unknown };
 
 /** The handlers of a session; `answerDialog` receives `extension_ui_response`s. */
-export function createCommandHandlers(session: AgentSession, answerDialog: (answer: UiAnswer) => void): CommandHandlers {
+export function createCommandHandlers(
+  session: AgentSession,
+  answerDialog: (answer: UiAnswer) => void,
+): CommandHandlers {
   return {
     // Our addition to pi's answer (shared/prompt-answer.ts): false when the prompt started
     // no run, so a client knows no agent_end is coming.
-    prompt: async (cmd): Promise<PromptAnswerData> => ({ running: (await session.prompt(cmd.message, cmd.images, cmd.streamingBehavior)).running }),
+    prompt: async (cmd): Promise<PromptAnswerData> => ({
+      running: (await session.prompt(cmd.message, cmd.images, cmd.streamingBehavior)).running,
+    }),
     steer: (cmd) => session.steer(cmd.message, cmd.images),
     follow_up: (cmd) => session.followUp(cmd.message, cmd.images),
     abort: () => session.abort(),

@@ -29,7 +29,11 @@ export interface IdleCompactionDeps {
  * `busy()` (a command being handled). The timer does not keep the process alive, and
  * a busy worker only pushes the collection back: it never sits on a command's answer.
  */
-export function compactWhenIdle(idleMs: number, busy: () => boolean, deps: IdleCompactionDeps = { now: Date.now, collect: collectAllAvailableGarbage }): IdleCompaction {
+export function compactWhenIdle(
+  idleMs: number,
+  busy: () => boolean,
+  deps: IdleCompactionDeps = { now: Date.now, collect: collectAllAvailableGarbage },
+): IdleCompaction {
   let last = deps.now();
   let timer: NodeJS.Timeout | undefined;
   const arm = (ms: number): void => {
@@ -66,7 +70,9 @@ export async function collectAllAvailableGarbage(): Promise<void> {
   const session = new Session();
   session.connect();
   try {
-    await new Promise<void>((resolve, reject) => session.post("HeapProfiler.collectGarbage", (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      session.post("HeapProfiler.collectGarbage", (err) => (err ? reject(err) : resolve())),
+    );
   } finally {
     // After the answer's callback, not in it: a session disconnected there kept the process alive.
     session.disconnect();

@@ -33,10 +33,12 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
   }
   let last: AssistantMessage | null = null;
   const unsubscribe = session.subscribe((event) => {
-    writer?.write(event);
+    void writer?.write(event);
     if (event.type === "message_end" && event.message.role === "assistant") last = event.message;
     if (!writer && event.type === "auto_retry_start") {
-      opts.stderr.write(`pi: ${event.errorMessage}; retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}/${event.maxAttempts})\n`);
+      opts.stderr.write(
+        `pi: ${event.errorMessage}; retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}/${event.maxAttempts})\n`,
+      );
     }
   });
   let run: Promise<void> | undefined;
@@ -58,10 +60,12 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
   if (!final) return 1;
   if (!writer) {
     const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-    if (text.length > 0) await writeAll(opts.stdout, text.endsWith("\n") ? text : text + "\n");
+    if (text.length > 0) await writeAll(opts.stdout, text.endsWith("\n") ? text : `${text}\n`);
   }
   if (final.stopReason === "error" || final.stopReason === "aborted") {
-    opts.stderr.write(`pi: the run ended with ${final.stopReason === "error" ? "an error" : "an abort"}: ${final.errorMessage ?? "no details"}\n`);
+    opts.stderr.write(
+      `pi: the run ended with ${final.stopReason === "error" ? "an error" : "an abort"}: ${final.errorMessage ?? "no details"}\n`,
+    );
     return 1;
   }
   return 0;

@@ -84,27 +84,50 @@ export class RpcUiBridge implements ExtensionUi {
   }
 
   async confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean> {
-    const r = await this.dialog({ method: "confirm", title, ...(message !== undefined ? { message } : {}) }, opts?.timeout, opts?.signal);
+    const r = await this.dialog(
+      { method: "confirm", title, ...(message !== undefined ? { message } : {}) },
+      opts?.timeout,
+      opts?.signal,
+    );
     return Boolean(r && !r.cancelled && r.confirmed);
   }
 
   async input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined> {
-    const r = await this.dialog({ method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) }, opts?.timeout, opts?.signal);
+    const r = await this.dialog(
+      { method: "input", title, ...(placeholder !== undefined ? { placeholder } : {}) },
+      opts?.timeout,
+      opts?.signal,
+    );
     return r && !r.cancelled ? r.value : undefined;
   }
 
   async editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined> {
-    const r = await this.dialog({ method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) }, opts?.timeout, opts?.signal);
+    const r = await this.dialog(
+      { method: "editor", title, ...(prefill !== undefined ? { prefill } : {}) },
+      opts?.timeout,
+      opts?.signal,
+    );
     return r && !r.cancelled ? r.value : undefined;
   }
 
   /** As pi's RPC mode: a notice given without a type goes out without `notifyType`. */
   notify(message: string, type?: "info" | "warning" | "error"): void {
-    void this.writer.write({ type: "extension_ui_request", id: randomUUID(), method: "notify", message, ...(type !== undefined ? { notifyType: type } : {}) });
+    void this.writer.write({
+      type: "extension_ui_request",
+      id: randomUUID(),
+      method: "notify",
+      message,
+      ...(type !== undefined ? { notifyType: type } : {}),
+    });
   }
 
   setWidget(key: string, lines: string[] | undefined, placement?: "aboveEditor" | "belowEditor"): void {
-    this.fireAndForget({ method: "setWidget", widgetKey: key, ...(lines !== undefined ? { widgetLines: lines } : {}), ...(placement ? { widgetPlacement: placement } : {}) });
+    this.fireAndForget({
+      method: "setWidget",
+      widgetKey: key,
+      ...(lines !== undefined ? { widgetLines: lines } : {}),
+      ...(placement ? { widgetPlacement: placement } : {}),
+    });
   }
 
   setTitle(title: string): void {

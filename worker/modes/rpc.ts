@@ -29,7 +29,10 @@ export interface RpcIo {
 const IDLE_COMPACT_MS = 100;
 
 /** Run the RPC loop until stdin closes or a terminating signal arrives. */
-export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
+export function runRpcMode(
+  session: AgentSession,
+  io: RpcIo,
+): { shutdown: (reason: string) => Promise<void>; ui: RpcUiBridge } {
   // No line may exceed a reader's limit: an event repeating megabytes is cut to fit, never dropped.
   const writer = new JsonlWriter(io.output, DEFAULT_MAX_EVENT_BYTES);
   // Commands read and not yet handled: the idle collection waits for them, and for a run,
@@ -134,7 +137,9 @@ export function runRpcMode(session: AgentSession, io: RpcIo): { shutdown: (reaso
       chain = next.catch(() => undefined);
     },
     onError: (error) => {
-      chain = chain.then(() => respond("parse", undefined, { error: `Failed to parse command: ${error.message}` })).catch(() => undefined);
+      chain = chain
+        .then(() => respond("parse", undefined, { error: `Failed to parse command: ${error.message}` }))
+        .catch(() => undefined);
     },
     onEnd: () => void shutdown("stdin closed"),
   });

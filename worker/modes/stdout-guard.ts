@@ -8,7 +8,10 @@ import { Writable } from "node:stream";
 /** Redirect `process.stdout.write` to stderr; returns the protocol's own way to stdout. */
 export function guardStdout(): Writable {
   const stdout = process.stdout;
-  const realWrite = stdout.write.bind(stdout) as (chunk: string | Uint8Array, cb?: (err?: Error | null) => void) => boolean;
+  const realWrite = stdout.write.bind(stdout) as (
+    chunk: string | Uint8Array,
+    cb?: (err?: Error | null) => void,
+  ) => boolean;
   stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) =>
     (process.stderr.write as (...a: unknown[]) => boolean)(chunk, ...rest)) as typeof stdout.write;
   const protocol = new Writable({

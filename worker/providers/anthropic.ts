@@ -57,7 +57,9 @@ export function createAnthropicProvider(): Provider {
         // Token counts of earlier rounds of a paused turn; each round reports its own.
         const before = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
         for (let round = 0; ; round++) {
-          const built = buildAnthropicParams(round === 0 ? request : { ...request, messages: [...request.messages, builder.message] });
+          const built = buildAnthropicParams(
+            round === 0 ? request : { ...request, messages: [...request.messages, builder.message] },
+          );
           const params = ((await request.onPayload?.(built)) ?? built) as typeof built;
           const { data: events, response } = await client.messages.create(params, { signal }).withResponse();
           await request.onResponse?.({ status: response.status, headers: Object.fromEntries(response.headers) });
@@ -82,7 +84,8 @@ export function createAnthropicProvider(): Provider {
               case "content_block_start": {
                 const block = event.content_block;
                 if (block.type === "text") yield* builder.text(block.text);
-                else if (block.type === "thinking") yield* builder.thinking(block.thinking, block.signature || undefined);
+                else if (block.type === "thinking")
+                  yield* builder.thinking(block.thinking, block.signature || undefined);
                 else if (block.type === "redacted_thinking") {
                   // The payload is opaque; it travels back to the API as the block's signature.
                   yield* builder.thinking("[Reasoning redacted]", block.data);
@@ -112,8 +115,12 @@ export function createAnthropicProvider(): Provider {
                   {
                     output: before.output + (u.output_tokens ?? builder.message.usage.output - before.output),
                     ...(u.input_tokens != null ? { input: before.input + u.input_tokens } : {}),
-                    ...(u.cache_read_input_tokens != null ? { cacheRead: before.cacheRead + u.cache_read_input_tokens } : {}),
-                    ...(u.cache_creation_input_tokens != null ? { cacheWrite: before.cacheWrite + u.cache_creation_input_tokens } : {}),
+                    ...(u.cache_read_input_tokens != null
+                      ? { cacheRead: before.cacheRead + u.cache_read_input_tokens }
+                      : {}),
+                    ...(u.cache_creation_input_tokens != null
+                      ? { cacheWrite: before.cacheWrite + u.cache_creation_input_tokens }
+                      : {}),
                   },
                   model.cost,
                 );
@@ -244,7 +251,6 @@ function assistantBlocks(msg: AssistantMessage): Anthropic.ContentBlockParam[] {
       if (block.redacted && block.thinkingSignature && ownSignatures) {
         blocks.push({ type: "redacted_thinking", data: block.thinkingSignature });
       } else if (block.thinking.trim() === "" || block.redacted) {
-        continue;
       } else if (block.thinkingSignature && ownSignatures) {
         blocks.push({ type: "thinking", thinking: block.thinking, signature: block.thinkingSignature });
       } else {
@@ -272,4 +278,3 @@ function toAnthropicContent(c: TextContent | ImageContent): Anthropic.TextBlockP
   if (c.type === "text") return { type: "text", text: c.text };
   return { type: "image", source: { type: "base64", media_type: c.mimeType as ImageMediaType, data: c.data } };
 }
-

@@ -73,7 +73,8 @@ export function detectCompat(model: Pick<Model, "provider" | "baseUrl">): Resolv
   const openrouter = is("openrouter", "openrouter.ai");
   const zai = is("zai", "api.z.ai");
   const xai = is("xai", "api.x.ai");
-  const moonshot = model.provider === "moonshotai" || model.provider === "moonshotai-cn" || url.includes("api.moonshot.");
+  const moonshot =
+    model.provider === "moonshotai" || model.provider === "moonshotai-cn" || url.includes("api.moonshot.");
   const cloudflareGateway = is("cloudflare-ai-gateway", "gateway.ai.cloudflare.com");
   return {
     supportsStrictMode: !moonshot && !cloudflareGateway,

@@ -28,13 +28,19 @@ export const OVERFLOW_PATTERNS: readonly OverflowPattern[] = [
   { server: "Ollama", pattern: /prompt too long; exceeded (?:max )?context length/i },
   { server: "Ollama (truncation off)", pattern: /input length exceeds the context length/i },
   { server: "LM Studio", pattern: /greater than the context length/i },
-  { server: "LM Studio (context overflow policy stopAtLimit)", pattern: /model is loaded with context length of only/i },
+  {
+    server: "LM Studio (context overflow policy stopAtLimit)",
+    pattern: /model is loaded with context length of only/i,
+  },
   { server: "OpenRouter", pattern: /maximum context length is \d+/i },
   { server: "Mistral", pattern: /too large for model with \d+ maximum context length/i },
   { server: "Google Gemini (through OpenAI-compatible proxies)", pattern: /input token count.*exceeds the maximum/i },
   { server: "xAI", pattern: /maximum prompt length is \d+/i },
   { server: "Anthropic stop reason, surfaced as text", pattern: /model_context_window_exceeded/i },
-  { server: "generic (proxies, gateways)", pattern: /context[_ ]length[_ ]exceeded|too many tokens|token limit exceeded/i },
+  {
+    server: "generic (proxies, gateways)",
+    pattern: /context[_ ]length[_ ]exceeded|too many tokens|token limit exceeded/i,
+  },
 ];
 
 /** Texts that look like an overflow but are a rate limit: retrying later helps, compacting does not. */

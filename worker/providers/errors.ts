@@ -97,7 +97,7 @@ function errorName(error: unknown): string {
 }
 
 function field(value: unknown, key: string): unknown {
-  return value && typeof value === "object" ? (value as Record<string, unknown>)[key] ?? undefined : undefined;
+  return value && typeof value === "object" ? ((value as Record<string, unknown>)[key] ?? undefined) : undefined;
 }
 
 function stringField(value: unknown, key: string): string | undefined {

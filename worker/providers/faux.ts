@@ -14,14 +14,20 @@ import { MessageBuilder } from "./message-builder.js";
 export const FauxReply = Type.Object({
   text: Type.Optional(Type.String()),
   thinking: Type.Optional(Type.String()),
-  toolCalls: Type.Optional(Type.Array(Type.Object({ name: Type.String(), arguments: Type.Record(Type.String(), Type.Unknown()) }))),
+  toolCalls: Type.Optional(
+    Type.Array(Type.Object({ name: Type.String(), arguments: Type.Record(Type.String(), Type.Unknown()) })),
+  ),
   /** Delay before the reply starts. */
   delayMs: Type.Optional(Type.Number({ minimum: 0 })),
   /** Delay between streamed chunks (words). */
   chunkDelayMs: Type.Optional(Type.Number({ minimum: 0 })),
   /** Fail this request instead. */
   error: Type.Optional(
-    Type.Object({ message: Type.String(), retryable: Type.Optional(Type.Boolean()), contextOverflow: Type.Optional(Type.Boolean()) }),
+    Type.Object({
+      message: Type.String(),
+      retryable: Type.Optional(Type.Boolean()),
+      contextOverflow: Type.Optional(Type.Boolean()),
+    }),
   ),
 });
 export type FauxReply = Static<typeof FauxReply>;
@@ -179,8 +185,11 @@ export function ruleReply(request: ProviderRequest): FauxReply {
     return call("edit", { path: replace[3], edits: [{ oldText: replace[1], newText: replace[2] }] });
   }
 
-  const write = /\b(?:write|create)\s+(?:a\s+file\s+)?`?([\w./-]+\.\w+)`?\s+(?:with|containing)\s+"([^"]*)"/i.exec(text);
-  if (write && active.has("write")) return call("write", { path: write[1], content: write[2].replace(/\\n/g, "\n") + "\n" });
+  const write = /\b(?:write|create)\s+(?:a\s+file\s+)?`?([\w./-]+\.\w+)`?\s+(?:with|containing)\s+"([^"]*)"/i.exec(
+    text,
+  );
+  if (write && active.has("write"))
+    return call("write", { path: write[1], content: `${write[2].replace(/\\n/g, "\n")}\n` });
 
   const grep = /\b(?:search|grep)\s+(?:for\s+)?"([^"]+)"/i.exec(text);
   if (grep && active.has("grep")) return call("grep", { pattern: grep[1], literal: true });
@@ -231,7 +240,9 @@ function answerFromResult(messages: LlmMessage[], result: ToolResultMessage): Fa
       const lines = (cut ? output.slice(0, cut.index) : output).split("\n");
       const head = lines.slice(0, 20).join("\n");
       const path = String(args?.path ?? "The file");
-      const what = cut ? `${path} has ${cut[3]} lines; lines ${cut[1]}-${cut[2]} came back` : `${path} has ${lines.length} line${lines.length === 1 ? "" : "s"}`;
+      const what = cut
+        ? `${path} has ${cut[3]} lines; lines ${cut[1]}-${cut[2]} came back`
+        : `${path} has ${lines.length} line${lines.length === 1 ? "" : "s"}`;
       return { text: `${what}:\n${head}${lines.length > 20 ? "\n…" : ""}` };
     }
     case "edit":

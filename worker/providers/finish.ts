@@ -96,9 +96,12 @@ export function* finishStream(builder: MessageBuilder, end: StreamEnd): Generato
   }
   const outcome = end.outcome;
   if (end.rawReason === null || outcome === null) {
-    yield* builder.fail(`The model stream ended before the model finished (no ${end.field}); the connection was probably cut.`, {
-      retryable: true,
-    });
+    yield* builder.fail(
+      `The model stream ended before the model finished (no ${end.field}); the connection was probably cut.`,
+      {
+        retryable: true,
+      },
+    );
     return;
   }
   switch (outcome.kind) {

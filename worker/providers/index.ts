@@ -29,7 +29,10 @@ function unknownApi(model: Model): Provider {
     async *stream(): AsyncGenerator<ProviderEvent> {
       const builder = new MessageBuilder(model.api, model.provider, model.id);
       yield builder.start();
-      yield* builder.fail(`no stream for api "${model.api}" of ${model.provider}/${model.id}: the extension that registered it is not loaded; choose another model`, { retryable: false });
+      yield* builder.fail(
+        `no stream for api "${model.api}" of ${model.provider}/${model.id}: the extension that registered it is not loaded; choose another model`,
+        { retryable: false },
+      );
     },
   };
 }
@@ -68,13 +71,22 @@ export class ProviderSet {
         provider = createFauxProvider(this.faux);
         break;
       case "anthropic-messages":
-        provider = lazy(async () => (await import("./anthropic.js")).createAnthropicProvider(), () => this.maxRetryDelayMs);
+        provider = lazy(
+          async () => (await import("./anthropic.js")).createAnthropicProvider(),
+          () => this.maxRetryDelayMs,
+        );
         break;
       case "openai-completions":
-        provider = lazy(async () => (await import("./openai.js")).createOpenAIProvider(), () => this.maxRetryDelayMs);
+        provider = lazy(
+          async () => (await import("./openai.js")).createOpenAIProvider(),
+          () => this.maxRetryDelayMs,
+        );
         break;
       case "openai-responses":
-        provider = lazy(async () => (await import("./openai-responses.js")).createOpenAIResponsesProvider(), () => this.maxRetryDelayMs);
+        provider = lazy(
+          async () => (await import("./openai-responses.js")).createOpenAIResponsesProvider(),
+          () => this.maxRetryDelayMs,
+        );
         break;
       default:
         // A stream API whose extension removed it (the model was chosen while it was there).

@@ -3,13 +3,7 @@
  * Providers translate their SDK's stream into calls on this builder, so every
  * provider produces the same event shapes (those of pi 0.73.1).
  */
-import type {
-  AssistantMessage,
-  Model,
-  StopReason,
-  ToolCall,
-  Usage,
-} from "../../shared/schema/messages.js";
+import type { AssistantMessage, Model, StopReason, ToolCall, Usage } from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
 import type { ProviderEvent } from "../types.js";
 import type { RetryHint } from "./retry-delay.js";
@@ -162,7 +156,8 @@ export class MessageBuilder {
     if (end) out.push(end);
     const lastIndex = this.message.content.length - 1;
     const last = this.message.content[lastIndex];
-    if (reason === "length" && last?.type === "toolCall") last.arguments = parsePartialJson(this.rawArgs.get(lastIndex) ?? "");
+    if (reason === "length" && last?.type === "toolCall")
+      last.arguments = parsePartialJson(this.rawArgs.get(lastIndex) ?? "");
     const hasCalls = this.message.content.some((c) => c.type === "toolCall");
     this.message.stopReason = hasCalls && reason === "stop" ? "toolUse" : reason;
     out.push({ type: "done", message: this.message });

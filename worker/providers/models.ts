@@ -177,7 +177,10 @@ export function checkProviderConfig(name: string, config: unknown, customApi?: s
   const c = checked.value;
   if (!c.models || c.models.length === 0) return c;
   if (!c.baseUrl) throw new Error(`provider "${name}": "baseUrl" is required when defining models`);
-  if (!c.apiKey) throw new Error(`provider "${name}": "apiKey" (a key or the name of an environment variable) is required when defining models`);
+  if (!c.apiKey)
+    throw new Error(
+      `provider "${name}": "apiKey" (a key or the name of an environment variable) is required when defining models`,
+    );
   for (const m of c.models) {
     const api = m.api ?? c.api;
     if (!api || (!SUPPORTED_APIS.has(api) && api !== customApi)) {
@@ -225,7 +228,11 @@ export function applyProviders(
       models = models.map((m) =>
         m.provider !== name
           ? m
-          : { ...m, ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}), ...(config.headers ? { headers: { ...m.headers, ...config.headers } } : {}) },
+          : {
+              ...m,
+              ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+              ...(config.headers ? { headers: { ...m.headers, ...config.headers } } : {}),
+            },
       );
     }
   }
@@ -297,7 +304,7 @@ function builtInBaseUrl(provider: string): string | undefined {
 export function resolveModel(catalogue: ModelCatalogue, provider?: string, modelArg?: string): Model {
   let wantProvider = provider;
   let wantId = modelArg;
-  if (modelArg && modelArg.includes("/") && !catalogue.models.some((m) => m.id === modelArg)) {
+  if (modelArg?.includes("/") && !catalogue.models.some((m) => m.id === modelArg)) {
     const slash = modelArg.indexOf("/");
     const maybeProvider = modelArg.slice(0, slash);
     if (!provider || provider === maybeProvider) {
@@ -353,7 +360,11 @@ export function resolveApiKey(
       if (cached && Date.now() - cached.at < KEY_COMMAND_TTL_MS) return cached.value;
       let value: string;
       try {
-        value = execSync(setting.slice(1), { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 10_000 }).trim();
+        value = execSync(setting.slice(1), {
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "ignore"],
+          timeout: 10_000,
+        }).trim();
       } catch {
         throw new Error(`models.json: the apiKey command of provider "${provider}" failed; run it by hand to see why`);
       }

@@ -42,7 +42,8 @@ export function createOpenAIResponsesProvider(): Provider {
             case "response.output_item.added": {
               const item = event.item;
               if (item.type === "reasoning") yield* builder.thinking("");
-              else if (item.type === "function_call") yield* builder.toolCallStart(`${item.call_id}|${item.id}`, item.name);
+              else if (item.type === "function_call")
+                yield* builder.toolCallStart(`${item.call_id}|${item.id}`, item.name);
               break;
             }
             case "response.reasoning_summary_part.added":
@@ -64,7 +65,8 @@ export function createOpenAIResponsesProvider(): Provider {
               break;
             case "response.output_item.done": {
               // The finished reasoning item, opaque parts included, is what goes back.
-              if (event.item.type === "reasoning" && builder.openKind() === "thinking") yield* builder.thinking("", JSON.stringify(event.item));
+              if (event.item.type === "reasoning" && builder.openKind() === "thinking")
+                yield* builder.thinking("", JSON.stringify(event.item));
               // A message's id goes back with it: a reasoning item is rejected without the item it led to.
               if (event.item.type === "message" && builder.openKind() === "text") {
                 const block = builder.message.content.at(-1);
@@ -82,10 +84,19 @@ export function createOpenAIResponsesProvider(): Provider {
               incomplete = r.incomplete_details?.reason ?? undefined;
               if (r.usage) {
                 const cached = r.usage.input_tokens_details?.cached_tokens ?? 0;
-                builder.setUsage({ input: Math.max(0, r.usage.input_tokens - cached), output: r.usage.output_tokens, cacheRead: cached }, model.cost);
+                builder.setUsage(
+                  {
+                    input: Math.max(0, r.usage.input_tokens - cached),
+                    output: r.usage.output_tokens,
+                    cacheRead: cached,
+                  },
+                  model.cost,
+                );
               }
               if (event.type === "response.failed") {
-                throw Object.assign(new Error(r.error?.message ?? "the response failed"), { error: r.error ?? undefined });
+                throw Object.assign(new Error(r.error?.message ?? "the response failed"), {
+                  error: r.error ?? undefined,
+                });
               }
               break;
             }
@@ -132,7 +143,8 @@ export function buildResponsesParams(request: ProviderRequest): OpenAI.Responses
   if (request.tools.length > 0) params.tools = request.tools.map(toResponsesTool);
   if (model.reasoning) {
     params.include = ["reasoning.encrypted_content"];
-    if (request.thinkingLevel !== "off") params.reasoning = { effort: effortOf(request.thinkingLevel), summary: "auto" };
+    if (request.thinkingLevel !== "off")
+      params.reasoning = { effort: effortOf(request.thinkingLevel), summary: "auto" };
   }
   return params;
 }
@@ -142,7 +154,13 @@ function effortOf(level: Exclude<ThinkingLevel, "off">): OpenAI.ReasoningEffort 
 }
 
 function toResponsesTool(tool: ToolSpec): OpenAI.Responses.FunctionTool {
-  return { type: "function", name: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, strict: false };
+  return {
+    type: "function",
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters as Record<string, unknown>,
+    strict: false,
+  };
 }
 
 /**
@@ -159,14 +177,21 @@ export function toResponsesInput(messages: LlmMessage[]): InputItem[] {
     } else if (msg.role === "assistant") {
       for (const block of msg.content) {
         if (block.type === "thinking") {
-          const item = msg.api === "openai-responses" && block.thinkingSignature ? parseItem(block.thinkingSignature) : null;
+          const item =
+            msg.api === "openai-responses" && block.thinkingSignature ? parseItem(block.thinkingSignature) : null;
           if (item) out.push(item);
         } else if (block.type === "text") {
           if (block.text.trim() === "") continue;
           const id = msg.api === "openai-responses" ? messageId(block.textSignature) : null;
           out.push(
             id
-              ? { type: "message", role: "assistant", status: "completed", id, content: [{ type: "output_text", text: block.text, annotations: [] }] }
+              ? {
+                  type: "message",
+                  role: "assistant",
+                  status: "completed",
+                  id,
+                  content: [{ type: "output_text", text: block.text, annotations: [] }],
+                }
               : { role: "assistant", content: block.text },
           );
         } else {
@@ -188,7 +213,10 @@ export function toResponsesInput(messages: LlmMessage[]): InputItem[] {
       out.push({ type: "function_call_output", call_id: msg.toolCallId.split("|")[0], output: text || "(no output)" });
       const images = msg.content.filter((c): c is ImageContent => c.type === "image");
       if (images.length > 0) {
-        out.push({ role: "user", content: [{ type: "input_text", text: "Attached image(s) from tool result:" }, ...images.map(toInputPart)] });
+        out.push({
+          role: "user",
+          content: [{ type: "input_text", text: "Attached image(s) from tool result:" }, ...images.map(toInputPart)],
+        });
       }
     }
   }

@@ -45,7 +45,9 @@ export function createOpenAIProvider(): Provider {
         const calls = new ToolCallTracker();
         for await (const chunk of chunks) {
           builder.setResponseId(chunk.id);
-          const choice = chunk.choices?.[0] as (OpenAI.Chat.ChatCompletionChunk.Choice & { usage?: OpenAI.CompletionUsage }) | undefined;
+          const choice = chunk.choices?.[0] as
+            | (OpenAI.Chat.ChatCompletionChunk.Choice & { usage?: OpenAI.CompletionUsage })
+            | undefined;
           // Moonshot puts usage on the choice; vLLM (continuous_usage_stats) on every chunk, the last one wins.
           const usage = chunk.usage ?? choice?.usage;
           if (usage) builder.setUsage(usageOf(usage), model.cost);
@@ -56,7 +58,8 @@ export function createOpenAIProvider(): Provider {
           // Some servers send the same reasoning under two names; the first one wins. The field
           // name is kept as the block's signature: it is where the reasoning goes back.
           const field = REASONING_FIELDS.find((f) => typeof delta[f] === "string" && delta[f] !== "");
-          if (field) yield* builder.thinking(delta[field] as string, builder.openKind() === "thinking" ? undefined : field);
+          if (field)
+            yield* builder.thinking(delta[field] as string, builder.openKind() === "thinking" ? undefined : field);
           if (delta.content) yield* builder.text(delta.content);
           if (typeof delta.refusal === "string" && delta.refusal !== "") {
             refusal += delta.refusal;
@@ -100,7 +103,8 @@ export async function fetchNestingErrorBodies(input: string | URL | Request, ini
   let body = text;
   try {
     const json = JSON.parse(text) as Record<string, unknown> | null;
-    if (json && typeof json === "object" && !("error" in json) && typeof json.message === "string") body = JSON.stringify({ error: json });
+    if (json && typeof json === "object" && !("error" in json) && typeof json.message === "string")
+      body = JSON.stringify({ error: json });
   } catch {
     // Not JSON: the SDK reports the text as it is.
   }
@@ -128,11 +132,16 @@ export class ToolCallTracker {
     const id = call.id ? call.id : undefined;
     const index = typeof call.index === "number" ? call.index : undefined;
     const open = this.open;
-    if (open && (id === undefined || id === open.id) && (index === undefined || open.index === undefined || index === open.index)) {
+    if (
+      open &&
+      (id === undefined || id === open.id) &&
+      (index === undefined || open.index === undefined || index === open.index)
+    ) {
       return null;
     }
     // An earlier call's delta after a later one started: the builder closed it already.
-    if (open && id === undefined && index !== undefined && open.index !== undefined && index < open.index) return "skip";
+    if (open && id === undefined && index !== undefined && open.index !== undefined && index < open.index)
+      return "skip";
     this.open = { index, id: id ?? `call_${responseId}_${this.count}` };
     this.count++;
     return { id: this.open.id, name: call.function?.name ?? "" };
@@ -198,7 +207,10 @@ function toOpenAITool(tool: ToolSpec, strictField: boolean): OpenAI.Chat.ChatCom
 export function toOpenAIMessages(
   systemPrompt: string,
   messages: LlmMessage[],
-  opts: { compat: ResolvedCompat; model: Pick<Model, "reasoning"> } = { compat: detectCompat({ provider: "", baseUrl: "" }), model: { reasoning: false } },
+  opts: { compat: ResolvedCompat; model: Pick<Model, "reasoning"> } = {
+    compat: detectCompat({ provider: "", baseUrl: "" }),
+    model: { reasoning: false },
+  },
 ): ChatMessage[] {
   const { compat } = opts;
   const out: ChatMessage[] = [];
@@ -226,12 +238,23 @@ export function toOpenAIMessages(
         .join("");
       const calls = msg.content.flatMap((c) =>
         c.type === "toolCall"
-          ? [{ id: c.id, type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } }]
+          ? [
+              {
+                id: c.id,
+                type: "function" as const,
+                function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+              },
+            ]
           : [],
       );
-      const thoughts = msg.content.filter((c): c is ThinkingContent => c.type === "thinking" && c.thinking.trim() !== "" && !c.redacted);
+      const thoughts = msg.content.filter(
+        (c): c is ThinkingContent => c.type === "thinking" && c.thinking.trim() !== "" && !c.redacted,
+      );
       const reasoningText = thoughts.map((c) => c.thinking).join("\n");
-      const visible = compat.requiresThinkingAsText && reasoningText ? [reasoningText, text].filter((t) => t.trim() !== "").join("\n\n") : text;
+      const visible =
+        compat.requiresThinkingAsText && reasoningText
+          ? [reasoningText, text].filter((t) => t.trim() !== "").join("\n\n")
+          : text;
       // Servers reject an assistant message with neither content nor tool calls (an aborted reply).
       if (visible.trim() === "" && calls.length === 0) continue;
       const assistant: ChatMessage & Record<string, unknown> = {
@@ -241,9 +264,16 @@ export function toOpenAIMessages(
       };
       const field = thoughts.find((c) => isReasoningField(c.thinkingSignature))?.thinkingSignature;
       if (!compat.requiresThinkingAsText && field && msg.api === "openai-completions") {
-        assistant[field] = thoughts.filter((c) => c.thinkingSignature === field).map((c) => c.thinking).join("\n");
+        assistant[field] = thoughts
+          .filter((c) => c.thinkingSignature === field)
+          .map((c) => c.thinking)
+          .join("\n");
       }
-      if (compat.requiresReasoningContentOnAssistantMessages && opts.model.reasoning && assistant.reasoning_content === undefined) {
+      if (
+        compat.requiresReasoningContentOnAssistantMessages &&
+        opts.model.reasoning &&
+        assistant.reasoning_content === undefined
+      ) {
         assistant.reasoning_content = "";
       }
       out.push(assistant);
@@ -283,9 +313,7 @@ function isReasoningField(signature: string | undefined): signature is (typeof R
  * OpenAI; xAI counts reasoning apart (its `total_tokens` is prompt + completion +
  * reasoning), so reasoning is added back when the total says so.
  */
-function usageOf(
-  raw: OpenAI.CompletionUsage & { prompt_cache_hit_tokens?: number },
-): Partial<Omit<Usage, "cost">> {
+function usageOf(raw: OpenAI.CompletionUsage & { prompt_cache_hit_tokens?: number }): Partial<Omit<Usage, "cost">> {
   const prompt = raw.prompt_tokens ?? 0;
   const completion = raw.completion_tokens ?? 0;
   const cacheRead = raw.prompt_tokens_details?.cached_tokens ?? raw.prompt_cache_hit_tokens ?? 0;

@@ -39,7 +39,10 @@ const ANTHROPIC_LIMITS = ["requests", "tokens", "input-tokens", "output-tokens"]
   `anthropic-ratelimit-${limit}-remaining`,
   `anthropic-ratelimit-${limit}-reset`,
 ]);
-const OPENAI_LIMITS = ["requests", "tokens"].map((limit) => [`x-ratelimit-remaining-${limit}`, `x-ratelimit-reset-${limit}`]);
+const OPENAI_LIMITS = ["requests", "tokens"].map((limit) => [
+  `x-ratelimit-remaining-${limit}`,
+  `x-ratelimit-reset-${limit}`,
+]);
 
 /**
  * The retry hint of a response's headers. `retry-after-ms` and `retry-after` (seconds or
@@ -55,7 +58,8 @@ export function retryHintFromHeaders(get: HeaderLookup, now: number): RetryHint 
 
   const retryAfterMs = get("retry-after-ms");
   const ms = retryAfterMs != null ? Number(retryAfterMs.trim()) : NaN;
-  if (Number.isFinite(ms) && ms >= 0) return { ...hint, delayMs: Math.ceil(ms), source: `retry-after-ms: ${retryAfterMs!.trim()}` };
+  if (Number.isFinite(ms) && ms >= 0)
+    return { ...hint, delayMs: Math.ceil(ms), source: `retry-after-ms: ${retryAfterMs!.trim()}` };
 
   const retryAfter = get("retry-after")?.trim();
   if (retryAfter) {
@@ -63,7 +67,9 @@ export function retryHintFromHeaders(get: HeaderLookup, now: number): RetryHint 
     if (delay !== null) return { ...hint, delayMs: delay, source: `retry-after: ${retryAfter}` };
   }
 
-  const reset = exhaustedReset(get, ANTHROPIC_LIMITS, (v) => parseInstant(v, now)) ?? exhaustedReset(get, OPENAI_LIMITS, parseDuration);
+  const reset =
+    exhaustedReset(get, ANTHROPIC_LIMITS, (v) => parseInstant(v, now)) ??
+    exhaustedReset(get, OPENAI_LIMITS, parseDuration);
   if (reset) return { ...hint, delayMs: reset.delayMs, source: reset.source };
   return hint;
 }
@@ -133,9 +139,7 @@ export interface RetryPolicy {
 export const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 
 /** Either wait `delayMs` and retry, or give up with a message saying why. */
-export type RetryDecision =
-  | { retry: true; delayMs: number; reason: string }
-  | { retry: false; reason: string };
+export type RetryDecision = { retry: true; delayMs: number; reason: string } | { retry: false; reason: string };
 
 /**
  * Decide the retry after failed attempt number `attempt` (1 = the first request failed).
@@ -145,16 +149,21 @@ export type RetryDecision =
  * waiting less than asked only burns an attempt.
  */
 export function decideRetry(attempt: number, retryable: boolean, hint: RetryHint, policy: RetryPolicy): RetryDecision {
-  if (hint.shouldRetry === false) return { retry: false, reason: "the provider said not to retry (x-should-retry: false)" };
+  if (hint.shouldRetry === false)
+    return { retry: false, reason: "the provider said not to retry (x-should-retry: false)" };
   if (!retryable && hint.shouldRetry !== true) return { retry: false, reason: "the error is not transient" };
   if (attempt > policy.maxAttempts) {
-    return { retry: false, reason: `gave up after ${policy.maxAttempts} ${policy.maxAttempts === 1 ? "retry" : "retries"}` };
+    return {
+      retry: false,
+      reason: `gave up after ${policy.maxAttempts} ${policy.maxAttempts === 1 ? "retry" : "retries"}`,
+    };
   }
   const backoff = policy.baseDelayMs * 2 ** (attempt - 1);
   if (hint.delayMs !== undefined) {
     const tooLong = waitTooLong(hint, policy.maxRetryDelayMs);
     if (tooLong) return { retry: false, reason: tooLong };
-    if (hint.delayMs >= backoff) return { retry: true, delayMs: hint.delayMs, reason: `the provider asked to wait (${hint.source})` };
+    if (hint.delayMs >= backoff)
+      return { retry: true, delayMs: hint.delayMs, reason: `the provider asked to wait (${hint.source})` };
     return { retry: true, delayMs: backoff, reason: `exponential backoff (longer than the provider's ${hint.source})` };
   }
   return { retry: true, delayMs: backoff, reason: "exponential backoff" };

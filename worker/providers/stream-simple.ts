@@ -34,7 +34,11 @@ export interface PiStreamOptions {
 }
 
 /** An extension's `streamSimple(model, context, options)`. */
-export type StreamSimple = (model: Model, context: PiContext, options: PiStreamOptions) => AsyncIterable<PiStreamEvent> | Promise<AsyncIterable<PiStreamEvent>>;
+export type StreamSimple = (
+  model: Model,
+  context: PiContext,
+  options: PiStreamOptions,
+) => AsyncIterable<PiStreamEvent> | Promise<AsyncIterable<PiStreamEvent>>;
 
 /**
  * pi-ai's `EventStream`: push events, iterate them once; `result()` resolves with the
@@ -130,12 +134,19 @@ export function streamSimpleProvider(streamSimple: StreamSimple, owner: string):
       const builder = new MessageBuilder(model.api, model.provider, model.id);
       let started = false;
       try {
-        const context: PiContext = { systemPrompt: request.systemPrompt, messages: request.messages, tools: request.tools };
+        const context: PiContext = {
+          systemPrompt: request.systemPrompt,
+          messages: request.messages,
+          tools: request.tools,
+        };
         for await (const event of await streamSimple(model, context, piOptions(request))) {
           if (event.type === "done" || event.type === "error") {
             const message = event.type === "done" ? event.message : event.error;
             // The loop reads these as our assistant messages: anything else is the stream's fault, said as such.
-            if (!isAssistantMessage(message)) throw new Error(`the stream of ${owner} sent ${event.type === "error" ? "an" : "a"} ${event.type} event without an assistant message (${event.type === "done" ? "message" : "error"}: ${describe(message)})`);
+            if (!isAssistantMessage(message))
+              throw new Error(
+                `the stream of ${owner} sent ${event.type === "error" ? "an" : "a"} ${event.type} event without an assistant message (${event.type === "done" ? "message" : "error"}: ${describe(message)})`,
+              );
           }
           if (event.type === "done") {
             if (!started) yield { type: "start", partial: event.message };
@@ -187,7 +198,8 @@ export function providerAsStreamSimple(
     };
     const relay = (event: ProviderEvent): void => {
       if (event.type === "done") out.push({ type: "done", reason: event.message.stopReason, message: event.message });
-      else if (event.type === "error") out.push({ type: "error", reason: event.message.stopReason, error: event.message });
+      else if (event.type === "error")
+        out.push({ type: "error", reason: event.message.stopReason, error: event.message });
       else out.push(event);
     };
     void (async () => {
@@ -196,7 +208,12 @@ export function providerAsStreamSimple(
       } catch (err) {
         // Our providers end in an error event rather than throw; a throw here (a provider that
         // failed to load) still ends the extension's stream with one, never an unhandled rejection.
-        for (const event of failStream(new MessageBuilder(wire.api, wire.provider, wire.id), err, request.signal.aborted)) relay(event);
+        for (const event of failStream(
+          new MessageBuilder(wire.api, wire.provider, wire.id),
+          err,
+          request.signal.aborted,
+        ))
+          relay(event);
       } finally {
         out.end();
       }
@@ -207,7 +224,12 @@ export function providerAsStreamSimple(
 
 /** Whether `value` has the shape the agent loop reads as an assistant message. */
 function isAssistantMessage(value: unknown): value is AssistantMessage {
-  return typeof value === "object" && value !== null && (value as { role?: unknown }).role === "assistant" && Array.isArray((value as { content?: unknown }).content);
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { role?: unknown }).role === "assistant" &&
+    Array.isArray((value as { content?: unknown }).content)
+  );
 }
 
 function describe(value: unknown): string {

@@ -47,7 +47,11 @@ export function projectConfigDir(cwd: string): string {
 /** Load settings first (they add skill and template paths), then the rest. Throws `SettingsError`. */
 export function loadResources(opts: ResourceOptions): Resources {
   const projectDir = projectConfigDir(opts.cwd);
-  const { settings, files, skippedProject: skippedSettings } = loadSettings({ home: opts.home, projectDir, trusted: opts.trusted });
+  const {
+    settings,
+    files,
+    skippedProject: skippedSettings,
+  } = loadSettings({ home: opts.home, projectDir, trusted: opts.trusted });
   const skills = discoverSkills({
     home: opts.home,
     projectDir,
@@ -60,7 +64,10 @@ export function loadResources(opts: ResourceOptions): Resources {
     projectDir,
     trusted: opts.trusted,
     includeDefaults: !opts.noPromptTemplates,
-    paths: [...(opts.noPromptTemplates ? [] : settings.prompts), ...(opts.promptTemplatePaths ?? []).map((p) => resolveCli(p, opts.cwd))],
+    paths: [
+      ...(opts.noPromptTemplates ? [] : settings.prompts),
+      ...(opts.promptTemplatePaths ?? []).map((p) => resolveCli(p, opts.cwd)),
+    ],
   });
   const systemFiles = findSystemFiles({ home: opts.home, projectDir, trusted: opts.trusted });
   return {
@@ -93,12 +100,19 @@ export interface ExtensionResourcePaths {
  * A path is resolved as `--skill` / `--prompt-template` (`~` the home folder, the rest
  * against the cwd), and loads under `--no-skills` / `--no-prompt-templates` as those do.
  */
-export function extendResources(base: Resources, paths: ExtensionResourcePaths, opts: Pick<ResourceOptions, "home" | "cwd" | "trusted">): Resources {
+export function extendResources(
+  base: Resources,
+  paths: ExtensionResourcePaths,
+  opts: Pick<ResourceOptions, "home" | "cwd" | "trusted">,
+): Resources {
   const projectDir = projectConfigDir(opts.cwd);
   const sources = { home: opts.home, projectDir, trusted: opts.trusted, includeDefaults: false };
   const found = discoverSkills({ ...sources, paths: paths.skillPaths.map((p) => resolveCli(p, opts.cwd)) });
   const skills = uniqueSkills([...base.skills, ...found.skills]);
-  const templates = discoverPromptTemplates({ ...sources, paths: paths.promptPaths.map((p) => resolveCli(p, opts.cwd)) });
+  const templates = discoverPromptTemplates({
+    ...sources,
+    paths: paths.promptPaths.map((p) => resolveCli(p, opts.cwd)),
+  });
   return {
     ...base,
     skills: skills.skills,

@@ -53,7 +53,7 @@ export function parseCommandArgs(text: string): string[] {
  */
 export function substituteArgs(content: string, args: readonly string[]): string {
   const all = args.join(" ");
-  return content.replace(/\$(\d+)|\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@/g, (match, position, start, length) => {
+  return content.replace(/\$(\d+)|\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS|\$@/g, (_match, position, start, length) => {
     if (position !== undefined) return args[Number(position) - 1] ?? "";
     if (start !== undefined) {
       const from = Math.max(0, Number(start) - 1);

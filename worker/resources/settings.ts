@@ -106,7 +106,10 @@ export function parseSettings(path: string, text: string, baseDir: string, userH
   const checked = checkSettings(value);
   if (!checked.ok) {
     const { key, detail } = describe(checked.errors[0]!);
-    const got = key === undefined ? undefined : key.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value);
+    const got =
+      key === undefined
+        ? undefined
+        : key.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], value);
     throw new SettingsError(path, key, `${detail}${got === undefined ? "" : ` (it is ${JSON.stringify(got)})`}`);
   }
   const settings: SettingsFile = { ...checked.value };
@@ -159,7 +162,12 @@ export function userSettingsPath(home: string): string {
 }
 
 /** Read and merge the user's and (when trusted) the project's settings. Throws `SettingsError`. */
-export function loadSettings(opts: { home: string; projectDir: string; trusted: boolean; userHome?: string }): LoadedSettings {
+export function loadSettings(opts: {
+  home: string;
+  projectDir: string;
+  trusted: boolean;
+  userHome?: string;
+}): LoadedSettings {
   const files: string[] = [];
   const read = (path: string): SettingsFile => {
     if (!existsSync(path)) return {};
@@ -169,7 +177,11 @@ export function loadSettings(opts: { home: string; projectDir: string; trusted: 
   const user = read(userSettingsPath(opts.home));
   const projectPath = join(opts.projectDir, "settings.json");
   if (!opts.trusted) {
-    return { settings: mergeSettings(user, {}), files, ...(existsSync(projectPath) ? { skippedProject: projectPath } : {}) };
+    return {
+      settings: mergeSettings(user, {}),
+      files,
+      ...(existsSync(projectPath) ? { skippedProject: projectPath } : {}),
+    };
   }
   return { settings: mergeSettings(user, read(projectPath)), files };
 }

@@ -40,7 +40,8 @@ export function skillNameProblems(name: string, folderName: string): string[] {
   const problems: string[] = [];
   if (name !== folderName) problems.push(`name "${name}" does not match parent directory "${folderName}"`);
   if (name.length > MAX_NAME_LENGTH) problems.push(`name exceeds ${MAX_NAME_LENGTH} characters (${name.length})`);
-  if (!/^[a-z0-9-]+$/.test(name)) problems.push("name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)");
+  if (!/^[a-z0-9-]+$/.test(name))
+    problems.push("name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)");
   if (name.startsWith("-") || name.endsWith("-")) problems.push("name must not start or end with a hyphen");
   if (name.includes("--")) problems.push("name must not contain consecutive hyphens");
   return problems;
@@ -65,9 +66,13 @@ export function parseSkill(
   const baseDir = dirname(filePath);
   const folderName = basename(baseDir);
   const description = typeof fields.description === "string" ? fields.description : "";
-  if (description.trim() === "") warnings.push({ path: filePath, message: "description is required; the skill is not loaded" });
+  if (description.trim() === "")
+    warnings.push({ path: filePath, message: "description is required; the skill is not loaded" });
   else if (description.length > MAX_DESCRIPTION_LENGTH) {
-    warnings.push({ path: filePath, message: `description exceeds ${MAX_DESCRIPTION_LENGTH} characters (${description.length})` });
+    warnings.push({
+      path: filePath,
+      message: `description exceeds ${MAX_DESCRIPTION_LENGTH} characters (${description.length})`,
+    });
   }
   const name = typeof fields.name === "string" && fields.name !== "" ? fields.name : folderName;
   for (const message of skillNameProblems(name, folderName)) warnings.push({ path: filePath, message });
@@ -198,7 +203,10 @@ export function uniqueSkills(candidates: readonly Skill[]): LoadedSkills {
     if (files.has(real)) continue;
     const winner = byName.get(skill.name);
     if (winner) {
-      out.warnings.push({ path: skill.filePath, message: `name "${skill.name}" is taken by ${winner.filePath}; this skill is not loaded` });
+      out.warnings.push({
+        path: skill.filePath,
+        message: `name "${skill.name}" is taken by ${winner.filePath}; this skill is not loaded`,
+      });
       continue;
     }
     files.add(real);

@@ -138,7 +138,9 @@ export function splitTurnStart(entries: readonly SessionEntry[], cut: number): n
 function earlierFiles(details: unknown): FileLists[] {
   const d = details as Partial<Record<keyof FileLists, unknown>> | undefined;
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((f): f is string => typeof f === "string") : []);
-  return d && typeof d === "object" ? [{ readFiles: strings(d.readFiles), modifiedFiles: strings(d.modifiedFiles) }] : [];
+  return d && typeof d === "object"
+    ? [{ readFiles: strings(d.readFiles), modifiedFiles: strings(d.modifiedFiles) }]
+    : [];
 }
 
 /** What one compaction will do; the caller asks the model for `summary` and appends the entry. */
@@ -186,15 +188,20 @@ export function prepareCompaction(path: readonly SessionEntry[], keepRecentToken
   const turnStart = splitTurnStart(window, cut - start);
   const isSplitTurn = turnStart !== -1;
   const historyEnd = isSplitTurn ? start + turnStart : cut;
-  const messagesOf = (entries: readonly SessionEntry[]) => entries.map(entryMessage).filter((m): m is AgentMessage => m !== undefined);
+  const messagesOf = (entries: readonly SessionEntry[]) =>
+    entries.map(entryMessage).filter((m): m is AgentMessage => m !== undefined);
   const summarized = messagesOf(path.slice(start, historyEnd));
   const turnPrefixMessages = isSplitTurn ? messagesOf(path.slice(historyEnd, cut)) : [];
   if ((summarized.length === 0 && turnPrefixMessages.length === 0) || cut >= path.length) return undefined;
   return {
-    messagesToSummarize: summarized.length === 0 ? [] : previous ? [compactionSummaryMessage(previous), ...summarized] : summarized,
+    messagesToSummarize:
+      summarized.length === 0 ? [] : previous ? [compactionSummaryMessage(previous), ...summarized] : summarized,
     isSplitTurn,
     turnPrefixMessages,
-    files: fileLists([...summarized, ...turnPrefixMessages], previous && !previous.fromHook ? earlierFiles(previous.details) : []),
+    files: fileLists(
+      [...summarized, ...turnPrefixMessages],
+      previous && !previous.fromHook ? earlierFiles(previous.details) : [],
+    ),
     firstKeptEntryId: path[cut].id,
     tokensBefore: estimateContextTokens(buildSessionContext(path).messages),
   };
@@ -319,7 +326,10 @@ export function serializeForSummary(messages: readonly AgentMessage[]): string {
         parts.push(`[Summary of a branch left earlier]: ${m.summary}`);
         break;
       case "custom": {
-        const text = typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "[image]")).join("");
+        const text =
+          typeof m.content === "string"
+            ? m.content
+            : m.content.map((b) => (b.type === "text" ? b.text : "[image]")).join("");
         if (text) parts.push(`[User]: ${text}`);
         break;
       }

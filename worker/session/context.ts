@@ -55,7 +55,9 @@ export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
         timestamp,
       };
     case "branch_summary":
-      return entry.summary ? { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp } : undefined;
+      return entry.summary
+        ? { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp }
+        : undefined;
     default:
       return undefined;
   }

@@ -164,7 +164,15 @@ export function markInvalid(entry: SessionEntry): void {
   invalidEntries.add(entry);
 }
 
-const KNOWN_ROLES = new Set<string>(["user", "assistant", "toolResult", "bashExecution", "compactionSummary", "branchSummary", "custom"]);
+const KNOWN_ROLES = new Set<string>([
+  "user",
+  "assistant",
+  "toolResult",
+  "bashExecution",
+  "compactionSummary",
+  "branchSummary",
+  "custom",
+]);
 
 /**
  * Whether an entry is one we interpret. A `message` entry counts only when its role is

@@ -23,7 +23,12 @@ export interface HtmlExportInput {
 
 /** Escape text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 }
 
 const SAFE_MIME = /^image\/(png|jpeg|gif|webp)$/;
@@ -53,17 +58,26 @@ function renderMessage(message: AgentMessage): string {
     case "assistant": {
       const parts = message.content.map((b) => {
         if (b.type === "text") return `<pre>${escapeHtml(b.text)}</pre>`;
-        if (b.type === "thinking") return `<details class="thinking"><summary>Thinking</summary><pre>${escapeHtml(b.thinking)}</pre></details>`;
+        if (b.type === "thinking")
+          return `<details class="thinking"><summary>Thinking</summary><pre>${escapeHtml(b.thinking)}</pre></details>`;
         return `<div class="tool-call"><h3>Tool call: ${escapeHtml(b.name)}</h3><pre>${escapeHtml(JSON.stringify(b.arguments, null, 2))}</pre></div>`;
       });
       if (message.errorMessage) parts.push(`<p class="error">${escapeHtml(message.errorMessage)}</p>`);
       return section("assistant", `Assistant (${message.provider}/${message.model})`, parts.join("\n"));
     }
     case "toolResult":
-      return section(message.isError ? "tool-result error" : "tool-result", `Tool result: ${message.toolName}`, blocks(message.content));
+      return section(
+        message.isError ? "tool-result error" : "tool-result",
+        `Tool result: ${message.toolName}`,
+        blocks(message.content),
+      );
     case "bashExecution": {
       const status = message.cancelled ? "cancelled" : `exit code ${message.exitCode ?? "none"}`;
-      return section("bash", `User ran: ${message.command}`, `<pre>${escapeHtml(message.output)}</pre>\n<p class="note">${escapeHtml(status)}</p>`);
+      return section(
+        "bash",
+        `User ran: ${message.command}`,
+        `<pre>${escapeHtml(message.output)}</pre>\n<p class="note">${escapeHtml(status)}</p>`,
+      );
     }
     case "compactionSummary":
       return section("summary", "Compaction summary", `<pre>${escapeHtml(message.summary)}</pre>`);
@@ -89,7 +103,14 @@ export function renderSessionHtml(input: HtmlExportInput): string {
   for (const entry of input.path) {
     const message = entryMessage(entry);
     if (message && !(message.role === "custom" && !message.display)) body.push(renderMessage(message));
-    else if (entry.type === "compaction") body.push(section("summary", "Compaction summary", `<pre>${escapeHtml(String((entry as { summary?: unknown }).summary ?? ""))}</pre>`));
+    else if (entry.type === "compaction")
+      body.push(
+        section(
+          "summary",
+          "Compaction summary",
+          `<pre>${escapeHtml(String((entry as { summary?: unknown }).summary ?? ""))}</pre>`,
+        ),
+      );
   }
   const others = input.entryCount - input.path.length;
   return `<!DOCTYPE html>
@@ -115,7 +136,12 @@ ${input.systemPrompt ? `<details><summary>System prompt</summary><pre>${escapeHt
  * Write the page for a session file to `outputPath` (relative to `cwd`), or by
  * default to `pi-session-<file name>.html` in `cwd`, as pi names it. Returns the path.
  */
-export function exportSessionHtml(sessionFile: string, input: HtmlExportInput, cwd: string, outputPath?: string): string {
+export function exportSessionHtml(
+  sessionFile: string,
+  input: HtmlExportInput,
+  cwd: string,
+  outputPath?: string,
+): string {
   const target = resolve(cwd, outputPath ?? `pi-session-${basename(sessionFile, ".jsonl")}.html`);
   writeFileSync(target, renderSessionHtml(input), "utf8");
   return target;

@@ -38,10 +38,17 @@ export function forkPoint(entries: readonly SessionEntry[], entryId: string): { 
   const byId = new Map(entries.map((e) => [e.id, e]));
   const entry = byId.get(entryId);
   if (!entry || !isKnownEntry(entry) || entry.type !== "message" || entry.message.role !== "user") {
-    throw new Error(`cannot fork at "${entryId}": ${!entry ? "no such entry" : "it is not a user message"}; get_fork_messages lists the entries to fork at`);
+    throw new Error(
+      `cannot fork at "${entryId}": ${!entry ? "no such entry" : "it is not a user message"}; get_fork_messages lists the entries to fork at`,
+    );
   }
   const path: SessionEntry[] = [];
-  for (let at = entry.parentId ? byId.get(entry.parentId) : undefined; at; at = at.parentId ? byId.get(at.parentId) : undefined) path.unshift(at);
+  for (
+    let at = entry.parentId ? byId.get(entry.parentId) : undefined;
+    at;
+    at = at.parentId ? byId.get(at.parentId) : undefined
+  )
+    path.unshift(at);
   return { path, text: userMessageText(entry.message) };
 }
 

@@ -86,7 +86,10 @@ const OPENING_ENTRIES = new Set(["session", "model_change", "thinking_level_chan
  * with only its opening entries, or one with a conversation (any other entry, or more
  * than the head holds). Pure.
  */
-export function classifySessionStart(text: string, wholeFile: boolean): "not-session" | "opening-only" | "conversation" {
+export function classifySessionStart(
+  text: string,
+  wholeFile: boolean,
+): "not-session" | "opening-only" | "conversation" {
   const lines = text.split("\n");
   try {
     const header = JSON.parse(lines[0]) as { type?: unknown; id?: unknown };

@@ -116,7 +116,9 @@ export function parseSessionFile(path: string, bytes: Buffer): ParsedSession {
     const entry = checkEntry(value, line.number, warnings);
     if (!entry) continue;
     if (byId.has(entry.id)) {
-      warnings.push(`line ${line.number}: entry "${entry.id}" reuses the id of line ${byId.get(entry.id)!.line}; it is skipped`);
+      warnings.push(
+        `line ${line.number}: entry "${entry.id}" reuses the id of line ${byId.get(entry.id)!.line}; it is skipped`,
+      );
       continue;
     }
     byId.set(entry.id, { entry, line: line.number });

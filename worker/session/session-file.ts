@@ -48,7 +48,10 @@ export class SessionWriteError extends SessionFileError {
     detail: string,
   ) {
     const why = detail.startsWith(code) ? detail : `${code}: ${detail}`;
-    super(path, `cannot be written (${why})${code === "ENOSPC" || code === "EDQUOT" ? "; free some space and retry" : ""}`);
+    super(
+      path,
+      `cannot be written (${why})${code === "ENOSPC" || code === "EDQUOT" ? "; free some space and retry" : ""}`,
+    );
     this.name = "SessionWriteError";
   }
 }
@@ -126,7 +129,10 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
         // never created
       }
     }
-    if (code && code !== "EEXIST") throw Object.assign(new SessionWriteError(path, code, (error as Error).message), { refusedFile: { header, text: lines.join("") } });
+    if (code && code !== "EEXIST")
+      throw Object.assign(new SessionWriteError(path, code, (error as Error).message), {
+        refusedFile: { header, text: lines.join("") },
+      });
     throw error;
   }
   return { path, header };
@@ -174,7 +180,10 @@ export class SessionStore {
   }
 
   /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
-  static create(options: { dir: string; cwd: string; parentSession?: string; fileName?: string }, openOptions: OpenOptions = {}): SessionStore {
+  static create(
+    options: { dir: string; cwd: string; parentSession?: string; fileName?: string },
+    openOptions: OpenOptions = {},
+  ): SessionStore {
     let made: { path: string; header: SessionHeader };
     try {
       made = writeNewSessionFile(options);
@@ -275,7 +284,9 @@ export class SessionStore {
    * happened and must not be lost, such as a finished message; `append` is for what can
    * still be refused, such as a prompt.
    */
-  appendOrKeep<E extends NewEntry>(entry: E): KeptAppend<E & { id: string; parentId: string | null; timestamp: string }> {
+  appendOrKeep<E extends NewEntry>(
+    entry: E,
+  ): KeptAppend<E & { id: string; parentId: string | null; timestamp: string }> {
     const { full, line } = this.prepare(entry);
     this.index(full as unknown as KnownEntry);
     this.backlog.push(line);
@@ -284,7 +295,8 @@ export class SessionStore {
       return { entry: full };
     } catch (error) {
       if (!(error instanceof SessionWriteError)) throw error;
-      if (!this.refused) this.warn(`${error.message}; entries are kept in memory and written when the disk takes them again`);
+      if (!this.refused)
+        this.warn(`${error.message}; entries are kept in memory and written when the disk takes them again`);
       this.refused = true;
       this.scheduleRetry();
       return { entry: full, error };
@@ -343,14 +355,19 @@ export class SessionStore {
   }
 
   /** Stamp and check an entry: a line we could not load again must never be written. */
-  private prepare<E extends NewEntry>(entry: E): { full: E & { id: string; parentId: string | null; timestamp: string }; line: string } {
+  private prepare<E extends NewEntry>(
+    entry: E,
+  ): { full: E & { id: string; parentId: string | null; timestamp: string }; line: string } {
     if (this.fd === undefined) throw new SessionFileError(this.path, "is closed; reopen it to append");
     const full = { ...entry, id: this.newEntryId(), parentId: this.leaf, timestamp: isoTimestamp(new Date()) };
     const known = full as unknown as KnownEntry;
     if (!isKnownEntry(known)) throw new SessionFileError(this.path, `cannot append an entry of type "${entry.type}"`);
     const check = checker(KNOWN_ENTRY_SCHEMAS[known.type])(known);
     if (!check.ok) {
-      throw new SessionFileError(this.path, `refused to append an invalid ${known.type} entry: ${check.errors.join("; ")}`);
+      throw new SessionFileError(
+        this.path,
+        `refused to append an invalid ${known.type} entry: ${check.errors.join("; ")}`,
+      );
     }
     return { full, line: `${JSON.stringify(full)}\n` };
   }
@@ -392,7 +409,13 @@ export class SessionStore {
    */
   branchWithSummary(leafId: string | null, summary: string, details: unknown, fromHook: boolean): SessionEntry {
     this.setLeaf(leafId);
-    return this.append({ type: "branch_summary", fromId: leafId ?? "root", summary, ...(details !== undefined ? { details } : {}), fromHook });
+    return this.append({
+      type: "branch_summary",
+      fromId: leafId ?? "root",
+      summary,
+      ...(details !== undefined ? { details } : {}),
+      fromHook,
+    });
   }
 
   /** What the model sees from the current leaf: messages (compaction applied), model, thinking level, name. */
@@ -447,7 +470,8 @@ export class SessionStore {
   private write(text: string): void {
     if (this.fd === undefined) throw new SessionFileError(this.path, "is closed; reopen it to append");
     const fd = this.fd;
-    const fail = (error: unknown) => new SessionWriteError(this.path, (error as NodeJS.ErrnoException).code ?? "EIO", (error as Error).message);
+    const fail = (error: unknown) =>
+      new SessionWriteError(this.path, (error as NodeJS.ErrnoException).code ?? "EIO", (error as Error).message);
     if (this.torn) {
       try {
         ftruncateSync(fd, this.size);
@@ -474,5 +498,4 @@ export class SessionStore {
     }
     this.size += bytes.length;
   }
-
 }

@@ -38,7 +38,11 @@ export function buildTree(entries: readonly SessionEntry[]): TreeNode[] {
   const nodes = new Map<string, TreeNode>();
   for (const entry of entries) {
     const label = labels.get(entry.id);
-    nodes.set(entry.id, { entry, children: [], ...(label ? { label: label.label, labelTimestamp: label.timestamp } : {}) });
+    nodes.set(entry.id, {
+      entry,
+      children: [],
+      ...(label ? { label: label.label, labelTimestamp: label.timestamp } : {}),
+    });
   }
   const roots: TreeNode[] = [];
   for (const entry of entries) {
@@ -90,7 +94,9 @@ export function navigationLeaf(target: SessionEntry): { leafId: string | null; e
     }
     if (target.type === "custom_message") {
       const text =
-        typeof target.content === "string" ? target.content : target.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+        typeof target.content === "string"
+          ? target.content
+          : target.content.map((c) => (c.type === "text" ? c.text : "")).join("");
       return { leafId: target.parentId, editorText: text };
     }
   }
@@ -129,7 +135,12 @@ export function branchMessages(entries: readonly SessionEntry[]): AgentMessage[]
   const messages: AgentMessage[] = [];
   for (const entry of entries) {
     if (isKnownEntry(entry) && entry.type === "compaction") {
-      messages.push({ role: "compactionSummary", summary: entry.summary, tokensBefore: entry.tokensBefore, timestamp: Date.parse(entry.timestamp) || 0 });
+      messages.push({
+        role: "compactionSummary",
+        summary: entry.summary,
+        tokensBefore: entry.tokensBefore,
+        timestamp: Date.parse(entry.timestamp) || 0,
+      });
       continue;
     }
     const message = entryMessage(entry);
@@ -145,15 +156,20 @@ export function earlierFileLists(entries: readonly SessionEntry[]): FileLists[] 
     if (!isKnownEntry(entry) || entry.type !== "branch_summary" || entry.fromHook) continue;
     const details = entry.details as Partial<FileLists> | undefined;
     lists.push({
-      readFiles: Array.isArray(details?.readFiles) ? details.readFiles.filter((f): f is string => typeof f === "string") : [],
-      modifiedFiles: Array.isArray(details?.modifiedFiles) ? details.modifiedFiles.filter((f): f is string => typeof f === "string") : [],
+      readFiles: Array.isArray(details?.readFiles)
+        ? details.readFiles.filter((f): f is string => typeof f === "string")
+        : [],
+      modifiedFiles: Array.isArray(details?.modifiedFiles)
+        ? details.modifiedFiles.filter((f): f is string => typeof f === "string")
+        : [],
     });
   }
   return lists;
 }
 
 /** The preamble pi puts before a branch summary's text. */
-export const BRANCH_SUMMARY_PREAMBLE = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
+export const BRANCH_SUMMARY_PREAMBLE =
+  "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 
 const BRANCH_SUMMARY_FORMAT = `## Goal
 [What was the user trying to accomplish in this branch?]
@@ -183,7 +199,11 @@ const BRANCH_SUMMARY_FORMAT = `## Goal
  * conversation, then the instructions (replaced by `customInstructions` when
  * `replaceInstructions`, else extended by them).
  */
-export function buildBranchSummaryRequest(conversation: string, customInstructions?: string, replaceInstructions?: boolean): string {
+export function buildBranchSummaryRequest(
+  conversation: string,
+  customInstructions?: string,
+  replaceInstructions?: boolean,
+): string {
   const base = `Create a structured summary of this conversation branch for context when returning later.\n\nUse this EXACT format:\n\n${BRANCH_SUMMARY_FORMAT}\n\nKeep each section concise. Preserve exact file paths, function names, and error messages.`;
   const custom = customInstructions?.trim();
   const instructions = custom ? (replaceInstructions ? custom : `${base}\n\nAdditional focus: ${custom}`) : base;
@@ -194,6 +214,7 @@ export function buildBranchSummaryRequest(conversation: string, customInstructio
 export function formatFileLists(lists: FileLists): string {
   const sections: string[] = [];
   if (lists.readFiles.length > 0) sections.push(`<read-files>\n${lists.readFiles.join("\n")}\n</read-files>`);
-  if (lists.modifiedFiles.length > 0) sections.push(`<modified-files>\n${lists.modifiedFiles.join("\n")}\n</modified-files>`);
+  if (lists.modifiedFiles.length > 0)
+    sections.push(`<modified-files>\n${lists.modifiedFiles.join("\n")}\n</modified-files>`);
   return sections.length > 0 ? `\n\n${sections.join("\n\n")}` : "";
 }

@@ -41,7 +41,11 @@ export const BASH_UPDATE_INTERVAL_MS = 100;
 const EXIT_DRAIN_IDLE_MS = 100;
 
 /** The truncation of a command's output: pi's fields, but lines counted as an editor shows them ("a\nb\n" is 2). */
-export interface OutputTruncation extends Pick<TruncationResult, "truncated" | "truncatedBy" | "totalLines" | "totalBytes" | "outputLines" | "outputBytes"> {
+export interface OutputTruncation
+  extends Pick<
+    TruncationResult,
+    "truncated" | "truncatedBy" | "totalLines" | "totalBytes" | "outputLines" | "outputBytes"
+  > {
   /** The one line kept is longer than the byte limit: only its end is shown. */
   partialLine: boolean;
 }
@@ -51,7 +55,11 @@ export interface OutputTruncation extends Pick<TruncationResult, "truncated" | "
  * truncateTail would count an empty line after it) and is kept, so a notice appended
  * after the output starts on its own line.
  */
-function editorTail(text: string, maxLines: number, maxBytes: number): { content: string; truncatedBy: "lines" | "bytes" | null; outputLines: number; partialLine: boolean } {
+function editorTail(
+  text: string,
+  maxLines: number,
+  maxBytes: number,
+): { content: string; truncatedBy: "lines" | "bytes" | null; outputLines: number; partialLine: boolean } {
   if (text === "") return { content: "", truncatedBy: null, outputLines: 0, partialLine: false };
   const newline = text.endsWith("\n") ? "\n" : "";
   const cut = truncateTail(newline ? text.slice(0, -1) : text, { maxLines, maxBytes: maxBytes - newline.length });
@@ -118,7 +126,7 @@ export class OutputTail {
 
   /** Call `resume` once the temp file has flushed its write buffer. */
   onDrain(resume: () => void): void {
-    if (this.file && this.file.writableNeedDrain) this.file.once("drain", resume);
+    if (this.file?.writableNeedDrain) this.file.once("drain", resume);
     else resume();
   }
 
@@ -264,7 +272,10 @@ let shellCache: string | undefined;
 /** bash when there is one, else sh; looked up once. */
 function shellPath(): string {
   if (shellCache === undefined) {
-    const onPath = (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((dir) => join(dir, "bash"));
+    const onPath = (process.env.PATH ?? "")
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, "bash"));
     shellCache = ["/bin/bash", "/usr/bin/bash", ...onPath].find((p) => existsSync(p)) ?? "sh";
   }
   return shellCache;
@@ -416,7 +427,12 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
  * Run `command` through extension-supplied operations, with pi's contract: a rejection
  * `aborted` (or any rejection once the signal fired) is a cancel, `timeout:N` a timeout.
  */
-async function execOperations(operations: BashOperations, command: string, options: RunBashOptions, onData: (chunk: Buffer) => void): Promise<ShellExit> {
+async function execOperations(
+  operations: BashOperations,
+  command: string,
+  options: RunBashOptions,
+  onData: (chunk: Buffer) => void,
+): Promise<ShellExit> {
   const { signal, timeoutMs } = options;
   if (signal.aborted) return { exitCode: null, signal: null, cancelled: true, timedOut: false };
   try {
@@ -429,7 +445,8 @@ async function execOperations(operations: BashOperations, command: string, optio
     return { exitCode: r?.exitCode ?? null, signal: null, cancelled: signal.aborted, timedOut: false };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (signal.aborted || message === "aborted") return { exitCode: null, signal: null, cancelled: true, timedOut: false };
+    if (signal.aborted || message === "aborted")
+      return { exitCode: null, signal: null, cancelled: true, timedOut: false };
     if (message.startsWith("timeout:")) return { exitCode: null, signal: null, cancelled: false, timedOut: true };
     throw error;
   }
@@ -467,8 +484,19 @@ export async function runBash(command: string, options: RunBashOptions): Promise
   let exit: ShellExit;
   try {
     exit = options.operations
-      ? await execOperations(options.operations, command, options, (chunk) => void onData(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)))
-      : await spawnShell(command, { cwd: options.cwd, signal: options.signal, onData, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.env ? { env: options.env } : {}) });
+      ? await execOperations(
+          options.operations,
+          command,
+          options,
+          (chunk) => void onData(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)),
+        )
+      : await spawnShell(command, {
+          cwd: options.cwd,
+          signal: options.signal,
+          onData,
+          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.env ? { env: options.env } : {}),
+        });
   } finally {
     clearTimeout(updateTimer);
   }
@@ -509,7 +537,9 @@ export function createLocalBashOperations(): BashOperations {
 /** Arguments of `bash`. */
 export const BashParams = Type.Object({
   command: Type.String({ description: "Bash command to execute" }),
-  timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: "Timeout in seconds (optional, no default timeout)" })),
+  timeout: Type.Optional(
+    Type.Number({ exclusiveMinimum: 0, description: "Timeout in seconds (optional, no default timeout)" }),
+  ),
 });
 /** Arguments of `bash`, validated. */
 export type BashParams = Static<typeof BashParams>;
@@ -578,7 +608,11 @@ export function createBashTool(options: BashToolOptions = {}): AgentTool<typeof 
 /** Run a shell command for the model. */
 export const bashTool = createBashTool();
 
-async function executeBash(args: BashParams, ctx: ToolContext, options: BashToolOptions): Promise<ToolResult<BashDetails>> {
+async function executeBash(
+  args: BashParams,
+  ctx: ToolContext,
+  options: BashToolOptions,
+): Promise<ToolResult<BashDetails>> {
   const command = options.commandPrefix ? `${options.commandPrefix}\n${args.command}` : args.command;
   const base: BashSpawnContext = { command, cwd: ctx.cwd, env: { ...toolEnv() } };
   const spawnAs = options.spawnHook ? options.spawnHook(base) : base;
@@ -594,15 +628,21 @@ async function executeBash(args: BashParams, ctx: ToolContext, options: BashTool
           onUpdate: (tail: string, snap: OutputSnapshot) =>
             ctx.onUpdate?.({
               content: [{ type: "text", text: tail }],
-              details: snap.truncation.truncated ? { truncation: snap.truncation, fullOutputPath: snap.fullOutputPath } : {},
+              details: snap.truncation.truncated
+                ? { truncation: snap.truncation, fullOutputPath: snap.fullOutputPath }
+                : {},
             }),
         }
       : {}),
   });
   if (run.cancelled) throw new Error(withStatus(describeOutput(run, ""), "Command aborted"));
-  if (run.timedOut) throw new Error(withStatus(describeOutput(run, ""), `Command timed out after ${args.timeout} seconds`));
+  if (run.timedOut)
+    throw new Error(withStatus(describeOutput(run, ""), `Command timed out after ${args.timeout} seconds`));
   if (run.exitCode !== 0) {
-    const status = run.exitCode === null ? `Command killed by signal ${run.signal ?? "unknown"}` : `Command exited with code ${run.exitCode}`;
+    const status =
+      run.exitCode === null
+        ? `Command killed by signal ${run.signal ?? "unknown"}`
+        : `Command exited with code ${run.exitCode}`;
     throw new Error(withStatus(describeOutput(run, ""), status));
   }
   const details: BashDetails | undefined = run.truncated
@@ -610,4 +650,3 @@ async function executeBash(args: BashParams, ctx: ToolContext, options: BashTool
     : undefined;
   return { content: [{ type: "text", text: describeOutput(run, "(no output)") }], ...(details ? { details } : {}) };
 }
-

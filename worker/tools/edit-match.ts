@@ -68,7 +68,10 @@ export function applyEdits(original: string, edits: readonly TextEdit[], path = 
     }
     folded ??= fold(lf.text, true);
     const needle = fold(oldText, false).text;
-    const hits = needle.length === 0 ? [] : occurrences(folded.text, needle).filter((at) => onBoundary(folded!, at, needle.length));
+    const hits =
+      needle.length === 0
+        ? []
+        : occurrences(folded.text, needle).filter((at) => onBoundary(folded!, at, needle.length));
     if (hits.length > 1) throw ambiguous(label(index), hits.length, path);
     if (hits.length === 0) {
       throw new EditError(
@@ -184,12 +187,15 @@ const MARK = /\p{M}/u;
 
 /** White space dropped at the end of a line: what String.prototype.trimEnd drops after folding. */
 function isTrailingSpace(unit: number): boolean {
-  return unit === 32 || (unit >= 9 && unit <= 13 && unit !== 10) || unit === 0x2028 || unit === 0x2029 || unit === 0xfeff;
+  return (
+    unit === 32 || (unit >= 9 && unit <= 13 && unit !== 10) || unit === 0x2028 || unit === 0x2029 || unit === 0xfeff
+  );
 }
 
 function unitsToString(units: Uint16Array, length: number): string {
   const parts: string[] = [];
-  for (let at = 0; at < length; at += 8192) parts.push(String.fromCharCode(...units.subarray(at, Math.min(length, at + 8192))));
+  for (let at = 0; at < length; at += 8192)
+    parts.push(String.fromCharCode(...units.subarray(at, Math.min(length, at + 8192))));
   return parts.join("");
 }
 

@@ -88,7 +88,11 @@ export interface EditToolOptions {
   operations?: EditOperations;
 }
 
-async function runEdit(args: EditParams, ctx: ToolContext, ops: EditOperations | undefined): Promise<ToolResult<EditDetails>> {
+async function runEdit(
+  args: EditParams,
+  ctx: ToolContext,
+  ops: EditOperations | undefined,
+): Promise<ToolResult<EditDetails>> {
   const absolute = resolveToCwd(args.path, ctx.cwd);
   checkAborted(ctx.signal, args.path, false);
   // The queue is released only when this callback settles, and it never settles while a

@@ -105,7 +105,9 @@ function globSource(glob: string): string {
         i++;
         continue;
       }
-      re += `(?:${splitAlternatives(glob.slice(i + 1, close)).map(globSource).join("|")})`;
+      re += `(?:${splitAlternatives(glob.slice(i + 1, close))
+        .map(globSource)
+        .join("|")})`;
       i = close + 1;
     } else if (c === "\\" && i + 1 < glob.length) {
       re += escapeRegExp(glob[i + 1]!);
@@ -141,8 +143,7 @@ export function compileGlob(pattern: string): PathGlob {
   const lastSlash = glob.lastIndexOf("/");
   const name = glob.slice(lastSlash + 1);
   const braceSpansSlash = lastSlash !== -1 && glob.lastIndexOf("{", lastSlash) > glob.lastIndexOf("}", lastSlash);
-  const usefulHint =
-    name !== "" && name !== "*" && !name.includes("**") && !/[\\:]/.test(name) && !braceSpansSlash;
+  const usefulHint = name !== "" && name !== "*" && !name.includes("**") && !/[\\:]/.test(name) && !braceSpansSlash;
   return {
     matches: anchored ? (rel) => re.test(rel) : (rel) => re.test(rel.slice(rel.lastIndexOf("/") + 1)),
     nameHint: usefulHint ? name : undefined,
@@ -302,7 +303,12 @@ export async function walkFiles(root: string, options: WalkOptions): Promise<voi
     const hasIgnore = entries.some((e) => e.name === ".gitignore" && e.isFile());
     const pushed = hasGit || hasIgnore;
     if (pushed) {
-      frames.push({ rules: hasIgnore ? readRules(absolute) : [], cut: rel === "" ? 0 : rel.length + 1, prefix: "", hasGit });
+      frames.push({
+        rules: hasIgnore ? readRules(absolute) : [],
+        cut: rel === "" ? 0 : rel.length + 1,
+        prefix: "",
+        hasGit,
+      });
     }
     for (const entry of entries) {
       if (stopped) break;

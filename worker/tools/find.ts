@@ -25,10 +25,13 @@ export const DEFAULT_FIND_LIMIT = 1000;
 /** Arguments of `find`. */
 export const FindParams = Type.Object({
   pattern: Type.String({
-    description: "Glob to match, e.g. '*.ts' (any depth), '**/*.json' or 'src/**/*.spec.ts' (from the search directory)",
+    description:
+      "Glob to match, e.g. '*.ts' (any depth), '**/*.json' or 'src/**/*.spec.ts' (from the search directory)",
   }),
   path: Type.Optional(Type.String({ description: "Directory to search (default: the working directory)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of results (default: ${DEFAULT_FIND_LIMIT})` })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, description: `Maximum number of results (default: ${DEFAULT_FIND_LIMIT})` }),
+  ),
 });
 /** Arguments of `find`, validated. */
 export type FindParams = Static<typeof FindParams>;
@@ -81,8 +84,11 @@ async function findWith(
   if (ctx.signal.aborted) throw abortError();
   const results = await glob.call(ops, args.pattern, root, { ignore: ["**/node_modules/**", "**/.git/**"], limit });
   if (ctx.signal.aborted) throw abortError();
-  if (results.length === 0) return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
-  const relative = results.map((p) => (p.startsWith(root) ? p.slice(root.length + 1) : relativePath(root, p)).split(sep).join("/"));
+  if (results.length === 0)
+    return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
+  const relative = results.map((p) =>
+    (p.startsWith(root) ? p.slice(root.length + 1) : relativePath(root, p)).split(sep).join("/"),
+  );
   const truncation = truncateHead(relative.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
   const details: FindWithDetails = {};
   const notices: string[] = [];
@@ -118,7 +124,9 @@ async function runFind(args: FindParams, ctx: ToolContext, backend: "rg" | "node
     return true;
   };
   if (backend === "rg") {
-    const exit = await runRg([...rgWalkArgs(glob), "--files", "./"], root, ctx.signal, (line) => take(stripDotSlash(line)));
+    const exit = await runRg([...rgWalkArgs(glob), "--files", "./"], root, ctx.signal, (line) =>
+      take(stripDotSlash(line)),
+    );
     if (!exit.stopped && exit.code === 2 && found.length === 0) {
       throw new Error(`rg failed: ${exit.stderr.trim() || "exit code 2"}`);
     }

@@ -33,8 +33,12 @@ export const GrepParams = Type.Object({
   glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. '*.ts' or 'src/**/*.spec.ts'" })),
   ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search (default: false)" })),
   literal: Type.Optional(Type.Boolean({ description: "Treat pattern as literal text, not a regex (default: false)" })),
-  context: Type.Optional(Type.Integer({ minimum: 0, description: "Lines to show before and after each match (default: 0)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of matches (default: ${DEFAULT_GREP_LIMIT})` })),
+  context: Type.Optional(
+    Type.Integer({ minimum: 0, description: "Lines to show before and after each match (default: 0)" }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, description: `Maximum number of matches (default: ${DEFAULT_GREP_LIMIT})` }),
+  ),
 });
 /** Arguments of `grep`, validated. */
 export type GrepParams = Static<typeof GrepParams>;
@@ -214,7 +218,11 @@ async function linesThrough(ops: GrepOperations, absolute: string): Promise<stri
  * Render matches as pi does when an extension gives operations: with context, one block
  * per match whose every line (the match's too) is read through `ops.readFile`.
  */
-async function renderThrough(ops: GrepOperations, matches: Match[], context: number): Promise<{ lines: string[]; linesTruncated: boolean }> {
+async function renderThrough(
+  ops: GrepOperations,
+  matches: Match[],
+  context: number,
+): Promise<{ lines: string[]; linesTruncated: boolean }> {
   const out: string[] = [];
   let linesTruncated = false;
   const cut = (text: string) => {
@@ -282,7 +290,12 @@ function render(matches: Match[], context: number): { lines: string[]; linesTrun
   return { lines: out, linesTruncated };
 }
 
-async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node", ops: GrepOperations | undefined): Promise<ToolResult<GrepDetails>> {
+async function runGrep(
+  args: GrepParams,
+  ctx: ToolContext,
+  backend: "rg" | "node",
+  ops: GrepOperations | undefined,
+): Promise<ToolResult<GrepDetails>> {
   if (ctx.signal.aborted) throw abortError();
   const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   let isDir: boolean;
@@ -318,10 +331,14 @@ async function runGrep(args: GrepParams, ctx: ToolContext, backend: "rg" | "node
   if (matches.length === 0) return { content: [{ type: "text", text: "No matches found" }], details };
   const rendered = ops ? await renderThrough(ops, matches, args.context ?? 0) : render(matches, args.context ?? 0);
   details.linesTruncated = rendered.linesTruncated;
-  const output = truncateHead(rendered.lines.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: DEFAULT_MAX_BYTES });
+  const output = truncateHead(rendered.lines.join("\n"), {
+    maxLines: Number.MAX_SAFE_INTEGER,
+    maxBytes: DEFAULT_MAX_BYTES,
+  });
   details.outputTruncated = output.truncated;
   const notices: string[] = [];
-  if (limitReached) notices.push(`Showing the first ${limit} matches; more exist. Narrow the pattern, path or glob, or raise limit.`);
+  if (limitReached)
+    notices.push(`Showing the first ${limit} matches; more exist. Narrow the pattern, path or glob, or raise limit.`);
   if (output.truncated) notices.push(`Output cut at ${DEFAULT_MAX_BYTES / 1024} KB; narrow the search.`);
   const text = output.content + (notices.length > 0 ? `\n\n[${notices.join(" ")}]` : "");
   return { content: [{ type: "text", text }], details };
@@ -333,9 +350,7 @@ export function createGrepTool(options: GrepToolOptions = {}): AgentTool<typeof 
     name: "grep",
     label: "grep",
     description: `Search file contents for a regex or literal text. Returns "path:line: text" lines; respects .gitignore, skips .git and node_modules. At most ${DEFAULT_GREP_LIMIT} matches by default; lines are cut at ${GREP_MAX_LINE_LENGTH} characters.`,
-    guidelines: [
-      "Use grep to locate code by content before reading files; narrow it with path and glob.",
-    ],
+    guidelines: ["Use grep to locate code by content before reading files; narrow it with path and glob."],
     parameters: GrepParams,
     execute: (args, ctx) => runGrep(args, ctx, chooseBackend(options.backend), options.operations),
   };

@@ -12,7 +12,15 @@ import { readTool } from "./read.js";
 import { writeTool } from "./write.js";
 
 /** Every built-in tool, in the order the system prompt lists them. */
-export const BUILT_IN_TOOLS: AgentTool[] = [readTool, bashTool, editTool, writeTool, grepTool, findTool, lsTool] as AgentTool[];
+export const BUILT_IN_TOOLS: AgentTool[] = [
+  readTool,
+  bashTool,
+  editTool,
+  writeTool,
+  grepTool,
+  findTool,
+  lsTool,
+] as AgentTool[];
 
 /** Names active when nothing is said. */
 export const DEFAULT_ACTIVE_TOOLS = ["read", "bash", "edit", "write"];

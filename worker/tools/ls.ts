@@ -15,7 +15,9 @@ export const DEFAULT_LS_LIMIT = 500;
 /** Arguments of `ls`. */
 export const LsParams = Type.Object({
   path: Type.Optional(Type.String({ description: "Directory to list (default: the working directory)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of entries (default: ${DEFAULT_LS_LIMIT})` })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, description: `Maximum number of entries (default: ${DEFAULT_LS_LIMIT})` }),
+  ),
 });
 /** Arguments of `ls`, validated. */
 export type LsParams = Static<typeof LsParams>;
@@ -57,15 +59,22 @@ export interface LsToolOptions {
 /** The listing of `names` (folders already marked with `/`) out of `total` entries. */
 function render(names: string[], total: number, limit: number): ToolResult<LsDetails> {
   if (names.length === 0) {
-    return { content: [{ type: "text", text: "(empty directory)" }], details: { total: 0, limitReached: false, bytesLimitReached: false } };
+    return {
+      content: [{ type: "text", text: "(empty directory)" }],
+      details: { total: 0, limitReached: false, bytesLimitReached: false },
+    };
   }
   const limitReached = total > limit;
   const truncation = truncateHead(names.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: DEFAULT_MAX_BYTES });
   const notices: string[] = [];
   if (limitReached) notices.push(`${limit} of ${total} entries shown. Use limit=${limit * 2} for more`);
-  if (truncation.truncated) notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached after ${truncation.outputLines} entries`);
+  if (truncation.truncated)
+    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached after ${truncation.outputLines} entries`);
   const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join("; ")}]` : truncation.content;
-  return { content: [{ type: "text", text }], details: { total, limitReached, bytesLimitReached: truncation.truncated } };
+  return {
+    content: [{ type: "text", text }],
+    details: { total, limitReached, bytesLimitReached: truncation.truncated },
+  };
 }
 
 async function listLocal(args: LsParams, ctx: ToolContext): Promise<ToolResult<LsDetails>> {
@@ -88,7 +97,11 @@ async function listLocal(args: LsParams, ctx: ToolContext): Promise<ToolResult<L
     if (ctx.signal.aborted) throw new Error("Operation aborted");
     let isDir = entry.isDirectory();
     // A symlink is listed as what it points to; a dangling one as a plain name.
-    if (entry.isSymbolicLink()) isDir = await stat(join(absolute, entry.name)).then((s) => s.isDirectory(), () => false);
+    if (entry.isSymbolicLink())
+      isDir = await stat(join(absolute, entry.name)).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
     names.push(isDir ? `${entry.name}/` : entry.name);
   }
   return render(names, entries.length, limit);
@@ -100,7 +113,8 @@ async function listWith(ops: LsOperations, args: LsParams, ctx: ToolContext): Pr
   const shown = args.path ?? ".";
   const absolute = resolveToCwd(shown, ctx.cwd);
   if (!(await ops.exists(absolute))) throw new Error(`Path not found: ${shown} (resolved to ${absolute}).`);
-  if (!(await ops.stat(absolute)).isDirectory()) throw new Error(`Not a directory: ${shown} is a file; use read to view it.`);
+  if (!(await ops.stat(absolute)).isDirectory())
+    throw new Error(`Not a directory: ${shown} is a file; use read to view it.`);
   const entries = [...(await ops.readdir(absolute))].sort(compareNames);
   const limit = args.limit ?? DEFAULT_LS_LIMIT;
   const names: string[] = [];
@@ -108,7 +122,10 @@ async function listWith(ops: LsOperations, args: LsParams, ctx: ToolContext): Pr
     if (ctx.signal.aborted) throw new Error("Operation aborted");
     const isDir = await Promise.resolve()
       .then(() => ops.stat(join(absolute, name)))
-      .then((s) => s.isDirectory(), () => false);
+      .then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
     names.push(isDir ? `${name}/` : name);
   }
   return render(names, entries.length, limit);

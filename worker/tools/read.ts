@@ -6,7 +6,14 @@ import { readFile, stat } from "node:fs/promises";
 import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { resolveExistingPath, resolveToCwd } from "./path-utils.js";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, utf8Prefix, type TruncationResult } from "./truncate.js";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  truncateHead,
+  utf8Prefix,
+  type TruncationResult,
+} from "./truncate.js";
 
 /** Arguments of `read`. */
 export const ReadParams = Type.Object({
@@ -48,7 +55,9 @@ async function statOrExplain(path: string, absolute: string) {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") {
-      throw new Error(`File not found: ${path} (resolved to ${absolute}). Check the path, or use ls/find to locate it.`);
+      throw new Error(
+        `File not found: ${path} (resolved to ${absolute}). Check the path, or use ls/find to locate it.`,
+      );
     }
     if (code === "EACCES") throw new Error(`Permission denied reading ${path} (resolved to ${absolute}).`);
     throw error;
@@ -62,7 +71,9 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   const total = lines.length;
   const start = (args.offset ?? 1) - 1;
   if (start > 0 && start >= total) {
-    throw new Error(`Offset ${args.offset} is beyond end of file (${total} lines total). Use an offset between 1 and ${total}.`);
+    throw new Error(
+      `Offset ${args.offset} is beyond end of file (${total} lines total). Use an offset between 1 and ${total}.`,
+    );
   }
   const window = args.limit === undefined ? lines.slice(start) : lines.slice(start, start + args.limit);
   const truncation = truncateHead(window.join("\n"), { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
@@ -87,7 +98,10 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   } else if (end < total) {
     out += `\n\n[${total - end} more lines in file. Use offset=${next} to continue.]`;
   }
-  return { content: [{ type: "text", text: out }], details: truncation.truncated ? { truncation: summary } : undefined };
+  return {
+    content: [{ type: "text", text: out }],
+    details: truncation.truncated ? { truncation: summary } : undefined,
+  };
 }
 
 /**

@@ -48,7 +48,12 @@ export function inheritKeysFromEnv(env: NodeJS.ProcessEnv): boolean {
  * from (`keySettings` are models.json's `apiKey` values) and without any variable holding
  * the `--api-key` value or a literal models.json key; `env` itself when `inherit`.
  */
-export function toolEnvFor(env: NodeJS.ProcessEnv, keySettings: Iterable<string>, explicitKey: string | undefined, inherit: boolean): NodeJS.ProcessEnv {
+export function toolEnvFor(
+  env: NodeJS.ProcessEnv,
+  keySettings: Iterable<string>,
+  explicitKey: string | undefined,
+  inherit: boolean,
+): NodeJS.ProcessEnv {
   if (inherit) return env;
   const settings = [...keySettings];
   const names = providerKeyNames(settings);

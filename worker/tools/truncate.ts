@@ -109,7 +109,8 @@ export function truncateHead(text: string, options: TruncateOptions = {}): Trunc
   const lines = text.split("\n");
   const total = { lines: lines.length, bytes: Buffer.byteLength(text, "utf8") };
   if (total.lines <= maxLines && total.bytes <= maxBytes) return resultOf(total, text, null, lines.length, limit);
-  if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes) return resultOf(total, "", "bytes", 0, limit, { firstLineExceedsLimit: true });
+  if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes)
+    return resultOf(total, "", "bytes", 0, limit, { firstLineExceedsLimit: true });
 
   const kept: string[] = [];
   let bytes = 0;

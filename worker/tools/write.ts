@@ -60,7 +60,8 @@ export function createWriteTool(options: WriteToolOptions = {}): AgentTool<typeo
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === "EISDIR") throw new Error(`Cannot write ${args.path}: it is a directory.`);
-          if (code === "EACCES" || code === "EPERM") throw new Error(`Permission denied writing ${args.path} (resolved to ${absolute}).`);
+          if (code === "EACCES" || code === "EPERM")
+            throw new Error(`Permission denied writing ${args.path} (resolved to ${absolute}).`);
           if (code === "ENOTDIR") throw new Error(`Cannot write ${args.path}: a parent of it is a file, not a folder.`);
           throw error;
         }

@@ -33,7 +33,10 @@ describe("the grid", () => {
     for (const count of [1, 2, 4, 9, 20]) {
       it(`shows ${count} agent(s) on a ${cols}×${rows} terminal in the grid layoutPanes gives`, async () => {
         const all = names(count);
-        const t = open(all.map((n) => info(n)), { cols, rows });
+        const t = open(
+          all.map((n) => info(n)),
+          { cols, rows },
+        );
         const layout = layoutPanes(count, cols, rows - 3);
         const onFirstPage = all.slice(0, layout.perPage);
         await vi.waitFor(() => expect(t.frame()).toContain(onFirstPage.at(-1)!));
@@ -65,12 +68,21 @@ describe("the grid", () => {
   it("draws a status change and a streamed delta in the right pane", async () => {
     const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 30 });
     await vi.waitFor(() => expect(t.frame()).toContain("agent-02"));
-    t.store.dispatch({ type: "event", agent: "agent-02", seq: 1, event: { type: "agent_status", status: "busy", previous: "idle", pid: 1, restarts: 0 } });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-02",
+      seq: 1,
+      event: { type: "agent_status", status: "busy", previous: "idle", pid: 1, restarts: 0 },
+    });
     t.store.dispatch({
       type: "event",
       agent: "agent-02",
       seq: 2,
-      event: { type: "message_update", message: {}, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "streaming to two" } },
+      event: {
+        type: "message_update",
+        message: {},
+        assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "streaming to two" },
+      },
     });
     await vi.waitFor(() => expect(t.frame()).toContain("streaming to two"));
     const left = column(t.frame(), 0, 50);
@@ -84,14 +96,40 @@ describe("the grid", () => {
 
   it("shows the running tool with its argument summary, and tokens once the message ends", async () => {
     const t = open([info("agent-01")], { cols: 100, rows: 20 });
-    t.store.dispatch({ type: "event", agent: "agent-01", seq: 1, event: { type: "tool_execution_start", toolCallId: "c1", toolName: "bash", args: { command: "ls -la src" } } });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-01",
+      seq: 1,
+      event: { type: "tool_execution_start", toolCallId: "c1", toolName: "bash", args: { command: "ls -la src" } },
+    });
     await vi.waitFor(() => expect(t.frame()).toMatch(/⏺ bash ls -la src \d/));
-    t.store.dispatch({ type: "event", agent: "agent-01", seq: 2, event: { type: "tool_execution_end", toolCallId: "c1", toolName: "bash", result: { content: [{ type: "text", text: "a.ts\nb.ts" }] }, isError: false } });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-01",
+      seq: 2,
+      event: {
+        type: "tool_execution_end",
+        toolCallId: "c1",
+        toolName: "bash",
+        result: { content: [{ type: "text", text: "a.ts\nb.ts" }] },
+        isError: false,
+      },
+    });
     t.store.dispatch({
       type: "event",
       agent: "agent-01",
       seq: 3,
-      event: { type: "message_end", message: { role: "assistant", provider: "faux", model: "faux-1", content: [], stopReason: "stop", usage: { totalTokens: 1234 } } },
+      event: {
+        type: "message_end",
+        message: {
+          role: "assistant",
+          provider: "faux",
+          model: "faux-1",
+          content: [],
+          stopReason: "stop",
+          usage: { totalTokens: 1234 },
+        },
+      },
     });
     await vi.waitFor(() => expect(t.frame()).toContain("1.2k tok"));
     expect(t.frame()).toContain("⎿ a.ts");
@@ -113,9 +151,15 @@ describe("the grid", () => {
   });
 
   it("says how to bring the supervisor back while it is gone", async () => {
-    const t = open([info("agent-01")], { cols: 160, rows: 20, reconnectHint: "pi-orch serve, or any pi-orch command, starts one" });
+    const t = open([info("agent-01")], {
+      cols: 160,
+      rows: 20,
+      reconnectHint: "pi-orch serve, or any pi-orch command, starts one",
+    });
     t.store.dispatch({ type: "connection", state: "disconnected", message: "connection closed", at: Date.now() });
-    await vi.waitFor(() => expect(t.frame()).toContain("reconnecting… (pi-orch serve, or any pi-orch command, starts one)"));
+    await vi.waitFor(() =>
+      expect(t.frame()).toContain("reconnecting… (pi-orch serve, or any pi-orch command, starts one)"),
+    );
   });
 });
 
@@ -130,7 +174,11 @@ describe("keys", () => {
     t.stdin.write("list the files");
     await vi.waitFor(() => expect(t.frame()).toContain("list the files"));
     t.stdin.write(ENTER);
-    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-02", arg: { type: "prompt", message: "list the files" } }]));
+    await vi.waitFor(() =>
+      expect(t.control.calls).toEqual([
+        { method: "rpc", agent: "agent-02", arg: { type: "prompt", message: "list the files" } },
+      ]),
+    );
     await vi.waitFor(() => expect(t.frame()).not.toContain("prompt>"));
   });
 
@@ -220,7 +268,11 @@ describe("keys", () => {
     t.stdin.write("\x1b[H"); // Home
     t.stdin.write("> ");
     t.stdin.write("end\r"); // text and Enter in one read
-    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-01", arg: { type: "prompt", message: "> endabd" } }]));
+    await vi.waitFor(() =>
+      expect(t.control.calls).toEqual([
+        { method: "rpc", agent: "agent-01", arg: { type: "prompt", message: "> endabd" } },
+      ]),
+    );
   });
 
   it("keeps the line breaks of a bracketed paste and sends them with Enter", async () => {
@@ -231,7 +283,11 @@ describe("keys", () => {
     t.stdin.write("\x1b[200~first line\r\nsecond line\x1b[201~");
     await vi.waitFor(() => expect(t.frame()).toContain("first line↵second line"));
     t.stdin.write("\r");
-    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-01", arg: { type: "prompt", message: "first line\nsecond line" } }]));
+    await vi.waitFor(() =>
+      expect(t.control.calls).toEqual([
+        { method: "rpc", agent: "agent-01", arg: { type: "prompt", message: "first line\nsecond line" } },
+      ]),
+    );
   });
 
   it("an idle agent is not steered, followed up or aborted: the status line says why", async () => {
@@ -247,24 +303,54 @@ describe("keys", () => {
 
   it("answers a confirm dialog of its agent", async () => {
     const t = open([info("agent-01"), info("agent-02")], { cols: 100, rows: 30 });
-    t.store.dispatch({ type: "event", agent: "agent-02", seq: 1, event: { type: "extension_ui_request", id: "dlg-1", method: "confirm", title: "Delete build/?", message: "12 files" } });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-02",
+      seq: 1,
+      event: {
+        type: "extension_ui_request",
+        id: "dlg-1",
+        method: "confirm",
+        title: "Delete build/?",
+        message: "12 files",
+      },
+    });
     await vi.waitFor(() => expect(column(t.frame(), 50, 50)).toContain("Delete build/?"));
     expect(t.frame()).toContain("agent-02 asks a question");
     t.stdin.write("2");
     await vi.waitFor(() => expect(t.frame()).not.toContain("asks a question"));
     t.stdin.write("y");
-    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-02", arg: { type: "extension_ui_response", id: "dlg-1", confirmed: true } }]));
+    await vi.waitFor(() =>
+      expect(t.control.calls).toEqual([
+        { method: "rpc", agent: "agent-02", arg: { type: "extension_ui_response", id: "dlg-1", confirmed: true } },
+      ]),
+    );
     await vi.waitFor(() => expect(t.frame()).not.toContain("Delete build/?"));
   });
 
   it("answers a select dialog with the chosen option", async () => {
     const t = open([info("agent-01")], { cols: 100, rows: 30 });
-    t.store.dispatch({ type: "event", agent: "agent-01", seq: 1, event: { type: "extension_ui_request", id: "dlg-2", method: "select", title: "Pick one", options: ["red", "green", "blue"] } });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-01",
+      seq: 1,
+      event: {
+        type: "extension_ui_request",
+        id: "dlg-2",
+        method: "select",
+        title: "Pick one",
+        options: ["red", "green", "blue"],
+      },
+    });
     await vi.waitFor(() => expect(t.frame()).toContain("3. blue"));
     t.stdin.write("\x1b[B"); // down
     await vi.waitFor(() => expect(t.frame()).toContain("› 2. green"));
     t.stdin.write(ENTER);
-    await vi.waitFor(() => expect(t.control.calls).toEqual([{ method: "rpc", agent: "agent-01", arg: { type: "extension_ui_response", id: "dlg-2", value: "green" } }]));
+    await vi.waitFor(() =>
+      expect(t.control.calls).toEqual([
+        { method: "rpc", agent: "agent-01", arg: { type: "extension_ui_response", id: "dlg-2", value: "green" } },
+      ]),
+    );
   });
 
   it("zooms the focused agent into a scrollable transcript and returns with Esc", async () => {
@@ -291,9 +377,15 @@ describe("keys", () => {
     const plain = open([info("agent-01")], { cols: 100, rows: 24 });
     plain.stdin.write("?");
     await vi.waitFor(() => expect(plain.frame()).toContain("quit the TUI (the agents keep running)"));
-    const demo = open([info("agent-01")], { cols: 100, rows: 24, quitNote: "the demo stops its agents and removes its folder" });
+    const demo = open([info("agent-01")], {
+      cols: 100,
+      rows: 24,
+      quitNote: "the demo stops its agents and removes its folder",
+    });
     demo.stdin.write("?");
-    await vi.waitFor(() => expect(demo.frame()).toContain("quit the TUI (the demo stops its agents and removes its folder)"));
+    await vi.waitFor(() =>
+      expect(demo.frame()).toContain("quit the TUI (the demo stops its agents and removes its folder)"),
+    );
   });
 
   it("opens the help and the new-agent form, and spawns from the form", async () => {
@@ -318,7 +410,10 @@ describe("keys", () => {
     await vi.waitFor(() => expect(t.frame()).toContain("list the files"));
     t.stdin.write(ENTER);
     await vi.waitFor(() => expect(t.control.calls).toHaveLength(1));
-    expect(t.control.calls[0]).toMatchObject({ method: "spawn", arg: { name: "helper", worktree: {}, prompt: "list the files", wait: false } });
+    expect(t.control.calls[0]).toMatchObject({
+      method: "spawn",
+      arg: { name: "helper", worktree: {}, prompt: "list the files", wait: false },
+    });
   });
 
   it("quits with q", async () => {
@@ -337,7 +432,12 @@ describe("single-agent mode", () => {
     await vi.waitFor(() => expect(t.frame()).toContain("hello"));
     t.stdin.write(ENTER);
     await vi.waitFor(() => expect(t.control.calls).toHaveLength(1));
-    t.store.dispatch({ type: "event", agent: "pi", seq: 1, event: { type: "agent_status", status: "busy", previous: "idle", pid: 1, restarts: 0 } });
+    t.store.dispatch({
+      type: "event",
+      agent: "pi",
+      seq: 1,
+      event: { type: "agent_status", status: "busy", previous: "idle", pid: 1, restarts: 0 },
+    });
     await vi.waitFor(() => expect(t.frame()).toContain("steer>"));
     t.stdin.write("faster");
     await vi.waitFor(() => expect(t.frame()).toContain("faster"));
@@ -358,12 +458,53 @@ describe("single-agent mode", () => {
 
 describe("painted panes", () => {
   it("look as ink draws them: the same frame with the screen painting the grid and without", async () => {
-    const agents = [info("agent-01", "busy", { restarts: 2 }), info("agent-02"), info("agent-03", "failed", { worktree: { path: "/w/t", branch: "pi-orch/fix" } as never }), info("agent-04")];
+    const agents = [
+      info("agent-01", "busy", { restarts: 2 }),
+      info("agent-02"),
+      info("agent-03", "failed", { worktree: { path: "/w/t", branch: "pi-orch/fix" } as never }),
+      info("agent-04"),
+    ];
     const events = [
-      { type: "event", agent: "agent-01", seq: 1, event: { type: "message_start", message: { role: "user", content: "do the thing" } } },
-      { type: "event", agent: "agent-01", seq: 2, event: { type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: { command: "ls -la src" } } },
-      { type: "event", agent: "agent-02", seq: 1, event: { type: "message_update", message: {}, assistantMessageEvent: { type: "thinking_delta", contentIndex: 0, delta: "pondering a long thought that wraps over more than one line of this pane for sure\nsecond" } } },
-      { type: "event", agent: "agent-04", seq: 1, event: { type: "message_update", message: {}, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ") } } },
+      {
+        type: "event",
+        agent: "agent-01",
+        seq: 1,
+        event: { type: "message_start", message: { role: "user", content: "do the thing" } },
+      },
+      {
+        type: "event",
+        agent: "agent-01",
+        seq: 2,
+        event: { type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: { command: "ls -la src" } },
+      },
+      {
+        type: "event",
+        agent: "agent-02",
+        seq: 1,
+        event: {
+          type: "message_update",
+          message: {},
+          assistantMessageEvent: {
+            type: "thinking_delta",
+            contentIndex: 0,
+            delta: "pondering a long thought that wraps over more than one line of this pane for sure\nsecond",
+          },
+        },
+      },
+      {
+        type: "event",
+        agent: "agent-04",
+        seq: 1,
+        event: {
+          type: "message_update",
+          message: {},
+          assistantMessageEvent: {
+            type: "text_delta",
+            contentIndex: 0,
+            delta: Array.from({ length: 40 }, (_, i) => `word${i}`).join(" "),
+          },
+        },
+      },
     ] as const;
     const frames: string[] = [];
     for (const painted of [true, false]) {
@@ -385,7 +526,16 @@ describe("painted panes", () => {
     for (const painted of [true, false]) {
       const t = open([info("agent-01")], { cols: 80, rows: 16, mode: "single", painted });
       for (let i = 1; i <= 30; i++) t.store.dispatch({ type: "notice", agent: "agent-01", text: `line ${i}` });
-      t.store.dispatch({ type: "event", agent: "agent-01", seq: 1, event: { type: "message_update", message: {}, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "still streaming" } } } as never);
+      t.store.dispatch({
+        type: "event",
+        agent: "agent-01",
+        seq: 1,
+        event: {
+          type: "message_update",
+          message: {},
+          assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "still streaming" },
+        },
+      } as never);
       await vi.waitFor(() => expect(t.frame()).toContain("still streaming"));
       const seen = [t.frame()];
       if (painted) expect(t.lastFrame()).not.toContain("line 30");

@@ -61,7 +61,18 @@ export function names(n: number): string[] {
 }
 
 /** Mount the App on a fake terminal (grid panes painted by a Screen unless `painted: false`) of `cols` × `rows` with `agents` listed and connected. */
-export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number; mode?: "grid" | "single"; color?: boolean; quitNote?: string; reconnectHint?: string; painted?: boolean } = {}) {
+export function mount(
+  agents: AgentInfo[],
+  opts: {
+    cols?: number;
+    rows?: number;
+    mode?: "grid" | "single";
+    color?: boolean;
+    quitNote?: string;
+    reconnectHint?: string;
+    painted?: boolean;
+  } = {},
+) {
   const store = new TuiStore({ frameMs: 10 });
   store.dispatch({ type: "connection", state: "connected", at: Date.now() });
   store.dispatch({ type: "agents", agents });
@@ -71,11 +82,23 @@ export function mount(agents: AgentInfo[], opts: { cols?: number; rows?: number;
   const rows = opts.rows ?? 30;
   // The screen paints the grid's panes as it does on a terminal; what it writes is not read
   // here (the tmux test reads a real terminal): frame() lays its panes over ink's frame.
-  const screen = opts.painted === false ? null : new Screen({ columns: cols, rows, write: () => true, on: () => undefined, off: () => undefined });
+  const screen =
+    opts.painted === false
+      ? null
+      : new Screen({ columns: cols, rows, write: () => true, on: () => undefined, off: () => undefined });
   const r = render(
     <ScreenContext.Provider value={screen}>
       <ThemeProvider value={makeTheme(opts.color ?? false)}>
-        <App store={store} control={control} cols={cols} rows={rows} mode={opts.mode} quitNote={opts.quitNote} reconnectHint={opts.reconnectHint} onQuit={() => quit++} />
+        <App
+          store={store}
+          control={control}
+          cols={cols}
+          rows={rows}
+          mode={opts.mode}
+          quitNote={opts.quitNote}
+          reconnectHint={opts.reconnectHint}
+          onQuit={() => quit++}
+        />
       </ThemeProvider>
     </ScreenContext.Provider>,
   );

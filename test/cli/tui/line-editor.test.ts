@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { applyInput, lineState, splitKeys, visibleLine, type LineAction, type LineState } from "../../../cli/tui/line-editor.js";
+import {
+  applyInput,
+  lineState,
+  splitKeys,
+  visibleLine,
+  type LineAction,
+  type LineState,
+} from "../../../cli/tui/line-editor.js";
 
 /** Feed the chunks one after another, as separate reads. */
 function feed(chunks: string[], start: LineState = lineState()): { state: LineState; actions: LineAction[] } {
@@ -31,7 +38,7 @@ describe("line editor", () => {
     ["word left / right", ["one two", "\x1b[1;5D", "X", "\x1b[1;5C", "Y"], "one XtwoY", 9],
     ["Ctrl+U deletes to the start", ["one two", LEFT, LEFT, LEFT, "\x15"], "two", 0],
     ["Ctrl+K deletes to the end", ["one two", "\x1b[H", "\x1bf", "\x0b"], "one", 3],
-    ["all keys in one read", ["abcd" + LEFT + "X" + "\x7f\x7f" + "\x1b[H" + "!"], "!abd", 1],
+    ["all keys in one read", [`abcd${LEFT}X\x7f\x7f\x1b[H!`], "!abd", 1],
     ["up and down change nothing", ["ab", "\x1b[A", "\x1b[B"], "ab", 2],
     ["a surrogate pair moves as one", ["a😀", LEFT, "X"], "aX😀", 2],
   ])("%s", (_what, chunks, text, cursor) => {
@@ -46,7 +53,12 @@ describe("line editor", () => {
     ["text and Enter in one read", ["abc\r"], [{ kind: "submit", text: "abc" }], ""],
     ["CR LF is one Enter", ["abc\r\n"], [{ kind: "submit", text: "abc" }], ""],
     ["a paste without brackets keeps its breaks", ["one\rtwo"], [], "one\ntwo"],
-    ["a bracketed paste keeps its breaks, then Enter sends", ["\x1b[200~one\r\ntwo\n\x1b[201~", "\r"], [{ kind: "submit", text: "one\ntwo\n" }], ""],
+    [
+      "a bracketed paste keeps its breaks, then Enter sends",
+      ["\x1b[200~one\r\ntwo\n\x1b[201~", "\r"],
+      [{ kind: "submit", text: "one\ntwo\n" }],
+      "",
+    ],
     ["Esc cancels", ["ab", "\x1b"], [{ kind: "cancel" }], "ab"],
     ["Tab is the other submit", ["ab\t"], [{ kind: "tab", text: "ab" }], "ab"],
   ])("%s", (_what, chunks, actions, left) => {
@@ -56,12 +68,32 @@ describe("line editor", () => {
   });
 
   it("splits raw input into keys, escape sequences whole", () => {
-    expect(splitKeys("a\x1b[1;5Db\x1b[200~\x1bOH\x1b\x7f\x1b")).toEqual(["a", "\x1b[1;5D", "b", "\x1b[200~", "\x1bOH", "\x1b\x7f", "\x1b"]);
+    expect(splitKeys("a\x1b[1;5Db\x1b[200~\x1bOH\x1b\x7f\x1b")).toEqual([
+      "a",
+      "\x1b[1;5D",
+      "b",
+      "\x1b[200~",
+      "\x1bOH",
+      "\x1b\x7f",
+      "\x1b",
+    ]);
   });
 
   it("shows a window that keeps the cursor in view, newlines as ↵", () => {
-    expect(visibleLine({ text: "ab\ncd", cursor: 2, pasting: false }, 10)).toEqual({ before: "ab", at: "↵", after: "cd" });
-    expect(visibleLine({ text: "abcdefghij", cursor: 10, pasting: false }, 5)).toEqual({ before: "…hij", at: " ", after: "" });
-    expect(visibleLine({ text: "abcdefghij", cursor: 0, pasting: false }, 5)).toEqual({ before: "", at: "a", after: "bcde" });
+    expect(visibleLine({ text: "ab\ncd", cursor: 2, pasting: false }, 10)).toEqual({
+      before: "ab",
+      at: "↵",
+      after: "cd",
+    });
+    expect(visibleLine({ text: "abcdefghij", cursor: 10, pasting: false }, 5)).toEqual({
+      before: "…hij",
+      at: " ",
+      after: "",
+    });
+    expect(visibleLine({ text: "abcdefghij", cursor: 0, pasting: false }, 5)).toEqual({
+      before: "",
+      at: "a",
+      after: "bcde",
+    });
   });
 });

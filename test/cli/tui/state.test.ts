@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { initialState, MAX_LINES, reduce, sameForInk, visibleAgents, type TuiAction, type TuiState } from "../../../cli/tui/state.js";
+import {
+  initialState,
+  MAX_LINES,
+  reduce,
+  sameForInk,
+  visibleAgents,
+  type TuiAction,
+  type TuiState,
+} from "../../../cli/tui/state.js";
 import { tailLines, wrapText } from "../../../cli/tui/text.js";
 import { info } from "./helpers.js";
 import type { AgentStatus } from "../../../shared/schema/agent.js";
@@ -31,29 +39,50 @@ describe("the TUI reducer", () => {
 
   it("forgets seen sequence numbers when a new supervisor lists fewer", () => {
     const s = fold([{ type: "agents", agents: [info("a")] }, delta("a", 40, "x")]);
-    const again = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 2 })], reconnected: true }, delta("a", 3, "y")], s);
+    const again = fold(
+      [{ type: "agents", agents: [info("a", "idle", { lastSeq: 2 })], reconnected: true }, delta("a", 3, "y")],
+      s,
+    );
     expect(again.agents.a!.open?.text).toBe("xy");
   });
 
   it("says nothing fell behind when a restarted supervisor replays less than the view already showed", () => {
     const s = fold([{ type: "agents", agents: [info("a")] }, delta("a", 285, "seen")]);
-    const after = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 290 })], reconnected: true }, { type: "lagged", agent: "a", from: 1, to: 285 }], s);
+    const after = fold(
+      [
+        { type: "agents", agents: [info("a", "idle", { lastSeq: 290 })], reconnected: true },
+        { type: "lagged", agent: "a", from: 1, to: 285 },
+      ],
+      s,
+    );
     expect(after.agents.a!.lines).toEqual(s.agents.a!.lines);
     // A fresh view is told the older events are in the log, not that it fell behind.
-    const fresh = fold([{ type: "agents", agents: [info("b", "idle", { lastSeq: 9 })] }, { type: "lagged", agent: "b", from: 1, to: 7 }]);
-    expect(fresh.agents.b!.lines.at(-1)!.text).toBe("… skipped events 1-7 (not held in memory; pi-orch logs b has them)");
+    const fresh = fold([
+      { type: "agents", agents: [info("b", "idle", { lastSeq: 9 })] },
+      { type: "lagged", agent: "b", from: 1, to: 7 },
+    ]);
+    expect(fresh.agents.b!.lines.at(-1)!.text).toBe(
+      "… skipped events 1-7 (not held in memory; pi-orch logs b has them)",
+    );
     // Past what the view holds it did fall behind, from its own last event on.
     const behind = reduce(after, { type: "lagged", agent: "a", from: 280, to: 300 });
     expect(behind.agents.a!.lines.at(-1)!.text).toBe("… skipped events 286-300 (this view fell behind)");
     // Events dropped before the disk had them are lost, whoever looks.
     const lost = reduce(behind, { type: "lagged", agent: "a", from: 301, to: 305, reason: "not_logged" });
-    expect(lost.agents.a!.lines.at(-1)!.text).toBe("… skipped events 301-305 (lost while the disk was full; no log has them)");
+    expect(lost.agents.a!.lines.at(-1)!.text).toBe(
+      "… skipped events 301-305 (lost while the disk was full; no log has them)",
+    );
   });
 
   it("keeps a status newer than a list snapshot that arrives late", () => {
     const s = fold([
       { type: "agents", agents: [info("a", "starting", { lastSeq: 1 })] },
-      { type: "event", agent: "a", seq: 2, event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 } },
+      {
+        type: "event",
+        agent: "a",
+        seq: 2,
+        event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 },
+      },
       { type: "agents", agents: [info("a", "starting", { lastSeq: 1 })] },
     ]);
     expect(s.agents.a!.status).toBe("busy");
@@ -63,16 +92,54 @@ describe("the TUI reducer", () => {
   it("tracks the running tool, the status, restarts and tokens", () => {
     const s = fold([
       { type: "agents", agents: [info("a")] },
-      { type: "event", agent: "a", seq: 1, at: 5, event: { type: "tool_execution_start", toolCallId: "t", toolName: "read", args: { path: "src/x.ts" } } },
-      { type: "event", agent: "a", seq: 2, event: { type: "agent_status", status: "backoff", previous: "idle", restarts: 2, pid: null } },
+      {
+        type: "event",
+        agent: "a",
+        seq: 1,
+        at: 5,
+        event: { type: "tool_execution_start", toolCallId: "t", toolName: "read", args: { path: "src/x.ts" } },
+      },
+      {
+        type: "event",
+        agent: "a",
+        seq: 2,
+        event: { type: "agent_status", status: "backoff", previous: "idle", restarts: 2, pid: null },
+      },
     ]);
     expect(s.agents.a!.tools).toEqual([{ id: "t", name: "read", summary: "src/x.ts", startedAt: 5 }]);
     expect(s.agents.a).toMatchObject({ status: "backoff", restarts: 2 });
     const done = fold(
       [
-        { type: "event", agent: "a", seq: 3, event: { type: "tool_execution_end", toolCallId: "t", toolName: "read", result: { content: [] }, isError: false } },
-        { type: "event", agent: "a", seq: 4, event: { type: "message_end", message: { role: "assistant", usage: { totalTokens: 70 }, stopReason: "stop" } } },
-        { type: "event", agent: "a", seq: 5, event: { type: "message_end", message: { role: "assistant", usage: { totalTokens: 30 }, stopReason: "stop" } } },
+        {
+          type: "event",
+          agent: "a",
+          seq: 3,
+          event: {
+            type: "tool_execution_end",
+            toolCallId: "t",
+            toolName: "read",
+            result: { content: [] },
+            isError: false,
+          },
+        },
+        {
+          type: "event",
+          agent: "a",
+          seq: 4,
+          event: {
+            type: "message_end",
+            message: { role: "assistant", usage: { totalTokens: 70 }, stopReason: "stop" },
+          },
+        },
+        {
+          type: "event",
+          agent: "a",
+          seq: 5,
+          event: {
+            type: "message_end",
+            message: { role: "assistant", usage: { totalTokens: 30 }, stopReason: "stop" },
+          },
+        },
       ],
       s,
     );
@@ -83,7 +150,17 @@ describe("the TUI reducer", () => {
   it("hides agents that were already stopped when first listed, but keeps ones stopped later", () => {
     const s = fold([{ type: "agents", agents: [info("old", "stopped"), info("live", "busy")] }]);
     expect(visibleAgents(s).map((a) => a.name)).toEqual(["live"]);
-    const later = fold([{ type: "event", agent: "live", seq: 1, event: { type: "agent_status", status: "stopped", previous: "busy", restarts: 0, pid: null } }], s);
+    const later = fold(
+      [
+        {
+          type: "event",
+          agent: "live",
+          seq: 1,
+          event: { type: "agent_status", status: "stopped", previous: "busy", restarts: 0, pid: null },
+        },
+      ],
+      s,
+    );
     expect(visibleAgents(later).map((a) => a.status)).toEqual(["stopped"]);
     const gone = fold([{ type: "agents", agents: [info("old", "stopped")] }], later);
     expect(visibleAgents(gone)).toEqual([]);
@@ -92,60 +169,175 @@ describe("the TUI reducer", () => {
   it("keeps the listed status over the replayed history it already counts (a supervisor killed mid-run)", () => {
     // The new supervisor lists the agent stopped; the log it replays ends with the agent going busy.
     const replay: TuiAction[] = [
-      { type: "event", agent: "k1", seq: 3, event: { type: "agent_status", status: "idle", previous: "starting", restarts: 0, pid: 1 } },
-      { type: "event", agent: "k1", seq: 4, event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 } },
+      {
+        type: "event",
+        agent: "k1",
+        seq: 3,
+        event: { type: "agent_status", status: "idle", previous: "starting", restarts: 0, pid: 1 },
+      },
+      {
+        type: "event",
+        agent: "k1",
+        seq: 4,
+        event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 },
+      },
     ];
-    const s = fold([{ type: "agents", agents: [info("k1", "stopped", { lastSeq: 5, statusReason: "supervisor exited" })] }, ...replay]);
+    const s = fold([
+      { type: "agents", agents: [info("k1", "stopped", { lastSeq: 5, statusReason: "supervisor exited" })] },
+      ...replay,
+    ]);
     expect(s.agents.k1!.status).toBe("stopped");
     expect(s.agents.k1!.statusReason).toBe("supervisor exited");
     expect(visibleAgents(s)).toEqual([]);
     // What happens after the list is live again.
-    const restarted = reduce(s, { type: "event", agent: "k1", seq: 6, event: { type: "agent_status", status: "starting", previous: "stopped", restarts: 0, pid: null } });
+    const restarted = reduce(s, {
+      type: "event",
+      agent: "k1",
+      seq: 6,
+      event: { type: "agent_status", status: "starting", previous: "stopped", restarts: 0, pid: null },
+    });
     expect(visibleAgents(restarted).map((a) => [a.name, a.status])).toEqual([["k1", "starting"]]);
     // A live agent's replayed history does not hide or freeze it either.
-    const live = fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 2 })] }, { type: "event", agent: "a", seq: 2, event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 } }]);
+    const live = fold([
+      { type: "agents", agents: [info("a", "idle", { lastSeq: 2 })] },
+      {
+        type: "event",
+        agent: "a",
+        seq: 2,
+        event: { type: "agent_status", status: "busy", previous: "idle", restarts: 0, pid: 1 },
+      },
+    ]);
     expect(live.agents.a!.status).toBe("idle");
     expect(visibleAgents(live).map((a) => a.name)).toEqual(["a"]);
   });
 
   it("queues extension dialogs until they are answered", () => {
-    const s = fold([{ type: "event", agent: "a", seq: 1, event: { type: "extension_ui_request", id: "d", method: "input", title: "Name?", placeholder: "x" } }]);
+    const s = fold([
+      {
+        type: "event",
+        agent: "a",
+        seq: 1,
+        event: { type: "extension_ui_request", id: "d", method: "input", title: "Name?", placeholder: "x" },
+      },
+    ]);
     expect(s.agents.a!.dialogs).toEqual([{ id: "d", method: "input", title: "Name?", placeholder: "x" }]);
     expect(reduce(s, { type: "dialog_answered", agent: "a", id: "d" }).agents.a!.dialogs).toEqual([]);
   });
 
-  it.each(["answered", "timeout", "dismissed", "worker_exited"])("drops a dialog the supervisor says closed (%s), and only that one", (reason) => {
-    const ask = (seq: number, id: string) => ({ type: "event", agent: "a", seq, event: { type: "extension_ui_request", id, method: "confirm", title: `${id}?` } }) as TuiAction;
-    const s = fold([ask(1, "d1"), ask(2, "d2"), { type: "event", agent: "a", seq: 3, event: { type: "dialog_closed", id: "d1", reason } } as TuiAction]);
-    expect(s.agents.a!.dialogs.map((d) => d.id)).toEqual(["d2"]);
-  });
+  it.each(["answered", "timeout", "dismissed", "worker_exited"])(
+    "drops a dialog the supervisor says closed (%s), and only that one",
+    (reason) => {
+      const ask = (seq: number, id: string) =>
+        ({
+          type: "event",
+          agent: "a",
+          seq,
+          event: { type: "extension_ui_request", id, method: "confirm", title: `${id}?` },
+        }) as TuiAction;
+      const s = fold([
+        ask(1, "d1"),
+        ask(2, "d2"),
+        { type: "event", agent: "a", seq: 3, event: { type: "dialog_closed", id: "d1", reason } } as TuiAction,
+      ]);
+      expect(s.agents.a!.dialogs.map((d) => d.id)).toEqual(["d2"]);
+    },
+  );
 
   describe("dialogs whose worker is gone without a dialog_closed (a supervisor killed with -9)", () => {
-    const ask = (seq: number, id: string, agent = "a") => ({ type: "event", agent, seq, event: { type: "extension_ui_request", id, method: "confirm", title: `${id}?` } }) as TuiAction;
-    const started = (seq: number, pid: number, agent = "a") => ({ type: "event", agent, seq, event: { type: "worker_started", pid, command: [] } }) as TuiAction;
-    const list = (status: AgentStatus, pid: number | null, lastSeq: number, reconnected = false): TuiAction => ({ type: "agents", agents: [info("a", status, { pid, lastSeq })], reconnected });
+    const ask = (seq: number, id: string, agent = "a") =>
+      ({
+        type: "event",
+        agent,
+        seq,
+        event: { type: "extension_ui_request", id, method: "confirm", title: `${id}?` },
+      }) as TuiAction;
+    const started = (seq: number, pid: number, agent = "a") =>
+      ({ type: "event", agent, seq, event: { type: "worker_started", pid, command: [] } }) as TuiAction;
+    const list = (status: AgentStatus, pid: number | null, lastSeq: number, reconnected = false): TuiAction => ({
+      type: "agents",
+      agents: [info("a", status, { pid, lastSeq })],
+      reconnected,
+    });
     const open = (actions: TuiAction[]) => fold(actions).agents.a!.dialogs.map((d) => d.id);
 
     it.each<{ what: string; actions: TuiAction[]; open: string[] }>([
-      { what: "a live worker's dialog stays", actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("busy", 100, 2)], open: ["d"] },
-      { what: "a reconnect listing the agent stopped drops it", actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("stopped", null, 2, true)], open: [] },
-      { what: "failed or in backoff: no worker either", actions: [list("idle", 100, 0), ask(1, "d"), list("backoff", null, 1, true)], open: [] },
-      { what: "a stopped status with a stale pid still has no worker", actions: [list("idle", 100, 0), ask(1, "d"), list("failed", 100, 1, true)], open: [] },
-      { what: "a reconnect to another worker drops the old one's dialog", actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("idle", 200, 4, true)], open: [] },
-      { what: "a pid change drops a dialog whose asker the view never saw", actions: [list("idle", 100, 5), ask(6, "d"), list("idle", 200, 8, true)], open: [] },
-      { what: "the new worker's own dialog stays", actions: [list("idle", 100, 0), started(1, 100), ask(2, "old"), started(3, 200), ask(4, "new"), list("idle", 200, 4, true)], open: ["new"] },
-      { what: "a list older than the dialog does not judge it", actions: [list("starting", null, 0), started(1, 100), ask(2, "d"), list("starting", null, 0)], open: ["d"] },
-      { what: "a later TUI does not replay a stopped agent's dialog", actions: [list("stopped", null, 3), started(1, 100), ask(2, "d")], open: [] },
-      { what: "nor one of a worker that is no longer running", actions: [list("idle", 200, 5), started(1, 100), ask(2, "d"), started(3, 200)], open: [] },
-      { what: "a later TUI replays a live worker's open dialog", actions: [list("idle", 100, 3), started(1, 100), ask(2, "d")], open: ["d"] },
-      { what: "and keeps a dialog asked after the list", actions: [list("stopped", null, 3), started(4, 100), ask(5, "d")], open: ["d"] },
+      {
+        what: "a live worker's dialog stays",
+        actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("busy", 100, 2)],
+        open: ["d"],
+      },
+      {
+        what: "a reconnect listing the agent stopped drops it",
+        actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("stopped", null, 2, true)],
+        open: [],
+      },
+      {
+        what: "failed or in backoff: no worker either",
+        actions: [list("idle", 100, 0), ask(1, "d"), list("backoff", null, 1, true)],
+        open: [],
+      },
+      {
+        what: "a stopped status with a stale pid still has no worker",
+        actions: [list("idle", 100, 0), ask(1, "d"), list("failed", 100, 1, true)],
+        open: [],
+      },
+      {
+        what: "a reconnect to another worker drops the old one's dialog",
+        actions: [list("idle", 100, 0), started(1, 100), ask(2, "d"), list("idle", 200, 4, true)],
+        open: [],
+      },
+      {
+        what: "a pid change drops a dialog whose asker the view never saw",
+        actions: [list("idle", 100, 5), ask(6, "d"), list("idle", 200, 8, true)],
+        open: [],
+      },
+      {
+        what: "the new worker's own dialog stays",
+        actions: [
+          list("idle", 100, 0),
+          started(1, 100),
+          ask(2, "old"),
+          started(3, 200),
+          ask(4, "new"),
+          list("idle", 200, 4, true),
+        ],
+        open: ["new"],
+      },
+      {
+        what: "a list older than the dialog does not judge it",
+        actions: [list("starting", null, 0), started(1, 100), ask(2, "d"), list("starting", null, 0)],
+        open: ["d"],
+      },
+      {
+        what: "a later TUI does not replay a stopped agent's dialog",
+        actions: [list("stopped", null, 3), started(1, 100), ask(2, "d")],
+        open: [],
+      },
+      {
+        what: "nor one of a worker that is no longer running",
+        actions: [list("idle", 200, 5), started(1, 100), ask(2, "d"), started(3, 200)],
+        open: [],
+      },
+      {
+        what: "a later TUI replays a live worker's open dialog",
+        actions: [list("idle", 100, 3), started(1, 100), ask(2, "d")],
+        open: ["d"],
+      },
+      {
+        what: "and keeps a dialog asked after the list",
+        actions: [list("stopped", null, 3), started(4, 100), ask(5, "d")],
+        open: ["d"],
+      },
     ])("$what", ({ actions, open: expected }) => {
       expect(open(actions)).toEqual(expected);
     });
   });
 
   it("keeps at most MAX_LINES lines", () => {
-    const actions: TuiAction[] = Array.from({ length: MAX_LINES + 10 }, (_, i) => ({ type: "notice", agent: "a", text: `n${i}` }) as TuiAction);
+    const actions: TuiAction[] = Array.from(
+      { length: MAX_LINES + 10 },
+      (_, i) => ({ type: "notice", agent: "a", text: `n${i}` }) as TuiAction,
+    );
     const s = fold([{ type: "agents", agents: [info("a")] }, ...actions]);
     expect(s.agents.a!.lines).toHaveLength(MAX_LINES);
     expect(s.agents.a!.lines.at(-1)!.text).toBe(`n${MAX_LINES + 9}`);
@@ -163,7 +355,9 @@ describe("text layout", () => {
       { kind: "tool" as const, text: "⏺ bash(ls)" },
       { kind: "result" as const, text: "a\nb\nc" },
     ];
-    expect(tailLines(lines, { kind: "text", text: "done" }, 40, 3).map((l) => l.text)).toEqual(["⏺ bash(ls)", "  ⎿ a", "    … (+2 lines)"].slice(1).concat("done"));
+    expect(tailLines(lines, { kind: "text", text: "done" }, 40, 3).map((l) => l.text)).toEqual(
+      ["⏺ bash(ls)", "  ⎿ a", "    … (+2 lines)"].slice(1).concat("done"),
+    );
   });
 
   it("wraps the same line objects anew for every width and result collapse it is shown at", () => {
@@ -171,7 +365,8 @@ describe("text layout", () => {
       { kind: "text" as const, text: "one two three four five six" },
       { kind: "result" as const, text: "a\nb\nc\nd" },
     ];
-    const at = (width: number, resultLines = 1) => tailLines(lines, null, width, 100, { resultLines }).map((l) => l.text);
+    const at = (width: number, resultLines = 1) =>
+      tailLines(lines, null, width, 100, { resultLines }).map((l) => l.text);
     const narrow = ["one two", "three four", "five six", "  ⎿ a", "    … (+3", "lines)"];
     const wide = ["one two three four five six", "  ⎿ a", "    … (+3 lines)"];
     expect(at(10)).toEqual(narrow);
@@ -183,25 +378,98 @@ describe("text layout", () => {
 });
 
 describe("which changes ink's part of the screen must show (sameForInk)", () => {
-  const base = fold([{ type: "connection", state: "connected", at: 0 }, { type: "agents", agents: [info("a", "busy"), info("b", "busy")] }]);
+  const base = fold([
+    { type: "connection", state: "connected", at: 0 },
+    { type: "agents", agents: [info("a", "busy"), info("b", "busy")] },
+  ]);
   const painted = { agents: new Set<string>(), bodies: new Set<string>(), clock: false };
   const zoomed = { agents: new Set<string>(), bodies: new Set(["a"]), clock: true };
-  const cases: { what: string; action: TuiAction; drawn?: { agents: Set<string>; bodies: Set<string>; clock: boolean }; same: boolean }[] = [
+  const cases: {
+    what: string;
+    action: TuiAction;
+    drawn?: { agents: Set<string>; bodies: Set<string>; clock: boolean };
+    same: boolean;
+  }[] = [
     { what: "text streamed into a painted pane", action: delta("a", 1, "hello"), same: true },
-    { what: "text streamed into a pane ink draws", action: delta("a", 1, "hello"), drawn: { agents: new Set(["a"]), bodies: new Set(), clock: true }, same: false },
-    { what: "text streamed into another agent than the one ink draws", action: delta("b", 1, "hello"), drawn: { agents: new Set(["a"]), bodies: new Set(), clock: false }, same: true },
-    { what: "a tool starting in a painted pane", action: { type: "event", agent: "a", seq: 1, event: { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } } }, same: true },
-    { what: "a status change (keys read it)", action: { type: "event", agent: "a", seq: 1, event: { type: "agent_status", status: "idle", previous: "busy" } }, same: false },
-    { what: "a dialog opening (the footer says so)", action: { type: "event", agent: "a", seq: 1, event: { type: "extension_ui_request", id: "d", method: "confirm", title: "ok?" } }, same: false },
+    {
+      what: "text streamed into a pane ink draws",
+      action: delta("a", 1, "hello"),
+      drawn: { agents: new Set(["a"]), bodies: new Set(), clock: true },
+      same: false,
+    },
+    {
+      what: "text streamed into another agent than the one ink draws",
+      action: delta("b", 1, "hello"),
+      drawn: { agents: new Set(["a"]), bodies: new Set(), clock: false },
+      same: true,
+    },
+    {
+      what: "a tool starting in a painted pane",
+      action: {
+        type: "event",
+        agent: "a",
+        seq: 1,
+        event: { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } },
+      },
+      same: true,
+    },
+    {
+      what: "a status change (keys read it)",
+      action: { type: "event", agent: "a", seq: 1, event: { type: "agent_status", status: "idle", previous: "busy" } },
+      same: false,
+    },
+    {
+      what: "a dialog opening (the footer says so)",
+      action: {
+        type: "event",
+        agent: "a",
+        seq: 1,
+        event: { type: "extension_ui_request", id: "d", method: "confirm", title: "ok?" },
+      },
+      same: false,
+    },
     { what: "the clock while only painted panes tick", action: { type: "tick", now: 5 }, same: true },
-    { what: "the clock while ink shows it", action: { type: "tick", now: 5 }, drawn: { agents: new Set(), bodies: new Set(), clock: true }, same: false },
+    {
+      what: "the clock while ink shows it",
+      action: { type: "tick", now: 5 },
+      drawn: { agents: new Set(), bodies: new Set(), clock: true },
+      same: false,
+    },
     { what: "the connection", action: { type: "connection", state: "disconnected", at: 1 }, same: false },
     { what: "a new agent", action: delta("c", 1, "hi"), same: false },
-    { what: "text streamed into the zoomed agent's open line", action: delta("a", 1, "hello"), drawn: zoomed, same: true },
-    { what: "a finished line in the zoomed agent (the footer counts lines)", action: delta("a", 1, "hello\nworld"), drawn: zoomed, same: false },
-    { what: "a tool starting in the zoomed agent (its header shows it)", action: { type: "event", agent: "a", seq: 1, event: { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } } }, drawn: zoomed, same: false },
-    { what: "the periodic agent list with nothing new", action: { type: "agents", agents: [info("a", "busy"), info("b", "busy")] }, same: true },
-    { what: "an agent list with a status changed", action: { type: "agents", agents: [info("a", "idle"), info("b", "busy")] }, same: false },
+    {
+      what: "text streamed into the zoomed agent's open line",
+      action: delta("a", 1, "hello"),
+      drawn: zoomed,
+      same: true,
+    },
+    {
+      what: "a finished line in the zoomed agent (the footer counts lines)",
+      action: delta("a", 1, "hello\nworld"),
+      drawn: zoomed,
+      same: false,
+    },
+    {
+      what: "a tool starting in the zoomed agent (its header shows it)",
+      action: {
+        type: "event",
+        agent: "a",
+        seq: 1,
+        event: { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "ls" } },
+      },
+      drawn: zoomed,
+      same: false,
+    },
+    {
+      what: "the periodic agent list with nothing new",
+      action: { type: "agents", agents: [info("a", "busy"), info("b", "busy")] },
+      same: true,
+    },
+    {
+      what: "an agent list with a status changed",
+      action: { type: "agents", agents: [info("a", "idle"), info("b", "busy")] },
+      same: false,
+    },
   ];
   for (const c of cases) {
     it(`${c.same ? "skips" : "shows"} ${c.what}`, () => {

@@ -33,7 +33,9 @@ describe("the TUI's supervisor link", () => {
       await vi.waitFor(() => expect(store.getState().connection.state).toBe("connected"), { timeout: 10_000 });
       const refused = await link.rpc("nokey", { type: "prompt", message: "hi" });
       if (refused.success) throw new Error("the keyless agent took the prompt");
-      expect(refused.error).toContain(`providers.anthropic.apiKey in ${home}/models.json, or ANTHROPIC_API_KEY in the supervisor's environment`);
+      expect(refused.error).toContain(
+        `providers.anthropic.apiKey in ${home}/models.json, or ANTHROPIC_API_KEY in the supervisor's environment`,
+      );
       expect(refused.error).not.toContain("--api-key");
       const spawned = link.spawn({ name: "nokey2", provider: "anthropic", prompt: "hi", cwd: world.cwd.path });
       await expect(spawned).rejects.toThrow("ANTHROPIC_API_KEY in the supervisor's environment");

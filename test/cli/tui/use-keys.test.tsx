@@ -77,7 +77,14 @@ describe("the KeyRouter", () => {
     await vi.waitFor(() => expect(got).toEqual(['"x"', '"\\u001b[D"']));
     const paste = "\x1b[200~two\r\nlines\x1b[201~";
     t.stdin.write(paste);
-    await vi.waitFor(() => expect(got.slice(2).map((g) => JSON.parse(g) as string).join("")).toBe(paste));
+    await vi.waitFor(() =>
+      expect(
+        got
+          .slice(2)
+          .map((g) => JSON.parse(g) as string)
+          .join(""),
+      ).toBe(paste),
+    );
   });
 
   it("calls the active handlers of both kinds in the order they joined", async () => {
@@ -100,7 +107,10 @@ describe("the KeyRouter", () => {
   });
 
   it("is needed: useKeys or useRawKeys outside one refuse to mount and say so", async () => {
-    for (const Lonely of [() => (useKeys(() => undefined), <Text>lonely</Text>), () => (useRawKeys(() => undefined), <Text>lonely</Text>)]) {
+    for (const Lonely of [
+      () => (useKeys(() => undefined), (<Text>lonely</Text>)),
+      () => (useRawKeys(() => undefined), (<Text>lonely</Text>)),
+    ]) {
       // Our own boundary shows the error: ink's error screen is not drawn as a frame when CI is set.
       const t = render(
         <ShowError>

@@ -12,7 +12,10 @@ describe("compactWhenIdle", () => {
   afterEach(() => {
     vi.useRealTimers();
   });
-  const start = (busy: () => boolean = () => false, collect = vi.fn(async () => undefined)) => ({ collect, idle: compactWhenIdle(100, busy, { now: Date.now, collect }) });
+  const start = (busy: () => boolean = () => false, collect = vi.fn(async () => undefined)) => ({
+    collect,
+    idle: compactWhenIdle(100, busy, { now: Date.now, collect }),
+  });
 
   it("collects once, after the quiet period, and never again", () => {
     const { collect } = start();

@@ -14,7 +14,7 @@ describe("parseCommandArgs", () => {
   it.each([
     { text: "", args: [] },
     { text: "a b  c", args: ["a", "b", "c"] },
-    { text: 'Button "onClick handler" \'x y\'', args: ["Button", "onClick handler", "x y"] },
+    { text: "Button \"onClick handler\" 'x y'", args: ["Button", "onClick handler", "x y"] },
     { text: "a\tb", args: ["a", "b"] },
     { text: 'pre"fix"ed', args: ["prefixed"] },
     { text: '"" a', args: ["a"] },
@@ -41,9 +41,20 @@ describe("substituteArgs (pi's placeholders)", () => {
 
 describe("parseTemplate", () => {
   it("takes the description from the frontmatter, with the argument hint", () => {
-    const t = parseTemplate("/p/review.md", "---\ndescription: Review it\nargument-hint: \"<PR>\"\n---\nReview $1\n", "user", "/p");
+    const t = parseTemplate(
+      "/p/review.md",
+      '---\ndescription: Review it\nargument-hint: "<PR>"\n---\nReview $1\n',
+      "user",
+      "/p",
+    );
     expect(t).toMatchObject({ name: "review", description: "Review it", argumentHint: "<PR>", content: "Review $1" });
-    expect(t.sourceInfo).toEqual({ path: "/p/review.md", source: "local", scope: "user", origin: "top-level", baseDir: "/p" });
+    expect(t.sourceInfo).toEqual({
+      path: "/p/review.md",
+      source: "local",
+      scope: "user",
+      origin: "top-level",
+      baseDir: "/p",
+    });
   });
 
   it("falls back to the first non-empty line, cut at 60 characters", () => {
@@ -72,23 +83,45 @@ describe("discoverPromptTemplates and expansion", () => {
     const extra = join(root, "extra.md");
     await writeFile(extra, "Extra $ARGUMENTS");
 
-    const trusted = discoverPromptTemplates({ home, projectDir: project, trusted: true, includeDefaults: true, paths: [extra, join(root, "missing.md")] });
+    const trusted = discoverPromptTemplates({
+      home,
+      projectDir: project,
+      trusted: true,
+      includeDefaults: true,
+      paths: [extra, join(root, "missing.md")],
+    });
     expect(trusted.templates.map((t) => [t.name, t.sourceInfo.scope])).toEqual([
       ["review", "user"],
       ["component", "project"],
       ["extra", "temporary"],
     ]);
-    expect(trusted.warnings).toEqual([{ path: join(root, "missing.md"), message: "prompt template path does not exist" }]);
-    expect(expandPromptTemplate('/review src/a.ts "be brief" twice', trusted.templates)).toBe("Review src/a.ts with care: be brief twice");
+    expect(trusted.warnings).toEqual([
+      { path: join(root, "missing.md"), message: "prompt template path does not exist" },
+    ]);
+    expect(expandPromptTemplate('/review src/a.ts "be brief" twice', trusted.templates)).toBe(
+      "Review src/a.ts with care: be brief twice",
+    );
     expect(expandPromptTemplate("/component Button", trusted.templates)).toBe("Create component Button with Button");
     expect(expandPromptTemplate("/unknown x", trusted.templates)).toBe("/unknown x");
     expect(expandPromptTemplate("review x", trusted.templates)).toBe("review x");
 
-    const untrusted = discoverPromptTemplates({ home, projectDir: project, trusted: false, includeDefaults: true, paths: [] });
+    const untrusted = discoverPromptTemplates({
+      home,
+      projectDir: project,
+      trusted: false,
+      includeDefaults: true,
+      paths: [],
+    });
     expect(untrusted.templates.map((t) => t.name)).toEqual(["review"]);
     expect(untrusted.skippedProject).toEqual([join(project, "prompts")]);
 
-    const off = discoverPromptTemplates({ home, projectDir: project, trusted: true, includeDefaults: false, paths: [extra] });
+    const off = discoverPromptTemplates({
+      home,
+      projectDir: project,
+      trusted: true,
+      includeDefaults: false,
+      paths: [extra],
+    });
     expect(off.templates.map((t) => t.name)).toEqual(["extra"]);
   });
 });

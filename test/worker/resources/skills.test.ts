@@ -35,7 +35,12 @@ describe("parseSkill", () => {
       "user",
     );
     expect(warnings).toEqual([]);
-    expect(skill).toMatchObject({ name: "brave", description: "Web search. Use for docs.\n", baseDir: "/s/brave", disableModelInvocation: true });
+    expect(skill).toMatchObject({
+      name: "brave",
+      description: "Web search. Use for docs.\n",
+      baseDir: "/s/brave",
+      disableModelInvocation: true,
+    });
   });
 
   it("does not load a skill without a description, and says why", () => {
@@ -114,8 +119,17 @@ describe("discoverSkills", () => {
   it("expands /skill:name args with the body read from disk, and lists skills in the system prompt", async () => {
     root = await mkdtemp(join(tmpdir(), "pi-orch-skills-"));
     const path = await skill(join(root, "skills", "brave"), "brave", "Search <the> web & more");
-    await writeFile(join(root, "skills", "hidden.md"), "---\ndescription: only by command\ndisable-model-invocation: true\n---\nHidden body");
-    const { skills } = discoverSkills({ home: root, projectDir: join(root, "none"), trusted: false, includeDefaults: true, paths: [] });
+    await writeFile(
+      join(root, "skills", "hidden.md"),
+      "---\ndescription: only by command\ndisable-model-invocation: true\n---\nHidden body",
+    );
+    const { skills } = discoverSkills({
+      home: root,
+      projectDir: join(root, "none"),
+      trusted: false,
+      includeDefaults: true,
+      paths: [],
+    });
     expect(expandSkillCommand("/skill:brave find  docs ", skills)).toBe(
       `<skill name="brave" location="${path}">\nReferences are relative to ${join(root, "skills", "brave")}.\n\nUse brave like this.\n</skill>\n\nfind  docs`,
     );
@@ -129,7 +143,11 @@ describe("discoverSkills", () => {
 
     const withRead = buildSystemPrompt({ cwd: root, tools: BUILT_IN_TOOLS, skills });
     expect(withRead).toContain("<available_skills>");
-    const withoutRead = buildSystemPrompt({ cwd: root, tools: BUILT_IN_TOOLS.filter((t) => t.name !== "read"), skills });
+    const withoutRead = buildSystemPrompt({
+      cwd: root,
+      tools: BUILT_IN_TOOLS.filter((t) => t.name !== "read"),
+      skills,
+    });
     expect(withoutRead).not.toContain("<available_skills>");
   });
 });

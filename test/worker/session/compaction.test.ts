@@ -56,7 +56,15 @@ describe("estimateTokens", () => {
     ],
     [
       "bash execution: command + output",
-      { role: "bashExecution", command: "ls", output: "abcdef", exitCode: 0, cancelled: false, truncated: false, timestamp: 0 },
+      {
+        role: "bashExecution",
+        command: "ls",
+        output: "abcdef",
+        exitCode: 0,
+        cancelled: false,
+        truncated: false,
+        timestamp: 0,
+      },
       2,
     ],
     ["compaction summary", { role: "compactionSummary", summary: "x".repeat(12), tokensBefore: 9, timestamp: 0 }, 3],
@@ -119,7 +127,9 @@ describe("findCutPoint", () => {
       const summarized = entries.slice(0, cut);
       const keptMessages = entries.slice(cut).map((e) => (e as { message: AgentMessage }).message);
       const keptCalls = new Set(
-        keptMessages.flatMap((m) => (m.role === "assistant" ? m.content.filter((c) => c.type === "toolCall").map((c) => c.id) : [])),
+        keptMessages.flatMap((m) =>
+          m.role === "assistant" ? m.content.filter((c) => c.type === "toolCall").map((c) => c.id) : [],
+        ),
       );
       for (const m of keptMessages) if (m.role === "toolResult") expect(keptCalls.has(m.toolCallId)).toBe(true);
       for (const e of summarized) {
@@ -144,9 +154,30 @@ describe("prepareCompaction", () => {
   // up to the cut is summarized on its own.
   it.each<[string, string, number, string, string[], string[]]>([
     ["a cut at a tool call splits its turn", "UAUCRA", 25, "e3", ["user", "assistant"], ["user"]],
-    ["a cut at the assistant after tool results", "UAUCRCRA", 15, "e7", ["user", "assistant"], ["user", "assistant", "toolResult", "assistant", "toolResult"]],
-    ["a split first turn leaves no history", "UCRCRA", 20, "e5", [], ["user", "assistant", "toolResult", "assistant", "toolResult"]],
-    ["a settings entry kept before the user message puts the cut inside the turn before", "UAMUA", 20, "e2", [], ["user", "assistant"]],
+    [
+      "a cut at the assistant after tool results",
+      "UAUCRCRA",
+      15,
+      "e7",
+      ["user", "assistant"],
+      ["user", "assistant", "toolResult", "assistant", "toolResult"],
+    ],
+    [
+      "a split first turn leaves no history",
+      "UCRCRA",
+      20,
+      "e5",
+      [],
+      ["user", "assistant", "toolResult", "assistant", "toolResult"],
+    ],
+    [
+      "a settings entry kept before the user message puts the cut inside the turn before",
+      "UAMUA",
+      20,
+      "e2",
+      [],
+      ["user", "assistant"],
+    ],
   ])("%s (%s, keep %i)", (_name, spec, keep, kept, history, prefix) => {
     const plan = prepareCompaction(path(spec), keep)!;
     expect(plan.firstKeptEntryId).toBe(kept);
@@ -159,7 +190,15 @@ describe("prepareCompaction", () => {
     expect(prepareCompaction(path("UA"), 100)).toBeUndefined();
     const compacted = chain([
       ...path("UAUA"),
-      { type: "compaction", id: "k", parentId: null, timestamp: "t", summary: "s", firstKeptEntryId: "e2", tokensBefore: 1 },
+      {
+        type: "compaction",
+        id: "k",
+        parentId: null,
+        timestamp: "t",
+        summary: "s",
+        firstKeptEntryId: "e2",
+        tokensBefore: 1,
+      },
     ]);
     expect(prepareCompaction(compacted, 5)).toBeUndefined();
   });
@@ -180,17 +219,38 @@ describe("prepareCompaction", () => {
     ]);
     const plan = prepareCompaction(entries, 15)!;
     expect(plan.firstKeptEntryId).toBe("ne2");
-    expect(plan.messagesToSummarize.map((m) => m.role)).toEqual(["compactionSummary", "user", "assistant", "user", "assistant"]);
+    expect(plan.messagesToSummarize.map((m) => m.role)).toEqual([
+      "compactionSummary",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
   });
 });
 
 // pi 0.73.1's own prepareCompaction (installed by the pretest) as the oracle for where the
 // cut falls and whether it splits a turn, over many paths and budgets.
-const UPSTREAM_COMPACTION = join(import.meta.dirname, "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/compaction.js");
+const UPSTREAM_COMPACTION = join(
+  import.meta.dirname,
+  "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/compaction.js",
+);
 
 describe("prepareCompaction, against upstream pi's", () => {
-  type Plan = { firstKeptEntryId: string; isSplitTurn: boolean; messagesToSummarize: AgentMessage[]; turnPrefixMessages: AgentMessage[] } | undefined;
-  let upstream: { prepareCompaction: (path: SessionEntry[], settings: { enabled: boolean; reserveTokens: number; keepRecentTokens: number }) => Plan };
+  type Plan =
+    | {
+        firstKeptEntryId: string;
+        isSplitTurn: boolean;
+        messagesToSummarize: AgentMessage[];
+        turnPrefixMessages: AgentMessage[];
+      }
+    | undefined;
+  let upstream: {
+    prepareCompaction: (
+      path: SessionEntry[],
+      settings: { enabled: boolean; reserveTokens: number; keepRecentTokens: number },
+    ) => Plan;
+  };
   beforeAll(async () => {
     upstream = await import(UPSTREAM_COMPACTION);
   });
@@ -202,25 +262,39 @@ describe("prepareCompaction, against upstream pi's", () => {
       prefix: plan.turnPrefixMessages.map((m) => m.role),
     };
 
-  it.each(["UAUA", "UAUAUA", "UCRCRA", "UAUCRU", "UCRRA", "UCRR", "UAMUA", "UAUCRA", "UAUCRCRA", "UCRRCRAUCRCRRRAUA", "MMUAUCRCRA", "UAMMUCRA"])(
-    "%s, for every budget from 1 to 120 tokens",
-    (spec) => {
-      for (let keep = 1; keep <= 120; keep++) {
-        const entries = path(spec);
-        const theirs = shape(upstream.prepareCompaction(entries, { enabled: true, reserveTokens: 16_384, keepRecentTokens: keep }));
-        const ours = shape(prepareCompaction(entries, keep));
-        if (theirs!.history.length === 0 && theirs!.prefix.length === 0) {
-          // Deliberate: where pi summarizes nothing (it still asks the model) we do not compact,
-          // except when the budget is reached inside the last tool results: pi then keeps it all,
-          // we keep from the last cut point (see findCutPoint above).
-          const last = [...entries].reverse().find((e) => e.type === "message" && (e as { message: AgentMessage }).message.role !== "toolResult");
-          if (ours) expect(ours.firstKeptEntryId, `keep ${keep}`).toBe(last!.id);
-        } else {
-          expect(ours, `keep ${keep}`).toEqual(theirs);
-        }
+  it.each([
+    "UAUA",
+    "UAUAUA",
+    "UCRCRA",
+    "UAUCRU",
+    "UCRRA",
+    "UCRR",
+    "UAMUA",
+    "UAUCRA",
+    "UAUCRCRA",
+    "UCRRCRAUCRCRRRAUA",
+    "MMUAUCRCRA",
+    "UAMMUCRA",
+  ])("%s, for every budget from 1 to 120 tokens", (spec) => {
+    for (let keep = 1; keep <= 120; keep++) {
+      const entries = path(spec);
+      const theirs = shape(
+        upstream.prepareCompaction(entries, { enabled: true, reserveTokens: 16_384, keepRecentTokens: keep }),
+      );
+      const ours = shape(prepareCompaction(entries, keep));
+      if (theirs!.history.length === 0 && theirs!.prefix.length === 0) {
+        // Deliberate: where pi summarizes nothing (it still asks the model) we do not compact,
+        // except when the budget is reached inside the last tool results: pi then keeps it all,
+        // we keep from the last cut point (see findCutPoint above).
+        const last = [...entries]
+          .reverse()
+          .find((e) => e.type === "message" && (e as { message: AgentMessage }).message.role !== "toolResult");
+        if (ours) expect(ours.firstKeptEntryId, `keep ${keep}`).toBe(last!.id);
+      } else {
+        expect(ours, `keep ${keep}`).toEqual(theirs);
       }
-    },
-  );
+    }
+  });
 });
 
 describe("prepareCompaction's file lists, against upstream pi's", () => {
@@ -229,14 +303,30 @@ describe("prepareCompaction's file lists, against upstream pi's", () => {
     computeFileLists: (fileOps: unknown) => { readFiles: string[]; modifiedFiles: string[] };
   };
   beforeAll(async () => {
-    upstream = { ...(await import(UPSTREAM_COMPACTION)), ...(await import(UPSTREAM_COMPACTION.replace("compaction.js", "utils.js"))) };
+    upstream = {
+      ...(await import(UPSTREAM_COMPACTION)),
+      ...(await import(UPSTREAM_COMPACTION.replace("compaction.js", "utils.js"))),
+    };
   });
-  const call = (name: string, path: string): AgentMessage => ({ ...assistant(""), content: [{ type: "toolCall", id: `c-${name}-${path}`, name, arguments: { path } }] });
+  const call = (name: string, path: string): AgentMessage => ({
+    ...assistant(""),
+    content: [{ type: "toolCall", id: `c-${name}-${path}`, name, arguments: { path } }],
+  });
   /** Reads and writes in the history and in a split turn, after an earlier compaction with its own lists. */
   const session = (fromHook: boolean) =>
     chain([
       messageEntry("u0", user(TEN)),
-      { type: "compaction", id: "k", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", summary: "s", firstKeptEntryId: "u0", tokensBefore: 1, fromHook, details: { readFiles: ["old-read", "both"], modifiedFiles: ["old-changed"] } },
+      {
+        type: "compaction",
+        id: "k",
+        parentId: null,
+        timestamp: "2026-01-01T00:00:00.000Z",
+        summary: "s",
+        firstKeptEntryId: "u0",
+        tokensBefore: 1,
+        fromHook,
+        details: { readFiles: ["old-read", "both"], modifiedFiles: ["old-changed"] },
+      },
       messageEntry("a0", call("read", "both")),
       messageEntry("u1", user(TEN)),
       messageEntry("a1", call("read", "prefix-read")),
@@ -249,7 +339,9 @@ describe("prepareCompaction's file lists, against upstream pi's", () => {
     const entries = session(fromHook);
     const plan = prepareCompaction(entries, 50)!;
     expect(plan.isSplitTurn).toBe(true);
-    const theirs = upstream.computeFileLists(upstream.prepareCompaction(entries, { enabled: true, reserveTokens: 16_384, keepRecentTokens: 50 }).fileOps);
+    const theirs = upstream.computeFileLists(
+      upstream.prepareCompaction(entries, { enabled: true, reserveTokens: 16_384, keepRecentTokens: 50 }).fileOps,
+    );
     expect(plan.files).toEqual(theirs);
     expect(plan.files.readFiles).toEqual(fromHook ? ["prefix-read"] : ["old-read", "prefix-read"]);
   });

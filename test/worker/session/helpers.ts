@@ -64,7 +64,14 @@ export function assistant(text: string, toolCallIds: string[] = []): AssistantMe
 
 /** The result of the tool call `id`. */
 export function toolResult(id: string, text: string): ToolResultMessage {
-  return { role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: 3 };
+  return {
+    role: "toolResult",
+    toolCallId: id,
+    toolName: "bash",
+    content: [{ type: "text", text }],
+    isError: false,
+    timestamp: 3,
+  };
 }
 
 /** A message entry for pure tests (ids chain in array order when built with `chain`). */

@@ -15,7 +15,9 @@ const { tmp } = useTempDir();
 
 const HEADER = (id: string) => `${JSON.stringify({ type: "session", version: 3, id, timestamp: "t", cwd: "/w" })}\n`;
 const line = (entry: object) => `${JSON.stringify(entry)}\n`;
-const OPENING = line({ type: "model_change", id: "m", parentId: null, provider: "faux", modelId: "faux-1" }) + line({ type: "thinking_level_change", id: "t", parentId: "m", thinkingLevel: "off" });
+const OPENING =
+  line({ type: "model_change", id: "m", parentId: null, provider: "faux", modelId: "faux-1" }) +
+  line({ type: "thinking_level_change", id: "t", parentId: "m", thinkingLevel: "off" });
 const USER = line({ type: "message", id: "u", parentId: "t", message: { role: "user", content: "hi", timestamp: 1 } });
 
 /** Write a session file named like ours (a user message after the opening entries unless `body` says), with mtime `seconds` after the epoch. */
@@ -87,7 +89,13 @@ describe("locating sessions", () => {
     session(dir, "2026-01-02T00-00-00-000Z", "empty", 200, OPENING);
     session(dir, "2026-01-03T00-00-00-000Z", "header-only", 300, "");
     expect(latestSession(dir)).toBe(talked);
-    const named = session(dir, "2026-01-04T00-00-00-000Z", "named", 400, OPENING + line({ type: "session_info", id: "i", parentId: "t", name: "x" }));
+    const named = session(
+      dir,
+      "2026-01-04T00-00-00-000Z",
+      "named",
+      400,
+      OPENING + line({ type: "session_info", id: "i", parentId: "t", name: "x" }),
+    );
     expect(latestSession(dir)).toBe(named);
   });
 
@@ -97,7 +105,7 @@ describe("locating sessions", () => {
     ["the header alone", HEADER("a"), true, "opening-only"],
     ["header and opening entries", HEADER("a") + OPENING, true, "opening-only"],
     ["a user message", HEADER("a") + OPENING + USER, true, "conversation"],
-    ["a damaged line after the header", HEADER("a") + "{torn\n" + OPENING, true, "conversation"],
+    ["a damaged line after the header", `${HEADER("a")}{torn\n${OPENING}`, true, "conversation"],
     ["a head cut short inside the opening entries", HEADER("a") + OPENING.slice(0, 30), false, "conversation"],
   ] as const)("classifies a file's start: %s", (_what, text, whole, expected) => {
     expect(classifySessionStart(text, whole)).toBe(expected);

@@ -7,7 +7,9 @@ import { assistant, PI_SESSION_FIXTURE, toolResult, useTempDir, user } from "./h
 const { tmp, track } = useTempDir();
 
 function lines(path: string): string[] {
-  return readFileSync(path, "utf8").split("\n").filter((l) => l !== "");
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l !== "");
 }
 
 describe("SessionStore", () => {
@@ -105,7 +107,7 @@ describe("SessionStore", () => {
   it("loads an entry whose parent is missing as a root, as pi does, with a warning naming the line", () => {
     const path = join(tmp(), "broken.jsonl");
     const source = readFileSync(PI_SESSION_FIXTURE, "utf8").split("\n");
-    writeFileSync(path, [source[0], source[1], source[3], source[4]].join("\n") + "\n");
+    writeFileSync(path, `${[source[0], source[1], source[3], source[4]].join("\n")}\n`);
     const warnings: string[] = [];
     const store = track(SessionStore.open(path, { warn: (m) => warnings.push(m) }));
     expect(warnings).toEqual([
@@ -125,9 +127,13 @@ describe("SessionStore", () => {
     writeFileSync(path, source.join("\n"));
     const warnings: string[] = [];
     const store = track(SessionStore.open(path, { warn: (m) => warnings.push(m) }));
-    expect(warnings[0]).toBe(`session file ${path}: line 3 is not valid JSON; it is skipped (the lines around it load)`);
+    expect(warnings[0]).toBe(
+      `session file ${path}: line 3 is not valid JSON; it is skipped (the lines around it load)`,
+    );
     // The entry after the skipped one lost its parent: it starts the path, and nothing else is lost.
-    expect(warnings[1]).toMatch(/line 4: entry "555c42da" has parentId "449a2eb6", which is not in this file; it is treated as a root/);
+    expect(warnings[1]).toMatch(
+      /line 4: entry "555c42da" has parentId "449a2eb6", which is not in this file; it is treated as a root/,
+    );
     expect(store.entries).toHaveLength(5);
     expect(store.buildContext().messages.length).toBe(4);
   });
@@ -149,7 +155,9 @@ describe("SessionStore", () => {
     const warnings: string[] = [];
     const store = track(SessionStore.open(path, { warn: (m) => warnings.push(m) }));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/line 3: entry "449a2eb6" is not a valid thinking_level_change entry \(\/thinkingLevel: .*\); it is kept but not shown to the model/);
+    expect(warnings[0]).toMatch(
+      /line 3: entry "449a2eb6" is not a valid thinking_level_change entry \(\/thinkingLevel: .*\); it is kept but not shown to the model/,
+    );
     expect(store.buildContext().thinkingLevel).toBeUndefined();
     expect(store.buildContext().messages.length).toBe(4);
   });
@@ -169,7 +177,7 @@ describe("SessionStore", () => {
         message: { role: "custom", customType: "ext", content: "hidden", display: false, timestamp: 5 },
       },
     ];
-    writeFileSync(path, base + extra.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    writeFileSync(path, `${base + extra.map((e) => JSON.stringify(e)).join("\n")}\n`);
     const store = track(SessionStore.open(path));
     expect(store.pathToLeaf().map((e) => e.type)).toEqual([
       "model_change",
@@ -183,7 +191,14 @@ describe("SessionStore", () => {
       "branch_summary",
       "message",
     ]);
-    expect(store.buildContext().messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant", "branchSummary", "custom"]);
+    expect(store.buildContext().messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+      "branchSummary",
+      "custom",
+    ]);
     expect(store.labelOf("555c42da")).toBe("x");
     const next = store.append({ type: "message", message: user("after") });
     expect(next.parentId).toBe("c0000004");
@@ -229,7 +244,12 @@ describe("SessionStore", () => {
 
     const messages = track(SessionStore.open(store.path)).buildContext().messages;
     expect(messages).toEqual([
-      { role: "compactionSummary", summary: "## Goal\nstuff", tokensBefore: 1234, timestamp: Date.parse(compaction.timestamp) },
+      {
+        role: "compactionSummary",
+        summary: "## Goal\nstuff",
+        tokensBefore: 1234,
+        timestamp: Date.parse(compaction.timestamp),
+      },
       user("recent question"),
       assistant("", ["c1"]),
       toolResult("c1", "out"),
@@ -241,7 +261,9 @@ describe("SessionStore", () => {
 
   it("refuses to append an entry that would not load again, and appends after close", () => {
     const store = track(SessionStore.create({ dir: tmp(), cwd: "/w" }));
-    const bad = { type: "thinking_level_change", thinkingLevel: "loud" } as unknown as Parameters<SessionStore["append"]>[0];
+    const bad = { type: "thinking_level_change", thinkingLevel: "loud" } as unknown as Parameters<
+      SessionStore["append"]
+    >[0];
     expect(() => store.append(bad)).toThrow(/refused to append an invalid thinking_level_change entry/);
     expect(lines(store.path)).toHaveLength(1);
     store.close();

@@ -28,7 +28,10 @@ interface PiSessionManager {
   buildSessionContext(): { messages: { role: string }[]; thinkingLevel: string; model: unknown };
 }
 interface PiSessionModule {
-  SessionManager: { create(cwd: string, dir: string): PiSessionManager; open(path: string, dir?: string): PiSessionManager };
+  SessionManager: {
+    create(cwd: string, dir: string): PiSessionManager;
+    open(path: string, dir?: string): PiSessionManager;
+  };
   buildSessionContext(entries: unknown[], leafId?: string | null): { messages: { role: string }[] };
 }
 
@@ -52,7 +55,12 @@ describe("a pi 0.73 session file with branches", () => {
     ids.a1b = sm.appendMessage(assistant("first answer"));
     ids.q2 = sm.appendMessage(user("abandoned question"));
     ids.a2 = sm.appendMessage(assistant("abandoned answer"));
-    ids.summary = sm.branchWithSummary(ids.a1b, "They explored the abandoned idea.", { readFiles: ["a.txt"], modifiedFiles: [] }, false);
+    ids.summary = sm.branchWithSummary(
+      ids.a1b,
+      "They explored the abandoned idea.",
+      { readFiles: ["a.txt"], modifiedFiles: [] },
+      false,
+    );
     ids.custom = sm.appendCustomEntry("my-ext", { counter: 1 });
     ids.customMessage = sm.appendCustomMessageEntry("my-ext", "extension says hi", true, { k: 1 });
     ids.label = sm.appendLabelChange(ids.q1, "start");
@@ -67,7 +75,11 @@ describe("a pi 0.73 session file with branches", () => {
     const warnings: string[] = [];
     const store = track(SessionStore.open(path, { warn: (m) => warnings.push(m) }));
     expect(warnings).toEqual([]);
-    const entries = readFileSync(path, "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l) as unknown);
+    const entries = readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l) as unknown);
     for (const leaf of [ids.a3!, ids.a2!, ids.customMessage!]) {
       store.setLeaf(leaf);
       const ours = store.buildContext().messages;
@@ -76,7 +88,16 @@ describe("a pi 0.73 session file with branches", () => {
     }
     store.setLeaf(ids.a3!);
     const context = store.buildContext();
-    expect(context.messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant", "branchSummary", "custom", "user", "assistant"]);
+    expect(context.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+      "branchSummary",
+      "custom",
+      "user",
+      "assistant",
+    ]);
     const llm = toLlmMessages(context.messages);
     const summaryText = llm[4]!.content as { text: string }[];
     expect(summaryText[0]!.text).toBe(
@@ -102,7 +123,15 @@ describe("a pi 0.73 session file with branches", () => {
 
     const reopened = pi.SessionManager.open(path);
     expect(reopened.getLeafId()).not.toBe(ids.a3);
-    expect(reopened.buildSessionContext().messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant", "user", "assistant", "user"]);
+    expect(reopened.buildSessionContext().messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+    ]);
   });
 
   it("is a tree: roots, children oldest first, labels; and navigation collects the branch being left", async () => {
@@ -132,20 +161,48 @@ describe("a pi 0.73 session file with branches", () => {
 
     const left = branchBeingLeft(store.entriesById, ids.a3!, ids.a2!);
     expect(left.commonAncestorId).toBe(ids.a1b);
-    expect(left.entries.map((e) => e.id)).toEqual([ids.summary, ids.custom, ids.customMessage, ids.label, expect.any(String), ids.q3, ids.a3]);
+    expect(left.entries.map((e) => e.id)).toEqual([
+      ids.summary,
+      ids.custom,
+      ids.customMessage,
+      ids.label,
+      expect.any(String),
+      ids.q3,
+      ids.a3,
+    ]);
     expect(branchBeingLeft(store.entriesById, null, ids.a2!)).toEqual({ entries: [], commonAncestorId: null });
 
     expect(navigationLeaf(store.getEntry(ids.q2!)!)).toEqual({ leafId: ids.a1b, editorText: "abandoned question" });
-    expect(navigationLeaf(store.getEntry(ids.customMessage!)!)).toEqual({ leafId: ids.custom, editorText: "extension says hi" });
+    expect(navigationLeaf(store.getEntry(ids.customMessage!)!)).toEqual({
+      leafId: ids.custom,
+      editorText: "extension says hi",
+    });
     expect(navigationLeaf(store.getEntry(ids.a2!)!)).toEqual({ leafId: ids.a2 });
   });
 });
 
 describe("fileLists", () => {
   it("collects read and changed paths; a file read and changed counts as changed", () => {
-    const call = (name: string, path: string) => ({ type: "toolCall" as const, id: name + path, name, arguments: { path } });
-    const a = { ...assistant("x"), content: [call("read", "b.ts"), call("read", "a.ts"), call("edit", "a.ts"), call("write", "c.ts"), call("bash", "x")] };
-    expect(fileLists([a], [{ readFiles: ["old.ts"], modifiedFiles: [] }])).toEqual({ readFiles: ["b.ts", "old.ts"], modifiedFiles: ["a.ts", "c.ts"] });
+    const call = (name: string, path: string) => ({
+      type: "toolCall" as const,
+      id: name + path,
+      name,
+      arguments: { path },
+    });
+    const a = {
+      ...assistant("x"),
+      content: [
+        call("read", "b.ts"),
+        call("read", "a.ts"),
+        call("edit", "a.ts"),
+        call("write", "c.ts"),
+        call("bash", "x"),
+      ],
+    };
+    expect(fileLists([a], [{ readFiles: ["old.ts"], modifiedFiles: [] }])).toEqual({
+      readFiles: ["b.ts", "old.ts"],
+      modifiedFiles: ["a.ts", "c.ts"],
+    });
   });
 });
 
@@ -182,7 +239,13 @@ describe("export_html rendering", () => {
         timestamp: 4,
       },
     });
-    const html = renderSessionHtml({ header: store.header, path: store.pathToLeaf(), entryCount: store.entries.length, name: "<b>name</b>", systemPrompt: "sys <x>" });
+    const html = renderSessionHtml({
+      header: store.header,
+      path: store.pathToLeaf(),
+      entryCount: store.entries.length,
+      name: "<b>name</b>",
+      systemPrompt: "sys <x>",
+    });
     expect(html).not.toMatch(/<script/i);
     expect(html).not.toContain("<img src=x");
     expect(html).not.toContain("<b>");

@@ -149,7 +149,9 @@ describe("bash tool", () => {
     expect(details.truncation.totalBytes).toBe(size);
     expect(details.truncation.totalLines).toBe(size / 64);
     const out = text(r);
-    expect(out).toContain(`[Showing lines ${size / 64 - 799}-${size / 64} of ${size / 64} (50.0KB limit). Full output: ${details.fullOutputPath}]`);
+    expect(out).toContain(
+      `[Showing lines ${size / 64 - 799}-${size / 64} of ${size / 64} (50.0KB limit). Full output: ${details.fullOutputPath}]`,
+    );
     expect(Buffer.byteLength(out.slice(0, out.indexOf("\n\n[")))).toBeLessThanOrEqual(50 * 1024);
     // Holding the output would retain at least its 20 MB; what a bounded run shows here
     // (about 9 MB) is chunk Buffers waiting for the next scavenge, not output kept.
@@ -259,7 +261,10 @@ describe("background jobs of a returned command", () => {
   const groupMembers = (pgid: number) => liveGroupMembers(pgid, readProcTable() ?? []);
 
   it("stay in the registry after the command returned, and killAllChildren kills them", async () => {
-    const r = await runBash("sleep 60 >/dev/null 2>&1 & echo pid:$! shell:$$", { cwd: dir, signal: new AbortController().signal });
+    const r = await runBash("sleep 60 >/dev/null 2>&1 & echo pid:$! shell:$$", {
+      cwd: dir,
+      signal: new AbortController().signal,
+    });
     const [, job, shell] = r.output.match(/pid:(\d+) shell:(\d+)/)!.map(Number);
     strays.push(job);
     expect(trackedChildren()).toEqual([shell]);

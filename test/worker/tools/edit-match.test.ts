@@ -17,7 +17,14 @@ interface Applies {
 }
 
 const applies: Applies[] = [
-  { name: "exact match", file: "a\nb\nc\n", edits: [{ oldText: "b", newText: "B" }], expected: "a\nB\nc\n", firstChangedLine: 2, normalized: false },
+  {
+    name: "exact match",
+    file: "a\nb\nc\n",
+    edits: [{ oldText: "b", newText: "B" }],
+    expected: "a\nB\nc\n",
+    firstChangedLine: 2,
+    normalized: false,
+  },
   {
     name: "smart quotes in oldText, ASCII in the file: newText is written as given",
     file: 'const s = "hi";\nnext();\n',
@@ -137,11 +144,21 @@ interface Refuses {
 }
 
 const refuses: Refuses[] = [
-  { name: "not found", file: "a\nb\n", edits: [{ oldText: "zzz", newText: "y" }], error: /oldText was not found in f\.txt\. It must match the file exactly/ },
-  { name: "ambiguous (exact)", file: "x\nx\n", edits: [{ oldText: "x", newText: "y" }], error: /occurs 2 times in f\.txt.*add surrounding lines/ },
+  {
+    name: "not found",
+    file: "a\nb\n",
+    edits: [{ oldText: "zzz", newText: "y" }],
+    error: /oldText was not found in f\.txt\. It must match the file exactly/,
+  },
+  {
+    name: "ambiguous (exact)",
+    file: "x\nx\n",
+    edits: [{ oldText: "x", newText: "y" }],
+    error: /occurs 2 times in f\.txt.*add surrounding lines/,
+  },
   {
     name: "ambiguous (normalized)",
-    file: "\u201Cx\u201D\n\u00ABx\u00BB\n\"x\"\n",
+    file: '\u201Cx\u201D\n\u00ABx\u00BB\n"x"\n',
     edits: [{ oldText: "\u201Ex\u201C", newText: "y" }],
     error: /occurs 2 times/,
   },
@@ -190,7 +207,11 @@ describe("applyEdits", () => {
 
   it("reports a unified diff with context and the first changed line", () => {
     const lines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
-    const result = applyEdits(`${lines.join("\n")}\n`, [{ oldText: "line 10\n", newText: "line ten\nline 10.5\n" }], "f.txt");
+    const result = applyEdits(
+      `${lines.join("\n")}\n`,
+      [{ oldText: "line 10\n", newText: "line ten\nline 10.5\n" }],
+      "f.txt",
+    );
     expect(result.firstChangedLine).toBe(10);
     expect(result.diff).toBe(
       [
@@ -211,7 +232,9 @@ describe("applyEdits", () => {
   });
 
   it("marks a missing final newline in the diff", () => {
-    expect(unifiedDiff("a\nb", "a\nc", "f").diff).toContain("-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file");
+    expect(unifiedDiff("a\nb", "a\nc", "f").diff).toContain(
+      "-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file",
+    );
   });
 });
 
@@ -240,12 +263,19 @@ describe("editTool", () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     dir = undefined;
   });
-  const context = (cwd: string, signal = new AbortController().signal): ToolContext => ({ cwd, toolCallId: "t", signal });
+  const context = (cwd: string, signal = new AbortController().signal): ToolContext => ({
+    cwd,
+    toolCallId: "t",
+    signal,
+  });
 
   it("writes the file and returns the diff", async () => {
     dir = await mkdtemp(join(tmpdir(), "pi-orch-edit-"));
     await writeFile(join(dir, "f.txt"), "alpha\nbeta\n");
-    const result = await editTool.execute({ path: "f.txt", edits: [{ oldText: "beta", newText: "gamma" }] }, context(dir));
+    const result = await editTool.execute(
+      { path: "f.txt", edits: [{ oldText: "beta", newText: "gamma" }] },
+      context(dir),
+    );
     expect(await readFile(join(dir, "f.txt"), "utf8")).toBe("alpha\ngamma\n");
     const text = result.content[0]!.type === "text" ? result.content[0]!.text : "";
     expect(text).toContain("-beta\n+gamma");
@@ -259,7 +289,10 @@ describe("editTool", () => {
     await symlink(join(dir, "real.txt"), join(dir, "link.txt"));
     await Promise.all([
       editTool.execute({ path: "link.txt", edits: [{ oldText: "line 10\n", newText: "first\n" }] }, context(dir)),
-      editTool.execute({ path: join(dir, "real.txt"), edits: [{ oldText: "line 1990\n", newText: "second\n" }] }, context(dir)),
+      editTool.execute(
+        { path: join(dir, "real.txt"), edits: [{ oldText: "line 1990\n", newText: "second\n" }] },
+        context(dir),
+      ),
     ]);
     const after = await readFile(join(dir, "real.txt"), "utf8");
     expect(after).toContain("\nfirst\n");
@@ -280,8 +313,8 @@ describe("editTool", () => {
 
   it("says what to do when the file is missing", async () => {
     dir = await mkdtemp(join(tmpdir(), "pi-orch-edit-"));
-    await expect(editTool.execute({ path: "nope.txt", edits: [{ oldText: "a", newText: "b" }] }, context(dir))).rejects.toThrow(
-      /does not exist \(use write to create it\)/,
-    );
+    await expect(
+      editTool.execute({ path: "nope.txt", edits: [{ oldText: "a", newText: "b" }] }, context(dir)),
+    ).rejects.toThrow(/does not exist \(use write to create it\)/);
   });
 });

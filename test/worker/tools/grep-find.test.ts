@@ -115,7 +115,9 @@ describe("grep and find", () => {
 
   it("find stops at the limit and says so", async () => {
     const result = await findBoth({ pattern: "*", limit: 3 });
-    expect(text(result)).toBe(".gitignore\n.hidden.ts\nbin.dat\n\n[Showing 3 files; more match. Use a narrower pattern or path, or raise limit.]");
+    expect(text(result)).toBe(
+      ".gitignore\n.hidden.ts\nbin.dat\n\n[Showing 3 files; more match. Use a narrower pattern or path, or raise limit.]",
+    );
     expect(result.details).toMatchObject({ count: 3, limitReached: true });
   });
 
@@ -173,32 +175,46 @@ describe("grep and find", () => {
 
   it("grep says when nothing matches, and names a missing path", async () => {
     expect(text(await grepBoth({ pattern: "no such text anywhere" }))).toBe("No matches found");
-    await expect(createGrepTool({ backend: "node" }).execute({ pattern: "x", path: "missing" }, ctx())).rejects.toThrow(/Path not found: missing/);
+    await expect(createGrepTool({ backend: "node" }).execute({ pattern: "x", path: "missing" }, ctx())).rejects.toThrow(
+      /Path not found: missing/,
+    );
   });
 
-  it.each(backends)("grep with pi's operations checks the path and reads context lines through them (%s search)", async (backend) => {
-    const calls: string[] = [];
-    const operations = {
-      isDirectory: async (p: string) => {
-        calls.push(`isDirectory ${p.slice(root.length)}`);
-        if (p.endsWith("/missing")) throw new Error("gone");
-        return !p.endsWith(".ts");
-      },
-      // A different text than on disk: with context, every line of a block comes from here
-      // (the match's too), split as pi splits them; the search itself stays local.
-      readFile: async (p: string) => {
-        calls.push(`readFile ${p.slice(root.length)}`);
-        return "remote one\r\nremote needle\r\n";
-      },
-    };
-    const grep = createGrepTool({ backend, operations });
-    expect(text(await grep.execute({ pattern: "needle", path: "src/util.ts", context: 1 }, ctx()))).toBe(
-      "util.ts-1- remote one\nutil.ts:2: remote needle\nutil.ts-3- ",
-    );
-    expect(text(await grep.execute({ pattern: "needle", path: "src/util.ts" }, ctx()))).toBe("util.ts:2: // needle in a comment");
-    await expect(grep.execute({ pattern: "needle", path: "missing" }, ctx())).rejects.toThrow(/Path not found: missing/);
-    expect(calls).toEqual(["isDirectory /src/util.ts", "readFile /src/util.ts", "isDirectory /src/util.ts", "isDirectory /missing"]);
-  });
+  it.each(backends)(
+    "grep with pi's operations checks the path and reads context lines through them (%s search)",
+    async (backend) => {
+      const calls: string[] = [];
+      const operations = {
+        isDirectory: async (p: string) => {
+          calls.push(`isDirectory ${p.slice(root.length)}`);
+          if (p.endsWith("/missing")) throw new Error("gone");
+          return !p.endsWith(".ts");
+        },
+        // A different text than on disk: with context, every line of a block comes from here
+        // (the match's too), split as pi splits them; the search itself stays local.
+        readFile: async (p: string) => {
+          calls.push(`readFile ${p.slice(root.length)}`);
+          return "remote one\r\nremote needle\r\n";
+        },
+      };
+      const grep = createGrepTool({ backend, operations });
+      expect(text(await grep.execute({ pattern: "needle", path: "src/util.ts", context: 1 }, ctx()))).toBe(
+        "util.ts-1- remote one\nutil.ts:2: remote needle\nutil.ts-3- ",
+      );
+      expect(text(await grep.execute({ pattern: "needle", path: "src/util.ts" }, ctx()))).toBe(
+        "util.ts:2: // needle in a comment",
+      );
+      await expect(grep.execute({ pattern: "needle", path: "missing" }, ctx())).rejects.toThrow(
+        /Path not found: missing/,
+      );
+      expect(calls).toEqual([
+        "isDirectory /src/util.ts",
+        "readFile /src/util.ts",
+        "isDirectory /src/util.ts",
+        "isDirectory /missing",
+      ]);
+    },
+  );
 
   it("find with pi's glob operation lists what it returns, relative and in its order, with pi's notices", async () => {
     const seen: unknown[] = [];
@@ -219,7 +235,9 @@ describe("grep and find", () => {
       { pattern: "*.ts", cwd: "", ignore: ["**/node_modules/**", "**/.git/**"], limit: 1 },
     ]);
     // Without glob, pi searches locally: so do we.
-    expect(text(await createFindTool({ operations: { exists: () => false } }).execute({ pattern: "*.md" }, ctx()))).toBe("docs/readme.md");
+    expect(
+      text(await createFindTool({ operations: { exists: () => false } }).execute({ pattern: "*.md" }, ctx())),
+    ).toBe("docs/readme.md");
   });
 
   it.each(backends)("an aborted %s search rejects", async (backend) => {

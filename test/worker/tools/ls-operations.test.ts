@@ -33,7 +33,12 @@ describe("createLsTool with pi's LsOperations", () => {
       stat: async (p: string) => (calls.push(`stat ${p}`), statSync(toRemote(p))),
       readdir: async (p: string) => (calls.push(`readdir ${p}`), readdirSync(toRemote(p))),
     };
-    const ls = (piCodingAgentModule().createLsTool as (cwd: string, o: unknown) => { execute: (...a: unknown[]) => Promise<{ content: { text: string }[] }> })(local, { operations });
+    const ls = (
+      piCodingAgentModule().createLsTool as (
+        cwd: string,
+        o: unknown,
+      ) => { execute: (...a: unknown[]) => Promise<{ content: { text: string }[] }> }
+    )(local, { operations });
     const result = await ls.execute("call_1", {});
     expect(result.content[0].text).toBe("A-folder/\nb.txt");
     expect(calls[0]).toBe(`exists ${local}`);

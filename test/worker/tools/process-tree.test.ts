@@ -22,7 +22,12 @@ describe("descendantsOf", () => {
   const p = (pid: number, ppid: number): ProcStat => ({ pid, state: "S", ppid, pgrp: pid, rssPages: 0 });
   it.each([
     { name: "a lone process has none", table: [p(10, 1)], root: 10, expected: [] },
-    { name: "children and grandchildren, parents first", table: [p(10, 1), p(12, 11), p(11, 10), p(13, 10)], root: 10, expected: [11, 13, 12] },
+    {
+      name: "children and grandchildren, parents first",
+      table: [p(10, 1), p(12, 11), p(11, 10), p(13, 10)],
+      root: 10,
+      expected: [11, 13, 12],
+    },
     { name: "other trees are left out", table: [p(10, 1), p(20, 1), p(21, 20), p(11, 10)], root: 10, expected: [11] },
     { name: "a cycle in a racy snapshot does not loop", table: [p(10, 11), p(11, 10)], root: 10, expected: [11] },
   ])("$name", ({ table, root, expected }) => {

@@ -15,7 +15,7 @@ afterEach(async () => {
 
 const ctx = (): ToolContext => ({ cwd: dir, toolCallId: "t1", signal: new AbortController().signal });
 const text = (r: ToolResult) => (r.content[0]?.type === "text" ? r.content[0].text : "");
-const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+const numbered = (n: number) => `${Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n")}\n`;
 
 // The smallest valid PNG: 1x1 transparent pixel.
 const PNG = Buffer.from(
@@ -63,9 +63,9 @@ describe("read", () => {
   });
 
   it("shows the start of a single line longer than 50 KB and points to bash for the rest", async () => {
-    await writeFile(join(dir, "one.txt"), "y".repeat(60 * 1024) + "\nnext\n");
+    await writeFile(join(dir, "one.txt"), `${"y".repeat(60 * 1024)}\nnext\n`);
     const out = text(await readTool.execute({ path: "one.txt" }, ctx()));
-    expect(out.startsWith("y".repeat(50 * 1024) + "\n\n[Line 1 is 60.0KB")).toBe(true);
+    expect(out.startsWith(`${"y".repeat(50 * 1024)}\n\n[Line 1 is 60.0KB`)).toBe(true);
     expect(out).toContain("Use offset=2 to continue");
   });
 

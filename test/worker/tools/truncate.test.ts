@@ -15,7 +15,10 @@ const lines = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) =
 
 // pi 0.73.1's own truncate module (installed by the pretest) is the oracle for truncateHead:
 // extensions get our truncateHead as pi's, so every field must be what pi's returns.
-const UPSTREAM_TRUNCATE = join(import.meta.dirname, "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/tools/truncate.js");
+const UPSTREAM_TRUNCATE = join(
+  import.meta.dirname,
+  "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/tools/truncate.js",
+);
 
 describe("truncateHead, against upstream pi's", () => {
   let upstream: { truncateHead: typeof truncateHead };
@@ -44,23 +47,29 @@ describe("truncateHead, against upstream pi's", () => {
     { name: "an overlong only line", text: "abcdefghij", opts: { maxBytes: 4 } },
     { name: "multi-byte characters at the byte limit", text: "é€😀\n€€\n😀", opts: { maxBytes: 12 } },
     { name: "CRLF lines", text: "a\r\nb\r\nc\r\n", opts: { maxLines: 2 } },
-    { name: "the default limits, by lines", text: lines(2500) + "\n", opts: {} },
+    { name: "the default limits, by lines", text: `${lines(2500)}\n`, opts: {} },
     { name: "the default limits, by bytes", text: wide, opts: {} },
-    { name: "no line limit (grep, find, ls)", text: wide + "\n", opts: { maxLines: Number.MAX_SAFE_INTEGER } },
+    { name: "no line limit (grep, find, ls)", text: `${wide}\n`, opts: { maxLines: Number.MAX_SAFE_INTEGER } },
   ])("$name", ({ text, opts }) => {
     expect(truncateHead(text, opts)).toEqual(upstream.truncateHead(text, opts));
   });
 
   it("counts a final newline as one more line, as pi does", () => {
     // The difference the truncated-tool oracle showed: 3000 lines and a final newline are 3001.
-    const r = truncateHead(lines(3000) + "\n", { maxLines: 10 });
+    const r = truncateHead(`${lines(3000)}\n`, { maxLines: 10 });
     expect(r.totalLines).toBe(3001);
     expect(r.content).toBe(lines(10));
   });
 
   it("keeps nothing of an overlong first line", () => {
     const r = truncateHead("😀".repeat(10), { maxBytes: 5 });
-    expect(r).toMatchObject({ content: "", firstLineExceedsLimit: true, truncatedBy: "bytes", outputLines: 0, outputBytes: 0 });
+    expect(r).toMatchObject({
+      content: "",
+      firstLineExceedsLimit: true,
+      truncatedBy: "bytes",
+      outputLines: 0,
+      outputBytes: 0,
+    });
   });
 
   it("uses 2000 lines and 50 KB by default", () => {
@@ -92,8 +101,12 @@ describe("truncateTail, against upstream pi's", () => {
     { name: "an overlong last line with one line allowed", text: "a\nabcdefghij", opts: { maxLines: 1, maxBytes: 4 } },
     { name: "the end of an overlong line, cut inside a character", text: "😀".repeat(10), opts: { maxBytes: 5 } },
     { name: "multi-byte characters at the byte limit", text: "é€😀\n€€\n😀", opts: { maxBytes: 12 } },
-    { name: "the default limits, by lines", text: lines(2500) + "\n", opts: {} },
-    { name: "the default limits, by bytes", text: Array.from({ length: 100 }, () => "x".repeat(1023)).join("\n"), opts: {} },
+    { name: "the default limits, by lines", text: `${lines(2500)}\n`, opts: {} },
+    {
+      name: "the default limits, by bytes",
+      text: Array.from({ length: 100 }, () => "x".repeat(1023)).join("\n"),
+      opts: {},
+    },
   ])("$name", ({ text, opts }) => {
     expect(truncateTail(text, opts)).toEqual(upstream.truncateTail(text, opts));
   });

@@ -29,12 +29,16 @@ describe("write", () => {
   });
 
   it("applies concurrent writes to one file in call order", async () => {
-    await Promise.all(Array.from({ length: 20 }, (_, i) => writeTool.execute({ path: "race.txt", content: `v${i}` }, ctx())));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => writeTool.execute({ path: "race.txt", content: `v${i}` }, ctx())),
+    );
     expect(await readFile(join(dir, "race.txt"), "utf8")).toBe("v19");
   });
 
   it("refuses to write over a directory with a clear error", async () => {
     await writeTool.execute({ path: "d/x.txt", content: "" }, ctx());
-    await expect(writeTool.execute({ path: "d", content: "x" }, ctx())).rejects.toThrow("Cannot write d: it is a directory.");
+    await expect(writeTool.execute({ path: "d", content: "x" }, ctx())).rejects.toThrow(
+      "Cannot write d: it is a directory.",
+    );
   });
 });

@@ -2,7 +2,12 @@
  * `@mariozechner/pi-ai` for extensions: `Type`, `StringEnum`, and `complete` /
  * `getModel` over the worker's own providers and model catalogue.
  */
-import { AssistantMessageEventStream, EventStream, createAssistantMessageEventStream, providerAsStreamSimple } from "../../providers/stream-simple.js";
+import {
+  AssistantMessageEventStream,
+  EventStream,
+  createAssistantMessageEventStream,
+  providerAsStreamSimple,
+} from "../../providers/stream-simple.js";
 import { Type, type TSchema } from "typebox";
 import type { AssistantMessage, LlmMessage, Model, Usage } from "../../../shared/schema/messages.js";
 import type { ExtensionHost } from "../host.js";
@@ -55,8 +60,14 @@ export function piAiModule(host: () => ExtensionHost): Record<string, unknown> {
     streamSimpleOpenAICompletions: providerAsStreamSimple(provider, "openai-completions"),
     complete,
     completeSimple: complete,
-    getModel: (provider: string, id: string) => host().models().find((m) => m.provider === provider && m.id === id),
-    getModels: (provider: string) => host().models().filter((m) => m.provider === provider),
+    getModel: (provider: string, id: string) =>
+      host()
+        .models()
+        .find((m) => m.provider === provider && m.id === id),
+    getModels: (provider: string) =>
+      host()
+        .models()
+        .filter((m) => m.provider === provider),
     calculateCost: (model: Model, usage: Usage) => {
       const c = model.cost;
       usage.cost.input = (c.input / 1e6) * usage.input;

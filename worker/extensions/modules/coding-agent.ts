@@ -49,7 +49,12 @@ function builtInFactory(name: string) {
       ...(tool.prepareArguments ? { prepareArguments: tool.prepareArguments } : {}),
       ...(tool.executionMode ? { executionMode: tool.executionMode } : {}),
       execute: (toolCallId: string, params: never, signal?: AbortSignal, onUpdate?: (partial: ToolResult) => void) =>
-        tool.execute(params, { cwd, toolCallId, signal: signal ?? new AbortController().signal, ...(onUpdate ? { onUpdate } : {}) }),
+        tool.execute(params, {
+          cwd,
+          toolCallId,
+          signal: signal ?? new AbortController().signal,
+          ...(onUpdate ? { onUpdate } : {}),
+        }),
     };
   };
 }
@@ -59,7 +64,10 @@ export function serializeConversation(messages: AgentMessage[]): string {
   const parts: string[] = [];
   for (const m of messages) {
     if (m.role === "user") {
-      const text = typeof m.content === "string" ? m.content : m.content.map((c) => (c.type === "text" ? c.text : "[image]")).join("");
+      const text =
+        typeof m.content === "string"
+          ? m.content
+          : m.content.map((c) => (c.type === "text" ? c.text : "[image]")).join("");
       parts.push(`[User]: ${text}`);
     } else if (m.role === "assistant") {
       for (const c of m.content) {
@@ -88,7 +96,6 @@ export function parseFrontmatter(content: string): { frontmatter: Record<string,
 
 /** A terminal component stand-in: built, never shown. */
 class Headless {
-  constructor(..._args: unknown[]) {}
   render(_width: number): string[] {
     return [];
   }

@@ -11,7 +11,11 @@ import { piTuiModule } from "./tui.js";
 
 /** The module objects, built once per worker (typebox is imported only when extensions load). */
 export async function extensionModules(host: () => ExtensionHost): Promise<Record<string, unknown>> {
-  const [typebox, compile, value] = await Promise.all([import("typebox"), import("typebox/compile"), import("typebox/value")]);
+  const [typebox, compile, value] = await Promise.all([
+    import("typebox"),
+    import("typebox/compile"),
+    import("typebox/value"),
+  ]);
   return {
     "@mariozechner/pi-coding-agent": piCodingAgentModule(),
     "@mariozechner/pi-ai": piAiModule(host),

@@ -34,7 +34,6 @@ export function fuzzyFilter<T>(items: T[], query: string, getText: (item: T) => 
 /** A component that renders nothing: there is no terminal. */
 class Headless {
   children: unknown[] = [];
-  constructor(..._args: unknown[]) {}
   render(_width: number): string[] {
     return [];
   }
