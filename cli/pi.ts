@@ -14,10 +14,11 @@ import { runRpcMode } from "../worker/modes/rpc.js";
 import { guardStdout } from "../worker/modes/stdout-guard.js";
 import { AgentSession, type WorkerOptions } from "../worker/core/agent-session.js";
 import { killAllChildren } from "../worker/tools/process-tree.js";
+import { markProcessAsPi } from "../worker/tools/session-env.js";
 import { SettingsError } from "../worker/resources/settings.js";
 import { exportSessionHtml } from "../worker/session/export-html.js";
 import { SessionStore } from "../worker/session/session-file.js";
-import { piOrchHome } from "../shared/paths.js";
+import { agentDir } from "../shared/paths.js";
 import { packageVersion } from "./version.js";
 import { listModelsLines } from "./list-models.js";
 import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
@@ -138,7 +139,10 @@ function buildProgram(): Command {
     .option("-c, --continue", "continue the latest session of this directory")
     .option("--resume", "pi's session picker; without a terminal picker, continues the latest session (-r)")
     .option("--fork <file|id>", "start a new session holding a copy of that session")
-    .option("--session-dir <dir>", "where session files go (default $PI_ORCH_HOME/sessions/<cwd>)")
+    .option(
+      "--session-dir <dir>",
+      "where session files go (else $PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, <agent dir>/sessions/<cwd>)",
+    )
     .option("--no-session", "keep nothing on disk")
     .option(
       "--compaction-reserve-tokens <n>",
@@ -146,7 +150,10 @@ function buildProgram(): Command {
       wholeNumber,
     )
     .option("--compaction-keep-tokens <n>", "recent tokens kept verbatim by compaction (default 20000)", wholeNumber)
-    .option("--home <dir>", "pi-orch home (default $PI_ORCH_HOME or ~/.pi-orch)")
+    .option(
+      "--home <dir>",
+      "agent directory: models.json, settings, auth, sessions (default $PI_ORCH_HOME, else $PI_CODING_AGENT_DIR, else ~/.pi/agent)",
+    )
     .option("--retry-delay-ms <ms>", "first automatic-retry delay, doubled each attempt (default 2000)", wholeNumber)
     .option("--max-line-bytes <n>", "longest accepted RPC input line (default 8 MiB)", wholeNumber)
     .option(
@@ -161,7 +168,7 @@ function buildProgram(): Command {
     )
     .option(
       "--trust",
-      "trust this project: load its .pi/extensions/ (the decision is recorded in $PI_ORCH_HOME/trust.json)",
+      "trust this project: load its .pi/extensions/ (the decision is recorded in <agent dir>/trust.json)",
     )
     .addHelpText(
       "after",
@@ -218,6 +225,7 @@ function exitOnClosedStdout(err: NodeJS.ErrnoException): void {
 
 async function main(argv: string[]): Promise<number> {
   process.stdout.on("error", exitOnClosedStdout);
+  markProcessAsPi();
   // Options extensions register are known only once they load; they are checked then.
   const program = buildProgram().allowUnknownOption();
   program.exitOverride();
@@ -246,7 +254,7 @@ async function main(argv: string[]): Promise<number> {
     model = shorthand[1];
     thinking ??= shorthand[2] as ThinkingLevel;
   }
-  const home = opts.home ?? piOrchHome();
+  const home = opts.home ?? agentDir();
   const trusted = resolveTrust(home, process.cwd(), opts.trust, warn);
 
   const workerOptions: WorkerOptions = {

@@ -1,6 +1,8 @@
 /**
- * Where pi-orch keeps its files. Everything lives under one home folder so a test,
- * or a user with `--home`, can move it all at once.
+ * Where pi-orch keeps its files. The supervisor's (agents.json, the socket, logs,
+ * worktrees) live under one home folder so a test, or a user with `--home`, can move it
+ * all at once; a worker's (models.json, settings.json, auth.json, sessions/, trust.json)
+ * live in its agent directory, which is pi's unless a fleet points it elsewhere.
  */
 import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
@@ -12,13 +14,32 @@ export function piOrchHome(env: NodeJS.ProcessEnv = process.env): string {
   return fromEnv && fromEnv.length > 0 ? resolve(fromEnv) : join(homedir(), ".pi-orch");
 }
 
-/** `$PI_ORCH_HOME/models.json`: custom providers and models, in pi's shape. */
-export function modelsJsonPath(home = piOrchHome()): string {
+/**
+ * A worker's agent directory: `$PI_ORCH_HOME` when set (how a supervisor, or a user,
+ * points a fleet at its own folder), else pi's `$PI_CODING_AGENT_DIR`, else pi's default
+ * `~/.pi/agent`, so a standalone `pi` finds what a pi 1.6 user already keeps there.
+ */
+export function agentDir(env: NodeJS.ProcessEnv = process.env): string {
+  for (const name of ["PI_ORCH_HOME", "PI_CODING_AGENT_DIR"]) {
+    const dir = env[name];
+    if (dir && dir.length > 0) return resolve(expandTilde(dir));
+  }
+  return join(homedir(), ".pi", "agent");
+}
+
+/** pi expands a leading `~` in `PI_CODING_AGENT_DIR` (a value quoted in a shell keeps it). */
+function expandTilde(path: string): string {
+  if (path === "~") return homedir();
+  return path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
+}
+
+/** `<agent dir>/models.json`: custom providers and models, in pi's shape. */
+export function modelsJsonPath(home = agentDir()): string {
   return join(home, "models.json");
 }
 
-/** `$PI_ORCH_HOME/sessions`: default root of session files. */
-export function sessionsDir(home = piOrchHome()): string {
+/** `<agent dir>/sessions`: default root of session files. */
+export function sessionsDir(home = agentDir()): string {
   return join(home, "sessions");
 }
 

@@ -40,7 +40,7 @@ export interface SystemPromptInput {
 /**
  * Find `AGENTS.md` (else `CLAUDE.md`) in the working directory and each parent up to
  * the repository root (the folder with `.git`), outermost first, then the user's
- * `$PI_ORCH_HOME/AGENTS.md` before them all.
+ * `<agent dir>/AGENTS.md` before them all.
  */
 export function findContextFiles(cwd: string, home: string): ContextFile[] {
   const found: ContextFile[] = [];

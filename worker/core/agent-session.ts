@@ -15,7 +15,7 @@ import type {
 } from "../../shared/schema/messages.js";
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
-import { ensureHome, modelsJsonPath, piOrchHome } from "../../shared/paths.js";
+import { agentDir, ensureHome, modelsJsonPath } from "../../shared/paths.js";
 import { randomUuid } from "../../shared/uuid.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
@@ -72,6 +72,7 @@ import {
 } from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
+import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
 import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
@@ -251,7 +252,7 @@ export class AgentSession {
     this.cwd = options.cwd;
     this.env = options.env ?? process.env;
     this.warn = options.warn ?? ((m) => process.stderr.write(`pi: ${m}\n`));
-    this.home = options.home ?? piOrchHome(this.env);
+    this.home = options.home ?? agentDir(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
     this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
     this.baseResources = this.readResources();
@@ -260,10 +261,22 @@ export class AgentSession {
       this.warn(`skipped ${path}: the project is not trusted (run with --trust to allow it)`);
     }
     const settings = this.resources.settings;
-    this.sessionDir = options.sessionDir ?? settings.sessionDir ?? defaultSessionDir(this.cwd, this.home);
+    // pi's order: --session-dir, PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, the agent directory's.
+    this.sessionDir =
+      options.sessionDir ??
+      (this.env.PI_CODING_AGENT_SESSION_DIR || undefined) ??
+      settings.sessionDir ??
+      defaultSessionDir(this.cwd, this.home);
     this.explicitApiKey = options.apiKey;
     this.inheritKeys = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
     setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, this.inheritKeys));
+    setSessionEnvSource(() => ({
+      sessionId: this.sessionId,
+      sessionFile: this.sessionFile,
+      provider: this.agent.model.provider,
+      modelId: this.agent.model.id,
+      reasoningLevel: this.agent.thinkingLevel,
+    }));
     const chunkMs = Number(this.env.PI_ORCH_FAUX_CHUNK_MS ?? 0);
     const retryCap = maxRetryDelayMs(settings);
     this.providers = new ProviderSet(

@@ -1,7 +1,7 @@
 /**
  * Where extensions come from, in load order: `--extension` paths (a file, a folder
  * with an index, or a package whose package.json lists `pi.extensions`), then
- * `$PI_ORCH_HOME/extensions/`, then the project's `.pi/extensions/` (only when
+ * `<agent dir>/extensions/`, then the project's `.pi/extensions/` (only when
  * the project is trusted; otherwise they are listed as skipped and never imported).
  */
 import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";

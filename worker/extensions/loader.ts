@@ -17,7 +17,7 @@ import { ExtensionRunner, type ExtensionErrorEvent } from "./runner.js";
 export interface LoadExtensionsOptions {
   /** `--extension` paths (files, folders with an index or a `pi.extensions` package.json), relative to `cwd`. */
   paths: string[];
-  /** `$PI_ORCH_HOME`; its `extensions/` folder is searched unless `discover` is false. */
+  /** The agent directory (see agentDir); its `extensions/` folder is searched unless `discover` is false. */
   home: string;
   /** `--no-extensions`: only the explicit paths load. */
   discover?: boolean;

@@ -1,6 +1,6 @@
 /**
  * The model catalogue: built-in models of the `anthropic`, `openai` and `faux`
- * providers plus custom providers from `$PI_ORCH_HOME/models.json` (pi's shape).
+ * providers plus custom providers from `<agent dir>/models.json` (pi's shape).
  */
 import { execSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";

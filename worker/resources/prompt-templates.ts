@@ -1,6 +1,6 @@
 /**
  * Prompt templates, as pi 0.73 has them: `.md` files (not searched recursively) in
- * `$PI_ORCH_HOME/prompts/`, a trusted project's `.pi/prompts/`, and `--prompt-template`
+ * `<agent dir>/prompts/`, a trusted project's `.pi/prompts/`, and `--prompt-template`
  * / settings paths. `/name args` expands to the template's body with pi's argument
  * placeholders filled in.
  */

@@ -1,6 +1,6 @@
 /**
  * Settings files, pi's `settings.json` keys that apply to a worker: the user's
- * `$PI_ORCH_HOME/settings.json`, overridden key by key by a trusted project's
+ * `<agent dir>/settings.json`, overridden key by key by a trusted project's
  * `.pi/settings.json` (nested objects merged one level, as pi does). Keys pi has for
  * its own terminal (theme, editor, images…) are accepted and ignored. A file that is
  * not JSON, or a key of the wrong type, is an error naming the file and the key:
@@ -156,7 +156,7 @@ export interface LoadedSettings {
   skippedProject?: string;
 }
 
-/** `$PI_ORCH_HOME/settings.json`. */
+/** `<agent dir>/settings.json`. */
 export function userSettingsPath(home: string): string {
   return join(home, "settings.json");
 }

@@ -1,6 +1,6 @@
 /**
  * Skills, found as pi 0.73 finds them: folders with a `SKILL.md` (and, at the top of a
- * skills folder, plain `.md` files) under `$PI_ORCH_HOME/skills/`, a trusted project's
+ * skills folder, plain `.md` files) under `<agent dir>/skills/`, a trusted project's
  * `.pi/skills/`, and `--skill` / settings paths. Only names and descriptions go into the
  * system prompt; the model reads the body when a task matches, and `/skill:name args`
  * puts the body into the prompt.
@@ -145,7 +145,7 @@ function walk(dir: string, scope: ResourceScope, rootFiles: boolean, out: Loaded
 
 /** Inputs of skill discovery. */
 export interface SkillSources {
-  /** `$PI_ORCH_HOME`. */
+  /** The agent directory (see agentDir). */
   home: string;
   /** The project's `.pi` folder. */
   projectDir: string;

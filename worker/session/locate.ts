@@ -4,7 +4,7 @@
  */
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { piOrchHome, sessionsDir } from "../../shared/paths.js";
+import { agentDir, sessionsDir } from "../../shared/paths.js";
 import { SessionFileError } from "./parse.js";
 
 /** A working directory as pi encodes it into a folder name: `/home/me/app` → `--home-me-app--`. */
@@ -12,8 +12,8 @@ export function encodeCwd(cwd: string): string {
   return `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
 
-/** `$PI_ORCH_HOME/sessions/<encoded cwd>/`. Not created here: `SessionStore.create` makes it. */
-export function defaultSessionDir(cwd: string, home: string = piOrchHome()): string {
+/** `<agent dir>/sessions/<encoded cwd>/`. Not created here: `SessionStore.create` makes it. */
+export function defaultSessionDir(cwd: string, home: string = agentDir()): string {
   return join(sessionsDir(home), encodeCwd(resolve(cwd)));
 }
 

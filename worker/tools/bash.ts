@@ -23,6 +23,7 @@ import { inheritAutogroupNice } from "../../shared/autogroup.js";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { isDirectory } from "./path-utils.js";
 import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
+import { currentSessionEnv, withSessionEnv } from "./session-env.js";
 import { toolEnv } from "./tool-env.js";
 import {
   DEFAULT_MAX_BYTES,
@@ -585,6 +586,8 @@ export interface BashToolOptions {
   commandPrefix?: string;
   /** Rewrites the command, working directory and environment right before each run. */
   spawnHook?: (context: BashSpawnContext) => BashSpawnContext;
+  /** False keeps pi's `PI_SESSION_*`, `PI_PROVIDER`, `PI_MODEL`, `PI_REASONING_LEVEL` out of the commands (they are removed, not inherited). */
+  exposeSessionEnvironment?: boolean;
 }
 
 /** A `bash` tool; the options are pi's, for extensions that build their own (`createBashTool`). */
@@ -614,7 +617,9 @@ async function executeBash(
   options: BashToolOptions,
 ): Promise<ToolResult<BashDetails>> {
   const command = options.commandPrefix ? `${options.commandPrefix}\n${args.command}` : args.command;
-  const base: BashSpawnContext = { command, cwd: ctx.cwd, env: { ...toolEnv() } };
+  // As pi: the session's variables are in the environment before the spawn hook sees it.
+  const session = options.exposeSessionEnvironment === false ? undefined : currentSessionEnv();
+  const base: BashSpawnContext = { command, cwd: ctx.cwd, env: withSessionEnv(toolEnv(), session) };
   const spawnAs = options.spawnHook ? options.spawnHook(base) : base;
   ctx.onUpdate?.({ content: [] });
   const run = await runBash(spawnAs.command, {

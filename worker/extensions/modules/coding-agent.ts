@@ -4,7 +4,7 @@
  * the file-mutation queue, conversation helpers), backed by the worker's own code,
  * and headless stand-ins for the terminal components.
  */
-import { piOrchHome } from "../../../shared/paths.js";
+import { agentDir } from "../../../shared/paths.js";
 import type { AgentMessage } from "../../../shared/schema/messages.js";
 import { toLlmMessages } from "../../agent/to-llm.js";
 import { withFileLock } from "../../tools/file-queue.js";
@@ -131,7 +131,7 @@ export function piCodingAgentModule(): Record<string, unknown> {
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
     withFileMutationQueue: withFileLock,
-    getAgentDir: () => piOrchHome(),
+    getAgentDir: () => agentDir(),
     convertToLlm: toLlmMessages,
     serializeConversation,
     parseFrontmatter,
