@@ -14,12 +14,6 @@ export const PI_BIN = resolve(import.meta.dirname, "../../dist/cli/pi.js");
 
 type Json = Record<string, any>;
 
-/** A received line: a response (has `type:"response"`) or an event. */
-export interface Received {
-  line: Json;
-  at: number;
-}
-
 const live = new Set<RpcWorker>();
 
 /** One worker process and everything it said. */

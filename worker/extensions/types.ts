@@ -23,14 +23,6 @@ export interface ExtensionImageContent {
 /** What a tool result carries to the model. */
 export type ExtensionToolContent = ExtensionTextContent | ExtensionImageContent;
 
-/** A message of the conversation (`user`, `assistant`, `toolResult`, `custom`, ...). */
-export interface ExtensionMessage {
-  role: string;
-  content?: string | { type: string; [key: string]: unknown }[];
-  timestamp?: number;
-  [key: string]: unknown;
-}
-
 /** A custom message an extension adds (`sendMessage`, `before_agent_start`). */
 export interface CustomMessageInput {
   customType: string;
@@ -154,9 +146,6 @@ export interface ExtensionEvent {
 
 /** A handler: runs in load order; a throwing one is reported as `extension_error`. */
 export type ExtensionHandler = (event: ExtensionEvent, ctx: unknown) => unknown;
-
-/** The shape of an extension module's default export; it may be async. */
-export type ExtensionFactory = (pi: unknown) => void | Promise<void>;
 
 /** The `ctx` handlers, tools and commands receive (see docs/extensions.md for every member). */
 export interface ExtensionContext {
