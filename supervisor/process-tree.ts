@@ -3,7 +3,7 @@
  * RSS for `--max-memory`, and whether any is still running for teardown. Elsewhere
  * these report `null` and callers fall back to signals.
  */
-import { isDeadState, readProcStat, readProcTable, type ProcStat } from "../shared/proc.js";
+import { isDeadState, readProcTable, type ProcStat } from "../shared/proc.js";
 
 const PAGE_BYTES = 4096;
 
@@ -25,16 +25,4 @@ export function groupRssBytes(pgid: number): number | null {
 export function liveGroupMembers(pgid: number): number[] | null {
   const procs = groupProcesses(pgid);
   return procs === null ? null : procs.filter((p) => !isDeadState(p.state)).map((p) => p.pid);
-}
-
-/** Whether `pid` runs (false for a zombie); falls back to kill(0) without /proc. */
-export function processRunning(pid: number): boolean {
-  const stat = readProcStat(pid);
-  if (stat) return !isDeadState(stat.state);
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

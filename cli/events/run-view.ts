@@ -205,13 +205,6 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
   }
 }
 
-/** Fold a whole stream, from the empty view. */
-export function foldRunEvents(events: Iterable<RunEvent>, from: RunView = EMPTY_RUN_VIEW): RunView {
-  let view = from;
-  for (const e of events) view = foldRun(view, e);
-  return view;
-}
-
 /** The tool a progress line shows: the latest started of those still running. */
 export function currentTool(view: RunView): string | null {
   return view.running.at(-1)?.toolName ?? null;

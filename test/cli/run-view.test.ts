@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  currentTool,
-  EMPTY_RUN_VIEW,
-  foldRun,
-  foldRunEvents,
-  type RunEvent,
-  type RunView,
-} from "../../cli/events/run-view.js";
+import { currentTool, EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../../cli/events/run-view.js";
 
 const usage = (input: number, output: number) => ({
   input,
@@ -83,7 +76,7 @@ const ev = {
   }),
 } as const;
 
-const fold = (events: readonly unknown[]): RunView => foldRunEvents(events as RunEvent[]);
+const fold = (events: readonly unknown[]): RunView => (events as RunEvent[]).reduce(foldRun, EMPTY_RUN_VIEW);
 
 describe("foldRun: how the run ends", () => {
   const cases: { name: string; events: unknown[]; ending: RunView["ending"]; retry?: boolean }[] = [

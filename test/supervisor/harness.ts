@@ -6,7 +6,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { processRunning } from "../../supervisor/process-tree.js";
+import { isDeadState, readProcStat } from "../../shared/proc.js";
 import { killProcessesWithEnv } from "../support/cli-process.js";
 import { parseWorkerNice } from "../../supervisor/priority.js";
 import { Supervisor, type SupervisorOptions } from "../../supervisor/supervisor.js";
@@ -29,7 +29,14 @@ export const FAST: Partial<AgentTimings> = {
 
 /** Whether a pid still runs; a zombie (killed, not yet reaped by its new parent) counts as dead. */
 export function alive(pid: number): boolean {
-  return processRunning(pid);
+  const stat = readProcStat(pid);
+  if (stat) return !isDeadState(stat.state);
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** Pids the fixture wrote to its pid file, by kind. */

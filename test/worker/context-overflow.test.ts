@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isContextOverflow, overflowServer } from "../../worker/providers/context-overflow.js";
+import { isContextOverflow, OVERFLOW_PATTERNS } from "../../worker/providers/context-overflow.js";
 import { classifyProviderError } from "../../worker/providers/errors.js";
 
 /** The servers' real overflow errors, with where each text was read (see SOURCES.md). */
@@ -76,6 +76,8 @@ describe("context overflow, recognised for every server", () => {
   });
 
   it("names the server whose wording matched", () => {
+    const overflowServer = (text: string) =>
+      OVERFLOW_PATTERNS.find(({ pattern }) => pattern.test(text))?.server ?? null;
     expect(overflowServer("prompt too long; exceeded max context length by 12 tokens")).toBe("Ollama");
     expect(overflowServer("all good")).toBeNull();
   });

@@ -58,8 +58,3 @@ export function isContextOverflow(text: string, status?: number): boolean {
   if (NOT_OVERFLOW.some((p) => p.test(text))) return false;
   return OVERFLOW_PATTERNS.some(({ pattern }) => pattern.test(text));
 }
-
-/** Which server's wording matched (for tests and messages), or null. */
-export function overflowServer(text: string): string | null {
-  return OVERFLOW_PATTERNS.find(({ pattern }) => pattern.test(text))?.server ?? null;
-}

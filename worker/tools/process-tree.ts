@@ -124,11 +124,6 @@ function stopPoller(): void {
   poller = undefined;
 }
 
-/** Process groups of tool commands still tracked: running ones, and returned ones with live background jobs. */
-export function trackedChildren(): number[] {
-  return [...liveGroups];
-}
-
 /**
  * SIGKILL the tree of every tracked tool group and forget them. Synchronous so the
  * worker can call it from `process.on("exit")`, on SIGTERM and when stdin closes.
