@@ -10,6 +10,7 @@ import type { AssistantMessageEvent } from "../../shared/schema/events.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
 import { failStream } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
+import { getCurrentSystemPrompt, getCurrentTools, normalizeContext } from "./transcript.js";
 
 /** An event of pi's stream (pi-ai's `AssistantMessageEvent`). */
 export type PiStreamEvent =
@@ -18,7 +19,11 @@ export type PiStreamEvent =
   | { type: "done"; reason: string; message: AssistantMessage }
   | { type: "error"; reason: string; error: AssistantMessage };
 
-/** pi-ai's `Context`. */
+/**
+ * pi-ai's context: since pi 0.86 a `TranscriptContext`, whose `messages` start with a
+ * system message holding the prompt and the tools (`getCurrentSystemPrompt`,
+ * `getCurrentTools` read them); `systemPrompt` and `tools` beside them are 0.73's.
+ */
 export interface PiContext {
   systemPrompt?: string;
   messages: LlmMessage[];
@@ -134,9 +139,14 @@ export function streamSimpleProvider(streamSimple: StreamSimple, owner: string):
       const builder = new MessageBuilder(model.api, model.provider, model.id);
       let started = false;
       try {
+        // pi 1.x's transcript (system message first), with 0.73's fields kept for streams written then.
         const context: PiContext = {
           systemPrompt: request.systemPrompt,
-          messages: request.messages,
+          messages: normalizeContext({
+            systemPrompt: request.systemPrompt,
+            tools: request.tools,
+            messages: request.messages,
+          }).messages as LlmMessage[],
           tools: request.tools,
         };
         for await (const event of await streamSimple(model, context, piOptions(request))) {
@@ -187,11 +197,13 @@ export function providerAsStreamSimple(
   return (model, context, options = {}) => {
     const out = createAssistantMessageEventStream();
     const wire = { ...model, api };
+    // Either shape: a transcript's system messages give the prompt and tools when the 0.73 fields are absent.
+    const all = context.messages as unknown as { role: string }[];
     const request: ProviderRequest = {
       model: wire,
-      systemPrompt: context.systemPrompt ?? "",
-      messages: context.messages,
-      tools: context.tools ?? [],
+      systemPrompt: context.systemPrompt ?? getCurrentSystemPrompt(all),
+      messages: all.filter((m) => m.role !== "system") as LlmMessage[],
+      tools: context.tools ?? (getCurrentTools(all) as ToolSpec[]),
       thinkingLevel: options.reasoning ?? "off",
       apiKey: options.apiKey,
       signal: options.signal ?? new AbortController().signal,

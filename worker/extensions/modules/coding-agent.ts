@@ -1,5 +1,5 @@
 /**
- * `@mariozechner/pi-coding-agent` for extensions: what pi's documented API and
+ * `@earendil-works/pi-coding-agent` (and `@mariozechner/pi-coding-agent`) for extensions: what pi's documented API and
  * its examples use at run time (tool helpers, built-in tool factories, truncation,
  * the file-mutation queue, conversation helpers), backed by the worker's own code,
  * and headless stand-ins for the terminal components.
@@ -20,7 +20,33 @@ import type { AgentTool, ToolResult } from "../../types.js";
 import { PLAIN_THEME } from "../context.js";
 
 /** The pi version whose extension API this module follows. */
-export const PI_API_VERSION = "0.73.1";
+export const PI_API_VERSION = "1.6.0";
+
+/** pi's config folder name: `.pi` in a project, `~/.pi/agent` for the user. */
+export const CONFIG_DIR_NAME = ".pi";
+
+/** A read call's line range as pi's tool renderers show it (`:10-19`); "" when the numbers make none. */
+export function formatReadLineRange(offset: unknown, limit: unknown): string {
+  const num = (v: unknown) => {
+    const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+    return typeof n === "number" && Number.isFinite(n) ? n : undefined;
+  };
+  if (offset == null && limit == null) return "";
+  const start = offset == null ? 1 : num(offset);
+  if (start === undefined) return "";
+  if (limit == null) return `:${start}`;
+  const count = num(limit);
+  if (count === undefined) return "";
+  const end = start + count - 1;
+  return `:${start}${end ? `-${end}` : ""}`;
+}
+
+/** pi's `truncateLine`: a line cut to `maxChars` (grep's 500 by default), marked `... [truncated]`. */
+export function truncateLine(line: string, maxChars = 500): { text: string; wasTruncated: boolean } {
+  if (line.length <= maxChars) return { text: line, wasTruncated: false };
+  const end = /[\uD800-\uDBFF]/.test(line.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
+  return { text: `${line.slice(0, end)}... [truncated]`, wasTruncated: true };
+}
 
 /** Tool factories taking pi's options (`operations` of all seven, bash's `spawnHook` and `commandPrefix`). */
 const FACTORIES: Record<string, (options: never) => AgentTool> = {
@@ -103,13 +129,29 @@ class Headless {
   handleInput(_data: string): void {}
 }
 
+/** `isReadToolResult`, ...: whether a `tool_result` event is of that built-in tool. */
+const toolResultGuards = Object.fromEntries(
+  ["Read", "Bash", "Edit", "Write", "Grep", "Find", "Ls"].map((name) => [
+    `is${name}ToolResult`,
+    (event: { toolName?: string }) => event.toolName === name.toLowerCase(),
+  ]),
+);
+
 /** The module object extensions import. */
 export function piCodingAgentModule(): Record<string, unknown> {
   return {
     VERSION: PI_API_VERSION,
+    CONFIG_DIR_NAME,
     defineTool: <T>(tool: T) => tool,
     isToolCallEventType: (name: string, event: { toolName?: string }) => event.toolName === name,
-    isBashToolResult: (event: { toolName?: string }) => event.toolName === "bash",
+    ...toolResultGuards,
+    formatReadLineRange,
+    truncateLine,
+    stripFrontmatter: (content: string) => parseFrontmatter(content).body,
+    // Key hints name keys for a terminal user; headless, the key's own name is the hint.
+    keyText: (key: string) => key,
+    keyHint: (key: string, description: string) => `${key} ${description}`,
+    rawKeyHint: (key: string, description: string) => `${key} ${description}`,
     createReadTool: builtInFactory("read"),
     createBashTool: builtInFactory("bash"),
     createEditTool: builtInFactory("edit"),

@@ -1,5 +1,5 @@
 /**
- * `@mariozechner/pi-tui` for extensions in a worker without pi's terminal: the
+ * `@earendil-works/pi-tui` (and `@mariozechner/pi-tui`) for extensions in a worker without pi's terminal: the
  * components extensions construct load and render nothing, the text helpers work.
  * In pi's RPC mode `ctx.ui.custom()` returns undefined, so these are only built,
  * never shown.
@@ -18,6 +18,11 @@ export function truncateToWidth(text: string, width: number, ellipsis = "…"): 
   if (plain.length <= width) return text;
   const keep = Math.max(0, width - [...ellipsis].length);
   return plain.slice(0, keep).join("") + ellipsis;
+}
+
+/** pi-tui's `renderFakeCursor`: `text` between the markers pi's terminal draws a cursor for. */
+export function renderFakeCursor(text: string): string {
+  return `\x1b_pi:fc\x07${text}\x1b_pi:/fc\x07`;
 }
 
 /** Items whose text contains every character of `query` in order (case-insensitive). */
@@ -75,6 +80,9 @@ export function piTuiModule(): Record<string, unknown> {
     visibleWidth,
     truncateToWidth,
     fuzzyFilter,
+    renderFakeCursor,
+    stripTerminalSequences: (text: string) => text.replace(ANSI, ""),
+    isKeyRepeat: () => false,
     wrapTextWithAnsi: (text: string) => text.split("\n"),
     matchesKey: () => false,
     isKeyRelease: () => false,
