@@ -307,7 +307,7 @@ async function main(argv: string[]): Promise<number> {
   console.log = console.info = console.debug = console.error;
   // In RPC mode even direct writes to process.stdout go to stderr; the protocol has its own way out.
   const protocolOut = opts.mode === "rpc" ? guardStdout() : process.stdout;
-  runtime.setUi(DEFAULT_UI, false);
+  runtime.setUi(DEFAULT_UI, false, opts.mode === "rpc" ? "rpc" : opts.mode === "json" ? "json" : "print");
   // A function, so ctx.reload() loads them again (settings' extension list read anew).
   const loadAll = () =>
     loadExtensions({
@@ -360,7 +360,7 @@ async function main(argv: string[]): Promise<number> {
         maxLineBytes: opts.maxLineBytes,
         onExit: resolve,
       });
-      runtime.setUi(rpc.ui, true);
+      runtime.setUi(rpc.ui, true, "rpc");
       runtime.onShutdownRequest = () => void rpc.shutdown("an extension asked to shut down");
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
         process.on(signal, () => void rpc.shutdown(signal));
@@ -387,7 +387,7 @@ async function main(argv: string[]): Promise<number> {
     // Interactive mode: loaded lazily so rpc and print start without ink and react.
     process.env.NODE_ENV ??= "production"; // React's development build is much slower
     const { runInteractive } = await import("./tui/interactive.js");
-    return runInteractive(runtime, (ui) => runtime.setUi(ui, true));
+    return runInteractive(runtime, (ui) => runtime.setUi(ui, true, "tui"));
   }
   if (!prompt) {
     process.stderr.write("pi: no task given: pass it as an argument or on stdin; see pi --help\n");

@@ -25,7 +25,7 @@ import {
   type ExtensionHooks,
   type SystemPromptOptions,
 } from "../extensions/hooks.js";
-import type { DeliverAs, ExtensionHost, NewSessionOptions } from "../extensions/host.js";
+import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode, ScopedModel } from "../extensions/host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
 import { streamSimpleProvider } from "../providers/stream-simple.js";
@@ -164,6 +164,17 @@ export function matchesModelPattern(model: Model, pattern: string): boolean {
   return names.some((n) => n.includes(bare));
 }
 
+/** `ctx.scopedModels`: the models some pattern matches, with the level a `:level` suffix pinned (the first pattern that matches wins). */
+export function scopeModels(models: Model[], patterns: string[]): ScopedModel[] {
+  if (patterns.length === 0) return [];
+  return models.flatMap((model) => {
+    const pattern = patterns.find((p) => matchesModelPattern(model, p));
+    if (pattern === undefined) return [];
+    const level = /:(off|minimal|low|medium|high|xhigh)$/.exec(pattern)?.[1] as ThinkingLevel | undefined;
+    return [level ? { model, thinkingLevel: level } : { model }];
+  });
+}
+
 /** No paths from `resources_discover` (none asked yet, or none returned). */
 const NOTHING_DISCOVERED: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
 
@@ -240,6 +251,8 @@ export class AgentSession {
   private latestRun: Promise<void> | null = null;
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
+  /** `ctx.mode`: the mode that set the dialogs last. */
+  private runMode: RunMode = "print";
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
   onShutdownRequest: (() => void) | null = null;
   /**
@@ -629,8 +642,9 @@ export class AgentSession {
   }
 
   /** The mode's dialogs for extensions; `interactive` is `ctx.hasUI` (false in print mode). */
-  setUi(ui: ExtensionUi, interactive: boolean): void {
+  setUi(ui: ExtensionUi, interactive: boolean, mode?: RunMode): void {
     this.ui = { ui, interactive };
+    if (mode) this.runMode = mode;
   }
 
   /** A message as the session file keeps it: extension messages as pi's `custom_message` entries. */
@@ -1568,6 +1582,11 @@ export class AgentSession {
     const store = () => this.store;
     return {
       cwd: this.cwd,
+      mode: () => this.runMode,
+      isProjectTrusted: () => this.options.trusted === true,
+      scopedModels: () =>
+        scopeModels(this.availableModels(), this.options.scopedModels ?? this.resources.settings.enabledModels ?? []),
+      settings: () => structuredClone(this.resources.settings) as Record<string, unknown>,
       hasUI: () => this.ui?.interactive ?? false,
       ui: () => this.ui?.ui ?? HEADLESS_UI,
       model: () => this.agent.model,

@@ -13,14 +13,12 @@ import type { StreamSimple } from "../providers/stream-simple.js";
 import type { EventBus } from "./event-bus.js";
 import type { DeliverAs, ExtensionHost } from "./host.js";
 import { reportedSends } from "./context.js";
-import {
-  EXTENSION_EVENT_NAMES,
-  type CustomMessageInput,
-  type ExtensionCommandDefinition,
-  type ExtensionEventName,
-  type ExtensionFlagDefinition,
-  type ExtensionHandler,
-  type ExtensionToolDefinition,
+import type {
+  CustomMessageInput,
+  ExtensionCommandDefinition,
+  ExtensionFlagDefinition,
+  ExtensionHandler,
+  ExtensionToolDefinition,
 } from "./types.js";
 
 /** A slash command and the extension that registered it. */
@@ -32,7 +30,8 @@ export interface RegisteredCommand extends ExtensionCommandDefinition {
 /** An event handler and the extension that registered it. */
 export interface RegisteredHandler {
   path: string;
-  event: ExtensionEventName;
+  /** Any name, as in pi 1.x: one the worker never emits (a newer pi's event) never fires. */
+  event: string;
   handler: ExtensionHandler;
 }
 
@@ -119,10 +118,8 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
     throw new TypeError(`extension ${path}: ${message}`);
   };
   return {
-    on(event: ExtensionEventName, handler: ExtensionHandler): void {
-      if (!EXTENSION_EVENT_NAMES.includes(event)) {
-        fail(`on: unknown event ${JSON.stringify(event)}; known events: ${EXTENSION_EVENT_NAMES.join(", ")}`);
-      }
+    on(event: string, handler: ExtensionHandler): void {
+      if (typeof event !== "string" || event === "") fail("on: the event name must be a non-empty string");
       if (typeof handler !== "function") fail(`on("${event}"): the handler must be a function`);
       registry.handlers.push({ path, event, handler });
     },
@@ -171,6 +168,22 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
     registerMessageRenderer(customType: string): void {
       registry.renderers.push({ path, customType });
     },
+
+    // Display hooks of pi's terminal: accepted and never called, as in pi's RPC mode.
+    registerEntryRenderer(customType: string, renderer: unknown): void {
+      if (typeof customType !== "string" || customType === "") fail("registerEntryRenderer needs a customType string");
+      if (typeof renderer !== "function")
+        fail(`registerEntryRenderer "${customType}": the renderer must be a function`);
+    },
+    registerToolRenderer(resolver: unknown): void {
+      if (typeof resolver !== "function") fail("registerToolRenderer needs a function (toolName, next) => renderer");
+    },
+    registerMarkdownTransformer(transformer: unknown, _options?: { messageTypes?: string[] }): void {
+      if (typeof transformer !== "function")
+        fail("registerMarkdownTransformer needs a function (markdown, context) => markdown");
+    },
+
+    getSettings: () => host().settings(),
 
     registerProvider(name: string, config: Record<string, unknown>): void {
       if (typeof name !== "string" || name === "") fail("registerProvider needs a provider name");

@@ -7,6 +7,7 @@
 import type { Model } from "../../shared/schema/messages.js";
 import type { SessionEntry } from "../session/entries.js";
 import type { ExtensionHost, NewSessionOptions } from "./host.js";
+import { completeOn, streamOn } from "./modules/ai.js";
 import type { DialogOptions, ExtensionUi } from "./types.js";
 
 /** The read API of the session, as `ctx.sessionManager` (pi's `ReadonlySessionManager`). */
@@ -53,6 +54,12 @@ export function modelRegistryView(host: ExtensionHost) {
       return model ? keyFor(model) : undefined;
     },
     hasConfiguredAuth: (model: Model) => keyFor(model) !== undefined,
+    // pi 1.x: calls through the session's providers, extensions' registered ones included.
+    complete: (model: Model, context: Parameters<typeof completeOn>[2], options?: Parameters<typeof completeOn>[3]) =>
+      completeOn(host, model, context, options),
+    streamSimple: (model: Model, context: Parameters<typeof streamOn>[2], options?: Parameters<typeof streamOn>[3]) =>
+      streamOn(host, model, context, options),
+    refresh: async () => undefined,
     // As pi's: a missing key is no error (ok, apiKey undefined), so an extension can say which one is missing.
     getApiKeyAndHeaders: async (model: Model) => ({
       ok: true as const,
@@ -129,6 +136,16 @@ export function extensionContext(host: ExtensionHost, overrides: ContextOverride
     get hasUI() {
       return host.hasUI();
     },
+    get mode() {
+      return host.mode();
+    },
+    get thinkingLevel() {
+      return host.thinkingLevel();
+    },
+    get scopedModels() {
+      return host.scopedModels();
+    },
+    isProjectTrusted: () => host.isProjectTrusted(),
     cwd: host.cwd,
     sessionManager: sessionManagerView(host),
     modelRegistry: modelRegistryView(host),

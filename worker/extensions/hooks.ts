@@ -8,7 +8,7 @@ import type { Skill } from "../resources/skills.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import type { RegisteredFlag, RegisteredProvider } from "./api.js";
 import type { ExtensionHost } from "./host.js";
-import type { CustomMessageInput, ExtensionEvent, ExtensionEventName } from "./types.js";
+import type { CustomMessageInput, ExtensionEvent } from "./types.js";
 
 // Defined with the other author-facing types (types.ts stays free of worker imports); the modes implement it.
 export type { ExtensionUi } from "./types.js";
@@ -74,7 +74,7 @@ export interface ExtensionHooks {
   /** Flags extensions registered (the CLI accepts them). */
   flags(): RegisteredFlag[];
   /** Whether any handler listens to `event` (so the session can skip building it). */
-  has(event: ExtensionEventName): boolean;
+  has(event: string): boolean;
   /** Run `/name args` when `name` is a registered command; false when it is not one. */
   runCommand(name: string, args: string): Promise<boolean>;
   /**

@@ -34,9 +34,26 @@ export interface NewSessionOptions {
   withSession?: (ctx: unknown) => Promise<void> | void;
 }
 
+/** How the worker runs, as `ctx.mode` says it. */
+export type RunMode = "rpc" | "json" | "print" | "tui";
+
+/** A model of the session's scope (`--models`, `enabledModels`), with the level its pattern pinned. */
+export interface ScopedModel {
+  model: Model;
+  thinkingLevel?: ThinkingLevel;
+}
+
 /** The session as extensions reach it. */
 export interface ExtensionHost {
   readonly cwd: string;
+  /** `ctx.mode`. */
+  mode(): RunMode;
+  /** Whether the project's own resources may load (`--trust`, a recorded decision). */
+  isProjectTrusted(): boolean;
+  /** `ctx.scopedModels`: empty when nothing limits the models. */
+  scopedModels(): ScopedModel[];
+  /** The effective settings (global and project merged), a copy. */
+  settings(): Record<string, unknown>;
   /** Whether a client can answer dialogs (RPC and the TUI; not print mode). */
   hasUI(): boolean;
   ui(): ExtensionUi;

@@ -25,7 +25,7 @@ import type {
   SystemPromptOptions,
 } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
-import type { CustomMessageInput, ExtensionEvent, ExtensionEventName, ExtensionToolDefinition } from "./types.js";
+import type { CustomMessageInput, ExtensionEvent, ExtensionToolDefinition } from "./types.js";
 
 /** The event reporting a failing extension. */
 export type ExtensionErrorEvent = Extract<WorkerEvent, { type: "extension_error" }>;
@@ -101,7 +101,7 @@ export class ExtensionRunner implements ExtensionHooks {
     return this.registry.flags;
   }
 
-  has(event: ExtensionEventName): boolean {
+  has(event: string): boolean {
     return this.registry.handlers.some((h) => h.event === event);
   }
 
