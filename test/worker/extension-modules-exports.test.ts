@@ -458,7 +458,7 @@ describe.skipIf(!installed)("the modules extensions import, against pi 1.6.0's r
   it("export every member of pi's under both scopes, except the ones named with a reason", async () => {
     const ours = await extensionModules(() => {
       throw new Error("no session in this test");
-    });
+    }, "/agent-dir");
     const mapped = ["pi-coding-agent", "pi-ai", "pi-agent-core", "pi-tui", ...PI_AI_SUBPATHS.map((s) => `pi-ai/${s}`)];
     const unexplained: string[] = [];
     const stale: string[] = [];
@@ -490,10 +490,11 @@ describe.skipIf(!installed)("the modules extensions import, against pi 1.6.0's r
   it("give the members pi 1.6.0's example extensions import (a sample checked by value)", async () => {
     const ours = await extensionModules(() => {
       throw new Error("no session in this test");
-    });
+    }, "/agent-dir");
     const ai = ours["@earendil-works/pi-ai"] as Record<string, unknown>;
     const agent = ours["@earendil-works/pi-coding-agent"] as Record<string, unknown>;
     expect(agent.CONFIG_DIR_NAME).toBe(".pi");
+    expect((agent.getAgentDir as () => string)()).toBe("/agent-dir");
     expect(agent.VERSION).toBe("1.6.0");
     expect((agent.formatReadLineRange as (o: unknown, l: unknown) => string)(10, 10)).toBe(":10-19");
     expect((ai.parseToolCallArguments as (t: string) => unknown)('{"a":1}')).toEqual({ arguments: { a: 1 } });

@@ -57,7 +57,7 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
   for (const path of found.load) {
     try {
       if (!existsSync(path)) throw new Error("no such file; check the --extension path");
-      importer ??= createImporter(host);
+      importer ??= createImporter(host, opts.home);
       const factory = await (await importer)(path);
       if (typeof factory !== "function") {
         throw new TypeError(
@@ -89,9 +89,9 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
 }
 
 /** A jiti importer that resolves pi's module names to the worker's own modules, so an extension anywhere can import them. */
-async function createImporter(host: () => ExtensionHost): Promise<(path: string) => Promise<unknown>> {
+async function createImporter(host: () => ExtensionHost, home: string): Promise<(path: string) => Promise<unknown>> {
   const createJiti = loadJiti();
-  const virtualModules = await extensionModules(host);
+  const virtualModules = await extensionModules(host, home);
   const jiti = createJiti(import.meta.url, { virtualModules, moduleCache: false });
   return (path) => jiti.import(path, { default: true });
 }

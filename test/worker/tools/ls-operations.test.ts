@@ -34,7 +34,7 @@ describe("createLsTool with pi's LsOperations", () => {
       readdir: async (p: string) => (calls.push(`readdir ${p}`), readdirSync(toRemote(p))),
     };
     const ls = (
-      piCodingAgentModule().createLsTool as (
+      piCodingAgentModule("/unused-agent-dir").createLsTool as (
         cwd: string,
         o: unknown,
       ) => { execute: (...a: unknown[]) => Promise<{ content: { text: string }[] }> }

@@ -4,7 +4,6 @@
  * the file-mutation queue, conversation helpers), backed by the worker's own code,
  * and headless stand-ins for the terminal components.
  */
-import { agentDir } from "../../../shared/paths.js";
 import type { AgentMessage } from "../../../shared/schema/messages.js";
 import { toLlmMessages } from "../../agent/to-llm.js";
 import { withFileLock } from "../../tools/file-queue.js";
@@ -137,8 +136,8 @@ const toolResultGuards = Object.fromEntries(
   ]),
 );
 
-/** The module object extensions import. */
-export function piCodingAgentModule(): Record<string, unknown> {
+/** The module object extensions import; `home` is the worker's agent directory (`getAgentDir()`, `--home` included). */
+export function piCodingAgentModule(home: string): Record<string, unknown> {
   return {
     VERSION: PI_API_VERSION,
     CONFIG_DIR_NAME,
@@ -173,7 +172,7 @@ export function piCodingAgentModule(): Record<string, unknown> {
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
     withFileMutationQueue: withFileLock,
-    getAgentDir: () => agentDir(),
+    getAgentDir: () => home,
     convertToLlm: toLlmMessages,
     serializeConversation,
     parseFrontmatter,

@@ -32,14 +32,14 @@ export const PI_AI_SUBPATHS = [
   "utils/json-parse",
 ] as const;
 
-/** The module objects, built once per worker (typebox is imported only when extensions load). */
-export async function extensionModules(host: () => ExtensionHost): Promise<Record<string, unknown>> {
+/** The module objects, built once per worker (typebox is imported only when extensions load); `home` is its agent directory. */
+export async function extensionModules(host: () => ExtensionHost, home: string): Promise<Record<string, unknown>> {
   const [typebox, compile, value] = await Promise.all([
     import("typebox"),
     import("typebox/compile"),
     import("typebox/value"),
   ]);
-  const codingAgent = piCodingAgentModule();
+  const codingAgent = piCodingAgentModule(home);
   const ai = piAiModule(host);
   const tui = piTuiModule();
   const modules: Record<string, unknown> = {};
