@@ -63,7 +63,10 @@ interface CliOptions {
   offline?: boolean;
 }
 
-/** pi's multi-letter short flags (`-nt`, `-nbt`, ...), which commander cannot declare, as their long names. */
+/**
+ * pi's short aliases that commander cannot declare (multi-letter ones like `-nt`, and the
+ * one-letter ones beside them, so `-nx` is an unknown option rather than `-n x`), as their long names.
+ */
 const PI_SHORT_FLAGS: Record<string, string> = {
   "-nt": "--no-tools",
   "-nbt": "--no-builtin-tools",
@@ -72,8 +75,22 @@ const PI_SHORT_FLAGS: Record<string, string> = {
   "-np": "--no-prompt-templates",
   "-nc": "--no-context-files",
   "-t": "--tools",
+  "-xt": "--exclude-tools",
   "-r": "--resume",
+  "-n": "--name",
+  "-a": "--approve",
+  "-na": "--no-approve",
 };
+
+/** Each long flag's pi alias, shown beside it in `--help` as pi shows it (`--no-tools, -nt`). */
+const PI_ALIAS_OF = new Map(Object.entries(PI_SHORT_FLAGS).map(([short, long]) => [long, short]));
+
+/** A flag as pi's help writes it: long name first, then its aliases, then the value (`--tools, -t <list>`). */
+function piOptionTerm(option: Option): string {
+  const names = [option.long, option.short, option.long ? PI_ALIAS_OF.get(option.long) : undefined];
+  const value = option.flags.match(/[<[].*$/)?.[0];
+  return [names.filter(Boolean).join(", "), value].filter(Boolean).join(" ");
+}
 
 /** Rewrite pi's short aliases to long flags; everything after `--` is left alone. */
 export function expandPiShortFlags(argv: readonly string[]): string[] {
@@ -95,6 +112,7 @@ function wholeNumber(value: string): number {
 
 function buildProgram(): Command {
   return new Command("pi")
+    .configureHelp({ optionTerm: piOptionTerm })
     .description("A pi-compatible coding agent: one session, driven over RPC or run once with -p.")
     .version(packageVersion(), "-v, --version", "print the version")
     .argument(
@@ -112,20 +130,22 @@ function buildProgram(): Command {
     .addOption(new Option("--thinking <level>", "thinking level").choices(THINKING_LEVELS))
     .option("--api-key <key>", "API key for the provider (else env or models.json)")
     .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
-    .option("--no-tools", "no tools at all (-nt)")
-    .option("--no-builtin-tools", "no built-in tools; extension tools stay (-nbt)")
+    .option("--no-tools", "no tools at all")
+    .option("--no-builtin-tools", "no built-in tools; extension tools stay")
+    .option("--no-mcp", "accepted for pi compatibility: this worker has no MCP support, so nothing connects")
     .option("--system-prompt <text>", "replace the base system prompt")
     .option(
       "--append-system-prompt <text|file>",
       "append text (or a file's content) to the system prompt; repeatable",
       collect,
     )
-    .option("--no-context-files", "do not read AGENTS.md / CLAUDE.md files (-nc)")
+    .option("--no-context-files", "do not read AGENTS.md / CLAUDE.md files")
     .option("--skill <path>", "load a skill file or folder; repeatable, also with --no-skills", collect)
-    .option("--no-skills", "do not discover skills in the home and project folders (-ns)")
+    .option("--no-skills", "do not discover skills in the home and project folders")
     .option("--prompt-template <path>", "load a prompt template file or folder; repeatable", collect)
-    .option("--no-prompt-templates", "do not discover prompt templates (-np)")
+    .option("--no-prompt-templates", "do not discover prompt templates")
     .option("--theme <path>", "accepted for pi compatibility; themes concern pi's own terminal UI", collect)
+    .option("--use-theme <name>", "accepted for pi compatibility (pi's interactive theme for this run)")
     .option("--no-themes", "accepted for pi compatibility (themes are not used here)")
     .option(
       "--export <file>",
@@ -133,11 +153,17 @@ function buildProgram(): Command {
     )
     .option("--list-models [search]", "list the models that can be used (optionally matching a search) and exit")
     .option("--verbose", "accepted for pi compatibility (start-up is always quiet here)")
+    .addOption(
+      new Option("--tui-mode <mode>", "accepted for pi compatibility (pi's terminal layout)").choices([
+        "fullscreen",
+        "regular",
+      ]),
+    )
     .option("--offline", "no start-up network use (this worker makes none; accepted for pi compatibility)")
     .option("--faux-script <file>", "replay scripted replies with the faux provider (JSON array or JSONL)")
     .option("--session <file|id>", "continue a session file (a path, or a unique id prefix)")
     .option("-c, --continue", "continue the latest session of this directory")
-    .option("--resume", "pi's session picker; without a terminal picker, continues the latest session (-r)")
+    .option("--resume", "pi's session picker; without a terminal picker, continues the latest session")
     .option("--fork <file|id>", "start a new session holding a copy of that session")
     .option(
       "--session-dir <dir>",
@@ -161,7 +187,7 @@ function buildProgram(): Command {
       "load an extension (a .ts/.js file or a folder with an index); repeatable",
       collect,
     )
-    .option("--no-extensions", "do not discover extensions (explicit -e paths still load) (-ne)")
+    .option("--no-extensions", "do not discover extensions (explicit -e paths still load)")
     .option(
       "--bash-inherit-keys",
       "let tool commands see the provider API keys (removed from their environment by default; also PI_BASH_INHERIT_KEYS=1)",
