@@ -39,6 +39,7 @@ interface CliOptions {
   retryDelayMs?: number;
   maxLineBytes?: number;
   session?: string | false;
+  name?: string;
   continue?: boolean;
   sessionDir?: string;
   compactionReserveTokens?: number;
@@ -170,6 +171,7 @@ function buildProgram(): Command {
       "where session files go (else $PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, <agent dir>/sessions/<cwd>)",
     )
     .option("--no-session", "keep nothing on disk")
+    .option("--name <name>", "the session's display name, set at start (as set_session_name)")
     .option(
       "--compaction-reserve-tokens <n>",
       "compact when fewer tokens than this are left in the context window (default 16384)",
@@ -280,6 +282,12 @@ async function main(argv: string[]): Promise<number> {
     model = shorthand[1];
     thinking ??= shorthand[2] as ThinkingLevel;
   }
+  // As pi: trimmed, and a name of only white space is refused before anything starts.
+  const sessionName = opts.name?.trim();
+  if (sessionName === "") {
+    process.stderr.write("pi: --name requires a non-empty value\n");
+    return 2;
+  }
   const home = opts.home ?? agentDir();
   const trusted = resolveTrust(home, process.cwd(), opts.trust, warn);
 
@@ -359,6 +367,7 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  if (sessionName !== undefined && opts.listModels === undefined) runtime.setSessionName(sessionName);
   // After the extensions: the providers they register are listed, as pi lists them.
   if (opts.listModels !== undefined)
     return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined);

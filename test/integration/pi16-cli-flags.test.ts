@@ -7,9 +7,10 @@
  * the tools a model request declares).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
 
 const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
@@ -25,14 +26,20 @@ const BIN: Record<Impl, string[]> = { ours: [process.execPath, PI_BIN], "pi 1.6.
  * flag a pi user's script cannot pass to ours.
  */
 const LEFT_OUT: Record<string, string> = {
-  "--name": "not yet: lands with its own test below",
   "--session-id": "not yet: lands with its own test below",
   "--exclude-tools": "not yet: lands with its own test below",
   "--approve": "not yet: lands with its own test below",
   "--no-approve": "not yet: lands with its own test below",
 };
 
+let server: MockModelServer;
 const dirs: { cleanup: () => void }[] = [];
+beforeAll(async () => {
+  server = await startMockModelServer();
+});
+afterAll(async () => {
+  await server.close();
+});
 afterEach(async () => {
   await killAllWorkers();
   for (const d of dirs.splice(0)) d.cleanup();
@@ -65,7 +72,7 @@ function parseHelpFlags(help: string): Flag[] {
   return flags;
 }
 
-/** A clean agent directory, project and HOME; `models.json` has provider `mock` (nothing listens: get_state needs no call). */
+/** A clean agent directory, project and HOME; `models.json` has provider `mock` on the mock model server. */
 function setup(): { root: string; agentDir: string; cwd: string } {
   const dir = tempDir("pi16-cli-flags-");
   dirs.push(dir);
@@ -78,7 +85,7 @@ function setup(): { root: string; agentDir: string; cwd: string } {
     JSON.stringify({
       providers: {
         mock: {
-          baseUrl: "http://127.0.0.1:9/v1",
+          baseUrl: `${server.url}/v1`,
           api: "openai-completions",
           apiKey: "mock-key",
           models: [{ id: "mock-1", reasoning: true, contextWindow: 128000, maxTokens: 4096 }],
@@ -263,5 +270,43 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
         expect(r.status, `${impl} ${args.join(" ")}: ${r.stderr}`).toBe(impl === "ours" ? 2 : 1);
       }
     }
+  }, 60_000);
+
+  it("--name / -n names the session at start, trimmed: get_state and a session_info entry, as 1.6.0; a blank one is refused", async () => {
+    const seen: Partial<Record<Impl, unknown>> = {};
+    for (const impl of ["ours", "pi 1.6.0"] as const) {
+      const s = setup();
+      const sessions = join(s.root, "sessions");
+      const first = start(impl, s, ["-n", "  Refactor auth  ", "--session-dir", sessions]);
+      const state = await stateOf(first);
+      // pi writes the file with its first answer: have one.
+      server.enqueue({ text: "hello" });
+      expect((await first.request({ type: "prompt", message: "hi" })).success).toBe(true);
+      await first.event("agent_end");
+      first.closeStdin();
+      await first.exited;
+      // Resumed with another name: one more session_info entry, the new name in force.
+      const again = start(impl, s, ["--session", state.sessionFile as string, "--name", "Second"]);
+      const resumed = await stateOf(again);
+      again.closeStdin();
+      await again.exited;
+      const names = readFileSync(state.sessionFile as string, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.type === "session_info")
+        .map((e) => e.name);
+      const blank = spawnSync(BIN[impl][0]!, [...BIN[impl].slice(1), "--mode", "rpc", "--name", "   "], {
+        cwd: s.cwd,
+        env: envOf(s),
+        input: "",
+        encoding: "utf8",
+      });
+      expect(blank.stderr, impl).toMatch(/--name requires a non-empty value/);
+      expect(blank.status, impl).toBe(impl === "ours" ? 2 : 1);
+      seen[impl] = { atStart: state.sessionName, resumed: resumed.sessionName, names };
+    }
+    expect(seen["pi 1.6.0"]).toEqual({ atStart: "Refactor auth", resumed: "Second", names: ["Refactor auth", "Second"] });
+    expect(seen.ours).toEqual(seen["pi 1.6.0"]);
   }, 60_000);
 });
