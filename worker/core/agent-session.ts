@@ -469,7 +469,7 @@ export class AgentSession {
       }
     }
     if (o.continueSession) {
-      const latest = latestSession(this.sessionDir);
+      const latest = latestSession(this.sessionDir, this.cwd);
       if (latest) return SessionStore.open(latest, { warn: this.warn });
     }
     return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd }, { warn: this.warn });

@@ -67,12 +67,19 @@ export function resolveSessionArg(arg: string, dir: string): string {
  * first line is not a session header are ignored, and so are sessions that hold nothing
  * but their opening entries: a worker that stopped before its first prompt (a bad flag,
  * an RPC client that only asked `get_state`) leaves one, and continuing it would lose
- * the conversation before it. (pi writes no file until its first reply.) Undefined when
- * there is none.
+ * the conversation before it. (pi writes no file until its first reply.) With `cwd`,
+ * a session whose header names another working directory is skipped too: `/x/y` and
+ * `/x-y` encode to the same folder, and continuing one in the other would run the
+ * agent in the wrong project. Undefined when there is none.
  */
-export function latestSession(dir: string): string | undefined {
+export function latestSession(dir: string, cwd?: string): string | undefined {
+  const want = cwd === undefined ? undefined : resolve(cwd);
   const candidates = listSessionFiles(dir)
-    .filter((path) => startOfFile(path) === "conversation")
+    .filter((path) => {
+      const head = startOfFile(path);
+      if (head.kind !== "conversation") return false;
+      return want === undefined || head.cwd === undefined || resolve(head.cwd) === want;
+    })
     .map((path) => ({ path, mtime: statSync(path).mtimeMs }));
   candidates.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? 1 : a.path > b.path ? -1 : 0));
   return candidates[0]?.path;
@@ -110,15 +117,26 @@ export function classifySessionStart(
   return wholeFile ? "opening-only" : "conversation";
 }
 
-function startOfFile(path: string): ReturnType<typeof classifySessionStart> {
+/** The header's `cwd`, when the first line is a session header that has one. Pure. */
+export function sessionHeaderCwd(text: string): string | undefined {
+  try {
+    const header = JSON.parse(text.split("\n", 1)[0]) as { type?: unknown; cwd?: unknown };
+    return header.type === "session" && typeof header.cwd === "string" ? header.cwd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function startOfFile(path: string): { kind: ReturnType<typeof classifySessionStart>; cwd?: string } {
   let fd: number | undefined;
   try {
     fd = openSync(path, "r");
     const buffer = Buffer.alloc(65536);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
-    return classifySessionStart(buffer.toString("utf8", 0, read), read < buffer.length);
+    const text = buffer.toString("utf8", 0, read);
+    return { kind: classifySessionStart(text, read < buffer.length), cwd: sessionHeaderCwd(text) };
   } catch {
-    return "not-session";
+    return { kind: "not-session" };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -12,9 +12,7 @@
  * 9.6: `sleep 3 &` kept it pending 3 s). We need "exit, then drain briefly".
  */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, type WriteStream } from "node:fs";
-import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
@@ -24,6 +22,7 @@ import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { isDirectory } from "./path-utils.js";
 import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
 import { currentSessionEnv, withSessionEnv } from "./session-env.js";
+import { spillFilePath } from "./spill-dir.js";
 import { toolEnv } from "./tool-env.js";
 import {
   DEFAULT_MAX_BYTES,
@@ -79,9 +78,17 @@ export interface OutputSnapshot {
 export interface OutputTailOptions {
   maxLines?: number;
   maxBytes?: number;
-  /** Where the full output goes once it exceeds the limits; default `os.tmpdir()/pi-bash-<random>.log`. */
+  /** Where the full output goes once it exceeds the limits; default a file in this worker's spill folder. */
   spillPath?: () => string;
+  /** The most bytes the spill file keeps; the rest is counted, not written. Default `MAX_SPILL_BYTES`. */
+  maxSpillBytes?: number;
 }
+
+/**
+ * A command's spill file stops growing here (the command goes on; its tail is still
+ * shown). A runaway `yes` must not fill the disk the session and the event log live on.
+ */
+export const MAX_SPILL_BYTES = 256 * 1024 * 1024;
 
 /**
  * Collects a command's raw output with bounded memory: a decoded rolling tail of at
@@ -105,11 +112,18 @@ export class OutputTail {
   private file: WriteStream | undefined;
   private filePath: string | undefined;
   private fileFailed = false;
+  private readonly maxSpillBytes: number;
+  private spilledBytes = 0;
+  /** The spill file reached `maxSpillBytes` and was closed with a note. */
+  private spillCapped = false;
+  /** The capped spill file's flush, which `finish` waits for. */
+  private closing: Promise<void> | undefined;
 
   constructor(options: OutputTailOptions = {}) {
     this.maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    this.spillPath = options.spillPath ?? (() => join(tmpdir(), `pi-bash-${randomBytes(8).toString("hex")}.log`));
+    this.spillPath = options.spillPath ?? spillFilePath;
+    this.maxSpillBytes = options.maxSpillBytes ?? MAX_SPILL_BYTES;
   }
 
   /**
@@ -119,9 +133,31 @@ export class OutputTail {
   append(chunk: Buffer): boolean {
     this.totalBytes += chunk.length;
     this.addText(this.decoder.write(chunk));
-    if (this.file === undefined && !this.fileFailed && this.exceedsLimits()) this.openFile();
-    if (this.file) return this.file.write(chunk);
-    if (!this.fileFailed) this.pending.push(chunk);
+    if (this.file === undefined && !this.fileFailed && !this.spillCapped && this.exceedsLimits()) this.openFile();
+    if (this.file) return this.spill(chunk);
+    if (!this.fileFailed && !this.spillCapped) this.pending.push(chunk);
+    return true;
+  }
+
+  /** Write to the spill file up to its cap; at the cap, end it with a note saying what was left out. */
+  private spill(chunk: Buffer): boolean {
+    const file = this.file!;
+    const room = this.maxSpillBytes - this.spilledBytes;
+    if (chunk.length <= room) {
+      this.spilledBytes += chunk.length;
+      return file.write(chunk);
+    }
+    if (room > 0) file.write(chunk.subarray(0, room));
+    this.spilledBytes = this.maxSpillBytes;
+    this.spillCapped = true;
+    this.file = undefined;
+    this.closing = new Promise<void>((resolve) => {
+      file.once("error", () => resolve());
+      file.once("close", () => resolve());
+    });
+    file.end(
+      `\n[pi-orch: this file keeps the first ${this.maxSpillBytes} bytes of the output; the rest was not kept]\n`,
+    );
     return true;
   }
 
@@ -159,6 +195,7 @@ export class OutputTail {
   /** Flush the decoder and close the temp file; the snapshot after this is final. */
   async finish(): Promise<void> {
     this.addText(this.decoder.end());
+    await this.closing;
     const file = this.file;
     if (!file) return;
     this.file = undefined;
@@ -206,9 +243,10 @@ export class OutputTail {
       this.filePath = undefined;
       file.destroy();
     });
-    for (const chunk of this.pending) file.write(chunk);
-    this.pending = [];
     this.file = file;
+    const pending = this.pending;
+    this.pending = [];
+    for (const chunk of pending) if (this.file) this.spill(chunk);
   }
 }
 

@@ -13,7 +13,8 @@ import { useTempDir } from "./helpers.js";
 
 const { tmp } = useTempDir();
 
-const HEADER = (id: string) => `${JSON.stringify({ type: "session", version: 3, id, timestamp: "t", cwd: "/w" })}\n`;
+const HEADER = (id: string, cwd = "/w") =>
+  `${JSON.stringify({ type: "session", version: 3, id, timestamp: "t", cwd })}\n`;
 const line = (entry: object) => `${JSON.stringify(entry)}\n`;
 const OPENING =
   line({ type: "model_change", id: "m", parentId: null, provider: "faux", modelId: "faux-1" }) +
@@ -21,10 +22,10 @@ const OPENING =
 const USER = line({ type: "message", id: "u", parentId: "t", message: { role: "user", content: "hi", timestamp: 1 } });
 
 /** Write a session file named like ours (a user message after the opening entries unless `body` says), with mtime `seconds` after the epoch. */
-function session(dir: string, time: string, id: string, seconds: number, body = OPENING + USER): string {
+function session(dir: string, time: string, id: string, seconds: number, body = OPENING + USER, cwd = "/w"): string {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${time}_${id}.jsonl`);
-  writeFileSync(path, HEADER(id) + body);
+  writeFileSync(path, HEADER(id, cwd) + body);
   utimesSync(path, seconds, seconds);
   return path;
 }
@@ -74,6 +75,17 @@ describe("locating sessions", () => {
     session(dir, "2026-01-03T00-00-00-000Z", "newer-name", 200);
     writeFileSync(join(dir, "zzz.jsonl"), "not json\n");
     expect(latestSession(dir)).toBe(touched);
+  });
+
+  it("skips for --continue in /x/y the newer session of /x-y, whose folder name is the same", () => {
+    const dir = tmp();
+    expect(encodeCwd("/x/y")).toBe(encodeCwd("/x-y"));
+    const mine = session(dir, "2026-01-01T00-00-00-000Z", "mine", 100, OPENING + USER, "/x/y");
+    const other = session(dir, "2026-01-02T00-00-00-000Z", "other", 200, OPENING + USER, "/x-y");
+    expect(latestSession(dir, "/x/y")).toBe(mine);
+    expect(latestSession(dir, "/x-y")).toBe(other);
+    expect(latestSession(dir, "/elsewhere")).toBeUndefined();
+    expect(latestSession(dir)).toBe(other);
   });
 
   it("breaks an mtime tie by the later file name", () => {

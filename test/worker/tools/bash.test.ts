@@ -373,4 +373,15 @@ describe("OutputTail", () => {
     expect(tail.snapshot()).toMatchObject({ text: "67890\n", fullOutputPath: path });
     expect(readFileSync(path, "utf8")).toBe("12345\n67890\n");
   });
+
+  it("keeps at most maxSpillBytes in the spill file and ends it with a note; the tail still follows", async () => {
+    const path = join(dir, "spill.log");
+    const tail = new OutputTail({ maxBytes: 8, maxSpillBytes: 20, spillPath: () => path });
+    for (let i = 0; i < 10; i++) tail.append(Buffer.from(`line${i}\n`));
+    await tail.finish();
+    const kept = readFileSync(path, "utf8");
+    expect(kept.startsWith("line0\nline1\nline2\nli\n[pi-orch: this file keeps the first 20 bytes")).toBe(true);
+    expect(tail.snapshot()).toMatchObject({ text: "line9\n", fullOutputPath: path });
+    expect(tail.snapshot().truncation.totalBytes).toBe(60);
+  });
 });
