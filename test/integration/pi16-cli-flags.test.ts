@@ -306,7 +306,11 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
       expect(blank.status, impl).toBe(impl === "ours" ? 2 : 1);
       seen[impl] = { atStart: state.sessionName, resumed: resumed.sessionName, names };
     }
-    expect(seen["pi 1.6.0"]).toEqual({ atStart: "Refactor auth", resumed: "Second", names: ["Refactor auth", "Second"] });
+    expect(seen["pi 1.6.0"]).toEqual({
+      atStart: "Refactor auth",
+      resumed: "Second",
+      names: ["Refactor auth", "Second"],
+    });
     expect(seen.ours).toEqual(seen["pi 1.6.0"]);
   }, 60_000);
 });
