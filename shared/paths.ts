@@ -4,7 +4,7 @@
  * all at once; a worker's (models.json, settings.json, auth.json, sessions/, trust.json)
  * live in its agent directory, which is pi's unless a fleet points it elsewhere.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -49,4 +49,21 @@ export function sessionsDir(home = agentDir()): string {
  */
 export function ensureHome(home: string): void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
+}
+
+/** `agents.json.corrupt-<ms>`: a damaged registry a supervisor set aside (it kept the complete records). */
+export const DAMAGED_REGISTRY_PREFIX = "agents.json.corrupt-";
+
+/** The damaged registries set aside in `home`, newest first, as absolute paths. */
+export function damagedRegistries(home: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(home);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(DAMAGED_REGISTRY_PREFIX))
+    .sort((a, b) => Number(b.slice(DAMAGED_REGISTRY_PREFIX.length)) - Number(a.slice(DAMAGED_REGISTRY_PREFIX.length)))
+    .map((n) => join(home, n));
 }

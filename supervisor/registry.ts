@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic } from "../shared/atomic-write.js";
+import { DAMAGED_REGISTRY_PREFIX } from "../shared/paths.js";
 import { AgentRecord, RUNNING_STATUSES, type AgentStatus } from "../shared/schema/agent.js";
 import { checker } from "../shared/validate.js";
 import { DEFAULT_RESTART_POLICY } from "./types.js";
@@ -57,9 +58,17 @@ export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    const aside = `${path}.corrupt-${now}`;
+    const aside = join(home, `${DAMAGED_REGISTRY_PREFIX}${now}`);
     renameSync(path, aside);
-    return { agents: [], warnings: [`${path} was not valid JSON (${(err as Error).message}); moved it to ${aside}`] };
+    const salvaged = salvageAgentRows(text);
+    warnings.push(
+      `${path} was not valid JSON (${(err as Error).message}); moved it to ${aside}; ` +
+        (salvaged.rows.length === 0
+          ? "no complete agent record could be read from it"
+          : `kept the ${salvaged.rows.length} complete agent record(s) it holds` +
+            (salvaged.complete ? "" : ", the rest is cut off or damaged")),
+    );
+    parsed = { agents: salvaged.rows };
   }
   const rows = (parsed as Partial<RegistryFile> | null)?.agents;
   if (!Array.isArray(rows)) return { agents: [], warnings: [`${path} has no "agents" array; ignored it`] };
@@ -94,6 +103,51 @@ export function loadRegistry(home: string, now = Date.now()): LoadedRegistry {
     agents.push(record);
   }
   return { agents, warnings, midRun };
+}
+
+/**
+ * The complete agent records at the start of a damaged registry (a file cut short by a
+ * full disk, a hand edit gone wrong): each object of the `agents` array that parses on
+ * its own, in order, up to the first one that does not. `complete` when the array's end
+ * was reached. Pure.
+ */
+export function salvageAgentRows(text: string): { rows: unknown[]; complete: boolean } {
+  const key = /"agents"\s*:\s*\[/.exec(text);
+  if (!key) return { rows: [], complete: false };
+  const rows: unknown[] = [];
+  let at = key.index + key[0].length;
+  for (;;) {
+    while (at < text.length && /[\s,]/.test(text[at]!)) at++;
+    if (text[at] === "]") return { rows, complete: true };
+    if (text[at] !== "{") return { rows, complete: false };
+    const end = objectEnd(text, at);
+    if (end === -1) return { rows, complete: false };
+    try {
+      rows.push(JSON.parse(text.slice(at, end)));
+    } catch {
+      return { rows, complete: false };
+    }
+    at = end;
+  }
+}
+
+/** The index after the `}` that closes the object opening at `start`, or -1 when the text ends first. */
+function objectEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return -1;
 }
 
 /** A supervisor killed between writing its temp file and the rename leaves `agents.json.<pid>.tmp` behind. */

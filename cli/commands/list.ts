@@ -1,5 +1,6 @@
 /** `pi-orch list`: every agent with its status, pid, restarts, model, cwd and last-seen time. */
 import type { Command } from "commander";
+import { damagedRegistries } from "../../shared/paths.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
 import { runAction, type CliContext } from "../context.js";
 import { agentTable } from "./format.js";
@@ -23,6 +24,21 @@ export function supervisorExitNote(
     `${names.join(", ")} ${one ? "was" : "were"} stopped when the supervisor exited; ` +
     `pi-orch restart ${one ? names[0] : "NAME"} brings ${one ? "it" : "one"} back with its session` +
     (one ? "" : " (all of them: pi-orch shutdown, then pi-orch serve --resume)")
+  );
+}
+
+/**
+ * The line under the table while a damaged `agents.json` a supervisor set aside is still
+ * there: the agents listed are the complete records it held; what was cut off is only
+ * in that file. Null when there is none.
+ */
+export function damagedRegistryNote(home: string): string | null {
+  const [newest, ...older] = damagedRegistries(home);
+  if (!newest) return null;
+  return (
+    `agents.json was damaged; the agents listed are the complete records it held, the rest is only in ${newest}` +
+    (older.length > 0 ? ` (and ${older.length} older damaged cop${older.length === 1 ? "y" : "ies"} beside it)` : "") +
+    "; look there for an agent you miss, then delete the file to drop this note"
   );
 }
 
@@ -54,13 +70,17 @@ Examples:
             Promise.all(listed.map((a) => withResolvedModel(client, a))),
             worktreeChangeCounts(listed),
           ]);
+          const damaged = damagedRegistryNote(ctx.home());
+          if (damaged) ctx.err(ctx.color.yellow(`pi-orch: warning: ${damaged}`));
           if (opts.json) {
             ctx.json(
               agents.map((a) =>
                 a.worktree ? { ...a, worktree: { ...a.worktree, changedFiles: changes.get(a.name) ?? null } } : a,
               ),
             );
-          } else if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');
+            return;
+          }
+          if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');
           else {
             ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
             // Why an agent failed is the first thing one asks; the table has no room for it.

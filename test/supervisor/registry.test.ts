@@ -77,6 +77,41 @@ describe("registry", () => {
     expect(readFileSync(join(h, "agents.json.corrupt-7"), "utf8")).toBe("{not json");
   });
 
+  it.each([10, 4, 1])(
+    "keeps the complete records of a file cut in the middle of record %i of 10 (a write cut short while stopped)",
+    (cutInside) => {
+      const h = home();
+      const names = Array.from({ length: 10 }, (_, i) => `a${i + 1}`);
+      saveRegistry(
+        h,
+        names.map((n) => ({ ...record(n, "stopped"), statusReason: 'quote " brace } bracket ] inside' })),
+      );
+      const text = readFileSync(registryPath(h), "utf8");
+      const cutAt = text.indexOf(`"name": "a${cutInside}"`) + 5;
+      writeFileSync(registryPath(h), text.slice(0, cutAt));
+      const { agents, warnings } = loadRegistry(h, 8);
+      expect(agents.map((a) => a.name)).toEqual(names.slice(0, cutInside - 1));
+      if (cutInside > 1) expect(agents[0]?.statusReason).toBe('quote " brace } bracket ] inside');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(
+        cutInside === 1
+          ? /moved it to .*corrupt-8; no complete agent record could be read/
+          : new RegExp(
+              `moved it to .*corrupt-8; kept the ${cutInside - 1} complete agent record\\(s\\) it holds, the rest is cut off`,
+            ),
+      );
+    },
+  );
+
+  it("keeps every record when only the file's end is damaged", () => {
+    const h = home();
+    saveRegistry(h, [record("a", "stopped"), record("b", "failed")]);
+    writeFileSync(registryPath(h), `${readFileSync(registryPath(h), "utf8").trimEnd().slice(0, -1)}!`);
+    const { agents, warnings } = loadRegistry(h, 9);
+    expect(agents.map((a) => a.name)).toEqual(["a", "b"]);
+    expect(warnings[0]).toMatch(/kept the 2 complete agent record\(s\) it holds$/);
+  });
+
   it("checks every row with the AgentRecord schema: fills what older files lack, skips what is wrong", () => {
     const h = home();
     const {

@@ -46,6 +46,8 @@ export class World {
   readonly home = tempDir("pi-orch-home-");
   readonly cwd = tempDir("pi-orch-cwd-");
   readonly serves: ChildProcess[] = [];
+  /** Everything each `serve` printed so far, stdout and stderr interleaved. */
+  readonly serveOutput = new Map<ChildProcess, string>();
 
   get env(): NodeJS.ProcessEnv {
     return {
@@ -123,10 +125,14 @@ export class World {
     });
     this.serves.push(proc);
     let out = "";
-    proc.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+    proc.stderr!.on("data", (c: Buffer) => {
+      out += c.toString();
+      this.serveOutput.set(proc, out);
+    });
     await new Promise<void>((ready, fail) => {
       proc.stdout!.on("data", (c: Buffer) => {
         out += c.toString();
+        this.serveOutput.set(proc, out);
         if (out.includes("listening on")) ready();
       });
       proc.once("exit", (code) => fail(new Error(`serve exited (${code}) before listening: ${out}`)));
