@@ -1,21 +1,31 @@
 /**
- * What our worker's answer to `prompt` adds to pi's: `data: {running}`, whether a run is
- * going when the answer leaves, so its `agent_end` follows. Pi answers a prompt without
- * data (its RpcClient ignores the answer's fields), so a client that knows nothing of it
- * loses nothing, and one that does can stop waiting for a run a command never started.
+ * What a worker's answer to `prompt` says became of it. pi 1.x answers
+ * `data: {disposition: "started" | "queued" | "handled"}` (and such a worker ends its runs
+ * with `agent_settled`); our worker, before it spoke 1.x, answered `data: {running}`;
+ * pi 0.73 answers without data (a run is then assumed, as pi's own clients assume it).
  */
 
-/** The `data` of our `prompt` answer. */
+/** The `data` of our worker's `prompt` answer before 1.x's `disposition`. */
 export interface PromptAnswerData {
   /** A run is going (it started, or takes the prompt queued): wait for its `agent_end`. */
   running: boolean;
 }
 
-/**
- * Whether an answer to `prompt` says no run is going (an extension command or `input`
- * handler took it without starting one). False for an answer without our data, as pi's
- * workers give: a run is then assumed, as pi's own clients assume it. Pure.
- */
-export function startedNoRun(response: { success: boolean; data?: unknown }): boolean {
-  return response.success && (response.data as Partial<PromptAnswerData> | undefined)?.running === false;
+/** What became of a prompt: a run started, it was queued behind the current run, or a command or input handler took it. */
+export type PromptDisposition = "started" | "queued" | "handled";
+
+/** The answer read: what became of the prompt, and whether the worker settles its runs (`agent_settled`). */
+export interface PromptAnswer {
+  disposition: PromptDisposition;
+  settles: boolean;
+}
+
+/** Read an accepted prompt's answer. Pure. */
+export function readPromptAnswer(response: { success: boolean; data?: unknown }): PromptAnswer {
+  const data = (response.success ? response.data : undefined) as
+    | { disposition?: unknown; running?: unknown }
+    | undefined;
+  const d = data?.disposition;
+  if (d === "started" || d === "queued" || d === "handled") return { disposition: d, settles: true };
+  return { disposition: data?.running === false ? "handled" : "started", settles: false };
 }

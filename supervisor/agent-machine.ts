@@ -85,6 +85,13 @@ export interface AgentState {
   readonly lastEventAt: number;
   readonly run: { n: number; tokens: number; abortReason: string | null } | null;
   readonly runCounter: number;
+  /**
+   * The current worker says when a run settles (pi 1.x): it sent `agent_settled`, or
+   * answered a prompt with a `disposition`. Then a run ends at `agent_settled`, not at
+   * `agent_end` (retries, overflow recovery, queued messages may follow one); until then
+   * (pi 0.73, older workers) at the last `agent_end` no retry follows.
+   */
+  readonly settles: boolean;
   /** Set when the supervisor itself ends the worker, so its exit is recorded with the right reason. */
   readonly intendedExit: Omit<WorkerExit, "code" | "signal" | "at"> | null;
   /** Callers of `stop`/`kill` waiting for the teardown. */
@@ -206,6 +213,7 @@ export function initialState(record: AgentRecord): AgentState {
     lastEventAt: 0,
     run: null,
     runCounter: 0,
+    settles: false,
     intendedExit: null,
     stopWaiters: [],
     afterStop: null,
@@ -257,6 +265,7 @@ export function transition(config: MachineConfig, state: AgentState, message: Ag
 const EVENTS_ACTED_ON: ReadonlySet<unknown> = new Set([
   "agent_start",
   "agent_end",
+  "agent_settled",
   "auto_retry_end",
   "message_end",
   "extension_ui_request",
@@ -322,6 +331,7 @@ function copyState(s: AgentState): Mutable<AgentState> {
     lastEventAt: s.lastEventAt,
     run: s.run,
     runCounter: s.runCounter,
+    settles: s.settles,
     intendedExit: s.intendedExit,
     stopWaiters: s.stopWaiters,
     afterStop: s.afterStop,
@@ -375,11 +385,11 @@ class Step {
         if (m.gen !== s.worker?.gen) return;
         this.report({ type: "protocol_error", message: m.message });
         // A dropped end must still end the run, or the agent stays busy forever.
-        if (peekLineHead(m.head).type === "agent_end") {
-          this.onWorkerEvent(
-            { type: "agent_end", messages: [], truncated: true },
-            '{"type":"agent_end","messages":[],"truncated":true}',
-          );
+        const head = peekLineHead(m.head).type;
+        if (head === "agent_end" || head === "agent_settled") {
+          const event =
+            head === "agent_end" ? { type: head, messages: [], truncated: true } : { type: head, truncated: true };
+          this.onWorkerEvent(event, JSON.stringify(event));
         }
         return;
       }
@@ -498,6 +508,7 @@ class Step {
     }
     const gen = ++s.gen;
     s.intendedExit = null;
+    s.settles = false;
     s.flood = NO_FLOOD;
     s.lastEventAt = this.now;
     this.setStatus("starting");
@@ -784,6 +795,9 @@ class Step {
       return;
     }
     this.cancel(`rpc:${id}`);
+    // pi 1.x says what became of a prompt, steer or follow-up: such a worker settles its runs.
+    if (response.success && typeof (response.data as { disposition?: unknown } | undefined)?.disposition === "string")
+      s.settles = true;
     const out: RpcResponse = { ...response };
     if (pending.callerId === undefined) delete out.id;
     else out.id = pending.callerId as string;
@@ -801,17 +815,18 @@ class Step {
     }
     switch (event.type) {
       case "agent_start":
-        this.beginRun();
+        // With a worker that settles, a retry or a queued message goes on with the same run.
+        if (!s.settles || !s.run) this.beginRun();
         if (RUNNING_STATUSES.has(status)) this.setStatus("busy");
         break;
-      case "agent_end": {
-        const reason = s.run?.abortReason ?? undefined;
-        this.endRun();
-        // A run followed by an automatic retry (willRetry) leaves the agent busy until the retry's run ends.
-        if (event.willRetry !== true && RUNNING_STATUSES.has(status))
-          this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
+      case "agent_end":
+        // The run goes on after it when the worker settles (until agent_settled) or says a retry follows.
+        if (!s.settles && event.willRetry !== true) this.settleRun(status);
         break;
-      }
+      case "agent_settled":
+        s.settles = true;
+        this.settleRun(status);
+        break;
       case "auto_retry_end":
         // Outside a run and still busy: the retry wait was cancelled, no run follows.
         if (event.success === false && !s.run && status === "busy") this.setStatus("idle");
@@ -826,6 +841,13 @@ class Step {
         if (status === "stalled") this.setStatus("busy");
         break;
     }
+  }
+
+  /** The run is over: the agent is idle, with the reason if it was aborted. */
+  private settleRun(status: AgentStatus): void {
+    const reason = this.s.run?.abortReason ?? undefined;
+    this.endRun();
+    if (RUNNING_STATUSES.has(status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
   }
 
   private beginRun(): void {

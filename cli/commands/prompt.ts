@@ -11,9 +11,9 @@ import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
 import { commaList } from "./options.js";
 import { TranscriptRenderer } from "./transcript.js";
-import { EMPTY_RUN_VIEW, foldRun, textOf, type RunEvent, type RunView } from "../events/run-view.js";
+import { EMPTY_RUN_VIEW, foldRun, learnSettles, textOf, type RunEvent, type RunView } from "../events/run-view.js";
 import { isDialogMethod, dialogQuestion, type DialogMethod } from "../../shared/dialogs.js";
-import { startedNoRun } from "../../shared/prompt-answer.js";
+import { readPromptAnswer } from "../../shared/prompt-answer.js";
 
 /**
  * What to tell the user when `agent` opens a dialog (an extension's `ctx.ui.confirm`,
@@ -43,8 +43,8 @@ interface RunOutcome {
   ok: boolean;
   /**
    * `stop`, `error`, `aborted`, ... of the last assistant message, why the run never
-   * finished, or `no_run` when the prompt started none (an extension command that only
-   * showed or changed something).
+   * finished, `no_run` when the prompt started none (an extension command that only
+   * showed or changed something), or `queued` when the worker queued it behind its run.
    */
   stopReason: string;
   error?: string;
@@ -72,22 +72,24 @@ async function send(
 }
 
 /**
- * Follows the runs started by our prompts until each settles: `agent_end` after an
- * `agent_start`, the worker's answer saying no run is going, or the worker going away
- * (crash, stop, failure) mid-run. Each agent's stream is read through the one run view
- * (cli/events/run-view.ts).
+ * Follows the runs started by our prompts until each settles: `agent_settled` (pi 1.x)
+ * or the last `agent_end` no retry follows, the worker's answer saying the prompt was
+ * handled (no run) or queued, or the worker going away (crash, stop, failure) mid-run.
+ * A run's end is taken only once the prompt's answer is in: the answer says whether the
+ * worker settles its runs, so an `agent_end` that overtook it may not be the end. Each
+ * agent's stream is read through the one run view (cli/events/run-view.ts).
  */
 export class RunWatcher {
   private readonly runs = new Map<
     string,
-    { view: RunView; outcome: RunOutcome | null; seenSeq: number; noRunAt: number | null }
+    { view: RunView; outcome: RunOutcome | null; seenSeq: number; noRunAt: number | null; answered: boolean }
   >();
   private resolveAll!: () => void;
   readonly settled: Promise<void>;
 
   constructor(agents: readonly string[]) {
     for (const agent of agents)
-      this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null, seenSeq: -1, noRunAt: null });
+      this.runs.set(agent, { view: EMPTY_RUN_VIEW, outcome: null, seenSeq: -1, noRunAt: null, answered: false });
     this.settled = new Promise((r) => (this.resolveAll = r));
   }
 
@@ -97,17 +99,26 @@ export class RunWatcher {
   }
 
   /**
-   * The worker answered our prompt. When it says no run is going, the prompt is done:
-   * a run the command started and finished meanwhile already settled it; otherwise it
-   * settles as `no_run`, or failed if the command reported an extension error. On a busy
-   * connection the answer may overtake the events before it, so with `upToSeq` (the
+   * The worker answered our prompt. Queued, it settles now as `queued` (it runs after the
+   * current run, which is not ours to wait for). Handled (no run going), the prompt is
+   * done: a run the command started and finished meanwhile already settled it; otherwise
+   * it settles as `no_run`, or failed if the command reported an extension error. On a
+   * busy connection the answer may overtake the events before it, so with `upToSeq` (the
    * agent's last seq once the answer was in) it settles only when the stream got there.
+   * Started, the run's end settles it (already seen, or still to come).
    */
   accepted(agent: string, response: RpcResponse, upToSeq?: number): void {
     const run = this.runs.get(agent);
-    if (!run || run.outcome || !startedNoRun(response)) return;
-    run.noRunAt = upToSeq ?? -1;
-    this.settleNoRun(agent);
+    if (!run || run.outcome) return;
+    run.answered = true;
+    const answer = readPromptAnswer(response);
+    if (answer.settles) run.view = learnSettles(run.view);
+    if (answer.disposition === "queued") return this.finish(agent, { agent, ok: true, stopReason: "queued", text: "" });
+    if (answer.disposition === "handled") {
+      run.noRunAt = upToSeq ?? -1;
+      return this.settleNoRun(agent);
+    }
+    if (run.view.ending?.kind === "ended") this.finish(agent, lastOutcome(agent, run.view));
   }
 
   /** The subscription began after these seqs (`subscribe`'s `lastSeq`): the stream has them. */
@@ -130,7 +141,8 @@ export class RunWatcher {
     const last = lastOutcome(m.agent, run.view);
     switch (ending.kind) {
       case "ended":
-        this.finish(m.agent, last);
+        // Before the answer it may be an agent_end of a worker that settles later (see accepted).
+        if (run.answered) this.finish(m.agent, last);
         return;
       case "interrupted":
         this.finish(m.agent, {
@@ -390,7 +402,8 @@ export function silentOnRuns(text: string, response: RpcResponse): boolean {
   return (
     text.trimStart().startsWith("/") &&
     response.success &&
-    (response.data as { running?: unknown } | undefined)?.running === undefined
+    (response.data as { running?: unknown } | undefined)?.running === undefined &&
+    (response.data as { disposition?: unknown } | undefined)?.disposition === undefined
   );
 }
 
@@ -426,7 +439,7 @@ async function promptAndWait(
               `pi-orch: ${agent}'s worker does not say whether ${JSON.stringify(text.trim())} started a run (pi's workers do not), so this waits for a run's end; if the command started none, Ctrl-C stops waiting (the agent is not affected)`,
             );
           }
-          if (!startedNoRun(response)) return;
+          if (readPromptAnswer(response).disposition !== "handled") return watcher.accepted(agent, response);
           // Where the agent's stream was once the answer was in: the verdict waits for the events up to there.
           return client.status(agent).then(
             (info) => watcher.accepted(agent, response, info.lastSeq),
@@ -445,6 +458,10 @@ async function promptAndWait(
     if (o.ok && o.stopReason === "no_run" && !json)
       ctx.err(
         `pi-orch: ${o.agent} took the prompt without starting a run (an extension command or input handler handled it)`,
+      );
+    if (o.ok && o.stopReason === "queued" && !json)
+      ctx.err(
+        `pi-orch: ${o.agent} queued the prompt behind its current run; not waiting for it (see pi-orch attach ${o.agent})`,
       );
     if (o.ok) continue;
     ctx.err(

@@ -13,7 +13,7 @@ export type RunEvent = WorkerEvent | SupervisorEvent;
 
 /**
  * How the run ended, set by the event that ended it (a later ending event replaces it):
- * the worker's `agent_end`, the worker exiting, the supervisor saying the run was
+ * the worker's `agent_settled` (pi 1.x), else its last `agent_end` no retry follows, the worker exiting, the supervisor saying the run was
  * interrupted, or the agent leaving the running statuses.
  */
 export type RunEnding =
@@ -60,11 +60,16 @@ export interface RunView {
   started: boolean;
   /** Between `agent_start` and `agent_end`. */
   inRun: boolean;
+  /**
+   * The worker ends its runs with `agent_settled` (pi 1.x): one was seen, or the prompt's
+   * answer had a `disposition` (see learnSettles). Then `agent_end` ends no run.
+   */
+  settles: boolean;
   /** Set while a retry is pending: the run goes on even after an `agent_end`. */
   retry: PendingRetry | null;
   /** How the run ended; null while it goes on (or before it began). */
   ending: RunEnding | null;
-  /** Messages ended since the latest `agent_start` (all of them before the first). */
+  /** Messages ended since the run's `agent_start` (all of them before the first). */
   messages: readonly AgentMessage[];
   /** Text of the assistant message streaming now. */
   streaming: string;
@@ -95,6 +100,7 @@ export const EMPTY_RUN_VIEW: RunView = Object.freeze({
   agentStatus: null,
   started: false,
   inRun: false,
+  settles: false,
   retry: null,
   ending: null,
   messages: [],
@@ -120,6 +126,8 @@ const LEAVING_STATUSES: ReadonlySet<string> = new Set(["stopping", "stopped", "f
 export function foldRun(view: RunView, event: RunEvent): RunView {
   switch (event.type) {
     case "agent_start":
+      // A worker that settles goes on with the same run after an agent_end (a follow-up, a retry).
+      if (view.settles && view.started && view.ending === null) return { ...view, inRun: true, streaming: "" };
       return { ...view, started: true, inRun: true, ending: null, messages: [], streaming: "" };
     case "turn_start":
       return { ...view, turns: view.turns + 1 };
@@ -151,8 +159,16 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
     case "agent_end": {
       const base = { ...view, inRun: false, running: [], streaming: "" };
       // With a retry to follow (pi's order: agent_end, auto_retry_start, a new run; our
-      // worker says willRetry on that agent_end), it closes one attempt, not the run.
-      return view.started && !view.retry && event.willRetry !== true ? { ...base, ending: { kind: "ended" } } : base;
+      // worker says willRetry on that agent_end), it closes one attempt, not the run; a
+      // worker that settles says when the run is over with agent_settled.
+      return view.started && !view.retry && !view.settles && event.willRetry !== true
+        ? { ...base, ending: { kind: "ended" } }
+        : base;
+    }
+    case "agent_settled": {
+      const base = { ...view, settles: true, inRun: false, running: [], streaming: "", retry: null };
+      if (!view.started || view.ending?.kind === "ended") return base;
+      return { ...base, ending: { kind: "ended" } };
     }
     case "auto_retry_start":
       return {
@@ -172,7 +188,7 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
       // ran out come after an agent_end that already ended it. Inside a run (the older
       // order), its own agent_end still follows.
       if (view.ending?.kind === "ended") return { ...failed, ending: view.ending };
-      return view.started && !view.inRun ? { ...failed, ending: { kind: "ended" } } : failed;
+      return view.started && !view.inRun && !view.settles ? { ...failed, ending: { kind: "ended" } } : failed;
     }
     case "worker_exited":
       return {
@@ -203,6 +219,16 @@ export function foldRun(view: RunView, event: RunEvent): RunView {
     default:
       return view;
   }
+}
+
+/**
+ * The worker said (a `disposition` in its prompt answer) that it ends runs with
+ * `agent_settled`: an ending taken from an `agent_end` before that was known is undone,
+ * the run goes on until it settles. Pure; `view` itself when nothing changes.
+ */
+export function learnSettles(view: RunView): RunView {
+  if (view.settles) return view;
+  return { ...view, settles: true, ending: view.ending?.kind === "ended" ? null : view.ending };
 }
 
 /** The tool a progress line shows: the latest started of those still running. */

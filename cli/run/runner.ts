@@ -25,7 +25,7 @@ import {
   type TaskResult,
   type TaskStatus,
 } from "./types.js";
-import { startedNoRun } from "../../shared/prompt-answer.js";
+import { readPromptAnswer } from "../../shared/prompt-answer.js";
 
 /** Defaults applied to tasks that do not set the field themselves. */
 export interface TaskDefaults {
@@ -82,7 +82,8 @@ type StopStatus = "timed_out" | "cancelled";
 interface Live {
   tracker: RunTracker;
   progress: TaskProgress;
-  end: (e: RunEnd) => void;
+  /** Called when an event ended the run (as the tracker has it). */
+  changed: () => void;
 }
 
 /**
@@ -173,7 +174,7 @@ export class TaskRun {
       progress.tool = tracker.tool;
       this.opts.onProgress?.(progress, false);
     }
-    if (end) live.end(end);
+    if (end) live.changed();
   }
 
   private setStatus(progress: TaskProgress, status: TaskStatus): void {
@@ -214,9 +215,20 @@ export class TaskRun {
       endedAt: null,
     };
     const tracker = new RunTracker();
-    let markEnd!: (e: RunEnd) => void;
-    const ended = new Promise<RunEnd>((r) => (markEnd = r));
-    this.live.set(name, { tracker, progress, end: markEnd });
+    const waiting = new Set<(e: RunEnd) => void>();
+    // The run's end as the tracker has it now or once it has one (the prompt's answer may undo an early one).
+    const ended = (): Promise<RunEnd> =>
+      new Promise((r) => {
+        if (tracker.end) r(tracker.end);
+        else waiting.add(r);
+      });
+    const onEnding = () => {
+      const end = tracker.end;
+      if (!end) return;
+      for (const r of waiting) r(end);
+      waiting.clear();
+    };
+    this.live.set(name, { tracker, progress, changed: onEnding });
 
     const abort = new AbortController();
     let stopped: { status: StopStatus; reason: string } | null = null;
@@ -279,8 +291,10 @@ export class TaskRun {
           else {
             if (!stopped) this.setStatus(progress, "running");
             // A task that is an extension command (`/cmd`) starting no run is done at its answer.
-            const noRun = startedNoRun(response);
-            const end = noRun ? ({ kind: "ended" } as const) : await untilAborted(ended, abort.signal);
+            const answer = readPromptAnswer(response);
+            if (answer.settles) tracker.learnSettles();
+            const noRun = answer.disposition === "handled";
+            const end = noRun ? ({ kind: "ended" } as const) : await untilAborted(ended(), abort.signal);
             if (noRun && !tracker.started && tracker.extensionError !== null)
               failure = `the command failed: ${tracker.extensionError}`;
             else if (end === null) await this.abortRun(name, ended);
@@ -335,7 +349,7 @@ export class TaskRun {
   }
 
   /** Ask the worker to abort its run and give it a moment to end it; the stop that follows is forceful anyway. */
-  private async abortRun(name: string, ended: Promise<RunEnd>): Promise<void> {
+  private async abortRun(name: string, ended: () => Promise<RunEnd>): Promise<void> {
     const sup = this.sup!;
     try {
       await sup.rpc(name, { type: "abort" }, { timeoutMs: 2000 });
@@ -343,7 +357,7 @@ export class TaskRun {
       return; // not running any more
     }
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, 3000)))]);
+    await Promise.race([ended(), new Promise((r) => (timer = setTimeout(r, 3000)))]);
     clearTimeout(timer);
   }
 

@@ -3,7 +3,7 @@
  * now, tokens, the last assistant text, the files edit/write touched, and when the run is
  * over. It reads the stream through the one run view (cli/events/run-view.ts).
  */
-import { currentTool, EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
+import { currentTool, EMPTY_RUN_VIEW, foldRun, learnSettles, type RunEvent, type RunView } from "../events/run-view.js";
 import type { TokenCounts } from "./types.js";
 
 /** How a worker's run ended, as far as the events tell. */
@@ -49,16 +49,27 @@ export class RunTracker {
     return new Set(this.view.touched);
   }
 
+  /**
+   * How the run ended so far, or null while it goes on. A task ends on the worker's
+   * agent_settled (or last agent_end) or its exit; the supervisor's status events are
+   * the runner's to judge.
+   */
+  get end(): RunEnd | null {
+    const ending = this.view.ending;
+    if (ending?.kind === "ended") return { kind: "ended" };
+    if (ending?.kind === "exited") return { kind: "exited", reason: ending.reason };
+    return null;
+  }
+
+  /** The prompt's answer said the worker ends its runs with agent_settled (see learnSettles). */
+  learnSettles(): void {
+    this.view = learnSettles(this.view);
+  }
+
   /** Apply one event; returns how the run ended when this event ends it, else null. */
   apply(event: RunEvent | Record<string, unknown>): RunEnd | null {
     const before = this.view;
     this.view = foldRun(before, event as RunEvent);
-    const ending = this.view.ending;
-    // A task ends on the worker's agent_end or its exit; the supervisor's status events
-    // are the runner's to judge.
-    if (ending === before.ending || ending === null) return null;
-    if (ending.kind === "ended") return { kind: "ended" };
-    if (ending.kind === "exited") return { kind: "exited", reason: ending.reason };
-    return null;
+    return this.view.ending === before.ending ? null : this.end;
   }
 }

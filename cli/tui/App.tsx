@@ -8,6 +8,7 @@ import { KeyRouter, useKeys } from "./useKeys.js";
 import { useCallback, useLayoutEffect, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentControl } from "./control.js";
+import { readPromptAnswer } from "../../shared/prompt-answer.js";
 import { DialogModal, type DialogAnswer } from "./DialogModal.js";
 import { DiffView } from "./DiffView.js";
 import { Grid } from "./Grid.js";
@@ -140,7 +141,19 @@ function Tui(props: AppProps) {
       kind === "prompt"
         ? { type: "prompt", message: text, ...(busy ? { streamingBehavior: "followUp" } : {}) }
         : { type: kind, message: text };
-    void act(`${INPUT_LABEL[kind]} to ${agent.name}`, control.rpc(agent.name, command));
+    const what = `${INPUT_LABEL[kind]} to ${agent.name}`;
+    void act(
+      what,
+      control.rpc(agent.name, command).then((response) => {
+        // What became of it, when the worker says (pi 1.x's disposition): nothing to wait for.
+        if (response.success && kind === "prompt") {
+          const { disposition } = readPromptAnswer(response);
+          if (disposition === "handled") say(`${agent.name} handled the prompt without starting a run`);
+          else if (disposition === "queued" || busy) say(`${what}: queued as a follow-up (it is busy)`);
+        }
+        return response;
+      }),
+    );
     setScroll(0);
   };
   const answer = (agent: AgentView, id: string, a: DialogAnswer) => {

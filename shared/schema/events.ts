@@ -45,6 +45,12 @@ export const AgentEndEvent = Type.Object({
    */
   willRetry: Type.Optional(Type.Boolean()),
 });
+/** pi 1.x: the run is over, retries, overflow recovery and queued messages included (`agent_end` closes only one low-level run). */
+export const AgentSettledEvent = Type.Object({
+  type: Type.Literal("agent_settled"),
+  /** The run ended because it was aborted. */
+  aborted: Type.Optional(Type.Boolean()),
+});
 export const TurnStartEvent = Type.Object({ type: Type.Literal("turn_start") });
 export const TurnEndEvent = Type.Object({
   type: Type.Literal("turn_end"),
@@ -155,6 +161,7 @@ export type AgentEvent = Static<typeof AgentEvent>;
 /** Every event a worker may write, the agent events plus the session-level ones. */
 export const WorkerEvent = Type.Union([
   AgentEvent,
+  AgentSettledEvent,
   QueueUpdateEvent,
   CompactionStartEvent,
   CompactionEndEvent,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RunWatcher, silentOnRuns } from "../../cli/commands/prompt.js";
-import { startedNoRun } from "../../shared/prompt-answer.js";
+import { readPromptAnswer } from "../../shared/prompt-answer.js";
 import type { RpcResponse } from "../../shared/schema/rpc.js";
 
 type Ev = Record<string, unknown>;
@@ -20,11 +20,14 @@ const reply = (text: string): Ev => ({
   message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" },
 });
 
-describe("startedNoRun", () => {
+describe("readPromptAnswer: no run started (handled)", () => {
   it.each<{ name: string; response: RpcResponse; noRun: boolean }>([
     { name: "our answer saying no run is going", response: answer({ running: false }), noRun: true },
     { name: "our answer saying a run is going", response: answer({ running: true }), noRun: false },
     { name: "pi's answer, without data", response: answer(), noRun: false },
+    { name: "pi 1.x's handled", response: answer({ disposition: "handled" }), noRun: true },
+    { name: "pi 1.x's started", response: answer({ disposition: "started" }), noRun: false },
+    { name: "pi 1.x's queued", response: answer({ disposition: "queued" }), noRun: false },
     { name: "data of another shape", response: answer({ running: "no" }), noRun: false },
     {
       name: "a refusal",
@@ -32,7 +35,7 @@ describe("startedNoRun", () => {
       noRun: false,
     },
   ])("$name: $noRun", ({ response, noRun }) => {
-    expect(startedNoRun(response)).toBe(noRun);
+    expect(readPromptAnswer(response).disposition === "handled").toBe(noRun);
   });
 });
 
@@ -41,6 +44,12 @@ describe("silentOnRuns: a /command answered by a worker that does not say whethe
     { name: "pi's answer to a /command", text: "/review x", response: answer(), silent: true },
     { name: "pi's answer to a /command after spaces", text: "  /noop", response: answer(), silent: true },
     { name: "our answer to a /command", text: "/noop", response: answer({ running: false }), silent: false },
+    {
+      name: "pi 1.x's answer to a /command",
+      text: "/noop",
+      response: answer({ disposition: "handled" }),
+      silent: false,
+    },
     { name: "pi's answer to plain text (a run always follows)", text: "hello", response: answer(), silent: false },
     {
       name: "a refusal",
@@ -135,6 +144,46 @@ describe("RunWatcher: the prompt's answer", () => {
       ],
       settledAt: 3,
       outcome: { ok: true, text: "fine" },
+    },
+    {
+      name: "pi 1.x's handled settles at the answer",
+      before: [],
+      response: answer({ disposition: "handled" }),
+      after: [],
+      settledAt: "answer",
+      outcome: { ok: true, stopReason: "no_run", text: "" },
+    },
+    {
+      name: "pi 1.x's queued settles at the answer, not waiting for the run it is queued behind",
+      before: [{ type: "agent_start" }],
+      response: answer({ disposition: "queued" }),
+      after: run,
+      settledAt: "answer",
+      outcome: { ok: true, stopReason: "queued", text: "" },
+    },
+    {
+      name: "pi 1.x's started waits past agent_end (a follow-up run goes on) for agent_settled",
+      before: [],
+      response: answer({ disposition: "started" }),
+      after: [
+        { type: "agent_start" },
+        reply("first"),
+        { type: "agent_end", messages: [], willRetry: false },
+        { type: "agent_start" },
+        reply("second"),
+        { type: "agent_end", messages: [], willRetry: false },
+        { type: "agent_settled", aborted: false },
+      ],
+      settledAt: 6,
+      outcome: { ok: true, stopReason: "stop", text: "first\nsecond" },
+    },
+    {
+      name: "pi 1.x's started that an agent_end overtook still waits for agent_settled",
+      before: [{ type: "agent_start" }, reply("first"), { type: "agent_end", messages: [], willRetry: false }],
+      response: answer({ disposition: "started" }),
+      after: [{ type: "agent_start" }, reply("second"), { type: "agent_settled", aborted: false }],
+      settledAt: 2,
+      outcome: { ok: true, stopReason: "stop", text: "first\nsecond" },
     },
     {
       name: "pi's answer to a command that started no run never settles by itself (its clients wait too)",

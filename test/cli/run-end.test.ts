@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { RunTracker } from "../../cli/run/tracker.js";
 import { RunWatcher } from "../../cli/commands/prompt.js";
-import { foldRun, EMPTY_RUN_VIEW, type RunEvent, type RunView } from "../../cli/events/run-view.js";
+import { foldRun, EMPTY_RUN_VIEW, learnSettles, type RunEvent, type RunView } from "../../cli/events/run-view.js";
+import type { RpcResponse } from "../../shared/schema/rpc.js";
 
 type Ev = Record<string, unknown>;
 const failed = (text: string): Ev => ({
@@ -20,8 +21,12 @@ const retryStart = (attempt: number): Ev => ({
   errorMessage: "503",
 });
 
-/** The worker's event order for each case (pi 0.73.1's order, agent_end with our willRetry). */
-const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; text?: string }[] = [
+/**
+ * The worker's event order for each case: pi 0.73.1's order, agent_end with our willRetry
+ * (answered without a disposition); pi 1.6's, ending with agent_settled (`settles`: its
+ * answer said `disposition: "started"`).
+ */
+const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; text?: string; settles?: boolean }[] = [
   {
     name: "a run without errors ends at its agent_end",
     events: [{ type: "agent_start" }, answered("hi"), { type: "agent_end", messages: [] }],
@@ -73,7 +78,61 @@ const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; 
     endsAt: 4,
     ok: false,
   },
+  {
+    name: "pi 1.6: a run ends at agent_settled, not at its agent_end",
+    settles: true,
+    events: [
+      { type: "agent_start" },
+      answered("hi"),
+      { type: "agent_end", messages: [], willRetry: false },
+      { type: "agent_settled", aborted: false },
+    ],
+    endsAt: 3,
+    ok: true,
+    text: "hi",
+  },
+  {
+    name: "pi 1.6: a retried run ends at agent_settled after the retry's run",
+    settles: true,
+    events: [
+      { type: "agent_start" },
+      failed("503"),
+      { type: "agent_end", messages: [], willRetry: true },
+      retryStart(1),
+      { type: "agent_start" },
+      answered("second time"),
+      { type: "auto_retry_end", success: true, attempt: 1 },
+      { type: "agent_end", messages: [], willRetry: false },
+      { type: "agent_settled", aborted: false },
+    ],
+    endsAt: 8,
+    ok: true,
+    text: "second time",
+  },
+  {
+    name: "pi 1.6: a queued follow-up's run belongs to the same settled run",
+    settles: true,
+    events: [
+      { type: "agent_start" },
+      answered("first"),
+      { type: "agent_end", messages: [], willRetry: false },
+      { type: "agent_start" },
+      answered("then the follow-up"),
+      { type: "agent_end", messages: [], willRetry: false },
+      { type: "agent_settled", aborted: false },
+    ],
+    endsAt: 6,
+    ok: true,
+    text: "first\nthen the follow-up",
+  },
 ];
+
+const answer = (settles?: boolean): RpcResponse => ({
+  type: "response",
+  command: "prompt",
+  success: true,
+  ...(settles ? { data: { disposition: "started" } } : {}),
+});
 
 /** The index of the event at which `ended` first says true. */
 function firstEnd(events: Ev[], ended: (e: Ev) => boolean): number | null {
@@ -82,8 +141,8 @@ function firstEnd(events: Ev[], ended: (e: Ev) => boolean): number | null {
 }
 
 describe("when a prompt's work is over, with automatic retries in pi's order", () => {
-  it.each(CASES)("the run view (cli/events): $name", ({ events, endsAt }) => {
-    let view: RunView = EMPTY_RUN_VIEW;
+  it.each(CASES)("the run view (cli/events): $name", ({ events, endsAt, settles }) => {
+    let view: RunView = settles ? learnSettles(EMPTY_RUN_VIEW) : EMPTY_RUN_VIEW;
     const ends: number[] = [];
     events.forEach((e, i) => {
       const before = view.ending;
@@ -94,13 +153,15 @@ describe("when a prompt's work is over, with automatic retries in pi's order", (
     expect(ends).toEqual(endsAt === null ? [] : [endsAt]);
   });
 
-  it.each(CASES)("RunTracker (pi-orch run): $name", ({ events, endsAt }) => {
+  it.each(CASES)("RunTracker (pi-orch run): $name", ({ events, endsAt, settles }) => {
     const t = new RunTracker();
+    if (settles) t.learnSettles();
     expect(firstEnd(events, (e) => t.apply(e)?.kind === "ended")).toBe(endsAt);
   });
 
-  it.each(CASES)("RunWatcher (prompt --wait): $name", async ({ events, endsAt, ok, text }) => {
+  it.each(CASES)("RunWatcher (prompt --wait): $name", async ({ events, endsAt, ok, text, settles }) => {
     const w = new RunWatcher(["a"]);
+    w.accepted("a", answer(settles));
     let settled = false;
     void w.settled.then(() => (settled = true));
     let at: number | null = null;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { currentTool, EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../../cli/events/run-view.js";
+import {
+  currentTool,
+  EMPTY_RUN_VIEW,
+  foldRun,
+  learnSettles,
+  type RunEvent,
+  type RunView,
+} from "../../cli/events/run-view.js";
 
 const usage = (input: number, output: number) => ({
   input,
@@ -27,6 +34,7 @@ const assistant = (
 const ev = {
   start: { type: "agent_start" },
   end: { type: "agent_end", messages: [] },
+  settled: { type: "agent_settled", aborted: false },
   turn: { type: "turn_start" },
   reply: (text: string, stop?: "stop" | "toolUse" | "error" | "aborted", err?: string) => ({
     type: "message_end",
@@ -139,6 +147,22 @@ describe("foldRun: how the run ends", () => {
       ending: { kind: "status", status: "backoff", reason: "crashed" },
     },
     { name: "a running status is not an ending", events: [ev.start, ev.status("running")], ending: null },
+    {
+      name: "pi 1.x: agent_settled ends the run",
+      events: [ev.start, ev.reply("ok"), ev.end, ev.settled],
+      ending: { kind: "ended" },
+    },
+    {
+      name: "pi 1.x: once a worker settled, agent_end is not the end (a follow-up run goes on)",
+      events: [ev.start, ev.end, ev.settled, ev.start, ev.end, ev.start, ev.reply("next")],
+      ending: null,
+    },
+    {
+      name: "pi 1.x: retries giving up are not the end either; agent_settled is",
+      events: [ev.settled, ev.start, ev.end, ev.retryStart(1), ev.start, ev.end, ev.retryEnd(false, "x")],
+      ending: null,
+    },
+    { name: "an agent_settled with no agent_start ends nothing", events: [ev.settled], ending: null },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -147,6 +171,24 @@ describe("foldRun: how the run ends", () => {
       expect(view.retry !== null).toBe(Boolean(c.retry));
     });
   }
+});
+
+describe("learnSettles: the prompt's answer says the worker settles", () => {
+  it("undoes an ending taken from agent_end, so the run ends at agent_settled", () => {
+    const ended = fold([ev.start, ev.end]);
+    expect(ended.ending).toEqual({ kind: "ended" });
+    const learned = learnSettles(ended);
+    expect(learned.ending).toBeNull();
+    expect([ev.start, ev.end].reduce((v, e) => foldRun(v, e as RunEvent), learned).ending).toBeNull();
+    expect(foldRun(learned, ev.settled as RunEvent).ending).toEqual({ kind: "ended" });
+  });
+
+  it("keeps other endings, and is the same view when already known", () => {
+    const exited = fold([ev.start, ev.exited]);
+    expect(learnSettles(exited).ending).toEqual(exited.ending);
+    const settled = fold([ev.settled]);
+    expect(learnSettles(settled)).toBe(settled);
+  });
 });
 
 describe("foldRun: what the run did", () => {

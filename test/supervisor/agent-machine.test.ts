@@ -670,3 +670,91 @@ describe("agent table: run limits", () => {
     expect(d.send({ kind: "line", gen: 1, line: '{"type":"agent_end"}' })).toEqual([]);
   });
 });
+
+describe("agent table: run boundaries", () => {
+  const end = (willRetry?: boolean) => ({
+    type: "agent_end",
+    messages: [],
+    ...(willRetry === undefined ? {} : { willRetry }),
+  });
+
+  /** Statuses each line of `lines` leads to (one entry per line: the statuses it emitted). */
+  function statusesAfter(d: Driver, lines: unknown[]): unknown[][] {
+    return lines.map((l) => {
+      d.line(l);
+      return d.statuses();
+    });
+  }
+
+  it.each([
+    {
+      worker: "pi 0.73 (agent_end only): idle at the agent_end no retry follows",
+      lines: [{ type: "agent_start" }, end(), { type: "agent_start" }, end()],
+      statuses: [["busy"], ["idle"], ["busy"], ["idle"]],
+    },
+    {
+      worker: "ours (willRetry only when true): busy through the retry",
+      lines: [{ type: "agent_start" }, end(true), { type: "auto_retry_start" }, { type: "agent_start" }, end()],
+      statuses: [["busy"], [], [], [], ["idle"]],
+    },
+    {
+      worker: "pi 1.6 learned at its first agent_settled: the next run's agent_end leaves it busy until settled",
+      lines: [
+        { type: "agent_start" },
+        end(false),
+        { type: "agent_settled", aborted: false },
+        { type: "agent_start" },
+        end(false),
+        { type: "agent_start" },
+        end(false),
+        { type: "agent_settled", aborted: false },
+      ],
+      statuses: [["busy"], ["idle"], [], ["busy"], [], [], [], ["idle"]],
+    },
+  ])("$worker", ({ lines, statuses }) => {
+    const d = new Driver();
+    d.toIdle();
+    expect(statusesAfter(d, lines)).toEqual(statuses);
+  });
+
+  it("a prompt answered with a disposition (pi 1.6) makes the first run end at agent_settled; the run timeout spans it", () => {
+    const d = new Driver(record({ limits: { runTimeoutMs: 1_000 } }));
+    d.toIdle();
+    d.send({ kind: "rpc", caller: 1, command: { type: "prompt", message: "hi" }, timeoutMs: 300 });
+    const sent = d.of("send")[0].value as { id: string };
+    d.line({ type: "response", id: sent.id, command: "prompt", success: true, data: { disposition: "started" } });
+    expect(d.state.settles).toBe(true);
+    d.line({ type: "agent_start" });
+    const timer = d.timer("run");
+    expect(statusesAfter(d, [end(false), { type: "agent_start" }, end(false)])).toEqual([[], [], []]);
+    expect(d.status).toBe("busy");
+    expect(d.timer("run")).toBe(timer);
+    d.line({ type: "agent_settled", aborted: false });
+    expect(d.statuses()).toEqual(["idle"]);
+    expect(d.of("cancel_timer").map((e) => e.key)).toContain("run");
+  });
+
+  it("a restarted worker is not assumed to settle until it says so", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.line({ type: "agent_settled", aborted: false });
+    expect(d.state.settles).toBe(true);
+    d.exit(1);
+    d.fire("backoff");
+    d.spawned(101);
+    d.answerProbe();
+    expect(d.state.settles).toBe(false);
+    expect(statusesAfter(d, [{ type: "agent_start" }, end()])).toEqual([["busy"], ["idle"]]);
+  });
+
+  it("an agent_settled line too long to read still ends the run", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.line({ type: "agent_settled", aborted: false });
+    d.line({ type: "agent_start" });
+    d.line(end(false));
+    expect(d.status).toBe("busy");
+    d.send({ kind: "line_too_long", gen: d.gen, message: "line too long", head: '{"type":"agent_settled","x":"' });
+    expect(d.statuses()).toEqual(["idle"]);
+  });
+});
