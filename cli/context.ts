@@ -10,6 +10,7 @@ import { IpcClient, IpcClientError } from "../ipc/client.js";
 import { piOrchHome } from "../shared/paths.js";
 import { piOrchCommand } from "../shared/cli-hint.js";
 import { openLogNoFollow } from "../shared/safe-open.js";
+import { terminalText } from "../shared/terminal-text.js";
 import { nodeFlagsHint, nodeFlagsProblem, supervisorNodeFlags } from "./serve/node-flags.js";
 
 /** A failure the CLI reports with this exit code and message (no stack trace). */
@@ -41,9 +42,13 @@ export interface CliContext {
   client(opts?: { autostart?: boolean }): Promise<IpcClient>;
   /** Print data as JSON (one document) to stdout. */
   json(value: unknown): void;
-  /** Print a line to stdout. */
+  /** Print a line to stdout; control characters shown as escapes (`shared/terminal-text.ts`). */
   out(line?: string): void;
-  /** Print a line to stderr. */
+  /** Print text (no newline added) to stdout, made as safe as `out`. For transcripts. */
+  write(text: string): void;
+  /** Whether `color` writes colour codes. */
+  colour: boolean;
+  /** Print a line to stderr, made as safe as `out`. */
   err(line: string): void;
   /** Colour helpers; identity functions when `NO_COLOR` is set or stdout is not a TTY. */
   color: Colors;
@@ -92,16 +97,19 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
     if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
     throw err;
   });
+  const colour = colorEnabled();
   // Absolute: a hint naming it then works from any folder.
   const homeFlag = () => (globals().home ? home() : undefined);
   return {
     home,
     homeFlag,
     selfBin,
-    color: colors(colorEnabled()),
+    color: colors(colour),
+    colour,
     json: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
-    out: (line = "") => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
+    out: (line = "") => process.stdout.write(`${terminalText(line, colour)}\n`),
+    write: (text) => process.stdout.write(terminalText(text, colour)),
+    err: (line) => process.stderr.write(`${terminalText(line, colour)}\n`),
     client: async (opts = {}) => {
       const autostart = opts.autostart ?? globals().autostart ?? true;
       try {

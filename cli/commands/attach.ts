@@ -40,7 +40,7 @@ Examples:
               2,
             );
           }
-          const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
+          const renderer = new TranscriptRenderer({ write: (s) => ctx.write(s), colors: ctx.color });
           let lastSeq = opts.since ?? info.lastSeq;
           const onMessage = (m: IpcStreamMessage) => {
             if (m.type === "event") lastSeq = m.seq;

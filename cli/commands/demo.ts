@@ -162,7 +162,7 @@ async function liveSummary(
 ): Promise<number> {
   const c = ctx.color;
   ctx.out(c.bold(`pi-orch demo: 4 faux agents in worktrees of ${repo}`));
-  const renderer = new TranscriptRenderer({ write: (t) => process.stdout.write(t), colors: c, prefixAgents: true });
+  const renderer = new TranscriptRenderer({ write: (t) => ctx.write(t), colors: c, prefixAgents: true });
   const settled = new Map<string, string>();
   const views = new Map<string, RunView>();
   let finished = false;

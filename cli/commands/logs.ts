@@ -41,13 +41,13 @@ Examples:
           ctx.err(`pi-orch: ${name} has no ${opts.stderr ? "stderr" : "event"} log yet (${path})`);
           return 0;
         }
-        const renderer = new TranscriptRenderer({ write: (s) => process.stdout.write(s), colors: ctx.color });
+        const renderer = new TranscriptRenderer({ write: (s) => ctx.write(s), colors: ctx.color });
         let partial = "";
         // A seq missing between two logged ones never reached the disk (dropped while it was full): said where it was.
         let lastLogged = 0;
         const onText = (text: string) => {
           if (opts.stderr && !opts.json) {
-            process.stdout.write(text);
+            ctx.write(text);
             return;
           }
           const lines = (partial + text).split("\n");
@@ -75,7 +75,7 @@ Examples:
               lastLogged = Math.max(lastLogged, entry.seq);
               renderer.feed({ type: "event", agent: name, seq: entry.seq, at: entry.at, event: entry.event });
             } catch {
-              process.stdout.write(`${ctx.color.red(`(unreadable log line) ${line.slice(0, 200)}`)}\n`);
+              ctx.out(ctx.color.red(`(unreadable log line) ${line.slice(0, 200)}`));
             }
           }
         };

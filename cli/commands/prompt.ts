@@ -417,7 +417,7 @@ async function promptAndWait(
 ): Promise<number> {
   const watcher = new RunWatcher(agents);
   const renderer = new TranscriptRenderer({
-    write: (s) => process.stdout.write(s),
+    write: (s) => ctx.write(s),
     colors: ctx.color,
     prefixAgents: agents.length > 1,
     verbose: false,
