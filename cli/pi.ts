@@ -18,6 +18,7 @@ import { markProcessAsPi } from "../worker/tools/session-env.js";
 import { SettingsError } from "../worker/resources/settings.js";
 import { exportSessionHtml } from "../worker/session/export-html.js";
 import { SessionStore } from "../worker/session/session-file.js";
+import { isValidSessionId } from "../worker/session/locate.js";
 import { agentDir } from "../shared/paths.js";
 import { packageVersion } from "./version.js";
 import { listModelsLines } from "./list-models.js";
@@ -40,6 +41,7 @@ interface CliOptions {
   maxLineBytes?: number;
   session?: string | false;
   name?: string;
+  sessionId?: string;
   continue?: boolean;
   sessionDir?: string;
   compactionReserveTokens?: number;
@@ -165,6 +167,10 @@ function buildProgram(): Command {
     .option("--session <file|id>", "continue a session file (a path, or a unique id prefix)")
     .option("-c, --continue", "continue the latest session of this directory")
     .option("--resume", "pi's session picker; without a terminal picker, continues the latest session")
+    .option(
+      "--session-id <id>",
+      "this project's session with that exact id, created with it when there is none (with --no-session, the id in memory)",
+    )
     .option("--fork <file|id>", "start a new session holding a copy of that session")
     .option(
       "--session-dir <dir>",
@@ -282,6 +288,21 @@ async function main(argv: string[]): Promise<number> {
     model = shorthand[1];
     thinking ??= shorthand[2] as ThinkingLevel;
   }
+  if (opts.sessionId !== undefined) {
+    const clash = [opts.session && "--session", opts.continue && "--continue", opts.resume && "--resume"].filter(
+      Boolean,
+    );
+    if (clash.length > 0) {
+      process.stderr.write(`pi: --session-id cannot be combined with ${clash.join(", ")}\n`);
+      return 2;
+    }
+    if (!isValidSessionId(opts.sessionId)) {
+      process.stderr.write(
+        `pi: --session-id "${opts.sessionId}": a session id has only letters, digits, ".", "_" and "-", and starts and ends with a letter or digit\n`,
+      );
+      return 2;
+    }
+  }
   // As pi: trimmed, and a name of only white space is refused before anything starts.
   const sessionName = opts.name?.trim();
   if (sessionName === "") {
@@ -311,6 +332,7 @@ async function main(argv: string[]): Promise<number> {
     noSession: opts.session === false || opts.listModels !== undefined,
     continueSession: opts.continue || opts.resume,
     forkFrom: opts.fork,
+    sessionId: opts.sessionId,
     scopedModels: opts.models
       ?.split(",")
       .map((m) => m.trim())

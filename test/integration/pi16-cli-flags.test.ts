@@ -26,7 +26,6 @@ const BIN: Record<Impl, string[]> = { ours: [process.execPath, PI_BIN], "pi 1.6.
  * flag a pi user's script cannot pass to ours.
  */
 const LEFT_OUT: Record<string, string> = {
-  "--session-id": "not yet: lands with its own test below",
   "--exclude-tools": "not yet: lands with its own test below",
   "--approve": "not yet: lands with its own test below",
   "--no-approve": "not yet: lands with its own test below",
@@ -313,4 +312,69 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
     });
     expect(seen.ours).toEqual(seen["pi 1.6.0"]);
   }, 60_000);
+
+  it("--session-id opens this project's session with that id or creates it, forks under it, names the in-memory one, as 1.6.0", async () => {
+    const seen: Partial<Record<Impl, unknown>> = {};
+    for (const impl of ["ours", "pi 1.6.0"] as const) {
+      const s = setup();
+      const dir = ["--session-dir", join(s.root, "sessions")];
+      const run = async (args: string[], prompt: boolean) => {
+        const w = start(impl, s, args);
+        const state = await stateOf(w);
+        if (prompt) {
+          // pi writes the file with its first answer: have one.
+          server.enqueue({ text: "noted" });
+          expect((await w.request({ type: "prompt", message: "remember this" })).success).toBe(true);
+          await w.event("agent_end");
+        }
+        w.closeStdin();
+        const { code } = await w.exited;
+        const warned = /job-42/.test(w.stderr.join(""));
+        return {
+          id: state.sessionId,
+          file: state.sessionFile as string | undefined,
+          // Whether the conversation came back, not how many messages: 1.6.0 counts one more of its own.
+          resumed: (state.messageCount as number) > 0,
+          code,
+          warned,
+        };
+      };
+      const created = await run(["--session-id", "job-42", ...dir], true);
+      const reopened = await run(["--session-id", "job-42", ...dir], false);
+      const forked = await run(["--fork", created.file!, "--session-id", "job-43", ...dir], false);
+      const ephemeral = await run(["--no-session", "--session-id", "eph.1"], false);
+      const refused = (args: string[]) => {
+        const r = spawnSync(
+          BIN[impl][0]!,
+          [...BIN[impl].slice(1), "--mode", "rpc", "--model", "mock/mock-1", ...args],
+          {
+            cwd: s.cwd,
+            env: envOf(s),
+            input: "",
+            encoding: "utf8",
+          },
+        );
+        return r.status === (impl === "ours" ? 2 : 1);
+      };
+      seen[impl] = {
+        created: { ...created, file: created.file?.endsWith("_job-42.jsonl") },
+        reopened: { ...reopened, file: reopened.file === created.file },
+        forked: { ...forked, file: forked.file !== created.file && forked.file?.endsWith("_job-43.jsonl") },
+        ephemeral,
+        refused: {
+          badId: refused(["--session-id", "bad/id", ...dir]),
+          withContinue: refused(["--session-id", "job-42", "--continue", ...dir]),
+          forkOntoExisting: refused(["--fork", created.file!, "--session-id", "job-42", ...dir]),
+        },
+      };
+    }
+    expect(seen["pi 1.6.0"]).toEqual({
+      created: { id: "job-42", file: true, resumed: false, code: 0, warned: true },
+      reopened: { id: "job-42", file: true, resumed: true, code: 0, warned: false },
+      forked: { id: "job-43", file: true, resumed: true, code: 0, warned: false },
+      ephemeral: { id: "eph.1", file: undefined, resumed: false, code: 0, warned: false },
+      refused: { badId: true, withContinue: true, forkOntoExisting: true },
+    });
+    expect(seen.ours).toEqual(seen["pi 1.6.0"]);
+  }, 90_000);
 });

@@ -60,7 +60,7 @@ import {
 } from "../session/tree.js";
 import { userMessageText } from "../session/context.js";
 import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/fork.js";
-import { defaultSessionDir, latestSession, resolveSessionArg } from "../session/locate.js";
+import { defaultSessionDir, findSessionById, latestSession, resolveSessionArg } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
 import {
@@ -103,6 +103,11 @@ export interface WorkerOptions {
   forkFrom?: string;
   /** `--models`: patterns (globs on `provider/id` or `id`, `:level` ignored) limiting `cycle_model`. */
   scopedModels?: string[];
+  /**
+   * `--session-id`: that session of this cwd's session folder, created with that id when
+   * there is none; with `forkFrom` the fork's id, with `noSession` the in-memory session's.
+   */
+  sessionId?: string;
   /** `--continue`: the latest session of this cwd. */
   continueSession?: boolean;
   sessionDir?: string;
@@ -448,7 +453,10 @@ export class AgentSession {
 
   private openInitialSession(): SessionStore | null {
     const o = this.options;
-    if (o.noSession) return null;
+    if (o.noSession) {
+      if (o.sessionId) this.ephemeralId = o.sessionId;
+      return null;
+    }
     ensureHome(this.home);
     if (o.session) {
       const path = resolve(this.cwd, o.session);
@@ -461,9 +469,13 @@ export class AgentSession {
       return SessionStore.open(resolveSessionArg(o.session, this.sessionDir), { warn: this.warn });
     }
     if (o.forkFrom) {
+      if (o.sessionId && findSessionById(this.sessionDir, o.sessionId, this.cwd))
+        throw new Error(
+          `a session with id "${o.sessionId}" already exists in ${this.sessionDir}; fork under another id`,
+        );
       const source = SessionStore.open(resolveSessionArg(o.forkFrom, this.sessionDir), { warn: this.warn });
       try {
-        return SessionStore.open(cloneSession(source, this.sessionDir), { warn: this.warn });
+        return SessionStore.open(cloneSession(source, this.sessionDir, o.sessionId), { warn: this.warn });
       } finally {
         source.close();
       }
@@ -472,7 +484,12 @@ export class AgentSession {
       const latest = latestSession(this.sessionDir, this.cwd);
       if (latest) return SessionStore.open(latest, { warn: this.warn });
     }
-    return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd }, { warn: this.warn });
+    if (o.sessionId) {
+      const existing = findSessionById(this.sessionDir, o.sessionId, this.cwd);
+      if (existing) return SessionStore.open(existing, { warn: this.warn });
+      this.warn(`no session of this project has the id "${o.sessionId}"; starting a new session with that id`);
+    }
+    return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, id: o.sessionId }, { warn: this.warn });
   }
 
   /**

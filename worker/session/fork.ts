@@ -67,11 +67,11 @@ export function forkSession(store: SessionStore, entryId: string, dir: string): 
   return { path: copyToNewFile(store, point.path, dir), text: point.text };
 }
 
-/** Clone: a new session in `dir` holding the whole current path. Returns the new file's path. */
-export function cloneSession(store: SessionStore, dir: string): string {
-  return copyToNewFile(store, store.pathToLeaf(), dir);
+/** Clone: a new session in `dir` (with session id `id`, else a new one) holding the whole current path. Returns the new file's path. */
+export function cloneSession(store: SessionStore, dir: string, id?: string): string {
+  return copyToNewFile(store, store.pathToLeaf(), dir, id);
 }
 
-function copyToNewFile(store: SessionStore, entries: SessionEntry[], dir: string): string {
-  return writeNewSessionFile({ dir, cwd: store.header.cwd, parentSession: store.path, entries }).path;
+function copyToNewFile(store: SessionStore, entries: SessionEntry[], dir: string, id?: string): string {
+  return writeNewSessionFile({ dir, cwd: store.header.cwd, parentSession: store.path, entries, id }).path;
 }

@@ -127,14 +127,48 @@ export function sessionHeaderCwd(text: string): string | undefined {
   }
 }
 
-function startOfFile(path: string): { kind: ReturnType<typeof classifySessionStart>; cwd?: string } {
+/**
+ * pi's rule for a session id given on the command line (`--session-id`): letters, digits,
+ * `.`, `_`, `-`, starting and ending with a letter or digit, so it is safe in a file name. Pure.
+ */
+export function isValidSessionId(id: string): boolean {
+  return /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id);
+}
+
+/**
+ * The session file in `dir` whose header's id is exactly `id` (pi's `--session-id`
+ * lookup), skipping one whose header names another working directory than `cwd` (a
+ * shared `--session-dir`). Undefined when there is none.
+ */
+export function findSessionById(dir: string, id: string, cwd: string): string | undefined {
+  const want = resolve(cwd);
+  return listSessionFiles(dir).find((path) => {
+    const head = startOfFile(path);
+    return head.id === id && (head.cwd === undefined || resolve(head.cwd) === want);
+  });
+}
+
+function sessionHeaderId(text: string): string | undefined {
+  try {
+    const header = JSON.parse(text.split("\n", 1)[0]) as { type?: unknown; id?: unknown };
+    return header.type === "session" && typeof header.id === "string" ? header.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function startOfFile(path: string): { kind: ReturnType<typeof classifySessionStart>; cwd?: string; id?: string } {
   let fd: number | undefined;
   try {
     fd = openSync(path, "r");
     const buffer = Buffer.alloc(65536);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
     const text = buffer.toString("utf8", 0, read);
-    return { kind: classifySessionStart(text, read < buffer.length), cwd: sessionHeaderCwd(text) };
+    return {
+      kind: classifySessionStart(text, read < buffer.length),
+      cwd: sessionHeaderCwd(text),
+      id: sessionHeaderId(text),
+    };
   } catch {
     return { kind: "not-session" };
   } finally {

@@ -87,6 +87,8 @@ export interface NewSessionFile {
   entries?: readonly SessionEntry[];
   /** The file's name in `dir` (default: pi's `<time>_<id>.jsonl`), for `--session PATH` of a new file. */
   fileName?: string;
+  /** The session id (`--session-id`); default a new random one. */
+  id?: string;
 }
 
 /**
@@ -105,7 +107,7 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
   const now = new Date();
   // A random v4 id rather than pi's time-ordered v7: the file name already orders by
   // time, and random leading digits keep short `--session <prefix>` lookups unique.
-  const id = randomUuid();
+  const id = spec.id ?? randomUuid();
   const header: SessionHeader = {
     type: "session",
     version: SESSION_VERSION,
@@ -181,7 +183,7 @@ export class SessionStore {
 
   /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
   static create(
-    options: { dir: string; cwd: string; parentSession?: string; fileName?: string },
+    options: { dir: string; cwd: string; parentSession?: string; fileName?: string; id?: string },
     openOptions: OpenOptions = {},
   ): SessionStore {
     let made: { path: string; header: SessionHeader };

@@ -5,6 +5,8 @@ import {
   classifySessionStart,
   defaultSessionDir,
   encodeCwd,
+  findSessionById,
+  isValidSessionId,
   latestSession,
   resolveSessionArg,
   sessionIdFromFileName,
@@ -46,6 +48,30 @@ describe("locating sessions", () => {
   it("reads the session id out of a file name", () => {
     expect(sessionIdFromFileName("/x/2026-11-30T17-49-42-138Z_01a22d93-ab79.jsonl")).toBe("01a22d93-ab79");
     expect(sessionIdFromFileName("notes.jsonl")).toBeUndefined();
+  });
+
+  it.each([
+    ["job-42", true],
+    ["a", true],
+    ["v1.2_x", true],
+    ["01a22d93-ab79-7000-8000-000000000000", true],
+    ["", false],
+    ["-x", false],
+    ["x.", false],
+    ["bad/id", false],
+    ["a b", false],
+  ])("a --session-id %j is valid: %s (pi's rule)", (id, valid) => {
+    expect(isValidSessionId(id)).toBe(valid);
+  });
+
+  it("finds a session by its header's exact id, only for the same cwd (--session-id)", () => {
+    const dir = tmp();
+    const mine = session(dir, "2026-01-01T00-00-00-000Z", "job-42", 1, OPENING, "/w");
+    session(dir, "2026-01-02T00-00-00-000Z", "job-43", 2, OPENING, "/elsewhere");
+    expect(findSessionById(dir, "job-42", "/w")).toBe(mine);
+    expect(findSessionById(dir, "job-4", "/w")).toBeUndefined();
+    expect(findSessionById(dir, "job-43", "/w")).toBeUndefined();
+    expect(findSessionById(join(dir, "missing"), "job-42", "/w")).toBeUndefined();
   });
 
   it("resolves a unique id prefix, and lists candidates when it is ambiguous or unknown", () => {
