@@ -32,6 +32,7 @@ interface CliOptions {
   thinking?: ThinkingLevel;
   apiKey?: string;
   tools?: string | false;
+  excludeTools?: string;
   systemPrompt?: string;
   appendSystemPrompt?: string[];
   contextFiles: boolean;
@@ -135,6 +136,10 @@ function buildProgram(): Command {
     .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
     .option("--no-tools", "no tools at all")
     .option("--no-builtin-tools", "no built-in tools; extension tools stay")
+    .option(
+      "--exclude-tools <list>",
+      "tools never to use, names or * patterns (bash,deploy_*): left out whatever --tools or an extension asks",
+    )
     .option("--no-mcp", "accepted for pi compatibility: this worker has no MCP support, so nothing connects")
     .option("--system-prompt <text>", "replace the base system prompt")
     .option(
@@ -322,6 +327,10 @@ async function main(argv: string[]): Promise<number> {
     apiKey: opts.apiKey ?? (process.env.PI_API_KEY || undefined),
     tools: typeof opts.tools === "string" ? opts.tools : undefined,
     noTools: opts.tools === false || opts.builtinTools === false,
+    excludeTools: opts.excludeTools
+      ?.split(",")
+      .map((t) => t.trim())
+      .filter(Boolean),
     systemPrompt: opts.systemPrompt,
     appendSystemPrompt: opts.appendSystemPrompt,
     noContextFiles: !opts.contextFiles,

@@ -26,10 +26,12 @@ const BIN: Record<Impl, string[]> = { ours: [process.execPath, PI_BIN], "pi 1.6.
  * flag a pi user's script cannot pass to ours.
  */
 const LEFT_OUT: Record<string, string> = {
-  "--exclude-tools": "not yet: lands with its own test below",
   "--approve": "not yet: lands with its own test below",
   "--no-approve": "not yet: lands with its own test below",
 };
+
+/** Built-in tools of 1.6.0 that ours does not have. */
+const PI16_ONLY_TOOLS = ["codemode", "tool_search", "powershell"];
 
 let server: MockModelServer;
 const dirs: { cleanup: () => void }[] = [];
@@ -374,6 +376,65 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
       forked: { id: "job-43", file: true, resumed: true, code: 0, warned: false },
       ephemeral: { id: "eph.1", file: undefined, resumed: false, code: 0, warned: false },
       refused: { badId: true, withContinue: true, forkOntoExisting: true },
+    });
+    expect(seen.ours).toEqual(seen["pi 1.6.0"]);
+  }, 90_000);
+
+  it("--exclude-tools / -xt leaves tools out by name or pattern, built-in and extension ones, whatever --tools or an extension asks, as 1.6.0", async () => {
+    // Three extension tools, and a command that asks for every tool back and reports what it got.
+    const extension = `import { Type } from "typebox";
+export default function (pi) {
+  for (const name of ["deploy_prod", "deploy_dry", "notes"]) {
+    pi.registerTool({ name, label: name, description: "the " + name + " tool", parameters: Type.Object({}),
+      execute: async () => ({ content: [{ type: "text", text: name }] }) });
+  }
+  pi.registerCommand("all-tools", { handler: async (_args, ctx) => {
+    pi.setActiveTools(["read", "bash", "grep", "deploy_prod", "deploy_dry", "notes"]);
+    ctx.ui.notify(JSON.stringify({ all: pi.getAllTools().map((t) => t.name).sort(), active: [...pi.getActiveTools()].sort() }), "info");
+  } });
+}
+`;
+    const seen: Partial<Record<Impl, unknown>> = {};
+    for (const impl of ["ours", "pi 1.6.0"] as const) {
+      const s = setup();
+      const ext = join(s.root, "tools.ts");
+      writeFileSync(ext, extension);
+      const declared = async (w: RpcWorker): Promise<string[]> => {
+        const before = server.requests.length;
+        server.enqueue({ text: "ok" });
+        expect((await w.request({ type: "prompt", message: "which tools?" })).success).toBe(true);
+        await w.event("agent_end", 20_000, w.received.length - 1);
+        await server.waitForRequests(before + 1);
+        return (server.requests[before]!.body.tools ?? [])
+          .map((t: { function: { name: string } }) => t.function.name)
+          .sort();
+      };
+      const w = start(impl, s, [
+        "--no-session",
+        "-e",
+        ext,
+        // Changes to the default set (an allow-list would also narrow what pi registers).
+        "-t",
+        "+grep",
+        "-xt",
+        "bash,deploy_*",
+      ]);
+      const atStart = await declared(w);
+      const from = w.received.length;
+      expect((await w.request({ type: "prompt", message: "/all-tools" })).success).toBe(true);
+      const notice = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify", 20_000, from);
+      const afterAsking = await declared(w);
+      w.closeStdin();
+      await w.exited;
+      const reported = JSON.parse(notice.message) as { all: string[]; active: string[] };
+      // 1.6.0 has three built-ins ours lacks (codemode, tool_search, powershell on Windows): not this flag's business.
+      reported.all = reported.all.filter((t) => !PI16_ONLY_TOOLS.includes(t));
+      seen[impl] = { atStart, extension: reported, afterAsking };
+    }
+    expect(seen["pi 1.6.0"]).toEqual({
+      atStart: ["edit", "grep", "notes", "read", "write"],
+      extension: { all: ["edit", "find", "grep", "ls", "notes", "read", "write"], active: ["grep", "notes", "read"] },
+      afterAsking: ["grep", "notes", "read"],
     });
     expect(seen.ours).toEqual(seen["pi 1.6.0"]);
   }, 90_000);

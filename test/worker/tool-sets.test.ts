@@ -1,12 +1,28 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BUILT_IN_TOOLS, DEFAULT_ACTIVE_TOOLS, selectTools } from "../../worker/tools/index.js";
+import { BUILT_IN_TOOLS, DEFAULT_ACTIVE_TOOLS, selectTools, toolNameMatcher } from "../../worker/tools/index.js";
 import { buildSystemPrompt, findContextFiles, uniqueGuidelines } from "../../worker/system-prompt.js";
 import type { AgentTool } from "../../worker/types.js";
 import { tempDir } from "../support/rpc-worker.js";
 
 const known = BUILT_IN_TOOLS.map((t) => t.name);
+
+describe("toolNameMatcher (--exclude-tools)", () => {
+  it.each([
+    [["bash"], "bash", true],
+    [["bash"], "bash2", false],
+    [["deploy_*"], "deploy_prod", true],
+    [["deploy_*"], "deploy_", true],
+    [["deploy_*"], "my_deploy_x", false],
+    [["*_dry"], "deploy_dry", true],
+    [["mcp__*__read"], "mcp__radius__read", true],
+    [["a.b*"], "axb", false],
+    [[], "read", false],
+  ])("%j matches %s: %s", (entries, name, matched) => {
+    expect(toolNameMatcher(entries)(name)).toBe(matched);
+  });
+});
 
 describe("selectTools", () => {
   it.each([

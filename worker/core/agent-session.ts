@@ -71,7 +71,7 @@ import {
   type ContextFile,
 } from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
-import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
+import { BUILT_IN_TOOLS, selectTools, toolNameMatcher } from "../tools/index.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
@@ -91,6 +91,8 @@ export interface WorkerOptions {
   apiKey?: string;
   tools?: string;
   noTools?: boolean;
+  /** `--exclude-tools`: names or `*` patterns of tools never active, whoever asks (built-in and extension tools). */
+  excludeTools?: string[];
   systemPrompt?: string;
   appendSystemPrompt?: string[];
   noContextFiles?: boolean;
@@ -198,6 +200,8 @@ export class AgentSession {
   private ephemeralId: string = randomUuid();
   private ephemeralName?: string;
   private activeToolNames: string[];
+  /** `--exclude-tools`: as if these tools did not exist (pi leaves them out of its registry). */
+  private readonly excluded: (name: string) => boolean;
   private systemPromptText = "";
   /** The system prompt before_agent_start gave the last prompt's run (runs without a prompt keep it); null: the built one. */
   private runSystemPrompt: string | null = null;
@@ -304,6 +308,7 @@ export class AgentSession {
       },
       retryCap === undefined ? {} : { maxRetryDelayMs: retryCap },
     );
+    this.excluded = toolNameMatcher(options.excludeTools ?? []);
     this.activeToolNames = selectTools(
       options.tools,
       BUILT_IN_TOOLS.map((t) => t.name),
@@ -751,9 +756,11 @@ export class AgentSession {
 
   /** Tools the model may call now: the active built-ins, replaced or extended by extension tools. */
   activeTools(): AgentTool[] {
-    const extra = this.extensions.tools().filter((t) => !this.inactiveExtensionTools.has(t.name));
+    const extra = this.extensions
+      .tools()
+      .filter((t) => !this.inactiveExtensionTools.has(t.name) && !this.excluded(t.name));
     const builtIns = BUILT_IN_TOOLS.filter(
-      (t) => this.activeToolNames.includes(t.name) && !extra.some((e) => e.name === t.name),
+      (t) => this.activeToolNames.includes(t.name) && !this.excluded(t.name) && !extra.some((e) => e.name === t.name),
     );
     return [...builtIns, ...extra];
   }
@@ -1658,8 +1665,8 @@ export class AgentSession {
       activeToolNames: () => this.activeTools().map((t) => t.name),
       setActiveTools: (names) => this.setActiveTools(names),
       allTools: () => {
-        const ext = this.extensions.tools();
-        const builtIns = BUILT_IN_TOOLS.filter((t) => !ext.some((e) => e.name === t.name));
+        const ext = this.extensions.tools().filter((t) => !this.excluded(t.name));
+        const builtIns = BUILT_IN_TOOLS.filter((t) => !this.excluded(t.name) && !ext.some((e) => e.name === t.name));
         return [
           ...builtIns.map((t) => ({
             name: t.name,

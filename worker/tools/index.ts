@@ -26,6 +26,26 @@ export const BUILT_IN_TOOLS: AgentTool[] = [
 export const DEFAULT_ACTIVE_TOOLS = ["read", "bash", "edit", "write"];
 
 /**
+ * pi's match of tool names against `--exclude-tools` entries: each is an exact name, or a
+ * pattern in which `*` stands for any run of characters (`mcp__*`). Pure.
+ */
+export function toolNameMatcher(entries: readonly string[]): (name: string) => boolean {
+  const names = new Set(entries.filter((e) => !e.includes("*")));
+  const patterns = entries
+    .filter((e) => e.includes("*"))
+    .map(
+      (e) =>
+        new RegExp(
+          `^${e
+            .split("*")
+            .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+            .join(".*")}$`,
+        ),
+    );
+  return (name) => names.has(name) || patterns.some((p) => p.test(name));
+}
+
+/**
  * Apply a `--tools` value to the default set. `a,b` is an allow-list; items with
  * `+`/`-` modify the default (`+grep,-write`); a mix of both kinds is an error.
  */
