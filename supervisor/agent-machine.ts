@@ -10,7 +10,7 @@ import { parseJsonLine, peekLineHead, withWire } from "../shared/jsonl.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import type { DialogClosedReason, SupervisorEvent } from "../shared/schema/supervisor-events.js";
 import { RUNNING_STATUSES, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
-import { configurationError } from "./config-error.js";
+import { judgeStartupExit, type StartupFailure } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import { redactArgv } from "./redact.js";
 import { checkPresence } from "./presence.js";
@@ -79,6 +79,8 @@ export interface AgentState {
   readonly nextRequest: number;
   readonly pending: ReadonlyMap<string, PendingRequest>;
   readonly restartHistory: RestartHistory;
+  /** The last exit before ready, until a worker gets ready (see judgeStartupExit). */
+  readonly startupFailure: StartupFailure | null;
   readonly backoffToken: number;
   /** Id of the presence ping that is out, if any. */
   readonly ping: string | null;
@@ -208,6 +210,7 @@ export function initialState(record: AgentRecord): AgentState {
     nextRequest: 1,
     pending: new Map(),
     restartHistory: NO_RESTARTS,
+    startupFailure: null,
     backoffToken: 0,
     ping: null,
     lastEventAt: 0,
@@ -326,6 +329,7 @@ function copyState(s: AgentState): Mutable<AgentState> {
     nextRequest: s.nextRequest,
     pending: s.pending,
     restartHistory: s.restartHistory,
+    startupFailure: s.startupFailure,
     backoffToken: s.backoffToken,
     ping: s.ping,
     lastEventAt: s.lastEventAt,
@@ -548,6 +552,7 @@ class Step {
     const s = this.s;
     if (s.record.status !== "starting" || !s.worker) return;
     this.cancel("start");
+    s.startupFailure = null;
     const streaming = this.learnState(response);
     // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
     // saturated machine it could miss the start deadline.
@@ -927,14 +932,21 @@ class Step {
     this.effects.push({ kind: "kill_leftovers", gen: worker.gen });
     if (wasRunning) this.report({ type: "run_interrupted", reason: describeExit(exit) });
     // Spawning again would fail the same way: say the worker's own reason now, no restarts.
-    const config =
+    const verdict =
       neverReady && !intended
-        ? configurationError({ code: m.code, spawnError: m.spawnError, stderrTail: m.stderrTail, file: worker.file })
+        ? judgeStartupExit(s.startupFailure, {
+            code: m.code,
+            signal: m.signal,
+            spawnError: m.spawnError,
+            stderrTail: m.stderrTail,
+            file: worker.file,
+          })
         : null;
-    if (config) {
-      this.setStatus("failed", config);
+    if (verdict?.kind === "config_error") {
+      this.setStatus("failed", verdict.reason);
       return;
     }
+    if (verdict) s.startupFailure = verdict.remember;
     const decision = decideRestart(
       s.record.policy,
       s.restartHistory,
@@ -943,7 +955,11 @@ class Step {
       m.spawnError ? null : worker.startedAt,
     );
     s.restartHistory = decision.history;
-    if (decision.action === "restart") {
+    if (decision.action === "restart" && verdict?.kind === "retry_now") {
+      // Still starting, as far as a caller waiting for the start can tell: only this start tells.
+      this.record({ restarts: s.record.restarts + 1 });
+      this.spawnWorker();
+    } else if (decision.action === "restart") {
       this.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
       const token = ++s.backoffToken;
       this.timer("backoff", decision.delayMs, { kind: "backoff_done", token });
@@ -1010,6 +1026,7 @@ class Step {
   private onRestart(): void {
     const s = this.s;
     s.restartHistory = NO_RESTARTS;
+    s.startupFailure = null;
     if (s.worker) {
       if (s.record.status !== "stopping") this.beginTeardown(s.record.status !== "unresponsive");
       s.afterStop = "restart";

@@ -324,13 +324,46 @@ describe("fault: worker killed or hung", () => {
     expect(left).toBe(0);
   });
 
-  it("a worker that crashes at start goes to failed after the intensity limit, leaving nothing", async () => {
+  it("a worker that exits 1 at start with the same words twice is failed after its second start, leaving nothing", async () => {
     const { sup, rec } = piSupervisor();
     const startedAt = Date.now();
-    // Exit 1 before it is ready: a crash, restarted by policy (exit 2 is a usage error, failed at once).
+    await sup.spawn({
+      name: "conf",
+      workerCommand: [
+        process.execPath,
+        "-e",
+        "process.stderr.write('Error: --provider requires --model\\n'); process.exit(1)",
+      ],
+    });
+    await rec.status("conf", "failed", () => true, 15_000);
+    const toFailed = Date.now() - startedAt;
+    const info = sup.status("conf");
+    const started = workerPids(rec, "conf");
+    const left = leftAlive(started);
+    figures("worker-config-error-exit-1", {
+      to_failed_ms: toFailed,
+      starts: started.length,
+      status: info.status,
+      processes_left: left.length,
+    });
+    expect(info.statusReason).toBe(
+      "the worker exited with code 1 before it was ready, twice with the same error: Error: --provider requires --model",
+    );
+    expect(started.length).toBe(2);
+    expect(left).toEqual([]);
+  });
+
+  it("a worker that crashes at start with other words each time goes to failed after the intensity limit, leaving nothing", async () => {
+    const { sup, rec } = piSupervisor();
+    const startedAt = Date.now();
+    // Exit 1 before it is ready, saying something else each time: a crash, restarted by policy.
     await sup.spawn({
       name: "crash",
-      workerCommand: [process.execPath, "-e", "process.stderr.write('boom\\n'); process.exit(1)"],
+      workerCommand: [
+        process.execPath,
+        "-e",
+        "process.stderr.write('boom ' + Math.random().toString(36).replace(/[^a-z]/g, '') + '\\n'); process.exit(1)",
+      ],
       policy: { backoffInitialMs: 20, backoffMaxMs: 100, intensity: 3, periodMs: 60_000 },
     });
     await rec.status("crash", "failed", () => true, 15_000);

@@ -86,20 +86,25 @@ describe("agent actor with the fixture worker", () => {
 
   it("goes to failed after the intensity limit, with backoff in between", async () => {
     const { sup, rec } = env.supervisor({ policy: fastPolicy });
-    await sup.spawn({ name: "crashy", env: { FIXTURE_CRASH_AT_START: "1", FIXTURE_EXIT_CODE: "3" } });
-    await rec.status("crashy", "failed");
+    // It gets ready, then crashes: a crash, not a configuration error.
+    await sup.spawn({ name: "crashy", env: { FIXTURE_EXIT_AFTER_MS: "300", FIXTURE_EXIT_CODE: "3" } });
+    await rec.status("crashy", "failed", () => true, 15_000);
     const info = sup.status("crashy");
     expect(info.restarts).toBe(3);
     expect(info.statusReason).toBe("failed after 3 restarts in 10s; last exit: exited with code 3");
     const statuses = rec.statuses("crashy");
     expect(statuses).toEqual([
       "starting",
+      "idle",
       "backoff",
       "starting",
+      "idle",
       "backoff",
       "starting",
+      "idle",
       "backoff",
       "starting",
+      "idle",
       "failed",
     ]);
     const backoffs = rec.messages
@@ -129,6 +134,21 @@ describe("agent actor with the fixture worker", () => {
         (m) => m.type === "event" && m.agent === "ghost" && (m.event as { status?: string }).status === "backoff",
       ),
     ).toEqual([]);
+  });
+
+  it("a worker that exits 1 before it is ready the same way twice is failed after its second start, with its words", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy });
+    const t0 = Date.now();
+    await sup.spawn({ name: "conf1", env: { FIXTURE_CRASH_AT_START: "1", FIXTURE_EXIT_CODE: "1" } });
+    await rec.status("conf1", "failed");
+    const ms = Date.now() - t0;
+    const info = sup.status("conf1");
+    expect(info.statusReason).toBe(
+      "the worker exited with code 1 before it was ready, twice with the same error: fixture: crashing at start",
+    );
+    expect(rec.statuses("conf1")).toEqual(["starting", "failed"]);
+    expect(info.restarts).toBe(1);
+    expect(ms).toBeLessThan(5_000);
   });
 
   it("fails a worker that exits with the usage code 2 before it is ready at once, with its own last stderr line", async () => {

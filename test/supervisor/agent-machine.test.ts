@@ -758,3 +758,47 @@ describe("agent table: run boundaries", () => {
     expect(d.statuses()).toEqual(["idle"]);
   });
 });
+
+describe("agent table: start-up failures", () => {
+  const early = (d: Driver, code: number, stderrTail: string) =>
+    d.send({ kind: "exit", gen: d.gen, code, signal: null, spawnError: null, stderrTail });
+
+  it("exit 1 before ready: started once more at once, then failed with its words when it says the same", () => {
+    const d = new Driver();
+    d.send({ kind: "start" });
+    d.spawned();
+    early(d, 1, "Error: --provider requires --model\n");
+    // Started again at once, still starting: a caller waiting for the start waits for this one.
+    expect(d.status).toBe("starting");
+    expect(d.statuses()).toEqual([]);
+    expect(d.of("spawn")).toMatchObject([{ gen: 2 }]);
+    d.spawned(101);
+    early(d, 1, "Error: --provider requires --model\n");
+    expect(d.status).toBe("failed");
+    expect(d.state.record.statusReason).toBe(
+      "the worker exited with code 1 before it was ready, twice with the same error: Error: --provider requires --model",
+    );
+    expect(d.state.record.restarts).toBe(1);
+    expect(d.of("timer")).toEqual([]);
+  });
+
+  it("a worker that got ready in between starts the count again; a temporary one is not started again", () => {
+    const d = new Driver();
+    d.send({ kind: "start" });
+    d.spawned();
+    early(d, 1, "flaky\n");
+    d.spawned(101);
+    d.answerProbe();
+    d.exit(1);
+    d.fire("backoff");
+    d.spawned(102);
+    early(d, 1, "flaky\n");
+    expect(d.status).toBe("starting");
+
+    const t = new Driver(record({ policy: { ...record().policy, restart: "temporary" } }));
+    t.send({ kind: "start" });
+    t.spawned();
+    early(t, 1, "Error: --provider requires --model\n");
+    expect(t.status).toBe("stopped");
+  });
+});
