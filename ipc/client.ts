@@ -21,6 +21,7 @@ import type {
 } from "../shared/schema/ipc.js";
 import { IpcResponse as IpcResponseSchema, IpcResultSchemas } from "../shared/schema/ipc.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
+import { socketListenerPid } from "../shared/socket-owner.js";
 import { socketPath as socketPathOf } from "./server.js";
 
 /** A failed request or connection; `code` is the supervisor's error code or `no_supervisor`/`disconnected`. */
@@ -51,7 +52,27 @@ export interface ConnectOptions {
   requestTimeoutMs?: number;
   /** The `--home` the user gave the CLI, if any: the hints in errors repeat it (`pi-orch --home X list`). */
   homeFlag?: string;
+  /**
+   * How long a silent supervisor is waited on (default 5 s, never more than
+   * `requestTimeoutMs`): a `list`, `status` or `subscribe` gives up after it; a longer
+   * request (spawn, stop, restart, remove, shutdown) then asks `list` and waits on while
+   * that is answered, giving up once it is not. A SIGSTOPped or hung supervisor is then an
+   * error naming its pid within seconds, not a 10-minute hang.
+   */
+  answerDeadlineMs?: number;
 }
+
+/** Default of `answerDeadlineMs`. */
+export const DEFAULT_ANSWER_DEADLINE_MS = 5_000;
+
+/** `PI_ORCH_ANSWER_DEADLINE_MS` (a fleet so large that `list` takes seconds), else the default. */
+function answerDeadlineFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const ms = Number(env.PI_ORCH_ANSWER_DEADLINE_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_ANSWER_DEADLINE_MS;
+}
+
+/** Requests answered from the supervisor's memory at once: no reason to wait on them past the deadline. */
+const QUICK: ReadonlySet<IpcRequestType> = new Set(["list", "status", "subscribe"]);
 
 /** Default wait for the answer to one request. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
@@ -167,6 +188,7 @@ export class IpcClient {
     maxLineBytes: number,
     private readonly requestTimeoutMs: number,
     private readonly homeFlag: string | undefined,
+    private readonly answerDeadlineMs: number = DEFAULT_ANSWER_DEADLINE_MS,
   ) {
     this.writer = new JsonlWriter(socket);
     let markClosed!: () => void;
@@ -226,6 +248,7 @@ export class IpcClient {
             opts.maxLineBytes ?? 64 * 1024 * 1024,
             opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
             opts.homeFlag,
+            opts.answerDeadlineMs ?? answerDeadlineFromEnv(),
           ),
         );
       });
@@ -247,8 +270,72 @@ export class IpcClient {
 
   /** Send one request and resolve with its `data` (typed by the request's `type`), or reject with the supervisor's error. */
   request<K extends IpcRequestType>(type: K, params: IpcParams<K>): Promise<IpcResultOf<K>> {
-    const rpcWait = type === "rpc" ? (params as { timeoutMs?: number }).timeoutMs : undefined;
+    if (type !== "rpc") return this.askWithin(type, params);
+    const rpcWait = (params as { timeoutMs?: number }).timeoutMs;
     return this.ask(type, params, rpcWait !== undefined ? rpcWait + 5_000 : this.requestTimeoutMs);
+  }
+
+  /**
+   * A request other than `rpc`: a quick one gives up after `answerDeadlineMs` of silence;
+   * a long one (a spawn waits for its worker) asks `list` after each such wait and goes
+   * on while the supervisor answers that, up to `requestTimeoutMs` in all.
+   */
+  private askWithin<K extends IpcRequestType>(type: K, params: IpcParams<K>): Promise<IpcResultOf<K>> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    const deadline = Math.min(this.answerDeadlineMs, this.requestTimeoutMs);
+    const id = String(this.nextId++);
+    const started = performance.now();
+    return new Promise<IpcResultOf<K>>((resolve, reject) => {
+      const giveUp = (what: string) => {
+        this.pending.delete(id);
+        reject(new IpcClientError("timeout", `${what} (${this.socketPath}); ${this.silentAdvice()}`));
+      };
+      const arm = (ms: number) => {
+        const waiting = this.pending.get(id);
+        if (!waiting) return;
+        waiting.timer = setTimeout(onTimeout, ms);
+        waiting.timer.unref();
+      };
+      const onTimeout = () => {
+        if (!this.pending.has(id)) return;
+        const waited = performance.now() - started;
+        if (QUICK.has(type) || waited >= this.requestTimeoutMs)
+          return giveUp(
+            `${this.supervisorName()} did not answer the ${type} request within ${formatWait(QUICK.has(type) ? deadline : waited)}`,
+          );
+        this.ask("list", {}, deadline).then(
+          () => arm(Math.min(deadline, this.requestTimeoutMs - waited)),
+          (err: IpcClientError) => {
+            if (err.code === "timeout" || err.code === "disconnected")
+              giveUp(
+                `${this.supervisorName()} did not answer the ${type} request in ${formatWait(performance.now() - started)}, ` +
+                  `nor a list request after it within ${formatWait(deadline)}, so it is not serving`,
+              );
+            else arm(Math.min(deadline, this.requestTimeoutMs - waited));
+          },
+        );
+      };
+      const timer = setTimeout(onTimeout, deadline);
+      timer.unref();
+      this.pending.set(id, { type, resolve: resolve as (d: unknown) => void, reject, timer });
+      void this.writer.write({ id, type, ...params });
+    });
+  }
+
+  /** "the supervisor (pid 1234)", or "the supervisor" when its pid cannot be found. */
+  private supervisorName(): string {
+    const pid = socketListenerPid(this.socketPath);
+    return pid === undefined ? "the supervisor" : `the supervisor (pid ${pid})`;
+  }
+
+  /** What to do about a silent supervisor, naming its pid when it can be found. */
+  private silentAdvice(): string {
+    const pid = socketListenerPid(this.socketPath);
+    if (pid === undefined) return notServingAdvice(this.socketPath, this.homeFlag);
+    return (
+      `check whether it answers at all (${piOrchCommand("list", this.homeFlag)}); if you stopped it, kill -CONT ${pid}; ` +
+      `if it stays silent, kill ${pid} and the next pi-orch command starts a new supervisor`
+    );
   }
 
   /** `request` with no answer awaited past `waitMs` (for an `rpc`: while the supervisor still serves). */

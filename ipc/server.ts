@@ -43,6 +43,8 @@ export interface IpcServerOptions {
   maxLineBytes?: number;
   /** Called after a `shutdown` request was answered. */
   onShutdown?: () => void;
+  /** Called for a request not carried out because its client had gone before it was read. */
+  onAbandoned?: (type: string) => void;
 }
 
 /** A listening server. */
@@ -243,6 +245,17 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
     const checked = checker(IpcRequestSchemas[type as IpcRequestType])(value);
     if (!checked.ok) return void fail(id, "invalid_request", `invalid ${type} request: ${checked.errors.join("; ")}`);
     const request = checked.value as IpcRequest;
+    // A request that sat unread while the supervisor was stopped (SIGSTOP, a long GC, a
+    // swapped-out process) may come in together with its client's close: that client
+    // gave up and told its user so; starting an agent or stopping one now would be a
+    // surprise. Let the close be read, then act only for a client still there.
+    if (request.type !== "list" && request.type !== "status") {
+      await new Promise<void>((r) => setImmediate(r));
+      if (socket.destroyed || socket.readableEnded) {
+        opts.onAbandoned?.(request.type);
+        return;
+      }
+    }
     try {
       if (request.type === "subscribe") return await subscribe(request);
       if (request.type === "shutdown") {

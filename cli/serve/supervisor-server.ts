@@ -120,6 +120,8 @@ export async function runSupervisorServer(opts: ServeOptions): Promise<RunningSe
     },
     maxLineBytes: opts.maxRequestBytes,
     onShutdown: () => void close(),
+    onAbandoned: (type) =>
+      opts.onWarning?.(`a ${type} request was not carried out: its client had gone before it was read`),
   });
   try {
     sup = Supervisor.open(opts);
