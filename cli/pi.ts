@@ -50,6 +50,7 @@ interface CliOptions {
   extension?: string[];
   extensions: boolean;
   trust?: boolean;
+  approve?: boolean;
   bashInheritKeys?: boolean;
   resume?: boolean;
   fork?: string;
@@ -209,6 +210,8 @@ function buildProgram(): Command {
       "--trust",
       "trust this project: load its .pi/extensions/ (the decision is recorded in <agent dir>/trust.json)",
     )
+    .option("--approve", "trust this project for this run only (its .pi/ extensions, settings, ...), recording nothing")
+    .option("--no-approve", "do not trust this project for this run, whatever is recorded")
     .addHelpText(
       "after",
       `
@@ -315,7 +318,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const home = opts.home ?? agentDir();
-  const trusted = resolveTrust(home, process.cwd(), opts.trust, warn);
+  const trusted = resolveTrust(home, process.cwd(), { trust: opts.trust, approve: opts.approve }, warn);
 
   const workerOptions: WorkerOptions = {
     cwd: process.cwd(),

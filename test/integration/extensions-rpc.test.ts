@@ -243,7 +243,7 @@ describe("extensions over RPC", () => {
     trusted.closeStdin();
     await trusted.exited;
     const recorded = JSON.parse(readFileSync(join(home.path, "trust.json"), "utf8"));
-    expect(Object.values(recorded.trusted)).toEqual([true]);
+    expect(Object.values(recorded)).toEqual([true]);
 
     const remembered = startWorker([]);
     expect(await names(remembered)).toEqual(["from-project"]);

@@ -7,7 +7,7 @@
  * the tools a model request declares).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
@@ -25,10 +25,7 @@ const BIN: Record<Impl, string[]> = { ours: [process.execPath, PI_BIN], "pi 1.6.
  * 1.6.0 flags ours does not have, each with why. Empty is the goal: every entry is a
  * flag a pi user's script cannot pass to ours.
  */
-const LEFT_OUT: Record<string, string> = {
-  "--approve": "not yet: lands with its own test below",
-  "--no-approve": "not yet: lands with its own test below",
-};
+const LEFT_OUT: Record<string, string> = {};
 
 /** Built-in tools of 1.6.0 that ours does not have. */
 const PI16_ONLY_TOOLS = ["codemode", "tool_search", "powershell"];
@@ -438,4 +435,65 @@ export default function (pi) {
     });
     expect(seen.ours).toEqual(seen["pi 1.6.0"]);
   }, 90_000);
+
+  it("--approve / -a and --no-approve / -na trust the project or not for this run, over trust.json, recording nothing, as 1.6.0", async () => {
+    // The project's settings ask for thinking "high": in force only when the project is trusted.
+    const extension = `export default function (pi) {
+  pi.registerCommand("trust-state", { handler: async (_args, ctx) => ctx.ui.notify(String(ctx.isProjectTrusted()), "info") });
+}
+`;
+    const cases: [string, { settings: boolean; recorded?: "project" | "parent"; decision?: boolean }, string[]][] = [
+      ["nothing to trust", { settings: false }, []],
+      ["project settings, no decision", { settings: true }, []],
+      ["--approve", { settings: true }, ["--approve"]],
+      ["recorded trusted", { settings: true, recorded: "project", decision: true }, []],
+      ["recorded trusted, --no-approve", { settings: true, recorded: "project", decision: true }, ["--no-approve"]],
+      ["recorded untrusted, -a", { settings: true, recorded: "project", decision: false }, ["-a"]],
+      ["a parent folder recorded trusted", { settings: true, recorded: "parent", decision: true }, []],
+    ];
+    const seen: Partial<Record<Impl, Record<string, unknown>>> = {};
+    for (const impl of ["ours", "pi 1.6.0"] as const) {
+      const results: Record<string, unknown> = {};
+      for (const [name, project, args] of cases) {
+        const s = setup();
+        const ext = join(s.root, "trust-state.ts");
+        writeFileSync(ext, extension);
+        if (project.settings) {
+          mkdirSync(join(s.cwd, ".pi"));
+          writeFileSync(join(s.cwd, ".pi", "settings.json"), JSON.stringify({ defaultThinkingLevel: "high" }));
+        }
+        const trustFile = join(s.agentDir, "trust.json");
+        const before = project.recorded
+          ? JSON.stringify({ [realpathSync(project.recorded === "project" ? s.cwd : s.root)]: project.decision })
+          : undefined;
+        if (before) writeFileSync(trustFile, before);
+        const w = start(impl, s, ["--no-session", "-e", ext, ...args]);
+        const state = await stateOf(w);
+        const from = w.received.length;
+        expect((await w.request({ type: "prompt", message: "/trust-state" })).success).toBe(true);
+        const notice = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify", 20_000, from);
+        w.closeStdin();
+        await w.exited;
+        const after = existsSync(trustFile) ? readFileSync(trustFile, "utf8") : undefined;
+        results[name] = {
+          trusted: notice.message,
+          thinking: state.thinkingLevel,
+          recordedNothing: after === undefined ? before === undefined : JSON.stringify(JSON.parse(after)) === before,
+        };
+      }
+      seen[impl] = results;
+    }
+    const yes = { trusted: "true", thinking: "high", recordedNothing: true };
+    const no = { trusted: "false", thinking: "medium", recordedNothing: true };
+    expect(seen["pi 1.6.0"]).toEqual({
+      "nothing to trust": { ...yes, thinking: "medium" },
+      "project settings, no decision": no,
+      "--approve": yes,
+      "recorded trusted": yes,
+      "recorded trusted, --no-approve": no,
+      "recorded untrusted, -a": yes,
+      "a parent folder recorded trusted": yes,
+    });
+    expect(seen.ours).toEqual(seen["pi 1.6.0"]);
+  }, 180_000);
 });

@@ -3,7 +3,7 @@
  * real session (faux model, no session file), driven through the `ExtensionHooks`
  * the session calls.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isRecursiveForceRm } from "../../examples/extensions/guard.js";
@@ -11,7 +11,7 @@ import type { AgentMessage, ToolCall } from "../../shared/schema/messages.js";
 import { NO_EXTENSIONS, type ExtensionHooks, type ExtensionUi } from "../../worker/extensions/hooks.js";
 import { loadExtensions } from "../../worker/extensions/loader.js";
 import type { ExtensionErrorEvent } from "../../worker/extensions/runner.js";
-import { isTrusted, projectRoot, recordTrust, resolveTrust, trustFilePath } from "../../worker/extensions/trust.js";
+import { projectRoot, recordTrust, recordedTrust, resolveTrust, trustFilePath } from "../../worker/extensions/trust.js";
 import { AgentSession } from "../../worker/core/agent-session.js";
 import { tempDir } from "../support/rpc-worker.js";
 
@@ -388,43 +388,72 @@ describe("project extensions and trust", () => {
     expect(readFileSync(marker, "utf8")).toBe("imported");
   });
 
-  it("records trust per project root in trust.json, replacing the file atomically", () => {
+  it("records trust per project root in trust.json in pi 1.6.0's shape, replacing the file atomically", () => {
     const home = temp("pi-ext-home-");
     const { project } = projectWithExtension();
     const other = temp("pi-ext-other-");
     mkdirSync(join(project, "deep", "er"), { recursive: true });
 
-    expect(isTrusted(home, project)).toBe(false);
+    expect(recordedTrust(home, project)).toBeUndefined();
     recordTrust(home, join(project, "deep", "er"), true);
     recordTrust(home, other, false);
-    expect(isTrusted(home, project)).toBe(true);
-    expect(isTrusted(home, join(project, "deep"))).toBe(true);
-    expect(isTrusted(home, other)).toBe(false);
+    expect(recordedTrust(home, project)).toBe(true);
+    expect(recordedTrust(home, join(project, "deep"))).toBe(true);
+    expect(recordedTrust(home, other)).toBe(false);
     expect(projectRoot(join(project, "deep", "er"))).toBe(projectRoot(project));
     expect(JSON.parse(readFileSync(trustFilePath(home), "utf8"))).toEqual({
-      trusted: { [projectRoot(project)]: true, [projectRoot(other)]: false },
+      [projectRoot(project)]: true,
+      [projectRoot(other)]: false,
     });
     expect(readdirSync(home)).toEqual(["trust.json"]);
 
     recordTrust(home, project, false);
-    expect(isTrusted(home, project)).toBe(false);
+    expect(recordedTrust(home, project)).toBe(false);
   });
 
-  it("trusts and records with --trust, and reads the recorded decision without it", () => {
+  it("reads pi's decisions (the nearest folder's, null is none) and our older nested file, rewriting it in pi's shape", () => {
+    const home = temp("pi-ext-home-");
+    const parent = temp("pi-ext-parent-");
+    const child = join(parent, "child");
+    const grandchild = join(child, "deeper");
+    mkdirSync(grandchild, { recursive: true });
+    const key = (p: string) => realpathSync(p);
+    writeFileSync(trustFilePath(home), JSON.stringify({ [key(parent)]: true, [key(child)]: null }));
+    expect(recordedTrust(home, grandchild)).toBe(true);
+    writeFileSync(trustFilePath(home), JSON.stringify({ [key(parent)]: true, [key(child)]: false }));
+    expect(recordedTrust(home, grandchild)).toBe(false);
+
+    const old = temp("pi-ext-old-");
+    writeFileSync(trustFilePath(home), JSON.stringify({ trusted: { [key(old)]: true } }));
+    expect(recordedTrust(home, old)).toBe(true);
+    recordTrust(home, parent, false);
+    expect(JSON.parse(readFileSync(trustFilePath(home), "utf8"))).toEqual({ [key(old)]: true, [key(parent)]: false });
+  });
+
+  it("decides as pi 1.6.0: --approve / --no-approve for this run, --trust records, else the record, else whether .pi/ needs trust", () => {
     const home = temp("pi-ext-home-");
     const project = temp("pi-ext-project-");
     const warnings: string[] = [];
-    expect(resolveTrust(home, project, undefined, (m) => void warnings.push(m))).toBe(false);
-    expect(resolveTrust(home, project, true, (m) => void warnings.push(m))).toBe(true);
-    expect(resolveTrust(home, project, undefined, (m) => void warnings.push(m))).toBe(true);
+    const warn = (m: string) => void warnings.push(m);
+    // Nothing in .pi/ to trust: trusted, as pi counts it.
+    expect(resolveTrust(home, project, {}, warn)).toBe(true);
+    mkdirSync(join(project, ".pi"));
+    writeFileSync(join(project, ".pi", "settings.json"), "{}");
+    expect(resolveTrust(home, project, {}, warn)).toBe(false);
+    expect(resolveTrust(home, project, { approve: true }, warn)).toBe(true);
+    expect(existsSync(trustFilePath(home)), "--approve records nothing").toBe(false);
+    expect(resolveTrust(home, project, { trust: true }, warn)).toBe(true);
+    expect(resolveTrust(home, project, {}, warn)).toBe(true);
+    expect(resolveTrust(home, project, { approve: false }, warn)).toBe(false);
+    expect(resolveTrust(home, project, { trust: true, approve: false }, warn)).toBe(false);
     expect(warnings).toEqual([]);
   });
 
-  it("treats a damaged trust.json as trusting nothing and refuses to overwrite it", () => {
+  it("treats a damaged trust.json as no decision and refuses to overwrite it", () => {
     const home = temp("pi-ext-home-");
     const project = temp("pi-ext-project-");
     writeFileSync(trustFilePath(home), "{ not json");
-    expect(isTrusted(home, project)).toBe(false);
+    expect(recordedTrust(home, project)).toBeUndefined();
     expect(() => recordTrust(home, project, true)).toThrow(/trust\.json is not valid JSON .*fix it or delete it/);
   });
 });

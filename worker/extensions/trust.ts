@@ -1,17 +1,32 @@
 /**
- * Which projects may run their own extensions (`.pi/extensions/`): decisions are
- * kept in `$PI_ORCH_HOME/trust.json` as `{"trusted": {"/abs/project/root": true|false}}`,
- * keyed by the project root, so every folder of a repository shares one decision.
+ * Whether this run trusts the project: its `.pi/` extensions, settings, skills, prompt
+ * templates and SYSTEM.md load only then. Decisions are kept as pi 1.6.0 keeps them, in
+ * `<agent dir>/trust.json` as `{"/abs/folder": true|false}`, and a folder's decision is
+ * the nearest one recorded for it or a folder above it; so a pi user's decisions hold
+ * here, and pi reads ours. The file of older versions of ours,
+ * `{"trusted": {"/abs/project/root": true}}`, is read too, and rewritten in pi's shape
+ * on the next decision.
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { writeFileAtomic } from "../../shared/atomic-write.js";
 
-interface TrustFile {
-  trusted: Record<string, boolean>;
-}
+/** Folder → decision; `null` is pi's "no decision here" (kept as it is). */
+type TrustFile = Record<string, boolean | null>;
 
-/** `$PI_ORCH_HOME/trust.json`. */
+/** What a project's `.pi/` may hold that needs trust (pi 1.6.0's list). */
+const TRUST_REQUIRING = [
+  "settings.json",
+  "mcp.json",
+  "extensions",
+  "skills",
+  "prompts",
+  "themes",
+  "SYSTEM.md",
+  "APPEND_SYSTEM.md",
+];
+
+/** `<agent dir>/trust.json`. */
 export function trustFilePath(home: string): string {
   return join(home, "trust.json");
 }
@@ -25,57 +40,91 @@ export function projectRoot(cwd: string): string {
   }
 }
 
-/** True when the project of `cwd` was recorded as trusted. A missing or unreadable file trusts nothing. */
-export function isTrusted(home: string, cwd: string): boolean {
+/**
+ * The decision recorded for `cwd`: the one for the folder itself or the nearest folder
+ * above it, as pi looks it up; undefined when there is none (or the file cannot be read).
+ */
+export function recordedTrust(home: string, cwd: string): boolean | undefined {
+  let file: TrustFile;
   try {
-    return readTrustFile(home).trusted[projectRoot(cwd)] === true;
+    file = readTrustFile(home);
   } catch {
-    return false;
+    return undefined;
+  }
+  for (let dir = canonical(cwd); ; dir = dirname(dir)) {
+    const decision = file[dir];
+    if (decision === true || decision === false) return decision;
+    if (dirname(dir) === dir) return undefined;
   }
 }
 
-/** Record a decision for the project of `cwd`; the file is replaced atomically (temp file + rename). */
+/** Record a decision for the project of `cwd` (its root); the file is replaced atomically (temp file + rename), in pi's shape. */
 export function recordTrust(home: string, cwd: string, value: boolean): void {
-  const path = trustFilePath(home);
   const file = readTrustFile(home);
-  file.trusted[projectRoot(cwd)] = value;
-  writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
+  file[projectRoot(cwd)] = value;
+  const sorted = Object.fromEntries(
+    Object.keys(file)
+      .sort()
+      .map((k) => [k, file[k]]),
+  );
+  writeFileAtomic(trustFilePath(home), `${JSON.stringify(sorted, null, 2)}\n`);
+}
+
+/** Whether the project's `.pi/` holds anything trust gates; without it pi counts the project as trusted. */
+export function needsTrust(cwd: string): boolean {
+  const dir = join(projectRoot(cwd), ".pi");
+  return TRUST_REQUIRING.some((entry) => existsSync(join(dir, entry)));
+}
+
+/** The trust flags of a worker start. */
+export interface TrustFlags {
+  /** `--trust`: trust the project and record it. */
+  trust?: boolean;
+  /** `--approve` (true) / `--no-approve` (false): trust it or not for this run only, whatever is recorded. */
+  approve?: boolean;
 }
 
 /**
- * The trust decision of a worker start: `--trust` trusts the project and records
- * it (a failure to record is reported and the run still trusts); otherwise the
- * recorded decision.
+ * The trust decision of a worker start, in pi 1.6.0's order: `--approve` / `--no-approve`
+ * for this run (recorded nowhere); ours' `--trust`, which trusts and records (a failure to
+ * record is reported and the run still trusts); the recorded decision; else trusted when
+ * the project has nothing that needs trust, untrusted when it has (pi's answer without a
+ * terminal to ask on).
  */
-export function resolveTrust(
-  home: string,
-  cwd: string,
-  trustFlag: boolean | undefined,
-  warn: (message: string) => void,
-): boolean {
-  if (!trustFlag) return isTrusted(home, cwd);
-  try {
-    recordTrust(home, cwd, true);
-  } catch (err) {
-    warn(`could not record the trust decision in ${trustFilePath(home)}: ${(err as Error).message}`);
+export function resolveTrust(home: string, cwd: string, flags: TrustFlags, warn: (message: string) => void): boolean {
+  if (flags.approve !== undefined) return flags.approve;
+  if (flags.trust) {
+    try {
+      recordTrust(home, cwd, true);
+    } catch (err) {
+      warn(`could not record the trust decision in ${trustFilePath(home)}: ${(err as Error).message}`);
+    }
+    return true;
   }
-  return true;
+  return recordedTrust(home, cwd) ?? !needsTrust(cwd);
 }
 
 function readTrustFile(home: string): TrustFile {
   const path = trustFilePath(home);
-  if (!existsSync(path)) return { trusted: {} };
+  if (!existsSync(path)) return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8"));
+    parsed = JSON.parse(readFileSync(path, "utf8").replace(/^\uFEFF/, ""));
   } catch (err) {
     throw new Error(`${path} is not valid JSON (${(err as Error).message}); fix it or delete it`);
   }
-  const trusted = (parsed as Partial<TrustFile> | null)?.trusted;
-  if (typeof trusted !== "object" || trusted === null || Array.isArray(trusted)) {
-    throw new Error(`${path} must look like {"trusted": {"/abs/project/path": true}}; fix it or delete it`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`${path} must look like {"/abs/project/path": true}; fix it or delete it`);
   }
-  return { trusted: { ...trusted } };
+  const file: TrustFile = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    // Older versions of ours nested the decisions under "trusted".
+    if (key === "trusted" && typeof value === "object" && value !== null && !Array.isArray(value)) {
+      for (const [folder, decision] of Object.entries(value))
+        if (typeof decision === "boolean") file[folder] = decision;
+    } else if (value === true || value === false || value === null) file[key] = value;
+  }
+  return file;
 }
 
 function canonical(path: string): string {
