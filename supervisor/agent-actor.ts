@@ -7,6 +7,7 @@
  * speaks to the worker only through the pi protocol on stdio, so any pi-compatible
  * program can be a worker.
  */
+import { fromWall, steadyNow, toWall } from "../shared/clock.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import type { AgentInfo, AgentRecord, AgentStatus } from "../shared/schema/agent.js";
 import { appendTail } from "./config-error.js";
@@ -79,7 +80,8 @@ export class AgentActor {
       workerNice: opts.workerNice,
       protocolFlood: opts.protocolFlood ?? DEFAULT_FLOOD_LIMITS,
     };
-    this.state = initialState(opts.record);
+    // The machine measures on the steady clock (shared/clock.ts); the record's times are wall-clock.
+    this.state = initialState(recordOnClock(opts.record, fromWall));
     this.mailbox = new Mailbox<AgentMessage>(
       (m) => this.handle(m),
       (err, m) =>
@@ -107,16 +109,16 @@ export class AgentActor {
 
   /** The persistent record, for the registry. */
   toRecord(): AgentRecord {
-    return recordOf(this.state);
+    return recordOnClock(recordOf(this.state), toWall);
   }
 
   /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
   info(): AgentInfo {
     const info: AgentInfo = {
-      ...recordOf(this.state),
+      ...this.toRecord(),
       ...this.state.record.reportedModel,
       lastSeq: this.opts.log.lastSeq,
-      startedAt: this.state.worker?.startedAt ?? null,
+      startedAt: toWall(this.state.worker?.startedAt ?? null),
     };
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);
@@ -193,7 +195,7 @@ export class AgentActor {
   // ---- the shell (only ever called by the mailbox) ----
 
   private handle(m: AgentMessage): void {
-    const { state, effects } = transition(this.config, this.state, m, Date.now());
+    const { state, effects } = transition(this.config, this.state, m, steadyNow());
     this.state = state;
     for (let i = 0; i < effects.length; i++) this.perform(effects[i]);
   }
@@ -304,4 +306,13 @@ export class AgentActor {
   private emit(event: Record<string, unknown>, raw?: string): void {
     this.opts.publish(this.opts.log.append(event, Date.now(), raw), raw);
   }
+}
+
+/** The record with its times (last seen, last exit) moved to another clock's scale. Pure but for `convert`. */
+function recordOnClock(record: AgentRecord, convert: (at: number) => number): AgentRecord {
+  return {
+    ...record,
+    lastSeenAt: record.lastSeenAt === null ? null : convert(record.lastSeenAt),
+    lastExit: record.lastExit === null ? null : { ...record.lastExit, at: convert(record.lastExit.at) },
+  };
 }

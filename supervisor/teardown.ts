@@ -120,9 +120,9 @@ function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
 
 /** Group members are not our children, so there is no event for their exit: poll briefly. */
 async function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
+  const deadline = performance.now() + ms;
   while (groupAlive(pgid)) {
-    if (Date.now() >= deadline) return false;
+    if (performance.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 20));
   }
   return true;

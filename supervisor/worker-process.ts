@@ -7,6 +7,7 @@
 import { execa } from "execa";
 import { JsonlWriter, readLines } from "../shared/jsonl.js";
 import { USAGE_EXIT_CODE } from "./config-error.js";
+import { steadyNow } from "../shared/clock.js";
 import { lowerWorkerPriority } from "./priority.js";
 import { groupRssBytes } from "./process-tree.js";
 import { killGroupLeftovers, killWorker, stopWorker, type TeardownOptions, type WorkerHandle } from "./teardown.js";
@@ -114,7 +115,7 @@ export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
   proc.stderr?.on("data", (chunk: Buffer | string) => opts.onStderr(chunk.toString()));
   return {
     pid: proc.pid,
-    startedAt: Date.now(),
+    startedAt: steadyNow(),
     write: (value) => void writer.write(value),
     stop: (teardown) => stopWorker(handle, teardown),
     kill: () => killWorker(handle),
