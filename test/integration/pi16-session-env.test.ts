@@ -38,14 +38,23 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) d.cleanup();
 });
 
-/** `impl` in RPC mode on the mock model (a reasoning one), its agent directory given by PI_CODING_AGENT_DIR only. */
-function start(impl: Impl, args: string[], env: NodeJS.ProcessEnv = {}): { w: RpcWorker; agentDir: string } {
+/**
+ * `impl` in RPC mode on the mock model (a reasoning one), its agent directory given by
+ * PI_CODING_AGENT_DIR only; `prepare` writes more into that directory before the start.
+ */
+function start(
+  impl: Impl,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  prepare: (agentDir: string) => void = () => undefined,
+): { w: RpcWorker; agentDir: string } {
   const agentDir = tempDir("pi16-env-agent-");
   const project = tempDir("pi16-env-project-");
   dirs.push(agentDir, project);
   const models = mockModelsJson(server) as { providers: { mock: { models: Record<string, unknown>[] } } };
   models.providers.mock.models[0]!.reasoning = true;
   writeFileSync(join(agentDir.path, "models.json"), JSON.stringify(models));
+  prepare(agentDir.path);
   const w = new RpcWorker(["--mode", "rpc", "--provider", "mock", "--model", "mock-1", ...args], {
     cwd: project.path,
     env: {
@@ -143,4 +152,36 @@ describe.skipIf(!installed)("the environment of commands, as pi 1.6.0 sets it", 
     });
     expect(seen.ours).toEqual(seen["pi 1.6.0"]);
   }, 90_000);
+
+  it("a key a pi user stored in <agent dir>/auth.json comes before models.json's; --api-key before both; !command keys run", async () => {
+    const auth = (key: string) => (dir: string) =>
+      writeFileSync(join(dir, "auth.json"), JSON.stringify({ mock: { type: "api_key", key } }));
+    const cases: [string, string[], (dir: string) => void][] = [
+      ["no auth.json", [], () => undefined],
+      ["a stored key", [], auth("auth-key")],
+      ["a stored !command", [], auth("!echo cmd-key")],
+      ["--api-key over a stored key", ["--api-key", "cli-key"], auth("auth-key")],
+    ];
+    const seen: Record<string, Record<string, unknown>> = {};
+    for (const impl of IMPLS) {
+      seen[impl] = {};
+      for (const [name, args, prepare] of cases) {
+        const { w } = start(impl, ["--no-session", ...args], {}, prepare);
+        const before = server.requests.length;
+        server.enqueue({ text: "ok" });
+        expect((await w.request({ type: "prompt", message: "hi" })).success).toBe(true);
+        await w.event("agent_end", 30_000);
+        seen[impl]![name] = server.requests[before]?.headers.authorization;
+        w.closeStdin();
+        await w.exited;
+      }
+    }
+    expect(seen["pi 1.6.0"]).toEqual({
+      "no auth.json": "Bearer mock-key",
+      "a stored key": "Bearer auth-key",
+      "a stored !command": "Bearer cmd-key",
+      "--api-key over a stored key": "Bearer cli-key",
+    });
+    expect(seen.ours).toEqual(seen["pi 1.6.0"]);
+  }, 120_000);
 });

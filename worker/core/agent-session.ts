@@ -16,6 +16,7 @@ import type {
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import { agentDir, ensureHome, modelsJsonPath } from "../../shared/paths.js";
+import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
 import { randomUuid } from "../../shared/uuid.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
@@ -191,6 +192,8 @@ export class AgentSession {
   readonly cwd: string;
   readonly home: string;
   readonly catalogue: ModelCatalogue;
+  /** API keys a pi user stored in `<agent dir>/auth.json` (`/login`). */
+  private readonly authKeys: AuthKeys;
   readonly sessionDir: string;
   /** Settings, skills, prompt templates and system prompt files of this start. */
   resources: Resources;
@@ -276,6 +279,7 @@ export class AgentSession {
     this.warn = options.warn ?? ((m) => process.stderr.write(`pi: ${m}\n`));
     this.home = options.home ?? agentDir(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
+    this.authKeys = new AuthKeys(authJsonPath(this.home), this.warn);
     this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
     this.baseResources = this.readResources();
     this.resources = this.baseResources;
@@ -747,11 +751,11 @@ export class AgentSession {
     prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
   }
 
-  /** The key for a model's provider. */
+  /** The key for a model's provider: `--api-key`, then auth.json's, then models.json's or the environment's (pi 1.6.0's order). */
   apiKeyFor(model: Model): string | undefined {
     if (model.api === "faux") return undefined;
     const explicit = model.provider === this.explicitKeyProvider ? this.explicitApiKey : undefined;
-    return resolveApiKey(this.catalogue, model.provider, explicit, this.env);
+    return resolveApiKey(this.catalogue, model.provider, explicit ?? this.authKeys.keyFor(model.provider), this.env);
   }
 
   /** Tools the model may call now: the active built-ins, replaced or extended by extension tools. */
