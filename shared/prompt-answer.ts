@@ -1,13 +1,18 @@
 /**
  * What a worker's answer to `prompt` says became of it. pi 1.x answers
  * `data: {disposition: "started" | "queued" | "handled"}` (and such a worker ends its runs
- * with `agent_settled`); our worker, before it spoke 1.x, answered `data: {running}`;
- * pi 0.73 answers without data (a run is then assumed, as pi's own clients assume it).
+ * with `agent_settled`); our worker answers that too, plus `running` (before it spoke 1.x
+ * it answered `data: {running}` alone); pi 0.73 answers without data (a run is then
+ * assumed, as pi's own clients assume it).
  */
 
-/** The `data` of our worker's `prompt` answer before 1.x's `disposition`. */
+/** The `data` of our worker's `prompt` answer. */
 export interface PromptAnswerData {
-  /** A run is going (it started, or takes the prompt queued): wait for its `agent_end`. */
+  disposition: PromptDisposition;
+  /**
+   * A run is going when the answer leaves (it started, takes the prompt queued, or an
+   * extension command started one of its own): its `agent_settled` follows.
+   */
   running: boolean;
 }
 
@@ -26,6 +31,8 @@ export function readPromptAnswer(response: { success: boolean; data?: unknown })
     | { disposition?: unknown; running?: unknown }
     | undefined;
   const d = data?.disposition;
+  // Ours says when a command it handled started a run of its own: that run is waited for.
+  if (d === "handled" && data?.running === true) return { disposition: "started", settles: true };
   if (d === "started" || d === "queued" || d === "handled") return { disposition: d, settles: true };
   return { disposition: data?.running === false ? "handled" : "started", settles: false };
 }

@@ -4,12 +4,12 @@
  * read this view instead of each keeping its own.
  */
 import type { AgentStatus } from "../../shared/schema/agent.js";
-import type { WorkerEvent } from "../../shared/schema/events.js";
+import type { WireEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, AssistantMessage } from "../../shared/schema/messages.js";
 import type { SupervisorEvent } from "../../shared/schema/supervisor-events.js";
 
 /** Any event an agent's stream carries: the worker's own and the supervisor's. */
-export type RunEvent = WorkerEvent | SupervisorEvent;
+export type RunEvent = WireEvent | SupervisorEvent;
 
 /**
  * How the run ended, set by the event that ended it (a later ending event replaces it):

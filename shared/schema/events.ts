@@ -1,11 +1,15 @@
 /**
- * Events a pi worker writes on stdout (they never carry an `id`; only responses do).
- * Shapes follow rpc.md and the recorded pi 0.73.1 traffic in shared/protocol/.
+ * Events of a pi worker: `WorkerEvent` as the session emits them in the process (what
+ * extensions and the in-process TUI see, `message_update` with the whole message so
+ * far), and `WireEvent` as `pi --mode rpc` / `--mode json` write them on stdout, pi
+ * 1.6.0's shapes (docs/json.md): `message_update` carries only the delta and the usage.
+ * Events never carry a command `id`, except `bash_execution_update`.
  */
 import { Type, type Static } from "typebox";
 import {
   AgentMessage,
   AssistantMessage,
+  Usage,
   ThinkingLevel,
   ImageContent,
   TextContent,
@@ -14,20 +18,32 @@ import {
 } from "./messages.js";
 
 const Partial = { partial: AssistantMessage };
+const At = { contentIndex: Type.Number() };
 
-/** The streaming delta inside `message_update`. */
+/** The streaming delta inside `message_update`, with the message so far (`partial`), in the process. */
 export const AssistantMessageEvent = Type.Union([
-  Type.Object({ type: Type.Literal("text_start"), contentIndex: Type.Number(), ...Partial }),
-  Type.Object({ type: Type.Literal("text_delta"), contentIndex: Type.Number(), delta: Type.String(), ...Partial }),
-  Type.Object({ type: Type.Literal("text_end"), contentIndex: Type.Number(), content: Type.String(), ...Partial }),
-  Type.Object({ type: Type.Literal("thinking_start"), contentIndex: Type.Number(), ...Partial }),
-  Type.Object({ type: Type.Literal("thinking_delta"), contentIndex: Type.Number(), delta: Type.String(), ...Partial }),
-  Type.Object({ type: Type.Literal("thinking_end"), contentIndex: Type.Number(), content: Type.String(), ...Partial }),
-  Type.Object({ type: Type.Literal("toolcall_start"), contentIndex: Type.Number(), ...Partial }),
-  Type.Object({ type: Type.Literal("toolcall_delta"), contentIndex: Type.Number(), delta: Type.String(), ...Partial }),
-  Type.Object({ type: Type.Literal("toolcall_end"), contentIndex: Type.Number(), toolCall: ToolCall, ...Partial }),
+  Type.Object({ type: Type.Literal("text_start"), ...At, ...Partial }),
+  Type.Object({ type: Type.Literal("text_delta"), ...At, delta: Type.String(), ...Partial }),
+  Type.Object({ type: Type.Literal("text_end"), ...At, content: Type.String(), ...Partial }),
+  Type.Object({ type: Type.Literal("thinking_start"), ...At, ...Partial }),
+  Type.Object({ type: Type.Literal("thinking_delta"), ...At, delta: Type.String(), ...Partial }),
+  Type.Object({ type: Type.Literal("thinking_end"), ...At, content: Type.String(), ...Partial }),
+  Type.Object({ type: Type.Literal("toolcall_start"), ...At, ...Partial }),
+  Type.Object({ type: Type.Literal("toolcall_delta"), ...At, delta: Type.String(), ...Partial }),
+  Type.Object({ type: Type.Literal("toolcall_end"), ...At, toolCall: ToolCall, ...Partial }),
 ]);
 export type AssistantMessageEvent = Static<typeof AssistantMessageEvent>;
+
+/** A union's members without `K` each (Omit of a union would merge its members). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * The delta on the wire (pi 1.6's `JsonAssistantMessageEvent`): no `partial`, and
+ * `toolcall_start` names the call. Derived from the in-process shape, so declared once.
+ */
+export type WireAssistantMessageEvent =
+  | OmitEach<Exclude<AssistantMessageEvent, { type: "toolcall_start" }>, "partial">
+  | (Omit<Extract<AssistantMessageEvent, { type: "toolcall_start" }>, "partial"> & { id: string; toolName: string });
 
 export const ToolResultPayload = Type.Object({
   content: Type.Array(Type.Union([TextContent, ImageContent])),
@@ -39,11 +55,8 @@ export const AgentStartEvent = Type.Object({ type: Type.Literal("agent_start") }
 export const AgentEndEvent = Type.Object({
   type: Type.Literal("agent_end"),
   messages: Type.Array(AgentMessage),
-  /**
-   * Our addition, only when true: an automatic retry follows (auto_retry_start, then a
-   * new run), so this run is not the end of the prompt. pi's clients cannot tell.
-   */
-  willRetry: Type.Optional(Type.Boolean()),
+  /** An automatic retry follows (auto_retry_start, then a new run), so this run is not the end of the prompt. */
+  willRetry: Type.Boolean(),
 });
 /** pi 1.x: the run is over, retries, overflow recovery and queued messages included (`agent_end` closes only one low-level run). */
 export const AgentSettledEvent = Type.Object({
@@ -83,6 +96,8 @@ export const ToolExecutionEndEvent = Type.Object({
   toolName: Type.String(),
   result: ToolResultPayload,
   isError: Type.Boolean(),
+  /** How long the tool's execute() took; absent when it did not run (pi 1.6). */
+  durationMs: Type.Optional(Type.Number()),
 });
 export const QueueUpdateEvent = Type.Object({
   type: Type.Literal("queue_update"),
@@ -98,6 +113,10 @@ export const CompactionResult = Type.Object({
   summary: Type.String(),
   firstKeptEntryId: Type.String(),
   tokensBefore: Type.Number(),
+  /** pi 1.6: the estimated tokens of the context rebuilt after the compaction. */
+  estimatedTokensAfter: Type.Optional(Type.Number()),
+  /** pi 1.6: what the summary's model call(s) used. */
+  usage: Type.Optional(Usage),
   details: Type.Optional(Type.Unknown()),
 });
 export type CompactionResult = Static<typeof CompactionResult>;
@@ -137,6 +156,17 @@ export const ThinkingLevelChangedEvent = Type.Object({
   type: Type.Literal("thinking_level_changed"),
   level: ThinkingLevel,
 });
+/** An entry was appended to the session outside a message (an extension's `pi.appendEntry`). */
+export const EntryAppendedEvent = Type.Object({
+  type: Type.Literal("entry_appended"),
+  entry: Type.Record(Type.String(), Type.Unknown()),
+});
+/** Output of the RPC `bash` command as it arrives; `id` is the command's. */
+export const BashExecutionUpdateEvent = Type.Object({
+  type: Type.Literal("bash_execution_update"),
+  id: Type.Optional(Type.String()),
+  delta: Type.String(),
+});
 /** The session's display name changed (`set_session_name`). */
 export const SessionInfoChangedEvent = Type.Object({
   type: Type.Literal("session_info_changed"),
@@ -158,10 +188,12 @@ export const AgentEvent = Type.Union([
 ]);
 export type AgentEvent = Static<typeof AgentEvent>;
 
-/** Every event a worker may write, the agent events plus the session-level ones. */
+/** Every event of a worker's session, the agent events plus the session-level ones. */
 export const WorkerEvent = Type.Union([
   AgentEvent,
   AgentSettledEvent,
+  EntryAppendedEvent,
+  BashExecutionUpdateEvent,
   QueueUpdateEvent,
   CompactionStartEvent,
   CompactionEndEvent,
@@ -172,3 +204,13 @@ export const WorkerEvent = Type.Union([
   SessionInfoChangedEvent,
 ]);
 export type WorkerEvent = Static<typeof WorkerEvent>;
+
+/** `message_update` as the wire carries it (pi 1.6): the delta and the response's cumulative usage. */
+export interface WireMessageUpdateEvent {
+  type: "message_update";
+  usage: Usage;
+  assistantMessageEvent: WireAssistantMessageEvent;
+}
+
+/** Every event a worker writes on stdout: the session's, with `message_update` in its wire shape. */
+export type WireEvent = Exclude<WorkerEvent, { type: "message_update" }> | WireMessageUpdateEvent;

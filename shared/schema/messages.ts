@@ -34,12 +34,28 @@ export const ToolCall = Type.Object({
 });
 export type ToolCall = Static<typeof ToolCall>;
 
+export const ThinkingLevel = Type.Union([
+  Type.Literal("off"),
+  Type.Literal("minimal"),
+  Type.Literal("low"),
+  Type.Literal("medium"),
+  Type.Literal("high"),
+  Type.Literal("xhigh"),
+  Type.Literal("max"),
+]);
+export type ThinkingLevel = Static<typeof ThinkingLevel>;
+
+/** Every thinking level in order (pi 1.6's), for CLI choices; a model offers those `supportedThinkingLevels` lists. */
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
 export const Cost = Type.Object({
   input: Type.Number(),
   output: Type.Number(),
   cacheRead: Type.Number(),
   cacheWrite: Type.Number(),
   total: Type.Number(),
+  /** pi 1.6: whether `total` is the provider's own figure (false: priced here from the model's costs). */
+  totalFromProvider: Type.Optional(Type.Boolean()),
 });
 
 export const Usage = Type.Object({
@@ -47,6 +63,8 @@ export const Usage = Type.Object({
   output: Type.Number(),
   cacheRead: Type.Number(),
   cacheWrite: Type.Number(),
+  /** pi 1.6: the output tokens spent on reasoning (0 when the provider does not say). */
+  reasoning: Type.Optional(Type.Number()),
   totalTokens: Type.Number(),
   cost: Cost,
 });
@@ -58,6 +76,8 @@ export const StopReason = Type.Union([
   Type.Literal("toolUse"),
   Type.Literal("error"),
   Type.Literal("aborted"),
+  /** Only in an assistant's `message_start`: the response has not ended yet (pi 1.6). */
+  Type.Literal("pending"),
 ]);
 export type StopReason = Static<typeof StopReason>;
 
@@ -79,6 +99,12 @@ export const AssistantMessage = Type.Object({
   stopReason: StopReason,
   errorMessage: Type.Optional(Type.String()),
   timestamp: Type.Number(),
+  /** The provider's own stop reason (`finish_reason`, `stop_reason`), as it said it (pi 1.6). */
+  rawStopReason: Type.Optional(Type.String()),
+  /** How long the response took, from the request to its end (pi 1.6). */
+  durationMs: Type.Optional(Type.Number()),
+  /** The thinking level the request was made with (pi 1.6). */
+  thinkingLevel: Type.Optional(ThinkingLevel),
 });
 export type AssistantMessage = Static<typeof AssistantMessage>;
 
@@ -89,6 +115,8 @@ export const ToolResultMessage = Type.Object({
   content: Type.Array(Type.Union([TextContent, ImageContent])),
   details: Type.Optional(Type.Unknown()),
   isError: Type.Boolean(),
+  /** How long the tool's execute() took; absent when it did not run (pi 1.6). */
+  durationMs: Type.Optional(Type.Number()),
   timestamp: Type.Number(),
 });
 export type ToolResultMessage = Static<typeof ToolResultMessage>;
@@ -103,6 +131,8 @@ export const BashExecutionMessage = Type.Object({
   truncated: Type.Boolean(),
   fullOutputPath: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   timestamp: Type.Number(),
+  /** Kept in the session but never sent to the model (the RPC bash command's `excludeFromContext`, pi's `!!`). */
+  excludeFromContext: Type.Optional(Type.Boolean()),
 });
 export type BashExecutionMessage = Static<typeof BashExecutionMessage>;
 
@@ -150,19 +180,6 @@ export type AgentMessage = Static<typeof AgentMessage>;
 /** The messages a model provider understands. */
 export type LlmMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
-export const ThinkingLevel = Type.Union([
-  Type.Literal("off"),
-  Type.Literal("minimal"),
-  Type.Literal("low"),
-  Type.Literal("medium"),
-  Type.Literal("high"),
-  Type.Literal("xhigh"),
-]);
-export type ThinkingLevel = Static<typeof ThinkingLevel>;
-
-/** The thinking levels in cycling order, for CLI choices and `cycle_thinking_level`. */
-export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
-
 export const ModelApi = Type.Union([
   Type.Literal("anthropic-messages"),
   Type.Literal("openai-completions"),
@@ -191,8 +208,42 @@ export const Model = Type.Object({
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   /** pi's per-server compatibility settings from models.json (worker/providers/compat.ts reads them). */
   compat: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  /**
+   * pi 1.6's per-level mapping to the provider's own effort names: `null` takes a level
+   * away, and `xhigh` / `max` exist only where mapped.
+   */
+  thinkingLevelMap: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]))),
 });
 export type Model = Static<typeof Model>;
+
+/**
+ * The thinking levels a model offers, as pi 1.6's `getSupportedThinkingLevels`: only
+ * `off` without reasoning; else `off` to `high`, and `xhigh` / `max` where the model maps
+ * them, minus the levels it maps to null. Pure.
+ */
+export function supportedThinkingLevels(model: Pick<Model, "reasoning" | "thinkingLevelMap">): ThinkingLevel[] {
+  if (!model.reasoning) return ["off"];
+  return THINKING_LEVELS.filter((level) => {
+    const mapped = model.thinkingLevelMap?.[level];
+    if (mapped === null) return false;
+    return level === "xhigh" || level === "max" ? mapped !== undefined : true;
+  });
+}
+
+/** The level a model can use for `level`: itself, else the nearest supported above, else below (pi's clampThinkingLevel). Pure. */
+export function clampThinkingLevel(
+  model: Pick<Model, "reasoning" | "thinkingLevelMap">,
+  level: ThinkingLevel,
+): ThinkingLevel {
+  const available = supportedThinkingLevels(model);
+  if (available.includes(level)) return level;
+  const at = THINKING_LEVELS.indexOf(level);
+  const above = THINKING_LEVELS.slice(at + 1).find((l) => available.includes(l));
+  const below = THINKING_LEVELS.slice(0, at)
+    .reverse()
+    .find((l) => available.includes(l));
+  return above ?? below ?? available[0] ?? "off";
+}
 
 /** Zero usage, the starting point of every assistant message. */
 export function emptyUsage(): Usage {

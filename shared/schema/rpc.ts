@@ -1,6 +1,7 @@
 /**
- * Commands a pi worker reads on stdin and the responses it writes, as in pi's rpc.md.
- * One schema per command; the union is what `pi --mode rpc` accepts.
+ * Commands a pi worker reads on stdin and the responses it writes, as in pi 1.6.0's
+ * rpc-types.d.ts and docs/rpc-commands.md. One schema per command; the union is what
+ * `pi --mode rpc` accepts.
  */
 import { Type, type Static, type TSchema } from "typebox";
 import { ImageContent, ThinkingLevel } from "./messages.js";
@@ -22,6 +23,7 @@ export const RpcCommandSchemas = {
   steer: command("steer", { message: Type.String(), images: Images }),
   follow_up: command("follow_up", { message: Type.String(), images: Images }),
   abort: command("abort", {}),
+  clear_queue: command("clear_queue", {}),
   new_session: command("new_session", { parentSession: Type.Optional(Type.String()) }),
   get_state: command("get_state", {}),
   get_messages: command("get_messages", {}),
@@ -30,26 +32,28 @@ export const RpcCommandSchemas = {
   get_available_models: command("get_available_models", {}),
   set_thinking_level: command("set_thinking_level", { level: ThinkingLevel }),
   cycle_thinking_level: command("cycle_thinking_level", {}),
+  get_available_thinking_levels: command("get_available_thinking_levels", {}),
   set_steering_mode: command("set_steering_mode", { mode: QueueMode }),
   set_follow_up_mode: command("set_follow_up_mode", { mode: QueueMode }),
   compact: command("compact", { customInstructions: Type.Optional(Type.String()) }),
   set_auto_compaction: command("set_auto_compaction", { enabled: Type.Boolean() }),
   set_auto_retry: command("set_auto_retry", { enabled: Type.Boolean() }),
   abort_retry: command("abort_retry", {}),
-  bash: command("bash", { command: Type.String() }),
+  bash: command("bash", { command: Type.String(), excludeFromContext: Type.Optional(Type.Boolean()) }),
   abort_bash: command("abort_bash", {}),
   get_session_stats: command("get_session_stats", {}),
   switch_session: command("switch_session", { sessionPath: Type.String() }),
   fork: command("fork", { entryId: Type.String() }),
   clone: command("clone", {}),
   get_fork_messages: command("get_fork_messages", {}),
+  get_entries: command("get_entries", { since: Type.Optional(Type.String()) }),
   get_last_assistant_text: command("get_last_assistant_text", {}),
   set_session_name: command("set_session_name", { name: Type.String() }),
   get_commands: command("get_commands", {}),
   export_html: command("export_html", { outputPath: Type.Optional(Type.String()) }),
-  /** Our addition (pi 0.73 has none over RPC): the whole session as a forest of `{entry, children, label?}`. */
+  /** The whole session as a forest of `{entry, children, label?}`, and the current leaf. */
   get_tree: command("get_tree", {}),
-  /** Our addition: pi's `navigateTree` over RPC; moves the leaf, optionally summarizing the branch left. */
+  /** Our addition (pi 1.6 has it for extensions only): pi's `navigateTree` over RPC; moves the leaf, optionally summarizing the branch left. */
   navigate_tree: command("navigate_tree", {
     targetId: Type.String(),
     summarize: Type.Optional(Type.Boolean()),

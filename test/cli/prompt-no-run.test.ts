@@ -28,6 +28,16 @@ describe("readPromptAnswer: no run started (handled)", () => {
     { name: "pi 1.x's handled", response: answer({ disposition: "handled" }), noRun: true },
     { name: "pi 1.x's started", response: answer({ disposition: "started" }), noRun: false },
     { name: "pi 1.x's queued", response: answer({ disposition: "queued" }), noRun: false },
+    {
+      name: "our answer to a command that started a run of its own",
+      response: answer({ disposition: "handled", running: true }),
+      noRun: false,
+    },
+    {
+      name: "our answer to a command that started none",
+      response: answer({ disposition: "handled", running: false }),
+      noRun: true,
+    },
     { name: "data of another shape", response: answer({ running: "no" }), noRun: false },
     {
       name: "a refusal",

@@ -104,12 +104,22 @@ function scalarOrKind(key: string, value: Json): string {
 /** A deliberate difference: the step, a path prefix within it, and why we differ. */
 export interface Deliberate {
   step: string;
-  /** Matches a difference whose path starts with this (`responses/0/id`, `events`, ...). */
+  /**
+   * Matches a difference whose path starts with this (`responses/0/id`, `events`, ...);
+   * a segment that is `*` matches any one segment (the usage of every event: events, `*`, usage).
+   */
   path: string;
   reason: string;
 }
 
+/** Whether `path` is `prefix` or below it, a `*` segment of `prefix` matching any one segment. Pure. */
+function under(path: string, prefix: string): boolean {
+  const have = path.split("/");
+  const want = prefix.split("/");
+  return want.length <= have.length && want.every((seg, i) => seg === "*" || seg === have[i]);
+}
+
 /** Whether a difference of `step` is one of the deliberate ones. */
 export function isDeliberate(list: readonly Deliberate[], step: string, diff: Difference): Deliberate | undefined {
-  return list.find((d) => d.step === step && (diff.path === d.path || diff.path.startsWith(`${d.path}/`)));
+  return list.find((d) => d.step === step && under(diff.path, d.path));
 }

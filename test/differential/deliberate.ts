@@ -1,83 +1,84 @@
 /**
- * Every place where our RPC mode answers differently from pi 0.73.1 on purpose, with
- * the reason (DELIBERATE), and the differences not closed yet, with what is missing
- * (OPEN). The differential suite fails on any difference listed in neither, and on an
- * entry that no longer matches anything (so neither list can go stale: a fixed OPEN
- * entry must be removed).
+ * Every place where our RPC mode answers differently from pi 1.6.0 on purpose, with the
+ * reason (DELIBERATE), and the differences not closed yet, with what is missing and
+ * where it is tracked (OPEN). The differential suite fails on any difference listed in
+ * neither, and on an entry that no longer matches anything (so neither list can go
+ * stale: a fixed OPEN entry must be removed). A path's `*` segment matches any one.
  */
 import type { Deliberate } from "./compare.js";
 
 const STATE_EXTRAS =
-  "get_state also reports cwd, the active tools and the ids of the dialogs waiting for an answer (pi tells no client when an extension's signal dismisses one): pi-orch's supervisor and TUI use them; extra keys break no pi client";
-const ID_ECHO =
-  "we echo the request id on an unknown command (pi drops it), so a client waiting on that id gets its answer";
-const STREAM_SNAPSHOT =
-  "pi writes a streaming event after later chunks have already changed its partial message, so its early deltas show arguments (and a stopReason) that arrive later; ours show what had arrived when the delta did";
-const DELAY_REASON = "auto_retry_start says why this delay was chosen (the server's retry-after, or the backoff)";
+  "get_state also reports cwd, the active tools and the ids of the dialogs waiting for an answer (pi tells no client when an extension's signal dismisses one): pi-orch's supervisor and TUI use them; extra keys break no pi client (RpcClient reads the fields it knows)";
 const PROMPT_RUNNING =
-  "our prompt answer adds data: {running}, whether a run is going so its agent_end follows (false after an extension command that started none); pi's answer has no data and its RpcClient ignores the answer's fields";
-const STREAM_INDEX =
-  "pi-ai's internal streamIndex leaks into pi's streaming tool calls; rpc.md does not have it and contentIndex carries the same";
+  "our prompt answer adds `running` beside pi's `disposition`: whether a run is going when the answer leaves, so its agent_settled follows; it also covers an extension command that started a run of its own (pi: `handled`, and a client cannot tell that a run is coming); RpcClient reads only `disposition`";
+const STREAM_SNAPSHOT =
+  "pi writes a streaming event after later chunks have already changed its message, so its early message_update shows the usage that arrives with the last chunk (reasoning, totalFromProvider); ours shows the usage as it was when the delta came";
+const EMPTY_SESSION =
+  "after a fork at the first prompt the session holds no message: pi 1.6 refuses to clone or export it until its first reply is written; our session file exists from the start, so both work";
+
+const STATE_STEPS = [
+  "get_state (fresh)",
+  "get_state (after a run)",
+  "get_state (after model changes)",
+  "get_state (after compact)",
+  "get_state (after switch)",
+  "get_state (after the missing file)",
+  "--no-session: get_state",
+];
+
+const PROMPT_STEPS: [string, number[]][] = [
+  ["prompt (text reply)", [0]],
+  ["prompt (tool call)", [0]],
+  ["prompt (bash tool, streamed output)", [0]],
+  ["prompt after bash (what reaches the model)", [0]],
+  ["extension command appending an entry", [0]],
+  ["extension command with a dialog", [0]],
+  ["extension command that throws", [0]],
+  ["streaming: steer, follow_up, clear_queue, abort", [0]],
+  ["streaming: steer, follow_up, prompt without behaviour, abort", [0, 4]],
+  ["abort_retry during the retry wait", [0]],
+  ["automatic retry after a 503", [0]],
+  ["--no-session: prompt", [0]],
+];
 
 /** The deliberate differences, by step and path prefix. */
 export const DELIBERATE: Deliberate[] = [
+  ...STATE_STEPS.flatMap((step) =>
+    ["cwd", "tools", "openDialogs"].map((key) => ({ step, path: `responses/0/data/${key}`, reason: STATE_EXTRAS })),
+  ),
+  ...PROMPT_STEPS.flatMap(([step, at]) =>
+    at.map((i) => ({ step, path: `responses/${i}/data/running`, reason: PROMPT_RUNNING })),
+  ),
+  ...["prompt (tool call)", "prompt (bash tool, streamed output)", "prompt after bash (what reaches the model)"].map(
+    (step) => ({ step, path: "events/*/usage", reason: STREAM_SNAPSHOT }),
+  ),
   ...[
-    "get_state (fresh)",
-    "get_state (after a run)",
-    "get_state (after model changes)",
-    "get_state (after switch)",
-  ].flatMap((step) => [
-    { step, path: "responses/0/data/cwd", reason: STATE_EXTRAS },
-    { step, path: "responses/0/data/tools", reason: STATE_EXTRAS },
-    { step, path: "responses/0/data/openDialogs", reason: STATE_EXTRAS },
-  ]),
-  ...[5, 6, 7, 8, 9].flatMap((i) => [
-    {
-      step: "prompt (tool call)",
-      path: `events/${i}/assistantMessageEvent/partial/content/0/streamIndex`,
-      reason: STREAM_INDEX,
-    },
-    { step: "prompt (tool call)", path: `events/${i}/message/content/0/streamIndex`, reason: STREAM_INDEX },
-  ]),
-  ...[6, 7].flatMap((i) => [
-    {
-      step: "prompt (tool call)",
-      path: `events/${i}/assistantMessageEvent/partial/content/0/arguments`,
-      reason: STREAM_SNAPSHOT,
-    },
-    { step: "prompt (tool call)", path: `events/${i}/message/content/0/arguments`, reason: STREAM_SNAPSHOT },
-  ]),
-  { step: "prompt (tool call)", path: "events/9/assistantMessageEvent/partial/stopReason", reason: STREAM_SNAPSHOT },
+    ["abort_retry during the retry wait", 8],
+    ["automatic retry after a 503", 8],
+  ].map(([step, i]) => ({
+    step: String(step),
+    path: `events/${i}/delayReason`,
+    reason: "auto_retry_start says why this delay was chosen (the server's retry-after, or the backoff)",
+  })),
   {
     step: "fork (unknown entry)",
     path: "responses/0/error",
     reason:
       "our error names the session file and says what to do next (get_fork_messages lists the entries); both fail the same way",
   },
+  { step: "clone", path: "responses/0", reason: EMPTY_SESSION },
+  { step: "export_html", path: "responses/0", reason: EMPTY_SESSION },
   {
-    step: "clone",
-    path: "responses/0",
-    reason:
-      'pi 0.73.1 fails a clone right after a fork ("Entry … not found": the forked file is not on disk before the first reply); ours clones it',
+    step: "--no-session: export_html",
+    path: "responses/0/error",
+    reason: "our error says why (no session file) and names the flag; both refuse the same way",
   },
   {
-    step: "compact",
+    step: "navigate_tree with a summary (our addition)",
     path: "responses/0",
     reason:
-      "with every message inside the kept part there is nothing to summarize: pi still calls the model and records a compaction that replaces nothing (tokensBefore 0); we refuse and say why",
+      "our documented addition: pi 1.6 has navigateTree for extensions only (over RPC it answers Unknown command)",
   },
-  { step: "compact", path: "events", reason: "no compaction runs (see the response), so no compaction_start/end" },
-  {
-    step: "export_html",
-    path: "responses/0",
-    reason:
-      "pi cannot export a session whose file is not on disk yet (a clone before its first reply); our session file exists from the start",
-  },
-  ...["bad: unknown type", "bad: type constructor", "bad: type toString"].map((step) => ({
-    step,
-    path: "responses/0/id",
-    reason: ID_ECHO,
-  })),
   {
     step: "bad: prompt without message",
     path: "responses/0/error",
@@ -93,38 +94,46 @@ export const DELIBERATE: Deliberate[] = [
     path: "events",
     reason: "the level is refused (see the response), so it does not change",
   },
-  ...[
-    ["abort_retry during the retry wait", 11],
-    ["automatic retry after a 503", 8],
-  ].map(([step, i]) => ({ step: String(step), path: `events/${i}/delayReason`, reason: DELAY_REASON })),
-  ...[
-    ["abort_retry during the retry wait", 10],
-    ["automatic retry after a 503", 7],
-  ].map(([step, i]) => ({
-    step: String(step),
-    path: `events/${i}/willRetry`,
-    reason:
-      "an agent_end followed by an automatic retry says willRetry: true, so a client knows the prompt is not done (pi's clients cannot tell a retried run from a finished one)",
-  })),
-  ...[
-    ["prompt (text reply)", 0],
-    ["prompt (tool call)", 0],
-    ["streaming: steer, follow_up, prompt without behaviour, abort", 0],
-    ["streaming: steer, follow_up, prompt without behaviour, abort", 4],
-    ["abort_retry during the retry wait", 0],
-    ["automatic retry after a 503", 0],
-  ].map(([step, i]) => ({ step: String(step), path: `responses/${i}/data`, reason: PROMPT_RUNNING })),
-  ...["get_tree (our addition)", "navigate_tree with a summary (our addition)"].flatMap((step) => [
-    {
-      step,
-      path: "responses/0",
-      reason: "our documented addition: pi 0.73 has no RPC for its session tree (it answers Unknown command)",
-    },
-  ]),
 ];
 
-/** Differences not closed yet: none. A new one is listed here with what is missing. */
-export const OPEN: Deliberate[] = [];
+const SYSTEM_MESSAGES =
+  "issue 25 (the session is the context): pi 1.6 records the system prompt and tools as a system message in the session at the first request (so one more message and entry), and omits a retried failure with a context_edit entry (entry_appended); our worker keeps the system prompt outside the session";
+const BUILT_IN_COMMANDS =
+  'issue 26 (MCP, pi packages): pi 1.6 ships the built-in extension commands /mcp and /llama; ours has neither. And pi says source "cli" (no baseDir) for an extension loaded with -e, where our loader does not tell the session which paths came from the command line';
+const STRUCTURED_CONTENT =
+  "pi 1.6's built-in tools add structuredContent to their results (read: the text; bash: output, exit_code, truncated, wall_time_seconds); ours do not yet";
+
+/** Differences not closed yet, each with what is missing and where it is tracked. */
+export const OPEN: Deliberate[] = [
+  ...[
+    "prompt (text reply)",
+    "--no-session: prompt",
+    "abort_retry during the retry wait",
+    "automatic retry after a 503",
+  ].map((step) => ({ step, path: "events", reason: SYSTEM_MESSAGES })),
+  ...["get_state (after a run)", "get_state (after model changes)", "--no-session: get_state"].map((step) => ({
+    step,
+    path: "responses/0/data/messageCount",
+    reason: SYSTEM_MESSAGES,
+  })),
+  { step: "get_messages", path: "responses/0/data/messages", reason: SYSTEM_MESSAGES },
+  ...["get_entries (after a run)", "--no-session: get_entries"].map((step) => ({
+    step,
+    path: "responses/0/data/entries",
+    reason: SYSTEM_MESSAGES,
+  })),
+  ...["get_tree (after a run)", "--no-session: get_tree"].map((step) => ({
+    step,
+    path: "responses/0/data/tree",
+    reason: SYSTEM_MESSAGES,
+  })),
+  { step: "get_commands", path: "responses/0/data/commands", reason: BUILT_IN_COMMANDS },
+  ...["prompt (tool call)", "prompt (bash tool, streamed output)"].map((step) => ({
+    step,
+    path: "events/*/result/structuredContent",
+    reason: STRUCTURED_CONTENT,
+  })),
+];
 
 /**
  * Where pi's example extensions, run on both (pi-examples-oracle-commands.test.ts), show a

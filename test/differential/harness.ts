@@ -1,21 +1,16 @@
 /**
- * Runs one script of RPC steps against a worker process (the upstream pi 0.73.1 or
+ * Runs one script of RPC steps against a worker process (the upstream pi 1.6.0 or
  * ours), each with its own mock model server fed the same replies, and records what
  * every step produced: its responses and events, up to a barrier command whose
  * response proves everything before it was written.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startMockModelServer, type MockModelServer, type MockReply } from "../support/mock-model-server.js";
 import { PI_BIN, RpcWorker, tempDir } from "../support/rpc-worker.js";
+import { NODE22, PI16_CLI } from "../support/upstream-pi16.js";
 
 type Json = Record<string, any>;
-
-/** The upstream pi's CLI, installed by `npm test`'s pretest. */
-export const UPSTREAM_CLI = resolve(
-  import.meta.dirname,
-  "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js",
-);
 
 /** What one step produced on one side. */
 export interface StepRecord {
@@ -29,6 +24,12 @@ export interface Driver {
   send(command: Json): Promise<Json>;
   /** Send a raw line and wait for the next response without an id. */
   raw(line: string): Promise<Json>;
+  /** Send a line that has no response (an `extension_ui_response`). */
+  write(line: Json): void;
+  /** The model requests this side's mock server received during this step, in order. */
+  requests(): Json[];
+  /** Record something the step measured as an event of this step (compared like the others). */
+  note(event: Json): void;
   /** Wait for an event of this type (received during this step). */
   event(type: string, test?: (e: Json) => boolean): Promise<Json>;
   /** Queue replies on this side's mock model. */
@@ -77,8 +78,35 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, NO_COLOR: "1", ...extra };
 }
 
-/** Start one side in fresh folders with its own mock model server. */
-export async function startSide(name: "pi" | "ours"): Promise<Side> {
+/**
+ * The extension both sides load (`-e`, written into each side's folder): commands whose
+ * effects the wire shows, an appended entry (`entry_appended`), a dialog and a notice
+ * (`extension_ui_request`), and a handler that throws (`extension_error`). It imports
+ * nothing, so pi 1.6.0 and ours load the same text.
+ */
+const EXTENSION = `export default function (pi) {
+  pi.registerCommand("note", {
+    description: "append a note entry to the session",
+    handler: async (args) => pi.appendEntry("diff-note", { text: args }),
+  });
+  pi.registerCommand("ask", {
+    description: "ask to confirm, then say the answer",
+    handler: async (_args, ctx) => {
+      const yes = await ctx.ui.confirm("Proceed?", "the differential asks");
+      ctx.ui.notify(yes ? "confirmed" : "declined", "info");
+    },
+  });
+  pi.registerCommand("boom", {
+    description: "a command that throws",
+    handler: async () => {
+      throw new Error("boom from the differential");
+    },
+  });
+}
+`;
+
+/** Start one side in fresh folders with its own mock model server; `args` replace `--session-dir` (e.g. `--no-session`). */
+export async function startSide(name: "pi" | "ours", args?: string[]): Promise<Side> {
   const tmp = tempDir(`pi-diff-${name}-`);
   const root = tmp.path;
   const dirs = { root, cwd: join(root, "project"), sessions: join(root, "sessions"), home: join(root, "home") };
@@ -93,18 +121,34 @@ export async function startSide(name: "pi" | "ours"): Promise<Side> {
   };
   for (let i = 0; i < 500; i++) server.enqueue(() => pending.shift() ?? none);
   writeFileSync(join(dirs.home, "models.json"), JSON.stringify(MODELS(server.url)));
+  const extension = join(root, "extension.ts");
+  writeFileSync(extension, EXTENSION);
   // pi's OpenAI client retries a 5xx itself unless told not to; ours leaves every retry to the session layer.
-  if (name === "pi")
-    writeFileSync(join(dirs.home, "settings.json"), JSON.stringify({ retry: { provider: { maxRetries: 0 } } }));
-  const args = ["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "--session-dir", dirs.sessions];
+  // Recent tokens kept small, so a manual compaction has something to summarize.
+  const settings = {
+    compaction: { keepRecentTokens: 10 },
+    ...(name === "pi" ? { retry: { provider: { maxRetries: 0 } } } : {}),
+  };
+  writeFileSync(join(dirs.home, "settings.json"), JSON.stringify(settings));
+  const argv = [
+    "--mode",
+    "rpc",
+    "--provider",
+    "mock",
+    "--model",
+    "mock-1",
+    "-e",
+    extension,
+    ...(args ?? ["--session-dir", dirs.sessions]),
+  ];
   const worker =
     name === "pi"
-      ? new RpcWorker(args, {
+      ? new RpcWorker(argv, {
           cwd: dirs.cwd,
-          bin: [process.execPath, UPSTREAM_CLI],
+          bin: [NODE22, PI16_CLI],
           env: cleanEnv({ PI_CODING_AGENT_DIR: dirs.home, PI_OFFLINE: "1", HOME: root }),
         })
-      : new RpcWorker(args, {
+      : new RpcWorker(argv, {
           cwd: dirs.cwd,
           bin: [process.execPath, PI_BIN],
           env: cleanEnv({ PI_ORCH_HOME: dirs.home, HOME: root }),
@@ -124,12 +168,32 @@ export async function startSide(name: "pi" | "ours"): Promise<Side> {
   };
 }
 
+/**
+ * Consecutive output updates of one stream as one: how many `tool_execution_update`s a
+ * tool sends, or `bash_execution_update`s a command's output arrives in, depends on
+ * timing and pipe reads, not on the implementation. A bash run keeps its whole output.
+ */
+function collapseStreamed(events: Json[]): Json[] {
+  const out: Json[] = [];
+  for (const e of events) {
+    const last = out.at(-1);
+    if (last && e.type === "tool_execution_update" && last.type === e.type && last.toolCallId === e.toolCallId) {
+      out[out.length - 1] = e;
+    } else if (last && e.type === "bash_execution_update" && last.type === e.type && last.id === e.id) {
+      out[out.length - 1] = { ...last, delta: last.delta + e.delta };
+    } else out.push(e);
+  }
+  return out;
+}
+
 /** Run the script on one side; returns each step's record. A step that fails is recorded with the error as an event. */
 export async function runScript(side: Side, steps: readonly Step[]): Promise<Map<string, StepRecord>> {
   const records = new Map<string, StepRecord>();
   let barrier = 0;
   for (const step of steps) {
     const from = side.worker.received.length;
+    const requestsFrom = side.server.requests.length;
+    const notes: Json[] = [];
     side.pending.length = 0;
     let ids = 0;
     const driver: Driver = {
@@ -149,6 +213,9 @@ export async function runScript(side: Side, steps: readonly Step[]): Promise<Map
         side.worker.writeRaw(`${line}\n`);
         return side.worker.waitFor((l) => l.type === "response" && l.id === undefined, 20_000, at);
       },
+      write: (line) => side.worker.writeRaw(`${JSON.stringify(line)}\n`),
+      requests: () => side.server.requests.slice(requestsFrom).map((r) => r.body as Json),
+      note: (event) => void notes.push(event),
       event: (type, test) => side.worker.waitFor((l) => l.type === type && (!test || test(l)), 20_000, from),
       replies: (...replies) => side.pending.push(...replies),
       earlier: records,
@@ -166,7 +233,8 @@ export async function runScript(side: Side, steps: readonly Step[]): Promise<Map
     records.set(step.name, {
       responses: lines.filter((l) => l.type === "response"),
       events: [
-        ...lines.filter((l) => l.type !== "response"),
+        ...collapseStreamed(lines.filter((l) => l.type !== "response")),
+        ...notes,
         ...(failure ? [{ type: "__step_failed__", error: failure }] : []),
       ],
     });

@@ -1,33 +1,61 @@
 /**
- * The script both workers run: every RPC command pi 0.73.1 has (docs/rpc.md), a run
- * with text, one with a tool call, a streaming run that is steered, queued and aborted,
- * and the bad-input lines. Each step waits only for events, never for time.
+ * The script both workers run: every RPC command pi 1.6.0 has (rpc-types.d.ts,
+ * docs/rpc-commands.md), runs with text, a tool call and a streaming bash tool, a
+ * streaming run that is steered, queued, cleared and aborted, retries, a compaction,
+ * the differential extension's commands (an appended entry, a dialog, a throw), and the
+ * bad-input lines. Each step waits only for events, never for time; a run is waited for
+ * until `agent_settled`, when pi will do nothing more on its own.
  */
-import type { Step } from "./harness.js";
+import type { Driver, Step } from "./harness.js";
 
 const hello = { text: ["Hello ", "from the ", "mock model."], usage: { input: 10, output: 5 } };
 
+const ask = (name: string, command: Record<string, unknown>): Step => ({
+  name,
+  run: async (d) => void (await d.send(command)),
+});
+
+/** Send a prompt and wait until the run settled. */
+async function promptSettled(d: Driver, message: string): Promise<void> {
+  await d.send({ type: "prompt", message });
+  await d.event("agent_settled");
+}
+
+/** How many messages each model request of this step carried (what reached the model). */
+function noteRequests(d: Driver): void {
+  for (const body of d.requests()) d.note({ type: "__model_request__", messageCount: body.messages.length });
+}
+
 /** The steps, in order. */
 export const SCRIPT: Step[] = [
-  { name: "get_state (fresh)", run: async (d) => void (await d.send({ type: "get_state" })) },
-  { name: "get_available_models", run: async (d) => void (await d.send({ type: "get_available_models" })) },
-  { name: "get_commands", run: async (d) => void (await d.send({ type: "get_commands" })) },
-  {
-    name: "set_session_name (white space)",
-    run: async (d) => void (await d.send({ type: "set_session_name", name: "   " })),
-  },
-  { name: "set_session_name", run: async (d) => void (await d.send({ type: "set_session_name", name: "diff run" })) },
+  ask("get_state (fresh)", { type: "get_state" }),
+  ask("get_available_models", { type: "get_available_models" }),
+  ask("get_commands", { type: "get_commands" }),
+  ask("get_available_thinking_levels (reasoning model)", { type: "get_available_thinking_levels" }),
+  ask("get_entries (fresh)", { type: "get_entries" }),
+  ask("get_tree (fresh)", { type: "get_tree" }),
+  ask("set_session_name (white space)", { type: "set_session_name", name: "   " }),
+  ask("set_session_name", { type: "set_session_name", name: "diff run" }),
   {
     name: "prompt (text reply)",
     run: async (d) => {
       d.replies(hello);
-      await d.send({ type: "prompt", message: "say hello" });
-      await d.event("agent_end");
+      await promptSettled(d, "say hello");
     },
   },
-  { name: "get_state (after a run)", run: async (d) => void (await d.send({ type: "get_state" })) },
-  { name: "get_messages", run: async (d) => void (await d.send({ type: "get_messages" })) },
-  { name: "get_last_assistant_text", run: async (d) => void (await d.send({ type: "get_last_assistant_text" })) },
+  ask("get_state (after a run)", { type: "get_state" }),
+  ask("get_messages", { type: "get_messages" }),
+  ask("get_last_assistant_text", { type: "get_last_assistant_text" }),
+  ask("get_entries (after a run)", { type: "get_entries" }),
+  {
+    name: "get_entries since an entry",
+    run: async (d) => {
+      const entries = d.earlier.get("get_entries (after a run)")!.responses[0]!.data.entries as { id: string }[];
+      await d.send({ type: "get_entries", since: entries.at(-2)!.id });
+    },
+  },
+  ask("get_entries since an unknown entry", { type: "get_entries", since: "ffffffff" }),
+  ask("get_tree (after a run)", { type: "get_tree" }),
   {
     name: "prompt (tool call)",
     run: async (d) => {
@@ -38,40 +66,86 @@ export const SCRIPT: Step[] = [
         },
         { text: "The file has two lines.", usage: { input: 30, output: 6 } },
       );
-      await d.send({ type: "prompt", message: "read notes.txt" });
-      await d.event("agent_end");
+      await promptSettled(d, "read notes.txt");
     },
   },
-  { name: "get_session_stats", run: async (d) => void (await d.send({ type: "get_session_stats" })) },
-  { name: "set_thinking_level", run: async (d) => void (await d.send({ type: "set_thinking_level", level: "low" })) },
-  { name: "cycle_thinking_level", run: async (d) => void (await d.send({ type: "cycle_thinking_level" })) },
   {
-    name: "set_model (known)",
-    run: async (d) => void (await d.send({ type: "set_model", provider: "mock", modelId: "mock-2" })),
+    name: "prompt (bash tool, streamed output)",
+    run: async (d) => {
+      d.replies(
+        {
+          toolCalls: [
+            { id: "call_2", name: "bash", arguments: { command: "for i in 1 2 3; do echo line $i; sleep 0.2; done" } },
+          ],
+        },
+        { text: "It printed one line." },
+      );
+      await promptSettled(d, "run echo");
+    },
+  },
+  ask("get_session_stats", { type: "get_session_stats" }),
+  ask("set_thinking_level", { type: "set_thinking_level", level: "low" }),
+  ask("cycle_thinking_level", { type: "cycle_thinking_level" }),
+  ask("set_thinking_level max (model without max)", { type: "set_thinking_level", level: "max" }),
+  ask("set_model (known)", { type: "set_model", provider: "mock", modelId: "mock-2" }),
+  ask("get_available_thinking_levels (model without reasoning)", { type: "get_available_thinking_levels" }),
+  ask("cycle_thinking_level (model without reasoning)", { type: "cycle_thinking_level" }),
+  ask("set_model (unknown)", { type: "set_model", provider: "mock", modelId: "nope" }),
+  ask("cycle_model", { type: "cycle_model" }),
+  ask("get_state (after model changes)", { type: "get_state" }),
+  ask("set_steering_mode", { type: "set_steering_mode", mode: "all" }),
+  ask("set_follow_up_mode", { type: "set_follow_up_mode", mode: "one-at-a-time" }),
+  ask("set_auto_compaction", { type: "set_auto_compaction", enabled: false }),
+  ask("set_auto_retry", { type: "set_auto_retry", enabled: true }),
+  ask("abort_retry (idle)", { type: "abort_retry" }),
+  ask("bash (ANSI and CR)", { type: "bash", command: "printf 'plain \\033[31mred\\033[0m\\r\\nnext\\n'; exit 3" }),
+  ask("bash (excludeFromContext)", { type: "bash", command: "echo hidden", excludeFromContext: true }),
+  {
+    name: "prompt after bash (what reaches the model)",
+    run: async (d) => {
+      d.replies({ text: "Seen." });
+      await promptSettled(d, "what did the commands print?");
+      noteRequests(d);
+    },
+  },
+  ask("abort_bash (idle)", { type: "abort_bash" }),
+  {
+    name: "extension command appending an entry",
+    run: async (d) => {
+      await d.send({ type: "prompt", message: "/note remember this" });
+      await d.event("entry_appended");
+    },
   },
   {
-    name: "set_model (unknown)",
-    run: async (d) => void (await d.send({ type: "set_model", provider: "mock", modelId: "nope" })),
+    name: "extension command with a dialog",
+    run: async (d) => {
+      const answered = d.send({ type: "prompt", message: "/ask" });
+      const request = await d.event("extension_ui_request", (e) => e.method === "confirm");
+      d.write({ type: "extension_ui_response", id: request.id, confirmed: true });
+      await answered;
+      await d.event("extension_ui_request", (e) => e.method === "notify");
+    },
   },
-  { name: "cycle_model", run: async (d) => void (await d.send({ type: "cycle_model" })) },
-  { name: "get_state (after model changes)", run: async (d) => void (await d.send({ type: "get_state" })) },
-  { name: "set_steering_mode", run: async (d) => void (await d.send({ type: "set_steering_mode", mode: "all" })) },
   {
-    name: "set_follow_up_mode",
-    run: async (d) => void (await d.send({ type: "set_follow_up_mode", mode: "one-at-a-time" })),
+    name: "extension command that throws",
+    run: async (d) => {
+      await d.send({ type: "prompt", message: "/boom" });
+      await d.event("extension_error");
+    },
   },
   {
-    name: "set_auto_compaction",
-    run: async (d) => void (await d.send({ type: "set_auto_compaction", enabled: false })),
+    name: "streaming: steer, follow_up, clear_queue, abort",
+    run: async (d) => {
+      d.replies({ text: ["one ", "two ", "three ", "four ", "five"], chunkDelayMs: 150 });
+      await d.send({ type: "prompt", message: "count slowly" });
+      await d.event("message_update");
+      await d.send({ type: "steer", message: "steer this" });
+      await d.send({ type: "follow_up", message: "then this" });
+      await d.send({ type: "clear_queue" });
+      await d.send({ type: "abort" });
+      await d.event("agent_settled");
+    },
   },
-  { name: "set_auto_retry", run: async (d) => void (await d.send({ type: "set_auto_retry", enabled: true })) },
-  { name: "abort_retry (idle)", run: async (d) => void (await d.send({ type: "abort_retry" })) },
-  {
-    name: "bash (ANSI and CR)",
-    run: async (d) =>
-      void (await d.send({ type: "bash", command: "printf 'plain \\033[31mred\\033[0m\\r\\nnext\\n'; exit 3" })),
-  },
-  { name: "abort_bash (idle)", run: async (d) => void (await d.send({ type: "abort_bash" })) },
   {
     name: "streaming: steer, follow_up, prompt without behaviour, abort",
     run: async (d) => {
@@ -79,6 +153,7 @@ export const SCRIPT: Step[] = [
         { text: ["one ", "two ", "three ", "four ", "five"], chunkDelayMs: 150 },
         { text: "after steer" },
         { text: "after follow-up" },
+        { text: "after the queued prompt" },
       );
       await d.send({ type: "prompt", message: "count slowly" });
       await d.event("message_update");
@@ -87,9 +162,11 @@ export const SCRIPT: Step[] = [
       await d.send({ type: "prompt", message: "no behaviour" });
       await d.send({ type: "prompt", message: "queued as follow-up", streamingBehavior: "followUp" });
       await d.send({ type: "abort" });
-      await d.event("agent_end");
+      await d.event("agent_settled");
     },
   },
+  ask("clear_queue (what the abort left queued)", { type: "clear_queue" }),
+  ask("clear_queue (nothing queued)", { type: "clear_queue" }),
   {
     name: "abort_retry during the retry wait",
     run: async (d) => {
@@ -97,25 +174,27 @@ export const SCRIPT: Step[] = [
       await d.send({ type: "prompt", message: "this request fails once" });
       await d.event("auto_retry_start");
       await d.send({ type: "abort_retry" });
-      await d.event("agent_end");
+      await d.event("agent_settled");
     },
   },
   {
     name: "automatic retry after a 503",
     run: async (d) => {
-      // The retry run also delivers the two follow-ups still queued from the streaming step (a failed run leaves them queued).
-      d.replies(
-        { error: { status: 503, message: "overloaded" } },
-        { text: "second time lucky" },
-        { text: "follow-up one" },
-        { text: "follow-up two" },
-      );
-      await d.send({ type: "prompt", message: "this request fails once, then works" });
-      // The retry is a run of its own: its agent_end is the one with the answer.
-      await d.event("agent_end", (e) => (e.messages as { stopReason?: string }[]).some((m) => m.stopReason === "stop"));
+      d.replies({ error: { status: 503, message: "overloaded" } }, { text: "second time lucky" });
+      await promptSettled(d, "this request fails once, then works");
     },
   },
-  { name: "get_fork_messages", run: async (d) => void (await d.send({ type: "get_fork_messages" })) },
+  {
+    name: "compact",
+    run: async (d) => {
+      // A cut inside a turn takes two summary requests (the history and the turn's prefix).
+      const summary = { text: "## Goal\nSummary of the conversation.", usage: { input: 40, output: 8 } };
+      d.replies(summary, summary);
+      await d.send({ type: "compact", customInstructions: "keep it short" });
+    },
+  },
+  ask("get_state (after compact)", { type: "get_state" }),
+  ask("get_fork_messages", { type: "get_fork_messages" }),
   {
     name: "fork",
     run: async (d) => {
@@ -123,20 +202,10 @@ export const SCRIPT: Step[] = [
       await d.send({ type: "fork", entryId: forks[0]!.entryId });
     },
   },
-  { name: "fork (unknown entry)", run: async (d) => void (await d.send({ type: "fork", entryId: "ffffffff" })) },
-  { name: "clone", run: async (d) => void (await d.send({ type: "clone" })) },
-  {
-    name: "compact",
-    run: async (d) => {
-      d.replies({ text: "## Goal\nSummary of the conversation." });
-      await d.send({ type: "compact", customInstructions: "keep it short" });
-    },
-  },
-  {
-    name: "export_html",
-    run: async (d) => void (await d.send({ type: "export_html", outputPath: `${d.dirs.cwd}/out.html` })),
-  },
-  { name: "new_session", run: async (d) => void (await d.send({ type: "new_session" })) },
+  ask("fork (unknown entry)", { type: "fork", entryId: "ffffffff" }),
+  ask("clone", { type: "clone" }),
+  ask("export_html", { type: "export_html" }),
+  ask("new_session", { type: "new_session" }),
   {
     name: "switch_session",
     run: async (d) => {
@@ -144,8 +213,12 @@ export const SCRIPT: Step[] = [
       await d.send({ type: "switch_session", sessionPath: state.sessionFile });
     },
   },
-  { name: "get_state (after switch)", run: async (d) => void (await d.send({ type: "get_state" })) },
-  { name: "get_tree (our addition)", run: async (d) => void (await d.send({ type: "get_tree" })) },
+  ask("get_state (after switch)", { type: "get_state" }),
+  {
+    name: "switch_session (missing file)",
+    run: async (d) => void (await d.send({ type: "switch_session", sessionPath: `${d.dirs.sessions}/missing.jsonl` })),
+  },
+  ask("get_state (after the missing file)", { type: "get_state" }),
   {
     name: "navigate_tree with a summary (our addition)",
     run: async (d) => {
@@ -155,12 +228,26 @@ export const SCRIPT: Step[] = [
     },
   },
   { name: "bad: not JSON", run: async (d) => void (await d.raw("this is not json")) },
-  { name: "bad: unknown type", run: async (d) => void (await d.send({ type: "no_such_command" })) },
-  { name: "bad: type constructor", run: async (d) => void (await d.send({ type: "constructor" })) },
-  { name: "bad: type toString", run: async (d) => void (await d.send({ type: "toString" })) },
-  { name: "bad: prompt without message", run: async (d) => void (await d.send({ type: "prompt" })) },
+  ask("bad: unknown type", { type: "no_such_command" }),
+  ask("bad: type constructor", { type: "constructor" }),
+  ask("bad: type toString", { type: "toString" }),
+  ask("bad: prompt without message", { type: "prompt" }),
+  ask("bad: wrong thinking level", { type: "set_thinking_level", level: "huge" }),
+];
+
+/** The script of a worker without a session file (`--no-session`): the session commands answer from memory. */
+export const NO_SESSION_SCRIPT: Step[] = [
+  ask("--no-session: get_tree (fresh)", { type: "get_tree" }),
+  ask("--no-session: get_entries (fresh)", { type: "get_entries" }),
   {
-    name: "bad: wrong thinking level",
-    run: async (d) => void (await d.send({ type: "set_thinking_level", level: "huge" })),
+    name: "--no-session: prompt",
+    run: async (d) => {
+      d.replies(hello);
+      await promptSettled(d, "say hello");
+    },
   },
+  ask("--no-session: get_tree", { type: "get_tree" }),
+  ask("--no-session: get_entries", { type: "get_entries" }),
+  ask("--no-session: get_state", { type: "get_state" }),
+  ask("--no-session: export_html", { type: "export_html" }),
 ];

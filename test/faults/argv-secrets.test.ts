@@ -7,14 +7,16 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN } from "../support/rpc-worker.js";
-import { UPSTREAM_CLI } from "../differential/harness.js";
 import { TestEnv } from "../supervisor/harness.js";
 import { figures, killPids, until } from "./support.js";
+
+/** pi 0.73.1's CLI: it runs on this Node (1.6.0 needs Node 22), which the argv probe below wraps. */
+const UPSTREAM_CLI = resolve(import.meta.dirname, "../upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 
 const env = new TestEnv();
 const servers: RunningServer[] = [];

@@ -50,9 +50,10 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
       type: "response",
       command: "prompt",
       success: true,
-      data: { running: true },
+      data: { disposition: "started", running: true },
     });
     const end = await w.event("agent_end");
+    await w.event("agent_settled");
     expect(withoutUpdates(w.eventTypes(from))).toEqual([
       "agent_start",
       "turn_start",
@@ -70,6 +71,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
       "message_end",
       "turn_end",
       "agent_end",
+      "agent_settled",
     ]);
     const subtypes = w.received.filter((l) => l.type === "message_update").map((l) => l.assistantMessageEvent.type);
     expect(subtypes.filter((t) => t === "toolcall_delta").length).toBeGreaterThanOrEqual(2);
@@ -191,7 +193,9 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     const end = await w.waitFor((l) => l.type === "agent_end" && l.messages.at(-1)?.stopReason === "stop");
     expect(end.messages.at(-1).content[0].text).toBe("recovered");
     expect(ctx.server.requests).toHaveLength(2);
-    // pi's order: the failed run ends, auto_retry_start, then the retry is a run of its own.
+    await w.event("agent_settled");
+    // pi's order: the failed run ends, auto_retry_start, then the retry is a run of its own,
+    // and only after it the prompt settles.
     expect(withoutUpdates(w.eventTypes())).toEqual([
       "agent_start",
       "turn_start",
@@ -209,6 +213,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
       "auto_retry_end",
       "turn_end",
       "agent_end",
+      "agent_settled",
     ]);
   });
 });

@@ -86,7 +86,8 @@ export async function runAgentLoop(
     pendingFrom = "followUp";
   }
 
-  emit({ type: "agent_end", messages: runMessages });
+  // The session layer decides whether a retry follows (and says so in willRetry).
+  emit({ type: "agent_end", messages: runMessages, willRetry: false });
   return runMessages;
 }
 
@@ -159,13 +160,15 @@ async function streamOnce(
   let started = false;
   let final: AssistantMessage | null = null;
   let failure: Failure = null;
+  const thinkingLevel = config.thinkingLevel();
+  const requested = performance.now();
 
   const events: AsyncIterable<ProviderEvent> = config.provider().stream({
     model,
     systemPrompt: config.systemPrompt(),
     messages: config.toLlm(visible),
     tools: specs,
-    thinkingLevel: config.thinkingLevel(),
+    thinkingLevel,
     apiKey: config.apiKey(),
     signal: config.signal,
     ...(config.onPayload ? { onPayload: config.onPayload } : {}),
@@ -176,7 +179,7 @@ async function streamOnce(
     switch (event.type) {
       case "start":
         started = true;
-        emit({ type: "message_start", message: snapshot(event.partial) });
+        emit({ type: "message_start", message: pending(event.partial) });
         break;
       case "done":
         final = event.message;
@@ -195,21 +198,29 @@ async function streamOnce(
       default:
         if (!started) {
           started = true;
-          emit({ type: "message_start", message: snapshot(event.partial) });
+          emit({ type: "message_start", message: pending(event.partial) });
         }
         emit({ type: "message_update", message: event.partial, assistantMessageEvent: event });
     }
   }
   if (!final) final = syntheticMessage(model, "error", "provider stream ended without a final message");
-  if (!started) emit({ type: "message_start", message: snapshot(final) });
+  // pi 1.6: how long the response took, and the thinking level it was asked with.
+  final.durationMs = Math.round(performance.now() - requested);
+  final.thinkingLevel = thinkingLevel;
+  // A request that failed before streaming starts and ends with its error, as in pi 1.6.
+  if (!started) emit({ type: "message_start", message: structuredClone(final) });
   final = await finalize(final, config);
   emit({ type: "message_end", message: final });
   return { message: final, failure };
 }
 
-/** A copy of a message as it is now (the live object keeps changing while it streams). */
-function snapshot<T>(value: T): T {
-  return structuredClone(value);
+/**
+ * The assistant message as `message_start` shows it (pi 1.6): nothing streamed yet, no
+ * usage counted, `stopReason: "pending"`. A copy: the live object keeps changing.
+ */
+function pending(message: AssistantMessage): AssistantMessage {
+  const { responseId: _id, errorMessage: _error, rawStopReason: _raw, ...rest } = structuredClone(message);
+  return { ...rest, content: [], usage: emptyUsage(), stopReason: "pending" };
 }
 
 async function safeTransform(
@@ -253,6 +264,7 @@ async function executeToolCalls(
       toolName: p.call.name,
       result: outcome.result,
       isError: outcome.isError,
+      ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
     });
     return outcome;
   };
@@ -261,7 +273,7 @@ async function executeToolCalls(
     return prepareCall(assistant, call, tools, context, config);
   };
   const messages: ToolResultMessage[] = [];
-  const outcomes: { result: ToolResult; isError: boolean }[] = [];
+  const outcomes: ToolOutcome[] = [];
   // As pi: one tool asking for "sequential" makes the whole batch sequential: each call
   // is announced, checked, run and its result message sent before the next is announced.
   if (calls.some((c) => tools.find((t) => t.name === c.name)?.executionMode === "sequential")) {
@@ -285,11 +297,11 @@ async function executeToolCalls(
 /** The tool result message of a finished call, through `finalizeMessage`, with its events. */
 async function resultMessage(
   p: PreparedCall,
-  outcome: { result: ToolResult; isError: boolean },
+  outcome: ToolOutcome,
   config: LoopConfig,
   emit: Emit,
 ): Promise<ToolResultMessage> {
-  const { result, isError } = outcome;
+  const { result, isError, durationMs } = outcome;
   const built: ToolResultMessage = {
     role: "toolResult",
     toolCallId: p.call.id,
@@ -297,6 +309,7 @@ async function resultMessage(
     content: result.content,
     ...(result.details !== undefined ? { details: result.details } : {}),
     isError,
+    ...(durationMs !== undefined ? { durationMs } : {}),
     timestamp: Date.now(),
   };
   emit({ type: "message_start", message: built });
@@ -372,19 +385,28 @@ async function prepareCall(
   return { call, tool, args };
 }
 
+/** A call's result, and how long its tool's execute() took (absent when it did not run), as pi 1.6 reports it. */
+interface ToolOutcome {
+  result: ToolResult;
+  isError: boolean;
+  durationMs?: number;
+}
+
 async function runTool(
   assistant: AssistantMessage,
   p: PreparedCall,
   context: AgentMessage[],
   config: LoopConfig,
   emit: Emit,
-): Promise<{ result: ToolResult; isError: boolean }> {
-  let outcome: { result: ToolResult; isError: boolean };
+): Promise<ToolOutcome> {
+  let outcome: ToolOutcome;
+  let durationMs: number | undefined;
   if (p.rejected !== undefined || !p.tool) {
     outcome = { result: textResult(p.rejected ?? "tool unavailable"), isError: true };
   } else if (config.signal.aborted) {
     outcome = { result: { ...textResult("Tool call skipped: the run was aborted"), details: {} }, isError: true };
   } else {
+    const started = performance.now();
     try {
       const result = await p.tool.execute(p.args as never, {
         cwd: config.cwd,
@@ -403,6 +425,7 @@ async function runTool(
     } catch (err) {
       outcome = { result: { ...textResult(errorText(err)), details: {} }, isError: true };
     }
+    durationMs = Math.round(performance.now() - started);
   }
   if (config.afterToolCall) {
     const patch = await config.afterToolCall({
@@ -416,7 +439,7 @@ async function runTool(
     });
     if (patch) outcome = { result: patch.result ?? outcome.result, isError: patch.isError ?? outcome.isError };
   }
-  return outcome;
+  return durationMs === undefined ? outcome : { ...outcome, durationMs };
 }
 
 function textResult(text: string): ToolResult {

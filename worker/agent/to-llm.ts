@@ -19,6 +19,7 @@ export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
         if (answersOpenCall(out, m)) out.push(m);
         break;
       case "bashExecution":
+        if (m.excludeFromContext) break;
         out.push({
           role: "user",
           content: [{ type: "text", text: `Ran \`${m.command}\`\n\`\`\`\n${m.output}\n\`\`\`` }],

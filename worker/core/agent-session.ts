@@ -13,7 +13,8 @@ import type {
   Model,
   ThinkingLevel,
 } from "../../shared/schema/messages.js";
-import { THINKING_LEVELS } from "../../shared/schema/messages.js";
+import { clampThinkingLevel, supportedThinkingLevels } from "../../shared/schema/messages.js";
+import type { PromptDisposition } from "../../shared/prompt-answer.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import { agentDir, ensureHome, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
@@ -148,9 +149,9 @@ export interface BashCommandResult {
   fullOutputPath?: string;
 }
 
-/** The level a model can use: none without reasoning. */
+/** The level a model can use (pi 1.6's clamp: the nearest level the model offers). */
 function clampThinking(model: Model, level: ThinkingLevel): ThinkingLevel {
-  return model.reasoning ? level : "off";
+  return clampThinkingLevel(model, level);
 }
 
 /**
@@ -198,7 +199,7 @@ export class AgentSession {
   /** Settings, skills, prompt templates and system prompt files of this start. */
   resources: Resources;
   private store: SessionStore | null = null;
-  /** The level asked for while the model could think: a model switch restores it (clamped), as in pi. */
+  /** The level asked for at start (flag, resumed session, settings), applied once the start model is known. */
   private preferredThinking: ThinkingLevel;
   private ephemeralId: string = randomUuid();
   private ephemeralName?: string;
@@ -261,6 +262,10 @@ export class AgentSession {
   private readonly pendingUserMessages = new Set<Promise<void>>();
   /** The latest run started, followed through its automatic retries. */
   private latestRun: Promise<void> | null = null;
+  /** A run started and its `agent_settled` has not gone out yet. */
+  private unsettled = false;
+  /** `abort` was asked since the last run started: its `agent_settled` says aborted. */
+  private abortAsked = false;
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
   /** `ctx.mode`: the mode that set the dialogs last. */
@@ -272,6 +277,8 @@ export class AgentSession {
    * resumed session used, and whether a fresh session file still needs its model entries.
    */
   private pendingStartModel: { fromSession?: { provider: string; modelId: string }; freshStore: boolean } | null = null;
+  /** `--no-session`: the model and thinking level entries its in-memory session starts with. */
+  private memoryStartEntries: [SessionEntry, SessionEntry] | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.cwd = options.cwd;
@@ -833,15 +840,16 @@ export class AgentSession {
    * Accept a prompt. `/name args` runs an extension command at once (even while
    * streaming). While a run is in progress a prompt needs a behaviour (`steer` or
    * `followUp`), else `AgentBusyError`. Returns the run's completion when one starts,
-   * and whether a run is going now (so its `agent_end` follows): false after a command or
-   * an `input` handler that started none.
+   * pi 1.6's disposition of the prompt (`started`, `queued`, or `handled` by a command or
+   * an `input` handler), and whether a run is going now (so its `agent_settled` follows):
+   * false after a command or an `input` handler that started none.
    */
   async prompt(
     text: string,
     images?: ImageContent[],
     behavior?: "steer" | "followUp",
     source: "rpc" | "interactive" | "extension" = "rpc",
-  ): Promise<{ done?: Promise<void>; running: boolean }> {
+  ): Promise<{ done?: Promise<void>; running: boolean; disposition: PromptDisposition }> {
     const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
     // Only the sends this prompt's handlers make are awaited: one made earlier may wait on a
     // dialog (an input handler's confirm), which would hold this answer and the RPC queue.
@@ -855,7 +863,7 @@ export class AgentSession {
       this.checkPersistable(message);
       if (behavior === "steer") this.agent.steer(message);
       else this.agent.followUp(message);
-      return { running: true };
+      return { running: true, disposition: "queued" };
     }
     if (this.isCompacting) throw new Error("the session is being compacted; try again when compaction_end arrives");
     const problem = this.missingKeyProblem();
@@ -869,14 +877,30 @@ export class AgentSession {
       this.recordOrRefuse(() => this.store!.append({ type: "message", message }));
       this.persistedPrompts.add(message);
     }
-    return { done: this.startRun(message), running: true };
+    return { done: this.startRun(message), running: true, disposition: "started" };
   }
 
   /** Start a run of `messages`; its completion through any automatic retries. */
   private startRun(...messages: AgentMessage[]): Promise<void> {
     const run = this.followRetries(this.agent.start(messages).done);
+    this.unsettled = true;
     this.latestRun = run;
+    const settle = () => this.settleWhenIdle();
+    run.then(settle, settle);
     return run;
+  }
+
+  /**
+   * pi 1.6's `agent_settled`: once per started run, when nothing more happens on its
+   * own: its agent_end went out, no retry waits or follows (overflow recovery is inside
+   * the run), and no run an extension started meanwhile is going (that one settles later).
+   */
+  private settleWhenIdle(): void {
+    if (!this.unsettled || this.isBusy) return;
+    this.unsettled = false;
+    const aborted = this.abortAsked;
+    this.abortAsked = false;
+    this.emit({ type: "agent_settled", aborted });
   }
 
   /**
@@ -886,13 +910,17 @@ export class AgentSession {
    * that run's completion. `before` are the sends already pending when the prompt came:
    * not this prompt's, so not awaited.
    */
-  private async afterHandlers(before: ReadonlySet<Promise<void>>): Promise<{ done?: Promise<void>; running: boolean }> {
+  private async afterHandlers(
+    before: ReadonlySet<Promise<void>>,
+  ): Promise<{ done?: Promise<void>; running: boolean; disposition: "handled" }> {
     for (;;) {
       const mine = [...this.pendingUserMessages].filter((p) => !before.has(p));
       if (mine.length === 0) break;
       await Promise.allSettled(mine);
     }
-    return this.isBusy && this.latestRun ? { done: this.latestRun, running: true } : { running: this.isBusy };
+    return this.isBusy && this.latestRun
+      ? { done: this.latestRun, running: true, disposition: "handled" }
+      : { running: this.isBusy, disposition: "handled" };
   }
 
   /** A run, an automatic retry's wait or a compaction is going: the worker is at work even while quiet on the wire. */
@@ -920,16 +948,28 @@ export class AgentSession {
     return this.retry.follow(target, out(run));
   }
 
-  steer(text: string, images?: ImageContent[]): void {
+  /** Queue a steering message; pi 1.6's disposition of it. */
+  steer(text: string, images?: ImageContent[]): "queued" {
     const message = userMessage(this.expandPrompt(text), images);
     this.checkPersistable(message);
     this.agent.steer(message);
+    return "queued";
   }
 
-  followUp(text: string, images?: ImageContent[]): void {
+  /** Queue a follow-up; pi 1.6's disposition of it. */
+  followUp(text: string, images?: ImageContent[]): "queued" {
     const message = userMessage(this.expandPrompt(text), images);
     this.checkPersistable(message);
     this.agent.followUp(message);
+    return "queued";
+  }
+
+  /** `clear_queue`: drop the queued steering and follow-up messages, returning their texts; pi announces the (empty) queues either way. */
+  clearQueue(): { steering: string[]; followUp: string[] } {
+    const queued = this.agent.queues();
+    if (this.agent.pendingMessageCount > 0) this.agent.clearQueues();
+    else this.emit({ type: "queue_update", steering: [], followUp: [] });
+    return queued;
   }
 
   /** Refuse a queued message the session could not record (it is written when delivered). */
@@ -977,6 +1017,7 @@ export class AgentSession {
 
   /** Abort a retry wait, a compaction and the run in progress; resolves after `agent_end`. */
   async abort(): Promise<void> {
+    if (this.unsettled) this.abortAsked = true;
     this.abortRetry();
     this.abortCompaction();
     await this.agent.abort();
@@ -1012,10 +1053,12 @@ export class AgentSession {
     if (!model) throw new Error(`Model not found: ${provider}/${modelId}`);
     if (!this.isUsable(model)) throw new Error(`No API key for ${provider}/${modelId}`);
     const previousModel = this.agent.model;
+    const previousLevel = this.agent.thinkingLevel;
     this.agent.model = model;
     this.store?.append({ type: "model_change", provider: model.provider, modelId: model.id });
     void this.extensions.notify({ type: "model_select", model, previousModel, source });
-    this.applyThinkingLevel(this.preferredThinking);
+    // pi 1.6: the settings' default level, else the level in use, clamped to the new model.
+    this.applyThinkingLevel(this.resources.settings.defaultThinkingLevel ?? previousLevel);
     return model;
   }
 
@@ -1059,13 +1102,18 @@ export class AgentSession {
     void this.extensions.notify({ type: "thinking_level_select", level: effective, previousLevel });
   }
 
-  /** Next thinking level; null when the model does not reason. */
+  /** Next of the levels the model offers; null when the model does not reason. */
   cycleThinkingLevel(): { level: ThinkingLevel } | null {
     if (!this.agent.model.reasoning) return null;
-    const i = THINKING_LEVELS.indexOf(this.agent.thinkingLevel);
-    const level = THINKING_LEVELS[(i + 1) % THINKING_LEVELS.length];
-    this.applyThinkingLevel(level);
+    const levels = this.availableThinkingLevels();
+    const i = levels.indexOf(this.agent.thinkingLevel);
+    this.applyThinkingLevel(levels[(i + 1) % levels.length]);
     return { level: this.agent.thinkingLevel };
+  }
+
+  /** `get_available_thinking_levels`: the levels the current model offers (`off` alone without reasoning). */
+  availableThinkingLevels(): ThinkingLevel[] {
+    return supportedThinkingLevels(this.agent.model);
   }
 
   setSteeringMode(mode: QueueMode): void {
@@ -1076,15 +1124,22 @@ export class AgentSession {
     this.agent.followUpMode = mode;
   }
 
-  /** Run a shell command for the user; its output joins the context of the next prompt. */
-  async bash(command: string): Promise<BashCommandResult> {
+  /**
+   * Run a shell command for the user; its output joins the context of the next prompt
+   * unless `excludeFromContext` (kept in the session, never sent). `onChunk` gets the
+   * output as it arrives, plain text (pi 1.6's `bash_execution_update` deltas).
+   */
+  async bash(
+    command: string,
+    options: { excludeFromContext?: boolean; onChunk?: (delta: string) => void } = {},
+  ): Promise<BashCommandResult> {
     if (this.bashAbort) throw new Error("a bash command is already running; send abort_bash first");
     const { runBash } = await import("../tools/bash.js");
     const controller = new AbortController();
     this.bashAbort = controller;
     try {
       // pi's user_bash: a handler may return a whole result, or `operations` to run the command with (e.g. over ssh).
-      const intercept = await this.extensions.userBash(command, false, this.cwd);
+      const intercept = await this.extensions.userBash(command, options.excludeFromContext === true, this.cwd);
       const supplied = intercept?.result as Awaited<ReturnType<typeof runBash>> | undefined;
       const operations = intercept?.operations as BashOperations | undefined;
       const raw =
@@ -1092,6 +1147,7 @@ export class AgentSession {
         (await runBash(command, {
           cwd: this.cwd,
           signal: controller.signal,
+          ...(options.onChunk ? { onChunk: (text: string) => emitPlain(text, options.onChunk!) } : {}),
           ...(typeof operations?.exec === "function" ? { operations } : {}),
         }));
       const r = { ...raw, output: plainBashOutput(raw.output) };
@@ -1104,6 +1160,7 @@ export class AgentSession {
         truncated: r.truncated,
         fullOutputPath: r.fullOutputPath ?? null,
         timestamp: Date.now(),
+        ...(options.excludeFromContext ? { excludeFromContext: true } : {}),
       };
       this.agent.messages.push(message);
       this.store?.appendOrKeep({ type: "message", message });
@@ -1235,18 +1292,33 @@ export class AgentSession {
     return outcome;
   }
 
-  /** `switch_session`: continue another session file. */
+  /**
+   * `switch_session`: continue another session file. A path to a file that does not
+   * exist starts a new session there, as pi 1.6 does (and as `--session PATH` does).
+   */
   async switchSession(path: string): Promise<{ cancelled: boolean }> {
     this.requireIdle("switch sessions");
-    const target = resolveSessionArg(path, this.sessionDir);
+    const full = resolve(this.cwd, path);
+    const missing = (path.includes("/") || path.endsWith(".jsonl")) && !existsSync(full);
+    const target = missing ? full : resolveSessionArg(path, this.sessionDir);
     return this.replaceSession(
       { type: "session_before_switch", reason: "resume", targetSessionFile: target },
       "resume",
-      () => ({
-        store: SessionStore.open(target, { warn: this.warn }),
-        fresh: false,
-        result: { cancelled: false },
-      }),
+      () => {
+        if (!missing)
+          return { store: SessionStore.open(target, { warn: this.warn }), fresh: false, result: { cancelled: false } };
+        // A new session there, as a new pi starts: the thinking level of the flags or settings.
+        const level = this.options.thinking ?? this.resources.settings.defaultThinkingLevel ?? "medium";
+        this.agent.thinkingLevel = clampThinking(this.agent.model, level);
+        return {
+          store: SessionStore.create(
+            { dir: dirname(full), cwd: this.cwd, fileName: basename(full) },
+            { warn: this.warn },
+          ),
+          fresh: true,
+          result: { cancelled: false },
+        };
+      },
     );
   }
 
@@ -1432,10 +1504,32 @@ export class AgentSession {
     return { path };
   }
 
-  /** `get_tree`: every entry as a forest, and the current leaf. */
+  /** `get_tree`: every entry as a forest, and the current leaf (from memory under `--no-session`, as pi). */
   tree(): { tree: TreeNode[]; leafId: string | null } {
-    const store = this.requireStore("show the session tree");
-    return { tree: store.tree(), leafId: store.leafId };
+    if (this.store) return { tree: this.store.tree(), leafId: this.store.leafId };
+    const entries = this.memorySessionEntries();
+    const roots: TreeNode[] = [];
+    let parent: TreeNode | undefined;
+    for (const entry of entries) {
+      const node: TreeNode = { entry, children: [] };
+      if (parent) parent.children.push(node);
+      else roots.push(node);
+      parent = node;
+    }
+    return { tree: roots, leafId: entries.at(-1)?.id ?? null };
+  }
+
+  /**
+   * `get_entries`: every entry in append order (no header), or those after `since`; and
+   * the current leaf. An unknown `since` fails, as in pi.
+   */
+  getEntries(since?: string): { entries: readonly SessionEntry[]; leafId: string | null } {
+    const entries = this.store ? this.store.entries : this.memorySessionEntries();
+    const leafId = this.store ? this.store.leafId : (entries.at(-1)?.id ?? null);
+    if (since === undefined) return { entries, leafId };
+    const at = entries.findIndex((e) => e.id === since);
+    if (at < 0) throw new Error(`Entry not found: ${since}`);
+    return { entries: entries.slice(at + 1), leafId };
   }
 
   /**
@@ -1592,6 +1686,42 @@ export class AgentSession {
   }
 
   /**
+   * The in-memory session of `--no-session` as pi 1.6 lists it (`get_entries`,
+   * `get_tree`): the start's model and thinking level entries, then the messages.
+   */
+  private memorySessionEntries(): SessionEntry[] {
+    const start = this.memoryStart;
+    const messages = this.memoryEntries();
+    if (messages[0]) messages[0] = { ...messages[0], parentId: start[1].id } as SessionEntry;
+    return [...start, ...messages];
+  }
+
+  /** The first two entries of an in-memory session, made once (their ids and times stay). */
+  private get memoryStart(): [SessionEntry, SessionEntry] {
+    if (!this.memoryStartEntries) {
+      const timestamp = isoTimestamp(new Date());
+      this.memoryStartEntries = [
+        {
+          type: "model_change",
+          id: "memstart0",
+          parentId: null,
+          timestamp,
+          provider: this.agent.model.provider,
+          modelId: this.agent.model.id,
+        },
+        {
+          type: "thinking_level_change",
+          id: "memstart1",
+          parentId: "memstart0",
+          timestamp,
+          thinkingLevel: this.agent.thinkingLevel,
+        },
+      ] as [SessionEntry, SessionEntry];
+    }
+    return this.memoryStartEntries;
+  }
+
+  /**
    * Without a session file (`--no-session`) pi still keeps the session in memory;
    * extensions reading `ctx.sessionManager` see the conversation as message entries.
    */
@@ -1660,8 +1790,10 @@ export class AgentSession {
       },
       sendMessage: (input, options) =>
         this.deliver(customMessage(input), options.deliverAs, options.triggerTurn === true),
-      appendEntry: (customType, data) =>
-        void store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
+      appendEntry: (customType, data) => {
+        const entry = store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) });
+        if (entry) this.emit({ type: "entry_appended", entry });
+      },
       setSessionName: (name) => this.setSessionName(name),
       setLabel: (entryId, label) => store()?.setLabel(entryId, label),
       setModel: (provider, modelId) => this.setModel(provider, modelId),
@@ -1706,6 +1838,16 @@ export class AgentSession {
       }),
     };
   }
+}
+
+/**
+ * `text` without ANSI sequences and carriage returns, to `send` when anything is left
+ * (pi 1.6 streams the RPC bash output sanitized). A sequence cut between two chunks
+ * passes through its halves unrecognized; pi holds it back, but output is rarely split there.
+ */
+function emitPlain(text: string, send: (delta: string) => void): void {
+  const plain = plainBashOutput(text);
+  if (plain !== "") send(plain);
 }
 
 /** A custom message from what an extension gave. */

@@ -5,7 +5,8 @@
  * (session/compaction.ts); this file does the I/O around them.
  */
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
-import type { AgentMessage, AssistantMessage, Model } from "../../shared/schema/messages.js";
+import type { AgentMessage, AssistantMessage, Model, Usage } from "../../shared/schema/messages.js";
+import { emptyUsage } from "../../shared/schema/messages.js";
 import { userMessage } from "../agent/agent.js";
 import {
   NO_PRIOR_HISTORY,
@@ -13,6 +14,7 @@ import {
   SUMMARY_SYSTEM_PROMPT,
   buildSummaryRequest,
   buildTurnPrefixRequest,
+  estimateContextTokens,
   prepareCompaction,
   type CompactionPlan,
 } from "../session/compaction.js";
@@ -116,10 +118,13 @@ export class Compactor {
         return null;
       }
       const supplied = outcome?.compaction;
+      // What the summary requests used (pi 1.6 reports it; an extension's summary has none).
+      const spent: Usage[] = [];
       // pi's own summary ends with the file lists; an extension's is kept as given.
       const summary =
         supplied?.summary ??
-        (await summarizePlan(deps, plan, customInstructions, controller.signal)) + formatFileLists(plan.files);
+        (await summarizePlan({ ...deps, spent }, plan, customInstructions, controller.signal)) +
+          formatFileLists(plan.files);
       const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
       const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
       // pi's details: the files the summarized part read and changed, so later summaries keep them.
@@ -133,10 +138,18 @@ export class Compactor {
         details,
         fromHook: supplied !== undefined,
       });
-      const result: CompactionResult = { summary, firstKeptEntryId, tokensBefore, details };
+      const messages = deps.store.buildContext().messages;
+      const result: CompactionResult = {
+        summary,
+        firstKeptEntryId,
+        tokensBefore,
+        estimatedTokensAfter: estimateContextTokens(messages),
+        ...(spent.length > 0 ? { usage: sumUsage(spent) } : {}),
+        details,
+      };
       await deps.after?.(entry as SessionEntry, supplied !== undefined);
       deps.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
-      return { result, messages: deps.store.buildContext().messages };
+      return { result, messages };
     } catch (err) {
       const aborted = controller.signal.aborted;
       deps.emit({
@@ -160,7 +173,7 @@ export class Compactor {
  * history before the turn and the turn's prefix, joined under one heading.
  */
 async function summarizePlan(
-  deps: SummaryModel,
+  deps: SummaryModel & { spent?: Usage[] },
   plan: CompactionPlan,
   customInstructions: string | undefined,
   signal: AbortSignal,
@@ -177,8 +190,28 @@ async function summarizePlan(
   return history + SPLIT_TURN_HEADING + prefix;
 }
 
-/** One tool-less request to the current model; its text is the summary. */
-async function summarize(deps: SummaryModel, request: string, signal: AbortSignal): Promise<string> {
+/** Usages added up, field by field (pi 1.6's compaction `usage`). Pure. */
+function sumUsage(usages: Usage[]): Usage {
+  const total: Usage = { ...emptyUsage(), reasoning: 0 };
+  total.cost.totalFromProvider = false;
+  for (const u of usages) {
+    total.reasoning = (total.reasoning ?? 0) + (u.reasoning ?? 0);
+    total.input += u.input;
+    total.output += u.output;
+    total.cacheRead += u.cacheRead;
+    total.cacheWrite += u.cacheWrite;
+    total.totalTokens += u.totalTokens;
+    for (const k of ["input", "output", "cacheRead", "cacheWrite", "total"] as const) total.cost[k] += u.cost[k];
+  }
+  return total;
+}
+
+/** One tool-less request to the current model; its text is the summary, its usage joins `deps.spent`. */
+async function summarize(
+  deps: SummaryModel & { spent?: Usage[] },
+  request: string,
+  signal: AbortSignal,
+): Promise<string> {
   let final: AssistantMessage | null = null;
   for await (const event of deps.provider.stream({
     model: deps.model,
@@ -194,6 +227,7 @@ async function summarize(deps: SummaryModel, request: string, signal: AbortSigna
   if (!final || final.stopReason === "error" || final.stopReason === "aborted") {
     throw new Error(`the summary request failed: ${final?.errorMessage ?? "no reply"}`);
   }
+  deps.spent?.push(final.usage);
   const text = final.content
     .map((c) => (c.type === "text" ? c.text : ""))
     .join("")

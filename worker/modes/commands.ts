@@ -24,14 +24,16 @@ export function createCommandHandlers(
   answerDialog: (answer: UiAnswer) => void,
 ): CommandHandlers {
   return {
-    // Our addition to pi's answer (shared/prompt-answer.ts): false when the prompt started
-    // no run, so a client knows no agent_end is coming.
-    prompt: async (cmd): Promise<PromptAnswerData> => ({
-      running: (await session.prompt(cmd.message, cmd.images, cmd.streamingBehavior)).running,
-    }),
-    steer: (cmd) => session.steer(cmd.message, cmd.images),
-    follow_up: (cmd) => session.followUp(cmd.message, cmd.images),
+    // pi 1.6's disposition, and our `running` (shared/prompt-answer.ts): false when no run
+    // is going, so a client knows no agent_settled is coming.
+    prompt: async (cmd): Promise<PromptAnswerData> => {
+      const { disposition, running } = await session.prompt(cmd.message, cmd.images, cmd.streamingBehavior);
+      return { disposition, running };
+    },
+    steer: (cmd) => ({ disposition: session.steer(cmd.message, cmd.images) }),
+    follow_up: (cmd) => ({ disposition: session.followUp(cmd.message, cmd.images) }),
     abort: () => session.abort(),
+    clear_queue: () => session.clearQueue(),
     get_state: () => session.state(),
     get_messages: () => ({ messages: session.messages() }),
     set_model: (cmd) => session.setModel(cmd.provider, cmd.modelId),
@@ -39,13 +41,20 @@ export function createCommandHandlers(
     get_available_models: () => ({ models: session.availableModels() }),
     set_thinking_level: (cmd) => session.setThinkingLevel(cmd.level),
     cycle_thinking_level: () => session.cycleThinkingLevel(),
+    get_available_thinking_levels: () => ({ levels: session.availableThinkingLevels() }),
     set_steering_mode: (cmd) => session.setSteeringMode(cmd.mode),
     set_follow_up_mode: (cmd) => session.setFollowUpMode(cmd.mode),
     set_auto_retry: (cmd) => {
       session.autoRetry = cmd.enabled;
     },
     abort_retry: () => session.abortRetry(),
-    bash: (cmd) => session.bash(cmd.command),
+    // The output streams as bash_execution_update events carrying the command's id (pi 1.6).
+    bash: (cmd) =>
+      session.bash(cmd.command, {
+        excludeFromContext: cmd.excludeFromContext,
+        onChunk: (delta) =>
+          session.emit({ type: "bash_execution_update", ...(cmd.id !== undefined ? { id: cmd.id } : {}), delta }),
+      }),
     abort_bash: () => session.abortBash(),
     get_session_stats: () => session.sessionStats(),
     get_last_assistant_text: () => ({ text: session.lastAssistantText() }),
@@ -69,6 +78,7 @@ export function createCommandHandlers(
     fork: (cmd) => session.fork(cmd.entryId),
     clone: () => session.clone(),
     get_fork_messages: () => ({ messages: session.forkMessages() }),
+    get_entries: (cmd) => session.getEntries(cmd.since),
     // The schema requires `id` here (it overrides the optional request id), which its static type loses.
     extension_ui_response: (cmd) => answerDialog(cmd as UiAnswer),
   };

@@ -8,6 +8,7 @@ import { isoTimestamp } from "../../shared/iso-time.js";
 import { JsonlWriter } from "../../shared/jsonl.js";
 import type { AssistantMessage, ImageContent } from "../../shared/schema/messages.js";
 import type { AgentSession } from "../core/agent-session.js";
+import { toWireEvent } from "./wire-event.js";
 
 /** Options of one print-mode run. */
 export interface PrintOptions {
@@ -33,7 +34,7 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
   }
   let last: AssistantMessage | null = null;
   const unsubscribe = session.subscribe((event) => {
-    void writer?.write(event);
+    void writer?.write(toWireEvent(event));
     if (event.type === "message_end" && event.message.role === "assistant") last = event.message;
     if (!writer && event.type === "auto_retry_start") {
       opts.stderr.write(

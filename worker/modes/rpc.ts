@@ -12,6 +12,7 @@ import { killAllChildren } from "../tools/process-tree.js";
 import { createCommandHandlers, dispatchCommand } from "./commands.js";
 import { compactWhenIdle } from "./idle-compact.js";
 import { RpcUiBridge } from "./rpc-ui.js";
+import { toWireEvent } from "./wire-event.js";
 
 /** Where the RPC mode reads and writes; the process's stdio by default. */
 export interface RpcIo {
@@ -41,7 +42,7 @@ export function runRpcMode(
   const idle = compactWhenIdle(IDLE_COMPACT_MS, () => pending > 0 || session.isWorking);
   const unsubscribe = session.subscribe((event) => {
     idle.activity();
-    void writer.write(event);
+    void writer.write(toWireEvent(event));
   });
   let shuttingDown: Promise<void> | null = null;
 

@@ -26,6 +26,7 @@ const THINKING_BUDGETS: Record<Exclude<ThinkingLevel, "off">, number> = {
   medium: 8192,
   high: 16384,
   xhigh: 32768,
+  max: 32768,
 };
 const MIN_THINKING_BUDGET = 1024;
 /** Output room kept beside the thinking budget, so a thinking model can still answer. */
@@ -186,6 +187,7 @@ const ADAPTIVE_EFFORT: Record<Exclude<ThinkingLevel, "off">, "low" | "medium" | 
   medium: "medium",
   high: "high",
   xhigh: "high",
+  max: "high",
 };
 
 /**

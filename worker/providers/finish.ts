@@ -95,6 +95,7 @@ export function* finishStream(builder: MessageBuilder, end: StreamEnd): Generato
     return;
   }
   const outcome = end.outcome;
+  if (end.rawReason !== null) builder.message.rawStopReason = end.rawReason;
   if (end.rawReason === null || outcome === null) {
     yield* builder.fail(
       `The model stream ended before the model finished (no ${end.field}); the connection was probably cut.`,

@@ -132,12 +132,14 @@ export class MessageBuilder {
   setUsage(usage: Partial<Omit<Usage, "cost">>, price: Model["cost"]): void {
     const u = this.message.usage;
     Object.assign(u, usage);
+    u.reasoning ??= 0;
     u.totalTokens = u.input + u.output + u.cacheRead + u.cacheWrite;
     u.cost.input = (u.input * price.input) / 1e6;
     u.cost.output = (u.output * price.output) / 1e6;
     u.cost.cacheRead = (u.cacheRead * price.cacheRead) / 1e6;
     u.cost.cacheWrite = (u.cacheWrite * price.cacheWrite) / 1e6;
     u.cost.total = u.cost.input + u.cost.output + u.cost.cacheRead + u.cost.cacheWrite;
+    u.cost.totalFromProvider = false;
   }
 
   setResponseId(id: string | undefined): void {

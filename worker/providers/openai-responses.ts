@@ -89,6 +89,7 @@ export function createOpenAIResponsesProvider(): Provider {
                     input: Math.max(0, r.usage.input_tokens - cached),
                     output: r.usage.output_tokens,
                     cacheRead: cached,
+                    reasoning: r.usage.output_tokens_details?.reasoning_tokens ?? 0,
                   },
                   model.cost,
                 );

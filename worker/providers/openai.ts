@@ -323,5 +323,6 @@ function usageOf(raw: OpenAI.CompletionUsage & { prompt_cache_hit_tokens?: numbe
     input: Math.max(0, prompt - cacheRead),
     output: completion + (reasoningApart ? reasoning : 0),
     cacheRead,
+    reasoning,
   };
 }

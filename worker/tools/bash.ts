@@ -273,6 +273,8 @@ export interface RunBashOptions {
   timeoutMs?: number;
   /** The accumulated, tail-truncated output so far; at most every `BASH_UPDATE_INTERVAL_MS`, plus once at the end. */
   onUpdate?: (tail: string, snapshot: OutputSnapshot) => void;
+  /** Each piece of output as it arrives, decoded (UTF-8 characters never split), before any truncation. */
+  onChunk?: (text: string) => void;
   /** The command's environment; the worker's tool environment (provider keys removed) by default. */
   env?: NodeJS.ProcessEnv;
   /** Run the command through these instead of the local shell (pi's `operations`). */
@@ -514,7 +516,12 @@ export async function runBash(command: string, options: RunBashOptions): Promise
     if (wait <= 0) emitUpdate();
     else updateTimer = setTimeout(emitUpdate, wait);
   };
+  const decoder = options.onChunk ? new StringDecoder("utf8") : undefined;
   const onData = (chunk: Buffer): Promise<void> | undefined => {
+    if (decoder) {
+      const text = decoder.write(chunk);
+      if (text !== "") options.onChunk!(text);
+    }
     const flowing = output.append(chunk);
     scheduleUpdate();
     return flowing ? undefined : new Promise<void>((resolve) => output.onDrain(resolve));
@@ -540,6 +547,8 @@ export async function runBash(command: string, options: RunBashOptions): Promise
     clearTimeout(updateTimer);
   }
   await output.finish();
+  const rest = decoder?.end();
+  if (rest) options.onChunk!(rest);
   if (onUpdate) emitUpdate();
   const snap = output.snapshot();
   return {
