@@ -13,6 +13,7 @@ import { DialogModal, type DialogAnswer } from "./DialogModal.js";
 import { DiffView } from "./DiffView.js";
 import { Grid } from "./Grid.js";
 import { HelpOverlay, KEY_MAP, SINGLE_KEY_MAP } from "./HelpOverlay.js";
+import { keyAction } from "./keymap.js";
 import { layoutPanes } from "./layout.js";
 import { NewAgentForm, type NewAgentValues } from "./NewAgentForm.js";
 import { PaintedPane } from "./PaintedPane.js";
@@ -234,71 +235,74 @@ function Tui(props: AppProps) {
         else if (key.pageDown || ch === " ") move(page);
         return;
       }
-      if (showZoom || mode === "single") {
+      const action = keyAction(
+        {
+          agents: agents.length,
+          focus: focusIndex,
+          columns: layout.columns,
+          perPage: layout.perPage,
+          zoomed: showZoom || mode === "single",
+          focusedStatus: focused?.status ?? null,
+        },
+        { input: ch, key },
+      );
+      if (action.kind === "scroll") {
         const page = Math.max(1, rows - 8);
-        if (key.upArrow) return scrollBy(1);
-        if (key.downArrow) return scrollBy(-1);
-        if (key.pageUp) return scrollBy(page);
-        if (key.pageDown) return scrollBy(-page);
-        if (key.home) return scrollBy(Number.MAX_SAFE_INTEGER);
-        if (key.end) return setScroll(0);
+        const by = { up: 1, down: -1, page_up: page, page_down: -page, top: Number.MAX_SAFE_INTEGER, bottom: 0 }[
+          action.to
+        ];
+        return action.to === "bottom" ? setScroll(0) : scrollBy(by);
       }
+      // Everything else typed in the single view goes to its input line.
       if (mode === "single") {
         if (ch === "?" && key.meta) setOverlay({ kind: "help" });
         return;
       }
-      if (ch === "q") return onQuit();
-      if (ch === "?") return setOverlay({ kind: "help" });
-      if (ch === "n") return setOverlay({ kind: "new" });
-      if (!focused) return;
-      if (showZoom && key.escape) {
-        setZoomed(false);
-        return setScroll(0);
-      }
-      if (!showZoom) {
-        if (key.return) return setZoomed(true);
-        if (key.tab) return focusAt(focusIndex + (key.shift ? -1 : 1));
-        if (key.rightArrow) return focusAt(focusIndex + 1);
-        if (key.leftArrow) return focusAt(focusIndex - 1);
-        if (key.downArrow) return focusAt(Math.min(agents.length - 1, focusIndex + layout.columns));
-        if (key.upArrow) return focusAt(Math.max(0, focusIndex - layout.columns));
-        if (key.pageDown) return focusAt(Math.min(agents.length - 1, (page + 1) * layout.perPage));
-        if (key.pageUp) return focusAt(Math.max(0, (page - 1) * layout.perPage));
-        if (/^[1-9]$/.test(ch)) {
-          const i = page * layout.perPage + Number(ch) - 1;
-          if (i < agents.length && Number(ch) <= layout.perPage) focusAt(i);
+      switch (action.kind) {
+        case "none":
           return;
-        }
+        case "quit":
+          return onQuit();
+        case "help":
+          return setOverlay({ kind: "help" });
+        case "new":
+          return setOverlay({ kind: "new" });
+        case "focus":
+          return focusAt(action.index);
+        case "zoom":
+          return setZoomed(true);
+        case "unzoom":
+          setZoomed(false);
+          return setScroll(0);
       }
+      if (!focused) return;
       const name = focused.name;
-      const idle = focused.status === "idle";
-      // pi would hold a steer or follow-up for an idle agent and mix it into the next prompt.
-      if ((ch === "s" || ch === "f") && idle) return say(`${name} is idle: press p to prompt it`, true);
-      if (ch === "p" || ch === "s" || ch === "f")
-        return setInput({ kind: ch === "p" ? "prompt" : ch === "s" ? "steer" : "follow_up", agent: name });
-      if (ch === "a") {
-        if (idle) return say(`${name} is idle: no run to abort`);
-        return void act(`abort ${name}`, control.rpc(name, { type: "abort" }), `abort sent to ${name}`);
+      switch (action.kind) {
+        case "refuse":
+          return say(`${name} ${action.message}`, action.error);
+        case "input":
+          return setInput({ kind: action.input, agent: name });
+        case "abort":
+          return void act(`abort ${name}`, control.rpc(name, { type: "abort" }), `abort sent to ${name}`);
+        case "stop":
+          return setConfirm({
+            question: `stop ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
+            run: () => {
+              say(`stopping ${name}…`);
+              void act(`stop ${name}`, control.stop(name), `stopped ${name}`);
+            },
+          });
+        case "restart":
+          return setConfirm({
+            question: `restart ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
+            run: () => {
+              say(`restarting ${name}…`);
+              void act(`restart ${name}`, control.restart(name), `restarted ${name}`);
+            },
+          });
+        case "diff":
+          return showDiff(focused);
       }
-      if (ch === "x") {
-        return setConfirm({
-          question: `stop ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
-          run: () => {
-            say(`stopping ${name}…`);
-            void act(`stop ${name}`, control.stop(name), `stopped ${name}`);
-          },
-        });
-      }
-      if (ch === "r") {
-        return setConfirm({
-          question: `restart ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
-          run: () => {
-            say(`restarting ${name}…`);
-            void act(`restart ${name}`, control.restart(name), `restarted ${name}`);
-          },
-        });
-      }
-      if (ch === "d") return showDiff(focused);
     },
     { isActive: input === null && !modalActive && overlay?.kind !== "new" },
   );

@@ -5,6 +5,7 @@
  * Tab and Esc as actions. Every chunk is handled key by key, however the terminal split
  * or joined the input: `abc⏎` in one read submits `abc`, two backspaces delete two.
  */
+import { splitKeys } from "./keys.js";
 
 /** The text, where the cursor is (a UTF-16 index), and whether a bracketed paste is open. */
 export interface LineState {
@@ -70,25 +71,6 @@ function insert(s: LineState, chars: string): LineState {
 function removeRange(s: LineState, from: number, to: number): LineState {
   if (from >= to) return s;
   return { ...s, text: s.text.slice(0, from) + s.text.slice(to), cursor: from };
-}
-
-/** Split raw input into keys: escape sequences whole, every other character alone. */
-export function splitKeys(raw: string): string[] {
-  const keys: string[] = [];
-  let i = 0;
-  while (i < raw.length) {
-    if (raw[i] !== "\x1b") {
-      const cp = raw.codePointAt(i)!;
-      const len = cp > 0xffff ? 2 : 1;
-      keys.push(raw.slice(i, i + len));
-      i += len;
-      continue;
-    }
-    const csi = /^\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O[@-~]|[\s\S])?/.exec(raw.slice(i))![0];
-    keys.push(csi);
-    i += csi.length;
-  }
-  return keys;
 }
 
 /**

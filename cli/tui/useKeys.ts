@@ -2,18 +2,24 @@
  * Key handlers for the TUI. Ink's `useInput` subscribes in a passive effect, which runs
  * some time after the commit that drew the component: a key typed as soon as a form, a
  * dialog or the grid's own keys became active (a fast typist, a paste, a test) reached no
- * listener and was lost. So every component takes its keys from the one `KeyRouter` the
- * App mounts first: a handler joins it in a layout effect, in the commit that draws it,
- * and the router's single ink listener hands every key to the handlers that are active,
- * in the order they joined, in one batch of React updates (so a key that closes the input
- * line has closed it before the next key of the same read is handed out). `useKeys`
- * handlers get ink's parsed key; `useRawKeys` handlers (the line editor) get the text as
- * ink read it, escape sequences and bracketed-paste markers included. The handler of the latest render is the
- * one called (no stale closures). Outside a router both refuse to mount: no component can
- * fall back to a listener of its own that joins late.
+ * listener and was lost. And it hands a whole read to its handler as one input: `4p`
+ * typed fast was one "key" that matched nothing, and two arrows in one read were handled
+ * against the same render, so the second moved from where the first started.
+ *
+ * So every component takes its keys from the one `KeyRouter` the App mounts first: a
+ * handler joins it in a layout effect, in the commit that draws it. The router splits
+ * each read into keys (cli/tui/keys.ts) and hands them out one at a time, each after
+ * React committed what the last one did: after `p` the prompt line is drawn and joined, and the `hello⏎` of the
+ * same read goes to it. `useKeys` handlers get each key parsed (Alt apart from the plain key: a
+ * leading ESC sets `meta`); `useRawKeys` handlers (the line editor) get the rest of the
+ * read at once, escape sequences and bracketed-paste markers included, since a line
+ * break followed by more text in one read is a paste, not Enter. The handler of the
+ * latest render is the one called (no stale closures). Outside a router both refuse to
+ * mount: no component can fall back to a listener of its own that joins late.
  */
-import { useInput, useStdin, type Key } from "ink";
+import { useStdin, type Key } from "ink";
 import { createContext, createElement, useContext, useLayoutEffect, useRef, type ReactNode } from "react";
+import { parseKey, splitKeys } from "./keys.js";
 
 type Handler = (input: string, key: Key) => void;
 type RawHandler = (raw: string) => void;
@@ -22,26 +28,58 @@ type Slot = { current: { keyed: Handler } | { raw: RawHandler } };
 
 const RouterContext = createContext<Set<Slot> | null>(null);
 
-/** One ink input listener for everything below it; `useKeys` and `useRawKeys` below it join it in the drawing commit. */
+/** One input listener for everything below it; `useKeys` and `useRawKeys` below it join it in the drawing commit. */
 export function KeyRouter({ children }: { children?: ReactNode }) {
   const slots = useRef(new Set<Slot>()).current;
-  const raw = useRef("");
-  const { internal_eventEmitter: events } = useStdin();
-  // ink parses what it read and passes on the parse only: the text itself is taken here,
-  // ahead of every other listener of the same read (so ahead of ink's own below).
+  const { internal_eventEmitter: events, setRawMode } = useStdin();
   useLayoutEffect(() => {
-    const take = (text: string) => void (raw.current = text);
-    events.prependListener("input", take);
-    return () => void events.removeListener("input", take);
-  }, [events]);
-  useInput((input, key) => {
-    for (const slot of [...slots]) {
-      if (!slots.has(slot)) continue; // left while an earlier handler ran
-      const h = slot.current;
-      if ("keyed" in h) h.keyed(input, key);
-      else h.raw(raw.current);
-    }
-  });
+    setRawMode(true);
+    return () => setRawMode(false);
+  }, [setRawMode]);
+  useLayoutEffect(() => {
+    // Keys not handed out yet, in order, over reads: the first key of a read goes at once,
+    // each next one a macrotask later, once React committed what the last one did.
+    const queue: string[] = [];
+    let next: NodeJS.Immediate | "pending" | null = null;
+    const handOut = () => {
+      const active = [...slots];
+      // A line editor takes the rest at once; the others get it key by key.
+      const taken = active.some((slot) => "raw" in slot.current) ? queue.splice(0) : queue.splice(0, 1);
+      for (const slot of active) {
+        if (!slots.has(slot)) continue; // left while an earlier handler ran
+        const h = slot.current;
+        if ("raw" in h) h.raw(taken.join(""));
+        else
+          for (const k of taken) {
+            const { input, key } = parseKey(k);
+            h.keyed(input, key);
+          }
+      }
+      // React schedules its render from a microtask (a task of its scheduler, a setImmediate):
+      // queued from a microtask after it, the next key (of this read, or of a read ink
+      // emits meanwhile: it splits escape sequences into reads of their own) comes once
+      // that render committed.
+      next = "pending";
+      queueMicrotask(() => {
+        if (next === "pending") next = setImmediate(settle);
+      });
+    };
+    const settle = () => {
+      next = null;
+      if (queue.length > 0) handOut();
+    };
+    const onInput = (text: string) => {
+      queue.push(...splitKeys(text, true));
+      if (next === null && queue.length > 0) handOut();
+    };
+    events.on("input", onInput);
+    return () => {
+      events.removeListener("input", onInput);
+      if (next !== null && next !== "pending") clearImmediate(next);
+      next = null;
+      queue.length = 0;
+    };
+  }, [events, slots]);
   return createElement(RouterContext.Provider, { value: slots }, children);
 }
 

@@ -125,6 +125,54 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     // Quitting the TUI leaves the agents running.
     expect((await world.json(["status", "alpha"])).status).toBe("idle");
   });
+  it("takes 4p + text + Enter sent in one send-keys: the fourth agent gets the prompt, the others nothing", async () => {
+    writeFileSync(join(world.cwd.path, "notes.txt"), "hello\n");
+    await world.serve();
+    for (const name of ["a1", "a2", "a3", "a4"]) await world.ok(["spawn", "--name", name, "--provider", "faux"]);
+    const started = tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "tui",
+      "-x",
+      String(COLS),
+      "-y",
+      String(ROWS),
+      "-c",
+      world.cwd.path,
+      process.execPath,
+      BIN,
+      "--home",
+      world.home.path,
+      "--no-autostart",
+      "tui",
+    );
+    expect(started.status, started.stderr).toBe(0);
+    const layout = layoutPanes(4, COLS, ROWS - 3);
+    const pane = (s: string, i: number) => {
+      const r = layout.rects[i]!;
+      return s
+        .split("\n")
+        .slice(1 + r.y, 1 + r.y + r.height)
+        .map((l) => [...l].slice(r.x, r.x + r.width).join(""))
+        .join("\n");
+    };
+    await until("four panes", (s) => pane(s, 3).includes("a4") && s.includes("● connected"));
+
+    // One send-keys: the terminal delivers it in one read.
+    tmux("send-keys", "-t", "tui", "4plist the files", "Enter");
+    const answered = await until("a4's reply", (s) => /I found \d+ entr/.test(pane(s, 3)));
+    expect(pane(answered, 3)).toContain("> list the files");
+    for (const i of [0, 1, 2]) expect(pane(answered, i)).not.toContain("list the files");
+    expect((await world.json(["status", "a1"])).status).toBe("idle");
+    tmux("send-keys", "-t", "tui", "q");
+    await world.until(
+      "the TUI to quit",
+      () => String(tmux("has-session", "-t", "tui").status),
+      (code) => code !== "0",
+    );
+  });
+
   it("redraws after a resize, a zoom, the help and back, and draws no colour under NO_COLOR", async () => {
     await world.serve();
     await world.ok(["spawn", "--name", "alpha", "--provider", "faux"]);

@@ -182,6 +182,31 @@ describe("keys", () => {
     await vi.waitFor(() => expect(t.frame()).not.toContain("prompt>"));
   });
 
+  it("handles every key of one read in order: 4p + text + Enter prompts the 4th agent; two arrows move twice; Alt+a aborts nothing", async () => {
+    const t = open(
+      names(6).map((n) => info(n, "busy")),
+      { cols: 120, rows: 40 },
+    );
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-06"));
+    t.stdin.write("4pcheck the logs\r");
+    await vi.waitFor(() =>
+      expect(t.control.calls).toEqual([
+        {
+          method: "rpc",
+          agent: "agent-04",
+          arg: { type: "prompt", message: "check the logs", streamingBehavior: "followUp" },
+        },
+      ]),
+    );
+    t.stdin.write("1\x1b[C\x1b[Ca");
+    await vi.waitFor(() =>
+      expect(t.control.calls.at(-1)).toEqual({ method: "rpc", agent: "agent-03", arg: { type: "abort" } }),
+    );
+    t.stdin.write("\x1ba");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(t.control.calls).toHaveLength(2);
+  });
+
   it("steers and follows up a busy agent, aborts, stops and restarts it", async () => {
     const t = open([info("agent-01", "busy")], { cols: 100, rows: 20 });
     await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));

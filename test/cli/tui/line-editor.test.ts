@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  applyInput,
-  lineState,
-  splitKeys,
-  visibleLine,
-  type LineAction,
-  type LineState,
-} from "../../../cli/tui/line-editor.js";
+import { applyInput, lineState, visibleLine, type LineAction, type LineState } from "../../../cli/tui/line-editor.js";
+import { splitKeys } from "../../../cli/tui/keys.js";
 
 /** Feed the chunks one after another, as separate reads. */
 function feed(chunks: string[], start: LineState = lineState()): { state: LineState; actions: LineAction[] } {
