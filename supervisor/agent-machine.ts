@@ -81,6 +81,8 @@ export interface AgentState {
   readonly restartHistory: RestartHistory;
   /** The last exit before ready, until a worker gets ready (see judgeStartupExit). */
   readonly startupFailure: StartupFailure | null;
+  /** Starts in a row that got no answer to get_state in time (reset once a worker is ready). */
+  readonly startTimeouts: number;
   readonly backoffToken: number;
   /** Id of the presence ping that is out, if any. */
   readonly ping: string | null;
@@ -197,6 +199,9 @@ export interface Transition {
   effects: AgentEffect[];
 }
 
+/** Starts in a row with no answer to get_state before an agent is failed. */
+export const START_TIMEOUT_LIMIT = 3;
+
 /** A new agent's state, from its record. */
 export function initialState(record: AgentRecord): AgentState {
   return {
@@ -211,6 +216,7 @@ export function initialState(record: AgentRecord): AgentState {
     pending: new Map(),
     restartHistory: NO_RESTARTS,
     startupFailure: null,
+    startTimeouts: 0,
     backoffToken: 0,
     ping: null,
     lastEventAt: 0,
@@ -330,6 +336,7 @@ function copyState(s: AgentState): Mutable<AgentState> {
     pending: s.pending,
     restartHistory: s.restartHistory,
     startupFailure: s.startupFailure,
+    startTimeouts: s.startTimeouts,
     backoffToken: s.backoffToken,
     ping: s.ping,
     lastEventAt: s.lastEventAt,
@@ -553,6 +560,7 @@ class Step {
     if (s.record.status !== "starting" || !s.worker) return;
     this.cancel("start");
     s.startupFailure = null;
+    s.startTimeouts = 0;
     const streaming = this.learnState(response);
     // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
     // saturated machine it could miss the start deadline.
@@ -947,6 +955,16 @@ class Step {
       return;
     }
     if (verdict) s.startupFailure = verdict.remember;
+    // Each such start takes the whole start deadline, so the restart intensity (N in a
+    // period) would never trip on them: a worker that never answers would cycle forever.
+    if (neverReady && exit.reason === "start_timeout" && ++s.startTimeouts >= START_TIMEOUT_LIMIT) {
+      this.setStatus(
+        "failed",
+        `its worker never answered get_state: ${s.startTimeouts} starts in a row, each given ` +
+          `${formatMs(this.config.timings.startTimeoutMs)}; see its stderr (pi-orch logs ${s.record.name} --stderr)`,
+      );
+      return;
+    }
     const decision = decideRestart(
       s.record.policy,
       s.restartHistory,
@@ -1027,6 +1045,7 @@ class Step {
     const s = this.s;
     s.restartHistory = NO_RESTARTS;
     s.startupFailure = null;
+    s.startTimeouts = 0;
     if (s.worker) {
       if (s.record.status !== "stopping") this.beginTeardown(s.record.status !== "unresponsive");
       s.afterStop = "restart";

@@ -226,6 +226,43 @@ describe("agent table: start and restart", () => {
     expect(d.status).toBe("backoff");
   });
 
+  it("a worker that never answers its start is failed after 3 timeouts in a row, though each start takes the whole deadline", () => {
+    const d = new Driver(record({ policy: { ...record().policy, restart: "permanent", intensity: 5, periodMs: 600 } }));
+    d.send({ kind: "start" });
+    for (let start = 1; start <= 3; start++) {
+      d.spawned();
+      d.fire("start");
+      d.exit(null, "SIGKILL");
+      if (start < 3) {
+        // Each try lasts the 500 ms deadline: the 600 ms period never holds the 5 restarts intensity counts.
+        expect(d.status).toBe("backoff");
+        d.fire("backoff");
+      }
+    }
+    expect(d.status).toBe("failed");
+    expect(d.state.record.statusReason).toBe(
+      "its worker never answered get_state: 3 starts in a row, each given 500 ms; see its stderr (pi-orch logs a --stderr)",
+    );
+    expect(d.of("timer")).toEqual([]);
+  });
+
+  it("the start-timeout count starts over once a worker gets ready", () => {
+    const d = new Driver(record({ policy: { ...record().policy, restart: "permanent" } }));
+    d.send({ kind: "start" });
+    d.spawned();
+    d.fire("start");
+    d.exit(null, "SIGKILL");
+    d.fire("backoff");
+    d.spawned();
+    d.fire("start");
+    d.exit(null, "SIGKILL");
+    d.fire("backoff");
+    d.spawned(); // the third start answers
+    d.answerProbe();
+    expect(d.status).toBe("idle");
+    expect(d.state.startTimeouts).toBe(0);
+  });
+
   it("a worker that dies before it is ready with its own words is failed at once (a configuration error), not restarted", () => {
     const d = new Driver();
     d.send({ kind: "start" });
