@@ -132,7 +132,7 @@ function buildProgram(): Command {
       "--models <patterns>",
       "comma-separated model patterns that cycle_model goes through (globs like anthropic/*)",
     )
-    .addOption(new Option("--thinking <level>", "thinking level").choices(THINKING_LEVELS))
+    .option("--thinking <level>", `thinking level: ${THINKING_LEVELS.join(", ")}`)
     .option("--api-key <key>", "API key for the provider (else env or models.json)")
     .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
     .option("--no-tools", "no tools at all")
@@ -291,6 +291,11 @@ async function main(argv: string[]): Promise<number> {
   // `--model id:level`, pi's shorthand for a model with a thinking level.
   let model = opts.model;
   let thinking = opts.thinking;
+  // As pi: a level it does not know is a warning, and the default level stays.
+  if (thinking !== undefined && !THINKING_LEVELS.includes(thinking)) {
+    warn(`unknown thinking level "${thinking}" is ignored; the levels are ${THINKING_LEVELS.join(", ")}`);
+    thinking = undefined;
+  }
   const shorthand = model ? /^(.*):(off|minimal|low|medium|high|xhigh)$/.exec(model) : null;
   if (shorthand) {
     model = shorthand[1];

@@ -27,6 +27,15 @@ const BIN: Record<Impl, string[]> = { ours: [process.execPath, PI_BIN], "pi 1.6.
  */
 const LEFT_OUT: Record<string, string> = {};
 
+/*
+ * Deliberate differences in what a shared flag does (not tested as equal):
+ * - `--provider P` without `--model`: 1.6.0 exits 1 ("--provider requires --model"); ours
+ *   starts P's default model, which `pi-orch spawn --provider P` and every faux demo rely on.
+ * - usage errors exit 2 on ours (README: "2 usage"), 1 on 1.6.0.
+ * - `--tools LIST` (an allow-list) only picks the active tools on ours; 1.6.0 also leaves
+ *   every other tool, extension ones included, out of its registry, and takes `*` patterns.
+ */
+
 /** Built-in tools of 1.6.0 that ours does not have. */
 const PI16_ONLY_TOOLS = ["codemode", "tool_search", "powershell"];
 
@@ -241,7 +250,7 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
     }
   }, 60_000);
 
-  it("--tui-mode takes fullscreen or regular; --use-theme, --no-mcp change nothing over RPC; bad values are usage errors", async () => {
+  it("--tui-mode takes fullscreen or regular; --use-theme, --no-mcp change nothing over RPC; an unknown --thinking is a warning, bad values of the others usage errors", async () => {
     const s = setup();
     for (const args of [["--tui-mode", "fullscreen"], ["--use-theme", "light"], ["--no-mcp"]]) {
       const seen: Partial<Record<Impl, Record<string, unknown>>> = {};
@@ -254,6 +263,14 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
       }
       // What 1.6.0 answers (ours answers more: cwd, tools, openDialogs).
       expect(pick(seen.ours!, Object.keys(seen["pi 1.6.0"]!)), args.join(" ")).toEqual(seen["pi 1.6.0"]);
+    }
+    // An unknown thinking level is a warning on both, and the default level stays.
+    for (const impl of ["ours", "pi 1.6.0"] as const) {
+      const w = start(impl, s, ["--thinking", "bogus", "--no-session"]);
+      expect((await stateOf(w)).thinkingLevel, impl).toBe("medium");
+      w.closeStdin();
+      expect((await w.exited).code, impl).toBe(0);
+      expect(w.stderr.join(""), impl).toMatch(/"bogus"/);
     }
     // 1.6.0 exits 1 on a usage error, ours 2 (as for every usage error of ours).
     for (const args of [["--tui-mode", "bogus"], ["--tui-mode"], ["--use-theme"]]) {
