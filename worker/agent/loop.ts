@@ -16,6 +16,9 @@ import type { AgentTool, ProviderEvent, ToolResult, ToolSpec } from "../types.js
 import type { AgentContextView, Emit, InjectSource, LoopConfig, ResponseFailure } from "./types.js";
 import { cutOffToolCallError } from "../providers/message-builder.js";
 
+/** The longest a streamed reply runs without letting the event loop read input (ms). */
+const YIELD_AFTER_MS = 10;
+
 /**
  * Run the agent on `context` (mutated in place: new messages are appended) starting
  * with `prompts`. Resolves with the messages of this run once `agent_end` was emitted.
@@ -175,7 +178,16 @@ async function streamOnce(
     ...(config.onResponse ? { onResponse: config.onResponse } : {}),
   });
 
+  // A provider can hand over thousands of events in one read (or the faux one with no
+  // delay, in none): without a turn of the event loop now and then, stdin is not read and
+  // a supervisor's presence ping waits for the whole reply (seen: 2.1 s, and 5 agents
+  // SIGKILLed as unresponsive).
+  let slice = performance.now();
   for await (const event of events) {
+    if (performance.now() - slice > YIELD_AFTER_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
     switch (event.type) {
       case "start":
         started = true;
