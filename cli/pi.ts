@@ -428,18 +428,22 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     return new Promise<number>((resolve) => {
+      let started = () => {};
       const rpc = runRpcMode(runtime, {
         input: process.stdin,
         output: protocolOut,
         maxLineBytes: opts.maxLineBytes,
         onExit: resolve,
+        ready: new Promise<void>((r) => {
+          started = r;
+        }),
       });
       runtime.setUi(rpc.ui, true, "rpc");
       runtime.onShutdownRequest = () => void rpc.shutdown("an extension asked to shut down");
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
         process.on(signal, () => void rpc.shutdown(signal));
       }
-      void runtime.start();
+      void runtime.start().finally(() => started());
     });
   }
 

@@ -1,5 +1,5 @@
 /**
- * More of pi's example extensions with upstream pi 0.73.1 as the oracle (see
+ * More of pi's example extensions with upstream pi 1.6.0 as the oracle (see
  * pi-examples-oracle.test.ts): the same RPC script on our worker and on upstream
  * `pi --mode rpc`, the same mock model server, and the same observable end.
  * Skipped when test/upstream is not installed (npm test's pretest installs it).
@@ -9,16 +9,19 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type RpcWorker, killAllWorkers } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
+import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 
 type Line = Record<string, any>;
 
+/** The oracle: pi 1.6.0, whose examples both sides load. */
+const PI = "1.6.0";
+const installed = UPSTREAM[PI].installed;
 const { server, dirs } = useOracleFixture();
 
 /** `sessions`: a session file in the temp home instead of --no-session. */
 function start(impl: Implementation, examples: string[], sessions = false): { w: RpcWorker; project: string } {
-  return startOracle(impl, server, dirs, { examples, sessions });
+  return startOracle(impl, server, dirs, { pi: PI, examples, sessions });
 }
 
 async function prompt(w: RpcWorker, message: string): Promise<number> {

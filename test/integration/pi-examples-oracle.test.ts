@@ -1,5 +1,5 @@
 /**
- * pi's example extensions with upstream pi 0.73.1 as the oracle: the same exercise,
+ * pi's example extensions with upstream pi 1.6.0 as the oracle: the same exercise,
  * the same mock model server (real OpenAI SDK on both sides), run once on our
  * worker and once on upstream `pi --mode rpc`, and both must end the same way.
  * Skipped when test/upstream is not installed (npm test's pretest installs it).
@@ -8,15 +8,18 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RpcWorker } from "../support/rpc-worker.js";
-import { startOracle, upstreamInstalled as installed, type Implementation } from "../support/upstream-oracle.js";
+import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 
 type Line = Record<string, any>;
 
+/** The oracle: pi 1.6.0, whose examples both sides load. */
+const PI = "1.6.0";
+const installed = UPSTREAM[PI].installed;
 const { server, dirs } = useOracleFixture();
 
 function start(impl: Implementation, examples: string[]): { w: RpcWorker; project: string } {
-  return startOracle(impl, server, dirs, { examples });
+  return startOracle(impl, server, dirs, { pi: PI, examples });
 }
 
 async function prompt(w: RpcWorker, message: string): Promise<number> {

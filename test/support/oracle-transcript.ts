@@ -39,8 +39,8 @@ export interface Transcript {
   lines: unknown[];
   notes: unknown[];
   /**
-   * Per model request: what extensions appended to the system prompt (the text after its
-   * last line, the working directory: ours words its own prompt), the messages, the tools.
+   * Per model request: what extensions appended to the system prompt (the text after the
+   * working directory, its last part: ours words its own prompt), the messages, the tools.
    */
   requests: { system: string; messages: unknown[]; tools: string[] }[];
 }
@@ -84,7 +84,9 @@ export function reduceLine(l: Line): unknown {
     case "extension_error":
       return { type: l.type, event: l.event, error: l.error, extensionPath: l.extensionPath };
     case "message_end":
-      return { type: l.type, message: reduceMessage(l.message) };
+      // pi 1.6 keeps its system prompt as a `system` message at the head of the context
+      // (the session-context issue's part); the requests' system text compares the prompts.
+      return l.message?.role === "system" ? undefined : { type: l.type, message: reduceMessage(l.message) };
     case "tool_execution_end":
       return {
         type: l.type,
@@ -107,9 +109,20 @@ function reduceRequest(body: Line): Transcript["requests"][number] {
     .filter((m) => m.role === "system" || m.role === "developer")
     .map((m) => (typeof m.content === "string" ? m.content : m.content.map((c: Line) => c.text).join("")))
     .join("\n");
+  // The prompt's own text ends with the working directory: pi 1.6's `<cwd>` section, or
+  // 0.73's (and ours until it words pi 1.6's prompt) "Current working directory:" line.
+  const cwd16 = system.lastIndexOf("\n</cwd>");
   const end = system.lastIndexOf("Current working directory: ");
+  const after =
+    cwd16 >= 0
+      ? cwd16 + "\n</cwd>".length
+      : end < 0
+        ? 0
+        : system.indexOf("\n", end) < 0
+          ? system.length
+          : system.indexOf("\n", end);
   return {
-    system: end < 0 ? system : system.slice(system.indexOf("\n", end) < 0 ? system.length : system.indexOf("\n", end)),
+    system: system.slice(after),
     messages: messages
       .filter((m) => m.role !== "system" && m.role !== "developer")
       .map((m) => ({

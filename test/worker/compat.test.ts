@@ -30,6 +30,7 @@ describe("compat detection per host", () => {
         maxTokensField: "max_completion_tokens",
         thinkingFormat: "openai",
         requiresReasoningContentOnAssistantMessages: false,
+        supportsStrictMode: true,
       },
     ],
     [
@@ -50,12 +51,17 @@ describe("compat detection per host", () => {
     [
       "Ollama",
       { provider: "ollama", baseUrl: "http://127.0.0.1:11434/v1" },
-      { thinkingFormat: "openai", maxTokensField: "max_tokens", supportsUsageInStreaming: true },
+      {
+        thinkingFormat: "openai",
+        maxTokensField: "max_tokens",
+        supportsUsageInStreaming: true,
+        supportsStrictMode: false,
+      },
     ],
     [
       "xAI",
       { provider: "xai", baseUrl: "https://api.x.ai/v1" },
-      { supportsReasoningEffort: false, supportsStrictMode: true },
+      { supportsReasoningEffort: false, supportsStrictMode: false },
     ],
     [
       "Moonshot (rejects strict)",

@@ -135,7 +135,9 @@ describe("loading", () => {
     write(join(home, "extensions", "notes.md"), "not an extension");
     const explicit = write(join(src, "z.ts"), tag("explicit"));
     const { hooks } = await load({ home, paths: [explicit] });
-    expect((await hooks.beforeAgentStart("task", undefined, "base"))?.systemPrompt).toBe("base explicit home-a home-b");
+    expect((await hooks.beforeAgentStart({ messageType: "user", prompt: "task" }, "base"))?.systemPrompt).toBe(
+      "base explicit home-a home-b",
+    );
   });
 
   it("reports a module that fails to load at session start, undoes what it registered and loads the others", async () => {
@@ -198,7 +200,9 @@ describe("handlers", () => {
        };`,
     );
     const { hooks } = await load({ paths: [first, second] });
-    expect((await hooks.beforeAgentStart("go", undefined, "base"))?.systemPrompt).toBe("base +first(go) +second");
+    expect((await hooks.beforeAgentStart({ messageType: "user", prompt: "go" }, "base"))?.systemPrompt).toBe(
+      "base +first(go) +second",
+    );
     const changed = await hooks.toolResult(call("read", {}), {}, { content: [{ type: "text", text: "raw" }] }, true);
     expect(changed).toEqual({
       result: { content: [{ type: "text", text: "raw +first +second" }], details: { seen: true } },

@@ -312,7 +312,7 @@ describe("openai provider request body", () => {
     expect(body.tools).toEqual([
       {
         type: "function",
-        function: { name: "bash", description: "Run a shell command", parameters: BASH_TOOL.parameters, strict: false },
+        function: { name: "bash", description: "Run a shell command", parameters: BASH_TOOL.parameters },
       },
     ]);
     expect(body.messages).toEqual([

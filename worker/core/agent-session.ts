@@ -25,6 +25,7 @@ import {
   NO_EXTENSIONS,
   type DiscoveredResources,
   type ExtensionHooks,
+  type RunStart,
   type SystemPromptOptions,
 } from "../extensions/hooks.js";
 import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode, ScopedModel } from "../extensions/host.js";
@@ -737,23 +738,25 @@ export class AgentSession {
 
   /**
    * pi's `before_agent_start`: a system prompt for this run, and messages joined to the
-   * prompt. As in pi only a prompt's run has it: a run an extension's message triggers, or
-   * an automatic retry, goes on with the system prompt the last prompt's run had.
+   * prompt. As in pi 1.6 a prompt's run has it (`messageType: "user"`), and so has a run an
+   * extension's custom message starts with `triggerTurn` while idle (`"custom"`); an
+   * automatic retry goes on with the system prompt the last such run had.
    */
   private async beforeRun(prompts: AgentMessage[]): Promise<void> {
     const first = prompts.find((p) => p.role === "user");
-    if (!first) return;
-    const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
-    const images =
-      first && Array.isArray(first.content) ? first.content.filter((c): c is ImageContent => c.type === "image") : [];
+    const custom = first ? undefined : prompts.find((p) => p.role === "custom");
+    if (!first && !custom) return;
+    let start: RunStart;
+    if (first) {
+      const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
+      const images = Array.isArray(first.content)
+        ? first.content.filter((c): c is ImageContent => c.type === "image")
+        : [];
+      start = { messageType: "user", prompt: text, ...(images.length > 0 ? { images } : {}) };
+    } else start = { messageType: "custom", message: custom! };
     // The options are built only for a handler that can read them (every prompt passes here).
     const options = this.extensions.has("before_agent_start") ? this.systemPromptOptions() : undefined;
-    const outcome = await this.extensions.beforeAgentStart(
-      text,
-      images.length > 0 ? images : undefined,
-      this.systemPromptText,
-      options,
-    );
+    const outcome = await this.extensions.beforeAgentStart(start, this.systemPromptText, options);
     this.runSystemPrompt = outcome?.systemPrompt ?? null;
     prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
   }
@@ -765,15 +768,19 @@ export class AgentSession {
     return resolveApiKey(this.catalogue, model.provider, explicit ?? this.authKeys.keyFor(model.provider), this.env);
   }
 
-  /** Tools the model may call now: the active built-ins, replaced or extended by extension tools. */
+  /**
+   * Tools the model may call now: the active built-ins, replaced or extended by extension
+   * tools. As in pi 1.6 an extension's tool that overrides an active built-in takes its place
+   * in the list; the others follow.
+   */
   activeTools(): AgentTool[] {
     const extra = this.extensions
       .tools()
       .filter((t) => !this.inactiveExtensionTools.has(t.name) && !this.excluded(t.name));
-    const builtIns = BUILT_IN_TOOLS.filter(
-      (t) => this.activeToolNames.includes(t.name) && !this.excluded(t.name) && !extra.some((e) => e.name === t.name),
+    const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && !this.excluded(t.name)).map(
+      (t) => extra.find((e) => e.name === t.name) ?? t,
     );
-    return [...builtIns, ...extra];
+    return [...builtIns, ...extra.filter((e) => !builtIns.includes(e))];
   }
 
   /** Change the active tool set (built-in and extension tools by name); the system prompt follows. */
@@ -1046,7 +1053,7 @@ export class AgentSession {
 
   /**
    * `set_model`: a model of the catalogue whose provider can be called (pi's rule); the
-   * thinking level follows, clamped to what the model can do.
+   * thinking level follows (see below), clamped to what the model can do.
    */
   setModel(provider: string, modelId: string, source: "set" | "cycle" = "set"): Model {
     const model = this.catalogue.models.find((m) => m.provider === provider && m.id === modelId);

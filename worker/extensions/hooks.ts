@@ -56,6 +56,14 @@ export interface DiscoveredResources {
   themePaths: string[];
 }
 
+/**
+ * What starts the run `before_agent_start` announces (pi 1.6's `messageType`): a prompt, or
+ * a custom message an extension sent with `triggerTurn` while idle.
+ */
+export type RunStart =
+  | { messageType: "user"; prompt: string; images?: ImageContent[] }
+  | { messageType: "custom"; message: AgentMessage };
+
 /** What `before_agent_start` handlers returned, merged. */
 export interface BeforeAgentStartOutcome {
   systemPrompt?: string;
@@ -96,8 +104,7 @@ export interface ExtensionHooks {
     source: "rpc" | "interactive" | "extension",
   ): Promise<InputOutcome>;
   beforeAgentStart(
-    prompt: string,
-    images: ImageContent[] | undefined,
+    start: RunStart,
     systemPrompt: string,
     systemPromptOptions?: SystemPromptOptions,
   ): Promise<BeforeAgentStartOutcome | undefined>;

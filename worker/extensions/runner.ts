@@ -22,6 +22,7 @@ import type {
   ExtensionCommandInfo,
   ExtensionHooks,
   InputOutcome,
+  RunStart,
   SystemPromptOptions,
 } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
@@ -208,8 +209,7 @@ export class ExtensionRunner implements ExtensionHooks {
   }
 
   async beforeAgentStart(
-    prompt: string,
-    images: ImageContent[] | undefined,
+    start: RunStart,
     systemPrompt: string,
     systemPromptOptions?: SystemPromptOptions,
   ): Promise<BeforeAgentStartOutcome | undefined> {
@@ -219,8 +219,7 @@ export class ExtensionRunner implements ExtensionHooks {
     await this.dispatch(
       () => ({
         type: "before_agent_start",
-        prompt,
-        images,
+        ...start,
         systemPrompt: current,
         ...(systemPromptOptions ? { systemPromptOptions } : {}),
       }),

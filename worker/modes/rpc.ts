@@ -21,6 +21,11 @@ export interface RpcIo {
   maxLineBytes?: number;
   /** Called once when the mode has shut down (the CLI exits the process). */
   onExit?: (code: number) => void;
+  /**
+   * Resolves when the session has started (its extensions' session_start handlers ended):
+   * as pi 1.6 reads no command before, commands wait for it; dialog answers do not.
+   */
+  ready?: Promise<void>;
 }
 
 /**
@@ -118,7 +123,7 @@ export function runRpcMode(
   // (abort, bash, compact) must not hold up the others: `abort` during `bash` works.
   // A dialog's answer is taken at once, as pi takes it: the command waiting for it may be the one holding the queue.
   const SLOW = new Set(["abort", "bash", "compact", "navigate_tree"]);
-  let chain: Promise<void> = Promise.resolve();
+  let chain: Promise<void> = (io.ready ?? Promise.resolve()).catch(() => undefined);
   readLines(io.input, {
     maxLineBytes: io.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
     onLine: (line) => {

@@ -56,7 +56,7 @@ export interface ResolvedCompat {
   requiresThinkingAsText: boolean;
   requiresReasoningContentOnAssistantMessages: boolean;
   thinkingFormat: NonNullable<OpenAICompat["thinkingFormat"]>;
-  /** Tools carry `strict: false`, as pi sends them; Moonshot and Cloudflare's AI gateway reject the field. */
+  /** Tools carry `strict: false`, as pi sends them to the hosts it knows take the field (not Moonshot, Cloudflare's AI gateway, custom servers). */
   supportsStrictMode: boolean;
 }
 
@@ -76,8 +76,11 @@ export function detectCompat(model: Pick<Model, "provider" | "baseUrl">): Resolv
   const moonshot =
     model.provider === "moonshotai" || model.provider === "moonshotai-cn" || url.includes("api.moonshot.");
   const cloudflareGateway = is("cloudflare-ai-gateway", "gateway.ai.cloudflare.com");
+  // pi 1.6 sends `strict` only to hosts known to take it (its catalogue marks them per model):
+  // OpenAI compatibility alone does not promise it, so a custom or local server gets none.
+  const knownStrict = openai || deepseek || openrouter || zai || is("groq", "api.groq.com");
   return {
-    supportsStrictMode: !moonshot && !cloudflareGateway,
+    supportsStrictMode: knownStrict && !moonshot && !cloudflareGateway,
     supportsReasoningEffort: !zai && !xai,
     supportsUsageInStreaming: true,
     maxTokensField: openai || openrouter ? "max_completion_tokens" : "max_tokens",

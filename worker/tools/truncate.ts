@@ -18,8 +18,8 @@ export interface TruncateOptions {
 
 /**
  * What `truncateHead` / `truncateTail` kept, in pi's shape (the extension API hands them
- * out as pi's own). Lines are counted as pi counts them: the pieces of `text.split("\n")`,
- * so a final newline opens one more (empty) line and "a\nb\n" is 3 lines.
+ * out as pi's own). Lines are counted as pi 1.6 counts them: a final newline ends the
+ * last line, so "a\nb\n" is 2 lines (0.73 counted 3).
  */
 export interface TruncationResult {
   content: string;
@@ -97,8 +97,16 @@ function resultOf(
   };
 }
 
+/** The lines pi 1.6 counts: none in an empty text, and a final newline ends the last line (0.73 counted an empty one after it). */
+function countedLines(text: string): string[] {
+  if (text.length === 0) return [];
+  const lines = text.split("\n");
+  if (text.endsWith("\n")) lines.pop();
+  return lines;
+}
+
 /**
- * Keep the beginning of `text`, exactly as pi 0.73.1's `truncateHead`: whole lines, at
+ * Keep the beginning of `text`, exactly as pi 1.6's `truncateHead`: whole lines, at
  * most `maxLines` of them and `maxBytes` bytes, never part of a line. A first line longer
  * than `maxBytes` keeps nothing (`firstLineExceedsLimit`); callers that want its start
  * cut it themselves (see `utf8Prefix`).
@@ -106,7 +114,7 @@ function resultOf(
 export function truncateHead(text: string, options: TruncateOptions = {}): TruncationResult {
   const limit = limits(options);
   const { maxLines, maxBytes } = limit;
-  const lines = text.split("\n");
+  const lines = countedLines(text);
   const total = { lines: lines.length, bytes: Buffer.byteLength(text, "utf8") };
   if (total.lines <= maxLines && total.bytes <= maxBytes) return resultOf(total, text, null, lines.length, limit);
   if (Buffer.byteLength(lines[0]!, "utf8") > maxBytes)
@@ -131,15 +139,15 @@ export function truncateHead(text: string, options: TruncateOptions = {}): Trunc
 }
 
 /**
- * Keep the end of `text`, exactly as pi 0.73.1's `truncateTail`: whole lines, at most
+ * Keep the end of `text`, exactly as pi 1.6's `truncateTail`: whole lines, at most
  * `maxLines` of them and `maxBytes` bytes. A last line longer than `maxBytes` is cut
- * inside and its end kept (`lastLinePartial`). A final newline is a last, empty line, so
- * it is kept and counts against `maxLines`.
+ * inside and its end kept (`lastLinePartial`). A final newline ends the last line; a cut
+ * text is returned without it.
  */
 export function truncateTail(text: string, options: TruncateOptions = {}): TruncationResult {
   const limit = limits(options);
   const { maxLines, maxBytes } = limit;
-  const lines = text.split("\n");
+  const lines = countedLines(text);
   const total = { lines: lines.length, bytes: Buffer.byteLength(text, "utf8") };
   if (total.lines <= maxLines && total.bytes <= maxBytes) return resultOf(total, text, null, lines.length, limit);
 

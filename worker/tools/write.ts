@@ -50,7 +50,6 @@ export function createWriteTool(options: WriteToolOptions = {}): AgentTool<typeo
     async execute(args: WriteParams, ctx: ToolContext): Promise<ToolResult> {
       if (ctx.signal.aborted) throw new Error("Operation aborted");
       const absolute = resolveToCwd(args.path, ctx.cwd);
-      const bytes = Buffer.byteLength(args.content, "utf8");
       await withFileLock(absolute, async () => {
         // Checked again inside the queue: an abort may arrive while waiting behind another write.
         if (ctx.signal.aborted) throw new Error("Operation aborted");
@@ -66,7 +65,8 @@ export function createWriteTool(options: WriteToolOptions = {}): AgentTool<typeo
           throw error;
         }
       });
-      return { content: [{ type: "text", text: `Successfully wrote ${bytes} bytes to ${args.path}` }] };
+      // pi 1.6's wording (0.73 named the byte count).
+      return { content: [{ type: "text", text: `Successfully wrote to ${args.path}` }] };
     },
   };
 }

@@ -13,11 +13,11 @@ import {
 
 const lines = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`).join("\n");
 
-// pi 0.73.1's own truncate module (installed by the pretest) is the oracle for truncateHead:
+// pi 1.6.0's own truncate module (installed by the pretest) is the oracle for truncateHead:
 // extensions get our truncateHead as pi's, so every field must be what pi's returns.
 const UPSTREAM_TRUNCATE = join(
   import.meta.dirname,
-  "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/tools/truncate.js",
+  "../../upstream/node_modules/@earendil-works/pi-coding-agent/dist/core/tools/truncate.js",
 );
 
 describe("truncateHead, against upstream pi's", () => {
@@ -54,10 +54,10 @@ describe("truncateHead, against upstream pi's", () => {
     expect(truncateHead(text, opts)).toEqual(upstream.truncateHead(text, opts));
   });
 
-  it("counts a final newline as one more line, as pi does", () => {
-    // The difference the truncated-tool oracle showed: 3000 lines and a final newline are 3001.
+  it("counts a final newline as the end of the last line, as pi 1.6 does", () => {
+    // The difference the truncated-tool oracle showed: 3000 lines and a final newline are 3000 (0.73: 3001).
     const r = truncateHead(`${lines(3000)}\n`, { maxLines: 10 });
-    expect(r.totalLines).toBe(3001);
+    expect(r.totalLines).toBe(3000);
     expect(r.content).toBe(lines(10));
   });
 

@@ -19,7 +19,7 @@ describe("write", () => {
   it("creates missing folders and reports the byte count", async () => {
     const r = await writeTool.execute({ path: "a/b/c.txt", content: "héllo" }, ctx());
     expect(await readFile(join(dir, "a/b/c.txt"), "utf8")).toBe("héllo");
-    expect(r.content).toEqual([{ type: "text", text: "Successfully wrote 6 bytes to a/b/c.txt" }]);
+    expect(r.content).toEqual([{ type: "text", text: "Successfully wrote to a/b/c.txt" }]);
   });
 
   it("overwrites an existing file completely", async () => {

@@ -1,0 +1,100 @@
+/**
+ * Every one of pi 1.6.0's example extensions, with upstream pi 1.6.0 as the oracle: each
+ * loaded alone (`-e`) on our worker and on upstream `pi --mode rpc` (same mock model
+ * server), then the same script on both: `get_commands`, then one prompt the model
+ * answers. The two transcripts (see test/support/oracle-transcript.ts) must be
+ * equal: what the example says at start-up (status, widgets, notices, errors), the commands
+ * it registers, what it adds to the model's request (system prompt, messages, tools) and
+ * what it does around a run. The behaviour of most examples is exercised further by the
+ * other pi-examples-* oracle tests; EXAMPLES_LEFT_OUT names each example this test leaves
+ * out and why. Skipped when test/upstream is not installed (npm test's pretest installs it).
+ */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useOracleFixture } from "../support/oracle-fixture.js";
+import { transcriptOf, type Transcript } from "../support/oracle-transcript.js";
+import { EXAMPLE_DIFFERENCES } from "../differential/deliberate.js";
+import { UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
+
+type Line = Record<string, any>;
+
+const { server, dirs } = useOracleFixture();
+const PI = "1.6.0";
+const installed = UPSTREAM[PI].installed;
+
+/**
+ * The examples this test does not run, each with its reason. Keep README's list (section
+ * "Extensions") the same.
+ */
+const EXAMPLES_LEFT_OUT: Record<string, string> = {
+  "gondolin/":
+    "needs its own npm dependencies (@earendil-works/gondolin, not installed with pi) and a Gondolin VM; pi 1.6.0 does not start without them either",
+};
+
+/**
+ * Examples that load on ours but do not yet give pi 1.6.0's transcript, each with what is
+ * missing. Their test is skipped; take one out of here when it passes.
+ */
+const EXAMPLES_PENDING: Record<string, string> = {
+  "jev-router": "pi.registerVirtualModel (pi 1.6's virtual models) is missing",
+  "prompt-customizer":
+    "before_agent_start's systemPromptOptions.sections (pi 1.6's sectioned system prompt, rendered as <name> blocks) is missing",
+  "subagent/":
+    "pi 1.6 loads a folder's prompts/ as prompt templates and leaves the subagent tool out of the request; ours loads index.ts only",
+  "titlebar-spinner":
+    "the agent_settled extension event (it stops the spinner) is not emitted yet (the RPC wire part of issue 24)",
+};
+
+/** What a transcript may differ in for one example, made equal on both sides before comparing. */
+const NORMALIZE: Record<string, (text: string) => string> = {
+  // It shows the system prompt's length; ours words its own prompt (the prompt-events oracle
+  // test checks the length is the prompt's the model got).
+  "system-prompt-header": (text) => text.replace(/System: \d+ chars/g, "System: <n> chars"),
+};
+
+/** The examples folder's entries as `-e` takes them: a file without `.ts`, a folder with a final `/`. */
+function examples(): string[] {
+  const root = join(UPSTREAM[PI].package, "examples/extensions");
+  return readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory() || e.name.endsWith(".ts"))
+    .map((e) => (e.isDirectory() ? `${e.name}/` : e.name.slice(0, -3)))
+    .sort();
+}
+
+/** EXAMPLE_DIFFERENCES.themeColours: a transcript with the theme's ANSI escapes taken out. */
+function unstyled(t: Transcript): Transcript {
+  void EXAMPLE_DIFFERENCES.themeColours;
+  return JSON.parse(JSON.stringify(t).replace(/\\u001b\[[0-9;]*m/g, "")) as Transcript;
+}
+
+const ALL = installed ? examples() : [];
+const RUN = ALL.filter((e) => !(e in EXAMPLES_LEFT_OUT) && !(e in EXAMPLES_PENDING));
+const PENDING = ALL.filter((e) => e in EXAMPLES_PENDING);
+
+describe.skipIf(!installed)("every pi 1.6.0 example extension loads and runs a prompt as on pi 1.6.0", () => {
+  it("the lists left out and pending name only examples that exist", () => {
+    for (const name of [...Object.keys(EXAMPLES_LEFT_OUT), ...Object.keys(EXAMPLES_PENDING)])
+      expect(ALL).toContain(name);
+  });
+
+  it.skip.each(PENDING)("%s (pending: see EXAMPLES_PENDING)", () => {});
+
+  it.each(RUN)(
+    "%s",
+    async (example) => {
+      const t: Partial<Record<Implementation, Transcript>> = {};
+      for (const impl of ["ours", "upstream"] as const) {
+        t[impl] = await transcriptOf(impl, server, dirs, { pi: PI, examples: [example] }, async (s) => {
+          const commands = await s.send({ type: "get_commands" });
+          s.note((commands.data?.commands ?? []).map((c: Line) => [c.name, c.description]));
+          await s.run("hello", { text: "hi there" });
+        });
+      }
+      const same = NORMALIZE[example] ?? ((text: string) => text);
+      const [ours, upstream] = [t.ours!, t.upstream!].map((x) => JSON.parse(same(JSON.stringify(unstyled(x)))));
+      expect(ours).toEqual(upstream);
+    },
+    60_000,
+  );
+});
