@@ -111,6 +111,7 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
     write: (text) => process.stdout.write(terminalText(text, colour)),
     err: (line) => process.stderr.write(`${terminalText(line, colour)}\n`),
     client: async (opts = {}) => {
+      refuseFromAgent(process.env);
       const autostart = opts.autostart ?? globals().autostart ?? true;
       try {
         return await IpcClient.connect({ home: home(), homeFlag: homeFlag() });
@@ -209,4 +210,21 @@ export async function runAction(ctx: CliContext, body: () => Promise<number | vo
       process.exitCode = 1;
     }
   }
+}
+
+/**
+ * Refuse to talk to a supervisor from inside an agent: the supervisor marks every process
+ * of an agent with `PI_ORCH_AGENT`, so a model told (by a file it read, a web page) to run
+ * `pi-orch rpc other get_messages` or `pi-orch stop other` is refused. A guard against
+ * that, not a wall: a program that clears the variable gets past it; the wall is the
+ * sandbox (issue 31). `PI_ORCH_ALLOW_AGENT_CONTROL=1` in the environment of `serve` lets
+ * agents run pi-orch (an agent that orchestrates others).
+ */
+export function refuseFromAgent(env: NodeJS.ProcessEnv): void {
+  const agent = env.PI_ORCH_AGENT;
+  if (!agent || env.PI_ORCH_ALLOW_AGENT_CONTROL === "1") return;
+  throw new CliError(
+    `refusing to control agents from inside agent "${agent}" (its tools run with PI_ORCH_AGENT set): ` +
+      "an agent must not read, steer or stop the others; to allow it, start pi-orch serve with PI_ORCH_ALLOW_AGENT_CONTROL=1",
+  );
 }

@@ -532,7 +532,8 @@ class Step {
       file,
       args,
       cwd: s.record.cwd,
-      env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv },
+      // PI_ORCH_AGENT marks every process of this agent: the CLI refuses to steer the fleet from it.
+      env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv, PI_ORCH_AGENT: s.record.name },
     });
   }
 

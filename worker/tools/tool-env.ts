@@ -8,6 +8,9 @@
 /** Environment variables that hold the built-in providers' keys, and PI_API_KEY (how a supervisor passes `--api-key`). */
 export const PROVIDER_KEY_VARS: readonly string[] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_API_KEY"];
 
+/** Variables that point at the supervisor's files, kept from tool commands (PI_ORCH_AGENT stays: it marks them). */
+const SUPERVISOR_VARS: readonly string[] = ["PI_ORCH_HOME"];
+
 /** What to remove from a tool's environment. */
 export interface KeyScrub {
   /** Variable names to drop. */
@@ -54,11 +57,14 @@ export function toolEnvFor(
   explicitKey: string | undefined,
   inherit: boolean,
 ): NodeJS.ProcessEnv {
-  if (inherit) return env;
+  // The supervisor's home is the worker's business, not its tools': a command the model
+  // runs should not find the fleet's socket, registry and logs by name.
+  const home = [...SUPERVISOR_VARS];
+  if (inherit) return withoutKeys(env, { names: home });
   const settings = [...keySettings];
   const names = providerKeyNames(settings);
   const literals = settings.filter((s) => !names.includes(s) && !s.startsWith("!"));
-  return withoutKeys(env, { names, values: [...literals, ...(explicitKey ? [explicitKey] : [])] });
+  return withoutKeys(env, { names: [...names, ...home], values: [...literals, ...(explicitKey ? [explicitKey] : [])] });
 }
 
 // One worker process runs one agent, so its tools share one environment, set by the
