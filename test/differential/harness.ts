@@ -44,6 +44,11 @@ export interface Driver {
 export interface Step {
   name: string;
   run: (d: Driver) => Promise<void>;
+  /**
+   * The step acts while the model streams (an abort mid-stream): how many chunks arrive
+   * first is timing, so consecutive text deltas of one block are compared as one.
+   */
+  timed?: boolean;
 }
 
 /** A started side. */
@@ -81,10 +86,12 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /**
  * The extension both sides load (`-e`, written into each side's folder): commands whose
  * effects the wire shows, an appended entry (`entry_appended`), a dialog and a notice
- * (`extension_ui_request`), and a handler that throws (`extension_error`). It imports
+ * (`extension_ui_request`), a handler that throws (`extension_error`), and a notice from
+ * every agent_settled handler (it comes before the event). It imports
  * nothing, so pi 1.6.0 and ours load the same text.
  */
 const EXTENSION = `export default function (pi) {
+  pi.on("agent_settled", (event, ctx) => ctx.ui.notify(event.aborted ? "settled (aborted)" : "settled", "info"));
   pi.registerCommand("note", {
     description: "append a note entry to the session",
     handler: async (args) => pi.appendEntry("diff-note", { text: args }),
@@ -172,11 +179,24 @@ export async function startSide(name: "pi" | "ours", args?: string[]): Promise<S
  * Consecutive output updates of one stream as one: how many `tool_execution_update`s a
  * tool sends, or `bash_execution_update`s a command's output arrives in, depends on
  * timing and pipe reads, not on the implementation. A bash run keeps its whole output.
+ * With `deltas` (a timed step), consecutive text deltas of one block too.
  */
-function collapseStreamed(events: Json[]): Json[] {
+function collapseStreamed(events: Json[], deltas: boolean): Json[] {
   const out: Json[] = [];
   for (const e of events) {
     const last = out.at(-1);
+    const delta = (x: Json | undefined) =>
+      x?.type === "message_update" && x.assistantMessageEvent?.type === "text_delta";
+    if (
+      deltas &&
+      delta(e) &&
+      delta(last) &&
+      last!.assistantMessageEvent.contentIndex === e.assistantMessageEvent.contentIndex
+    ) {
+      const joined = last!.assistantMessageEvent.delta + e.assistantMessageEvent.delta;
+      out[out.length - 1] = { ...e, assistantMessageEvent: { ...e.assistantMessageEvent, delta: joined } };
+      continue;
+    }
     if (last && e.type === "tool_execution_update" && last.type === e.type && last.toolCallId === e.toolCallId) {
       out[out.length - 1] = e;
     } else if (last && e.type === "bash_execution_update" && last.type === e.type && last.id === e.id) {
@@ -233,7 +253,10 @@ export async function runScript(side: Side, steps: readonly Step[]): Promise<Map
     records.set(step.name, {
       responses: lines.filter((l) => l.type === "response"),
       events: [
-        ...collapseStreamed(lines.filter((l) => l.type !== "response")),
+        ...collapseStreamed(
+          lines.filter((l) => l.type !== "response"),
+          step.timed === true,
+        ),
         ...notes,
         ...(failure ? [{ type: "__step_failed__", error: failure }] : []),
       ],

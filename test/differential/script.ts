@@ -135,6 +135,7 @@ export const SCRIPT: Step[] = [
   },
   {
     name: "streaming: steer, follow_up, clear_queue, abort",
+    timed: true,
     run: async (d) => {
       d.replies({ text: ["one ", "two ", "three ", "four ", "five"], chunkDelayMs: 150 });
       await d.send({ type: "prompt", message: "count slowly" });
@@ -148,6 +149,7 @@ export const SCRIPT: Step[] = [
   },
   {
     name: "streaming: steer, follow_up, prompt without behaviour, abort",
+    timed: true,
     run: async (d) => {
       d.replies(
         { text: ["one ", "two ", "three ", "four ", "five"], chunkDelayMs: 150 },

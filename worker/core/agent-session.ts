@@ -907,7 +907,12 @@ export class AgentSession {
     this.unsettled = false;
     const aborted = this.abortAsked;
     this.abortAsked = false;
-    this.emit({ type: "agent_settled", aborted });
+    // As pi 1.6: the extensions' agent_settled handlers run first (what they show comes before it).
+    if (!this.extensions.has("agent_settled")) return this.emit({ type: "agent_settled", aborted });
+    void this.extensions
+      .notify({ type: "agent_settled", aborted })
+      .catch(() => undefined)
+      .then(() => this.emit({ type: "agent_settled", aborted }));
   }
 
   /**

@@ -117,6 +117,7 @@ export const EXTENSION_EVENT_NAMES = [
   "before_agent_start",
   "agent_start",
   "agent_end",
+  "agent_settled",
   "turn_start",
   "turn_end",
   "message_start",
