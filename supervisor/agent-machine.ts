@@ -20,6 +20,7 @@ import { countRunTokens } from "./run-limits.js";
 import type { AgentTimings } from "./types.js";
 import { buildWorkerArgv } from "./worker-command.js";
 import { isDialogMethod } from "../shared/dialogs.js";
+import { addMessageUsage, NO_USAGE } from "../shared/usage.js";
 
 /** What does not change over an agent's life. */
 export interface MachineConfig {
@@ -846,10 +847,14 @@ class Step {
         if (event.success === false && !s.run && status === "busy") this.setStatus("idle");
         else if (status === "stalled") this.setStatus("busy");
         break;
-      case "message_end":
+      case "message_end": {
+        // Kept in the record, written with its next change (a run's end): not a write per message.
+        const usage = addMessageUsage(s.record.usage ?? NO_USAGE, event.message);
+        if (usage !== (s.record.usage ?? NO_USAGE)) this.record({ usage });
         this.countTokens(event.message);
         if (s.record.status === "stalled") this.setStatus("busy");
         break;
+      }
       case "extension_ui_request":
         if (isDialogMethod(event.method) && typeof event.id === "string") this.openDialog(event.id, event.timeout);
         if (status === "stalled") this.setStatus("busy");

@@ -5,6 +5,7 @@
 import { homedir } from "node:os";
 import type { AgentInfo, AgentStatus } from "../../shared/schema/agent.js";
 import type { Colors } from "../context.js";
+import { formatCost, formatTokens, sumUsage } from "../../shared/usage.js";
 
 /** Colour a status the way every command shows it: green live, yellow in between, red broken. */
 export function colorStatus(status: AgentStatus, c: Colors): string {
@@ -72,8 +73,9 @@ export function worktreeCell(a: AgentInfo, changed: number | null | undefined): 
 }
 
 /**
- * The `list` table: name, status, pid, restarts, model, cwd, last seen. For agents in a
- * worktree the cwd column shows the branch and, given `changes`, the changed-file count.
+ * The `list` table: name, status, pid, restarts, model, tokens, cost, cwd, last seen. For
+ * agents in a worktree the cwd column shows the branch and, given `changes`, the
+ * changed-file count.
  */
 export function agentTable(
   agents: readonly AgentInfo[],
@@ -87,11 +89,19 @@ export function agentTable(
     a.pid === null ? "-" : String(a.pid),
     String(a.restarts),
     modelOf(a),
+    a.usage ? formatTokens(a.usage.total) : "-",
+    a.usage ? formatCost(a.usage.cost) : "-",
     worktreeCell(a, changes?.get(a.name)),
     ago(a.lastSeenAt, now),
   ]);
   const where = agents.some((a) => a.worktree) ? "CWD / BRANCH" : "CWD";
-  return renderTable(["NAME", "STATUS", "PID", "RESTARTS", "MODEL", where, "LAST SEEN"], rows, c);
+  return renderTable(["NAME", "STATUS", "PID", "RESTARTS", "MODEL", "TOKENS", "COST", where, "LAST SEEN"], rows, c);
+}
+
+/** `fleet: 3 agents, 12.4k tokens (9.1k in, 3.3k out), $0.42`: the line under the `list` table. */
+export function fleetLine(agents: readonly Pick<AgentInfo, "usage">[]): string {
+  const u = sumUsage(agents.map((a) => a.usage));
+  return `fleet: ${agents.length} agent${agents.length === 1 ? "" : "s"}, ${formatTokens(u.total)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out${u.cacheRead > 0 ? `, ${formatTokens(u.cacheRead)} cached` : ""}), ${formatCost(u.cost)}`;
 }
 
 /** The `status` view: one field per line. */
@@ -113,6 +123,12 @@ export function agentDetails(a: AgentInfo, c: Colors, now = Date.now()): string 
     ["pid", a.pid === null ? "-" : String(a.pid)],
     ["restarts", String(a.restarts)],
     ["model", modelOf(a)],
+    [
+      "usage",
+      a.usage
+        ? `${formatTokens(a.usage.total)} tokens (${formatTokens(a.usage.input)} in, ${formatTokens(a.usage.output)} out, ${formatTokens(a.usage.cacheRead)} cache read, ${formatTokens(a.usage.cacheWrite)} cache write), ${formatCost(a.usage.cost)}`
+        : "-",
+    ],
     ["cwd", a.cwd],
     ...(a.worktree
       ? ([["worktree", `${a.worktree.path} (branch ${a.worktree.branch} from ${a.worktree.base.slice(0, 12)})`]] as [

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { damagedRegistries } from "../../shared/paths.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
 import { runAction, type CliContext } from "../context.js";
-import { agentTable } from "./format.js";
+import { agentTable, fleetLine } from "./format.js";
 import { withResolvedModel } from "./live-model.js";
 import { worktreeChangeCounts } from "./worktree-changes.js";
 
@@ -48,7 +48,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command("list")
     .alias("ls")
     .description(
-      "list every agent: name, status, pid, restarts, model, cwd (or worktree branch and changed files), last seen",
+      "list every agent: name, status, pid, restarts, model, tokens, cost, cwd (or worktree branch and changed files), last seen; then the fleet's totals",
     )
     .option("--json", "print the agents as a JSON array (every field of the registry plus live details)")
     .addHelpText(
@@ -83,6 +83,7 @@ Examples:
           if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');
           else {
             ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
+            ctx.out(ctx.color.dim(fleetLine(agents)));
             // Why an agent failed is the first thing one asks; the table has no room for it.
             for (const a of agents)
               if (a.status === "failed" && a.statusReason) ctx.out(ctx.color.red(`${a.name}: ${a.statusReason}`));

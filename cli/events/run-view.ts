@@ -37,11 +37,12 @@ export interface AssistantOutcome {
   text: string;
 }
 
-/** Input, output and total tokens of every assistant message seen. */
+/** Input, output and total tokens of every assistant message seen, and their cost in dollars as the worker priced it. */
 export interface RunTokens {
   input: number;
   output: number;
   total: number;
+  cost: number;
 }
 
 /** An automatic retry announced by `auto_retry_start` and not yet ended. */
@@ -108,7 +109,7 @@ export const EMPTY_RUN_VIEW: RunView = Object.freeze({
   running: [],
   turns: 0,
   toolCalls: 0,
-  tokens: { input: 0, output: 0, total: 0 },
+  tokens: { input: 0, output: 0, total: 0, cost: 0 },
   lastAssistant: null,
   finalText: "",
   touched: [],
@@ -260,6 +261,7 @@ function onMessageEnd(view: RunView, message: AgentMessage): RunView {
     input: view.tokens.input + input,
     output: view.tokens.output + output,
     total: view.tokens.total + (typeof usage.totalTokens === "number" ? usage.totalTokens : input + output),
+    cost: view.tokens.cost + num((usage.cost as { total?: unknown } | undefined)?.total),
   };
   const text = textOf(m.content);
   const errorMessage = typeof m.errorMessage === "string" ? m.errorMessage : null;

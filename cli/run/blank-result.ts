@@ -14,7 +14,7 @@ export function blankResult(task: RunTask, status: "cancelled" | "skipped", reas
     finalText: "",
     turns: 0,
     toolCalls: 0,
-    tokens: { input: 0, output: 0, total: 0 },
+    tokens: { input: 0, output: 0, total: 0, cost: 0 },
     startedAt: null,
     durationMs: 0,
     cwd: null,

@@ -3,7 +3,8 @@
  * carries a `<failure>` with the reason as its message and the last assistant text
  * (and the check's output) as its body. A cancelled task (Ctrl-C, --fail-fast) or one
  * never started is an `<error>`, not `<skipped>`: the run did not pass, and a CI system
- * that reads only the XML must mark the job red. Pure.
+ * that reads only the XML must mark the job red. Tokens and cost go in `<properties>` of
+ * each testcase and, summed, of the suite. Pure.
  */
 import type { RunReport, TaskResult } from "./types.js";
 
@@ -34,12 +35,18 @@ function failureBody(r: TaskResult): string {
   return parts.join("\n\n");
 }
 
+/** `<properties>` with the tokens and cost (dollars), for CI systems that chart testcase properties. */
+function properties(indent: string, t: { input: number; output: number; total: number; cost?: number }): string {
+  const p = (name: string, value: number) => `${indent}  <property name="${name}" value="${value}"/>\n`;
+  return `${indent}<properties>\n${p("tokens.input", t.input)}${p("tokens.output", t.output)}${p("tokens.total", t.total)}${p("cost", t.cost ?? 0)}${indent}</properties>\n`;
+}
+
 function testcase(r: TaskResult, suite: string): string {
   const open = `    <testcase name="${escapeXml(r.name)}" classname="${escapeXml(suite)}" time="${seconds(r.durationMs)}"`;
-  const out = r.finalText ? `      <system-out>${escapeXml(r.finalText)}</system-out>\n` : "";
+  const out = `${properties("      ", r.tokens)}${r.finalText ? `      <system-out>${escapeXml(r.finalText)}</system-out>\n` : ""}`;
   switch (r.status) {
     case "passed":
-      return out ? `${open}>\n${out}    </testcase>` : `${open}/>`;
+      return `${open}>\n${out}    </testcase>`;
     case "failed":
     case "timed_out": {
       const type = r.status === "timed_out" ? "timeout" : r.check && !r.check.passed ? "check" : "agent";
@@ -63,6 +70,18 @@ export function junitXml(report: RunReport, suite = "pi-orch run"): string {
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites ${attrs}>`,
     `  <testsuite ${attrs}>`,
+    properties(
+      "    ",
+      report.tasks.reduce(
+        (a, r) => ({
+          input: a.input + r.tokens.input,
+          output: a.output + r.tokens.output,
+          total: a.total + r.tokens.total,
+          cost: a.cost + (r.tokens.cost ?? 0),
+        }),
+        { input: 0, output: 0, total: 0, cost: 0 },
+      ),
+    ).trimEnd(),
     ...report.tasks.map((r) => testcase(r, name)),
     "  </testsuite>",
     "</testsuites>",

@@ -28,7 +28,12 @@ export const TaskResultSchema = Type.Object({
   finalText: Type.String(),
   turns: Type.Number(),
   toolCalls: Type.Number(),
-  tokens: Type.Object({ input: Type.Number(), output: Type.Number(), total: Type.Number() }),
+  tokens: Type.Object({
+    input: Type.Number(),
+    output: Type.Number(),
+    total: Type.Number(),
+    cost: Type.Optional(Type.Number()),
+  }),
   startedAt: Nullable(Type.Number()),
   durationMs: Type.Number(),
   cwd: Nullable(Type.String()),

@@ -7,6 +7,7 @@ import type { Colors } from "../context.js";
 import { renderTable, shortPath } from "../commands/format.js";
 import { countResults } from "./report.js";
 import type { TaskResult, TaskStatus } from "./types.js";
+import { formatCost, formatTokens } from "../../shared/usage.js";
 
 /** Colour a task status: green passed, red failed or timed out, dim otherwise. */
 export function colorTaskStatus(status: TaskStatus, c: Colors): string {
@@ -27,11 +28,6 @@ export function formatDuration(ms: number): string {
 }
 
 /** `950`, `12.3k`, `4.1M`. */
-function formatCount(n: number): string {
-  if (n < 1000) return String(n);
-  if (n < 1_000_000) return `${(n / 1000).toFixed(1)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
 
 /** One line of at most `max` characters (newlines folded into spaces). */
 export function oneLine(text: string, max: number): string {
@@ -51,7 +47,9 @@ export function totalsLine(results: readonly TaskResult[], durationMs: number, i
   const parts = (["passed", "failed", "timed_out", "cancelled", "skipped"] as const)
     .filter((k) => counts[k] > 0)
     .map((k) => `${counts[k]} ${k.replace("_", " ")}`);
-  return `${counts.total} task${counts.total === 1 ? "" : "s"}: ${parts.join(", ")} in ${formatDuration(durationMs)}${interrupted ? " (interrupted)" : ""}`;
+  const tokens = results.reduce((n, r) => n + r.tokens.total, 0);
+  const cost = results.reduce((n, r) => n + (r.tokens.cost ?? 0), 0);
+  return `${counts.total} task${counts.total === 1 ? "" : "s"}: ${parts.join(", ")} in ${formatDuration(durationMs)}${interrupted ? " (interrupted)" : ""}; ${formatTokens(tokens)} tokens, ${formatCost(cost)}`;
 }
 
 /** The whole summary. */
@@ -66,12 +64,16 @@ export function summaryText(
     colorTaskStatus(r.status, c),
     String(r.turns),
     String(r.toolCalls),
-    formatCount(r.tokens.total),
+    formatTokens(r.tokens.total),
+    formatCost(r.tokens.cost ?? 0),
     r.status === "skipped" ? "-" : formatDuration(r.durationMs),
     r.changedFiles === null ? "-" : String(r.changedFiles.length),
     checkCell(r, c),
   ]);
-  const lines = [renderTable(["TASK", "STATUS", "TURNS", "TOOLS", "TOKENS", "TIME", "CHANGED", "CHECK"], rows, c), ""];
+  const lines = [
+    renderTable(["TASK", "STATUS", "TURNS", "TOOLS", "TOKENS", "COST", "TIME", "CHANGED", "CHECK"], rows, c),
+    "",
+  ];
   for (const r of results) {
     if (r.status === "skipped") continue;
     lines.push(`${c.bold(r.name)}  ${r.finalText ? oneLine(r.finalText, 200) : c.dim("(no assistant text)")}`);

@@ -54,11 +54,13 @@ export interface TaskProgress {
   host?: string;
 }
 
-/** Token counts summed over the task's assistant messages. */
+/** Token counts summed over the task's assistant messages, and their cost in dollars as the worker priced them. */
 export interface TokenCounts {
   input: number;
   output: number;
   total: number;
+  /** Absent in reports written before it was recorded. */
+  cost?: number;
 }
 
 /** The outcome of a task's `check`. */

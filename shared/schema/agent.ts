@@ -4,6 +4,7 @@
  * answer (`AgentInfo`). One schema each; the types derive from them.
  */
 import { Type, type Static } from "typebox";
+import { Usage } from "../usage.js";
 
 const PositiveInt = Type.Integer({ minimum: 1 });
 const NonNegativeInt = Type.Integer({ minimum: 0 });
@@ -199,6 +200,8 @@ const AgentRecordFields = {
    * it ran. `provider`/`model` above stay what was asked, so a restart asks the same.
    */
   reportedModel: Type.Optional(Type.Object({ provider: Type.String(), model: Type.String() })),
+  /** Tokens and cost of every assistant message the agent's workers reported (absent until the first). */
+  usage: Type.Optional(Usage),
 };
 
 /** One row of agents.json: everything needed to (re)start the agent plus what was last known of its worker. */

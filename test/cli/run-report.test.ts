@@ -97,6 +97,29 @@ describe("junitXml", () => {
     expect(findAll(cases[3], "error")[0].attrs).toMatchObject({ message: "not started: interrupted", type: "not_run" });
     expect(findAll(cases[0], "failure")).toHaveLength(0);
   });
+
+  it("carries each task's tokens and cost as testcase properties, and the sums as the suite's", () => {
+    const report = buildReport({
+      results: [
+        result({ name: "a", tokens: { input: 100, output: 20, total: 120, cost: 0.25 } }),
+        result({ name: "b", status: "failed", reason: "x", tokens: { input: 10, output: 5, total: 15 } }),
+      ],
+      startedAt: 0,
+      durationMs: 10,
+      interrupted: false,
+      shard: null,
+    });
+    const root = parseXml(junitXml(report));
+    const props = (node: ReturnType<typeof parseXml>) =>
+      Object.fromEntries(
+        findAll(findAll(node, "properties")[0]!, "property").map((p) => [p.attrs.name, Number(p.attrs.value)]),
+      );
+    const [suite] = findAll(root, "testsuite");
+    const cases = findAll(root, "testcase");
+    expect(props(cases[0]!)).toEqual({ "tokens.input": 100, "tokens.output": 20, "tokens.total": 120, cost: 0.25 });
+    expect(props(cases[1]!)).toEqual({ "tokens.input": 10, "tokens.output": 5, "tokens.total": 15, cost: 0 });
+    expect(props(suite!)).toEqual({ "tokens.input": 110, "tokens.output": 25, "tokens.total": 135, cost: 0.25 });
+  });
 });
 
 describe("summary", () => {
@@ -115,8 +138,10 @@ describe("summary", () => {
       result({ status: "failed" }),
       result({ status: "timed_out" }),
     ];
-    expect(totalsLine(results, 3000, false)).toBe("4 tasks: 1 passed, 2 failed, 1 timed out in 3.0s");
-    expect(totalsLine([result({})], 10, true)).toBe("1 task: 1 passed in 10ms (interrupted)");
+    expect(totalsLine(results, 3000, false)).toBe("4 tasks: 1 passed, 2 failed, 1 timed out in 3.0s; 12 tokens, $0.00");
+    expect(totalsLine([result({ tokens: { input: 1200, output: 300, total: 1500, cost: 0.0042 } })], 10, true)).toBe(
+      "1 task: 1 passed in 10ms (interrupted); 1.5k tokens, $0.0042",
+    );
   });
 
   it("shows per task the final text, the reason, changed files and the session file", () => {
@@ -135,9 +160,9 @@ describe("summary", () => {
       false,
       plain,
     );
-    expect(text).toMatch(/^TASK\s+STATUS\s+TURNS\s+TOOLS\s+TOKENS\s+TIME\s+CHANGED\s+CHECK/);
-    expect(text).toMatch(/^a\s+passed\s+1\s+0\s+3\s+1\.5s\s+1\s+ok$/m);
-    expect(text).toMatch(/^b\s+failed\s+1\s+4\s+3\s+1\.5s\s+-\s+-$/m);
+    expect(text).toMatch(/^TASK\s+STATUS\s+TURNS\s+TOOLS\s+TOKENS\s+COST\s+TIME\s+CHANGED\s+CHECK/);
+    expect(text).toMatch(/^a\s+passed\s+1\s+0\s+3\s+\$0\.00\s+1\.5s\s+1\s+ok$/m);
+    expect(text).toMatch(/^b\s+failed\s+1\s+4\s+3\s+\$0\.00\s+1\.5s\s+-\s+-$/m);
     expect(text).toContain("a  all good");
     expect(text).toContain("session  /s/a.jsonl");
     expect(text).toContain("reason   boom");

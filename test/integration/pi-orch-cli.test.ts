@@ -36,8 +36,9 @@ describe("pi-orch CLI", () => {
     }
     expect(new Set(agents.map((a) => a.pid)).size).toBe(3);
     const table = await world.ok(["list"]);
-    expect(table).toMatch(/NAME\s+STATUS\s+PID\s+RESTARTS\s+MODEL\s+CWD\s+LAST SEEN/);
-    expect(table).toMatch(/gamma\s+idle\s+\d+\s+0\s+faux/);
+    expect(table).toMatch(/NAME\s+STATUS\s+PID\s+RESTARTS\s+MODEL\s+TOKENS\s+COST\s+CWD\s+LAST SEEN/);
+    expect(table).toMatch(/gamma\s+idle\s+\d+\s+0\s+faux\S*\s+-\s+-/);
+    expect(table).toContain("fleet: 3 agents, 0 tokens (0 in, 0 out), $0.00");
     // An id prefix works wherever a name does.
     const byId = await world.json(["status", agents[1].id.slice(0, 6)]);
     expect(byId.name).toBe("beta");
@@ -51,7 +52,14 @@ describe("pi-orch CLI", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("hello-from-the-agent");
-    expect((await world.json(["status", "echo"])).status).toBe("idle");
+    const echo = await world.json(["status", "echo"]);
+    expect(echo.status).toBe("idle");
+    // Tokens and cost from the worker's usage, in status, list and their --json.
+    expect(echo.usage.total).toBeGreaterThan(0);
+    expect(echo.usage).toMatchObject({ cost: 0 });
+    expect(echo.usage.total).toBe(echo.usage.input + echo.usage.output + echo.usage.cacheRead + echo.usage.cacheWrite);
+    expect(await world.ok(["status", "echo"])).toMatch(/usage\s+\S+ tokens \(\S+ in, \S+ out, .*\), \$0\.00/);
+    expect((await world.json<Json[]>(["list"]))[0]!.usage).toEqual(echo.usage);
 
     await world.ok([
       "spawn",
@@ -115,7 +123,11 @@ describe("pi-orch CLI", () => {
     world = new World();
     await world.serve();
     const crash = join(world.cwd.path, "crash.sh");
-    writeFileSync(crash, "#!/bin/sh\necho 'crash.sh: giving up at once' >&2\nexit 1\n");
+    // Other words each time: a crash, not a configuration error (the same words twice fail it after two starts).
+    writeFileSync(
+      crash,
+      '#!/bin/sh\necho "crash.sh: giving up at once ($(tr -dc a-z </dev/urandom | head -c 12))" >&2\nexit 1\n',
+    );
     chmodSync(crash, 0o755);
     const spawned = await world.cli(["spawn", "--name", "crashy", "--worker-command", crash]);
     expect(spawned.code).toBe(1);
@@ -126,11 +138,12 @@ describe("pi-orch CLI", () => {
     expect(failed.statusReason).toMatch(/failed after 3 restarts/);
     const events = world.events("crashy");
     const backoffs = events.filter((e) => e.event.type === "agent_status" && e.event.status === "backoff");
-    expect(backoffs.map((e) => /restarting in (\d+) ms/.exec(e.event.reason)?.[1])).toEqual(["100", "200", "400"]);
+    // The first exit before ready is started again at once (only a second start tells a configuration error).
+    expect(backoffs.map((e) => /restarting in (\d+) ms/.exec(e.event.reason)?.[1])).toEqual(["200", "400"]);
     const starts = events.filter((e) => e.event.type === "worker_started").map((e) => e.at as number);
     expect(starts).toHaveLength(4);
-    // Each restart waited at least its backoff (timer slack aside) after the previous start.
-    for (const [i, delay] of [100, 200, 400].entries())
+    // Each later restart waited at least its backoff (timer slack aside) after the previous start.
+    for (const [i, delay] of [0, 200, 400].entries())
       expect(starts[i + 1] - starts[i]).toBeGreaterThanOrEqual(delay - 10);
 
     expect(await world.ok(["logs", "crashy", "--stderr"])).toContain("crash.sh: giving up at once");
