@@ -22,7 +22,13 @@ export type LineKind = "user" | "text" | "thinking" | "tool" | "result" | "error
 export interface TranscriptLine {
   kind: LineKind;
   text: string;
+  /** The open line is a running tool's output so far: its result replaces it. */
+  live?: boolean;
 }
+
+/** Lines of a running tool's output a pane shows (its last ones), and the longest line kept. */
+const LIVE_LINES = 5;
+const LIVE_LINE_CHARS = 300;
 
 /** A tool call that started and has not ended. */
 export interface RunningTool {
@@ -320,12 +326,25 @@ function push(a: AgentView, line: TranscriptLine): AgentView {
   return { ...a, lines };
 }
 
-/** Finish the open streamed line, if any. */
+/** Finish the open streamed line, if any; a running tool's live output is dropped (its result follows). */
 function close(a: AgentView): AgentView {
   if (!a.open) return a;
   const open = a.open;
   const closed = { ...a, open: null };
-  return open.text === "" ? closed : push(closed, open);
+  return open.text === "" || open.live ? closed : push(closed, open);
+}
+
+/** The tail of a running tool's output so far as the open line (bounded in lines and width). */
+function liveOutput(a: AgentView, partial: unknown): AgentView {
+  const text = contentText((partial as { content?: unknown } | undefined)?.content).trimEnd();
+  if (text === "") return a;
+  const tail = text
+    .split("\n")
+    .slice(-LIVE_LINES)
+    .map((l) => (l.length > LIVE_LINE_CHARS ? `${l.slice(0, LIVE_LINE_CHARS)}…` : l))
+    .join("\n");
+  const base = a.open && !a.open.live ? close(a) : a;
+  return { ...base, open: { kind: "result", text: tail, live: true } };
 }
 
 /** Add streamed text of `kind`: complete lines move to `lines`, the rest stays open. */
@@ -415,10 +434,13 @@ function transcribe(a: AgentView, e: RunEvent): AgentView {
       const summary = summarizeArgs(e.toolName, e.args);
       return push(close(a), { kind: "tool", text: `⏺ ${String(e.toolName)}(${summary})` });
     }
+    case "tool_execution_update":
+      return liveOutput(a, e.partialResult);
     case "tool_execution_end": {
       const text = contentText(e.result?.content).trimEnd();
       const kept = text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n…` : text;
-      return push(a, { kind: e.isError ? "error" : "result", text: kept || "(no output)" });
+      const base = a.open?.live ? { ...a, open: null } : a;
+      return push(base, { kind: e.isError ? "error" : "result", text: kept || "(no output)" });
     }
     case "agent_end":
       return close(a);

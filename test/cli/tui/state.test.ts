@@ -89,6 +89,40 @@ describe("the TUI reducer", () => {
     expect(fold([{ type: "agents", agents: [info("a", "idle", { lastSeq: 3 })] }], s).agents.a!.status).toBe("idle");
   });
 
+  it("shows a running tool's output as it comes (its last 5 lines), replaced by the result when it ends", () => {
+    const ev = (seq: number, event: Record<string, unknown>): TuiAction =>
+      ({ type: "event", agent: "a", seq, event }) as TuiAction;
+    const output = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n");
+    const update = (seq: number, text: string) =>
+      ev(seq, {
+        type: "tool_execution_update",
+        toolCallId: "t",
+        toolName: "bash",
+        args: {},
+        partialResult: { content: [{ type: "text", text }] },
+      });
+    const start = ev(1, { type: "tool_execution_start", toolCallId: "t", toolName: "bash", args: { command: "x" } });
+    const running = fold([{ type: "agents", agents: [info("a")] }, start, update(2, output(2)), update(3, output(8))]);
+    expect(running.agents.a!.open).toEqual({
+      kind: "result",
+      text: "line 4\nline 5\nline 6\nline 7\nline 8",
+      live: true,
+    });
+    const ended = reduce(
+      running,
+      ev(4, {
+        type: "tool_execution_end",
+        toolCallId: "t",
+        toolName: "bash",
+        result: { content: [{ type: "text", text: "all done" }] },
+        isError: false,
+      }),
+    );
+    expect(ended.agents.a!.open).toBeNull();
+    expect(ended.agents.a!.lines.at(-1)).toEqual({ kind: "result", text: "all done" });
+    expect(ended.agents.a!.lines.some((l) => l.text.includes("line 8"))).toBe(false);
+  });
+
   it("tracks the running tool, the status, restarts and tokens", () => {
     const s = fold([
       { type: "agents", agents: [info("a")] },
