@@ -42,8 +42,15 @@ const EXAMPLES_PENDING: Record<string, string> = {
     "before_agent_start's systemPromptOptions.sections (pi 1.6's sectioned system prompt, rendered as <name> blocks) is missing",
   "subagent/":
     "pi 1.6 loads a folder's prompts/ as prompt templates and leaves the subagent tool out of the request; ours loads index.ts only",
-  "titlebar-spinner":
-    "the agent_settled extension event (it stops the spinner) is not emitted yet (the RPC wire part of issue 24)",
+};
+
+/**
+ * Lines an example sends at its own pace, left out on both sides: titlebar-spinner's titles
+ * (frames 80 ms apart while a run goes, the last one at agent_settled, after the script's
+ * agent_end; the commands oracle test waits for them and compares them).
+ */
+const DROP: Record<string, (l: Line) => boolean> = {
+  "titlebar-spinner": (l) => l.type === "extension_ui_request" && l.method === "setTitle",
 };
 
 /** What a transcript may differ in for one example, made equal on both sides before comparing. */
@@ -85,11 +92,18 @@ describe.skipIf(!installed)("every pi 1.6.0 example extension loads and runs a p
     async (example) => {
       const t: Partial<Record<Implementation, Transcript>> = {};
       for (const impl of ["ours", "upstream"] as const) {
-        t[impl] = await transcriptOf(impl, server, dirs, { pi: PI, examples: [example] }, async (s) => {
-          const commands = await s.send({ type: "get_commands" });
-          s.note((commands.data?.commands ?? []).map((c: Line) => [c.name, c.description]));
-          await s.run("hello", { text: "hi there" });
-        });
+        t[impl] = await transcriptOf(
+          impl,
+          server,
+          dirs,
+          { pi: PI, examples: [example] },
+          async (s) => {
+            const commands = await s.send({ type: "get_commands" });
+            s.note((commands.data?.commands ?? []).map((c: Line) => [c.name, c.description]));
+            await s.run("hello", { text: "hi there" });
+          },
+          DROP[example],
+        );
       }
       const same = NORMALIZE[example] ?? ((text: string) => text);
       const [ours, upstream] = [t.ours!, t.upstream!].map((x) => JSON.parse(same(JSON.stringify(unstyled(x)))));

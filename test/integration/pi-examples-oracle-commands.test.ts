@@ -497,8 +497,7 @@ describe.skipIf(!installed)(
       expect(t.ours).toEqual(t.upstream);
     });
 
-    // PENDING on pi 1.6.0: titlebar-spinner stops its spinner on agent_settled, which ours does not emit yet (the RPC wire part of issue 24).
-    it.skip("status-line, widget-placement, titlebar-spinner, working-indicator: the status, widget and title requests of a run with a tool call", async () => {
+    it("status-line, widget-placement, titlebar-spinner, working-indicator: the status, widget and title requests of a run with a tool call", async () => {
       const spinnerFrame = (l: Line) =>
         l.type === "extension_ui_request" && l.method === "setTitle" && /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] /.test(l.title);
       const t = await both(

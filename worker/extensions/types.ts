@@ -102,7 +102,7 @@ export interface ExtensionFlagDefinition {
   default?: boolean | string;
 }
 
-/** Every event name `pi.on` accepts (pi 0.73.1). */
+/** The events the worker fires (pi.on takes any name; the others never fire, as in pi). */
 export const EXTENSION_EVENT_NAMES = [
   "resources_discover",
   "session_start",
