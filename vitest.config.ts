@@ -1,12 +1,42 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Test files outside the e2e folders that start processes, read dist/ or run upstream pi:
+ * they belong to the e2e project. A unit test that starts a process fails with a message
+ * naming this list (test/support/unit-setup.ts).
+ */
+const E2E_ELSEWHERE = [
+  "test/readme.test.ts",
+  "test/cli/help-examples.test.ts",
+  "test/cli/home-hint.test.ts",
+  "test/cli/tui/app.test.tsx",
+  "test/cli/tui/supervisor-link.test.ts",
+  "test/supervisor/agent-actor.test.ts",
+  "test/supervisor/priority.test.ts",
+  "test/supervisor/root-actor.test.ts",
+  "test/worker/extension-modules-exports.test.ts",
+  "test/worker/faux-read.test.ts",
+  "test/worker/models.test.ts",
+  "test/worker/modes/idle-compact.test.ts",
+  "test/worker/provider-streams-upstream.test.ts",
+  "test/worker/providers/auth-file.test.ts",
+  "test/worker/spill-dir.test.ts",
+  "test/worker/tools/bash.test.ts",
+  "test/worker/tools/grep-find.test.ts",
+];
+const E2E_FOLDERS = ["test/integration/**", "test/faults/**", "test/differential/**", "test/ipc/**"];
+const TESTS = ["**/*.test.ts", "**/*.test.tsx"];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
     exclude: ["**/node_modules/**", "test/upstream/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Vitest's default on 2 cores is one worker, which runs every file in turn. Two keep both
+    // cores busy while one file waits on a process or socket; the e2e tests wait on events,
+    // not on the clock, so sharing the machine slows them but does not break them.
+    maxWorkers: 2,
     teardownTimeout: 10_000,
     // Workers a test's supervisor spawns run at the supervisor's weight: at the default
     // nice 10 they starve behind the other test files' forks on a 2-core machine and miss
@@ -14,5 +44,30 @@ export default defineConfig({
     env: { PI_ORCH_WORKER_NICE: "0" },
     // The json report feeds the "N passed, N failed" line that CI prints.
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
+    projects: [
+      {
+        // Pure logic: no dist/, no child process, seconds in all (`npx vitest --project unit`).
+        extends: true,
+        test: {
+          name: "unit",
+          include: TESTS.map((t) => `test/${t}`),
+          exclude: ["**/node_modules/**", "test/upstream/**", ...E2E_FOLDERS, ...E2E_ELSEWHERE],
+          setupFiles: ["test/support/unit-setup.ts"],
+          // No process, no shared state: one fork runs many files (isolating each file
+          // in its own fork cost 30 s of start-up for 6 s of tests).
+          isolate: false,
+        },
+      },
+      {
+        // Real processes, sockets, git, tmux, redis, sshd and upstream pi. Its global setup
+        // builds dist/ and installs upstream pi into test/upstream (once).
+        extends: true,
+        test: {
+          name: "e2e",
+          include: [...E2E_FOLDERS.flatMap((f) => TESTS.map((t) => f.replace("**", t))), ...E2E_ELSEWHERE],
+          globalSetup: ["test/support/e2e-setup.ts"],
+        },
+      },
+    ],
   },
 });

@@ -6,7 +6,7 @@
 // when code, bench/ or examples/ imports it: an export that only tests import is test
 // scaffolding inside the product, so the test should build it itself. An export of test
 // support (a test/ file that is not a *.test.ts) counts as used when anything imports it.
-// Entry points (the bins, the vitest config) are used by definition.
+// Entry points (the bins, the vitest config and its global setup) are used by definition.
 // Uses the type checker, so re-exports, `import type` and `import * as` resolve to the
 // declaration they name; a dynamic `import("./x.js")` marks every export of x used.
 import { dirname, relative, resolve } from "node:path";
@@ -15,7 +15,7 @@ import ts from "typescript";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const CODE = ["shared/", "worker/", "supervisor/", "ipc/", "cli/"];
-const ENTRIES = new Set(["cli/pi.ts", "cli/pi-orch.ts", "vitest.config.ts"]);
+const ENTRIES = new Set(["cli/pi.ts", "cli/pi-orch.ts", "vitest.config.ts", "test/support/e2e-setup.ts"]);
 
 const configPath = resolve(root, "tsconfig.json");
 const config = ts.readConfigFile(configPath, ts.sys.readFile);

@@ -7,7 +7,7 @@
  * it registers, what it adds to the model's request (system prompt, messages, tools) and
  * what it does around a run. The behaviour of most examples is exercised further by the
  * other pi-examples-* oracle tests; EXAMPLES_LEFT_OUT names each example this test leaves
- * out and why. Skipped when test/upstream is not installed (npm test's pretest installs it).
+ * out and why. Skipped when test/upstream is not installed (the e2e project's setup, test/support/e2e-setup.ts, installs it).
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";

@@ -3,7 +3,7 @@
  * oracle: commands, dialogs, system-prompt handlers, status lines and tools, each driven
  * by one RPC script on our worker and on upstream `pi --mode rpc` (same mock model server),
  * and the two transcripts (see test/support/oracle-transcript.ts) compared whole.
- * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ * Skipped when test/upstream is not installed (the e2e project's setup, test/support/e2e-setup.ts, installs it).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";

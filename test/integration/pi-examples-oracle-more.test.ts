@@ -2,7 +2,7 @@
  * More of pi's example extensions with upstream pi 1.6.0 as the oracle (see
  * pi-examples-oracle.test.ts): the same RPC script on our worker and on upstream
  * `pi --mode rpc`, the same mock model server, and the same observable end.
- * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ * Skipped when test/upstream is not installed (the e2e project's setup, test/support/e2e-setup.ts, installs it).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -2,7 +2,7 @@
  * pi's example extensions with upstream pi 1.6.0 as the oracle: the same exercise,
  * the same mock model server (real OpenAI SDK on both sides), run once on our
  * worker and once on upstream `pi --mode rpc`, and both must end the same way.
- * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ * Skipped when test/upstream is not installed (the e2e project's setup, test/support/e2e-setup.ts, installs it).
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

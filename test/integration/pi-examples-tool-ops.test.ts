@@ -4,7 +4,7 @@
  * mock model server (the real OpenAI SDK calls it), on our worker and on upstream pi
  * 1.6.0 with the same script: both must end the same way. ssh.ts runs against a real
  * sshd on 127.0.0.1 started by the test (skipped with the reason when sshd is missing).
- * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ * Skipped when test/upstream is not installed (the e2e project's setup, test/support/e2e-setup.ts, installs it).
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";

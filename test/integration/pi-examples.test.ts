@@ -1,6 +1,6 @@
 /**
  * pi 0.73.1's own example extensions, loaded unchanged from the npm package that
- * `npm test`'s pretest installs into test/upstream/, each exercised for its main
+ * `npm test`'s e2e setup installs into test/upstream/, each exercised for its main
  * behaviour through the built worker in RPC mode on the faux model. Run
  * `npm run build` first.
  */

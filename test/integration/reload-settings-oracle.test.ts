@@ -3,7 +3,7 @@
  * which reads settings.json again. The same RPC script on our worker and on upstream
  * pi 0.73.1: auto-compaction changed in the file takes effect; the queue modes keep
  * the session's values (the file's new steering mode and the client's follow-up mode).
- * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ * Skipped when test/upstream is not installed (the e2e project's setup, test/support/e2e-setup.ts, installs it).
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -1,6 +1,6 @@
 /**
  * Interop: the upstream `pi --mode rpc` (@mariozechner/pi-coding-agent 0.73.1, installed
- * by `npm test`'s pretest into test/upstream) runs as a pi-orch worker through
+ * by the e2e setup of `npm test` into test/upstream) runs as a pi-orch worker through
  * `--worker-command`, against the mock model server. spawn, prompt, attach and stop
  * must work as they do with our own worker, and a command only the upstream pi knows
  * must reach it.
@@ -18,7 +18,7 @@ import {
 } from "../support/upstream-oracle.js";
 if (!installed) {
   process.stderr.write(
-    `upstream-interop: skipped: ${UPSTREAM} is missing; npm test installs it (pretest: node scripts/ensure-upstream.mjs)\n`,
+    `upstream-interop: skipped: ${UPSTREAM} is missing; npm test installs it (test/support/e2e-setup.ts runs node scripts/ensure-upstream.mjs)\n`,
   );
 }
 

@@ -17,7 +17,7 @@ const MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
 /** An upstream pi version the oracle can run. */
 export type PiVersion = "1.6.0" | "0.73.1";
 
-/** One installed upstream pi (npm test's pretest installs both into test/upstream). */
+/** One installed upstream pi (npm test's e2e setup installs both into test/upstream). */
 export interface UpstreamPi {
   /** The package folder (dist/, docs/, examples/). */
   package: string;

@@ -1,5 +1,5 @@
 /**
- * Upstream pi 1.6.0, the reference the worker speaks (installed by `npm test`'s pretest
+ * Upstream pi 1.6.0, the reference the worker speaks (installed by `npm test`'s e2e setup
  * into test/upstream), and the Node 22 it needs: this machine's Node 20 cannot run it.
  */
 import { existsSync } from "node:fs";

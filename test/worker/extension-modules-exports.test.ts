@@ -4,7 +4,7 @@
  * 1.6.0 package under Node 22, its `Object.keys` listed, and compared with the module
  * objects our worker gives the same names. Every member of pi's left out of ours is named
  * below with the reason; the lists may hold nothing we export or pi does not.
- * Skipped when test/upstream is not installed (npm test's pretest installs it).
+ * Skipped when test/upstream is not installed (the e2e project's setup, test/support/e2e-setup.ts, installs it).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
