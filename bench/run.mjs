@@ -13,6 +13,7 @@ const SECTIONS = [
   ["run", "./fanout.ts"],
   ["queue", "./queue.ts"],
   ["tui", "./tui.ts"],
+  ["sandbox", "./sandbox.ts"],
 ];
 // Sections that run only when named (they take minutes): `npm run bench -- longday`.
 const ON_REQUEST = [["longday", "./longday.ts"]];

@@ -51,7 +51,26 @@ function runCached(): void {
   );
 }
 
-if (process.stdin.isTTY && process.stdout.isTTY) {
+/**
+ * `--sandbox on|strict` (or PI_ORCH_SANDBOX) outside a sandbox: start again inside one,
+ * before the bundle loads (cli/sandbox-exec.ts, required only then).
+ */
+function wantsSandbox(): boolean {
+  if (process.env.PI_ORCH_SANDBOXED) return false;
+  const argv = process.argv.slice(2);
+  if (!argv.some((a) => a.startsWith("--sandbox")) && !process.env.PI_ORCH_SANDBOX) return false;
+  const { sandboxFlags, execInSandbox } = require("./sandbox-exec.js") as typeof import("./sandbox-exec.js");
+  const flags = sandboxFlags(argv);
+  const mode = flags.mode ?? process.env.PI_ORCH_SANDBOX;
+  // Anything else (off, a typo) runs as is: pi's own option check names a bad value.
+  if ((mode !== "on" && mode !== "strict") || flags.readOnly) return false;
+  execInSandbox(mode, flags);
+  return true;
+}
+
+if (wantsSandbox()) {
+  // the sandboxed pi runs; this one waits for it
+} else if (process.stdin.isTTY && process.stdout.isTTY) {
   const esm = join(__dirname, "pi.js");
   import(pathToFileURL(esm).href).catch((err: unknown) => {
     process.stderr.write(

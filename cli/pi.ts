@@ -20,6 +20,7 @@ import { exportSessionHtml } from "../worker/session/export-html.js";
 import { SessionStore } from "../worker/session/session-file.js";
 import { isValidSessionId } from "../worker/session/locate.js";
 import { agentDir } from "../shared/paths.js";
+import { insideSandbox } from "../shared/sandbox.js";
 import { packageVersion } from "./version.js";
 import { listModelsLines } from "./list-models.js";
 import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
@@ -52,6 +53,7 @@ interface CliOptions {
   trust?: boolean;
   approve?: boolean;
   bashInheritKeys?: boolean;
+  sandbox?: string;
   resume?: boolean;
   fork?: string;
   models?: string;
@@ -206,6 +208,13 @@ function buildProgram(): Command {
       "--bash-inherit-keys",
       "let tool commands see the provider API keys (removed from their environment by default; also PI_BASH_INHERIT_KEYS=1)",
     )
+    .addOption(
+      new Option(
+        "--sandbox <mode>",
+        "run in a bubblewrap sandbox: on (project, agent dir, /tmp and tool caches writable; pi-orch home hidden), strict (also private /tmp, no credentials, no network for commands), off (default; also PI_ORCH_SANDBOX)",
+      ).choices(["off", "on", "strict"]),
+    )
+    .option("--sandbox-write <dir>", "with --sandbox: one more folder pi may write to (repeatable)", collect)
     .option(
       "--trust",
       "trust this project: load its .pi/extensions/ (the decision is recorded in <agent dir>/trust.json)",
@@ -282,6 +291,13 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   const opts = program.opts<CliOptions>();
+  // Started without the launcher (`node dist/cli/pi.js --sandbox on`): it starts again inside, as the launcher would.
+  const sandbox = opts.sandbox ?? process.env.PI_ORCH_SANDBOX;
+  if ((sandbox === "on" || sandbox === "strict") && !insideSandbox() && !opts.export) {
+    const { execInSandbox, sandboxFlags } = await import("./sandbox-exec.js");
+    execInSandbox(sandbox, sandboxFlags(argv.slice(2)));
+    return new Promise<number>(() => undefined);
+  }
   // In RPC mode a closed stdout means the supervisor left: the RPC loop shuts down gracefully.
   if (opts.mode === "rpc") process.stdout.off("error", exitOnClosedStdout);
   let words = program.args;

@@ -43,6 +43,16 @@ export function sessionsDir(home = agentDir()): string {
   return join(home, "sessions");
 }
 
+/** A working directory as pi encodes it into a folder name: `/home/me/app` → `--home-me-app--`. */
+export function encodeCwd(cwd: string): string {
+  return `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+}
+
+/** `<agent dir>/sessions/<encoded cwd>/`. Not created here: `SessionStore.create` makes it. */
+export function defaultSessionDir(cwd: string, home: string = agentDir()): string {
+  return join(sessionsDir(home), encodeCwd(resolve(cwd)));
+}
+
 /**
  * Create the pi-orch home (and parents) private to the user (0700) if it is missing.
  * An existing folder is left as it is: `serve` checks and refuses an open one.

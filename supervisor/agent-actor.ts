@@ -30,6 +30,9 @@ import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
 import { redactArgv, redactEnv } from "./redact.js";
 import type { AgentTimings } from "./types.js";
 import { spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
+import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
+import { sandboxSupport } from "../shared/sandbox.js";
+import { piOrchHome } from "../shared/paths.js";
 
 /** What an actor needs from the supervisor that owns it. */
 export interface AgentActorOptions {
@@ -48,6 +51,8 @@ export interface AgentActorOptions {
   baseEnv?: Record<string, string>;
   /** Nice of the worker's autogroup and process (0: the supervisor's weight). */
   workerNice: number;
+  /** The supervisor's home, which a sandboxed worker does not see (default: baseEnv's PI_ORCH_HOME). */
+  home?: string;
   /** Bounds of a worker's non-JSON stdout lines (default DEFAULT_FLOOD_LIMITS). */
   protocolFlood?: FloodLimits;
 }
@@ -276,11 +281,39 @@ export class AgentActor {
     const gen = e.gen;
     this.stderrTail = "";
     this.procGen = gen;
+    let cmd: WorkerCommand = { file: e.file, args: e.args, cwd: e.cwd, env: e.env };
+    const record = this.state.record;
+    if (record.sandbox === "on" || record.sandbox === "strict") {
+      let problem: string | null = null;
+      const support = sandboxSupport();
+      if (!support.ok) problem = `its --sandbox ${record.sandbox} cannot run: ${support.reason}`;
+      else {
+        try {
+          const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();
+          cmd = sandboxedCommand(cmd, fleetSandboxPlan(record, home, e.cwd), support.bwrap);
+        } catch (err) {
+          problem = `could not prepare its sandbox: ${(err as Error).message}`;
+        }
+      }
+      if (problem !== null) {
+        // As a worker whose spawn failed: no pid, then its exit with the reason.
+        this.proc = {
+          pid: undefined,
+          startedAt: steadyNow(),
+          write: () => undefined,
+          stop: async () => undefined,
+          kill: async () => undefined,
+          killLeftovers: () => undefined,
+          lowerPriority: () => undefined,
+          rssBytes: () => null,
+        };
+        this.handle({ kind: "spawned", gen, pid: undefined, startedAt: this.proc.startedAt });
+        this.mailbox.post({ kind: "exit", gen, code: null, signal: null, spawnError: problem, stderrTail: "" });
+        return;
+      }
+    }
     this.proc = spawnWorkerProcess({
-      file: e.file,
-      args: e.args,
-      cwd: e.cwd,
-      env: e.env,
+      ...cmd,
       maxLineBytes: this.opts.maxLineBytes,
       // An id the table never hands out: nobody waits for the answer to this abort.
       abortCommand: () => ({ id: `orch-teardown-abort-${gen}`, type: "abort" }),

@@ -27,12 +27,15 @@ import {
 } from "../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY, DEFAULT_TIMINGS, type AgentTimings } from "./types.js";
 import { buildWorkerArgv, defaultWorkerCommand } from "./worker-command.js";
+import { parseSandboxMode, SANDBOX_DEFAULT_VAR, type SandboxMode, sandboxSupport } from "../shared/sandbox.js";
 import { createWorktree, removeWorktree, worktreeDirty, type CreatedWorktree, type DeleteBranch } from "./worktrees.js";
 
 /** Options of a supervisor; everything but `home` has a default. */
 export interface SupervisorOptions {
   /** The pi-orch home (agents.json, logs/). */
   home: string;
+  /** The sandbox of agents spawned without one (default: `PI_ORCH_SANDBOX`, else `on` where bwrap works). */
+  sandbox?: SandboxMode;
   /** argv of the default worker (default: `node dist/cli/pi.js --mode rpc`). */
   defaultWorkerCommand?: string[];
   /** Presence, stall and teardown timings of every agent. */
@@ -126,6 +129,7 @@ export class Supervisor {
   private readonly defaultCommand: string[];
   private readonly defaultPolicy: RestartPolicy;
   private shuttingDown: Promise<void> | null = null;
+  private sandboxWarned = false;
   /** Agents whose removal was accepted and is under way (stopping, removing the worktree). */
   private readonly removing = new Set<string>();
   private readonly mailbox = new Mailbox<RootMessage>(
@@ -377,6 +381,7 @@ export class Supervisor {
       throw new OrchError("invalid", "the worker command is empty");
     // A key that could only reach the worker in argv is refused here, not at its first start.
     buildWorkerArgv(opts, null, this.defaultCommand);
+    opts = { ...opts, sandbox: this.sandboxFor(opts.sandbox) };
     if (!opts.worktree) return reply.resolve({ actor: this.createAgent(name, cwd, opts), reusedWorktree: false });
     this.reserved.add(name);
     createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name }).then(
@@ -420,6 +425,8 @@ export class Supervisor {
       onStall: opts.onStall ?? "notify",
       limits: opts.limits ?? {},
       ...(worktree ? { worktree } : {}),
+      ...(opts.sandbox && opts.sandbox !== "off" ? { sandbox: opts.sandbox } : {}),
+      ...(opts.sandboxWrite?.length ? { sandboxWrite: opts.sandboxWrite.map((p) => resolve(cwd, p)) } : {}),
       createdAt: Date.now(),
       status: "stopped",
       pid: null,
@@ -514,10 +521,30 @@ export class Supervisor {
       workerNice: this.opts.workerNice ?? DEFAULT_WORKER_NICE,
       // Our worker keeps its sessions under the same home as the supervisor that runs it.
       baseEnv: { PI_ORCH_HOME: this.home },
+      home: this.home,
     });
     this.logs.set(record.name, log);
     this.actors.set(record.name, actor);
     return actor;
+  }
+
+  /**
+   * The sandbox of a new agent: the one asked for, else the supervisor's default
+   * (`PI_ORCH_SANDBOX`), else `on` where bwrap works and `off`, said once in the log,
+   * where it does not. A sandbox asked for that cannot run is refused, with why.
+   */
+  private sandboxFor(asked: SandboxMode | undefined): SandboxMode {
+    const wanted = asked ?? this.opts.sandbox ?? parseSandboxMode(process.env[SANDBOX_DEFAULT_VAR]);
+    if (wanted === "off") return "off";
+    const support = sandboxSupport();
+    if (support.ok) return wanted ?? "on";
+    if (wanted)
+      throw new OrchError("invalid", `--sandbox ${wanted} cannot run: ${support.reason}; or spawn with --sandbox off`);
+    if (!this.sandboxWarned) {
+      this.sandboxWarned = true;
+      this.warn(`agents run without a sandbox: ${support.reason}`);
+    }
+    return "off";
   }
 
   private resolve(ref: string): AgentActor {

@@ -134,6 +134,8 @@ describe("the README", () => {
       ANTHROPIC_API_KEY: "",
       OPENAI_API_KEY: "",
     };
+    // The README's commands run as a user's do: with the default sandbox (on where bwrap works).
+    delete env.PI_ORCH_SANDBOX;
     const failures: string[] = [];
     for (const pass of [1, 2]) {
       for (const c of commands) {

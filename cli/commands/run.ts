@@ -4,6 +4,7 @@
  * exit 0 (all passed), 1 (any failed or timed out), 2 (usage or task file), 130 (SIGINT).
  */
 import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, colors, runAction, type CliContext } from "../context.js";
@@ -16,7 +17,7 @@ import { loadTaskFile, promptTasks, TaskFileError } from "../run/tasks.js";
 import type { RunTask } from "../run/types.js";
 import { parseQueueUrl, type QueueAddress } from "../run/queue-jobs.js";
 import { checkQueueFlags, runProducer, runWorker, type QueueFlags } from "../run/queue-commands.js";
-import { nonNegativeInt, positiveInt } from "./options.js";
+import { collect, nonNegativeInt, positiveInt, SANDBOX_HELP, sandboxOption } from "./options.js";
 
 interface RunFlags extends QueueFlags {
   clean?: boolean;
@@ -69,6 +70,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--provider <name>", "default provider of the tasks (anthropic, openai, faux, or one from models.json)")
     .option("--model <id>", "default model of the tasks")
     .option("--worker-command <cmd>", 'a pi-compatible worker instead of the built-in one, e.g. "pi --mode rpc"')
+    .addOption(sandboxOption())
+    .option("--sandbox-write <dir>", "with the sandbox: one more folder the agents may write to (repeatable)", collect)
     .option(
       "--shard <I/N>",
       "run only the I-th of N deterministic slices of the task list (for a CI matrix)",
@@ -116,10 +119,12 @@ Exit codes: 0 every task passed, 1 a task failed or timed out, 2 a usage or task
 error (the message names the task and the field), 130 interrupted by Ctrl-C (the
 running tasks are stopped and the reports hold what finished).
 
+${SANDBOX_HELP}
+
 More than one machine: the producer (pi-orch run TASKS --queue URL) queues the tasks
 and writes the reports; each machine runs pi-orch run --worker URL [--concurrency N]
 (worker flags: --concurrency, --worker-command, --keep-worktrees, --discard-changes,
---stall-timeout). A worker stops taking tasks on SIGINT/SIGTERM and lets its running
+--stall-timeout, --sandbox, --sandbox-write). A worker stops taking tasks on SIGINT/SIGTERM and lets its running
 tasks finish (a second signal hands them back to the queue), then exits 130/143.
 
 Examples:
@@ -167,7 +172,11 @@ function parseWorkerCommand(text: string | undefined): string[] | undefined {
 async function runCommand(ctx: CliContext, file: string | undefined, flags: RunFlags): Promise<number> {
   checkQueueFlags(file, flags);
   if (flags.worker)
-    return runWorker(ctx, flags.worker, { ...flags, workerCommand: parseWorkerCommand(flags.workerCommand) });
+    return runWorker(ctx, flags.worker, {
+      ...flags,
+      workerCommand: parseWorkerCommand(flags.workerCommand),
+      sandboxWrite: flags.sandboxWrite?.map((d) => resolve(d)),
+    });
   if (flags.queue) return runProducer(ctx, await loadTasks(file, flags), flags.queue, flags);
   const all = await loadTasks(file, flags);
   const workerCommand = parseWorkerCommand(flags.workerCommand);
@@ -195,6 +204,8 @@ async function runCommand(ctx: CliContext, file: string | undefined, flags: RunF
     discardChanges: flags.discardChanges,
     existingWorktrees: flags.clean ? "replace" : "reuse",
     workerCommand,
+    sandbox: flags.sandbox,
+    sandboxWrite: flags.sandboxWrite?.map((d) => resolve(d)),
     onProgress: (p, statusChanged) => printer.update(p, statusChanged),
     onWarning: (message) => ctx.err(`pi-orch: warning: ${message}`),
   });

@@ -10,7 +10,8 @@ import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
 import { colorStatus } from "./format.js";
-import { positiveInt, secondsToMs } from "./options.js";
+import { collect, positiveInt, sandboxOption, SANDBOX_HELP, secondsToMs } from "./options.js";
+import type { SandboxMode } from "../../shared/sandbox.js";
 
 /** The key variables of the built-in providers, for the advice on a missing one. */
 const KEY_VARS: Readonly<Record<string, string>> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" };
@@ -52,6 +53,8 @@ interface SpawnFlags {
   worktree?: boolean;
   branch?: string;
   base?: string;
+  sandbox?: SandboxMode;
+  sandboxWrite?: string[];
 }
 
 /** Register `spawn`. */
@@ -84,6 +87,13 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--worktree", "give the agent its own git worktree of the repository around --cwd, on a new branch")
     .option("--branch <name>", "with --worktree: the branch to create (default pi-orch/<name>)")
     .option("--base <ref>", "with --worktree: the commit the branch starts from (default HEAD)")
+    .addOption(sandboxOption())
+    .option(
+      "--sandbox-write <dir>",
+      "with the sandbox: one more folder the agent may write to (repeatable)",
+      collect,
+      [],
+    )
     .option("--json", "print the new agent as JSON")
     .addHelpText(
       "after",
@@ -92,12 +102,15 @@ Restart policies: permanent (always restart), transient (after a crash; the defa
 temporary (never). Restarts back off from 500 ms doubling to 30 s; more than 5 in 60 s
 and the agent is failed. A restarted agent resumes its session.
 
+${SANDBOX_HELP}
+
 Examples:
   pi-orch spawn --name fix-login --prompt "fix the login test"
   pi-orch spawn --name demo --provider faux --prompt "list the files"
   pi-orch spawn --name up --worker-command "pi --mode rpc --no-session" --model anthropic/claude-opus-4-7
   pi-orch spawn --name guarded --max-memory 800 --run-timeout 600 --on-stall abort
-  pi-orch spawn --name fix-a --worktree --base main --prompt "fix the login test"   then: pi-orch diff fix-a`,
+  pi-orch spawn --name fix-a --worktree --base main --prompt "fix the login test"   then: pi-orch diff fix-a
+  pi-orch spawn --name offline --sandbox strict --prompt "run the tests"`,
     )
     .action((flags: SpawnFlags) =>
       runAction(ctx, async () => {
@@ -130,6 +143,8 @@ Examples:
           limits,
           prompt: flags.prompt,
           worktree: flags.worktree ? { branch: flags.branch, base: flags.base } : undefined,
+          sandbox: flags.sandbox,
+          sandboxWrite: flags.sandboxWrite?.length ? flags.sandboxWrite.map((d) => resolve(d)) : undefined,
         };
         const client = await ctx.client();
         try {
@@ -154,7 +169,7 @@ Examples:
             );
           } else {
             ctx.out(
-              `spawned ${ctx.color.bold(info.name)} (id ${info.id}, pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)})` +
+              `spawned ${ctx.color.bold(info.name)} (id ${info.id}, pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)}${info.sandbox ? `, sandbox ${info.sandbox}` : ", no sandbox"})` +
                 (flags.prompt !== undefined ? "; prompt sent" : ""),
             );
             ctx.out(ctx.color.dim(`  follow it: pi-orch attach ${info.name}`));

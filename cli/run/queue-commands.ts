@@ -3,6 +3,7 @@
  * worker (`--worker URL`): which flags belong to which (a flag of the other side is a
  * usage error that says where it goes), signals, progress and the report at the end.
  */
+import type { SandboxMode } from "../../shared/sandbox.js";
 import { availableParallelism } from "node:os";
 import { CliError, colors, type CliContext } from "../context.js";
 import { linePrinter, livePrinter, type ProgressPrinter } from "./progress.js";
@@ -30,6 +31,8 @@ export interface QueueFlags extends ReportFlags {
   retries?: number;
   runId?: string;
   stallTimeout?: number;
+  sandbox?: SandboxMode;
+  sandboxWrite?: string[];
 }
 
 const WORKER_FLAGS: [keyof QueueFlags, string][] = [
@@ -38,6 +41,8 @@ const WORKER_FLAGS: [keyof QueueFlags, string][] = [
   ["keepWorktrees", "--keep-worktrees"],
   ["discardChanges", "--discard-changes"],
   ["stallTimeout", "--stall-timeout"],
+  ["sandbox", "--sandbox"],
+  ["sandboxWrite", "--sandbox-write"],
 ];
 const PRODUCER_FLAGS: [keyof QueueFlags, string][] = [
   ["prompt", "--prompt"],
@@ -171,6 +176,8 @@ export async function runWorker(
     home: ctx.home(),
     baseDir: process.cwd(),
     workerCommand: flags.workerCommand,
+    sandbox: flags.sandbox,
+    sandboxWrite: flags.sandboxWrite,
     keepWorktrees: flags.keepWorktrees,
     discardChanges: flags.discardChanges,
     stallTimeoutMs: Math.round((flags.stallTimeout ?? 30) * 1000),

@@ -11,6 +11,7 @@
  * lets the running tasks finish; `handBack()` aborts them and moves their jobs back to
  * waiting, so no task is lost and none runs twice to completion.
  */
+import type { SandboxMode } from "../../shared/sandbox.js";
 import { hostname } from "node:os";
 import { Worker, WaitingError, UnrecoverableError, type Job } from "bullmq";
 import { connectionOptions, oncePerOutage } from "./queue-connection.js";
@@ -29,6 +30,9 @@ export interface QueueWorkerOptions {
   /** Relative task `cwd`s are resolved against this folder (this machine's checkout). */
   baseDir: string;
   workerCommand?: string[];
+  /** The sandbox of every task's agent (default: the supervisor's). */
+  sandbox?: SandboxMode;
+  sandboxWrite?: string[];
   keepWorktrees?: boolean;
   discardChanges?: boolean;
   /** A job whose worker has not renewed its lock for this long is given to another worker. */
@@ -119,6 +123,8 @@ export class QueueWorker {
       home: this.opts.home,
       baseDir: this.opts.baseDir,
       workerCommand: this.opts.workerCommand,
+      sandbox: this.opts.sandbox,
+      sandboxWrite: this.opts.sandboxWrite,
       keepWorktrees: this.opts.keepWorktrees,
       discardChanges: this.opts.discardChanges,
       captureDiff: true,

@@ -5,6 +5,7 @@
  * ends, run the check, record the result, and clean up. Workers are reached only
  * through the supervisor, so any pi-compatible worker command works.
  */
+import type { SandboxMode } from "../../shared/sandbox.js";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -57,6 +58,10 @@ export interface TaskRunOptions {
   existingWorktrees?: "reuse" | "replace";
   /** argv of a pi-compatible worker instead of the built-in `pi --mode rpc`. */
   workerCommand?: string[];
+  /** The sandbox of every task's agent (`--sandbox`; default: the supervisor's, on where bwrap works). */
+  sandbox?: SandboxMode;
+  /** More folders the sandboxed agents may write to. */
+  sandboxWrite?: string[];
   /** Folder relative task `cwd`s are resolved against (default: the current one). */
   baseDir?: string;
   /** Called on every change of a task's progress; `statusChanged` tells a new status from new activity. */
@@ -273,6 +278,8 @@ export class TaskRun {
         model: task.model ?? defaults.model,
         restart: "temporary",
         workerCommand: this.opts.workerCommand,
+        sandbox: this.opts.sandbox,
+        sandboxWrite: this.opts.sandboxWrite,
         // Sessions and models.json belong to the user's home, not to this run's temp folder.
         env: { PI_ORCH_HOME: this.opts.home },
         worktree: inWorktree ? { owner: "run", existing: this.opts.existingWorktrees ?? "reuse" } : undefined,

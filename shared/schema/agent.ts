@@ -135,6 +135,9 @@ export const WorktreeInfo = Type.Object({
 });
 export type WorktreeInfo = Static<typeof WorktreeInfo>;
 
+/** The agent sandbox (shared/sandbox.ts): `off`, `on` (bubblewrap around the worker) or `strict` (and no network for its commands). */
+export const SandboxMode = Type.Union([Type.Literal("off"), Type.Literal("on"), Type.Literal("strict")]);
+
 /** What `spawn` takes (the fields of the `spawn` request besides `id` and `type`). */
 export const SpawnOptions = Type.Object({
   /** Agent name; a two-word name is generated when absent. */
@@ -155,6 +158,10 @@ export const SpawnOptions = Type.Object({
   limits: Type.Optional(AgentLimits),
   /** Give the agent its own git worktree of the repository around `cwd`, on a new branch (default `pi-orch/<name>` from `HEAD`). */
   worktree: Type.Optional(WorktreeRequest),
+  /** The sandbox; absent: the supervisor's default (`PI_ORCH_SANDBOX`, else `on` where bwrap works). */
+  sandbox: Type.Optional(SandboxMode),
+  /** More folders the sandboxed agent may write to (beside its project, /tmp and the tool caches). */
+  sandboxWrite: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   /** A first prompt, sent once the worker is ready. */
   prompt: Type.Optional(Type.String()),
   /** Answer once the worker left `starting` (default true). */
@@ -179,6 +186,10 @@ const AgentSpecFields = {
   limits: AgentLimits,
   /** Present when the agent works in its own worktree; its cwd is inside it. */
   worktree: Type.Optional(WorktreeInfo),
+  /** The sandbox its workers run in, decided at spawn (absent: `off`, as agents spawned before there was one). */
+  sandbox: Type.Optional(SandboxMode),
+  /** More folders its sandbox lets it write to. */
+  sandboxWrite: Type.Optional(Type.Array(Type.String())),
   createdAt: Type.Number(),
 };
 

@@ -3,19 +3,11 @@
  * path or an id prefix, and the latest session for `--continue`.
  */
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
-import { agentDir, sessionsDir } from "../../shared/paths.js";
+import { basename, resolve } from "node:path";
 import { SessionFileError } from "./parse.js";
 
-/** A working directory as pi encodes it into a folder name: `/home/me/app` → `--home-me-app--`. */
-export function encodeCwd(cwd: string): string {
-  return `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
-}
-
-/** `<agent dir>/sessions/<encoded cwd>/`. Not created here: `SessionStore.create` makes it. */
-export function defaultSessionDir(cwd: string, home: string = agentDir()): string {
-  return join(sessionsDir(home), encodeCwd(resolve(cwd)));
-}
+// The default session folder is shared with the supervisor, which sandboxes a worker around it.
+export { defaultSessionDir, encodeCwd } from "../../shared/paths.js";
 
 /** The session id inside a file name `<time>_<id>.jsonl`, or undefined for other names. */
 export function sessionIdFromFileName(fileName: string): string | undefined {

@@ -24,6 +24,7 @@ import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
 import { currentSessionEnv, withSessionEnv } from "./session-env.js";
 import { spillFilePath } from "./spill-dir.js";
 import { toolEnv } from "./tool-env.js";
+import { insideSandbox, sandboxSupport } from "../../shared/sandbox.js";
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
@@ -352,8 +353,17 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
   if (signal.aborted) return { exitCode: null, signal: null, cancelled: true, timedOut: false };
 
   const shell = shellPath();
-  const guarded = process.platform !== "win32" && shell.endsWith("bash");
-  const child = spawn(shell, guarded ? ["-c", WATCHDOG, shell, command] : ["-c", command], {
+  // In a strict sandbox the command gets a network namespace of its own (loopback only),
+  // from a nested bwrap that shares the worker's PID namespace.
+  const netless = insideSandbox() === "strict" ? sandboxSupport() : null;
+  if (netless && !netless.ok)
+    throw new Error(`Cannot cut the command's network in the strict sandbox: ${netless.reason}`);
+  // Inside any sandbox the worker's death ends its PID namespace, and every command with it.
+  const guarded = !insideSandbox() && process.platform !== "win32" && shell.endsWith("bash");
+  const [file, args] = netless?.ok
+    ? [netless.bwrap, ["--dev-bind", "/", "/", "--unshare-net", "--", shell, "-c", command]]
+    : [shell, guarded ? ["-c", WATCHDOG, shell, command] : ["-c", command]];
+  const child = spawn(file, args, {
     cwd,
     detached: process.platform !== "win32",
     // fd 3 is the watchdog's pipe (not stdin: Node closes a child's stdin when it exits).
@@ -443,10 +453,19 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
       for (const s of streams) s.destroy();
       resolve(status);
     };
+    // Done when the shell has exited and its stdout and stderr have closed: the child's own
+    // "close" also waits for the watchdog's pipe, which stays open until the group is empty.
+    let open = streams.length;
+    for (const stream of streams)
+      stream.once("close", () => {
+        open--;
+        if (open === 0 && exited) resolve(status);
+      });
     child.once("exit", (code, sig) => {
       exited = true;
       status = [code, sig];
-      armDrainTimer();
+      if (open === 0) resolve(status);
+      else armDrainTimer();
     });
     child.once("close", (code, sig) => resolve([code, sig]));
     // Emitted only if the process could not be signalled or messaged; it has still run.

@@ -1,0 +1,80 @@
+/**
+ * `pi --sandbox on|strict`: the launcher starts `pi` again inside bubblewrap (see
+ * shared/sandbox.ts) with the same arguments and waits for it, passing on its exit. The
+ * terminal, stdin and stdout are the sandboxed pi's own (inherited), so RPC, print and the
+ * interactive mode work as outside. What it may write: the project, the agent directory
+ * (sessions, trust), /tmp (private under strict), the tool caches (under on) and
+ * `--sandbox-write` folders; the pi-orch home is hidden.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { agentDir, piOrchHome } from "../shared/paths.js";
+import { bwrapArgs, SANDBOXED_VAR, sandboxSupport, toolCaches } from "../shared/sandbox.js";
+
+/** The sandbox flags of a `pi` command line, read before anything loads. */
+export interface SandboxFlags {
+  mode: string | undefined;
+  writable: string[];
+  /** `--session-dir DIR` and `--home DIR`: folders the worker writes to besides its agent directory. */
+  dirs: string[];
+  /** `--help`, `--version`, `--export`: nothing runs, so nothing to sandbox. */
+  readOnly: boolean;
+}
+
+/** Scan argv (after node and the script) for the flags the launcher acts on. */
+export function sandboxFlags(args: readonly string[]): SandboxFlags {
+  const out: SandboxFlags = { mode: undefined, writable: [], dirs: [], readOnly: false };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") break;
+    const eq = arg.indexOf("=");
+    const [name, inline] = arg.startsWith("--") && eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
+    const value = () => inline ?? args[++i];
+    if (name === "--sandbox") out.mode = value();
+    else if (name === "--sandbox-write") out.writable.push(value() ?? "");
+    else if (name === "--session-dir" || name === "--home") out.dirs.push(value() ?? "");
+    else if (["--help", "-h", "--version", "-v", "--export"].includes(name)) out.readOnly = true;
+  }
+  out.writable = out.writable.filter(Boolean);
+  out.dirs = out.dirs.filter(Boolean);
+  return out;
+}
+
+/** Run this `pi` again inside the sandbox; resolves never (the process exits as the inner one did). */
+export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void {
+  const support = sandboxSupport();
+  if (!support.ok) {
+    process.stderr.write(`pi: --sandbox ${mode} cannot run: ${support.reason}; or run with --sandbox off\n`);
+    process.exit(1);
+  }
+  const agent = flags.dirs.length > 0 ? flags.dirs.map((d) => resolve(d)) : [agentDir()];
+  // A folder bwrap binds must exist; the agent directory is pi's to have anyway.
+  for (const dir of agent) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const fleetHome = process.env.PI_ORCH_HOME ? [resolve(process.env.PI_ORCH_HOME)] : [];
+  const args = bwrapArgs({
+    mode,
+    cwd: process.cwd(),
+    writable: [...agent, ...flags.writable, ...(mode === "on" ? toolCaches() : [])],
+    hidden: [piOrchHome({}), ...fleetHome],
+    reveal: [],
+  });
+  const child = spawn(support.bwrap, [...args, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: { ...process.env, [SANDBOXED_VAR]: mode },
+  });
+  // Ctrl+C reaches both through the terminal's process group: only the inner pi acts on it.
+  process.on("SIGINT", () => undefined);
+  for (const signal of ["SIGTERM", "SIGHUP"] as const) process.on(signal, () => child.kill(signal));
+  child.on("error", (err) => {
+    process.stderr.write(`pi: could not start bwrap (${support.bwrap}): ${err.message}\n`);
+    process.exit(1);
+  });
+  child.on("exit", (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+    process.exit(code ?? 1);
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * A fleet worker's command inside its sandbox (shared/sandbox.ts). The supervisor's home
+ * is hidden: agents.json, the socket, the logs and the other agents' worktrees and
+ * sessions are not there. What shows again: the agent-directory files the worker reads
+ * (read-only), the agent's own session folder and worktree (read-write), and under `on`
+ * the tool caches.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { defaultSessionDir, piOrchHome } from "../shared/paths.js";
+import { AGENT_DIR_ENTRIES, bwrapArgs, SANDBOXED_VAR, type SandboxPlan, toolCaches } from "../shared/sandbox.js";
+import type { AgentRecord } from "../shared/schema/agent.js";
+
+/** What to execute. */
+export interface WorkerCommand {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/** The plan of `record`'s sandbox under the supervisor home `home`; creates the session folder it binds. */
+export function fleetSandboxPlan(record: AgentRecord, home: string, cwd: string): SandboxPlan {
+  const mode = record.sandbox === "strict" ? "strict" : "on";
+  // The worker's agent directory: the supervisor's home, or the one its env names (`run`
+  // keeps its supervisor in a temp folder and the sessions in the user's home).
+  const agentDir = record.env?.PI_ORCH_HOME ? resolve(record.env.PI_ORCH_HOME) : home;
+  const sessions = defaultSessionDir(cwd, agentDir);
+  mkdirSync(sessions, { recursive: true, mode: 0o700 });
+  const writable = [sessions, ...(record.sandboxWrite ?? [])];
+  if (record.sessionFile) writable.push(dirname(record.sessionFile));
+  if (record.worktree) writable.push(record.worktree.path);
+  if (mode === "on") writable.push(...toolCaches());
+  return {
+    mode,
+    cwd,
+    writable,
+    // The user's own pi-orch home too, when this supervisor runs another (a test's, a `--home`).
+    hidden: [home, agentDir, piOrchHome({})],
+    reveal: AGENT_DIR_ENTRIES.map((entry) => join(agentDir, entry)),
+  };
+}
+
+/** `cmd` run by `bwrap` under `plan`, with the mode in the environment so the worker does not wrap itself again. */
+export function sandboxedCommand(cmd: WorkerCommand, plan: SandboxPlan, bwrap: string): WorkerCommand {
+  return {
+    file: bwrap,
+    args: [...bwrapArgs(plan), cmd.file, ...cmd.args],
+    cwd: cmd.cwd,
+    env: { ...cmd.env, [SANDBOXED_VAR]: plan.mode },
+  };
+}

@@ -1,0 +1,266 @@
+/**
+ * Fault: an agent that tries to reach past its box, under `--sandbox on|strict`
+ * (bubblewrap around the whole worker). Real `pi-orch serve`, real workers, the faux
+ * model running the commands: its bash tries to command the fleet with the guard variable
+ * removed, to read the supervisor's files, to write outside its project, to escape
+ * teardown six ways (`setsid`, `setsid -f`, `setpgid`, ...), and under `strict` to open a
+ * TCP connection. Figures in FAULTS.md.
+ */
+import { createServer, type Server } from "node:net";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { sandboxSupport } from "../../shared/sandbox.js";
+import { BIN, type Json, World } from "../support/orch-cli.js";
+import { PI_BIN } from "../support/rpc-worker.js";
+import { figures, until, waitAllGone } from "./support.js";
+
+const support = sandboxSupport();
+let world: World | undefined;
+let server: Server | undefined;
+const made: string[] = [];
+afterEach(async () => {
+  for (const file of made.splice(0)) rmSync(file, { force: true, recursive: true });
+  await world?.cleanup();
+  world = undefined;
+  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  server = undefined;
+});
+
+/** The tool results of an agent's runs, from its event log, one string each. */
+function toolOutputs(events: Json[]): string[] {
+  return events
+    .filter((e) => e.event?.type === "tool_execution_end")
+    .map((e) => (e.event.result?.content ?? []).map((c: Json) => c.text ?? "").join(""));
+}
+
+/** Run `command` in the agent's bash through the faux model and return what the tool printed. */
+async function run(w: World, agent: string, command: string): Promise<string> {
+  const before = toolOutputs(w.events(agent)).length;
+  await w.ok(["prompt", agent, `run \`${command}\``, "--wait"]);
+  const outputs = toolOutputs(w.events(agent));
+  expect(outputs.length, `the tool ran: ${command}`).toBe(before + 1);
+  return outputs.at(-1)!;
+}
+
+/** This world's `sleep` processes whose argument starts with `marker` (the escaped sleeps). */
+function withMarker(w: World, marker: string): number[] {
+  return w.taggedPids().filter((pid) => {
+    try {
+      const [program, arg] = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      return program === "sleep" && arg?.startsWith(marker);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Six ways a command leaves its shell's process group or outlives it; each sleep says `<base><n>`. */
+function escapes(base: number): string {
+  const s = (n: number) => `sleep ${base}${n}`;
+  return [
+    `${s(1)} >/dev/null 2>&1 &`,
+    `nohup ${s(2)} >/dev/null 2>&1 &`,
+    `(${s(3)} >/dev/null 2>&1 &);`,
+    `setsid ${s(4)} >/dev/null 2>&1 &`,
+    `setsid -f ${s(5)} >/dev/null 2>&1;`,
+    `perl -e 'setpgrp(0,0); exec "sleep", "${base}6"' >/dev/null 2>&1 &`,
+    "echo started",
+  ].join(" ");
+}
+
+describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its box", () => {
+  it("its bash cannot see the supervisor's files, command the fleet, or write outside its project", async () => {
+    world = new World();
+    const w = world;
+    await w.serve();
+    const home = w.home.path;
+    writeFileSync(join(home, "models.json"), `{"providers":{}}\n`);
+    await w.ok(["spawn", "--name", "victim", "--provider", "faux", "--sandbox", "on"]);
+    await w.ok(["spawn", "--name", "intruder", "--provider", "faux", "--sandbox", "on"]);
+    // Not under /tmp, which `on` leaves writable.
+    const outside = join(homedir(), `pi-orch-sandbox-outside-${process.pid}.txt`);
+    made.push(outside);
+    const cli = `env -u PI_ORCH_AGENT ${process.execPath} ${BIN} --home ${home}`;
+    const seen = {
+      home: await run(w, "intruder", `ls -A ${home}; echo end-of-list`),
+      registry: await run(w, "intruder", `cat ${home}/agents.json 2>&1; echo cat-done`),
+      list: await run(w, "intruder", `${cli} list 2>&1; echo exit=$?`),
+      rpc: await run(w, "intruder", `${cli} rpc victim '{"type":"get_messages"}' 2>&1; echo exit=$?`),
+      stop: await run(w, "intruder", `${cli} stop victim 2>&1; echo exit=$?`),
+      outside: await run(w, "intruder", `echo x > ${outside} 2>&1; echo exit=$?`),
+      etc: await run(w, "intruder", "touch /etc/pi-orch-sandbox-test 2>&1; echo exit=$?"),
+      project: await run(w, "intruder", "echo kept > made-in-project.txt && cat made-in-project.txt"),
+    };
+    // The home shows only what the worker reads (models.json here) and its own sessions.
+    expect(seen.home).not.toMatch(/agents\.json|logs|\.sock/);
+    expect(seen.home).toContain("models.json");
+    expect(seen.registry).toContain("No such file");
+    for (const answer of [seen.list, seen.rpc, seen.stop]) {
+      expect(answer).toMatch(/exit=[12]/);
+      expect(answer).not.toContain("victim\t");
+    }
+    expect(seen.outside).toMatch(/Read-only file system[\s\S]*exit=1/);
+    expect(seen.etc).toMatch(/Read-only file system[\s\S]*exit=1/);
+    expect(existsSync(outside)).toBe(false);
+    expect(seen.project).toContain("kept");
+    expect(readFileSync(join(w.cwd.path, "made-in-project.txt"), "utf8")).toBe("kept\n");
+    const victim: Json = await w.json(["status", "victim"]);
+    expect(victim.status).toBe("idle");
+    expect(victim.sandbox).toBe("on");
+    figures("sandbox-reach", { fleet_requests: 3, answered: 0, supervisor_files_seen: 0, writes_outside: 0 });
+  }, 120_000);
+
+  it("every process it starts ends with it: 6 escape ways, after stop and after a SIGKILL of the supervisor", async () => {
+    world = new World();
+    const w = world;
+    const serve = await w.serve();
+    await w.ok(["spawn", "--name", "stopped", "--provider", "faux", "--sandbox", "on"]);
+    await w.ok(["spawn", "--name", "orphaned", "--provider", "faux", "--sandbox", "on"]);
+    // The control: the same six ways without the sandbox, where setsid and setpgid escape teardown.
+    await w.ok(["spawn", "--name", "unboxed", "--provider", "faux", "--sandbox", "off"]);
+    expect(await run(w, "unboxed", escapes(4330))).toContain("started");
+    const unboxed = withMarker(w, "433");
+    expect(unboxed).toHaveLength(6);
+    await w.ok(["stop", "unboxed"]);
+    const unboxedLeft = await waitAllGone(unboxed, 3_000);
+    const said = await run(w, "stopped", escapes(4310));
+    expect(said).toContain("started");
+    expect(await run(w, "orphaned", escapes(4320))).toContain("started");
+    const before = { stopped: withMarker(w, "431"), orphaned: withMarker(w, "432") };
+    expect(before.stopped).toHaveLength(6);
+    expect(before.orphaned).toHaveLength(6);
+
+    await w.ok(["stop", "stopped"]);
+    const afterStop = await waitAllGone(before.stopped, 10_000);
+    serve.kill("SIGKILL");
+    const afterKill = await waitAllGone(before.orphaned, 10_000);
+    figures("sandbox-escapes", {
+      ways: 6,
+      left_after_stop_without_sandbox: unboxedLeft.length,
+      left_after_stop: afterStop.length,
+      left_after_supervisor_sigkill: afterKill.length,
+    });
+    expect(unboxedLeft.length, "without the sandbox some ways escape (the measurement sees them)").toBeGreaterThan(0);
+    expect(afterStop).toEqual([]);
+    expect(afterKill).toEqual([]);
+  }, 120_000);
+
+  it("strict cuts the network of its commands; on keeps it", async () => {
+    server = createServer((socket) => socket.end("hello from the host\n"));
+    await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
+    const port = (server.address() as { port: number }).port;
+    world = new World();
+    const w = world;
+    await w.serve();
+    await w.ok(["spawn", "--name", "open", "--provider", "faux", "--sandbox", "on"]);
+    await w.ok(["spawn", "--name", "closed", "--provider", "faux", "--sandbox", "strict"]);
+    const connect = `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3; echo exit=$?`;
+    const open = await run(w, "open", connect);
+    const closed = await run(w, "closed", connect);
+    const hostFile = join(tmpdir(), `pi-orch-host-${process.pid}.txt`);
+    writeFileSync(hostFile, "host tmp\n");
+    made.push(hostFile);
+    const tmpOpen = await run(w, "open", `cat ${hostFile} 2>&1; echo tmp-exit=$?`);
+    const tmp = await run(w, "closed", `cat ${hostFile} 2>&1; echo tmp-exit=$?`);
+    expect(open).toContain("hello from the host");
+    expect(closed).not.toContain("hello from the host");
+    expect(closed).toMatch(/exit=1/);
+    // strict's /tmp is its own: the test's folders in the host's /tmp are not there.
+    expect(tmpOpen).toContain("host tmp");
+    expect(tmp).toMatch(/No such file[\s\S]*tmp-exit=1/);
+    figures("sandbox-strict-network", { on_connected: 1, strict_connected: 0 });
+  }, 120_000);
+});
+
+/** Pids of running `sleep <marker…>` processes whose environment carries `tag`. */
+function taggedSleeps(tag: string, marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        const [program, arg] = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return (
+          program === "sleep" && arg?.startsWith(marker) && readFileSync(`/proc/${pid}/environ`, "utf8").includes(tag)
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe.skipIf(!support.ok)("pi --sandbox on (one agent, no supervisor)", () => {
+  it("is the same box: no write outside, and every escape ends when pi exits", async () => {
+    const project = mkdtempSync(join(tmpdir(), "pi-orch-sbx-pi-"));
+    made.push(project);
+    const tag = `pi-sbx-${process.pid}-${Date.now()}`;
+    const outside = join(homedir(), `pi-orch-sandbox-pi-outside-${process.pid}.txt`);
+    made.push(outside);
+    const pi = spawn(
+      process.execPath,
+      [PI_BIN, "--mode", "rpc", "--provider", "faux", "--no-session", "--sandbox", "on"],
+      {
+        cwd: project,
+        env: { ...process.env, PI_ORCH_SANDBOX: "", PI_ORCH_TEST_TAG: tag },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    try {
+      let out = "";
+      pi.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+      const answer = async (id: string, command: string): Promise<string> => {
+        pi.stdin!.write(`${JSON.stringify({ id, type: "bash", command })}\n`);
+        const line = await until(
+          () => out.split("\n").find((l) => l.includes(`"id":"${id}"`) && l.includes('"response"')),
+          20_000,
+          id,
+        );
+        return JSON.stringify(JSON.parse(line).data);
+      };
+      expect(await answer("inside", "echo mode=$PI_ORCH_SANDBOXED")).toContain("mode=on");
+      expect(await answer("outside", `echo x > ${outside}; echo exit=$?`)).toMatch(
+        /Read-only file system[\s\S]*exit=1/,
+      );
+      expect(await answer("escapes", escapes(4340))).toContain("started");
+      const escaped = taggedSleeps(tag, "434");
+      expect(escaped).toHaveLength(6);
+      pi.stdin!.end();
+      await new Promise((r) => (pi.exitCode === null ? pi.once("exit", r) : r(undefined)));
+      const left = await waitAllGone(escaped, 10_000);
+      figures("sandbox-pi", { ways: 6, left_after_exit: left.length, writes_outside: existsSync(outside) ? 1 : 0 });
+      expect(left).toEqual([]);
+      expect(existsSync(outside)).toBe(false);
+    } finally {
+      pi.kill("SIGKILL");
+      for (const pid of taggedSleeps(tag, "")) process.kill(pid, "SIGKILL");
+    }
+  }, 60_000);
+});
+
+describe("where bwrap is missing", () => {
+  it("spawn --sandbox on is refused with what to do; the default runs unboxed and says so once", async () => {
+    // A PATH with node and the shell's basics but no bwrap.
+    const bin = mkdtempSync(join(tmpdir(), "pi-orch-nobwrap-"));
+    made.push(bin);
+    for (const tool of ["sh", "bash", "ls", "cat", "env"]) symlinkSync(`/bin/${tool}`, join(bin, tool));
+    symlinkSync(process.execPath, join(bin, "node"));
+    world = new World({ PATH: bin, PI_ORCH_SANDBOX: "" });
+    const serve = await world.serve();
+    const refused = await world.cli(["spawn", "--name", "boxed", "--provider", "faux", "--sandbox", "strict"]);
+    expect(refused.code, "a flag this machine cannot honour: a usage error, as --worktree outside a repository").toBe(
+      2,
+    );
+    expect(refused.stderr).toContain("--sandbox strict cannot run: bubblewrap (bwrap) is not installed");
+    expect(refused.stderr).toContain("apt install bubblewrap");
+    expect(refused.stderr).toContain("--sandbox off");
+    const spawned = await world.ok(["spawn", "--name", "plain", "--provider", "faux"]);
+    expect(spawned).toContain("no sandbox");
+    await world.ok(["spawn", "--name", "plain2", "--provider", "faux"]);
+    const log = world.serveOutput.get(serve) ?? "";
+    expect(log.match(/agents run without a sandbox: bubblewrap \(bwrap\) is not installed/g)).toHaveLength(1);
+    expect(serve.exitCode).toBeNull();
+  }, 60_000);
+});
