@@ -80,6 +80,8 @@ function bashOnce(child: ChildProcessWithoutNullStreams, id: string): Promise<nu
   });
 }
 
+const signed = (ms: number): string => `${ms < 0 ? "−" : "+"}${fmt(Math.abs(ms))}`;
+
 async function stop(child: ChildProcessWithoutNullStreams): Promise<void> {
   child.removeAllListeners("exit");
   const gone = new Promise((r) => child.once("exit", r));
@@ -111,11 +113,11 @@ export async function run(): Promise<string> {
     const baseCall = median(calls.get(all[0]!.name)!);
     const startRows = all.map((w) => {
       const ms = median(starts.get(w.name)!);
-      return [w.name, fmt(ms), `${fmt(ms / base, 2)}×`, `+${fmt(ms - base)}`];
+      return [w.name, fmt(ms), `${fmt(ms / base, 2)}×`, signed(ms - base)];
     });
     const callRows = [...calls.entries()].map(([name, values]) => {
       const ms = median(values);
-      return [name.replace("worker", "bash `true`"), fmt(ms), `${fmt(ms / baseCall, 2)}×`, `+${fmt(ms - baseCall)}`];
+      return [name.replace("worker", "bash `true`"), fmt(ms), `${fmt(ms / baseCall, 2)}×`, signed(ms - baseCall)];
     });
     return [
       "## Sandbox",
@@ -123,6 +125,8 @@ export async function run(): Promise<string> {
       `What bubblewrap costs (\`npm run bench -- sandbox\`). Cold start: spawn until the answer to the first \`get_state\`, median of ${RUNS} interleaved runs. Tool start: an RPC \`bash\` command running \`true\`, round trip, median of ${3 * CALLS} calls in 3 workers of each kind. Other CPU during the runs: ${fmtOther(other)}.`,
       "",
       table(["worker", "cold start (ms)", "vs no sandbox", "added (ms)"], startRows),
+      "",
+      "A sandboxed worker's commands run without the watchdog subshell an unboxed one starts per command (the PID namespace ends them with the worker instead), so `on` is faster per command; `strict` starts a nested bwrap per command for its network namespace.",
       "",
       table(["command", "round trip (ms)", "vs no sandbox", "added (ms)"], callRows),
       "",
