@@ -61,3 +61,32 @@ export function readProcTable(): ProcStat[] | null {
 export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X";
 }
+
+/** The variable every process of one worker carries its tag in (set by a supervisor, else by the worker). */
+export const TOOL_TAG_VAR = "PI_ORCH_TOOL_TAG";
+
+/**
+ * Pids of processes whose environment holds `name=value` exactly (of this user: another
+ * user's environ cannot be read). How leftovers that left a process group (`setsid`,
+ * `setpgid`) are found again: they keep the environment they were started with.
+ */
+export function pidsWithEnv(name: string, value: string): number[] {
+  const entry = `${name}=${value}\0`;
+  const pids: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return pids;
+  }
+  for (const pid of names) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+      if (environ.startsWith(entry) || environ.includes(`\0${entry}`)) pids.push(Number(pid));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return pids;
+}

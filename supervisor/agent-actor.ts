@@ -33,6 +33,15 @@ import { spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
 import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
 import { sandboxSupport } from "../shared/sandbox.js";
 import { piOrchHome } from "../shared/paths.js";
+import { pidsWithEnv, TOOL_TAG_VAR } from "../shared/proc.js";
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
 
 /** What an actor needs from the supervisor that owns it. */
 export interface AgentActorOptions {
@@ -266,7 +275,11 @@ export class AgentActor {
         return;
       }
       case "kill_leftovers":
-        if (e.gen === this.procGen) this.proc!.killLeftovers();
+        if (e.gen === this.procGen) {
+          this.proc!.killLeftovers();
+          // What left the group (`setsid`, `setpgid`) still carries the worker's tool tag.
+          for (const pid of pidsWithEnv(TOOL_TAG_VAR, this.toolTag(e.gen))) killQuietly(pid);
+        }
         return;
       case "lower_priority":
         if (e.gen === this.procGen) this.proc!.lowerPriority(e.nice);
@@ -276,12 +289,23 @@ export class AgentActor {
     }
   }
 
+  /** The tool tag of this agent's worker `generation` (unique per agent and start). */
+  private toolTag(generation: number): string {
+    return `${this.state.record.id}.${generation}`;
+  }
+
   /** Start the worker the table asked for, and tell the table its pid before anything else. */
   private spawn(e: Extract<AgentEffect, { kind: "spawn" }>): void {
     const gen = e.gen;
     this.stderrTail = "";
     this.procGen = gen;
-    let cmd: WorkerCommand = { file: e.file, args: e.args, cwd: e.cwd, env: e.env };
+    // The tag every process of this worker carries, its tools' included: found again after its exit.
+    let cmd: WorkerCommand = {
+      file: e.file,
+      args: e.args,
+      cwd: e.cwd,
+      env: { ...e.env, [TOOL_TAG_VAR]: this.toolTag(gen) },
+    };
     const record = this.state.record;
     if (record.sandbox === "on" || record.sandbox === "strict") {
       let problem: string | null = null;

@@ -15,13 +15,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sandboxSupport } from "../../shared/sandbox.js";
 import { BIN, type Json, World } from "../support/orch-cli.js";
 import { PI_BIN } from "../support/rpc-worker.js";
-import { figures, until, waitAllGone } from "./support.js";
+import { figures, killPids, until, waitAllGone } from "./support.js";
 
 const support = sandboxSupport();
 let world: World | undefined;
 let server: Server | undefined;
 const made: string[] = [];
 afterEach(async () => {
+  // The escaped sleeps no tag finds (`env -i`), also when a test failed before its own cleanup.
+  killPids(sleepsOf("43"));
   for (const file of made.splice(0)) rmSync(file, { force: true, recursive: true });
   await world?.cleanup();
   world = undefined;
@@ -45,19 +47,25 @@ async function run(w: World, agent: string, command: string): Promise<string> {
   return outputs.at(-1)!;
 }
 
-/** This world's `sleep` processes whose argument starts with `marker` (the escaped sleeps). */
-function withMarker(w: World, marker: string): number[] {
-  return w.taggedPids().filter((pid) => {
-    try {
-      const [program, arg] = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      return program === "sleep" && arg?.startsWith(marker);
-    } catch {
-      return false;
-    }
-  });
+/** Running `sleep` processes whose argument starts with `marker` (the escaped sleeps; any environment, `env -i` too). */
+function sleepsOf(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        const [program, arg] = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return program === "sleep" && arg?.startsWith(marker) === true;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
-/** Six ways a command leaves its shell's process group or outlives it; each sleep says `<base><n>`. */
+/**
+ * Seven ways a command leaves its shell's process group or outlives it; each sleep says
+ * `<base><n>`. The last also clears its environment, so no tag finds it: only the sandbox.
+ */
 function escapes(base: number): string {
   const s = (n: number) => `sleep ${base}${n}`;
   return [
@@ -67,6 +75,7 @@ function escapes(base: number): string {
     `setsid ${s(4)} >/dev/null 2>&1 &`,
     `setsid -f ${s(5)} >/dev/null 2>&1;`,
     `perl -e 'setpgrp(0,0); exec "sleep", "${base}6"' >/dev/null 2>&1 &`,
+    `env -i setsid ${s(7)} >/dev/null 2>&1 &`,
     "echo started",
   ].join(" ");
 }
@@ -113,7 +122,7 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     figures("sandbox-reach", { fleet_requests: 3, answered: 0, supervisor_files_seen: 0, writes_outside: 0 });
   }, 120_000);
 
-  it("every process it starts ends with it: 6 escape ways, after stop and after a SIGKILL of the supervisor", async () => {
+  it("every process it starts ends with it: 7 escape ways, after stop and after a SIGKILL of the supervisor", async () => {
     world = new World();
     const w = world;
     const serve = await w.serve();
@@ -122,28 +131,31 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     // The control: the same six ways without the sandbox, where setsid and setpgid escape teardown.
     await w.ok(["spawn", "--name", "unboxed", "--provider", "faux", "--sandbox", "off"]);
     expect(await run(w, "unboxed", escapes(4330))).toContain("started");
-    const unboxed = withMarker(w, "433");
-    expect(unboxed).toHaveLength(6);
+    const unboxed = sleepsOf("433");
+    expect(unboxed).toHaveLength(7);
     await w.ok(["stop", "unboxed"]);
     const unboxedLeft = await waitAllGone(unboxed, 3_000);
+    // Killed by the test: the one no tag finds.
+    killPids(unboxedLeft);
     const said = await run(w, "stopped", escapes(4310));
     expect(said).toContain("started");
     expect(await run(w, "orphaned", escapes(4320))).toContain("started");
-    const before = { stopped: withMarker(w, "431"), orphaned: withMarker(w, "432") };
-    expect(before.stopped).toHaveLength(6);
-    expect(before.orphaned).toHaveLength(6);
+    const before = { stopped: sleepsOf("431"), orphaned: sleepsOf("432") };
+    expect(before.stopped).toHaveLength(7);
+    expect(before.orphaned).toHaveLength(7);
 
     await w.ok(["stop", "stopped"]);
     const afterStop = await waitAllGone(before.stopped, 10_000);
     serve.kill("SIGKILL");
     const afterKill = await waitAllGone(before.orphaned, 10_000);
     figures("sandbox-escapes", {
-      ways: 6,
+      ways: 7,
       left_after_stop_without_sandbox: unboxedLeft.length,
       left_after_stop: afterStop.length,
       left_after_supervisor_sigkill: afterKill.length,
     });
-    expect(unboxedLeft.length, "without the sandbox some ways escape (the measurement sees them)").toBeGreaterThan(0);
+    // Unboxed, the worker's tool tag finds 6 of 7; the one that cleared its environment escapes.
+    expect(unboxedLeft).toHaveLength(1);
     expect(afterStop).toEqual([]);
     expect(afterKill).toEqual([]);
   }, 120_000);
@@ -174,23 +186,6 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     figures("sandbox-strict-network", { on_connected: 1, strict_connected: 0 });
   }, 120_000);
 });
-
-/** Pids of running `sleep <marker…>` processes whose environment carries `tag`. */
-function taggedSleeps(tag: string, marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((e) => /^\d+$/.test(e))
-    .filter((pid) => {
-      try {
-        const [program, arg] = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-        return (
-          program === "sleep" && arg?.startsWith(marker) && readFileSync(`/proc/${pid}/environ`, "utf8").includes(tag)
-        );
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe.skipIf(!support.ok)("pi --sandbox on (one agent, no supervisor)", () => {
   it("is the same box: no write outside, and every escape ends when pi exits", async () => {
@@ -225,17 +220,17 @@ describe.skipIf(!support.ok)("pi --sandbox on (one agent, no supervisor)", () =>
         /Read-only file system[\s\S]*exit=1/,
       );
       expect(await answer("escapes", escapes(4340))).toContain("started");
-      const escaped = taggedSleeps(tag, "434");
-      expect(escaped).toHaveLength(6);
+      const escaped = sleepsOf("434");
+      expect(escaped).toHaveLength(7);
       pi.stdin!.end();
       await new Promise((r) => (pi.exitCode === null ? pi.once("exit", r) : r(undefined)));
       const left = await waitAllGone(escaped, 10_000);
-      figures("sandbox-pi", { ways: 6, left_after_exit: left.length, writes_outside: existsSync(outside) ? 1 : 0 });
+      figures("sandbox-pi", { ways: 7, left_after_exit: left.length, writes_outside: existsSync(outside) ? 1 : 0 });
       expect(left).toEqual([]);
       expect(existsSync(outside)).toBe(false);
     } finally {
       pi.kill("SIGKILL");
-      for (const pid of taggedSleeps(tag, "")) process.kill(pid, "SIGKILL");
+      killPids(sleepsOf("434"));
     }
   }, 60_000);
 });

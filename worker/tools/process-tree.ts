@@ -10,7 +10,43 @@
  * (`prctl(PR_SET_CHILD_SUBREAPER)`, which Node cannot call) or a cgroup of our own
  * (which needs privileges a worker does not have).
  */
-import { isDeadState, readProcTable, type ProcStat } from "../../shared/proc.js";
+import { randomUUID } from "node:crypto";
+import {
+  isDeadState,
+  pidsWithEnv,
+  readProcStat,
+  readProcTable,
+  TOOL_TAG_VAR,
+  type ProcStat,
+} from "../../shared/proc.js";
+
+let ownTag: string | undefined;
+
+/** This worker's tool tag: the supervisor's `PI_ORCH_TOOL_TAG`, else one made for this process. */
+export function toolTag(): string {
+  ownTag ??= process.env[TOOL_TAG_VAR] || `pi-${process.pid}-${randomUUID()}`;
+  return ownTag;
+}
+
+/**
+ * SIGKILL the processes carrying this worker's tool tag that are not its own ancestors
+ * (a sandbox's init and bwrap carry it too): what left the tools' process groups
+ * (`setsid`, `setpgid`) and is found by no group or parent link. Not found: a process
+ * that cleared its environment (`env -i`); the sandbox ends those too.
+ */
+function killTagged(): void {
+  const ancestors = new Set<number>([process.pid]);
+  for (let pid = process.ppid; pid > 1 && !ancestors.has(pid); pid = readProcStat(pid)?.ppid ?? 0) ancestors.add(pid);
+  ancestors.add(1);
+  for (const pid of pidsWithEnv(TOOL_TAG_VAR, toolTag())) {
+    if (ancestors.has(pid)) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+}
 
 /** Every process below `root` in the parent links of `table` (not `root` itself), parents before children. */
 export function descendantsOf(root: number, table: readonly ProcStat[]): number[] {
@@ -130,6 +166,7 @@ function stopPoller(): void {
  */
 export function killAllChildren(): void {
   for (const pid of liveGroups) killTree(pid, "SIGKILL");
+  killTagged();
   const released = [...lingering.values()];
   liveGroups.clear();
   lingering.clear();

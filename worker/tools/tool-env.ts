@@ -4,6 +4,8 @@
  * session file, the event log and every attached client. `--bash-inherit-keys` (or
  * `PI_BASH_INHERIT_KEYS=1`) opts back in for tools that need the keys.
  */
+import { TOOL_TAG_VAR } from "../../shared/proc.js";
+import { toolTag } from "./process-tree.js";
 
 /** Environment variables that hold the built-in providers' keys, and PI_API_KEY (how a supervisor passes `--api-key`). */
 export const PROVIDER_KEY_VARS: readonly string[] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_API_KEY"];
@@ -60,11 +62,16 @@ export function toolEnvFor(
   // The supervisor's home is the worker's business, not its tools': a command the model
   // runs should not find the fleet's socket, registry and logs by name.
   const home = [...SUPERVISOR_VARS];
-  if (inherit) return withoutKeys(env, { names: home });
+  // The tag finds the tools' processes again at exit, also those that left their group.
+  const tag = { [TOOL_TAG_VAR]: toolTag() };
+  if (inherit) return { ...withoutKeys(env, { names: home }), ...tag };
   const settings = [...keySettings];
   const names = providerKeyNames(settings);
   const literals = settings.filter((s) => !names.includes(s) && !s.startsWith("!"));
-  return withoutKeys(env, { names: [...names, ...home], values: [...literals, ...(explicitKey ? [explicitKey] : [])] });
+  return {
+    ...withoutKeys(env, { names: [...names, ...home], values: [...literals, ...(explicitKey ? [explicitKey] : [])] }),
+    ...tag,
+  };
 }
 
 // One worker process runs one agent, so its tools share one environment, set by the

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { providerKeyNames, toolEnvFor, withoutKeys } from "../../../worker/tools/tool-env.js";
+import { TOOL_TAG_VAR } from "../../../shared/proc.js";
+import { toolTag } from "../../../worker/tools/process-tree.js";
 
 describe("providerKeyNames", () => {
   it.each([
@@ -58,6 +60,7 @@ describe("toolEnvFor", () => {
       expected: { PATH: "/bin", GROQ_API_KEY: "g", LITERAL_COPY: "sk-lit", FLAG_COPY: "sk-flag" },
     },
   ])("$name", ({ settings, key, inherit, expected }) => {
-    expect(toolEnvFor(env, settings, key, inherit)).toEqual(expected);
+    // Every tool environment also carries the worker's tool tag (it finds escaped processes at exit).
+    expect(toolEnvFor(env, settings, key, inherit)).toEqual({ ...expected, [TOOL_TAG_VAR]: toolTag() });
   });
 });
