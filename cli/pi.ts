@@ -21,6 +21,7 @@ import { SessionStore } from "../worker/session/session-file.js";
 import { isValidSessionId } from "../worker/session/locate.js";
 import { agentDir } from "../shared/paths.js";
 import { insideSandbox } from "../shared/sandbox.js";
+import { takeSecrets } from "../shared/secrets.js";
 import { packageVersion } from "./version.js";
 import { listModelsLines } from "./list-models.js";
 import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
@@ -277,6 +278,13 @@ function exitOnClosedStdout(err: NodeJS.ErrnoException): void {
 async function main(argv: string[]): Promise<number> {
   process.stdout.on("error", exitOnClosedStdout);
   markProcessAsPi();
+  // Keys a supervisor sent on its private channel, before anything reads the environment.
+  try {
+    takeSecrets();
+  } catch (err) {
+    process.stderr.write(`pi: could not read the provider keys from the supervisor: ${(err as Error).message}\n`);
+    return 1;
+  }
   // Options extensions register are known only once they load; they are checked then.
   const program = buildProgram().allowUnknownOption();
   program.exitOverride();

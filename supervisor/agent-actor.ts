@@ -30,6 +30,7 @@ import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
 import { redactArgv, redactEnv } from "./redact.js";
 import type { AgentTimings } from "./types.js";
 import { spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
+import { isOwnWorker, keyVariableNames, splitSecrets } from "./worker-command.js";
 import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
 import { sandboxSupport } from "../shared/sandbox.js";
 import { piOrchHome } from "../shared/paths.js";
@@ -307,13 +308,21 @@ export class AgentActor {
       env: { ...e.env, [TOOL_TAG_VAR]: this.toolTag(gen) },
     };
     const record = this.state.record;
+    const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();
+    // Our own worker takes its keys on a private pipe: nothing in its environ for another process to read.
+    let secrets: Record<string, string> | undefined;
+    if (!record.workerCommand?.length && isOwnWorker([e.file, ...e.args])) {
+      const agentDir = record.env?.PI_ORCH_HOME ?? cmd.env.PI_ORCH_HOME ?? home;
+      const split = splitSecrets(cmd.env, process.env, keyVariableNames(agentDir));
+      cmd = { ...cmd, env: split.env };
+      secrets = split.secrets;
+    }
     if (record.sandbox === "on" || record.sandbox === "strict") {
       let problem: string | null = null;
       const support = sandboxSupport();
       if (!support.ok) problem = `its --sandbox ${record.sandbox} cannot run: ${support.reason}`;
       else {
         try {
-          const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();
           cmd = sandboxedCommand(cmd, fleetSandboxPlan(record, home, e.cwd), support.bwrap);
         } catch (err) {
           problem = `could not prepare its sandbox: ${(err as Error).message}`;
@@ -338,6 +347,7 @@ export class AgentActor {
     }
     this.proc = spawnWorkerProcess({
       ...cmd,
+      secrets,
       maxLineBytes: this.opts.maxLineBytes,
       // An id the table never hands out: nobody waits for the answer to this abort.
       abortCommand: () => ({ id: `orch-teardown-abort-${gen}`, type: "abort" }),

@@ -3,8 +3,8 @@
  * `--worker-command`, plus `--provider`/`--model` when given and `--session FILE`
  * when resuming. Pure apart from locating the built `pi` bin.
  */
-import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OrchError } from "./errors.js";
 
@@ -19,6 +19,18 @@ export function defaultWorkerCommand(): string[] {
   const candidates = dirs.flatMap((d) => [resolve(d, "pi.cjs"), resolve(d, "pi.js")]);
   const bin = candidates.find((p) => existsSync(p)) ?? candidates[0];
   return [process.execPath, bin, "--mode", "rpc"];
+}
+
+/**
+ * Whether `argv` starts our own `pi` (the bin next to this module), which takes its keys on
+ * the private channel; any other worker (upstream pi, a custom command) gets them in its
+ * environment, where it reads them.
+ */
+export function isOwnWorker(argv: readonly string[]): boolean {
+  const bin = argv[1];
+  if (bin === undefined) return false;
+  const dir = dirname(defaultWorkerCommand()[1]!);
+  return [resolve(dir, "pi.cjs"), resolve(dir, "pi.js")].includes(resolve(bin));
 }
 
 /** What decides a worker's argv. */
@@ -105,6 +117,48 @@ export function liftApiKey(args: readonly string[], custom: boolean): { args: st
     env[name] = key;
   }
   return { args: kept, env };
+}
+
+/**
+ * The variables a worker may read a provider key from: the built-in providers', PI_API_KEY,
+ * and the names models.json's `apiKey` settings give (read from `agentDir`; literals and
+ * `!command`s are not names).
+ */
+export function keyVariableNames(agentDir: string): string[] {
+  const names = new Set([PI_API_KEY_VAR, ...Object.values(PROVIDER_KEY_VAR)]);
+  try {
+    const models = JSON.parse(readFileSync(join(agentDir, "models.json"), "utf8")) as {
+      providers?: Record<string, { apiKey?: unknown }>;
+    };
+    for (const provider of Object.values(models.providers ?? {})) {
+      const key = provider?.apiKey;
+      if (typeof key === "string" && /^[A-Z_][A-Z0-9_]*$/.test(key)) names.add(key);
+    }
+  } catch {
+    // no models.json, or one the worker itself will report
+  }
+  return [...names];
+}
+
+/**
+ * For our own worker: the key variables of `env` (the supervisor's environment with the
+ * agent's on top) taken out of it, to go over the private channel instead. The returned
+ * environment names them `undefined`, so the supervisor's own values are not inherited.
+ */
+export function splitSecrets(
+  env: Record<string, string | undefined>,
+  inherited: NodeJS.ProcessEnv,
+  names: readonly string[],
+): { env: Record<string, string | undefined>; secrets: Record<string, string> } {
+  const out = { ...env };
+  const secrets: Record<string, string> = {};
+  for (const name of names) {
+    const value = name in env ? env[name] : inherited[name];
+    if (value === undefined) continue;
+    out[name] = undefined;
+    if (value !== "") secrets[name] = value;
+  }
+  return { env: out, secrets };
 }
 
 /**

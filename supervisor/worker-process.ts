@@ -4,7 +4,9 @@
  * and report its exit once. It knows nothing of the agent's state: everything it sees
  * goes to the callbacks, which the actor turns into messages.
  */
+import type { Writable } from "node:stream";
 import { execa } from "execa";
+import { SECRETS_FD_VAR } from "../shared/secrets.js";
 import { JsonlWriter, readLines } from "../shared/jsonl.js";
 import { USAGE_EXIT_CODE } from "./config-error.js";
 import { steadyNow } from "../shared/clock.js";
@@ -21,6 +23,8 @@ export interface WorkerProcessOptions {
   env: Record<string, string | undefined>;
   /** Longest accepted stdout line, in bytes. */
   maxLineBytes?: number;
+  /** Provider keys for the worker, sent on fd 3 (shared/secrets.ts) rather than in its environment. */
+  secrets?: Record<string, string>;
   /** The `abort` command sent before a graceful stop (it carries a request id of the actor's). */
   abortCommand: () => Record<string, unknown>;
   /** One complete stdout line. */
@@ -55,15 +59,15 @@ export interface WorkerProcess {
 
 /** Spawn a worker. Invariant: the callbacks are only called after this returns. */
 export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
+  const secrets = opts.secrets && Object.keys(opts.secrets).length > 0 ? opts.secrets : undefined;
   const proc = execa(opts.file, opts.args, {
     cwd: opts.cwd,
-    env: opts.env,
+    env: secrets ? { ...opts.env, [SECRETS_FD_VAR]: "3" } : opts.env,
     extendEnv: true,
     // Own process group: teardown signals reach the worker's tool children too.
     detached: true,
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
+    // fd 3: the keys, written once below and closed.
+    stdio: secrets ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
     buffer: false,
     reject: false,
     // Killing on our exit would defeat "workers exit when stdin closes"; execa skips it for detached anyway.
@@ -98,6 +102,11 @@ export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
     else report(result.exitCode ?? null, result.signal ?? null, null);
   });
   proc.stdin?.on("error", () => {});
+  if (secrets) {
+    const channel = proc.stdio[3] as Writable | undefined;
+    channel?.on("error", () => undefined);
+    channel?.end(JSON.stringify(secrets));
+  }
   const writer = new JsonlWriter(proc.stdin!);
   const handle: WorkerHandle = {
     pid: proc.pid,

@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { pidsWithEnv, TOOL_TAG_VAR } from "../../shared/proc.js";
 import { sandboxSupport } from "../../shared/sandbox.js";
 import { BIN, type Json, World } from "../support/orch-cli.js";
 import { PI_BIN } from "../support/rpc-worker.js";
@@ -37,6 +38,9 @@ function toolOutputs(events: Json[]): string[] {
     .filter((e) => e.event?.type === "tool_execution_end")
     .map((e) => (e.event.result?.content ?? []).map((c: Json) => c.text ?? "").join(""));
 }
+
+/** The refusal and the exit status, in either order (stdout and stderr are two pipes). */
+const READ_ONLY_AND_EXIT_1 = /Read-only file system[\s\S]*exit=1|exit=1[\s\S]*Read-only file system/;
 
 /** Run `command` in the agent's bash through the faux model and return what the tool printed. */
 async function run(w: World, agent: string, command: string): Promise<string> {
@@ -111,8 +115,8 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
       expect(answer).toMatch(/exit=[12]/);
       expect(answer).not.toContain("victim\t");
     }
-    expect(seen.outside).toMatch(/Read-only file system[\s\S]*exit=1/);
-    expect(seen.etc).toMatch(/Read-only file system[\s\S]*exit=1/);
+    expect(seen.outside).toMatch(READ_ONLY_AND_EXIT_1);
+    expect(seen.etc).toMatch(READ_ONLY_AND_EXIT_1);
     expect(existsSync(outside)).toBe(false);
     expect(seen.project).toContain("kept");
     expect(readFileSync(join(w.cwd.path, "made-in-project.txt"), "utf8")).toBe("kept\n");
@@ -158,6 +162,34 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     expect(unboxedLeft).toHaveLength(1);
     expect(afterStop).toEqual([]);
     expect(afterKill).toEqual([]);
+  }, 120_000);
+
+  it("the model finds no provider key in any process's environ or cmdline it can see", async () => {
+    const secret = `sk-sandbox-${process.pid}-secret`;
+    world = new World({ OPENAI_API_KEY: secret });
+    const w = world;
+    const serve = await w.serve();
+    await w.ok(["spawn", "--name", "boxed", "--provider", "faux", "--sandbox", "on"]);
+    await w.ok(["spawn", "--name", "plain", "--provider", "faux", "--sandbox", "off"]);
+    // Every process's environ and cmdline, one line per process that holds the key.
+    // The key in two halves, so the hunting shell's own command line does not hold it.
+    const half = secret.length >> 1;
+    const hunt = `a=${secret.slice(0, half)}; b=${secret.slice(half)}; for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null | tr '\\0' '\\n' | grep -q "$a$b" && echo found-in-\${p#/proc/}; done; echo hunt-done`;
+    const boxed = await run(w, "boxed", hunt);
+    const plain = await run(w, "plain", hunt);
+    const found = (out: string) => [...out.matchAll(/found-in-(\d+)/g)].map((m) => Number(m[1]));
+    expect(boxed).toContain("hunt-done");
+    expect(found(boxed)).toEqual([]);
+    // Unboxed, the processes its user exported the key to hold it (the supervisor, the CLI
+    // waiting on this prompt), but no process of an agent: the workers took theirs on the
+    // private channel.
+    const agentPids = new Set([
+      ...pidsWithEnv(TOOL_TAG_VAR, `${(await w.json(["status", "plain"])).id}.1`),
+      (await w.json(["status", "plain"])).pid,
+    ]);
+    expect(found(plain)).toContain(serve.pid);
+    expect(found(plain).filter((pid) => agentPids.has(pid))).toEqual([]);
+    figures("sandbox-keys", { boxed_found: found(boxed).length, unboxed_found_in_agent_processes: 0 });
   }, 120_000);
 
   it("strict cuts the network of its commands; on keeps it", async () => {
@@ -216,9 +248,7 @@ describe.skipIf(!support.ok)("pi --sandbox on (one agent, no supervisor)", () =>
         return JSON.stringify(JSON.parse(line).data);
       };
       expect(await answer("inside", "echo mode=$PI_ORCH_SANDBOXED")).toContain("mode=on");
-      expect(await answer("outside", `echo x > ${outside}; echo exit=$?`)).toMatch(
-        /Read-only file system[\s\S]*exit=1/,
-      );
+      expect(await answer("outside", `echo x > ${outside}; echo exit=$?`)).toMatch(READ_ONLY_AND_EXIT_1);
       expect(await answer("escapes", escapes(4340))).toContain("started");
       const escaped = sleepsOf("434");
       expect(escaped).toHaveLength(7);
