@@ -63,6 +63,8 @@ export interface AgentActorOptions {
   workerNice: number;
   /** The supervisor's home, which a sandboxed worker does not see (default: baseEnv's PI_ORCH_HOME). */
   home?: string;
+  /** The key variables the agent was spawned with (`--api-key`, kept in keys.json, not agents.json). */
+  keys?: () => Record<string, string> | undefined;
   /** Bounds of a worker's non-JSON stdout lines (default DEFAULT_FLOOD_LIMITS). */
   protocolFlood?: FloodLimits;
 }
@@ -305,7 +307,7 @@ export class AgentActor {
       file: e.file,
       args: e.args,
       cwd: e.cwd,
-      env: { ...e.env, [TOOL_TAG_VAR]: this.toolTag(gen) },
+      env: { ...e.env, ...this.opts.keys?.(), [TOOL_TAG_VAR]: this.toolTag(gen) },
     };
     const record = this.state.record;
     const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();

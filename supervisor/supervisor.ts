@@ -27,6 +27,7 @@ import {
 } from "../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY, DEFAULT_TIMINGS, type AgentTimings } from "./types.js";
 import { buildWorkerArgv, defaultWorkerCommand } from "./worker-command.js";
+import { KeyStore, withoutApiKey } from "./key-store.js";
 import { parseSandboxMode, SANDBOX_DEFAULT_VAR, type SandboxMode, sandboxSupport } from "../shared/sandbox.js";
 import { createWorktree, removeWorktree, worktreeDirty, type CreatedWorktree, type DeleteBranch } from "./worktrees.js";
 
@@ -130,6 +131,7 @@ export class Supervisor {
   private readonly defaultPolicy: RestartPolicy;
   private shuttingDown: Promise<void> | null = null;
   private sandboxWarned = false;
+  private readonly keyStore: KeyStore;
   /** Agents whose removal was accepted and is under way (stopping, removing the worktree). */
   private readonly removing = new Set<string>();
   private readonly mailbox = new Mailbox<RootMessage>(
@@ -144,6 +146,7 @@ export class Supervisor {
     this.timings = { ...DEFAULT_TIMINGS, ...opts.timings };
     this.defaultCommand = opts.defaultWorkerCommand ?? defaultWorkerCommand();
     this.defaultPolicy = { ...DEFAULT_RESTART_POLICY, ...opts.policy };
+    this.keyStore = new KeyStore(this.home);
     this.hub = new SubscriberHub((agent, since) => this.logs.get(agent)?.since(since));
     this.batch = new PublishBatch(this.hub);
     this.registry = new RegistryWriter(
@@ -380,7 +383,15 @@ export class Supervisor {
     if (opts.workerCommand && opts.workerCommand.length === 0)
       throw new OrchError("invalid", "the worker command is empty");
     // A key that could only reach the worker in argv is refused here, not at its first start.
-    buildWorkerArgv(opts, null, this.defaultCommand);
+    const keyEnv = buildWorkerArgv(opts, null, this.defaultCommand).env;
+    // The key goes to keys.json, the rest of the command line to agents.json.
+    if (Object.keys(keyEnv).length > 0)
+      opts = {
+        ...opts,
+        keyEnv,
+        extraArgs: withoutApiKey(opts.extraArgs),
+        workerCommand: withoutApiKey(opts.workerCommand),
+      } as SpawnOptions;
     opts = { ...opts, sandbox: this.sandboxFor(opts.sandbox) };
     if (!opts.worktree) return reply.resolve({ actor: this.createAgent(name, cwd, opts), reusedWorktree: false });
     this.reserved.add(name);
@@ -412,9 +423,13 @@ export class Supervisor {
   }
 
   private createAgent(name: string, cwd: string, opts: SpawnOptions, worktree?: WorktreeInfo): AgentActor {
+    const id = generateId();
+    // Set by onSpawn when the command line carried an `--api-key`.
+    const keyEnv = (opts as { keyEnv?: Record<string, string> }).keyEnv;
+    if (keyEnv) this.keyStore.set(id, keyEnv);
     const record: AgentRecord = {
       name,
-      id: generateId(),
+      id,
       cwd,
       provider: opts.provider,
       model: opts.model,
@@ -484,6 +499,13 @@ export class Supervisor {
     this.logs.get(m.name)?.close();
     this.logs.delete(m.name);
     this.registry.markDirty();
+    try {
+      this.keyStore.set(info.id, {});
+    } catch (err) {
+      this.warn(
+        `could not forget agent "${m.name}"'s key in ${join(this.home, "keys.json")}: ${(err as Error).message}`,
+      );
+    }
     m.reply.resolve(info);
   }
 
@@ -522,6 +544,7 @@ export class Supervisor {
       // Our worker keeps its sessions under the same home as the supervisor that runs it.
       baseEnv: { PI_ORCH_HOME: this.home },
       home: this.home,
+      keys: () => this.keyStore.get(record.id),
     });
     this.logs.set(record.name, log);
     this.actors.set(record.name, actor);

@@ -6,7 +6,7 @@
  * Tried with our `pi` and with upstream pi 0.73.1 as the custom worker command.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IpcClient } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
@@ -144,6 +144,12 @@ describe("fault: secrets on the command line", () => {
         expect(view.environ).not.toContain("PI_API_KEY=");
       } else expect(view.environ).toContain(`OPENAI_API_KEY=${key}`);
       expect(auth).toEqual([`Bearer ${key}`]);
+      // agents.json records the command line without the key; keys.json (0600) keeps it.
+      const registry = readFileSync(join(home, "agents.json"), "utf8");
+      expect(registry).not.toContain(key);
+      expect(registry).not.toContain("--api-key");
+      expect(readFileSync(join(home, "keys.json"), "utf8")).toContain(key);
+      expect(statSync(join(home, "keys.json")).mode & 0o777).toBe(0o600);
       expect(JSON.stringify(reply)).toContain("authenticated");
     },
     60_000,

@@ -66,6 +66,18 @@ function sleepsOf(marker: string): number[] {
     .map(Number);
 }
 
+/** The seven escaped sleeps of `marker`, once all have started (`setsid` forks before it execs). */
+async function allSeven(marker: string): Promise<number[]> {
+  return until(
+    () => {
+      const pids = sleepsOf(marker);
+      return pids.length >= 7 && pids;
+    },
+    10_000,
+    `7 sleeps ${marker}x`,
+  );
+}
+
 /**
  * Seven ways a command leaves its shell's process group or outlives it; each sleep says
  * `<base><n>`. The last also clears its environment, so no tag finds it: only the sandbox.
@@ -135,7 +147,7 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     // The control: the same six ways without the sandbox, where setsid and setpgid escape teardown.
     await w.ok(["spawn", "--name", "unboxed", "--provider", "faux", "--sandbox", "off"]);
     expect(await run(w, "unboxed", escapes(4330))).toContain("started");
-    const unboxed = sleepsOf("433");
+    const unboxed = await allSeven("433");
     expect(unboxed).toHaveLength(7);
     await w.ok(["stop", "unboxed"]);
     const unboxedLeft = await waitAllGone(unboxed, 3_000);
@@ -144,7 +156,7 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     const said = await run(w, "stopped", escapes(4310));
     expect(said).toContain("started");
     expect(await run(w, "orphaned", escapes(4320))).toContain("started");
-    const before = { stopped: sleepsOf("431"), orphaned: sleepsOf("432") };
+    const before = { stopped: await allSeven("431"), orphaned: await allSeven("432") };
     expect(before.stopped).toHaveLength(7);
     expect(before.orphaned).toHaveLength(7);
 
@@ -250,7 +262,7 @@ describe.skipIf(!support.ok)("pi --sandbox on (one agent, no supervisor)", () =>
       expect(await answer("inside", "echo mode=$PI_ORCH_SANDBOXED")).toContain("mode=on");
       expect(await answer("outside", `echo x > ${outside}; echo exit=$?`)).toMatch(READ_ONLY_AND_EXIT_1);
       expect(await answer("escapes", escapes(4340))).toContain("started");
-      const escaped = sleepsOf("434");
+      const escaped = await allSeven("434");
       expect(escaped).toHaveLength(7);
       pi.stdin!.end();
       await new Promise((r) => (pi.exitCode === null ? pi.once("exit", r) : r(undefined)));

@@ -3,12 +3,13 @@
  * worker's environment (the built-in providers', PI_API_KEY, models.json's key names),
  * and the worker's reading of the pipe.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { keyVariableNames, splitSecrets } from "../../supervisor/worker-command.js";
 import { SECRETS_FD_VAR, takeSecrets } from "../../shared/secrets.js";
+import { KeyStore, withoutApiKey } from "../../supervisor/key-store.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -57,5 +58,21 @@ describe("takeSecrets", () => {
     takeSecrets(env);
     expect(env).toEqual({ A: "1" });
     expect(() => takeSecrets({ [SECRETS_FD_VAR]: "1" })).toThrow(/not a file descriptor above 2/);
+  });
+});
+
+describe("KeyStore and withoutApiKey", () => {
+  it("keeps an agent's key variables in keys.json (0600) and the command line without them", () => {
+    const home = mkdtempSync(join(tmpdir(), "pi-orch-keystore-"));
+    dirs.push(home);
+    const store = new KeyStore(home);
+    store.set("id-1", { PI_API_KEY: "sk-1" });
+    store.set("id-2", { PI_API_KEY: "sk-2", OPENAI_API_KEY: "sk-2" });
+    expect(new KeyStore(home).get("id-2")).toEqual({ PI_API_KEY: "sk-2", OPENAI_API_KEY: "sk-2" });
+    expect(statSync(join(home, "keys.json")).mode & 0o777).toBe(0o600);
+    store.set("id-1", {});
+    expect(new KeyStore(home).get("id-1")).toBeUndefined();
+    expect(withoutApiKey(["--no-session", "--api-key", "sk", "--api-key=sk2", "-x"])).toEqual(["--no-session", "-x"]);
+    expect(withoutApiKey(undefined)).toBeUndefined();
   });
 });
