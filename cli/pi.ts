@@ -33,7 +33,6 @@ interface CliOptions {
   model?: string;
   thinking?: ThinkingLevel;
   apiKey?: string;
-  tools?: string | false;
   excludeTools?: string;
   systemPrompt?: string;
   appendSystemPrompt?: string[];
@@ -137,8 +136,11 @@ function buildProgram(): Command {
     )
     .option("--thinking <level>", `thinking level: ${THINKING_LEVELS.join(", ")}`)
     .option("--api-key <key>", "API key for the provider (else env or models.json)")
-    .option("--tools <list>", "active tools: a list (read,bash) or changes to the default (+grep,-write)")
-    .option("--no-tools", "no tools at all")
+    .option(
+      "--tools <list>",
+      "the only tools there are: names or * patterns (read,deploy_*); or changes to the default set (+grep,-write)",
+    )
+    .option("--no-tools", "no tools at all, built-in or extension (with --tools +name: only those)")
     .option("--no-builtin-tools", "no built-in tools; extension tools stay")
     .option(
       "--exclude-tools <list>",
@@ -289,6 +291,16 @@ async function main(argv: string[]): Promise<number> {
   const program = buildProgram().allowUnknownOption();
   program.exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  // `--tools` and `--no-tools` share commander's `tools` key, but pi reads them apart
+  // (`--no-tools --tools +grep` is only grep): listen to each.
+  let toolList: string | undefined;
+  let noTools = false;
+  program.on("option:tools", (list: string) => {
+    toolList = list;
+  });
+  program.on("option:no-tools", () => {
+    noTools = true;
+  });
   try {
     program.parse(expandPiShortFlags(argv));
   } catch (err) {
@@ -357,8 +369,8 @@ async function main(argv: string[]): Promise<number> {
     thinking,
     // A supervisor passes `--api-key` in PI_API_KEY: argv is visible to every user.
     apiKey: opts.apiKey ?? (process.env.PI_API_KEY || undefined),
-    tools: typeof opts.tools === "string" ? opts.tools : undefined,
-    noTools: opts.tools === false || opts.builtinTools === false,
+    tools: toolList,
+    noTools: noTools ? "all" : opts.builtinTools === false ? "builtin" : undefined,
     excludeTools: opts.excludeTools
       ?.split(",")
       .map((t) => t.trim())

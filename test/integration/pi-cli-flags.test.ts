@@ -338,7 +338,7 @@ describe.skipIf(!installed)("pi's command line", () => {
     }
   });
 
-  it("an unknown name in --tools is a warning, not an exit", async () => {
+  it("an unknown name in --tools is no error and no warning: an extension may register it (pi 1.6.0)", async () => {
     const s = setup();
     const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "--tools", "read,teleport"], {
       cwd: s.cwd,
@@ -348,6 +348,8 @@ describe.skipIf(!installed)("pi's command line", () => {
     expect(state.data.tools).toEqual(["read"]);
     w.closeStdin();
     await w.exited;
-    expect(w.stderr.join("")).toMatch(/unknown tool "teleport" is ignored/);
+    // 0.73.1 warned; 1.6.0 (checked by running it) says nothing, since the allow-list also
+    // names extension tools that register later.
+    expect(w.stderr.join("")).not.toMatch(/teleport/);
   });
 });

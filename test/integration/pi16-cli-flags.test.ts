@@ -1,7 +1,7 @@
 /**
  * Our `pi` against pi 1.6.0's command line. The flag lists of both `pi --help`s, each
- * parsed from the running process, are diffed: a flag 1.6.0 documents that ours lacks
- * fails the test unless it is listed below with its reason. Both are then started over
+ * parsed from the running process, are diffed exactly: the same flags, aliases and kinds of
+ * value, but for the flags only ours has, each listed below with its reason. Both are then started over
  * RPC with every 1.6.0 flag at once, and the flags 1.6.0 added since 0.73.1 are checked
  * one by one for what they do, on both, where RPC shows it (get_state, the session file,
  * the tools a model request declares).
@@ -27,13 +27,25 @@ const BIN: Record<Impl, string[]> = { ours: [process.execPath, PI_BIN], "pi 1.6.
  */
 const LEFT_OUT: Record<string, string> = {};
 
+/** Flags of ours that 1.6.0 does not have, each with why (no pi script passes them; pi-orch does). */
+const OURS_ONLY: Record<string, string> = {
+  "--faux-script": "replays scripted replies with the faux provider: offline demos and tests without a model server",
+  "--compaction-reserve-tokens": "pi-orch spawn sets compaction per agent; pi has only the compaction settings",
+  "--compaction-keep-tokens": "as --compaction-reserve-tokens",
+  "--home": "the agent directory for one worker of a fleet, where pi has only PI_CODING_AGENT_DIR",
+  "--retry-delay-ms": "pi-orch spawn sets the retry delay per agent; pi has only the retry settings",
+  "--max-line-bytes": "the longest RPC line the worker reads, a limit pi does not have (FAULTS.md)",
+  "--bash-inherit-keys": "our tool commands do not see the provider keys unless asked; pi's always do",
+  "--trust": "records a project as trusted without pi's terminal prompt, which a headless worker cannot show",
+  "--sandbox": "runs pi inside a bubblewrap sandbox (README: The sandbox); pi has no sandbox of its own",
+  "--sandbox-write": "one more folder the --sandbox lets pi write to",
+};
+
 /*
  * Deliberate differences in what a shared flag does (not tested as equal):
  * - `--provider P` without `--model`: 1.6.0 exits 1 ("--provider requires --model"); ours
  *   starts P's default model, which `pi-orch spawn --provider P` and every faux demo rely on.
  * - usage errors exit 2 on ours (README: "2 usage"), 1 on 1.6.0.
- * - `--tools LIST` (an allow-list) only picks the active tools on ours; 1.6.0 also leaves
- *   every other tool, extension ones included, out of its registry, and takes `*` patterns.
  */
 
 /** Built-in tools of 1.6.0 that ours does not have. */
@@ -187,6 +199,53 @@ function valueFor(flag: string, s: ReturnType<typeof setup>): string {
   }
 }
 
+/** Three extension tools, and a command that asks for every tool back and reports what it got. */
+const TOOLS_EXTENSION = `import { Type } from "typebox";
+export default function (pi) {
+  for (const name of ["deploy_prod", "deploy_dry", "notes"]) {
+    pi.registerTool({ name, label: name, description: "the " + name + " tool", parameters: Type.Object({}),
+      execute: async () => ({ content: [{ type: "text", text: name }] }) });
+  }
+  pi.registerCommand("all-tools", { handler: async (_args, ctx) => {
+    pi.setActiveTools(["read", "bash", "grep", "deploy_prod", "deploy_dry", "notes"]);
+    ctx.ui.notify(JSON.stringify({ all: pi.getAllTools().map((t) => t.name).sort(), active: [...pi.getActiveTools()].sort() }), "info");
+  } });
+}
+`;
+
+/**
+ * The tools `impl` started with ARGS (and the extension above) has: those the first model
+ * request declares, what the extension's `getAllTools` / `getActiveTools` say after it asked
+ * for every tool back, those the next request declares, and what it wrote on stderr.
+ */
+async function toolsWith(impl: Impl, args: string[]): Promise<Record<string, unknown>> {
+  const s = setup();
+  const ext = join(s.root, "tools.ts");
+  writeFileSync(ext, TOOLS_EXTENSION);
+  const declared = async (w: RpcWorker): Promise<string[]> => {
+    const before = server.requests.length;
+    server.enqueue({ text: "ok" });
+    expect((await w.request({ type: "prompt", message: "which tools?" })).success).toBe(true);
+    await w.event("agent_end", 20_000, w.received.length - 1);
+    await server.waitForRequests(before + 1);
+    return (server.requests[before]!.body.tools ?? [])
+      .map((t: { function: { name: string } }) => t.function.name)
+      .sort();
+  };
+  const w = start(impl, s, ["--no-session", "-e", ext, ...args]);
+  const atStart = await declared(w);
+  const from = w.received.length;
+  expect((await w.request({ type: "prompt", message: "/all-tools" })).success).toBe(true);
+  const notice = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify", 20_000, from);
+  const afterAsking = await declared(w);
+  w.closeStdin();
+  await w.exited;
+  const reported = JSON.parse(notice.message) as { all: string[]; active: string[] };
+  // 1.6.0 has three built-ins ours lacks (codemode, tool_search, powershell on Windows): not these flags' business.
+  reported.all = reported.all.filter((t) => !PI16_ONLY_TOOLS.includes(t));
+  return { atStart, extension: reported, afterAsking, warned: /tool/i.test(w.stderr.join("")) };
+}
+
 // Flags that end the process, pick the session, or read a prompt are checked on their own.
 const SEPARATE = new Set([
   "--help",
@@ -203,27 +262,32 @@ const SEPARATE = new Set([
 ]);
 
 describe.skipIf(!installed)("pi 1.6.0's command line", () => {
-  it("our --help lists every flag and alias of 1.6.0's --help, with the same kind of value", () => {
+  it("our --help lists exactly 1.6.0's flags, aliases and kinds of value, and the flags only ours has", () => {
     const s = setup();
     const theirs = parseHelpFlags(helpOf("pi 1.6.0", s));
     const ours = parseHelpFlags(helpOf("ours", s));
     expect(theirs.length, "1.6.0's help parsed").toBeGreaterThan(40);
-    const byName = new Map(ours.flatMap((f) => f.names.map((n) => [n, f] as const)));
-    const missing: string[] = [];
-    const different: string[] = [];
-    for (const flag of theirs) {
-      const long = flag.names[0]!;
-      const mine = byName.get(long);
-      if (!mine) {
-        if (!(long in LEFT_OUT)) missing.push(long);
-        continue;
-      }
-      expect(long in LEFT_OUT, `${long} is ours now: take it off LEFT_OUT`).toBe(false);
-      for (const alias of flag.names.slice(1)) if (!mine.names.includes(alias)) missing.push(`${alias} (${long})`);
-      if (mine.value !== flag.value) different.push(`${long}: 1.6.0 ${flag.value ?? "no value"}, ours ${mine.value}`);
+    const describe = (flags: Flag[], leave: Record<string, string>) =>
+      flags
+        .filter((f) => !(f.names[0]! in leave))
+        .map((f) => `${f.names.join(", ")}${f.value ? ` (${f.value})` : ""}`)
+        .sort();
+    for (const long of Object.keys(LEFT_OUT))
+      expect(
+        ours.some((f) => f.names[0] === long),
+        `${long} is ours now: take it off LEFT_OUT`,
+      ).toBe(false);
+    for (const long of Object.keys(OURS_ONLY)) {
+      expect(
+        ours.some((f) => f.names[0] === long),
+        `${long} is no flag of ours: take it off OURS_ONLY`,
+      ).toBe(true);
+      expect(
+        theirs.some((f) => f.names[0] === long),
+        `${long} is 1.6.0's too: take it off OURS_ONLY`,
+      ).toBe(false);
     }
-    expect(missing, "1.6.0 flags ours lacks").toEqual([]);
-    expect(different, "flags whose value differs").toEqual([]);
+    expect(describe(ours, OURS_ONLY)).toEqual(describe(theirs, LEFT_OUT));
   });
 
   it("both start with every flag 1.6.0 documents (long names, then aliases) and agree on the state", async () => {
@@ -395,63 +459,96 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
   }, 90_000);
 
   it("--exclude-tools / -xt leaves tools out by name or pattern, built-in and extension ones, whatever --tools or an extension asks, as 1.6.0", async () => {
-    // Three extension tools, and a command that asks for every tool back and reports what it got.
-    const extension = `import { Type } from "typebox";
-export default function (pi) {
-  for (const name of ["deploy_prod", "deploy_dry", "notes"]) {
-    pi.registerTool({ name, label: name, description: "the " + name + " tool", parameters: Type.Object({}),
-      execute: async () => ({ content: [{ type: "text", text: name }] }) });
-  }
-  pi.registerCommand("all-tools", { handler: async (_args, ctx) => {
-    pi.setActiveTools(["read", "bash", "grep", "deploy_prod", "deploy_dry", "notes"]);
-    ctx.ui.notify(JSON.stringify({ all: pi.getAllTools().map((t) => t.name).sort(), active: [...pi.getActiveTools()].sort() }), "info");
-  } });
-}
-`;
-    const seen: Partial<Record<Impl, unknown>> = {};
-    for (const impl of ["ours", "pi 1.6.0"] as const) {
-      const s = setup();
-      const ext = join(s.root, "tools.ts");
-      writeFileSync(ext, extension);
-      const declared = async (w: RpcWorker): Promise<string[]> => {
-        const before = server.requests.length;
-        server.enqueue({ text: "ok" });
-        expect((await w.request({ type: "prompt", message: "which tools?" })).success).toBe(true);
-        await w.event("agent_end", 20_000, w.received.length - 1);
-        await server.waitForRequests(before + 1);
-        return (server.requests[before]!.body.tools ?? [])
-          .map((t: { function: { name: string } }) => t.function.name)
-          .sort();
-      };
-      const w = start(impl, s, [
-        "--no-session",
-        "-e",
-        ext,
-        // Changes to the default set (an allow-list would also narrow what pi registers).
-        "-t",
-        "+grep",
-        "-xt",
-        "bash,deploy_*",
-      ]);
-      const atStart = await declared(w);
-      const from = w.received.length;
-      expect((await w.request({ type: "prompt", message: "/all-tools" })).success).toBe(true);
-      const notice = await w.waitFor((l) => l.type === "extension_ui_request" && l.method === "notify", 20_000, from);
-      const afterAsking = await declared(w);
-      w.closeStdin();
-      await w.exited;
-      const reported = JSON.parse(notice.message) as { all: string[]; active: string[] };
-      // 1.6.0 has three built-ins ours lacks (codemode, tool_search, powershell on Windows): not this flag's business.
-      reported.all = reported.all.filter((t) => !PI16_ONLY_TOOLS.includes(t));
-      seen[impl] = { atStart, extension: reported, afterAsking };
-    }
+    // Changes to the default set (an allow-list would also narrow what pi registers).
+    const args = ["-t", "+grep", "-xt", "bash,deploy_*"];
+    const seen = { ours: await toolsWith("ours", args), "pi 1.6.0": await toolsWith("pi 1.6.0", args) };
     expect(seen["pi 1.6.0"]).toEqual({
       atStart: ["edit", "grep", "notes", "read", "write"],
       extension: { all: ["edit", "find", "grep", "ls", "notes", "read", "write"], active: ["grep", "notes", "read"] },
       afterAsking: ["grep", "notes", "read"],
+      warned: false,
     });
     expect(seen.ours).toEqual(seen["pi 1.6.0"]);
   }, 90_000);
+
+  it("--tools / -t is the only set of tools there is (names, * patterns), or +name/-name changes the defaults; --no-tools / -nt leaves none, --no-builtin-tools / -nbt no built-in active, as 1.6.0", async () => {
+    const cases: [string, string[]][] = [
+      ["an allow-list with a pattern", ["-t", "read,deploy_*"]],
+      ["an allow-list naming an unknown tool", ["--tools", "read,teleport"]],
+      ["modifiers", ["--tools", "+grep,-write"]],
+      ["--no-tools", ["--no-tools"]],
+      ["-nt with modifiers", ["-nt", "-t", "+grep,+notes"]],
+      ["--no-builtin-tools", ["--no-builtin-tools"]],
+      ["-nbt with modifiers", ["-nbt", "--tools", "+ls"]],
+    ];
+    const seen: Partial<Record<Impl, Record<string, unknown>>> = {};
+    for (const impl of ["ours", "pi 1.6.0"] as const) {
+      const results: Record<string, unknown> = {};
+      for (const [name, args] of cases) results[name] = await toolsWith(impl, args);
+      seen[impl] = results;
+    }
+    const all = ["bash", "deploy_dry", "deploy_prod", "edit", "find", "grep", "ls", "notes", "read", "write"];
+    const everyAsked = ["bash", "deploy_dry", "deploy_prod", "grep", "notes", "read"];
+    expect(seen["pi 1.6.0"]).toEqual({
+      "an allow-list with a pattern": {
+        atStart: ["deploy_dry", "deploy_prod", "read"],
+        extension: { all: ["deploy_dry", "deploy_prod", "read"], active: ["deploy_dry", "deploy_prod", "read"] },
+        afterAsking: ["deploy_dry", "deploy_prod", "read"],
+        warned: false,
+      },
+      "an allow-list naming an unknown tool": {
+        atStart: ["read"],
+        extension: { all: ["read"], active: ["read"] },
+        afterAsking: ["read"],
+        warned: false,
+      },
+      modifiers: {
+        atStart: ["bash", "deploy_dry", "deploy_prod", "edit", "grep", "notes", "read"],
+        extension: { all, active: everyAsked },
+        afterAsking: everyAsked,
+        warned: false,
+      },
+      "--no-tools": { atStart: [], extension: { all: [], active: [] }, afterAsking: [], warned: false },
+      "-nt with modifiers": {
+        atStart: ["grep", "notes"],
+        extension: { all: ["grep", "notes"], active: ["grep", "notes"] },
+        afterAsking: ["grep", "notes"],
+        warned: false,
+      },
+      "--no-builtin-tools": {
+        atStart: ["deploy_dry", "deploy_prod", "notes"],
+        extension: { all, active: everyAsked },
+        afterAsking: everyAsked,
+        warned: false,
+      },
+      "-nbt with modifiers": {
+        atStart: ["deploy_dry", "deploy_prod", "ls", "notes"],
+        extension: { all, active: everyAsked },
+        afterAsking: everyAsked,
+        warned: false,
+      },
+    });
+    expect(seen.ours).toEqual(seen["pi 1.6.0"]);
+
+    // A list mixing names and modifiers, or a modifier with a pattern: a usage error, in pi's words.
+    const s = setup();
+    for (const [value, message] of [
+      ["read,+grep", "--tools: tool names cannot be mixed with +name or -name entries"],
+      ["+gr*", "--tools: +name and -name entries take exact tool names, not patterns: +gr*"],
+    ]) {
+      for (const impl of ["ours", "pi 1.6.0"] as const) {
+        const [cmd, ...pre] = BIN[impl];
+        const r = spawnSync(cmd!, [...pre, "--mode", "rpc", "--no-session", "--tools", value!], {
+          cwd: s.cwd,
+          env: envOf(s),
+          input: "",
+          encoding: "utf8",
+        });
+        expect(r.stderr, impl).toContain(message);
+        expect(r.status, impl).toBe(impl === "ours" ? 2 : 1);
+      }
+    }
+  }, 180_000);
 
   it("--approve / -a and --no-approve / -na trust the project or not for this run, over trust.json, recording nothing, as 1.6.0", async () => {
     // The project's settings ask for thinking "high": in force only when the project is trusted.

@@ -1,7 +1,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BUILT_IN_TOOLS, DEFAULT_ACTIVE_TOOLS, selectTools, toolNameMatcher } from "../../worker/tools/index.js";
+import {
+  BUILT_IN_TOOLS,
+  DEFAULT_ACTIVE_TOOLS,
+  type NoTools,
+  selectTools,
+  toolNameMatcher,
+} from "../../worker/tools/index.js";
 import { buildSystemPrompt, findContextFiles, uniqueGuidelines } from "../../worker/system-prompt.js";
 import type { AgentTool } from "../../worker/types.js";
 import { tempDir } from "../support/rpc-worker.js";
@@ -24,29 +30,44 @@ describe("toolNameMatcher (--exclude-tools)", () => {
   });
 });
 
-describe("selectTools", () => {
-  it.each([
-    ["nothing said", undefined, false, ["read", "bash", "edit", "write"]],
-    ["an allow-list", "read,grep", false, ["read", "grep"]],
-    ["an allow-list with spaces and repeats", " ls , ls,read", false, ["ls", "read"]],
-    ["modifiers", "+grep,-write", false, ["read", "bash", "edit", "grep"]],
-    ["only removals", "-bash,-edit", false, ["read", "write"]],
-    ["--no-tools", undefined, true, []],
-    ["an empty list", "", false, []],
-  ])("%s", (_name, spec, noTools, expected) => {
-    expect(selectTools(spec as string | undefined, known, noTools as boolean)).toEqual(expected);
+describe("selectTools (pi 1.6.0's --tools, --no-tools, --no-builtin-tools, --exclude-tools)", () => {
+  const probe = ["read", "grep", "notes", "deploy_prod", "mcp__x__y"];
+  it.each<[string, string | undefined, NoTools | undefined, string[], string[], string[]]>([
+    // name, --tools, no-tools, --exclude-tools, active built-ins, which of `probe` exist
+    ["nothing said", undefined, undefined, [], ["read", "bash", "edit", "write"], probe],
+    ["an allow-list: only those exist", "read,grep", undefined, [], ["read", "grep"], ["read", "grep"]],
+    ["an allow-list with spaces and repeats", " ls , ls,read", undefined, [], ["read", "ls"], ["read"]],
+    ["an allow-list with a pattern", "read,deploy_*", undefined, [], ["read"], ["read", "deploy_prod"]],
+    ["an unknown name matches nothing", "read,teleport", undefined, [], ["read"], ["read"]],
+    ["an empty list: nothing", "", undefined, [], [], []],
+    [
+      "modifiers change the defaults, every tool stays",
+      "+grep,-write",
+      undefined,
+      [],
+      ["read", "bash", "edit", "grep"],
+      probe,
+    ],
+    ["--no-tools: nothing at all", undefined, "all", [], [], []],
+    ["--no-tools with modifiers: only what they add", "+grep,+notes", "all", [], ["grep"], ["grep", "notes"]],
+    ["--no-tools with a list: the list", "read,notes", "all", [], ["read"], ["read", "notes"]],
+    ["--no-builtin-tools: none active, all exist", undefined, "builtin", [], [], probe],
+    ["--no-builtin-tools with modifiers", "+grep", "builtin", [], ["grep"], probe],
+    ["--exclude-tools beats the allow-list", "read,grep,deploy_*", undefined, ["grep", "deploy_*"], ["read"], ["read"]],
+    ["--exclude-tools beats the defaults", undefined, undefined, ["bash"], ["read", "edit", "write"], probe],
+  ])("%s", (_name, spec, noTools, exclude, active, exist) => {
+    const selection = selectTools(spec, known, noTools, exclude);
+    expect(selection.active).toEqual(active);
+    expect(probe.filter(selection.registered)).toEqual(exist);
   });
 
-  it("warns about an unknown tool, naming the known ones, and keeps the rest (as pi does)", () => {
-    const warnings: string[] = [];
-    expect(selectTools("read,teleport", known, false, (m) => warnings.push(m))).toEqual(["read"]);
-    expect(selectTools("+teleport", known, false, (m) => warnings.push(m))).toEqual(selectTools(undefined, known));
-    expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatch(/unknown tool "teleport" is ignored; known tools: read, bash/);
-  });
-
-  it("refuses a mix of a list and modifiers", () => {
-    expect(() => selectTools("read,+grep", known)).toThrow(/either a list/);
+  it("refuses a mix of names and modifiers, and a modifier with a pattern, in pi's words", () => {
+    expect(() => selectTools("read,+grep", known)).toThrow(
+      "--tools: tool names cannot be mixed with +name or -name entries",
+    );
+    expect(() => selectTools("+gr*", known)).toThrow(
+      "--tools: +name and -name entries take exact tool names, not patterns: +gr*",
+    );
   });
 
   it("defaults to read, bash, edit, write", () => {

@@ -74,7 +74,7 @@ import {
   type ContextFile,
 } from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
-import { BUILT_IN_TOOLS, selectTools, toolNameMatcher } from "../tools/index.js";
+import { BUILT_IN_TOOLS, type NoTools, selectTools } from "../tools/index.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
@@ -92,9 +92,11 @@ export interface WorkerOptions {
   model?: string;
   thinking?: ThinkingLevel;
   apiKey?: string;
+  /** `--tools`: an allow-list of names and `*` patterns, or `+name`/`-name` changes to the default set. */
   tools?: string;
-  noTools?: boolean;
-  /** `--exclude-tools`: names or `*` patterns of tools never active, whoever asks (built-in and extension tools). */
+  /** `--no-tools` (`all`) or `--no-builtin-tools` (`builtin`). */
+  noTools?: NoTools;
+  /** `--exclude-tools`: names or `*` patterns of tools left out, whoever asks (built-in and extension tools). */
   excludeTools?: string[];
   systemPrompt?: string;
   appendSystemPrompt?: string[];
@@ -205,8 +207,8 @@ export class AgentSession {
   private ephemeralId: string = randomUuid();
   private ephemeralName?: string;
   private activeToolNames: string[];
-  /** `--exclude-tools`: as if these tools did not exist (pi leaves them out of its registry). */
-  private readonly excluded: (name: string) => boolean;
+  /** Whether a tool exists here: `--tools LIST` and `--exclude-tools` leave the others out, as pi's registry does. */
+  private readonly registered: (name: string) => boolean;
   private systemPromptText = "";
   /** The system prompt before_agent_start gave the last prompt's run (runs without a prompt keep it); null: the built one. */
   private runSystemPrompt: string | null = null;
@@ -320,13 +322,14 @@ export class AgentSession {
       },
       retryCap === undefined ? {} : { maxRetryDelayMs: retryCap },
     );
-    this.excluded = toolNameMatcher(options.excludeTools ?? []);
-    this.activeToolNames = selectTools(
+    const tools = selectTools(
       options.tools,
       BUILT_IN_TOOLS.map((t) => t.name),
       options.noTools,
-      this.warn,
+      options.excludeTools,
     );
+    this.registered = tools.registered;
+    this.activeToolNames = tools.active;
     this.contextFiles = [];
     this.appendTexts = [];
     this.readPromptFiles();
@@ -776,8 +779,8 @@ export class AgentSession {
   activeTools(): AgentTool[] {
     const extra = this.extensions
       .tools()
-      .filter((t) => !this.inactiveExtensionTools.has(t.name) && !this.excluded(t.name));
-    const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && !this.excluded(t.name)).map(
+      .filter((t) => !this.inactiveExtensionTools.has(t.name) && this.registered(t.name));
+    const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && this.registered(t.name)).map(
       (t) => extra.find((e) => e.name === t.name) ?? t,
     );
     return [...builtIns, ...extra.filter((e) => !builtIns.includes(e))];
@@ -1813,8 +1816,8 @@ export class AgentSession {
       activeToolNames: () => this.activeTools().map((t) => t.name),
       setActiveTools: (names) => this.setActiveTools(names),
       allTools: () => {
-        const ext = this.extensions.tools().filter((t) => !this.excluded(t.name));
-        const builtIns = BUILT_IN_TOOLS.filter((t) => !this.excluded(t.name) && !ext.some((e) => e.name === t.name));
+        const ext = this.extensions.tools().filter((t) => this.registered(t.name));
+        const builtIns = BUILT_IN_TOOLS.filter((t) => this.registered(t.name) && !ext.some((e) => e.name === t.name));
         return [
           ...builtIns.map((t) => ({
             name: t.name,

@@ -45,40 +45,64 @@ export function toolNameMatcher(entries: readonly string[]): (name: string) => b
   return (name) => names.has(name) || patterns.some((p) => p.test(name));
 }
 
+/** `--no-tools` (`all`: no tool at all, extension ones included) or `--no-builtin-tools` (`builtin`: no built-in active by default). */
+export type NoTools = "all" | "builtin";
+
+/** The tools a session has, from its `--tools`, `--no-tools` / `--no-builtin-tools` and `--exclude-tools`. */
+export interface ToolSelection {
+  /** The built-in tools active at start, in BUILT_IN_TOOLS order. */
+  active: string[];
+  /**
+   * Whether a tool, built-in or an extension's, exists in the session at all: `--tools LIST`
+   * (an allow-list) and `--exclude-tools` leave the others out of pi's registry, so
+   * `getAllTools()` does not list them and `setActiveTools` cannot bring them back.
+   */
+  registered: (name: string) => boolean;
+}
+
+const isModifier = (item: string) => item.startsWith("+") || item.startsWith("-");
+
 /**
- * Apply a `--tools` value to the default set. `a,b` is an allow-list; items with
- * `+`/`-` modify the default (`+grep,-write`); a mix of both kinds is an error.
+ * pi 1.6.0's tool selection (createAgentSession): `a,b*` is an allow-list of names or
+ * patterns, every tool it matches is registered and active and no other; a list of only
+ * `+name`/`-name` changes the default set (then `--no-tools` makes the result the
+ * allow-list). `--no-builtin-tools` starts with no built-in active, `--no-tools` with no
+ * tool registered. An unknown name is no error: an extension may register it. Throws on a
+ * list that mixes names and modifiers, or a modifier with a pattern, as pi's usage errors. Pure.
  */
 export function selectTools(
   spec: string | undefined,
   known: string[],
-  noTools = false,
-  warn: (message: string) => void = () => undefined,
-): string[] {
-  if (noTools) return [];
-  if (spec === undefined) return DEFAULT_ACTIVE_TOOLS.filter((n) => known.includes(n));
+  noTools?: NoTools,
+  exclude: readonly string[] = [],
+): ToolSelection {
   const items = spec
-    .split(",")
+    ?.split(",")
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
-  if (items.length === 0) return [];
-  const modifiers = items.filter((i) => i.startsWith("+") || i.startsWith("-"));
-  if (modifiers.length > 0 && modifiers.length !== items.length) {
-    throw new Error(`--tools "${spec}": use either a list (read,bash) or modifiers (+grep,-write), not both`);
+  const modifiers = items?.filter(isModifier) ?? [];
+  if (items && modifiers.length > 0 && modifiers.length < items.length)
+    throw new Error(`--tools: tool names cannot be mixed with +name or -name entries`);
+  const pattern = modifiers.find((m) => m.includes("*"));
+  if (pattern) throw new Error(`--tools: +name and -name entries take exact tool names, not patterns: ${pattern}`);
+  const defaults = noTools ? [] : DEFAULT_ACTIVE_TOOLS;
+  let selected = items;
+  if (modifiers.length > 0) {
+    const set = [...defaults];
+    for (const m of modifiers) {
+      const name = m.slice(1);
+      const at = set.indexOf(name);
+      if (m.startsWith("+") && at === -1 && name) set.push(name);
+      else if (m.startsWith("-") && at !== -1) set.splice(at, 1);
+    }
+    selected = set;
   }
-  // As in pi, an unknown name is a warning, not a refusal: an extension may provide it.
-  const check = (name: string) => {
-    if (known.includes(name)) return true;
-    warn(`--tools: unknown tool "${name}" is ignored; known tools: ${known.join(", ")}`);
-    return false;
-  };
-  if (modifiers.length === 0) return [...new Set(items.filter(check))];
-  const active = new Set(DEFAULT_ACTIVE_TOOLS.filter((n) => known.includes(n)));
-  for (const item of items) {
-    const name = item.slice(1);
-    if (!check(name)) continue;
-    if (item.startsWith("+")) active.add(name);
-    else active.delete(name);
-  }
-  return known.filter((n) => active.has(n));
+  const allowList =
+    modifiers.length > 0 ? (noTools === "all" ? selected : undefined) : (items ?? (noTools === "all" ? [] : undefined));
+  const excluded = toolNameMatcher(exclude);
+  const allowed = allowList ? toolNameMatcher(allowList) : () => true;
+  const registered = (name: string) => !excluded(name) && allowed(name);
+  // Every tool an allow-list names or matches is active, whether it is a default one or not.
+  const wanted = allowList ? known : (selected ?? defaults);
+  return { active: known.filter((n) => wanted.includes(n) && registered(n)), registered };
 }
