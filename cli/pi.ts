@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `pi` worker: one agent session, in RPC mode (`--mode rpc`, for supervisors
- * and IDEs) or print mode (`-p`, one task then exit).
+ * The `pi` worker: one agent session, interactive on a terminal, in RPC mode (`--mode rpc`,
+ * for supervisors and IDEs) or print mode (`-p`, one task then exit).
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { THINKING_LEVELS, type ImageContent, type ThinkingLevel } from "../shared/schema/messages.js";
@@ -120,11 +120,13 @@ function wholeNumber(value: string): number {
 function buildProgram(): Command {
   return new Command("pi")
     .configureHelp({ optionTerm: piOptionTerm })
-    .description("A pi-compatible coding agent: one session, driven over RPC or run once with -p.")
+    .description(
+      "A pi-compatible coding agent: one session, interactive on a terminal (with the task as its first prompt), driven over RPC, or run once with -p.",
+    )
     .version(packageVersion(), "-v, --version", "print the version")
     .argument(
       "[message...]",
-      "the task (print mode); read from stdin when piped; @FILE puts a file in it (an image as an attachment)",
+      "the task: on a terminal the interactive mode's first prompt, else (or with -p) run once; read from stdin when piped; @FILE puts a file in it",
     )
     .addOption(new Option("--mode <mode>", "output mode").choices(["text", "json", "rpc"]).default("text"))
     .option("-p, --print", "run the task once, print the answer, exit (0 ok, 1 error or abort)")
@@ -177,7 +179,7 @@ function buildProgram(): Command {
     .option("--faux-script <file>", "replay scripted replies with the faux provider (JSON array or JSONL)")
     .option("--session <file|id>", "continue a session file (a path, or a unique id prefix)")
     .option("-c, --continue", "continue the latest session of this directory")
-    .option("--resume", "pi's session picker; without a terminal picker, continues the latest session")
+    .option("--resume", "pick a session to resume (interactive); without a terminal, continues the latest session")
     .option(
       "--session-id <id>",
       "this project's session with that exact id, created with it when there is none (with --no-session, the id in memory)",
@@ -228,6 +230,9 @@ function buildProgram(): Command {
       "after",
       `
 Examples:
+  pi                                                interactive: / commands, !cmd, ? help, Ctrl+D quits
+  pi "list the files here"                          interactive, with that as the first prompt
+  pi -c                                             interactive, continuing the latest session here
   pi -p --provider faux "list the files here"      offline demo with real tool calls
   echo "explain src/index.ts" | pi -p               prompt from stdin, key from ANTHROPIC_API_KEY
   pi -p @src/index.ts @shot.png "what is wrong?"    a file's text and an image in the prompt
@@ -410,7 +415,9 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`pi: ${(err as Error).message}\n`);
     return err instanceof SettingsError ? 1 : 2;
   }
-  if (opts.resume) warn("--resume: there is no session picker here; continuing the latest session of this directory");
+  // On a terminal the interactive mode opens its picker; elsewhere there is none to show.
+  if (opts.resume && !(process.stdin.isTTY && process.stdout.isTTY && !opts.print && opts.mode === "text"))
+    warn("--resume: there is no session picker without a terminal; continuing the latest session of this directory");
 
   // stdout belongs to the mode (the RPC stream, JSONL, the answer): extensions' console output goes to stderr.
   console.log = console.info = console.debug = console.error;
@@ -497,11 +504,15 @@ async function main(argv: string[]): Promise<number> {
     const piped = (await readStdin()).trim();
     if (piped) prompt = prompt ? `${prompt}\n\n${piped}` : piped;
   }
-  if (!opts.print && process.stdin.isTTY && process.stdout.isTTY && !prompt) {
+  // As pi: on a terminal without -p the interactive mode opens, with the task as its first prompt.
+  if (!opts.print && opts.mode === "text" && process.stdin.isTTY && process.stdout.isTTY && files.images.length === 0) {
     // Interactive mode: loaded lazily so rpc and print start without ink and react.
     process.env.NODE_ENV ??= "production"; // React's development build is much slower
     const { runInteractive } = await import("./tui/interactive.js");
-    return runInteractive(runtime, (ui) => runtime.setUi(ui, true, "tui"));
+    return runInteractive(runtime, (ui) => runtime.setUi(ui, true, "tui"), {
+      ...(prompt ? { firstPrompt: prompt } : {}),
+      pickSession: opts.resume === true,
+    });
   }
   if (!prompt) {
     process.stderr.write("pi: no task given: pass it as an argument or on stdin; see pi --help\n");

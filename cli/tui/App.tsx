@@ -25,6 +25,8 @@ import type { TuiStore } from "./store.js";
 import { formatElapsed, truncate } from "./text.js";
 import { useTheme } from "./theme.js";
 import { useTerminalSize } from "./useTerminalSize.js";
+import type { SlashCommand } from "./slash-commands.js";
+import { keyName } from "./keys.js";
 import { ZoomView } from "./ZoomView.js";
 
 /** Props of App. */
@@ -49,7 +51,26 @@ export interface AppProps {
   quitNote?: string;
   /** How to bring a supervisor back, shown while it is unreachable (the TUI only reconnects). */
   reconnectHint?: string;
+  /** Single mode: a submitted line the host performs itself (a built-in command, `!cmd`); true when it did. */
+  onLine?: (text: string, host: SingleHost) => boolean;
+  /** Single mode: a key the host performs (pi's Ctrl+L, Ctrl+P, Shift+Tab, Esc twice, Alt+Up), by its keyName; true when it did. */
+  onKey?: (name: string, host: SingleHost) => boolean;
+  /** Single mode: the `/commands` a line being typed may complete to. */
+  completions?: (text: string) => SlashCommand[];
+  /** Single mode: the footer's status (session name, tokens, cost, context, model), read at each render. */
+  status?: () => string;
 }
+
+/** What the single mode's host may do to the view. */
+export interface SingleHost {
+  /** Replace the editor's text (a fork's message, queued messages pulled back). */
+  setEditor(text: string): void;
+  showHelp(): void;
+  quit(): void;
+}
+
+/** Completions the single view lists above its editor. */
+const SUGGESTIONS = 6;
 
 type InputKind = "prompt" | "steer" | "follow_up";
 type Overlay = { kind: "help" } | { kind: "new" } | { kind: "diff"; title: string; text: string; top: number } | null;
@@ -103,6 +124,18 @@ function Tui(props: AppProps) {
   // A ref, not state: the second Ctrl+C may arrive before the handler sees a re-render.
   const quitArmed = useRef(false);
   const scrollMax = useRef(0);
+  // Single mode: the editor's text as typed (for completions), and a text put into it (a new editor mounts with it).
+  const [typed, setTyped] = useState("");
+  const [editor, setEditor] = useState({ text: "", n: 0 });
+  const [expanded, setExpanded] = useState(false);
+  const host: SingleHost = {
+    setEditor: (text) => {
+      setEditor((e) => ({ text, n: e.n + 1 }));
+      setTyped(text);
+    },
+    showHelp: () => setOverlay({ kind: "help" }),
+    quit: onQuit,
+  };
 
   const agents = visibleAgents(state);
   // One line of header and one of footer; the last terminal row stays free so ink
@@ -214,7 +247,7 @@ function Tui(props: AppProps) {
       }
       quitArmed.current = false;
       // Only changed rows are written: after other output got onto the terminal, this draws it all.
-      if (key.ctrl && ch === "l") return screen?.redraw();
+      if (key.ctrl && ch === "l" && mode === "grid") return screen?.redraw();
       if (confirm) {
         setConfirm(null);
         if (ch === "y" || ch === "Y") confirm.run();
@@ -253,9 +286,12 @@ function Tui(props: AppProps) {
         ];
         return action.to === "bottom" ? setScroll(0) : scrollBy(by);
       }
-      // Everything else typed in the single view goes to its input line.
+      // Everything else typed in the single view goes to its input line, but pi's application keys.
       if (mode === "single") {
-        if (ch === "?" && key.meta) setOverlay({ kind: "help" });
+        const name = keyName({ input: ch, key });
+        if (name === "C-o") return setExpanded((x) => !x);
+        if (ch === "?" && key.meta) return setOverlay({ kind: "help" });
+        props.onKey?.(name, host);
         return;
       }
       switch (action.kind) {
@@ -310,15 +346,44 @@ function Tui(props: AppProps) {
   const inputFor = (agent: AgentView, width: number): ReactNode => {
     if (mode === "single") {
       const busy = agent.status === "busy";
-      return (
+      const own = (text: string) => props.onLine?.(text, host) === true;
+      const suggestions = props.completions?.(typed) ?? [];
+      const prompt = (
         <PromptInput
+          key={editor.n}
+          initial={editor.text}
           label={busy ? "steer" : "prompt"}
           width={width}
           isActive={singleInputActive}
-          onSubmit={(text) => send(busy ? "steer" : "prompt", agent, text)}
-          onTab={(text) => send(busy ? "follow_up" : "prompt", agent, text)}
+          onSubmit={(text) => own(text) || send(busy ? "steer" : "prompt", agent, text)}
+          onTab={(text) => own(text) || send(busy ? "follow_up" : "prompt", agent, text)}
+          onFollowUp={(text) => own(text) || send(busy ? "follow_up" : "prompt", agent, text)}
           onCancel={() => (busy ? void act("abort", control.rpc(agent.name, { type: "abort" })) : undefined)}
+          onExit={onQuit}
+          onHelp={() => setOverlay({ kind: "help" })}
+          complete={(text) => {
+            const first = props.completions?.(text)[0];
+            return first ? `/${first.name} ` : undefined;
+          }}
+          onChange={setTyped}
         />
+      );
+      // One tree whether or not suggestions show: a prompt that moved into a new parent
+      // would mount again and lose what was typed (the `/` that opened the list).
+      return (
+        <Box flexDirection="column">
+          {suggestions.slice(0, SUGGESTIONS).map((c, i) => (
+            <Text key={c.name} wrap="truncate" dimColor={i > 0}>
+              {i === 0 ? "→ " : "  "}
+              {`/${c.name}`.padEnd(16)} {c.argumentHint ? `${c.argumentHint} — ` : ""}
+              {c.unavailable ? `(${c.unavailable})` : c.description}
+            </Text>
+          ))}
+          {suggestions.length > SUGGESTIONS ? (
+            <Text dimColor>{`  … ${suggestions.length - SUGGESTIONS} more (type to narrow, Tab completes)`}</Text>
+          ) : null}
+          {prompt}
+        </Box>
       );
     }
     if (!input || input.agent !== agent.name) return undefined;
@@ -386,6 +451,8 @@ function Tui(props: AppProps) {
         scroll={scroll}
         onScrollMax={(m) => (scrollMax.current = m)}
         input={inputFor(focused, cols - 4)}
+        inputRows={mode === "single" ? singleInputRows(props.completions?.(typed).length ?? 0) : 1}
+        resultLines={expanded ? EXPANDED_RESULT_LINES : undefined}
         modal={modalFor(focused, cols - 4)}
         hint={ZOOM_HINT}
         painted={screen ? { store, screen, top: 1 } : undefined}
@@ -439,7 +506,7 @@ function Tui(props: AppProps) {
       : waiting.length > 0
         ? `${waiting.join(", ")} ${waiting.length === 1 ? "asks" : "ask"} a question: focus ${waiting.length === 1 ? "it" : "them"} to answer`
         : mode === "single"
-          ? SINGLE_HINT
+          ? [props.status?.(), SINGLE_HINT].filter(Boolean).join(" · ")
           : showZoom
             ? ""
             : GRID_HINT;
@@ -470,6 +537,15 @@ function Tui(props: AppProps) {
       </Text>
     </Box>
   );
+}
+
+/** Lines a tool result shows when Ctrl+O expanded them (under text.ts's cache limit of 1000). */
+const EXPANDED_RESULT_LINES = 999;
+
+/** Rows the single view's editor takes: the line, and the completions listed above it. */
+function singleInputRows(suggestions: number): number {
+  if (suggestions === 0) return 1;
+  return 1 + Math.min(suggestions, SUGGESTIONS) + (suggestions > SUGGESTIONS ? 1 : 0);
 }
 
 /** Title, agent count, page and the connection to the supervisor. */

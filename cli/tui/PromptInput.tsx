@@ -21,6 +21,16 @@ export interface PromptInputProps {
   isActive?: boolean;
   /** Tab with text: the alternative submit (follow-up in single-agent mode). */
   onTab?: (text: string) => void;
+  /** Alt+Enter with text (pi's follow-up key). */
+  onFollowUp?: (text: string) => void;
+  /** Ctrl+D on an empty line. */
+  onExit?: () => void;
+  /** `?` typed on an empty line: help instead of the character. */
+  onHelp?: () => void;
+  /** Tab: the line completed (a `/command`), or undefined to treat Tab as `onTab`. */
+  complete?: (text: string) => string | undefined;
+  /** The text after every key. */
+  onChange?: (text: string) => void;
 }
 
 /** Keystrokes that edit a line, as a pure function (shared by the forms). */
@@ -69,6 +79,11 @@ export function PromptInput({
   placeholder,
   isActive = true,
   onTab,
+  onFollowUp,
+  onExit,
+  onHelp,
+  complete,
+  onChange,
 }: PromptInputProps) {
   const theme = useTheme();
   const [line, setLine] = useState<LineState>(() => lineState(initial));
@@ -77,12 +92,18 @@ export function PromptInput({
   const current = useRef(line);
   useRawKeys(
     (raw) => {
+      if (raw === "?" && onHelp && current.current.text === "") return onHelp();
       const { state, actions } = applyInput(current.current, raw);
       current.current = state;
       setLine(state);
       for (const action of actions) {
         if (action.kind === "cancel") onCancel();
-        else if (action.text.trim() === "") continue;
+        else if (action.kind === "exit") onExit?.();
+        else if (action.kind === "tab" && complete?.(action.text) !== undefined) {
+          current.current = lineState(complete(action.text));
+          setLine(current.current);
+        } else if (action.text.trim() === "") continue;
+        else if (action.kind === "follow_up") onFollowUp?.(action.text.trim());
         else if (action.kind === "tab") {
           if (!onTab) continue;
           onTab(action.text.trim());
@@ -90,6 +111,7 @@ export function PromptInput({
           setLine(current.current);
         } else onSubmit(action.text.trim());
       }
+      onChange?.(current.current.text);
     },
     { isActive },
   );

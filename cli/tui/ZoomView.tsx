@@ -28,6 +28,10 @@ export interface ZoomViewProps {
   /** Receives the largest useful `scroll` at this size, so key handlers can clamp. */
   onScrollMax?: (max: number) => void;
   input?: ReactNode;
+  /** Rows the input takes (1 unless completions list above it). */
+  inputRows?: number;
+  /** Lines a tool result keeps (default 3; Ctrl+O expands them). */
+  resultLines?: number;
   modal?: ReactNode;
   hint: string;
   /** Paint the transcript body on this screen (from this store), the view's top-left corner at `top` rows down. */
@@ -43,6 +47,8 @@ export function ZoomView({
   scroll,
   onScrollMax,
   input,
+  inputRows = 1,
+  resultLines = RESULT_LINES,
   modal,
   hint,
   painted,
@@ -50,8 +56,8 @@ export function ZoomView({
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
   const header = agent.tools.length > 0 ? 3 : 2;
-  const bodyHeight = Math.max(1, height - 2 - header - 1);
-  const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, { resultLines: RESULT_LINES });
+  const bodyHeight = Math.max(1, height - 2 - header - (input ? inputRows : 1));
+  const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, { resultLines });
   const max = Math.max(0, all.length - bodyHeight);
   onScrollMax?.(max);
   const offset = Math.min(scroll, max);
@@ -66,7 +72,7 @@ export function ZoomView({
       width={inner}
       height={bodyHeight}
       fromBottom={offset}
-      resultLines={RESULT_LINES}
+      resultLines={resultLines}
     />
   ) : (
     <TranscriptLines lines={all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset)} />

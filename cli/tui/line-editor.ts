@@ -1,8 +1,9 @@
 /**
  * The TUI's input line as a pure state machine over raw terminal input: a cursor
  * (←/→, Home/End, Ctrl+A/E, word moves with Ctrl/Alt+←/→), Backspace/Delete, word delete
- * (Ctrl+W, Alt+Backspace), Ctrl+U/Ctrl+K, bracketed paste of several lines, and Enter,
- * Tab and Esc as actions. Every chunk is handled key by key, however the terminal split
+ * (Ctrl+W, Alt+Backspace), Ctrl+U/Ctrl+K, Ctrl+C clears, bracketed paste of several lines,
+ * a new line with Shift+Enter or Ctrl+J (pi's `tui.input.newLine`), and Enter, Tab,
+ * Alt+Enter, Esc and Ctrl+D on an empty line as actions. Every chunk is handled key by key, however the terminal split
  * or joined the input: `abc⏎` in one read submits `abc`, two backspaces delete two.
  */
 import { splitKeys } from "./keys.js";
@@ -15,7 +16,14 @@ export interface LineState {
 }
 
 /** What the keys asked for beyond editing. `submit` carries the text as it was. */
-export type LineAction = { kind: "submit"; text: string } | { kind: "tab"; text: string } | { kind: "cancel" };
+export type LineAction =
+  | { kind: "submit"; text: string }
+  | { kind: "tab"; text: string }
+  /** Alt+Enter: pi's `app.message.followUp`. */
+  | { kind: "follow_up"; text: string }
+  | { kind: "cancel" }
+  /** Ctrl+D on an empty line: pi's `app.exit`. */
+  | { kind: "exit" };
 
 /** An empty line, or one holding `text` with the cursor at its end. */
 export function lineState(text = ""): LineState {
@@ -24,6 +32,10 @@ export function lineState(text = ""): LineState {
 
 const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
+/** Shift+Enter as terminals that tell it apart send it (kitty's protocol, xterm's modifyOtherKeys), and Ctrl+J. */
+const NEW_LINE_KEYS = new Set(["\x1b[13;2u", "\x1b[27;2;13~", "\n"]);
+/** Alt+Enter. */
+const ALT_ENTER_KEYS = new Set(["\x1b\r", "\x1b[13;3u", "\x1b[27;3;13~"]);
 
 // Escape sequences by what they do (xterm, VT220 and rxvt variants).
 const MOVES: Record<string, "left" | "right" | "home" | "end" | "wordLeft" | "wordRight" | "delete"> = {
@@ -86,8 +98,14 @@ export function applyInput(state: LineState, raw: string): { state: LineState; a
     const rest = keys.slice(i + 1);
     if (key === PASTE_START) return void (s = { ...s, pasting: true });
     if (key === PASTE_END) return void (s = { ...s, pasting: false });
-    if (key === "\r" || key === "\n") {
-      if (key === "\n" && i > 0 && keys[i - 1] === "\r") return; // \r\n is one line break
+    if (key === "\n" && i > 0 && keys[i - 1] === "\r") return; // \r\n is one line break
+    if (NEW_LINE_KEYS.has(key)) return void (s = insert(s, "\n"));
+    if (ALT_ENTER_KEYS.has(key) && !s.pasting) {
+      actions.push({ kind: "follow_up", text: s.text });
+      s = lineState();
+      return;
+    }
+    if (key === "\r") {
       // In a paste, or followed by more text in the same read (a paste without brackets): a newline.
       if (s.pasting || rest.some((k) => k !== "\r" && k !== "\n" && k !== PASTE_END)) return void (s = insert(s, "\n"));
       actions.push({ kind: "submit", text: s.text });
@@ -116,6 +134,13 @@ export function applyInput(state: LineState, raw: string): { state: LineState; a
         return;
       case "\x1bd": // Alt+D
         s = { ...removeRange(s, s.cursor, wordEnd(s.text, s.cursor)), cursor: s.cursor };
+        return;
+      case "\x03": // Ctrl+C: pi's app.clear (the view decides whether a second one quits)
+        s = lineState();
+        return;
+      case "\x04": // Ctrl+D: delete forward, or exit on an empty line
+        if (s.text === "") actions.push({ kind: "exit" });
+        else s = moveCursor(s, "delete");
         return;
       case "\x15": // Ctrl+U
         s = removeRange(s, 0, s.cursor);

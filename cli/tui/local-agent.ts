@@ -23,7 +23,7 @@ import type { DialogAnswer } from "./DialogModal.js";
 import type { TuiStore } from "./store.js";
 
 /** The agent's name in the view. */
-const LOCAL_AGENT = "pi";
+export const LOCAL_AGENT = "pi";
 
 /** An in-process agent as the TUI sees it; also the extensions' UI. */
 export class LocalAgent implements AgentControl, ExtensionUi {

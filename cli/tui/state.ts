@@ -106,6 +106,8 @@ export type TuiAction =
   | { type: "connection"; state: ConnectionView["state"]; message?: string; at: number }
   | { type: "dialog_answered"; agent: string; id: string }
   | { type: "notice"; agent: string; text: string; kind?: LineKind }
+  /** The agent's whole transcript replaced (a resumed, new or switched session drawn anew). */
+  | { type: "transcript"; agent: string; lines: TranscriptLine[] }
   | { type: "tick"; now: number };
 
 /** An empty state at `now`. */
@@ -222,6 +224,11 @@ export function reduce(state: TuiState, action: TuiAction): TuiState {
       const a = state.agents[action.agent];
       if (!a) return state;
       return put(state, push(a, { kind: action.kind ?? "notice", text: action.text }));
+    }
+    case "transcript": {
+      const a = state.agents[action.agent];
+      if (!a) return state;
+      return put(state, { ...a, lines: action.lines.slice(-MAX_LINES), open: null });
     }
     case "lagged": {
       const a = state.agents[action.agent] ?? newView(action.agent, state.now);

@@ -1001,6 +1001,11 @@ export class AgentSession {
     }
   }
 
+  /** The context files (`AGENTS.md`, `CLAUDE.md`) the system prompt holds, for the interactive header. */
+  get contextFilePaths(): string[] {
+    return this.contextFiles.map((f) => f.path);
+  }
+
   get sessionFile(): string | undefined {
     return this.store?.path;
   }
