@@ -20,11 +20,16 @@ export const KEY_MAP: readonly (readonly [string, string])[] = [
 /** Keys of the single-agent mode (`pi` on a terminal). */
 export const SINGLE_KEY_MAP: readonly (readonly [string, string])[] = [
   ["Enter", "send the prompt; while the agent runs: steer it"],
-  ["Tab", "while the agent runs: send as a follow-up instead"],
-  ["Esc", "abort the running turn"],
+  ["Tab  Alt+Enter", "while the agent runs: send as a follow-up instead (Tab after /x completes it)"],
+  ["Esc", "abort the running turn (twice on an idle agent: /tree)"],
   ["↑↓ PgUp PgDn", "scroll the transcript"],
-  ["Ctrl+L", "redraw the screen"],
-  ["Ctrl+C twice", "quit"],
+  ["/", "the built-in and extension commands (/model /new /resume /tree /compact /quit ...)"],
+  ["!cmd  !!cmd", "run a command: its output to the model, or kept out of its context"],
+  ["Ctrl+L / Ctrl+P", "pick a model / cycle the models"],
+  ["Shift+Tab", "cycle the thinking level"],
+  ["Alt+Up", "queued messages back into the editor"],
+  ["Ctrl+O", "expand or fold tool output"],
+  ["Ctrl+D  Ctrl+C twice", "quit (Ctrl+D on an empty editor)"],
 ];
 
 /** Props of HelpOverlay. */

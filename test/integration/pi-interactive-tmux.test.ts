@@ -6,7 +6,7 @@
  * resumed conversation. Skipped (with the reason) where tmux is not installed.
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PI_BIN, tempDir } from "../support/rpc-worker.js";
@@ -122,5 +122,28 @@ describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not inst
     await until("task", "the first prompt's run", (t) => t.includes("> list the files") && t.includes("I found"));
     tmux("send-keys", "-t", "task", "C-d");
     await gone("task");
+  }, 90_000);
+
+  it("/export writes the session, /model and /new act on it, /hotkeys lists the keys", async () => {
+    await start("more");
+    type("more", "list the files");
+    await until("more", "the faux reply", (t) => t.includes("I found"));
+    const html = join(dir.path, "out.html");
+    type("more", `/export ${html}`);
+    await waitFor(
+      () => existsSync(html) && readFileSync(html, "utf8").includes("list the files"),
+      20_000,
+      "the export",
+    );
+    type("more", "/model faux/faux-1");
+    await until("more", "the model", (t) => t.includes("Model: faux/faux-1"));
+    type("more", "/new");
+    await until("more", "a new session", (t) => t.includes("New session started") && !t.includes("I found"));
+    type("more", "/hotkeys");
+    await until("more", "the keys", (t) => t.includes("Shift+Tab") && t.includes("!!cmd"));
+    tmux("send-keys", "-t", "more", "Escape");
+    await until("more", "help closed", (t) => t.includes("prompt>"));
+    tmux("send-keys", "-t", "more", "C-d");
+    await gone("more");
   }, 90_000);
 });
