@@ -383,15 +383,7 @@ export class Supervisor {
     if (opts.workerCommand && opts.workerCommand.length === 0)
       throw new OrchError("invalid", "the worker command is empty");
     // A key that could only reach the worker in argv is refused here, not at its first start.
-    const keyEnv = buildWorkerArgv(opts, null, this.defaultCommand).env;
-    // The key goes to keys.json, the rest of the command line to agents.json.
-    if (Object.keys(keyEnv).length > 0)
-      opts = {
-        ...opts,
-        keyEnv,
-        extraArgs: withoutApiKey(opts.extraArgs),
-        workerCommand: withoutApiKey(opts.workerCommand),
-      } as SpawnOptions;
+    buildWorkerArgv(opts, null, this.defaultCommand);
     opts = { ...opts, sandbox: this.sandboxFor(opts.sandbox) };
     if (!opts.worktree) return reply.resolve({ actor: this.createAgent(name, cwd, opts), reusedWorktree: false });
     this.reserved.add(name);
@@ -424,9 +416,12 @@ export class Supervisor {
 
   private createAgent(name: string, cwd: string, opts: SpawnOptions, worktree?: WorktreeInfo): AgentActor {
     const id = generateId();
-    // Set by onSpawn when the command line carried an `--api-key`.
-    const keyEnv = (opts as { keyEnv?: Record<string, string> }).keyEnv;
-    if (keyEnv) this.keyStore.set(id, keyEnv);
+    // An `--api-key` goes to keys.json; agents.json records the command line without it.
+    const keyEnv = buildWorkerArgv(opts, null, this.defaultCommand).env;
+    if (Object.keys(keyEnv).length > 0) {
+      this.keyStore.set(id, keyEnv);
+      opts = { ...opts, extraArgs: withoutApiKey(opts.extraArgs), workerCommand: withoutApiKey(opts.workerCommand) };
+    }
     const record: AgentRecord = {
       name,
       id,

@@ -3,21 +3,21 @@
  * again, in which order), the folders a project writes to (a worktree's repository
  * included) and the flags `pi`'s launcher reads before anything loads.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../support/rpc-worker.js";
 import { sandboxFlags } from "../../cli/sandbox-exec.js";
 import { bwrapArgs, insideSandbox, parseSandboxMode, projectFolders } from "../../shared/sandbox.js";
 
-const dirs: string[] = [];
+const dirs: { path: string; cleanup: () => void }[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) d.cleanup();
 });
 function temp(): string {
-  const d = mkdtempSync(join(tmpdir(), "pi-orch-sbx-unit-"));
+  const d = tempDir("pi-orch-sbx-unit-");
   dirs.push(d);
-  return d;
+  return d.path;
 }
 
 /** The mounts of an argv as [flag, target] pairs, in order. */

@@ -3,23 +3,27 @@
  * worker's environment (the built-in providers', PI_API_KEY, models.json's key names),
  * and the worker's reading of the pipe.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { keyVariableNames, splitSecrets } from "../../supervisor/worker-command.js";
 import { SECRETS_FD_VAR, takeSecrets } from "../../shared/secrets.js";
 import { KeyStore, withoutApiKey } from "../../supervisor/key-store.js";
+import { tempDir } from "../support/rpc-worker.js";
 
-const dirs: string[] = [];
+const dirs: { path: string; cleanup: () => void }[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) d.cleanup();
 });
+function temp(prefix: string): string {
+  const d = tempDir(prefix);
+  dirs.push(d);
+  return d.path;
+}
 
 describe("keyVariableNames", () => {
   it("has the built-in providers' variables, PI_API_KEY and the names models.json gives, not its literals", () => {
-    const dir = mkdtempSync(join(tmpdir(), "pi-orch-keys-"));
-    dirs.push(dir);
+    const dir = temp("pi-orch-keys-");
     writeFileSync(
       join(dir, "models.json"),
       JSON.stringify({
@@ -63,8 +67,7 @@ describe("takeSecrets", () => {
 
 describe("KeyStore and withoutApiKey", () => {
   it("keeps an agent's key variables in keys.json (0600) and the command line without them", () => {
-    const home = mkdtempSync(join(tmpdir(), "pi-orch-keystore-"));
-    dirs.push(home);
+    const home = temp("pi-orch-keystore-");
     const store = new KeyStore(home);
     store.set("id-1", { PI_API_KEY: "sk-1" });
     store.set("id-2", { PI_API_KEY: "sk-2", OPENAI_API_KEY: "sk-2" });
