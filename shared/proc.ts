@@ -62,8 +62,14 @@ export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X";
 }
 
-/** The variable every process of one worker carries its tag in (set by a supervisor, else by the worker). */
+/** The variable every tool process of one worker carries its tag in (the worker sets it in its tools' environment). */
 export const TOOL_TAG_VAR = "PI_ORCH_TOOL_TAG";
+/**
+ * The tag a supervisor gives its worker to put on its tools. Not TOOL_TAG_VAR itself: a
+ * `pi` the agent starts (a sub-agent) would inherit that and, at its exit, kill the tools
+ * of the agent that started it. Tools never see this one.
+ */
+export const WORKER_TAG_VAR = "PI_ORCH_WORKER_TAG";
 
 /**
  * Pids of processes whose environment holds `name=value` exactly (of this user: another

@@ -34,7 +34,7 @@ import { isOwnWorker, keyVariableNames, splitSecrets } from "./worker-command.js
 import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
 import { sandboxSupport } from "../shared/sandbox.js";
 import { piOrchHome } from "../shared/paths.js";
-import { pidsWithEnv, TOOL_TAG_VAR } from "../shared/proc.js";
+import { pidsWithEnv, TOOL_TAG_VAR, WORKER_TAG_VAR } from "../shared/proc.js";
 
 function killQuietly(pid: number): void {
   try {
@@ -307,7 +307,7 @@ export class AgentActor {
       file: e.file,
       args: e.args,
       cwd: e.cwd,
-      env: { ...e.env, ...this.opts.keys?.(), [TOOL_TAG_VAR]: this.toolTag(gen) },
+      env: { ...e.env, ...this.opts.keys?.(), [WORKER_TAG_VAR]: this.toolTag(gen) },
     };
     const record = this.state.record;
     const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();

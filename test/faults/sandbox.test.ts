@@ -231,6 +231,34 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
   }, 120_000);
 });
 
+describe("fault: a sub-agent's teardown", () => {
+  it("a pi the agent starts ends its own leftovers at exit, not the agent's", async () => {
+    world = new World();
+    const w = world;
+    await w.serve();
+    await w.ok(["spawn", "--name", "parent", "--provider", "faux", "--sandbox", "off"]);
+    // The sub-agent's model runs one command: a setsid job of its own.
+    const script = join(w.cwd.path, "sub.faux.json");
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { toolCalls: [{ name: "bash", arguments: { command: "setsid sleep 43602 >/dev/null 2>&1 &" } }] },
+        { text: "done" },
+      ]),
+    );
+    const sub = `${process.execPath} ${PI_BIN} -p --provider faux --no-session --faux-script ${script} go`;
+    expect(await run(w, "parent", `sleep 43601 >/dev/null 2>&1 & ${sub} >/dev/null 2>&1; echo sub-done`)).toContain(
+      "sub-done",
+    );
+    const own = await until(() => sleepsOf("43601").length === 1 && sleepsOf("43601"), 10_000, "the agent's job");
+    // The sub-agent's setsid job went with it; the agent's own job is still there until its stop.
+    expect(await waitAllGone(sleepsOf("43602"), 5_000)).toEqual([]);
+    expect(sleepsOf("43601")).toEqual(own);
+    await w.ok(["stop", "parent"]);
+    expect(await waitAllGone(own, 10_000)).toEqual([]);
+  }, 120_000);
+});
+
 describe.skipIf(!support.ok)("pi --sandbox on (one agent, no supervisor)", () => {
   it("is the same box: no write outside, and every escape ends when pi exits", async () => {
     const project = mkdtempSync(join(tmpdir(), "pi-orch-sbx-pi-"));

@@ -14,32 +14,28 @@ import { randomUUID } from "node:crypto";
 import {
   isDeadState,
   pidsWithEnv,
-  readProcStat,
   readProcTable,
   TOOL_TAG_VAR,
+  WORKER_TAG_VAR,
   type ProcStat,
 } from "../../shared/proc.js";
 
 let ownTag: string | undefined;
 
-/** This worker's tool tag: the supervisor's `PI_ORCH_TOOL_TAG`, else one made for this process. */
+/** This worker's tool tag: the one its supervisor gave (`PI_ORCH_WORKER_TAG`), else one made for this process. */
 export function toolTag(): string {
-  ownTag ??= process.env[TOOL_TAG_VAR] || `pi-${process.pid}-${randomUUID()}`;
+  ownTag ??= process.env[WORKER_TAG_VAR] || `pi-${process.pid}-${randomUUID()}`;
   return ownTag;
 }
 
 /**
- * SIGKILL the processes carrying this worker's tool tag that are not its own ancestors
- * (a sandbox's init and bwrap carry it too): what left the tools' process groups
- * (`setsid`, `setpgid`) and is found by no group or parent link. Not found: a process
- * that cleared its environment (`env -i`); the sandbox ends those too.
+ * SIGKILL the processes carrying this worker's tool tag: what left the tools' process
+ * groups (`setsid`, `setpgid`) and is found by no group or parent link. Only its tools
+ * carry it (never the worker or an ancestor). Not found: a process that cleared its
+ * environment (`env -i`); the sandbox ends those too.
  */
 function killTagged(): void {
-  const ancestors = new Set<number>([process.pid]);
-  for (let pid = process.ppid; pid > 1 && !ancestors.has(pid); pid = readProcStat(pid)?.ppid ?? 0) ancestors.add(pid);
-  ancestors.add(1);
   for (const pid of pidsWithEnv(TOOL_TAG_VAR, toolTag())) {
-    if (ancestors.has(pid)) continue;
     try {
       process.kill(pid, "SIGKILL");
     } catch {

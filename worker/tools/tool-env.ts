@@ -4,14 +4,14 @@
  * session file, the event log and every attached client. `--bash-inherit-keys` (or
  * `PI_BASH_INHERIT_KEYS=1`) opts back in for tools that need the keys.
  */
-import { TOOL_TAG_VAR } from "../../shared/proc.js";
+import { TOOL_TAG_VAR, WORKER_TAG_VAR } from "../../shared/proc.js";
 import { toolTag } from "./process-tree.js";
 
 /** Environment variables that hold the built-in providers' keys, and PI_API_KEY (how a supervisor passes `--api-key`). */
 export const PROVIDER_KEY_VARS: readonly string[] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_API_KEY"];
 
 /** Variables that point at the supervisor's files, kept from tool commands (PI_ORCH_AGENT stays: it marks them). */
-const SUPERVISOR_VARS: readonly string[] = ["PI_ORCH_HOME"];
+const SUPERVISOR_VARS: readonly string[] = ["PI_ORCH_HOME", WORKER_TAG_VAR];
 
 /** What to remove from a tool's environment. */
 export interface KeyScrub {

@@ -43,6 +43,8 @@ describe("withoutKeys", () => {
 
 describe("toolEnvFor", () => {
   const env = { PATH: "/bin", ANTHROPIC_API_KEY: "a", GROQ_API_KEY: "g", LITERAL_COPY: "sk-lit", FLAG_COPY: "sk-flag" };
+  // The supervisor's tag for the worker never reaches a tool (a `pi` it starts would take it as its own).
+  const withWorkerTag = { ...env, PI_ORCH_WORKER_TAG: "agent-1.1" };
   it.each([
     {
       name: "removes built-in, models.json names, literal and --api-key copies",
@@ -61,6 +63,6 @@ describe("toolEnvFor", () => {
     },
   ])("$name", ({ settings, key, inherit, expected }) => {
     // Every tool environment also carries the worker's tool tag (it finds escaped processes at exit).
-    expect(toolEnvFor(env, settings, key, inherit)).toEqual({ ...expected, [TOOL_TAG_VAR]: toolTag() });
+    expect(toolEnvFor(withWorkerTag, settings, key, inherit)).toEqual({ ...expected, [TOOL_TAG_VAR]: toolTag() });
   });
 });
