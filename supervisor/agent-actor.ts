@@ -32,7 +32,7 @@ import type { AgentTimings } from "./types.js";
 import { spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
 import { isOwnWorker, keyVariableNames, splitSecrets } from "./worker-command.js";
 import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
-import { sandboxSupport } from "../shared/sandbox.js";
+import { SANDBOX_DEFAULT_VAR, sandboxSupport } from "../shared/sandbox.js";
 import { piOrchHome } from "../shared/paths.js";
 import { pidsWithEnv, TOOL_TAG_VAR, WORKER_TAG_VAR } from "../shared/proc.js";
 
@@ -307,7 +307,8 @@ export class AgentActor {
       file: e.file,
       args: e.args,
       cwd: e.cwd,
-      env: { ...e.env, ...this.opts.keys?.(), [WORKER_TAG_VAR]: this.toolTag(gen) },
+      // The agent's sandbox is its record's: a default serve runs with must not make the worker wrap itself.
+      env: { ...e.env, ...this.opts.keys?.(), [WORKER_TAG_VAR]: this.toolTag(gen), [SANDBOX_DEFAULT_VAR]: undefined },
     };
     const record = this.state.record;
     const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();

@@ -176,6 +176,19 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     expect(afterKill).toEqual([]);
   }, 120_000);
 
+  it("--sandbox off under a serve whose default is on: the worker runs unboxed, not wrapped by the default", async () => {
+    world = new World({ PI_ORCH_SANDBOX: "on" });
+    const w = world;
+    await w.serve();
+    await w.ok(["spawn", "--name", "plain", "--provider", "faux", "--sandbox", "off"]);
+    await w.ok(["spawn", "--name", "boxed", "--provider", "faux"]);
+    expect((await w.json(["status", "boxed"])).sandbox).toBe("on");
+    const said = await run(w, "plain", "echo mode=${PI_ORCH_SANDBOXED:-none} default=${PI_ORCH_SANDBOX:-none}");
+    expect(said).toContain("mode=none default=none");
+    const boxed = await run(w, "boxed", "echo mode=${PI_ORCH_SANDBOXED:-none}");
+    expect(boxed).toContain("mode=on");
+  }, 120_000);
+
   it("the model finds no provider key in any process's environ or cmdline it can see", async () => {
     const secret = `sk-sandbox-${process.pid}-secret`;
     world = new World({ OPENAI_API_KEY: secret });
