@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { agentDir, piOrchHome } from "../shared/paths.js";
-import { bwrapArgs, SANDBOXED_VAR, sandboxSupport, toolCaches } from "../shared/sandbox.js";
+import { bwrapArgs, programFolders, SANDBOXED_VAR, sandboxSupport, toolCaches } from "../shared/sandbox.js";
 
 /** The sandbox flags of a `pi` command line, read before anything loads. */
 export interface SandboxFlags {
@@ -57,7 +57,8 @@ export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void 
     cwd: process.cwd(),
     writable: [...agent, ...flags.writable, ...(mode === "on" ? toolCaches() : [])],
     hidden: [piOrchHome({}), ...fleetHome],
-    reveal: [],
+    // This pi itself, wherever it is installed (under /tmp, `strict` would hide it).
+    reveal: programFolders([process.execPath, process.argv[1] ?? ""]),
   });
   const child = spawn(support.bwrap, [...args, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",

@@ -142,6 +142,25 @@ export function projectFolders(cwd: string): string[] {
 }
 
 /**
+ * What a command under /tmp needs to see to start in `strict`'s private /tmp: for every
+ * path of `argv` there that exists (the node binary, the script), the top folder of its
+ * package below /tmp (the nearest parent with a `package.json`, where its dependencies
+ * are), else the path itself. Anything outside /tmp is on the read-only root already, and
+ * is not shown again: a folder found above it could show what the sandbox hides.
+ */
+export function programFolders(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const arg of argv) {
+    const path = resolve(arg);
+    if (!arg.startsWith("/") || !path.startsWith("/tmp/") || !existsSync(path)) continue;
+    let dir = dirname(path);
+    while (dir !== "/tmp" && !existsSync(join(dir, "package.json"))) dir = dirname(dir);
+    out.push(dir === "/tmp" ? path : dir);
+  }
+  return out;
+}
+
+/**
  * bwrap's arguments for `plan`, up to and including `--`. Order matters: a later mount
  * covers an earlier one, so the read-only root comes first, then `/tmp`, the hidden
  * folders, what shows again inside them, and the writable folders last. Paths that do not

@@ -8,7 +8,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { defaultSessionDir, piOrchHome } from "../shared/paths.js";
-import { AGENT_DIR_ENTRIES, bwrapArgs, SANDBOXED_VAR, type SandboxPlan, toolCaches } from "../shared/sandbox.js";
+import {
+  AGENT_DIR_ENTRIES,
+  bwrapArgs,
+  programFolders,
+  SANDBOXED_VAR,
+  type SandboxPlan,
+  toolCaches,
+} from "../shared/sandbox.js";
 import type { AgentRecord } from "../shared/schema/agent.js";
 
 /** What to execute. */
@@ -43,9 +50,10 @@ export function fleetSandboxPlan(record: AgentRecord, home: string, cwd: string)
 
 /** `cmd` run by `bwrap` under `plan`, with the mode in the environment so the worker does not wrap itself again. */
 export function sandboxedCommand(cmd: WorkerCommand, plan: SandboxPlan, bwrap: string): WorkerCommand {
+  const program = programFolders([cmd.file, ...cmd.args]);
   return {
     file: bwrap,
-    args: [...bwrapArgs(plan), cmd.file, ...cmd.args],
+    args: [...bwrapArgs({ ...plan, reveal: [...plan.reveal, ...program] }), cmd.file, ...cmd.args],
     cwd: cmd.cwd,
     env: { ...cmd.env, [SANDBOXED_VAR]: plan.mode },
   };

@@ -3,12 +3,12 @@
  * again, in which order), the folders a project writes to (a worktree's repository
  * included) and the flags `pi`'s launcher reads before anything loads.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../support/rpc-worker.js";
 import { sandboxFlags } from "../../cli/sandbox-exec.js";
-import { bwrapArgs, insideSandbox, parseSandboxMode, projectFolders } from "../../shared/sandbox.js";
+import { bwrapArgs, insideSandbox, parseSandboxMode, programFolders, projectFolders } from "../../shared/sandbox.js";
 
 const dirs: { path: string; cleanup: () => void }[] = [];
 afterEach(() => {
@@ -115,5 +115,26 @@ describe("modes and flags", () => {
     expect(sandboxFlags(["--sandbox", "on", "--help"]).readOnly).toBe(true);
     // After `--` nothing is a flag.
     expect(sandboxFlags(["--", "--sandbox", "on"]).mode).toBeUndefined();
+  });
+});
+
+describe("programFolders", () => {
+  it("shows a program under /tmp by its package's top folder, and nothing outside /tmp", () => {
+    // Under /tmp itself (strict's private folder), whatever TMPDIR says.
+    const root = mkdtempSync("/tmp/pi-orch-sbx-prog-");
+    dirs.push({ path: root, cleanup: () => rmSync(root, { recursive: true, force: true }) });
+    mkdirSync(join(root, "pkg", "dist", "cli"), { recursive: true });
+    writeFileSync(join(root, "pkg", "package.json"), "{}");
+    writeFileSync(join(root, "pkg", "dist", "cli", "pi.cjs"), "");
+    writeFileSync(join(root, "loose.js"), "");
+    expect(
+      programFolders([
+        "/usr/bin/env",
+        join(root, "pkg", "dist", "cli", "pi.cjs"),
+        join(root, "loose.js"),
+        "--mode",
+        "rpc",
+      ]),
+    ).toEqual([join(root, "pkg"), join(root, "loose.js")]);
   });
 });
