@@ -143,9 +143,9 @@ export function projectFolders(cwd: string): string[] {
 
 /**
  * What a command under /tmp needs to see to start in `strict`'s private /tmp: for every
- * path of `argv` there that exists (the node binary, the script), the top folder of its
- * package below /tmp (the nearest parent with a `package.json`, where its dependencies
- * are), else the path itself. Anything outside /tmp is on the read-only root already, and
+ * path of `argv` there that exists (the node binary, the script), the outermost folder
+ * below /tmp with a `package.json` (the project it is installed in: a package's
+ * dependencies may sit in a `node_modules` above its own folder), else the path itself. Anything outside /tmp is on the read-only root already, and
  * is not shown again: a folder found above it could show what the sandbox hides.
  */
 export function programFolders(argv: readonly string[]): string[] {
@@ -153,9 +153,10 @@ export function programFolders(argv: readonly string[]): string[] {
   for (const arg of argv) {
     const path = resolve(arg);
     if (!arg.startsWith("/") || !path.startsWith("/tmp/") || !existsSync(path)) continue;
-    let dir = dirname(path);
-    while (dir !== "/tmp" && !existsSync(join(dir, "package.json"))) dir = dirname(dir);
-    out.push(dir === "/tmp" ? path : dir);
+    let top = path;
+    for (let dir = dirname(path); dir !== "/tmp"; dir = dirname(dir))
+      if (existsSync(join(dir, "package.json"))) top = dir;
+    out.push(top);
   }
   return out;
 }

@@ -119,22 +119,27 @@ describe("modes and flags", () => {
 });
 
 describe("programFolders", () => {
-  it("shows a program under /tmp by its package's top folder, and nothing outside /tmp", () => {
+  it("shows a program under /tmp by the outermost project it is installed in, and nothing outside /tmp", () => {
     // Under /tmp itself (strict's private folder), whatever TMPDIR says.
     const root = mkdtempSync("/tmp/pi-orch-sbx-prog-");
     dirs.push({ path: root, cleanup: () => rmSync(root, { recursive: true, force: true }) });
+    const dep = join(root, "pkg", "node_modules", "dep");
     mkdirSync(join(root, "pkg", "dist", "cli"), { recursive: true });
+    mkdirSync(dep, { recursive: true });
     writeFileSync(join(root, "pkg", "package.json"), "{}");
+    writeFileSync(join(dep, "package.json"), "{}");
+    writeFileSync(join(dep, "cli.js"), "");
     writeFileSync(join(root, "pkg", "dist", "cli", "pi.cjs"), "");
     writeFileSync(join(root, "loose.js"), "");
     expect(
       programFolders([
         "/usr/bin/env",
         join(root, "pkg", "dist", "cli", "pi.cjs"),
+        join(dep, "cli.js"),
         join(root, "loose.js"),
         "--mode",
         "rpc",
       ]),
-    ).toEqual([join(root, "pkg"), join(root, "loose.js")]);
+    ).toEqual([join(root, "pkg"), join(root, "pkg"), join(root, "loose.js")]);
   });
 });
