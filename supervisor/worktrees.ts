@@ -95,6 +95,32 @@ async function gitOk(cwd: string, args: string[], what: string, env: Record<stri
   return r.stdout;
 }
 
+// Another git process (an agent's own commit, a second pi-orch run in the same repository)
+// may hold .git/config.lock for a moment; git gives up at once, so a write waits its turn.
+const CONFIG_LOCK_WAIT_MS = 3_000;
+
+/** `git config KEY VALUE`, retried while another process holds the config lock. */
+async function setConfig(repo: string, key: string, value: string, what: string): Promise<void> {
+  const deadline = Date.now() + CONFIG_LOCK_WAIT_MS;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    const r = await git(repo, ["config", key, value]);
+    if (r.exitCode === 0) return;
+    const locked = /could not lock config file/i.test(r.stderr);
+    if (locked && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, delay + Math.random() * delay));
+      continue;
+    }
+    const config = locked ? (await git(repo, ["rev-parse", "--path-format=absolute", "--git-common-dir"])).stdout : "";
+    const next = locked
+      ? `; another git process held ${join(config, "config.lock")} for ${CONFIG_LOCK_WAIT_MS / 1000} s: if none is running, delete that file and retry`
+      : "";
+    throw new OrchError(
+      "internal",
+      `${what} failed: git config ${key} ${value}: ${r.stderr || `exit code ${r.exitCode}`}${next}`,
+    );
+  }
+}
+
 // git worktree add/remove of one repository touch shared files (.git/worktrees, refs); run them one at a time.
 const repoQueues = new Map<string, Promise<unknown>>();
 
@@ -191,8 +217,14 @@ export async function createWorktree(opts: CreateWorktreeOptions): Promise<Creat
       `creating the worktree of "${opts.name}"`,
     );
     // Kept in the branch's own config section, which `git branch -D` removes with it.
-    await gitOk(repo, ["config", `branch.${branch}.piOrchBase`, base], `recording the base of ${branch}`);
-    await gitOk(repo, ["config", `branch.${branch}.piOrchOwner`, owner], `recording the owner of ${branch}`);
+    try {
+      await setConfig(repo, `branch.${branch}.piOrchBase`, base, `recording the base of ${branch}`);
+      await setConfig(repo, `branch.${branch}.piOrchOwner`, owner, `recording the owner of ${branch}`);
+    } catch (err) {
+      // Unrecorded, the branch would look like the user's own and block the next run.
+      await removeLeftover(repo, branch, path, true, true).catch(() => {});
+      throw err;
+    }
     return { worktree: { path, branch, base, repo }, cwd: cwdIn(path), reused: false };
   });
 }

@@ -438,6 +438,40 @@ describe("worktrees", () => {
     );
   });
 
+  it("waits for another git process's config lock; a lock that stays is a clear error and leaves nothing", async () => {
+    const dir = tempDir("pi-orch-wt-");
+    const repo = makeRepo(dir);
+    const worktreesDir = join(dir, "home/worktrees");
+    const lock = join(repo, ".git", "config.lock");
+    // Held while the worktree is made, released once its branch exists (the config write is next).
+    writeFileSync(lock, "");
+    const made = createWorktree({ worktreesDir, cwd: repo, name: "busy" });
+    for (;;) {
+      if (
+        execaSync("git", ["show-ref", "--quiet", "refs/heads/pi-orch/busy"], { cwd: repo, reject: false }).exitCode ===
+        0
+      )
+        break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    rmSync(lock);
+    const { worktree } = await made;
+    worktrees.push(worktree);
+    expect(git(repo, "config", "--get", "branch.pi-orch/busy.piOrchOwner")).toBe("agent");
+    expect(git(repo, "config", "--get", "branch.pi-orch/busy.piOrchBase")).toBe(worktree.base);
+
+    writeFileSync(lock, "");
+    try {
+      await expect(createWorktree({ worktreesDir, cwd: repo, name: "stuck" })).rejects.toThrow(
+        `another git process held ${lock} for 3 s: if none is running, delete that file and retry`,
+      );
+    } finally {
+      rmSync(lock, { force: true });
+    }
+    expect(worktreeList(repo)).toEqual([repo, worktree.path]);
+    expect(git(repo, "branch", "--list", "pi-orch/stuck")).toBe("");
+  });
+
   it("spawning with a worktree outside a repository is a clear error", async () => {
     const dir = tempDir("pi-orch-wt-");
     const sup = supervisor(join(dir, "home"));
