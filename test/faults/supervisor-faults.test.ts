@@ -129,22 +129,24 @@ describe("fault: the supervisor dies", () => {
       if (messages.some((m) => JSON.stringify(m.content).includes(`first reply of ${name}`))) continued++;
       await second.client.rpc(name, { type: "prompt", message: `continue ${name}` });
     }
-    await until(
-      async () => {
-        const list = await second.client.list();
-        return list.every((a) => a.status === "idle" && a.lastSeq > 0);
-      },
-      15_000,
-      "continued runs",
-    );
+    // Wait for the answers themselves: right after the prompt an agent may still show the
+    // idle status of its resume, before its run's first event reaches the supervisor.
+    const countAnswered = async () => {
+      let n = 0;
+      for (const name of names) {
+        const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(
+          await second.client.rpc(name, { type: "get_messages" }),
+        ).messages;
+        const text = JSON.stringify(messages);
+        if (text.includes(`first reply of ${name}`) && text.includes(`resumed reply of ${name}`)) n++;
+      }
+      return n;
+    };
     let answered = 0;
-    for (const name of names) {
-      const messages = rpcData<{ messages: { role: string; content: unknown }[] }>(
-        await second.client.rpc(name, { type: "get_messages" }),
-      ).messages;
-      const text = JSON.stringify(messages);
-      if (text.includes(`first reply of ${name}`) && text.includes(`resumed reply of ${name}`)) answered++;
-    }
+    await until(async () => (answered = await countAnswered()) === names.length, 15_000, "continued runs").catch(
+      () => {},
+    );
+    await until(async () => (await second.client.list()).every((a) => a.status === "idle"), 15_000, "idle again");
     const secondPids = (await second.client.list()).map((a) => a.pid!);
     for (const pid of secondPids) pids.add(pid);
     await second.client.shutdown();
