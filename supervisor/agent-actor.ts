@@ -15,6 +15,7 @@ import type { OrchError } from "./errors.js";
 import type { AgentEventLog, LoggedEvent } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
 import {
+  activityOfState,
   describeStatus,
   initialState,
   notRunningError,
@@ -136,6 +137,7 @@ export class AgentActor {
       ...this.state.record.reportedModel,
       lastSeq: this.opts.log.lastSeq,
       startedAt: toWall(this.state.worker?.startedAt ?? null),
+      activity: activityOfState(this.state),
     };
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);

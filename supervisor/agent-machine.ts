@@ -19,7 +19,8 @@ import { decideRestart, describeExit, NO_RESTARTS, type RestartHistory } from ".
 import { countRunTokens } from "./run-limits.js";
 import type { AgentTimings } from "./types.js";
 import { buildWorkerArgv } from "./worker-command.js";
-import { isDialogMethod } from "../shared/dialogs.js";
+import { activityOf, outcomeOfMessage, type Activity, type RunOutcome } from "../shared/activity.js";
+import { dialogQuestion, isDialogMethod } from "../shared/dialogs.js";
 import { addMessageUsage, NO_USAGE } from "../shared/usage.js";
 
 /** What does not change over an agent's life. */
@@ -105,12 +106,14 @@ export interface AgentState {
   readonly stopReason: string;
   readonly waiters: readonly StatusWaiter[];
   /**
-   * Ids of the current worker's open dialogs (`extension_ui_request` select, confirm,
-   * input, editor), until answered through us, their own `timeout`, a ping's answer that
+   * The current worker's open dialogs (`extension_ui_request` select, confirm, input,
+   * editor), id to its question, until answered through us, their own `timeout`, a ping's answer that
    * no longer lists them (dismissed through their signal), or the worker's exit.
    * While one is open no request times out: a command may be waiting on a person.
    */
-  readonly dialogs: ReadonlySet<string>;
+  readonly dialogs: ReadonlyMap<string, string>;
+  /** How the last run ended, for a person (`done`, `failed`); null before the first and while one runs. */
+  readonly outcome: RunOutcome | null;
   /** When each open dialog with a `timeout` passes it (machine clock): a close after that is a timeout. */
   readonly dialogDeadlines: ReadonlyMap<string, number>;
 }
@@ -229,7 +232,8 @@ export function initialState(record: AgentRecord): AgentState {
     afterStop: null,
     stopReason: "stopped by request",
     waiters: [],
-    dialogs: new Set(),
+    dialogs: new Map(),
+    outcome: null,
     dialogDeadlines: new Map(),
   };
 }
@@ -318,6 +322,16 @@ function isEventObject(value: unknown): value is Record<string, unknown> {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+/** The agent's state for a person: its status, the question of its newest open dialog, how its last run ended. */
+export function activityOfState(s: AgentState): Activity {
+  return activityOf({
+    status: s.record.status,
+    statusReason: s.record.statusReason,
+    questions: [...s.dialogs.values()],
+    outcome: s.outcome,
+  });
+}
+
 /**
  * A copy of `s` to change, field by field. Not `{ ...s }`: V8 clones a literal fast, but
  * a clone of a clone takes its slow path (~0.3 us here for these 21 fields), and every
@@ -350,6 +364,7 @@ function copyState(s: AgentState): Mutable<AgentState> {
     stopReason: s.stopReason,
     waiters: s.waiters,
     dialogs: s.dialogs,
+    outcome: s.outcome,
     dialogDeadlines: s.dialogDeadlines,
   };
 }
@@ -642,14 +657,14 @@ class Step {
     const s = this.s;
     const id = this.requestId("ping");
     s.ping = id;
-    this.addPending(id, { kind: "ping", dialogs: s.dialogs });
+    this.addPending(id, { kind: "ping", dialogs: new Set(s.dialogs.keys()) });
     this.timer("ping_deadline", this.config.timings.pingDeadlineMs, { kind: "ping_timeout", gen: s.worker!.gen, id });
     this.send({ id, type: "get_state" });
   }
 
-  private openDialog(id: string, timeout: unknown): void {
+  private openDialog(id: string, question: string, timeout: unknown): void {
     const s = this.s;
-    s.dialogs = new Set(s.dialogs).add(id);
+    s.dialogs = new Map(s.dialogs).set(id, question);
     // As the worker does: a dialog with a timeout resolves to its default when it passes.
     if (typeof timeout === "number" && timeout > 0) {
       this.timer(`dialog:${id}`, timeout, { kind: "dialog_timeout", gen: s.worker!.gen, id });
@@ -681,7 +696,7 @@ class Step {
   private closeDialog(id: string, reason: DialogClosedReason): void {
     const s = this.s;
     if (!s.dialogs.has(id)) return;
-    const dialogs = new Set(s.dialogs);
+    const dialogs = new Map(s.dialogs);
     dialogs.delete(id);
     s.dialogs = dialogs;
     if (s.dialogDeadlines.has(id)) {
@@ -849,6 +864,8 @@ class Step {
         break;
       case "message_end": {
         // Kept in the record, written with its next change (a run's end): not a write per message.
+        const outcome = s.run ? outcomeOfMessage(event.message) : null;
+        if (outcome) s.outcome = outcome;
         const usage = addMessageUsage(s.record.usage ?? NO_USAGE, event.message);
         if (usage !== (s.record.usage ?? NO_USAGE)) this.record({ usage });
         this.countTokens(event.message);
@@ -856,7 +873,8 @@ class Step {
         break;
       }
       case "extension_ui_request":
-        if (isDialogMethod(event.method) && typeof event.id === "string") this.openDialog(event.id, event.timeout);
+        if (isDialogMethod(event.method) && typeof event.id === "string")
+          this.openDialog(event.id, dialogQuestion(event), event.timeout);
         if (status === "stalled") this.setStatus("busy");
         break;
     }
@@ -865,6 +883,7 @@ class Step {
   /** The run is over: the agent is idle, with the reason if it was aborted. */
   private settleRun(status: AgentStatus): void {
     const reason = this.s.run?.abortReason ?? undefined;
+    if (reason) this.s.outcome = { state: "idle", message: `aborted: ${reason}` };
     this.endRun();
     if (RUNNING_STATUSES.has(status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
   }
@@ -873,6 +892,7 @@ class Step {
     const s = this.s;
     this.endRun();
     const n = ++s.runCounter;
+    s.outcome = null;
     const limit = s.record.limits.runTimeoutMs;
     if (limit !== undefined) this.timer("run", limit, { kind: "run_timeout", gen: s.worker!.gen, run: n });
     s.run = { n, tokens: 0, abortReason: null };
@@ -915,14 +935,15 @@ class Step {
     const neverReady = s.record.status === "starting";
     const wasRunning = s.run !== null || s.record.status === "busy" || s.record.status === "stalled";
     this.clearWorkerTimers();
+    if (s.run) s.outcome = { state: "failed", message: "its worker exited during the run" };
     this.endRun();
     this.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
-    for (const id of s.dialogs) {
+    for (const id of s.dialogs.keys()) {
       this.cancel(`dialog:${id}`);
       this.report({ type: "dialog_closed", id, reason: "worker_exited" });
     }
     s.dialogDeadlines = new Map();
-    s.dialogs = new Set();
+    s.dialogs = new Map();
     s.worker = null;
     this.record({ pid: null });
     this.summariseFlood();

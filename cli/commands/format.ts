@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import type { AgentInfo, AgentStatus } from "../../shared/schema/agent.js";
 import type { Colors } from "../context.js";
 import { formatCost, formatTokens, sumUsage } from "../../shared/usage.js";
+import { activityCounts, activityLabel, type Activity } from "../../shared/activity.js";
 
 /** Colour a status the way every command shows it: green live, yellow in between, red broken. */
 export function colorStatus(status: AgentStatus, c: Colors): string {
@@ -24,6 +25,24 @@ export function colorStatus(status: AgentStatus, c: Colors): string {
       return c.red(status);
     case "stopped":
       return c.dim(status);
+  }
+}
+
+/** A person's state of an agent, coloured: what needs you red or yellow, work cyan, done green. */
+export function colorActivity(activity: Activity | undefined, c: Colors): string {
+  if (!activity) return "-";
+  const label = activityLabel(activity.state);
+  switch (activity.state) {
+    case "waiting":
+      return c.yellow(label);
+    case "failed":
+      return c.red(label);
+    case "working":
+      return c.cyan(label);
+    case "done":
+      return c.green(label);
+    default:
+      return c.dim(label);
   }
 }
 
@@ -73,7 +92,7 @@ export function worktreeCell(a: AgentInfo, changed: number | null | undefined): 
 }
 
 /**
- * The `list` table: name, status, pid, restarts, model, tokens, cost, cwd, last seen. For
+ * The `list` table: name, status, state (for a person), pid, restarts, model, tokens, cost, cwd, last seen. For
  * agents in a worktree the cwd column shows the branch and, given `changes`, the
  * changed-file count.
  */
@@ -86,6 +105,7 @@ export function agentTable(
   const rows = agents.map((a) => [
     c.bold(a.name),
     colorStatus(a.status, c),
+    colorActivity(a.activity, c),
     a.pid === null ? "-" : String(a.pid),
     String(a.restarts),
     modelOf(a),
@@ -95,13 +115,18 @@ export function agentTable(
     ago(a.lastSeenAt, now),
   ]);
   const where = agents.some((a) => a.worktree) ? "CWD / BRANCH" : "CWD";
-  return renderTable(["NAME", "STATUS", "PID", "RESTARTS", "MODEL", "TOKENS", "COST", where, "LAST SEEN"], rows, c);
+  return renderTable(
+    ["NAME", "STATUS", "STATE", "PID", "RESTARTS", "MODEL", "TOKENS", "COST", where, "LAST SEEN"],
+    rows,
+    c,
+  );
 }
 
 /** `fleet: 3 agents, 12.4k tokens (9.1k in, 3.3k out), $0.42`: the line under the `list` table. */
-export function fleetLine(agents: readonly Pick<AgentInfo, "usage">[]): string {
+export function fleetLine(agents: readonly Pick<AgentInfo, "usage" | "activity">[]): string {
   const u = sumUsage(agents.map((a) => a.usage));
-  return `fleet: ${agents.length} agent${agents.length === 1 ? "" : "s"}, ${formatTokens(u.total)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out${u.cacheRead > 0 ? `, ${formatTokens(u.cacheRead)} cached` : ""}), ${formatCost(u.cost)}`;
+  const states = activityCounts(agents.flatMap((a) => (a.activity ? [a.activity.state] : [])));
+  return `fleet: ${agents.length} agent${agents.length === 1 ? "" : "s"}${states ? ` (${states})` : ""}, ${formatTokens(u.total)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out${u.cacheRead > 0 ? `, ${formatTokens(u.cacheRead)} cached` : ""}), ${formatCost(u.cost)}`;
 }
 
 /** The `status` view: one field per line. */
@@ -120,6 +145,7 @@ export function agentDetails(a: AgentInfo, c: Colors, now = Date.now()): string 
     ["name", c.bold(a.name)],
     ["id", a.id],
     ["status", colorStatus(a.status, c) + (a.statusReason ? ` (${a.statusReason})` : "")],
+    ["state", colorActivity(a.activity, c) + (a.activity?.message ? `: ${a.activity.message}` : "")],
     ["pid", a.pid === null ? "-" : String(a.pid)],
     ["restarts", String(a.restarts)],
     ["model", modelOf(a)],

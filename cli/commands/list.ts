@@ -48,7 +48,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command("list")
     .alias("ls")
     .description(
-      "list every agent: name, status, pid, restarts, model, tokens, cost, cwd (or worktree branch and changed files), last seen; then the fleet's totals",
+      "list every agent: name, status, state (working, waiting for you, done, failed...), pid, restarts, model, tokens, cost, cwd (or worktree branch and changed files), last seen; then the fleet's totals",
     )
     .option("--json", "print the agents as a JSON array (every field of the registry plus live details)")
     .addHelpText(
@@ -56,10 +56,14 @@ export function register(program: Command, ctx: CliContext): void {
       `
 Statuses: starting, idle, busy, stopping, stopped, backoff (waiting to restart),
 unresponsive (missed a ping), stalled (busy but silent), failed (gave up restarting).
+States (what it means for you): working, waiting for you (a dialog asks; the line under
+the table says what), done (its last run ended well), failed (its last run ended with an
+error, or it gave up restarting), stopped, starting, idle (no run yet, or aborted).
 
 Examples:
   pi-orch list
-  pi-orch list --json | jq -r '.[] | select(.status=="failed") | .name'`,
+  pi-orch list --json | jq -r '.[] | select(.status=="failed") | .name'
+  pi-orch list --json | jq -r '.[] | select(.activity.state=="waiting") | "(.name): (.activity.message)"'`,
     )
     .action((opts: { json?: boolean }) =>
       runAction(ctx, async () => {
@@ -87,6 +91,14 @@ Examples:
             // Why an agent failed is the first thing one asks; the table has no room for it.
             for (const a of agents)
               if (a.status === "failed" && a.statusReason) ctx.out(ctx.color.red(`${a.name}: ${a.statusReason}`));
+              else if (a.activity?.state === "waiting")
+                ctx.out(
+                  ctx.color.yellow(
+                    `${a.name} is waiting for you: ${a.activity.message || "a dialog"}; answer it in pi-orch tui (pi-orch attach ${a.name} shows it)`,
+                  ),
+                );
+              else if (a.activity?.state === "failed" && a.activity.message)
+                ctx.out(ctx.color.red(`${a.name}: its last run failed: ${a.activity.message}`));
             const lost = supervisorExitNote(agents);
             if (lost) ctx.out(ctx.color.dim(lost));
           }

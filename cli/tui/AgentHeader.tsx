@@ -1,13 +1,14 @@
 /**
- * The two header lines of an agent, shared by Pane and ZoomView: name, status (with a
- * spinner while busy), restarts and tokens; then model, branch or cwd, and the
- * running tool with its argument summary and elapsed time.
+ * The header lines of an agent, shared by Pane and ZoomView: name, status (with a
+ * spinner while busy) and its state for a person, restarts and tokens; then model,
+ * branch or cwd; then the question it waits on, or the running tool with its argument
+ * summary and elapsed time.
  */
 import { Text } from "ink";
-import { modelLabel, placeLabel } from "./agent-labels.js";
+import { askLine, modelLabel, placeLabel, statusLabel } from "./agent-labels.js";
 import type { AgentView } from "./state.js";
 import { formatElapsed, formatTokens, truncate } from "./text.js";
-import { spinner, statusColor, useTheme } from "./theme.js";
+import { useTheme } from "./theme.js";
 
 /** Props of AgentHeader. */
 export interface AgentHeaderProps {
@@ -22,26 +23,29 @@ export interface AgentHeaderProps {
 export function AgentHeader({ agent: a, width, now, slotKey }: AgentHeaderProps) {
   const theme = useTheme();
   const tokens = a.tokens > 0 ? `${formatTokens(a.tokens)} tok` : "";
-  const restarts = a.restarts > 0 ? ` ↻${a.restarts}` : "";
-  const busy = a.status === "busy" || a.status === "starting" || a.status === "stopping";
   const left = `${slotKey !== undefined ? `${slotKey} ` : ""}${a.name}`;
-  const statusText = `${busy ? spinner(now) : "●"} ${a.status}${restarts}`;
-  const gap = Math.max(1, width - left.length - 2 - statusText.length - tokens.length);
+  const status = statusLabel(a, now);
+  const gap = Math.max(1, width - left.length - 2 - status.text.length - tokens.length);
   const tool = a.tools[a.tools.length - 1];
+  const asks = askLine(a);
   const meta = `${modelLabel(a)} · ${placeLabel(a)}`;
   return (
     <>
       <Text wrap="truncate">
-        <Text bold>{truncate(left, Math.max(4, width - statusText.length - 3))}</Text>
+        <Text bold>{truncate(left, Math.max(4, width - status.text.length - 3))}</Text>
         {"  "}
-        <Text color={theme.color(statusColor(a.status))}>{statusText}</Text>
+        <Text color={theme.color(status.color)}>{status.text}</Text>
         {tokens ? " ".repeat(gap) : ""}
         <Text dimColor>{tokens}</Text>
       </Text>
       <Text wrap="truncate" dimColor>
         {truncate(meta, width)}
       </Text>
-      {tool ? (
+      {asks ? (
+        <Text wrap="truncate" color={theme.color("yellow")}>
+          {truncate(asks, width)}
+        </Text>
+      ) : tool ? (
         <Text wrap="truncate" color={theme.color("magenta")}>
           {truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8))}{" "}
           <Text dimColor>{formatElapsed(now - tool.startedAt)}</Text>

@@ -20,13 +20,14 @@ import { PaintedPane } from "./PaintedPane.js";
 import { Pane } from "./Pane.js";
 import { PromptInput } from "./PromptInput.js";
 import { useScreen } from "./screen.js";
-import { sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
+import { activityCounts } from "../../shared/activity.js";
+import { agentActivity, sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { formatElapsed, truncate } from "./text.js";
 import { useTheme } from "./theme.js";
 import { useTerminalSize } from "./useTerminalSize.js";
 import type { SlashCommand } from "./slash-commands.js";
-import { keyName } from "./keys.js";
+import { keyName, type TerminalReplies } from "./keys.js";
 import { ZoomView } from "./ZoomView.js";
 
 /** Props of App. */
@@ -59,6 +60,8 @@ export interface AppProps {
   completions?: (text: string) => SlashCommand[];
   /** Single mode: the footer's status (session name, tokens, cost, context, model), read at each render. */
   status?: () => string;
+  /** The terminal's answers to our queries (program status), taken out of the keys. */
+  replies?: TerminalReplies;
 }
 
 /** What the single mode's host may do to the view. */
@@ -89,7 +92,7 @@ const SINGLE_HINT =
  */
 export function App(props: AppProps) {
   return (
-    <KeyRouter>
+    <KeyRouter replies={props.replies}>
       <Tui {...props} />
     </KeyRouter>
   );
@@ -548,7 +551,7 @@ function singleInputRows(suggestions: number): number {
   return 1 + Math.min(suggestions, SUGGESTIONS) + (suggestions > SUGGESTIONS ? 1 : 0);
 }
 
-/** Title, agent count, page and the connection to the supervisor. */
+/** Title, agent count, their states (`1 waiting for you · 2 working`), page and the connection to the supervisor. */
 function Header({
   state,
   title,
@@ -577,7 +580,8 @@ function Header({
             text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…${hint ? ` (${hint})` : ""}`,
             color: "red",
           };
-  const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
+  const states = activityCounts(visibleAgents(state).map((a) => agentActivity(a).state));
+  const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${states ? ` · ${states}` : ""}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
   return (
     <Text wrap="truncate">
       <Text bold>{left}</Text>

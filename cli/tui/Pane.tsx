@@ -5,6 +5,7 @@
 import { Box } from "ink";
 import { memo, type ReactNode } from "react";
 import { AgentHeader } from "./AgentHeader.js";
+import { headerLineCount } from "./agent-labels.js";
 import { clockMoves, type AgentView } from "./state.js";
 import { tailLines } from "./text.js";
 import { TranscriptLines } from "./TranscriptLines.js";
@@ -32,7 +33,7 @@ export interface PaneProps {
 function PaneView({ agent, width, height, focused, now, slotKey, input, modal }: PaneProps) {
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
-  const header = agent.tools.length > 0 ? 3 : 2;
+  const header = headerLineCount(agent);
   const bodyHeight = Math.max(0, height - 2 - header - (input ? 1 : 0));
   return (
     <Box

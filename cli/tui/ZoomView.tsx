@@ -6,6 +6,7 @@
 import { Box, Text } from "ink";
 import type { ReactNode } from "react";
 import { AgentHeader } from "./AgentHeader.js";
+import { headerLineCount } from "./agent-labels.js";
 import { PaintedLines } from "./PaintedPane.js";
 import type { Screen } from "./screen.js";
 import type { AgentView } from "./state.js";
@@ -55,7 +56,7 @@ export function ZoomView({
 }: ZoomViewProps) {
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
-  const header = agent.tools.length > 0 ? 3 : 2;
+  const header = headerLineCount(agent);
   const bodyHeight = Math.max(1, height - 2 - header - (input ? inputRows : 1));
   const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, { resultLines });
   const max = Math.max(0, all.length - bodyHeight);

@@ -1,6 +1,36 @@
-/** What a pane's second header line names: the agent's model and where it works. Pure but for the home folder. */
+/**
+ * What a pane's header says of its agent: its status and its state for a person (first
+ * line), its model and where it works (second), what it asks or which tool runs (third).
+ * Pure but for the home folder.
+ */
 import { homedir } from "node:os";
-import type { AgentView } from "./state.js";
+import { activityLabel } from "../../shared/activity.js";
+import { agentActivity, type AgentView } from "./state.js";
+import { spinner, statusColor } from "./theme.js";
+
+/** `⠋ busy`, `● idle · done`, `● busy · waiting for you`, with the colour it is drawn in. */
+export function statusLabel(a: AgentView, now: number): { text: string; color: string } {
+  const moving = a.status === "busy" || a.status === "starting" || a.status === "stopping";
+  const restarts = a.restarts > 0 ? ` ↻${a.restarts}` : "";
+  const { state } = agentActivity(a);
+  const said = state === "waiting" || state === "done" || (state === "failed" && a.status !== "failed");
+  const color = state === "waiting" ? "yellow" : state === "failed" ? "red" : statusColor(a.status);
+  return {
+    text: `${moving ? spinner(now) : "●"} ${a.status}${said ? ` · ${activityLabel(state)}` : ""}${restarts}`,
+    color,
+  };
+}
+
+/** `? Deploy to production?`: the question an open dialog asks, when the agent waits for you. */
+export function askLine(a: AgentView): string | null {
+  const activity = agentActivity(a);
+  return activity.state === "waiting" ? `? ${activity.message || "a dialog waits for your answer"}` : null;
+}
+
+/** Lines of the header: two, and a third for a question or a running tool. */
+export function headerLineCount(a: AgentView): number {
+  return a.tools.length > 0 || askLine(a) !== null ? 3 : 2;
+}
 
 /** `faux/faux-1`, the model alone, or `default model`. */
 export function modelLabel(a: AgentView): string {

@@ -122,12 +122,13 @@ export async function runInteractive(
       .join(" · ");
   };
 
-  const shown = mountFullScreen((quit) => {
+  const shown = mountFullScreen(store, (quit, replies) => {
     quitView = quit;
     return (
       <ThemeProvider value={makeTheme(colorEnabled())}>
         <App
           store={store}
+          replies={replies}
           control={agent}
           mode="single"
           onQuit={quit}

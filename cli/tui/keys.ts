@@ -155,3 +155,61 @@ export function keyName({ input, key }: ParsedKey): string {
   const base = named ?? input;
   return `${key.ctrl ? "C-" : ""}${key.meta ? "M-" : ""}${key.shift && named ? "S-" : ""}${base}`;
 }
+
+/** Longest terminal reply kept while its end has not come; a longer one is dropped. */
+const MAX_REPLY = 4096;
+
+/**
+ * Takes the terminal's answers to our queries (an OSC, DCS or APC string, a
+ * device-attributes report) out of the input before it becomes keys: `ESC ] 7501;?`
+ * read as keys would be Alt+] and then typed text. Only while `expecting` (a query is
+ * out): a person's Alt+] otherwise stays a key. A reply may come over several reads (ink
+ * hands its `ESC ]`, its body and its `ESC \` over one at a time). Pure but for `onReply`.
+ */
+export class TerminalReplies {
+  /** A query is out: replies are looked for. */
+  expecting = false;
+  private partial: string | null = null;
+
+  constructor(private readonly onReply: (reply: string) => void) {}
+
+  /** `text` without the replies in it; each whole reply goes to `onReply`. */
+  filter(text: string): string {
+    let out = "";
+    let i = 0;
+    while (i < text.length) {
+      if (this.partial !== null) {
+        const bel = text.indexOf("\x07", i);
+        const st = text.indexOf("\x1b\\", i);
+        const end = bel < 0 ? st : st < 0 ? bel : Math.min(bel, st);
+        if (end < 0) {
+          this.partial += text.slice(i);
+          if (this.partial.length > MAX_REPLY) this.partial = null;
+          return out;
+        }
+        const stop = end + (end === st ? 2 : 1);
+        const reply = this.partial + text.slice(i, stop);
+        this.partial = null;
+        i = stop;
+        this.onReply(reply);
+        continue;
+      }
+      if (!this.expecting) return out + text.slice(i);
+      const two = text.slice(i, i + 2);
+      if (two === "\x1b]" || two === "\x1bP" || two === "\x1b_") {
+        this.partial = two;
+        i += 2;
+        continue;
+      }
+      const report = /^\x1b\[\?[\d;]*c/.exec(text.slice(i, i + 64));
+      if (report) {
+        i += report[0].length;
+        this.onReply(report[0]);
+        continue;
+      }
+      out += text[i];
+      i++;
+    }
+    return out;
+  }
+}

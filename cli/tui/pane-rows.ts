@@ -5,10 +5,10 @@
  * a pane costs one string per row instead of ink's per-cell tokenizing. Pure.
  */
 import stringWidth from "string-width";
-import { modelLabel, placeLabel } from "./agent-labels.js";
+import { askLine, modelLabel, placeLabel, statusLabel } from "./agent-labels.js";
 import type { AgentView, LineKind } from "./state.js";
 import { formatElapsed, formatTokens, tailLines, truncate, type DrawnLine } from "./text.js";
-import { lineColor, spinner, statusColor } from "./theme.js";
+import { lineColor } from "./theme.js";
 
 /** How a piece of text looks. */
 interface Style {
@@ -83,23 +83,23 @@ export function transcriptRows(lines: readonly DrawnLine[], width: number, color
 /** The header lines of `AgentHeader`, as spans. */
 function headerRows(a: AgentView, width: number, now: number, slotKey: number | undefined): Span[][] {
   const tokens = a.tokens > 0 ? `${formatTokens(a.tokens)} tok` : "";
-  const restarts = a.restarts > 0 ? ` ↻${a.restarts}` : "";
-  const busy = a.status === "busy" || a.status === "starting" || a.status === "stopping";
   const left = `${slotKey !== undefined ? `${slotKey} ` : ""}${a.name}`;
-  const statusText = `${busy ? spinner(now) : "●"} ${a.status}${restarts}`;
-  const gap = Math.max(1, width - left.length - 2 - statusText.length - tokens.length);
+  const status = statusLabel(a, now);
+  const gap = Math.max(1, width - left.length - 2 - status.text.length - tokens.length);
   const rows: Span[][] = [
     [
-      [truncate(left, Math.max(4, width - statusText.length - 3)), { bold: true }],
+      [truncate(left, Math.max(4, width - status.text.length - 3)), { bold: true }],
       ["  "],
-      [statusText, { color: statusColor(a.status) }],
+      [status.text, { color: status.color }],
       [tokens ? " ".repeat(gap) : ""],
       [tokens, { dim: true }],
     ],
     [[truncate(`${modelLabel(a)} · ${placeLabel(a)}`, width), { dim: true }]],
   ];
   const tool = a.tools[a.tools.length - 1];
-  if (tool)
+  const asks = askLine(a);
+  if (asks) rows.push([[truncate(asks, width), { color: "yellow" }]]);
+  else if (tool)
     rows.push([
       [`${truncate(`⏺ ${tool.name} ${tool.summary}`, Math.max(4, width - 8))} `, { color: "magenta" }],
       [formatElapsed(now - tool.startedAt), { color: "magenta", dim: true }],

@@ -13,6 +13,8 @@ import { Screen, ScreenContext } from "./screen.js";
 import { TuiStore } from "./store.js";
 import { SupervisorLink } from "./supervisor-link.js";
 import { makeTheme, ThemeProvider } from "./theme.js";
+import type { TerminalReplies } from "./keys.js";
+import { ProgramStatusReporter } from "./program-status.js";
 
 /** Options of the multi-pane TUI. */
 export interface RunTuiOptions {
@@ -39,10 +41,11 @@ const ALT_SCREEN_OFF = "\x1b[?2004l\x1b[?1049l";
 export async function runTui(opts: RunTuiOptions): Promise<void> {
   const store = new TuiStore();
   const link = new SupervisorLink(store, { connect: opts.connect, home: opts.home });
-  await mountFullScreen((quit) => (
+  await mountFullScreen(store, (quit, replies) => (
     <ThemeProvider value={makeTheme(opts.color)}>
       <App
         store={store}
+        replies={replies}
         control={link}
         defaultCwd={opts.defaultCwd}
         spawnDefaults={opts.spawnDefaults}
@@ -60,20 +63,29 @@ export async function runTui(opts: RunTuiOptions): Promise<void> {
 
 /**
  * Render `tree` on the alternate screen until `quit` is called or a terminating
- * signal arrives; restore the screen afterwards.
+ * signal arrives; restore the screen afterwards. The terminal is told the state of the
+ * store's agents (OSC 7501) where it supports that; `tree` gets the key reader's filter
+ * for the terminal's replies.
  */
-export async function mountFullScreen(tree: (quit: () => void) => ReactElement): Promise<void> {
+export async function mountFullScreen(
+  store: TuiStore,
+  tree: (quit: () => void, replies: TerminalReplies) => ReactElement,
+): Promise<void> {
   process.stdout.write(ALT_SCREEN_ON);
+  const status = new ProgramStatusReporter(store, (text) => process.stdout.write(text));
   let quit = () => {};
   // Ink renders whole frames into the screen (debug mode: no log-update, no throttle of its
   // own; the store already throttles), and the screen writes the rows that changed.
   const screen = new Screen(process.stdout);
-  const instance = render(<ScreenContext.Provider value={screen}>{tree(() => quit())}</ScreenContext.Provider>, {
-    stdout: screen.inkStdout,
-    debug: true,
-    exitOnCtrlC: false,
-    patchConsole: false,
-  });
+  const instance = render(
+    <ScreenContext.Provider value={screen}>{tree(() => quit(), status.replies)}</ScreenContext.Provider>,
+    {
+      stdout: screen.inkStdout,
+      debug: true,
+      exitOnCtrlC: false,
+      patchConsole: false,
+    },
+  );
   quit = () => instance.unmount();
   const signals = ["SIGTERM", "SIGHUP"] as const;
   for (const s of signals) process.on(s, quit);
@@ -81,6 +93,7 @@ export async function mountFullScreen(tree: (quit: () => void) => ReactElement):
     await instance.waitUntilExit();
   } finally {
     for (const s of signals) process.off(s, quit);
+    status.dispose();
     screen.dispose();
     process.stdout.write(ALT_SCREEN_OFF);
   }

@@ -8,7 +8,8 @@ import type { AgentInfo, AgentStatus, WorktreeInfo } from "../../shared/schema/a
 import type { ExtensionUiRequest } from "../../shared/schema/rpc.js";
 import { contentText, summarizeArgs } from "../commands/transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
-import { isDialogMethod, type DialogMethod } from "../../shared/dialogs.js";
+import { dialogQuestion, isDialogMethod, type DialogMethod } from "../../shared/dialogs.js";
+import { activityOf, outcomeOfMessage, type Activity } from "../../shared/activity.js";
 
 /** Finished transcript lines kept per agent (the zoom view scrolls through them). */
 export const MAX_LINES = 2000;
@@ -125,6 +126,20 @@ export function visibleAgents(state: TuiState): AgentView[] {
   return out;
 }
 
+/** The agent's state for a person (working, waiting for you, done, failed...), from what this TUI has seen. */
+export function agentActivity(a: AgentView): Activity {
+  const last = a.run.lastAssistant;
+  return activityOf({
+    status: a.status,
+    statusReason: a.statusReason,
+    questions: a.dialogs.map(dialogQuestion),
+    outcome:
+      a.run.inRun || !last
+        ? null
+        : outcomeOfMessage({ role: "assistant", stopReason: last.stopReason, errorMessage: last.errorMessage }),
+  });
+}
+
 /** Whether a pane's header shows something that moves with the clock (spinner, a tool's elapsed time). */
 export function clockMoves(a: AgentView): boolean {
   return a.status === "busy" || a.status === "starting" || a.status === "stopping" || a.tools.length > 0;
@@ -162,8 +177,10 @@ export function sameForInk(prev: TuiState, next: TuiState, drawn: InkDrawn): boo
       for (const k of Object.keys(b) as (keyof AgentView)[]) if (!BODY_ONLY.has(k) && a[k] !== b[k]) return false;
       continue;
     }
-    // What the view reads besides the pane: key handlers (status), the footer (dialogs), the diff (worktree), the count (hidden).
+    // What the view reads besides the pane: key handlers (status), the footer (dialogs), the diff (worktree), the counts (hidden, states).
     if (a.status !== b.status || a.hidden !== b.hidden || a.dialogs !== b.dialogs || a.cwd !== b.cwd) return false;
+    // The header counts the agents' states.
+    if (a.run !== b.run && agentActivity(a).state !== agentActivity(b).state) return false;
     if (a.worktree?.path !== b.worktree?.path || a.worktree?.branch !== b.worktree?.branch) return false;
   }
   return true;

@@ -19,7 +19,7 @@
  */
 import { useStdin, type Key } from "ink";
 import { createContext, createElement, useContext, useLayoutEffect, useRef, type ReactNode } from "react";
-import { parseKey, splitKeys } from "./keys.js";
+import { parseKey, splitKeys, type TerminalReplies } from "./keys.js";
 
 type Handler = (input: string, key: Key) => void;
 type RawHandler = (raw: string) => void;
@@ -28,8 +28,11 @@ type Slot = { current: { keyed: Handler } | { raw: RawHandler } };
 
 const RouterContext = createContext<Set<Slot> | null>(null);
 
-/** One input listener for everything below it; `useKeys` and `useRawKeys` below it join it in the drawing commit. */
-export function KeyRouter({ children }: { children?: ReactNode }) {
+/**
+ * One input listener for everything below it; `useKeys` and `useRawKeys` below it join it
+ * in the drawing commit. `replies` takes the terminal's answers to queries out first.
+ */
+export function KeyRouter({ children, replies }: { children?: ReactNode; replies?: TerminalReplies }) {
   const slots = useRef(new Set<Slot>()).current;
   const { internal_eventEmitter: events, setRawMode } = useStdin();
   useLayoutEffect(() => {
@@ -68,7 +71,9 @@ export function KeyRouter({ children }: { children?: ReactNode }) {
       next = null;
       if (queue.length > 0) handOut();
     };
-    const onInput = (text: string) => {
+    const onInput = (read: string) => {
+      const text = replies ? replies.filter(read) : read;
+      if (text === "") return;
       queue.push(...splitKeys(text, true));
       if (next === null && queue.length > 0) handOut();
     };
@@ -79,7 +84,7 @@ export function KeyRouter({ children }: { children?: ReactNode }) {
       next = null;
       queue.length = 0;
     };
-  }, [events, slots]);
+  }, [events, slots, replies]);
   return createElement(RouterContext.Provider, { value: slots }, children);
 }
 

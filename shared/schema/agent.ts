@@ -226,5 +226,20 @@ export const AgentInfo = Type.Object({
   lastSeq: NonNegativeInt,
   /** When the current worker process started. */
   startedAt: Type.Union([Type.Number(), Type.Null()]),
+  /** Its state for a person (shared/activity.ts): working, waiting for you (with the question), done, failed... */
+  activity: Type.Optional(
+    Type.Object({
+      state: Type.Union([
+        Type.Literal("starting"),
+        Type.Literal("working"),
+        Type.Literal("waiting"),
+        Type.Literal("done"),
+        Type.Literal("failed"),
+        Type.Literal("stopped"),
+        Type.Literal("idle"),
+      ]),
+      message: Type.Optional(Type.String()),
+    }),
+  ),
 });
 export type AgentInfo = Static<typeof AgentInfo>;

@@ -4,152 +4,8 @@
  * and the effects the shell would perform.
  */
 import { describe, expect, it } from "vitest";
-import {
-  initialState,
-  transition,
-  type AgentEffect,
-  type AgentMessage,
-  type AgentState,
-  type MachineConfig,
-} from "../../supervisor/agent-machine.js";
-import { DEFAULT_FLOOD_LIMITS } from "../../supervisor/protocol-flood.js";
-import type { AgentRecord } from "../../shared/schema/agent.js";
-
-const T0 = 1_000_000;
-const config: MachineConfig = {
-  timings: {
-    pingIntervalMs: 100,
-    pingDeadlineMs: 200,
-    startTimeoutMs: 500,
-    stallTimeoutMs: 1_000,
-    stopGraceMs: 50,
-    killGraceMs: 50,
-    rpcTimeoutMs: 300,
-  },
-  defaultCommand: ["pi", "--mode", "rpc"],
-  workerNice: 10,
-  protocolFlood: DEFAULT_FLOOD_LIMITS,
-};
-
-function record(over: Partial<AgentRecord> = {}): AgentRecord {
-  return {
-    name: "a",
-    id: "id-a",
-    cwd: "/tmp",
-    policy: {
-      restart: "transient",
-      backoffInitialMs: 20,
-      backoffMaxMs: 200,
-      resetAfterMs: 60_000,
-      intensity: 3,
-      periodMs: 10_000,
-    },
-    onStall: "notify",
-    limits: {},
-    createdAt: T0,
-    status: "stopped",
-    pid: null,
-    restarts: 0,
-    lastExit: null,
-    sessionFile: null,
-    lastSeenAt: null,
-    ...over,
-  };
-}
-
-/** Freeze what a transition is given, so any change to it in place throws. */
-function frozen(state: AgentState): AgentState {
-  Object.freeze(state.record);
-  return Object.freeze(state);
-}
-
-/** Drives the table like the shell, but by hand: the test says what happens next. */
-class Driver {
-  state: AgentState;
-  effects: AgentEffect[] = [];
-  /** The timers running now, as the shell would hold them. */
-  readonly timers = new Map<string, Extract<AgentEffect, { kind: "timer" }>>();
-  now = T0;
-
-  constructor(rec: AgentRecord = record()) {
-    this.state = initialState(rec);
-  }
-
-  send(message: AgentMessage): AgentEffect[] {
-    const { state, effects } = transition(config, frozen(this.state), message, this.now);
-    this.state = state;
-    this.effects = effects;
-    for (const e of effects) {
-      if (e.kind === "timer") this.timers.set(e.key, e);
-      else if (e.kind === "cancel_timer") this.timers.delete(e.key);
-    }
-    return effects;
-  }
-
-  get status(): string {
-    return this.state.record.status;
-  }
-
-  get gen(): number {
-    return this.state.gen;
-  }
-
-  of<K extends AgentEffect["kind"]>(kind: K): Extract<AgentEffect, { kind: K }>[] {
-    return this.effects.filter((e): e is Extract<AgentEffect, { kind: K }> => e.kind === kind);
-  }
-
-  /** Event types emitted by the last step. */
-  emitted(): unknown[] {
-    return this.of("emit").map((e) => e.event.type);
-  }
-
-  statuses(): unknown[] {
-    return this.of("emit")
-      .filter((e) => e.event.type === "agent_status")
-      .map((e) => e.event.status);
-  }
-
-  timer(key: string): Extract<AgentEffect, { kind: "timer" }> {
-    const t = this.timers.get(key);
-    if (!t) throw new Error(`no ${key} timer runs (running: ${[...this.timers.keys()].join(", ")})`);
-    return t;
-  }
-
-  /** Start, spawn as pid, answer the probe: the agent is idle. */
-  toIdle(pid = 100): void {
-    this.send({ kind: "start" });
-    this.spawned(pid);
-    this.answerProbe();
-  }
-
-  spawned(pid: number | undefined = 100): void {
-    const spawn = this.of("spawn")[0];
-    expect(spawn, "a spawn effect").toBeDefined();
-    this.send({ kind: "spawned", gen: spawn.gen, pid, startedAt: this.now });
-  }
-
-  answerProbe(data: Record<string, unknown> = { sessionFile: "/s/a.jsonl", isStreaming: false }): void {
-    const probe = this.of("send")[0].value as { id: string; type: string };
-    expect(probe.type).toBe("get_state");
-    this.line({ type: "response", id: probe.id, command: "get_state", success: true, data });
-  }
-
-  line(value: unknown): AgentEffect[] {
-    return this.send({ kind: "line", gen: this.gen, line: JSON.stringify(value) });
-  }
-
-  exit(code: number | null, signal: string | null = null): AgentEffect[] {
-    return this.send({ kind: "exit", gen: this.gen, code, signal, spawnError: null, stderrTail: "" });
-  }
-
-  /** A timer fires: its message is sent at its time. */
-  fire(key: string): AgentEffect[] {
-    const t = this.timer(key);
-    this.timers.delete(key);
-    this.now += t.ms;
-    return this.send(t.message);
-  }
-}
+import { activityOfState } from "../../supervisor/agent-machine.js";
+import { Driver, record } from "../support/agent-driver.js";
 
 describe("agent table: start and restart", () => {
   it("spawns, probes with get_state, and is idle once answered, with the session learned and the worker lowered", () => {
@@ -386,7 +242,7 @@ describe("agent table: requests and presence", () => {
     // A fire-and-forget request opens nothing; a confirm does.
     d.line({ type: "extension_ui_request", id: "n1", method: "notify", message: "hi" });
     d.line({ type: "extension_ui_request", id: "q1", method: "confirm", title: "Go on?" });
-    expect(d.state.dialogs).toEqual(new Set(["q1"]));
+    expect(d.state.dialogs).toEqual(new Map([["q1", "Go on?"]]));
     d.fire(`rpc:${prompt.id}`);
     expect(d.of("reject")).toEqual([]);
     expect(d.of("emit").map((e) => e.event)).toEqual([
@@ -467,15 +323,15 @@ describe("agent table: requests and presence", () => {
     };
     // A pi without the list (upstream's get_state): nothing to learn, the dialog stays open.
     d.line({ type: "response", id: ping(), command: "get_state", success: true, data: { isStreaming: false } });
-    expect(d.state.dialogs).toEqual(new Set(["q1"]));
+    expect([...d.state.dialogs.keys()]).toEqual(["q1"]);
     // Still listed: still open.
     d.line({ type: "response", id: ping(), command: "get_state", success: true, data: { openDialogs: ["q1"] } });
-    expect(d.state.dialogs).toEqual(new Set(["q1"]));
+    expect([...d.state.dialogs.keys()]).toEqual(["q1"]);
     // q2 opens after the ping went out, so an answer without it says nothing about q2; q1 is gone.
     const asked = ping();
     d.line({ type: "extension_ui_request", id: "q2", method: "input", title: "Name?" });
     d.line({ type: "response", id: asked, command: "get_state", success: true, data: { openDialogs: [] } });
-    expect(d.state.dialogs).toEqual(new Set(["q2"]));
+    expect([...d.state.dialogs.keys()]).toEqual(["q2"]);
     expect(d.of("emit").map((e) => e.event)).toEqual([{ type: "dialog_closed", id: "q1", reason: "dismissed" }]);
     expect(d.timers.has(`rpc:${prompt.id}`)).toBe(false);
     d.line({ type: "response", id: ping(), command: "get_state", success: true, data: { openDialogs: [] } });
@@ -559,6 +415,50 @@ describe("agent table: requests and presence", () => {
     expect(d.state.record.statusReason).toBe("busy with no event for 1s");
     d.line({ type: "message_update" });
     expect(d.statuses()).toEqual(["busy"]);
+  });
+
+  it("what it means for a person: idle, working, waiting for you with the question, done, failed with the error, aborted", () => {
+    const d = new Driver();
+    d.send({ kind: "start" });
+    expect(activityOfState(d.state)).toEqual({ state: "starting" });
+    d.spawned(100);
+    d.answerProbe();
+    expect(activityOfState(d.state)).toEqual({ state: "idle" });
+    d.line({ type: "agent_start" });
+    expect(activityOfState(d.state)).toEqual({ state: "working" });
+    d.line({ type: "extension_ui_request", id: "p1", method: "confirm", title: "Deploy?", message: "to production" });
+    expect(activityOfState(d.state)).toEqual({ state: "waiting", message: "Deploy?: to production" });
+    d.send({
+      kind: "rpc",
+      caller: 1,
+      command: { type: "extension_ui_response", id: "p1", confirmed: true },
+      timeoutMs: 300,
+    });
+    expect(activityOfState(d.state)).toEqual({ state: "working" });
+    d.line({ type: "message_end", message: { role: "assistant", content: [], stopReason: "stop" } });
+    d.line({ type: "agent_end", messages: [] });
+    expect(activityOfState(d.state)).toEqual({ state: "done" });
+    // The latest reply decides: an error no retry follows is the run's outcome.
+    d.line({ type: "agent_start" });
+    d.line({
+      type: "message_end",
+      message: {
+        role: "assistant",
+        content: [],
+        stopReason: "error",
+        errorMessage: "401 invalid x-api-key\nrequest id r1",
+      },
+    });
+    d.line({ type: "agent_end", messages: [] });
+    expect(activityOfState(d.state)).toEqual({ state: "failed", message: "401 invalid x-api-key" });
+    d.line({ type: "agent_start" });
+    d.line({ type: "message_end", message: { role: "assistant", content: [], stopReason: "aborted" } });
+    d.line({ type: "agent_end", messages: [] });
+    expect(activityOfState(d.state)).toEqual({ state: "idle", message: "aborted" });
+    // A worker that dies mid-run: the run failed, whatever the restart does.
+    d.line({ type: "agent_start" });
+    d.send({ kind: "exit", gen: 1, code: 1, signal: null, spawnError: null, stderrTail: "" });
+    expect(d.state.outcome).toEqual({ state: "failed", message: "its worker exited during the run" });
   });
 
   it("a busy agent waiting on a dialog is not stalled; its silence counts from the answer on", () => {
