@@ -71,7 +71,7 @@ describe("the CLI as a new user meets it", () => {
     await world.serve();
     await world.ok(["spawn", "--name", "alpha", "--provider", "faux"]);
     // The model the worker runs, as the TUI shows it, not only the provider asked for.
-    expect(await world.ok(["list"])).toMatch(/alpha\s+idle\s+\d+\s+0\s+faux\/faux-1\s/);
+    expect(await world.ok(["list"])).toMatch(/alpha\s+idle\s+idle\s+\d+\s+0\s+faux\/faux-1\s/);
     const steer = await world.cli(["steer", "alpha", "read README.md"]);
     expect(steer.code).toBe(1);
     expect(steer.stderr).toContain('agent "alpha" is idle');

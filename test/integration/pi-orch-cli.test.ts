@@ -36,9 +36,9 @@ describe("pi-orch CLI", () => {
     }
     expect(new Set(agents.map((a) => a.pid)).size).toBe(3);
     const table = await world.ok(["list"]);
-    expect(table).toMatch(/NAME\s+STATUS\s+PID\s+RESTARTS\s+MODEL\s+TOKENS\s+COST\s+CWD\s+LAST SEEN/);
-    expect(table).toMatch(/gamma\s+idle\s+\d+\s+0\s+faux\S*\s+-\s+-/);
-    expect(table).toContain("fleet: 3 agents, 0 tokens (0 in, 0 out), $0.00");
+    expect(table).toMatch(/NAME\s+STATUS\s+STATE\s+PID\s+RESTARTS\s+MODEL\s+TOKENS\s+COST\s+CWD\s+LAST SEEN/);
+    expect(table).toMatch(/gamma\s+idle\s+idle\s+\d+\s+0\s+faux\S*\s+-\s+-/);
+    expect(table).toContain("fleet: 3 agents (3 idle), 0 tokens (0 in, 0 out), $0.00");
     // An id prefix works wherever a name does.
     const byId = await world.json(["status", agents[1].id.slice(0, 6)]);
     expect(byId.name).toBe("beta");
