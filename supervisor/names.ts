@@ -2,6 +2,7 @@
  * Agent names and ids: generated two-word names, short hex ids, and lookup of an
  * agent by its name or a unique prefix of its id.
  */
+import { nameProblem } from "../shared/agent-name.js";
 import { randomBytes, randomInt } from "node:crypto";
 import { OrchError } from "./errors.js";
 
@@ -90,17 +91,10 @@ const NOUNS = [
   "owl",
 ];
 
-/** Names become file names under logs/, so they are restricted to a safe alphabet. */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
 /** Throws an `invalid` error naming the rule when `name` cannot be an agent name. */
 export function assertValidName(name: string): void {
-  if (!NAME_PATTERN.test(name)) {
-    throw new OrchError(
-      "invalid",
-      `invalid agent name "${name}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-    );
-  }
+  const problem = nameProblem(name);
+  if (problem) throw new OrchError("invalid", problem);
 }
 
 /** A fresh two-word name (`swift-otter`) not in `taken`; adds a number when the words run out. */

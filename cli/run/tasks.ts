@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Type } from "typebox";
-import { NAME_PATTERN } from "../../supervisor/names.js";
+import { NAME_PATTERN } from "../../shared/agent-name.js";
 import { checker } from "../../shared/validate.js";
 import type { RunTask } from "./types.js";
 

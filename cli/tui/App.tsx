@@ -21,6 +21,7 @@ import { Pane } from "./Pane.js";
 import { PromptInput } from "./PromptInput.js";
 import { useScreen } from "./screen.js";
 import { activityCounts } from "../../shared/activity.js";
+import { nameProblem } from "../../shared/agent-name.js";
 import { agentActivity, sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { formatElapsed, truncate } from "./text.js";
@@ -76,7 +77,11 @@ export interface SingleHost {
 const SUGGESTIONS = 6;
 
 type InputKind = "prompt" | "steer" | "follow_up";
-type Overlay = { kind: "help" } | { kind: "new" } | { kind: "diff"; title: string; text: string; top: number } | null;
+type Overlay =
+  | { kind: "help" }
+  | { kind: "new"; values?: NewAgentValues; error?: string }
+  | { kind: "diff"; title: string; text: string; top: number }
+  | null;
 
 const INPUT_LABEL: Record<InputKind, string> = { prompt: "prompt", steer: "steer", follow_up: "follow-up" };
 const GRID_HINT =
@@ -199,6 +204,9 @@ function Tui(props: AppProps) {
     control.rpc(agent.name, { type: "extension_ui_response", id, ...a }).catch(() => undefined);
   };
   const spawn = (v: NewAgentValues) => {
+    // A refused name keeps the form and what was typed, with the rule.
+    const problem = v.name.trim() ? nameProblem(v.name.trim()) : null;
+    if (problem) return setOverlay({ kind: "new", values: v, error: problem });
     setOverlay(null);
     const params: IpcParams<"spawn"> = {
       ...props.spawnDefaults,
@@ -209,13 +217,18 @@ function Tui(props: AppProps) {
       wait: false,
     };
     say(`starting ${params.name ?? "a new agent"}…`);
-    void act(
-      "spawn",
-      control.spawn(params).then((info) => {
+    control.spawn(params).then(
+      (info) => {
         const name = (info as { name?: string } | undefined)?.name;
         if (name) setFocus(name);
         say(`started ${name ?? "the agent"}`);
-      }),
+      },
+      (err: unknown) => {
+        const message = err instanceof Error ? err.message : String(err);
+        say(`spawn failed: ${message}`, true);
+        // Back to the form, unless another overlay opened meanwhile.
+        setOverlay((o) => (o === null ? { kind: "new", values: v, error: message } : o));
+      },
     );
   };
   const showDiff = (agent: AgentView) => {
@@ -438,8 +451,11 @@ function Tui(props: AppProps) {
   } else if (overlay?.kind === "new") {
     body = (
       <NewAgentForm
+        key={overlay.error ?? ""}
         width={Math.min(cols, 100)}
         defaultCwd={props.defaultCwd ?? process.cwd()}
+        initial={overlay.values}
+        error={overlay.error}
         onSubmit={spawn}
         onCancel={() => setOverlay(null)}
       />

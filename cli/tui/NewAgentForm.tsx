@@ -1,6 +1,7 @@
 /**
  * The `n` form: name, cwd, worktree yes/no and a first prompt. ↑↓/Tab move between
  * fields, Space toggles the worktree, Enter on the last field (or Ctrl+S) starts the agent.
+ * A refused try opens it again with what was typed and why.
  */
 import { Box, Text } from "ink";
 import { useKeys } from "./useKeys.js";
@@ -22,6 +23,10 @@ export interface NewAgentFormProps {
   defaultCwd: string;
   onSubmit: (values: NewAgentValues) => void;
   onCancel: () => void;
+  /** What the form opens with: the values of a try that was refused. */
+  initial?: NewAgentValues;
+  /** Why the last try was refused, shown under the fields. */
+  error?: string;
   isActive?: boolean;
 }
 
@@ -29,9 +34,19 @@ const FIELDS = ["name", "cwd", "worktree", "prompt"] as const;
 type Field = (typeof FIELDS)[number];
 
 /** The form. */
-export function NewAgentForm({ width, defaultCwd, onSubmit, onCancel, isActive = true }: NewAgentFormProps) {
+export function NewAgentForm({
+  width,
+  defaultCwd,
+  onSubmit,
+  onCancel,
+  initial,
+  error,
+  isActive = true,
+}: NewAgentFormProps) {
   const theme = useTheme();
-  const [values, setValues] = useState<NewAgentValues>({ name: "", cwd: defaultCwd, worktree: false, prompt: "" });
+  const [values, setValues] = useState<NewAgentValues>(
+    initial ?? { name: "", cwd: defaultCwd, worktree: false, prompt: "" },
+  );
   const [field, setField] = useState(0);
   const current: Field = FIELDS[field]!;
   useKeys(
@@ -67,6 +82,11 @@ export function NewAgentForm({ width, defaultCwd, onSubmit, onCancel, isActive =
       {row("cwd", "cwd", values.cwd)}
       {row("worktree", "worktree", values.worktree ? "[x] yes (own branch pi-orch/<name>)" : "[ ] no")}
       {row("prompt", "prompt", values.prompt)}
+      {error ? (
+        <Text wrap="wrap" color={theme.color("red")}>
+          {error}
+        </Text>
+      ) : null}
       <Text dimColor>↑↓ Tab move · Space toggle · Enter on prompt (or Ctrl+S) start · Esc cancel</Text>
     </Box>
   );

@@ -6,7 +6,7 @@
 import { memo, useLayoutEffect } from "react";
 import { paneRows, transcriptRows } from "./pane-rows.js";
 import type { Screen } from "./screen.js";
-import { clockMoves, type AgentView } from "./state.js";
+import { clockMoves, queuedLine, type AgentView } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { tailLines } from "./text.js";
 import { useTheme } from "./theme.js";
@@ -93,7 +93,11 @@ function PaintedLinesView(props: PaintedLinesProps) {
     props,
     `${name}\0lines`,
     (agent) => {
-      const lines = tailLines(agent.lines, agent.open, width, height, { fromBottom, resultLines });
+      const lines = tailLines(agent.lines, agent.open, width, height, {
+        fromBottom,
+        resultLines,
+        last: queuedLine(agent),
+      });
       const rows = transcriptRows(lines, width, color);
       while (rows.length < height) rows.push(" ".repeat(width));
       return rows;

@@ -6,7 +6,7 @@ import { Box } from "ink";
 import { memo, type ReactNode } from "react";
 import { AgentHeader } from "./AgentHeader.js";
 import { headerLineCount } from "./agent-labels.js";
-import { clockMoves, type AgentView } from "./state.js";
+import { clockMoves, queuedLine, type AgentView } from "./state.js";
 import { tailLines } from "./text.js";
 import { TranscriptLines } from "./TranscriptLines.js";
 import { useTheme } from "./theme.js";
@@ -48,7 +48,7 @@ function PaneView({ agent, width, height, focused, now, slotKey, input, modal }:
       <AgentHeader agent={agent} width={inner} now={now} slotKey={slotKey} />
       {modal ?? (
         <Box flexDirection="column" height={bodyHeight} overflowY="hidden">
-          <TranscriptLines lines={tailLines(agent.lines, agent.open, inner, bodyHeight)} />
+          <TranscriptLines lines={tailLines(agent.lines, agent.open, inner, bodyHeight, { last: queuedLine(agent) })} />
         </Box>
       )}
       {input}

@@ -9,7 +9,7 @@ import { AgentHeader } from "./AgentHeader.js";
 import { headerLineCount } from "./agent-labels.js";
 import { PaintedLines } from "./PaintedPane.js";
 import type { Screen } from "./screen.js";
-import type { AgentView } from "./state.js";
+import { queuedLine, type AgentView } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { tailLines } from "./text.js";
 import { TranscriptLines } from "./TranscriptLines.js";
@@ -58,7 +58,10 @@ export function ZoomView({
   const inner = Math.max(1, width - 4);
   const header = headerLineCount(agent);
   const bodyHeight = Math.max(1, height - 2 - header - (input ? inputRows : 1));
-  const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, { resultLines });
+  const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, {
+    resultLines,
+    last: queuedLine(agent),
+  });
   const max = Math.max(0, all.length - bodyHeight);
   onScrollMax?.(max);
   const offset = Math.min(scroll, max);

@@ -6,7 +6,7 @@
  */
 import stringWidth from "string-width";
 import { askLine, modelLabel, placeLabel, statusLabel } from "./agent-labels.js";
-import type { AgentView, LineKind } from "./state.js";
+import { queuedLine, type AgentView, type LineKind } from "./state.js";
 import { formatElapsed, formatTokens, tailLines, truncate, type DrawnLine } from "./text.js";
 import { lineColor } from "./theme.js";
 
@@ -56,7 +56,13 @@ export function paneRows({ agent, width, height, focused, now, slotKey, color }:
   const inner = Math.max(0, width - 4);
   const content: string[] = headerRows(agent, inner, now, slotKey).map((spans) => paint(spans, inner));
   const bodyHeight = Math.max(0, height - 2 - content.length);
-  content.push(...transcriptRows(tailLines(agent.lines, agent.open, Math.max(1, inner), bodyHeight), inner, color));
+  content.push(
+    ...transcriptRows(
+      tailLines(agent.lines, agent.open, Math.max(1, inner), bodyHeight, { last: queuedLine(agent) }),
+      inner,
+      color,
+    ),
+  );
   const blank = " ".repeat(inner);
   const side = styled(v, border, color);
   // A pane narrower than its padding shows only its border.

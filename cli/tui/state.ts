@@ -76,6 +76,8 @@ export interface AgentView {
   /** The agent's last event when the supervisor last listed it: events up to it are history the list's status already covers. */
   listedSeq: number;
   dialogs: DialogRequest[];
+  /** Steers and follow-ups waiting for the worker to deliver them, as its last `queue_update` said. */
+  queued: { steering: readonly string[]; followUp: readonly string[] };
   /** The worker's pid as the stream last said (`worker_started`, `agent_status`); null: none runs. */
   streamPid: number | null | undefined;
   /** The worker's pid in the last list that was current; undefined until one was. */
@@ -124,6 +126,17 @@ export function visibleAgents(state: TuiState): AgentView[] {
     if (a && !a.hidden) out.push(a);
   }
   return out;
+}
+
+const NO_QUEUE: AgentView["queued"] = Object.freeze({ steering: [], followUp: [] });
+
+/** `⏳ 2 queued · steer: go left · follow-up: then right`: the line under a pane's transcript; null when nothing waits. */
+export function queuedLine(a: AgentView): TranscriptLine | null {
+  const { steering, followUp } = a.queued;
+  const n = steering.length + followUp.length;
+  if (n === 0) return null;
+  const items = [...steering.map((t) => `steer: ${t}`), ...followUp.map((t) => `follow-up: ${t}`)];
+  return { kind: "notice", text: `⏳ ${n} queued · ${items.join(" · ").replace(/\s+/g, " ")}` };
 }
 
 /** The agent's state for a person (working, waiting for you, done, failed...), from what this TUI has seen. */
@@ -217,6 +230,7 @@ function newView(name: string, now: number): AgentView {
     lastSeq: 0,
     listedSeq: 0,
     dialogs: [],
+    queued: NO_QUEUE,
     streamPid: undefined,
     listedPid: undefined,
     hidden: false,
@@ -387,6 +401,9 @@ function stream(a: AgentView, kind: "text" | "thinking", delta: string): AgentVi
 /** Fold the event into the run view, then take the running tools and tokens from it. */
 function applyEvent(a: AgentView, e: TuiEvent, at: number): AgentView {
   if (e.type === "extension_ui_request") return dialogOrNotice(a, e);
+  if (e.type === "queue_update") return { ...a, queued: { steering: e.steering, followUp: e.followUp } };
+  // Queued messages die with their worker.
+  if (e.type === "worker_exited" && a.queued !== NO_QUEUE) a = { ...a, queued: NO_QUEUE };
   if (e.type === "worker_started" || e.type === "agent_status") a = pidOf(a, e.pid);
   // Answered elsewhere (another client), timed out, dismissed by its extension, or gone with the worker.
   if (e.type === "dialog_closed")

@@ -57,7 +57,8 @@ function linePieces(line: TranscriptLine, width: number, resultLines: number): s
 }
 
 /**
- * The last `height` drawn lines of a transcript (plus its open streamed line) at
+ * The last `height` drawn lines of a transcript (plus its open streamed line, and
+ * `last` under it: the queued messages) at
  * `width`, skipping `fromBottom` lines (scrolling up). Tool results collapse to
  * `resultLines` lines. Works backwards, so a long transcript costs only what shows,
  * and each line is wrapped only the first time it shows at a width.
@@ -67,7 +68,7 @@ export function tailLines(
   open: TranscriptLine | null,
   width: number,
   height: number,
-  opts: { fromBottom?: number; resultLines?: number } = {},
+  opts: { fromBottom?: number; resultLines?: number; last?: TranscriptLine | null } = {},
 ): DrawnLine[] {
   const want = height + (opts.fromBottom ?? 0);
   const out: DrawnLine[] = [];
@@ -75,6 +76,7 @@ export function tailLines(
     const pieces = linePieces(line, width, opts.resultLines ?? 1);
     for (let i = pieces.length - 1; i >= 0 && out.length < want; i--) out.push({ kind: line.kind, text: pieces[i]! });
   };
+  if (opts.last) take(opts.last);
   if (open && open.text !== "") take(open);
   for (let i = lines.length - 1; i >= 0 && out.length < want; i--) take(lines[i]!);
   out.reverse();

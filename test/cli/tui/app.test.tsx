@@ -441,6 +441,39 @@ describe("keys", () => {
     });
   });
 
+  it("keeps the form and what was typed when the name is refused, here or by the supervisor, and says what is allowed", async () => {
+    const t = open([info("agent-01")], { cols: 120, rows: 24 });
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    t.stdin.write("n");
+    await vi.waitFor(() => expect(t.frame()).toContain("new agent"));
+    t.stdin.write("naïve");
+    t.stdin.write("\x1b[B\x1b[B\x1b[B");
+    await vi.waitFor(() => expect(t.frame()).toMatch(/› prompt/));
+    t.stdin.write("list the files");
+    await vi.waitFor(() => expect(t.frame()).toContain("list the files"));
+    t.stdin.write(ENTER);
+    await vi.waitFor(() =>
+      expect(t.frame()).toContain('invalid agent name "naïve": use 1-64 ASCII letters (a-z, A-Z)'),
+    );
+    expect(t.frame()).toContain("list the files");
+    expect(t.control.calls).toEqual([]);
+    // The supervisor refuses a name taken: the form comes back with it.
+    t.control.spawn = async (params) => {
+      t.control.calls.push({ method: "spawn", arg: params });
+      throw new Error('an agent named "agent-01" already exists; pick another name');
+    };
+    t.stdin.write("\x1b[A\x1b[A\x1b[A");
+    await vi.waitFor(() => expect(t.frame()).toMatch(/› name/));
+    for (let i = 0; i < 5; i++) t.stdin.write("\x7f");
+    t.stdin.write("agent-01");
+    await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));
+    t.stdin.write("\x13"); // Ctrl+S starts
+    await vi.waitFor(() => expect(t.frame()).toContain('an agent named "agent-01" already exists'));
+    expect(t.frame()).toContain("new agent");
+    expect(t.frame()).toContain("list the files");
+    expect(t.control.calls).toHaveLength(1);
+  });
+
   it("quits with q", async () => {
     const t = open([info("agent-01")], { cols: 80, rows: 20 });
     await vi.waitFor(() => expect(t.frame()).toContain("agent-01"));

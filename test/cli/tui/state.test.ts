@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   initialState,
   MAX_LINES,
+  queuedLine,
   reduce,
   sameForInk,
   visibleAgents,
@@ -30,6 +31,32 @@ describe("the TUI reducer", () => {
     const ended = reduce(s, { type: "event", agent: "a", seq: 4, event: { type: "agent_end", messages: [] } });
     expect(ended.agents.a!.lines.map((l) => l.text)).toEqual(["hello world", "second line"]);
     expect(ended.agents.a!.open).toBeNull();
+  });
+
+  it("shows queued steers and follow-ups under the transcript until delivered, and drops them with the worker", () => {
+    const queue = (seq: number, steering: string[], followUp: string[]): TuiAction => ({
+      type: "event",
+      agent: "a",
+      seq,
+      event: { type: "queue_update", steering, followUp },
+    });
+    const s = fold([delta("a", 1, "working on it"), queue(2, ["go left"], ["then right", "and\nup"])]);
+    expect(queuedLine(s.agents.a!)).toEqual({
+      kind: "notice",
+      text: "⏳ 3 queued · steer: go left · follow-up: then right · follow-up: and up",
+    });
+    expect(
+      tailLines(s.agents.a!.lines, s.agents.a!.open, 80, 5, { last: queuedLine(s.agents.a!) }).map((l) => l.text),
+    ).toEqual(["working on it", "⏳ 3 queued · steer: go left · follow-up: then right · follow-up: and up"]);
+    expect(queuedLine(fold([queue(3, [], ["then right", "and up"])], s).agents.a!)?.text).toBe(
+      "⏳ 2 queued · follow-up: then right · follow-up: and up",
+    );
+    expect(queuedLine(fold([queue(3, [], [])], s).agents.a!)).toBeNull();
+    const exited = fold(
+      [{ type: "event", agent: "a", seq: 3, event: { type: "worker_exited", reason: "crash", code: 1, signal: null } }],
+      s,
+    );
+    expect(queuedLine(exited.agents.a!)).toBeNull();
   });
 
   it("ignores events it has already seen (a replay after reconnecting)", () => {
