@@ -503,7 +503,7 @@ function Tui(props: AppProps) {
               now={state.now}
               {...common}
               input={inputFor(agent, width - 4)}
-              modal={modalFor(agent, width - 2)}
+              modal={modalFor(agent, width - 4)}
             />
           );
         }}

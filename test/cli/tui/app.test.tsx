@@ -342,6 +342,10 @@ describe("keys", () => {
     });
     await vi.waitFor(() => expect(column(t.frame(), 50, 50)).toContain("Delete build/?"));
     expect(t.frame()).toContain("agent-02 asks a question");
+    // The modal stays inside its pane: every row of the pane ends with the pane's border.
+    const rows = column(t.frame(), 50, 50).split("\n").slice(2, 12);
+    expect(rows.some((r) => r.includes("y yes · n no"))).toBe(true);
+    for (const r of rows) expect(r.at(-1)).toBe("│");
     t.stdin.write("2");
     await vi.waitFor(() => expect(t.frame()).not.toContain("asks a question"));
     t.stdin.write("y");
