@@ -5,9 +5,9 @@
  * summary and elapsed time.
  */
 import { Text } from "ink";
-import { askLine, modelLabel, placeLabel, statusLabel } from "./agent-labels.js";
+import { askLine, modelLabel, placeLabel, statusLabel, usageLabel } from "./agent-labels.js";
 import type { AgentView } from "./state.js";
-import { formatElapsed, formatTokens, truncate } from "./text.js";
+import { formatElapsed, truncate } from "./text.js";
 import { useTheme } from "./theme.js";
 
 /** Props of AgentHeader. */
@@ -22,7 +22,7 @@ export interface AgentHeaderProps {
 /** The header lines. */
 export function AgentHeader({ agent: a, width, now, slotKey }: AgentHeaderProps) {
   const theme = useTheme();
-  const tokens = a.tokens > 0 ? `${formatTokens(a.tokens)} tok` : "";
+  const tokens = usageLabel(a);
   const left = `${slotKey !== undefined ? `${slotKey} ` : ""}${a.name}`;
   const status = statusLabel(a, now);
   const gap = Math.max(1, width - left.length - 2 - status.text.length - tokens.length);

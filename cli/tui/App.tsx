@@ -21,6 +21,7 @@ import { Pane } from "./Pane.js";
 import { PromptInput } from "./PromptInput.js";
 import { useScreen } from "./screen.js";
 import { activityCounts } from "../../shared/activity.js";
+import { formatCost } from "../../shared/usage.js";
 import { nameProblem } from "../../shared/agent-name.js";
 import { agentActivity, sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
 import type { TuiStore } from "./store.js";
@@ -567,7 +568,7 @@ function singleInputRows(suggestions: number): number {
   return 1 + Math.min(suggestions, SUGGESTIONS) + (suggestions > SUGGESTIONS ? 1 : 0);
 }
 
-/** Title, agent count, their states (`1 waiting for you · 2 working`), page and the connection to the supervisor. */
+/** Title, agent count, their states (`1 waiting for you · 2 working`), their cost, page and the connection to the supervisor. */
 function Header({
   state,
   title,
@@ -596,8 +597,10 @@ function Header({
             text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…${hint ? ` (${hint})` : ""}`,
             color: "red",
           };
-  const states = activityCounts(visibleAgents(state).map((a) => agentActivity(a).state));
-  const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${states ? ` · ${states}` : ""}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
+  const shown = visibleAgents(state);
+  const states = activityCounts(shown.map((a) => agentActivity(a).state));
+  const cost = shown.reduce((n, a) => n + a.run.tokens.cost, 0);
+  const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${states ? ` · ${states}` : ""}${cost > 0 ? ` · ${formatCost(cost)}` : ""}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
   return (
     <Text wrap="truncate">
       <Text bold>{left}</Text>

@@ -5,6 +5,8 @@
  */
 import { homedir } from "node:os";
 import { activityLabel } from "../../shared/activity.js";
+import { formatCost } from "../../shared/usage.js";
+import { formatTokens } from "./text.js";
 import { agentActivity, type AgentView } from "./state.js";
 import { spinner, statusColor } from "./theme.js";
 
@@ -43,4 +45,12 @@ export function placeLabel(a: AgentView): string {
   if (a.worktree) return `⎇ ${a.worktree.branch}`;
   const home = homedir();
   return home && a.cwd.startsWith(`${home}/`) ? `~${a.cwd.slice(home.length)}` : a.cwd || "-";
+}
+
+/** `1.6k tok $0.0123`: what the agent's runs used as this view saw them; empty before any. */
+export function usageLabel(a: AgentView): string {
+  const cost = a.run.tokens.cost;
+  return [a.tokens > 0 ? `${formatTokens(a.tokens)} tok` : "", cost > 0 ? formatCost(cost) : ""]
+    .filter(Boolean)
+    .join(" ");
 }

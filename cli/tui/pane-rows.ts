@@ -5,9 +5,9 @@
  * a pane costs one string per row instead of ink's per-cell tokenizing. Pure.
  */
 import stringWidth from "string-width";
-import { askLine, modelLabel, placeLabel, statusLabel } from "./agent-labels.js";
+import { askLine, modelLabel, placeLabel, statusLabel, usageLabel } from "./agent-labels.js";
 import { queuedLine, type AgentView, type LineKind } from "./state.js";
-import { formatElapsed, formatTokens, tailLines, truncate, type DrawnLine } from "./text.js";
+import { formatElapsed, tailLines, truncate, type DrawnLine } from "./text.js";
 import { lineColor } from "./theme.js";
 
 /** How a piece of text looks. */
@@ -88,7 +88,7 @@ export function transcriptRows(lines: readonly DrawnLine[], width: number, color
 
 /** The header lines of `AgentHeader`, as spans. */
 function headerRows(a: AgentView, width: number, now: number, slotKey: number | undefined): Span[][] {
-  const tokens = a.tokens > 0 ? `${formatTokens(a.tokens)} tok` : "";
+  const tokens = usageLabel(a);
   const left = `${slotKey !== undefined ? `${slotKey} ` : ""}${a.name}`;
   const status = statusLabel(a, now);
   const gap = Math.max(1, width - left.length - 2 - status.text.length - tokens.length);

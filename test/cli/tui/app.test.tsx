@@ -127,11 +127,13 @@ describe("the grid", () => {
           model: "faux-1",
           content: [],
           stopReason: "stop",
-          usage: { totalTokens: 1234 },
+          usage: { totalTokens: 1234, cost: { total: 0.0123 } },
         },
       },
     });
-    await vi.waitFor(() => expect(t.frame()).toContain("1.2k tok"));
+    // Tokens and cost in the pane, the fleet's cost in the title.
+    await vi.waitFor(() => expect(t.frame()).toContain("1.2k tok $0.01"));
+    expect(t.frame().split("\n")[0]).toContain("· $0.01");
     expect(t.frame()).toContain("⎿ a.ts");
     expect(t.frame()).not.toMatch(/⏺ bash ls -la src \d/);
   });
