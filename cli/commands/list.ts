@@ -63,7 +63,7 @@ error, or it gave up restarting), stopped, starting, idle (no run yet, or aborte
 Examples:
   pi-orch list
   pi-orch list --json | jq -r '.[] | select(.status=="failed") | .name'
-  pi-orch list --json | jq -r '.[] | select(.activity.state=="waiting") | "(.name): (.activity.message)"'`,
+  pi-orch list --json | jq -r '.[] | select(.activity.state=="waiting") | "\\(.name): \\(.activity.message)"'`,
     )
     .action((opts: { json?: boolean }) =>
       runAction(ctx, async () => {
