@@ -11,21 +11,19 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PI_BIN, tempDir } from "../support/rpc-worker.js";
 import { until as waitFor } from "../faults/support.js";
-
-const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
+import { HAS_TMUX, terminalEnv } from "../support/tmux.js";
 
 describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not installed)", () => {
   let dir: { path: string; cleanup: () => void };
   let socket: string;
   let agentDir: string;
 
-  const env = (): NodeJS.ProcessEnv => {
-    const out: NodeJS.ProcessEnv = {};
-    // Without CI markers: ink draws only the last frame under CI.
-    for (const [k, v] of Object.entries(process.env))
-      if (k !== "CI" && k !== "CONTINUOUS_INTEGRATION" && !k.startsWith("CI_")) out[k] = v;
-    return { ...out, TERM: "xterm-256color", NO_COLOR: "1", PI_CODING_AGENT_DIR: agentDir, PI_ORCH_HOME: "" };
-  };
+  const env = (): NodeJS.ProcessEnv => ({
+    ...terminalEnv(process.env),
+    NO_COLOR: "1",
+    PI_CODING_AGENT_DIR: agentDir,
+    PI_ORCH_HOME: "",
+  });
   const tmux = (...args: string[]) =>
     spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env: env(), encoding: "utf8" });
   const screen = (s: string) => tmux("capture-pane", "-p", "-t", s).stdout ?? "";

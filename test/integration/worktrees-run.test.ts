@@ -446,15 +446,16 @@ describe("worktrees", () => {
     // Held while the worktree is made, released once its branch exists (the config write is next).
     writeFileSync(lock, "");
     const made = createWorktree({ worktreesDir, cwd: repo, name: "busy" });
-    for (;;) {
-      if (
-        execaSync("git", ["show-ref", "--quiet", "refs/heads/pi-orch/busy"], { cwd: repo, reject: false }).exitCode ===
-        0
-      )
-        break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    rmSync(lock);
+    // Until the branch exists, or the call ended without it (then its error is the failure).
+    let ended = false;
+    void made.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    const branch = () =>
+      execaSync("git", ["show-ref", "--quiet", "refs/heads/pi-orch/busy"], { cwd: repo, reject: false }).exitCode === 0;
+    while (!ended && !branch()) await new Promise((r) => setTimeout(r, 5));
+    rmSync(lock, { force: true });
     const { worktree } = await made;
     worktrees.push(worktree);
     expect(git(repo, "config", "--get", "branch.pi-orch/busy.piOrchOwner")).toBe("agent");
