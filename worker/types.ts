@@ -20,6 +20,14 @@ export interface ToolResult<D = unknown> {
   details?: D;
   /** End the run after this batch of calls when every result of the batch says so (pi's `terminate`). */
   terminate?: boolean;
+  /**
+   * The result as data for programmatic callers (pi 1.6's `structuredContent`: read gives
+   * its text, bash its output and exit code); it travels in `tool_execution_end` and the
+   * `tool_result` event, never in the message the model reads.
+   */
+  structuredContent?: unknown;
+  /** A failure the tool reports without throwing (pi 1.6: bash's non-zero exit keeps its details and data). */
+  isError?: boolean;
 }
 
 /** Everything a running tool may use; `signal` aborts it, `onUpdate` streams partial results. */

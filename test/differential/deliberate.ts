@@ -30,6 +30,7 @@ const PROMPT_STEPS: [string, number[]][] = [
   ["prompt (text reply)", [0]],
   ["prompt (tool call)", [0]],
   ["prompt (bash tool, streamed output)", [0]],
+  ["prompt (bash tool that fails)", [0]],
   ["prompt after bash (what reaches the model)", [0]],
   ["extension command appending an entry", [0]],
   ["extension command with a dialog", [0]],
@@ -49,9 +50,12 @@ export const DELIBERATE: Deliberate[] = [
   ...PROMPT_STEPS.flatMap(([step, at]) =>
     at.map((i) => ({ step, path: `responses/${i}/data/running`, reason: PROMPT_RUNNING })),
   ),
-  ...["prompt (tool call)", "prompt (bash tool, streamed output)", "prompt after bash (what reaches the model)"].map(
-    (step) => ({ step, path: "events/*/usage", reason: STREAM_SNAPSHOT }),
-  ),
+  ...[
+    "prompt (tool call)",
+    "prompt (bash tool, streamed output)",
+    "prompt (bash tool that fails)",
+    "prompt after bash (what reaches the model)",
+  ].map((step) => ({ step, path: "events/*/usage", reason: STREAM_SNAPSHOT })),
   ...[
     ["abort_retry during the retry wait", 8],
     ["automatic retry after a 503", 8],
@@ -100,8 +104,6 @@ const SYSTEM_MESSAGES =
   "issue 25 (the session is the context): pi 1.6 records the system prompt and tools as a system message in the session at the first request (so one more message and entry), and omits a retried failure with a context_edit entry (entry_appended); our worker keeps the system prompt outside the session";
 const BUILT_IN_COMMANDS =
   'issue 26 (MCP, pi packages): pi 1.6 ships the built-in extension commands /mcp and /llama; ours has neither. And pi says source "cli" (no baseDir) for an extension loaded with -e, where our loader does not tell the session which paths came from the command line';
-const STRUCTURED_CONTENT =
-  "pi 1.6's built-in tools add structuredContent to their results (read: the text; bash: output, exit_code, truncated, wall_time_seconds); ours do not yet";
 
 /** Differences not closed yet, each with what is missing and where it is tracked. */
 export const OPEN: Deliberate[] = [
@@ -128,11 +130,6 @@ export const OPEN: Deliberate[] = [
     reason: SYSTEM_MESSAGES,
   })),
   { step: "get_commands", path: "responses/0/data/commands", reason: BUILT_IN_COMMANDS },
-  ...["prompt (tool call)", "prompt (bash tool, streamed output)"].map((step) => ({
-    step,
-    path: "events/*/result/structuredContent",
-    reason: STRUCTURED_CONTENT,
-  })),
 ];
 
 /**

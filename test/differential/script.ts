@@ -83,6 +83,16 @@ export const SCRIPT: Step[] = [
       await promptSettled(d, "run echo");
     },
   },
+  {
+    name: "prompt (bash tool that fails)",
+    run: async (d) => {
+      d.replies(
+        { toolCalls: [{ id: "call_3", name: "bash", arguments: { command: "echo oops; exit 3" } }] },
+        { text: "It failed." },
+      );
+      await promptSettled(d, "run a failing command");
+    },
+  },
   ask("get_session_stats", { type: "get_session_stats" }),
   ask("set_thinking_level", { type: "set_thinking_level", level: "low" }),
   ask("cycle_thinking_level", { type: "cycle_thinking_level" }),

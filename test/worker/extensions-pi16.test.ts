@@ -215,4 +215,35 @@ describe("pi 1.6.0's extension API", () => {
     expect(await hooks.runCommand("ask", "")).toBe(true);
     expect(JSON.parse(notices[0]!)).toEqual({ role: "assistant", stopReason: "stop", text: true });
   });
+
+  it("shows tool_result handlers the result's structuredContent; new content without it drops the old", async () => {
+    const { hooks, notices } = await load(
+      `export default (pi: any) => {
+         pi.on("tool_result", (e: any, ctx: any) => {
+           ctx.ui.notify(JSON.stringify(e.structuredContent));
+           if (e.toolName === "read") return { content: [{ type: "text", text: "replaced" }] };
+           if (e.toolName === "bash") return { structuredContent: { exit_code: 9 } };
+         });
+       };`,
+    );
+    const call = (name: string) => ({ type: "toolCall" as const, id: "c1", name, arguments: {} });
+    const read = await hooks.toolResult(
+      call("read"),
+      {},
+      { content: [{ type: "text", text: "a" }], structuredContent: "a" },
+      false,
+    );
+    expect(read?.result).toEqual({ content: [{ type: "text", text: "replaced" }] });
+    const bash = await hooks.toolResult(
+      call("bash"),
+      {},
+      { content: [{ type: "text", text: "x" }], structuredContent: { exit_code: 1 }, isError: true },
+      true,
+    );
+    expect(bash).toEqual({
+      result: { content: [{ type: "text", text: "x" }], structuredContent: { exit_code: 9 }, isError: true },
+      isError: true,
+    });
+    expect(notices).toEqual(['"a"', '{"exit_code":1}']);
+  });
 });

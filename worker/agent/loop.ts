@@ -433,7 +433,8 @@ async function runTool(
             partialResult: partial,
           }),
       });
-      outcome = { result, isError: false };
+      // As pi 1.6: a tool may report a failure in its result (bash's non-zero exit) instead of throwing.
+      outcome = { result, isError: result.isError === true };
     } catch (err) {
       outcome = { result: { ...textResult(errorText(err)), details: {} }, isError: true };
     }

@@ -298,6 +298,7 @@ export class ExtensionRunner implements ExtensionHooks {
     if (!this.has("tool_result")) return undefined;
     let content = result.content;
     let details = result.details;
+    let structuredContent = result.structuredContent;
     let error = isError;
     let changed = false;
     await this.dispatch(
@@ -308,13 +309,22 @@ export class ExtensionRunner implements ExtensionHooks {
         input: args,
         content,
         details,
+        ...(structuredContent === undefined ? {} : { structuredContent }),
         isError: error,
       }),
       (value) => {
-        const patch = value as { content?: unknown; details?: unknown; isError?: unknown } | undefined;
+        const patch = value as
+          | { content?: unknown; details?: unknown; structuredContent?: unknown; isError?: unknown }
+          | undefined;
         if (!patch) return undefined;
         if (Array.isArray(patch.content)) {
           content = patch.content as ToolResult["content"];
+          // As pi 1.6: data not replaced along with the content may no longer match it.
+          if (patch.structuredContent === undefined) structuredContent = undefined;
+          changed = true;
+        }
+        if (patch.structuredContent !== undefined) {
+          structuredContent = patch.structuredContent;
           changed = true;
         }
         if (patch.details !== undefined) {
@@ -329,7 +339,16 @@ export class ExtensionRunner implements ExtensionHooks {
       },
     );
     if (!changed) return undefined;
-    return { result: { ...result, content, ...(details !== undefined ? { details } : {}) }, isError: error };
+    const { structuredContent: _before, ...rest } = result;
+    return {
+      result: {
+        ...rest,
+        content,
+        ...(details !== undefined ? { details } : {}),
+        ...(structuredContent !== undefined ? { structuredContent } : {}),
+      },
+      isError: error,
+    };
   }
 
   /** `message_end`: handlers may replace the message (same role); the last replacement wins. */

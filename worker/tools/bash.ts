@@ -19,6 +19,7 @@ import { StringDecoder } from "node:string_decoder";
 import { Type, type Static } from "typebox";
 import { inheritAutogroupNice } from "../../shared/autogroup.js";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { bashStructuredContent } from "./bash-structured.js";
 import { isDirectory } from "./path-utils.js";
 import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
 import { currentSessionEnv, withSessionEnv } from "./session-env.js";
@@ -688,6 +689,7 @@ async function executeBash(
   const base: BashSpawnContext = { command, cwd: ctx.cwd, env: withSessionEnv(toolEnv(), session) };
   const spawnAs = options.spawnHook ? options.spawnHook(base) : base;
   ctx.onUpdate?.({ content: [] });
+  const startedAt = performance.now();
   const run = await runBash(spawnAs.command, {
     cwd: spawnAs.cwd,
     env: spawnAs.env,
@@ -709,15 +711,21 @@ async function executeBash(
   if (run.cancelled) throw new Error(withStatus(describeOutput(run, ""), "Command aborted"));
   if (run.timedOut)
     throw new Error(withStatus(describeOutput(run, ""), `Command timed out after ${args.timeout} seconds`));
-  if (run.exitCode !== 0) {
-    const status =
-      run.exitCode === null
-        ? `Command killed by signal ${run.signal ?? "unknown"}`
-        : `Command exited with code ${run.exitCode}`;
-    throw new Error(withStatus(describeOutput(run, ""), status));
-  }
+  if (run.exitCode === null)
+    throw new Error(withStatus(describeOutput(run, ""), `Command killed by signal ${run.signal ?? "unknown"}`));
   const details: BashDetails | undefined = run.truncated
     ? { truncation: run.truncation, ...(run.fullOutputPath ? { fullOutputPath: run.fullOutputPath } : {}) }
     : undefined;
-  return { content: [{ type: "text", text: describeOutput(run, "(no output)") }], ...(details ? { details } : {}) };
+  const structuredContent = await bashStructuredContent(run, run.exitCode, startedAt);
+  // As pi 1.6: a non-zero exit is an error result, not a throw, so it keeps its details and data.
+  const failed = run.exitCode !== 0;
+  const text = failed
+    ? withStatus(describeOutput(run, "(no output)"), `Command exited with code ${run.exitCode}`)
+    : describeOutput(run, "(no output)");
+  return {
+    content: [{ type: "text", text }],
+    ...(details ? { details } : {}),
+    structuredContent,
+    ...(failed ? { isError: true } : {}),
+  };
 }

@@ -161,6 +161,13 @@ async function readWith(ops: ReadOperations, args: ReadParams, ctx: ToolContext)
   return mimeType ? imageResult(bytes, mimeType) : renderLines(bytes.toString("utf8"), args);
 }
 
+/** pi 1.6's `structuredContent` of `read`: the text, or for an image its data with the text as a note. */
+function readOutput(content: ToolResult["content"]): unknown {
+  const text = content.find((c) => c.type === "text")?.text ?? "";
+  const image = content.find((c) => c.type === "image");
+  return image ? { type: "image", data: image.data, mimeType: image.mimeType, note: text } : text;
+}
+
 /** A `read` tool; the options are pi's, for extensions that build their own (`createReadTool`). */
 export function createReadTool(options: ReadToolOptions = {}): AgentTool<typeof ReadParams> {
   const ops = options.operations;
@@ -176,7 +183,10 @@ export function createReadTool(options: ReadToolOptions = {}): AgentTool<typeof 
       "Read a file before editing it, so your oldText matches its current contents.",
     ],
     parameters: ReadParams,
-    execute: (args, ctx) => (ops ? readWith(ops, args, ctx) : readLocal(args, ctx)),
+    execute: async (args, ctx) => {
+      const result = await (ops ? readWith(ops, args, ctx) : readLocal(args, ctx));
+      return { ...result, structuredContent: readOutput(result.content) };
+    },
   };
 }
 

@@ -108,10 +108,31 @@ describe("bash tool", () => {
     expect(text(await bashTool.execute({ command: "true" }, recordingContext().ctx))).toBe("(no output)");
   });
 
-  it("fails with the output and the exit code when the command fails", async () => {
-    await expect(bashTool.execute({ command: "echo oops; exit 3" }, recordingContext().ctx)).rejects.toThrow(
-      /^oops\n\n\nCommand exited with code 3$/,
+  it("reports a failed command as an error result with the output and the exit code, as pi 1.6", async () => {
+    const r = await bashTool.execute({ command: "echo oops; exit 3" }, recordingContext().ctx);
+    expect(r.isError).toBe(true);
+    expect(text(r)).toBe("oops\n\n\nCommand exited with code 3");
+    expect(r.structuredContent).toMatchObject({ output: "oops\n", truncated: false, exit_code: 3 });
+    expect(text(await bashTool.execute({ command: "exit 1" }, recordingContext().ctx))).toBe(
+      "(no output)\n\nCommand exited with code 1",
     );
+  });
+
+  it("gives the output, exit code and wall time as structuredContent, as pi 1.6", async () => {
+    const r = await bashTool.execute({ command: "echo a; sleep 0.2; echo b" }, recordingContext().ctx);
+    expect(r.isError).toBeUndefined();
+    const data = r.structuredContent as Record<string, unknown>;
+    expect(Object.keys(data).sort()).toEqual(["exit_code", "output", "truncated", "wall_time_seconds"]);
+    expect(data).toMatchObject({ output: "a\nb\n", truncated: false, exit_code: 0 });
+    expect(data.wall_time_seconds).toBeGreaterThanOrEqual(0.2);
+  });
+
+  it("keeps the whole output in structuredContent when the model's text is cut", async () => {
+    const r = await bashTool.execute({ command: "seq 1 3000" }, recordingContext().ctx);
+    expect(text(r)).toMatch(/Showing lines 1001-3000 of 3000/);
+    const data = r.structuredContent as { output: string; truncated: boolean };
+    expect(data.truncated).toBe(false);
+    expect(data.output.split("\n").length).toBe(3001);
   });
 
   it("streams the accumulated output while the command runs", async () => {

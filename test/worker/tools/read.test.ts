@@ -82,6 +82,18 @@ describe("read", () => {
     expect(r.content[0]).toMatchObject({ type: "text" });
     expect(text(r)).toContain("image/png");
     expect(r.content[1]).toEqual({ type: "image", data: PNG.toString("base64"), mimeType: "image/png" });
+    expect(r.structuredContent).toEqual({
+      type: "image",
+      data: PNG.toString("base64"),
+      mimeType: "image/png",
+      note: text(r),
+    });
+  });
+
+  it("gives the text it returns as structuredContent, as pi 1.6", async () => {
+    await writeFile(join(dir, "a.txt"), numbered(3));
+    const r = await readTool.execute({ path: "a.txt", offset: 2 }, ctx());
+    expect(r.structuredContent).toBe(text(r));
   });
 
   it.each([
