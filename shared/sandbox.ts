@@ -43,11 +43,7 @@ let support: SandboxSupport | undefined;
  */
 export function sandboxSupport(env: NodeJS.ProcessEnv = process.env): SandboxSupport {
   if (support) return support;
-  const bwrap = (env.PATH ?? "")
-    .split(delimiter)
-    .filter(Boolean)
-    .map((dir) => join(dir, "bwrap"))
-    .find((p) => existsSync(p));
+  const bwrap = onPath("bwrap", env);
   if (!bwrap) {
     support = {
       ok: false,
@@ -69,6 +65,36 @@ export function sandboxSupport(env: NodeJS.ProcessEnv = process.env): SandboxSup
     };
   }
   return support;
+}
+
+/** How a strict sandbox starts one command without network: the program and the arguments before the command's own. */
+export type NetCut = { ok: true; file: string; args: string[] } | { ok: false; reason: string };
+
+/**
+ * The wrapper that gives one command a network namespace of its own (loopback only)
+ * inside a strict sandbox. A nested bwrap, except for root: the sandbox drops every
+ * capability, and uid 0 without them can neither take bwrap's privileged path nor map
+ * itself into a user namespace (Linux 5.12+ wants CAP_SETFCAP for that), so root's
+ * commands get `unshare -Un`: a user namespace with no mapping (they show as nobody, file
+ * access is unchanged) and a network namespace.
+ */
+export function netCut(env: NodeJS.ProcessEnv = process.env): NetCut {
+  if (process.getuid?.() !== 0) {
+    const bwrap = sandboxSupport(env);
+    return bwrap.ok ? { ok: true, file: bwrap.bwrap, args: ["--dev-bind", "/", "/", "--unshare-net", "--"] } : bwrap;
+  }
+  const unshare = onPath("unshare", env);
+  return unshare
+    ? { ok: true, file: unshare, args: ["-Un", "--"] }
+    : { ok: false, reason: "unshare (util-linux) is not installed; root's commands need it to run without network" };
+}
+
+function onPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
+  return (env.PATH ?? "")
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, program))
+    .find((p) => existsSync(p));
 }
 
 /** What one sandbox lets the worker see. */
@@ -168,7 +194,21 @@ export function programFolders(argv: readonly string[]): string[] {
  * exist are left out (bwrap refuses to bind them).
  */
 export function bwrapArgs(plan: SandboxPlan, home: string = homedir()): string[] {
-  const args = ["--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+  // No capabilities: run by root, bwrap keeps them all, and CAP_SYS_ADMIN would let the
+  // agent `umount` the tmpfs over the fleet's home (or remount `/` read-write) and see it all.
+  const args = [
+    "--unshare-pid",
+    "--die-with-parent",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+  ];
   args.push(...(plan.mode === "strict" ? ["--tmpfs", "/tmp"] : ["--bind", "/tmp", "/tmp"]));
   const hidden = [...plan.hidden];
   if (plan.mode === "strict") hidden.push(...CREDENTIAL_DIRS.map((d) => join(home, d)));

@@ -118,11 +118,23 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
       outside: await run(w, "intruder", `echo x > ${outside} 2>&1; echo exit=$?`),
       etc: await run(w, "intruder", "touch /etc/pi-orch-sandbox-test 2>&1; echo exit=$?"),
       project: await run(w, "intruder", "echo kept > made-in-project.txt && cat made-in-project.txt"),
+      // Run by root, the box keeps no capability to take itself apart with.
+      unmount: await run(w, "intruder", `umount ${home} 2>&1; ls -AR ${home}; echo end-of-list`),
+      remount: await run(
+        w,
+        "intruder",
+        "mount -o remount,rw / 2>&1; touch /etc/pi-orch-sandbox-test 2>&1; echo exit=$?",
+      ),
     };
     // The home shows only what the worker reads (models.json here) and its own sessions.
     expect(seen.home).not.toMatch(/agents\.json|logs|\.sock/);
     expect(seen.home).toContain("models.json");
     expect(seen.registry).toContain("No such file");
+    // (`logs/supervisor.log` there is the one the refused `list` above wrote into the box's own tmpfs.)
+    expect(seen.unmount).toContain("must be superuser to unmount");
+    expect(seen.unmount).not.toMatch(/agents\.json|\.sock|events/);
+    expect(seen.unmount).toContain("end-of-list");
+    expect(seen.remount).toMatch(READ_ONLY_AND_EXIT_1);
     for (const answer of [seen.list, seen.rpc, seen.stop]) {
       expect(answer).toMatch(/exit=[12]/);
       expect(answer).not.toContain("victim\t");

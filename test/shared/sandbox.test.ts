@@ -45,7 +45,7 @@ describe("bwrapArgs", () => {
       hidden: [home],
       reveal: [join(home, "models.json"), join(home, "settings.json")],
     });
-    expect(args.slice(0, 2)).toEqual(["--unshare-pid", "--die-with-parent"]);
+    expect(args.slice(0, 4)).toEqual(["--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]);
     expect(mounts(args)).toEqual([
       ["--ro-bind", "/"],
       ["--dev", "/dev"],

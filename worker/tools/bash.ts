@@ -25,7 +25,7 @@ import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
 import { currentSessionEnv, withSessionEnv } from "./session-env.js";
 import { spillFilePath } from "./spill-dir.js";
 import { toolEnv } from "./tool-env.js";
-import { insideSandbox, sandboxSupport } from "../../shared/sandbox.js";
+import { insideSandbox, netCut } from "../../shared/sandbox.js";
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
@@ -355,14 +355,14 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
 
   const shell = shellPath();
   // In a strict sandbox the command gets a network namespace of its own (loopback only),
-  // from a nested bwrap that shares the worker's PID namespace.
-  const netless = insideSandbox() === "strict" ? sandboxSupport() : null;
+  // from a nested bwrap (or unshare, for root) that shares the worker's PID namespace.
+  const netless = insideSandbox() === "strict" ? netCut() : null;
   if (netless && !netless.ok)
     throw new Error(`Cannot cut the command's network in the strict sandbox: ${netless.reason}`);
   // Inside any sandbox the worker's death ends its PID namespace, and every command with it.
   const guarded = !insideSandbox() && process.platform !== "win32" && shell.endsWith("bash");
   const [file, args] = netless?.ok
-    ? [netless.bwrap, ["--dev-bind", "/", "/", "--unshare-net", "--", shell, "-c", command]]
+    ? [netless.file, [...netless.args, shell, "-c", command]]
     : [shell, guarded ? ["-c", WATCHDOG, shell, command] : ["-c", command]];
   const child = spawn(file, args, {
     cwd,
