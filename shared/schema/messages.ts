@@ -165,6 +165,30 @@ export const CustomMessage = Type.Object({
 });
 export type CustomMessage = Static<typeof CustomMessage>;
 
+/** A tool as a system message declares it to the model (pi 1.6's `Tool`; extra fields pass). */
+export const ToolDeclaration = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  parameters: Type.Unknown(),
+});
+export type ToolDeclaration = Static<typeof ToolDeclaration>;
+
+/**
+ * pi 1.6's system message: the session records the system prompt and the tool loadout as
+ * these. The first request's holds every section and every tool; later ones patch
+ * `sections` by name (`null` removes one) and list `toolsAdded`/`toolsRemoved`, so
+ * replaying them in order gives the current prompt and tools.
+ */
+export const SystemMessage = Type.Object({
+  role: Type.Literal("system"),
+  content: Type.Union([Type.String(), Type.Array(TextContent)]),
+  sections: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]))),
+  toolsAdded: Type.Optional(Type.Array(ToolDeclaration)),
+  toolsRemoved: Type.Optional(Type.Array(Type.Object({ name: Type.String() }))),
+  timestamp: Type.Number(),
+});
+export type SystemMessage = Static<typeof SystemMessage>;
+
 /** Every message a pi conversation can hold. */
 export const AgentMessage = Type.Union([
   UserMessage,
@@ -174,6 +198,7 @@ export const AgentMessage = Type.Union([
   CompactionSummaryMessage,
   BranchSummaryMessage,
   CustomMessage,
+  SystemMessage,
 ]);
 export type AgentMessage = Static<typeof AgentMessage>;
 

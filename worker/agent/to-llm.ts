@@ -46,6 +46,9 @@ export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
           timestamp: m.timestamp,
         });
         break;
+      case "system":
+        // The system prompt and tools travel beside the messages, not among them.
+        break;
       case "compactionSummary":
         out.push({
           role: "user",

@@ -3,7 +3,13 @@
  * what the model sees (messages, model, thinking level, name).
  */
 import type { AgentMessage, ThinkingLevel, UserMessage } from "../../shared/schema/messages.js";
-import { isKnownEntry, type CompactionEntry, type SessionEntry } from "./entries.js";
+import {
+  isKnownEntry,
+  type CompactionEntry,
+  type ContextEditEntry,
+  type MessageEntry,
+  type SessionEntry,
+} from "./entries.js";
 
 /** What a session path means for the next model request. */
 export interface SessionContext {
@@ -37,6 +43,7 @@ export function pathTo(byId: ReadonlyMap<string, SessionEntry>, leafId: string |
 /**
  * The message an entry puts into the model's context, if any: a conversation message,
  * an extension's `custom_message`, or a `branch_summary` (as pi builds its context).
+ * A compaction stands for more than one; see `entryMessages`.
  */
 export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   if (!isKnownEntry(entry)) return undefined;
@@ -64,54 +71,132 @@ export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
 }
 
 /**
- * The context for a root→leaf path. The last compaction on the path wins: its summary
- * comes first, then the kept entries from `firstKeptEntryId` up to it, then everything
- * after it. Branch summaries and extension messages count as messages; `custom` and
- * `label` entries and entries we do not interpret are skipped. The model follows pi: the last
- * `model_change` or assistant reply on the path.
+ * The messages an entry contributes when it is in the context (pi 1.6's
+ * `sessionEntryToContextMessages`): its message, or for a compaction its saved system
+ * message and its summary.
  */
-export function buildSessionContext(path: readonly SessionEntry[]): SessionContext {
-  const context: SessionContext = { messages: [] };
+export function entryMessages(entry: SessionEntry): AgentMessage[] {
+  if (entry.type === "compaction" && isKnownEntry(entry)) {
+    const compaction = entry as CompactionEntry;
+    const summary = compactionSummaryMessage(compaction);
+    return compaction.systemMessage ? [compaction.systemMessage, summary] : [summary];
+  }
+  const message = entryMessage(entry);
+  return message ? [message] : [];
+}
+
+/**
+ * The entries of a root→leaf path that make the model's context (pi's
+ * `buildContextEntries`). Without a compaction, the whole path. With one, the latest
+ * compaction first, then the kept entries from its `firstKeptEntryId` (system messages
+ * left out: the compaction's saved one stands for them), then everything after it.
+ */
+export function contextEntries(path: readonly SessionEntry[]): SessionEntry[] {
   let compactionIndex = -1;
   path.forEach((entry, index) => {
-    if (!isKnownEntry(entry)) return;
+    if (entry.type === "compaction" && isKnownEntry(entry)) compactionIndex = index;
+  });
+  if (compactionIndex < 0) return [...path];
+  const compaction = path[compactionIndex] as CompactionEntry;
+  const selected: SessionEntry[] = [compaction];
+  // A kept entry that is not on this path (a damaged file) keeps nothing: the summary still stands.
+  const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
+  if (firstKept >= 0) {
+    for (const entry of path.slice(firstKept, compactionIndex)) {
+      if (!(entry.type === "message" && (entry as MessageEntry).message?.role === "system")) selected.push(entry);
+    }
+  }
+  selected.push(...path.slice(compactionIndex + 1));
+  return selected;
+}
+
+/** One context entry and the messages it contributes after its latest context edit. */
+export interface ProjectedEntry {
+  source: SessionEntry;
+  messages: AgentMessage[];
+}
+
+/** A path's context with where each message came from (pi 1.6's `SessionProjection`). */
+export interface SessionProjection extends SessionContext {
+  entries: ProjectedEntry[];
+}
+
+/**
+ * What the model sees of a root→leaf path (pi 1.6's `buildSessionProjection`): the
+ * context entries, each with the latest `context_edit` that targets it applied (omitted,
+ * or its content replaced; the raw entry is never changed). Only the leading compaction
+ * contributes its checkpoint and summary; an older one inside the kept range adds nothing.
+ * The model follows pi: the last `model_change` or assistant reply on the path.
+ */
+export function buildSessionProjection(path: readonly SessionEntry[]): SessionProjection {
+  const projection: SessionProjection = { messages: [], entries: [] };
+  for (const entry of path) {
+    if (!isKnownEntry(entry)) continue;
     switch (entry.type) {
       case "model_change":
-        context.model = { provider: entry.provider, modelId: entry.modelId };
+        projection.model = { provider: entry.provider, modelId: entry.modelId };
         break;
       case "thinking_level_change":
-        context.thinkingLevel = entry.thinkingLevel;
+        projection.thinkingLevel = entry.thinkingLevel;
         break;
       case "session_info":
-        context.name = entry.name.trim() || undefined;
-        break;
-      case "compaction":
-        compactionIndex = index;
+        projection.name = entry.name.trim() || undefined;
         break;
       case "message":
         if (entry.message.role === "assistant") {
-          context.model = { provider: entry.message.provider, modelId: entry.message.model };
+          projection.model = { provider: entry.message.provider, modelId: entry.message.model };
         }
         break;
     }
-  });
-  if (context.name === undefined) delete context.name;
-
-  const pushMessage = (entry: SessionEntry) => {
-    const message = entryMessage(entry);
-    if (message) context.messages.push(message);
-  };
-  if (compactionIndex < 0) {
-    path.forEach(pushMessage);
-    return context;
   }
-  const compaction = path[compactionIndex] as CompactionEntry;
-  context.messages.push(compactionSummaryMessage(compaction));
-  const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
-  // A kept entry that is not on this path (a damaged file) keeps nothing: the summary still stands.
-  if (firstKept >= 0) path.slice(firstKept, compactionIndex).forEach(pushMessage);
-  path.slice(compactionIndex + 1).forEach(pushMessage);
+  if (projection.name === undefined) delete projection.name;
+
+  const selected = contextEntries(path);
+  const edits = new Map<string, ContextEditEntry>();
+  for (const entry of selected) {
+    if (entry.type === "context_edit" && isKnownEntry(entry)) {
+      const edit = entry as ContextEditEntry;
+      edits.set(edit.targetId, edit);
+    }
+  }
+  selected.forEach((source, index) => {
+    const messages =
+      source.type === "compaction" && index > 0 ? [] : editedMessages(entryMessages(source), edits.get(source.id));
+    projection.entries.push({ source, messages });
+    projection.messages.push(...messages);
+  });
+  return projection;
+}
+
+/** What the model sees of a root→leaf path: the projection's messages, model, thinking level and name. */
+export function buildSessionContext(path: readonly SessionEntry[]): SessionContext {
+  const { entries: _, ...context } = buildSessionProjection(path);
   return context;
+}
+
+/** An entry's messages after an edit: none when omitted, else each editable one with its content replaced. */
+function editedMessages(messages: AgentMessage[], edit: ContextEditEntry | undefined): AgentMessage[] {
+  if (!edit) return messages;
+  const replacement = edit.replacement;
+  if (replacement === null) return [];
+  return messages.map((message) => {
+    switch (message.role) {
+      case "assistant":
+        return { ...message, content: blocksOf(replacement.content) as typeof message.content };
+      case "toolResult":
+        return { ...message, content: blocksOf(replacement.content) as typeof message.content };
+      case "user":
+      case "custom":
+        return { ...message, content: replacement.content as typeof message.content };
+      default:
+        return message;
+    }
+  });
+}
+
+/** Assistant and tool-result content is a block list: a string replacement becomes one text block, as pi. */
+function blocksOf(content: NonNullable<ContextEditEntry["replacement"]>["content"]): unknown[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : content;
 }
 
 /** The `compactionSummary` message a compaction entry stands for. */

@@ -5,7 +5,15 @@
  * kept as they are and skipped when building the model's context.
  */
 import { Type, type Static } from "typebox";
-import { AgentMessage, ImageContent, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
+import {
+  AgentMessage,
+  ImageContent,
+  SystemMessage,
+  TextContent,
+  ThinkingContent,
+  ThinkingLevel,
+  ToolCall,
+} from "../../shared/schema/messages.js";
 
 /** The format version we write. Version 2 differs only in message roles we keep opaque, so it loads too. */
 export const SESSION_VERSION = 3;
@@ -74,6 +82,8 @@ export const CompactionEntry = Type.Object({
   details: Type.Optional(Type.Unknown()),
   /** Whether an extension's session_before_compact supplied the summary (pi writes it on every compaction). */
   fromHook: Type.Optional(Type.Boolean()),
+  /** pi 1.6: the prompt and tools replayed up to here; the compacted context starts with it. */
+  systemMessage: Type.Optional(SystemMessage),
 });
 export type CompactionEntry = Static<typeof CompactionEntry>;
 
@@ -91,6 +101,27 @@ export const BranchSummaryEntry = Type.Object({
   fromHook: Type.Optional(Type.Boolean()),
 });
 export type BranchSummaryEntry = Static<typeof BranchSummaryEntry>;
+
+/**
+ * pi 1.6's append-only edit of an earlier entry's contribution to the model's context:
+ * `replacement: null` leaves the target out, `{content}` replaces its content. The raw
+ * entry stays as it was; the latest edit of a target on the active branch wins.
+ */
+export const ContextEditEntry = Type.Object({
+  type: Type.Literal("context_edit"),
+  ...base,
+  targetId: Type.String(),
+  replacement: Type.Union([
+    Type.Null(),
+    Type.Object({
+      content: Type.Union([
+        Type.String(),
+        Type.Array(Type.Union([TextContent, ImageContent, ThinkingContent, ToolCall])),
+      ]),
+    }),
+  ]),
+});
+export type ContextEditEntry = Static<typeof ContextEditEntry>;
 
 /** Extension state (`pi.appendEntry`): kept in the tree, never sent to the model. */
 export const CustomEntry = Type.Object({
@@ -131,7 +162,8 @@ export type KnownEntry =
   | BranchSummaryEntry
   | CustomEntry
   | CustomMessageEntry
-  | LabelEntry;
+  | LabelEntry
+  | ContextEditEntry;
 
 /**
  * An entry we keep but do not interpret (a type a newer pi added, a message with a role
@@ -154,6 +186,7 @@ export const KNOWN_ENTRY_SCHEMAS = {
   custom: CustomEntry,
   custom_message: CustomMessageEntry,
   label: LabelEntry,
+  context_edit: ContextEditEntry,
 } as const;
 
 /** Known-type entries that failed their schema on load: kept, but as opaque entries. In memory only. */
@@ -172,6 +205,7 @@ const KNOWN_ROLES = new Set<string>([
   "compactionSummary",
   "branchSummary",
   "custom",
+  "system",
 ]);
 
 /**

@@ -85,7 +85,20 @@ function renderMessage(message: AgentMessage): string {
       return section("summary", "Branch summary", `<pre>${escapeHtml(message.summary)}</pre>`);
     case "custom":
       return section("custom", `Extension message: ${message.customType}`, blocks(message.content));
+    case "system":
+      // The prompt and tool loadout the model had from here on (pi 1.6 records them in the session).
+      return `<details class="system"><summary>System prompt${message.toolsAdded || message.toolsRemoved ? " and tools" : ""}</summary><pre>${escapeHtml(systemText(message))}</pre></details>`;
   }
+}
+
+function systemText(message: Extract<AgentMessage, { role: "system" }>): string {
+  const parts = [typeof message.content === "string" ? message.content : message.content.map((b) => b.text).join("\n")];
+  for (const [name, text] of Object.entries(message.sections ?? {})) parts.push(text ?? `(section ${name} removed)`);
+  const added = (message.toolsAdded ?? []).map((t) => t.name);
+  const removed = (message.toolsRemoved ?? []).map((t) => t.name);
+  if (added.length > 0) parts.push(`tools added: ${added.join(", ")}`);
+  if (removed.length > 0) parts.push(`tools removed: ${removed.join(", ")}`);
+  return parts.filter((p) => p.length > 0).join("\n\n");
 }
 
 const CSS = `body{font:14px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222;background:#fafafa}
