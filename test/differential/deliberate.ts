@@ -107,13 +107,18 @@ const BUILT_IN_COMMANDS =
 
 /** Differences not closed yet, each with what is missing and where it is tracked. */
 export const OPEN: Deliberate[] = [
+  ...["prompt (text reply)", "--no-session: prompt", "automatic retry after a 503"].map((step) => ({
+    step,
+    path: "events",
+    reason: SYSTEM_MESSAGES,
+  })),
   ...[
-    "prompt (text reply)",
-    "--no-session: prompt",
-    "abort_retry during the retry wait",
-    "automatic retry after a 503",
-  ].map((step) => ({ step, path: "events", reason: SYSTEM_MESSAGES })),
-  ...["get_state (after a run)", "get_state (after model changes)", "--no-session: get_state"].map((step) => ({
+    "get_state (after a run)",
+    "get_state (after model changes)",
+    "get_state (after compact)",
+    "get_state (after switch)",
+    "--no-session: get_state",
+  ].map((step) => ({
     step,
     path: "responses/0/data/messageCount",
     reason: SYSTEM_MESSAGES,

@@ -194,8 +194,9 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(end.messages.at(-1).content[0].text).toBe("recovered");
     expect(ctx.server.requests).toHaveLength(2);
     await w.event("agent_settled");
-    // pi's order: the failed run ends, auto_retry_start, then the retry is a run of its own,
-    // and only after it the prompt settles.
+    // pi 1.6's order: the failed run ends, auto_retry_start, the failed reply leaves the
+    // context (a context_edit entry), then the retry is a run of its own, and only after
+    // it the prompt settles.
     expect(withoutUpdates(w.eventTypes())).toEqual([
       "agent_start",
       "turn_start",
@@ -206,6 +207,7 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
       "turn_end",
       "agent_end",
       "auto_retry_start",
+      "entry_appended",
       "agent_start",
       "turn_start",
       "message_start",

@@ -72,7 +72,11 @@ function makeAgent(script: FauxReply[], tools: AgentTool[] = []) {
     if (e.type === "message_end" && e.message.role === "assistant") retry.onMessageEnd(e.message);
   });
   /** A run followed through its retries, as the session starts one. */
-  const run = (text: string) => retry.follow(agent, agent.start([userMessage(text)]).done);
+  const target = {
+    omit: (failed: AgentMessage) => agent.messages.splice(agent.messages.lastIndexOf(failed), 1),
+    start: (prompts: AgentMessage[]) => agent.start(prompts),
+  };
+  const run = (text: string) => retry.follow(target, agent.start([userMessage(text)]).done);
   return { agent, events, run };
 }
 

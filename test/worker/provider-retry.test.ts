@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { WorkerEvent } from "../../shared/schema/events.js";
-import type { AssistantMessage } from "../../shared/schema/messages.js";
+import type { AgentMessage, AssistantMessage } from "../../shared/schema/messages.js";
 import { Agent, userMessage } from "../../worker/agent/agent.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,7 +53,11 @@ function agentOn(api: Api, maxRetryDelayMs?: number) {
     if (e.type === "message_end" && e.message.role === "assistant") retry.onMessageEnd(e.message);
   });
   /** A run followed through its retries, as the session starts one. */
-  const run = (text: string) => retry.follow(agent, agent.start([userMessage(text)]).done);
+  const target = {
+    omit: (failed: AgentMessage) => agent.messages.splice(agent.messages.lastIndexOf(failed), 1),
+    start: (prompts: AgentMessage[]) => agent.start(prompts),
+  };
+  const run = (text: string) => retry.follow(target, agent.start([userMessage(text)]).done);
   return { agent, events, run };
 }
 

@@ -955,12 +955,29 @@ export class AgentSession {
     const out = (done: Promise<void>) => done.then(() => this.agentEndOut);
     const agent = this.agent;
     const target: RetryTarget = {
-      get messages() {
-        return agent.messages;
-      },
+      omit: (failed) => this.omitFromContext(failed),
       start: (prompts) => ({ done: out(agent.start(prompts).done) }),
     };
     return this.retry.follow(target, out(run));
+  }
+
+  /**
+   * Leave a message out of the model's context for good (pi 1.6's recovery omission): a
+   * `context_edit` entry with no replacement names its entry (told as `entry_appended`),
+   * and the in-memory context, the projection's cache, drops it. The raw entry stays.
+   */
+  private omitFromContext(message: AgentMessage): void {
+    const index = this.agent.messages.lastIndexOf(message);
+    if (index >= 0) this.agent.messages.splice(index, 1);
+    const store = this.store;
+    if (!store) return;
+    const path = store.pathToLeaf();
+    let at = path.length - 1;
+    while (at >= 0 && (path[at] as { message?: unknown }).message !== message) at--;
+    const target = path[at];
+    if (!target) return;
+    const { entry } = store.appendOrKeep({ type: "context_edit", targetId: target.id, replacement: null });
+    this.emit({ type: "entry_appended", entry });
   }
 
   /** Queue a steering message; pi 1.6's disposition of it. */

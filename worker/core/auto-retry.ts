@@ -39,9 +39,10 @@ type Plan =
   | { retry: true; failed: AssistantMessage; delayMs: number; reason: string; errorMessage: string }
   | { retry: false; finalError: string | undefined };
 
-/** What the retry needs of the agent: its conversation and a way to start a run. */
+/** What the retry needs of the session: a way to leave the failed reply out of the context, and to start a run. */
 export interface RetryTarget {
-  messages: AgentMessage[];
+  /** As pi 1.6: the failed reply stays in the session file but leaves the model's context (a `context_edit`). */
+  omit(failed: AssistantMessage): void;
   start(prompts: AgentMessage[]): { done: Promise<void> };
 }
 
@@ -102,9 +103,7 @@ export class AutoRetry {
         this.end({ success: false, attempt: this.attempt, finalError: plan.finalError });
         return;
       }
-      if (!(await this.waitToRetry(plan))) return;
-      // As pi: the failed response stays in the session file but leaves the context.
-      if (agent.messages.at(-1) === plan.failed) agent.messages.pop();
+      if (!(await this.waitToRetry(plan, agent))) return;
       run = agent.start([]).done;
     }
   }
@@ -139,8 +138,12 @@ export class AutoRetry {
     return this.attempt > 0 ? { retry: false, finalError: last.errorMessage } : null;
   }
 
-  /** Report and wait one backoff; false when `abort_retry` cut it short (then no retry run starts). */
-  private async waitToRetry(plan: Extract<Plan, { retry: true }>): Promise<boolean> {
+  /**
+   * Report, leave the failed reply out of the context (pi's order: after auto_retry_start,
+   * before the wait, so a cancelled retry leaves it out too) and wait one backoff; false
+   * when `abort_retry` cut it short (then no retry run starts).
+   */
+  private async waitToRetry(plan: Extract<Plan, { retry: true }>, agent: RetryTarget): Promise<boolean> {
     this.attempt++;
     this.emit({
       type: "auto_retry_start",
@@ -150,6 +153,7 @@ export class AutoRetry {
       errorMessage: plan.errorMessage,
       delayReason: plan.reason,
     });
+    agent.omit(plan.failed);
     this.skip ??= new AbortController();
     const skipped = await wait(plan.delayMs, this.skip.signal);
     this.skip = null;
