@@ -34,6 +34,8 @@ export interface SystemPromptInput {
   contextFiles?: ContextFile[];
   /** Skills the model may load; listed only when the `read` tool is active (it is how the model loads one). */
   skills?: readonly Skill[];
+  /** The rules, when not the tools' own guidelines (a `before_agent_start` handler changed them). */
+  guidelines?: string[];
   now?: Date;
 }
 
@@ -97,7 +99,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
       .filter((t) => t.listed !== false)
       .map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
     parts.push(`Available tools:\n${lines.length > 0 ? lines.join("\n") : "(none)"}`);
-    const guidelines = uniqueGuidelines(input.tools.flatMap((t) => t.guidelines ?? []));
+    const guidelines = uniqueGuidelines(input.guidelines ?? input.tools.flatMap((t) => t.guidelines ?? []));
     if (guidelines.length > 0) parts.push(`Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
   } else {
     parts.push("No tools are available in this session: answer from the conversation alone.");

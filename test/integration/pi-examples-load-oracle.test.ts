@@ -38,8 +38,6 @@ const EXAMPLES_LEFT_OUT: Record<string, string> = {
  */
 const EXAMPLES_PENDING: Record<string, string> = {
   "jev-router": "pi.registerVirtualModel (pi 1.6's virtual models) is missing",
-  "prompt-customizer":
-    "before_agent_start's systemPromptOptions.sections (pi 1.6's sectioned system prompt, rendered as <name> blocks) is missing",
   "subagent/":
     "pi 1.6 loads a folder's prompts/ as prompt templates and leaves the subagent tool out of the request; ours loads index.ts only",
 };

@@ -54,10 +54,9 @@ function addSkill(home: string): void {
 describe.skipIf(!installed)(
   "before_agent_start's systemPromptOptions and ctx.getSystemPrompt: our worker and upstream pi",
   () => {
-    // PENDING on pi 1.6.0: pi 1.6's example sets before_agent_start's systemPromptOptions.sections.tool_guidance; ours has no sections yet.
-    it.skip.each<Implementation>(["ours", "upstream"])(
-      "prompt-customizer on %s: guidance for the active tools, the skills and the user's appended text",
-      async (impl) => {
+    it("prompt-customizer: its <tool_guidance> section names the active tools and the skills, after the appended text, as on pi 1.6.0", async () => {
+      const blocks: string[] = [];
+      for (const impl of ["ours", "upstream"] as const) {
         const { w } = start(
           impl,
           ["prompt-customizer"],
@@ -66,17 +65,24 @@ describe.skipIf(!installed)(
         );
         server.enqueue({ text: "ok" });
         await run(w, "hello");
-        const prompt = systemPromptOf(0);
-        const guidance = prompt.slice(prompt.indexOf("## Tool Guidance"));
-        // selectedTools: read and bash only; skills: the home's one; appendSystemPrompt: the flag's text, before the extension's section.
-        expect(guidance).toContain("• Use the `read` tool for file contents");
-        expect(guidance).toContain("• Execute commands with the `bash` tool.");
-        expect(guidance).not.toContain("`edit` tool");
-        expect(guidance).not.toContain("`write` tool");
-        expect(guidance).toContain("Available skills: deploy");
-        expect(guidance).toMatch(/USER APPENDED TEXT\n\n\n## Extension-Added Context\n/);
-      },
-    );
+        const prompt = systemPromptOf(server.requests.length - 1);
+        expect(prompt).toContain("USER APPENDED TEXT");
+        expect(prompt.indexOf("USER APPENDED TEXT")).toBeLessThan(prompt.indexOf("<tool_guidance>"));
+        blocks.push(prompt.slice(prompt.indexOf("<tool_guidance>")));
+      }
+      expect(blocks[0]).toBe(blocks[1]);
+      // selectedTools: read and bash only; skills: the home's one.
+      expect(blocks[1]).toBe(
+        [
+          "<tool_guidance>",
+          "- Use `read` for file contents; it supports text and images.",
+          "- For large files, use `offset` and `limit` to read in chunks.",
+          "- Use `bash` for file operations such as `ls`, `find`, and `grep`.",
+          "- Available skills: deploy.",
+          "</tool_guidance>",
+        ].join("\n"),
+      );
+    });
 
     it.each<Implementation>(["ours", "upstream"])(
       "system-prompt-header on %s: ctx.getSystemPrompt() at agent_start is the prompt the model got",

@@ -1,13 +1,15 @@
 /**
  * Tool guidelines with stray spaces, blanks and repeats (within one tool and across two),
- * on our worker and on upstream pi 0.73.1 with the same extension and script: what
- * `before_agent_start` gets in `systemPromptOptions.promptGuidelines`, and the Guidelines
- * bullets of the system prompt the model got. Skipped when test/upstream is not installed.
+ * on our worker and on upstream pi 1.6.0 with the same extension and script: what
+ * `before_agent_start` gets in `systemPromptOptions` (`toolGuidelines` by tool, and
+ * `promptGuidelines`, empty until a handler adds a rule), and the rule bullets and the
+ * handler's own section (`sections`) in the system prompt the model got. Skipped when
+ * test/upstream is not installed.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { startOracle, upstreamInstalled, type Implementation } from "../support/upstream-oracle.js";
+import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 
 const { server, dirs, dir } = useOracleFixture();
@@ -22,18 +24,31 @@ export default function (pi) {
   pi.registerTool({ name: "beta", label: "beta", description: "second tool", parameters: Type.Object({}), execute,
     promptGuidelines: ["G-shared", "G-three\\n", "\\tG-two "] });
   pi.on("before_agent_start", (event) => {
-    writeFileSync(process.env.GUIDELINES_OUT, JSON.stringify(event.systemPromptOptions.promptGuidelines));
+    const o = event.systemPromptOptions;
+    writeFileSync(process.env.GUIDELINES_OUT, JSON.stringify({
+      promptGuidelines: o.promptGuidelines,
+      toolGuidelines: { alpha: o.toolGuidelines.alpha, beta: o.toolGuidelines.beta },
+      sections: o.sections,
+    }));
+    o.promptGuidelines.push("G-extra", "G-one");
+    o.sections.house_rules = "Answer in haiku.";
   });
 }
 `;
 
 /** Run one prompt on `impl`; the guidelines the handler got and the prompt's G- bullets. */
-async function observe(impl: Implementation): Promise<{ options: string[]; bullets: string[] }> {
+async function observe(
+  impl: Implementation,
+): Promise<{ options: Record<string, unknown>; bullets: string[]; end: string }> {
   const folder = dir(`pi-guidelines-${impl}-`);
   const extension = join(folder, "guidelines.ts");
   const out = join(folder, "options.json");
   writeFileSync(extension, EXTENSION);
-  const { w } = startOracle(impl, server, dirs, { args: ["-e", extension], env: { GUIDELINES_OUT: out } });
+  const { w } = startOracle(impl, server, dirs, {
+    pi: "1.6.0",
+    args: ["-e", extension],
+    env: { GUIDELINES_OUT: out },
+  });
   server.enqueue({ text: "ok" });
   const from = w.received.length;
   expect(await w.request({ type: "prompt", message: "hello" }, 30_000)).toMatchObject({ success: true });
@@ -45,24 +60,26 @@ async function observe(impl: Implementation): Promise<{ options: string[]; bulle
     .split("\n")
     .filter((l) => l.startsWith("- G-"))
     .map((l) => l.slice(2));
-  return { options: JSON.parse(readFileSync(out, "utf8")) as string[], bullets };
+  // The prompt's end: the working directory, then the handler's section.
+  const end = first.content.slice(first.content.lastIndexOf("\n\n<house_rules>"));
+  return { options: JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>, bullets, end };
 }
 
-describe.skipIf(!upstreamInstalled)("promptGuidelines normalization: our worker and upstream pi", () => {
-  it("hands extensions each tool's guidelines trimmed and once, and writes each text once into the prompt, as upstream does", async () => {
-    const upstream = await observe("upstream");
-    const ours = await observe("ours");
-    // Upstream's facts, so a change of either side is told apart from a difference.
-    expect(upstream.options.filter((g) => g.startsWith("G-"))).toEqual([
-      "G-one",
-      "G-two",
-      "G-shared",
-      "G-shared",
-      "G-three",
-      "G-two",
-    ]);
-    expect(upstream.bullets).toEqual(["G-one", "G-two", "G-shared", "G-three"]);
-    expect(ours.options.filter((g) => g.startsWith("G-"))).toEqual(upstream.options.filter((g) => g.startsWith("G-")));
-    expect(ours.bullets).toEqual(upstream.bullets);
-  }, 90_000);
-});
+describe.skipIf(!UPSTREAM["1.6.0"].installed)(
+  "prompt options of before_agent_start: our worker and upstream pi 1.6.0",
+  () => {
+    it("hands each tool's guidelines trimmed and once, renders the rules a handler adds and its section, as upstream", async () => {
+      const upstream = await observe("upstream");
+      const ours = await observe("ours");
+      // Upstream's facts, so a change of either side is told apart from a difference.
+      expect(upstream.options).toEqual({
+        promptGuidelines: [],
+        toolGuidelines: { alpha: ["G-one", "G-two", "G-shared"], beta: ["G-shared", "G-three", "G-two"] },
+        sections: {},
+      });
+      expect(upstream.bullets).toEqual(["G-one", "G-two", "G-shared", "G-three", "G-extra"]);
+      expect(upstream.end).toBe("\n\n<house_rules>\nAnswer in haiku.\n</house_rules>");
+      expect(ours).toEqual(upstream);
+    }, 90_000);
+  },
+);

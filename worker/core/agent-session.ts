@@ -31,6 +31,7 @@ import {
 import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode, ScopedModel } from "../extensions/host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
+import { promptOptions, renderPromptOptions, type PromptSource } from "./prompt-options.js";
 import { streamSimpleProvider } from "../providers/stream-simple.js";
 import { loadFauxScript } from "../providers/faux.js";
 import {
@@ -66,13 +67,7 @@ import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/f
 import { defaultSessionDir, findSessionById, latestSession, resolveSessionArg } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
-import {
-  buildSystemPrompt,
-  findContextFiles,
-  resolveAppend,
-  uniqueGuidelines,
-  type ContextFile,
-} from "../system-prompt.js";
+import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, type NoTools, selectTools } from "../tools/index.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
@@ -758,8 +753,12 @@ export class AgentSession {
       start = { messageType: "user", prompt: text, ...(images.length > 0 ? { images } : {}) };
     } else start = { messageType: "custom", message: custom! };
     // The options are built only for a handler that can read them (every prompt passes here).
-    const options = this.extensions.has("before_agent_start") ? this.systemPromptOptions() : undefined;
-    const outcome = await this.extensions.beforeAgentStart(start, this.systemPromptText, options);
+    const source = this.extensions.has("before_agent_start") ? this.promptSource() : undefined;
+    const prompt = source && {
+      options: promptOptions(source),
+      render: (o: SystemPromptOptions) => renderPromptOptions(source, o),
+    };
+    const outcome = await this.extensions.beforeAgentStart(start, this.systemPromptText, prompt);
     this.runSystemPrompt = outcome?.systemPrompt ?? null;
     prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
   }
@@ -798,20 +797,15 @@ export class AgentSession {
     return this.systemPromptText;
   }
 
-  /** What the system prompt is built from, in pi's `BuildSystemPromptOptions` shape (`before_agent_start`). */
-  private systemPromptOptions(): SystemPromptOptions {
-    const tools = this.activeTools();
+  /** What the system prompt is built from (`before_agent_start` gets it in pi's options shape). */
+  private promptSource(): PromptSource {
     const customPrompt = this.options.systemPrompt ?? this.resources.systemFiles.system?.text;
-    const toolSnippets: Record<string, string> = {};
-    for (const t of tools) if (t.listed !== false) toolSnippets[t.name] = t.snippet ?? t.description;
     return {
       cwd: this.cwd,
+      tools: this.activeTools(),
       ...(customPrompt !== undefined ? { customPrompt } : {}),
-      selectedTools: tools.map((t) => t.name),
-      toolSnippets,
-      promptGuidelines: tools.flatMap((t) => uniqueGuidelines(t.guidelines)),
-      ...(this.appendTexts.length > 0 ? { appendSystemPrompt: this.appendTexts.join("\n\n") } : {}),
-      contextFiles: this.contextFiles.map((f) => ({ ...f })),
+      appendTexts: this.appendTexts,
+      contextFiles: this.contextFiles,
       skills: this.resources.skills,
     };
   }

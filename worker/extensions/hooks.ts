@@ -38,14 +38,26 @@ export interface SystemPromptOptions {
   customPrompt?: string;
   /** Names of the active tools. */
   selectedTools: string[];
+  /** Selected tools whose declarations requests leave out (pi's `prepareLoadout`; always empty here). */
+  hiddenTools: string[];
   /** The system prompt's one-line entry of each listed tool, by name. */
   toolSnippets: Record<string, string>;
-  /** The active tools' guidelines in tool order, each tool's trimmed and once (two tools may share one), as pi hands them. */
+  /** Each tool's guidelines, trimmed and once, by name (tools without any are not keys), as pi 1.6 hands them. */
+  toolGuidelines: Record<string, string[]>;
+  /** Rules handlers add after the tools' (empty at first, as in pi 1.6). */
   promptGuidelines: string[];
   /** `--append-system-prompt` texts (or APPEND_SYSTEM.md), joined by blank lines. */
   appendSystemPrompt?: string;
+  /** Extra prompt sections by tag name, each rendered `<name>…</name>` after the working directory. */
+  sections: Record<string, string>;
   contextFiles: { path: string; content: string }[];
   skills: readonly Skill[];
+}
+
+/** The options of this run's prompt and how to render them after handlers changed them in place. */
+export interface RunPrompt {
+  options: SystemPromptOptions;
+  render(options: SystemPromptOptions): string;
 }
 
 /** Paths `resources_discover` handlers returned, in load order (relative ones resolved against the cwd). */
@@ -106,7 +118,7 @@ export interface ExtensionHooks {
   beforeAgentStart(
     start: RunStart,
     systemPrompt: string,
-    systemPromptOptions?: SystemPromptOptions,
+    prompt?: RunPrompt,
   ): Promise<BeforeAgentStartOutcome | undefined>;
   /** Per model request: may return replacement messages for this request only. */
   context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined>;

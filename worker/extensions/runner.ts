@@ -23,7 +23,7 @@ import type {
   ExtensionHooks,
   InputOutcome,
   RunStart,
-  SystemPromptOptions,
+  RunPrompt,
 } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionToolDefinition } from "./types.js";
@@ -211,31 +211,34 @@ export class ExtensionRunner implements ExtensionHooks {
   async beforeAgentStart(
     start: RunStart,
     systemPrompt: string,
-    systemPromptOptions?: SystemPromptOptions,
+    prompt?: RunPrompt,
   ): Promise<BeforeAgentStartOutcome | undefined> {
-    let current = systemPrompt;
-    let changed = false;
+    // As pi 1.6: handlers change the options in place and later ones see the prompt they
+    // render; a returned systemPrompt is forced over them for the run (and chains).
+    let forced: string | undefined;
+    const current = () => forced ?? (prompt ? prompt.render(prompt.options) : systemPrompt);
     const messages: CustomMessageInput[] = [];
     await this.dispatch(
       () => ({
         type: "before_agent_start",
         ...start,
-        systemPrompt: current,
-        ...(systemPromptOptions ? { systemPromptOptions } : {}),
+        get systemPrompt() {
+          return current();
+        },
+        ...(prompt ? { systemPromptOptions: prompt.options } : {}),
       }),
       (value) => {
         const r = value as { systemPrompt?: unknown; message?: CustomMessageInput } | undefined;
         if (r?.message && typeof r.message === "object") messages.push(r.message);
-        if (typeof r?.systemPrompt === "string") {
-          current = r.systemPrompt;
-          changed = true;
-        }
+        if (typeof r?.systemPrompt === "string") forced = r.systemPrompt;
         return undefined;
       },
-      { getSystemPrompt: () => current },
+      { getSystemPrompt: current },
     );
+    const final = current();
+    const changed = final !== systemPrompt;
     if (!changed && messages.length === 0) return undefined;
-    return { ...(changed ? { systemPrompt: current } : {}), messages };
+    return { ...(changed ? { systemPrompt: final } : {}), messages };
   }
 
   async context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined> {
