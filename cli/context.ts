@@ -215,8 +215,9 @@ export async function runAction(ctx: CliContext, body: () => Promise<number | vo
 /**
  * Refuse to talk to a supervisor from inside an agent: the supervisor marks every process
  * of an agent with `PI_ORCH_AGENT`, so a model told (by a file it read, a web page) to run
- * `pi-orch rpc other get_messages` or `pi-orch stop other` is refused. A guard against
- * that, not a wall: a program that clears the variable gets past it; the wall is the
+ * `pi-orch rpc other get_messages` or `pi-orch stop other` is refused with a clear word
+ * before anything is sent. A program that clears the variable is refused by the socket
+ * itself (cli/serve/supervisor-server.ts asks the kernel who connected); the wall is the
  * sandbox (issue 31). `PI_ORCH_ALLOW_AGENT_CONTROL=1` in the environment of `serve` lets
  * agents run pi-orch (an agent that orchestrates others).
  */

@@ -45,6 +45,11 @@ export interface IpcServerOptions {
   onShutdown?: () => void;
   /** Called for a request not carried out because its client had gone before it was read. */
   onAbandoned?: (type: string) => void;
+  /**
+   * Asked once per connection as it is accepted: why its requests are refused (it comes
+   * from inside an agent), or undefined to serve it. Every request with an id waits for it.
+   */
+  admit?: (socket: Socket) => Promise<string | undefined>;
 }
 
 /** A listening server. */
@@ -179,6 +184,10 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
   const respond = (response: IpcResponse) => writer.write(response);
   const fail = (id: RequestId | null, code: string, message: string) =>
     respond({ id, ok: false, error: { code, message } });
+  // Looked up at once: a client that sends and hangs up must still be judged.
+  const refusal = (opts.admit?.(socket) ?? Promise.resolve(undefined)).catch(
+    (err: unknown) => `refusing the connection: who is behind it could not be checked (${(err as Error).message})`,
+  );
   // Set once an overlong line without an id was answered: the connection then ends.
   let ending = false;
   const inFlight = new Set<Promise<unknown>>();
@@ -249,6 +258,8 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
     // swapped-out process) may come in together with its client's close: that client
     // gave up and told its user so; starting an agent or stopping one now would be a
     // surprise. Let the close be read, then act only for a client still there.
+    // Nothing is carried out before the check of who is behind the connection.
+    const refused = await refusal;
     if (request.type !== "list" && request.type !== "status") {
       await new Promise<void>((r) => setImmediate(r));
       if (socket.destroyed || socket.readableEnded) {
@@ -256,6 +267,7 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
         return;
       }
     }
+    if (refused !== undefined) return void fail(id, "agent_refused", refused);
     try {
       if (request.type === "subscribe") return await subscribe(request);
       if (request.type === "shutdown") {

@@ -62,6 +62,9 @@ export function isDeadState(state: string): boolean {
   return state === "Z" || state === "X";
 }
 
+/** The variable every process of a fleet agent carries its name in (set on its worker by the supervisor). */
+export const AGENT_VAR = "PI_ORCH_AGENT";
+
 /** The variable every tool process of one worker carries its tag in (the worker sets it in its tools' environment). */
 export const TOOL_TAG_VAR = "PI_ORCH_TOOL_TAG";
 /**

@@ -7,6 +7,7 @@
  * can be stepped through in a test.
  */
 import { parseJsonLine, peekLineHead, withWire } from "../shared/jsonl.js";
+import { AGENT_VAR } from "../shared/proc.js";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import type { DialogClosedReason, SupervisorEvent } from "../shared/schema/supervisor-events.js";
 import { RUNNING_STATUSES, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
@@ -549,7 +550,7 @@ class Step {
       args,
       cwd: s.record.cwd,
       // PI_ORCH_AGENT marks every process of this agent: the CLI refuses to steer the fleet from it.
-      env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv, PI_ORCH_AGENT: s.record.name },
+      env: { ...this.config.baseEnv, ...s.record.env, ...keyEnv, [AGENT_VAR]: s.record.name },
     });
   }
 

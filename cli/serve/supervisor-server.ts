@@ -3,8 +3,11 @@
  * ends it cleanly. This is where the program is assembled: the one place where the
  * IPC layer and the supervisor meet, so each of them imports only shared/.
  */
+import type { Socket } from "node:net";
+import { PeerFinder } from "../../ipc/peer.js";
 import { IpcError, startIpcServer, type IpcBackend } from "../../ipc/server.js";
 import type { IpcRequestOf } from "../../shared/schema/ipc.js";
+import { agentOfProcess } from "../../supervisor/agent-process.js";
 import { Supervisor, type SupervisorOptions } from "../../supervisor/supervisor.js";
 
 /** Map socket requests onto a supervisor. */
@@ -48,6 +51,42 @@ export function supervisorBackend(sup: Supervisor): IpcBackend {
       await sup.shutdown();
       return { stopped: sup.list().map((a) => a.name) };
     },
+  };
+}
+
+/** The variable that lets agents command the fleet (an agent that orchestrates others), read by `serve`. */
+const ALLOW_AGENT_CONTROL_VAR = "PI_ORCH_ALLOW_AGENT_CONTROL";
+
+/**
+ * The socket's door: a connection from inside an agent (below one of its workers, with an
+ * agent's marks in its environment, or in a sandbox's PID namespace) has every request
+ * refused. Who connected is read from the kernel (ipc/peer.ts), not taken from the
+ * client. Where the kernel cannot be asked (no `ss`, not Linux) everyone is served and
+ * `warn` says so once.
+ */
+function agentDoor(workers: () => ReadonlyMap<number, string>, warn: (message: string) => void) {
+  const finder = new PeerFinder();
+  let warned = false;
+  return async (socket: Socket): Promise<string | undefined> => {
+    const peer = await finder.lookup(socket);
+    if (peer.kind === "unknown") {
+      if (!warned) {
+        warned = true;
+        warn(
+          `the socket cannot tell a request from inside an unboxed agent from yours: ${peer.reason}; agents in the sandbox cannot reach it at all`,
+        );
+      }
+      return undefined;
+    }
+    if (peer.kind === "gone")
+      return "refusing a request whose client was gone before it could be checked (its connection closed, or its process ended)";
+    const known = workers();
+    for (const pid of peer.pids) {
+      const agent = agentOfProcess(pid, known);
+      if (agent === undefined) continue;
+      return `refusing a request from inside ${agent}: an agent must not list, read, steer, spawn or stop agents; to allow it, start pi-orch serve with ${ALLOW_AGENT_CONTROL_VAR}=1`;
+    }
+    return undefined;
   };
 }
 
@@ -122,6 +161,13 @@ export async function runSupervisorServer(opts: ServeOptions): Promise<RunningSe
     onShutdown: () => void close(),
     onAbandoned: (type) =>
       opts.onWarning?.(`a ${type} request was not carried out: its client had gone before it was read`),
+    admit:
+      process.env[ALLOW_AGENT_CONTROL_VAR] === "1"
+        ? undefined
+        : agentDoor(
+            () => new Map((sup?.list() ?? []).flatMap((a) => (a.pid === null ? [] : [[a.pid, a.name] as const]))),
+            (message) => opts.onWarning?.(message),
+          ),
   });
   try {
     sup = Supervisor.open(opts);

@@ -1,0 +1,102 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { PeerFinder, peerInodes } from "../../ipc/peer.js";
+
+describe("peerInodes (ss -xnH)", () => {
+  const path = "/home/u/.pi-orch/orch.sock";
+  it("pairs an accepted socket with its client when both lines agree", () => {
+    const out = [
+      `u_str ESTAB 0 0 ${path} 200 * 199`,
+      "u_str ESTAB 0 0 * 199 * 200",
+      "u_str ESTAB 0 0 /run/other.sock 300 * 301",
+    ].join("\n");
+    expect(peerInodes(out, new Set(["200"]))).toEqual(new Map([["200", "199"]]));
+  });
+
+  it("reads a client bound to a path with spaces and digits", () => {
+    const out = [`u_str ESTAB 0 0 ${path} 200 /tmp/a 5 6 199`, "u_str ESTAB 0 0 /tmp/a 5 6 199 * 200"].join("\n");
+    expect(peerInodes(out, new Set(["200"]))).toEqual(new Map([["200", "199"]]));
+  });
+
+  it("does not take a pair only one line claims (a client path forged to look like our line)", () => {
+    // A path with a newline splits its line: the first piece names a person's socket (77) as our peer.
+    const out = [`u_str ESTAB 0 0 ${path} 200 /x 77`, "evil 199", "u_str ESTAB 0 0 /p 77 * 78"].join("\n");
+    expect(peerInodes(out, new Set(["200"]))).toEqual(new Map());
+  });
+
+  it("leaves out an inode two confirmed lines claim", () => {
+    const out = [
+      `u_str ESTAB 0 0 ${path} 200 * 199`,
+      "u_str ESTAB 0 0 * 199 * 200",
+      "u_str ESTAB 0 0 /y 200 z 88",
+      "u_str ESTAB 0 0 * 88 * 200",
+    ].join("\n");
+    expect(peerInodes(out, new Set(["200"]))).toEqual(new Map());
+  });
+});
+
+describe.skipIf(process.platform !== "linux")("PeerFinder", () => {
+  let server: Server | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    server = undefined;
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A server whose accepted sockets are handed to `onSocket`. */
+  async function listen(onSocket: (s: Socket) => void): Promise<string> {
+    dir = mkdtempSync(join(tmpdir(), "pi-orch-peer-"));
+    const path = join(dir, "s.sock");
+    server = createServer(onSocket);
+    await new Promise<void>((r) => server!.listen(path, r));
+    return path;
+  }
+
+  it("finds the process at the other end: this one, then a child process", async () => {
+    const finder = new PeerFinder();
+    const accepted: Socket[] = [];
+    const path = await listen((s) => accepted.push(s));
+    const own = (await import("node:net")).connect(path);
+    await new Promise((r) => own.once("connect", r));
+    const child = spawn(process.execPath, [
+      "-e",
+      `require("net").connect(${JSON.stringify(path)}); setInterval(() => {}, 1000)`,
+    ]);
+    try {
+      while (accepted.length < 2) await new Promise((r) => setTimeout(r, 20));
+      const [a, b] = await Promise.all(accepted.map((s) => finder.lookup(s)));
+      const pids = [a, b].map((l) => (l?.kind === "found" ? l.pids : []));
+      expect(pids).toContainEqual([process.pid]);
+      expect(pids).toContainEqual([child.pid]);
+    } finally {
+      child.kill("SIGKILL");
+      own.destroy();
+      for (const s of accepted) s.destroy();
+    }
+  });
+
+  it("a client whose process ended is gone, whether its connection is still open here or not", async () => {
+    const finder = new PeerFinder();
+    const accepted: Socket[] = [];
+    const path = await listen((s) => {
+      s.on("error", () => {});
+      accepted.push(s);
+    });
+    const child = spawn(process.execPath, [
+      "-e",
+      `require("net").connect(${JSON.stringify(path)}, () => process.exit(0))`,
+    ]);
+    await new Promise((r) => child.once("exit", r));
+    while (accepted.length < 1) await new Promise((r) => setTimeout(r, 20));
+    const [open] = accepted;
+    // Half-open: no process holds the other end any more.
+    expect(await finder.lookup(open!)).toEqual({ kind: "gone" });
+    open!.destroy();
+    expect(await finder.lookup(open!)).toEqual({ kind: "gone" });
+  });
+});
