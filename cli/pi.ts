@@ -6,7 +6,8 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { THINKING_LEVELS, type ImageContent, type ThinkingLevel } from "../shared/schema/messages.js";
 import { splitExtensionFlags } from "../worker/extensions/flags.js";
-import { loadExtensions } from "../worker/extensions/loader.js";
+import { type BuiltinExtension, loadExtensions } from "../worker/extensions/loader.js";
+import { MCP_EXTENSION_PATH, mcpConfigured, mcpExtension } from "../worker/mcp/extension.js";
 import { resolveTrust } from "../worker/extensions/trust.js";
 import { runPrintMode } from "../worker/modes/print.js";
 import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
@@ -68,6 +69,7 @@ interface CliOptions {
   listModels?: string | boolean;
   verbose?: boolean;
   offline?: boolean;
+  mcp: boolean;
 }
 
 /**
@@ -148,7 +150,7 @@ function buildProgram(): Command {
       "--exclude-tools <list>",
       "tools never to use, names or * patterns (bash,deploy_*): left out whatever --tools or an extension asks",
     )
-    .option("--no-mcp", "accepted for pi compatibility: this worker has no MCP support, so nothing connects")
+    .option("--no-mcp", "no MCP servers for this run: none connects, no mcp__ tools (see pi mcp --help)")
     .option("--system-prompt <text>", "replace the base system prompt")
     .option(
       "--append-system-prompt <text|file>",
@@ -242,6 +244,32 @@ Examples:
     );
 }
 
+/**
+ * `builtin:NAME`, `+builtin:NAME`, `-builtin:NAME`: pi's entries for its built-in extensions,
+ * not files (a settings entry arrives resolved against its folder, hence the last segment).
+ */
+function isBuiltinEntry(entry: string): boolean {
+  return /(^|\/)[+-]?builtin:[\w.-]+$/.test(entry);
+}
+
+/**
+ * The built-in extensions of this start, as pi 1.6.0 decides: `builtin:mcp` unless
+ * `--no-mcp`, `--no-extensions` (an explicit `-e builtin:mcp` still loads it) or a
+ * `-builtin:mcp` settings entry. It loads on its own only when a mcp.json exists.
+ */
+function builtinExtensions(listed: string[], opts: CliOptions, home: string, trusted: boolean): BuiltinExtension[] {
+  if (opts.mcp === false) return [];
+  const explicit = (opts.extension ?? []).includes(MCP_EXTENSION_PATH);
+  if (!explicit && (opts.extensions === false || listed.some((p) => p.endsWith(`-${MCP_EXTENSION_PATH}`)))) return [];
+  return [
+    {
+      path: MCP_EXTENSION_PATH,
+      factory: mcpExtension(home),
+      always: explicit || mcpConfigured(home, process.cwd(), trusted),
+    },
+  ];
+}
+
 /** `--export FILE [OUT]`: the session file as HTML, without starting an agent. */
 function exportToHtml(file: string, output: string | undefined): number {
   try {
@@ -285,6 +313,11 @@ function exitOnClosedStdout(err: NodeJS.ErrnoException): void {
 async function main(argv: string[]): Promise<number> {
   process.stdout.on("error", exitOnClosedStdout);
   markProcessAsPi();
+  // As pi: `pi mcp ...` manages MCP servers without starting a session (or loading extensions).
+  if (argv[2] === "mcp") {
+    const { runMcpCommand } = await import("./mcp-command.js");
+    return runMcpCommand(argv.slice(3), { cwd: process.cwd(), home: agentDir() });
+  }
   // Keys a supervisor sent on its private channel, before anything reads the environment.
   try {
     takeSecrets();
@@ -425,10 +458,14 @@ async function main(argv: string[]): Promise<number> {
   const protocolOut = opts.mode === "rpc" ? guardStdout() : process.stdout;
   runtime.setUi(DEFAULT_UI, false, opts.mode === "rpc" ? "rpc" : opts.mode === "json" ? "json" : "print");
   // A function, so ctx.reload() loads them again (settings' extension list read anew).
-  const loadAll = () =>
-    loadExtensions({
-      paths: [...(opts.extensions === false ? [] : runtime.resources.settings.extensions), ...(opts.extension ?? [])],
-      discover: opts.extensions !== false,
+  const loadAll = () => {
+    const listed = [
+      ...(opts.extensions === false ? [] : runtime.resources.settings.extensions),
+      ...(opts.extension ?? []),
+    ];
+    return loadExtensions({
+      paths: listed.filter((p) => !isBuiltinEntry(p)),
+      builtins: builtinExtensions(listed, opts, runtime.home, trusted),
       home: runtime.home,
       cwd: runtime.cwd,
       trusted,
@@ -437,6 +474,7 @@ async function main(argv: string[]): Promise<number> {
         runtime.emit(event);
       },
     });
+  };
   runtime.setExtensionLoader(loadAll);
   runtime.setExtensions(await loadAll());
   try {

@@ -38,7 +38,19 @@ await build({
   minifySyntax: true,
   chunkNames: "chunks/[name]-[hash]",
   define: version,
-  external: ["@anthropic-ai/sdk", "openai", "jiti", "ink", "react", "react/*", "ink-*", "yoga-*", "bullmq"],
+  external: [
+    "@anthropic-ai/sdk",
+    "@modelcontextprotocol/sdk",
+    "@modelcontextprotocol/sdk/*",
+    "openai",
+    "jiti",
+    "ink",
+    "react",
+    "react/*",
+    "ink-*",
+    "yoga-*",
+    "bullmq",
+  ],
   banner: {
     js: "import { createRequire as __piCreateRequire } from 'node:module'; const require = __piCreateRequire(import.meta.url);",
   },
@@ -49,7 +61,18 @@ for (const entry of entries) chmodSync(`${staging}/${entry.replace(/\.ts$/, ".js
 // The worker again as one CommonJS file, started by dist/cli/pi.cjs with a V8 code cache:
 // the `pi` bin and the supervisor's default worker. It answers its first get_state in
 // about half the time of the ESM bundle above, which stays for `import`ers.
-const external = ["@anthropic-ai/sdk", "openai", "jiti", "ink", "react", "react/*", "ink-*", "yoga-*"];
+const external = [
+  "@anthropic-ai/sdk",
+  "@modelcontextprotocol/sdk",
+  "@modelcontextprotocol/sdk/*",
+  "openai",
+  "jiti",
+  "ink",
+  "react",
+  "react/*",
+  "ink-*",
+  "yoga-*",
+];
 await build({
   entryPoints: ["cli/pi.ts"],
   plugins: [lazyBuiltins(["child_process", "crypto", "fs/promises", "os"]), withoutInteractive()],
@@ -67,7 +90,7 @@ await build({
   minifyIdentifiers: true,
   external,
   // V8 drops a script's dynamic-import callback when it is loaded from a code cache
-  // (Node 20: "A dynamic import callback was not specified"), so import() of the SDKs,
+  // (Node 20: "A dynamic import callback was not specified"), so import() of the SDKs (the MCP one too),
   // typebox and jiti becomes require(): all of them ship CommonJS.
   supported: { "dynamic-import": false },
   // The launcher passes the bundle's own URL; import.meta does not exist in CommonJS.

@@ -8,6 +8,9 @@ import { spawn } from "node:child_process";
 import type { TSchema } from "typebox";
 import type { ImageContent, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
 import { THINKING_LEVELS } from "../../shared/schema/messages.js";
+import type { McpServerConfig } from "../../shared/schema/mcp.js";
+import { validateServerConfig } from "../mcp/config.js";
+import { mcpNamespace } from "../mcp/names.js";
 import { checkProviderConfig, type ProviderConfig } from "../providers/models.js";
 import type { StreamSimple } from "../providers/stream-simple.js";
 import type { EventBus } from "./event-bus.js";
@@ -57,6 +60,13 @@ export interface RegisteredProvider {
   streamSimple?: StreamSimple;
 }
 
+/** An MCP server an extension registered (`pi.registerMcpServer`), in pi's `getMcpServers()` shape. */
+export interface RegisteredMcpServer {
+  path: string;
+  name: string;
+  config: McpServerConfig;
+}
+
 /** Every registration of every extension, in registration (= load) order. */
 export class ExtensionRegistry {
   readonly tools: RegisteredTool[] = [];
@@ -66,6 +76,7 @@ export class ExtensionRegistry {
   readonly shortcuts: { path: string; shortcut: string; description?: string }[] = [];
   readonly renderers: { path: string; customType: string }[] = [];
   readonly providers: RegisteredProvider[] = [];
+  readonly mcpServers: RegisteredMcpServer[] = [];
 
   /** Forget what one extension registered (its load failed half-way). */
   remove(path: string): void {
@@ -77,6 +88,7 @@ export class ExtensionRegistry {
       this.shortcuts,
       this.renderers,
       this.providers,
+      this.mcpServers,
     ] as { path: string }[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i].path === path) list.splice(i, 1);
     }
@@ -93,6 +105,8 @@ export interface ApiDeps {
   onToolsChanged: () => void;
   /** A provider was registered or removed: once bound, the session's model list follows. */
   onProvidersChanged: () => void;
+  /** An MCP server was registered or removed: once bound, `mcp_servers_change` goes to the handlers. */
+  onMcpServersChanged: () => void;
   /** A failure outside any handler (a `sendMessage` or `sendUserMessage` that could not be delivered). */
   reportError: (path: string, event: string, error: string) => void;
 }
@@ -233,6 +247,27 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
       deps.onProvidersChanged();
     },
 
+    registerMcpServer(name: string, config: unknown): void {
+      const checked = validateServerConfig(typeof name === "string" ? name : String(name), config);
+      if (typeof checked === "string") fail(`registerMcpServer: ${checked}`);
+      const other = registry.mcpServers.find((s) => mcpNamespace(s.name) === mcpNamespace(name) && s.path !== path);
+      if (other) fail(`registerMcpServer: the MCP server "${other.name}" is registered by ${other.path}`);
+      const own = registry.mcpServers.findIndex((s) => s.path === path && mcpNamespace(s.name) === mcpNamespace(name));
+      const entry = { path, name, config: checked as McpServerConfig };
+      if (own >= 0) registry.mcpServers[own] = entry;
+      else registry.mcpServers.push(entry);
+      deps.onMcpServersChanged();
+    },
+
+    unregisterMcpServer(name: string): void {
+      const at = registry.mcpServers.findIndex((s) => s.path === path && s.name === name);
+      if (at < 0) return;
+      registry.mcpServers.splice(at, 1);
+      deps.onMcpServersChanged();
+    },
+
+    getMcpServers: () => mcpServerInfos(registry),
+
     sendUserMessage(
       content: string | (TextContent | ImageContent)[],
       options?: { deliverAs?: DeliverAs },
@@ -283,6 +318,13 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
 
     events: deps.events,
   };
+}
+
+/** The registered MCP servers as `pi.getMcpServers()` and `mcp_servers_change` give them: copies, in registration order. */
+export function mcpServerInfos(
+  registry: ExtensionRegistry,
+): { name: string; config: McpServerConfig; extensionPath: string }[] {
+  return registry.mcpServers.map((s) => ({ name: s.name, config: structuredClone(s.config), extensionPath: s.path }));
 }
 
 /** Command infos as `get_commands` and `pi.getCommands()` list them; duplicates get `:1`, `:2` in load order. */

@@ -26,6 +26,17 @@ export interface LoadExtensionsOptions {
   trusted: boolean;
   /** Receives `extension_error` events. */
   emit: (event: ExtensionErrorEvent) => void;
+  /** Extensions built into the worker (`builtin:mcp`), loaded before the others without jiti. */
+  builtins?: BuiltinExtension[];
+}
+
+/** An extension that is part of the worker: its factory is called like a loaded module's. */
+export interface BuiltinExtension {
+  /** Its name as pi writes it (`builtin:mcp`): the path its registrations and errors carry. */
+  path: string;
+  factory: (pi: Record<string, unknown>) => void | Promise<void>;
+  /** Load it even when no other extension loads (it has work of its own: a configured MCP server). */
+  always: boolean;
 }
 
 /**
@@ -36,7 +47,9 @@ export interface LoadExtensionsOptions {
  */
 export async function loadExtensions(opts: LoadExtensionsOptions): Promise<ExtensionHooks> {
   const found = discoverExtensions(opts);
-  if (found.load.length === 0) {
+  // A built-in with nothing to do stays off the start-up path; other extensions may register its work.
+  const builtins = (opts.builtins ?? []).filter((b) => b.always || found.load.length > 0);
+  if (found.load.length === 0 && builtins.length === 0) {
     return found.skipped.length === 0 ? NO_EXTENSIONS : { ...NO_EXTENSIONS, skipped: () => [...found.skipped] };
   }
   const registry = new ExtensionRegistry();
@@ -54,6 +67,29 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
   // Created on first use; if it cannot be (jiti missing), every extension reports why.
   let importer: Promise<(path: string) => Promise<unknown>> | undefined;
   const loadErrors: ExtensionErrorEvent[] = [];
+  const api = (path: string) =>
+    createExtensionApi(path, {
+      registry,
+      host,
+      events,
+      onToolsChanged: () => runner?.toolsChanged(),
+      onProvidersChanged: () => runner?.providersChanged(),
+      onMcpServersChanged: () => runner?.mcpServersChanged(),
+      reportError: emitError,
+    });
+  for (const builtin of builtins) {
+    try {
+      await builtin.factory(api(builtin.path));
+    } catch (err) {
+      registry.remove(builtin.path);
+      loadErrors.push({
+        type: "extension_error",
+        extensionPath: builtin.path,
+        event: "load",
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
   for (const path of found.load) {
     try {
       if (!existsSync(path)) throw new Error("no such file; check the --extension path");
@@ -64,16 +100,7 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
           `the module must default-export a function (pi) => void, but its default export is ${describe(factory)}`,
         );
       }
-      await factory(
-        createExtensionApi(path, {
-          registry,
-          host,
-          events,
-          onToolsChanged: () => runner?.toolsChanged(),
-          onProvidersChanged: () => runner?.providersChanged(),
-          reportError: emitError,
-        }),
-      );
+      await factory(api(path));
     } catch (err) {
       registry.remove(path);
       loadErrors.push({

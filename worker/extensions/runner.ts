@@ -11,6 +11,7 @@ import type { AgentTool, ToolResult } from "../types.js";
 import {
   commandInfos,
   invocationNames,
+  mcpServerInfos,
   type ExtensionRegistry,
   type RegisteredFlag,
   type RegisteredProvider,
@@ -70,6 +71,11 @@ export class ExtensionRunner implements ExtensionHooks {
   /** A provider was registered or removed: once bound, the session rebuilds its model list. */
   providersChanged(): void {
     this.boundHost?.providersChanged();
+  }
+
+  /** An MCP server was registered or removed: once bound, handlers get `mcp_servers_change` with every registered server. */
+  mcpServersChanged(): void {
+    if (this.boundHost) void this.notify({ type: "mcp_servers_change", servers: mcpServerInfos(this.registry) });
   }
 
   providers(): RegisteredProvider[] {

@@ -134,6 +134,7 @@ export const EXTENSION_EVENT_NAMES = [
   "model_select",
   "thinking_level_select",
   "user_bash",
+  "mcp_servers_change",
 ] as const;
 
 /** One of pi's event names. */

@@ -1,0 +1,88 @@
+/**
+ * Values of an MCP server's `env` and `headers` as pi 1.6.0 resolves them: `${NAME}` and
+ * `$NAME` are environment variables (`$$` is a `$`, `$!` a `!`), and a value that starts
+ * with `!` is a shell command whose trimmed output is the value. A variable that is unset
+ * or a command that fails is an error naming the server, the field and the variable.
+ */
+import { execSync } from "node:child_process";
+
+type Part = { type: "literal"; value: string } | { type: "env"; name: string };
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NAME_PREFIX = /^[A-Za-z_][A-Za-z0-9_]*/;
+
+/** The literal and variable parts of a template. Pure. */
+export function parseTemplate(value: string): Part[] {
+  const parts: Part[] = [];
+  const literal = (text: string) => {
+    if (!text) return;
+    const last = parts[parts.length - 1];
+    if (last?.type === "literal") last.value += text;
+    else parts.push({ type: "literal", value: text });
+  };
+  let i = 0;
+  while (i < value.length) {
+    const dollar = value.indexOf("$", i);
+    if (dollar < 0) {
+      literal(value.slice(i));
+      break;
+    }
+    literal(value.slice(i, dollar));
+    const next = value[dollar + 1];
+    if (next === "$" || next === "!") {
+      literal(next);
+      i = dollar + 2;
+      continue;
+    }
+    if (next === "{") {
+      const end = value.indexOf("}", dollar + 2);
+      const name = end < 0 ? "" : value.slice(dollar + 2, end);
+      if (end >= 0 && NAME.test(name)) parts.push({ type: "env", name });
+      else literal(end < 0 ? "$" : value.slice(dollar, end + 1));
+      i = end < 0 ? dollar + 1 : end + 1;
+      continue;
+    }
+    const match = NAME_PREFIX.exec(value.slice(dollar + 1));
+    if (match) {
+      parts.push({ type: "env", name: match[0] });
+      i = dollar + 1 + match[0].length;
+    } else {
+      literal("$");
+      i = dollar + 1;
+    }
+  }
+  return parts;
+}
+
+/** Resolve one value; `what` names it in the error (`MCP server "docs" env "TOKEN"`). */
+export function resolveConfigValue(value: string, what: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (value.startsWith("!")) {
+    const command = value.slice(1);
+    let output: string;
+    try {
+      output = execSync(command, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim();
+    } catch {
+      output = "";
+    }
+    if (!output) throw new Error(`Failed to resolve ${what} from shell command: ${command}`);
+    return output;
+  }
+  const parts = parseTemplate(value);
+  const missing = [...new Set(parts.flatMap((p) => (p.type === "env" && !env[p.name] ? [p.name] : [])))];
+  if (missing.length === 1) throw new Error(`Failed to resolve ${what} from environment variable: ${missing[0]}`);
+  if (missing.length > 1)
+    throw new Error(`Failed to resolve ${what} from environment variables: ${missing.join(", ")}`);
+  return parts.map((p) => (p.type === "literal" ? p.value : env[p.name])).join("");
+}
+
+/** Every value of a record resolved (`env` or `headers` of server `server`). */
+export function resolveRecord(
+  record: Record<string, string> | undefined,
+  what: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(record ?? {}))
+    out[key] = resolveConfigValue(value, `${what} "${key}"`, env);
+  return out;
+}

@@ -1,0 +1,265 @@
+/**
+ * `builtin:mcp`, the worker's MCP support as a built-in extension (pi 1.6.0 ships it the
+ * same way): at `session_start` it reads `mcp.json` (the project's only when trusted) and
+ * the servers extensions registered, connects every enabled one in the background, and
+ * registers the tools of `direct` exposure as `mcp__<server>__<tool>`. The first prompt
+ * waits up to 10 s for servers with direct tools, so they are in its first request.
+ * Problems are told once (a notice, on stderr in print mode); a server that drops
+ * reconnects on its next call. The MCP client (the SDK) is loaded only when a server is to
+ * connect, so a worker without servers never pays for it.
+ *
+ * Tools of `codemode` (the default) and `deferred` exposure need the `codemode` or
+ * `tool_search` tool to be reached, which this worker does not have yet: such servers
+ * connect, and a notice says their tools cannot be called and how to expose them directly.
+ */
+import { existsSync } from "node:fs";
+import type { McpServerConfig } from "../../shared/schema/mcp.js";
+import type { ExtensionContext, ExtensionToolResult } from "../extensions/types.js";
+import { globalMcpConfigPath, loadMcpConfig, projectMcpConfigPath, type McpServerEntry } from "./config.js";
+import type { McpConnection } from "./connection.js";
+import { hasDirectTools, mcpNamespace, mcpToolName, toolExposure } from "./names.js";
+import { modelContent } from "./result.js";
+
+/** The path `builtin:mcp` registers under and its errors name. */
+export const MCP_EXTENSION_PATH = "builtin:mcp";
+
+/** How long the first prompt waits for servers whose tools are declared to the model. */
+const STARTUP_WAIT_MS = 10_000;
+
+/** Whether a `mcp.json` exists for this start: then `builtin:mcp` loads even without other extensions. */
+export function mcpConfigured(home: string, cwd: string, trusted: boolean): boolean {
+  return existsSync(globalMcpConfigPath(home)) || (trusted && existsSync(projectMcpConfigPath(cwd)));
+}
+
+interface Server {
+  entry: McpServerEntry;
+  connection?: McpConnection;
+  /** Settles when the latest connection attempt did. */
+  ready?: Promise<void>;
+  /** The registration it came from (to tell a changed registration), for extension servers. */
+  registered?: string;
+}
+
+/** The part of pi's `pi` object this extension uses. */
+interface McpPi {
+  on(event: string, handler: (event: Record<string, unknown>, ctx: ExtensionContext) => unknown): void;
+  registerTool(tool: Record<string, unknown>): void;
+  getActiveTools(): string[];
+  setActiveTools(names: string[]): void;
+  getMcpServers(): { name: string; config: McpServerConfig; extensionPath: string }[];
+}
+
+function firstLine(text: string): string {
+  return text.split("\n", 1)[0] ?? "";
+}
+
+/** The JSON schema of a tool's arguments as a provider takes it: always an object schema. */
+function inputSchema(schema: unknown): Record<string, unknown> {
+  const s = typeof schema === "object" && schema !== null ? (schema as Record<string, unknown>) : {};
+  return { ...s, type: "object", properties: s.properties ?? {} };
+}
+
+/** The factory of `builtin:mcp`; `home` is the agent directory (its `mcp.json`). */
+export function mcpExtension(home: string): (pi: Record<string, unknown>) => void {
+  return (api) => {
+    const pi = api as unknown as McpPi;
+    let servers: Server[] = [];
+    let session = new AbortController();
+    let cwd = process.cwd();
+    let configured: McpServerEntry[] = [];
+    let waitedForStartup = false;
+    /** pi tool name → `<server>\0<tool>`, so names stay unique and stable across reconnects. */
+    const owners = new Map<string, string>();
+    /** The pi tool names each server has registered. */
+    const registeredTools = new Map<string, string[]>();
+    let runtime: Promise<typeof import("./connection.js")> | undefined;
+
+    const enabled = (s: Server) => s.entry.config.enabled !== false;
+
+    const setActive = (names: string[], on: boolean) => {
+      if (names.length === 0) return;
+      const active = pi.getActiveTools().filter((n) => !names.includes(n));
+      pi.setActiveTools(on ? [...active, ...names] : active);
+    };
+
+    const toolFor = (connection: McpConnection, name: string, tool: McpConnection["tools"][number]) => ({
+      name,
+      label: `${connection.name}/${tool.name}`,
+      description: tool.description?.trim() || tool.title || `MCP tool ${tool.name} from server ${connection.name}`,
+      parameters: inputSchema(tool.inputSchema),
+      async execute(
+        _id: string,
+        params: Record<string, unknown> | undefined,
+        signal: AbortSignal | undefined,
+        onUpdate: ((partial: ExtensionToolResult) => void) | undefined,
+      ): Promise<ExtensionToolResult> {
+        const details = { server: connection.name, tool: tool.name };
+        const result = await connection.callTool(tool.name, params ?? {}, {
+          signal,
+          onProgress: (text) => onUpdate?.({ content: [{ type: "text", text }], details }),
+        });
+        const { content, fullOutputPath } = modelContent(connection.name, tool.name, result);
+        if (result.isError) throw new Error(content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n"));
+        return { content, details: { ...details, ...(fullOutputPath ? { fullOutputPath } : {}) } };
+      },
+    });
+
+    /** Register the server's direct tools; tools it withdrew are made inactive. */
+    const registerTools = (connection: McpConnection) => {
+      const server = servers.find((s) => s.connection === connection);
+      if (!server || session.signal.aborted) return;
+      const names: string[] = [];
+      for (const tool of connection.tools) {
+        if (toolExposure(server.entry.config, tool.name) !== "direct") continue;
+        const owner = `${connection.name}\0${tool.name}`;
+        const known = [...owners].find(([, o]) => o === owner)?.[0];
+        const name = known ?? mcpToolName(connection.name, tool.name, (n) => owners.has(n));
+        owners.set(name, owner);
+        pi.registerTool(toolFor(connection, name, tool));
+        names.push(name);
+      }
+      const before = registeredTools.get(connection.name) ?? [];
+      registeredTools.set(connection.name, names);
+      setActive(
+        before.filter((n) => !names.includes(n)),
+        false,
+      );
+      setActive(names, true);
+    };
+
+    const hideTools = (name: string) => {
+      setActive(registeredTools.get(name) ?? [], false);
+      registeredTools.delete(name);
+    };
+
+    const connect = (server: Server): Promise<void> => {
+      runtime ??= import("./connection.js");
+      const ready = runtime.then(async ({ McpConnection }) => {
+        if (session.signal.aborted) return;
+        const connection = new McpConnection({
+          entry: server.entry,
+          cwd,
+          onTools: registerTools,
+          onChange: (c) => {
+            if (c.state === "disconnected")
+              process.stderr.write(
+                `pi: MCP server "${c.name}" disconnected: ${firstLine(c.error ?? "")}; it reconnects on the next call\n`,
+              );
+          },
+        });
+        server.connection = connection;
+        await connection.getClient().catch(() => undefined);
+      });
+      server.ready = ready;
+      return ready;
+    };
+
+    const describeProblem = (s: Server): string | undefined =>
+      s.connection?.state === "failed" ? `${s.entry.name}: failed: ${firstLine(s.connection.error ?? "")}` : undefined;
+
+    /** One notice for everything that needs the user: config errors, servers that failed, tools no one can call. */
+    const report = (ctx: ExtensionContext, errors: string[], only: Server[]) => {
+      const lines = [...errors.map((e) => `config: ${e}`), ...only.flatMap((s) => describeProblem(s) ?? [])];
+      if (lines.length > 0)
+        ctx.ui.notify(
+          `MCP servers need attention:\n${lines.map((l) => `  ${l}`).join("\n")}\nRun pi mcp list for the full errors.`,
+          "warning",
+        );
+      const unreachable = only.filter(
+        (s) =>
+          s.connection?.state === "connected" &&
+          s.connection.tools.some((t) => !["direct", "hidden"].includes(toolExposure(s.entry.config, t.name))),
+      );
+      if (unreachable.length > 0)
+        ctx.ui.notify(
+          `MCP tools of ${unreachable.map((s) => `"${s.entry.name}"`).join(", ")} have codemode or deferred exposure, ` +
+            `which needs the codemode or tool_search tool; this worker has neither yet, so they cannot be called. ` +
+            `Set "exposure": "direct" on the server (pi mcp add NAME --exposure direct ...) to call them.`,
+          "warning",
+        );
+    };
+
+    /** Extension servers, less those a `mcp.json` server of the same namespace overrides. */
+    const registeredServers = (): Server[] =>
+      pi
+        .getMcpServers()
+        .filter((r) => !configured.some((c) => mcpNamespace(c.name) === mcpNamespace(r.name)))
+        .map((r) => ({
+          entry: { name: r.name, config: r.config, source: r.extensionPath, scope: "extension" as const },
+          registered: JSON.stringify(r.config),
+        }));
+
+    pi.on("session_start", (_event, ctx) => {
+      session = new AbortController();
+      const { signal } = session;
+      cwd = ctx.cwd;
+      waitedForStartup = false;
+      const trusted = typeof ctx.isProjectTrusted === "function" ? (ctx.isProjectTrusted as () => boolean)() : false;
+      const loaded = loadMcpConfig({ home, cwd, trusted });
+      configured = loaded.servers;
+      servers = [...loaded.servers.map((entry) => ({ entry })), ...registeredServers()];
+      const starting = servers.filter(enabled);
+      if (starting.length === 0) {
+        report(ctx, loaded.errors, []);
+        return;
+      }
+      // One turn of the event loop first: the start-up answers before the client loads.
+      void new Promise((r) => setImmediate(r))
+        .then(() => Promise.all(starting.map(connect)))
+        .then(() => {
+          if (!signal.aborted) report(ctx, loaded.errors, starting);
+        });
+    });
+
+    // The first prompt waits for servers with direct tools, so its request declares them; not
+    // forever: a hanging server must not hold the prompt up.
+    pi.on("before_agent_start", async (_event, ctx) => {
+      if (waitedForStartup) return;
+      waitedForStartup = true;
+      const ready = servers.flatMap((s) => (enabled(s) && hasDirectTools(s.entry.config) && s.ready ? [s.ready] : []));
+      if (ready.length === 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        Promise.all(ready).then(() => true),
+        new Promise<boolean>((r) => {
+          timer = setTimeout(() => r(false), STARTUP_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!finished)
+        ctx.ui.notify("MCP servers are still connecting; their tools become available once connected.", "info");
+    });
+
+    // Servers registered or removed during the session connect or close at once, in the
+    // background: extension events queue behind a handler, and a connection may take long.
+    pi.on("mcp_servers_change", (_event, ctx) => {
+      if (session.signal.aborted) return;
+      const { signal } = session;
+      const next = new Map(registeredServers().map((s) => [s.entry.name, s]));
+      const removed = servers.filter(
+        (s) => s.entry.scope === "extension" && next.get(s.entry.name)?.registered !== s.registered,
+      );
+      servers = servers.filter((s) => !removed.includes(s));
+      for (const s of removed) hideTools(s.entry.name);
+      const added = [...next.values()].filter((s) => !servers.some((o) => o.entry.name === s.entry.name));
+      servers.push(...added);
+      const starting = added.filter(enabled);
+      void Promise.all(removed.map((s) => s.connection?.close()))
+        .then(() => Promise.all(starting.map(connect)))
+        .then(() => {
+          if (!signal.aborted) report(ctx, [], starting);
+        });
+    });
+
+    pi.on("session_shutdown", async () => {
+      session.abort();
+      const closing = servers;
+      servers = [];
+      for (const s of closing) hideTools(s.entry.name);
+      // A connection still loading the client sees the aborted session and never opens.
+      await Promise.all(
+        closing.map((s) => (s.connection ? s.connection.close() : s.ready?.then(() => s.connection?.close()))),
+      );
+    });
+  };
+}
