@@ -12,7 +12,7 @@ import { readPromptAnswer } from "../../shared/prompt-answer.js";
 import { DialogModal, type DialogAnswer } from "./DialogModal.js";
 import { DiffView } from "./DiffView.js";
 import { Grid } from "./Grid.js";
-import { HelpOverlay, KEY_MAP, SINGLE_KEY_MAP } from "./HelpOverlay.js";
+import { HelpOverlay, KEY_MAP, singleKeyMap } from "./HelpOverlay.js";
 import { keyAction } from "./keymap.js";
 import { layoutPanes } from "./layout.js";
 import { NewAgentForm, type NewAgentValues } from "./NewAgentForm.js";
@@ -28,8 +28,11 @@ import type { TuiStore } from "./store.js";
 import { formatElapsed, truncate } from "./text.js";
 import { useTheme } from "./theme.js";
 import { useTerminalSize } from "./useTerminalSize.js";
-import type { SlashCommand } from "./slash-commands.js";
+import { DEFAULT_KEYBINDINGS, sequenceName, type ActionId, type Keybindings } from "./keybindings.js";
 import { keyName, type TerminalReplies } from "./keys.js";
+import { lineState, type LineState } from "./line-editor.js";
+import { tabCompletion, type Suggestion } from "./suggestions.js";
+import type { TerminalHandover } from "./terminal-handover.js";
 import { ZoomView } from "./ZoomView.js";
 
 /** Props of App. */
@@ -56,10 +59,16 @@ export interface AppProps {
   reconnectHint?: string;
   /** Single mode: a submitted line the host performs itself (a built-in command, `!cmd`); true when it did. */
   onLine?: (text: string, host: SingleHost) => boolean;
-  /** Single mode: a key the host performs (pi's Ctrl+L, Ctrl+P, Shift+Tab, Esc twice, Alt+Up), by its keyName; true when it did. */
-  onKey?: (name: string, host: SingleHost) => boolean;
-  /** Single mode: the `/commands` a line being typed may complete to. */
-  completions?: (text: string) => SlashCommand[];
+  /** Single mode: one of pi's actions the host performs (Ctrl+L, Ctrl+P, Shift+Tab, Esc on an idle agent, Alt+Up, Ctrl+G…), with the editor's line. */
+  onAction?: (id: ActionId, host: SingleHost, line: LineState) => void;
+  /** Single mode: the list above the editor for the line being typed (`/commands`, `@files`, paths after Tab). */
+  suggest?: (line: LineState, tabbed: boolean) => Suggestion[];
+  /** Single mode: pi's keys (keybindings.json). */
+  keybindings?: Keybindings;
+  /** Single mode: thinking blocks start hidden (pi's hideThinkingBlock setting). */
+  hideThinking?: boolean;
+  /** Lends the terminal to another program (the key reader stops while it has it). */
+  handover?: TerminalHandover;
   /** Single mode: the footer's status (session name, tokens, cost, context, model), read at each render. */
   status?: () => string;
   /** The terminal's answers to our queries (program status), taken out of the keys. */
@@ -90,7 +99,7 @@ const GRID_HINT =
 const ZOOM_HINT =
   "Esc back · ↑↓ PgUp PgDn scroll · p prompt · s steer · f follow-up · a abort · x stop · r restart · d diff · ? help";
 const SINGLE_HINT =
-  "Enter send (steer while running) · Tab follow-up · Esc abort · ↑↓ scroll · ? help · Ctrl+C twice quit";
+  "Enter send (steer while running) · Alt+Enter follow-up · Esc abort · / commands · @ files · ? help · Ctrl+C twice quit";
 
 /**
  * The whole TUI, under the KeyRouter every key handler joins (its own too: a handler of
@@ -98,7 +107,7 @@ const SINGLE_HINT =
  */
 export function App(props: AppProps) {
   return (
-    <KeyRouter replies={props.replies}>
+    <KeyRouter replies={props.replies} handover={props.handover}>
       <Tui {...props} />
     </KeyRouter>
   );
@@ -133,14 +142,18 @@ function Tui(props: AppProps) {
   // A ref, not state: the second Ctrl+C may arrive before the handler sees a re-render.
   const quitArmed = useRef(false);
   const scrollMax = useRef(0);
-  // Single mode: the editor's text as typed (for completions), and a text put into it (a new editor mounts with it).
-  const [typed, setTyped] = useState("");
+  // Single mode: the editor's line as typed (for the list above it), whether Tab asked for
+  // paths, and a text put into it (a new editor mounts with it).
+  const [typed, setTyped] = useState<LineState>(lineState);
+  const [tabbed, setTabbed] = useState(false);
   const [editor, setEditor] = useState({ text: "", n: 0 });
   const [expanded, setExpanded] = useState(false);
+  const [hideThinking, setHideThinking] = useState(props.hideThinking ?? false);
+  const keys = props.keybindings ?? DEFAULT_KEYBINDINGS;
   const host: SingleHost = {
     setEditor: (text) => {
       setEditor((e) => ({ text, n: e.n + 1 }));
-      setTyped(text);
+      setTyped(lineState(text));
     },
     showHelp: () => setOverlay({ kind: "help" }),
     quit: onQuit,
@@ -256,7 +269,9 @@ function Tui(props: AppProps) {
   useKeys(
     (ch, key) => {
       setFlash(null);
-      if (key.ctrl && ch === "c") {
+      const clear =
+        mode === "single" ? keys.action(keyName({ input: ch, key })) === "app.clear" : key.ctrl && ch === "c";
+      if (clear) {
         if (mode === "grid" || quitArmed.current) return onQuit();
         quitArmed.current = true;
         if (focused?.status === "busy") void act("abort", control.rpc(focused.name, { type: "abort" }));
@@ -303,12 +318,9 @@ function Tui(props: AppProps) {
         ];
         return action.to === "bottom" ? setScroll(0) : scrollBy(by);
       }
-      // Everything else typed in the single view goes to its input line, but pi's application keys.
+      // Everything else typed in the single view goes to its editor, which hands pi's actions to editorAction.
       if (mode === "single") {
-        const name = keyName({ input: ch, key });
-        if (name === "C-o") return setExpanded((x) => !x);
-        if (ch === "?" && key.meta) return setOverlay({ kind: "help" });
-        props.onKey?.(name, host);
+        if (ch === "?" && key.meta) setOverlay({ kind: "help" });
         return;
       }
       switch (action.kind) {
@@ -360,11 +372,27 @@ function Tui(props: AppProps) {
     { isActive: input === null && !modalActive && overlay?.kind !== "new" },
   );
 
+  /** One of pi's actions from the single view's editor: the view's own, or the host's. */
+  const editorAction = (id: ActionId, current: LineState) => {
+    if (id === "app.clear") return; // the key handler above arms the quit
+    if (id === "app.tools.expand") {
+      setExpanded(!expanded);
+      return say(`Tool output: ${expanded ? "collapsed" : "expanded"}`);
+    }
+    if (id === "app.thinking.toggle") {
+      setHideThinking(!hideThinking);
+      return say(`Thinking blocks: ${hideThinking ? "visible" : "hidden"}`);
+    }
+    props.onAction?.(id, host, current);
+  };
   const inputFor = (agent: AgentView, width: number): ReactNode => {
     if (mode === "single") {
       const busy = agent.status === "busy";
-      const own = (text: string) => props.onLine?.(text, host) === true;
-      const suggestions = props.completions?.(typed) ?? [];
+      const own = (text: string) => {
+        setTabbed(false);
+        return props.onLine?.(text, host) === true;
+      };
+      const suggestions = props.suggest?.(typed, tabbed) ?? [];
       const prompt = (
         <PromptInput
           key={editor.n}
@@ -375,14 +403,27 @@ function Tui(props: AppProps) {
           onSubmit={(text) => own(text) || send(busy ? "steer" : "prompt", agent, text)}
           onTab={(text) => own(text) || send(busy ? "follow_up" : "prompt", agent, text)}
           onFollowUp={(text) => own(text) || send(busy ? "follow_up" : "prompt", agent, text)}
-          onCancel={() => (busy ? void act("abort", control.rpc(agent.name, { type: "abort" })) : undefined)}
+          onCancel={() =>
+            busy ? void act("abort", control.rpc(agent.name, { type: "abort" })) : editorAction("app.interrupt", typed)
+          }
           onExit={onQuit}
           onHelp={() => setOverlay({ kind: "help" })}
-          complete={(text) => {
-            const first = props.completions?.(text)[0];
-            return first ? `/${first.name} ` : undefined;
+          complete={(l) => {
+            const list = props.suggest?.(l, true) ?? [];
+            if (list.length > 0) setTabbed(true);
+            return tabCompletion(l, list);
           }}
-          onChange={setTyped}
+          accept={(l) => {
+            const first = props.suggest?.(l, tabbed)[0];
+            return first?.takeOnEnter ? first.line : undefined;
+          }}
+          keymap={(seq) => keys.action(sequenceName(seq))}
+          onAction={editorAction}
+          onChange={(l) => {
+            setTyped(l);
+            // A new word (or an empty line) ends what Tab asked for.
+            if (/(^|\s)$/.test(l.text.slice(0, l.cursor))) setTabbed(false);
+          }}
         />
       );
       // One tree whether or not suggestions show: a prompt that moved into a new parent
@@ -390,10 +431,9 @@ function Tui(props: AppProps) {
       return (
         <Box flexDirection="column">
           {suggestions.slice(0, SUGGESTIONS).map((c, i) => (
-            <Text key={c.name} wrap="truncate" dimColor={i > 0}>
+            <Text key={c.label} wrap="truncate" dimColor={i > 0}>
               {i === 0 ? "→ " : "  "}
-              {`/${c.name}`.padEnd(16)} {c.argumentHint ? `${c.argumentHint} — ` : ""}
-              {c.unavailable ? `(${c.unavailable})` : c.description}
+              {c.detail ? `${c.label.padEnd(16)} ${c.detail}` : c.label}
             </Text>
           ))}
           {suggestions.length > SUGGESTIONS ? (
@@ -438,15 +478,15 @@ function Tui(props: AppProps) {
   if (showZoom && !overlay && focused.dialogs.length > 0) drawnNames.add(focused.name);
   let body: ReactNode;
   if (overlay?.kind === "help") {
-    const keys =
+    const rows =
       mode === "single"
-        ? SINGLE_KEY_MAP
+        ? singleKeyMap(keys)
         : props.quitNote
           ? KEY_MAP.map(([k, what]): readonly [string, string] =>
               k.startsWith("q") ? [k, `quit the TUI (${props.quitNote})`] : [k, what],
             )
           : KEY_MAP;
-    body = <HelpOverlay width={cols} height={bodyRows} keys={keys} />;
+    body = <HelpOverlay width={cols} height={bodyRows} keys={rows} />;
   } else if (overlay?.kind === "diff") {
     body = <DiffView title={overlay.title} text={overlay.text} width={cols} height={bodyRows} top={overlay.top} />;
   } else if (overlay?.kind === "new") {
@@ -471,8 +511,9 @@ function Tui(props: AppProps) {
         scroll={scroll}
         onScrollMax={(m) => (scrollMax.current = m)}
         input={inputFor(focused, cols - 4)}
-        inputRows={mode === "single" ? singleInputRows(props.completions?.(typed).length ?? 0) : 1}
+        inputRows={mode === "single" ? singleInputRows(props.suggest?.(typed, tabbed).length ?? 0) : 1}
         resultLines={expanded ? EXPANDED_RESULT_LINES : undefined}
+        hideThinking={hideThinking}
         modal={modalFor(focused, cols - 4)}
         hint={ZOOM_HINT}
         painted={screen ? { store, screen, top: 1 } : undefined}

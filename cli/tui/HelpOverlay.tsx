@@ -1,5 +1,6 @@
 /** The key map, as `?` shows it (and as the README lists it). */
 import { Box, Text } from "ink";
+import { ACTIONS, type ActionId, type Keybindings } from "./keybindings.js";
 import { useTheme } from "./theme.js";
 
 /** Every key of the multi-pane TUI and what it does. */
@@ -17,20 +18,29 @@ export const KEY_MAP: readonly (readonly [string, string])[] = [
   ["q  Ctrl+C", "quit the TUI (the agents keep running)"],
 ];
 
-/** Keys of the single-agent mode (`pi` on a terminal). */
-export const SINGLE_KEY_MAP: readonly (readonly [string, string])[] = [
-  ["Enter", "send the prompt; while the agent runs: steer it"],
-  ["Tab  Alt+Enter", "while the agent runs: send as a follow-up instead (Tab after /x completes it)"],
-  ["Esc", "abort the running turn (twice on an idle agent: /tree)"],
-  ["↑↓ PgUp PgDn", "scroll the transcript"],
-  ["/", "the built-in and extension commands (/model /new /resume /tree /compact /quit ...)"],
-  ["!cmd  !!cmd", "run a command: its output to the model, or kept out of its context"],
-  ["Ctrl+L / Ctrl+P", "pick a model / cycle the models"],
-  ["Shift+Tab", "cycle the thinking level"],
-  ["Alt+Up", "queued messages back into the editor"],
-  ["Ctrl+O", "expand or fold tool output"],
-  ["Ctrl+D  Ctrl+C twice", "quit (Ctrl+D on an empty editor)"],
-];
+/** A key in pi's syntax as the help writes it: `ctrl+g` → `Ctrl+G`, `alt+enter` → `Alt+Enter`, `escape` → `Esc`. */
+export function keyLabel(spec: string): string {
+  const words: Record<string, string> = { escape: "Esc", esc: "Esc", pageup: "PgUp", pagedown: "PgDn" };
+  return spec
+    .split("+")
+    .map((w) => words[w.toLowerCase()] ?? (w.length === 1 ? w.toUpperCase() : w[0]!.toUpperCase() + w.slice(1)))
+    .join("+");
+}
+
+/** Keys of the single-agent mode (`pi` on a terminal), as `keys` binds pi's actions; an action with no key is left out. */
+export function singleKeyMap(keys: Keybindings): (readonly [string, string])[] {
+  const bound = (Object.keys(ACTIONS) as ActionId[])
+    .filter((id) => keys.keysOf(id).length > 0)
+    .map((id): readonly [string, string] => [keys.keysOf(id).map(keyLabel).join("  "), ACTIONS[id].what]);
+  return [
+    ...bound,
+    ["↑↓ PgUp PgDn", "scroll the transcript"],
+    ["/", "the built-in and extension commands (/model /new /resume /tree /compact /quit ...)"],
+    ["@", "find a file of the project (fuzzy); Enter or Tab puts it in"],
+    ["!cmd  !!cmd", "run a command: its output to the model, or kept out of its context"],
+    ["?", "this help (on an empty editor)"],
+  ];
+}
 
 /** Props of HelpOverlay. */
 export interface HelpOverlayProps {

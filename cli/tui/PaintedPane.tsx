@@ -84,10 +84,12 @@ export interface PaintedLinesProps extends PaintedPlace {
   fromBottom: number;
   /** Lines a tool result keeps. */
   resultLines: number;
+  /** Thinking blocks as one line each. */
+  hideThinking?: boolean;
 }
 
 function PaintedLinesView(props: PaintedLinesProps) {
-  const { name, width, height, fromBottom, resultLines } = props;
+  const { name, width, height, fromBottom, resultLines, hideThinking = false } = props;
   const { enabled: color } = useTheme();
   usePaintedRows(
     props,
@@ -97,13 +99,14 @@ function PaintedLinesView(props: PaintedLinesProps) {
         fromBottom,
         resultLines,
         last: queuedLine(agent),
+        hideThinking,
       });
       const rows = transcriptRows(lines, width, color);
       while (rows.length < height) rows.push(" ".repeat(width));
       return rows;
     },
     (shown, agent) => shown.agent !== agent,
-    [fromBottom, resultLines, color],
+    [fromBottom, resultLines, hideThinking, color],
   );
   return null;
 }

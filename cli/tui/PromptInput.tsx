@@ -6,7 +6,8 @@
  */
 import { Text } from "ink";
 import { useRef, useState } from "react";
-import { applyInput, lineState, visibleLine, type LineState } from "./line-editor.js";
+import type { ActionId } from "./keybindings.js";
+import { applyInput, lineState, visibleLine, type EditorKeymap, type LineState } from "./line-editor.js";
 import { useTheme } from "./theme.js";
 import { useRawKeys } from "./useKeys.js";
 
@@ -27,10 +28,16 @@ export interface PromptInputProps {
   onExit?: () => void;
   /** `?` typed on an empty line: help instead of the character. */
   onHelp?: () => void;
-  /** Tab: the line completed (a `/command`), or undefined to treat Tab as `onTab`. */
-  complete?: (text: string) => string | undefined;
-  /** The text after every key. */
-  onChange?: (text: string) => void;
+  /** Tab: the line completed (a `/command`, a path), or undefined to treat Tab as `onTab`. */
+  complete?: (line: LineState) => LineState | undefined;
+  /** Enter: the line with the completion list's choice taken (an `@file` list is open), or undefined to submit. */
+  accept?: (line: LineState) => LineState | undefined;
+  /** Which of pi's actions a key is bound to (default: pi's keys). */
+  keymap?: EditorKeymap;
+  /** One of pi's actions the view performs (Ctrl+G, Ctrl+T, …), with the line as it is. */
+  onAction?: (id: ActionId, line: LineState) => void;
+  /** The line after every key. */
+  onChange?: (line: LineState) => void;
 }
 
 /** Keystrokes that edit a line, as a pure function (shared by the forms). */
@@ -83,6 +90,9 @@ export function PromptInput({
   onExit,
   onHelp,
   complete,
+  accept,
+  keymap,
+  onAction,
   onChange,
 }: PromptInputProps) {
   const theme = useTheme();
@@ -93,25 +103,33 @@ export function PromptInput({
   useRawKeys(
     (raw) => {
       if (raw === "?" && onHelp && current.current.text === "") return onHelp();
-      const { state, actions } = applyInput(current.current, raw);
+      const { state, actions } = applyInput(current.current, raw, keymap);
       current.current = state;
       setLine(state);
+      const replace = (next: LineState) => {
+        current.current = next;
+        setLine(next);
+      };
       for (const action of actions) {
         if (action.kind === "cancel") onCancel();
         else if (action.kind === "exit") onExit?.();
-        else if (action.kind === "tab" && complete?.(action.text) !== undefined) {
-          current.current = lineState(complete(action.text));
-          setLine(current.current);
+        else if (action.kind === "action") onAction?.(action.id, current.current);
+        else if (action.kind === "tab") {
+          const done = complete?.({ text: action.text, cursor: action.cursor, pasting: false });
+          if (done) replace(done);
+          else if (onTab && action.text.trim() !== "") {
+            onTab(action.text.trim());
+            replace(lineState());
+          }
         } else if (action.text.trim() === "") continue;
         else if (action.kind === "follow_up") onFollowUp?.(action.text.trim());
-        else if (action.kind === "tab") {
-          if (!onTab) continue;
-          onTab(action.text.trim());
-          current.current = lineState();
-          setLine(current.current);
-        } else onSubmit(action.text.trim());
+        else {
+          const taken = accept?.({ text: action.text, cursor: action.cursor, pasting: false });
+          if (taken) replace(taken);
+          else onSubmit(action.text.trim());
+        }
       }
-      onChange?.(current.current.text);
+      onChange?.(current.current);
     },
     { isActive },
   );

@@ -33,6 +33,8 @@ export interface ZoomViewProps {
   inputRows?: number;
   /** Lines a tool result keeps (default 3; Ctrl+O expands them). */
   resultLines?: number;
+  /** Thinking blocks as one line each (Ctrl+T). */
+  hideThinking?: boolean;
   modal?: ReactNode;
   hint: string;
   /** Paint the transcript body on this screen (from this store), the view's top-left corner at `top` rows down. */
@@ -50,6 +52,7 @@ export function ZoomView({
   input,
   inputRows = 1,
   resultLines = RESULT_LINES,
+  hideThinking = false,
   modal,
   hint,
   painted,
@@ -61,6 +64,7 @@ export function ZoomView({
   const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, {
     resultLines,
     last: queuedLine(agent),
+    hideThinking,
   });
   const max = Math.max(0, all.length - bodyHeight);
   onScrollMax?.(max);
@@ -77,6 +81,7 @@ export function ZoomView({
       height={bodyHeight}
       fromBottom={offset}
       resultLines={resultLines}
+      hideThinking={hideThinking}
     />
   ) : (
     <TranscriptLines lines={all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset)} />

@@ -159,7 +159,7 @@ async function runBuiltin(
     case "resume": {
       const choices = sessionChoices(runtime.sessionDir, runtime.sessionFile);
       if (choices.length === 0) return say(`No sessions to resume in ${runtime.sessionDir}`);
-      const labels = choices.map((c, i) => `${i + 1}. ${c.label}`);
+      const labels = distinct(choices.map((c) => c.label));
       const picked = await view.select("Resume session", labels);
       if (!picked) return;
       const target = choices[labels.indexOf(picked)]!;
@@ -170,7 +170,7 @@ async function runBuiltin(
     case "fork": {
       const points = runtime.forkMessages();
       if (points.length === 0) return say("No user message to fork from yet");
-      const labels = points.map((p, i) => `${i + 1}. ${oneLine(p.text)}`);
+      const labels = distinct(points.map((p) => oneLine(p.text)));
       const picked = await view.select("Fork from message", labels);
       if (!picked) return;
       const r = await runtime.fork(points[labels.indexOf(picked)]!.entryId);
@@ -250,7 +250,7 @@ async function tree(runtime: AgentSession, view: CommandView, say: (text: string
   const { tree: roots, leafId } = runtime.tree();
   const rows = treeRows(roots, leafId);
   if (rows.length === 0) return say("The session has no messages yet");
-  const labels = rows.map((r, i) => `${i + 1}. ${r.label}`);
+  const labels = distinct(rows.map((r) => r.label));
   const picked = await view.select("Session tree: go to", labels);
   if (!picked) return;
   const target = rows[labels.indexOf(picked)]!;
@@ -280,6 +280,16 @@ export function treeRows(roots: readonly TreeNode[], leafId: string | null): { i
   };
   walk(roots, 0);
   return rows;
+}
+
+/** Picker labels told apart (the picker numbers them itself): a repeated one gets ` (2)`, ` (3)`…, so the pick maps back to one row. */
+function distinct(labels: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return labels.map((label) => {
+    const n = (seen.get(label) ?? 0) + 1;
+    seen.set(label, n);
+    return n === 1 ? label : `${label} (${n})`;
+  });
 }
 
 function oneLine(text: string): string {

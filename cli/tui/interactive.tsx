@@ -1,18 +1,25 @@
 /**
  * `pi` on a terminal: the TUI's zoomed view over one in-process agent, with pi's built-in
- * slash commands, `!cmd` / `!!cmd`, and its application keys. Type a prompt, watch it
- * stream, steer (Enter) or follow up (Tab, Alt+Enter) while it runs, Esc aborts, Ctrl+C
- * twice or Ctrl+D on an empty editor quits. A resumed session's conversation is drawn first.
+ * slash commands, `!cmd` / `!!cmd`, `@` file search and Tab path completion, and its
+ * application keys (rebindable in keybindings.json). Type a prompt, watch it stream,
+ * steer (Enter) or follow up (Tab, Alt+Enter) while it runs, Esc aborts, Ctrl+C twice or
+ * Ctrl+D on an empty editor quits. A resumed session's conversation is drawn first.
  */
 import type { ExtensionUi } from "../../worker/extensions/hooks.js";
 import type { AgentSession } from "../../worker/core/agent-session.js";
 import { colorEnabled } from "../context.js";
 import { App, type SingleHost } from "./App.js";
 import { runLine, type CommandView } from "./builtin-commands.js";
+import { editExternally, editorCommand } from "./external-editor.js";
+import { fuzzyPaths, pathEntries, projectPaths } from "./file-completions.js";
 import { historyLines } from "./history-lines.js";
+import { loadKeybindings, type ActionId } from "./keybindings.js";
+import type { LineState } from "./line-editor.js";
 import { LocalAgent, LOCAL_AGENT } from "./local-agent.js";
 import { mountFullScreen } from "./run.js";
 import { completions, lineIntent, type SlashCommand } from "./slash-commands.js";
+import { suggestions } from "./suggestions.js";
+import { suspendToShell, type TerminalHandover } from "./terminal-handover.js";
 import { TuiStore } from "./store.js";
 import { formatTokens } from "./text.js";
 import { makeTheme, ThemeProvider } from "./theme.js";
@@ -39,7 +46,14 @@ export async function runInteractive(
   setUi(agent);
   await runtime.start();
   const resumed = runtime.messages().length > 0;
-  store.dispatch({ type: "transcript", agent: LOCAL_AGENT, lines: startLines(runtime, resumed) });
+  const keys = loadKeybindings(runtime.home);
+  store.dispatch({
+    type: "transcript",
+    agent: LOCAL_AGENT,
+    lines: [...startLines(runtime, resumed), ...keys.notices.map((text) => ({ kind: "error" as const, text }))],
+  });
+  const settings = runtime.resources.settings as Record<string, unknown>;
+  let handover: TerminalHandover | null = null;
 
   let quitView = () => {};
   let lastEsc = 0;
@@ -59,6 +73,16 @@ export async function runInteractive(
   const own = (): SlashCommand[] =>
     runtime.commands().map((c) => ({ name: c.name, description: c.description ?? `(${c.source})` }));
   const complete = (text: string) => completions(text, own());
+  const suggest = (line: LineState, tabbed: boolean) =>
+    suggestions(
+      line,
+      {
+        commands: complete,
+        files: (query) => fuzzyPaths(projectPaths(runtime.cwd), query, 50),
+        entries: (prefix) => pathEntries(runtime.cwd, prefix),
+      },
+      tabbed,
+    );
   const onLine = (text: string, host: SingleHost): boolean => {
     let intent = lineIntent(text);
     // Enter on a `/prefix` the list offers runs what the list shows first, as pi's menu does.
@@ -71,37 +95,53 @@ export async function runInteractive(
     return true;
   };
   const say = (text: string) => store.dispatch({ type: "notice", agent: LOCAL_AGENT, text });
-  const onKey = (name: string, host: SingleHost): boolean => {
-    const idle = !runtime.isWorking;
-    switch (name) {
-      case "C-l":
-        return onLine("/model", host);
-      case "C-p": {
+  const lend = (what: string, use: () => Promise<void>) => {
+    if (!handover) return;
+    handover
+      .lend(use)
+      .catch((err: unknown) => say(`${what} failed: ${err instanceof Error ? err.message : String(err)}`));
+  };
+  const onAction = (id: ActionId, host: SingleHost, line: LineState): void => {
+    switch (id) {
+      case "app.model.select":
+        return void onLine("/model", host);
+      case "app.model.cycleForward": {
         const r = runtime.cycleModel();
-        say(r ? `Model: ${r.model.provider}/${r.model.id}` : "Only one model to cycle through");
-        return true;
+        return say(r ? `Switched to ${r.model.provider}/${r.model.id}` : "Only one model available");
       }
-      case "S-tab": {
+      case "app.thinking.cycle": {
         const r = runtime.cycleThinkingLevel();
-        say(r ? `Thinking level: ${r.level}` : "This model has no thinking levels");
-        return true;
+        return say(r ? `Thinking level: ${r.level}` : "Current model does not support thinking");
       }
-      case "M-up": {
+      case "app.message.dequeue": {
         const { steering, followUp } = runtime.clearQueue();
         const queued = [...steering, ...followUp];
-        if (queued.length === 0) return false;
-        host.setEditor(queued.join("\n\n"));
-        say(`${queued.length} queued message${queued.length === 1 ? "" : "s"} back in the editor`);
-        return true;
+        if (queued.length === 0) return say("No queued messages to restore");
+        host.setEditor([...queued, line.text].filter((t) => t.trim() !== "").join("\n\n"));
+        return say(`Restored ${queued.length} queued message${queued.length === 1 ? "" : "s"} to editor`);
       }
-      case "escape": {
+      case "app.interrupt": {
+        // Reached on an idle agent only (a running one is aborted): twice quickly opens /tree, as in pi.
         const now = Date.now();
-        const twice = idle && now - lastEsc < DOUBLE_ESC_MS;
+        const twice = now - lastEsc < DOUBLE_ESC_MS;
         lastEsc = twice ? 0 : now;
-        return twice ? onLine("/tree", host) : false;
+        return void (twice && onLine("/tree", host));
       }
-      default:
-        return false;
+      case "app.message.copy":
+        return void onLine("/copy", host);
+      case "app.session.new":
+      case "app.session.tree":
+      case "app.session.fork":
+      case "app.session.resume":
+        return void onLine(`/${id.slice("app.session.".length)}`, host);
+      case "app.editor.external":
+        return lend("the external editor", async () => {
+          const r = await editExternally(editorCommand(settings.externalEditor), line.text, runtime.cwd);
+          if (r.ok) host.setEditor(r.text);
+          else say(r.message);
+        });
+      case "app.suspend":
+        return lend("suspend", suspendToShell);
     }
   };
   const status = (): string => {
@@ -122,8 +162,9 @@ export async function runInteractive(
       .join(" · ");
   };
 
-  const shown = mountFullScreen(store, (quit, replies) => {
+  const shown = mountFullScreen(store, (quit, replies, lent) => {
     quitView = quit;
+    handover = lent;
     return (
       <ThemeProvider value={makeTheme(colorEnabled())}>
         <App
@@ -134,8 +175,11 @@ export async function runInteractive(
           onQuit={quit}
           defaultCwd={runtime.cwd}
           onLine={onLine}
-          onKey={onKey}
-          completions={complete}
+          onAction={onAction}
+          suggest={suggest}
+          keybindings={keys.bindings}
+          hideThinking={settings.hideThinkingBlock === true}
+          handover={handover}
           status={status}
         />
       </ThemeProvider>
@@ -172,7 +216,7 @@ function startLines(runtime: AgentSession, resumed: boolean) {
     { kind: "notice" as const, text: `pi · ${m.provider}/${m.id} · ${loaded}` },
     {
       kind: "notice" as const,
-      text: "/ commands · ! bash (!! not sent to the model) · ? help · Ctrl+D or Ctrl+C twice quit",
+      text: "/ commands · @ files · ! bash (!! not sent to the model) · ? help · Ctrl+D or Ctrl+C twice quit",
     },
   ];
   if (!resumed) return header;

@@ -1,11 +1,13 @@
 /**
  * The TUI's input line as a pure state machine over raw terminal input: a cursor
  * (←/→, Home/End, Ctrl+A/E, word moves with Ctrl/Alt+←/→), Backspace/Delete, word delete
- * (Ctrl+W, Alt+Backspace), Ctrl+U/Ctrl+K, Ctrl+C clears, bracketed paste of several lines,
- * a new line with Shift+Enter or Ctrl+J (pi's `tui.input.newLine`), and Enter, Tab,
- * Alt+Enter, Esc and Ctrl+D on an empty line as actions. Every chunk is handled key by key, however the terminal split
+ * (Ctrl+W, Alt+Backspace), Ctrl+U/Ctrl+K, bracketed paste of several lines, and the keys
+ * of pi's actions (a keymap: pi's defaults or a user's keybindings.json): a new line
+ * (Shift+Enter, Ctrl+J), submit, Tab, follow-up, interrupt, clear, exit on an empty line,
+ * and the view's own actions (Ctrl+G, Ctrl+T, …) handed out. Every chunk is handled key by key, however the terminal split
  * or joined the input: `abc⏎` in one read submits `abc`, two backspaces delete two.
  */
+import { DEFAULT_KEYBINDINGS, sequenceName, type ActionId } from "./keybindings.js";
 import { splitKeys } from "./keys.js";
 
 /** The text, where the cursor is (a UTF-16 index), and whether a bracketed paste is open. */
@@ -15,15 +17,24 @@ export interface LineState {
   pasting: boolean;
 }
 
-/** What the keys asked for beyond editing. `submit` carries the text as it was. */
+/** What the keys asked for beyond editing. `submit` and `tab` carry the line as it was. */
 export type LineAction =
-  | { kind: "submit"; text: string }
-  | { kind: "tab"; text: string }
-  /** Alt+Enter: pi's `app.message.followUp`. */
+  | { kind: "submit"; text: string; cursor: number }
+  | { kind: "tab"; text: string; cursor: number }
+  /** pi's `app.message.followUp` (Alt+Enter). */
   | { kind: "follow_up"; text: string }
+  /** pi's `app.interrupt` (Esc). */
   | { kind: "cancel" }
-  /** Ctrl+D on an empty line: pi's `app.exit`. */
-  | { kind: "exit" };
+  /** pi's `app.exit` on an empty line (Ctrl+D). */
+  | { kind: "exit" }
+  /** Another of pi's actions bound to the key: the view performs it (`app.clear` after the line was cleared). */
+  | { kind: "action"; id: ActionId };
+
+/** Which of pi's actions a key (a `splitKeys` sequence) is bound to. */
+export type EditorKeymap = (seq: string) => ActionId | undefined;
+
+/** pi's default keys. */
+export const DEFAULT_KEYMAP: EditorKeymap = (seq) => DEFAULT_KEYBINDINGS.action(sequenceName(seq));
 
 /** An empty line, or one holding `text` with the cursor at its end. */
 export function lineState(text = ""): LineState {
@@ -32,10 +43,6 @@ export function lineState(text = ""): LineState {
 
 const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
-/** Shift+Enter as terminals that tell it apart send it (kitty's protocol, xterm's modifyOtherKeys), and Ctrl+J. */
-const NEW_LINE_KEYS = new Set(["\x1b[13;2u", "\x1b[27;2;13~", "\n"]);
-/** Alt+Enter. */
-const ALT_ENTER_KEYS = new Set(["\x1b\r", "\x1b[13;3u", "\x1b[27;3;13~"]);
 
 // Escape sequences by what they do (xterm, VT220 and rxvt variants).
 const MOVES: Record<string, "left" | "right" | "home" | "end" | "wordLeft" | "wordRight" | "delete"> = {
@@ -90,7 +97,11 @@ function removeRange(s: LineState, from: number, to: number): LineState {
  * that goes on after the break in the same read) is kept as a newline; Enter at the
  * end of a read submits. Returns the new state and the actions, in order.
  */
-export function applyInput(state: LineState, raw: string): { state: LineState; actions: LineAction[] } {
+export function applyInput(
+  state: LineState,
+  raw: string,
+  keymap: EditorKeymap = DEFAULT_KEYMAP,
+): { state: LineState; actions: LineAction[] } {
   let s = state;
   const actions: LineAction[] = [];
   const keys = splitKeys(raw);
@@ -99,30 +110,47 @@ export function applyInput(state: LineState, raw: string): { state: LineState; a
     if (key === PASTE_START) return void (s = { ...s, pasting: true });
     if (key === PASTE_END) return void (s = { ...s, pasting: false });
     if (key === "\n" && i > 0 && keys[i - 1] === "\r") return; // \r\n is one line break
-    if (NEW_LINE_KEYS.has(key)) return void (s = insert(s, "\n"));
-    if (ALT_ENTER_KEYS.has(key) && !s.pasting) {
-      actions.push({ kind: "follow_up", text: s.text });
-      s = lineState();
-      return;
-    }
-    if (key === "\r") {
-      // In a paste, or followed by more text in the same read (a paste without brackets): a newline.
-      if (s.pasting || rest.some((k) => k !== "\r" && k !== "\n" && k !== PASTE_END)) return void (s = insert(s, "\n"));
-      actions.push({ kind: "submit", text: s.text });
-      s = lineState();
-      return;
-    }
     if (s.pasting) {
-      if (key === "\t" || !/^[\x00-\x1f\x7f]/.test(key)) s = insert(s, key);
+      if (key === "\r" || key === "\n") s = insert(s, "\n");
+      else if (key === "\t" || !/^[\x00-\x1f\x7f]/.test(key)) s = insert(s, key);
       return;
     }
-    switch (key) {
-      case "\t":
-        actions.push({ kind: "tab", text: s.text });
+    const action = keymap(key);
+    switch (action) {
+      case undefined:
+        break;
+      case "tui.input.newLine":
+        s = insert(s, "\n");
         return;
-      case "\x1b":
+      case "tui.input.submit":
+        // Followed by more text in the same read (a paste without brackets): a newline.
+        if (rest.some((k) => k !== "\r" && k !== "\n" && k !== PASTE_END)) return void (s = insert(s, "\n"));
+        actions.push({ kind: "submit", text: s.text, cursor: s.cursor });
+        s = lineState();
+        return;
+      case "tui.input.tab":
+        actions.push({ kind: "tab", text: s.text, cursor: s.cursor });
+        return;
+      case "app.message.followUp":
+        actions.push({ kind: "follow_up", text: s.text });
+        s = lineState();
+        return;
+      case "app.interrupt":
         actions.push({ kind: "cancel" });
         return;
+      case "app.clear":
+        s = lineState();
+        actions.push({ kind: "action", id: action });
+        return;
+      case "app.exit":
+        // Bound to Ctrl+D, which deletes forward on a line with text (pi's deleteCharForward).
+        if (s.text === "") return void actions.push({ kind: "exit" });
+        break;
+      default:
+        actions.push({ kind: "action", id: action });
+        return;
+    }
+    switch (key) {
       case "\x7f":
       case "\b":
         s = removeRange(s, Math.max(0, s.cursor - 1), s.cursor);
@@ -135,12 +163,8 @@ export function applyInput(state: LineState, raw: string): { state: LineState; a
       case "\x1bd": // Alt+D
         s = { ...removeRange(s, s.cursor, wordEnd(s.text, s.cursor)), cursor: s.cursor };
         return;
-      case "\x03": // Ctrl+C: pi's app.clear (the view decides whether a second one quits)
-        s = lineState();
-        return;
-      case "\x04": // Ctrl+D: delete forward, or exit on an empty line
-        if (s.text === "") actions.push({ kind: "exit" });
-        else s = moveCursor(s, "delete");
+      case "\x04": // Ctrl+D: delete forward
+        s = moveCursor(s, "delete");
         return;
       case "\x15": // Ctrl+U
         s = removeRange(s, 0, s.cursor);

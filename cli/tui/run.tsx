@@ -15,6 +15,7 @@ import { SupervisorLink } from "./supervisor-link.js";
 import { makeTheme, ThemeProvider } from "./theme.js";
 import type { TerminalReplies } from "./keys.js";
 import { ProgramStatusReporter } from "./program-status.js";
+import { TerminalHandover } from "./terminal-handover.js";
 
 /** Options of the multi-pane TUI. */
 export interface RunTuiOptions {
@@ -65,11 +66,11 @@ export async function runTui(opts: RunTuiOptions): Promise<void> {
  * Render `tree` on the alternate screen until `quit` is called or a terminating
  * signal arrives; restore the screen afterwards. The terminal is told the state of the
  * store's agents (OSC 7501) where it supports that; `tree` gets the key reader's filter
- * for the terminal's replies.
+ * for the terminal's replies and the handover that lends the terminal to another program.
  */
 export async function mountFullScreen(
   store: TuiStore,
-  tree: (quit: () => void, replies: TerminalReplies) => ReactElement,
+  tree: (quit: () => void, replies: TerminalReplies, handover: TerminalHandover) => ReactElement,
 ): Promise<void> {
   process.stdout.write(ALT_SCREEN_ON);
   const status = new ProgramStatusReporter(store, (text) => process.stdout.write(text));
@@ -77,8 +78,14 @@ export async function mountFullScreen(
   // Ink renders whole frames into the screen (debug mode: no log-update, no throttle of its
   // own; the store already throttles), and the screen writes the rows that changed.
   const screen = new Screen(process.stdout);
+  const handover = new TerminalHandover({
+    write: (text) => process.stdout.write(text),
+    drawing: (on) => screen.setDrawing(on),
+    enter: ALT_SCREEN_ON,
+    leave: `\x1b[0m\x1b[?25h${ALT_SCREEN_OFF}`,
+  });
   const instance = render(
-    <ScreenContext.Provider value={screen}>{tree(() => quit(), status.replies)}</ScreenContext.Provider>,
+    <ScreenContext.Provider value={screen}>{tree(() => quit(), status.replies, handover)}</ScreenContext.Provider>,
     {
       stdout: screen.inkStdout,
       debug: true,

@@ -63,6 +63,8 @@ export class Screen {
   private cleared = false;
   private scheduled = false;
   private disposed = false;
+  /** Off while another program has the terminal (Ctrl+G, Ctrl+Z). */
+  private drawing = true;
 
   constructor(private readonly term: Terminal) {
     const sink = new InkSink(term, (frame) => {
@@ -92,7 +94,7 @@ export class Screen {
   /** Write the rows that changed since the last flush (runs by itself once per batch of changes). */
   flush(): void {
     this.scheduled = false;
-    if (this.disposed) return;
+    if (this.disposed || !this.drawing) return;
     const height = this.term.rows ?? 24;
     const segments: { x: number; text: string }[][] = Array.from({ length: height }, () => []);
     for (const p of this.panes.values()) {
@@ -120,6 +122,12 @@ export class Screen {
     this.written = [];
     this.cleared = false;
     this.schedule();
+  }
+
+  /** Stop drawing (another program has the terminal), or draw everything again. */
+  setDrawing(on: boolean): void {
+    this.drawing = on;
+    if (on) this.redraw();
   }
 
   /** Stop listening to the terminal and show the cursor again. */

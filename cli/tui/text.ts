@@ -42,8 +42,12 @@ function collapseResult(text: string, keep: number): string {
  */
 const wrapped = new WeakMap<TranscriptLine, Map<number, string[]>>();
 
-/** `line` wrapped to `width`, a tool result collapsed to `resultLines` lines (cached). */
-function linePieces(line: TranscriptLine, width: number, resultLines: number): string[] {
+/** What a hidden thinking block shows (pi's label). */
+const HIDDEN_THINKING = "Thinking...";
+
+/** `line` wrapped to `width`, a tool result collapsed to `resultLines` lines, a thinking block hidden or not (cached). */
+function linePieces(line: TranscriptLine, width: number, resultLines: number, hideThinking: boolean): string[] {
+  if (hideThinking && line.kind === "thinking") return [HIDDEN_THINKING];
   const key = width * 1000 + resultLines;
   let byWidth = wrapped.get(line);
   const hit = byWidth?.get(key);
@@ -60,7 +64,7 @@ function linePieces(line: TranscriptLine, width: number, resultLines: number): s
  * The last `height` drawn lines of a transcript (plus its open streamed line, and
  * `last` under it: the queued messages) at
  * `width`, skipping `fromBottom` lines (scrolling up). Tool results collapse to
- * `resultLines` lines. Works backwards, so a long transcript costs only what shows,
+ * `resultLines` lines; with `hideThinking` a thinking block is one line. Works backwards, so a long transcript costs only what shows,
  * and each line is wrapped only the first time it shows at a width.
  */
 export function tailLines(
@@ -68,12 +72,17 @@ export function tailLines(
   open: TranscriptLine | null,
   width: number,
   height: number,
-  opts: { fromBottom?: number; resultLines?: number; last?: TranscriptLine | null } = {},
+  opts: { fromBottom?: number; resultLines?: number; last?: TranscriptLine | null; hideThinking?: boolean } = {},
 ): DrawnLine[] {
   const want = height + (opts.fromBottom ?? 0);
   const out: DrawnLine[] = [];
+  const hide = opts.hideThinking ?? false;
+  // A hidden thinking block is one line however many lines it had.
+  let lastKind: TranscriptLine["kind"] | null = null;
   const take = (line: TranscriptLine) => {
-    const pieces = linePieces(line, width, opts.resultLines ?? 1);
+    if (hide && line.kind === "thinking" && lastKind === "thinking") return;
+    lastKind = line.kind;
+    const pieces = linePieces(line, width, opts.resultLines ?? 1, hide);
     for (let i = pieces.length - 1; i >= 0 && out.length < want; i--) out.push({ kind: line.kind, text: pieces[i]! });
   };
   if (opts.last) take(opts.last);

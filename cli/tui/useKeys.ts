@@ -20,6 +20,7 @@
 import { useStdin, type Key } from "ink";
 import { createContext, createElement, useContext, useLayoutEffect, useRef, type ReactNode } from "react";
 import { parseKey, splitKeys, type TerminalReplies } from "./keys.js";
+import type { TerminalHandover } from "./terminal-handover.js";
 
 type Handler = (input: string, key: Key) => void;
 type RawHandler = (raw: string) => void;
@@ -30,15 +31,29 @@ const RouterContext = createContext<Set<Slot> | null>(null);
 
 /**
  * One input listener for everything below it; `useKeys` and `useRawKeys` below it join it
- * in the drawing commit. `replies` takes the terminal's answers to queries out first.
+ * in the drawing commit. `replies` takes the terminal's answers to queries out first;
+ * `handover` gets the raw-mode switch.
  */
-export function KeyRouter({ children, replies }: { children?: ReactNode; replies?: TerminalReplies }) {
+export function KeyRouter({
+  children,
+  replies,
+  handover,
+}: {
+  children?: ReactNode;
+  replies?: TerminalReplies;
+  /** Gets the raw-mode switch, to stop reading keys while another program has the terminal. */
+  handover?: TerminalHandover;
+}) {
   const slots = useRef(new Set<Slot>()).current;
   const { internal_eventEmitter: events, setRawMode } = useStdin();
   useLayoutEffect(() => {
     setRawMode(true);
-    return () => setRawMode(false);
-  }, [setRawMode]);
+    handover?.attach(setRawMode);
+    return () => {
+      handover?.attach(null);
+      setRawMode(false);
+    };
+  }, [setRawMode, handover]);
   useLayoutEffect(() => {
     // Keys not handed out yet, in order, over reads: the first key of a read goes at once,
     // each next one a macrotask later, once React committed what the last one did.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyInput, lineState, visibleLine, type LineAction, type LineState } from "../../../cli/tui/line-editor.js";
 import { splitKeys } from "../../../cli/tui/keys.js";
+import { bindingsFrom, sequenceName } from "../../../cli/tui/keybindings.js";
 
 /** Feed the chunks one after another, as separate reads. */
 function feed(chunks: string[], start: LineState = lineState()): { state: LineState; actions: LineAction[] } {
@@ -43,22 +44,47 @@ describe("line editor", () => {
   });
 
   it.each([
-    ["Enter alone", ["abc", "\r"], [{ kind: "submit", text: "abc" }], ""],
-    ["text and Enter in one read", ["abc\r"], [{ kind: "submit", text: "abc" }], ""],
-    ["CR LF is one Enter", ["abc\r\n"], [{ kind: "submit", text: "abc" }], ""],
+    ["Enter alone", ["abc", "\r"], [{ kind: "submit", text: "abc", cursor: 3 }], ""],
+    ["text and Enter in one read", ["abc\r"], [{ kind: "submit", text: "abc", cursor: 3 }], ""],
+    ["CR LF is one Enter", ["abc\r\n"], [{ kind: "submit", text: "abc", cursor: 3 }], ""],
     ["a paste without brackets keeps its breaks", ["one\rtwo"], [], "one\ntwo"],
     [
       "a bracketed paste keeps its breaks, then Enter sends",
       ["\x1b[200~one\r\ntwo\n\x1b[201~", "\r"],
-      [{ kind: "submit", text: "one\ntwo\n" }],
+      [{ kind: "submit", text: "one\ntwo\n", cursor: 8 }],
       "",
     ],
     ["Esc cancels", ["ab", "\x1b"], [{ kind: "cancel" }], "ab"],
-    ["Tab is the other submit", ["ab\t"], [{ kind: "tab", text: "ab" }], "ab"],
+    ["Tab is the other submit", ["ab\t"], [{ kind: "tab", text: "ab", cursor: 2 }], "ab"],
+    ["Alt+Enter is pi's follow-up", ["ab\x1b\r"], [{ kind: "follow_up", text: "ab" }], ""],
+    ["Ctrl+J is a new line", ["a\nb"], [], "a\nb"],
+    ["Ctrl+D on an empty line exits", ["\x04"], [{ kind: "exit" }], ""],
+    ["Ctrl+D with text deletes forward", ["ab\x01\x04"], [], "b"],
+    ["Ctrl+C clears, and the view is told", ["ab\x03"], [{ kind: "action", id: "app.clear" }], ""],
+    [
+      "Ctrl+G, Ctrl+T, Alt+Up go to the view",
+      ["a\x07\x14\x1b[1;3A"],
+      [
+        { kind: "action", id: "app.editor.external" },
+        { kind: "action", id: "app.thinking.toggle" },
+        { kind: "action", id: "app.message.dequeue" },
+      ],
+      "a",
+    ],
   ])("%s", (_what, chunks, actions, left) => {
     const r = feed(chunks);
     expect(r.actions).toEqual(actions);
     expect(r.state.text).toBe(left);
+  });
+
+  it("follows a keymap: a rebound key does the action, the old key only edits", () => {
+    const { bindings } = bindingsFrom({ "app.editor.external": "ctrl+e", "tui.input.submit": ["ctrl+s"] });
+    const keymap = (seq: string) => bindings.action(sequenceName(seq));
+    const r = applyInput(lineState("ab"), "\x07\x05\r\x13", keymap);
+    expect(r.actions).toEqual([
+      { kind: "action", id: "app.editor.external" },
+      { kind: "submit", text: "ab", cursor: 2 },
+    ]);
   });
 
   it("splits raw input into keys, escape sequences whole", () => {
