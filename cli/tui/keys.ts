@@ -31,7 +31,8 @@ export function splitKeys(raw: string, pastes = false): string[] {
       i += len;
       continue;
     }
-    const seq = /^\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O[@-~]|[\s\S])?/.exec(raw.slice(i))![0];
+    // ESC ESC is two Escapes (pressed twice quickly, read at once), not Alt+Esc.
+    const seq = /^\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O[@-~]|[^\x1b])?/.exec(raw.slice(i))![0];
     keys.push(seq);
     i += seq.length;
   }

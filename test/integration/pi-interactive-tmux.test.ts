@@ -5,60 +5,47 @@
  * completion list), `!cmd` / `!!cmd`, `?`, `/quit`, Ctrl+D, and `pi -c` drawing the
  * resumed conversation. Skipped (with the reason) where tmux is not installed.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PI_BIN, tempDir } from "../support/rpc-worker.js";
 import { until as waitFor } from "../faults/support.js";
-import { HAS_TMUX, terminalEnv } from "../support/tmux.js";
+import { HAS_TMUX, terminalEnv, TmuxDriver } from "../support/tmux.js";
 
 describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not installed)", () => {
   let dir: { path: string; cleanup: () => void };
-  let socket: string;
   let agentDir: string;
+  let t: TmuxDriver;
+  let extraEnv: NodeJS.ProcessEnv = {};
 
   const env = (): NodeJS.ProcessEnv => ({
     ...terminalEnv(process.env),
     NO_COLOR: "1",
     PI_CODING_AGENT_DIR: agentDir,
     PI_ORCH_HOME: "",
+    ...extraEnv,
   });
-  const tmux = (...args: string[]) =>
-    spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env: env(), encoding: "utf8" });
-  const screen = (s: string) => tmux("capture-pane", "-p", "-t", s).stdout ?? "";
-  const until = (s: string, what: string, test: (text: string) => boolean) =>
-    waitFor(() => test(screen(s)) && screen(s), 20_000, `${what}; screen:\n${screen(s)}`);
-  const gone = (s: string) => waitFor(() => tmux("has-session", "-t", s).status !== 0, 20_000, `${s} exited`);
-  const type = (s: string, text: string) => {
-    tmux("send-keys", "-t", s, "-l", text);
-    tmux("send-keys", "-t", s, "Enter");
-  };
+  const tmux = (...args: string[]) => t.run(...args);
+  const until = (s: string, what: string, test: (text: string) => boolean) => t.until(s, what, test);
+  const gone = (s: string) => t.gone(s);
+  const type = (s: string, text: string) => t.type(s, text);
   const start = (s: string, ...args: string[]) => {
-    const r = tmux(
-      "new-session",
-      "-d",
-      "-s",
+    t.open(
       s,
-      "-x",
-      "120",
-      "-y",
-      "40",
-      "-c",
-      dir.path,
+      { cols: 120, rows: 40, cwd: dir.path },
       `${process.execPath} ${PI_BIN} --provider faux ${args.join(" ")}`,
     );
-    expect(r.status, r.stderr).toBe(0);
-    return until(s, "the prompt", (t) => t.includes("prompt>"));
+    return until(s, "the prompt", (text) => text.includes("prompt>"));
   };
 
   beforeEach(() => {
     dir = tempDir("pi-orch-pi-tty-");
-    socket = join(dir.path, "tmux.sock");
     agentDir = join(dir.path, "agent");
+    extraEnv = {};
+    t = new TmuxDriver(join(dir.path, "tmux.sock"), env);
   });
   afterEach(() => {
-    spawnSync("tmux", ["-S", socket, "kill-server"]);
+    t.kill();
     dir.cleanup();
   });
 
@@ -144,4 +131,87 @@ describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not inst
     tmux("send-keys", "-t", "more", "C-d");
     await gone("more");
   }, 90_000);
+  it("walks the session commands: /copy, /compact, /tree, Esc twice, /fork, /clone, /resume, /reload, /settings, /thinking", async () => {
+    // A key for the Anthropic models lists them (nothing is sent: no prompt goes to them), so
+    // /thinking and Shift+Tab have a model with levels; compaction keeps as little as it can.
+    extraEnv = { ANTHROPIC_API_KEY: "sk-ant-never-sent" };
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+    await start("walk");
+    // OSC 52 from the app lands in tmux's paste buffer.
+    tmux("set-option", "-s", "set-clipboard", "on");
+    const key = (...keys: string[]) => tmux("send-keys", "-t", "walk", ...keys);
+    // The next keys wait for the run to end, or for a picker to close (an Esc and a key in one read is Alt+key).
+    const idle = (what: string, test: (s: string) => boolean) =>
+      until("walk", what, (s) => test(s) && s.includes("● idle · done") && !s.includes("↑↓ choose"));
+
+    type("walk", "list the files");
+    await idle("the first reply", (s) => s.includes("I found"));
+    type("walk", "list the files in agent");
+    await idle("the second reply", (s) => /I found 2 entries:\s+║\n║ sessions\s+║\n║ settings\.json/.test(s));
+
+    type("walk", "/copy");
+    await until("walk", "the copy", (s) => s.includes("Copied last agent message to clipboard"));
+    expect(tmux("show-buffer").stdout).toBe("I found 2 entries:\nsessions\nsettings.json");
+    key("C-x");
+    await until("walk", "Ctrl+X: the copy again", (s) => s.split("Copied last agent message").length === 3);
+
+    type("walk", "/compact keep the file names");
+    await until("walk", "the compaction", (s) => /✓ Compacted: \S+ tokens before/.test(s));
+
+    type("walk", "/tree");
+    await until("walk", "the tree", (s) => s.includes("Session tree: go to") && /› 1\. > list the files\s/.test(s));
+    key("Enter");
+    await until("walk", "the summary question", (s) => s.includes("Summarize the branch you leave?"));
+    key("Enter");
+    // pi puts a user message picked in the tree back into the editor, its turn gone from the view.
+    await idle("the move", (s) => s.includes("Moved in the session tree") && /prompt> list the files\s/.test(s));
+    key("C-u");
+    key("Escape");
+    key("Escape");
+    await until("walk", "Esc twice: the tree", (s) => s.includes("Session tree: go to"));
+    key("Escape");
+    await idle("the tree closed", (s) => !s.includes("Session tree: go to"));
+
+    type("walk", "/fork");
+    await until("walk", "the fork points", (s) => s.includes("Fork from message") && /› 1\. list the files\s/.test(s));
+    key("Enter");
+    await idle("the fork", (s) => s.includes("Forked to a new session") && /prompt> list the files\s/.test(s));
+    key("Enter");
+    await idle("a reply in the fork", (s) => s.includes("I found 2 entries"));
+    type("walk", "/clone");
+    await idle("the clone", (s) => s.includes("Cloned to a new session") && s.includes("I found 2 entries"));
+
+    type("walk", "/resume");
+    const picker = await until("walk", "the session picker", (s) => s.includes("Resume session") && / 3\. /.test(s));
+    expect(picker).toMatch(/› 1\. list the files · \S+ ago · \d+ msg \(current\)/);
+    key("Down", "Down", "Enter");
+    await idle("the resumed session", (s) => s.includes("Resumed session") && s.includes("I found"));
+
+    type("walk", "/reload");
+    await until("walk", "the reload", (s) => s.includes("Reloaded extensions, skills, prompts and context files"));
+    type("walk", "/settings");
+    await until("walk", "the settings", (s) => s.includes("autoCompaction: on") && s.includes("steeringMode"));
+    key("Enter");
+    await idle("the setting changed", (s) => /║ autoCompaction: off/.test(s));
+
+    type("walk", "/model anthropic/claude-haiku-4-5");
+    await until("walk", "the model", (s) => s.includes("Model: anthropic/claude-haiku-4-5"));
+    type("walk", "/thinking");
+    await until("walk", "the levels", (s) => s.includes("Thinking level") && s.includes("5. high"));
+    key("Escape");
+    await idle("the levels closed", (s) => !s.includes("5. high"));
+    type("walk", "/thinking high");
+    await until("walk", "the level", (s) => s.includes("Thinking level: high"));
+    key("BTab");
+    await until("walk", "Shift+Tab: the next level", (s) => /Thinking level: (xhigh|off)/.test(s));
+    key("C-l");
+    await until("walk", "Ctrl+L: the model picker", (s) => s.includes("Select model") && s.includes("faux/faux-1"));
+    key("Escape");
+    await idle("the model picker closed", (s) => !s.includes("Select model"));
+    key("C-p");
+    await until("walk", "Ctrl+P: the next model", (s) => /Switched to anthropic\//.test(s));
+    type("walk", "/quit");
+    await gone("walk");
+  }, 120_000);
 });

@@ -97,6 +97,7 @@ describe("line editor", () => {
       "\x1b\x7f",
       "\x1b",
     ]);
+    expect(splitKeys("\x1b\x1b")).toEqual(["\x1b", "\x1b"]);
   });
 
   it("shows a window that keeps the cursor in view, newlines as ↵", () => {
