@@ -108,6 +108,8 @@ export interface SandboxPlan {
   hidden: string[];
   /** Files or folders shown read-only again inside a hidden folder (models.json, extensions/, ...). */
   reveal: string[];
+  /** Files shown read-only in place of others (`copy` at `path`): key files without their keys. */
+  replaced?: { path: string; copy: string }[];
 }
 
 /** Credential folders of a home that `strict` hides. */
@@ -219,6 +221,7 @@ export function bwrapArgs(plan: SandboxPlan, home: string = homedir()): string[]
     else args.push("--ro-bind", "/dev/null", dir);
   }
   for (const path of unique(plan.reveal)) if (existsSync(path)) args.push("--ro-bind", path, path);
+  for (const { path, copy } of plan.replaced ?? []) if (existsSync(copy)) args.push("--ro-bind", copy, resolve(path));
   const writable = [...projectFolders(plan.cwd), ...plan.writable];
   for (const path of unique(writable)) if (existsSync(path)) args.push("--bind", path, path);
   args.push("--chdir", resolve(plan.cwd), "--");

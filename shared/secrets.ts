@@ -6,6 +6,12 @@
  */
 import { closeSync, readFileSync } from "node:fs";
 
+/**
+ * The prefix of the variables that carry keys a supervisor took out of a sandboxed worker's
+ * models.json and auth.json (supervisor/keyless-files.ts); tools never get them.
+ */
+export const KEY_VAR_PREFIX = "PI_ORCH_KEY_";
+
 /** The variable that names the fd the keys come on (`3`). */
 export const SECRETS_FD_VAR = "PI_ORCH_SECRETS_FD";
 

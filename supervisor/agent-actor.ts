@@ -316,7 +316,8 @@ export class AgentActor {
     const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();
     // Our own worker takes its keys on a private pipe: nothing in its environ for another process to read.
     let secrets: Record<string, string> | undefined;
-    if (!record.workerCommand?.length && isOwnWorker([e.file, ...e.args])) {
+    const ownWorker = !record.workerCommand?.length && isOwnWorker([e.file, ...e.args]);
+    if (ownWorker) {
       const agentDir = record.env?.PI_ORCH_HOME ?? cmd.env.PI_ORCH_HOME ?? home;
       const split = splitSecrets(cmd.env, process.env, keyVariableNames(agentDir));
       cmd = { ...cmd, env: split.env };
@@ -328,7 +329,12 @@ export class AgentActor {
       if (!support.ok) problem = `its --sandbox ${record.sandbox} cannot run: ${support.reason}`;
       else {
         try {
-          cmd = sandboxedCommand(cmd, fleetSandboxPlan(record, home, e.cwd), support.bwrap);
+          const box = fleetSandboxPlan(record, home, e.cwd, ownWorker);
+          cmd = sandboxedCommand(cmd, box.plan, support.bwrap);
+          // The keys taken out of its key files: on the pipe for ours, in the environment
+          // for a custom command (where it reads its keys anyway).
+          if (ownWorker) secrets = { ...secrets, ...box.secrets };
+          else cmd = { ...cmd, env: { ...cmd.env, ...box.secrets } };
         } catch (err) {
           problem = `could not prepare its sandbox: ${(err as Error).message}`;
         }

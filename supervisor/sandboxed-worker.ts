@@ -17,6 +17,7 @@ import {
   toolCaches,
 } from "../shared/sandbox.js";
 import type { AgentRecord } from "../shared/schema/agent.js";
+import { keylessFiles } from "./keyless-files.js";
 
 /** What to execute. */
 export interface WorkerCommand {
@@ -26,8 +27,18 @@ export interface WorkerCommand {
   env: Record<string, string | undefined>;
 }
 
-/** The plan of `record`'s sandbox under the supervisor home `home`; creates the session folder it binds. */
-export function fleetSandboxPlan(record: AgentRecord, home: string, cwd: string): SandboxPlan {
+/**
+ * The plan of `record`'s sandbox under the supervisor home `home`; creates the session
+ * folder it binds, and keyless copies of the agent directory's models.json and auth.json
+ * (supervisor/keyless-files.ts) under `home/sandbox/ID`, shown in place of the originals.
+ * `secrets` are the keys taken out: the worker gets them on its private pipe.
+ */
+export function fleetSandboxPlan(
+  record: AgentRecord,
+  home: string,
+  cwd: string,
+  ownWorker: boolean,
+): { plan: SandboxPlan; secrets: Record<string, string> } {
   const mode = record.sandbox === "strict" ? "strict" : "on";
   // The worker's agent directory: the supervisor's home, or the one its env names (`run`
   // keeps its supervisor in a temp folder and the sessions in the user's home).
@@ -38,14 +49,17 @@ export function fleetSandboxPlan(record: AgentRecord, home: string, cwd: string)
   if (record.sessionFile) writable.push(dirname(record.sessionFile));
   if (record.worktree) writable.push(record.worktree.path);
   if (mode === "on") writable.push(...toolCaches());
-  return {
+  const keyless = keylessFiles(agentDir, join(home, "sandbox", record.id), ownWorker);
+  const plan: SandboxPlan = {
     mode,
     cwd,
     writable,
     // The user's own pi-orch home too, when this supervisor runs another (a test's, a `--home`).
     hidden: [home, agentDir, piOrchHome({})],
     reveal: AGENT_DIR_ENTRIES.map((entry) => join(agentDir, entry)),
+    replaced: keyless.replaced,
   };
+  return { plan, secrets: keyless.secrets };
 }
 
 /** `cmd` run by `bwrap` under `plan`, with the mode in the environment so the worker does not wrap itself again. */

@@ -3,7 +3,7 @@
  * per agent, routes their events to subscribers, and tears everything down
  * together. This is the API the IPC server and the CLI build on.
  */
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import { AgentActor } from "./agent-actor.js";
@@ -494,6 +494,8 @@ export class Supervisor {
     this.logs.get(m.name)?.close();
     this.logs.delete(m.name);
     this.registry.markDirty();
+    // Its sandbox's keyless key files (supervisor/keyless-files.ts) go with it.
+    rmSync(join(this.home, "sandbox", info.id), { recursive: true, force: true });
     try {
       this.keyStore.set(info.id, {});
     } catch (err) {

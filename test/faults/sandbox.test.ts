@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { pidsWithEnv, TOOL_TAG_VAR } from "../../shared/proc.js";
 import { sandboxSupport } from "../../shared/sandbox.js";
+import { startMockModelServer } from "../support/mock-model-server.js";
 import { BIN, type Json, World } from "../support/orch-cli.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { figures, killPids, until, waitAllGone } from "./support.js";
@@ -227,6 +228,77 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     expect(found(plain)).toContain(serve.pid);
     expect(found(plain).filter((pid) => agentPids.has(pid))).toEqual([]);
     figures("sandbox-keys", { boxed_found: found(boxed).length, unboxed_found_in_agent_processes: 0 });
+  }, 120_000);
+
+  it("the model finds no literal key of models.json or auth.json in the box; the keys still reach the provider", async () => {
+    const mock = await startMockModelServer();
+    try {
+      const inModels = `sk-models-${process.pid}-literal`;
+      const inAuth = `sk-auth-${process.pid}-literal`;
+      const inOauth = `oauth-${process.pid}-token`;
+      world = new World();
+      const w = world;
+      const home = w.home.path;
+      writeFileSync(
+        join(home, "models.json"),
+        JSON.stringify({
+          providers: {
+            keyed: { baseUrl: `${mock.url}/v1`, api: "openai-completions", apiKey: inModels, models: [{ id: "m" }] },
+            authed: { baseUrl: mock.url, api: "anthropic-messages", models: [{ id: "m" }] },
+          },
+        }),
+      );
+      writeFileSync(
+        join(home, "auth.json"),
+        JSON.stringify({
+          authed: { type: "api_key", key: inAuth },
+          other: { type: "oauth", access: inOauth, refresh: inOauth, expires: 1 },
+        }),
+      );
+      await w.serve();
+      await w.ok(["spawn", "--name", "hunter", "--provider", "faux", "--sandbox", "on"]);
+      await w.ok(["spawn", "--name", "keyed", "--provider", "keyed", "--model", "m", "--sandbox", "on"]);
+      await w.ok(["spawn", "--name", "authed", "--provider", "authed", "--model", "m", "--sandbox", "on"]);
+      // Everything a command in the box can read: the key files, every file under the home,
+      // its environment, every process's environ and cmdline, the key variables by name.
+      const hunts = [
+        `cat ${home}/models.json ${home}/auth.json; echo cat-done`,
+        `grep -ra . ${home} 2>/dev/null | head -c 200000; echo grep-done`,
+        "env; printenv PI_ORCH_KEY_1 PI_ORCH_KEY_2; echo env-done",
+        "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null | tr '\\0' '\\n'; done; echo proc-done",
+      ];
+      const said: string[] = [];
+      for (const hunt of hunts) said.push(await run(w, "hunter", hunt));
+      const secrets = [inModels, inAuth, inOauth];
+      const found = said.flatMap((out) => secrets.filter((k) => out.includes(k)));
+      expect(said[0]).toContain('"apiKey": "PI_ORCH_KEY_1"');
+      expect(said[0]).toContain('"key": "!printenv PI_ORCH_KEY_2"');
+      expect(said.join("")).toContain("proc-done");
+      expect(found).toEqual([]);
+      // The workers still authenticate with them.
+      mock.enqueue({ text: "hello keyed" }, { text: "hello authed" });
+      await w.ok(["prompt", "keyed", "hi", "--wait"]);
+      await w.ok(["prompt", "authed", "hi", "--wait"]);
+      const headers = mock.requests.map((r) => JSON.stringify(r.headers));
+      expect(headers.some((h) => h.includes(`Bearer ${inModels}`))).toBe(true);
+      expect(headers.some((h) => h.includes(inAuth))).toBe(true);
+      // Nor did a key reach the hunter's session file or the event logs.
+      const logs = readdirSync(join(home, "logs"), { recursive: true })
+        .map((f) => join(home, "logs", String(f)))
+        .filter((f) => f.endsWith(".jsonl"));
+      const session = (await w.json(["status", "hunter"])).sessionFile as string;
+      const stored = [...logs, session].map((f) => readFileSync(f, "utf8")).join("");
+      expect(secrets.filter((k) => stored.includes(k))).toEqual([]);
+      figures("sandbox-key-files", {
+        hunts: hunts.length,
+        keys: secrets.length,
+        found: found.length,
+        in_session_or_logs: 0,
+        reached_provider: 2,
+      });
+    } finally {
+      await mock.close();
+    }
   }, 120_000);
 
   it("strict cuts the network of its commands; on keeps it", async () => {

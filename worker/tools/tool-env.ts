@@ -5,6 +5,7 @@
  * `PI_BASH_INHERIT_KEYS=1`) opts back in for tools that need the keys.
  */
 import { TOOL_TAG_VAR, WORKER_TAG_VAR } from "../../shared/proc.js";
+import { KEY_VAR_PREFIX } from "../../shared/secrets.js";
 import { toolTag } from "./process-tree.js";
 
 /** Environment variables that hold the built-in providers' keys, and PI_API_KEY (how a supervisor passes `--api-key`). */
@@ -31,13 +32,16 @@ export function providerKeyNames(keySettings: Iterable<string>): string[] {
   return [...names];
 }
 
-/** A copy of `env` without the variables `scrub` names or whose value is one of its key values. */
+/**
+ * A copy of `env` without the variables `scrub` names, whose value is one of its key
+ * values, or that carry a key a supervisor took out of the worker's key files.
+ */
 export function withoutKeys(env: NodeJS.ProcessEnv, scrub: KeyScrub): NodeJS.ProcessEnv {
   const names = new Set(scrub.names);
   const values = new Set([...(scrub.values ?? [])].filter((v) => v.length > 0));
   const out: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env)) {
-    if (names.has(name) || (value !== undefined && values.has(value))) continue;
+    if (names.has(name) || name.startsWith(KEY_VAR_PREFIX) || (value !== undefined && values.has(value))) continue;
     out[name] = value;
   }
   return out;

@@ -31,6 +31,12 @@ describe("withoutKeys", () => {
       expected: { A: "1" },
     },
     {
+      name: "drops the keys a supervisor took out of the key files",
+      env: { A: "1", PI_ORCH_KEY_1: "sk-m", PI_ORCH_KEY_2: "sk-a" },
+      scrub: { names: [] },
+      expected: { A: "1" },
+    },
+    {
       name: "an empty value is not a key",
       env: { A: "", B: "2" },
       scrub: { names: [], values: [""] },

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { keylessTexts } from "../../supervisor/keyless-files.js";
+
+describe("keylessTexts", () => {
+  const models = JSON.stringify({
+    providers: {
+      lit: { baseUrl: "http://x", apiKey: "sk-literal" },
+      named: { baseUrl: "http://y", apiKey: "MY_KEY" },
+      cmd: { baseUrl: "http://z", apiKey: "!pass show key" },
+      none: { baseUrl: "http://w" },
+    },
+  });
+  const auth = JSON.stringify({
+    a: { type: "api_key", key: "sk-auth" },
+    b: { type: "api_key", key: "!op read x" },
+    c: { type: "oauth", access: "tok", refresh: "tok2", expires: 1 },
+  });
+
+  it("turns each literal key into a variable reference and keeps names and commands", () => {
+    const out = keylessTexts(models, auth, true);
+    expect(out.secrets).toEqual({ PI_ORCH_KEY_1: "sk-literal", PI_ORCH_KEY_2: "sk-auth" });
+    const m = JSON.parse(out.models!);
+    expect(m.providers.lit.apiKey).toBe("PI_ORCH_KEY_1");
+    expect(m.providers.named.apiKey).toBe("MY_KEY");
+    expect(m.providers.cmd.apiKey).toBe("!pass show key");
+    expect(m.providers.none.apiKey).toBeUndefined();
+    const a = JSON.parse(out.auth!);
+    expect(a.a).toEqual({ type: "api_key", key: "!printenv PI_ORCH_KEY_2" });
+    expect(a.b.key).toBe("!op read x");
+    // Our worker does not use OAuth entries: they are left out.
+    expect(a.c).toBeUndefined();
+    expect(`${out.models}${out.auth}`).not.toMatch(/sk-literal|sk-auth|tok/);
+  });
+
+  it("keeps OAuth entries for a custom worker command, which may refresh them", () => {
+    expect(JSON.parse(keylessTexts(undefined, auth, false).auth!).c.access).toBe("tok");
+  });
+
+  it("says null for a file that does not parse, undefined for one that is missing", () => {
+    expect(keylessTexts('{"providers": {"x": {"apiKey": "sk-', undefined, true)).toEqual({
+      models: null,
+      auth: undefined,
+      secrets: {},
+    });
+  });
+});
