@@ -210,6 +210,8 @@ export const ModelApi = Type.Union([
   Type.Literal("openai-completions"),
   Type.Literal("openai-responses"),
   Type.Literal("faux"),
+  // pi 1.6's virtual models (an extension's router picks a physical model per request).
+  Type.Literal("pi-virtual"),
 ]);
 export type ModelApi = Static<typeof ModelApi>;
 

@@ -37,7 +37,6 @@ const EXAMPLES_LEFT_OUT: Record<string, string> = {
  * missing. Their test is skipped; take one out of here when it passes.
  */
 const EXAMPLES_PENDING: Record<string, string> = {
-  "jev-router": "pi.registerVirtualModel (pi 1.6's virtual models) is missing",
   "subagent/":
     "pi 1.6 loads a folder's prompts/ as prompt templates and leaves the subagent tool out of the request; ours loads index.ts only",
 };

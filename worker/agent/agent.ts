@@ -154,12 +154,12 @@ export class Agent {
     const host = this.host;
     await host.beforeRun?.(prompts);
     const config: LoopConfig = {
-      provider: () => host.provider(this.model),
+      provider: (model) => host.provider(model),
       model: () => this.model,
       thinkingLevel: () => this.thinkingLevel,
       systemPrompt: host.systemPrompt,
       tools: host.tools,
-      apiKey: () => host.apiKey(this.model),
+      apiKey: (model) => host.apiKey(model),
       cwd: host.cwd,
       signal: controller.signal,
       takeSteering: () => this.take("steering", this.steeringMode),
@@ -175,6 +175,7 @@ export class Agent {
       finalizeMessage: host.finalizeMessage,
       onPayload: host.onPayload,
       onResponse: host.onResponse,
+      routeRequest: host.routeRequest,
     };
     const runMessages = await runAgentLoop(this.messages, prompts, config, (event) => this.emit(event));
     await host.afterRun?.(runMessages);

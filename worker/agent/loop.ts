@@ -154,7 +154,7 @@ async function streamOnce(
   config: LoopConfig,
   emit: Emit,
 ): Promise<{ message: AssistantMessage; failure: Failure }> {
-  const model = config.model();
+  let model = config.model();
   const tools = config.tools();
   const specs: ToolSpec[] = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
   const visible = config.transformContext
@@ -163,16 +163,33 @@ async function streamOnce(
   let started = false;
   let final: AssistantMessage | null = null;
   let failure: Failure = null;
-  const thinkingLevel = config.thinkingLevel();
+  let thinkingLevel = config.thinkingLevel();
   const requested = performance.now();
+  if (config.routeRequest) {
+    try {
+      const routed = await config.routeRequest({ model, thinkingLevel, messages: visible, signal: config.signal });
+      if (routed) ({ model, thinkingLevel } = routed);
+    } catch (err) {
+      // As pi 1.6: a request whose routing failed ends with an error response naming the
+      // selection, one empty text block and no thinking level (nothing was asked of a model).
+      let failed: AssistantMessage = {
+        ...syntheticMessage(model, "error", errorText(err)),
+        content: [{ type: "text", text: "" }],
+      };
+      emit({ type: "message_start", message: structuredClone(failed) });
+      failed = await finalize(failed, config);
+      emit({ type: "message_end", message: failed });
+      return { message: failed, failure: { retryable: false, contextOverflow: false } };
+    }
+  }
 
-  const events: AsyncIterable<ProviderEvent> = config.provider().stream({
+  const events: AsyncIterable<ProviderEvent> = config.provider(model).stream({
     model,
     systemPrompt: config.systemPrompt(),
     messages: config.toLlm(visible),
     tools: specs,
     thinkingLevel,
-    apiKey: config.apiKey(),
+    apiKey: config.apiKey(model),
     signal: config.signal,
     ...(config.onPayload ? { onPayload: config.onPayload } : {}),
     ...(config.onResponse ? { onResponse: config.onResponse } : {}),

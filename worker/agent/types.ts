@@ -64,6 +64,14 @@ export interface ToolResultPatch {
   isError?: boolean;
 }
 
+/** `routeRequest`'s context: the selection and the messages this request sends. */
+export interface RouteRequestContext {
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  messages: AgentMessage[];
+  signal: AbortSignal;
+}
+
 /** Why a model response failed, as the provider classified it. */
 export interface ResponseFailure {
   /** Transient (429, 5xx, overloaded, connection reset): worth trying again. */
@@ -114,6 +122,12 @@ export interface AgentHooks {
   onInject?: (messages: AgentMessage[], from: InjectSource) => void;
   /** Before `message_end`: may replace the finished message (same role), which is then what the context keeps. */
   finalizeMessage?: (message: AgentMessage) => Promise<AgentMessage | undefined>;
+  /**
+   * Before each model request: the model and thinking level it goes to, when not the
+   * selected ones (pi 1.6's virtual models route here). A throw ends the request with an
+   * error response carrying its message.
+   */
+  routeRequest?: (ctx: RouteRequestContext) => Promise<{ model: Model; thinkingLevel: ThinkingLevel } | undefined>;
   /** Passed to each provider request: see and replace the payload, see the response status and headers. */
   onPayload?: ProviderRequest["onPayload"];
   onResponse?: ProviderRequest["onResponse"];
@@ -121,12 +135,13 @@ export interface AgentHooks {
 
 /** Everything the loop needs for one run. Getters are read fresh at every turn so changes apply mid-run. */
 export interface LoopConfig extends AgentHooks {
-  provider: () => Provider;
+  /** The provider and key of the model a request goes to (the selected one, or where it was routed). */
+  provider: (model: Model) => Provider;
   model: () => Model;
   thinkingLevel: () => ThinkingLevel;
   systemPrompt: () => string;
   tools: () => AgentTool[];
-  apiKey: () => string | undefined;
+  apiKey: (model: Model) => string | undefined;
   cwd: string;
   signal: AbortSignal;
   /** Steering messages to inject after this turn's tool calls, before the next model call. */

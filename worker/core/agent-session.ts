@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type {
+  AssistantMessage,
   AgentMessage,
   BashExecutionMessage,
   ImageContent,
@@ -20,7 +21,7 @@ import { agentDir, ensureHome, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
 import { randomUuid } from "../../shared/uuid.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
-import type { AfterResponseContext, QueueMode } from "../agent/types.js";
+import type { AfterResponseContext, QueueMode, RouteRequestContext } from "../agent/types.js";
 import {
   NO_EXTENSIONS,
   type DiscoveredResources,
@@ -32,6 +33,8 @@ import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode, ScopedModel 
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
 import { promptOptions, renderPromptOptions, type PromptSource } from "./prompt-options.js";
+import { isVirtualModel, routeReason, virtualModelUsable, withVirtualModels } from "../extensions/virtual-models.js";
+import { toLlmMessages } from "../agent/to-llm.js";
 import { streamSimpleProvider } from "../providers/stream-simple.js";
 import { loadFauxScript } from "../providers/faux.js";
 import {
@@ -207,6 +210,8 @@ export class AgentSession {
   private systemPromptText = "";
   /** The system prompt before_agent_start gave the last prompt's run (runs without a prompt keep it); null: the built one. */
   private runSystemPrompt: string | null = null;
+  /** The failed response an automatic retry repeats, for a virtual model's router (`reason: "retry"`). */
+  private retriedResponse: AssistantMessage | undefined;
   private contextFiles: ContextFile[];
   /** `--append-system-prompt` values with files read, once: the prompt is rebuilt whenever the tools change. */
   private appendTexts: string[];
@@ -370,6 +375,7 @@ export class AgentSession {
           if (this.extensions.has("after_provider_response"))
             await this.extensions.notify({ type: "after_provider_response", status, headers });
         },
+        routeRequest: (ctx) => this.routeRun(ctx),
         shouldStopAfterTurn: async () => {
           await this.maybeCompactAtThreshold();
           return false;
@@ -666,7 +672,7 @@ export class AgentSession {
         ),
       ),
     );
-    this.catalogue.models = models;
+    this.catalogue.models = withVirtualModels(models, this.extensions.virtualModels());
     this.catalogue.keySettings.clear();
     for (const [name, key] of keySettings) this.catalogue.keySettings.set(name, key);
     this.catalogue.commandKeys.clear();
@@ -831,7 +837,7 @@ export class AgentSession {
   /** Why the current model cannot be called (no key), or undefined when it can. */
   missingKeyProblem(): string | undefined {
     const model = this.agent.model;
-    if (model.api === "faux" || this.apiKeyFor(model)) return undefined;
+    if (model.api === "faux" || isVirtualModel(model) || this.apiKeyFor(model)) return undefined;
     const env = apiKeyEnvVar(model.provider);
     return (
       `no API key for provider "${model.provider}": ` +
@@ -949,10 +955,42 @@ export class AgentSession {
     const out = (done: Promise<void>) => done.then(() => this.agentEndOut);
     const agent = this.agent;
     const target: RetryTarget = {
-      omit: (failed) => this.omitFromContext(failed),
+      omit: (failed) => {
+        // A virtual selection's router is told the next request retries this one.
+        if (failed.role === "assistant") this.retriedResponse = failed;
+        this.omitFromContext(failed);
+      },
       start: (prompts) => ({ done: out(agent.start(prompts).done) }),
     };
     return this.retry.follow(target, out(run));
+  }
+
+  /** Where a request of a run goes: a virtual model's router decides (pi 1.6), else the selection stands. */
+  private async routeRun(
+    ctx: RouteRequestContext,
+  ): Promise<{ model: Model; thinkingLevel: ThinkingLevel } | undefined> {
+    const failed = this.retriedResponse;
+    this.retriedResponse = undefined;
+    if (!isVirtualModel(ctx.model)) return undefined;
+    return this.extensions.routeRequest({
+      ...ctx,
+      // pi's convertToLlm: extension messages as user text, failed responses kept (providers drop them).
+      messages: ctx.messages.flatMap((m) =>
+        m.role === "assistant" || m.role === "toolResult" ? [m] : toLlmMessages([m]),
+      ),
+      reason: routeReason(ctx.messages, failed),
+      ...(failed ? { failed } : {}),
+    });
+  }
+
+  /** The model a request outside a run (a summary) goes to: a virtual selection's router decides (`direct`). */
+  private async directModel(): Promise<Model> {
+    const model = this.agent.model;
+    if (!isVirtualModel(model)) return model;
+    const { thinkingLevel } = this.agent;
+    const messages = toLlmMessages(this.agent.messages);
+    const signal = new AbortController().signal;
+    return (await this.extensions.routeRequest({ model, thinkingLevel, reason: "direct", messages, signal })).model;
   }
 
   /**
@@ -1109,6 +1147,7 @@ export class AgentSession {
   /** A model can be used when its provider has a key; the scripted faux model only when it is the one in use. */
   private isUsable(model: Model): boolean {
     if (model.api === "faux") return this.agent.model.api === "faux";
+    if (isVirtualModel(model)) return virtualModelUsable(model, this.catalogue.models, (m) => this.isUsable(m));
     return this.apiKeyFor(model) !== undefined;
   }
 
@@ -1443,7 +1482,8 @@ export class AgentSession {
   }
 
   private async maybeCompactAtThreshold(): Promise<void> {
-    if (!this.autoCompaction || !this.store) return;
+    // As pi 1.6, not against a virtual model's declared window: its requests go to physical models.
+    if (!this.autoCompaction || !this.store || isVirtualModel(this.agent.model)) return;
     const reserve = this.options.compactionReserveTokens ?? this.resources.settings.compaction?.reserveTokens ?? 16_384;
     const tokens = estimateContextTokens(this.agent.messages);
     if (!shouldCompact(tokens, this.agent.model.contextWindow, reserve)) return;
@@ -1460,7 +1500,7 @@ export class AgentSession {
     customInstructions: string | undefined,
     willRetry: boolean,
   ): Promise<CompactionResult | null> {
-    const model = this.agent.model;
+    const model = await this.directModel();
     const done = await this.compactor.run(
       {
         store: this.requireStore("compact"),

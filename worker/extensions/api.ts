@@ -14,6 +14,7 @@ import { mcpNamespace } from "../mcp/names.js";
 import { checkProviderConfig, type ProviderConfig } from "../providers/models.js";
 import type { StreamSimple } from "../providers/stream-simple.js";
 import type { EventBus } from "./event-bus.js";
+import type { RegisteredVirtualModel, VirtualModelDefinition } from "./virtual-models.js";
 import type { DeliverAs, ExtensionHost } from "./host.js";
 import { reportedSends } from "./context.js";
 import type {
@@ -77,6 +78,7 @@ export class ExtensionRegistry {
   readonly renderers: { path: string; customType: string }[] = [];
   readonly providers: RegisteredProvider[] = [];
   readonly mcpServers: RegisteredMcpServer[] = [];
+  readonly virtualModels: RegisteredVirtualModel[] = [];
 
   /** Forget what one extension registered (its load failed half-way). */
   remove(path: string): void {
@@ -89,6 +91,7 @@ export class ExtensionRegistry {
       this.renderers,
       this.providers,
       this.mcpServers,
+      this.virtualModels,
     ] as { path: string }[][]) {
       for (let i = list.length - 1; i >= 0; i--) if (list[i].path === path) list.splice(i, 1);
     }
@@ -237,6 +240,27 @@ export function createExtensionApi(path: string, deps: ApiDeps): Record<string, 
           config: checked,
           ...(streamSimple !== undefined ? { streamSimple: streamSimple as StreamSimple } : {}),
         });
+      deps.onProvidersChanged();
+    },
+
+    registerVirtualModel(definition: VirtualModelDefinition): void {
+      if (typeof definition !== "object" || definition === null) fail("registerVirtualModel needs a model object");
+      const { provider, id } = definition;
+      if (typeof provider !== "string" || !provider.trim() || typeof id !== "string" || !id.trim())
+        fail("registerVirtualModel: provider and id must be non-empty strings");
+      if (typeof definition.route !== "function")
+        fail(`registerVirtualModel "${provider}/${id}": route must be a function`);
+      // As pi: registering the same provider and id again replaces it.
+      const at = registry.virtualModels.findIndex((v) => v.definition.provider === provider && v.definition.id === id);
+      if (at >= 0) registry.virtualModels.splice(at, 1);
+      registry.virtualModels.push({ path, definition });
+      deps.onProvidersChanged();
+    },
+
+    unregisterVirtualModel(provider: string, id: string): void {
+      const at = registry.virtualModels.findIndex((v) => v.definition.provider === provider && v.definition.id === id);
+      if (at < 0) return;
+      registry.virtualModels.splice(at, 1);
       deps.onProvidersChanged();
     },
 

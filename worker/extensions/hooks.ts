@@ -2,13 +2,14 @@
  * The contract between the session layer and loaded extensions. The session calls
  * these hooks at pi's points; an empty set (`NO_EXTENSIONS`) changes nothing.
  */
-import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
+import type { AgentMessage, ImageContent, Model, ThinkingLevel, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { Skill } from "../resources/skills.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import type { RegisteredFlag, RegisteredProvider } from "./api.js";
 import type { ExtensionHost } from "./host.js";
 import type { CustomMessageInput, ExtensionEvent } from "./types.js";
+import type { RegisteredVirtualModel, RouteInput } from "./virtual-models.js";
 
 // Defined with the other author-facing types (types.ts stays free of worker imports); the modes implement it.
 export type { ExtensionUi } from "./types.js";
@@ -91,6 +92,10 @@ export interface ExtensionHooks {
   commands(): ExtensionCommandInfo[];
   /** Providers extensions registered, in order (applied over models.json when bound and on each change). */
   providers(): RegisteredProvider[];
+  /** Virtual models extensions registered (pi 1.6), in order; the session lists them beside the others. */
+  virtualModels(): RegisteredVirtualModel[];
+  /** Where a request of a virtual model goes: its router's physical model and level (throws when routing fails). */
+  routeRequest(input: RouteInput): Promise<{ model: Model; thinkingLevel: ThinkingLevel }>;
   /** Flags extensions registered (the CLI accepts them). */
   flags(): RegisteredFlag[];
   /** Whether any handler listens to `event` (so the session can skip building it). */
@@ -145,6 +150,10 @@ export const NO_EXTENSIONS: ExtensionHooks = {
   tools: () => [],
   commands: () => [],
   providers: () => [],
+  virtualModels: () => [],
+  routeRequest: async ({ model }) => {
+    throw new Error(`Virtual model ${model.provider}/${model.id} is not registered.`);
+  },
   flags: () => [],
   has: () => false,
   runCommand: async () => false,

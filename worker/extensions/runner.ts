@@ -5,7 +5,7 @@
  * still runs. Notifications are delivered one after another in emission order.
  */
 import type { WorkerEvent } from "../../shared/schema/events.js";
-import type { AgentMessage, ImageContent, ToolCall } from "../../shared/schema/messages.js";
+import type { AgentMessage, ImageContent, Model, ThinkingLevel, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
 import {
@@ -28,6 +28,7 @@ import type {
 } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionToolDefinition } from "./types.js";
+import { routeRequest, type RegisteredVirtualModel, type RouteInput } from "./virtual-models.js";
 
 /** The event reporting a failing extension. */
 export type ExtensionErrorEvent = Extract<WorkerEvent, { type: "extension_error" }>;
@@ -80,6 +81,25 @@ export class ExtensionRunner implements ExtensionHooks {
 
   providers(): RegisteredProvider[] {
     return this.registry.providers;
+  }
+
+  virtualModels(): RegisteredVirtualModel[] {
+    return this.registry.virtualModels;
+  }
+
+  routeRequest(input: RouteInput): Promise<{ model: Model; thinkingLevel: ThinkingLevel }> {
+    const host = this.host();
+    return routeRequest(
+      this.registry.virtualModels,
+      {
+        models: () => host.models(),
+        hasKey: (m) => m.api === "faux" || host.apiKeyFor(m) !== undefined,
+        branch: () => host.branch(),
+        appendEntry: (customType, data) => host.appendEntry(customType, data),
+        context: () => extensionContext(host),
+      },
+      input,
+    );
   }
 
   /** The session; extensions act on it only after `bind`. */
