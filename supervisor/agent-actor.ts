@@ -330,7 +330,12 @@ export class AgentActor {
       else {
         try {
           const box = fleetSandboxPlan(record, home, e.cwd, ownWorker);
-          cmd = sandboxedCommand(cmd, box.plan, support.bwrap);
+          // A new session goes into the agent's own folder (a resumed one stays where it is).
+          cmd = sandboxedCommand(
+            { ...cmd, args: [...cmd.args, "--session-dir", box.sessionDir] },
+            box.plan,
+            support.bwrap,
+          );
           // The keys taken out of its key files: on the pipe for ours, in the environment
           // for a custom command (where it reads its keys anyway).
           if (ownWorker) secrets = { ...secrets, ...box.secrets };

@@ -28,8 +28,8 @@ export interface WorkerCommand {
 }
 
 /**
- * The plan of `record`'s sandbox under the supervisor home `home`; creates the session
- * folder it binds, and keyless copies of the agent directory's models.json and auth.json
+ * The plan of `record`'s sandbox under the supervisor home `home`; creates the agent's own
+ * session folder (`sessionDir`, for its worker's `--session-dir`), and keyless copies of the agent directory's models.json and auth.json
  * (supervisor/keyless-files.ts) under `home/sandbox/ID`, shown in place of the originals.
  * `secrets` are the keys taken out: the worker gets them on its private pipe.
  */
@@ -38,14 +38,16 @@ export function fleetSandboxPlan(
   home: string,
   cwd: string,
   ownWorker: boolean,
-): { plan: SandboxPlan; secrets: Record<string, string> } {
+): { plan: SandboxPlan; secrets: Record<string, string>; sessionDir: string } {
   const mode = record.sandbox === "strict" ? "strict" : "on";
   // The worker's agent directory: the supervisor's home, or the one its env names (`run`
   // keeps its supervisor in a temp folder and the sessions in the user's home).
   const agentDir = record.env?.PI_ORCH_HOME ? resolve(record.env.PI_ORCH_HOME) : home;
-  const sessions = defaultSessionDir(cwd, agentDir);
-  mkdirSync(sessions, { recursive: true, mode: 0o700 });
-  const writable = [sessions, ...(record.sandboxWrite ?? [])];
+  // A folder of its own inside the project's session folder: that one holds the sessions
+  // of every agent (and of your own pi) in the same project, which it must not read.
+  const sessionDir = join(defaultSessionDir(cwd, agentDir), record.id);
+  mkdirSync(sessionDir, { recursive: true, mode: 0o700 });
+  const writable = [sessionDir, ...(record.sandboxWrite ?? [])];
   if (record.sessionFile) writable.push(dirname(record.sessionFile));
   if (record.worktree) writable.push(record.worktree.path);
   if (mode === "on") writable.push(...toolCaches());
@@ -59,7 +61,7 @@ export function fleetSandboxPlan(
     reveal: AGENT_DIR_ENTRIES.map((entry) => join(agentDir, entry)),
     replaced: keyless.replaced,
   };
-  return { plan, secrets: keyless.secrets };
+  return { plan, secrets: keyless.secrets, sessionDir };
 }
 
 /** `cmd` run by `bwrap` under `plan`, with the mode in the environment so the worker does not wrap itself again. */

@@ -10,7 +10,7 @@ import { createServer, type Server } from "node:net";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { pidsWithEnv, TOOL_TAG_VAR } from "../../shared/proc.js";
 import { sandboxSupport } from "../../shared/sandbox.js";
@@ -110,6 +110,9 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     const outside = join(homedir(), `pi-orch-sandbox-outside-${process.pid}.txt`);
     made.push(outside);
     const cli = `env -u PI_ORCH_AGENT ${process.execPath} ${BIN} --home ${home}`;
+    await w.ok(["prompt", "victim", "a secret plan", "--wait"]);
+    const victimSession = (await w.json(["status", "victim"])).sessionFile as string;
+    expect(readFileSync(victimSession, "utf8")).toContain("a secret plan");
     const seen = {
       home: await run(w, "intruder", `ls -A ${home}; echo end-of-list`),
       registry: await run(w, "intruder", `cat ${home}/agents.json 2>&1; echo cat-done`),
@@ -121,6 +124,8 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
       project: await run(w, "intruder", "echo kept > made-in-project.txt && cat made-in-project.txt"),
       // Run by root, the box keeps no capability to take itself apart with.
       unmount: await run(w, "intruder", `umount ${home} 2>&1; ls -AR ${home}; echo end-of-list`),
+      // The victim's conversation, by the path its status gives.
+      victimSession: await run(w, "intruder", `cat ${victimSession} 2>&1; echo cat-done`),
       remount: await run(
         w,
         "intruder",
@@ -134,6 +139,10 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     // (`logs/supervisor.log` there is the one the refused `list` above wrote into the box's own tmpfs.)
     expect(seen.unmount).toContain("must be superuser to unmount");
     expect(seen.unmount).not.toMatch(/agents\.json|\.sock|events/);
+    // Only its own session folder shows: not the victim's, in the same project.
+    expect(seen.unmount).not.toContain(basename(victimSession));
+    expect(seen.victimSession).toContain("No such file");
+    expect(seen.victimSession).not.toContain("a secret plan");
     expect(seen.unmount).toContain("end-of-list");
     expect(seen.remount).toMatch(READ_ONLY_AND_EXIT_1);
     for (const answer of [seen.list, seen.rpc, seen.stop]) {
