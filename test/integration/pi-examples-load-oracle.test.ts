@@ -33,15 +33,6 @@ const EXAMPLES_LEFT_OUT: Record<string, string> = {
 };
 
 /**
- * Examples that load on ours but do not yet give pi 1.6.0's transcript, each with what is
- * missing. Their test is skipped; take one out of here when it passes.
- */
-const EXAMPLES_PENDING: Record<string, string> = {
-  "subagent/":
-    "pi 1.6 loads a folder's prompts/ as prompt templates and leaves the subagent tool out of the request; ours loads index.ts only",
-};
-
-/**
  * Lines an example sends at its own pace, left out on both sides: titlebar-spinner's titles
  * (frames 80 ms apart while a run goes, the last one at agent_settled, after the script's
  * agent_end; the commands oracle test waits for them and compares them).
@@ -73,16 +64,12 @@ function unstyled(t: Transcript): Transcript {
 }
 
 const ALL = installed ? examples() : [];
-const RUN = ALL.filter((e) => !(e in EXAMPLES_LEFT_OUT) && !(e in EXAMPLES_PENDING));
-const PENDING = ALL.filter((e) => e in EXAMPLES_PENDING);
+const RUN = ALL.filter((e) => !(e in EXAMPLES_LEFT_OUT));
 
 describe.skipIf(!installed)("every pi 1.6.0 example extension loads and runs a prompt as on pi 1.6.0", () => {
-  it("the lists left out and pending name only examples that exist", () => {
-    for (const name of [...Object.keys(EXAMPLES_LEFT_OUT), ...Object.keys(EXAMPLES_PENDING)])
-      expect(ALL).toContain(name);
+  it("the list left out names only examples that exist", () => {
+    for (const name of Object.keys(EXAMPLES_LEFT_OUT)) expect(ALL).toContain(name);
   });
-
-  it.skip.each(PENDING)("%s (pending: see EXAMPLES_PENDING)", () => {});
 
   it.each(RUN)(
     "%s",

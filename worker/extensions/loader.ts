@@ -49,8 +49,19 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
   const found = discoverExtensions(opts);
   // A built-in with nothing to do stays off the start-up path; other extensions may register its work.
   const builtins = (opts.builtins ?? []).filter((b) => b.always || found.load.length > 0);
+  const packaged = found.resources;
+  const hasPackaged = Object.values(packaged).some((list) => list.length > 0);
   if (found.load.length === 0 && builtins.length === 0) {
-    return found.skipped.length === 0 ? NO_EXTENSIONS : { ...NO_EXTENSIONS, skipped: () => [...found.skipped] };
+    if (found.skipped.length === 0 && !hasPackaged) return NO_EXTENSIONS;
+    return {
+      ...NO_EXTENSIONS,
+      skipped: () => [...found.skipped],
+      sessionStart: async () => ({
+        skillPaths: [...packaged.skillPaths],
+        promptPaths: [...packaged.promptPaths],
+        themePaths: [...packaged.themePaths],
+      }),
+    };
   }
   const registry = new ExtensionRegistry();
   let runner: ExtensionRunner | undefined;
@@ -111,7 +122,7 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
       });
     }
   }
-  runner = new ExtensionRunner({ registry, emit: opts.emit, loadErrors, skipped: found.skipped });
+  runner = new ExtensionRunner({ registry, emit: opts.emit, loadErrors, skipped: found.skipped, packaged });
   return runner;
 }
 

@@ -41,12 +41,15 @@ export interface RunnerOptions {
   loadErrors?: ExtensionErrorEvent[];
   /** Project extensions found but not loaded (untrusted project). */
   skipped?: string[];
+  /** Skill, prompt and theme paths of `--extension` packages: the first of what `sessionStart` reports. */
+  packaged?: DiscoveredResources;
 }
 
 /** The `ExtensionHooks` of a set of loaded extensions. */
 export class ExtensionRunner implements ExtensionHooks {
   private readonly registry: ExtensionRegistry;
   private readonly emitError: (event: ExtensionErrorEvent) => void;
+  private readonly packaged: DiscoveredResources;
   private pendingLoadErrors: ExtensionErrorEvent[];
   private readonly skippedPaths: string[];
   private boundHost: ExtensionHost | null = null;
@@ -58,6 +61,7 @@ export class ExtensionRunner implements ExtensionHooks {
     this.emitError = options.emit;
     this.pendingLoadErrors = options.loadErrors ?? [];
     this.skippedPaths = options.skipped ?? [];
+    this.packaged = options.packaged ?? { skillPaths: [], promptPaths: [], themePaths: [] };
   }
 
   bind(host: ExtensionHost): void {
@@ -184,7 +188,11 @@ export class ExtensionRunner implements ExtensionHooks {
     this.pendingLoadErrors = [];
     for (const error of errors) this.emitError(error);
     await this.notify({ type: "session_start", reason, ...(previousSessionFile ? { previousSessionFile } : {}) });
-    const found: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
+    const found: DiscoveredResources = {
+      skillPaths: [...this.packaged.skillPaths],
+      promptPaths: [...this.packaged.promptPaths],
+      themePaths: [...this.packaged.themePaths],
+    };
     if (!this.has("resources_discover")) return found;
     await this.queue;
     const cwd = this.host().cwd;
