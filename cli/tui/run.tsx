@@ -83,6 +83,7 @@ export async function mountFullScreen(
     drawing: (on) => screen.setDrawing(on),
     enter: ALT_SCREEN_ON,
     leave: `\x1b[0m\x1b[?25h${ALT_SCREEN_OFF}`,
+    input: process.stdin,
   });
   const instance = render(
     <ScreenContext.Provider value={screen}>{tree(() => quit(), status.replies, handover)}</ScreenContext.Provider>,

@@ -15,6 +15,8 @@ export interface HandoverParts {
   /** Escape sequences that enter and leave the alternate screen. */
   enter: string;
   leave: string;
+  /** The terminal's input, which must stop reading while the other program reads it. */
+  input: NodeJS.ReadStream;
 }
 
 /** The terminal's owner while the TUI runs; `lend` gives it away for the length of `use`. */
@@ -35,16 +37,56 @@ export class TerminalHandover {
     this.lent = true;
     this.parts.drawing(false);
     this.rawMode?.(false);
+    stopReading(this.parts.input);
     this.parts.write(this.parts.leave);
     try {
+      // A read the stream restarts in the ticks after its listener left is stopped too.
+      await new Promise((resolve) => setImmediate(resolve));
+      stopReading(this.parts.input);
       return await use();
     } finally {
       this.parts.write(this.parts.enter);
       this.rawMode?.(true);
+      startReading(this.parts.input);
       this.parts.drawing(true);
       this.lent = false;
     }
   }
+}
+
+/**
+ * Stop reading a terminal's input now. Without a listener, and paused, Node still has a
+ * read pending on the tty and takes the next key from under the other program (in tmux
+ * 2 of 5 Enters typed into a child editor were lost; pi 1.6.0 only pauses).
+ */
+function stopReading(input: NodeJS.ReadStream): void {
+  input.pause();
+  const handle = ttyHandle(input);
+  if (handle?.reading) {
+    handle.readStop();
+    handle.reading = false;
+  }
+}
+
+/** Read the terminal again: the stream still counts the read it had pending as running, so it would not start one. */
+function startReading(input: NodeJS.ReadStream): void {
+  const handle = ttyHandle(input);
+  if (handle && !handle.reading) {
+    handle.reading = true;
+    handle.readStart();
+  }
+}
+
+/** Node's handle under a tty stream (the one place that stops a pending read). */
+function ttyHandle(
+  input: NodeJS.ReadStream,
+): { reading?: boolean; readStop(): number; readStart(): number } | undefined {
+  const handle = (
+    input as unknown as { _handle?: { reading?: boolean; readStop?: () => number; readStart?: () => number } }
+  )._handle;
+  return handle?.readStop && handle.readStart
+    ? (handle as { reading?: boolean; readStop(): number; readStart(): number })
+    : undefined;
 }
 
 /**
