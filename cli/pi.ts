@@ -8,6 +8,7 @@ import { THINKING_LEVELS, type ImageContent, type ThinkingLevel } from "../share
 import { splitExtensionFlags } from "../worker/extensions/flags.js";
 import { type BuiltinExtension, loadExtensions } from "../worker/extensions/loader.js";
 import { MCP_EXTENSION_PATH, mcpConfigured, mcpExtension } from "../worker/mcp/extension.js";
+import { TOOL_SEARCH_EXTENSION_PATH, toolSearchExtension } from "../worker/tool-search/extension.js";
 import { resolveTrust } from "../worker/extensions/trust.js";
 import { runPrintMode } from "../worker/modes/print.js";
 import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
@@ -253,21 +254,31 @@ function isBuiltinEntry(entry: string): boolean {
 }
 
 /**
- * The built-in extensions of this start, as pi 1.6.0 decides: `builtin:mcp` unless
- * `--no-mcp`, `--no-extensions` (an explicit `-e builtin:mcp` still loads it) or a
- * `-builtin:mcp` settings entry. It loads on its own only when a mcp.json exists.
+ * The built-in extensions of this start, as pi 1.6.0 decides: `builtin:mcp` and
+ * `builtin:tool-search` unless `--no-extensions` (an explicit `-e builtin:NAME` still loads
+ * one) or a `-builtin:NAME` settings entry; `--no-mcp` leaves out `builtin:mcp`. They load
+ * on their own only with work to do: a mcp.json exists, or `--tools` names `tool_search`.
  */
-function builtinExtensions(listed: string[], opts: CliOptions, home: string, trusted: boolean): BuiltinExtension[] {
-  if (opts.mcp === false) return [];
-  const explicit = (opts.extension ?? []).includes(MCP_EXTENSION_PATH);
-  if (!explicit && (opts.extensions === false || listed.some((p) => p.endsWith(`-${MCP_EXTENSION_PATH}`)))) return [];
-  return [
-    {
-      path: MCP_EXTENSION_PATH,
-      factory: mcpExtension(home),
-      always: explicit || mcpConfigured(home, process.cwd(), trusted),
-    },
-  ];
+function builtinExtensions(
+  listed: string[],
+  opts: CliOptions,
+  start: { home: string; trusted: boolean; toolList: string | undefined },
+): BuiltinExtension[] {
+  const { home, trusted } = start;
+  const wanted = (path: string) =>
+    (opts.extension ?? []).includes(path) || (opts.extensions !== false && !listed.some((p) => p.endsWith(`-${path}`)));
+  const explicit = (path: string) => (opts.extension ?? []).includes(path);
+  const mcp = opts.mcp !== false && wanted(MCP_EXTENSION_PATH);
+  const mcpAlways = mcp && (explicit(MCP_EXTENSION_PATH) || mcpConfigured(home, process.cwd(), trusted));
+  const builtins: BuiltinExtension[] = [];
+  if (mcp) builtins.push({ path: MCP_EXTENSION_PATH, factory: mcpExtension(home), always: mcpAlways });
+  if (wanted(TOOL_SEARCH_EXTENSION_PATH))
+    builtins.push({
+      path: TOOL_SEARCH_EXTENSION_PATH,
+      factory: toolSearchExtension,
+      always: mcpAlways || explicit(TOOL_SEARCH_EXTENSION_PATH) || /tool_search/.test(start.toolList ?? ""),
+    });
+  return builtins;
 }
 
 /** `--export FILE [OUT]`: the session file as HTML, without starting an agent. */
@@ -465,7 +476,7 @@ async function main(argv: string[]): Promise<number> {
     ];
     return loadExtensions({
       paths: listed.filter((p) => !isBuiltinEntry(p)),
-      builtins: builtinExtensions(listed, opts, runtime.home, trusted),
+      builtins: builtinExtensions(listed, opts, { home: runtime.home, trusted, toolList }),
       home: runtime.home,
       cwd: runtime.cwd,
       trusted,

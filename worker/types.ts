@@ -61,7 +61,24 @@ export interface AgentTool<S extends TSchema = TSchema> {
   /** pi's `executionMode`: "sequential" makes a batch holding a call to this tool run one call at a time. Default parallel. */
   executionMode?: "sequential" | "parallel";
   execute(args: Static<S>, ctx: ToolContext): Promise<ToolResult>;
+  /** False: registered inactive, declared only once `setActiveTools` (or `--tools +name`) names it. */
+  defaultActive?: boolean;
+  /** pi 1.6's exposure of an extension tool: `deferred` ones are what `tool_search` finds and loads. */
+  exposure?: ToolExposure;
+  /** The group the tool belongs to (an MCP server's `mcp__<server>`), which `tool_search` ranks by too. */
+  namespace?: ToolNamespace;
 }
+
+/** pi 1.6's tool namespace: a group of tools (an MCP server's) with what it offers. */
+export interface ToolNamespace {
+  name: string;
+  aliases?: string[];
+  description?: string;
+  instructions?: string;
+}
+
+/** How a tool reaches the model (pi 1.6): declared (`direct`), found by search (`deferred`), or only the model's (`model-only`). */
+export type ToolExposure = "direct" | "deferred" | "model-only";
 
 /** The tool description sent to a provider. */
 export interface ToolSpec {

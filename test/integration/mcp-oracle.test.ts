@@ -105,7 +105,8 @@ describe.skipIf(!PI16.installed)("MCP, ours and pi 1.6.0", () => {
     expect(out.ours[3]).toMatch(/broken: failed[^\n]*\n.*\n {2}MCP connection closed\n {2}probe: refusing to start/);
     expect(out.ours[3]).toMatch(/^1\n/);
     expect(out.ours[7]).toMatch(/^0\n/);
-  });
+    // Sixteen CLI runs, pi 1.6.0's at ~2.5 s each on a loaded machine.
+  }, 120_000);
 
   it("the model's call of a direct MCP tool gets the server's answer, over stdio and over HTTP", async () => {
     const http = await startMcpHttpServer({ token: "s3cret" });

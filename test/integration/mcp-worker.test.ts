@@ -129,4 +129,32 @@ describe("MCP on our worker", () => {
     // The first prompt waited for the server, which wrote the marker as it started.
     expect(await ask(["--no-extensions", "-e", "builtin:mcp"])).toBe(true);
   });
+
+  it("a server of codemode exposure (pi's default) is reached through tool_search, as this worker has no codemode", async () => {
+    const { home, project } = folders();
+    mcpJson(home, { probe: { command: process.execPath, args: [PROBE] } });
+    const script = join(home, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { toolCalls: [{ name: "tool_search", arguments: { query: "add two numbers", limit: 1 } }] },
+        { toolCalls: [{ name: "mcp__probe__add", arguments: { a: 1, b: 2 } }] },
+        { text: "done" },
+      ]),
+    );
+    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session"], {
+      cwd: project,
+      env: { PI_ORCH_HOME: home },
+    });
+    await w.request({ type: "prompt", message: "add" });
+    await w.event("agent_settled", 30_000);
+    const ends = w.received.filter((l) => l.type === "tool_execution_end");
+    expect(ends.map((e) => [e.toolName, e.result.content[0].text])).toEqual([
+      ["tool_search", "Loaded 1 tool. They are available from your next call:\n- mcp__probe__add: Add two numbers"],
+      ["mcp__probe__add", "3"],
+    ]);
+    expect(w.received.some((l) => l.type === "extension_ui_request" && /cannot be called/.test(l.message ?? ""))).toBe(
+      false,
+    );
+  });
 });

@@ -70,6 +70,16 @@ describe("selectTools (pi 1.6.0's --tools, --no-tools, --no-builtin-tools, --exc
     );
   });
 
+  it.each([
+    ["+tool_search", { tool_search: true, mcp__s__t: undefined }],
+    ["-tool_search,+grep", { tool_search: false, mcp__s__t: undefined }],
+    ["read,mcp__s__*", { tool_search: undefined, mcp__s__t: true }],
+    [undefined, { tool_search: undefined, mcp__s__t: undefined }],
+  ])("says what --tools %s wants of an extension's tool (a registered-inactive one too)", (spec, wanted) => {
+    const selection = selectTools(spec, known);
+    expect({ tool_search: selection.wanted("tool_search"), mcp__s__t: selection.wanted("mcp__s__t") }).toEqual(wanted);
+  });
+
   it("defaults to read, bash, edit, write", () => {
     expect(DEFAULT_ACTIVE_TOOLS).toEqual(["read", "bash", "edit", "write"]);
   });

@@ -247,8 +247,13 @@ export class AgentSession {
    * until then, so what it sends is queued as during the run.
    */
   private endWindow = false;
-  /** Extension tools switched off with `setActiveTools` (extension tools start active). */
-  private readonly inactiveExtensionTools = new Set<string>();
+  /**
+   * Extension tools switched on or off by `setActiveTools`; the others are as `--tools` said,
+   * else active unless registered inactive (`defaultActive: false`, deferred exposure).
+   */
+  private readonly extensionToolActive = new Map<string, boolean>();
+  /** What `--tools` said of each extension tool. */
+  private readonly toolWanted: (name: string) => boolean | undefined;
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
   private nextTurnMessages: AgentMessage[] = [];
   /** Resource paths the extensions' `resources_discover` handlers returned last, loaded into `resources`. */
@@ -329,6 +334,7 @@ export class AgentSession {
       options.excludeTools,
     );
     this.registered = tools.registered;
+    this.toolWanted = tools.wanted;
     this.activeToolNames = tools.active;
     this.contextFiles = [];
     this.appendTexts = [];
@@ -784,7 +790,11 @@ export class AgentSession {
   activeTools(): AgentTool[] {
     const extra = this.extensions
       .tools()
-      .filter((t) => !this.inactiveExtensionTools.has(t.name) && this.registered(t.name));
+      .filter(
+        (t) =>
+          (this.extensionToolActive.get(t.name) ?? this.toolWanted(t.name) ?? t.defaultActive !== false) &&
+          this.registered(t.name),
+      );
     const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && this.registered(t.name)).map(
       (t) => extra.find((e) => e.name === t.name) ?? t,
     );
@@ -794,8 +804,8 @@ export class AgentSession {
   /** Change the active tool set (built-in and extension tools by name); the system prompt follows. */
   setActiveTools(names: string[]): void {
     this.activeToolNames = BUILT_IN_TOOLS.map((t) => t.name).filter((n) => names.includes(n));
-    this.inactiveExtensionTools.clear();
-    for (const t of this.extensions.tools()) if (!names.includes(t.name)) this.inactiveExtensionTools.add(t.name);
+    this.extensionToolActive.clear();
+    for (const t of this.extensions.tools()) this.extensionToolActive.set(t.name, names.includes(t.name));
     this.rebuildSystemPrompt();
   }
 
@@ -1885,6 +1895,8 @@ export class AgentSession {
             name: t.name,
             description: t.description,
             parameters: t.parameters,
+            ...(t.exposure ? { exposure: t.exposure } : {}),
+            ...(t.namespace ? { namespace: t.namespace } : {}),
             sourceInfo: { path: "<extension>", source: "local", scope: "temporary", origin: "top-level" },
           })),
         ];

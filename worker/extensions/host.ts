@@ -24,6 +24,9 @@ export interface ToolInfo {
   name: string;
   description: string;
   parameters: unknown;
+  /** pi 1.6's exposure, for tools that set one (`deferred` ones are found by `tool_search`). */
+  exposure?: string;
+  namespace?: { name: string; aliases?: string[]; description?: string; instructions?: string };
   sourceInfo: { path: string; source: string; scope: string; origin: string };
 }
 

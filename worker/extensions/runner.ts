@@ -502,6 +502,11 @@ export class ExtensionRunner implements ExtensionHooks {
       ...(tool.executionMode === "sequential" || tool.executionMode === "parallel"
         ? { executionMode: tool.executionMode }
         : {}),
+      ...(tool.defaultActive === false || tool.exposure === "deferred" ? { defaultActive: false } : {}),
+      ...(tool.exposure === "deferred" || tool.exposure === "model-only" || tool.exposure === "direct"
+        ? { exposure: tool.exposure }
+        : {}),
+      ...(tool.namespace && typeof tool.namespace.name === "string" ? { namespace: tool.namespace } : {}),
       execute: async (args, toolCtx) => {
         const result = await tool.execute(
           toolCtx.toolCallId,

@@ -86,6 +86,12 @@ export interface ExtensionToolDefinition<S extends TSchema = TSchema> {
   renderCall?: unknown;
   renderResult?: unknown;
   executionMode?: "sequential" | "parallel";
+  /** False: registered inactive (pi 1.6), declared once `setActiveTools` or `--tools +name` names it. */
+  defaultActive?: boolean;
+  /** pi 1.6's exposure: `deferred` tools start inactive and are what `tool_search` loads. */
+  exposure?: "direct" | "deferred" | "model-only";
+  /** The group it belongs to (an MCP server's), with what the group offers. */
+  namespace?: { name: string; aliases?: string[]; description?: string; instructions?: string };
 }
 
 /** A slash command: a prompt `/name args` runs `handler` instead of the model. */

@@ -8,16 +8,19 @@
  * reconnects on its next call. The MCP client (the SDK) is loaded only when a server is to
  * connect, so a worker without servers never pays for it.
  *
- * Tools of `codemode` (the default) and `deferred` exposure need the `codemode` or
- * `tool_search` tool to be reached, which this worker does not have yet: such servers
- * connect, and a notice says their tools cannot be called and how to expose them directly.
+ * Tools of `deferred` and `codemode` (the default) exposure are registered inactive, and
+ * `tool_search` loads them: it is switched on when such a server connects. (pi 1.6.0 reaches
+ * `codemode` ones through its `codemode` tool, which this worker does not have, so here
+ * `tool_search` reaches both.) Such servers are listed in the system prompt's
+ * `mcp_servers` section. Without `tool_search` (`-ne -e builtin:mcp`) a notice says they
+ * cannot be called.
  */
 import { existsSync } from "node:fs";
 import type { McpServerConfig } from "../../shared/schema/mcp.js";
 import type { ExtensionContext, ExtensionToolResult } from "../extensions/types.js";
 import { globalMcpConfigPath, loadMcpConfig, projectMcpConfigPath, type McpServerEntry } from "./config.js";
 import type { McpConnection } from "./connection.js";
-import { hasDirectTools, mcpNamespace, mcpToolName, toolExposure } from "./names.js";
+import { hasDirectTools, hasIndirectTools, mcpNamespace, mcpToolName, toolExposure } from "./names.js";
 import { modelContent } from "./result.js";
 
 /** The path `builtin:mcp` registers under and its errors name. */
@@ -25,6 +28,11 @@ export const MCP_EXTENSION_PATH = "builtin:mcp";
 
 /** How long the first prompt waits for servers whose tools are declared to the model. */
 const STARTUP_WAIT_MS = 10_000;
+/** The tool that loads the tools not declared to the model (worker/tool-search). */
+const TOOL_SEARCH = "tool_search";
+/** Characters of one server's summary, and of the whole `mcp_servers` section (pi 1.6.0's limits). */
+const MAX_SUMMARY_CHARS = 250;
+const MAX_SECTION_CHARS = 4096;
 
 /** Whether a `mcp.json` exists for this start: then `builtin:mcp` loads even without other extensions. */
 export function mcpConfigured(home: string, cwd: string, trusted: boolean): boolean {
@@ -47,10 +55,46 @@ interface McpPi {
   getActiveTools(): string[];
   setActiveTools(names: string[]): void;
   getMcpServers(): { name: string; config: McpServerConfig; extensionPath: string }[];
+  getAllTools(): { name: string }[];
 }
 
 function firstLine(text: string): string {
   return text.split("\n", 1)[0] ?? "";
+}
+
+/** A server's one line: the first of its `description`, else of the instructions it sent. */
+function summaryOf(server: { entry: McpServerEntry; connection?: McpConnection }): string {
+  const text = server.entry.config.description?.trim() || server.connection?.instructions?.trim() || "";
+  return (text.split("\n", 1)[0] ?? "").trim();
+}
+
+/**
+ * The system prompt's `mcp_servers` section, as pi 1.6.0 renders it for servers reached
+ * through `tool_search`: every enabled server with tools not declared to the model, sorted,
+ * with its summary; summaries shrink and the last servers go when it would pass 4 KB.
+ */
+export function serversSection(servers: { entry: McpServerEntry; connection?: McpConnection }[]): string | undefined {
+  const listed = servers
+    .filter((s) => s.entry.config.enabled !== false && hasIndirectTools(s.entry.config))
+    .sort((a, b) => a.entry.name.localeCompare(b.entry.name));
+  if (listed.length === 0) return undefined;
+  const intro =
+    "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`.";
+  const heads = listed.map((s) => `- ${mcpNamespace(s.entry.name)} (tool_search)`);
+  const omitted = (n: number) =>
+    n > 0 ? [`- … ${n} more server${n === 1 ? "" : "s"}; find their tools with tool_search`] : [];
+  const size = (kept: number) => [intro, ...heads.slice(0, kept), ...omitted(listed.length - kept)].join("\n").length;
+  let kept = listed.length;
+  while (kept > 0 && size(kept) > MAX_SECTION_CHARS) kept--;
+  const perServer =
+    kept === 0 ? 0 : Math.min(MAX_SUMMARY_CHARS, Math.floor((MAX_SECTION_CHARS - size(kept)) / kept) - 2);
+  const lines = listed.slice(0, kept).map((s, i) => {
+    const full = perServer > 0 ? summaryOf(s) : "";
+    const summary =
+      full.length <= perServer ? full : perServer <= 1 ? "" : `${full.slice(0, perServer - 1).trimEnd()}…`;
+    return summary ? `${heads[i]}: ${summary}` : heads[i];
+  });
+  return [intro, ...lines, ...omitted(listed.length - kept)].join("\n");
 }
 
 /** The JSON schema of a tool's arguments as a provider takes it: always an object schema. */
@@ -82,11 +126,23 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
       pi.setActiveTools(on ? [...active, ...names] : active);
     };
 
-    const toolFor = (connection: McpConnection, name: string, tool: McpConnection["tools"][number]) => ({
+    const toolFor = (
+      connection: McpConnection,
+      name: string,
+      tool: McpConnection["tools"][number],
+      direct: boolean,
+    ) => ({
       name,
       label: `${connection.name}/${tool.name}`,
       description: tool.description?.trim() || tool.title || `MCP tool ${tool.name} from server ${connection.name}`,
       parameters: inputSchema(tool.inputSchema),
+      exposure: direct ? "direct" : "deferred",
+      namespace: {
+        name: mcpNamespace(connection.name),
+        aliases: [connection.name],
+        description: summaryOf({ entry: connection.entry, connection }),
+        ...(connection.instructions ? { instructions: connection.instructions } : {}),
+      },
       async execute(
         _id: string,
         params: Record<string, unknown> | undefined,
@@ -104,19 +160,28 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
       },
     });
 
-    /** Register the server's direct tools; tools it withdrew are made inactive. */
+    /** Whether `tool_search` is there to load the tools that are not declared. */
+    const hasToolSearch = () => pi.getAllTools().some((t) => t.name === TOOL_SEARCH);
+
+    /**
+     * Register the server's tools: direct ones active, deferred and codemode ones inactive for
+     * `tool_search` to load, hidden ones not at all. Tools it withdrew go inactive.
+     */
     const registerTools = (connection: McpConnection) => {
       const server = servers.find((s) => s.connection === connection);
       if (!server || session.signal.aborted) return;
       const names: string[] = [];
+      const direct: string[] = [];
       for (const tool of connection.tools) {
-        if (toolExposure(server.entry.config, tool.name) !== "direct") continue;
+        const exposure = toolExposure(server.entry.config, tool.name);
+        if (exposure === "hidden") continue;
         const owner = `${connection.name}\0${tool.name}`;
         const known = [...owners].find(([, o]) => o === owner)?.[0];
         const name = known ?? mcpToolName(connection.name, tool.name, (n) => owners.has(n));
         owners.set(name, owner);
-        pi.registerTool(toolFor(connection, name, tool));
+        pi.registerTool(toolFor(connection, name, tool, exposure === "direct"));
         names.push(name);
+        if (exposure === "direct") direct.push(name);
       }
       const before = registeredTools.get(connection.name) ?? [];
       registeredTools.set(connection.name, names);
@@ -124,7 +189,16 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
         before.filter((n) => !names.includes(n)),
         false,
       );
-      setActive(names, true);
+      setActive(direct, true);
+    };
+
+    /**
+     * Switch `tool_search` on when a server's tools are to be searched, from the config as
+     * pi 1.6.0 does: the first prompt does not wait for such servers, a search does.
+     */
+    const ensureSearch = () => {
+      if (!servers.some((s) => enabled(s) && hasIndirectTools(s.entry.config))) return;
+      if (hasToolSearch() && !pi.getActiveTools().includes(TOOL_SEARCH)) setActive([TOOL_SEARCH], true);
     };
 
     const hideTools = (name: string) => {
@@ -165,16 +239,18 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
           `MCP servers need attention:\n${lines.map((l) => `  ${l}`).join("\n")}\nRun pi mcp list for the full errors.`,
           "warning",
         );
-      const unreachable = only.filter(
-        (s) =>
-          s.connection?.state === "connected" &&
-          s.connection.tools.some((t) => !["direct", "hidden"].includes(toolExposure(s.entry.config, t.name))),
-      );
+      const unreachable = hasToolSearch()
+        ? []
+        : only.filter(
+            (s) =>
+              s.connection?.state === "connected" &&
+              s.connection.tools.some((t) => !["direct", "hidden"].includes(toolExposure(s.entry.config, t.name))),
+          );
       if (unreachable.length > 0)
         ctx.ui.notify(
           `MCP tools of ${unreachable.map((s) => `"${s.entry.name}"`).join(", ")} have codemode or deferred exposure, ` +
-            `which needs the codemode or tool_search tool; this worker has neither yet, so they cannot be called. ` +
-            `Set "exposure": "direct" on the server (pi mcp add NAME --exposure direct ...) to call them.`,
+            `which needs the tool_search tool, and builtin:tool-search is not loaded, so they cannot be called. ` +
+            `Load it (-e builtin:tool-search) or set "exposure": "direct" on the server.`,
           "warning",
         );
     };
@@ -198,6 +274,7 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
       const loaded = loadMcpConfig({ home, cwd, trusted });
       configured = loaded.servers;
       servers = [...loaded.servers.map((entry) => ({ entry })), ...registeredServers()];
+      ensureSearch();
       const starting = servers.filter(enabled);
       if (starting.length === 0) {
         report(ctx, loaded.errors, []);
@@ -213,7 +290,29 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
 
     // The first prompt waits for servers with direct tools, so its request declares them; not
     // forever: a hanging server must not hold the prompt up.
-    pi.on("before_agent_start", async (_event, ctx) => {
+    pi.on("before_agent_start", async (event, ctx) => {
+      await waitForDirect(ctx);
+      // Every prompt lists the servers as they are when it starts.
+      const options = event.systemPromptOptions as { sections?: Record<string, string> } | undefined;
+      if (options?.sections) {
+        const section = serversSection(servers);
+        if (section) options.sections.mcp_servers = section;
+        else delete options.sections.mcp_servers;
+      }
+    });
+
+    // tool_search ranks every server's tools: it waits for the servers still connecting.
+    pi.on("tool_call", async (event, ctx) => {
+      if (event.toolName !== TOOL_SEARCH) return;
+      const ready = servers.flatMap((s) => (enabled(s) && s.ready ? [s.ready] : []));
+      const signal = ctx.signal as AbortSignal | undefined;
+      await Promise.race([
+        Promise.all(ready),
+        new Promise((r) => signal?.addEventListener("abort", r, { once: true })),
+      ]);
+    });
+
+    const waitForDirect = async (ctx: ExtensionContext) => {
       if (waitedForStartup) return;
       waitedForStartup = true;
       const ready = servers.flatMap((s) => (enabled(s) && hasDirectTools(s.entry.config) && s.ready ? [s.ready] : []));
@@ -228,7 +327,7 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
       clearTimeout(timer);
       if (!finished)
         ctx.ui.notify("MCP servers are still connecting; their tools become available once connected.", "info");
-    });
+    };
 
     // Servers registered or removed during the session connect or close at once, in the
     // background: extension events queue behind a handler, and a connection may take long.
@@ -243,6 +342,7 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
       for (const s of removed) hideTools(s.entry.name);
       const added = [...next.values()].filter((s) => !servers.some((o) => o.entry.name === s.entry.name));
       servers.push(...added);
+      ensureSearch();
       const starting = added.filter(enabled);
       void Promise.all(removed.map((s) => s.connection?.close()))
         .then(() => Promise.all(starting.map(connect)))

@@ -39,5 +39,11 @@ export function toolExposure(config: McpServerConfig, tool: string): McpExposure
 
 /** Whether any tool of the server may be declared to the model directly. */
 export function hasDirectTools(config: McpServerConfig): boolean {
-  return config.exposure === "direct" || Object.values(config.toolExposure ?? {}).includes("direct");
+  return (config.exposure ?? "codemode") === "direct" || Object.values(config.toolExposure ?? {}).includes("direct");
+}
+
+/** Whether some tools of the server are reached through search (`deferred`, or `codemode`, pi's default). */
+export function hasIndirectTools(config: McpServerConfig): boolean {
+  const exposures = new Set([config.exposure ?? "codemode", ...Object.values(config.toolExposure ?? {})]);
+  return exposures.has("codemode") || exposures.has("deferred");
 }

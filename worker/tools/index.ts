@@ -58,6 +58,12 @@ export interface ToolSelection {
    * `getAllTools()` does not list them and `setActiveTools` cannot bring them back.
    */
   registered: (name: string) => boolean;
+  /**
+   * What `--tools` said of a tool an extension registers: true when a `+name` or an
+   * allow-list names or matches it (it is active even if registered inactive, as
+   * `tool_search` is), false for a `-name`, undefined when it said nothing.
+   */
+  wanted: (name: string) => boolean | undefined;
 }
 
 const isModifier = (item: string) => item.startsWith("+") || item.startsWith("-");
@@ -104,5 +110,12 @@ export function selectTools(
   const registered = (name: string) => !excluded(name) && allowed(name);
   // Every tool an allow-list names or matches is active, whether it is a default one or not.
   const wanted = allowList ? known : (selected ?? defaults);
-  return { active: known.filter((n) => wanted.includes(n) && registered(n)), registered };
+  const plus = new Set(modifiers.filter((m) => m.startsWith("+")).map((m) => m.slice(1)));
+  const minus = new Set(modifiers.filter((m) => m.startsWith("-")).map((m) => m.slice(1)));
+  return {
+    active: known.filter((n) => wanted.includes(n) && registered(n)),
+    registered,
+    wanted: (name) =>
+      allowList ? registered(name) || undefined : plus.has(name) ? true : minus.has(name) ? false : undefined,
+  };
 }
