@@ -73,6 +73,7 @@ import { SessionStore, SessionWriteError } from "../session/session-file.js";
 import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, type NoTools, selectTools } from "../tools/index.js";
+import { resolveDefaultTools } from "../tools/default-tools.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
@@ -332,6 +333,7 @@ export class AgentSession {
       BUILT_IN_TOOLS.map((t) => t.name),
       options.noTools,
       options.excludeTools,
+      settings.defaultTools && resolveDefaultTools(settings.defaultTools),
     );
     this.registered = tools.registered;
     this.toolWanted = tools.wanted;

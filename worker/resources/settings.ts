@@ -13,6 +13,7 @@ import { Type, type Static } from "typebox";
 import { ThinkingLevel } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
 import { resolveResourcePath } from "./source-info.js";
+import { mergeDefaultTools } from "../tools/default-tools.js";
 
 const QueueMode = Type.Union([Type.Literal("all"), Type.Literal("one-at-a-time")]);
 const Count = Type.Integer({ minimum: 0 });
@@ -50,6 +51,8 @@ export const SettingsFile = Type.Object({
   skills: Type.Optional(Paths),
   prompts: Type.Optional(Paths),
   enableSkillCommands: Type.Optional(Type.Boolean()),
+  /** pi 1.6: the tools active at start (`+name` / `-name` change the defaults); see worker/tools/default-tools.ts. */
+  defaultTools: Type.Optional(Type.Array(Type.String())),
 });
 /** One settings file's content, checked. */
 export type SettingsFile = Static<typeof SettingsFile>;
@@ -140,8 +143,10 @@ export function mergeSettings(user: SettingsFile, project: SettingsFile): Settin
   for (const key of NESTED) {
     if (user[key] || project[key]) merged[key] = { ...user[key], ...project[key] };
   }
+  const defaultTools = mergeDefaultTools(user.defaultTools, project.defaultTools);
   return {
     ...(merged as SettingsFile),
+    ...(defaultTools ? { defaultTools } : {}),
     extensions: [...(user.extensions ?? []), ...(project.extensions ?? [])],
     skills: [...(user.skills ?? []), ...(project.skills ?? [])],
     prompts: [...(user.prompts ?? []), ...(project.prompts ?? [])],

@@ -4,6 +4,7 @@
  */
 import type { AgentTool } from "../types.js";
 import { bashTool } from "./bash.js";
+import { DEFAULT_ACTIVE_TOOLS } from "./default-tools.js";
 import { editTool } from "./edit.js";
 import { findTool } from "./find.js";
 import { grepTool } from "./grep.js";
@@ -22,8 +23,8 @@ export const BUILT_IN_TOOLS: AgentTool[] = [
   lsTool,
 ] as AgentTool[];
 
-/** Names active when nothing is said. */
-export const DEFAULT_ACTIVE_TOOLS = ["read", "bash", "edit", "write"];
+/** Names active when nothing is said (the `defaultTools` setting changes them). */
+export { DEFAULT_ACTIVE_TOOLS };
 
 /**
  * pi's match of tool names against `--exclude-tools` entries: each is an exact name, or a
@@ -81,6 +82,7 @@ export function selectTools(
   known: string[],
   noTools?: NoTools,
   exclude: readonly string[] = [],
+  defaultTools: readonly string[] = DEFAULT_ACTIVE_TOOLS,
 ): ToolSelection {
   const items = spec
     ?.split(",")
@@ -91,7 +93,7 @@ export function selectTools(
     throw new Error(`--tools: tool names cannot be mixed with +name or -name entries`);
   const pattern = modifiers.find((m) => m.includes("*"));
   if (pattern) throw new Error(`--tools: +name and -name entries take exact tool names, not patterns: ${pattern}`);
-  const defaults = noTools ? [] : DEFAULT_ACTIVE_TOOLS;
+  const defaults = noTools ? [] : defaultTools;
   let selected = items;
   if (modifiers.length > 0) {
     const set = [...defaults];
