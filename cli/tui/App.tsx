@@ -63,8 +63,8 @@ export interface AppProps {
   onAction?: (id: ActionId, host: SingleHost, line: LineState) => void;
   /** Single mode: the list above the editor for the line being typed (`/commands`, `@files`, paths after Tab). */
   suggest?: (line: LineState, tabbed: boolean) => Suggestion[];
-  /** Single mode: pi's keys (keybindings.json). */
-  keybindings?: Keybindings;
+  /** Single mode: pi's keys (keybindings.json), as they are now (`/reload` reads them again). */
+  keybindings?: () => Keybindings;
   /** Single mode: thinking blocks start hidden (pi's hideThinkingBlock setting). */
   hideThinking?: boolean;
   /** Lends the terminal to another program (the key reader stops while it has it). */
@@ -149,7 +149,7 @@ function Tui(props: AppProps) {
   const [editor, setEditor] = useState({ text: "", n: 0 });
   const [expanded, setExpanded] = useState(false);
   const [hideThinking, setHideThinking] = useState(props.hideThinking ?? false);
-  const keys = props.keybindings ?? DEFAULT_KEYBINDINGS;
+  const keys = props.keybindings?.() ?? DEFAULT_KEYBINDINGS;
   const host: SingleHost = {
     setEditor: (text) => {
       setEditor((e) => ({ text, n: e.n + 1 }));
@@ -401,7 +401,8 @@ function Tui(props: AppProps) {
           width={width}
           isActive={singleInputActive}
           onSubmit={(text) => own(text) || send(busy ? "steer" : "prompt", agent, text)}
-          onTab={(text) => own(text) || send(busy ? "follow_up" : "prompt", agent, text)}
+          // Tab that completes nothing queues a follow-up while the agent runs; idle, it does nothing (as in pi).
+          onTab={busy ? (text) => own(text) || send("follow_up", agent, text) : undefined}
           onFollowUp={(text) => own(text) || send(busy ? "follow_up" : "prompt", agent, text)}
           onCancel={() =>
             busy ? void act("abort", control.rpc(agent.name, { type: "abort" })) : editorAction("app.interrupt", typed)

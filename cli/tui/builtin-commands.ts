@@ -31,6 +31,8 @@ export interface CommandView {
   /** The terminal's clipboard (OSC 52). */
   copy(text: string): void;
   showHotkeys(): void;
+  /** Read keybindings.json again (`/reload`). */
+  reloadKeys(): void;
   quit(): void;
 }
 
@@ -142,7 +144,8 @@ async function runBuiltin(
     }
     case "reload":
       await runtime.reload();
-      return say("✓ Reloaded extensions, skills, prompts and context files");
+      view.reloadKeys();
+      return say("✓ Reloaded keybindings, extensions, skills, prompts and context files");
     case "settings":
       return settings(runtime, view, say);
     case "trust": {

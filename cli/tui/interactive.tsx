@@ -46,7 +46,7 @@ export async function runInteractive(
   setUi(agent);
   await runtime.start();
   const resumed = runtime.messages().length > 0;
-  const keys = loadKeybindings(runtime.home);
+  let keys = loadKeybindings(runtime.home);
   store.dispatch({
     type: "transcript",
     agent: LOCAL_AGENT,
@@ -68,6 +68,10 @@ export async function runInteractive(
     setEditor: host.setEditor,
     copy: (text) => process.stdout.write(`\x1b]52;c;${Buffer.from(text).toString("base64")}\x07`),
     showHotkeys: host.showHelp,
+    reloadKeys: () => {
+      keys = loadKeybindings(runtime.home);
+      for (const text of keys.notices) store.dispatch({ type: "notice", agent: LOCAL_AGENT, kind: "error", text });
+    },
     quit: host.quit,
   });
   const own = (): SlashCommand[] =>
@@ -177,7 +181,7 @@ export async function runInteractive(
           onLine={onLine}
           onAction={onAction}
           suggest={suggest}
-          keybindings={keys.bindings}
+          keybindings={() => keys.bindings}
           hideThinking={settings.hideThinkingBlock === true}
           handover={handover}
           status={status}

@@ -16,7 +16,7 @@ export interface SlashCommand {
 
 const NO_SERVICE = "needs a network service this worker does not run";
 
-/** pi 1.6.0's BUILTIN_SLASH_COMMANDS, in its order, with what ours cannot do. */
+/** pi 1.6.0's BUILTIN_SLASH_COMMANDS, in its order, then the documented ones its extensions add, with what ours cannot do. */
 export const BUILTIN_COMMANDS: readonly SlashCommand[] = [
   { name: "settings", description: "Show and change the settings this worker honours" },
   { name: "model", description: "Select model (opens selector UI)", argumentHint: "<provider/model>" },
@@ -58,8 +58,24 @@ export const BUILTIN_COMMANDS: readonly SlashCommand[] = [
   { name: "new", description: "Start a new session" },
   { name: "compact", description: "Manually compact the session context", argumentHint: "<focus>" },
   { name: "resume", description: "Resume another session" },
-  { name: "reload", description: "Reload extensions, skills, prompts and context files" },
+  { name: "reload", description: "Reload keybindings, extensions, skills, prompts and context files" },
   { name: "quit", description: "Quit pi" },
+  // pi 1.6.0's docs list these too; its own extensions add them.
+  {
+    name: "mcp",
+    description: "Manage MCP servers",
+    unavailable: "not in the session here: pi mcp list|add|remove manages the servers, /reload loads them",
+  },
+  {
+    name: "llama",
+    description: "Manage models on the configured llama.cpp router",
+    unavailable: "no llama.cpp router here: add its OpenAI-compatible server to models.json",
+  },
+  {
+    name: "debug",
+    description: "Write the rendered terminal and the session messages to pi-debug.log",
+    unavailable: "this terminal writes no pi-debug.log: /export FILE.jsonl keeps the session as it is",
+  },
 ];
 
 const BUILTIN_BY_NAME = new Map(BUILTIN_COMMANDS.map((c) => [c.name, c]));

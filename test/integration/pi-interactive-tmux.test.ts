@@ -189,7 +189,9 @@ describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not inst
     await idle("the resumed session", (s) => s.includes("Resumed session") && s.includes("I found"));
 
     type("walk", "/reload");
-    await until("walk", "the reload", (s) => s.includes("Reloaded extensions, skills, prompts and context files"));
+    await until("walk", "the reload", (s) =>
+      s.includes("Reloaded keybindings, extensions, skills, prompts and context files"),
+    );
     type("walk", "/settings");
     await until("walk", "the settings", (s) => s.includes("autoCompaction: on") && s.includes("steeringMode"));
     key("Enter");

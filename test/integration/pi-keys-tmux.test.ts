@@ -15,10 +15,11 @@ import { HAS_TMUX, terminalEnv, TmuxDriver } from "../support/tmux.js";
 describe.skipIf(!HAS_TMUX)("pi's keys on a terminal, in tmux (skipped: tmux is not installed)", () => {
   let dir: { path: string; cleanup: () => void };
   let t: TmuxDriver;
+  let agentDir: string;
 
   beforeEach(() => {
     dir = tempDir("pi-orch-pi-keys-");
-    const agentDir = join(dir.path, "agent");
+    agentDir = join(dir.path, "agent");
     const project = join(dir.path, "project");
     mkdirSync(join(project, "src"), { recursive: true });
     mkdirSync(agentDir);
@@ -107,6 +108,14 @@ describe.skipIf(!HAS_TMUX)("pi's keys on a terminal, in tmux (skipped: tmux is n
     await t.until(s, "Alt+T: the tree", (x) => x.includes("Session tree: go to"));
     t.keys(s, "Escape");
     await idle("the tree closed", (x) => !x.includes("Session tree: go to"));
+    // /reload reads keybindings.json again, as pi's does.
+    writeFileSync(join(agentDir, "keybindings.json"), JSON.stringify({ "app.session.tree": "alt+r" }));
+    t.type(s, "/reload");
+    await idle("the reload", (x) => x.includes("Reloaded keybindings, extensions"));
+    t.keys(s, "M-r");
+    await t.until(s, "Alt+R: the tree", (x) => x.includes("Session tree: go to"));
+    t.keys(s, "Escape");
+    await idle("the tree closed again", (x) => !x.includes("Session tree: go to"));
 
     // While a reply is on its way: Alt+Enter queues a follow-up, Alt+Up brings it back, Esc aborts.
     t.type(s, "slow one");
