@@ -1,10 +1,9 @@
 /**
- * Assembles the system prompt: base prompt, the active tools' descriptions and
- * guidelines, project context files, appended text, the working directory and date.
+ * Assembles the system prompt, in pi 1.6's named sections: base prompt, the active tools'
+ * descriptions and guidelines, appended text, project context files, skills, the working directory.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { isoTimestamp } from "../shared/iso-time.js";
 import { formatSkillsForPrompt, type Skill } from "./resources/skills.js";
 import type { AgentTool } from "./types.js";
 
@@ -36,7 +35,8 @@ export interface SystemPromptInput {
   skills?: readonly Skill[];
   /** The rules, when not the tools' own guidelines (a `before_agent_start` handler changed them). */
   guidelines?: string[];
-  now?: Date;
+  /** Sections an extension adds (pi 1.6's `systemPromptOptions.sections`), after the others. */
+  sections?: Record<string, string>;
 }
 
 /**
@@ -91,28 +91,53 @@ export function uniqueGuidelines(texts: readonly string[] | undefined): string[]
   return [...seen];
 }
 
-/** Build the prompt. Pure over its input; rebuild it when the active tools change. */
-export function buildSystemPrompt(input: SystemPromptInput): string {
-  const parts: string[] = [input.systemPrompt ?? BASE_PROMPT];
+/** A section name an extension may add (pi 1.6's rule); `preamble` is the base prompt's own. */
+const SECTION_NAME = /^[a-z][a-z0-9_-]*$/;
+
+/**
+ * The prompt as pi 1.6 structures it: named, independently replaceable sections in order
+ * (the base prompt as `preamble`; the tools, their rules, appended text, project context,
+ * skills and working directory each wrapped in a tag of its name), which the session
+ * records as a system message and patches by name when one changes. No date: a prompt that
+ * changed every day would change the start of every conversation (pi 1.6 has none either).
+ * Pure over its input; throws on an extension section with a bad name, as pi.
+ */
+export function buildSystemPromptSections(input: SystemPromptInput): Record<string, string> {
+  for (const name of Object.keys(input.sections ?? {})) {
+    if (!SECTION_NAME.test(name) || name === "preamble") throw new Error(`Invalid system prompt section name: ${name}`);
+  }
+  const body: Record<string, string> = {};
   if (input.tools.length > 0) {
     const lines = input.tools
       .filter((t) => t.listed !== false)
       .map((t) => `- ${t.name}: ${t.snippet ?? t.description}`);
-    parts.push(`Available tools:\n${lines.length > 0 ? lines.join("\n") : "(none)"}`);
+    body.tools = `Available tools:\n${lines.length > 0 ? lines.join("\n") : "(none)"}`;
     const guidelines = uniqueGuidelines(input.guidelines ?? input.tools.flatMap((t) => t.guidelines ?? []));
-    if (guidelines.length > 0) parts.push(`Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
+    if (guidelines.length > 0) body.rules = `Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`;
   } else {
-    parts.push("No tools are available in this session: answer from the conversation alone.");
+    body.tools = "No tools are available in this session: answer from the conversation alone.";
   }
-  for (const file of input.contextFiles ?? []) {
-    parts.push(`# Project context: ${file.path}\n\n${file.content.trim()}`);
+  const append = (input.append ?? []).map((t) => t.trim()).filter((t) => t.length > 0);
+  if (append.length > 0) body.addendum = append.join("\n\n");
+  const files = input.contextFiles ?? [];
+  if (files.length > 0) {
+    body.project_context = [
+      "Project-specific instructions and guidelines:",
+      ...files.map((f) => `<project_instructions path="${f.path}">\n${f.content.trim()}\n</project_instructions>`),
+    ].join("\n\n");
   }
   if (input.tools.some((t) => t.name === "read")) {
     const skills = formatSkillsForPrompt(input.skills ?? []);
-    if (skills) parts.push(skills);
+    if (skills) body.skills = skills;
   }
-  for (const text of input.append ?? []) parts.push(text.trim());
-  const now = input.now ?? new Date();
-  parts.push(`Current date: ${isoTimestamp(now).slice(0, 10)}\nCurrent working directory: ${input.cwd}`);
-  return parts.join("\n\n");
+  body.cwd = input.cwd;
+  for (const [name, text] of Object.entries(input.sections ?? {})) if (text) body[name] = text;
+  const sections: Record<string, string> = { preamble: input.systemPrompt ?? BASE_PROMPT };
+  for (const [name, text] of Object.entries(body)) sections[name] = `<${name}>\n${text}\n</${name}>`;
+  return sections;
+}
+
+/** The prompt as one text: the sections in order, as the recorded system message reads (pi's `getSystemMessageText`). */
+export function systemPromptText(sections: Record<string, string>): string {
+  return Object.values(sections).join("\n\n");
 }

@@ -170,6 +170,8 @@ export const ToolDeclaration = Type.Object({
   name: Type.String(),
   description: Type.String(),
   parameters: Type.Unknown(),
+  /** pi-ai 1.x: a grammar the provider may constrain the call's arguments with. */
+  constrainedSampling: Type.Optional(Type.Unknown()),
 });
 export type ToolDeclaration = Static<typeof ToolDeclaration>;
 

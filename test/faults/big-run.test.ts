@@ -65,8 +65,9 @@ describe("fault: a run bigger than the line limit", () => {
     expect(toolEnds).toBe(200);
     expect(turnEnds).toBe(2);
     expect(protocolErrors).toBe(0);
-    // user, assistant with 200 calls, 200 results, final assistant: all there, their long texts cut.
-    expect(endMessages).toBe(203);
+    // system (the prompt and tools), user, assistant with 200 calls, 200 results, final
+    // assistant: all there, their long texts cut.
+    expect(endMessages).toBe(204);
     expect(endBytes).toBeLessThanOrEqual(4 * 1024 * 1024);
     expect(runBytes).toBeGreaterThan(20 * 1024 * 1024);
     expect(JSON.stringify(end.event)).toMatch(/characters cut: the event was over/);

@@ -56,12 +56,15 @@ function workerPid(rec: Recorder, agent: string): number {
   return started.at(-1)!;
 }
 
-/** Messages of a session file, loaded the way a resuming worker loads it; `warnings` get the load warnings (a torn line). */
+/**
+ * The conversation of a session file, loaded the way a resuming worker loads it (the system
+ * messages that record the prompt and tools aside); `warnings` get the load warnings (a torn line).
+ */
 function sessionMessages(file: string, warnings: string[]): { role: string; text: string }[] {
   const store = SessionStore.open(file, { warn: (m) => warnings.push(m) });
   store.close();
   return store.entries
-    .filter((e) => e.type === "message")
+    .filter((e) => e.type === "message" && (e as { message?: { role?: string } }).message?.role !== "system")
     .map((e) => {
       const message = (e as unknown as { message: { role: string; content: unknown } }).message;
       const content = message.content;

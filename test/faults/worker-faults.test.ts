@@ -53,19 +53,21 @@ function workerPids(rec: Recorder, agent: string): number[] {
   return found;
 }
 
-/** Messages of a session file, loaded the way a resuming worker loads it. */
+/** The conversation of a session file, loaded the way a resuming worker loads it (the system messages that record the prompt and tools aside). */
 function sessionMessages(file: string, warnings: string[] = []): Record<string, unknown>[] {
   const store = SessionStore.open(file, { warn: (m) => warnings.push(m) });
   return store.entries
     .filter((e) => e.type === "message")
-    .map((e) => (e as unknown as { message: Record<string, unknown> }).message);
+    .map((e) => (e as unknown as { message: Record<string, unknown> }).message)
+    .filter((m) => m.role !== "system");
 }
 
-/** `message_end` messages the agent reported up to `beforeSeq`; each must be in the session file. */
+/** `message_end` messages of the conversation the agent reported up to `beforeSeq`; each must be in the session file. */
 function completedMessages(rec: Recorder, agent: string, beforeSeq = Infinity): Record<string, unknown>[] {
   return rec.messages
     .filter((m): m is Ev => isEvent(m, agent, "message_end") && m.seq < beforeSeq)
-    .map((m) => m.event.message as Record<string, unknown>);
+    .map((m) => m.event.message as Record<string, unknown>)
+    .filter((m) => m.role !== "system");
 }
 
 /** How many of `completed` are missing from `inSession` (same role, timestamp and content). */

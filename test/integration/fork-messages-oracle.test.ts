@@ -1,5 +1,6 @@
 /**
- * `get_fork_messages`, `fork` and `clone` with upstream pi 0.73.1 as the oracle: the same
+ * `get_fork_messages`, `fork` and `clone` with upstream pi (1.6.0 for `--no-session`, 0.73.1 for a
+ * branched 0.73 file) as the oracle: the same
  * RPC script on our worker and on upstream `pi --mode rpc` against the same mock model
  * server. With `--no-session` pi keeps the session in memory, so it lists, forks and
  * clones it there; with a session file it lists the user messages of every branch and
@@ -43,7 +44,7 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
   it("--no-session: the in-memory conversation is listed, forked and cloned as pi does", async () => {
     const seen: Record<string, unknown> = {};
     for (const impl of IMPLS) {
-      const { w } = startOracle(impl, server, dirs);
+      const { w } = startOracle(impl, server, dirs, { pi: "1.6.0" });
       const steps: unknown[] = [];
       // Nothing to clone yet: both refuse, with pi's words.
       steps.push(await w.request({ type: "clone" }, 30_000));
@@ -86,17 +87,14 @@ describe.skipIf(!installed)("get_fork_messages, fork and clone: our worker and u
   it("--no-session: new_session starts an empty session in memory and writes nothing", async () => {
     const seen: Record<string, unknown> = {};
     for (const impl of IMPLS) {
-      const { w, home } = startOracle(impl, server, dirs);
+      const { w, home } = startOracle(impl, server, dirs, { pi: "1.6.0" });
       server.enqueue({ text: "one" }, { text: "two" });
       await turn(w, "first");
       const before = (await w.request({ type: "get_state" })).data as Line;
       const fresh = await w.request({ type: "new_session" }, 30_000);
       const after = (await w.request({ type: "get_state" })).data as Line;
-      // pi's in-memory session names a file it never writes (a bare file name); ours names none.
-      const named =
-        impl === "upstream"
-          ? typeof after.sessionFile === "string" && !existsSync(after.sessionFile)
-          : after.sessionFile === undefined;
+      // No file: pi 1.6's in-memory session names none (0.73 named one it never wrote), nor does ours.
+      const named = after.sessionFile === undefined || !existsSync(String(after.sessionFile));
       const steps: unknown[] = [
         { success: fresh.success, data: fresh.data },
         named,

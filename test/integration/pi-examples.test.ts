@@ -289,7 +289,8 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     await w.waitFor((l) => isRequest("notify")(l) && l.message === "pong", undefined, from);
     expect(w.eventTypes(from)).not.toContain("agent_start");
     const end = await run(w, "?quick what is TypeScript");
-    expect(end.messages[0].content[0].text).toBe("Respond briefly in 1-2 sentences: what is TypeScript");
+    const prompt = end.messages.find((m: Line) => m.role === "user");
+    expect(prompt.content[0].text).toBe("Respond briefly in 1-2 sentences: what is TypeScript");
   });
 
   it("event-bus delivers events between handlers and from a command", async () => {

@@ -144,7 +144,8 @@ describe.skipIf(!pi16Installed)("pi 1.6.0's RpcClient drives our worker", () => 
     expect(by.get("abort")!.value).toEqual({ aborted: true });
     const entries = by.get("getEntries")!.value;
     expect(entries.types.slice(0, 2)).toEqual(["model_change", "thinking_level_change"]);
-    expect(entries.types.filter((t: string) => t === "message").length).toBe(8);
+    // The system message the first request records, and the conversation's 8.
+    expect(entries.types.filter((t: string) => t === "message").length).toBe(9);
     expect(entries.leafId).toBe(entries.last);
     expect(by.get("getTree")!.value).toEqual({ roots: 1, leafId: entries.leafId });
     expect(by.get("bash")!.value).toMatchObject({

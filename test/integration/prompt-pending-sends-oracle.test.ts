@@ -49,7 +49,7 @@ describe.skipIf(!upstreamInstalled)("a command's prompt answer does not wait for
       w.writeRaw(`${JSON.stringify({ type: "extension_ui_response", id: ask.id, confirmed: true })}\n`);
       expect(await go).toMatchObject({ success: true });
       const end: Line = await w.event("agent_end", 30_000, from);
-      expect(end.messages[0].content).toEqual([{ type: "text", text: "from go" }]);
+      expect(end.messages.find((m: Line) => m.role === "user").content).toEqual([{ type: "text", text: "from go" }]);
     },
   );
 });

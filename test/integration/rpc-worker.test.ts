@@ -54,9 +54,12 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     });
     const end = await w.event("agent_end");
     await w.event("agent_settled");
+    // pi 1.6's order: the system message declaring the prompt and tools, the prompt, the reply.
     expect(withoutUpdates(w.eventTypes(from))).toEqual([
       "agent_start",
       "turn_start",
+      "message_start",
+      "message_end",
       "message_start",
       "message_end",
       "message_start",
@@ -79,10 +82,11 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(subtypes).toContain("text_delta");
     const toolEnd = w.received.find((l) => l.type === "tool_execution_end")!;
     expect(toolEnd.result.content[0].text).toContain("alpha.txt");
-    expect(end.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
-    expect(end.messages[1].stopReason).toBe("toolUse");
-    expect(end.messages[3].content[0].text).toBe("done: alpha.txt beta.txt");
-    expect(end.messages[1].usage.input).toBeGreaterThan(0);
+    expect(end.messages.map((m: any) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
+    expect(end.messages[0].toolsAdded.map((t: any) => t.name)).toEqual(["read", "bash", "edit", "write"]);
+    expect(end.messages[2].stopReason).toBe("toolUse");
+    expect(end.messages[4].content[0].text).toBe("done: alpha.txt beta.txt");
+    expect(end.messages[2].usage.input).toBeGreaterThan(0);
     // The second request carried the tool call and its result back to the model.
     expect(JSON.stringify(ctx.server.requests[1].body)).toContain("alpha.txt");
     for (const line of w.received.filter((l) => l.type !== "response")) expect(line).not.toHaveProperty("id");
@@ -129,8 +133,8 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     const fu = await w.request({ type: "follow_up", message: "and then this" });
     expect(fu.success).toBe(true);
     const end = await w.event("agent_end");
-    expect(end.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    expect(end.messages[3].content[0].text).toBe("follow-up answer");
+    expect(end.messages.map((m: any) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant"]);
+    expect(end.messages[4].content[0].text).toBe("follow-up answer");
   });
 
   it("abort during a slow stream ends the run with stopReason aborted", async () => {
@@ -200,6 +204,8 @@ describe.each(APIS)("pi --mode rpc with %s", (api) => {
     expect(withoutUpdates(w.eventTypes())).toEqual([
       "agent_start",
       "turn_start",
+      "message_start",
+      "message_end",
       "message_start",
       "message_end",
       "message_start",

@@ -51,8 +51,8 @@ describe("sessions", () => {
     ctx.server.enqueue({ text: "resumed answer" });
     const w2 = startWorker(["--session", file]);
     const messages = await w2.request({ type: "get_messages" });
-    expect(roles(messages.data.messages)).toEqual(["user", "assistant", "user"]);
-    expect(messages.data.messages[1].content[0].text).toBe("first answer");
+    expect(roles(messages.data.messages)).toEqual(["system", "user", "assistant", "user"]);
+    expect(messages.data.messages[2].content[0].text).toBe("first answer");
     await w2.request({ type: "prompt", message: "three" });
     const end = await w2.event("agent_end");
     expect(end.messages.at(-1).content[0].text).toBe("resumed answer");
@@ -80,8 +80,8 @@ describe("sessions", () => {
     ctx.server.enqueue({ text: "picked up again" });
     const w2 = startWorker(["--session", file]);
     const messages = await w2.request({ type: "get_messages" });
-    expect(roles(messages.data.messages)).toEqual(["user", "assistant"]);
-    expect(messages.data.messages[1].content[0].name).toBe("bash");
+    expect(roles(messages.data.messages)).toEqual(["system", "user", "assistant"]);
+    expect(messages.data.messages[2].content[0].name).toBe("bash");
     await w2.request({ type: "prompt", message: "continue" });
     await w2.event("agent_end");
     const sent = ctx.server.requests.at(-1)!.body.messages as any[];
@@ -158,7 +158,7 @@ describe("sessions", () => {
     expect(fork.data).toEqual({ text: "second question", cancelled: false });
     const forkedState = await w.request({ type: "get_state" });
     expect(forkedState.data.sessionFile).not.toBe(original);
-    expect(roles((await w.request({ type: "get_messages" })).data.messages)).toEqual(["user", "assistant"]);
+    expect(roles((await w.request({ type: "get_messages" })).data.messages)).toEqual(["system", "user", "assistant"]);
 
     const clone = await w.request({ type: "clone" });
     expect(clone.data).toEqual({ cancelled: false });
@@ -173,7 +173,7 @@ describe("sessions", () => {
     expect(fresh.data).toEqual({ cancelled: false });
     expect((await w.request({ type: "get_messages" })).data.messages).toEqual([]);
     await w.request({ type: "switch_session", sessionPath: original });
-    expect((await w.request({ type: "get_messages" })).data.messages).toHaveLength(4);
+    expect((await w.request({ type: "get_messages" })).data.messages).toHaveLength(5);
   });
 
   it("names a session and reports it in get_state", async () => {

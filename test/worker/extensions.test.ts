@@ -505,7 +505,7 @@ describe("in the runtime", () => {
     runtime.setExtensions(hooks);
     runtime.setActiveTools(["shown", "hidden", "blank"]);
     expect(runtime.activeTools().map((t) => t.name)).toEqual(["shown", "hidden", "blank"]);
-    expect(runtime.systemPrompt).toContain("Available tools:\n- shown: counts words\n\n");
+    expect(runtime.systemPrompt).toContain("Available tools:\n- shown: counts words\n</tools>");
     expect(runtime.systemPrompt).not.toMatch(/- (hidden|blank):/);
     expect(runtime.systemPrompt).toContain("- Call hidden last");
   });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { promptOptions, renderPromptOptions, type PromptSource } from "../../worker/core/prompt-options.js";
-import { buildSystemPrompt } from "../../worker/system-prompt.js";
+import { buildSystemPromptSections, type SystemPromptInput, systemPromptText } from "../../worker/system-prompt.js";
 import { BUILT_IN_TOOLS } from "../../worker/tools/index.js";
+
+const buildSystemPrompt = (input: SystemPromptInput) => systemPromptText(buildSystemPromptSections(input));
 
 const SOURCE: PromptSource = {
   cwd: "/work/project",
@@ -38,7 +40,7 @@ describe("before_agent_start's prompt options", () => {
     Object.assign(o.sections, { empty: "", house_rules: "No emoji." });
     const text = renderPromptOptions(SOURCE, o);
     expect(text.match(/- Prefer small diffs/g)).toHaveLength(1);
-    expect(text.endsWith("/work/project\n\n<house_rules>\nNo emoji.\n</house_rules>")).toBe(true);
+    expect(text.endsWith("<cwd>\n/work/project\n</cwd>\n\n<house_rules>\nNo emoji.\n</house_rules>")).toBe(true);
     expect(text).not.toContain("<empty>");
   });
 

@@ -8,7 +8,15 @@ import {
   selectTools,
   toolNameMatcher,
 } from "../../worker/tools/index.js";
-import { buildSystemPrompt, findContextFiles, uniqueGuidelines } from "../../worker/system-prompt.js";
+import {
+  buildSystemPromptSections,
+  systemPromptText,
+  findContextFiles,
+  uniqueGuidelines,
+  type SystemPromptInput,
+} from "../../worker/system-prompt.js";
+
+const buildSystemPrompt = (input: SystemPromptInput) => systemPromptText(buildSystemPromptSections(input));
 import type { AgentTool } from "../../worker/types.js";
 import { tempDir } from "../support/rpc-worker.js";
 
@@ -101,12 +109,11 @@ describe("uniqueGuidelines (pi's per-tool and prompt-wide normalization)", () =>
 
   it("writes each guideline once across the active tools, trimmed, in tool order", () => {
     const tool = (name: string, guidelines: string[]): AgentTool => ({ ...BUILT_IN_TOOLS[0], name, guidelines });
-    const prompt = buildSystemPrompt({
+    const { rules } = buildSystemPromptSections({
       cwd: "/p",
       tools: [tool("a", [" one ", "two", "one"]), tool("b", ["two", "three\n", " "])],
     });
-    const bullets = prompt.slice(prompt.indexOf("Guidelines:\n")).split("\n\n")[0].split("\n").slice(1);
-    expect(bullets).toEqual(["- one", "- two", "- three"]);
+    expect(rules).toBe("<rules>\nGuidelines:\n- one\n- two\n- three\n</rules>");
   });
 });
 
@@ -128,19 +135,29 @@ describe("system prompt", () => {
     for (const g of grep.guidelines ?? []) expect(without).not.toContain(g);
   });
 
-  it("replaces the base with --system-prompt, appends text, names cwd and date", () => {
-    const p = buildSystemPrompt({
-      cwd: "/work/x",
-      tools: [],
-      systemPrompt: "CUSTOM BASE",
-      append: ["EXTRA ONE", "EXTRA TWO"],
-      now: new Date("2026-11-30T12:00:00Z"),
-    });
+  it("replaces the base with --system-prompt, appends text, names the cwd in pi 1.6's sections", () => {
+    const input = { cwd: "/work/x", tools: [], systemPrompt: "CUSTOM BASE", append: ["EXTRA ONE", "EXTRA TWO"] };
+    const p = buildSystemPrompt(input);
     expect(p.startsWith("CUSTOM BASE")).toBe(true);
     expect(p).not.toContain("expert coding assistant");
     expect(p.indexOf("EXTRA ONE")).toBeLessThan(p.indexOf("EXTRA TWO"));
-    expect(p).toContain("Current date: 2026-11-30");
-    expect(p).toContain("Current working directory: /work/x");
+    // No date: a prompt that changed every day would change the start of every conversation.
+    expect(p).not.toMatch(/\d{4}-\d{2}-\d{2}/);
+    const sections = buildSystemPromptSections(input);
+    expect(Object.keys(sections)).toEqual(["preamble", "tools", "addendum", "cwd"]);
+    expect(sections.cwd).toBe("<cwd>\n/work/x\n</cwd>");
+    expect(sections.addendum).toBe("<addendum>\nEXTRA ONE\n\nEXTRA TWO\n</addendum>");
+    expect(p).toBe(Object.values(sections).join("\n\n"));
+  });
+
+  it("adds an extension's sections after its own and refuses a bad section name, as pi 1.6", () => {
+    const sections = buildSystemPromptSections({ cwd: "/p", tools: [], sections: { team_rules: "be kind" } });
+    expect(Object.keys(sections).at(-1)).toBe("team_rules");
+    expect(sections.team_rules).toBe("<team_rules>\nbe kind\n</team_rules>");
+    expect(() => buildSystemPromptSections({ cwd: "/p", tools: [], sections: { preamble: "x" } })).toThrow(
+      "Invalid system prompt section name: preamble",
+    );
+    expect(() => buildSystemPromptSections({ cwd: "/p", tools: [], sections: { "Bad Name": "x" } })).toThrow();
   });
 
   it("finds AGENTS.md / CLAUDE.md from cwd up to the repository root, plus the user's", () => {

@@ -173,6 +173,7 @@ export class Agent {
       afterResponse: host.afterResponse,
       shouldStopAfterTurn: host.shouldStopAfterTurn,
       finalizeMessage: host.finalizeMessage,
+      declareSystem: host.declareSystem,
       onPayload: host.onPayload,
       onResponse: host.onResponse,
       routeRequest: host.routeRequest,

@@ -42,6 +42,10 @@ export async function runAgentLoop(
     let moreToolCalls = true;
     while (moreToolCalls || pending.length > 0) {
       emit({ type: "turn_start" });
+      // What changed of the prompt and tools goes first in the turn; a run whose prompts bring
+      // their own declaration is told of later changes (a before_agent_start handler's) after them.
+      const declaredAhead = pending.some((m) => m.role === "system");
+      if (!declaredAhead) await declareSystem(context, runMessages, config, emit);
       if (pending.length > 0) {
         config.onInject?.(pending, pendingFrom);
         for (const queued of pending) {
@@ -54,6 +58,7 @@ export async function runAgentLoop(
         }
         pending = [];
       }
+      if (declaredAhead) await declareSystem(context, runMessages, config, emit);
 
       const assistant = await streamAssistant(context, config, emit);
       context.push(assistant);
@@ -92,6 +97,17 @@ export async function runAgentLoop(
   // The session layer decides whether a retry follows (and says so in willRetry).
   emit({ type: "agent_end", messages: runMessages, willRetry: false });
   return runMessages;
+}
+
+/** Put the session's declaration of a changed prompt or tool set into the context, with its events. */
+async function declareSystem(context: AgentMessage[], runMessages: AgentMessage[], config: LoopConfig, emit: Emit) {
+  const declared = config.declareSystem?.(context);
+  if (!declared) return;
+  emit({ type: "message_start", message: declared });
+  const message = await finalize(declared, config);
+  context.push(message);
+  runMessages.push(message);
+  emit({ type: "message_end", message });
 }
 
 /** An assistant message for a request that never started (aborted before the call). */

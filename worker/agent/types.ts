@@ -9,6 +9,7 @@ import type {
   AssistantMessage,
   LlmMessage,
   Model,
+  SystemMessage,
   ThinkingLevel,
   ToolCall,
   ToolResultMessage,
@@ -128,6 +129,12 @@ export interface AgentHooks {
    * error response carrying its message.
    */
   routeRequest?: (ctx: RouteRequestContext) => Promise<{ model: Model; thinkingLevel: ThinkingLevel } | undefined>;
+  /**
+   * Before each model request's turn: a system message declaring what changed in the system
+   * prompt or the tools since the context last declared them (pi 1.6), or undefined. It
+   * enters the context first in its turn, with its own message_start/message_end.
+   */
+  declareSystem?: (context: readonly AgentMessage[]) => SystemMessage | undefined;
   /** Passed to each provider request: see and replace the payload, see the response status and headers. */
   onPayload?: ProviderRequest["onPayload"];
   onResponse?: ProviderRequest["onResponse"];

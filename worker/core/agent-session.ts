@@ -13,6 +13,7 @@ import type {
   ImageContent,
   Model,
   ThinkingLevel,
+  SystemMessage,
 } from "../../shared/schema/messages.js";
 import { clampThinkingLevel, supportedThinkingLevels } from "../../shared/schema/messages.js";
 import type { PromptDisposition } from "../../shared/prompt-answer.js";
@@ -70,7 +71,13 @@ import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/f
 import { defaultSessionDir, findSessionById, latestSession, resolveSessionArg } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import { SessionStore, SessionWriteError } from "../session/session-file.js";
-import { buildSystemPrompt, findContextFiles, resolveAppend, type ContextFile } from "../system-prompt.js";
+import {
+  buildSystemPromptSections,
+  systemPromptText,
+  findContextFiles,
+  resolveAppend,
+  type ContextFile,
+} from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, type NoTools, selectTools } from "../tools/index.js";
 import { resolveDefaultTools } from "../tools/default-tools.js";
@@ -82,6 +89,8 @@ import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./c
 import { plainBashOutput } from "./bash-output.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
 import { isoTimestamp } from "../../shared/iso-time.js";
+import { getCurrentSystemPrompt } from "../providers/transcript.js";
+import { restoredToolNames, systemUpdate } from "./system-record.js";
 
 /** Everything a worker is started with (from the command line). */
 export interface WorkerOptions {
@@ -209,6 +218,8 @@ export class AgentSession {
   /** Whether a tool exists here: `--tools LIST` and `--exclude-tools` leave the others out, as pi's registry does. */
   private readonly registered: (name: string) => boolean;
   private systemPromptText = "";
+  /** The prompt's sections as pi 1.6 records them; the session's system messages declare them before a request. */
+  private promptSections: Record<string, string> = {};
   /** The system prompt before_agent_start gave the last prompt's run (runs without a prompt keep it); null: the built one. */
   private runSystemPrompt: string | null = null;
   /** The failed response an automatic retry repeats, for a virtual model's router (`reason: "retry"`). */
@@ -369,8 +380,9 @@ export class AgentSession {
         cwd: this.cwd,
         provider: (m) => this.providers.for(m),
         apiKey: (m) => this.apiKeyFor(m),
-        systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
+        systemPrompt: () => this.runSystemPrompt ?? this.recordedSystemPrompt(),
         tools: () => this.activeTools(),
+        declareSystem: (context) => this.declareSystem(context),
         transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
         beforeToolCall: ({ toolCall, args }) => this.extensions.toolCall(toolCall, args),
         afterToolCall: async ({ toolCall, args, result, isError }) =>
@@ -405,7 +417,10 @@ export class AgentSession {
     );
     if (settings.steeringMode) this.agent.steeringMode = settings.steeringMode;
     if (settings.followUpMode) this.agent.followUpMode = settings.followUpMode;
-    if (restored) this.agent.messages = restored.messages;
+    if (restored) {
+      this.agent.messages = restored.messages;
+      this.restoreToolsFromTranscript();
+    }
     this.agent.subscribe((event) => {
       // Persist before the event leaves the worker (appends are synchronous). A message
       // that already happened is kept in memory when the disk refuses it, and written
@@ -573,10 +588,33 @@ export class AgentSession {
 
   /** Install loaded extensions (after construction, so they can see the session). */
   setExtensions(hooks: ExtensionHooks): void {
+    const first = this.extensions === NO_EXTENSIONS;
     this.extensions = hooks;
     hooks.bind(this.extensionHost());
     this.applyExtensionProviders();
+    // The resumed session's loadout, now with the extensions' tools (a reload keeps the current one).
+    if (first) this.restoreToolsFromTranscript();
     this.rebuildSystemPrompt();
+  }
+
+  /**
+   * pi 1.6: a resumed, switched or navigated branch brings back the tools its system messages
+   * declare (with `--tools +x,-y` applied). Only when the tools were not given as a list:
+   * an explicit `--tools a,b` or `--no-tools` wins, as in pi.
+   */
+  private restoreToolsFromTranscript(): void {
+    const spec = (this.options.tools ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
+    const modifiers = spec.filter((s) => s.startsWith("+") || s.startsWith("-"));
+    if (this.options.noTools || modifiers.length < spec.length) return;
+    const names = restoredToolNames(
+      this.agent.messages,
+      this.extensions.tools().map((t) => t.name),
+      modifiers,
+    );
+    if (names) this.setActiveTools(names);
   }
 
   /** Settings, skills, prompt templates and SYSTEM.md / APPEND_SYSTEM.md, as the options say (no extension's paths). */
@@ -829,7 +867,7 @@ export class AgentSession {
   }
 
   private rebuildSystemPrompt(): void {
-    this.systemPromptText = buildSystemPrompt({
+    this.promptSections = buildSystemPromptSections({
       cwd: this.cwd,
       tools: this.activeTools(),
       systemPrompt: this.options.systemPrompt ?? this.resources.systemFiles.system?.text,
@@ -837,6 +875,22 @@ export class AgentSession {
       contextFiles: this.contextFiles,
       skills: this.resources.skills,
     });
+    this.systemPromptText = systemPromptText(this.promptSections);
+  }
+
+  /** What the context has yet to be told of the prompt and tools (pi 1.6's system message), if anything. */
+  private declareSystem(context: readonly AgentMessage[] = this.agent.messages): SystemMessage | undefined {
+    return systemUpdate(context, this.promptSections, this.activeTools(), Date.now());
+  }
+
+  /**
+   * The system prompt a request carries: the one the conversation's system messages declare,
+   * replayed (pi 1.6 folds them into one leading prompt for APIs without mid-conversation
+   * system messages, which is every API ours speaks); the built one before any is recorded.
+   */
+  private recordedSystemPrompt(): string {
+    const recorded = getCurrentSystemPrompt(this.agent.messages as Parameters<typeof getCurrentSystemPrompt>[0]);
+    return recorded || this.systemPromptText;
   }
 
   /** `/skill:name args` and `/template args` expanded, as pi expands a prompt before sending it. */
@@ -893,13 +947,25 @@ export class AgentSession {
     // A prompt is on disk before it is accepted: one the disk refuses is refused, not lost.
     // A message_end handler may replace it (pi persists the replacement): then it is
     // written at its message_end, once the disk was checked for room.
+    // The prompt and tools it will be answered with are declared first, in pi 1.6's order
+    // (a system message before the prompt in the file as in the run's events).
+    const declared = this.declareSystem();
     if (this.store && this.extensions.has("message_end")) {
       this.checkPersistable(message);
     } else if (this.store) {
-      this.recordOrRefuse(() => this.store!.append({ type: "message", message }));
+      const store = this.store;
+      this.recordOrRefuse(() => {
+        if (declared) store.append({ type: "message", message: declared });
+        store.append({ type: "message", message });
+      });
+      if (declared) this.persistedPrompts.add(declared);
       this.persistedPrompts.add(message);
     }
-    return { done: this.startRun(message), running: true, disposition: "started" };
+    return {
+      done: declared ? this.startRun(declared, message) : this.startRun(message),
+      running: true,
+      disposition: "started",
+    };
   }
 
   /** Start a run of `messages`; its completion through any automatic retries. */
@@ -1312,6 +1378,7 @@ export class AgentSession {
     const ctx = store.buildContext();
     this.clearQueues();
     this.agent.messages = ctx.messages;
+    this.restoreToolsFromTranscript();
     if (ctx.model) {
       try {
         this.agent.model = resolveModel(this.catalogue, ctx.model.provider, ctx.model.modelId);
@@ -1679,6 +1746,7 @@ export class AgentSession {
     }
     this.clearQueues();
     this.agent.messages = store.buildContext().messages;
+    this.restoreToolsFromTranscript();
     await this.extensions.notify({
       type: "session_tree",
       newLeafId: store.leafId,

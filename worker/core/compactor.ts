@@ -4,6 +4,7 @@
  * `compaction_start` / `compaction_end`. The plan and the summary request are pure
  * (session/compaction.ts); this file does the I/O around them.
  */
+import { getCurrentSystemMessage } from "../providers/transcript.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, AssistantMessage, Model, Usage } from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
@@ -130,6 +131,10 @@ export class Compactor {
       // pi's details: the files the summarized part read and changed, so later summaries keep them.
       // An extension's own compaction keeps only the details it gave, as in pi.
       const details = supplied ? supplied.details : plan.files;
+      // pi 1.6: the prompt and tools the model has, replayed, so the compacted context starts with them.
+      const checkpoint = getCurrentSystemMessage(
+        deps.store.buildContext().messages as Parameters<typeof getCurrentSystemMessage>[0],
+      );
       const entry = deps.store.append({
         type: "compaction",
         summary,
@@ -137,6 +142,7 @@ export class Compactor {
         tokensBefore,
         details,
         fromHook: supplied !== undefined,
+        ...(checkpoint ? { systemMessage: { ...checkpoint, timestamp: Date.now() } } : {}),
       });
       const messages = deps.store.buildContext().messages;
       const result: CompactionResult = {

@@ -8,7 +8,7 @@
  */
 import type { SystemPromptOptions } from "../extensions/hooks.js";
 import type { Skill } from "../resources/skills.js";
-import { buildSystemPrompt, uniqueGuidelines, type ContextFile } from "../system-prompt.js";
+import { buildSystemPromptSections, systemPromptText, uniqueGuidelines, type ContextFile } from "../system-prompt.js";
 import type { AgentTool } from "../types.js";
 
 /** What the session builds its prompt from. */
@@ -22,9 +22,6 @@ export interface PromptSource {
   contextFiles: ContextFile[];
   skills: readonly Skill[];
 }
-
-/** pi's rule for a section's name (its tag): lower-case, starting with a letter; `preamble` is pi's own. */
-const SECTION_NAME = /^[a-z][a-z0-9_-]*$/;
 
 /** The options in pi's normalized shape, each collection a fresh copy a handler may change. */
 export function promptOptions(source: PromptSource): SystemPromptOptions {
@@ -56,25 +53,21 @@ export function promptOptions(source: PromptSource): SystemPromptOptions {
  * from). Throws, as pi does, on a section whose name is not a tag name or is `preamble`.
  */
 export function renderPromptOptions(source: PromptSource, options: SystemPromptOptions): string {
-  const sections = Object.entries(options.sections ?? {});
-  for (const [name] of sections)
-    if (!SECTION_NAME.test(name) || name === "preamble") throw new Error(`Invalid system prompt section name: ${name}`);
   const sameAppend = options.appendSystemPrompt === promptOptions(source).appendSystemPrompt;
-  const base = buildSystemPrompt({
-    cwd: options.cwd,
-    tools: source.tools,
-    ...(options.customPrompt !== undefined ? { systemPrompt: options.customPrompt } : {}),
-    append: sameAppend ? source.appendTexts : options.appendSystemPrompt ? [options.appendSystemPrompt] : [],
-    contextFiles: options.contextFiles,
-    skills: options.skills,
-    guidelines: uniqueGuidelines([
-      ...options.selectedTools.flatMap((name) => options.toolGuidelines[name] ?? []),
-      ...options.promptGuidelines,
-    ]),
-  });
-  // As pi: a section with empty content is left out; each is a block tagged with its name.
-  const blocks = sections
-    .filter(([, content]) => typeof content === "string" && content !== "")
-    .map(([name, content]) => `<${name}>\n${content}\n</${name}>`);
-  return [base, ...blocks].join("\n\n");
+  return systemPromptText(
+    buildSystemPromptSections({
+      cwd: options.cwd,
+      tools: source.tools,
+      ...(options.customPrompt !== undefined ? { systemPrompt: options.customPrompt } : {}),
+      append: sameAppend ? source.appendTexts : options.appendSystemPrompt ? [options.appendSystemPrompt] : [],
+      contextFiles: options.contextFiles,
+      skills: options.skills,
+      guidelines: uniqueGuidelines([
+        ...options.selectedTools.flatMap((name) => options.toolGuidelines[name] ?? []),
+        ...options.promptGuidelines,
+      ]),
+      // As pi: a section with empty content is left out; each is a block tagged with its name, after the others.
+      sections: options.sections ?? {},
+    }),
+  );
 }

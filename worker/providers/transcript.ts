@@ -5,23 +5,9 @@
  * `getCurrentSystemPrompt` / `getCurrentTools`. Pure functions, as pi-ai's, plus `uuidv7`.
  */
 
-/** A system message of a transcript: prompt text, named sections, tool declarations added or removed. */
-export interface SystemMessage {
-  role: "system";
-  content: string | { type: string; text?: string }[];
-  sections?: Record<string, string | null>;
-  toolsAdded?: ToolDeclaration[];
-  toolsRemoved?: { name: string }[];
-  timestamp: number;
-}
+import type { SystemMessage, ToolDeclaration } from "../../shared/schema/messages.js";
 
-/** A tool as the model sees it. */
-export interface ToolDeclaration {
-  name: string;
-  description: string;
-  parameters: unknown;
-  constrainedSampling?: unknown;
-}
+export type { SystemMessage, ToolDeclaration };
 
 type Message = { role: string; [key: string]: unknown };
 

@@ -4,7 +4,7 @@
  * agent sends the request to the current model and appends the `compaction` entry.
  */
 import type { AgentMessage } from "../../shared/schema/messages.js";
-import { buildSessionContext, compactionSummaryMessage, entryMessage } from "./context.js";
+import { buildSessionContext, buildSessionProjection, compactionSummaryMessage, entryMessage } from "./context.js";
 import { isKnownEntry, type CompactionEntry, type SessionEntry } from "./entries.js";
 import { fileLists, type FileLists } from "./tree.js";
 
@@ -76,12 +76,21 @@ export function shouldCompact(contextTokens: number, contextWindow: number, rese
 }
 
 /**
+ * The conversation message an entry holds, if any: system messages are the prompt's state,
+ * not conversation (the compaction entry keeps their replay), as in pi 1.6.
+ */
+function conversationMessage(entry: SessionEntry): AgentMessage | undefined {
+  const message = entryMessage(entry);
+  return message?.role === "system" ? undefined : message;
+}
+
+/**
  * Whether the kept part may start at this entry: any context message but a tool result, which
  * must stay right after the assistant message that called it. Since results always
  * follow their call, cutting only here keeps every call/result pair on one side.
  */
 export function isCutPoint(entry: SessionEntry): boolean {
-  const message = entryMessage(entry);
+  const message = conversationMessage(entry);
   return message !== undefined && message.role !== "toolResult";
 }
 
@@ -100,7 +109,7 @@ export function findCutPoint(entries: readonly SessionEntry[], keepRecentTokens:
   let cut = cuts[0];
   let kept = 0;
   for (let i = entries.length - 1; i >= 0; i--) {
-    const message = entryMessage(entries[i]);
+    const message = conversationMessage(entries[i]);
     if (!message) continue;
     kept += estimateTokens(message);
     if (kept >= keepRecentTokens) {
@@ -110,7 +119,7 @@ export function findCutPoint(entries: readonly SessionEntry[], keepRecentTokens:
   }
   while (cut > 0) {
     const previous = entries[cut - 1];
-    if (previous.type === "compaction" || entryMessage(previous)) break;
+    if (previous.type === "compaction" || conversationMessage(previous)) break;
     cut--;
   }
   return cut;
@@ -188,8 +197,13 @@ export function prepareCompaction(path: readonly SessionEntry[], keepRecentToken
   const turnStart = splitTurnStart(window, cut - start);
   const isSplitTurn = turnStart !== -1;
   const historyEnd = isSplitTurn ? start + turnStart : cut;
+  // What each entry is in the model's context (context edits applied, as pi 1.6 summarizes
+  // the projection), system messages aside.
+  const projected = new Map(buildSessionProjection(path).entries.map((e) => [e.source.id, e.messages]));
   const messagesOf = (entries: readonly SessionEntry[]) =>
-    entries.map(entryMessage).filter((m): m is AgentMessage => m !== undefined);
+    entries.flatMap((e) =>
+      e.type === "compaction" ? [] : (projected.get(e.id) ?? []).filter((m) => m.role !== "system"),
+    );
   const summarized = messagesOf(path.slice(start, historyEnd));
   const turnPrefixMessages = isSplitTurn ? messagesOf(path.slice(historyEnd, cut)) : [];
   if ((summarized.length === 0 && turnPrefixMessages.length === 0) || cut >= path.length) return undefined;

@@ -9,7 +9,9 @@ import {
   parseSkill,
   skillNameProblems,
 } from "../../../worker/resources/skills.js";
-import { buildSystemPrompt } from "../../../worker/system-prompt.js";
+import { buildSystemPromptSections, type SystemPromptInput, systemPromptText } from "../../../worker/system-prompt.js";
+
+const buildSystemPrompt = (input: SystemPromptInput) => systemPromptText(buildSystemPromptSections(input));
 import { BUILT_IN_TOOLS } from "../../../worker/tools/index.js";
 
 describe("skillNameProblems (Agent Skills rules)", () => {
