@@ -4,12 +4,15 @@
  * one walk presses what a pi user presses: `@` file search, Tab path completion, Ctrl+G
  * (an external editor that shows on the normal screen), Ctrl+T, keys rebound in
  * keybindings.json, Alt+Enter and Alt+Up while a reply streams, Esc, Ctrl+Z and `fg`,
- * Ctrl+D. Skipped (with the reason) where tmux is not installed.
+ * Ctrl+D. pi 1.6.0 itself, in the same setup, reads the same keybindings.json, completes
+ * the same paths and takes the same editor's text. Skipped (with the reason) where tmux, or
+ * pi 1.6.0 for its part, is not installed.
  */
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, it } from "vitest";
 import { PI_BIN, tempDir } from "../support/rpc-worker.js";
+import { NODE22, PI16_CLI, pi16Installed } from "../support/upstream-pi16.js";
 import { HAS_TMUX, terminalEnv, TmuxDriver } from "../support/tmux.js";
 
 describe.skipIf(!HAS_TMUX)("pi's keys on a terminal, in tmux (skipped: tmux is not installed)", () => {
@@ -52,6 +55,9 @@ describe.skipIf(!HAS_TMUX)("pi's keys on a terminal, in tmux (skipped: tmux is n
       PI_ORCH_HOME: "",
       EDITOR: editor,
       VISUAL: "",
+      // pi 1.6.0 only: a model to start with (nothing is sent), and no download of fd.
+      ANTHROPIC_API_KEY: "sk-ant-never-sent",
+      PI_OFFLINE: "1",
     });
     t = new TmuxDriver(join(dir.path, "tmux.sock"), env);
   });
@@ -141,4 +147,29 @@ describe.skipIf(!HAS_TMUX)("pi's keys on a terminal, in tmux (skipped: tmux is n
     t.keys(s, "C-d");
     await t.until(s, "the shell after pi", (x) => /shell\$ \s*$/.test(x.trimEnd() + " "));
   }, 120_000);
+
+  it.skipIf(!pi16Installed)(
+    "pi 1.6.0 does the same: a key from keybindings.json, Tab paths, Ctrl+G",
+    async () => {
+      const s = "upstream";
+      t.open(s, { cols: 120, rows: 40, cwd: join(dir.path, "project") }, `${NODE22} ${PI16_CLI}`);
+      await t.until(s, "pi 1.6.0", (x) => x.includes("v1.6.0") && x.includes("claude"));
+      t.keys(s, "M-t");
+      await t.until(s, "Alt+T: the tree", (x) => x.includes("Session Tree"));
+      t.keys(s, "Escape");
+      await t.until(s, "the tree closed", (x) => !x.includes("Session Tree"));
+      t.write(s, "cat sr");
+      t.keys(s, "Tab");
+      await t.until(s, "the folder", (x) => /^cat src\/\s*$/m.test(x));
+      t.keys(s, "Tab");
+      await t.until(s, "the file", (x) => /^cat src\/main\.ts\s*$/m.test(x));
+      t.keys(s, "C-u");
+      t.write(s, "draft");
+      t.keys(s, "C-g");
+      await t.until(s, "the external editor", (x) => x.includes("EDITOR HAS"));
+      t.keys(s, "Enter");
+      await t.until(s, "the edited prompt", (x) => /^draft and more from the editor\s*$/m.test(x));
+    },
+    60_000,
+  );
 });
