@@ -271,7 +271,8 @@ function builtinExtensions(
   const mcp = opts.mcp !== false && wanted(MCP_EXTENSION_PATH);
   const mcpAlways = mcp && (explicit(MCP_EXTENSION_PATH) || mcpConfigured(home, process.cwd(), trusted));
   const builtins: BuiltinExtension[] = [];
-  if (mcp) builtins.push({ path: MCP_EXTENSION_PATH, factory: mcpExtension(home), always: mcpAlways });
+  if (mcp)
+    builtins.push({ path: MCP_EXTENSION_PATH, factory: mcpExtension(home, { command: mcpAlways }), always: mcpAlways });
   if (wanted(TOOL_SEARCH_EXTENSION_PATH))
     builtins.push({
       path: TOOL_SEARCH_EXTENSION_PATH,

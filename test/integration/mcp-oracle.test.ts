@@ -287,6 +287,56 @@ describe.skipIf(!PI16.installed)("MCP, ours and pi 1.6.0", () => {
   });
 });
 
+describe.skipIf(!PI16.installed)("/mcp, ours and pi 1.6.0", () => {
+  it("prints each server's state, reconnects one, and names a server it does not know", async () => {
+    const seen: Record<string, string[]> = {};
+    for (const impl of IMPLS) {
+      const { w } = startOracle(impl, fx.server, fx.dirs, {
+        pi: "1.6.0",
+        args: ["-e", "builtin:mcp"],
+        prepare: (home) =>
+          writeFileSync(
+            join(home, "mcp.json"),
+            JSON.stringify({
+              mcpServers: {
+                probe: { command: process.execPath, args: [PROBE], exposure: "direct" },
+                broken: { command: process.execPath, args: [PROBE], env: { PROBE_FAIL_START: "on purpose" } },
+                off: { command: process.execPath, args: [PROBE], enabled: false },
+              },
+            }),
+          ),
+      });
+      const notices: string[] = [];
+      for (const command of ["/mcp", "/mcp reconnect probe", "/mcp reconnect nosuch", "/mcp frob x y"]) {
+        const from = w.received.length;
+        await w.request({ type: "prompt", message: command });
+        const notice = await w.waitFor(
+          // Not the start-up notices (a failed server; tools nothing can reach), which come when they come.
+          (l) =>
+            l.type === "extension_ui_request" &&
+            l.method === "notify" &&
+            !/need attention|only reachable|cannot be called/.test(l.message),
+          30_000,
+          from,
+        );
+        notices.push(notice.message);
+      }
+      seen[impl] = notices;
+    }
+    expect(seen.ours).toEqual(seen.upstream);
+    expect(seen.ours![0]).toBe(
+      [
+        "probe: connected, 6 tools (direct)",
+        "broken: failed (codemode)",
+        "    MCP connection closed",
+        "    probe: refusing to start (on purpose)",
+        "off: disabled (codemode)",
+      ].join("\n"),
+    );
+    expect(seen.ours![1]).toBe('Reconnected to MCP server "probe" (connected · 6 tools).');
+  });
+});
+
 /** An extension with a server of its own, one it adds later (/add-late) and the removal of the first (/drop-ext). */
 const EXTENSION = `
 const PROBE = ${JSON.stringify(PROBE)};

@@ -159,6 +159,14 @@ export class McpConnection {
     }
   }
 
+  /** Connect again (`/mcp reconnect`): the old client and its server go first. */
+  async reconnect(): Promise<void> {
+    await this.opening?.catch(() => undefined);
+    if (this.client) await this.drop(this.client);
+    await this.transport?.close().catch(() => undefined);
+    await this.getClient();
+  }
+
   /** Close the connection for good; resolves once the server's process group is gone. */
   async close(): Promise<void> {
     this.shutdown.abort();

@@ -56,6 +56,10 @@ interface McpPi {
   setActiveTools(names: string[]): void;
   getMcpServers(): { name: string; config: McpServerConfig; extensionPath: string }[];
   getAllTools(): { name: string }[];
+  registerCommand(
+    name: string,
+    command: { description?: string; handler(args: string, ctx: ExtensionContext): unknown },
+  ): void;
 }
 
 function firstLine(text: string): string {
@@ -103,8 +107,15 @@ function inputSchema(schema: unknown): Record<string, unknown> {
   return { ...s, type: "object", properties: s.properties ?? {} };
 }
 
-/** The factory of `builtin:mcp`; `home` is the agent directory (its `mcp.json`). */
-export function mcpExtension(home: string): (pi: Record<string, unknown>) => void {
+/** How `/mcp` is used, in pi 1.6.0's words. */
+const MCP_USAGE = "Usage: /mcp, /mcp login [server], /mcp logout [server], /mcp reconnect [server]";
+
+/**
+ * The factory of `builtin:mcp`; `home` is the agent directory (its `mcp.json`). With
+ * `command`, it registers `/mcp` (status, reconnect): only when a mcp.json exists or
+ * `-e builtin:mcp` asked for it, so a start with other extensions lists the commands it did.
+ */
+export function mcpExtension(home: string, options: { command: boolean }): (pi: Record<string, unknown>) => void {
   return (api) => {
     const pi = api as unknown as McpPi;
     let servers: Server[] = [];
@@ -112,6 +123,9 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
     let cwd = process.cwd();
     let configured: McpServerEntry[] = [];
     let waitedForStartup = false;
+    let configErrors: string[] = [];
+    /** The connections the session started with, settled. */
+    let pending: Promise<unknown> = Promise.resolve();
     /** pi tool name → `<server>\0<tool>`, so names stay unique and stable across reconnects. */
     const owners = new Map<string, string>();
     /** The pi tool names each server has registered. */
@@ -273,6 +287,7 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
       const trusted = typeof ctx.isProjectTrusted === "function" ? (ctx.isProjectTrusted as () => boolean)() : false;
       const loaded = loadMcpConfig({ home, cwd, trusted });
       configured = loaded.servers;
+      configErrors = loaded.errors;
       servers = [...loaded.servers.map((entry) => ({ entry })), ...registeredServers()];
       ensureSearch();
       const starting = servers.filter(enabled);
@@ -281,7 +296,7 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
         return;
       }
       // One turn of the event loop first: the start-up answers before the client loads.
-      void new Promise((r) => setImmediate(r))
+      pending = new Promise((r) => setImmediate(r))
         .then(() => Promise.all(starting.map(connect)))
         .then(() => {
           if (!signal.aborted) report(ctx, loaded.errors, starting);
@@ -350,6 +365,82 @@ export function mcpExtension(home: string): (pi: Record<string, unknown>) => voi
           if (!signal.aborted) report(ctx, [], starting);
         });
     });
+
+    /** `/mcp`'s status, as pi 1.6.0 prints it outside its terminal UI. */
+    const formatStatus = () => {
+      if (servers.length === 0 && configErrors.length === 0)
+        return `No MCP servers configured. Add them to ${globalMcpConfigPath(home)} or .pi/mcp.json.`;
+      const lines = servers.map((s) => {
+        const c = s.connection;
+        const exposure = s.entry.config.exposure ?? "codemode";
+        const tools = c?.state === "connected" ? `, ${c.tools.length} tools` : "";
+        const state = !enabled(s)
+          ? "disabled"
+          : c?.state === "disconnected"
+            ? "disconnected, reconnects on next call"
+            : (c?.state ?? "starting");
+        const error = c?.error && c.state !== "connected" ? `\n    ${c.error.split("\n").join("\n    ")}` : "";
+        return `${s.entry.name}: ${state}${tools} (${exposure})${error}`;
+      });
+      for (const e of configErrors) lines.push(`config error: ${e}`);
+      return lines.join("\n");
+    };
+
+    /** `/mcp reconnect [server]`: the named one, else the only one, else the only failed one, else a choice. */
+    const reconnectCommand = async (name: string | undefined, ctx: ExtensionContext) => {
+      const candidates = servers.filter((s) => s.connection !== undefined);
+      let server: Server | undefined;
+      if (name) {
+        server = servers.find((s) => s.entry.name === name);
+        if (!server) return ctx.ui.notify(`No MCP server named "${name}".`, "error");
+        if (!server.connection) return ctx.ui.notify("No enabled MCP server to reconnect.", "error");
+      } else {
+        if (candidates.length === 0) return ctx.ui.notify("No enabled MCP server to reconnect.", "info");
+        const failed = candidates.filter((s) => ["failed", "disconnected"].includes(s.connection?.state ?? ""));
+        if (candidates.length === 1) server = candidates[0];
+        else if (failed.length === 1) server = failed[0];
+        else {
+          const choice = await ctx.ui.select(
+            "MCP server",
+            candidates.map((c) => c.entry.name),
+          );
+          server = candidates.find((s) => s.entry.name === choice);
+        }
+      }
+      const connection = server?.connection;
+      if (!server || !connection) return;
+      const ready = connection.reconnect();
+      server.ready = ready.catch(() => undefined);
+      try {
+        await ready;
+      } catch (err) {
+        return ctx.ui.notify((err as Error).message, "error");
+      }
+      ensureSearch();
+      const tools = `${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}`;
+      ctx.ui.notify(`Reconnected to MCP server "${server.entry.name}" (connected · ${tools}).`, "info");
+    };
+
+    if (options.command)
+      pi.registerCommand("mcp", {
+        description: "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+        handler: async (args, ctx) => {
+          const [action, name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
+          if (action === undefined) {
+            await pending;
+            return ctx.ui.notify(formatStatus(), "info");
+          }
+          if (extra.length > 0) return ctx.ui.notify(MCP_USAGE, "warning");
+          await pending;
+          if (action === "reconnect") return reconnectCommand(name, ctx);
+          if (action === "login" || action === "logout")
+            return ctx.ui.notify(
+              `OAuth sign-in is not supported by this worker. Give the server an "Authorization" header (pi mcp add NAME --url URL --bearer-token-env-var TOKEN_VAR), or sign in with pi 1.6.`,
+              "error",
+            );
+          ctx.ui.notify(MCP_USAGE, "warning");
+        },
+      });
 
     pi.on("session_shutdown", async () => {
       session.abort();
