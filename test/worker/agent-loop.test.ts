@@ -163,8 +163,9 @@ describe("agent loop", () => {
 
   it("sends invalid tool arguments back to the model as an error result", async () => {
     const gate = gateTool([]);
+    // An object cannot be coerced to a string (42 would be "42", as pi coerces).
     const { agent } = makeAgent(
-      [{ toolCalls: [{ name: "gate", arguments: { key: 42 } }] }, { text: "sorry" }],
+      [{ toolCalls: [{ name: "gate", arguments: { key: { nested: true } } }] }, { text: "sorry" }],
       [gate.tool],
     );
     await agent.start([userMessage("go")]).done;

@@ -3,6 +3,7 @@
  * It knows nothing of files, sessions, retries or extensions; everything specific
  * arrives through `LoopConfig` hooks, and everything observable leaves through `emit`.
  */
+import { coerceArguments } from "./coerce-arguments.js";
 import type {
   AgentMessage,
   AssistantMessage,
@@ -393,7 +394,7 @@ async function prepareCall(
       raw = call.arguments;
     }
   }
-  const checked = checker(tool.parameters)(raw);
+  const checked = checker(tool.parameters)(coerceArguments(tool.parameters, raw));
   if (!checked.ok) {
     return {
       call,

@@ -59,7 +59,8 @@ export function modelRegistryView(host: ExtensionHost) {
       completeOn(host, model, context, options),
     streamSimple: (model: Model, context: Parameters<typeof streamOn>[2], options?: Parameters<typeof streamOn>[3]) =>
       streamOn(host, model, context, options),
-    refresh: async () => undefined,
+    // pi 0.84+: a ModelsRefreshResult. The catalogue here is models.json's and the extensions', read at once.
+    refresh: async () => ({ aborted: false, errors: new Map<string, Error>() }),
     // As pi's: a missing key is no error (ok, apiKey undefined), so an extension can say which one is missing.
     getApiKeyAndHeaders: async (model: Model) => ({
       ok: true as const,

@@ -431,18 +431,28 @@ export class ExtensionRunner implements ExtensionHooks {
     excludeFromContext: boolean,
     cwd: string,
   ): Promise<Record<string, unknown> | undefined> {
-    let result: Record<string, unknown> | undefined;
-    await this.dispatch(
-      () => ({ type: "user_bash", command, excludeFromContext, cwd }),
-      (value) => {
-        if (value && typeof value === "object") {
-          result = value as Record<string, unknown>;
-          return "stop";
-        }
-        return undefined;
-      },
-    );
-    return result;
+    // As pi 1.6 (0.86's breaking change): user_bash fails closed. A handler that throws or
+    // returns something other than undefined, { operations } or { result } aborts the
+    // command (reported as extension_error, and the command's error), without running
+    // later handlers or the command.
+    const handlers = this.registry.handlers.filter((h) => h.event === "user_bash");
+    if (handlers.length === 0) return undefined;
+    const ctx = extensionContext(this.host());
+    for (const { path, handler } of handlers) {
+      const outcome = await this.guard(path, "user_bash", () =>
+        handler({ type: "user_bash", command, excludeFromContext, cwd }, ctx),
+      );
+      if (!outcome.ok) throw new Error(outcome.error);
+      if (outcome.value === undefined) continue;
+      if (!isUserBashResult(outcome.value)) {
+        const error =
+          "Invalid user_bash handler result: return undefined for local execution or exactly one valid { operations } or { result } object";
+        this.emitError({ type: "extension_error", extensionPath: path, event: "user_bash", error });
+        throw new Error(error);
+      }
+      return outcome.value;
+    }
+    return undefined;
   }
 
   /**
@@ -524,6 +534,29 @@ export class ExtensionRunner implements ExtensionHooks {
     this.adapted.set(tool, adapted);
     return adapted;
   }
+}
+
+/** pi's check of a user_bash handler's answer: exactly one of `{ operations }` (with `exec`) or a whole `{ result }`. */
+function isUserBashResult(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const { operations, result } = value as { operations?: unknown; result?: unknown };
+  if ((operations !== undefined) === (result !== undefined)) return false;
+  if (operations !== undefined)
+    return (
+      typeof operations === "object" &&
+      operations !== null &&
+      typeof (operations as { exec?: unknown }).exec === "function"
+    );
+  if (typeof result !== "object" || result === null) return false;
+  const r = result as Record<string, unknown>;
+  return (
+    typeof r.output === "string" &&
+    "exitCode" in r &&
+    (r.exitCode === undefined || typeof r.exitCode === "number") &&
+    typeof r.cancelled === "boolean" &&
+    typeof r.truncated === "boolean" &&
+    (r.fullOutputPath === undefined || typeof r.fullOutputPath === "string")
+  );
 }
 
 /** pi's snippet normalisation: one line, runs of white space made one space; empty is none. */
