@@ -52,19 +52,24 @@ function runCached(): void {
 }
 
 /**
- * `--sandbox on|strict` (or PI_ORCH_SANDBOX) outside a sandbox: start again inside one,
- * before the bundle loads (cli/sandbox-exec.ts, required only then).
+ * Outside a sandbox, unless `--sandbox off` (or PI_ORCH_SANDBOX=off) says otherwise: start
+ * again inside one, before the bundle loads (cli/sandbox-exec.ts). Where none can run, pi
+ * runs unboxed after a notice, and marks that decision for the bundle it loads.
  */
 function wantsSandbox(): boolean {
   if (process.env.PI_ORCH_SANDBOXED) return false;
-  const argv = process.argv.slice(2);
-  if (!argv.some((a) => a.startsWith("--sandbox")) && !process.env.PI_ORCH_SANDBOX) return false;
-  const { sandboxFlags, execInSandbox } = require("./sandbox-exec.js") as typeof import("./sandbox-exec.js");
-  const flags = sandboxFlags(argv);
-  const mode = flags.mode ?? process.env.PI_ORCH_SANDBOX;
-  // Anything else (off, a typo) runs as is: pi's own option check names a bad value.
-  if ((mode !== "on" && mode !== "strict") || flags.readOnly) return false;
-  execInSandbox(mode, flags);
+  const { sandboxFlags, execInSandbox, chooseSandbox } =
+    require("./sandbox-exec.js") as typeof import("./sandbox-exec.js");
+  const flags = sandboxFlags(process.argv.slice(2));
+  const choice = chooseSandbox(flags, process.env);
+  if (choice.mode === "off") {
+    if (choice.notice) {
+      process.stderr.write(`${choice.notice}\n`);
+      process.env.PI_ORCH_SANDBOX = "off";
+    }
+    return false;
+  }
+  execInSandbox(choice.mode, flags);
   return true;
 }
 

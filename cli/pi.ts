@@ -219,7 +219,7 @@ function buildProgram(): Command {
     .addOption(
       new Option(
         "--sandbox <mode>",
-        "run in a bubblewrap sandbox: on (project, agent dir, /tmp and tool caches writable; pi-orch home hidden), strict (also private /tmp, no credentials, no network for commands), off (default; also PI_ORCH_SANDBOX)",
+        "run in a bubblewrap sandbox: on (the default where bwrap works; project, agent dir, /tmp and tool caches writable; pi-orch home hidden), strict (also private /tmp, no credentials, no network for commands), off (as upstream pi); also PI_ORCH_SANDBOX",
       ).choices(["off", "on", "strict"]),
     )
     .option("--sandbox-write <dir>", "with --sandbox: one more folder pi may write to (repeatable)", collect)
@@ -361,12 +361,16 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   const opts = program.opts<CliOptions>();
-  // Started without the launcher (`node dist/cli/pi.js --sandbox on`): it starts again inside, as the launcher would.
-  const sandbox = opts.sandbox ?? process.env.PI_ORCH_SANDBOX;
-  if ((sandbox === "on" || sandbox === "strict") && !insideSandbox() && !opts.export) {
-    const { execInSandbox, sandboxFlags } = await import("./sandbox-exec.js");
-    execInSandbox(sandbox, sandboxFlags(argv.slice(2)));
-    return new Promise<number>(() => undefined);
+  // Started without the launcher (`node dist/cli/pi.js`): it starts again inside, as the launcher would.
+  if (!insideSandbox()) {
+    const { chooseSandbox, execInSandbox, sandboxFlags } = await import("./sandbox-exec.js");
+    const flags = sandboxFlags(argv.slice(2));
+    const choice = chooseSandbox(flags, process.env);
+    if (choice.mode !== "off") {
+      execInSandbox(choice.mode, flags);
+      return new Promise<number>(() => undefined);
+    }
+    if (choice.notice) process.stderr.write(`${choice.notice}\n`);
   }
   // In RPC mode a closed stdout means the supervisor left: the RPC loop shuts down gracefully.
   if (opts.mode === "rpc") process.stdout.off("error", exitOnClosedStdout);

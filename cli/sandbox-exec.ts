@@ -1,5 +1,6 @@
 /**
- * `pi --sandbox on|strict`: the launcher starts `pi` again inside bubblewrap (see
+ * `pi --sandbox on|strict` (`on` is the default where bwrap works, see chooseSandbox):
+ * the launcher starts `pi` again inside bubblewrap (see
  * shared/sandbox.ts) with the same arguments and waits for it, passing on its exit. The
  * terminal, stdin and stdout are the sandboxed pi's own (inherited), so RPC, print and the
  * interactive mode work as outside. What it may write: the project, the agent directory
@@ -10,7 +11,14 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { agentDir, piOrchHome } from "../shared/paths.js";
-import { bwrapArgs, programFolders, SANDBOXED_VAR, sandboxSupport, toolCaches } from "../shared/sandbox.js";
+import {
+  bwrapArgs,
+  programFolders,
+  SANDBOX_DEFAULT_VAR,
+  SANDBOXED_VAR,
+  sandboxSupport,
+  toolCaches,
+} from "../shared/sandbox.js";
 
 /** The sandbox flags of a `pi` command line, read before anything loads. */
 export interface SandboxFlags {
@@ -41,6 +49,28 @@ export function sandboxFlags(args: readonly string[]): SandboxFlags {
   return out;
 }
 
+/** Where a `pi` command line runs: in a sandbox of `mode`, or unboxed (with a `notice` when that was not asked for). */
+export type SandboxChoice = { mode: "on" | "strict" } | { mode: "off"; notice?: string };
+
+/**
+ * The sandbox of a `pi` command line: `--sandbox`, else PI_ORCH_SANDBOX, else `on` where
+ * bwrap works (issue 31: a sandbox per agent, on by default where it works). Where it does
+ * not, pi runs unboxed and the notice says why and how to say that is meant. `--help`,
+ * `--version` and `--export` run nothing, so they stay outside; a value that is not a mode
+ * runs as is (pi's option check names it).
+ */
+export function chooseSandbox(flags: SandboxFlags, env: NodeJS.ProcessEnv): SandboxChoice {
+  if (flags.readOnly) return { mode: "off" };
+  const asked = flags.mode ?? (env[SANDBOX_DEFAULT_VAR] || undefined);
+  if (asked !== undefined) return asked === "on" || asked === "strict" ? { mode: asked } : { mode: "off" };
+  const support = sandboxSupport();
+  if (support.ok) return { mode: "on" };
+  return {
+    mode: "off",
+    notice: `pi: running without a sandbox: ${support.reason}; --sandbox off (or ${SANDBOX_DEFAULT_VAR}=off) runs unboxed without this notice`,
+  };
+}
+
 /** Run this `pi` again inside the sandbox; resolves never (the process exits as the inner one did). */
 export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void {
   const support = sandboxSupport();
@@ -57,8 +87,9 @@ export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void 
     cwd: process.cwd(),
     writable: [...agent, ...flags.writable, ...(mode === "on" ? toolCaches() : [])],
     hidden: [piOrchHome({}), ...fleetHome],
-    // This pi itself, wherever it is installed (under /tmp, `strict` would hide it).
-    reveal: programFolders([process.execPath, process.argv[1] ?? ""]),
+    // This pi itself, wherever it is installed (under /tmp, `strict` would hide it; `on`
+    // shows /tmp as it is, and binding a symlinked `pi` there onto itself fails).
+    reveal: mode === "strict" ? programFolders([process.execPath, process.argv[1] ?? ""]) : [],
   });
   const child = spawn(support.bwrap, [...args, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",

@@ -309,8 +309,9 @@ export class AgentActor {
       file: e.file,
       args: e.args,
       cwd: e.cwd,
-      // The agent's sandbox is its record's: a default serve runs with must not make the worker wrap itself.
-      env: { ...e.env, ...this.opts.keys?.(), [WORKER_TAG_VAR]: this.toolTag(gen), [SANDBOX_DEFAULT_VAR]: undefined },
+      // The agent's sandbox is its record's (bwrap around the worker, or none): neither serve's
+      // default nor pi's own (on where bwrap works) may make the worker wrap itself.
+      env: { ...e.env, ...this.opts.keys?.(), [WORKER_TAG_VAR]: this.toolTag(gen), [SANDBOX_DEFAULT_VAR]: "off" },
     };
     const record = this.state.record;
     const home = this.opts.home ?? this.opts.baseEnv?.PI_ORCH_HOME ?? piOrchHome();

@@ -206,7 +206,7 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     await w.ok(["spawn", "--name", "boxed", "--provider", "faux"]);
     expect((await w.json(["status", "boxed"])).sandbox).toBe("on");
     const said = await run(w, "plain", "echo mode=${PI_ORCH_SANDBOXED:-none} default=${PI_ORCH_SANDBOX:-none}");
-    expect(said).toContain("mode=none default=none");
+    expect(said).toContain("mode=none default=off");
     const boxed = await run(w, "boxed", "echo mode=${PI_ORCH_SANDBOXED:-none}");
     expect(boxed).toContain("mode=on");
   }, 120_000);
@@ -411,7 +411,59 @@ describe.skipIf(!support.ok)("pi --sandbox on (one agent, no supervisor)", () =>
   }, 60_000);
 });
 
+/** Start `pi --mode rpc` with `env` (PI_ORCH_SANDBOX unset: pi's own default), run one `bash` command, return its output and pi's stderr. */
+async function piBash(
+  env: NodeJS.ProcessEnv,
+  command: string,
+  args: string[] = [],
+): Promise<{ out: string; stderr: string }> {
+  const project = mkdtempSync(join(tmpdir(), "pi-orch-sbx-default-"));
+  made.push(project);
+  const { PI_ORCH_SANDBOX: _unset, ...rest } = env;
+  const pi = spawn(process.execPath, [PI_BIN, "--mode", "rpc", "--provider", "faux", "--no-session", ...args], {
+    cwd: project,
+    env: rest,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  try {
+    let out = "";
+    let stderr = "";
+    pi.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+    pi.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+    pi.stdin!.write(`${JSON.stringify({ id: "b", type: "bash", command })}\n`);
+    const line = await until(
+      () => out.split("\n").find((l) => l.includes('"id":"b"') && l.includes('"response"')),
+      20_000,
+      "the bash answer",
+    );
+    return { out: JSON.stringify(JSON.parse(line).data), stderr };
+  } finally {
+    pi.kill("SIGKILL");
+  }
+}
+
+describe.skipIf(!support.ok)("pi's default sandbox", () => {
+  it("pi with no --sandbox runs in the sandbox where bwrap works; --sandbox off runs without", async () => {
+    const boxed = await piBash(process.env, "echo mode=${PI_ORCH_SANDBOXED:-none}");
+    expect(boxed.out).toContain("mode=on");
+    expect(boxed.stderr).not.toContain("running without a sandbox");
+    const plain = await piBash(process.env, "echo mode=${PI_ORCH_SANDBOXED:-none}", ["--sandbox", "off"]);
+    expect(plain.out).toContain("mode=none");
+    expect(plain.stderr).not.toContain("running without a sandbox");
+  }, 60_000);
+});
+
 describe("where bwrap is missing", () => {
+  it("pi with no --sandbox runs unboxed and says why", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "pi-orch-nobwrap-pi-"));
+    made.push(bin);
+    for (const tool of ["sh", "bash", "echo", "env"]) symlinkSync(`/bin/${tool}`, join(bin, tool));
+    const said = await piBash({ ...process.env, PATH: bin }, "echo mode=${PI_ORCH_SANDBOXED:-none}");
+    expect(said.out).toContain("mode=none");
+    expect(said.stderr).toContain("pi: running without a sandbox: bubblewrap (bwrap) is not installed");
+    expect(said.stderr).toContain("--sandbox off");
+  }, 60_000);
+
   it("spawn --sandbox on is refused with what to do; the default runs unboxed and says so once", async () => {
     // A PATH with node and the shell's basics but no bwrap.
     const bin = mkdtempSync(join(tmpdir(), "pi-orch-nobwrap-"));
