@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { figures } from "../faults/support.js";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
 
 const dirs: { cleanup: () => void }[] = [];
@@ -27,8 +28,18 @@ it("get_state is answered in the middle of a 20,000-word reply streamed with no 
   // Ask once the stream has begun, then keep asking until the reply ends.
   await w.waitFor((l) => l.type === "message_update");
   let asked = 0;
+  // When each ask went out, and when its answer was first seen (to the 5 ms of the timer).
+  const sentAt = new Map<string, number>();
+  const waited: number[] = [];
+  let scanned = 0;
   const ask = setInterval(() => {
+    const now = performance.now();
+    for (; scanned < w.received.length; scanned++) {
+      const l = w.received[scanned]!;
+      if (l.type === "response" && sentAt.has(l.id)) waited.push(now - sentAt.get(l.id)!);
+    }
     asked++;
+    sentAt.set(`g${asked}`, now);
     w.proc.stdin!.write(`${JSON.stringify({ id: `g${asked}`, type: "get_state" })}\n`);
   }, 5);
   try {
@@ -46,6 +57,14 @@ it("get_state is answered in the middle of a 20,000-word reply streamed with no 
       end,
     )
     .filter((l) => l.type === "message_update").length;
+  const sorted = waited.sort((a, b) => a - b);
+  figures("rpc-responsive", {
+    asked,
+    answered_mid_reply: answeredBefore,
+    p50_ms: Math.round(sorted[sorted.length >> 1] ?? -1),
+    p95_ms: Math.round(sorted[Math.floor(sorted.length * 0.95)] ?? -1),
+    max_ms: Math.round(sorted.at(-1) ?? -1),
+  });
   expect(answeredBefore).toBeGreaterThan(0);
   // Not answered at the very end: most of the reply streamed after the first answer.
   expect(updatesAfterFirstAnswer).toBeGreaterThan(1_000);
