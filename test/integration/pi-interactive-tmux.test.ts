@@ -163,15 +163,29 @@ describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not inst
     await until("walk", "the tree", (s) => s.includes("Session tree: go to") && /› 1\. > list the files\s/.test(s));
     key("Enter");
     await until("walk", "the summary question", (s) => s.includes("Summarize the branch you leave?"));
-    key("Enter");
-    // pi puts a user message picked in the tree back into the editor, its turn gone from the view.
-    await idle("the move", (s) => s.includes("Moved in the session tree") && /prompt> list the files\s/.test(s));
+    key("Down", "Enter");
+    // pi puts a user message picked in the tree back into the editor, its turn gone from the view;
+    // the branch left is summarized where the conversation goes on.
+    await idle(
+      "the move with a summary",
+      (s) =>
+        s.includes("Moved in the session tree") &&
+        s.includes("· branch summary: ") &&
+        /prompt> list the files\s/.test(s),
+    );
     key("C-u");
     key("Escape");
     key("Escape");
     await until("walk", "Esc twice: the tree", (s) => s.includes("Session tree: go to"));
-    key("Escape");
-    await idle("the tree closed", (s) => !s.includes("Session tree: go to"));
+    key("Enter");
+    await until("walk", "the summary question again", (s) => s.includes("Summarize the branch you leave?"));
+    key("Enter");
+    await idle(
+      "the move without a summary",
+      (s) =>
+        s.includes("Moved in the session tree") && !s.includes("branch summary") && /prompt> list the files\s/.test(s),
+    );
+    key("C-u");
 
     type("walk", "/fork");
     await until("walk", "the fork points", (s) => s.includes("Fork from message") && /› 1\. list the files\s/.test(s));
@@ -186,7 +200,8 @@ describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not inst
     const picker = await until("walk", "the session picker", (s) => s.includes("Resume session") && / 3\. /.test(s));
     expect(picker).toMatch(/› 1\. list the files · \S+ ago · \d+ msg \(current\)/);
     key("Down", "Down", "Enter");
-    await idle("the resumed session", (s) => s.includes("Resumed session") && s.includes("I found"));
+    // The oldest: the first session, drawn where the tree left it (after the branch summary).
+    await idle("the resumed session", (s) => s.includes("Resumed session") && s.includes("· branch summary: "));
 
     type("walk", "/reload");
     await until("walk", "the reload", (s) =>
