@@ -93,6 +93,47 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool_search, ours and pi 1.6.0", 
     });
   });
 
+  it("a tool it loaded stays declared when its session is opened again, once the server is back", async () => {
+    const seen: Record<string, unknown> = {};
+    for (const impl of IMPLS) {
+      fx.server.enqueue(
+        { toolCalls: [{ id: "q1", name: "tool_search", arguments: { query: "echo the text back", limit: 1 } }] },
+        { text: "one" },
+      );
+      const { w } = startOracle(impl, fx.server, fx.dirs, {
+        pi: "1.6.0",
+        sessions: true,
+        args: ["-e", "builtin:mcp", "-e", "builtin:tool-search"],
+        prepare: (home) =>
+          writeFileSync(
+            join(home, "mcp.json"),
+            JSON.stringify({
+              mcpServers: { probe: { command: process.execPath, args: [PROBE], exposure: "deferred" } },
+            }),
+          ),
+      });
+      await w.request({ type: "prompt", message: "find" });
+      await w.event("agent_settled", 30_000);
+      const file = (await w.request({ type: "get_state" })).data.sessionFile as string;
+      // The servers close with the session and connect again with it.
+      expect((await w.request({ type: "switch_session", sessionPath: file })).success).toBe(true);
+      const from = w.received.length;
+      await w.request({ type: "prompt", message: "/mcp" });
+      await w.waitFor(
+        (l) => l.type === "extension_ui_request" && /^probe: connected/.test(l.message ?? ""),
+        30_000,
+        from,
+      );
+      fx.server.enqueue({ text: "two" });
+      const first = fx.server.requests.length;
+      await w.request({ type: "prompt", message: "again" });
+      await w.waitFor((l) => l.type === "agent_settled", 30_000, from);
+      seen[impl] = fx.server.requests.slice(first).map(requestView);
+    }
+    expect(seen.ours).toEqual(seen.upstream);
+    expect((seen.ours as { tools: string[] }[])[0]!.tools).toEqual(["tool_search", "mcp__probe__echo"]);
+  });
+
   it("--tools +tool_search without MCP servers declares it and finds nothing", async () => {
     const seen: Record<string, unknown> = {};
     for (const impl of IMPLS) {

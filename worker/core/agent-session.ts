@@ -609,9 +609,13 @@ export class AgentSession {
       .filter((s) => s.length > 0);
     const modifiers = spec.filter((s) => s.startsWith("+") || s.startsWith("-"));
     if (this.options.noTools || modifiers.length < spec.length) return;
+    // Tools registered inactive (deferred ones, tool_search) come in only when the branch declared them.
     const names = restoredToolNames(
       this.agent.messages,
-      this.extensions.tools().map((t) => t.name),
+      this.extensions
+        .tools()
+        .filter((t) => t.defaultActive !== false)
+        .map((t) => t.name),
       modifiers,
     );
     if (names) this.setActiveTools(names);
@@ -843,8 +847,11 @@ export class AgentSession {
 
   /** Change the active tool set (built-in and extension tools by name); the system prompt follows. */
   setActiveTools(names: string[]): void {
-    this.activeToolNames = BUILT_IN_TOOLS.map((t) => t.name).filter((n) => names.includes(n));
-    this.extensionToolActive.clear();
+    const builtIn = BUILT_IN_TOOLS.map((t) => t.name);
+    this.activeToolNames = builtIn.filter((n) => names.includes(n));
+    // A named tool not registered yet (an MCP server's, restored with its branch before the
+    // server connected) is active once it registers; a later call's list keeps it so.
+    for (const n of names) if (!builtIn.includes(n)) this.extensionToolActive.set(n, true);
     for (const t of this.extensions.tools()) this.extensionToolActive.set(t.name, names.includes(t.name));
     this.rebuildSystemPrompt();
   }
