@@ -88,11 +88,11 @@ export async function runInteractive(
       tabbed,
     );
   const onLine = (text: string, host: SingleHost): boolean => {
-    let intent = lineIntent(text);
+    let intent = lineIntent(text, own());
     // Enter on a `/prefix` the list offers runs what the list shows first, as pi's menu does.
     if (intent.kind === "prompt" && /^\/\S*$/.test(text.trim())) {
       const first = complete(text.trim())[0];
-      if (first && first.name !== text.trim().slice(1)) intent = lineIntent(`/${first.name}`);
+      if (first && first.name !== text.trim().slice(1)) intent = lineIntent(`/${first.name}`, own());
     }
     if (intent.kind === "prompt") return false;
     void runLine(runtime, view(host), intent);

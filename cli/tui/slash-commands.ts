@@ -64,7 +64,7 @@ export const BUILTIN_COMMANDS: readonly SlashCommand[] = [
   {
     name: "mcp",
     description: "Manage MCP servers",
-    unavailable: "not in the session here: pi mcp list|add|remove manages the servers, /reload loads them",
+    unavailable: "no MCP server is set up: pi mcp add NAME -- COMMAND sets one up, then /reload",
   },
   {
     name: "llama",
@@ -86,8 +86,12 @@ export type LineIntent =
   | { kind: "bash"; command: string; excludeFromContext: boolean }
   | { kind: "prompt" };
 
-/** Read a submitted line: `/name args` of a built-in, `!cmd` / `!!cmd`, or a prompt (extension commands and templates included). */
-export function lineIntent(text: string): LineIntent {
+/**
+ * Read a submitted line: `/name args` of a built-in, `!cmd` / `!!cmd`, or a prompt
+ * (extension commands and templates included). A built-in this worker cannot do gives way
+ * to the session's own command of that name (`/mcp` of the MCP extension).
+ */
+export function lineIntent(text: string, own: readonly SlashCommand[] = []): LineIntent {
   const line = text.trim();
   if (line.startsWith("!")) {
     const excluded = line.startsWith("!!");
@@ -95,7 +99,8 @@ export function lineIntent(text: string): LineIntent {
     return command === "" ? { kind: "prompt" } : { kind: "bash", command, excludeFromContext: excluded };
   }
   const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(line);
-  const command = match ? BUILTIN_BY_NAME.get(match[1]!) : undefined;
+  const found = match ? BUILTIN_BY_NAME.get(match[1]!) : undefined;
+  const command = found?.unavailable && own.some((c) => c.name === found.name) ? undefined : found;
   return command ? { kind: "builtin", command, args: (match![2] ?? "").trim() } : { kind: "prompt" };
 }
 
@@ -109,7 +114,10 @@ export function completions(text: string, own: readonly SlashCommand[]): SlashCo
   const prefix = match[1]!.toLowerCase();
   const seen = new Set<string>();
   const out: SlashCommand[] = [];
-  for (const c of [...BUILTIN_COMMANDS, ...own]) {
+  const mine = new Map(own.map((c) => [c.name, c]));
+  // A built-in this worker cannot do shows as the session's own command of that name, where it has one.
+  const listed = [...BUILTIN_COMMANDS.map((c) => (c.unavailable && mine.get(c.name)) || c), ...own];
+  for (const c of listed) {
     if (seen.has(c.name) || !c.name.toLowerCase().startsWith(prefix)) continue;
     seen.add(c.name);
     out.push(c);

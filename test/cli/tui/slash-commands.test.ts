@@ -30,4 +30,14 @@ describe("completions", () => {
     expect(completions("/qu", []).map((c) => c.name)).toEqual(["quit"]);
     expect(completions("list", own)).toEqual([]);
   });
+
+  describe("a built-in this worker cannot do", () => {
+    it("gives way to the session's own command of its name", () => {
+      const own = [{ name: "mcp", description: "(extension)" }];
+      expect(lineIntent("/mcp reconnect probe")).toMatchObject({ kind: "builtin", command: { name: "mcp" } });
+      expect(lineIntent("/mcp reconnect probe", own)).toEqual({ kind: "prompt" });
+      expect(completions("/mc", own)).toEqual(own);
+      expect(lineIntent("/session", [{ name: "session", description: "(extension)" }]).kind).toBe("builtin");
+    });
+  });
 });
