@@ -88,6 +88,11 @@ export class Agent {
     return this.steering.length + this.followUps.length;
   }
 
+  /** The queued messages themselves (steering first), as they will enter the context. */
+  queuedMessages(): AgentMessage[] {
+    return [...this.steering, ...this.followUps];
+  }
+
   /** Texts waiting in the queues, for `queue_update` and UIs. */
   queues(): { steering: string[]; followUp: string[] } {
     return { steering: this.steering.map(messageText), followUp: this.followUps.map(messageText) };

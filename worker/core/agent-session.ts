@@ -91,6 +91,7 @@ import { lastAssistantText, sessionStats } from "./stats.js";
 import { isoTimestamp } from "../../shared/iso-time.js";
 import { getCurrentSystemPrompt } from "../providers/transcript.js";
 import { restoredToolNames, systemUpdate } from "./system-record.js";
+import { checkDrafts, previewBoundary } from "./boundary.js";
 
 /** Everything a worker is started with (from the command line). */
 export interface WorkerOptions {
@@ -282,6 +283,8 @@ export class AgentSession {
   private readonly pendingUserMessages = new Set<Promise<void>>();
   /** The latest run started, followed through its automatic retries. */
   private latestRun: Promise<void> | null = null;
+  /** `agent_before_settle` handlers are running; the run settles after them. */
+  private beforeSettle: Promise<boolean> | undefined;
   /** A run started and its `agent_settled` has not gone out yet. */
   private unsettled = false;
   /** `abort` was asked since the last run started: its `agent_settled` says aborted. */
@@ -991,16 +994,72 @@ export class AgentSession {
    * the run), and no run an extension started meanwhile is going (that one settles later).
    */
   private settleWhenIdle(): void {
-    if (!this.unsettled || this.isBusy) return;
+    if (!this.unsettled || this.isBusy || this.beforeSettle) return;
     this.unsettled = false;
     const aborted = this.abortAsked;
     this.abortAsked = false;
-    // As pi 1.6: the extensions' agent_settled handlers run first (what they show comes before it).
+    // pi 1.6: agent_before_settle may add entries and ask for one more request; an aborted run skips it.
+    if (!aborted && this.extensions.has("agent_before_settle")) {
+      this.beforeSettle = this.runBeforeSettle().finally(() => {
+        this.beforeSettle = undefined;
+      });
+      void this.beforeSettle.then((continued) => {
+        // A run it (or a prompt meanwhile) started settles on its own.
+        if (continued || this.unsettled) return this.settleWhenIdle();
+        this.emitSettled(this.abortAsked);
+      });
+      return;
+    }
+    this.emitSettled(aborted);
+  }
+
+  /** As pi 1.6: the extensions' agent_settled handlers run first (what they show comes before it). */
+  private emitSettled(aborted: boolean): void {
     if (!this.extensions.has("agent_settled")) return this.emit({ type: "agent_settled", aborted });
     void this.extensions
       .notify({ type: "agent_settled", aborted })
       .catch(() => undefined)
       .then(() => this.emit({ type: "agent_settled", aborted }));
+  }
+
+  /**
+   * pi 1.6's `agent_before_settle`: the handlers' entries are written (told as
+   * `entry_appended`) and, when one asked to continue and the context can take one more
+   * request, a run of that request starts. True when it started one.
+   */
+  private async runBeforeSettle(): Promise<boolean> {
+    const last = [...this.agent.messages].reverse().find((m) => m.role === "assistant");
+    const outcome = last?.stopReason === "aborted" ? "aborted" : last?.stopReason === "error" ? "error" : "completed";
+    const branch = this.store ? this.store.pathToLeaf() : this.memorySessionEntries();
+    const pending = () => this.agent.queuedMessages();
+    const decision = await this.extensions.boundary({ type: "agent_before_settle", outcome }, (drafts) => {
+      const entries = checkDrafts(drafts, branch);
+      if (!this.store && entries.some((e) => e.type !== "custom_message"))
+        throw new Error("custom and context_edit entries need a session file (this worker runs with --no-session)");
+      return { entries, context: previewBoundary(branch, entries, pending()) };
+    });
+    for (const draft of decision.entries) {
+      if (!this.store) {
+        if (draft.type === "custom_message") this.agent.messages.push(customMessage(draft));
+        continue;
+      }
+      const { entry } = this.store.appendOrKeep(draft);
+      this.emit({ type: "entry_appended", entry });
+    }
+    if (this.store && decision.entries.length > 0) this.agent.messages = this.store.buildContext().messages;
+    if (!decision.continue || this.abortAsked || this.isBusy) return false;
+    const now = this.store ? this.store.pathToLeaf() : this.memorySessionEntries();
+    if (!previewBoundary(now, [], pending()).canContinue) {
+      this.emit({
+        type: "extension_error",
+        extensionPath: "<boundary>",
+        event: "agent_before_settle",
+        error: "agent_before_settle requested continuation without runnable model context",
+      });
+      return false;
+    }
+    void this.startRun();
+    return true;
   }
 
   /**

@@ -109,6 +109,17 @@ export interface ExtensionHooks {
   notify(event: ExtensionEvent, begun?: () => void): Promise<void>;
   /** `session_before_*`: the first `{ cancel: true }` wins; otherwise the last result. */
   before(event: ExtensionEvent): Promise<Record<string, unknown> | undefined>;
+  /**
+   * pi 1.6's actionable boundary (`agent_before_settle`): handlers in load order, each seeing the
+   * entries and continuation proposed so far and the context `preview` makes of them; a returned
+   * `entries` or `continue` replaces that field. `preview` throws on entries that cannot be
+   * written (reported, as pi's "Invalid boundary entries"); a proposal that ends invalid
+   * gives no entries and no continuation.
+   */
+  boundary<C>(
+    event: ExtensionEvent,
+    preview: (entries: unknown) => { entries: C[]; context: unknown },
+  ): Promise<{ entries: C[]; continue: boolean }>;
   /** `session_start`, then `resources_discover`: resolves with the resource paths the handlers returned. */
   sessionStart(
     reason: "startup" | "new" | "resume" | "fork" | "reload",
@@ -159,6 +170,7 @@ export const NO_EXTENSIONS: ExtensionHooks = {
   runCommand: async () => false,
   notify: async (_event, begun) => begun?.(),
   before: async () => undefined,
+  boundary: async () => ({ entries: [], continue: false }),
   sessionStart: async () => ({ skillPaths: [], promptPaths: [], themePaths: [] }),
   sessionShutdown: async () => undefined,
   input: async (text, images) => ({ action: "continue", text, images }),

@@ -180,6 +180,35 @@ export class ExtensionRunner implements ExtensionHooks {
     return result;
   }
 
+  async boundary<C>(
+    base: ExtensionEvent,
+    preview: (entries: unknown) => { entries: C[]; context: unknown },
+  ): Promise<{ entries: C[]; continue: boolean }> {
+    let proposed: unknown = [];
+    let checked = preview([]);
+    let valid = true;
+    let decided = false;
+    await this.dispatch(
+      () => ({ ...base, entries: proposed, continue: decided, context: checked.context }),
+      (value, path) => {
+        const r = value as { entries?: unknown; continue?: unknown } | undefined;
+        if (r?.entries !== undefined) proposed = r.entries;
+        if (typeof r?.continue === "boolean") decided = r.continue;
+        try {
+          checked = preview(proposed);
+          valid = true;
+        } catch (err) {
+          valid = false;
+          const error = `Invalid boundary entries: ${err instanceof Error ? err.message : String(err)}`;
+          this.emitError({ type: "extension_error", extensionPath: path, event: base.type, error });
+        }
+        return undefined;
+      },
+    );
+    // As pi: a proposal that ends invalid writes nothing and asks for nothing.
+    return valid ? { entries: checked.entries, continue: decided } : { entries: [], continue: false };
+  }
+
   async sessionStart(
     reason: "startup" | "new" | "resume" | "fork" | "reload",
     previousSessionFile?: string,

@@ -123,6 +123,7 @@ export const EXTENSION_EVENT_NAMES = [
   "before_agent_start",
   "agent_start",
   "agent_end",
+  "agent_before_settle",
   "agent_settled",
   "turn_start",
   "turn_end",

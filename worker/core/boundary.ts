@@ -1,0 +1,102 @@
+/**
+ * pi 1.6's actionable boundaries (`agent_before_settle`): extension handlers propose session
+ * entries (`custom`, `custom_message`, `context_edit`) and whether the agent goes on for one
+ * more request. The drafts are checked against the branch before anything is written, and
+ * previewed as the context they would make, so a handler sees what its proposal does. Pure.
+ */
+import type { AgentMessage } from "../../shared/schema/messages.js";
+import { toLlmMessages } from "../agent/to-llm.js";
+import { buildSessionProjection } from "../session/context.js";
+import { isKnownEntry, type NewEntry, type SessionEntry } from "../session/entries.js";
+
+/** The context a boundary's handlers see: the projection with the proposed entries, and whether a request could follow. */
+export interface BoundaryContext {
+  contextEntries: { sourceEntry: SessionEntry; messages: AgentMessage[] }[];
+  contextMessages: AgentMessage[];
+  llmMessages: ReturnType<typeof toLlmMessages>;
+  pendingMessages: AgentMessage[];
+  canContinue: boolean;
+}
+
+/**
+ * The drafts a handler returned, as entries to append; throws, naming the draft, on one that
+ * is not a `custom`, `custom_message` or `context_edit` of the right shape, or an edit whose
+ * target is not an editable entry of `branch` (pi's rules).
+ */
+export function checkDrafts(drafts: unknown, branch: readonly SessionEntry[]): NewEntry[] {
+  if (!Array.isArray(drafts)) throw new Error("entries must be an array");
+  const byId = new Map(branch.map((e) => [e.id, e]));
+  return drafts.map((draft: Record<string, unknown>, i): NewEntry => {
+    const where = `entries[${i}]`;
+    if (!draft || typeof draft !== "object") throw new Error(`${where} is not an object`);
+    switch (draft.type) {
+      case "custom":
+        if (typeof draft.customType !== "string") throw new Error(`${where}: customType must be a string`);
+        return {
+          type: "custom",
+          customType: draft.customType,
+          ...(draft.data !== undefined ? { data: draft.data } : {}),
+        };
+      case "custom_message": {
+        if (typeof draft.customType !== "string") throw new Error(`${where}: customType must be a string`);
+        const content = draft.content;
+        if (typeof content !== "string" && !Array.isArray(content))
+          throw new Error(`${where}: content must be a string or content blocks`);
+        return {
+          type: "custom_message",
+          customType: draft.customType,
+          content: content as Extract<NewEntry, { type: "custom_message" }>["content"],
+          display: draft.display === true,
+          ...(draft.details !== undefined ? { details: draft.details } : {}),
+        };
+      }
+      case "context_edit": {
+        const target = typeof draft.targetId === "string" ? byId.get(draft.targetId) : undefined;
+        if (!target) throw new Error(`${where}: targetId ${JSON.stringify(draft.targetId)} is not on this branch`);
+        const role = (target as { message?: { role?: string } }).message?.role;
+        const editable =
+          isKnownEntry(target) &&
+          (target.type === "custom_message" ||
+            (target.type === "message" && (role === "user" || role === "assistant" || role === "toolResult")));
+        if (!editable) throw new Error(`Entry ${target.id} does not contribute editable model content`);
+        const replacement = draft.replacement as { content?: unknown } | null | undefined;
+        if (replacement !== null && (typeof replacement !== "object" || replacement.content === undefined))
+          throw new Error(`${where}: replacement must be null or {content}`);
+        return {
+          type: "context_edit",
+          targetId: target.id,
+          replacement: replacement as Extract<NewEntry, { type: "context_edit" }>["replacement"],
+        };
+      }
+      default:
+        throw new Error(
+          `${where}: type ${JSON.stringify(draft.type)} is not a boundary entry (custom, custom_message or context_edit)`,
+        );
+    }
+  });
+}
+
+/** The context `entries` would make after `branch`, and whether the agent could make one more request from it. */
+export function previewBoundary(
+  branch: readonly SessionEntry[],
+  entries: readonly NewEntry[],
+  pendingMessages: AgentMessage[],
+): BoundaryContext {
+  let parentId = branch.at(-1)?.id ?? null;
+  const drafted = entries.map((entry, i) => {
+    const id = `draft${i}`;
+    const full = { ...entry, id, parentId, timestamp: new Date(0).toISOString() } as SessionEntry;
+    parentId = id;
+    return full;
+  });
+  const projection = buildSessionProjection([...branch, ...drafted]);
+  const llmMessages = toLlmMessages(projection.messages);
+  const last = llmMessages.at(-1);
+  return {
+    contextEntries: projection.entries.map((e) => ({ sourceEntry: e.source, messages: e.messages })),
+    contextMessages: projection.messages,
+    llmMessages,
+    pendingMessages,
+    canContinue: (last !== undefined && last.role !== "assistant") || pendingMessages.length > 0,
+  };
+}
