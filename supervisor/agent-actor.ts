@@ -332,8 +332,9 @@ export class AgentActor {
         try {
           const box = fleetSandboxPlan(record, home, e.cwd, ownWorker);
           // A new session goes into the agent's own folder (a resumed one stays where it is).
+          // Only our worker is known to take --session-dir; a custom command gets its args as given.
           cmd = sandboxedCommand(
-            { ...cmd, args: [...cmd.args, "--session-dir", box.sessionDir] },
+            ownWorker ? { ...cmd, args: [...cmd.args, "--session-dir", box.sessionDir] } : cmd,
             box.plan,
             support.bwrap,
           );

@@ -321,10 +321,19 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
       if (event.toolName !== TOOL_SEARCH) return;
       const ready = servers.flatMap((s) => (enabled(s) && s.ready ? [s.ready] : []));
       const signal = ctx.signal as AbortSignal | undefined;
-      await Promise.race([
-        Promise.all(ready),
-        new Promise((r) => signal?.addEventListener("abort", r, { once: true })),
-      ]);
+      let onAbort: (() => void) | undefined;
+      try {
+        await Promise.race([
+          Promise.all(ready),
+          new Promise<void>((r) => {
+            onAbort = () => r();
+            signal?.addEventListener("abort", onAbort, { once: true });
+          }),
+        ]);
+      } finally {
+        // One listener per call on the run's signal would pile up over a long run.
+        if (onAbort) signal?.removeEventListener("abort", onAbort);
+      }
     });
 
     const waitForDirect = async (ctx: ExtensionContext) => {
