@@ -92,12 +92,18 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)(
             { text: "typed" },
           );
           // The first run settles, its settled handlers ask for a run, which starts after both ran.
-          await s.w.event("agent_end", 30_000, s.w.received.length);
-          await s.w.event("agent_settled", 30_000, from);
+          // Each wait starts after the event it follows, so the next step never races a settle.
+          const end = await s.w.event("agent_end", 30_000, s.w.received.length);
+          await s.w.event("agent_settled", 30_000, s.w.received.indexOf(end));
           from = s.w.received.length;
           server.enqueue({ text: "nudge answered" });
           await s.command("/nudge");
-          await s.w.event("agent_settled", 30_000, from);
+          const nudged = await s.w.waitFor(
+            (l) => l.type === "message_end" && JSON.stringify(l.message?.content ?? "").includes("nudge answered"),
+            30_000,
+            from,
+          );
+          await s.w.event("agent_settled", 30_000, s.w.received.indexOf(nudged));
           await s.send({ type: "bash", command: "echo throws" }, true);
           await s.send({ type: "bash", command: "echo invalid" }, true);
           await s.send({ type: "bash", command: "echo fine" }, true);

@@ -24,9 +24,13 @@ afterEach(async () => {
   sshd = undefined;
 });
 
-/** Remote pi processes of this world (the ssh clients are local; these run under sshd). */
+/**
+ * Remote pi workers of this world (the ssh clients are local; these run under sshd): the top
+ * process of each worker's tree, since a `pi` in its sandbox (on by default where bwrap works)
+ * is a few processes (pi, bwrap, the boxed pi).
+ */
 function remoteWorkers(w: World): number[] {
-  return w.taggedPids().filter((pid) => {
+  const pids = w.taggedPids().filter((pid) => {
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
       return argv[0] !== "ssh" && argv.includes("rpc");
@@ -34,6 +38,14 @@ function remoteWorkers(w: World): number[] {
       return false;
     }
   });
+  const parentOf = (pid: number) => {
+    try {
+      return Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+    } catch {
+      return -1;
+    }
+  };
+  return pids.filter((pid) => !pids.includes(parentOf(pid)));
 }
 
 describe.skipIf(missing !== null)(
