@@ -6,10 +6,12 @@
  * run, `entry_appended`, one more run, then a single `agent_settled`). Skipped when
  * test/upstream is not installed.
  */
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
+import { PI_BIN } from "../support/rpc-worker.js";
 import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
 
 type Line = Record<string, any>;
@@ -107,4 +109,22 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("agent_before_settle", () => {
     }
     expect(seen.ours).toEqual(seen.upstream);
   }, 90_000);
+
+  it("pi -p prints the reply of the run the handler asked for, then exits", async () => {
+    const folder = dir("pi-settle-print-");
+    const extension = join(folder, "review-reminder.ts");
+    writeFileSync(extension, REVIEW_REMINDER);
+    const script = join(folder, "replies.json");
+    writeFileSync(script, JSON.stringify([{ text: "done" }, { text: "reviewed: fine" }]));
+    const { code, stdout } = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        [PI_BIN, "-p", "--provider", "faux", "--faux-script", script, "--no-session", "-e", extension, "change it"],
+        { cwd: folder, env: { ...process.env, PI_ORCH_HOME: join(folder, "home") }, timeout: 30_000 },
+        (error, out) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout: String(out) }),
+      );
+      child.stdin?.end();
+    });
+    expect({ code, stdout }).toEqual({ code: 0, stdout: "reviewed: fine\n" });
+  });
 });

@@ -53,6 +53,21 @@ describe("checkDrafts", () => {
       [{ type: "context_edit", targetId: "u1", replacement: {} }],
       "replacement must be null or {content}",
     ],
+    [
+      "content the store would refuse",
+      [{ type: "custom_message", customType: "n", content: [{ type: "text" }] }],
+      "entries[0]: ",
+    ],
+    [
+      "a replacement of the wrong type",
+      [{ type: "context_edit", targetId: "u1", replacement: { content: 42 } }],
+      "entries[0]: ",
+    ],
+    [
+      "data that is not JSON",
+      [{ type: "custom", customType: "s", data: { n: 1n } }],
+      "entries[0] cannot be written as JSON",
+    ],
   ])("refuses %s", (_name, drafts, message) => {
     expect(() => checkDrafts(drafts, branch)).toThrow(message);
   });

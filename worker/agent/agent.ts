@@ -93,6 +93,13 @@ export class Agent {
     return [...this.steering, ...this.followUps];
   }
 
+  /** Take every queued message (steering first), to start a run with them. */
+  takeQueued(): AgentMessage[] {
+    const taken = [...this.steering.splice(0), ...this.followUps.splice(0)];
+    if (taken.length > 0) this.emitQueue();
+    return taken;
+  }
+
   /** Texts waiting in the queues, for `queue_update` and UIs. */
   queues(): { steering: string[]; followUp: string[] } {
     return { steering: this.steering.map(messageText), followUp: this.followUps.map(messageText) };

@@ -980,12 +980,19 @@ export class AgentSession {
 
   /** Start a run of `messages`; its completion through any automatic retries. */
   private startRun(...messages: AgentMessage[]): Promise<void> {
+    // A retry that abort_retry cancelled left its failure here: this run is not that retry.
+    this.retriedResponse = undefined;
     const run = this.followRetries(this.agent.start(messages).done);
     this.unsettled = true;
     this.latestRun = run;
     const settle = () => this.settleWhenIdle();
     run.then(settle, settle);
     return run;
+  }
+
+  /** A run's `agent_settled` is still to come (its end, retries or `agent_before_settle` are not over). */
+  get settling(): boolean {
+    return this.unsettled || this.beforeSettle !== undefined;
   }
 
   /**
@@ -1003,11 +1010,22 @@ export class AgentSession {
       this.beforeSettle = this.runBeforeSettle().finally(() => {
         this.beforeSettle = undefined;
       });
-      void this.beforeSettle.then((continued) => {
-        // A run it (or a prompt meanwhile) started settles on its own.
-        if (continued || this.unsettled) return this.settleWhenIdle();
-        this.emitSettled(this.abortAsked);
-      });
+      void this.beforeSettle
+        .catch((err: unknown) => {
+          // A write the disk refused, or anything else: told, and the run still settles.
+          this.emit({
+            type: "extension_error",
+            extensionPath: "<boundary>",
+            event: "agent_before_settle",
+            error: err instanceof Error ? err.message : String(err),
+          });
+          return false;
+        })
+        .then((continued) => {
+          // A run it started settles on its own.
+          if (continued) return this.settleWhenIdle();
+          this.emitSettled(this.abortAsked);
+        });
       return;
     }
     this.emitSettled(aborted);
@@ -1047,7 +1065,13 @@ export class AgentSession {
       this.emit({ type: "entry_appended", entry });
     }
     if (this.store && decision.entries.length > 0) this.agent.messages = this.store.buildContext().messages;
-    if (!decision.continue || this.abortAsked || this.isBusy) return false;
+    // Prompts sent while the handlers ran were queued (the session counts as busy): they run now.
+    const queued = this.abortAsked ? [] : this.agent.takeQueued();
+    if (queued.length > 0) {
+      void this.startRun(...queued);
+      return true;
+    }
+    if (!decision.continue || this.abortAsked) return false;
     const now = this.store ? this.store.pathToLeaf() : this.memorySessionEntries();
     if (!previewBoundary(now, [], pending()).canContinue) {
       this.emit({
@@ -1089,7 +1113,7 @@ export class AgentSession {
 
   /** A run is going, or a failed run waits for its automatic retry (which queues as a run would). */
   private get isBusy(): boolean {
-    return this.agent.isStreaming || this.retry.waiting;
+    return this.agent.isStreaming || this.retry.waiting || this.beforeSettle !== undefined;
   }
 
   /** A run with its automatic retries (pi's order: each retry is a new run after agent_end). */
@@ -1230,7 +1254,7 @@ export class AgentSession {
 
   /** Abort a retry wait, a compaction and the run in progress; resolves after `agent_end`. */
   async abort(): Promise<void> {
-    if (this.unsettled) this.abortAsked = true;
+    if (this.unsettled || this.beforeSettle) this.abortAsked = true;
     this.abortRetry();
     this.abortCompaction();
     await this.agent.abort();
@@ -1665,7 +1689,9 @@ export class AgentSession {
           return r as BeforeCompactOutcome | undefined;
         },
         after: (compactionEntry, fromExtension) =>
-          this.extensions.notify({ type: "session_compact", compactionEntry, fromExtension }),
+          this.extensions.notify({ type: "session_compact", compactionEntry, fromExtension, reason, willRetry }),
+        failed: (event) =>
+          this.extensions.notify({ type: "session_compact_failed", reason, willRetry: false, ...event }),
       },
       reason,
       customInstructions,
@@ -1788,14 +1814,12 @@ export class AgentSession {
         options.customInstructions,
         options.replaceInstructions,
       );
+      // A virtual selection's router picks the model the summary goes to, as for compaction.
+      const model = supplied ? this.agent.model : await this.directModel();
       const text =
         supplied?.summary ??
         (await this.compactor.summarizeOnce(
-          {
-            model: this.agent.model,
-            provider: this.providers.for(this.agent.model),
-            apiKey: this.apiKeyFor(this.agent.model),
-          },
+          { model, provider: this.providers.for(model), apiKey: this.apiKeyFor(model) },
           request,
         ));
       const entry = store.branchWithSummary(

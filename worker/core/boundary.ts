@@ -7,7 +7,8 @@
 import type { AgentMessage } from "../../shared/schema/messages.js";
 import { toLlmMessages } from "../agent/to-llm.js";
 import { buildSessionProjection } from "../session/context.js";
-import { isKnownEntry, type NewEntry, type SessionEntry } from "../session/entries.js";
+import { checker } from "../../shared/validate.js";
+import { isKnownEntry, KNOWN_ENTRY_SCHEMAS, type NewEntry, type SessionEntry } from "../session/entries.js";
 
 /** The context a boundary's handlers see: the projection with the proposed entries, and whether a request could follow. */
 export interface BoundaryContext {
@@ -26,54 +27,68 @@ export interface BoundaryContext {
 export function checkDrafts(drafts: unknown, branch: readonly SessionEntry[]): NewEntry[] {
   if (!Array.isArray(drafts)) throw new Error("entries must be an array");
   const byId = new Map(branch.map((e) => [e.id, e]));
-  return drafts.map((draft: Record<string, unknown>, i): NewEntry => {
-    const where = `entries[${i}]`;
-    if (!draft || typeof draft !== "object") throw new Error(`${where} is not an object`);
-    switch (draft.type) {
-      case "custom":
-        if (typeof draft.customType !== "string") throw new Error(`${where}: customType must be a string`);
-        return {
-          type: "custom",
-          customType: draft.customType,
-          ...(draft.data !== undefined ? { data: draft.data } : {}),
-        };
-      case "custom_message": {
-        if (typeof draft.customType !== "string") throw new Error(`${where}: customType must be a string`);
-        const content = draft.content;
-        if (typeof content !== "string" && !Array.isArray(content))
-          throw new Error(`${where}: content must be a string or content blocks`);
-        return {
-          type: "custom_message",
-          customType: draft.customType,
-          content: content as Extract<NewEntry, { type: "custom_message" }>["content"],
-          display: draft.display === true,
-          ...(draft.details !== undefined ? { details: draft.details } : {}),
-        };
-      }
-      case "context_edit": {
-        const target = typeof draft.targetId === "string" ? byId.get(draft.targetId) : undefined;
-        if (!target) throw new Error(`${where}: targetId ${JSON.stringify(draft.targetId)} is not on this branch`);
-        const role = (target as { message?: { role?: string } }).message?.role;
-        const editable =
-          isKnownEntry(target) &&
-          (target.type === "custom_message" ||
-            (target.type === "message" && (role === "user" || role === "assistant" || role === "toolResult")));
-        if (!editable) throw new Error(`Entry ${target.id} does not contribute editable model content`);
-        const replacement = draft.replacement as { content?: unknown } | null | undefined;
-        if (replacement !== null && (typeof replacement !== "object" || replacement.content === undefined))
-          throw new Error(`${where}: replacement must be null or {content}`);
-        return {
-          type: "context_edit",
-          targetId: target.id,
-          replacement: replacement as Extract<NewEntry, { type: "context_edit" }>["replacement"],
-        };
-      }
-      default:
-        throw new Error(
-          `${where}: type ${JSON.stringify(draft.type)} is not a boundary entry (custom, custom_message or context_edit)`,
-        );
+  return drafts.map((draft: Record<string, unknown>, i) => {
+    const entry = draftEntry(draft, i, byId);
+    // The store writes only what loads again: check against its schema now, before anything is written.
+    const check = checker(KNOWN_ENTRY_SCHEMAS[entry.type])({ ...entry, id: "draft", parentId: null, timestamp: "" });
+    if (!check.ok) throw new Error(`entries[${i}]: ${check.errors.join("; ")}`);
+    try {
+      JSON.stringify(entry);
+    } catch (err) {
+      throw new Error(`entries[${i}] cannot be written as JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
+    return entry;
   });
+}
+
+/** One draft as the entry it proposes; throws, naming it, when it is not one of the three. */
+function draftEntry(draft: Record<string, unknown>, i: number, byId: ReadonlyMap<string, SessionEntry>): NewEntry {
+  const where = `entries[${i}]`;
+  if (!draft || typeof draft !== "object") throw new Error(`${where} is not an object`);
+  switch (draft.type) {
+    case "custom":
+      if (typeof draft.customType !== "string") throw new Error(`${where}: customType must be a string`);
+      return {
+        type: "custom",
+        customType: draft.customType,
+        ...(draft.data !== undefined ? { data: draft.data } : {}),
+      };
+    case "custom_message": {
+      if (typeof draft.customType !== "string") throw new Error(`${where}: customType must be a string`);
+      const content = draft.content;
+      if (typeof content !== "string" && !Array.isArray(content))
+        throw new Error(`${where}: content must be a string or content blocks`);
+      return {
+        type: "custom_message",
+        customType: draft.customType,
+        content: content as Extract<NewEntry, { type: "custom_message" }>["content"],
+        display: draft.display === true,
+        ...(draft.details !== undefined ? { details: draft.details } : {}),
+      };
+    }
+    case "context_edit": {
+      const target = typeof draft.targetId === "string" ? byId.get(draft.targetId) : undefined;
+      if (!target) throw new Error(`${where}: targetId ${JSON.stringify(draft.targetId)} is not on this branch`);
+      const role = (target as { message?: { role?: string } }).message?.role;
+      const editable =
+        isKnownEntry(target) &&
+        (target.type === "custom_message" ||
+          (target.type === "message" && (role === "user" || role === "assistant" || role === "toolResult")));
+      if (!editable) throw new Error(`Entry ${target.id} does not contribute editable model content`);
+      const replacement = draft.replacement as { content?: unknown } | null | undefined;
+      if (replacement !== null && (typeof replacement !== "object" || replacement.content === undefined))
+        throw new Error(`${where}: replacement must be null or {content}`);
+      return {
+        type: "context_edit",
+        targetId: target.id,
+        replacement: replacement as Extract<NewEntry, { type: "context_edit" }>["replacement"],
+      };
+    }
+    default:
+      throw new Error(
+        `${where}: type ${JSON.stringify(draft.type)} is not a boundary entry (custom, custom_message or context_edit)`,
+      );
+  }
 }
 
 /** The context `entries` would make after `branch`, and whether the agent could make one more request from it. */

@@ -34,6 +34,13 @@ export interface SummaryModel {
   apiKey: string | undefined;
 }
 
+/** A manual compaction an extension's `session_before_compact` cancelled. */
+class CompactionCancelled extends Error {
+  constructor() {
+    super("compaction was cancelled by an extension");
+  }
+}
+
 /** What a compaction needs from the session. */
 export interface CompactionDeps extends SummaryModel {
   store: SessionStore;
@@ -47,6 +54,8 @@ export interface CompactionDeps extends SummaryModel {
   ) => Promise<BeforeCompactOutcome | undefined>;
   /** Extensions' `session_compact`, after the entry was written. */
   after?: (entry: SessionEntry, fromExtension: boolean) => Promise<void>;
+  /** Extensions' `session_compact_failed` (pi 1.6): cancelled, aborted or failed, with pi's words. */
+  failed?: (event: { errorMessage?: string; aborted: boolean; fromExtension: boolean }) => Promise<void>;
 }
 
 /** What is about to be compacted (pi's `CompactionPreparation`, the fields we compute). */
@@ -104,6 +113,7 @@ export class Compactor {
     const controller = new AbortController();
     this.abortController = controller;
     deps.emit({ type: "compaction_start", reason });
+    let fromExtension = false;
     try {
       const preparation: CompactionPreparation = {
         firstKeptEntryId: plan.firstKeptEntryId,
@@ -115,10 +125,12 @@ export class Compactor {
       const outcome = await deps.before?.(preparation, customInstructions, controller.signal);
       if (outcome?.cancel) {
         deps.emit({ type: "compaction_end", reason, result: null, aborted: true, willRetry: false });
-        if (reason === "manual") throw new Error("compaction was cancelled by an extension");
+        await deps.failed?.({ aborted: true, fromExtension: false });
+        if (reason === "manual") throw new CompactionCancelled();
         return null;
       }
       const supplied = outcome?.compaction;
+      fromExtension = supplied !== undefined;
       // What the summary requests used (pi 1.6 reports it; an extension's summary has none).
       const spent: Usage[] = [];
       // pi's own summary ends with the file lists; an extension's is kept as given.
@@ -157,15 +169,22 @@ export class Compactor {
       deps.emit({ type: "compaction_end", reason, result, aborted: false, willRetry });
       return { result, messages };
     } catch (err) {
+      // Told already (compaction_end, session_compact_failed): the caller hears the refusal.
+      if (err instanceof CompactionCancelled) throw err;
       const aborted = controller.signal.aborted;
+      // pi 1.6's words, by what was compacting.
+      const errorMessage = aborted
+        ? undefined
+        : `${reason === "manual" ? "Compaction failed" : reason === "overflow" ? "Context overflow recovery failed" : "Auto-compaction failed"}: ${(err as Error).message}`;
       deps.emit({
         type: "compaction_end",
         reason,
         result: null,
         aborted,
         willRetry: false,
-        ...(aborted ? {} : { errorMessage: (err as Error).message }),
+        ...(errorMessage ? { errorMessage } : {}),
       });
+      await deps.failed?.({ ...(errorMessage ? { errorMessage } : {}), aborted, fromExtension });
       if (reason === "manual") throw err;
       return null;
     } finally {

@@ -27,7 +27,7 @@ import type {
   RunPrompt,
 } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
-import type { CustomMessageInput, ExtensionEvent, ExtensionToolDefinition } from "./types.js";
+import type { CustomMessageInput, ExtensionEvent, ExtensionToolDefinition, ExtensionUi } from "./types.js";
 import { routeRequest, type RegisteredVirtualModel, type RouteInput } from "./virtual-models.js";
 
 /** The event reporting a failing extension. */
@@ -65,7 +65,52 @@ export class ExtensionRunner implements ExtensionHooks {
   }
 
   bind(host: ExtensionHost): void {
-    this.boundHost = host;
+    // Dialogs are told to handlers as pi 1.6's ui_prompt_start / ui_prompt_end.
+    this.boundHost = { ...host, ui: () => this.promptTracked(host.ui()) };
+  }
+
+  /** Nested dialogs open at once count as one waiting span, as pi's `withUIPrompt`. */
+  private uiPromptDepth = 0;
+  private uiPrompt: { kind: string; title?: string } | undefined;
+
+  /**
+   * The dialogs of `ui`, each wrapped in pi 1.6's `ui_prompt_start` / `ui_prompt_end`
+   * notifications (best effort: not awaited before the dialog shows or closes).
+   */
+  private promptTracked(ui: ExtensionUi): ExtensionUi {
+    if (!this.has("ui_prompt_start") && !this.has("ui_prompt_end")) return ui;
+    const around = <T>(kind: string, title: string | undefined, run: () => Promise<T>): Promise<T> => {
+      if (this.uiPromptDepth++ === 0) {
+        this.uiPrompt = { kind, ...(title ? { title } : {}) };
+        const start = { type: "ui_prompt_start" as const, reason: "ui_prompt", ...this.uiPrompt };
+        // Straight to the handlers, not behind the queue: the handler that opened the dialog holds it.
+        queueMicrotask(() => void this.dispatch(start));
+      }
+      const finish = () => {
+        if (--this.uiPromptDepth > 0) return;
+        this.uiPromptDepth = 0;
+        const end = { type: "ui_prompt_end" as const, reason: "ui_prompt", ...(this.uiPrompt ?? { kind }) };
+        this.uiPrompt = undefined;
+        queueMicrotask(() => void this.dispatch(end));
+      };
+      try {
+        return run().finally(finish);
+      } catch (err) {
+        finish();
+        throw err;
+      }
+    };
+    return {
+      notify: (message, type) => ui.notify(message, type),
+      setStatus: (key, text) => ui.setStatus(key, text),
+      ...(ui.setWidget ? { setWidget: (key, lines, placement) => ui.setWidget?.(key, lines, placement) } : {}),
+      ...(ui.setTitle ? { setTitle: (title) => ui.setTitle?.(title) } : {}),
+      ...(ui.setEditorText ? { setEditorText: (text) => ui.setEditorText?.(text) } : {}),
+      select: (title, options, opts) => around("select", title, () => ui.select(title, options, opts)),
+      confirm: (title, message, opts) => around("confirm", title, () => ui.confirm(title, message, opts)),
+      input: (title, placeholder, opts) => around("input", title, () => ui.input(title, placeholder, opts)),
+      editor: (title, prefill, opts) => around("editor", title, () => ui.editor(title, prefill, opts)),
+    };
   }
 
   /** A tool was registered: once bound, the session refreshes its tools and prompt. */

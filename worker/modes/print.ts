@@ -33,7 +33,12 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
     });
   }
   let last: AssistantMessage | null = null;
+  let settled: () => void = () => undefined;
+  const settling = new Promise<void>((resolve) => {
+    settled = resolve;
+  });
   const unsubscribe = session.subscribe((event) => {
+    if (event.type === "agent_settled") settled();
     void writer?.write(toWireEvent(event));
     if (event.type === "message_end" && event.message.role === "assistant") last = event.message;
     if (!writer && event.type === "auto_retry_start") {
@@ -46,6 +51,8 @@ export async function runPrintMode(session: AgentSession, opts: PrintOptions): P
   try {
     run = (await session.prompt(opts.prompt, opts.images)).done;
     await run;
+    // pi 1.6: agent_before_settle handlers may still write entries and run once more.
+    if (session.settling) await settling;
   } catch (err) {
     unsubscribe();
     opts.stderr.write(`pi: ${(err as Error).message}\n`);
