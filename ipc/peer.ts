@@ -7,8 +7,9 @@
  * share one `ss` run and one scan of `/proc`.
  */
 import { execFile } from "node:child_process";
-import { readdirSync, readlinkSync } from "node:fs";
+import { readlinkSync } from "node:fs";
 import type { Socket } from "node:net";
+import { socketHolders } from "../shared/socket-owner.js";
 
 /** What is known of a connection's other end. */
 export type PeerLookup =
@@ -66,34 +67,6 @@ function socketInode(socket: Socket): string | undefined {
   }
 }
 
-/** Pids holding each of `inodes` (as `socket:[N]` in `/proc/PID/fd`). */
-function holders(inodes: ReadonlySet<string>): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${entry}/fd`);
-    } catch {
-      continue; // gone, or another user's
-    }
-    for (const fd of fds) {
-      let link: string;
-      try {
-        link = readlinkSync(`/proc/${entry}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
-      if (inode === undefined || !inodes.has(inode)) continue;
-      const pids = out.get(inode) ?? [];
-      if (!pids.includes(Number(entry))) pids.push(Number(entry));
-      out.set(inode, pids);
-    }
-  }
-  return out;
-}
-
 function runSs(): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
   return new Promise((resolve) => {
     execFile("ss", ["-xnH"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 10_000 }, (err, stdout) => {
@@ -142,7 +115,7 @@ export class PeerFinder {
           continue;
         }
         const peers = peerInodes(ss.text, new Set(batch.map((w) => w.inode)));
-        const held = holders(new Set(peers.values()));
+        const held = socketHolders(new Set(peers.values()));
         for (const w of batch) {
           const peer = peers.get(w.inode);
           const pids = peer === undefined ? undefined : held.get(peer);

@@ -28,23 +28,36 @@ export function socketListenerPid(path: string): number | undefined {
   } catch {
     return undefined;
   }
-  const wanted = new Set(listeningInodes(table, path).map((inode) => `socket:[${inode}]`));
+  const wanted = new Set(listeningInodes(table, path));
   if (wanted.size === 0) return undefined;
+  for (const pids of socketHolders(wanted).values()) if (pids[0] !== undefined) return pids[0];
+  return undefined;
+}
+
+/** Pids holding each of the socket `inodes` (seen as `socket:[N]` in `/proc/PID/fd`; other users' are not readable). */
+export function socketHolders(inodes: ReadonlySet<string>): Map<string, number[]> {
+  const out = new Map<string, number[]>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${entry}/fd`);
     } catch {
-      continue;
+      continue; // gone, or another user's
     }
     for (const fd of fds) {
+      let link: string;
       try {
-        if (wanted.has(readlinkSync(`/proc/${entry}/fd/${fd}`))) return Number(entry);
+        link = readlinkSync(`/proc/${entry}/fd/${fd}`);
       } catch {
-        // closed meanwhile
+        continue; // closed meanwhile
       }
+      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+      if (inode === undefined || !inodes.has(inode)) continue;
+      const pids = out.get(inode) ?? [];
+      if (!pids.includes(Number(entry))) pids.push(Number(entry));
+      out.set(inode, pids);
     }
   }
-  return undefined;
+  return out;
 }

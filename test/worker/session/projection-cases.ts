@@ -5,7 +5,7 @@
  */
 import type { AgentMessage } from "../../../shared/schema/messages.js";
 import type { SessionEntry } from "../../../worker/session/entries.js";
-import { assistant, user } from "./helpers.js";
+import { assistant, toolResult, user } from "./helpers.js";
 
 /** One table row: the entries of a session file, the leaf, and the projected messages in brief. */
 export interface ProjectionCase {
@@ -38,14 +38,6 @@ const msg = (id: string, message: AgentMessage, parentId?: string | null) => ({
   ...(parentId !== undefined ? { parentId } : {}),
 });
 const failed = (text: string): AgentMessage => ({ ...assistant(text), stopReason: "error", errorMessage: "503" });
-const toolResult = (id: string, text: string): AgentMessage => ({
-  role: "toolResult",
-  toolCallId: id,
-  toolName: "bash",
-  content: [{ type: "text", text }],
-  isError: false,
-  timestamp: 3,
-});
 const system = (
   sections: Record<string, string | null>,
   tools?: { added?: string[]; removed?: string[] },
