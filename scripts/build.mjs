@@ -23,6 +23,19 @@ const version = { __PI_ORCH_VERSION__: JSON.stringify(JSON.parse(readFileSync("p
 // Build beside dist/ and swap it in, so a test run using dist/ never sees it half written.
 const staging = `dist.staging-${process.pid}`;
 rmSync(staging, { recursive: true, force: true });
+// Packages left out of the bundles (loaded from node_modules at run time); the ESM bundle also leaves out bullmq.
+const external = [
+  "@anthropic-ai/sdk",
+  "@modelcontextprotocol/sdk",
+  "@modelcontextprotocol/sdk/*",
+  "openai",
+  "jiti",
+  "ink",
+  "react",
+  "react/*",
+  "ink-*",
+  "yoga-*",
+];
 await build({
   entryPoints: entries,
   outdir: staging,
@@ -38,19 +51,7 @@ await build({
   minifySyntax: true,
   chunkNames: "chunks/[name]-[hash]",
   define: version,
-  external: [
-    "@anthropic-ai/sdk",
-    "@modelcontextprotocol/sdk",
-    "@modelcontextprotocol/sdk/*",
-    "openai",
-    "jiti",
-    "ink",
-    "react",
-    "react/*",
-    "ink-*",
-    "yoga-*",
-    "bullmq",
-  ],
+  external: [...external, "bullmq"],
   banner: {
     js: "import { createRequire as __piCreateRequire } from 'node:module'; const require = __piCreateRequire(import.meta.url);",
   },
@@ -61,18 +62,6 @@ for (const entry of entries) chmodSync(`${staging}/${entry.replace(/\.ts$/, ".js
 // The worker again as one CommonJS file, started by dist/cli/pi.cjs with a V8 code cache:
 // the `pi` bin and the supervisor's default worker. It answers its first get_state in
 // about half the time of the ESM bundle above, which stays for `import`ers.
-const external = [
-  "@anthropic-ai/sdk",
-  "@modelcontextprotocol/sdk",
-  "@modelcontextprotocol/sdk/*",
-  "openai",
-  "jiti",
-  "ink",
-  "react",
-  "react/*",
-  "ink-*",
-  "yoga-*",
-];
 await build({
   entryPoints: ["cli/pi.ts"],
   plugins: [lazyBuiltins(["child_process", "crypto", "fs/promises", "os"]), withoutInteractive()],
