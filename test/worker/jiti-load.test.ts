@@ -1,34 +1,13 @@
 /**
- * The pieces of loading jiti that need no process: the cache file's key line, and the
- * lazy built-ins handed to jiti (each must behave as the real module, or load it).
+ * The piece of loading jiti that needs no process: the lazy built-ins handed to jiti (each
+ * must behave as the real module, or load it). Its cache file is shared/code-cache.ts's.
  */
 import { AssertionError } from "node:assert";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { getHeapStatistics } from "node:v8";
 import { describe, expect, it } from "vitest";
-import { jitiCacheKey, splitJitiCache, withLazyBuiltins } from "../../worker/extensions/jiti-load.js";
-
-describe("the jiti cache's key line", () => {
-  const key = jitiCacheKey(Buffer.from("module.exports = 1;\n"));
-  it.each([
-    [
-      "a key line and V8's data",
-      Buffer.concat([Buffer.from(key), Buffer.from([1, 2, 10, 3])]),
-      { key, data: [1, 2, 10, 3] },
-    ],
-    ["no line break at all", Buffer.from([1, 2, 3]), undefined],
-    ["a first line far longer than any key", Buffer.concat([Buffer.alloc(300, 65), Buffer.from("\n")]), undefined],
-  ])("splits %s", (_, file, expected) => {
-    const got = splitJitiCache(file);
-    expect(got && { key: got.key, data: [...got.data] }).toEqual(expected);
-  });
-
-  it("changes with any byte of the source, not only its length", () => {
-    expect(jitiCacheKey(Buffer.from("module.exports = 2;\n"))).not.toBe(key);
-    expect(key).toMatch(/^jiti-sha256:[0-9a-f]{64}\n$/);
-  });
-});
+import { withLazyBuiltins } from "../../worker/extensions/jiti-load.js";
 
 describe("the built-ins jiti gets lazily", () => {
   const lazy = withLazyBuiltins(createRequire(import.meta.url));

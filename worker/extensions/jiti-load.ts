@@ -3,8 +3,10 @@
  * it when there is one: compiling jiti's 190 KB dist/jiti.cjs was the largest single
  * cost a start with extensions paid before the first extension ran. The cache lies next
  * to the worker bundle (dist/cli/jiti.cjs.cache) and begins with a hash of the jiti file
- * it was made from, because V8 itself compares only the source's length. Missing, made
- * from another jiti, or rejected by V8: jiti compiles as usual, slower, never wrong.
+ * it was made from, because V8 itself compares only the source's length, and the node it
+ * was made for (shared/code-cache.ts). Missing, made from another jiti or for another node,
+ * or rejected by V8: jiti compiles as usual, slower, never wrong, and that start writes
+ * one for its node in the user's cache folder, which the next start uses.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
@@ -12,22 +14,23 @@ import Module, { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
+import {
+  keyedCacheBytes,
+  nodeCacheKey,
+  readKeyedCache,
+  userCacheDir,
+  userCacheFile,
+  writeKeyedCache,
+} from "../../shared/code-cache.js";
 
 type CreateJiti = typeof import("jiti").createJiti;
 
 /** What became of the cache on this load: what `PI_ORCH_CODE_CACHE=report` prints. */
 export type JitiCacheStatus = "accepted" | "rejected" | "missing" | "stale";
 
-/** The cache file's first line: a hash of the exact jiti source it was made from. */
-export function jitiCacheKey(source: Buffer): string {
-  return `jiti-sha256:${createHash("sha256").update(source).digest("hex")}\n`;
-}
-
-/** Split a cache file into its key line and V8's data; undefined when it has no key line. */
-export function splitJitiCache(file: Buffer): { key: string; data: Buffer } | undefined {
-  const nl = file.indexOf(10);
-  if (nl < 0 || nl > 200) return undefined;
-  return { key: file.subarray(0, nl + 1).toString("latin1"), data: file.subarray(nl + 1) };
+/** The start of the cache file's key line: a hash of the exact jiti source it was made from (V8 compares only its length). */
+function jitiCacheKey(source: Buffer): string {
+  return `jiti-sha256:${createHash("sha256").update(source).digest("hex")}`;
 }
 
 /**
@@ -123,14 +126,15 @@ export function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
 
 function compileCached(file: string, cacheFile: string, write: boolean): JitiCacheStatus {
   const raw = readFileSync(file);
-  const key = jitiCacheKey(raw);
-  let cached: { key: string; data: Buffer } | undefined;
-  try {
-    cached = splitJitiCache(readFileSync(cacheFile));
-  } catch {
-    cached = undefined;
+  const key = `${jitiCacheKey(raw)} ${nodeCacheKey()}`;
+  const built = readKeyedCache(cacheFile);
+  let cachedData = typeof built !== "string" && built.key === key ? built.data : undefined;
+  // Not the build's node (or jiti): this node's own, written by an earlier start.
+  const userFile = cachedData === undefined ? userCacheFile(userCacheDir(), "jiti", `${file} ${key}`) : undefined;
+  if (userFile !== undefined) {
+    const mine = readKeyedCache(userFile);
+    if (typeof mine !== "string" && mine.key === key) cachedData = mine.data;
   }
-  const cachedData = cached?.key === key ? cached.data : undefined;
   // Node's own CommonJS wrapper, so the file runs exactly as require() would run it.
   const script = new Script(
     `(function (exports, require, module, __filename, __dirname) { ${raw.toString("utf8")}\n})`,
@@ -143,13 +147,32 @@ function compileCached(file: string, cacheFile: string, write: boolean): JitiCac
   fn.call(mod.exports, mod.exports, withLazyBuiltins(createRequire(file)), mod, file, dirname(file));
   mod.loaded = true;
   createRequire(file).cache[file] = mod;
+  const status: JitiCacheStatus =
+    cachedData === undefined
+      ? built === "missing"
+        ? "missing"
+        : "stale"
+      : script.cachedDataRejected
+        ? "rejected"
+        : "accepted";
   if (write) {
     // The build's run (PI_ORCH_CODE_CACHE=write-jiti): what compiled by exit (jiti's load, its extensions' imports) goes in.
-    process.on("exit", () =>
-      writeFileSync(cacheFile, Buffer.concat([Buffer.from(key, "latin1"), script.createCachedData()])),
-    );
+    process.on("exit", () => writeFileSync(cacheFile, keyedCacheBytes(key, script.createCachedData())));
+  } else if (status !== "accepted" && userFile !== undefined) {
+    // Once the extensions have loaded (a second on), this node's cache for the next start.
+    let done = false;
+    const save = (): void => {
+      if (done) return;
+      done = true;
+      const err = writeKeyedCache(userFile, key, () => script.createCachedData());
+      if (err)
+        process.stderr.write(`pi: could not write jiti's code cache for node ${process.version}: ${err.message}\n`);
+    };
+    setTimeout(save, 1_000).unref();
+    process.once("exit", save);
   }
-  if (cached === undefined) return "missing";
-  if (cachedData === undefined) return "stale";
-  return script.cachedDataRejected ? "rejected" : "accepted";
+  if (status !== "accepted" && userFile !== undefined && process.env.PI_ORCH_CODE_CACHE === "report") {
+    process.stderr.write(`pi: jiti code cache for this node goes to ${userFile}\n`);
+  }
+  return status;
 }
