@@ -14,19 +14,17 @@
  */
 import {
   closeSync,
-  constants,
   existsSync,
   fstatSync,
-  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
   renameSync,
   rmSync,
-  writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { LineFile } from "../shared/line-file.js";
 
 /** One event as stored and streamed: its sequence number, when it arrived, and the event. */
 export interface LoggedEvent {
@@ -59,8 +57,6 @@ export const DEFAULT_RING_BYTES = 1024 * 1024;
 export const DEFAULT_REPLAY_BYTES = 16 * 1024 * 1024;
 /** Default most bytes of log lines kept in memory while the disk refuses writes; older ones are dropped (and counted). */
 export const DEFAULT_BACKLOG_BYTES = 4 * 1024 * 1024;
-/** How often a refused write is tried again. */
-export const WRITE_RETRY_MS = 1_000;
 
 /**
  * One held event: its JSON as the worker wrote it (or as serialised once), parsed again
@@ -291,168 +287,42 @@ export interface LogFileOptions {
 }
 
 /**
- * Append-only text file that rotates when it passes `maxBytes`. Every write is one
- * synchronous system call that the OS has before `write` returns. A refused write
- * never leaves a torn record: the file is cut back to its last whole line; the refused
- * lines wait in a backlog (bounded in bytes) and are written, in order, on the next
- * write or retry that the disk takes.
+ * Append-only log that rotates when it passes `maxBytes` (`.1`, `.2`, ... up to `keep`),
+ * on the durable line file: whole lines only, a bounded backlog of refused writes.
  */
 export class LogFile {
-  private fd: number | null = null;
-  private size = 0;
-  private backlog: string[] = [];
-  private backlogSize = 0;
-  private droppedLines = 0;
-  private problem: string | null = null;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private readonly backlogBytes: number;
+  private readonly file: LineFile;
 
   constructor(
     readonly path: string,
-    private readonly opts: LogFileOptions,
+    opts: LogFileOptions,
   ) {
-    this.backlogBytes = opts.backlogBytes ?? DEFAULT_BACKLOG_BYTES;
-  }
-
-  /** Why the disk refuses writes now, or null when it takes them. */
-  get refused(): string | null {
-    return this.problem;
-  }
-
-  /** Lines waiting for the disk, and lines dropped from that backlog since the disk refused. */
-  get pending(): { lines: number; bytes: number; dropped: number } {
-    return { lines: this.backlog.length, bytes: this.backlogSize, dropped: this.droppedLines };
+    const listener = opts.onProblem;
+    this.file = new LineFile(path, {
+      backlogBytes: opts.backlogBytes ?? DEFAULT_BACKLOG_BYTES,
+      rotation: { maxBytes: opts.maxBytes, rotate: () => this.rotate(opts.keep) },
+      onRefused: listener && ((error) => listener(problemOf(path, error), 0)),
+      onResumed: listener && ((resumed) => listener(null, resumed.droppedLines)),
+      onLeft: opts.onBacklogLeft && ((_, written) => opts.onBacklogLeft!(written)),
+    });
   }
 
   /** Write `text` (whole lines) now; true when the OS has it, false when it waits in the backlog. */
   write(text: string): boolean {
-    if (this.backlog.length > 0 && !this.flushBacklog()) {
-      this.keep(text);
-      return false;
-    }
-    if (this.tryWrite(text)) return true;
-    this.keep(text);
-    return false;
+    return this.file.write(text);
   }
 
   /** Try to write the backlog now; true when it is empty. */
   flushBacklog(): boolean {
-    while (this.backlog.length > 0) {
-      if (!this.tryWrite(this.backlog[0])) return false;
-      this.backlogSize -= this.backlog[0].length;
-      this.backlog.shift();
-      this.opts.onBacklogLeft?.(true);
-    }
-    return true;
+    return this.file.flush();
   }
 
+  /** Try the backlog a last time and close the file. */
   close(): void {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    this.flushBacklog();
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
+    this.file.close();
   }
 
-  private keep(text: string): void {
-    this.backlog.push(text);
-    this.backlogSize += text.length;
-    while (this.backlogSize > this.backlogBytes && this.backlog.length > 1) {
-      const dropped = this.backlog.shift()!;
-      this.backlogSize -= dropped.length;
-      this.droppedLines += countLines(dropped);
-      this.opts.onBacklogLeft?.(false);
-    }
-    this.scheduleRetry();
-  }
-
-  private scheduleRetry(): void {
-    if (this.retryTimer !== undefined) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      if (!this.flushBacklog()) this.scheduleRetry();
-    }, WRITE_RETRY_MS);
-    this.retryTimer.unref();
-  }
-
-  private tryWrite(text: string): boolean {
-    let fd: number;
-    const bytes = Buffer.byteLength(text);
-    try {
-      if (this.fd !== null && this.size > 0 && this.size + bytes > this.opts.maxBytes) this.rotate();
-      fd = this.open();
-    } catch (error) {
-      this.refuse(error);
-      return false;
-    }
-    let offset = 0;
-    try {
-      // The string goes straight to the kernel; only a short write (rare) copies the rest into a buffer.
-      offset = writeSync(fd, text);
-      if (offset < bytes) {
-        const buf = Buffer.from(text, "utf8");
-        while (offset < buf.length) offset += writeSync(fd, buf, offset, buf.length - offset);
-      }
-    } catch (error) {
-      if (offset > 0) {
-        try {
-          ftruncateSync(fd, this.size);
-        } catch {
-          // Cannot cut it now: reopen (which cuts a torn last line) before the next write.
-          closeSync(fd);
-          this.fd = null;
-        }
-      }
-      this.refuse(error);
-      return false;
-    }
-    this.size += bytes;
-    if (this.problem !== null) {
-      this.problem = null;
-      const dropped = this.droppedLines;
-      this.droppedLines = 0;
-      this.tell(null, dropped);
-    }
-    return true;
-  }
-
-  private refuse(error: unknown): void {
-    const code = (error as NodeJS.ErrnoException).code ?? "EIO";
-    const problem =
-      code === "ENOSPC" || code === "EDQUOT" ? `disk full: ${this.path}` : `cannot write ${this.path}: ${code}`;
-    if (this.problem === problem) return;
-    this.problem = problem;
-    this.tell(problem, 0);
-  }
-
-  private tell(problem: string | null, dropped: number): void {
-    const listener = this.opts.onProblem;
-    if (listener) queueMicrotask(() => listener(problem, dropped));
-  }
-
-  private open(): number {
-    if (this.fd === null) {
-      // O_NOFOLLOW: a symlink planted at the log's place must not redirect our writes.
-      const fd = openSync(
-        this.path,
-        constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
-        0o600,
-      );
-      this.size = fstatSync(fd).size;
-      const cut = wholeLinesLength(fd, this.size);
-      if (cut < this.size) {
-        ftruncateSync(fd, cut);
-        this.size = cut;
-      }
-      this.fd = fd;
-    }
-    return this.fd;
-  }
-
-  private rotate(): void {
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
-    const keep = this.opts.keep;
+  private rotate(keep: number): void {
     rmSync(`${this.path}.${keep}`, { force: true });
     for (let i = keep - 1; i >= 1; i--) {
       if (existsSync(`${this.path}.${i}`)) renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`);
@@ -462,26 +332,10 @@ export class LogFile {
   }
 }
 
-/** Newlines in `text`: the lines a dropped write held (a batched write holds several). */
-function countLines(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
-  return n;
-}
-
-/** Length of the file up to and including its last newline: a torn last record (no newline) is not counted. */
-function wholeLinesLength(fd: number, size: number): number {
-  if (size === 0) return 0;
-  const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
-  let end = size;
-  while (end > 0) {
-    const length = Math.min(chunk.length, end);
-    readSync(fd, chunk, 0, length, end - length);
-    const nl = chunk.subarray(0, length).lastIndexOf(0x0a);
-    if (nl !== -1) return end - length + nl + 1;
-    end -= length;
-  }
-  return 0;
+/** What the owner is told when the disk refuses a log: `disk full: PATH` or the error's code. */
+function problemOf(path: string, error: NodeJS.ErrnoException): string {
+  const code = error.code ?? "EIO";
+  return code === "ENOSPC" || code === "EDQUOT" ? `disk full: ${path}` : `cannot write ${path}: ${code}`;
 }
 
 /** Options of an agent's event log. */
@@ -610,11 +464,6 @@ export class AgentEventLog {
     const written = this.written;
     this.written = [];
     return written;
-  }
-
-  /** Why the disk refuses this agent's events now, or null. */
-  get writeProblem(): string | null {
-    return this.events.refused;
   }
 
   /** Events and bytes held in memory (the ring). */

@@ -6,21 +6,9 @@
  * at once, so no later write continues a torn record. Session files are 0600 and the
  * folders made for them 0700, whatever the umask: they hold everything the tools saw.
  */
-import {
-  closeSync,
-  fchmodSync,
-  fstatSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  statfsSync,
-  truncateSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { mkdirSync, readFileSync, statfsSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { LineFile } from "../../shared/line-file.js";
 import { checker } from "../../shared/validate.js";
 import { isoTimestamp } from "../../shared/iso-time.js";
 import { randomUuid } from "../../shared/uuid.js";
@@ -68,9 +56,6 @@ export interface KeptAppend<E> {
   /** Undefined when the entry is on disk. */
   error?: SessionWriteError;
 }
-
-/** How often entries the disk refused are tried again. */
-export const WRITE_RETRY_MS = 1_000;
 
 /** Folders made for session files: private to the user. */
 const DIR_MODE = 0o700;
@@ -149,14 +134,9 @@ export class SessionStore {
   private readonly byId = new Map<string, SessionEntry>();
   private readonly all: SessionEntry[] = [];
   private leaf: string | null = null;
-  private fd: number | undefined;
-  /** Bytes of the file that are whole lines: where a refused write is cut back to. */
-  private size: number;
-  /** Lines of entries the disk refused, oldest first; written before anything newer. */
-  private backlog: string[] = [];
-  /** A refused write left part of a line that could not be cut yet: cut it before writing more. */
-  private torn = false;
-  private retryTimer: NodeJS.Timeout | undefined;
+  /** The file's lines; entries the disk refused wait in its backlog (unbounded: none is dropped). */
+  private readonly file: LineFile;
+  private closed = false;
   /** Entries were kept in memory since the last write the disk took: say so once, and once when it takes them. */
   private refused = false;
   private readonly warn: (message: string) => void;
@@ -171,14 +151,17 @@ export class SessionStore {
   ) {
     this.warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
     for (const entry of entries) this.index(entry);
-    this.fd = openSync(path, "a", FILE_MODE);
-    this.size = fstatSync(this.fd).size;
-    try {
-      // A file resumed from elsewhere (pi, an older version, a loose umask) becomes private too.
-      fchmodSync(this.fd, FILE_MODE);
-    } catch {
-      // not ours to change: it stays as its owner made it
-    }
+    // `open` has cut a torn last line already (with a warning); a whole one without its newline stays.
+    this.file = new LineFile(path, {
+      cutTornLine: false,
+      followLinks: true,
+      onResumed: ({ written }) => {
+        if (!this.refused) return;
+        this.refused = false;
+        this.warn(`session file ${this.path}: written again (${written} entries kept in memory are on disk now)`);
+      },
+    });
+    this.file.open();
   }
 
   /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
@@ -195,10 +178,10 @@ export class SessionStore {
       const refused = (error as { refusedFile?: { header: SessionHeader; text: string } }).refusedFile;
       if (!(error instanceof SessionWriteError) || !refused) throw error;
       const store = new SessionStore(error.path, refused.header, [], openOptions);
-      store.backlog.push(refused.text);
-      store.refused = true;
-      store.warn(`${error.message}; the new session is kept in memory and written when the disk takes it again`);
-      store.scheduleRetry();
+      if (!store.file.write(refused.text)) {
+        store.refused = true;
+        store.warn(`${error.message}; the new session is kept in memory and written when the disk takes it again`);
+      }
       return store;
     }
     return new SessionStore(made.path, made.header, [], openOptions);
@@ -273,7 +256,6 @@ export class SessionStore {
   append<E extends NewEntry>(entry: E): E & { id: string; parentId: string | null; timestamp: string } {
     const { full, line } = this.prepare(entry);
     // Entries the disk refused earlier go first, or the file's order would differ from the tree's.
-    this.flushBacklog();
     this.write(line);
     this.index(full as unknown as KnownEntry);
     return full;
@@ -291,18 +273,12 @@ export class SessionStore {
   ): KeptAppend<E & { id: string; parentId: string | null; timestamp: string }> {
     const { full, line } = this.prepare(entry);
     this.index(full as unknown as KnownEntry);
-    this.backlog.push(line);
-    try {
-      this.flushBacklog();
-      return { entry: full };
-    } catch (error) {
-      if (!(error instanceof SessionWriteError)) throw error;
-      if (!this.refused)
-        this.warn(`${error.message}; entries are kept in memory and written when the disk takes them again`);
-      this.refused = true;
-      this.scheduleRetry();
-      return { entry: full, error };
-    }
+    if (this.file.write(line)) return { entry: full };
+    const error = this.writeError();
+    if (!this.refused)
+      this.warn(`${error.message}; entries are kept in memory and written when the disk takes them again`);
+    this.refused = true;
+    return { entry: full, error };
   }
 
   /**
@@ -324,43 +300,19 @@ export class SessionStore {
 
   /** Entries the disk refused that are not on disk yet. */
   get unwrittenEntries(): number {
-    return this.backlog.length;
+    return this.file.pending.lines;
   }
 
   /** Write what the disk refused earlier; throws `SessionWriteError` if it still refuses. */
   flushBacklog(): void {
-    let wrote = 0;
-    while (this.backlog.length > 0) {
-      this.write(this.backlog[0]);
-      this.backlog.shift();
-      wrote++;
-    }
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    if (wrote > 0 && this.refused) {
-      this.refused = false;
-      this.warn(`session file ${this.path}: written again (${wrote} entries kept in memory are on disk now)`);
-    }
-  }
-
-  private scheduleRetry(): void {
-    if (this.retryTimer !== undefined) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      try {
-        this.flushBacklog();
-      } catch {
-        if (this.fd !== undefined) this.scheduleRetry();
-      }
-    }, WRITE_RETRY_MS);
-    this.retryTimer.unref();
+    if (!this.file.flush()) throw this.writeError();
   }
 
   /** Stamp and check an entry: a line we could not load again must never be written. */
   private prepare<E extends NewEntry>(
     entry: E,
   ): { full: E & { id: string; parentId: string | null; timestamp: string }; line: string } {
-    if (this.fd === undefined) throw new SessionFileError(this.path, "is closed; reopen it to append");
+    if (this.closed) throw new SessionFileError(this.path, "is closed; reopen it to append");
     const full = { ...entry, id: this.newEntryId(), parentId: this.leaf, timestamp: isoTimestamp(new Date()) };
     const known = full as unknown as KnownEntry;
     if (!isKnownEntry(known)) throw new SessionFileError(this.path, `cannot append an entry of type "${entry.type}"`);
@@ -439,16 +391,10 @@ export class SessionStore {
 
   /** Close the file (after a last try to write what the disk refused); later appends throw. Safe to call twice. */
   close(): void {
-    if (this.fd === undefined) return;
-    try {
-      this.flushBacklog();
-    } catch (error) {
-      this.warn(`${(error as Error).message}; ${this.backlog.length} entries that were never written are lost`);
-    }
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    closeSync(this.fd);
-    this.fd = undefined;
+    if (this.closed) return;
+    this.closed = true;
+    const lost = this.file.close();
+    if (lost > 0) this.warn(`${this.writeError().message}; ${lost} entries that were never written are lost`);
   }
 
   private index(entry: SessionEntry): void {
@@ -465,39 +411,19 @@ export class SessionStore {
     }
   }
 
-  /**
-   * Write one whole line or nothing: when the disk refuses part of it, the file is cut
-   * back to its last whole line, so a later write never continues a torn record.
-   */
+  /** Write one whole line or nothing, after what the disk refused earlier; throws `SessionWriteError`. */
   private write(text: string): void {
-    if (this.fd === undefined) throw new SessionFileError(this.path, "is closed; reopen it to append");
-    const fd = this.fd;
-    const fail = (error: unknown) =>
-      new SessionWriteError(this.path, (error as NodeJS.ErrnoException).code ?? "EIO", (error as Error).message);
-    if (this.torn) {
-      try {
-        ftruncateSync(fd, this.size);
-        this.torn = false;
-      } catch (error) {
-        throw fail(error);
-      }
-    }
-    const bytes = Buffer.from(text, "utf8");
-    let offset = 0;
+    if (this.closed) throw new SessionFileError(this.path, "is closed; reopen it to append");
     try {
-      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    } catch (error) {
-      if (offset > 0) {
-        this.torn = true;
-        try {
-          ftruncateSync(fd, this.size);
-          this.torn = false;
-        } catch {
-          // Cut again before the next write; until then nothing is written after the torn part.
-        }
-      }
-      throw fail(error);
+      this.file.writeOrThrow(text);
+    } catch {
+      throw this.writeError();
     }
-    this.size += bytes.length;
+  }
+
+  /** Why the disk refused the last write, as the error a caller reports. */
+  private writeError(): SessionWriteError {
+    const error = this.file.refused;
+    return new SessionWriteError(this.path, error?.code ?? "EIO", error?.message ?? "the disk refused the write");
   }
 }
