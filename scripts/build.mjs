@@ -219,7 +219,8 @@ async function writeCodeCache(launcher, { mode, args, cache, what }) {
   const home = mkdtempSync(join(tmpdir(), "pi-build-cache-"));
   try {
     const answered = await new Promise((resolve) => {
-      const env = { ...process.env, PI_ORCH_HOME: home };
+      // PI_ORCH_CACHE_DIR: a start without the cache being made writes one for itself; not into the user's ~/.cache.
+      const env = { ...process.env, PI_ORCH_HOME: home, PI_ORCH_CACHE_DIR: join(home, "cache") };
       if (mode === undefined) delete env.PI_ORCH_CODE_CACHE;
       else env.PI_ORCH_CODE_CACHE = mode;
       const child = spawn(

@@ -2,12 +2,12 @@
  * V8 code caches that name the node they were made for. V8 accepts a cache only from the
  * same V8 version and flags, and says so only after compiling; a cache made for another
  * node (the build ran on Node 20, the user runs Node 22) would make every start compile
- * the whole bundle. So each cache file begins with one key line (node version, arch,
- * node's flags), read before compiling: a cache for another node is never offered to V8,
- * and a start without a usable cache writes one for its node, once, in the user's cache
- * folder (`PI_ORCH_CACHE_DIR`, else `$XDG_CACHE_HOME/pi-orch`, else `~/.cache/pi-orch`).
+ * the whole bundle. So each cache file begins with one key line (node version, arch, V8),
+ * read before compiling: a cache for another node is never offered to V8, and a start
+ * without a usable cache (none for its node, or one V8 rejected for its flags) writes one
+ * for its node and flags, once, in the user's cache folder (`PI_ORCH_CACHE_DIR`, else
+ * `$XDG_CACHE_HOME/pi-orch`, else `~/.cache/pi-orch`), which later starts look for first.
  */
-import { createHash } from "node:crypto";
 import {
   closeSync,
   mkdirSync,
@@ -22,53 +22,24 @@ import {
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-/**
- * Node's own options, which V8 never sees (a preload, a loader, the inspector, warnings):
- * they do not change whether V8 takes a cache, so they stay out of the key. With the
- * ones that take their value as the next word.
- */
-const NODE_ONLY =
-  /^(-r|--require|--import|--loader|--experimental-loader|--inspect[-a-z]*|--enable-source-maps|--no-warnings|--trace-warnings|--title|--env-file)(=|$)/;
-const TAKES_NEXT = new Set([
-  "-r",
-  "--require",
-  "--import",
-  "--loader",
-  "--experimental-loader",
-  "--title",
-  "--env-file",
-]);
-
-/** The flags among `words` that reach V8, in order. */
-function v8Flags(words: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i]!;
-    if (NODE_ONLY.test(w)) {
-      if (TAKES_NEXT.has(w)) i++;
-      continue;
-    }
-    out.push(w);
-  }
-  return out;
+/** The node this process runs: its version, its arch and its V8 (the build's cache names these). */
+export function nodeCacheKey(): string {
+  return `node=${process.version} arch=${process.arch} v8=${process.versions.v8}`;
 }
 
 /**
- * The node this process runs, as far as V8's acceptance of a cache goes: its version, its
- * arch, and the flags on its command line and in NODE_OPTIONS (V8 rejects a cache made
- * under other flags, e.g. `--max-semi-space-size`).
+ * The node and its flags, from the command line and NODE_OPTIONS: V8 rejects a cache made
+ * under other V8 flags (e.g. `--max-semi-space-size`), so a cache a start writes for itself
+ * names them all. Node's own options (a preload, `--cpu-prof`) are in it too: they only mean
+ * one more file where the build's cache was rejected, which they never cause.
  */
-export function nodeCacheKey(
+export function nodeFlagsCacheKey(
   env: NodeJS.ProcessEnv = process.env,
   execArgv: readonly string[] = process.execArgv,
 ): string {
   const options = (env.NODE_OPTIONS ?? "").split(/\s+/).filter((w) => w !== "");
-  const flags = [...v8Flags(execArgv), ...v8Flags(options)];
   // One line: the key is the file's first line.
-  return `node=${process.version} arch=${process.arch} v8=${process.versions.v8} flags=${JSON.stringify(flags)}`.replace(
-    /\n/g,
-    " ",
-  );
+  return `${nodeCacheKey()} flags=${JSON.stringify([...execArgv, ...options])}`.replace(/\n/g, " ");
 }
 
 /** The folder where caches made at run time go. */
@@ -78,9 +49,21 @@ export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.HOME || homedir(), ".cache", "pi-orch");
 }
 
-/** A file name in the user's cache folder for `what` (a bundle's path and identity, plus the node key). */
+/**
+ * A file name in the user's cache folder for `identity` (a bundle's path, size and time,
+ * and the node's flags key). Two 32-bit FNV-1a hashes, not node's crypto: every start
+ * looks for this file, and loading crypto would cost it ~1 ms. The key line inside the
+ * file is what is checked; the name only has to differ.
+ */
 export function userCacheFile(dir: string, prefix: string, identity: string): string {
-  return join(dir, `${prefix}-${createHash("sha256").update(identity).digest("hex").slice(0, 24)}.cache`);
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < identity.length; i++) {
+    const c = identity.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x811c9dc5) >>> 0;
+  }
+  return join(dir, `${prefix}-${a.toString(16).padStart(8, "0")}${b.toString(16).padStart(8, "0")}.cache`);
 }
 
 /** What was in a cache file: its key line and V8's data after it. */

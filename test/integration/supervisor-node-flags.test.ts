@@ -111,7 +111,7 @@ describe("a worker of a supervisor given a V8 flag", () => {
     expect(await codeCacheOfWorker(world, ["--max-semi-space-size=2"])).toBe("accepted");
   });
 
-  it("in NODE_OPTIONS: the worker inherits it, so the build's cache is not for it (why the README does not say so)", async () => {
+  it("in NODE_OPTIONS: the worker inherits it, V8 rejects the build's cache, and the next worker takes the one the first wrote", async () => {
     const cache = tempDir("pi-orch-flags-cache-");
     cleanups.push(async () => cache.cleanup());
     const world = new World({
@@ -119,7 +119,21 @@ describe("a worker of a supervisor given a V8 flag", () => {
       NODE_OPTIONS: "--max-semi-space-size=2",
       PI_ORCH_CACHE_DIR: cache.path,
     });
-    expect(await codeCacheOfWorker(world, [])).toBe("stale");
+    expect(await codeCacheOfWorker(world, [])).toBe("rejected");
+    const stderrLog = join(world.home.path, "logs", "w.stderr.log");
+    await world.until(
+      "the first worker's cache written",
+      () => (existsSync(stderrLog) ? readFileSync(stderrLog, "utf8") : ""),
+      (t) => t.includes("pi: code cache written to"),
+    );
+    await world.ok(["spawn", "--name", "w2", "--provider", "faux"]);
+    const log2 = join(world.home.path, "logs", "w2.stderr.log");
+    const said = await world.until(
+      "the second worker's code cache report",
+      () => (existsSync(log2) ? readFileSync(log2, "utf8") : ""),
+      (t) => /pi: code cache \w+/.test(t),
+    );
+    expect(said).toContain(`pi: code cache accepted (${cache.path}/pi-worker-`);
   });
 });
 

@@ -17,6 +17,7 @@ import { Script } from "node:vm";
 import {
   keyedCacheBytes,
   nodeCacheKey,
+  nodeFlagsCacheKey,
   readKeyedCache,
   userCacheDir,
   userCacheFile,
@@ -126,15 +127,15 @@ export function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
 
 function compileCached(file: string, cacheFile: string, write: boolean): JitiCacheStatus {
   const raw = readFileSync(file);
-  const key = `${jitiCacheKey(raw)} ${nodeCacheKey()}`;
+  const jitiKey = jitiCacheKey(raw);
+  // This node and flags' own cache, written by an earlier start where the build's was not for it; else the build's.
+  const own = `${jitiKey} ${nodeFlagsCacheKey()}`;
+  const userFile = userCacheFile(userCacheDir(), "jiti", `${file} ${own}`);
+  const mine = readKeyedCache(userFile);
   const built = readKeyedCache(cacheFile);
-  let cachedData = typeof built !== "string" && built.key === key ? built.data : undefined;
-  // Not the build's node (or jiti): this node's own, written by an earlier start.
-  const userFile = cachedData === undefined ? userCacheFile(userCacheDir(), "jiti", `${file} ${key}`) : undefined;
-  if (userFile !== undefined) {
-    const mine = readKeyedCache(userFile);
-    if (typeof mine !== "string" && mine.key === key) cachedData = mine.data;
-  }
+  let cachedData: Buffer | undefined;
+  if (typeof mine !== "string" && mine.key === own) cachedData = mine.data;
+  else if (typeof built !== "string" && built.key === `${jitiKey} ${nodeCacheKey()}`) cachedData = built.data;
   // Node's own CommonJS wrapper, so the file runs exactly as require() would run it.
   const script = new Script(
     `(function (exports, require, module, __filename, __dirname) { ${raw.toString("utf8")}\n})`,
@@ -157,21 +158,23 @@ function compileCached(file: string, cacheFile: string, write: boolean): JitiCac
         : "accepted";
   if (write) {
     // The build's run (PI_ORCH_CODE_CACHE=write-jiti): what compiled by exit (jiti's load, its extensions' imports) goes in.
-    process.on("exit", () => writeFileSync(cacheFile, keyedCacheBytes(key, script.createCachedData())));
-  } else if (status !== "accepted" && userFile !== undefined) {
+    process.on("exit", () =>
+      writeFileSync(cacheFile, keyedCacheBytes(`${jitiKey} ${nodeCacheKey()}`, script.createCachedData())),
+    );
+  } else if (status !== "accepted") {
     // Once the extensions have loaded (a second on), this node's cache for the next start.
     let done = false;
     const save = (): void => {
       if (done) return;
       done = true;
-      const err = writeKeyedCache(userFile, key, () => script.createCachedData());
+      const err = writeKeyedCache(userFile, own, () => script.createCachedData());
       if (err)
         process.stderr.write(`pi: could not write jiti's code cache for node ${process.version}: ${err.message}\n`);
     };
     setTimeout(save, 1_000).unref();
     process.once("exit", save);
   }
-  if (status !== "accepted" && userFile !== undefined && process.env.PI_ORCH_CODE_CACHE === "report") {
+  if (status !== "accepted" && process.env.PI_ORCH_CODE_CACHE === "report") {
     process.stderr.write(`pi: jiti code cache for this node goes to ${userFile}\n`);
   }
   return status;
