@@ -92,6 +92,7 @@ import { isoTimestamp } from "../../shared/iso-time.js";
 import { getCurrentSystemPrompt } from "../providers/transcript.js";
 import { restoredToolNames, systemUpdate } from "./system-record.js";
 import { checkDrafts, previewBoundary } from "./boundary.js";
+import { EventGate } from "./event-gate.js";
 
 /** Everything a worker is started with (from the command line). */
 export interface WorkerOptions {
@@ -249,17 +250,13 @@ export class AgentSession {
   /** Whether the request in flight was already retried after an overflow compaction. */
   private overflowRetried = false;
   private readonly listeners = new Set<(event: WorkerEvent) => void>();
-  /** The last agent event waiting for extension handlers (its own or an earlier one's); null when none waits. */
-  private held: Promise<void> | null = null;
-  /** Settles once the last run's agent_end went out (after its handlers, when an extension has one). */
-  private agentEndOut: Promise<void> = Promise.resolve();
-  /** The run whose loop emitted its agent_end (it takes no more messages), while that run has not settled. */
-  private endedRun: Promise<void> | undefined;
-  /**
-   * The first agent_end handler is running up to its first wait: pi's run is not over
-   * until then, so what it sends is queued as during the run.
-   */
-  private endWindow = false;
+  /** Agent events wait here for the extensions' handlers of them. */
+  private readonly gate: EventGate = new EventGate({
+    extensions: () => this.extensions,
+    send: (event) => this.release(event),
+    warn: (message) => this.warn(message),
+    running: () => this.agent.running,
+  });
   /**
    * Extension tools switched on or off by `setActiveTools`; the others are as `--tools` said,
    * else active unless registered inactive (`defaultActive: false`, deferred exposure).
@@ -273,7 +270,6 @@ export class AgentSession {
   private discovered: DiscoveredResources = NOTHING_DISCOVERED;
   /** The resources read from the flags, settings and folders; `resources` adds the extensions' paths. */
   private baseResources: Resources;
-  private turnIndex = 0;
   private shutdownRequested = false;
   /**
    * Extensions' `sendUserMessage` calls not yet delivered or refused (their `input` and
@@ -411,7 +407,7 @@ export class AgentSession {
           // for during the run (or by an agent_end handler) comes after agent_end went out.
           // The run does not wait for the handlers of its events (a dialog, a ctx.waitForIdle):
           // abort is answered and get_state says idle when the loop ended, as in pi.
-          void this.agentEndOut.then(() => {
+          void this.gate.agentEndSent.then(() => {
             if (this.shutdownRequested) this.onShutdownRequest?.();
           });
         },
@@ -430,50 +426,10 @@ export class AgentSession {
       // when space returns; a prompt was written when it was accepted.
       if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message))
         this.persist(event.message);
-      // As pi: an event the extensions handle goes out once their handlers are done (what
-      // they show, a dialog included, comes first), and later agent events wait behind it.
       // The run's end decides its retry at once (pi's _createRetryPromiseForAgentEnd), so
       // the session stays busy until the retry run starts, whatever the handlers do.
-      if (event.type === "agent_end") {
-        this.endedRun = this.agent.running;
-        if (this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
-      }
-      const seen = this.extensionEventOf(event);
-      if (!seen && !this.held) {
-        try {
-          this.release(event);
-        } catch (err) {
-          // As on the held path: an event that cannot be sent is reported, and the run goes on.
-          this.warn(`could not send the ${event.type} event: ${err instanceof Error ? err.message : String(err)}`);
-        }
-        if (event.type === "agent_end") this.agentEndOut = Promise.resolve();
-        return;
-      }
-      const out = event;
-      const ending = event.type === "agent_end";
-      const begun = () => {
-        if (ending) this.endWindow = false;
-      };
-      const next = (this.held ?? Promise.resolve())
-        .then(() => {
-          if (!seen) return undefined;
-          if (ending) this.endWindow = true;
-          return this.extensions.notify(seen, begun);
-        })
-        .catch(() => undefined)
-        .then(() => {
-          begun();
-          this.release(out);
-        })
-        // An event that cannot be sent (details holding a BigInt) is reported; the events behind it still go out.
-        .catch((err: unknown) =>
-          this.warn(`could not send the ${out.type} event: ${err instanceof Error ? err.message : String(err)}`),
-        );
-      this.held = next;
-      if (event.type === "agent_end") this.agentEndOut = next;
-      void next.then(() => {
-        if (this.held === next) this.held = null;
-      });
+      if (event.type === "agent_end" && this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
+      this.gate.pass(event);
     });
     if (store) this.attachStore(store, !this.pendingStartModel && (!restored || restored.messages.length === 0));
   }
@@ -755,38 +711,6 @@ export class AgentSession {
     }
   }
 
-  /**
-   * An agent event as the extensions see it (pi's turn events carry a turn index, counted
-   * here in event order), or undefined when no extension handles it. message_end went to
-   * them before it was emitted (they may replace the message); session-level events are not theirs.
-   */
-  private extensionEventOf(event: WorkerEvent): ExtensionEvent | undefined {
-    const ext = this.extensions;
-    switch (event.type) {
-      case "agent_start":
-        this.turnIndex = 0;
-        return ext.has("agent_start") ? { type: "agent_start" } : undefined;
-      case "turn_start":
-        return ext.has("turn_start")
-          ? { type: "turn_start", turnIndex: this.turnIndex, timestamp: Date.now() }
-          : undefined;
-      case "turn_end": {
-        const turnIndex = this.turnIndex++;
-        return ext.has("turn_end") ? { ...event, turnIndex } : undefined;
-      }
-      case "agent_end":
-        return ext.has("agent_end") ? { type: "agent_end", messages: event.messages } : undefined;
-      case "message_start":
-      case "message_update":
-      case "tool_execution_start":
-      case "tool_execution_update":
-      case "tool_execution_end":
-        return ext.has(event.type) ? (event as unknown as ExtensionEvent) : undefined;
-      default:
-        return undefined;
-    }
-  }
-
   /** An agent event leaves the worker; a good answer ends a retry series. */
   private release(event: WorkerEvent): void {
     this.emit(event);
@@ -1024,20 +948,11 @@ export class AgentSession {
         .then((continued) => {
           // A run it started settles on its own.
           if (continued) return this.settleWhenIdle();
-          this.emitSettled(this.abortAsked);
+          this.gate.settled(this.abortAsked);
         });
       return;
     }
-    this.emitSettled(aborted);
-  }
-
-  /** As pi 1.6: the extensions' agent_settled handlers run first (what they show comes before it). */
-  private emitSettled(aborted: boolean): void {
-    if (!this.extensions.has("agent_settled")) return this.emit({ type: "agent_settled", aborted });
-    void this.extensions
-      .notify({ type: "agent_settled", aborted })
-      .catch(() => undefined)
-      .then(() => this.emit({ type: "agent_settled", aborted }));
+    this.gate.settled(aborted);
   }
 
   /**
@@ -1120,7 +1035,7 @@ export class AgentSession {
   private followRetries(run: Promise<void>): Promise<void> {
     // A run is followed until its agent_end went out: the retry is decided there, and a
     // caller waiting for the run (print mode, a command's waitForIdle) sees it whole.
-    const out = (done: Promise<void>) => done.then(() => this.agentEndOut);
+    const out = (done: Promise<void>) => done.then(() => this.gate.agentEndSent);
     const agent = this.agent;
     const target: RetryTarget = {
       omit: (failed) => {
@@ -1906,9 +1821,9 @@ export class AgentSession {
     // no more messages. What the handler sends before its first wait is queued, as in pi.
     // Only the run whose loop ended is waited for: a run that started since (a before_agent_start
     // handler awaiting its own send) takes the message in its queue, as pi's would.
-    if (!this.endWindow)
-      while (triggerTurn && this.endedRun !== undefined && this.agent.running === this.endedRun) await this.endedRun;
-    if (this.isBusy || this.endWindow) {
+    const ended = this.gate.endedRunToAwait(triggerTurn);
+    if (ended) await ended;
+    if (this.isBusy || this.gate.inEndWindow) {
       if (deliverAs === "followUp") this.agent.followUp(message);
       else this.agent.steer(message);
       return;
@@ -2069,7 +1984,7 @@ export class AgentSession {
         this.shutdownRequested = true;
         // Outside a run (a command, or an agent_end handler once the agent is idle): after what is held went out.
         if (!this.agent.isStreaming)
-          void (this.held ?? Promise.resolve()).then(() => setImmediate(() => this.onShutdownRequest?.()));
+          void this.gate.drained().then(() => setImmediate(() => this.onShutdownRequest?.()));
       },
       compact: (customInstructions) => this.compact(customInstructions),
       waitForIdle: () => this.agent.waitForIdle(),
