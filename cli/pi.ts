@@ -10,6 +10,7 @@ import { type BuiltinExtension, loadExtensions } from "../worker/extensions/load
 import { MCP_EXTENSION_PATH, mcpConfigured, mcpExtension } from "../worker/mcp/extension.js";
 import { TOOL_SEARCH_EXTENSION_PATH, toolSearchExtension } from "../worker/tool-search/extension.js";
 import { resolveTrust } from "../worker/extensions/trust.js";
+import { askProjectTrust, userDefaultProjectTrust } from "./project-trust.js";
 import { runPrintMode } from "../worker/modes/print.js";
 import { DEFAULT_UI } from "../worker/modes/rpc-ui.js";
 import { runRpcMode } from "../worker/modes/rpc.js";
@@ -413,7 +414,25 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const home = opts.home ?? agentDir();
-  const trusted = resolveTrust(home, process.cwd(), { trust: opts.trust, approve: opts.approve }, warn);
+  const trusted = await resolveTrust(home, process.cwd(), { trust: opts.trust, approve: opts.approve }, warn, {
+    defaultProjectTrust: userDefaultProjectTrust(home),
+    askExtensions: () =>
+      askProjectTrust(
+        home,
+        {
+          extension: opts.extension,
+          extensions: opts.extensions,
+          isBuiltinEntry,
+          mode:
+            opts.mode !== "text"
+              ? opts.mode
+              : !opts.print && process.stdin.isTTY && process.stdout.isTTY
+                ? "tui"
+                : "print",
+        },
+        warn,
+      ),
+  });
 
   const workerOptions: WorkerOptions = {
     cwd: process.cwd(),
@@ -484,6 +503,8 @@ async function main(argv: string[]): Promise<number> {
       builtins: builtinExtensions(listed, opts, { home: runtime.home, trusted, toolList }),
       home: runtime.home,
       cwd: runtime.cwd,
+      // --no-extensions: only the -e paths (and the settings' list is left out above), as pi.
+      discover: opts.extensions !== false,
       trusted,
       emit: (event) => {
         process.stderr.write(`pi: extension ${event.extensionPath} failed (${event.event}): ${event.error}\n`);

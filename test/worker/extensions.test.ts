@@ -434,23 +434,65 @@ describe("project extensions and trust", () => {
     expect(JSON.parse(readFileSync(trustFilePath(home), "utf8"))).toEqual({ [key(old)]: true, [key(parent)]: false });
   });
 
-  it("decides as pi 1.6.0: --approve / --no-approve for this run, --trust records, else the record, else whether .pi/ needs trust", () => {
+  it("decides as pi 1.6.0: --approve / --no-approve for this run, --trust records, else the record, else whether .pi/ needs trust", async () => {
     const home = temp("pi-ext-home-");
     const project = temp("pi-ext-project-");
     const warnings: string[] = [];
     const warn = (m: string) => void warnings.push(m);
     // Nothing in .pi/ to trust: trusted, as pi counts it.
-    expect(resolveTrust(home, project, {}, warn)).toBe(true);
+    expect(await resolveTrust(home, project, {}, warn)).toBe(true);
     mkdirSync(join(project, ".pi"));
     writeFileSync(join(project, ".pi", "settings.json"), "{}");
-    expect(resolveTrust(home, project, {}, warn)).toBe(false);
-    expect(resolveTrust(home, project, { approve: true }, warn)).toBe(true);
+    expect(await resolveTrust(home, project, {}, warn)).toBe(false);
+    expect(await resolveTrust(home, project, { approve: true }, warn)).toBe(true);
     expect(existsSync(trustFilePath(home)), "--approve records nothing").toBe(false);
-    expect(resolveTrust(home, project, { trust: true }, warn)).toBe(true);
-    expect(resolveTrust(home, project, {}, warn)).toBe(true);
-    expect(resolveTrust(home, project, { approve: false }, warn)).toBe(false);
-    expect(resolveTrust(home, project, { trust: true, approve: false }, warn)).toBe(false);
+    expect(await resolveTrust(home, project, { trust: true }, warn)).toBe(true);
+    expect(await resolveTrust(home, project, {}, warn)).toBe(true);
+    expect(await resolveTrust(home, project, { approve: false }, warn)).toBe(false);
+    expect(await resolveTrust(home, project, { trust: true, approve: false }, warn)).toBe(false);
     expect(warnings).toEqual([]);
+  });
+
+  it("asks the project_trust handlers before the record, and defaultProjectTrust last", async () => {
+    const home = temp("pi-ext-home-");
+    const project = temp("pi-ext-project-");
+    mkdirSync(join(project, ".pi"));
+    writeFileSync(join(project, ".pi", "settings.json"), "{}");
+    const warn = () => undefined;
+    let asked = 0;
+    const say = (d: { trusted: boolean; remember: boolean } | undefined) => async () => {
+      asked++;
+      return d;
+    };
+    // No decision anywhere: defaultProjectTrust decides ("ask" has no terminal to ask on).
+    expect(await resolveTrust(home, project, {}, warn, { defaultProjectTrust: "always" })).toBe(true);
+    expect(await resolveTrust(home, project, {}, warn, { defaultProjectTrust: "ask" })).toBe(false);
+    expect(await resolveTrust(home, project, {}, warn, { defaultProjectTrust: "never" })).toBe(false);
+    // A handler's yes for this process only: nothing recorded.
+    expect(
+      await resolveTrust(home, project, {}, warn, { askExtensions: say({ trusted: true, remember: false }) }),
+    ).toBe(true);
+    expect(recordedTrust(home, project)).toBeUndefined();
+    // Its no, remembered: recorded, and it wins over defaultProjectTrust.
+    expect(
+      await resolveTrust(home, project, {}, warn, {
+        askExtensions: say({ trusted: false, remember: true }),
+        defaultProjectTrust: "always",
+      }),
+    ).toBe(false);
+    expect(recordedTrust(home, project)).toBe(false);
+    // Undecided handlers: the record applies, before defaultProjectTrust.
+    expect(
+      await resolveTrust(home, project, {}, warn, { askExtensions: say(undefined), defaultProjectTrust: "always" }),
+    ).toBe(false);
+    // A handler's yes wins over the record too.
+    expect(
+      await resolveTrust(home, project, {}, warn, { askExtensions: say({ trusted: true, remember: false }) }),
+    ).toBe(true);
+    // The flags come first: no handler is asked.
+    const before = asked;
+    expect(await resolveTrust(home, project, { approve: false }, warn, { askExtensions: say(undefined) })).toBe(false);
+    expect(asked).toBe(before);
   });
 
   it("treats a damaged trust.json as no decision and refuses to overwrite it", () => {

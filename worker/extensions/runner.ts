@@ -17,6 +17,7 @@ import {
   type RegisteredProvider,
 } from "./api.js";
 import { commandContext, extensionContext } from "./context.js";
+import type { ExtensionTrustDecision } from "./trust.js";
 import type {
   BeforeAgentStartOutcome,
   DiscoveredResources,
@@ -500,6 +501,33 @@ export class ExtensionRunner implements ExtensionHooks {
     return current;
   }
 
+  /**
+   * pi 1.6's `project_trust`, run before the session exists on the extensions that load
+   * before trust (the user's and the command line's): handlers in load order, the first
+   * "yes" or "no" wins ("no" for any answer other than yes or undecided, as pi reads it),
+   * "undecided" falls through. A handler that throws is skipped and named in `errors`.
+   */
+  async projectTrust(ctx: ProjectTrustContext): Promise<{ decision?: ExtensionTrustDecision; errors: string[] }> {
+    const errors: string[] = [];
+    for (const { path, handler } of this.registry.handlers.filter((h) => h.event === "project_trust")) {
+      try {
+        const result = (await handler({ type: "project_trust", cwd: ctx.cwd }, ctx)) as
+          | { trusted?: unknown; remember?: unknown }
+          | undefined;
+        if (result === null || typeof result !== "object") {
+          throw new TypeError(
+            `a project_trust handler must return { trusted: "yes" | "no" | "undecided" }, not ${String(result)}`,
+          );
+        }
+        if (result.trusted === "undecided") continue;
+        return { decision: { trusted: result.trusted === "yes", remember: result.remember === true }, errors };
+      } catch (err) {
+        errors.push(`Extension "${path}" project_trust error: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return { errors };
+  }
+
   async userBash(
     command: string,
     excludeFromContext: boolean,
@@ -638,4 +666,17 @@ function oneLine(text: unknown): string | undefined {
   if (typeof text !== "string") return undefined;
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > 0 ? line : undefined;
+}
+
+/** What a `project_trust` handler gets as its context (pi 1.6's `ProjectTrustContext`): no session yet. */
+export interface ProjectTrustContext {
+  cwd: string;
+  mode: string;
+  hasUI: boolean;
+  ui: {
+    select(title: string, options: string[]): Promise<string | undefined>;
+    confirm(title: string, message: string): Promise<boolean>;
+    input(title: string, placeholder?: string): Promise<string | undefined>;
+    notify(message: string, type?: "info" | "warning" | "error"): void;
+  };
 }

@@ -84,24 +84,63 @@ export interface TrustFlags {
   approve?: boolean;
 }
 
+/** pi 1.6's `defaultProjectTrust` (agent-directory settings only): what applies when nothing else decided. */
+export type DefaultProjectTrust = "ask" | "always" | "never";
+
+/** A `project_trust` handler's yes or no (undecided answers never get here). */
+export interface ExtensionTrustDecision {
+  trusted: boolean;
+  /** Record it in trust.json (pi's `remember: true`); otherwise it holds for this process only. */
+  remember: boolean;
+}
+
+/** What a start's trust decision may consult besides the flags and trust.json. */
+export interface TrustSources {
+  /** `defaultProjectTrust` from the agent directory's settings.json (never the project's). */
+  defaultProjectTrust?: DefaultProjectTrust;
+  /**
+   * The `project_trust` event, run on the user's and the command line's extensions (the
+   * project's are not loaded before trust); called only when the decision is open.
+   */
+  askExtensions?: () => Promise<ExtensionTrustDecision | undefined>;
+}
+
 /**
  * The trust decision of a worker start, in pi 1.6.0's order: `--approve` / `--no-approve`
  * for this run (recorded nowhere); ours' `--trust`, which trusts and records (a failure to
- * record is reported and the run still trusts); the recorded decision; else trusted when
- * the project has nothing that needs trust, untrusted when it has (pi's answer without a
- * terminal to ask on).
+ * record is reported and the run still trusts); a project with nothing that needs trust is
+ * trusted unless a decision says otherwise; then the first yes or no of a `project_trust`
+ * handler (recorded when it says `remember`); the recorded decision; else
+ * `defaultProjectTrust`: "always" trusts, "ask" and "never" do not (no terminal to ask on;
+ * pi's answer in print, json and rpc modes).
  */
-export function resolveTrust(home: string, cwd: string, flags: TrustFlags, warn: (message: string) => void): boolean {
+export async function resolveTrust(
+  home: string,
+  cwd: string,
+  flags: TrustFlags,
+  warn: (message: string) => void,
+  sources: TrustSources = {},
+): Promise<boolean> {
   if (flags.approve !== undefined) return flags.approve;
   if (flags.trust) {
-    try {
-      recordTrust(home, cwd, true);
-    } catch (err) {
-      warn(`could not record the trust decision in ${trustFilePath(home)}: ${(err as Error).message}`);
-    }
+    record(home, cwd, true, warn);
     return true;
   }
-  return recordedTrust(home, cwd) ?? !needsTrust(cwd);
+  if (!needsTrust(cwd)) return recordedTrust(home, cwd) ?? true;
+  const asked = await sources.askExtensions?.();
+  if (asked !== undefined) {
+    if (asked.remember) record(home, cwd, asked.trusted, warn);
+    return asked.trusted;
+  }
+  return recordedTrust(home, cwd) ?? sources.defaultProjectTrust === "always";
+}
+
+function record(home: string, cwd: string, value: boolean, warn: (message: string) => void): void {
+  try {
+    recordTrust(home, cwd, value);
+  } catch (err) {
+    warn(`could not record the trust decision in ${trustFilePath(home)}: ${(err as Error).message}`);
+  }
 }
 
 function readTrustFile(home: string): TrustFile {

@@ -110,6 +110,7 @@ export interface ExtensionFlagDefinition {
 
 /** The events the worker fires (pi.on takes any name; the others never fire, as in pi). */
 export const EXTENSION_EVENT_NAMES = [
+  "project_trust",
   "resources_discover",
   "session_start",
   "session_before_switch",
