@@ -5,9 +5,9 @@
  */
 import { spawn } from "node:child_process";
 import { closeSync, fstatSync, mkdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { IpcClient, IpcClientError } from "../ipc/client.js";
-import { piOrchHome } from "../shared/paths.js";
+import { logsDir, piOrchHome, supervisorLogPath } from "../shared/paths.js";
 import { piOrchCommand } from "../shared/cli-hint.js";
 import { openLogNoFollow } from "../shared/safe-open.js";
 import { terminalText } from "../shared/terminal-text.js";
@@ -136,8 +136,8 @@ async function startInBackground(home: string, homeFlag: string | undefined, sel
   const problem = nodeFlagsProblem(process.env);
   if (problem) throw new CliError(problem);
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
-  const logPath = join(home, "logs", "supervisor.log");
+  mkdirSync(logsDir(home), { recursive: true, mode: 0o700 });
+  const logPath = supervisorLogPath(home);
   // O_NOFOLLOW: a symlink planted at the log's place must not redirect our appends.
   const log = openLogNoFollow(logPath);
   const logStart = fstatSync(log).size;

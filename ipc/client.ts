@@ -4,9 +4,9 @@
  */
 import { lstatSync, readFileSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { JsonlWriter, parseJsonLine, readLines } from "../shared/jsonl.js";
-import { piOrchHome } from "../shared/paths.js";
+import { piOrchHome, supervisorLogPath } from "../shared/paths.js";
 import { piOrchCommand } from "../shared/cli-hint.js";
 import { checker } from "../shared/validate.js";
 import type { AgentInfo } from "../shared/schema/agent.js";
@@ -168,7 +168,7 @@ export function rpcUnansweredMessage(
 
 /** What to do when the supervisor at `socketPath` does not answer. */
 function notServingAdvice(socketPath: string, homeFlag: string | undefined): string {
-  const log = join(dirname(socketPath), "logs", "supervisor.log");
+  const log = supervisorLogPath(dirname(socketPath));
   return `check whether it answers at all (${piOrchCommand("list", homeFlag)}); its pid is on the "listening" line it printed (in ${log} when a pi-orch command started it): if it stays silent, kill that pid and the next pi-orch command starts a new supervisor`;
 }
 

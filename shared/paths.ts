@@ -77,3 +77,23 @@ export function damagedRegistries(home: string): string[] {
     .sort((a, b) => Number(b.slice(DAMAGED_REGISTRY_PREFIX.length)) - Number(a.slice(DAMAGED_REGISTRY_PREFIX.length)))
     .map((n) => join(home, n));
 }
+
+/** `<home>/logs`: the supervisor's log and every agent's event and stderr logs. */
+export function logsDir(home: string): string {
+  return join(home, "logs");
+}
+
+/** `<home>/logs/supervisor.log`: where a supervisor started in the background writes. */
+export function supervisorLogPath(home: string): string {
+  return join(logsDir(home), "supervisor.log");
+}
+
+/** Paths of an agent's log files in `logsDir`: its events (`NAME.events.jsonl`) and its worker's stderr. */
+export function agentLogPaths(logsDir: string, name: string): { events: string; stderr: string } {
+  return { events: join(logsDir, `${name}.events.jsonl`), stderr: join(logsDir, `${name}.stderr.log`) };
+}
+
+/** `<home>/agents.json`: the agents a supervisor keeps for the next one. */
+export function registryPath(home: string): string {
+  return join(home, "agents.json");
+}

@@ -12,7 +12,8 @@ import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import type { AgentInfo, AgentRecord, AgentStatus } from "../shared/schema/agent.js";
 import { appendTail } from "./config-error.js";
 import type { OrchError } from "./errors.js";
-import type { AgentEventLog, LoggedEvent } from "./event-log.js";
+import type { LoggedEvent } from "../shared/event-replay.js";
+import type { AgentEventLog } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
 import {
   activityOfState,

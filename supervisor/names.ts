@@ -2,7 +2,7 @@
  * Agent names and ids: generated two-word names, short hex ids, and lookup of an
  * agent by its name or a unique prefix of its id.
  */
-import { nameProblem } from "../shared/agent-name.js";
+import { findAgentRef, nameProblem } from "../shared/agent-name.js";
 import { randomBytes, randomInt } from "node:crypto";
 import { OrchError } from "./errors.js";
 
@@ -117,17 +117,7 @@ export function generateId(): string {
  * Throws `not_found` or `ambiguous` with the candidates listed.
  */
 export function resolveAgentRef<T extends { name: string; id: string }>(agents: Iterable<T>, ref: string): T {
-  const all = [...agents];
-  const exact = all.find((a) => a.name === ref) ?? all.find((a) => a.id === ref);
-  if (exact) return exact;
-  const byPrefix = ref.length > 0 ? all.filter((a) => a.id.startsWith(ref)) : [];
-  if (byPrefix.length === 1) return byPrefix[0];
-  if (byPrefix.length > 1) {
-    const names = byPrefix.map((a) => `${a.name} (${a.id})`).join(", ");
-    throw new OrchError(
-      "ambiguous",
-      `"${ref}" matches ${byPrefix.length} agents: ${names}; use more of the id or the name`,
-    );
-  }
-  throw new OrchError("not_found", `no agent named "${ref}" or with an id starting with it; see pi-orch list`);
+  const found = findAgentRef(agents, ref);
+  if ("problem" in found) throw new OrchError(found.code, found.problem);
+  return found.agent;
 }

@@ -6,7 +6,8 @@
  * subscriber per turn instead of one per event. Events whose write the disk refused
  * wait in their log (`isWithheld`) and are published when their lines reach the OS.
  */
-import type { AgentEventLog, LoggedEvent } from "./event-log.js";
+import type { LoggedEvent } from "../shared/event-replay.js";
+import type { AgentEventLog } from "./event-log.js";
 import type { SubscriberHub } from "./subscribers.js";
 
 /**

@@ -6,15 +6,10 @@
 import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic } from "../shared/atomic-write.js";
-import { DAMAGED_REGISTRY_PREFIX } from "../shared/paths.js";
+import { DAMAGED_REGISTRY_PREFIX, registryPath } from "../shared/paths.js";
 import { AgentRecord, RUNNING_STATUSES, type AgentStatus } from "../shared/schema/agent.js";
 import { checker } from "../shared/validate.js";
 import { DEFAULT_RESTART_POLICY } from "./types.js";
-
-/** Path of the registry file under a pi-orch home. */
-export function registryPath(home: string): string {
-  return join(home, "agents.json");
-}
 
 interface RegistryFile {
   version: 1;

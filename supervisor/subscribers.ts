@@ -4,7 +4,7 @@
  * loses events, is told so with a `lagged` notice, and continues from the present.
  */
 import type { EventMessage, IpcStreamMessage, LaggedMessage } from "../shared/schema/ipc.js";
-import type { LoggedEvent, Replay, SeqGap } from "./event-log.js";
+import type { LoggedEvent, Replay, SeqGap } from "../shared/event-replay.js";
 
 /** Default bounds of one subscriber's queue: messages, and bytes of their JSON (whichever is reached first). */
 export const DEFAULT_SUBSCRIBER_MESSAGES = 10_000;

@@ -9,7 +9,8 @@ import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
 import { AgentActor } from "./agent-actor.js";
 import { Mailbox } from "./mailbox.js";
 import { OrchError } from "./errors.js";
-import { AgentEventLog, agentLogPaths } from "./event-log.js";
+import { agentLogPaths, logsDir } from "../shared/paths.js";
+import { AgentEventLog } from "./event-log.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
 import { DEFAULT_WORKER_NICE } from "./priority.js";
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
@@ -141,7 +142,7 @@ export class Supervisor {
 
   private constructor(private readonly opts: SupervisorOptions) {
     this.home = resolve(opts.home);
-    this.logsDir = join(this.home, "logs");
+    this.logsDir = logsDir(this.home);
     this.worktreesDir = resolve(opts.worktreesDir ?? join(this.home, "worktrees"));
     this.timings = { ...DEFAULT_TIMINGS, ...opts.timings };
     this.defaultCommand = opts.defaultWorkerCommand ?? defaultWorkerCommand();

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { logsDir, supervisorLogPath } from "../../shared/paths.js";
 import type { Command } from "commander";
 import { execa } from "execa";
 import { IpcClient, IpcClientError } from "../../ipc/client.js";
@@ -250,8 +251,8 @@ class DemoWorld {
   /** Start a supervisor of its own (in its own process group) and connect to it. */
   async startSupervisor(selfBin: string, home: string, chunkMs: number): Promise<IpcClient> {
     this.home = home;
-    mkdirSync(join(home, "logs"), { recursive: true, mode: 0o700 });
-    const logPath = join(home, "logs", "supervisor.log");
+    mkdirSync(logsDir(home), { recursive: true, mode: 0o700 });
+    const logPath = supervisorLogPath(home);
     const log = openLogNoFollow(logPath);
     this.serve = spawn(process.execPath, [...supervisorNodeFlags(), selfBin, "--home", home, "serve"], {
       detached: true,

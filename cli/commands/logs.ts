@@ -3,12 +3,13 @@
  * worker's stderr, read from `$PI_ORCH_HOME/logs/`; `--follow` keeps reading as it grows.
  * Works without a running supervisor (it reads agents.json to resolve the name).
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import type { Command } from "commander";
-import { agentLogPaths } from "../../supervisor/event-log.js";
-import { resolveAgentRef } from "../../supervisor/names.js";
-import { loadRegistry } from "../../supervisor/registry.js";
+import { findAgentRef } from "../../shared/agent-name.js";
+import { LogLineReader } from "../../shared/event-replay.js";
+import { agentLogPaths, logsDir, registryPath } from "../../shared/paths.js";
+import { AgentRef } from "../../shared/schema/agent.js";
+import { checker } from "../../shared/validate.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { TranscriptRenderer } from "./transcript.js";
 
@@ -35,47 +36,33 @@ Examples:
     .action((agent: string, opts: { follow?: boolean; stderr?: boolean; json?: boolean }) =>
       runAction(ctx, async () => {
         const name = await resolveName(ctx, agent);
-        const paths = agentLogPaths(join(ctx.home(), "logs"), name);
+        const paths = agentLogPaths(logsDir(ctx.home()), name);
         const path = opts.stderr ? paths.stderr : paths.events;
         if (!existsSync(path) && !opts.follow) {
           ctx.err(`pi-orch: ${name} has no ${opts.stderr ? "stderr" : "event"} log yet (${path})`);
           return 0;
         }
         const renderer = new TranscriptRenderer({ write: (s) => ctx.write(s), colors: ctx.color });
+        const reader = new LogLineReader();
         let partial = "";
-        // A seq missing between two logged ones never reached the disk (dropped while it was full): said where it was.
-        let lastLogged = 0;
         const onText = (text: string) => {
           if (opts.stderr && !opts.json) {
             ctx.write(text);
             return;
           }
-          const lines = (partial + text).split("\n");
-          partial = lines.pop()!;
-          for (const line of lines) {
-            if (opts.stderr) {
-              process.stdout.write(`${JSON.stringify({ line })}\n`);
-              continue;
-            }
-            if (line.trim() === "") continue;
-            if (opts.json) {
-              process.stdout.write(`${line}\n`);
-              continue;
-            }
-            try {
-              const entry = JSON.parse(line) as { seq: number; at: number; event: Record<string, unknown> };
-              if (lastLogged > 0 && entry.seq > lastLogged + 1)
-                renderer.feed({
-                  type: "lagged",
-                  agent: name,
-                  from: lastLogged + 1,
-                  to: entry.seq - 1,
-                  reason: "not_logged",
-                });
-              lastLogged = Math.max(lastLogged, entry.seq);
+          if (opts.stderr) {
+            const lines = (partial + text).split("\n");
+            partial = lines.pop()!;
+            for (const line of lines) process.stdout.write(`${JSON.stringify({ line })}\n`);
+            return;
+          }
+          for (const { line, entry, missing } of reader.feed(text)) {
+            if (opts.json) process.stdout.write(`${line}\n`);
+            else if (!entry) ctx.out(ctx.color.red(`(unreadable log line) ${line.slice(0, 200)}`));
+            else {
+              // Seqs between two logged ones never reached the disk (dropped while it was full): said where they were.
+              if (missing) renderer.feed({ type: "lagged", agent: name, ...missing, reason: "not_logged" });
               renderer.feed({ type: "event", agent: name, seq: entry.seq, at: entry.at, event: entry.event });
-            } catch {
-              ctx.out(ctx.color.red(`(unreadable log line) ${line.slice(0, 200)}`));
             }
           }
         };
@@ -119,9 +106,30 @@ async function resolveName(ctx: CliContext, ref: string): Promise<string> {
   } catch (err) {
     if (!(err instanceof CliError)) throw err;
   }
-  const { agents } = loadRegistry(ctx.home());
-  if (agents.length === 0 && existsSync(agentLogPaths(join(ctx.home(), "logs"), ref).events)) return ref;
-  return resolveAgentRef(agents, ref).name;
+  const agents = registeredAgents(ctx.home());
+  if (agents.length === 0 && existsSync(agentLogPaths(logsDir(ctx.home()), ref).events)) return ref;
+  const found = findAgentRef(agents, ref);
+  if ("problem" in found) throw new CliError(found.problem);
+  return found.agent.name;
+}
+
+/**
+ * The names and ids in agents.json, read only: a damaged file is the supervisor's to set
+ * aside and salvage, so here it gives none (and a name with a log is still found).
+ */
+function registeredAgents(home: string): AgentRef[] {
+  let rows: unknown;
+  try {
+    rows = (JSON.parse(readFileSync(registryPath(home), "utf8")) as { agents?: unknown } | null)?.agents;
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(rows)) return [];
+  const check = checker(AgentRef);
+  return rows.flatMap((row) => {
+    const checked = check(row);
+    return checked.ok ? [checked.value] : [];
+  });
 }
 
 function fileSize(path: string): number | null {

@@ -1,11 +1,11 @@
 /** `pi-orch spawn`: start a new agent under the supervisor. */
 import { existsSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Option, type Command } from "commander";
 import type { IpcClient } from "../../ipc/client.js";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { RestartKind, StallAction } from "../../shared/schema/agent.js";
-import { agentLogPaths } from "../../supervisor/event-log.js";
+import { agentLogPaths, logsDir } from "../../shared/paths.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
@@ -155,7 +155,7 @@ Examples:
           const started = info.status !== "failed" && info.status !== "stopped" && info.status !== "backoff";
           if (flags.json) ctx.json(info);
           else if (!started) {
-            const stderrLog = agentLogPaths(join(ctx.home(), "logs"), info.name).stderr;
+            const stderrLog = agentLogPaths(logsDir(ctx.home()), info.name).stderr;
             const more =
               existsSync(stderrLog) && statSync(stderrLog).size > 0
                 ? `; its stderr: pi-orch logs ${info.name} --stderr`

@@ -219,6 +219,10 @@ const AgentRecordFields = {
 export const AgentRecord = Type.Object(AgentRecordFields);
 export type AgentRecord = Static<typeof AgentRecord>;
 
+/** What names an agent: what a reader of agents.json that only resolves names needs of each record. */
+export const AgentRef = Type.Pick(AgentRecord, ["name", "id"]);
+export type AgentRef = Static<typeof AgentRef>;
+
 /** What `list`/`status` return: the record plus live details. */
 export const AgentInfo = Type.Object({
   ...AgentRecordFields,

@@ -2,15 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  AgentEventLog,
-  compactSnapshots,
-  EventRing,
-  joinGaps,
-  readLoggedRange,
-  withGaps,
-  type LoggedEvent,
-} from "../../supervisor/event-log.js";
+import { compactSnapshots, joinGaps, type LoggedEvent, readLoggedRange, withGaps } from "../../shared/event-replay.js";
+import { AgentEventLog } from "../../supervisor/event-log.js";
+import { EventRing } from "../../supervisor/event-ring.js";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadRegistry, registryPath, saveRegistry } from "../../supervisor/registry.js";
+import { registryPath } from "../../shared/paths.js";
+import { loadRegistry, saveRegistry } from "../../supervisor/registry.js";
 import type { AgentRecord } from "../../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY } from "../../supervisor/types.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import type { LoggedEvent } from "../../supervisor/event-log.js";
+import type { LoggedEvent } from "../../shared/event-replay.js";
 import { SubscriberHub } from "../../supervisor/subscribers.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 
