@@ -7,31 +7,31 @@ import { Box, Text } from "ink";
 import { KeyRouter, useKeys } from "./useKeys.js";
 import { useCallback, useLayoutEffect, useRef, useState, useSyncExternalStore, type ReactNode } from "react";
 import type { IpcParams } from "../../shared/schema/ipc.js";
+import { commands } from "./commands.js";
 import type { AgentControl } from "./control.js";
-import { readPromptAnswer } from "../../shared/prompt-answer.js";
-import { DialogModal, type DialogAnswer } from "./DialogModal.js";
+import { DialogModal } from "./DialogModal.js";
 import { DiffView } from "./DiffView.js";
 import { Grid } from "./Grid.js";
 import { HelpOverlay, KEY_MAP, singleKeyMap } from "./HelpOverlay.js";
 import { keyAction } from "./keymap.js";
 import { layoutPanes } from "./layout.js";
-import { NewAgentForm, type NewAgentValues } from "./NewAgentForm.js";
+import { NewAgentForm } from "./NewAgentForm.js";
 import { PaintedPane } from "./PaintedPane.js";
 import { Pane } from "./Pane.js";
 import { PromptInput } from "./PromptInput.js";
 import { useScreen } from "./screen.js";
-import { activityCounts } from "../../shared/activity.js";
-import { formatCost } from "../../shared/usage.js";
-import { nameProblem } from "../../shared/agent-name.js";
-import { agentActivity, sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
+import { sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
 import type { TuiStore } from "./store.js";
-import { formatElapsed, truncate } from "./text.js";
+import { SingleInput, singleInputRows } from "./SingleInput.js";
+import { truncate } from "./text.js";
+import { TuiHeader } from "./TuiHeader.js";
+import { footerText, INPUT_LABEL, initialUi, uiReducer, type UiAction } from "./ui-state.js";
 import { useTheme } from "./theme.js";
 import { useTerminalSize } from "./useTerminalSize.js";
-import { DEFAULT_KEYBINDINGS, sequenceName, type ActionId, type Keybindings } from "./keybindings.js";
-import { keyName, type TerminalReplies } from "./keys.js";
-import { lineState, type LineState } from "./line-editor.js";
-import { tabCompletion, type Suggestion } from "./suggestions.js";
+import { DEFAULT_KEYBINDINGS, specName, type ActionId, type Keybindings } from "./keybindings.js";
+import type { TerminalReplies } from "./keys.js";
+import type { LineState } from "./line-editor.js";
+import type { Suggestion } from "./suggestions.js";
 import type { TerminalHandover } from "./terminal-handover.js";
 import { ZoomView } from "./ZoomView.js";
 
@@ -83,17 +83,6 @@ export interface SingleHost {
   quit(): void;
 }
 
-/** Completions the single view lists above its editor. */
-const SUGGESTIONS = 6;
-
-type InputKind = "prompt" | "steer" | "follow_up";
-type Overlay =
-  | { kind: "help" }
-  | { kind: "new"; values?: NewAgentValues; error?: string }
-  | { kind: "diff"; title: string; text: string; top: number }
-  | null;
-
-const INPUT_LABEL: Record<InputKind, string> = { prompt: "prompt", steer: "steer", follow_up: "follow-up" };
 const GRID_HINT =
   "←↑↓→/Tab focus · Enter zoom · p prompt · s steer · f follow-up · a abort · x stop · r restart · n new · d diff · ? help · q quit";
 const ZOOM_HINT =
@@ -111,6 +100,20 @@ export function App(props: AppProps) {
       <Tui {...props} />
     </KeyRouter>
   );
+}
+
+/**
+ * The view state (ui-state.ts), each change applied to the last one at once (a ref):
+ * two dispatches before React renders both count.
+ */
+function useUi(mode: "grid" | "single", hideThinking?: boolean) {
+  const [ui, setUi] = useState(() => initialUi(mode, hideThinking));
+  const current = useRef(ui);
+  const dispatch = useCallback((action: UiAction) => {
+    current.current = uiReducer(current.current, action);
+    setUi(current.current);
+  }, []);
+  return { ui, current, dispatch };
 }
 
 function Tui(props: AppProps) {
@@ -131,33 +134,24 @@ function Tui(props: AppProps) {
   );
   const state = useSyncExternalStore(subscribe, store.getState);
   const { cols, rows } = useTerminalSize({ cols: props.cols, rows: props.rows });
-  const [focus, setFocus] = useState<string | null>(null);
-  const [zoomed, setZoomed] = useState(mode === "single");
-  const [input, setInput] = useState<{ kind: InputKind; agent: string } | null>(null);
-  const [overlay, setOverlay] = useState<Overlay>(null);
-  const [flash, setFlash] = useState<{ text: string; error: boolean } | null>(null);
-  // A destructive key (x stop, r restart) asks first; y does it, any other key does not.
-  const [confirm, setConfirm] = useState<{ question: string; run: () => void } | null>(null);
-  const [scroll, setScroll] = useState(0);
-  // A ref, not state: the second Ctrl+C may arrive before the handler sees a re-render.
-  const quitArmed = useRef(false);
+  const { ui, current, dispatch } = useUi(mode, props.hideThinking);
   const scrollMax = useRef(0);
-  // Single mode: the editor's line as typed (for the list above it), whether Tab asked for
-  // paths, and a text put into it (a new editor mounts with it).
-  const [typed, setTyped] = useState<LineState>(lineState);
-  const [tabbed, setTabbed] = useState(false);
-  const [editor, setEditor] = useState({ text: "", n: 0 });
-  const [expanded, setExpanded] = useState(false);
-  const [hideThinking, setHideThinking] = useState(props.hideThinking ?? false);
   const keys = props.keybindings?.() ?? DEFAULT_KEYBINDINGS;
   const host: SingleHost = {
-    setEditor: (text) => {
-      setEditor((e) => ({ text, n: e.n + 1 }));
-      setTyped(lineState(text));
-    },
-    showHelp: () => setOverlay({ kind: "help" }),
+    setEditor: (text) => dispatch({ type: "set_editor", text }),
+    showHelp: () => dispatch({ type: "overlay", overlay: { kind: "help" } }),
     quit: onQuit,
   };
+  const cmd = commands({
+    control,
+    store,
+    dispatch,
+    loadDiff: props.loadDiff,
+    spawnDefaults: props.spawnDefaults,
+    defaultCwd: props.defaultCwd,
+    quit: onQuit,
+    redraw: () => screen?.redraw(),
+  });
 
   const agents = visibleAgents(state);
   // One line of header and one of footer; the last terminal row stays free so ink
@@ -166,294 +160,92 @@ function Tui(props: AppProps) {
   const layout = layoutPanes(agents.length, cols, bodyRows);
   const focusIndex = Math.max(
     0,
-    agents.findIndex((a) => a.name === focus),
+    agents.findIndex((a) => a.name === ui.focus),
   );
   const focused: AgentView | undefined = agents[focusIndex];
   const page = layout.perPage > 0 ? Math.floor(focusIndex / layout.perPage) : 0;
   const pageAgents = agents.slice(page * layout.perPage, (page + 1) * layout.perPage);
-  const showZoom = zoomed && focused !== undefined;
+  const showZoom = ui.zoomed && focused !== undefined;
   const dialog = focused?.dialogs[0];
-
-  const say = (text: string, error = false) => setFlash({ text, error });
-  /** Run a command; a failure is said in the status line, success replaces "…ing" with `done`. */
-  const act = (what: string, p: Promise<unknown>, done?: string) =>
-    p.then(
-      (r) => {
-        const answer = r as { success?: boolean; error?: string } | undefined;
-        if (answer && answer.success === false) say(`${what} failed: ${answer.error ?? "the agent refused"}`, true);
-        else if (done) say(done);
-      },
-      (err: unknown) => say(`${what} failed: ${err instanceof Error ? err.message : String(err)}`, true),
-    );
-  const focusAt = (i: number) => {
-    if (agents.length === 0) return;
-    const next = agents[(i + agents.length) % agents.length]!;
-    setFocus(next.name);
-    setScroll(0);
-  };
-  const send = (kind: InputKind, agent: AgentView, text: string) => {
-    const busy = agent.status === "busy";
-    const command =
-      kind === "prompt"
-        ? { type: "prompt", message: text, ...(busy ? { streamingBehavior: "followUp" } : {}) }
-        : { type: kind, message: text };
-    const what = `${INPUT_LABEL[kind]} to ${agent.name}`;
-    void act(
-      what,
-      control.rpc(agent.name, command).then((response) => {
-        // What became of it, when the worker says (pi 1.x's disposition): nothing to wait for.
-        if (response.success && kind === "prompt") {
-          const { disposition } = readPromptAnswer(response);
-          if (disposition === "handled") say(`${agent.name} handled the prompt without starting a run`);
-          else if (disposition === "queued" || busy) say(`${what}: queued as a follow-up (it is busy)`);
-        }
-        return response;
-      }),
-    );
-    setScroll(0);
-  };
-  const answer = (agent: AgentView, id: string, a: DialogAnswer) => {
-    store.dispatch({ type: "dialog_answered", agent: agent.name, id });
-    // Workers do not answer an extension_ui_response: do not wait for one.
-    control.rpc(agent.name, { type: "extension_ui_response", id, ...a }).catch(() => undefined);
-  };
-  const spawn = (v: NewAgentValues) => {
-    // A refused name keeps the form and what was typed, with the rule.
-    const problem = v.name.trim() ? nameProblem(v.name.trim()) : null;
-    if (problem) return setOverlay({ kind: "new", values: v, error: problem });
-    setOverlay(null);
-    const params: IpcParams<"spawn"> = {
-      ...props.spawnDefaults,
-      ...(v.name.trim() ? { name: v.name.trim() } : {}),
-      cwd: v.cwd.trim() || props.defaultCwd || process.cwd(),
-      ...(v.worktree ? { worktree: {} } : {}),
-      ...(v.prompt.trim() ? { prompt: v.prompt.trim() } : {}),
-      wait: false,
-    };
-    say(`starting ${params.name ?? "a new agent"}…`);
-    control.spawn(params).then(
-      (info) => {
-        const name = (info as { name?: string } | undefined)?.name;
-        if (name) setFocus(name);
-        say(`started ${name ?? "the agent"}`);
-      },
-      (err: unknown) => {
-        const message = err instanceof Error ? err.message : String(err);
-        say(`spawn failed: ${message}`, true);
-        // Back to the form, unless another overlay opened meanwhile.
-        setOverlay((o) => (o === null ? { kind: "new", values: v, error: message } : o));
-      },
-    );
-  };
-  const showDiff = (agent: AgentView) => {
-    if (!props.loadDiff) return say("diff is not available here", true);
-    if (!agent.worktree) return say(`${agent.name} has no worktree (spawn it with a worktree to see its diff)`, true);
-    say(`diffing ${agent.name}…`);
-    props.loadDiff(agent).then(
-      (text) => {
-        setFlash(null);
-        setOverlay({
-          kind: "diff",
-          title: `diff of ${agent.name} (${agent.worktree!.branch} since ${agent.worktree!.base.slice(0, 8)})`,
-          text: text || "(no changes)",
-          top: 0,
-        });
-      },
-      (err: unknown) => say(`diff of ${agent.name} failed: ${err instanceof Error ? err.message : String(err)}`, true),
-    );
-  };
-  const scrollBy = (n: number) => setScroll((s) => Math.max(0, Math.min(scrollMax.current, s + n)));
+  const { overlay, input } = ui;
 
   const modalActive = dialog !== undefined && overlay === null;
   const singleInputActive = mode === "single" && !modalActive && overlay === null;
   useKeys(
     (ch, key) => {
-      setFlash(null);
-      const clear =
-        mode === "single" ? keys.action(keyName({ input: ch, key })) === "app.clear" : key.ctrl && ch === "c";
-      if (clear) {
-        if (mode === "grid" || quitArmed.current) return onQuit();
-        quitArmed.current = true;
-        if (focused?.status === "busy") void act("abort", control.rpc(focused.name, { type: "abort" }));
-        return say("press Ctrl+C again to quit");
-      }
-      quitArmed.current = false;
-      // Only changed rows are written: after other output got onto the terminal, this draws it all.
-      if (key.ctrl && ch === "l" && mode === "grid") return screen?.redraw();
-      if (confirm) {
-        setConfirm(null);
-        if (ch === "y" || ch === "Y") confirm.run();
-        else say("cancelled");
-        return;
-      }
-      if (overlay?.kind === "help") {
-        if (key.escape || ch === "?" || ch === "q") setOverlay(null);
-        return;
-      }
-      if (overlay?.kind === "diff") {
-        const page = Math.max(1, rows - 6);
-        const move = (n: number) => setOverlay({ ...overlay, top: Math.max(0, overlay.top + n) });
-        if (key.escape || ch === "q" || ch === "d") setOverlay(null);
-        else if (key.upArrow) move(-1);
-        else if (key.downArrow) move(1);
-        else if (key.pageUp) move(-page);
-        else if (key.pageDown || ch === " ") move(page);
-        return;
-      }
+      // The key is read against what the screen shows (the editor may have opened the help on
+      // this same `?` already), the armed quit as it is now (a second Ctrl+C before a render).
+      const before = { ...ui, quitArmed: current.current.quitArmed };
       const action = keyAction(
         {
+          mode,
           agents: agents.length,
           focus: focusIndex,
           columns: layout.columns,
           perPage: layout.perPage,
-          zoomed: showZoom || mode === "single",
+          zoomed: showZoom,
           focusedStatus: focused?.status ?? null,
+          overlay: before.overlay?.kind === "help" || before.overlay?.kind === "diff" ? before.overlay.kind : null,
+          confirming: before.confirm !== null,
+          quitArmed: before.quitArmed,
+          clearKeys: keys
+            .keysOf("app.clear")
+            .map(specName)
+            .filter((n) => keys.action(n) === "app.clear"),
         },
         { input: ch, key },
       );
-      if (action.kind === "scroll") {
-        const page = Math.max(1, rows - 8);
-        const by = { up: 1, down: -1, page_up: page, page_down: -page, top: Number.MAX_SAFE_INTEGER, bottom: 0 }[
-          action.to
-        ];
-        return action.to === "bottom" ? setScroll(0) : scrollBy(by);
-      }
-      // Everything else typed in the single view goes to its editor, which hands pi's actions to editorAction.
-      if (mode === "single") {
-        if (ch === "?" && key.meta) setOverlay({ kind: "help" });
-        return;
-      }
-      switch (action.kind) {
-        case "none":
-          return;
-        case "quit":
-          return onQuit();
-        case "help":
-          return setOverlay({ kind: "help" });
-        case "new":
-          return setOverlay({ kind: "new" });
-        case "focus":
-          return focusAt(action.index);
-        case "zoom":
-          return setZoomed(true);
-        case "unzoom":
-          setZoomed(false);
-          return setScroll(0);
-      }
-      if (!focused) return;
-      const name = focused.name;
-      switch (action.kind) {
-        case "refuse":
-          return say(`${name} ${action.message}`, action.error);
-        case "input":
-          return setInput({ kind: action.input, agent: name });
-        case "abort":
-          return void act(`abort ${name}`, control.rpc(name, { type: "abort" }), `abort sent to ${name}`);
-        case "stop":
-          return setConfirm({
-            question: `stop ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
-            run: () => {
-              say(`stopping ${name}…`);
-              void act(`stop ${name}`, control.stop(name), `stopped ${name}`);
-            },
-          });
-        case "restart":
-          return setConfirm({
-            question: `restart ${name}${focused.status === "busy" ? " and abort its run" : ""}? y/n`,
-            run: () => {
-              say(`restarting ${name}…`);
-              void act(`restart ${name}`, control.restart(name), `restarted ${name}`);
-            },
-          });
-        case "diff":
-          return showDiff(focused);
-      }
+      dispatch({
+        type: "key",
+        action,
+        at: {
+          agents: agents.map((a) => a.name),
+          focused: focused ? { name: focused.name, status: focused.status } : null,
+          rows,
+          scrollMax: scrollMax.current,
+        },
+      });
+      cmd.afterKey(action, before, focused);
     },
     { isActive: input === null && !modalActive && overlay?.kind !== "new" },
   );
 
   /** One of pi's actions from the single view's editor: the view's own, or the host's. */
-  const editorAction = (id: ActionId, current: LineState) => {
+  const editorAction = (id: ActionId, line: LineState) => {
     if (id === "app.clear") return; // the key handler above arms the quit
-    if (id === "app.tools.expand") {
-      setExpanded(!expanded);
-      return say(`Tool output: ${expanded ? "collapsed" : "expanded"}`);
-    }
-    if (id === "app.thinking.toggle") {
-      setHideThinking(!hideThinking);
-      return say(`Thinking blocks: ${hideThinking ? "visible" : "hidden"}`);
-    }
-    props.onAction?.(id, host, current);
+    if (id === "app.tools.expand") return dispatch({ type: "toggle_expanded" });
+    if (id === "app.thinking.toggle") return dispatch({ type: "toggle_thinking" });
+    props.onAction?.(id, host, line);
   };
   const inputFor = (agent: AgentView, width: number): ReactNode => {
-    if (mode === "single") {
-      const busy = agent.status === "busy";
-      const own = (text: string) => {
-        setTabbed(false);
-        return props.onLine?.(text, host) === true;
-      };
-      const suggestions = props.suggest?.(typed, tabbed) ?? [];
-      const prompt = (
-        <PromptInput
-          key={editor.n}
-          initial={editor.text}
-          label={busy ? "steer" : "prompt"}
+    if (mode === "single")
+      return (
+        <SingleInput
+          ui={ui}
+          dispatch={dispatch}
+          busy={agent.status === "busy"}
           width={width}
           isActive={singleInputActive}
-          onSubmit={(text) => own(text) || send(busy ? "steer" : "prompt", agent, text)}
-          // Tab that completes nothing queues a follow-up while the agent runs; idle, it does nothing (as in pi).
-          onTab={busy ? (text) => own(text) || send("follow_up", agent, text) : undefined}
-          onFollowUp={(text) => own(text) || send(busy ? "follow_up" : "prompt", agent, text)}
-          onCancel={() =>
-            busy ? void act("abort", control.rpc(agent.name, { type: "abort" })) : editorAction("app.interrupt", typed)
-          }
-          onExit={onQuit}
-          onHelp={() => setOverlay({ kind: "help" })}
-          complete={(l) => {
-            const list = props.suggest?.(l, true) ?? [];
-            if (list.length > 0) setTabbed(true);
-            return tabCompletion(l, list);
-          }}
-          accept={(l) => {
-            const first = props.suggest?.(l, tabbed)[0];
-            return first?.takeOnEnter ? first.line : undefined;
-          }}
-          keymap={(seq) => keys.action(sequenceName(seq))}
+          keys={keys}
+          suggest={props.suggest}
+          own={(text) => props.onLine?.(text, host) === true}
+          send={(kind, text) => cmd.send(kind, agent, text)}
+          abort={() => cmd.abort(agent.name)}
           onAction={editorAction}
-          onChange={(l) => {
-            setTyped(l);
-            // A new word (or an empty line) ends what Tab asked for.
-            if (/(^|\s)$/.test(l.text.slice(0, l.cursor))) setTabbed(false);
-          }}
+          onExit={onQuit}
+          onHelp={host.showHelp}
         />
       );
-      // One tree whether or not suggestions show: a prompt that moved into a new parent
-      // would mount again and lose what was typed (the `/` that opened the list).
-      return (
-        <Box flexDirection="column">
-          {suggestions.slice(0, SUGGESTIONS).map((c, i) => (
-            <Text key={c.label} wrap="truncate" dimColor={i > 0}>
-              {i === 0 ? "→ " : "  "}
-              {c.detail ? `${c.label.padEnd(16)} ${c.detail}` : c.label}
-            </Text>
-          ))}
-          {suggestions.length > SUGGESTIONS ? (
-            <Text dimColor>{`  … ${suggestions.length - SUGGESTIONS} more (type to narrow, Tab completes)`}</Text>
-          ) : null}
-          {prompt}
-        </Box>
-      );
-    }
     if (!input || input.agent !== agent.name) return undefined;
     return (
       <PromptInput
         label={INPUT_LABEL[input.kind]}
         width={width}
         onSubmit={(text) => {
-          setInput(null);
-          send(input.kind, agent, text);
+          dispatch({ type: "close_input" });
+          cmd.send(input.kind, agent, text);
         }}
-        onCancel={() => setInput(null)}
+        onCancel={() => dispatch({ type: "close_input" })}
       />
     );
   };
@@ -466,7 +258,7 @@ function Tui(props: AppProps) {
         dialog={d}
         width={width}
         isActive={agent === focused && overlay === null}
-        onAnswer={(a) => answer(agent, d.id, a)}
+        onAnswer={(a) => cmd.answer(agent, d.id, a)}
       />
     );
   };
@@ -498,8 +290,8 @@ function Tui(props: AppProps) {
         defaultCwd={props.defaultCwd ?? process.cwd()}
         initial={overlay.values}
         error={overlay.error}
-        onSubmit={spawn}
-        onCancel={() => setOverlay(null)}
+        onSubmit={cmd.spawn}
+        onCancel={() => dispatch({ type: "overlay", overlay: null })}
       />
     );
   } else if (showZoom) {
@@ -509,12 +301,12 @@ function Tui(props: AppProps) {
         width={cols}
         height={bodyRows}
         now={state.now}
-        scroll={scroll}
+        scroll={ui.scroll}
         onScrollMax={(m) => (scrollMax.current = m)}
         input={inputFor(focused, cols - 4)}
-        inputRows={mode === "single" ? singleInputRows(props.suggest?.(typed, tabbed).length ?? 0) : 1}
-        resultLines={expanded ? EXPANDED_RESULT_LINES : undefined}
-        hideThinking={hideThinking}
+        inputRows={mode === "single" ? singleInputRows(props.suggest?.(ui.typed, ui.tabbed).length ?? 0) : 1}
+        resultLines={ui.expanded ? EXPANDED_RESULT_LINES : undefined}
+        hideThinking={ui.hideThinking}
         modal={modalFor(focused, cols - 4)}
         hint={ZOOM_HINT}
         painted={screen ? { store, screen, top: 1 } : undefined}
@@ -561,17 +353,14 @@ function Tui(props: AppProps) {
   });
 
   const waiting = agents.filter((a) => a.dialogs.length > 0 && a !== focused).map((a) => a.name);
-  const footer = confirm
-    ? confirm.question
-    : flash
-      ? flash.text
-      : waiting.length > 0
-        ? `${waiting.join(", ")} ${waiting.length === 1 ? "asks" : "ask"} a question: focus ${waiting.length === 1 ? "it" : "them"} to answer`
-        : mode === "single"
-          ? [props.status?.(), SINGLE_HINT].filter(Boolean).join(" · ")
-          : showZoom
-            ? ""
-            : GRID_HINT;
+  const footer = footerText(ui, {
+    mode,
+    zoomed: showZoom,
+    waiting,
+    status: props.status?.(),
+    hint: mode === "single" ? SINGLE_HINT : GRID_HINT,
+  });
+  const { flash, confirm } = ui;
   return (
     <Box flexDirection="column" width={cols}>
       {mode === "single" ? (
@@ -579,7 +368,7 @@ function Tui(props: AppProps) {
           {props.title ?? "pi"} <Text dimColor>· interactive · {truncate(props.defaultCwd ?? "", cols - 20)}</Text>
         </Text>
       ) : (
-        <Header
+        <TuiHeader
           state={state}
           title={props.title ?? "pi-orch"}
           agents={agents.length}
@@ -603,51 +392,3 @@ function Tui(props: AppProps) {
 
 /** Lines a tool result shows when Ctrl+O expanded them (under text.ts's cache limit of 1000). */
 const EXPANDED_RESULT_LINES = 999;
-
-/** Rows the single view's editor takes: the line, and the completions listed above it. */
-function singleInputRows(suggestions: number): number {
-  if (suggestions === 0) return 1;
-  return 1 + Math.min(suggestions, SUGGESTIONS) + (suggestions > SUGGESTIONS ? 1 : 0);
-}
-
-/** Title, agent count, their states (`1 waiting for you · 2 working`), their cost, page and the connection to the supervisor. */
-function Header({
-  state,
-  title,
-  agents,
-  page,
-  pages,
-  width,
-  hint,
-}: {
-  state: TuiState;
-  title: string;
-  agents: number;
-  page: number;
-  pages: number;
-  width: number;
-  hint?: string;
-}) {
-  const theme = useTheme();
-  const c = state.connection;
-  const link =
-    c.state === "connected"
-      ? { text: "● connected", color: "green" }
-      : c.state === "connecting"
-        ? { text: "○ connecting…", color: "yellow" }
-        : {
-            text: `✖ supervisor unreachable for ${formatElapsed(state.now - c.since)}${c.message ? ` (${c.message})` : ""}: reconnecting…${hint ? ` (${hint})` : ""}`,
-            color: "red",
-          };
-  const shown = visibleAgents(state);
-  const states = activityCounts(shown.map((a) => agentActivity(a).state));
-  const cost = shown.reduce((n, a) => n + a.run.tokens.cost, 0);
-  const left = `${title} · ${agents} agent${agents === 1 ? "" : "s"}${states ? ` · ${states}` : ""}${cost > 0 ? ` · ${formatCost(cost)}` : ""}${pages > 1 ? ` · page ${page + 1}/${pages} (PgUp/PgDn)` : ""}`;
-  return (
-    <Text wrap="truncate">
-      <Text bold>{left}</Text>
-      {"  "}
-      <Text color={theme.color(link.color)}>{truncate(link.text, Math.max(10, width - left.length - 2))}</Text>
-    </Text>
-  );
-}

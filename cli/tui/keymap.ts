@@ -1,8 +1,10 @@
 /**
- * The TUI's keys as data: which key does what in the grid and in the zoomed view, and
- * `keyAction`, the pure function from what the screen shows and one key (cli/tui/keys.ts)
- * to the action to take. The App performs the action; nothing here touches React, so a
- * table test can feed whole reads (`4p`, `→→`) key by key.
+ * The TUI's keys as data: which key does what in the grid, the zoomed view, the single
+ * view, a confirm question and the help and diff overlays, and `keyAction`, the pure
+ * function from what the screen shows and one key (cli/tui/keys.ts) to the action to
+ * take. The view state takes the action (ui-state.ts), the commands perform what it asks
+ * of agents (commands.ts); nothing here touches React, so a table test can feed whole
+ * reads (`4p`, `→→`) key by key.
  */
 import { keyName, type ParsedKey } from "./keys.js";
 
@@ -75,6 +77,8 @@ export const ZOOM_KEYS: Readonly<Record<string, Command>> = {
 
 /** What the keymap needs to know of the screen. */
 export interface KeymapState {
+  /** `grid`: pi-orch tui. `single`: pi on a terminal, whose editor takes every key not handled here. */
+  mode: "grid" | "single";
   /** Agents with a pane, and the focused one's index among them. */
   agents: number;
   focus: number;
@@ -83,6 +87,14 @@ export interface KeymapState {
   zoomed: boolean;
   /** The focused agent's status ("idle", "busy", ...), or null with no agent. */
   focusedStatus: string | null;
+  /** The overlay that takes the keys, if any (the new-agent form takes them itself). */
+  overlay: "help" | "diff" | null;
+  /** A question (stop? restart?) waits for y. */
+  confirming: boolean;
+  /** Ctrl+C was the last key: another one quits (single mode). */
+  quitArmed: boolean;
+  /** Single mode: the names of the keys bound to pi's `app.clear` (Ctrl+C unless keybindings.json says otherwise). */
+  clearKeys: readonly string[];
 }
 
 /** What to do. */
@@ -96,10 +108,45 @@ export type KeyAction =
   | { kind: "input"; input: "prompt" | "steer" | "follow_up" }
   /** Nothing to do, and why: `error` when the key asked for something that cannot be (a steer to an idle agent). */
   | { kind: "refuse"; message: string; error: boolean }
+  /** Single mode's first Ctrl+C: abort a busy agent, and the next one quits. */
+  | { kind: "arm_quit" }
+  /** Draw the whole screen again (Ctrl+L in the grid). */
+  | { kind: "redraw" }
+  /** The answer to the question asked: y (yes) or any other key. */
+  | { kind: "confirm"; yes: boolean }
+  | { kind: "close_overlay" }
+  /** In the diff overlay: a line or a page up or down. */
+  | { kind: "diff_scroll"; to: "up" | "down" | "page_up" | "page_down" }
   | { kind: Extract<Command, "abort" | "stop" | "restart" | "diff" | "new" | "help" | "quit"> };
 
-/** The action for one key. Pure. */
+/**
+ * The action for one key, in the order the screen takes keys: Ctrl+C, Ctrl+L, a question
+ * asked, an overlay, then the agent views (in single mode only their scroll keys and
+ * Alt+?: the editor takes the rest). Pure.
+ */
 export function keyAction(state: KeymapState, key: ParsedKey): KeyAction {
+  const { input: ch, key: k } = key;
+  const clear = state.mode === "single" ? state.clearKeys.includes(keyName(key)) : k.ctrl && ch === "c";
+  if (clear) return state.mode === "grid" || state.quitArmed ? { kind: "quit" } : { kind: "arm_quit" };
+  if (k.ctrl && ch === "l" && state.mode === "grid") return { kind: "redraw" };
+  if (state.confirming) return { kind: "confirm", yes: ch === "y" || ch === "Y" };
+  if (state.overlay === "help")
+    return k.escape || ch === "?" || ch === "q" ? { kind: "close_overlay" } : { kind: "none" };
+  if (state.overlay === "diff") {
+    if (k.escape || ch === "q" || ch === "d") return { kind: "close_overlay" };
+    if (k.upArrow) return { kind: "diff_scroll", to: "up" };
+    if (k.downArrow) return { kind: "diff_scroll", to: "down" };
+    if (k.pageUp) return { kind: "diff_scroll", to: "page_up" };
+    if (k.pageDown || ch === " ") return { kind: "diff_scroll", to: "page_down" };
+    return { kind: "none" };
+  }
+  const action = agentKeyAction({ ...state, zoomed: state.zoomed || state.mode === "single" }, key);
+  if (state.mode === "grid" || action.kind === "scroll") return action;
+  return ch === "?" && k.meta ? { kind: "help" } : { kind: "none" };
+}
+
+/** The action of a key in the grid or the zoomed view. */
+function agentKeyAction(state: KeymapState, key: ParsedKey): KeyAction {
   const name = keyName(key);
   if (!state.zoomed && /^[1-9]$/.test(name)) {
     const page = state.perPage > 0 ? Math.floor(state.focus / state.perPage) : 0;

@@ -13,7 +13,21 @@ const DOWN = "\x1b[B";
 const SHIFT_TAB = "\x1b[Z";
 
 /** 6 agents in a 3-column grid, 6 to a page, the first focused and busy. */
-const GRID: KeymapState = { agents: 6, focus: 0, columns: 3, perPage: 6, zoomed: false, focusedStatus: "busy" };
+const GRID: KeymapState = {
+  mode: "grid",
+  agents: 6,
+  focus: 0,
+  columns: 3,
+  perPage: 6,
+  zoomed: false,
+  focusedStatus: "busy",
+  overlay: null,
+  confirming: false,
+  quitArmed: false,
+  clearKeys: [],
+};
+/** pi on a terminal: one agent, zoomed, Ctrl+C bound to pi's app.clear. */
+const SINGLE: KeymapState = { ...GRID, mode: "single", agents: 1, columns: 1, perPage: 1, clearKeys: ["C-c"] };
 
 /**
  * Feed a read key by key: the actions, and where the screen ends up. Once an input line
@@ -134,6 +148,81 @@ describe("keyAction over whole reads", () => {
     expect(got.actions).toEqual(actions);
     expect(got.state.focus).toBe(focus);
     expect(got.typed).toBe(typed ?? "");
+  });
+});
+
+describe("keyAction before the agent views", () => {
+  const CTRL_C = parseKey("\x03");
+  it.each<{ name: string; state: Partial<KeymapState>; key: string; action: KeyAction }>([
+    { name: "Ctrl+C quits the grid at once", state: {}, key: "\x03", action: { kind: "quit" } },
+    { name: "Ctrl+L redraws the grid", state: {}, key: "\x0c", action: { kind: "redraw" } },
+    {
+      name: "Ctrl+L in the single view is pi's (the editor takes it)",
+      state: SINGLE,
+      key: "\x0c",
+      action: { kind: "none" },
+    },
+    {
+      name: "y answers the question yes",
+      state: { confirming: true },
+      key: "y",
+      action: { kind: "confirm", yes: true },
+    },
+    { name: "Y too", state: { confirming: true }, key: "Y", action: { kind: "confirm", yes: true } },
+    {
+      name: "any other key says no (a: no abort)",
+      state: { confirming: true },
+      key: "a",
+      action: { kind: "confirm", yes: false },
+    },
+    { name: "Ctrl+C still quits while asking", state: { confirming: true }, key: "\x03", action: { kind: "quit" } },
+    { name: "Esc closes the help", state: { overlay: "help" }, key: "\x1b", action: { kind: "close_overlay" } },
+    { name: "? closes the help", state: { overlay: "help" }, key: "?", action: { kind: "close_overlay" } },
+    { name: "p does nothing under the help", state: { overlay: "help" }, key: "p", action: { kind: "none" } },
+    { name: "d closes the diff", state: { overlay: "diff" }, key: "d", action: { kind: "close_overlay" } },
+    {
+      name: "↓ scrolls the diff",
+      state: { overlay: "diff" },
+      key: "\x1b[B",
+      action: { kind: "diff_scroll", to: "down" },
+    },
+    {
+      name: "Space pages the diff",
+      state: { overlay: "diff" },
+      key: " ",
+      action: { kind: "diff_scroll", to: "page_down" },
+    },
+    {
+      name: "PgUp pages the diff back",
+      state: { overlay: "diff" },
+      key: "\x1b[5~",
+      action: { kind: "diff_scroll", to: "page_up" },
+    },
+    { name: "the diff takes no focus key", state: { overlay: "diff" }, key: "\x1b[C", action: { kind: "none" } },
+    { name: "single: the first Ctrl+C arms the quit", state: SINGLE, key: "\x03", action: { kind: "arm_quit" } },
+    { name: "single: the second quits", state: { ...SINGLE, quitArmed: true }, key: "\x03", action: { kind: "quit" } },
+    {
+      name: "single: a rebound clear key arms it",
+      state: { ...SINGLE, clearKeys: ["C-x"] },
+      key: "\x18",
+      action: { kind: "arm_quit" },
+    },
+    {
+      name: "single: Ctrl+C is not clear once rebound",
+      state: { ...SINGLE, clearKeys: ["C-x"] },
+      key: "\x03",
+      action: { kind: "none" },
+    },
+    { name: "single: PgUp scrolls", state: SINGLE, key: "\x1b[5~", action: { kind: "scroll", to: "page_up" } },
+    { name: "single: p is typed, not a prompt key", state: SINGLE, key: "p", action: { kind: "none" } },
+    { name: "single: ? is typed", state: SINGLE, key: "?", action: { kind: "none" } },
+    { name: "single: Alt+? opens the help", state: SINGLE, key: "\x1b?", action: { kind: "help" } },
+  ])("$name", ({ state, key, action }) => {
+    expect(keyAction({ ...GRID, ...state }, parseKey(key))).toEqual(action);
+  });
+
+  it("Ctrl+C is a key name the single view's clear keys match", () => {
+    expect(keyName(CTRL_C)).toBe("C-c");
   });
 });
 
