@@ -88,8 +88,18 @@ async function loadTui(): Promise<TuiModules> {
   }
 }
 
-/** How the panes reach the terminal: ink draws every cell, or the screen paints the panes as rows. */
-type Writer = "ink" | "screen";
+/**
+ * How the panes reach the terminal: ink draws every cell and writes the whole frame, ink
+ * draws every cell and writes the lines that changed (its `incrementalRendering`), or the
+ * screen paints the panes as rows.
+ */
+type Writer = "ink" | "ink-incremental" | "screen";
+
+const WRITER_LABEL: Record<Writer, string> = {
+  ink: "ink (cells)",
+  "ink-incremental": "ink (cells, incremental)",
+  screen: "screen (rows)",
+};
 
 /** One streaming window with `AGENTS` panes; returns the table row. */
 async function measure(tui: TuiModules, AGENTS: number, writer: Writer, zoomed = false): Promise<(string | number)[]> {
@@ -157,11 +167,12 @@ async function measure(tui: TuiModules, AGENTS: number, writer: Writer, zoomed =
       ),
     ),
     // debug: every commit is drawn at once, so a frame's time is React + layout + output.
+    // Incremental rendering is not in debug mode: ink's own throttle is lifted instead (the store throttles).
     {
       onRender: ({ renderTime }: { renderTime: number }) => counting && inkTimes.push(renderTime),
       stdout: screen?.inkStdout ?? (stdout as unknown as NodeJS.WriteStream),
       stdin: new IdleKeyboard() as unknown as NodeJS.ReadStream,
-      debug: true,
+      ...(writer === "ink-incremental" ? { debug: false, incrementalRendering: true, maxFps: 1000 } : { debug: true }),
       exitOnCtrlC: false,
       patchConsole: false,
     },
@@ -202,7 +213,7 @@ async function measure(tui: TuiModules, AGENTS: number, writer: Writer, zoomed =
     const seconds = wallMs / 1000;
     return [
       AGENTS,
-      `${writer === "screen" ? "screen (rows)" : "ink (cells)"}${zoomed ? ", one zoomed" : ""}`,
+      `${WRITER_LABEL[writer]}${zoomed ? ", one zoomed" : ""}`,
       frames.length,
       fmt(frames.length / seconds),
       `${fmt(median(frames), 2)} (ink ${fmt(median(inkTimes), 2)})`,
@@ -228,14 +239,15 @@ export async function run(): Promise<string> {
   const tui = await loadTui();
   const rows: (string | number)[][] = [];
   for (const panes of PANES)
-    for (const writer of ["ink", "screen"] as const) rows.push(await measure(tui, panes, writer));
+    for (const writer of ["ink", "ink-incremental", "screen"] as const) rows.push(await measure(tui, panes, writer));
   rows.push(await measure(tui, PANES[0]!, "screen", true));
   return [
     "## TUI rendering (16 and 30 panes, every agent streaming)",
     "",
     `Each faux agent streams ${WORDS} words at ${CHUNK_MS} ms a word through a real supervisor; the TUI draws every pane`,
-    `(${COLS}×${ROWS}, in colour) and is throttled to 20 frames/s. Each size runs twice, side by side: panes drawn by`,
-    "ink (cells: ink's output stage tokenizes and places every cell, the writer before) and by the screen (rows: what",
+    `(${COLS}×${ROWS}, in colour) and is throttled to 20 frames/s. Each size runs three times, side by side: panes drawn by`,
+    "ink (cells: ink's output stage tokenizes and places every cell, the writer before), the same with ink's own",
+    "`incrementalRendering` (ink 6.8 writes only the lines that changed; its throttle lifted, the store throttles) and by the screen (rows: what",
     "`pi-orch tui` uses; React and ink render only when their part changes: header, footer, inputs, dialogs, a status;",
     "a pane repaints its finished rows when its agent changes, and only changed rows are written). A frame is from the",
     "store's change notification to the terminal write; in brackets ink's own layout-and-output pass, over the frames ink",

@@ -4,11 +4,10 @@
  */
 import { Box } from "ink";
 import { memo, type ReactNode } from "react";
-import { AgentHeader } from "./AgentHeader.js";
-import { headerLineCount } from "./agent-labels.js";
+import { headerSpans, paneBorder, transcriptSpans } from "./pane-rows.js";
+import { SpanRows } from "./SpanRows.js";
 import { clockMoves, queuedLine, type AgentView } from "./state.js";
 import { tailLines } from "./text.js";
-import { TranscriptLines } from "./TranscriptLines.js";
 import { useTheme } from "./theme.js";
 
 /** Props of Pane. */
@@ -26,29 +25,32 @@ export interface PaneProps {
 }
 
 /**
- * The pane. Focus shows as a double border (visible without colour too). Its text is
- * cut to the width already, so it clips only vertically: ink slices every line of a
- * horizontally clipped box, which was most of a frame's cost.
+ * The pane, as pane-rows.ts defines it. Its text is cut to the width already, so it
+ * clips only vertically: ink slices every line of a horizontally clipped box, which was
+ * most of a frame's cost.
  */
 function PaneView({ agent, width, height, focused, now, slotKey, input, modal }: PaneProps) {
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
-  const header = headerLineCount(agent);
-  const bodyHeight = Math.max(0, height - 2 - header - (input ? 1 : 0));
+  const header = headerSpans(agent, inner, now, slotKey);
+  const border = paneBorder(focused);
+  const bodyHeight = Math.max(0, height - 2 - header.length - (input ? 1 : 0));
   return (
     <Box
       flexDirection="column"
       width={width}
       height={height}
-      borderStyle={focused ? "double" : "round"}
-      borderColor={theme.color(focused ? "cyan" : "gray")}
+      borderStyle={border.ink}
+      borderColor={theme.color(border.color)}
       paddingX={1}
       overflowY="hidden"
     >
-      <AgentHeader agent={agent} width={inner} now={now} slotKey={slotKey} />
+      <SpanRows rows={header} />
       {modal ?? (
         <Box flexDirection="column" height={bodyHeight} overflowY="hidden">
-          <TranscriptLines lines={tailLines(agent.lines, agent.open, inner, bodyHeight, { last: queuedLine(agent) })} />
+          <SpanRows
+            rows={transcriptSpans(tailLines(agent.lines, agent.open, inner, bodyHeight, { last: queuedLine(agent) }))}
+          />
         </Box>
       )}
       {input}

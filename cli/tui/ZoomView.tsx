@@ -5,14 +5,13 @@
  */
 import { Box, Text } from "ink";
 import type { ReactNode } from "react";
-import { AgentHeader } from "./AgentHeader.js";
-import { headerLineCount } from "./agent-labels.js";
 import { PaintedLines } from "./PaintedPane.js";
+import { headerSpans, paneBorder, transcriptSpans } from "./pane-rows.js";
 import type { Screen } from "./screen.js";
 import { queuedLine, type AgentView } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { tailLines } from "./text.js";
-import { TranscriptLines } from "./TranscriptLines.js";
+import { SpanRows } from "./SpanRows.js";
 import { useTheme } from "./theme.js";
 
 /** Lines a tool result keeps in the zoomed transcript. */
@@ -59,8 +58,9 @@ export function ZoomView({
 }: ZoomViewProps) {
   const theme = useTheme();
   const inner = Math.max(1, width - 4);
-  const header = headerLineCount(agent);
-  const bodyHeight = Math.max(1, height - 2 - header - (input ? inputRows : 1));
+  const header = headerSpans(agent, inner, now);
+  const border = paneBorder(true);
+  const bodyHeight = Math.max(1, height - 2 - header.length - (input ? inputRows : 1));
   const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, {
     resultLines,
     last: queuedLine(agent),
@@ -76,7 +76,7 @@ export function ZoomView({
       screen={painted.screen}
       name={agent.name}
       x={2}
-      y={painted.top + 1 + header}
+      y={painted.top + 1 + header.length}
       width={inner}
       height={bodyHeight}
       fromBottom={offset}
@@ -84,18 +84,18 @@ export function ZoomView({
       hideThinking={hideThinking}
     />
   ) : (
-    <TranscriptLines lines={all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset)} />
+    <SpanRows rows={transcriptSpans(all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset))} />
   );
   return (
     <Box
       flexDirection="column"
       width={width}
       height={height}
-      borderStyle="double"
-      borderColor={theme.color("cyan")}
+      borderStyle={border.ink}
+      borderColor={theme.color(border.color)}
       paddingX={1}
     >
-      <AgentHeader agent={agent} width={inner} now={now} />
+      <SpanRows rows={header} />
       {modal ?? (
         <Box flexDirection="column" height={bodyHeight} overflow="hidden">
           {body}

@@ -29,11 +29,6 @@ export function askLine(a: AgentView): string | null {
   return activity.state === "waiting" ? `? ${activity.message || "a dialog waits for your answer"}` : null;
 }
 
-/** Lines of the header: two, and a third for a question or a running tool. */
-export function headerLineCount(a: AgentView): number {
-  return a.tools.length > 0 || askLine(a) !== null ? 3 : 2;
-}
-
 /** `faux/faux-1`, the model alone, or `default model`. */
 export function modelLabel(a: AgentView): string {
   if (a.provider && a.model) return a.model.includes("/") ? a.model : `${a.provider}/${a.model}`;

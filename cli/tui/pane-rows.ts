@@ -1,8 +1,10 @@
 /**
- * One grid pane drawn to final terminal rows without ink: the border, the header lines
- * and the transcript tail, each row exactly `width` columns with its SGR colours. The
- * same look as `Pane` (which ink draws when the pane holds an input line or a dialog);
- * a pane costs one string per row instead of ink's per-cell tokenizing. Pure.
+ * The one definition of how an agent's pane looks: its border, its header lines and its
+ * transcript lines, as rows of styled spans. Ink renders the spans (`SpanRows`, in
+ * `Pane` and `ZoomView`, when the pane holds an input line or a dialog); `paneRows`
+ * paints them to final terminal rows, each exactly `width` columns with its SGR colours,
+ * for the screen (`PaintedPane`): one string per row instead of ink's per-cell
+ * tokenizing. A look changes here, once, for both. Pure.
  */
 import stringWidth from "string-width";
 import { askLine, modelLabel, placeLabel, statusLabel, usageLabel } from "./agent-labels.js";
@@ -11,14 +13,29 @@ import { formatElapsed, tailLines, truncate, type DrawnLine } from "./text.js";
 import { lineColor } from "./theme.js";
 
 /** How a piece of text looks. */
-interface Style {
+export interface Style {
   color?: string;
   bold?: boolean;
   dim?: boolean;
 }
 
 /** A styled piece of a row. */
-type Span = readonly [text: string, style?: Style];
+export type Span = readonly [text: string, style?: Style];
+
+/** A pane's border: ink's border style, the characters the painter draws (the same), its colour. */
+export interface PaneBorder {
+  ink: "double" | "round";
+  /** Top-left, horizontal, top-right, vertical, bottom-left, bottom-right. */
+  chars: readonly [string, string, string, string, string, string];
+  color: string;
+}
+
+/** The border of a pane: focus shows as a double border, visible without colour too. */
+export function paneBorder(focused: boolean): PaneBorder {
+  return focused
+    ? { ink: "double", chars: ["╔", "═", "╗", "║", "╚", "╝"], color: "cyan" }
+    : { ink: "round", chars: ["╭", "─", "╮", "│", "╰", "╯"], color: "gray" };
+}
 
 const FG: Record<string, number> = {
   red: 31,
@@ -51,10 +68,11 @@ export interface PaneRowsInput {
 export function paneRows({ agent, width, height, focused, now, slotKey, color }: PaneRowsInput): string[] {
   if (width < 2 || height < 2) return Array.from({ length: Math.max(0, height) }, () => " ".repeat(Math.max(0, width)));
   const paint = (spans: readonly Span[], w: number) => fitSpans(spans, w, color);
-  const border: Style = { color: focused ? "cyan" : "gray" };
-  const [tl, h, tr, v, bl, br] = focused ? ["╔", "═", "╗", "║", "╚", "╝"] : ["╭", "─", "╮", "│", "╰", "╯"];
+  const { chars, color: borderColor } = paneBorder(focused);
+  const border: Style = { color: borderColor };
+  const [tl, h, tr, v, bl, br] = chars;
   const inner = Math.max(0, width - 4);
-  const content: string[] = headerRows(agent, inner, now, slotKey).map((spans) => paint(spans, inner));
+  const content: string[] = headerSpans(agent, inner, now, slotKey).map((spans) => paint(spans, inner));
   const bodyHeight = Math.max(0, height - 2 - content.length);
   content.push(
     ...transcriptRows(
@@ -75,19 +93,32 @@ export function paneRows({ agent, width, height, focused, now, slotKey, color }:
   return rows;
 }
 
-/** Drawn transcript lines as rows of exactly `width` columns, each in its kind's style (as `TranscriptLines`). */
+/** Drawn transcript lines as rows of exactly `width` columns, each in its kind's style. */
 export function transcriptRows(lines: readonly DrawnLine[], width: number, color: boolean): string[] {
-  return lines.map((line) =>
-    fitSpans(
-      [[line.text, { color: lineColor(line.kind), bold: line.kind === "user", dim: DIM_KINDS.has(line.kind) }]],
-      width,
-      color,
-    ),
-  );
+  return lines.map((line) => fitSpans([[line.text, lineStyle(line.kind)]], width, color));
 }
 
-/** The header lines of `AgentHeader`, as spans. */
-function headerRows(a: AgentView, width: number, now: number, slotKey: number | undefined): Span[][] {
+/** Drawn transcript lines as rows of one span each, in their kind's style. */
+export function transcriptSpans(lines: readonly DrawnLine[]): Span[][] {
+  return lines.map((line) => [[line.text, lineStyle(line.kind)]]);
+}
+
+// One style object per kind: ink's renderer groups neighbouring lines by it.
+const LINE_STYLES = new Map<LineKind, Style>();
+
+/** How a transcript line of `kind` looks: its colour, the user's bold, thinking, results and notices dim. */
+function lineStyle(kind: LineKind): Style {
+  let style = LINE_STYLES.get(kind);
+  if (!style)
+    LINE_STYLES.set(kind, (style = { color: lineColor(kind), bold: kind === "user", dim: DIM_KINDS.has(kind) }));
+  return style;
+}
+
+/**
+ * The header lines, `width` columns wide: slot key, name, status and tokens; model and
+ * place; then the question the agent waits on, or its running tool and elapsed time.
+ */
+export function headerSpans(a: AgentView, width: number, now: number, slotKey?: number): Span[][] {
   const tokens = usageLabel(a);
   const left = `${slotKey !== undefined ? `${slotKey} ` : ""}${a.name}`;
   const status = statusLabel(a, now);
