@@ -103,6 +103,11 @@ export interface ProviderRequest {
   onPayload?: (payload: unknown) => Promise<unknown>;
   /** The HTTP status and headers, before the body is read (extensions' `after_provider_response`). */
   onResponse?: (response: { status: number; headers: Record<string, string> }) => Promise<void>;
+  /**
+   * Each parsed provider stream event (an SDK chunk or event) before it is normalized,
+   * awaited in stream order (extensions' `provider_stream_event`). Set only when wanted.
+   */
+  onStreamEvent?: (data: unknown) => Promise<void>;
 }
 
 /**

@@ -188,6 +188,8 @@ export class Agent {
       declareSystem: host.declareSystem,
       onPayload: host.onPayload,
       onResponse: host.onResponse,
+      transformFullContext: host.transformFullContext,
+      streamEvents: host.streamEvents,
       routeRequest: host.routeRequest,
     };
     const runMessages = await runAgentLoop(this.messages, prompts, config, (event) => this.emit(event));

@@ -16,6 +16,7 @@ import { checker } from "../../shared/validate.js";
 import type { AgentTool, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
 import type { AgentContextView, Emit, InjectSource, LoopConfig, ResponseFailure } from "./types.js";
 import { cutOffToolCallError } from "../providers/message-builder.js";
+import { createInitialSystemMessage, getCurrentSystemPrompt, getCurrentTools } from "../providers/transcript.js";
 
 /** The longest a streamed reply runs without letting the event loop read input (ms). */
 const YIELD_AFTER_MS = 10;
@@ -173,10 +174,25 @@ async function streamOnce(
 ): Promise<{ message: AssistantMessage; failure: Failure }> {
   let model = config.model();
   const tools = config.tools();
-  const specs: ToolSpec[] = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-  const visible = config.transformContext
+  let specs: ToolSpec[] = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  let systemPrompt = config.systemPrompt();
+  let visible = config.transformContext
     ? await safeTransform(config.transformContext, context, config.signal)
     : context;
+  const full = config.transformFullContext?.();
+  if (full) {
+    // The request as providers send it: the prompt and tools as one leading system message, then the conversation.
+    const head = createInitialSystemMessage(systemPrompt, specs);
+    const conversation = visible.filter((m) => m.role !== "system");
+    const sent = await full(head ? [head, ...conversation] : conversation).catch(() => undefined);
+    if (sent) {
+      // Sent as returned: the prompt and the declared tools are what its system messages say.
+      const all = sent as unknown as { role: string }[];
+      systemPrompt = getCurrentSystemPrompt(all);
+      specs = getCurrentTools(all).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+      visible = sent.filter((m) => m.role !== "system");
+    }
+  }
   let started = false;
   let final: AssistantMessage | null = null;
   let failure: Failure = null;
@@ -200,9 +216,10 @@ async function streamOnce(
     }
   }
 
+  const streamEvents = config.streamEvents?.(model);
   const events: AsyncIterable<ProviderEvent> = config.provider(model).stream({
     model,
-    systemPrompt: config.systemPrompt(),
+    systemPrompt,
     messages: config.toLlm(visible),
     tools: specs,
     thinkingLevel,
@@ -210,6 +227,7 @@ async function streamOnce(
     signal: config.signal,
     ...(config.onPayload ? { onPayload: config.onPayload } : {}),
     ...(config.onResponse ? { onResponse: config.onResponse } : {}),
+    ...(streamEvents ? { onStreamEvent: streamEvents } : {}),
   });
 
   // A provider can hand over thousands of events in one read (or the faux one with no

@@ -107,6 +107,14 @@ export interface TurnEndContext {
 export interface AgentHooks {
   /** Replace the messages sent for one request (they stay unchanged in the context). */
   transformContext?: (messages: AgentMessage[], signal: AbortSignal) => Promise<AgentMessage[]>;
+  /**
+   * After `transformContext`: the whole transcript of the request, a leading system message
+   * with the prompt and tool declarations first (pi 1.6's `context_with_system`); what it
+   * returns is sent as it is, or undefined to leave the request alone. Given only when wanted.
+   */
+  transformFullContext?: () => ((messages: AgentMessage[]) => Promise<AgentMessage[] | undefined>) | undefined;
+  /** The `onStreamEvent` of a request to `model` (pi 1.6's `provider_stream_event`), when wanted. */
+  streamEvents?: (model: Model) => ProviderRequest["onStreamEvent"];
   /** Block a validated call or replace its arguments. */
   beforeToolCall?: (ctx: BeforeToolCallContext) => Promise<ToolCallDecision | undefined>;
   /** Change a call's result before it is reported. */

@@ -383,6 +383,21 @@ export class AgentSession {
         tools: () => this.activeTools(),
         declareSystem: (context) => this.declareSystem(context),
         transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
+        transformFullContext: () =>
+          this.extensions.has("context_with_system")
+            ? (messages) => this.extensions.contextWithSystem(messages)
+            : undefined,
+        streamEvents: (model) =>
+          this.extensions.has("provider_stream_event")
+            ? (data) =>
+                this.extensions.notify({
+                  type: "provider_stream_event",
+                  provider: model.provider,
+                  api: model.api,
+                  model: model.id,
+                  data,
+                })
+            : undefined,
         beforeToolCall: ({ toolCall, args }) => this.extensions.toolCall(toolCall, args),
         afterToolCall: async ({ toolCall, args, result, isError }) =>
           this.extensions.toolResult(toolCall, args, result, isError),

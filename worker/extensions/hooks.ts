@@ -138,6 +138,8 @@ export interface ExtensionHooks {
   ): Promise<BeforeAgentStartOutcome | undefined>;
   /** Per model request: may return replacement messages for this request only. */
   context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined>;
+  /** `context_with_system`: the request's whole transcript, sent as returned; undefined without handlers. */
+  contextWithSystem(messages: AgentMessage[]): Promise<AgentMessage[] | undefined>;
   toolCall(call: ToolCall, args: Record<string, unknown>): Promise<ToolCallDecision | undefined>;
   toolResult(
     call: ToolCall,
@@ -176,6 +178,7 @@ export const NO_EXTENSIONS: ExtensionHooks = {
   input: async (text, images) => ({ action: "continue", text, images }),
   beforeAgentStart: async () => undefined,
   context: async () => undefined,
+  contextWithSystem: async () => undefined,
   toolCall: async () => undefined,
   toolResult: async () => undefined,
   messageEnd: async () => undefined,

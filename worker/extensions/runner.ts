@@ -8,6 +8,7 @@ import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, ImageContent, Model, ThinkingLevel, ToolCall } from "../../shared/schema/messages.js";
 import type { ToolCallDecision } from "../agent/types.js";
 import type { AgentTool, ToolResult } from "../types.js";
+import { getCurrentSystemMessage } from "../providers/transcript.js";
 import {
   commandInfos,
   invocationNames,
@@ -350,19 +351,72 @@ export class ExtensionRunner implements ExtensionHooks {
     return { ...(changed ? { systemPrompt: final } : {}), messages };
   }
 
+  /**
+   * `context`, as pi 1.6 runs it: each handler sees the conversation without the system
+   * messages (they belong to pi) and may return a new list or edit `event.messages` in
+   * place. An unchanged conversation keeps every system message where it was; a changed
+   * one gets them replayed into one leading system message, so pruning or windowing can
+   * never drop the prompt or the tools.
+   */
   async context(messages: AgentMessage[]): Promise<AgentMessage[] | undefined> {
     if (!this.has("context")) return undefined;
-    let current: unknown[] = structuredClone(messages);
+    let current: AgentMessage[] = structuredClone(messages);
+    let visible: AgentMessage[] = [];
+    let snapshot: AgentMessage[] = [];
     await this.dispatch(
-      () => ({ type: "context", messages: current }),
+      () => {
+        visible = current.filter((m) => m.role !== "system");
+        snapshot = visible.slice();
+        return { type: "context", messages: visible };
+      },
       (value) => {
         const r = value as { messages?: unknown } | undefined;
-        if (Array.isArray(r?.messages)) current = r.messages;
+        const returned = Array.isArray(r?.messages)
+          ? (r.messages as AgentMessage[])
+          : sameMessages(visible, snapshot)
+            ? undefined
+            : visible;
+        if (returned === undefined || sameMessages(returned, snapshot)) return undefined;
+        const head = getCurrentSystemMessage(current as unknown as { role: string }[]);
+        current = head ? [head as AgentMessage, ...returned] : returned;
         return undefined;
       },
     );
     // Handlers keep the shapes they were given (pi's contract for this event).
-    return current as AgentMessage[];
+    return current;
+  }
+
+  /**
+   * `context_with_system` (pi 1.6): after `context`, handlers see the request's whole
+   * transcript, system messages included, and what they return is sent as it is. One that
+   * drops the leading system message is reported (the request then has no prompt or
+   * initial tools) and still honoured, as pi does. Undefined when no handler is registered.
+   */
+  async contextWithSystem(messages: AgentMessage[]): Promise<AgentMessage[] | undefined> {
+    if (!this.has("context_with_system")) return undefined;
+    let current: AgentMessage[] = structuredClone(messages);
+    let hadHead = false;
+    await this.dispatch(
+      () => {
+        hadHead = current[0]?.role === "system";
+        return { type: "context_with_system", messages: current };
+      },
+      (value, path) => {
+        const r = value as { messages?: unknown } | undefined;
+        if (Array.isArray(r?.messages)) current = r.messages as AgentMessage[];
+        if (hadHead && current[0]?.role !== "system") {
+          this.emitError({
+            type: "extension_error",
+            extensionPath: path,
+            event: "context_with_system",
+            error:
+              "Handler removed the leading system message; the request has no prompt or initial tool declarations. Keep it at index 0 or replace a dropped prefix with getCurrentSystemMessage().",
+          });
+        }
+        return undefined;
+      },
+    );
+    return current;
   }
 
   async toolCall(call: ToolCall, args: Record<string, unknown>): Promise<ToolCallDecision | undefined> {
@@ -679,4 +733,9 @@ export interface ProjectTrustContext {
     input(title: string, placeholder?: string): Promise<string | undefined>;
     notify(message: string, type?: "info" | "warning" | "error"): void;
   };
+}
+
+/** The same messages, object for object (pi's test of whether a `context` handler changed the list). */
+function sameMessages(left: readonly unknown[], right: readonly unknown[]): boolean {
+  return left.length === right.length && left.every((m, i) => m === right[i]);
 }

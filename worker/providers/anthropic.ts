@@ -67,6 +67,8 @@ export function createAnthropicProvider(): Provider {
           if (round === 0) yield builder.start();
           stopReason = null;
           for await (const event of events) {
+            // pi 1.6's provider_stream_event: the SDK's parsed event, before it is normalized.
+            if (request.onStreamEvent) await request.onStreamEvent(event);
             switch (event.type) {
               case "message_start": {
                 builder.setResponseId(event.message.id);

@@ -35,6 +35,8 @@ export function createOpenAIResponsesProvider(): Provider {
         await request.onResponse?.({ status: response.status, headers: Object.fromEntries(response.headers) });
         yield builder.start();
         for await (const event of events) {
+          // pi 1.6's provider_stream_event: the SDK's parsed event, before it is normalized.
+          if (request.onStreamEvent) await request.onStreamEvent(event);
           switch (event.type) {
             case "response.created":
               builder.setResponseId(event.response.id);

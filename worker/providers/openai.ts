@@ -44,6 +44,8 @@ export function createOpenAIProvider(): Provider {
         yield builder.start();
         const calls = new ToolCallTracker();
         for await (const chunk of chunks) {
+          // pi 1.6's provider_stream_event: the SDK's parsed event, before it is normalized.
+          if (request.onStreamEvent) await request.onStreamEvent(chunk);
           builder.setResponseId(chunk.id);
           const choice = chunk.choices?.[0] as
             | (OpenAI.Chat.ChatCompletionChunk.Choice & { usage?: OpenAI.CompletionUsage })
