@@ -22,12 +22,30 @@ import {
   readLoggedRange,
   type SeqGap,
 } from "../shared/event-replay.js";
+import type { BacklogLine } from "../shared/line-file.js";
 import { agentLogPaths } from "../shared/paths.js";
 import { DEFAULT_RING_BYTES, DEFAULT_RING_EVENTS, EventRing } from "./event-ring.js";
-import { LogFile, type WriteProblemListener } from "./log-file.js";
+import { BACKLOG_PRIORITY, backlogPriority } from "./backlog-priority.js";
+import { LogFile } from "./log-file.js";
 
 /** Default most bytes of history one `since` replays from disk per agent; older events are reported as a gap. */
 export const DEFAULT_REPLAY_BYTES = 16 * 1024 * 1024;
+
+/** Events the full disk's bounded backlog dropped, told when the disk takes writes again. */
+export interface DroppedEvents {
+  events: number;
+  /** Of them, streaming snapshots (`message_update`, `tool_execution_update`): what goes first. */
+  streaming: number;
+  /** Of them, run boundaries, dialogs and the supervisor's own events: what goes last, when nothing else is left. */
+  boundaries: number;
+}
+
+/**
+ * Told when the disk refuses an agent's events file (`disk full: PATH`), and when it
+ * takes writes again (null) with what the backlog dropped meanwhile. Called after the
+ * write that found out, never inside it, so the listener may log.
+ */
+export type EventLogProblemListener = (problem: string | null, dropped: DroppedEvents) => void;
 
 /** Options of an agent's event log. */
 export interface EventLogOptions {
@@ -46,7 +64,7 @@ export interface EventLogOptions {
   /** Bytes of log lines kept in memory while the disk refuses writes (default 4 MiB per file). */
   backlogBytes?: number;
   /** Told when the disk refuses the events file (`disk full: PATH`) and when it takes writes again (null). */
-  onProblem?: WriteProblemListener;
+  onProblem?: EventLogProblemListener;
   /**
    * Told when events held back while the disk refused them reached the OS (a retry, or
    * a later write): the owner publishes them, in order, with `takeWritten`.
@@ -67,7 +85,7 @@ export interface EventLogOptions {
 export class AgentEventLog {
   private seq: number;
   private readonly ring: EventRing;
-  private readonly events: LogFile;
+  private readonly events: LogFile<WithheldEvent>;
   private readonly stderr: LogFile;
   private readonly eventsPath: string;
   private readonly keep: number;
@@ -84,22 +102,22 @@ export class AgentEventLog {
   private readonly stagedAts: number[] = [];
   private readonly stagedEvents: (Record<string, unknown> | null)[] = [];
   /**
-   * Events whose write waits in the disk's backlog, one group per refused write (the
-   * backlog's order): not in the ring and not published, so no subscriber sees an event
-   * a SIGKILL could still lose. A group the backlog drops is forgotten.
+   * Events whose lines wait in the disk's backlog, one line each, in seq order: not in
+   * the ring and not published, so no subscriber sees an event a SIGKILL could still
+   * lose. The first is always still waiting; a later one may be dropped already (the
+   * backlog drops the least important first), and leaves when the front passes it.
    */
-  private withheld: WithheldEvent[][] = [];
+  private withheld: WithheldEvent[] = [];
   /**
    * Withheld events that reached the OS, in order, until the owner publishes them
-   * (`takeWritten`); before them, as a gap, the seqs the backlog dropped in between.
+   * (`takeWritten`); before each, as a gap, the seqs the backlog dropped since the one
+   * before. A gap is told only once a later line is on disk: until then a SIGKILL lets
+   * the next supervisor number from the file again, and a gap already told would name
+   * seqs it reuses.
    */
   private written: (WithheldEvent | { gap: SeqGap })[] = [];
-  /**
-   * Seqs of writes the backlog dropped since the last written one. Told as a gap only
-   * once a later line is on disk: until then a SIGKILL lets the next supervisor number
-   * from the file again, and a gap already told would name seqs it reuses.
-   */
-  private dropped: SeqGap | null = null;
+  /** Events the backlog dropped since the disk last took everything. */
+  private dropped: DroppedEvents = { events: 0, streaming: 0, boundaries: 0 };
   /** Seq of the latest event whose line reached the OS (dropped ones never do). */
   private writtenThrough: number;
 
@@ -113,10 +131,18 @@ export class AgentEventLog {
     this.replayBytes = opts.replayBytes ?? DEFAULT_REPLAY_BYTES;
     this.ring = new EventRing(opts.ringSize ?? DEFAULT_RING_EVENTS, opts.ringBytes ?? DEFAULT_RING_BYTES);
     const common = { maxBytes, keep: this.keep, backlogBytes: opts.backlogBytes };
-    this.events = new LogFile(paths.events, {
+    const listener = opts.onProblem;
+    this.events = new LogFile<WithheldEvent>(paths.events, {
       ...common,
-      onProblem: opts.onProblem,
-      onBacklogLeft: (ok) => this.backlogLeft(ok, opts.onWritten),
+      onProblem:
+        listener &&
+        ((problem) => {
+          if (problem !== null) return listener(problem, NONE_DROPPED);
+          const dropped = this.dropped;
+          this.dropped = { events: 0, streaming: 0, boundaries: 0 };
+          listener(null, dropped);
+        }),
+      onBacklogLeft: (withheld, written) => this.backlogLeft(withheld!, written, opts.onWritten),
     });
     this.stderr = new LogFile(paths.stderr, common);
     this.seq = readLastSeq(paths.events, this.keep);
@@ -135,8 +161,8 @@ export class AgentEventLog {
 
   /** Whether event `seq` (staged or committed) has not reached the OS yet: its owner must not publish it now. */
   isWithheld(seq: number): boolean {
-    const first = this.withheld[0]?.[0];
-    return first !== undefined && seq >= first.entry.seq;
+    // Past the last line written, while some wait, is waiting or dropped (never to be published as it is).
+    return this.withheld.length > 0 && seq > this.writtenThrough;
   }
 
   /**
@@ -176,10 +202,8 @@ export class AgentEventLog {
       this.stagedEvents[i] = event;
       return entry;
     }
-    if (!this.events.write(`{"seq":${entry.seq},"at":${at},"event":${json}}\n`)) {
-      this.withheld.push([{ entry, raw: json }]);
-      return entry;
-    }
+    const line = `{"seq":${entry.seq},"at":${at},"event":${json}}\n`;
+    if (!this.events.write(line, () => [this.withhold(entry, json, line)])) return entry;
     this.ring.push(entry.seq, at, json, event);
     this.writtenThrough = entry.seq;
     return entry;
@@ -206,13 +230,13 @@ export class AgentEventLog {
     }
     this.staged = 0;
     // The write never appends (its listeners only learn of the backlog), so the slots stay as they are until let go below.
-    if (!this.events.write(parts.join(""))) {
-      // Built only on a refused write: the usual path allocates nothing per event here.
-      const group: WithheldEvent[] = [];
-      for (let i = 0; i < n; i++)
-        group.push({ entry: { seq: first + i, at: ats[i]!, event: events[i]! }, raw: raws[i]! });
-      this.withheld.push(group);
-    } else {
+    // Each line on its own only on a refused write: the usual path allocates nothing per event here.
+    const refused = () =>
+      Array.from({ length: n }, (_, i) => {
+        const entry = { seq: first + i, at: ats[i]!, event: events[i]! };
+        return this.withhold(entry, raws[i]!, `{"seq":${entry.seq},"at":${entry.at},"event":${raws[i]!}}\n`);
+      });
+    if (this.events.write(parts.join(""), refused)) {
       for (let i = 0; i < n; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
       this.writtenThrough = this.seq;
     }
@@ -222,24 +246,36 @@ export class AgentEventLog {
     }
   }
 
-  /** The oldest refused write left the backlog: written (ring, then published by the owner) or dropped (its seqs a gap). */
-  private backlogLeft(written: boolean, onWritten: (() => void) | undefined): void {
-    const group = this.withheld.shift();
-    if (!group) return;
-    const first = group[0]!.entry.seq;
-    const last = group[group.length - 1]!.entry.seq;
+  /** Withhold an event the disk refused: its line for the backlog, with its priority. */
+  private withhold(entry: LoggedEvent, raw: string, text: string): BacklogLine<WithheldEvent> {
+    const withheld: WithheldEvent = { entry, raw };
+    this.withheld.push(withheld);
+    return { text, priority: backlogPriority(entry.event), tag: withheld };
+  }
+
+  /** A refused line left the backlog: written (ring, then published by the owner) or dropped (its seq a gap). */
+  private backlogLeft(left: WithheldEvent, written: boolean, onWritten: (() => void) | undefined): void {
     if (!written) {
-      this.dropped = this.dropped ? { ...this.dropped, to: last } : { from: first, to: last, lost: true };
-      return;
+      left.dropped = true;
+      const priority = backlogPriority(left.entry.event);
+      this.dropped.events++;
+      if (priority === BACKLOG_PRIORITY.streaming) this.dropped.streaming++;
+      if (priority === BACKLOG_PRIORITY.boundary) this.dropped.boundaries++;
+      // Let go of it now (the ring never holds it); the front stays a waiting event.
+      left.entry = { ...left.entry, event: {} };
+      left.raw = "";
+    } else {
+      // Lines are written oldest first: what is in front of this one was dropped.
+      const seq = left.entry.seq;
+      if (seq > this.writtenThrough + 1)
+        this.written.push({ gap: { from: this.writtenThrough + 1, to: seq - 1, lost: true } });
+      this.ring.push(seq, left.entry.at, left.raw, left.entry.event);
+      this.written.push(left);
+      this.writtenThrough = seq;
+      this.withheld.shift();
+      onWritten?.();
     }
-    if (this.dropped) this.written.push({ gap: this.dropped });
-    this.dropped = null;
-    for (const w of group) {
-      this.ring.push(w.entry.seq, w.entry.at, w.raw, w.entry.event);
-      this.written.push(w);
-    }
-    this.writtenThrough = group[group.length - 1]!.entry.seq;
-    onWritten?.();
+    while (this.withheld.length > 0 && this.withheld[0]!.dropped) this.withheld.shift();
   }
 
   /**
@@ -280,4 +316,8 @@ const NONE_WRITTEN: readonly (WithheldEvent | { gap: SeqGap })[] = Object.freeze
 export interface WithheldEvent {
   entry: LoggedEvent;
   raw: string;
+  /** The backlog dropped its line: it will never be written. */
+  dropped?: true;
 }
+
+const NONE_DROPPED: DroppedEvents = Object.freeze({ events: 0, streaming: 0, boundaries: 0 });

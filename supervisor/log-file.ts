@@ -4,9 +4,9 @@
  * and its refusals told as `disk full: PATH`.
  */
 import { existsSync, renameSync, rmSync } from "node:fs";
-import { LineFile } from "../shared/line-file.js";
+import { type BacklogLine, LineFile } from "../shared/line-file.js";
 
-/** Default most bytes of log lines kept in memory while the disk refuses writes; older ones are dropped (and counted). */
+/** Default most bytes of log lines kept in memory while the disk refuses writes; the least important are dropped (and counted). */
 export const DEFAULT_BACKLOG_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -16,30 +16,30 @@ export const DEFAULT_BACKLOG_BYTES = 4 * 1024 * 1024;
  */
 export type WriteProblemListener = (problem: string | null, droppedLines: number) => void;
 
-/** Options of a `LogFile`. */
-export interface LogFileOptions {
+/** Options of a `LogFile` whose refused lines carry tags of type `T`. */
+export interface LogFileOptions<T> {
   maxBytes: number;
   keep: number;
   backlogBytes?: number;
   onProblem?: WriteProblemListener;
   /**
-   * Told, at once, each time the oldest write waiting in the backlog leaves it: `true`
-   * when it reached the OS, `false` when the bounded backlog dropped it. Writes leave in
-   * the order `write` kept them, so an owner can match them to what it wrote.
+   * Told, at once, each time a line waiting in the backlog leaves it: written (`true`,
+   * always the oldest waiting line) or dropped by the bound (`false`, the least
+   * important first), with the tag `write` kept it with.
    */
-  onBacklogLeft?: (written: boolean) => void;
+  onBacklogLeft?: (tag: T | undefined, written: boolean) => void;
 }
 
 /**
  * Append-only log that rotates when it passes `maxBytes` (`.1`, `.2`, ... up to `keep`),
  * on the durable line file: whole lines only, a bounded backlog of refused writes.
  */
-export class LogFile {
-  private readonly file: LineFile;
+export class LogFile<T = undefined> {
+  private readonly file: LineFile<T>;
 
   constructor(
     readonly path: string,
-    opts: LogFileOptions,
+    opts: LogFileOptions<T>,
   ) {
     const listener = opts.onProblem;
     this.file = new LineFile(path, {
@@ -47,13 +47,16 @@ export class LogFile {
       rotation: { maxBytes: opts.maxBytes, rotate: () => this.rotate(opts.keep) },
       onRefused: listener && ((error) => listener(problemOf(path, error), 0)),
       onResumed: listener && ((resumed) => listener(null, resumed.droppedLines)),
-      onLeft: opts.onBacklogLeft && ((_, written) => opts.onBacklogLeft!(written)),
+      onLeft: opts.onBacklogLeft,
     });
   }
 
-  /** Write `text` (whole lines) now; true when the OS has it, false when it waits in the backlog. */
-  write(text: string): boolean {
-    return this.file.write(text);
+  /**
+   * Write `text` (whole lines) now; true when the OS has it, false when it waits in the
+   * backlog (as the lines `split` gives, each with its priority and tag, or whole).
+   */
+  write(text: string, split?: () => readonly BacklogLine<T>[]): boolean {
+    return this.file.write(text, split);
   }
 
   /** Try to write the backlog now; true when it is empty. */

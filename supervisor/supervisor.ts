@@ -10,7 +10,7 @@ import { AgentActor } from "./agent-actor.js";
 import { Mailbox } from "./mailbox.js";
 import { OrchError } from "./errors.js";
 import { agentLogPaths, logsDir } from "../shared/paths.js";
-import { AgentEventLog } from "./event-log.js";
+import { AgentEventLog, type DroppedEvents } from "./event-log.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
 import { DEFAULT_WORKER_NICE } from "./priority.js";
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
@@ -525,7 +525,7 @@ export class Supervisor {
           this.warn(`agent "${record.name}": ${problem}; events wait in memory and are written when space returns`);
         else
           this.warn(
-            `agent "${record.name}": its event log is written again${dropped > 0 ? ` (${dropped} events that did not fit the backlog are missing from it)` : ""}`,
+            `agent "${record.name}": its event log is written again${dropped.events > 0 ? ` (${droppedNote(dropped)})` : ""}`,
           );
       },
     });
@@ -588,4 +588,15 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a full disk's backlog dropped from an agent's log, for the warning when it is written again. */
+function droppedNote(dropped: DroppedEvents): string {
+  const others = dropped.events - dropped.streaming - dropped.boundaries;
+  const kinds = [
+    dropped.streaming > 0 ? `${dropped.streaming} streaming updates` : "",
+    others > 0 ? `${others} other events` : "",
+    dropped.boundaries > 0 ? `${dropped.boundaries} run boundaries or supervisor events` : "",
+  ].filter(Boolean);
+  return `${dropped.events} events that did not fit the backlog are missing from it: ${kinds.join(", ")}`;
 }

@@ -12,7 +12,7 @@ import type { Supervisor } from "../../supervisor/supervisor.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { SessionStore } from "../../worker/session/session-file.js";
 import { compactSnapshots, type LoggedEvent } from "../../shared/event-replay.js";
-import { AgentEventLog } from "../../supervisor/event-log.js";
+import { AgentEventLog, type DroppedEvents } from "../../supervisor/event-log.js";
 import { PI_BIN } from "../support/rpc-worker.js";
 import { CliProcess } from "../support/cli-process.js";
 import { FIXTURE, type Recorder, TestEnv } from "../supervisor/harness.js";
@@ -548,6 +548,96 @@ describe.skipIf(noTmpfs !== null)(
       expect(written).toEqual([{ from: first, to: first + 2, lost: true }, first + 3, first + 4, first + 5]);
       expect(after).toEqual({ lastSeq: first + 5, withheld: false, ring: first + 2, woken: 3 });
       expect(onDisk).toEqual([...Array.from({ length: first - 1 }, (_, i) => i + 1), first + 3, first + 4, first + 5]);
+    });
+
+    it("drops streaming updates first and keeps the run's boundaries and the supervisor's events, counting what it dropped", async () => {
+      const disk = mountSmallDisk(mkdtempSync(join(tmpdir(), "po-disk-")), 1024);
+      disks.push(disk);
+      const told: [string | null, DroppedEvents][] = [];
+      // A backlog of about 7 streaming updates: the run below refuses 24 of them, 5 KB each.
+      const log = new AgentEventLog({
+        logsDir: disk.path,
+        name: "b",
+        batched: true,
+        backlogBytes: 40_000,
+        onProblem: (problem, dropped) => told.push([problem, dropped]),
+      });
+      log.append({ type: "before" });
+      log.commit();
+      disk.fill();
+      const update = () => ({ type: "message_update", delta: "p".repeat(5_000) });
+      // The last pages of the tmpfs may still take a few lines: write until one is refused.
+      let refused = false;
+      for (let i = 0; !refused && i < 100; i++) {
+        const { seq } = log.append(update());
+        log.commit();
+        refused = log.isWithheld(seq);
+      }
+      expect(refused).toBe(true);
+      const run = [
+        { type: "agent_start" },
+        { type: "turn_start" },
+        { type: "message_start" },
+        ...Array.from({ length: 8 }, update),
+        { type: "agent_status", status: "busy" },
+        ...Array.from({ length: 8 }, update),
+        { type: "message_end" },
+        ...Array.from({ length: 8 }, update),
+        { type: "turn_end" },
+        { type: "agent_end" },
+        { type: "agent_settled" },
+        { type: "agent_status", status: "idle" },
+      ];
+      const seqs = new Map<number, string>();
+      // Committed in groups of 5, as the supervisor commits a turn's events: a group mixes updates and boundaries.
+      run.forEach((event, i) => {
+        seqs.set(log.append(event).seq, event.type);
+        if (i % 5 === 4) log.commit();
+      });
+      log.commit();
+      const whileFull = run.every((_, i) => log.isWithheld(log.lastSeq + 1 + i));
+      disk.free();
+      log.flush();
+      await new Promise<void>((r) => queueMicrotask(r));
+      const written = log.takeWritten();
+      const published = written.flatMap((w) => ("gap" in w ? [] : [w.entry.event.type as string]));
+      const lost = written.flatMap((w) =>
+        "gap" in w ? Array.from({ length: w.gap.to - w.gap.from + 1 }, (_, i) => w.gap.from + i) : [],
+      );
+      const onDisk = readFileSync(join(disk.path, "b.events.jsonl"), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as LoggedEvent).event.type);
+      log.close();
+      const kept = [
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "agent_status",
+        "message_end",
+        "turn_end",
+        "agent_end",
+        "agent_settled",
+        "agent_status",
+      ];
+      const dropped = told.at(-1)![1];
+      figures("event-log-boundaries-kept", {
+        backlog_kb: 40,
+        refused_events: run.length + 1,
+        updates_refused: 25,
+        dropped: dropped.events,
+        dropped_streaming: dropped.streaming,
+        dropped_boundaries: dropped.boundaries,
+      });
+      expect(whileFull).toBe(true);
+      // Every event of the run but updates reached the disk, in order; only updates were dropped.
+      expect(published.filter((t) => t !== "message_update")).toEqual(kept);
+      expect(onDisk.filter((t) => t !== "message_update" && t !== "before")).toEqual(kept);
+      expect(lost.length).toBeGreaterThan(0);
+      expect(new Set(lost.map((seq) => seqs.get(seq) ?? "message_update"))).toEqual(new Set(["message_update"]));
+      // The recovery says how many it dropped, and of what kind.
+      expect(told.map(([problem]) => problem)).toEqual([`disk full: ${join(disk.path, "b.events.jsonl")}`, null]);
+      expect(dropped).toEqual({ events: lost.length, streaming: lost.length, boundaries: 0 });
     });
   },
 );
