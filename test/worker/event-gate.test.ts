@@ -200,7 +200,9 @@ const CASES: GateCase[] = [
   },
   {
     fix: "a26e061",
-    name: "a turn_end handler's open confirm holds neither abort nor isStreaming; agent_end follows its answer",
+    // pi 1.6 made turn_end an actionable boundary the run waits for (test/integration/turn-end-boundary-oracle.test.ts):
+    // the open dialog keeps the agent streaming, and abort is answered once the run ended.
+    name: "a turn_end handler's open confirm holds the run (pi 1.6's boundary); agent_end follows its answer",
     extension: `export default (pi: any) => {
       pi.on("turn_end", async (_e: any, ctx: any) => { await ctx.ui.confirm("keep going?"); });
     };`,
@@ -208,10 +210,11 @@ const CASES: GateCase[] = [
     drive: async (h) => {
       await h.session.prompt("hello");
       await h.until("ui:confirm:keep going?");
-      await h.session.abort();
-      expect(h.session.state().isStreaming).toBe(false);
+      const aborted = h.session.abort();
+      expect(h.session.state().isStreaming).toBe(true);
       expect(h.log).not.toContain("agent_end");
       h.answer("keep going?", true);
+      await aborted;
       await h.until("agent_settled");
       expect(h.order().slice(-4)).toEqual(["ui:confirm:keep going?", "turn_end", "agent_end", "agent_settled"]);
     },

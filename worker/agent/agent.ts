@@ -184,6 +184,7 @@ export class Agent {
       afterToolCall: host.afterToolCall,
       afterResponse: host.afterResponse,
       shouldStopAfterTurn: host.shouldStopAfterTurn,
+      finishTurn: host.finishTurn,
       finalizeMessage: host.finalizeMessage,
       declareSystem: host.declareSystem,
       onPayload: host.onPayload,

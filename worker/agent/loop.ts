@@ -40,6 +40,8 @@ export async function runAgentLoop(
   let pending = early.length > 0 ? [...prompts, ...early] : prompts;
   let pendingFrom: InjectSource = early.length > 0 ? "steering" : "prompt";
 
+  // A finishTurn that asked for one more request no tool call, steer or follow-up made.
+  let explicitContinuation = false;
   outer: for (;;) {
     let moreToolCalls = true;
     while (moreToolCalls || pending.length > 0) {
@@ -66,6 +68,8 @@ export async function runAgentLoop(
       context.push(assistant);
       runMessages.push(assistant);
       if (assistant.stopReason === "error" || assistant.stopReason === "aborted") {
+        // Its handlers run (they may write entries); a request after an error or abort never follows.
+        await config.finishTurn?.({ message: assistant, toolResults: [] });
         emit({ type: "turn_end", message: assistant, toolResults: [] });
         break outer;
       }
@@ -80,6 +84,7 @@ export async function runAgentLoop(
         context.push(result);
         runMessages.push(result);
       }
+      const asked = (await config.finishTurn?.({ message: assistant, toolResults })) ?? false;
       emit({ type: "turn_end", message: assistant, toolResults });
       // A batch whose every tool asked to terminate ends the run (pi's `terminate`).
       if (batch.terminate) break outer;
@@ -88,12 +93,21 @@ export async function runAgentLoop(
         break outer;
       pending = config.takeSteering();
       pendingFrom = "steering";
+      // Natural work satisfies a continuation; otherwise it waits for the follow-ups below.
+      explicitContinuation = asked && !moreToolCalls && pending.length === 0;
     }
     if (config.signal.aborted) break;
     const followUps = config.takeFollowUps();
-    if (followUps.length === 0) break;
-    pending = followUps;
-    pendingFrom = "followUp";
+    if (followUps.length > 0) {
+      explicitContinuation = false;
+      pending = followUps;
+      pendingFrom = "followUp";
+      continue;
+    }
+    // pi 1.6: no natural request came, so the continuation is one turn on the context as it is
+    // (the next round's first turn runs with nothing pending).
+    if (!explicitContinuation) break;
+    explicitContinuation = false;
   }
 
   // The session layer decides whether a retry follows (and says so in willRetry).

@@ -125,6 +125,13 @@ export interface AgentHooks {
    * compaction live behind this hook.
    */
   afterResponse?: (ctx: AfterResponseContext) => Promise<"accept" | "repeat">;
+  /**
+   * pi 1.6's finishTurn: after a turn's messages are in the context and before its
+   * `turn_end` goes out (the turn_end boundary of extensions). True asks for one more
+   * request, made unless tool results, steering or a follow-up make one anyway; an error
+   * or aborted turn ends the run whatever it says.
+   */
+  finishTurn?: (turn: { message: AssistantMessage; toolResults: ToolResultMessage[] }) => Promise<boolean>;
   /** After each `turn_end`: true ends the run before the queues are read. */
   shouldStopAfterTurn?: (ctx: TurnEndContext) => Promise<boolean>;
   /** Messages entered the context at a turn's start. */

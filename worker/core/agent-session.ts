@@ -91,7 +91,14 @@ import { lastAssistantText, sessionStats } from "./stats.js";
 import { isoTimestamp } from "../../shared/iso-time.js";
 import { getCurrentSystemPrompt } from "../providers/transcript.js";
 import { restoredToolNames, systemUpdate } from "./system-record.js";
-import { checkDrafts, previewBoundary } from "./boundary.js";
+import { previewBoundary } from "./boundary.js";
+import {
+  checkBoundaryDrafts,
+  commitBoundaryDrafts,
+  outcomeOf,
+  turnEndBoundary,
+  type BoundaryHost,
+} from "./turn-boundary.js";
 import { EventGate } from "./event-gate.js";
 
 /** Everything a worker is started with (from the command line). */
@@ -219,6 +226,8 @@ export class AgentSession {
   private activeToolNames: string[];
   /** Whether a tool exists here: `--tools LIST` and `--exclude-tools` leave the others out, as pi's registry does. */
   private readonly registered: (name: string) => boolean;
+  /** The entry each message the session persisted became (turn_end boundaries name them). */
+  private readonly entryIds = new WeakMap<AgentMessage, string>();
   private systemPromptText = "";
   /** The prompt's sections as pi 1.6 records them; the session's system messages declare them before a request. */
   private promptSections: Record<string, string> = {};
@@ -410,6 +419,7 @@ export class AgentSession {
             await this.extensions.notify({ type: "after_provider_response", status, headers });
         },
         routeRequest: (ctx) => this.routeRun(ctx),
+        finishTurn: (turn) => turnEndBoundary(this.boundaryHost(), { ...turn, turnIndex: this.gate.currentTurnIndex }),
         shouldStopAfterTurn: async () => {
           await this.maybeCompactAtThreshold();
           return false;
@@ -714,16 +724,36 @@ export class AgentSession {
     if (!this.store) return;
     if (message.role === "custom") {
       const { customType, content, display, details } = message;
-      this.store.appendOrKeep({
+      const { entry } = this.store.appendOrKeep({
         type: "custom_message",
         customType,
         content,
         display,
         ...(details !== undefined ? { details } : {}),
       });
+      this.entryIds.set(message, entry.id);
     } else {
-      this.store.appendOrKeep({ type: "message", message });
+      this.entryIds.set(message, this.store.appendOrKeep({ type: "message", message }).entry.id);
     }
+  }
+
+  /** What a turn_end or agent_before_settle boundary needs of this session. */
+  private boundaryHost(): BoundaryHost {
+    return {
+      extensions: () => this.extensions,
+      store: () => this.store ?? undefined,
+      messages: () => this.agent.messages,
+      branch: () => (this.store ? this.store.pathToLeaf() : this.memorySessionEntries()),
+      entryIdOf: (message) => {
+        if (this.store) return this.entryIds.get(message);
+        // In memory, the entries are the context's messages in order (memoryEntries).
+        const i = this.agent.messages.indexOf(message);
+        return i < 0 ? undefined : `mem${String(i).padStart(5, "0")}`;
+      },
+      pending: () => this.agent.queuedMessages(),
+      customMessage,
+      emit: (event) => this.emit(event),
+    };
   }
 
   /** An agent event leaves the worker; a good answer ends a retry series. */
@@ -976,25 +1006,15 @@ export class AgentSession {
    * request, a run of that request starts. True when it started one.
    */
   private async runBeforeSettle(): Promise<boolean> {
-    const last = [...this.agent.messages].reverse().find((m) => m.role === "assistant");
-    const outcome = last?.stopReason === "aborted" ? "aborted" : last?.stopReason === "error" ? "error" : "completed";
-    const branch = this.store ? this.store.pathToLeaf() : this.memorySessionEntries();
+    const last = [...this.agent.messages].reverse().find((m) => m.role === "assistant") as AssistantMessage | undefined;
+    const host = this.boundaryHost();
     const pending = () => this.agent.queuedMessages();
-    const decision = await this.extensions.boundary({ type: "agent_before_settle", outcome }, (drafts) => {
-      const entries = checkDrafts(drafts, branch);
-      if (!this.store && entries.some((e) => e.type !== "custom_message"))
-        throw new Error("custom and context_edit entries need a session file (this worker runs with --no-session)");
-      return { entries, context: previewBoundary(branch, entries, pending()) };
-    });
-    for (const draft of decision.entries) {
-      if (!this.store) {
-        if (draft.type === "custom_message") this.agent.messages.push(customMessage(draft));
-        continue;
-      }
-      const { entry } = this.store.appendOrKeep(draft);
-      this.emit({ type: "entry_appended", entry });
-    }
-    if (this.store && decision.entries.length > 0) this.agent.messages = this.store.buildContext().messages;
+    const branch = host.branch();
+    const decision = await this.extensions.boundary(
+      { type: "agent_before_settle", outcome: outcomeOf(last) },
+      (drafts) => checkBoundaryDrafts(host, drafts, branch),
+    );
+    commitBoundaryDrafts(host, decision.entries);
     // Prompts sent while the handlers ran were queued (the session counts as busy): they run now.
     const queued = this.abortAsked ? [] : this.agent.takeQueued();
     if (queued.length > 0) {

@@ -82,6 +82,11 @@ export class EventGate {
     });
   }
 
+  /** pi's turn index of the turn whose turn_end is next (the boundary's handlers see it before the event). */
+  get currentTurnIndex(): number {
+    return this.turnIndex;
+  }
+
   /** Settles once the last run's agent_end went out: a run is over for its callers only then. */
   get agentEndSent(): Promise<void> {
     return this.agentEndOut;
@@ -146,10 +151,10 @@ export class EventGate {
         return ext.has("turn_start")
           ? { type: "turn_start", turnIndex: this.turnIndex, timestamp: Date.now() }
           : undefined;
-      case "turn_end": {
-        const turnIndex = this.turnIndex++;
-        return ext.has("turn_end") ? { ...event, turnIndex } : undefined;
-      }
+      case "turn_end":
+        // Its handlers ran as the turn_end boundary, before the event (worker/core/turn-boundary.ts).
+        this.turnIndex++;
+        return undefined;
       case "agent_end":
         return ext.has("agent_end") ? { type: "agent_end", messages: event.messages } : undefined;
       case "message_start":

@@ -1,0 +1,118 @@
+/**
+ * pi 1.6's actionable turn boundary: `turn_end` handlers run when a turn's assistant
+ * message and tool results are in the session, before the low-level `turn_end` event
+ * goes out, and may append entries (custom, custom_message, context_edit) and ask for one
+ * more request. The loop waits for them (finishTurn); the entries are written in order,
+ * told as `entry_appended`, and the live context is rebuilt from the session, so the
+ * next request sees them. Shared with `agent_before_settle`: writing the drafts.
+ */
+import type { WorkerEvent } from "../../shared/schema/events.js";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../shared/schema/messages.js";
+import type { ExtensionHooks } from "../extensions/hooks.js";
+import type { NewEntry, SessionEntry } from "../session/entries.js";
+import type { SessionStore } from "../session/session-file.js";
+import { checkDrafts, previewBoundary } from "./boundary.js";
+
+/** What a boundary needs of the session. */
+export interface BoundaryHost {
+  extensions(): ExtensionHooks;
+  /** The session file; undefined with --no-session (the context is all there is). */
+  store(): SessionStore | undefined;
+  /** The live context (the array the loop appends to): rebuilt in place after entries. */
+  messages(): AgentMessage[];
+  /** The session as entries: the file's path to the leaf, or the in-memory session's. */
+  branch(): SessionEntry[];
+  /** The entry a persisted message became, if it was persisted. */
+  entryIdOf(message: AgentMessage): string | undefined;
+  /** Messages waiting to be delivered (steering, follow-ups): they count as more to request. */
+  pending(): AgentMessage[];
+  /** A custom_message draft as the message it becomes in a session without a file. */
+  customMessage(draft: Extract<NewEntry, { type: "custom_message" }>): AgentMessage;
+  emit(event: WorkerEvent): void;
+}
+
+/** How a turn or a run ended, as pi 1.6's boundary events say it. */
+export function outcomeOf(message: AssistantMessage | undefined): "completed" | "error" | "aborted" {
+  return message?.stopReason === "aborted" ? "aborted" : message?.stopReason === "error" ? "error" : "completed";
+}
+
+/**
+ * Check the handlers' drafts against the session, as a boundary's preview does: a
+ * session without a file takes only custom_message drafts (the others need entries).
+ */
+export function checkBoundaryDrafts(host: BoundaryHost, drafts: unknown, branch: readonly SessionEntry[]) {
+  const entries = checkDrafts(drafts, branch);
+  if (!host.store() && entries.some((e) => e.type !== "custom_message"))
+    throw new Error("custom and context_edit entries need a session file (this worker runs with --no-session)");
+  return { entries, context: previewBoundary(branch, entries, host.pending()) };
+}
+
+/**
+ * Write a boundary's entries in order (told as `entry_appended`) and rebuild the live
+ * context from the session in place; without a file a custom_message joins the context.
+ */
+export function commitBoundaryDrafts(host: BoundaryHost, entries: readonly NewEntry[]): void {
+  const store = host.store();
+  const messages = host.messages();
+  for (const draft of entries) {
+    if (!store) {
+      if (draft.type === "custom_message") messages.push(host.customMessage(draft));
+      continue;
+    }
+    const { entry } = store.appendOrKeep(draft);
+    host.emit({ type: "entry_appended", entry });
+  }
+  if (store && entries.length > 0) messages.splice(0, messages.length, ...store.buildContext().messages);
+}
+
+/**
+ * The turn_end boundary of one turn: true when a handler asked to continue and the
+ * context can take one more request (the loop then makes it, unless tool results,
+ * steering or a follow-up make one anyway). Without turn_end handlers it is false at once.
+ */
+export async function turnEndBoundary(
+  host: BoundaryHost,
+  turn: { message: AssistantMessage; toolResults: ToolResultMessage[]; turnIndex: number },
+): Promise<boolean> {
+  const extensions = host.extensions();
+  if (!extensions.has("turn_end")) return false;
+  const messageEntryId = host.entryIdOf(turn.message);
+  if (messageEntryId === undefined) {
+    host.emit({
+      type: "extension_error",
+      extensionPath: "<boundary>",
+      event: "turn_end",
+      error: "turn_end could not resolve the persisted assistant entry ID",
+    });
+    return false;
+  }
+  const toolResultEntryIds = turn.toolResults.flatMap((r) => {
+    const id = host.entryIdOf(r);
+    return id === undefined ? [] : [id];
+  });
+  const branch = host.branch();
+  const decision = await extensions.boundary(
+    {
+      type: "turn_end",
+      turnIndex: turn.turnIndex,
+      message: turn.message,
+      toolResults: turn.toolResults,
+      messageEntryId,
+      toolResultEntryIds,
+      outcome: outcomeOf(turn.message),
+    },
+    (drafts) => checkBoundaryDrafts(host, drafts, branch),
+  );
+  commitBoundaryDrafts(host, decision.entries);
+  if (!decision.continue) return false;
+  if (!previewBoundary(host.branch(), [], host.pending()).canContinue) {
+    host.emit({
+      type: "extension_error",
+      extensionPath: "<boundary>",
+      event: "turn_end",
+      error: "turn_end requested continuation without runnable model context",
+    });
+    return false;
+  }
+  return true;
+}
