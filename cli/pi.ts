@@ -9,6 +9,7 @@ import { splitExtensionFlags } from "../worker/extensions/flags.js";
 import { type BuiltinExtension, loadExtensions } from "../worker/extensions/loader.js";
 import { MCP_EXTENSION_PATH, mcpConfigured, mcpExtension } from "../worker/mcp/extension.js";
 import { TOOL_SEARCH_EXTENSION_PATH, toolSearchExtension } from "../worker/tool-search/extension.js";
+import { CODEMODE_EXTENSION_PATH, codemodeExtension } from "../worker/codemode/extension.js";
 import { resolveTrust } from "../worker/extensions/trust.js";
 import { askProjectTrust, userDefaultProjectTrust } from "./project-trust.js";
 import { runPrintMode } from "../worker/modes/print.js";
@@ -255,10 +256,11 @@ function isBuiltinEntry(entry: string): boolean {
 }
 
 /**
- * The built-in extensions of this start, as pi 1.6.0 decides: `builtin:mcp` and
- * `builtin:tool-search` unless `--no-extensions` (an explicit `-e builtin:NAME` still loads
- * one) or a `-builtin:NAME` settings entry; `--no-mcp` leaves out `builtin:mcp`. They load
- * on their own only with work to do: a mcp.json exists, or `--tools` names `tool_search`.
+ * The built-in extensions of this start, as pi 1.6.0 decides: `builtin:mcp`,
+ * `builtin:codemode` and `builtin:tool-search` unless `--no-extensions` (an explicit
+ * `-e builtin:NAME` still loads one) or a `-builtin:NAME` settings entry; `--no-mcp` leaves
+ * out `builtin:mcp`. They load on their own only with work to do: a mcp.json exists, or
+ * `--tools` names `codemode` or `tool_search`.
  */
 function builtinExtensions(
   listed: string[],
@@ -274,6 +276,12 @@ function builtinExtensions(
   const builtins: BuiltinExtension[] = [];
   if (mcp)
     builtins.push({ path: MCP_EXTENSION_PATH, factory: mcpExtension(home, { command: mcpAlways }), always: mcpAlways });
+  if (wanted(CODEMODE_EXTENSION_PATH))
+    builtins.push({
+      path: CODEMODE_EXTENSION_PATH,
+      factory: codemodeExtension,
+      always: mcpAlways || explicit(CODEMODE_EXTENSION_PATH) || /codemode/.test(start.toolList ?? ""),
+    });
   if (wanted(TOOL_SEARCH_EXTENSION_PATH))
     builtins.push({
       path: TOOL_SEARCH_EXTENSION_PATH,

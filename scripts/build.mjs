@@ -59,6 +59,22 @@ await build({
 });
 for (const entry of entries) chmodSync(`${staging}/${entry.replace(/\.ts$/, ".js")}`, 0o755);
 
+// The codemode sandbox's worker thread, its own file: loaded only when a script runs, so
+// the QuickJS engine (quickjs-wasi, from node_modules with its .wasm) never costs a start.
+await build({
+  entryPoints: ["worker/codemode/sandbox-thread.ts"],
+  outfile: `${staging}/cli/codemode-thread.mjs`,
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: true,
+  minifyWhitespace: true,
+  minifySyntax: true,
+  external: ["quickjs-wasi"],
+  logLevel: "warning",
+});
+
 // The worker again as one CommonJS file, started by dist/cli/pi.cjs with a V8 code cache:
 // the `pi` bin and the supervisor's default worker. It answers its first get_state in
 // about half the time of the ESM bundle above, which stays for `import`ers.

@@ -37,6 +37,22 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Accumulated partial result so far (not a delta); the loop turns it into `tool_execution_update`. */
   onUpdate?: (partial: ToolResult) => void;
+  /** The tools `executeTool` may call (pi 1.6's `ctx.tools`): the active direct ones and every deferred one. */
+  tools?: AgentTool[];
+  /**
+   * Run another tool on behalf of this call (pi 1.6's `ctx.executeTool()`, which codemode
+   * scripts use): validated and passed through the same `tool_call` / `tool_result` hooks
+   * as a call of the model, with its own `tool_execution_*` events. Never rejects for a
+   * tool's failure: it comes back with `isError`.
+   */
+  executeTool?: (name: string, args: unknown, options?: { signal?: AbortSignal }) => Promise<NestedToolOutcome>;
+}
+
+/** What `ToolContext.executeTool` resolves to. */
+export interface NestedToolOutcome {
+  toolCall: { id: string; name: string; arguments: Record<string, unknown> };
+  result: ToolResult;
+  isError: boolean;
 }
 
 /**
@@ -67,6 +83,11 @@ export interface AgentTool<S extends TSchema = TSchema> {
   exposure?: ToolExposure;
   /** The group the tool belongs to (an MCP server's `mcp__<server>`), which `tool_search` ranks by too. */
   namespace?: ToolNamespace;
+  /**
+   * pi 1.6's `outputSchema`: the tool's `structuredContent` is its value for programmatic
+   * callers (a codemode script gets it instead of the text; read, bash and MCP tools have one).
+   */
+  outputSchema?: unknown;
 }
 
 /** pi 1.6's tool namespace: a group of tools (an MCP server's) with what it offers. */

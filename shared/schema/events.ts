@@ -82,6 +82,8 @@ export const ToolExecutionStartEvent = Type.Object({
   toolCallId: Type.String(),
   toolName: Type.String(),
   args: Type.Unknown(),
+  /** The call that made this one through `ctx.executeTool()` (a codemode script's), as pi 1.6. */
+  parentToolCallId: Type.Optional(Type.String()),
 });
 export const ToolExecutionUpdateEvent = Type.Object({
   type: Type.Literal("tool_execution_update"),
@@ -89,6 +91,7 @@ export const ToolExecutionUpdateEvent = Type.Object({
   toolName: Type.String(),
   args: Type.Unknown(),
   partialResult: ToolResultPayload,
+  parentToolCallId: Type.Optional(Type.String()),
 });
 export const ToolExecutionEndEvent = Type.Object({
   type: Type.Literal("tool_execution_end"),
@@ -98,6 +101,7 @@ export const ToolExecutionEndEvent = Type.Object({
   isError: Type.Boolean(),
   /** How long the tool's execute() took; absent when it did not run (pi 1.6). */
   durationMs: Type.Optional(Type.Number()),
+  parentToolCallId: Type.Optional(Type.String()),
 });
 export const QueueUpdateEvent = Type.Object({
   type: Type.Literal("queue_update"),

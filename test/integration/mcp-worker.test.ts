@@ -130,7 +130,29 @@ describe("MCP on our worker", () => {
     expect(await ask(["--no-extensions", "-e", "builtin:mcp"])).toBe(true);
   });
 
-  it("a server of codemode exposure (pi's default) is reached through tool_search, as this worker has no codemode", async () => {
+  it("a server of codemode exposure (pi's default) switches codemode on, whose scripts call its tools", async () => {
+    const { home, project } = folders();
+    mcpJson(home, { probe: { command: process.execPath, args: [PROBE] } });
+    const script = join(home, "script.json");
+    const code = "const r = await tools.mcp__probe__add({ a: 1, b: 2 });\nreturn r.content[0].text;";
+    writeFileSync(
+      script,
+      JSON.stringify([{ toolCalls: [{ name: "codemode", arguments: { code } }] }, { text: "done" }]),
+    );
+    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session"], {
+      cwd: project,
+      env: { PI_ORCH_HOME: home },
+    });
+    await w.request({ type: "prompt", message: "add" });
+    await w.event("agent_settled", 30_000);
+    const ends = w.received.filter((l) => l.type === "tool_execution_end");
+    expect(ends.map((e) => [e.toolName, e.parentToolCallId !== undefined, e.result.content.at(-1).text])).toEqual([
+      ["mcp__probe__add", true, "3"],
+      ["codemode", false, "3"],
+    ]);
+  });
+
+  it("without builtin:codemode, tool_search reaches a server of codemode exposure", async () => {
     const { home, project } = folders();
     mcpJson(home, { probe: { command: process.execPath, args: [PROBE] } });
     const script = join(home, "script.json");
@@ -142,10 +164,13 @@ describe("MCP on our worker", () => {
         { text: "done" },
       ]),
     );
-    const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session"], {
-      cwd: project,
-      env: { PI_ORCH_HOME: home },
-    });
+    const w = new RpcWorker(
+      [
+        ...["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--no-session"],
+        ...["--no-extensions", "-e", "builtin:mcp", "-e", "builtin:tool-search"],
+      ],
+      { cwd: project, env: { PI_ORCH_HOME: home } },
+    );
     await w.request({ type: "prompt", message: "add" });
     await w.event("agent_settled", 30_000);
     const ends = w.received.filter((l) => l.type === "tool_execution_end");

@@ -48,7 +48,7 @@ const OURS_ONLY: Record<string, string> = {
  * - usage errors exit 2 on ours (README: "2 usage"), 1 on 1.6.0.
  */
 
-/** Built-in tools of 1.6.0 that ours does not have. */
+/** Tools of 1.6.0's built-in extensions (and of Windows): not these flags' business. */
 const PI16_ONLY_TOOLS = ["codemode", "tool_search", "powershell"];
 
 let server: MockModelServer;
@@ -241,7 +241,6 @@ async function toolsWith(impl: Impl, args: string[]): Promise<Record<string, unk
   w.closeStdin();
   await w.exited;
   const reported = JSON.parse(notice.message) as { all: string[]; active: string[] };
-  // 1.6.0 has three built-ins ours lacks (codemode, tool_search, powershell on Windows): not these flags' business.
   reported.all = reported.all.filter((t) => !PI16_ONLY_TOOLS.includes(t));
   return { atStart, extension: reported, afterAsking, warned: /tool/i.test(w.stderr.join("")) };
 }

@@ -171,6 +171,7 @@ export class Agent {
       thinkingLevel: () => this.thinkingLevel,
       systemPrompt: host.systemPrompt,
       tools: host.tools,
+      callableTools: host.callableTools,
       apiKey: (model) => host.apiKey(model),
       cwd: host.cwd,
       signal: controller.signal,

@@ -13,7 +13,7 @@ import type {
 } from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
-import type { AgentTool, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
+import type { AgentTool, NestedToolOutcome, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
 import type { AgentContextView, Emit, InjectSource, LoopConfig, ResponseFailure } from "./types.js";
 import { cutOffToolCallError } from "../providers/message-builder.js";
 import { createInitialSystemMessage, getCurrentSystemPrompt, getCurrentTools } from "../providers/transcript.js";
@@ -476,6 +476,7 @@ async function runTool(
   context: AgentMessage[],
   config: LoopConfig,
   emit: Emit,
+  parentToolCallId?: string,
 ): Promise<ToolOutcome> {
   let outcome: ToolOutcome;
   let durationMs: number | undefined;
@@ -497,7 +498,10 @@ async function runTool(
             toolName: p.call.name,
             args: p.args,
             partialResult: partial,
+            ...(parentToolCallId ? { parentToolCallId } : {}),
           }),
+        tools: callable(config),
+        executeTool: nestedCalls(assistant, p.call.id, context, config, emit),
       });
       // As pi 1.6: a tool may report a failure in its result (bash's non-zero exit) instead of throwing.
       outcome = { result, isError: result.isError === true };
@@ -519,6 +523,56 @@ async function runTool(
     if (patch) outcome = { result: patch.result ?? outcome.result, isError: patch.isError ?? outcome.isError };
   }
   return durationMs === undefined ? outcome : { ...outcome, durationMs };
+}
+
+/** The tools a tool may call: pi 1.6's callable ones (active direct and every deferred), less none. */
+function callable(config: LoopConfig): AgentTool[] {
+  return config.callableTools?.() ?? config.tools();
+}
+
+/**
+ * `executeTool` for the call `parentId`, as pi 1.6 runs a tool's nested calls: each gets the
+ * id `<parentId>/<n>`, its own `tool_execution_start` / `_end` naming the parent, the same
+ * validation and `beforeToolCall` / `afterToolCall` hooks as a call of the model, and runs
+ * at once (a script decides what runs in parallel). A failure comes back as `isError`.
+ */
+function nestedCalls(
+  assistant: AssistantMessage,
+  parentId: string,
+  context: AgentMessage[],
+  config: LoopConfig,
+  emit: Emit,
+): (name: string, args: unknown, options?: { signal?: AbortSignal }) => Promise<NestedToolOutcome> {
+  let next = 1;
+  return async (name, args, options) => {
+    const call: ToolCall = {
+      type: "toolCall",
+      id: `${parentId}/${next++}`,
+      name,
+      arguments:
+        typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
+    };
+    const scoped = options?.signal ? { ...config, signal: options.signal } : config;
+    emit({
+      type: "tool_execution_start",
+      toolCallId: call.id,
+      toolName: name,
+      args: call.arguments,
+      parentToolCallId: parentId,
+    });
+    const p = await prepareCall(assistant, call, callable(config), context, scoped);
+    const outcome = await runTool(assistant, p, context, scoped, emit, parentId);
+    emit({
+      type: "tool_execution_end",
+      toolCallId: call.id,
+      toolName: name,
+      result: outcome.result,
+      isError: outcome.isError,
+      ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
+      parentToolCallId: parentId,
+    });
+    return { toolCall: { ...call, arguments: p.args as Record<string, unknown> }, ...outcome };
+  };
 }
 
 function textResult(text: string): ToolResult {

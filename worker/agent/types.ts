@@ -105,6 +105,8 @@ export interface TurnEndContext {
  * fail catches its own errors); each receives a context object.
  */
 export interface AgentHooks {
+  /** The tools a tool may call through `executeTool` (pi 1.6's callable tools); default: the active ones. */
+  callableTools?: () => AgentTool[];
   /** Replace the messages sent for one request (they stay unchanged in the context). */
   transformContext?: (messages: AgentMessage[], signal: AbortSignal) => Promise<AgentMessage[]>;
   /**

@@ -390,6 +390,7 @@ export class AgentSession {
         apiKey: (m) => this.apiKeyFor(m),
         systemPrompt: () => this.runSystemPrompt ?? this.recordedSystemPrompt(),
         tools: () => this.activeTools(),
+        callableTools: () => this.callableTools(),
         declareSystem: (context) => this.declareSystem(context),
         transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
         transformFullContext: () =>
@@ -815,6 +816,19 @@ export class AgentSession {
       (t) => extra.find((e) => e.name === t.name) ?? t,
     );
     return [...builtIns, ...extra.filter((e) => !builtIns.includes(e))];
+  }
+
+  /**
+   * Tools a tool may call through `executeTool` (pi 1.6's callable tools, which codemode
+   * scripts reach): the active ones but `model-only` ones (codemode, tool_search), and
+   * every registered `deferred` one, active or not.
+   */
+  callableTools(): AgentTool[] {
+    const active = this.activeTools();
+    const deferred = this.extensions
+      .tools()
+      .filter((t) => t.exposure === "deferred" && this.registered(t.name) && !active.includes(t));
+    return [...active, ...deferred].filter((t) => t.exposure !== "model-only");
   }
 
   /** Change the active tool set (built-in and extension tools by name); the system prompt follows. */

@@ -673,14 +673,14 @@ export class ExtensionRunner implements ExtensionHooks {
         ? { exposure: tool.exposure }
         : {}),
       ...(tool.namespace && typeof tool.namespace.name === "string" ? { namespace: tool.namespace } : {}),
+      ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
       execute: async (args, toolCtx) => {
-        const result = await tool.execute(
-          toolCtx.toolCallId,
-          args as never,
-          toolCtx.signal,
-          toolCtx.onUpdate,
-          extensionContext(this.host()),
-        );
+        // pi 1.6's ctx of a running tool also has the tools it may call, and the way to call them.
+        const ctx = Object.assign(extensionContext(this.host()), {
+          tools: toolCtx.tools ?? [],
+          executeTool: toolCtx.executeTool,
+        });
+        const result = await tool.execute(toolCtx.toolCallId, args as never, toolCtx.signal, toolCtx.onUpdate, ctx);
         if (!result || !Array.isArray(result.content)) {
           throw new Error(`the tool ${tool.name} of ${path} returned no { content: [...] } result`);
         }

@@ -63,6 +63,10 @@ export interface ExtensionToolResult {
   content: ExtensionToolContent[];
   details?: unknown;
   terminate?: boolean;
+  /** pi 1.6: the result as data for programmatic callers (with `outputSchema`). */
+  structuredContent?: unknown;
+  /** pi 1.6: a failure reported without throwing, keeping details and structured content. */
+  isError?: boolean;
 }
 
 /** A tool the model may call, in pi's shape. Rendering members are accepted and unused headless. */
@@ -92,6 +96,8 @@ export interface ExtensionToolDefinition<S extends TSchema = TSchema> {
   exposure?: "direct" | "deferred" | "model-only";
   /** The group it belongs to (an MCP server's), with what the group offers. */
   namespace?: { name: string; aliases?: string[]; description?: string; instructions?: string };
+  /** pi 1.6: the JSON schema of `structuredContent`, which programmatic callers (codemode scripts) get. */
+  outputSchema?: unknown;
 }
 
 /** A slash command: a prompt `/name args` runs `handler` instead of the model. */

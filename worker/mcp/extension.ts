@@ -8,19 +8,27 @@
  * reconnects on its next call. The MCP client (the SDK) is loaded only when a server is to
  * connect, so a worker without servers never pays for it.
  *
- * Tools of `deferred` and `codemode` (the default) exposure are registered inactive, and
- * `tool_search` loads them: it is switched on when such a server connects. (pi 1.6.0 reaches
- * `codemode` ones through its `codemode` tool, which this worker does not have, so here
- * `tool_search` reaches both.) Such servers are listed in the system prompt's
- * `mcp_servers` section. Without `tool_search` (`-ne -e builtin:mcp`) a notice says they
- * cannot be called.
+ * Tools of `deferred` and `codemode` (the default) exposure are registered inactive: the
+ * `codemode` tool (worker/codemode) is switched on for servers of `codemode` exposure, and
+ * scripts call their tools; `tool_search` is for `deferred` ones, and loads them for the
+ * model. Without `builtin:codemode`, `tool_search` reaches `codemode` ones too. Such
+ * servers are listed in the system prompt's `mcp_servers` section. With neither
+ * (`-ne -e builtin:mcp`) a notice says they cannot be called.
  */
 import { existsSync } from "node:fs";
 import type { McpServerConfig } from "../../shared/schema/mcp.js";
 import type { ExtensionContext, ExtensionToolResult } from "../extensions/types.js";
 import { globalMcpConfigPath, loadMcpConfig, projectMcpConfigPath, type McpServerEntry } from "./config.js";
 import type { McpConnection } from "./connection.js";
-import { hasDirectTools, hasIndirectTools, mcpNamespace, mcpToolName, toolExposure } from "./names.js";
+import {
+  hasCodemodeTools,
+  hasDeferredTools,
+  hasDirectTools,
+  hasIndirectTools,
+  mcpNamespace,
+  mcpToolName,
+  toolExposure,
+} from "./names.js";
 import { modelContent } from "./result.js";
 
 /** The path `builtin:mcp` registers under and its errors name. */
@@ -30,6 +38,8 @@ export const MCP_EXTENSION_PATH = "builtin:mcp";
 const STARTUP_WAIT_MS = 10_000;
 /** The tool that loads the tools not declared to the model (worker/tool-search). */
 const TOOL_SEARCH = "tool_search";
+/** The tool whose scripts call the tools not declared to the model (worker/codemode). */
+const CODEMODE = "codemode";
 /** Characters of one server's summary, and of the whole `mcp_servers` section (pi 1.6.0's limits). */
 const MAX_SUMMARY_CHARS = 250;
 const MAX_SECTION_CHARS = 4096;
@@ -77,14 +87,19 @@ function summaryOf(server: { entry: McpServerEntry; connection?: McpConnection }
  * through `tool_search`: every enabled server with tools not declared to the model, sorted,
  * with its summary; summaries shrink and the last servers go when it would pass 4 KB.
  */
-export function serversSection(servers: { entry: McpServerEntry; connection?: McpConnection }[]): string | undefined {
+export function serversSection(
+  servers: { entry: McpServerEntry; connection?: McpConnection }[],
+  codemode = false,
+): string | undefined {
   const listed = servers
     .filter((s) => s.entry.config.enabled !== false && hasIndirectTools(s.entry.config))
     .sort((a, b) => a.entry.name.localeCompare(b.entry.name));
   if (listed.length === 0) return undefined;
-  const intro =
-    "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`.";
-  const heads = listed.map((s) => `- ${mcpNamespace(s.entry.name)} (tool_search)`);
+  const reaches = listed.map((s) => (codemode && hasCodemodeTools(s.entry.config) ? CODEMODE : TOOL_SEARCH));
+  let intro = "MCP servers whose tools are not declared to you.";
+  if (reaches.includes(CODEMODE)) intro += " Call the tools of `codemode` servers from codemode scripts.";
+  if (reaches.includes(TOOL_SEARCH)) intro += " Load the tools of `tool_search` servers with `tool_search`.";
+  const heads = listed.map((s, i) => `- ${mcpNamespace(s.entry.name)} (${reaches[i]})`);
   const omitted = (n: number) =>
     n > 0 ? [`- … ${n} more server${n === 1 ? "" : "s"}; find their tools with tool_search`] : [];
   const size = (kept: number) => [intro, ...heads.slice(0, kept), ...omitted(listed.length - kept)].join("\n").length;
@@ -106,6 +121,14 @@ function inputSchema(schema: unknown): Record<string, unknown> {
   const s = typeof schema === "object" && schema !== null ? (schema as Record<string, unknown>) : {};
   return { ...s, type: "object", properties: s.properties ?? {} };
 }
+
+/** What a codemode script gets of an MCP tool's call: its `CallToolResult` less `_meta`. */
+const CALL_TOOL_RESULT_SCHEMA = {
+  type: "object",
+  properties: { content: { type: "array" }, structuredContent: {}, isError: { type: "boolean" } },
+  required: ["content"],
+  additionalProperties: true,
+};
 
 /** How `/mcp` is used, in pi 1.6.0's words. */
 const MCP_USAGE = "Usage: /mcp, /mcp login [server], /mcp logout [server], /mcp reconnect [server]";
@@ -151,6 +174,8 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
       description: tool.description?.trim() || tool.title || `MCP tool ${tool.name} from server ${connection.name}`,
       parameters: inputSchema(tool.inputSchema),
       exposure: direct ? "direct" : "deferred",
+      // A codemode script gets the server's whole CallToolResult (pi 1.6.0), errors included.
+      outputSchema: CALL_TOOL_RESULT_SCHEMA,
       namespace: {
         name: mcpNamespace(connection.name),
         aliases: [connection.name],
@@ -169,13 +194,20 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
           onProgress: (text) => onUpdate?.({ content: [{ type: "text", text }], details }),
         });
         const { content, fullOutputPath } = modelContent(connection.name, tool.name, result);
-        if (result.isError) throw new Error(content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n"));
-        return { content, details: { ...details, ...(fullOutputPath ? { fullOutputPath } : {}) } };
+        const { _meta: _dropped, ...structuredContent } = result as Record<string, unknown>;
+        return {
+          content,
+          details: { ...details, ...(fullOutputPath ? { fullOutputPath } : {}) },
+          structuredContent,
+          ...(result.isError ? { isError: true } : {}),
+        };
       },
     });
 
     /** Whether `tool_search` is there to load the tools that are not declared. */
     const hasToolSearch = () => pi.getAllTools().some((t) => t.name === TOOL_SEARCH);
+    /** Whether the `codemode` tool is there to call them from scripts. */
+    const hasCodemode = () => pi.getAllTools().some((t) => t.name === CODEMODE);
 
     /**
      * Register the server's tools: direct ones active, deferred and codemode ones inactive for
@@ -207,12 +239,19 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
     };
 
     /**
-     * Switch `tool_search` on when a server's tools are to be searched, from the config as
-     * pi 1.6.0 does: the first prompt does not wait for such servers, a search does.
+     * Switch on what reaches the tools not declared, from the config as pi 1.6.0 does:
+     * `codemode` for servers of `codemode` exposure, `tool_search` for `deferred` ones (and
+     * for `codemode` ones when there is no codemode tool). The first prompt does not wait
+     * for such servers; a search or a script does.
      */
     const ensureSearch = () => {
-      if (!servers.some((s) => enabled(s) && hasIndirectTools(s.entry.config))) return;
-      if (hasToolSearch() && !pi.getActiveTools().includes(TOOL_SEARCH)) setActive([TOOL_SEARCH], true);
+      const indirect = servers.filter((s) => enabled(s) && hasIndirectTools(s.entry.config));
+      if (indirect.length === 0) return;
+      const codemode = hasCodemode() && indirect.some((s) => hasCodemodeTools(s.entry.config));
+      const search = indirect.some((s) => !codemode || hasDeferredTools(s.entry.config));
+      const active = pi.getActiveTools();
+      if (codemode && !active.includes(CODEMODE)) setActive([CODEMODE], true);
+      if (search && hasToolSearch() && !active.includes(TOOL_SEARCH)) setActive([TOOL_SEARCH], true);
     };
 
     const hideTools = (name: string) => {
@@ -253,18 +292,19 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
           `MCP servers need attention:\n${lines.map((l) => `  ${l}`).join("\n")}\nRun pi mcp list for the full errors.`,
           "warning",
         );
-      const unreachable = hasToolSearch()
-        ? []
-        : only.filter(
-            (s) =>
-              s.connection?.state === "connected" &&
-              s.connection.tools.some((t) => !["direct", "hidden"].includes(toolExposure(s.entry.config, t.name))),
-          );
+      const unreachable =
+        hasToolSearch() || hasCodemode()
+          ? []
+          : only.filter(
+              (s) =>
+                s.connection?.state === "connected" &&
+                s.connection.tools.some((t) => !["direct", "hidden"].includes(toolExposure(s.entry.config, t.name))),
+            );
       if (unreachable.length > 0)
         ctx.ui.notify(
           `MCP tools of ${unreachable.map((s) => `"${s.entry.name}"`).join(", ")} have codemode or deferred exposure, ` +
-            `which needs the tool_search tool, and builtin:tool-search is not loaded, so they cannot be called. ` +
-            `Load it (-e builtin:tool-search) or set "exposure": "direct" on the server.`,
+            `which needs the codemode or tool_search tool, and neither builtin:codemode nor builtin:tool-search is loaded, so they cannot be called. ` +
+            `Load one (-e builtin:codemode) or set "exposure": "direct" on the server.`,
           "warning",
         );
     };
@@ -310,15 +350,16 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
       // Every prompt lists the servers as they are when it starts.
       const options = event.systemPromptOptions as { sections?: Record<string, string> } | undefined;
       if (options?.sections) {
-        const section = serversSection(servers);
+        const section = serversSection(servers, hasCodemode());
         if (section) options.sections.mcp_servers = section;
         else delete options.sections.mcp_servers;
       }
     });
 
-    // tool_search ranks every server's tools: it waits for the servers still connecting.
+    // tool_search ranks every server's tools, and a script may call any: both wait for the
+    // servers still connecting.
     pi.on("tool_call", async (event, ctx) => {
-      if (event.toolName !== TOOL_SEARCH) return;
+      if (event.toolName !== TOOL_SEARCH && event.toolName !== CODEMODE) return;
       const ready = servers.flatMap((s) => (enabled(s) && s.ready ? [s.ready] : []));
       const signal = ctx.signal as AbortSignal | undefined;
       let onAbort: (() => void) | undefined;

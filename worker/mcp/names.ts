@@ -42,6 +42,21 @@ export function hasDirectTools(config: McpServerConfig): boolean {
   return (config.exposure ?? "codemode") === "direct" || Object.values(config.toolExposure ?? {}).includes("direct");
 }
 
+/** The exposures a server's config names: its own and its tools' overrides. */
+function exposures(config: McpServerConfig): Set<McpExposure> {
+  return new Set([config.exposure ?? "codemode", ...Object.values(config.toolExposure ?? {})]);
+}
+
+/** Whether some tools of the server are for codemode scripts (pi's default exposure). */
+export function hasCodemodeTools(config: McpServerConfig): boolean {
+  return exposures(config).has("codemode");
+}
+
+/** Whether some tools of the server are loaded by `tool_search`. */
+export function hasDeferredTools(config: McpServerConfig): boolean {
+  return exposures(config).has("deferred");
+}
+
 /** Whether some tools of the server are reached through search (`deferred`, or `codemode`, pi's default). */
 export function hasIndirectTools(config: McpServerConfig): boolean {
   const exposures = new Set([config.exposure ?? "codemode", ...Object.values(config.toolExposure ?? {})]);

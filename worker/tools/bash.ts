@@ -671,6 +671,18 @@ export function createBashTool(options: BashToolOptions = {}): AgentTool<typeof 
       "When output is truncated, read the full output file it names with read and an offset, or grep it.",
     ],
     parameters: BashParams,
+    // A codemode script gets the structured output, also for a non-zero exit (pi 1.6).
+    outputSchema: {
+      type: "object",
+      properties: {
+        output: { type: "string" },
+        truncated: { type: "boolean" },
+        full_output_path: { type: "string" },
+        exit_code: { type: "number" },
+        wall_time_seconds: { type: "number" },
+      },
+      required: ["output", "truncated", "exit_code", "wall_time_seconds"],
+    },
     execute: (args, ctx) => executeBash(args, ctx, options),
   };
 }

@@ -183,6 +183,21 @@ export function createReadTool(options: ReadToolOptions = {}): AgentTool<typeof 
       "Read a file before editing it, so your oldText matches its current contents.",
     ],
     parameters: ReadParams,
+    // A codemode script gets the text (or the image block), as in pi 1.6.
+    outputSchema: {
+      anyOf: [
+        { type: "string" },
+        {
+          type: "object",
+          properties: {
+            type: { const: "image" },
+            data: { type: "string" },
+            mimeType: { type: "string" },
+            note: { type: "string" },
+          },
+        },
+      ],
+    },
     execute: async (args, ctx) => {
       const result = await (ops ? readWith(ops, args, ctx) : readLocal(args, ctx));
       return { ...result, structuredContent: readOutput(result.content) };
