@@ -36,6 +36,17 @@ const REPLACE_ONCE = `export default function (pi) {
 }
 `;
 
+/** A compaction draft that keeps nothing before it, written once at the first turn's end. */
+const COMPACT_ONCE = `export default function (pi) {
+  let done = false;
+  pi.on("turn_end", async (event) => {
+    if (done) return;
+    done = true;
+    return { entries: [{ type: "compaction", summary: "SUMMARY OF EVERYTHING SO FAR", firstKeptEntryId: null }] };
+  });
+}
+`;
+
 const CONFIRM = `export default function (pi) {
   pi.on("turn_end", async (_e, ctx) => { await ctx.ui.confirm("keep going?", "x"); });
 }
@@ -96,6 +107,43 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("turn_end as pi 1.6's actionable b
         "agent_end",
         "agent_settled",
       ],
+    });
+    expect(result.ours).toEqual(result.upstream);
+  }, 90_000);
+
+  it("writes a compaction draft that keeps nothing before it; the next request starts from its summary", async () => {
+    const extension = join(dir("pi-turnend-compact-"), "compact.ts");
+    writeFileSync(extension, COMPACT_ONCE);
+    const result: Partial<Record<Implementation, unknown>> = {};
+    for (const impl of IMPLS) {
+      const first = server.requests.length;
+      const { w } = startOracle(impl, server, dirs, { pi: "1.6.0", sessions: true, args: ["-e", extension] });
+      server.enqueue({ text: "first answer" }, { text: "second answer" });
+      for (const message of ["first prompt", "second prompt"]) {
+        const from = w.received.length;
+        await w.request({ type: "prompt", message }, 30_000);
+        await w.event("agent_settled", 30_000, from);
+      }
+      const appended = w.received.filter((l: Line) => l.type === "entry_appended").map((l: Line) => l.entry);
+      const entries = (await w.request({ type: "get_entries" }, 30_000)).data?.entries as Line[] | undefined;
+      w.kill();
+      const compaction = appended.find((e: Line) => e.type === "compaction");
+      result[impl] = {
+        requests: server.requests.slice(first).map((r) => texts(r.body).map((t) => t.slice(0, 60))),
+        compaction: compaction && {
+          keepsItself: compaction.firstKeptEntryId === compaction.id,
+          fromHook: compaction.fromHook,
+          counted: compaction.tokensBefore > 0,
+          withSystem: compaction.systemMessage?.role === "system",
+        },
+        onFile: entries === undefined ? "no get_entries" : entries.some((e) => e.type === "compaction"),
+      };
+    }
+    expect((result.upstream as { compaction: unknown }).compaction).toEqual({
+      keepsItself: true,
+      fromHook: true,
+      counted: true,
+      withSystem: true,
     });
     expect(result.ours).toEqual(result.upstream);
   }, 90_000);

@@ -36,7 +36,13 @@ describe("checkDrafts", () => {
 
   it.each([
     ["not a list", { type: "custom" }, "entries must be an array"],
-    ["an unknown type", [{ type: "compaction" }], 'entries[0]: type "compaction" is not a boundary entry'],
+    ["an unknown type", [{ type: "label" }], 'entries[0]: type "label" is not a boundary entry'],
+    ["a compaction without a summary", [{ type: "compaction" }], "entries[0]: summary must be a string"],
+    [
+      "a compaction whose kept entry is not an id",
+      [{ type: "compaction", summary: "s", firstKeptEntryId: 3 }],
+      "entries[0]: firstKeptEntryId must be an entry id, or null to keep nothing before it",
+    ],
     ["no customType", [{ type: "custom" }], "entries[0]: customType must be a string"],
     [
       "an edit of an entry not on the branch",

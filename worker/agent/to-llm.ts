@@ -55,7 +55,8 @@ export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
           content: [
             {
               type: "text",
-              text: `The conversation so far was compacted. Summary of what happened before:\n\n${m.summary}`,
+              // pi's words (COMPACTION_SUMMARY_PREFIX / _SUFFIX): what the model reads after a compaction.
+              text: `The conversation history before this point was compacted into the following summary:\n\n<summary>\n${m.summary}\n</summary>`,
             },
           ],
           timestamp: m.timestamp,

@@ -1,6 +1,6 @@
 /**
- * pi 1.6's actionable boundaries (`agent_before_settle`): extension handlers propose session
- * entries (`custom`, `custom_message`, `context_edit`) and whether the agent goes on for one
+ * pi 1.6's actionable boundaries (`turn_end`, `agent_before_settle`): extension handlers propose
+ * session entries (`custom`, `custom_message`, `context_edit`, `compaction`) and whether the agent goes on for one
  * more request. The drafts are checked against the branch before anything is written, and
  * previewed as the context they would make, so a handler sees what its proposal does. Pure.
  */
@@ -8,7 +8,14 @@ import type { AgentMessage } from "../../shared/schema/messages.js";
 import { toLlmMessages } from "../agent/to-llm.js";
 import { buildSessionProjection } from "../session/context.js";
 import { checker } from "../../shared/validate.js";
-import { isKnownEntry, KNOWN_ENTRY_SCHEMAS, type NewEntry, type SessionEntry } from "../session/entries.js";
+import {
+  type CompactionEntry,
+  isKnownEntry,
+  KEEP_NOTHING,
+  KNOWN_ENTRY_SCHEMAS,
+  type NewEntry,
+  type SessionEntry,
+} from "../session/entries.js";
 
 /** The context a boundary's handlers see: the projection with the proposed entries, and whether a request could follow. */
 export interface BoundaryContext {
@@ -84,9 +91,25 @@ function draftEntry(draft: Record<string, unknown>, i: number, byId: ReadonlyMap
         replacement: replacement as Extract<NewEntry, { type: "context_edit" }>["replacement"],
       };
     }
+    case "compaction": {
+      if (typeof draft.summary !== "string") throw new Error(`${where}: summary must be a string`);
+      const kept = draft.firstKeptEntryId;
+      if (kept !== null && typeof kept !== "string")
+        throw new Error(`${where}: firstKeptEntryId must be an entry id, or null to keep nothing before it`);
+      return {
+        type: "compaction",
+        summary: draft.summary,
+        firstKeptEntryId: kept ?? KEEP_NOTHING,
+        // Counted when it is written (the context then, as pi counts it).
+        tokensBefore: 0,
+        fromHook: true,
+        ...(draft.details !== undefined ? { details: draft.details } : {}),
+        ...(draft.usage !== undefined ? { usage: draft.usage } : {}),
+      };
+    }
     default:
       throw new Error(
-        `${where}: type ${JSON.stringify(draft.type)} is not a boundary entry (custom, custom_message or context_edit)`,
+        `${where}: type ${JSON.stringify(draft.type)} is not a boundary entry (custom, custom_message, context_edit or compaction)`,
       );
   }
 }
@@ -101,6 +124,8 @@ export function previewBoundary(
   const drafted = entries.map((entry, i) => {
     const id = `draft${i}`;
     const full = { ...entry, id, parentId, timestamp: new Date(0).toISOString() } as SessionEntry;
+    if (full.type === "compaction" && (full as CompactionEntry).firstKeptEntryId === KEEP_NOTHING)
+      (full as CompactionEntry).firstKeptEntryId = id;
     parentId = id;
     return full;
   });

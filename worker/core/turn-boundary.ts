@@ -11,6 +11,8 @@ import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../sh
 import type { ExtensionHooks } from "../extensions/hooks.js";
 import type { NewEntry, SessionEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
+import { getCurrentSystemMessage } from "../providers/transcript.js";
+import { estimateContextTokens } from "../session/compaction.js";
 import { checkDrafts, previewBoundary } from "./boundary.js";
 
 /** What a boundary needs of the session. */
@@ -59,10 +61,21 @@ export function commitBoundaryDrafts(host: BoundaryHost, entries: readonly NewEn
       if (draft.type === "custom_message") messages.push(host.customMessage(draft));
       continue;
     }
-    const { entry } = store.appendOrKeep(draft);
+    const { entry } = store.appendOrKeep(draft.type === "compaction" ? withContextFigures(draft, store) : draft);
     host.emit({ type: "entry_appended", entry });
   }
   if (store && entries.length > 0) messages.splice(0, messages.length, ...store.buildContext().messages);
+}
+
+/** A compaction draft as pi appends it: the context's size and its prompt and tools, as they are now. */
+function withContextFigures(draft: Extract<NewEntry, { type: "compaction" }>, store: SessionStore): NewEntry {
+  const { messages } = store.buildContext();
+  const system = getCurrentSystemMessage(messages as unknown as { role: string }[]);
+  return {
+    ...draft,
+    tokensBefore: estimateContextTokens(messages),
+    ...(system ? { systemMessage: { ...system, timestamp: Date.now() } } : {}),
+  };
 }
 
 /**

@@ -84,8 +84,17 @@ export const CompactionEntry = Type.Object({
   fromHook: Type.Optional(Type.Boolean()),
   /** pi 1.6: the prompt and tools replayed up to here; the compacted context starts with it. */
   systemMessage: Type.Optional(SystemMessage),
+  /** pi 1.6: what making the summary cost, when an extension says (a boundary's compaction draft). */
+  usage: Type.Optional(Type.Unknown()),
 });
 export type CompactionEntry = Static<typeof CompactionEntry>;
+
+/**
+ * A compaction's `firstKeptEntryId` before it is appended, for pi's self-retaining
+ * compaction (`firstKeptEntryId: null` in a boundary draft): the store writes the entry's
+ * own id, so the compaction keeps nothing before it.
+ */
+export const KEEP_NOTHING = "";
 
 /**
  * The branch that was left when navigating the tree, summarized; hangs from the

@@ -14,6 +14,7 @@ import { isoTimestamp } from "../../shared/iso-time.js";
 import { randomUuid } from "../../shared/uuid.js";
 import { buildSessionContext, pathTo, type SessionContext } from "./context.js";
 import {
+  KEEP_NOTHING,
   isKnownEntry,
   KNOWN_ENTRY_SCHEMAS,
   SESSION_VERSION,
@@ -314,6 +315,9 @@ export class SessionStore {
   ): { full: E & { id: string; parentId: string | null; timestamp: string }; line: string } {
     if (this.closed) throw new SessionFileError(this.path, "is closed; reopen it to append");
     const full = { ...entry, id: this.newEntryId(), parentId: this.leaf, timestamp: isoTimestamp(new Date()) };
+    // pi's self-retaining compaction: it keeps nothing before it, named by its own id.
+    if (full.type === "compaction" && (full as { firstKeptEntryId?: string }).firstKeptEntryId === KEEP_NOTHING)
+      (full as { firstKeptEntryId?: string }).firstKeptEntryId = full.id;
     const known = full as unknown as KnownEntry;
     if (!isKnownEntry(known)) throw new SessionFileError(this.path, `cannot append an entry of type "${entry.type}"`);
     const check = checker(KNOWN_ENTRY_SCHEMAS[known.type])(known);
