@@ -135,6 +135,46 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("codemode, ours and pi 1.6.0", () 
       },
     ]);
   });
+  it("autoEnableCodemode false, or no codemode and no tool_search, leaves the tools unreachable with pi's warning", async () => {
+    const seen: Record<string, unknown> = {};
+    const cases = {
+      autoOff: { args: ["-e", "builtin:mcp", "-e", "builtin:codemode"], auto: false },
+      neither: { args: ["-e", "builtin:mcp"], auto: undefined },
+    };
+    for (const impl of IMPLS) {
+      for (const [name, { args, auto }] of Object.entries(cases)) {
+        const first = fx.server.requests.length;
+        fx.server.enqueue({ text: "ok" });
+        const { w } = startOracle(impl, fx.server, fx.dirs, {
+          pi: "1.6.0",
+          args,
+          prepare: (home) =>
+            writeFileSync(
+              join(home, "mcp.json"),
+              JSON.stringify({
+                ...(auto === undefined ? {} : { autoEnableCodemode: auto }),
+                mcpServers: { probe: { command: process.execPath, args: [PROBE] } },
+              }),
+            ),
+        });
+        await w.request({ type: "prompt", message: "hello" });
+        await w.event("agent_settled", 30_000);
+        const declared = ((fx.server.requests[first]!.body.tools ?? []) as Declared[]).map((t) => t.function.name);
+        const warnings = w.received
+          .filter((l) => l.type === "extension_ui_request" && /only reachable/.test(l.message ?? ""))
+          .map((l) => l.message);
+        seen[`${impl} ${name}`] = { declared, warnings };
+      }
+    }
+    expect(seen["ours autoOff"]).toEqual(seen["upstream autoOff"]);
+    expect(seen["ours neither"]).toEqual(seen["upstream neither"]);
+    expect(seen["ours autoOff"]).toEqual({
+      declared: ["read", "bash", "edit", "write"],
+      warnings: [
+        "MCP tools are only reachable from the codemode or tool_search tool, but neither is active (autoEnableCodemode is false); they cannot be called.",
+      ],
+    });
+  });
 });
 
 /** Blocks the probe's `echo` and rewrites `read`'s result, whoever calls them. */

@@ -147,6 +147,10 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
     let configured: McpServerEntry[] = [];
     let waitedForStartup = false;
     let configErrors: string[] = [];
+    /** mcp.json's `autoEnableCodemode` (default true): whether servers of `codemode` exposure switch codemode on. */
+    let autoEnableCodemode = true;
+    /** Whether this session was told that its MCP tools cannot be reached. */
+    let warnedUnreachable = false;
     /** The connections the session started with, settled. */
     let pending: Promise<unknown> = Promise.resolve();
     /** pi tool name → `<server>\0<tool>`, so names stay unique and stable across reconnects. */
@@ -241,17 +245,29 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
     /**
      * Switch on what reaches the tools not declared, from the config as pi 1.6.0 does:
      * `codemode` for servers of `codemode` exposure, `tool_search` for `deferred` ones (and
-     * for `codemode` ones when there is no codemode tool). The first prompt does not wait
-     * for such servers; a search or a script does.
+     * for `codemode` ones when there is no codemode tool), unless `autoEnableCodemode` is
+     * false. The first prompt does not wait for such servers; a search or a script does.
+     * When neither ends up active, one warning per session says so, in pi 1.6.0's words.
      */
-    const ensureSearch = () => {
+    const ensureSearch = (ctx: ExtensionContext) => {
       const indirect = servers.filter((s) => enabled(s) && hasIndirectTools(s.entry.config));
       if (indirect.length === 0) return;
-      const codemode = hasCodemode() && indirect.some((s) => hasCodemodeTools(s.entry.config));
-      const search = indirect.some((s) => !codemode || hasDeferredTools(s.entry.config));
+      const needsCodemode = indirect.some((s) => hasCodemodeTools(s.entry.config));
+      const codemode = needsCodemode && hasCodemode() && autoEnableCodemode;
+      const search = indirect.some(
+        (s) => hasDeferredTools(s.entry.config) || (!hasCodemode() && hasCodemodeTools(s.entry.config)),
+      );
       const active = pi.getActiveTools();
       if (codemode && !active.includes(CODEMODE)) setActive([CODEMODE], true);
       if (search && hasToolSearch() && !active.includes(TOOL_SEARCH)) setActive([TOOL_SEARCH], true);
+      const reachable = pi.getActiveTools();
+      if (warnedUnreachable || reachable.includes(CODEMODE) || reachable.includes(TOOL_SEARCH)) return;
+      warnedUnreachable = true;
+      const reason = needsCodemode && hasCodemode() && !autoEnableCodemode ? " (autoEnableCodemode is false)" : "";
+      ctx.ui.notify(
+        `MCP tools are only reachable from the codemode or tool_search tool, but neither is active${reason}; they cannot be called.`,
+        "warning",
+      );
     };
 
     const hideTools = (name: string) => {
@@ -284,27 +300,12 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
     const describeProblem = (s: Server): string | undefined =>
       s.connection?.state === "failed" ? `${s.entry.name}: failed: ${firstLine(s.connection.error ?? "")}` : undefined;
 
-    /** One notice for everything that needs the user: config errors, servers that failed, tools no one can call. */
+    /** One notice for everything that needs the user: config errors and servers that failed. */
     const report = (ctx: ExtensionContext, errors: string[], only: Server[]) => {
       const lines = [...errors.map((e) => `config: ${e}`), ...only.flatMap((s) => describeProblem(s) ?? [])];
       if (lines.length > 0)
         ctx.ui.notify(
           `MCP servers need attention:\n${lines.map((l) => `  ${l}`).join("\n")}\nRun pi mcp list for the full errors.`,
-          "warning",
-        );
-      const unreachable =
-        hasToolSearch() || hasCodemode()
-          ? []
-          : only.filter(
-              (s) =>
-                s.connection?.state === "connected" &&
-                s.connection.tools.some((t) => !["direct", "hidden"].includes(toolExposure(s.entry.config, t.name))),
-            );
-      if (unreachable.length > 0)
-        ctx.ui.notify(
-          `MCP tools of ${unreachable.map((s) => `"${s.entry.name}"`).join(", ")} have codemode or deferred exposure, ` +
-            `which needs the codemode or tool_search tool, and neither builtin:codemode nor builtin:tool-search is loaded, so they cannot be called. ` +
-            `Load one (-e builtin:codemode) or set "exposure": "direct" on the server.`,
           "warning",
         );
     };
@@ -328,8 +329,10 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
       const loaded = loadMcpConfig({ home, cwd, trusted });
       configured = loaded.servers;
       configErrors = loaded.errors;
+      autoEnableCodemode = loaded.autoEnableCodemode ?? true;
+      warnedUnreachable = false;
       servers = [...loaded.servers.map((entry) => ({ entry })), ...registeredServers()];
-      ensureSearch();
+      ensureSearch(ctx);
       const starting = servers.filter(enabled);
       if (starting.length === 0) {
         report(ctx, loaded.errors, []);
@@ -407,7 +410,7 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
       for (const s of removed) hideTools(s.entry.name);
       const added = [...next.values()].filter((s) => !servers.some((o) => o.entry.name === s.entry.name));
       servers.push(...added);
-      ensureSearch();
+      ensureSearch(ctx);
       const starting = added.filter(enabled);
       void Promise.all(removed.map((s) => s.connection?.close()))
         .then(() => Promise.all(starting.map(connect)))
@@ -466,7 +469,7 @@ export function mcpExtension(home: string, options: { command: boolean }): (pi: 
       } catch (err) {
         return ctx.ui.notify((err as Error).message, "error");
       }
-      ensureSearch();
+      ensureSearch(ctx);
       const tools = `${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}`;
       ctx.ui.notify(`Reconnected to MCP server "${server.entry.name}" (connected · ${tools}).`, "info");
     };
