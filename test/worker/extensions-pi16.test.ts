@@ -7,7 +7,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentSession, type WorkerOptions } from "../../worker/core/agent-session.js";
+import { AgentSession } from "../../worker/core/agent-session.js";
+import type { WorkerOptions } from "../../worker/core/worker-options.js";
 import type { ExtensionUi } from "../../worker/extensions/hooks.js";
 import { loadExtensions } from "../../worker/extensions/loader.js";
 import type { ExtensionErrorEvent } from "../../worker/extensions/runner.js";

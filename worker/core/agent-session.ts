@@ -15,7 +15,6 @@ import type {
   ThinkingLevel,
   SystemMessage,
 } from "../../shared/schema/messages.js";
-import { clampThinkingLevel, supportedThinkingLevels } from "../../shared/schema/messages.js";
 import type { PromptDisposition } from "../../shared/prompt-answer.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import { agentDir, ensureHome, modelsJsonPath } from "../../shared/paths.js";
@@ -30,24 +29,15 @@ import {
   type RunStart,
   type SystemPromptOptions,
 } from "../extensions/hooks.js";
-import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode, ScopedModel } from "../extensions/host.js";
+import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode } from "../extensions/host.js";
 import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
 import { promptOptions, renderPromptOptions, type PromptSource } from "./prompt-options.js";
-import { isVirtualModel, routeReason, virtualModelUsable, withVirtualModels } from "../extensions/virtual-models.js";
+import { isVirtualModel, routeReason, withVirtualModels } from "../extensions/virtual-models.js";
 import { toLlmMessages } from "../agent/to-llm.js";
 import { streamSimpleProvider } from "../providers/stream-simple.js";
 import { loadFauxScript } from "../providers/faux.js";
-import {
-  apiKeyEnvVar,
-  BUILT_IN_MODELS,
-  applyProviders,
-  defaultProvider,
-  loadCatalogue,
-  resolveApiKey,
-  resolveModel,
-  type ModelCatalogue,
-} from "../providers/models.js";
+import { applyProviders, loadCatalogue, type ModelCatalogue } from "../providers/models.js";
 import { extendResources, loadResources, type Resources } from "../resources/index.js";
 import { expandPromptTemplate } from "../resources/prompt-templates.js";
 import { maxRetryDelayMs } from "../resources/settings.js";
@@ -79,7 +69,7 @@ import {
   type ContextFile,
 } from "../system-prompt.js";
 import type { BashOperations } from "../tools/bash.js";
-import { BUILT_IN_TOOLS, type NoTools, selectTools } from "../tools/index.js";
+import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { resolveDefaultTools } from "../tools/default-tools.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
@@ -99,66 +89,9 @@ import {
   turnEndBoundary,
   type BoundaryHost,
 } from "./turn-boundary.js";
+import { ModelSelection } from "./model-selection.js";
+import type { WorkerOptions } from "./worker-options.js";
 import { EventGate } from "./event-gate.js";
-
-/** Everything a worker is started with (from the command line). */
-export interface WorkerOptions {
-  cwd: string;
-  home?: string;
-  provider?: string;
-  model?: string;
-  thinking?: ThinkingLevel;
-  apiKey?: string;
-  /** `--tools`: an allow-list of names and `*` patterns, or `+name`/`-name` changes to the default set. */
-  tools?: string;
-  /** `--no-tools` (`all`) or `--no-builtin-tools` (`builtin`). */
-  noTools?: NoTools;
-  /** `--exclude-tools`: names or `*` patterns of tools left out, whoever asks (built-in and extension tools). */
-  excludeTools?: string[];
-  systemPrompt?: string;
-  appendSystemPrompt?: string[];
-  noContextFiles?: boolean;
-  fauxScript?: string;
-  /** First automatic-retry delay (doubles each attempt; default 2000). */
-  retryDelayMs?: number;
-  /** `--session FILE|ID-PREFIX`; a path to a file that does not exist yet starts a new session there. */
-  session?: string;
-  /** `--fork FILE|ID-PREFIX`: a new session holding a copy of that one. */
-  forkFrom?: string;
-  /** `--models`: patterns (globs on `provider/id` or `id`, `:level` ignored) limiting `cycle_model`. */
-  scopedModels?: string[];
-  /**
-   * `--session-id`: that session of this cwd's session folder, created with that id when
-   * there is none; with `forkFrom` the fork's id, with `noSession` the in-memory session's.
-   */
-  sessionId?: string;
-  /** `--continue`: the latest session of this cwd. */
-  continueSession?: boolean;
-  sessionDir?: string;
-  noSession?: boolean;
-  /** Compaction: tokens kept free below the context window, and recent tokens kept verbatim. */
-  compactionReserveTokens?: number;
-  compactionKeepTokens?: number;
-  /** `--bash-inherit-keys`: tool commands see the provider API keys (removed by default). */
-  bashInheritKeys?: boolean;
-  /** The project is trusted: its `.pi/` settings, skills, prompts and SYSTEM.md load. */
-  trusted?: boolean;
-  /** `--no-skills` / `--skill PATH`. */
-  noSkills?: boolean;
-  skillPaths?: string[];
-  /** `--no-prompt-templates` / `--prompt-template PATH`. */
-  noPromptTemplates?: boolean;
-  promptTemplatePaths?: string[];
-  env?: NodeJS.ProcessEnv;
-  /** Warnings for a human (stderr in the CLI). */
-  warn?: (message: string) => void;
-  /**
-   * Extensions load after construction and may register the provider `--provider` /
-   * settings name: a model that cannot be resolved yet waits for `settleStartModel()`
-   * instead of failing the constructor (pi resolves the model after extensions load).
-   */
-  deferModel?: boolean;
-}
 
 /** The result of the `bash` RPC command. */
 export interface BashCommandResult {
@@ -167,41 +100,6 @@ export interface BashCommandResult {
   cancelled: boolean;
   truncated: boolean;
   fullOutputPath?: string;
-}
-
-/** The level a model can use (pi 1.6's clamp: the nearest level the model offers). */
-function clampThinking(model: Model, level: ThinkingLevel): ThinkingLevel {
-  return clampThinkingLevel(model, level);
-}
-
-/**
- * pi's `--models` patterns: a glob (`*`, `?`) on `provider/id` or `id`, else a
- * case-insensitive part of either; a `:level` suffix is a thinking level, not part of the name.
- */
-export function matchesModelPattern(model: Model, pattern: string): boolean {
-  const bare = pattern.replace(/:(off|minimal|low|medium|high|xhigh)$/, "").toLowerCase();
-  const names = [`${model.provider}/${model.id}`.toLowerCase(), model.id.toLowerCase()];
-  if (/[*?]/.test(bare)) {
-    const re = new RegExp(
-      `^${bare
-        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-        .replace(/\*/g, ".*")
-        .replace(/\?/g, ".")}$`,
-    );
-    return names.some((n) => re.test(n));
-  }
-  return names.some((n) => n.includes(bare));
-}
-
-/** `ctx.scopedModels`: the models some pattern matches, with the level a `:level` suffix pinned (the first pattern that matches wins). */
-export function scopeModels(models: Model[], patterns: string[]): ScopedModel[] {
-  if (patterns.length === 0) return [];
-  return models.flatMap((model) => {
-    const pattern = patterns.find((p) => matchesModelPattern(model, p));
-    if (pattern === undefined) return [];
-    const level = /:(off|minimal|low|medium|high|xhigh)$/.exec(pattern)?.[1] as ThinkingLevel | undefined;
-    return [level ? { model, thinkingLevel: level } : { model }];
-  });
 }
 
 /** No paths from `resources_discover` (none asked yet, or none returned). */
@@ -213,14 +111,12 @@ export class AgentSession {
   readonly cwd: string;
   readonly home: string;
   readonly catalogue: ModelCatalogue;
-  /** API keys a pi user stored in `<agent dir>/auth.json` (`/login`). */
-  private readonly authKeys: AuthKeys;
+  /** Which model and thinking level requests go to, and the keys they are sent with. */
+  private readonly models: ModelSelection;
   readonly sessionDir: string;
   /** Settings, skills, prompt templates and system prompt files of this start. */
   resources: Resources;
   private store: SessionStore | null = null;
-  /** The level asked for at start (flag, resumed session, settings), applied once the start model is known. */
-  private preferredThinking: ThinkingLevel;
   private ephemeralId: string = randomUuid();
   private ephemeralName?: string;
   private activeToolNames: string[];
@@ -244,9 +140,6 @@ export class AgentSession {
   /** Whether bash sees provider keys (`--bash-inherit-keys`), kept for when providers change. */
   private readonly inheritKeys: boolean;
   private extensionLoader?: () => Promise<ExtensionHooks>;
-  private readonly explicitApiKey?: string;
-  /** The provider `--api-key` is for: the start-up model's, as pi (another provider keeps its own key). */
-  private explicitKeyProvider?: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
   private bashAbort: AbortController | null = null;
@@ -300,11 +193,6 @@ export class AgentSession {
   private runMode: RunMode = "print";
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
   onShutdownRequest: (() => void) | null = null;
-  /**
-   * The start model could not be resolved before extensions loaded (`deferModel`): what the
-   * resumed session used, and whether a fresh session file still needs its model entries.
-   */
-  private pendingStartModel: { fromSession?: { provider: string; modelId: string }; freshStore: boolean } | null = null;
   /** `--no-session`: the model and thinking level entries its in-memory session starts with. */
   private memoryStartEntries: [SessionEntry, SessionEntry] | null = null;
 
@@ -314,7 +202,18 @@ export class AgentSession {
     this.warn = options.warn ?? ((m) => process.stderr.write(`pi: ${m}\n`));
     this.home = options.home ?? agentDir(this.env);
     this.catalogue = loadCatalogue(modelsJsonPath(this.home));
-    this.authKeys = new AuthKeys(authJsonPath(this.home), this.warn);
+    this.models = new ModelSelection({
+      agent: () => this.agent,
+      catalogue: this.catalogue,
+      options,
+      env: this.env,
+      authKeys: new AuthKeys(authJsonPath(this.home), this.warn),
+      settings: () => this.resources.settings,
+      store: () => this.store,
+      extensions: () => this.extensions,
+      emit: (event) => this.emit(event),
+      warn: (message) => this.warn(message),
+    });
     this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
     this.baseResources = this.readResources();
     this.resources = this.baseResources;
@@ -328,7 +227,6 @@ export class AgentSession {
       (this.env.PI_CODING_AGENT_SESSION_DIR || undefined) ??
       settings.sessionDir ??
       defaultSessionDir(this.cwd, this.home);
-    this.explicitApiKey = options.apiKey;
     this.inheritKeys = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
     setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, this.inheritKeys));
     setSessionEnvSource(() => ({
@@ -364,25 +262,9 @@ export class AgentSession {
 
     const store = this.openInitialSession();
     const restored = store?.buildContext();
-    let model: Model;
-    try {
-      model = this.initialModel(restored?.model, !options.deferModel);
-    } catch (err) {
-      if (!options.deferModel) throw err;
-      // A stand-in until settleStartModel(): nothing calls a model before extensions load.
-      this.pendingStartModel = {
-        fromSession: restored?.model,
-        freshStore: !restored || restored.messages.length === 0,
-      };
-      model = BUILT_IN_MODELS.find((m) => m.api === "faux")!;
-    }
-    // The provider named on the command line, also when an extension's provider is resolved later.
-    const named = options.model?.includes("/") ? options.model.slice(0, options.model.indexOf("/")) : undefined;
-    this.explicitKeyProvider = options.provider ?? named ?? (this.pendingStartModel ? undefined : model.provider);
+    const start = this.models.start(restored);
     this.retry = new AutoRetry(retrySettingsOf(settings, options.retryDelayMs), (e) => this.emit(e));
     this.autoCompaction = settings.compaction?.enabled ?? true;
-    this.preferredThinking =
-      this.options.thinking ?? restored?.thinkingLevel ?? settings.defaultThinkingLevel ?? "medium";
     this.agent = new Agent(
       {
         cwd: this.cwd,
@@ -438,7 +320,7 @@ export class AgentSession {
           });
         },
       },
-      { model, thinkingLevel: clampThinking(model, this.preferredThinking) },
+      start,
     );
     if (settings.steeringMode) this.agent.steeringMode = settings.steeringMode;
     if (settings.followUpMode) this.agent.followUpMode = settings.followUpMode;
@@ -457,7 +339,7 @@ export class AgentSession {
       if (event.type === "agent_end" && this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
       this.gate.pass(event);
     });
-    if (store) this.attachStore(store, !this.pendingStartModel && (!restored || restored.messages.length === 0));
+    if (store) this.attachStore(store, !this.models.waiting && (!restored || restored.messages.length === 0));
   }
 
   /**
@@ -466,18 +348,7 @@ export class AgentSession {
    * Nothing to do when the constructor resolved it.
    */
   settleStartModel(): void {
-    const pending = this.pendingStartModel;
-    if (!pending) return;
-    const model = this.initialModel(pending.fromSession, true);
-    this.pendingStartModel = null;
-    this.explicitKeyProvider ??= model.provider;
-    this.agent.model = model;
-    this.agent.thinkingLevel = clampThinking(model, this.preferredThinking);
-    if (this.store && pending.freshStore && this.store.entries.length === 0) {
-      // Kept in memory when the disk is full at start: the worker runs and refuses prompts until it takes them.
-      this.store.appendOrKeep({ type: "model_change", provider: model.provider, modelId: model.id });
-      this.store.appendOrKeep({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
-    }
+    this.models.settleStart();
   }
 
   private openInitialSession(): SessionStore | null {
@@ -519,35 +390,6 @@ export class AgentSession {
       this.warn(`no session of this project has the id "${o.sessionId}"; starting a new session with that id`);
     }
     return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, id: o.sessionId }, { warn: this.warn });
-  }
-
-  /**
-   * The model: flags win, then what the resumed session used, then the default provider.
-   * A session's model that is gone falls back to the default with a warning only when
-   * `final` (before extensions load, one of theirs may still provide it).
-   */
-  private initialModel(fromSession: { provider: string; modelId: string } | undefined, final: boolean): Model {
-    const o = this.options;
-    if (!o.provider && !o.model && fromSession) {
-      try {
-        return resolveModel(this.catalogue, fromSession.provider, fromSession.modelId);
-      } catch (err) {
-        if (!final) throw err;
-        this.warn(
-          `the session's model ${fromSession.provider}/${fromSession.modelId} is not available (${(err as Error).message}); using the default`,
-        );
-      }
-    }
-    const settings = this.resources.settings;
-    const modelArg = o.model ?? (o.provider ? undefined : settings.defaultModel);
-    // As pi: `--model ID` alone is first looked up by id among every provider's models
-    // (a models.json model needs no --provider); only an unknown id gets the default provider.
-    const anyProvider = o.model !== undefined && !o.provider && this.catalogue.models.some((m) => m.id === o.model);
-    const providerName =
-      o.provider ??
-      (o.model ? undefined : settings.defaultProvider) ??
-      (modelArg?.includes("/") || anyProvider ? undefined : defaultProvider(this.env));
-    return resolveModel(this.catalogue, providerName, modelArg);
   }
 
   /** Make `store` the current session; a fresh one records the model and thinking level like pi. */
@@ -711,7 +553,7 @@ export class AgentSession {
     this.catalogue.keySettings.clear();
     for (const [name, key] of keySettings) this.catalogue.keySettings.set(name, key);
     this.catalogue.commandKeys.clear();
-    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), this.explicitApiKey, this.inheritKeys));
+    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), this.options.apiKey, this.inheritKeys));
   }
 
   /** The mode's dialogs for extensions; `interactive` is `ctx.hasUI` (false in print mode). */
@@ -794,9 +636,7 @@ export class AgentSession {
 
   /** The key for a model's provider: `--api-key`, then auth.json's, then models.json's or the environment's (pi 1.6.0's order). */
   apiKeyFor(model: Model): string | undefined {
-    if (model.api === "faux") return undefined;
-    const explicit = model.provider === this.explicitKeyProvider ? this.explicitApiKey : undefined;
-    return resolveApiKey(this.catalogue, model.provider, explicit ?? this.authKeys.keyFor(model.provider), this.env);
+    return this.models.apiKeyFor(model);
   }
 
   /**
@@ -895,14 +735,7 @@ export class AgentSession {
 
   /** Why the current model cannot be called (no key), or undefined when it can. */
   missingKeyProblem(): string | undefined {
-    const model = this.agent.model;
-    if (model.api === "faux" || isVirtualModel(model) || this.apiKeyFor(model)) return undefined;
-    const env = apiKeyEnvVar(model.provider);
-    return (
-      `no API key for provider "${model.provider}": ` +
-      (env ? `set ${env}, ` : "") +
-      `pass --api-key, or set providers.${model.provider}.apiKey in models.json (or use --provider faux for an offline demo)`
-    );
+    return this.models.missingKeyProblem();
   }
 
   /**
@@ -1245,77 +1078,34 @@ export class AgentSession {
     };
   }
 
-  /**
-   * `set_model`: a model of the catalogue whose provider can be called (pi's rule); the
-   * thinking level follows (see below), clamped to what the model can do.
-   */
-  setModel(provider: string, modelId: string, source: "set" | "cycle" = "set"): Model {
-    const model = this.catalogue.models.find((m) => m.provider === provider && m.id === modelId);
-    if (!model) throw new Error(`Model not found: ${provider}/${modelId}`);
-    if (!this.isUsable(model)) throw new Error(`No API key for ${provider}/${modelId}`);
-    const previousModel = this.agent.model;
-    const previousLevel = this.agent.thinkingLevel;
-    this.agent.model = model;
-    this.store?.append({ type: "model_change", provider: model.provider, modelId: model.id });
-    void this.extensions.notify({ type: "model_select", model, previousModel, source });
-    // pi 1.6: the settings' default level, else the level in use, clamped to the new model.
-    this.applyThinkingLevel(this.resources.settings.defaultThinkingLevel ?? previousLevel);
-    return model;
+  /** `set_model`: a usable model of the catalogue; the thinking level follows, clamped to it. */
+  setModel(provider: string, modelId: string): Model {
+    return this.models.setModel(provider, modelId);
   }
 
   /** Next usable model (wrapping; within `--models` / `enabledModels` when given); null when there is only one. */
   cycleModel(): { model: Model; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
-    const patterns = this.options.scopedModels ?? this.resources.settings.enabledModels ?? [];
-    const usable = this.availableModels().filter(
-      (m) => patterns.length === 0 || patterns.some((p) => matchesModelPattern(m, p)),
-    );
-    if (usable.length <= 1) return null;
-    const current = usable.findIndex((m) => m.provider === this.agent.model.provider && m.id === this.agent.model.id);
-    const next = usable[(current + 1) % usable.length];
-    this.setModel(next.provider, next.id, "cycle");
-    return { model: next, thinkingLevel: this.agent.thinkingLevel, isScoped: patterns.length > 0 };
-  }
-
-  /** A model can be used when its provider has a key; the scripted faux model only when it is the one in use. */
-  private isUsable(model: Model): boolean {
-    if (model.api === "faux") return this.agent.model.api === "faux";
-    if (isVirtualModel(model)) return virtualModelUsable(model, this.catalogue.models, (m) => this.isUsable(m));
-    return this.apiKeyFor(model) !== undefined;
+    return this.models.cycleModel();
   }
 
   /** The models that can be used now (`get_available_models`), as pi lists them. */
   availableModels(): Model[] {
-    return this.catalogue.models.filter((m) => this.isUsable(m));
+    return this.models.availableModels();
   }
 
+  /** Set the thinking level (clamped to the model), recorded and announced when it changes. */
   setThinkingLevel(level: ThinkingLevel): void {
-    this.applyThinkingLevel(level);
-  }
-
-  /** Set the level (clamped to the model), record and announce it when it changes. */
-  private applyThinkingLevel(level: ThinkingLevel): void {
-    const effective = clampThinking(this.agent.model, level);
-    if (this.agent.model.reasoning || effective !== "off") this.preferredThinking = effective;
-    if (effective === this.agent.thinkingLevel) return;
-    const previousLevel = this.agent.thinkingLevel;
-    this.agent.thinkingLevel = effective;
-    this.store?.append({ type: "thinking_level_change", thinkingLevel: effective });
-    this.emit({ type: "thinking_level_changed", level: effective });
-    void this.extensions.notify({ type: "thinking_level_select", level: effective, previousLevel });
+    this.models.setThinkingLevel(level);
   }
 
   /** Next of the levels the model offers; null when the model does not reason. */
   cycleThinkingLevel(): { level: ThinkingLevel } | null {
-    if (!this.agent.model.reasoning) return null;
-    const levels = this.availableThinkingLevels();
-    const i = levels.indexOf(this.agent.thinkingLevel);
-    this.applyThinkingLevel(levels[(i + 1) % levels.length]);
-    return { level: this.agent.thinkingLevel };
+    return this.models.cycleThinkingLevel();
   }
 
   /** `get_available_thinking_levels`: the levels the current model offers (`off` alone without reasoning). */
   availableThinkingLevels(): ThinkingLevel[] {
-    return supportedThinkingLevels(this.agent.model);
+    return this.models.availableThinkingLevels();
   }
 
   setSteeringMode(mode: QueueMode): void {
@@ -1433,16 +1223,7 @@ export class AgentSession {
     this.clearQueues();
     this.agent.messages = ctx.messages;
     this.restoreToolsFromTranscript();
-    if (ctx.model) {
-      try {
-        this.agent.model = resolveModel(this.catalogue, ctx.model.provider, ctx.model.modelId);
-      } catch {
-        this.warn(
-          `the session's model ${ctx.model.provider}/${ctx.model.modelId} is not available; keeping ${this.agent.model.provider}/${this.agent.model.id}`,
-        );
-      }
-    }
-    if (ctx.thinkingLevel) this.agent.thinkingLevel = ctx.thinkingLevel;
+    this.models.restore(ctx);
     this.attachStore(store, false);
   }
 
@@ -1511,8 +1292,7 @@ export class AgentSession {
         if (!missing)
           return { store: SessionStore.open(target, { warn: this.warn }), fresh: false, result: { cancelled: false } };
         // A new session there, as a new pi starts: the thinking level of the flags or settings.
-        const level = this.options.thinking ?? this.resources.settings.defaultThinkingLevel ?? "medium";
-        this.agent.thinkingLevel = clampThinking(this.agent.model, level);
+        this.models.startFresh();
         return {
           store: SessionStore.create(
             { dir: dirname(full), cwd: this.cwd, fileName: basename(full) },
@@ -1947,8 +1727,7 @@ export class AgentSession {
       cwd: this.cwd,
       mode: () => this.runMode,
       isProjectTrusted: () => this.options.trusted === true,
-      scopedModels: () =>
-        scopeModels(this.availableModels(), this.options.scopedModels ?? this.resources.settings.enabledModels ?? []),
+      scopedModels: () => this.models.scopedModels(),
       settings: () => structuredClone(this.resources.settings) as Record<string, unknown>,
       hasUI: () => this.ui?.interactive ?? false,
       ui: () => this.ui?.ui ?? HEADLESS_UI,
