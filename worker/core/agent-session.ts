@@ -4,8 +4,7 @@
  * the message queues and every event that leaves the worker. The modes (rpc, print,
  * the TUI's in-process agent) drive it through one command map (modes/commands.ts).
  */
-import { existsSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import type {
   AssistantMessage,
   AgentMessage,
@@ -17,9 +16,8 @@ import type {
 } from "../../shared/schema/messages.js";
 import type { PromptDisposition } from "../../shared/prompt-answer.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
-import { agentDir, ensureHome, modelsJsonPath } from "../../shared/paths.js";
+import { agentDir, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
-import { randomUuid } from "../../shared/uuid.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode, RouteRequestContext } from "../agent/types.js";
 import {
@@ -30,7 +28,7 @@ import {
   type SystemPromptOptions,
 } from "../extensions/hooks.js";
 import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode } from "../extensions/host.js";
-import type { CustomMessageInput, ExtensionEvent, ExtensionUi } from "../extensions/types.js";
+import type { CustomMessageInput, ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
 import { promptOptions, renderPromptOptions, type PromptSource } from "./prompt-options.js";
 import { isVirtualModel, routeReason, withVirtualModels } from "../extensions/virtual-models.js";
@@ -43,24 +41,13 @@ import { expandPromptTemplate } from "../resources/prompt-templates.js";
 import { maxRetryDelayMs } from "../resources/settings.js";
 import { sourceInfo } from "../resources/source-info.js";
 import { expandSkillCommand } from "../resources/skills.js";
-import { estimateContextTokens, serializeForSummary, shouldCompact } from "../session/compaction.js";
+import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
 import { exportSessionHtml } from "../session/export-html.js";
-import {
-  BRANCH_SUMMARY_PREAMBLE,
-  branchBeingLeft,
-  branchMessages,
-  buildBranchSummaryRequest,
-  earlierFileLists,
-  fileLists,
-  formatFileLists,
-  navigationLeaf,
-  type TreeNode,
-} from "../session/tree.js";
+import type { TreeNode } from "../session/tree.js";
 import { userMessageText } from "../session/context.js";
-import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/fork.js";
-import { defaultSessionDir, findSessionById, latestSession, resolveSessionArg } from "../session/locate.js";
+import { defaultSessionDir } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
-import { SessionStore, SessionWriteError } from "../session/session-file.js";
+import { type SessionStore, SessionWriteError } from "../session/session-file.js";
 import {
   buildSystemPromptSections,
   systemPromptText,
@@ -78,7 +65,6 @@ import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
 import { plainBashOutput } from "./bash-output.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
-import { isoTimestamp } from "../../shared/iso-time.js";
 import { getCurrentSystemPrompt } from "../providers/transcript.js";
 import { restoredToolNames, systemUpdate } from "./system-record.js";
 import { previewBoundary } from "./boundary.js";
@@ -89,7 +75,9 @@ import {
   turnEndBoundary,
   type BoundaryHost,
 } from "./turn-boundary.js";
+import { MemorySession } from "./memory-session.js";
 import { ModelSelection } from "./model-selection.js";
+import { openInitialSession, SessionSwitching } from "./session-switching.js";
 import type { WorkerOptions } from "./worker-options.js";
 import { EventGate } from "./event-gate.js";
 
@@ -117,8 +105,10 @@ export class AgentSession {
   /** Settings, skills, prompt templates and system prompt files of this start. */
   resources: Resources;
   private store: SessionStore | null = null;
-  private ephemeralId: string = randomUuid();
-  private ephemeralName?: string;
+  /** The session of `--no-session`, kept in memory. */
+  private readonly memory = new MemorySession(() => this.agent);
+  /** Moving between sessions: new, switch, fork, clone, the tree. */
+  private readonly switching: SessionSwitching;
   private activeToolNames: string[];
   /** Whether a tool exists here: `--tools LIST` and `--exclude-tools` leave the others out, as pi's registry does. */
   private readonly registered: (name: string) => boolean;
@@ -193,8 +183,6 @@ export class AgentSession {
   private runMode: RunMode = "print";
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
   onShutdownRequest: (() => void) | null = null;
-  /** `--no-session`: the model and thinking level entries its in-memory session starts with. */
-  private memoryStartEntries: [SessionEntry, SessionEntry] | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.cwd = options.cwd;
@@ -227,6 +215,29 @@ export class AgentSession {
       (this.env.PI_CODING_AGENT_SESSION_DIR || undefined) ??
       settings.sessionDir ??
       defaultSessionDir(this.cwd, this.home);
+    this.switching = new SessionSwitching({
+      agent: () => this.agent,
+      cwd: this.cwd,
+      sessionDir: this.sessionDir,
+      models: this.models,
+      memory: this.memory,
+      store: () => this.store,
+      attachStore: (store, fresh) => this.attachStore(store, fresh),
+      requireStore: (what) => this.requireStore(what),
+      requireIdle: (what) => this.requireIdle(what),
+      extensions: () => this.extensions,
+      startExtensions: (reason, previous) => this.startExtensions(reason, previous),
+      restoreTools: () => this.restoreToolsFromTranscript(),
+      persist: (message) => this.persist(message),
+      summarize: async (request) => {
+        const model = await this.directModel();
+        return this.compactor.summarizeOnce(
+          { model, provider: this.providers.for(model), apiKey: this.apiKeyFor(model) },
+          request,
+        );
+      },
+      warn: (message) => this.warn(message),
+    });
     this.inheritKeys = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
     setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, this.inheritKeys));
     setSessionEnvSource(() => ({
@@ -260,7 +271,13 @@ export class AgentSession {
     this.readPromptFiles();
     this.rebuildSystemPrompt();
 
-    const store = this.openInitialSession();
+    const store = openInitialSession(options, {
+      cwd: this.cwd,
+      home: this.home,
+      sessionDir: this.sessionDir,
+      warn: this.warn,
+    });
+    if (options.noSession && options.sessionId) this.memory.id = options.sessionId;
     const restored = store?.buildContext();
     const start = this.models.start(restored);
     this.retry = new AutoRetry(retrySettingsOf(settings, options.retryDelayMs), (e) => this.emit(e));
@@ -349,47 +366,6 @@ export class AgentSession {
    */
   settleStartModel(): void {
     this.models.settleStart();
-  }
-
-  private openInitialSession(): SessionStore | null {
-    const o = this.options;
-    if (o.noSession) {
-      if (o.sessionId) this.ephemeralId = o.sessionId;
-      return null;
-    }
-    ensureHome(this.home);
-    if (o.session) {
-      const path = resolve(this.cwd, o.session);
-      if ((o.session.includes("/") || o.session.endsWith(".jsonl")) && !existsSync(path)) {
-        return SessionStore.create(
-          { dir: dirname(path), cwd: this.cwd, fileName: basename(path) },
-          { warn: this.warn },
-        );
-      }
-      return SessionStore.open(resolveSessionArg(o.session, this.sessionDir), { warn: this.warn });
-    }
-    if (o.forkFrom) {
-      if (o.sessionId && findSessionById(this.sessionDir, o.sessionId, this.cwd))
-        throw new Error(
-          `a session with id "${o.sessionId}" already exists in ${this.sessionDir}; fork under another id`,
-        );
-      const source = SessionStore.open(resolveSessionArg(o.forkFrom, this.sessionDir), { warn: this.warn });
-      try {
-        return SessionStore.open(cloneSession(source, this.sessionDir, o.sessionId), { warn: this.warn });
-      } finally {
-        source.close();
-      }
-    }
-    if (o.continueSession) {
-      const latest = latestSession(this.sessionDir, this.cwd);
-      if (latest) return SessionStore.open(latest, { warn: this.warn });
-    }
-    if (o.sessionId) {
-      const existing = findSessionById(this.sessionDir, o.sessionId, this.cwd);
-      if (existing) return SessionStore.open(existing, { warn: this.warn });
-      this.warn(`no session of this project has the id "${o.sessionId}"; starting a new session with that id`);
-    }
-    return SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, id: o.sessionId }, { warn: this.warn });
   }
 
   /** Make `store` the current session; a fresh one records the model and thinking level like pi. */
@@ -586,7 +562,7 @@ export class AgentSession {
       extensions: () => this.extensions,
       store: () => this.store ?? undefined,
       messages: () => this.agent.messages,
-      branch: () => (this.store ? this.store.pathToLeaf() : this.memorySessionEntries()),
+      branch: () => (this.store ? this.store.pathToLeaf() : this.memory.sessionEntries()),
       entryIdOf: (message) => {
         if (this.store) return this.entryIds.get(message);
         // In memory, the entries are the context's messages in order (memoryEntries).
@@ -869,7 +845,7 @@ export class AgentSession {
       return true;
     }
     if (!decision.continue || this.abortAsked) return false;
-    const now = this.store ? this.store.pathToLeaf() : this.memorySessionEntries();
+    const now = this.store ? this.store.pathToLeaf() : this.memory.sessionEntries();
     if (!previewBoundary(now, [], pending()).canContinue) {
       this.emit({
         type: "extension_error",
@@ -1025,11 +1001,11 @@ export class AgentSession {
   }
 
   get sessionId(): string {
-    return this.store?.sessionId ?? this.ephemeralId;
+    return this.store?.sessionId ?? this.memory.id;
   }
 
   get sessionName(): string | undefined {
-    return this.store ? this.store.sessionName : this.ephemeralName;
+    return this.store ? this.store.sessionName : this.memory.name;
   }
 
   get isCompacting(): boolean {
@@ -1193,7 +1169,7 @@ export class AgentSession {
     const trimmed = name.trim();
     if (!trimmed) throw new Error("Session name cannot be empty");
     if (this.store) this.store.append({ type: "session_info", name: trimmed });
-    else this.ephemeralName = trimmed;
+    else this.memory.name = trimmed;
     this.emit({ type: "session_info_changed", name: trimmed });
   }
 
@@ -1212,157 +1188,29 @@ export class AgentSession {
     return this.store;
   }
 
-  /** Drop queued messages; a `queue_update` only when something was queued (pi sends none otherwise). */
-  private clearQueues(): void {
-    if (this.agent.pendingMessageCount > 0) this.agent.clearQueues();
+  /** `new_session`: a fresh, empty session file (in memory with `--no-session`). */
+  newSession(parentSession?: string, setup?: NewSessionOptions["setup"]): Promise<{ cancelled: boolean }> {
+    return this.switching.newSession(parentSession, setup);
   }
 
-  /** Load a session's conversation into the agent. */
-  private loadFrom(store: SessionStore): void {
-    const ctx = store.buildContext();
-    this.clearQueues();
-    this.agent.messages = ctx.messages;
-    this.restoreToolsFromTranscript();
-    this.models.restore(ctx);
-    this.attachStore(store, false);
+  /** `switch_session`: continue another session file (a path that does not exist starts a new one there). */
+  switchSession(path: string): Promise<{ cancelled: boolean }> {
+    return this.switching.switchSession(path);
   }
 
-  /**
-   * Replace the session as pi does: `session_before_*` may cancel; otherwise the old
-   * session's extensions see `session_shutdown`, the new one is loaded and they see
-   * `session_start` with the reason.
-   */
-  private async replaceSession<T>(
-    before: ExtensionEvent,
-    reason: "new" | "resume" | "fork",
-    open: () => { store: SessionStore; fresh: boolean; result: T } | { messages: AgentMessage[]; result: T },
-  ): Promise<T | { cancelled: true }> {
-    if ((await this.extensions.before(before))?.cancel === true) return { cancelled: true };
-    const previousSessionFile = this.sessionFile;
-    const next = open();
-    await this.extensions.sessionShutdown(reason, "store" in next ? next.store.path : undefined);
-    if (!("store" in next)) {
-      // --no-session: pi replaces its in-memory session the same way, files aside.
-      this.clearQueues();
-      this.agent.messages = next.messages;
-    } else if (next.fresh) {
-      this.agent.clearQueues();
-      this.agent.messages = [];
-      this.attachStore(next.store, true);
-    } else {
-      this.loadFrom(next.store);
-    }
-    await this.startExtensions(reason, previousSessionFile);
-    return next.result;
-  }
-
-  /** `new_session`: a fresh, empty session file. */
-  async newSession(parentSession?: string, setup?: NewSessionOptions["setup"]): Promise<{ cancelled: boolean }> {
-    this.requireIdle("start a new session");
-    const outcome = await this.replaceSession({ type: "session_before_switch", reason: "new" }, "new", () => {
-      if (this.store) {
-        return {
-          store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }),
-          fresh: true,
-          result: { cancelled: false },
-        };
-      }
-      // --no-session: a new session in memory, as pi's; nothing reaches the disk.
-      this.ephemeralId = randomUuid();
-      this.ephemeralName = undefined;
-      return { messages: [], result: { cancelled: false } };
-    });
-    if (!outcome.cancelled && setup) await setup(this.setupView());
-    return outcome;
-  }
-
-  /**
-   * `switch_session`: continue another session file. A path to a file that does not
-   * exist starts a new session there, as pi 1.6 does (and as `--session PATH` does).
-   */
-  async switchSession(path: string): Promise<{ cancelled: boolean }> {
-    this.requireIdle("switch sessions");
-    const full = resolve(this.cwd, path);
-    const missing = (path.includes("/") || path.endsWith(".jsonl")) && !existsSync(full);
-    const target = missing ? full : resolveSessionArg(path, this.sessionDir);
-    return this.replaceSession(
-      { type: "session_before_switch", reason: "resume", targetSessionFile: target },
-      "resume",
-      () => {
-        if (!missing)
-          return { store: SessionStore.open(target, { warn: this.warn }), fresh: false, result: { cancelled: false } };
-        // A new session there, as a new pi starts: the thinking level of the flags or settings.
-        this.models.startFresh();
-        return {
-          store: SessionStore.create(
-            { dir: dirname(full), cwd: this.cwd, fileName: basename(full) },
-            { warn: this.warn },
-          ),
-          fresh: true,
-          result: { cancelled: false },
-        };
-      },
-    );
-  }
-
-  /**
-   * `fork`: a new session holding the path before a user message; returns that message's
-   * text. A fork an extension cancelled has no text (pi's response leaves it out).
-   */
-  async fork(entryId: string): Promise<{ text?: string; cancelled: boolean }> {
-    this.requireIdle("fork");
-    const outcome = await this.replaceSession(
-      { type: "session_before_fork", entryId, position: "before" },
-      "fork",
-      () => {
-        if (!this.store) {
-          const { path, text } = forkPoint(this.memoryEntries(), entryId);
-          return { messages: this.agent.messages.slice(0, path.length), result: { text, cancelled: false } };
-        }
-        const { path, text } = forkSession(this.store, entryId, this.sessionDir);
-        return {
-          store: SessionStore.open(path, { warn: this.warn }),
-          fresh: false,
-          result: { text, cancelled: false },
-        };
-      },
-    );
-    return outcome;
+  /** `fork`: a new session holding the path before a user message; returns that message's text. */
+  fork(entryId: string): Promise<{ text?: string; cancelled: boolean }> {
+    return this.switching.fork(entryId);
   }
 
   /** `clone`: a new session with the whole current path. */
-  async clone(): Promise<{ cancelled: boolean }> {
-    this.requireIdle("clone");
-    // pi's words: its RPC clone needs an entry to clone at (its in-memory session always has one).
-    if (this.store && this.store.leafId === null) throw new Error("Cannot clone session: no current entry selected");
-    const leaf = this.store ? this.store.leafId! : (this.memoryEntries().at(-1)?.id ?? "");
-    return this.replaceSession({ type: "session_before_fork", entryId: leaf, position: "at" }, "fork", () =>
-      this.store
-        ? {
-            store: SessionStore.open(cloneSession(this.store, this.sessionDir), { warn: this.warn }),
-            fresh: false,
-            result: { cancelled: false },
-          }
-        : { messages: [...this.agent.messages], result: { cancelled: false } },
-    );
-  }
-
-  /** What `ctx.newSession({ setup })` may write into the new session. */
-  private setupView() {
-    return {
-      appendMessage: (message: AgentMessage) => {
-        this.agent.messages.push(message);
-        this.persist(message);
-      },
-      appendCustomEntry: (customType: string, data?: unknown) =>
-        this.store?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
-      getSessionFile: () => this.sessionFile,
-    };
+  clone(): Promise<{ cancelled: boolean }> {
+    return this.switching.clone();
   }
 
   /** `get_fork_messages`: the user messages one can fork from. */
   forkMessages(): { entryId: string; text: string }[] {
-    return forkMessages(this.store ? this.store.entries : this.memoryEntries());
+    return this.switching.forkMessages();
   }
 
   /** `compact`: summarize the older part of the conversation now. */
@@ -1490,109 +1338,22 @@ export class AgentSession {
     return { path };
   }
 
-  /** `get_tree`: every entry as a forest, and the current leaf (from memory under `--no-session`, as pi). */
+  /** `get_tree`: every entry as a forest, and the current leaf. */
   tree(): { tree: TreeNode[]; leafId: string | null } {
-    if (this.store) return { tree: this.store.tree(), leafId: this.store.leafId };
-    const entries = this.memorySessionEntries();
-    const roots: TreeNode[] = [];
-    let parent: TreeNode | undefined;
-    for (const entry of entries) {
-      const node: TreeNode = { entry, children: [] };
-      if (parent) parent.children.push(node);
-      else roots.push(node);
-      parent = node;
-    }
-    return { tree: roots, leafId: entries.at(-1)?.id ?? null };
+    return this.switching.tree();
   }
 
-  /**
-   * `get_entries`: every entry in append order (no header), or those after `since`; and
-   * the current leaf. An unknown `since` fails, as in pi.
-   */
+  /** `get_entries`: every entry in append order, or those after `since`; and the current leaf. */
   getEntries(since?: string): { entries: readonly SessionEntry[]; leafId: string | null } {
-    const entries = this.store ? this.store.entries : this.memorySessionEntries();
-    const leafId = this.store ? this.store.leafId : (entries.at(-1)?.id ?? null);
-    if (since === undefined) return { entries, leafId };
-    const at = entries.findIndex((e) => e.id === since);
-    if (at < 0) throw new Error(`Entry not found: ${since}`);
-    return { entries: entries.slice(at + 1), leafId };
+    return this.switching.getEntries(since);
   }
 
-  /**
-   * `navigate_tree` (pi's `navigateTree`): move the leaf to `targetId`. With `summarize`,
-   * the branch being left is summarized by the current model into a `branch_summary`
-   * at the new position, so the model keeps what was learnt there. Navigating to a
-   * user message puts the leaf before it and returns its text to edit.
-   */
-  async navigateTree(
+  /** `navigate_tree`: move the leaf to `targetId`, optionally summarizing the branch left. */
+  navigateTree(
     targetId: string,
     options: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string } = {},
   ): Promise<{ cancelled: boolean; editorText?: string; summaryEntry?: unknown }> {
-    this.requireIdle("navigate the session tree");
-    const store = this.requireStore("navigate the session tree");
-    const oldLeaf = store.leafId;
-    if (targetId === oldLeaf) return { cancelled: false };
-    const target = store.getEntry(targetId);
-    if (!target) throw new Error(`Entry ${targetId} not found`);
-    const { entries } = branchBeingLeft(store.entriesById, oldLeaf, targetId);
-    const { leafId, editorText } = navigationLeaf(target);
-    // pi's session_before_tree: an extension may cancel, or supply the branch summary.
-    const before = (await this.extensions.before({
-      type: "session_before_tree",
-      preparation: {
-        targetId,
-        oldLeafId: oldLeaf,
-        entriesToSummarize: entries,
-        userWantsSummary: options.summarize === true,
-      },
-      signal: new AbortController().signal,
-    })) as { cancel?: boolean; summary?: { summary: string; details?: unknown } } | undefined;
-    if (before?.cancel === true) return { cancelled: true };
-    let summaryEntry: unknown;
-    const supplied = typeof before?.summary?.summary === "string" ? before.summary : undefined;
-    if (options.summarize && entries.length > 0) {
-      const messages = branchMessages(entries);
-      const lists = fileLists(messages, earlierFileLists(entries));
-      const request = buildBranchSummaryRequest(
-        serializeForSummary(messages),
-        options.customInstructions,
-        options.replaceInstructions,
-      );
-      // A virtual selection's router picks the model the summary goes to, as for compaction.
-      const model = supplied ? this.agent.model : await this.directModel();
-      const text =
-        supplied?.summary ??
-        (await this.compactor.summarizeOnce(
-          { model, provider: this.providers.for(model), apiKey: this.apiKeyFor(model) },
-          request,
-        ));
-      const entry = store.branchWithSummary(
-        leafId,
-        BRANCH_SUMMARY_PREAMBLE + text + formatFileLists(lists),
-        supplied?.details ?? lists,
-        supplied !== undefined,
-      );
-      if (options.label) store.setLabel(entry.id, options.label);
-      summaryEntry = entry;
-    } else {
-      store.setLeaf(leafId);
-      if (options.label) store.setLabel(targetId, options.label);
-    }
-    this.clearQueues();
-    this.agent.messages = store.buildContext().messages;
-    this.restoreToolsFromTranscript();
-    await this.extensions.notify({
-      type: "session_tree",
-      newLeafId: store.leafId,
-      oldLeafId: oldLeaf,
-      summaryEntry,
-      fromExtension: supplied !== undefined,
-    });
-    return {
-      cancelled: false,
-      ...(editorText !== undefined ? { editorText } : {}),
-      ...(summaryEntry ? { summaryEntry } : {}),
-    };
+    return this.switching.navigateTree(targetId, options);
   }
 
   /** Flags extensions registered, for the CLI to accept. */
@@ -1670,56 +1431,6 @@ export class AgentSession {
     void this.startRun(message);
   }
 
-  /**
-   * The in-memory session of `--no-session` as pi 1.6 lists it (`get_entries`,
-   * `get_tree`): the start's model and thinking level entries, then the messages.
-   */
-  private memorySessionEntries(): SessionEntry[] {
-    const start = this.memoryStart;
-    const messages = this.memoryEntries();
-    if (messages[0]) messages[0] = { ...messages[0], parentId: start[1].id } as SessionEntry;
-    return [...start, ...messages];
-  }
-
-  /** The first two entries of an in-memory session, made once (their ids and times stay). */
-  private get memoryStart(): [SessionEntry, SessionEntry] {
-    if (!this.memoryStartEntries) {
-      const timestamp = isoTimestamp(new Date());
-      this.memoryStartEntries = [
-        {
-          type: "model_change",
-          id: "memstart0",
-          parentId: null,
-          timestamp,
-          provider: this.agent.model.provider,
-          modelId: this.agent.model.id,
-        },
-        {
-          type: "thinking_level_change",
-          id: "memstart1",
-          parentId: "memstart0",
-          timestamp,
-          thinkingLevel: this.agent.thinkingLevel,
-        },
-      ] as [SessionEntry, SessionEntry];
-    }
-    return this.memoryStartEntries;
-  }
-
-  /**
-   * Without a session file (`--no-session`) pi still keeps the session in memory;
-   * extensions reading `ctx.sessionManager` see the conversation as message entries.
-   */
-  private memoryEntries(): SessionEntry[] {
-    return this.agent.messages.map((message, i) => ({
-      type: "message",
-      id: `mem${String(i).padStart(5, "0")}`,
-      parentId: i === 0 ? null : `mem${String(i - 1).padStart(5, "0")}`,
-      timestamp: isoTimestamp(new Date(message.timestamp)),
-      message,
-    })) as SessionEntry[];
-  }
-
   /** The session as extensions reach it (`pi.*`, `ctx.*`). */
   private extensionHost(): ExtensionHost {
     const store = () => this.store;
@@ -1752,9 +1463,9 @@ export class AgentSession {
       sessionFile: () => this.sessionFile,
       sessionId: () => this.sessionId,
       sessionName: () => this.sessionName,
-      entries: () => store()?.entries ?? this.memoryEntries(),
-      branch: () => store()?.pathToLeaf() ?? this.memoryEntries(),
-      leafId: () => (store() ? store()!.leafId : (this.memoryEntries().at(-1)?.id ?? null)),
+      entries: () => store()?.entries ?? this.memory.entries(),
+      branch: () => store()?.pathToLeaf() ?? this.memory.entries(),
+      leafId: () => (store() ? store()!.leafId : (this.memory.entries().at(-1)?.id ?? null)),
       sessionDir: () => this.sessionDir,
       sendUserMessage: (content, deliverAs) => {
         const sending = (async () => {
