@@ -27,8 +27,8 @@ import {
   type RunStart,
   type SystemPromptOptions,
 } from "../extensions/hooks.js";
-import type { DeliverAs, ExtensionHost, NewSessionOptions, RunMode } from "../extensions/host.js";
-import type { CustomMessageInput, ExtensionUi } from "../extensions/types.js";
+import type { DeliverAs, NewSessionOptions, RunMode } from "../extensions/host.js";
+import type { ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
 import { promptOptions, renderPromptOptions, type PromptSource } from "./prompt-options.js";
 import { isVirtualModel, routeReason, withVirtualModels } from "../extensions/virtual-models.js";
@@ -80,6 +80,7 @@ import { ModelSelection } from "./model-selection.js";
 import { openInitialSession, SessionSwitching } from "./session-switching.js";
 import type { WorkerOptions } from "./worker-options.js";
 import { EventGate } from "./event-gate.js";
+import { customMessage, extensionHost } from "./extension-host.js";
 
 /** The result of the `bash` RPC command. */
 export interface BashCommandResult {
@@ -393,7 +394,25 @@ export class AgentSession {
   setExtensions(hooks: ExtensionHooks): void {
     const first = this.extensions === NO_EXTENSIONS;
     this.extensions = hooks;
-    hooks.bind(this.extensionHost());
+    hooks.bind(
+      extensionHost(this, {
+        extensions: () => this.extensions,
+        store: () => this.store,
+        memory: this.memory,
+        providers: this.providers,
+        dialogs: () => this.ui,
+        mode: () => this.runMode,
+        systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
+        trusted: this.options.trusted === true,
+        scopedModels: () => this.models.scopedModels(),
+        registered: (name) => this.registered(name),
+        toolsChanged: () => this.rebuildSystemPrompt(),
+        providersChanged: () => this.applyExtensionProviders(),
+        deliver: (message, deliverAs, triggerTurn) => this.deliver(message, deliverAs, triggerTurn),
+        pendingSends: this.pendingUserMessages,
+        requestShutdown: () => this.requestShutdown(),
+      }),
+    );
     this.applyExtensionProviders();
     // The resumed session's loadout, now with the extensions' tools (a reload keeps the current one).
     if (first) this.restoreToolsFromTranscript();
@@ -1400,6 +1419,13 @@ export class AgentSession {
     this.store?.close();
   }
 
+  /** `ctx.shutdown()`: the worker ends once the agent is idle and what is held went out. */
+  private requestShutdown(): void {
+    this.shutdownRequested = true;
+    // Outside a run (a command, or an agent_end handler once the agent is idle): after what is held went out.
+    if (!this.agent.isStreaming) void this.gate.drained().then(() => setImmediate(() => this.onShutdownRequest?.()));
+  }
+
   /** Queue a message an extension sent (`sendUserMessage`, `sendMessage`) as pi delivers it. */
   private async deliver(message: AgentMessage, deliverAs: DeliverAs | undefined, triggerTurn: boolean): Promise<void> {
     if (deliverAs === "nextTurn") {
@@ -1430,111 +1456,6 @@ export class AgentSession {
     if (problem) throw new Error(problem);
     void this.startRun(message);
   }
-
-  /** The session as extensions reach it (`pi.*`, `ctx.*`). */
-  private extensionHost(): ExtensionHost {
-    const store = () => this.store;
-    return {
-      cwd: this.cwd,
-      mode: () => this.runMode,
-      isProjectTrusted: () => this.options.trusted === true,
-      scopedModels: () => this.models.scopedModels(),
-      settings: () => structuredClone(this.resources.settings) as Record<string, unknown>,
-      hasUI: () => this.ui?.interactive ?? false,
-      ui: () => this.ui?.ui ?? HEADLESS_UI,
-      model: () => this.agent.model,
-      models: () => this.catalogue.models,
-      apiKeyFor: (m) => this.apiKeyFor(m),
-      provider: (m) => this.providers.for(m),
-      thinkingLevel: () => this.agent.thinkingLevel,
-      systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
-      messages: () => this.agent.messages,
-      isIdle: () => !this.agent.isStreaming,
-      hasPendingMessages: () => this.agent.pendingMessageCount > 0,
-      signal: () => this.agent.signal,
-      contextUsage: () => {
-        const stats = this.sessionStats().contextUsage as {
-          tokens: number | null;
-          contextWindow: number;
-          percent: number | null;
-        };
-        return stats;
-      },
-      sessionFile: () => this.sessionFile,
-      sessionId: () => this.sessionId,
-      sessionName: () => this.sessionName,
-      entries: () => store()?.entries ?? this.memory.entries(),
-      branch: () => store()?.pathToLeaf() ?? this.memory.entries(),
-      leafId: () => (store() ? store()!.leafId : (this.memory.entries().at(-1)?.id ?? null)),
-      sessionDir: () => this.sessionDir,
-      sendUserMessage: (content, deliverAs) => {
-        const sending = (async () => {
-          // As pi: the parts become one prompt (the texts joined by lines, the images after),
-          // which the input handlers see; it is not run as a command or expanded as a template.
-          const parts = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
-          const text = parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
-          const images = parts.filter((p): p is ImageContent => p.type === "image");
-          const input = await this.extensions.input(text, images.length > 0 ? images : undefined, "extension");
-          if (input.action === "handled") return;
-          await this.deliver(userMessage(input.text, input.images), deliverAs ?? "followUp", true);
-        })();
-        this.pendingUserMessages.add(sending);
-        const done = () => void this.pendingUserMessages.delete(sending);
-        sending.then(done, done);
-        return sending;
-      },
-      sendMessage: (input, options) =>
-        this.deliver(customMessage(input), options.deliverAs, options.triggerTurn === true),
-      appendEntry: (customType, data) => {
-        const entry = store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) });
-        if (entry) this.emit({ type: "entry_appended", entry });
-      },
-      setSessionName: (name) => this.setSessionName(name),
-      setLabel: (entryId, label) => store()?.setLabel(entryId, label),
-      setModel: (provider, modelId) => this.setModel(provider, modelId),
-      setThinkingLevel: (level) => this.setThinkingLevel(level),
-      activeToolNames: () => this.activeTools().map((t) => t.name),
-      setActiveTools: (names) => this.setActiveTools(names),
-      allTools: () => {
-        const ext = this.extensions.tools().filter((t) => this.registered(t.name));
-        const builtIns = BUILT_IN_TOOLS.filter((t) => this.registered(t.name) && !ext.some((e) => e.name === t.name));
-        return [
-          ...builtIns.map((t) => ({
-            name: t.name,
-            description: t.description,
-            parameters: t.parameters,
-            sourceInfo: { path: `<builtin:${t.name}>`, source: "builtin", scope: "temporary", origin: "top-level" },
-          })),
-          ...ext.map((t) => ({
-            name: t.name,
-            description: t.description,
-            parameters: t.parameters,
-            ...(t.exposure ? { exposure: t.exposure } : {}),
-            ...(t.namespace ? { namespace: t.namespace } : {}),
-            sourceInfo: { path: "<extension>", source: "local", scope: "temporary", origin: "top-level" },
-          })),
-        ];
-      },
-      toolsChanged: () => this.rebuildSystemPrompt(),
-      providersChanged: () => this.applyExtensionProviders(),
-      reload: () => this.reload(),
-      abort: () => this.abort(),
-      requestShutdown: () => {
-        this.shutdownRequested = true;
-        // Outside a run (a command, or an agent_end handler once the agent is idle): after what is held went out.
-        if (!this.agent.isStreaming)
-          void this.gate.drained().then(() => setImmediate(() => this.onShutdownRequest?.()));
-      },
-      compact: (customInstructions) => this.compact(customInstructions),
-      waitForIdle: () => this.agent.waitForIdle(),
-      newSession: (options = {}) => this.newSession(options.parentSession, options.setup),
-      fork: async (entryId, position = "before") => (position === "at" ? this.clone() : this.fork(entryId)),
-      switchSession: (path) => this.switchSession(path),
-      navigateTree: async (targetId, options) => ({
-        cancelled: (await this.navigateTree(targetId, options)).cancelled,
-      }),
-    };
-  }
 }
 
 /**
@@ -1546,25 +1467,3 @@ function emitPlain(text: string, send: (delta: string) => void): void {
   const plain = plainBashOutput(text);
   if (plain !== "") send(plain);
 }
-
-/** A custom message from what an extension gave. */
-function customMessage(input: CustomMessageInput): AgentMessage {
-  return {
-    role: "custom",
-    customType: input.customType,
-    content: input.content,
-    display: input.display ?? true,
-    ...(input.details !== undefined ? { details: input.details } : {}),
-    timestamp: Date.now(),
-  };
-}
-
-/** Dialogs where no mode installed any (a session used as a library): every dialog resolves to its default. */
-const HEADLESS_UI: ExtensionUi = {
-  select: async () => undefined,
-  confirm: async () => false,
-  input: async () => undefined,
-  editor: async () => undefined,
-  notify: () => undefined,
-  setStatus: () => undefined,
-};
