@@ -8,7 +8,6 @@ import { dirname } from "node:path";
 import type {
   AssistantMessage,
   AgentMessage,
-  BashExecutionMessage,
   ImageContent,
   Model,
   ThinkingLevel,
@@ -55,7 +54,6 @@ import {
   resolveAppend,
   type ContextFile,
 } from "../system-prompt.js";
-import type { BashOperations } from "../tools/bash.js";
 import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
 import { resolveDefaultTools } from "../tools/default-tools.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
@@ -63,7 +61,6 @@ import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js
 import type { AgentTool } from "../types.js";
 import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
-import { plainBashOutput } from "./bash-output.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
 import { getCurrentSystemPrompt } from "../providers/transcript.js";
 import { restoredToolNames, systemUpdate } from "./system-record.js";
@@ -81,15 +78,7 @@ import { openInitialSession, SessionSwitching } from "./session-switching.js";
 import type { WorkerOptions } from "./worker-options.js";
 import { EventGate } from "./event-gate.js";
 import { customMessage, extensionHost } from "./extension-host.js";
-
-/** The result of the `bash` RPC command. */
-export interface BashCommandResult {
-  output: string;
-  exitCode: number | null;
-  cancelled: boolean;
-  truncated: boolean;
-  fullOutputPath?: string;
-}
+import { type BashCommandResult, UserBash } from "./user-bash.js";
 
 /** No paths from `resources_discover` (none asked yet, or none returned). */
 const NOTHING_DISCOVERED: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
@@ -133,7 +122,13 @@ export class AgentSession {
   private extensionLoader?: () => Promise<ExtensionHooks>;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
-  private bashAbort: AbortController | null = null;
+  /** The user's shell commands (`bash`, `!cmd`). */
+  private readonly userBash = new UserBash({
+    cwd: () => this.cwd,
+    extensions: () => this.extensions,
+    agent: () => this.agent,
+    store: () => this.store,
+  });
   /** Prompts written to the session when they were accepted, so their `message_end` does not write them twice. */
   private readonly persistedPrompts = new WeakSet<AgentMessage>();
   private extensions: ExtensionHooks = NO_EXTENSIONS;
@@ -1116,56 +1111,16 @@ export class AgentSession {
    * unless `excludeFromContext` (kept in the session, never sent). `onChunk` gets the
    * output as it arrives, plain text (pi 1.6's `bash_execution_update` deltas).
    */
-  async bash(
+  bash(
     command: string,
     options: { excludeFromContext?: boolean; onChunk?: (delta: string) => void } = {},
   ): Promise<BashCommandResult> {
-    if (this.bashAbort) throw new Error("a bash command is already running; send abort_bash first");
-    const { runBash } = await import("../tools/bash.js");
-    const controller = new AbortController();
-    this.bashAbort = controller;
-    try {
-      // pi's user_bash: a handler may return a whole result, or `operations` to run the command with (e.g. over ssh).
-      const intercept = await this.extensions.userBash(command, options.excludeFromContext === true, this.cwd);
-      const supplied = intercept?.result as Awaited<ReturnType<typeof runBash>> | undefined;
-      const operations = intercept?.operations as BashOperations | undefined;
-      const raw =
-        supplied ??
-        (await runBash(command, {
-          cwd: this.cwd,
-          signal: controller.signal,
-          ...(options.onChunk ? { onChunk: (text: string) => emitPlain(text, options.onChunk!) } : {}),
-          ...(typeof operations?.exec === "function" ? { operations } : {}),
-        }));
-      const r = { ...raw, output: plainBashOutput(raw.output) };
-      const message: BashExecutionMessage = {
-        role: "bashExecution",
-        command,
-        output: r.output,
-        exitCode: r.exitCode,
-        cancelled: r.cancelled,
-        truncated: r.truncated,
-        fullOutputPath: r.fullOutputPath ?? null,
-        timestamp: Date.now(),
-        ...(options.excludeFromContext ? { excludeFromContext: true } : {}),
-      };
-      this.agent.messages.push(message);
-      this.store?.appendOrKeep({ type: "message", message });
-      return {
-        output: r.output,
-        // pi leaves the exit code out of a cancelled command's result.
-        ...(r.cancelled ? {} : { exitCode: r.exitCode }),
-        cancelled: r.cancelled,
-        truncated: r.truncated,
-        ...(r.fullOutputPath ? { fullOutputPath: r.fullOutputPath } : {}),
-      } as BashCommandResult;
-    } finally {
-      this.bashAbort = null;
-    }
+    return this.userBash.run(command, options);
   }
 
+  /** `abort_bash`: cancel the user's command in progress. */
   abortBash(): void {
-    this.bashAbort?.abort();
+    this.userBash.abort();
   }
 
   /** Token and message counts of the conversation (`get_session_stats`). */
@@ -1456,14 +1411,4 @@ export class AgentSession {
     if (problem) throw new Error(problem);
     void this.startRun(message);
   }
-}
-
-/**
- * `text` without ANSI sequences and carriage returns, to `send` when anything is left
- * (pi 1.6 streams the RPC bash output sanitized). A sequence cut between two chunks
- * passes through its halves unrecognized; pi holds it back, but output is rarely split there.
- */
-function emitPlain(text: string, send: (delta: string) => void): void {
-  const plain = plainBashOutput(text);
-  if (plain !== "") send(plain);
 }
