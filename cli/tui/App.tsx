@@ -14,15 +14,17 @@ import { DiffView } from "./DiffView.js";
 import { Grid } from "./Grid.js";
 import { HelpOverlay, KEY_MAP, singleKeyMap } from "./HelpOverlay.js";
 import { keyAction } from "./keymap.js";
-import { layoutPanes } from "./layout.js";
+import { chooseOverview, layoutList, layoutPanes } from "./layout.js";
 import { NewAgentForm } from "./NewAgentForm.js";
-import { PaintedPane } from "./PaintedPane.js";
+import { PaintedList, PaintedPane } from "./PaintedPane.js";
+import { listRows } from "./pane-rows.js";
 import { Pane } from "./Pane.js";
 import { PromptInput } from "./PromptInput.js";
 import { useScreen } from "./screen.js";
 import { sameForInk, visibleAgents, type AgentView, type InkDrawn, type TuiState } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { SingleInput, singleInputRows } from "./SingleInput.js";
+import { SpanRows } from "./SpanRows.js";
 import { truncate } from "./text.js";
 import { TuiHeader } from "./TuiHeader.js";
 import { footerText, INPUT_LABEL, initialUi, uiReducer, type UiAction } from "./ui-state.js";
@@ -84,7 +86,7 @@ export interface SingleHost {
 }
 
 const GRID_HINT =
-  "←↑↓→/Tab focus · Enter zoom · p prompt · s steer · f follow-up · a abort · x stop · r restart · n new · d diff · ? help · q quit";
+  "←↑↓→/Tab focus · Enter zoom · v list/grid · p prompt · s steer · f follow-up · a abort · x stop · r restart · n new · d diff · ? help · q quit";
 const ZOOM_HINT =
   "Esc back · ↑↓ PgUp PgDn scroll · p prompt · s steer · f follow-up · a abort · x stop · r restart · d diff · ? help";
 const SINGLE_HINT =
@@ -158,13 +160,18 @@ function Tui(props: AppProps) {
   // updates in place instead of clearing the screen every frame.
   const bodyRows = Math.max(3, rows - 3);
   const layout = layoutPanes(agents.length, cols, bodyRows);
+  const list = layoutList(agents.length, cols, bodyRows);
+  const overview = mode === "grid" ? chooseOverview(agents.length, cols, bodyRows, ui.view) : "grid";
+  const { perPage, pages } = overview === "list" ? list : layout;
   const focusIndex = Math.max(
     0,
     agents.findIndex((a) => a.name === ui.focus),
   );
   const focused: AgentView | undefined = agents[focusIndex];
-  const page = layout.perPage > 0 ? Math.floor(focusIndex / layout.perPage) : 0;
-  const pageAgents = agents.slice(page * layout.perPage, (page + 1) * layout.perPage);
+  const page = perPage > 0 ? Math.floor(focusIndex / perPage) : 0;
+  const pageAgents = agents.slice(page * perPage, (page + 1) * perPage);
+  // The agents with a pane: the page's in the grid, the focused one beside the list.
+  const paneAgents = overview === "grid" ? pageAgents : focused && list.paneWidth > 0 ? [focused] : [];
   const showZoom = ui.zoomed && focused !== undefined;
   const dialog = focused?.dialogs[0];
   const { overlay, input } = ui;
@@ -181,8 +188,9 @@ function Tui(props: AppProps) {
           mode,
           agents: agents.length,
           focus: focusIndex,
-          columns: layout.columns,
-          perPage: layout.perPage,
+          columns: overview === "list" ? 1 : layout.columns,
+          perPage,
+          overview,
           zoomed: showZoom,
           focusedStatus: focused?.status ?? null,
           overlay: before.overlay?.kind === "help" || before.overlay?.kind === "diff" ? before.overlay.kind : null,
@@ -265,10 +273,25 @@ function Tui(props: AppProps) {
 
   // Ink draws a pane with an input line or a dialog (they take keys); the screen paints the rest, below the header row.
   const inkPane = (a: AgentView) => mode === "single" || input?.agent === a.name || a.dialogs.length > 0;
-  const drawnNames = new Set<string>(overlay || showZoom ? [] : pageAgents.filter(inkPane).map((a) => a.name));
+  const drawnNames = new Set<string>(overlay || showZoom ? [] : paneAgents.filter(inkPane).map((a) => a.name));
   // Zoomed, ink draws all of the agent but the transcript's body (a modal there is ink's too).
   const bodyNames = new Set<string>(!overlay && showZoom ? [focused.name] : []);
   if (showZoom && !overlay && focused.dialogs.length > 0) drawnNames.add(focused.name);
+  /** An agent's pane at body cell (x, y): painted, or ink's when it holds an input line or a dialog. */
+  const paneFor = (agent: AgentView, x: number, y: number, width: number, height: number, slotKey?: number) => {
+    const common = { width, height, focused: agent === focused, slotKey };
+    if (screen && !inkPane(agent))
+      return <PaintedPane store={store} screen={screen} name={agent.name} x={x} y={1 + y} {...common} />;
+    return (
+      <Pane
+        agent={agent}
+        now={state.now}
+        {...common}
+        input={inputFor(agent, width - 4)}
+        modal={modalFor(agent, width - 4)}
+      />
+    );
+  };
   let body: ReactNode;
   if (overlay?.kind === "help") {
     const rows =
@@ -320,6 +343,26 @@ function Tui(props: AppProps) {
         </Text>
       </Box>
     );
+  } else if (overview === "list") {
+    const names = pageAgents.map((a) => a.name);
+    // The list's last column stays blank: a gap before the pane's border.
+    const listed = { x: 0, y: 1, width: list.listWidth - 1, height: bodyRows };
+    body = (
+      <Box flexDirection="row" height={bodyRows}>
+        <Box width={list.listWidth} height={bodyRows} flexDirection="column" overflowY="hidden">
+          {screen ? (
+            <PaintedList store={store} screen={screen} names={names} focus={focused?.name ?? null} {...listed} />
+          ) : (
+            <SpanRows rows={listRows(pageAgents, listed.width, state.now, focused?.name ?? null)} />
+          )}
+        </Box>
+        {paneAgents.map((a) => (
+          <Box key={a.name} width={list.paneWidth} height={bodyRows}>
+            {paneFor(a, list.listWidth, 0, list.paneWidth, bodyRows)}
+          </Box>
+        ))}
+      </Box>
+    );
   } else {
     body = (
       <Grid
@@ -327,20 +370,7 @@ function Tui(props: AppProps) {
         agents={pageAgents}
         renderPane={(agent, slot, width, height) => {
           const rect = layout.rects[slot]!;
-          const common = { width, height, focused: agent === focused, slotKey: slot < 9 ? slot + 1 : undefined };
-          if (screen && !inkPane(agent))
-            return (
-              <PaintedPane store={store} screen={screen} name={agent.name} x={rect.x} y={1 + rect.y} {...common} />
-            );
-          return (
-            <Pane
-              agent={agent}
-              now={state.now}
-              {...common}
-              input={inputFor(agent, width - 4)}
-              modal={modalFor(agent, width - 4)}
-            />
-          );
+          return paneFor(agent, rect.x, rect.y, width, height, slot < 9 ? slot + 1 : undefined);
         }}
       />
     );
@@ -373,7 +403,7 @@ function Tui(props: AppProps) {
           title={props.title ?? "pi-orch"}
           agents={agents.length}
           page={page}
-          pages={layout.pages}
+          pages={pages}
           width={cols}
           hint={props.reconnectHint}
         />

@@ -6,6 +6,7 @@ import { useTheme } from "./theme.js";
 /** Every key of the multi-pane TUI and what it does. */
 export const KEY_MAP: readonly (readonly [string, string])[] = [
   ["←↑↓→ Tab 1–9", "move focus (1–9: the panes of this page); PgUp/PgDn change page"],
+  ["v", "overview: panes in a grid, or a list of all agents beside the focused one's pane (when they need pages)"],
   ["Enter", "zoom the focused agent: full screen, scrollable transcript (↑↓ PgUp PgDn Home End)"],
   ["Esc", "back to the grid (or close an input, form or overlay)"],
   ["p / s / f", "prompt / steer / follow-up (a busy agent): an input line opens in the pane"],

@@ -1,10 +1,10 @@
 /**
- * A grid pane (and the zoomed transcript's body) the screen paints (see `screen.ts`): ink keeps its box blank and lays it
+ * A grid pane (and the zoomed transcript's body, and the list overview) the screen paints (see `screen.ts`): ink keeps its box blank and lays it
  * out. The pane listens to the store itself and repaints when its agent (or, while it
  * ticks, the clock) changes, without a React render: ink's frame stays as it was.
  */
 import { memo, useLayoutEffect } from "react";
-import { paneRows, transcriptRows } from "./pane-rows.js";
+import { fitSpans, listRows, paneRows, transcriptRows } from "./pane-rows.js";
 import type { Screen } from "./screen.js";
 import { clockMoves, queuedLine, type AgentView } from "./state.js";
 import type { TuiStore } from "./store.js";
@@ -113,3 +113,56 @@ function PaintedLinesView(props: PaintedLinesProps) {
 
 /** The zoomed transcript's body; React renders it only when its place, size or scroll changes. */
 export const PaintedLines = memo(PaintedLinesView);
+
+/** Props of PaintedList: the list overview's rows for these agents, painted at a screen position. */
+export interface PaintedListProps {
+  store: TuiStore;
+  screen: Screen;
+  /** The agents listed, in order (one page). */
+  names: readonly string[];
+  focus: string | null;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+function PaintedListView({ store, screen, names, focus, x, y, width, height }: PaintedListProps) {
+  const { enabled: color } = useTheme();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `names` is compared by its contents (a new array every render)
+  useLayoutEffect(() => {
+    let shown: { agents: (AgentView | undefined)[]; now: number } | null = null;
+    const paint = () => {
+      const { agents: all, now } = store.getState();
+      const agents = names.map((n) => all[n]);
+      // Repainted when a listed agent changed, or for the clock of one whose row moves with it.
+      const stale =
+        !shown ||
+        agents.some((a, i) => a !== shown!.agents[i]) ||
+        (shown.now !== now && agents.some((a) => a !== undefined && clockMoves(a)));
+      if (!stale) return;
+      shown = { agents, now };
+      const rows = listRows(
+        agents.filter((a) => a !== undefined),
+        width,
+        now,
+        focus,
+      ).map((spans) => fitSpans(spans, width, color));
+      screen.setPane(LIST_ID, { x, y, rows: rows.slice(0, height) });
+    };
+    paint();
+    return store.subscribe(paint);
+  }, [store, screen, names.join("\0"), focus, x, y, width, height, color]);
+  useLayoutEffect(() => () => screen.removePane(LIST_ID), [screen]);
+  return null;
+}
+
+// Agent names cannot hold a NUL: no pane's id is the list's.
+const LIST_ID = "\0list";
+
+/** The list overview; React renders it only when its agents, focus, place or size change. */
+export const PaintedList = memo(PaintedListView, (a, b) => {
+  const { names: an, ...ar } = a;
+  const { names: bn, ...br } = b;
+  return an.join("\0") === bn.join("\0") && (Object.keys(ar) as (keyof typeof ar)[]).every((k) => ar[k] === br[k]);
+});

@@ -40,7 +40,6 @@ export function SpanRows({ rows }: SpanRowsProps) {
         <Text key={i} wrap="truncate">
           {row.map(([text, style], k) =>
             style ? (
-              // biome-ignore lint/suspicious/noArrayIndexKey: a row's spans are fixed in number and order
               <Text key={k} {...inkStyle(theme, style)}>
                 {text}
               </Text>

@@ -7,6 +7,7 @@
  * reads (`4p`, `→→`) key by key.
  */
 import { keyName, type ParsedKey } from "./keys.js";
+import type { Overview } from "./layout.js";
 
 /** What a key may ask for, by name. */
 export type Command =
@@ -33,7 +34,8 @@ export type Command =
   | "diff"
   | "new"
   | "help"
-  | "quit";
+  | "quit"
+  | "view";
 
 /** Keys of every agent view (grid or zoomed), by key name (see keyName). */
 const AGENT_KEYS: Readonly<Record<string, Command>> = {
@@ -61,6 +63,7 @@ export const GRID_KEYS: Readonly<Record<string, Command>> = {
   pagedown: "page_next",
   pageup: "page_prev",
   return: "zoom",
+  v: "view",
 };
 
 /** The zoomed view's keys. */
@@ -82,8 +85,10 @@ export interface KeymapState {
   /** Agents with a pane, and the focused one's index among them. */
   agents: number;
   focus: number;
+  /** Of the overview shown: the grid's, or the list's (one column, a row an agent). */
   columns: number;
   perPage: number;
+  overview: Overview;
   zoomed: boolean;
   /** The focused agent's status ("idle", "busy", ...), or null with no agent. */
   focusedStatus: string | null;
@@ -112,6 +117,8 @@ export type KeyAction =
   | { kind: "arm_quit" }
   /** Draw the whole screen again (Ctrl+L in the grid). */
   | { kind: "redraw" }
+  /** Switch the overview: panes in a grid, or a list beside the focused agent's pane. */
+  | { kind: "view"; to: Overview }
   /** The answer to the question asked: y (yes) or any other key. */
   | { kind: "confirm"; yes: boolean }
   | { kind: "close_overlay" }
@@ -175,6 +182,8 @@ function agentKeyAction(state: KeymapState, key: ParsedKey): KeyAction {
       return { kind: "focus", index: Math.max(0, (page - 1) * perPage) };
     case "zoom":
       return { kind: "zoom" };
+    case "view":
+      return { kind: "view", to: state.overview === "list" ? "grid" : "list" };
     case "unzoom":
       return { kind: "unzoom" };
     case "scroll_up":

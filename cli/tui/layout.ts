@@ -66,3 +66,37 @@ export function layoutPanes(count: number, cols: number, rows: number): GridLayo
   }
   return { columns, rows: gridRows, perPage, pages: Math.ceil(count / perPage), rects };
 }
+
+/** How the agents are overviewed: panes in a grid, or a list beside the focused agent's pane. */
+export type Overview = "grid" | "list";
+
+/** The list overview: one row per agent at the left, the focused agent's pane at the right. */
+export interface ListLayout {
+  /** Columns of the list; the pane takes the rest (none when the list takes them all). */
+  listWidth: number;
+  paneWidth: number;
+  /** Agents listed on a page: one a row. */
+  perPage: number;
+  pages: number;
+}
+
+/**
+ * The grid while every agent fits on one page of readable panes; past that the list, which
+ * shows each agent's state on one row (as many as the terminal has rows) and the focused
+ * one at a readable size, instead of pages of panes too small to read. `chosen` is the
+ * person's own choice (`v`), which wins.
+ */
+export function chooseOverview(count: number, cols: number, rows: number, chosen: Overview | null): Overview {
+  if (chosen) return chosen;
+  return layoutPanes(count, cols, rows).pages > 1 ? "list" : "grid";
+}
+
+/** Lay out the list overview of `count` agents in `cols` × `rows` cells. */
+export function layoutList(count: number, cols: number, rows: number): ListLayout {
+  const perPage = Math.max(1, rows);
+  const pages = Math.max(1, Math.ceil(count / perPage));
+  const listWidth = Math.min(64, Math.max(30, Math.round(cols * 0.36)));
+  // Too narrow for a pane beside it: the list alone (Enter still zooms the focused agent).
+  if (cols - listWidth < MIN_PANE_WIDTH) return { listWidth: cols, paneWidth: 0, perPage, pages };
+  return { listWidth, paneWidth: cols - listWidth, perPage, pages };
+}

@@ -144,6 +144,51 @@ export function headerSpans(a: AgentView, width: number, now: number, slotKey?: 
   return rows;
 }
 
+/** Widest name and status column of the list overview. */
+const LIST_NAME_MAX = 24;
+const LIST_STATUS_MAX = 26;
+
+/**
+ * The list overview's rows, one per agent, `width` columns wide: the focus mark, the
+ * number key (1–9), name and status in columns, then what the agent asks, its running
+ * tool, or the last line it wrote. A person scans the states down one column.
+ */
+export function listRows(agents: readonly AgentView[], width: number, now: number, focused: string | null): Span[][] {
+  const labels = agents.map((a) => statusLabel(a, now));
+  let nameWidth = 4;
+  let statusWidth = 0;
+  for (const a of agents) nameWidth = Math.max(nameWidth, columns(a.name));
+  for (const l of labels) statusWidth = Math.max(statusWidth, columns(l.text));
+  nameWidth = Math.min(LIST_NAME_MAX, nameWidth);
+  statusWidth = Math.min(LIST_STATUS_MAX, statusWidth);
+  const room = Math.max(1, width - 4 - nameWidth - 1 - statusWidth - 2);
+  return agents.map((a, i): Span[] => {
+    const on = a.name === focused;
+    const status = labels[i]!;
+    const tool = a.tools[a.tools.length - 1];
+    const asks = askLine(a);
+    const detail: Span = asks
+      ? [asks, { color: "yellow" }]
+      : tool
+        ? [`⏺ ${tool.name} ${tool.summary} ${formatElapsed(now - tool.startedAt)}`, { color: "magenta" }]
+        : [tailLines(a.lines, a.open, room, 1, { last: queuedLine(a) })[0]?.text ?? usageLabel(a), { dim: true }];
+    return [
+      [on ? "▶" : " ", { color: "cyan", bold: true }],
+      [i < 9 ? ` ${i + 1} ` : "   ", { dim: true }],
+      [padColumns(truncate(a.name, nameWidth), nameWidth), { bold: on }],
+      [" "],
+      [padColumns(truncate(status.text, statusWidth), statusWidth), { color: status.color }],
+      ["  "],
+      detail,
+    ];
+  });
+}
+
+/** `text` padded with spaces to `width` columns. */
+function padColumns(text: string, width: number): string {
+  return text + " ".repeat(Math.max(0, width - columns(text)));
+}
+
 /**
  * The spans as exactly `width` terminal columns: cut with an ellipsis when longer (as
  * ink's `wrap="truncate"`), padded with spaces when shorter. A wide character (CJK,

@@ -6,6 +6,7 @@
  * (commands.ts). Pure.
  */
 import type { KeyAction } from "./keymap.js";
+import type { Overview } from "./layout.js";
 import { lineState, type LineState } from "./line-editor.js";
 import type { NewAgentValues } from "./NewAgentForm.js";
 
@@ -34,6 +35,8 @@ export interface UiState {
   /** The focused agent's name (null: the first). */
   focus: string | null;
   zoomed: boolean;
+  /** The overview the person chose (`v`); null: the one that suits the number of agents. */
+  view: Overview | null;
   input: { kind: InputKind; agent: string } | null;
   overlay: Overlay;
   /** The status line's message until the next key. */
@@ -89,6 +92,7 @@ export function initialUi(mode: "grid" | "single", hideThinking = false): UiStat
   return {
     focus: null,
     zoomed: mode === "single",
+    view: null,
     input: null,
     overlay: null,
     flash: null,
@@ -183,6 +187,8 @@ function keyReducer(s: UiState, a: KeyAction, at: KeyContext): UiState {
       return { ...s, zoomed: true };
     case "unzoom":
       return { ...s, zoomed: false, scroll: 0 };
+    case "view":
+      return { ...s, view: a.to };
     case "refuse":
       return name ? say(s, `${name} ${a.message}`, a.error) : s;
     case "input":

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { layoutPanes } from "../../../cli/tui/layout.js";
+import { layoutList, layoutPanes } from "../../../cli/tui/layout.js";
 import { info, mount, names } from "./helpers.js";
 
 // Every app a test mounted (a list: a second open() in one test must not drop the first).
@@ -39,7 +39,13 @@ describe("the grid", () => {
         );
         const layout = layoutPanes(count, cols, rows - 3);
         const onFirstPage = all.slice(0, layout.perPage);
+        // Agents that need pages of panes are listed first; v shows the grid.
+        if (layout.pages > 1) {
+          await vi.waitFor(() => expect(t.frame()).toContain("▶"));
+          t.stdin.write("v");
+        }
         await vi.waitFor(() => expect(t.frame()).toContain(onFirstPage.at(-1)!));
+        await vi.waitFor(() => expect(t.frame()).not.toContain("▶"));
         const frame = t.frame();
         for (const n of onFirstPage) expect(frame).toContain(n);
         for (const n of all.slice(layout.perPage)) expect(frame).not.toContain(n);
@@ -162,6 +168,82 @@ describe("the grid", () => {
     await vi.waitFor(() =>
       expect(t.frame()).toContain("reconnecting… (pi-orch serve, or any pi-orch command, starts one)"),
     );
+  });
+});
+
+describe("the list overview at many agents", () => {
+  const DOWN = "\x1b[B";
+  const PGDN = "\x1b[6~";
+  for (const painted of [true, false]) {
+    it(`lists 64 agents a row each beside the focused one's pane, and ↓ reaches every one (${painted ? "painted" : "ink alone"})`, async () => {
+      const all = names(64);
+      const t = open(
+        all.map((n) => info(n)),
+        { cols: 100, rows: 30, painted },
+      );
+      const list = layoutList(64, 100, 27);
+      const lines = () => t.frame().split("\n");
+      /** The focused agent: the list row with the mark, and the pane beside the list. */
+      const focus = () => {
+        const marked = lines().filter((l) => l.startsWith("▶"));
+        const pane = lines()
+          .map((l) => l.slice(list.listWidth))
+          .find((l) => l.startsWith("║ "));
+        return { marked: marked.map((l) => /agent-\d+/.exec(l)?.[0]), pane: pane?.split(/\s+/)[1] };
+      };
+      await vi.waitFor(() => expect(focus()).toEqual({ marked: ["agent-01"], pane: "agent-01" }));
+      expect(lines()[0]).toContain(`64 agents`);
+      expect(lines()[0]).toContain(`page 1/${list.pages}`);
+      // A row each, in order, every one of the page, within the terminal.
+      for (const [i, n] of all.slice(0, list.perPage).entries()) expect(lines()[1 + i]).toContain(n);
+      expect(t.frame()).not.toContain(all[list.perPage]!);
+      expect(lines().length).toBeLessThanOrEqual(30);
+      for (let i = 1; i < all.length; i++) {
+        t.stdin.write(DOWN);
+        await vi.waitFor(() => expect(focus()).toEqual({ marked: [all[i]], pane: all[i] }));
+      }
+      expect(lines()[0]).toContain(`page ${list.pages}/${list.pages}`);
+      // PgDn from the last page stays; 3 focuses the third row of the page; Tab wraps to the first agent.
+      t.stdin.write(`${PGDN}3`);
+      await vi.waitFor(() => expect(focus().pane).toBe(all[2 * list.perPage + 2]));
+      t.stdin.write("\t".repeat(64 - (2 * list.perPage + 2)));
+      await vi.waitFor(() => expect(focus()).toEqual({ marked: ["agent-01"], pane: "agent-01" }));
+      // v: the paged grid instead, and back.
+      t.stdin.write("v");
+      await vi.waitFor(() => expect(t.frame()).not.toContain("▶"));
+      expect(lines()[0]).toContain(`page 1/${layoutPanes(64, 100, 27).pages}`);
+      t.stdin.write("v");
+      await vi.waitFor(() => expect(focus().marked).toEqual(["agent-01"]));
+    });
+  }
+
+  it("shows what a listed agent asks, runs and writes, and zooms the focused one with Enter", async () => {
+    const all = names(40);
+    const t = open(
+      all.map((n) => info(n, n === "agent-02" ? "busy" : "idle")),
+      { cols: 120, rows: 30 },
+    );
+    await vi.waitFor(() => expect(t.frame()).toContain("▶"));
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-02",
+      seq: 1,
+      event: { type: "tool_execution_start", toolCallId: "t1", toolName: "bash", args: { command: "npm test" } },
+    });
+    t.store.dispatch({
+      type: "event",
+      agent: "agent-03",
+      seq: 1,
+      event: { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "all green here" } },
+    });
+    await vi.waitFor(() => {
+      const rows = t.frame().split("\n");
+      expect(rows.find((l) => l.includes("agent-02"))).toMatch(/⏺ bash npm test/);
+      expect(rows.find((l) => l.includes("agent-03"))).toContain("all green here");
+    });
+    t.stdin.write("\x1b[B\r");
+    await vi.waitFor(() => expect(t.frame()).toContain("Esc back"));
+    expect(t.frame()).not.toContain("agent-03");
   });
 });
 

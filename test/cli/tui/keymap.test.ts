@@ -19,6 +19,7 @@ const GRID: KeymapState = {
   focus: 0,
   columns: 3,
   perPage: 6,
+  overview: "grid",
   zoomed: false,
   focusedStatus: "busy",
   overlay: null,
@@ -134,6 +135,23 @@ describe("keyAction over whole reads", () => {
         { kind: "refuse", message: "is idle: no run to abort", error: false },
         { kind: "input", input: "prompt" },
       ],
+      focus: 0,
+    },
+    {
+      name: "v switches the grid to the list; there ↓ moves a row, PgDn a page of rows",
+      read: `v${DOWN}\x1b[6~`,
+      state: { agents: 64, columns: 1, perPage: 27, overview: "list" },
+      actions: [
+        { kind: "view", to: "grid" },
+        { kind: "focus", index: 1 },
+        { kind: "focus", index: 27 },
+      ],
+      focus: 27,
+    },
+    {
+      name: "v in the grid asks for the list",
+      read: "v",
+      actions: [{ kind: "view", to: "list" }],
       focus: 0,
     },
     {

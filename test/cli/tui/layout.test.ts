@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { layoutPanes, MIN_PANE_HEIGHT, MIN_PANE_WIDTH } from "../../../cli/tui/layout.js";
+import { chooseOverview, layoutList, layoutPanes, MIN_PANE_HEIGHT, MIN_PANE_WIDTH } from "../../../cli/tui/layout.js";
 
 describe("layoutPanes", () => {
   it.each([
@@ -55,4 +55,34 @@ describe("layoutPanes", () => {
     expect(l.perPage).toBe(1);
     expect(l.pages).toBe(3);
   });
+});
+
+describe("the overview", () => {
+  it.each([
+    // count, cols, rows, chosen → overview
+    [16, 200, 47, null, "grid"],
+    [56, 200, 47, null, "grid"],
+    [57, 200, 47, null, "list"],
+    [64, 200, 47, null, "list"],
+    [9, 80, 21, null, "grid"],
+    [10, 80, 21, null, "list"],
+    [64, 200, 47, "grid", "grid"],
+    [2, 80, 21, "list", "list"],
+  ] as const)("%i agents in %i×%i (chosen: %s): %s", (count, cols, rows, chosen, overview) => {
+    expect(chooseOverview(count, cols, rows, chosen)).toBe(overview);
+  });
+
+  it.each([
+    // count, cols, rows → list width, pane width, per page, pages
+    [64, 200, 47, 64, 136, 47, 2],
+    [64, 100, 27, 36, 64, 27, 3],
+    [64, 80, 21, 30, 50, 21, 4],
+    [64, 50, 21, 50, 0, 21, 4],
+    [0, 80, 21, 30, 50, 21, 1],
+  ])(
+    "the list of %i agents in %i×%i: %i columns, a pane of %i, %i a page, %i page(s)",
+    (count, cols, rows, listWidth, paneWidth, perPage, pages) => {
+      expect(layoutList(count, cols, rows)).toEqual({ listWidth, paneWidth, perPage, pages });
+    },
+  );
 });

@@ -1,6 +1,6 @@
 import stringWidth from "string-width";
 import { describe, expect, it } from "vitest";
-import { columns, fitSpans, paneRows } from "../../../cli/tui/pane-rows.js";
+import { columns, fitSpans, listRows, paneRows } from "../../../cli/tui/pane-rows.js";
 import { initialState, reduce, type AgentView } from "../../../cli/tui/state.js";
 import { info } from "./helpers.js";
 
@@ -93,4 +93,17 @@ describe("fitSpans", () => {
       expect(columns(out)).toBe(width);
     });
   }
+});
+
+describe("listRows", () => {
+  it("a row an agent, exactly the width, names and statuses in columns, the focused one marked", () => {
+    const a = agent("first line\nthe last line");
+    const b = { ...agent("漢字のテキスト", "idle"), name: "a-much-longer-agent-name-than-fits" };
+    for (const width of [20, 36, 64])
+      for (const row of listRows([a, b], width, 0, a.name))
+        expect(columns(plain(fitSpans(row, width, false)))).toBe(width);
+    const [ra, rb] = listRows([a, b], 64, 0, a.name).map((r) => fitSpans(r, 64, false));
+    expect(ra).toMatch(/^▶ 1 agent-01 {17}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] busy ↻1 +the last line +$/);
+    expect(rb).toMatch(/^ {2}2 a-much-longer-agent-nam… ● idle ↻1 +漢字のテキスト +$/);
+  });
 });
