@@ -66,16 +66,18 @@ async function statOrExplain(path: string, absolute: string) {
 
 /** Text of the requested line window, head-truncated, with a notice saying how to go on. */
 function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
-  const lines = text.length === 0 ? [] : text.split("\n");
-  if (text.endsWith("\n")) lines.pop();
+  // As pi 1.6: the file's text as it is, a final newline included (it leaves an empty last
+  // line, which counts in the total, as pi counts it).
+  const lines = text.split("\n");
   const total = lines.length;
   const start = (args.offset ?? 1) - 1;
-  if (start > 0 && start >= total) {
+  if (start >= total) {
     throw new Error(
       `Offset ${args.offset} is beyond end of file (${total} lines total). Use an offset between 1 and ${total}.`,
     );
   }
-  const window = args.limit === undefined ? lines.slice(start) : lines.slice(start, start + args.limit);
+  const stop = args.limit === undefined ? total : Math.min(start + args.limit, total);
+  const window = lines.slice(start, stop);
   const truncation = truncateHead(window.join("\n"), { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
   const { content, ...summary } = truncation;
   let out = content;
@@ -95,8 +97,9 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   } else if (truncation.truncated) {
     const byBytes = truncation.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : "";
     out += `\n\n[Showing lines ${start + 1}-${end} of ${total}${byBytes}. Use offset=${next} to continue.]`;
-  } else if (end < total) {
-    out += `\n\n[${total - end} more lines in file. Use offset=${next} to continue.]`;
+  } else if (stop < total) {
+    // Only a limit stops early without truncation (pi's notice).
+    out += `\n\n[${total - stop} more lines in file. Use offset=${stop + 1} to continue.]`;
   }
   return {
     content: [{ type: "text", text: out }],

@@ -27,7 +27,8 @@ describe("read", () => {
   it("returns a small file whole, without a notice", async () => {
     await writeFile(join(dir, "a.txt"), "hello\nworld\n");
     const r = await readTool.execute({ path: "a.txt" }, ctx());
-    expect(text(r)).toBe("hello\nworld");
+    // The text as it is, final newline included (pi 1.6; test/integration/read-oracle.test.ts).
+    expect(text(r)).toBe("hello\nworld\n");
     expect(r.details).toBeUndefined();
   });
 
@@ -36,7 +37,8 @@ describe("read", () => {
     const r = await readTool.execute({ path: "long.txt" }, ctx());
     const out = text(r);
     expect(out.startsWith("line 1\nline 2\n")).toBe(true);
-    expect(out).toContain("line 2000\n\n[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]");
+    // pi counts the empty line after the final newline: 5001.
+    expect(out).toContain("line 2000\n\n[Showing lines 1-2000 of 5001. Use offset=2001 to continue.]");
     expect(out).not.toContain("line 2001");
   });
 
@@ -44,16 +46,16 @@ describe("read", () => {
     await writeFile(join(dir, "long.txt"), numbered(5000));
     const second = text(await readTool.execute({ path: "long.txt", offset: 2001 }, ctx()));
     expect(second.startsWith("line 2001\n")).toBe(true);
-    expect(second).toContain("[Showing lines 2001-4000 of 5000. Use offset=4001 to continue.]");
+    expect(second).toContain("[Showing lines 2001-4000 of 5001. Use offset=4001 to continue.]");
     const last = text(await readTool.execute({ path: "long.txt", offset: 4001 }, ctx()));
     expect(last.startsWith("line 4001\n")).toBe(true);
-    expect(last.endsWith("line 5000")).toBe(true);
+    expect(last.endsWith("line 5000\n")).toBe(true);
   });
 
   it("reads a window with offset and limit and tells how many lines remain", async () => {
     await writeFile(join(dir, "f.txt"), numbered(10));
     const out = text(await readTool.execute({ path: "f.txt", offset: 3, limit: 2 }, ctx()));
-    expect(out).toBe("line 3\nline 4\n\n[6 more lines in file. Use offset=5 to continue.]");
+    expect(out).toBe("line 3\nline 4\n\n[7 more lines in file. Use offset=5 to continue.]");
   });
 
   it("cuts by bytes before lines when lines are wide, naming the 50 KB limit", async () => {
@@ -72,7 +74,7 @@ describe("read", () => {
   it("rejects an offset past the end with the file's length", async () => {
     await writeFile(join(dir, "f.txt"), numbered(3));
     await expect(readTool.execute({ path: "f.txt", offset: 10 }, ctx())).rejects.toThrow(
-      "Offset 10 is beyond end of file (3 lines total)",
+      "Offset 10 is beyond end of file (4 lines total)",
     );
   });
 
