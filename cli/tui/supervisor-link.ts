@@ -114,7 +114,10 @@ export class SupervisorLink implements AgentControl {
         await this.attach(client);
         this.store.dispatch({ type: "connection", state: "connected", at: Date.now() });
       } catch {
-        // The supervisor went away between connect and subscribe: the close below handles it.
+        // The supervisor went away between connect and subscribe (the close below handles it), or
+        // did not answer in time (busy spawning a fleet): a connection without its subscription
+        // shows nothing, so close it and connect again.
+        void client.close();
       }
       await client.closed;
       clearInterval(timer);
