@@ -241,6 +241,7 @@ export const AGENT_DIR_ENTRIES = [
   "models.json",
   "settings.json",
   "auth.json",
+  "mcp.json",
   "trust.json",
   "keybindings.json",
   "AGENTS.md",

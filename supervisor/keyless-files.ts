@@ -13,6 +13,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../shared/atomic-write.js";
 import { KEY_VAR_PREFIX } from "../shared/secrets.js";
+import { parseTemplate } from "../shared/config-template.js";
 
 /** A file the sandbox shows in place of another. */
 export interface Replacement {
@@ -91,7 +92,40 @@ export function keylessTexts(
 }
 
 /**
- * Write the keyless copies of `agentDir`'s models.json and auth.json into `into` (0700,
+ * mcp.json's text with every literal `env` and `headers` value of its servers (a token, a
+ * password: nothing tells them apart) taken out for a `${PI_ORCH_KEY_n}` reference, which
+ * the worker's MCP client resolves from its environment as pi resolves any `${VAR}`.
+ * Values that already name a variable or a `!command` stay. The variables continue the
+ * numbering of `secrets`, to which they are added. Unparsable text is returned as null. Pure.
+ */
+export function keylessMcpText(mcp: string | undefined, secrets: Record<string, string>): string | null | undefined {
+  if (mcp === undefined) return undefined;
+  let parsed: { mcpServers?: Record<string, Record<string, unknown> | null> };
+  try {
+    parsed = JSON.parse(mcp.replace(/^\uFEFF/, "")) as typeof parsed;
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return null;
+  for (const server of Object.values(parsed.mcpServers ?? {})) {
+    for (const field of ["env", "headers"] as const) {
+      const values = server?.[field];
+      if (typeof values !== "object" || values === null) continue;
+      for (const [name, value] of Object.entries(values as Record<string, unknown>)) {
+        if (typeof value !== "string" || value === "" || value.startsWith("!")) continue;
+        const parts = parseTemplate(value);
+        if (parts.some((p) => p.type === "env")) continue;
+        const variable = `${KEY_VAR_PREFIX}${Object.keys(secrets).length + 1}`;
+        secrets[variable] = parts.map((p) => (p.type === "literal" ? p.value : "")).join("");
+        (values as Record<string, string>)[name] = `\${${variable}}`;
+      }
+    }
+  }
+  return `${JSON.stringify(parsed, null, 2)}\n`;
+}
+
+/**
+ * Write the keyless copies of `agentDir`'s models.json, auth.json and mcp.json into `into` (0700,
  * files 0600) and say what to show where. A file that does not parse shows as `{}`: a
  * key inside it cannot be told from the rest, so none of it is shown (the worker then
  * knows no custom provider, and says so when one is asked for).
@@ -102,12 +136,14 @@ export function keylessFiles(agentDir: string, into: string, ownWorker: boolean)
     return existsSync(path) ? readFileSync(path, "utf8") : undefined;
   };
   const copies = keylessTexts(read("models.json"), read("auth.json"), ownWorker);
+  const mcp = keylessMcpText(read("mcp.json"), copies.secrets);
   mkdirSync(into, { recursive: true, mode: 0o700 });
   chmodSync(into, 0o700);
   const replaced: Replacement[] = [];
   for (const [name, text] of [
     ["models.json", copies.models],
     ["auth.json", copies.auth],
+    ["mcp.json", mcp],
   ] as const) {
     if (text === undefined) continue;
     const copy = join(into, name);

@@ -245,6 +245,7 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
       const inModels = `sk-models-${process.pid}-literal`;
       const inAuth = `sk-auth-${process.pid}-literal`;
       const inOauth = `oauth-${process.pid}-token`;
+      const inMcp = `mcp-${process.pid}-token`;
       world = new World();
       const w = world;
       const home = w.home.path;
@@ -264,6 +265,12 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
           other: { type: "oauth", access: inOauth, refresh: inOauth, expires: 1 },
         }),
       );
+      // An MCP server with a literal token in its env: the box shows mcp.json (the worker reads
+      // it), with the token as a ${PI_ORCH_KEY_n} reference.
+      writeFileSync(
+        join(home, "mcp.json"),
+        JSON.stringify({ mcpServers: { vault: { command: "/nonexistent/mcp-server", env: { TOKEN: inMcp } } } }),
+      );
       await w.serve();
       await w.ok(["spawn", "--name", "hunter", "--provider", "faux", "--sandbox", "on"]);
       await w.ok(["spawn", "--name", "keyed", "--provider", "keyed", "--model", "m", "--sandbox", "on"]);
@@ -271,17 +278,22 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
       // Everything a command in the box can read: the key files, every file under the home,
       // its environment, every process's environ and cmdline, the key variables by name.
       const hunts = [
-        `cat ${home}/models.json ${home}/auth.json; echo cat-done`,
+        `cat ${home}/models.json ${home}/auth.json ${home}/mcp.json; echo cat-done`,
         `grep -ra . ${home} 2>/dev/null | head -c 200000; echo grep-done`,
         "env; printenv PI_ORCH_KEY_1 PI_ORCH_KEY_2; echo env-done",
         "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null | tr '\\0' '\\n'; done; echo proc-done",
       ];
       const said: string[] = [];
       for (const hunt of hunts) said.push(await run(w, "hunter", hunt));
-      const secrets = [inModels, inAuth, inOauth];
+      const secrets = [inModels, inAuth, inOauth, inMcp];
       const found = said.flatMap((out) => secrets.filter((k) => out.includes(k)));
       expect(said[0]).toContain('"apiKey": "PI_ORCH_KEY_1"');
       expect(said[0]).toContain('"key": "!printenv PI_ORCH_KEY_2"');
+      expect(said[0]).toContain('"TOKEN": "${PI_ORCH_KEY_3}"');
+      // The worker read it: its MCP client tried the server and says so (a notify).
+      expect(
+        w.events("hunter").some((e) => JSON.stringify(e).includes("vault") && JSON.stringify(e).includes("ENOENT")),
+      ).toBe(true);
       expect(said.join("")).toContain("proc-done");
       expect(found).toEqual([]);
       // The workers still authenticate with them.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keylessTexts } from "../../supervisor/keyless-files.js";
+import { keylessMcpText, keylessTexts } from "../../supervisor/keyless-files.js";
 
 describe("keylessTexts", () => {
   const models = JSON.stringify({
@@ -42,5 +42,42 @@ describe("keylessTexts", () => {
       auth: undefined,
       secrets: {},
     });
+  });
+});
+
+describe("keylessMcpText", () => {
+  it("takes literal env and header values out for ${PI_ORCH_KEY_n}, after the keys already taken", () => {
+    const secrets: Record<string, string> = { PI_ORCH_KEY_1: "sk-earlier" };
+    const mcp = JSON.stringify({
+      mcpServers: {
+        local: {
+          command: "srv",
+          env: { TOKEN: "tok-literal", FROM_ENV: "${HOME_TOKEN}", CMD: "!pass x", PRICE: "$$5" },
+        },
+        remote: { url: "http://h/mcp", headers: { Authorization: "Bearer abc" } },
+        off: { enabled: false },
+      },
+    });
+    const out = JSON.parse(keylessMcpText(mcp, secrets)!);
+    expect(out.mcpServers.local.env).toEqual({
+      TOKEN: "${PI_ORCH_KEY_2}",
+      FROM_ENV: "${HOME_TOKEN}",
+      CMD: "!pass x",
+      PRICE: "${PI_ORCH_KEY_3}",
+    });
+    expect(out.mcpServers.remote.headers).toEqual({ Authorization: "${PI_ORCH_KEY_4}" });
+    expect(out.mcpServers.off).toEqual({ enabled: false });
+    // The values the references resolve to: what the worker would have resolved from the original.
+    expect(secrets).toEqual({
+      PI_ORCH_KEY_1: "sk-earlier",
+      PI_ORCH_KEY_2: "tok-literal",
+      PI_ORCH_KEY_3: "$5",
+      PI_ORCH_KEY_4: "Bearer abc",
+    });
+  });
+
+  it("gives null for text that is not JSON, so the sandbox shows none of it", () => {
+    expect(keylessMcpText("{ nope", {})).toBeNull();
+    expect(keylessMcpText(undefined, {})).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 /** `env` and `headers` values of MCP servers: `${VAR}`, `$VAR` and the escapes, as pi 1.6.0 resolves them. */
 import { describe, expect, it } from "vitest";
-import { parseTemplate, resolveConfigValue } from "../../../worker/mcp/config-value.js";
+import { parseTemplate } from "../../../shared/config-template.js";
+import { resolveConfigValue } from "../../../worker/mcp/config-value.js";
 
 describe("config values", () => {
   const env = { TOKEN: "t0k", OTHER: "o" };
