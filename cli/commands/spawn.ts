@@ -55,6 +55,7 @@ interface SpawnFlags {
   base?: string;
   sandbox?: SandboxMode;
   sandboxWrite?: string[];
+  apiKey?: string;
 }
 
 /** Register `spawn`. */
@@ -93,6 +94,10 @@ export function register(program: Command, ctx: CliContext): void {
       "with the sandbox: one more folder the agent may write to (repeatable)",
       collect,
       [],
+    )
+    .option(
+      "--api-key <key>",
+      "the provider key for this agent (kept in $PI_ORCH_HOME/keys.json, 0600; never in agents.json or the worker's argv)",
     )
     .option("--json", "print the new agent as JSON")
     .addHelpText(
@@ -145,6 +150,8 @@ Examples:
           worktree: flags.worktree ? { branch: flags.branch, base: flags.base } : undefined,
           sandbox: flags.sandbox,
           sandboxWrite: flags.sandboxWrite?.length ? flags.sandboxWrite.map((d) => resolve(d)) : undefined,
+          // The supervisor takes it out of the command line into keys.json, and the worker gets it on its private pipe.
+          ...(flags.apiKey !== undefined ? { extraArgs: ["--api-key", flags.apiKey] } : {}),
         };
         const client = await ctx.client();
         try {
