@@ -30,6 +30,9 @@ import { takeSecrets } from "../shared/secrets.js";
 import { packageVersion } from "./version.js";
 import { listModelsLines } from "./list-models.js";
 import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
+import { isPackageCommand } from "./package-words.js";
+import { isPackageSourceArg, startPackages } from "../worker/packages/start.js";
+import { projectConfigDir } from "../worker/resources/index.js";
 
 interface CliOptions {
   mode: "text" | "json" | "rpc";
@@ -340,6 +343,11 @@ async function main(argv: string[]): Promise<number> {
     const { runMcpCommand } = await import("./mcp-command.js");
     return runMcpCommand(argv.slice(3), { cwd: process.cwd(), home: agentDir() });
   }
+  // As pi: `pi install|remove|uninstall|update|list` manage packages without a session.
+  if (isPackageCommand(argv[2])) {
+    const { runPackageCommand } = await import("./package-command.js");
+    return runPackageCommand(argv.slice(2), { cwd: process.cwd(), home: agentDir() });
+  }
   // Keys a supervisor sent on its private channel, before anything reads the environment.
   try {
     takeSecrets();
@@ -502,13 +510,31 @@ async function main(argv: string[]): Promise<number> {
   const protocolOut = opts.mode === "rpc" ? guardStdout() : process.stdout;
   runtime.setUi(DEFAULT_UI, false, opts.mode === "rpc" ? "rpc" : opts.mode === "json" ? "json" : "print");
   // A function, so ctx.reload() loads them again (settings' extension list read anew).
-  const loadAll = () => {
+  const loadAll = async () => {
     const listed = [
       ...(opts.extensions === false ? [] : runtime.resources.settings.extensions),
       ...(opts.extension ?? []),
     ];
+    const settings = runtime.resources.settings;
+    const packages = await startPackages({
+      configured: settings.packages,
+      extensionArgs: opts.extension ?? [],
+      agentDir: runtime.home,
+      projectDir: projectConfigDir(runtime.cwd),
+      cwd: runtime.cwd,
+      trusted,
+      npmCommand: settings.npmCommand,
+      noExtensions: opts.extensions === false,
+      noSkills: opts.skills === false,
+      noPromptTemplates: opts.promptTemplates === false,
+      offline: opts.offline === true || ["1", "true", "yes"].includes((process.env.PI_OFFLINE ?? "").toLowerCase()),
+      log: warn,
+    });
+    for (const warning of packages.warnings) warn(warning);
+    runtime.setPackageOrigins(packages.origins);
     return loadExtensions({
-      paths: listed.filter((p) => !isBuiltinEntry(p)),
+      paths: [...listed.filter((p) => !isBuiltinEntry(p) && !isPackageSourceArg(p)), ...packages.extensionPaths],
+      packaged: packages.packaged,
       builtins: builtinExtensions(listed, opts, { home: runtime.home, trusted, toolList }),
       home: runtime.home,
       cwd: runtime.cwd,

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { loadExtensions } from "../worker/extensions/loader.js";
 import { ExtensionRunner, type ProjectTrustContext } from "../worker/extensions/runner.js";
 import type { DefaultProjectTrust, ExtensionTrustDecision } from "../worker/extensions/trust.js";
+import { isPackageSourceArg } from "../worker/packages/start.js";
 import { projectConfigDir } from "../worker/resources/index.js";
 import { loadSettings, userSettingsPath } from "../worker/resources/settings.js";
 
@@ -57,7 +58,8 @@ export async function askProjectTrust(
     listed = [];
   }
   const hooks = await loadExtensions({
-    paths: [...listed, ...(opts.extension ?? [])].filter((p) => !opts.isBuiltinEntry(p)),
+    // npm: and git: sources are packages, resolved with the session's extensions (worker/packages/start.ts).
+    paths: [...listed, ...(opts.extension ?? [])].filter((p) => !opts.isBuiltinEntry(p) && !isPackageSourceArg(p)),
     home,
     cwd,
     discover: opts.extensions !== false,

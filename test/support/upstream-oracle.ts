@@ -87,7 +87,16 @@ export interface OracleStart {
   prepare?: (home: string) => void;
   /** Runs on the project folder before the worker starts (files an extension reads at session start). */
   prepareProject?: (project: string) => void;
+  /**
+   * Load what settings configure (extensions, pi packages): pi 1.6.0's built-ins are then
+   * switched off by `-builtin:NAME` entries in the home's settings.json instead of
+   * `--no-extensions`, which would leave the configured ones out too.
+   */
+  configuredExtensions?: boolean;
 }
+
+/** pi 1.6.0's built-in extensions, as its `extensions` setting names them. */
+const PI16_BUILTINS = ["builtin:mcp", "builtin:llama.cpp", "builtin:codemode", "builtin:tool-search"];
 
 /** A temp folder the caller removes (each test file keeps a list and cleans it after each test). */
 export type TempDir = { path: string; cleanup: () => void };
@@ -103,6 +112,8 @@ export function startOracle(
   const project = tempDir(`pi-oracle-${impl}-project-`);
   dirs.push(home, project);
   writeFileSync(join(home.path, "models.json"), JSON.stringify(mockModelsJson(server)));
+  if (opts.configuredExtensions)
+    writeFileSync(join(home.path, "settings.json"), JSON.stringify({ extensions: PI16_BUILTINS.map((b) => `-${b}`) }));
   opts.prepare?.(home.path);
   opts.prepareProject?.(project.path);
   const pi = opts.pi ?? DEFAULT_PI;
@@ -122,7 +133,7 @@ export function startOracle(
     "mock-1",
     // pi 1.6 loads built-in extensions (mcp, llama: their /mcp and /llama commands) that ours
     // does not have; -ne leaves them out on both sides, explicit -e paths still load.
-    ...(pi === "1.6.0" ? ["--no-extensions"] : []),
+    ...(pi === "1.6.0" && !opts.configuredExtensions ? ["--no-extensions"] : []),
     ...(opts.examples ?? []).flatMap((e) => ["-e", upstreamExample(e, pi)]),
     ...extra,
   ];

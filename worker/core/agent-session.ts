@@ -38,7 +38,8 @@ import { applyProviders, loadCatalogue, type ModelCatalogue } from "../providers
 import { extendResources, loadResources, type Resources } from "../resources/index.js";
 import { expandPromptTemplate } from "../resources/prompt-templates.js";
 import { maxRetryDelayMs } from "../resources/settings.js";
-import { sourceInfo } from "../resources/source-info.js";
+import { sourceInfo, type SourceInfo } from "../resources/source-info.js";
+import type { PackageOrigin } from "../packages/resolve.js";
 import { expandSkillCommand } from "../resources/skills.js";
 import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
 import { exportSessionHtml } from "../session/export-html.js";
@@ -177,6 +178,8 @@ export class AgentSession {
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
   /** `ctx.mode`: the mode that set the dialogs last. */
   private runMode: RunMode = "print";
+  /** Files pi packages brought, and where from (see setPackageOrigins). */
+  private packageOrigins: ReadonlyMap<string, PackageOrigin> = new Map();
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
   onShutdownRequest: (() => void) | null = null;
 
@@ -1268,6 +1271,23 @@ export class AgentSession {
     return done.result;
   }
 
+  /** Where each file of a pi package came from (set at each load of the extensions), for `sourceInfo`. */
+  setPackageOrigins(origins: ReadonlyMap<string, PackageOrigin>): void {
+    this.packageOrigins = origins;
+  }
+
+  /**
+   * A resource's `sourceInfo`: pi's package form (`origin: "package"`) for a file a package
+   * brought. As pi 1.6.0 reports an `-e` package's, its extensions and skills say `"cli"`.
+   */
+  private sourceInfoOf(info: SourceInfo, kind: "extension" | "prompt" | "skill"): unknown {
+    const pkg = this.packageOrigins.get(info.path);
+    if (!pkg) return info;
+    if (pkg.scope === "temporary" && kind !== "prompt")
+      return { path: info.path, source: "cli", scope: "temporary", origin: "top-level" };
+    return { path: info.path, source: pkg.source, scope: pkg.scope, origin: "package", baseDir: pkg.baseDir };
+  }
+
   /** `get_commands`: extension commands, prompt templates and skills, in pi 0.73's shape. */
   commands(): { name: string; description?: string; source: string; sourceInfo: unknown }[] {
     return [
@@ -1275,13 +1295,13 @@ export class AgentSession {
         name: c.name,
         description: c.description,
         source: "extension",
-        sourceInfo: sourceInfo(c.path, "path", dirname(c.path)),
+        sourceInfo: this.sourceInfoOf(sourceInfo(c.path, "path", dirname(c.path)), "extension"),
       })),
       ...this.resources.templates.map((t) => ({
         name: t.name,
         description: t.description,
         source: "prompt",
-        sourceInfo: t.sourceInfo,
+        sourceInfo: this.sourceInfoOf(t.sourceInfo, "prompt"),
       })),
       ...(this.resources.settings.enableSkillCommands === false
         ? []
@@ -1289,7 +1309,7 @@ export class AgentSession {
             name: `skill:${s.name}`,
             description: s.description,
             source: "skill",
-            sourceInfo: s.sourceInfo,
+            sourceInfo: this.sourceInfoOf(s.sourceInfo, "skill"),
           }))),
     ];
   }

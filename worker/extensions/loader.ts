@@ -28,6 +28,8 @@ export interface LoadExtensionsOptions {
   emit: (event: ExtensionErrorEvent) => void;
   /** Extensions built into the worker (`builtin:mcp`), loaded before the others without jiti. */
   builtins?: BuiltinExtension[];
+  /** Skills, prompt templates and themes of pi packages (see worker/packages/), reported with the extensions' own. */
+  packaged?: { skillPaths: string[]; promptPaths: string[]; themePaths: string[] };
 }
 
 /** An extension that is part of the worker: its factory is called like a loaded module's. */
@@ -50,6 +52,9 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
   // A built-in with nothing to do stays off the start-up path; other extensions may register its work.
   const builtins = (opts.builtins ?? []).filter((b) => b.always || found.load.length > 0);
   const packaged = found.resources;
+  packaged.skillPaths.push(...(opts.packaged?.skillPaths ?? []));
+  packaged.promptPaths.push(...(opts.packaged?.promptPaths ?? []));
+  packaged.themePaths.push(...(opts.packaged?.themePaths ?? []));
   const hasPackaged = Object.values(packaged).some((list) => list.length > 0);
   if (found.load.length === 0 && builtins.length === 0) {
     if (found.skipped.length === 0 && !hasPackaged) return NO_EXTENSIONS;

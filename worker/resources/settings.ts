@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { Type, type Static } from "typebox";
 import { ThinkingLevel } from "../../shared/schema/messages.js";
+import { PackageEntry } from "../../shared/schema/packages.js";
 import { checker } from "../../shared/validate.js";
 import { resolveResourcePath } from "./source-info.js";
 import { mergeDefaultTools } from "../tools/default-tools.js";
@@ -51,17 +52,22 @@ export const SettingsFile = Type.Object({
   skills: Type.Optional(Paths),
   prompts: Type.Optional(Paths),
   enableSkillCommands: Type.Optional(Type.Boolean()),
+  /** pi packages (see worker/packages/): source strings or objects with filters, as written. */
+  packages: Type.Optional(Type.Array(PackageEntry)),
+  /** The command `pi install` runs as npm (pi's `npmCommand`, e.g. `["pnpm"]`). */
+  npmCommand: Type.Optional(Type.Array(Type.String())),
   /** pi 1.6: the tools active at start (`+name` / `-name` change the defaults); see worker/tools/default-tools.ts. */
   defaultTools: Type.Optional(Type.Array(Type.String())),
 });
 /** One settings file's content, checked. */
 export type SettingsFile = Static<typeof SettingsFile>;
 
-/** Merged settings; resource paths are absolute, from both files. */
-export type Settings = Omit<SettingsFile, "extensions" | "skills" | "prompts"> & {
+/** Merged settings; resource paths are absolute, from both files; packages kept per file (their paths resolve against it). */
+export type Settings = Omit<SettingsFile, "extensions" | "skills" | "prompts" | "packages"> & {
   extensions: string[];
   skills: string[];
   prompts: string[];
+  packages: { user: PackageEntry[]; project: PackageEntry[] };
 };
 
 /** A settings file that cannot be used; the message names the file and the key. */
@@ -150,6 +156,7 @@ export function mergeSettings(user: SettingsFile, project: SettingsFile): Settin
     extensions: [...(user.extensions ?? []), ...(project.extensions ?? [])],
     skills: [...(user.skills ?? []), ...(project.skills ?? [])],
     prompts: [...(user.prompts ?? []), ...(project.prompts ?? [])],
+    packages: { user: user.packages ?? [], project: project.packages ?? [] },
   };
 }
 

@@ -120,6 +120,11 @@ function globSource(glob: string): string {
   return re;
 }
 
+/** A glob as one anchored regular expression over a whole "/"-separated path ("*" stops at "/", "**" spans folders). */
+export function globRegExp(glob: string): RegExp {
+  return new RegExp(`^${globSource(glob)}$`);
+}
+
 /** A compiled path glob. */
 export interface PathGlob {
   /** True when the path (relative to the search root, "/" separators) matches. */
