@@ -251,4 +251,8 @@ export const AGENT_DIR_ENTRIES = [
   "skills",
   "prompts",
   "themes",
+  // Installed pi packages (worker/packages/locations.ts): the user's, and those of `-e` sources.
+  "npm",
+  "git",
+  "tmp/extensions",
 ];

@@ -432,6 +432,7 @@ export class Supervisor {
       policy: { ...this.defaultPolicy, ...opts.policy, restart: opts.restart ?? this.defaultPolicy.restart },
       workerCommand: opts.workerCommand,
       extraArgs: opts.extraArgs,
+      ...(opts.packages?.length ? { packages: opts.packages } : {}),
       env: opts.env,
       onStall: opts.onStall ?? "notify",
       limits: opts.limits ?? {},

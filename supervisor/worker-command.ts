@@ -38,6 +38,8 @@ export interface WorkerArgvSpec {
   workerCommand?: string[];
   provider?: string;
   model?: string;
+  /** pi package sources, passed as pi's `-e SOURCE` (a run's packages), so upstream pi loads them too. */
+  packages?: string[];
   extraArgs?: string[];
 }
 
@@ -181,6 +183,7 @@ export function buildWorkerArgv(
   const args = base.slice(1);
   if (spec.provider) args.push("--provider", spec.provider);
   if (spec.model) args.push("--model", spec.model);
+  for (const source of spec.packages ?? []) args.push("-e", source);
   if (spec.extraArgs) args.push(...spec.extraArgs);
   const lifted = liftApiKey(args, custom);
   if (sessionFile) lifted.args.push("--session", sessionFile);

@@ -17,6 +17,7 @@ import { loadTaskFile, promptTasks, TaskFileError } from "../run/tasks.js";
 import type { RunTask } from "../run/types.js";
 import { parseQueueUrl, type QueueAddress } from "../run/queue-jobs.js";
 import { checkQueueFlags, runProducer, runWorker, type QueueFlags } from "../run/queue-commands.js";
+import { prepareFleetPackages } from "../fleet-packages.js";
 import { collect, nonNegativeInt, positiveInt, SANDBOX_HELP, sandboxOption } from "./options.js";
 
 interface RunFlags extends QueueFlags {
@@ -72,6 +73,11 @@ export function register(program: Command, ctx: CliContext): void {
     .option("--worker-command <cmd>", 'a pi-compatible worker instead of the built-in one, e.g. "pi --mode rpc"')
     .addOption(sandboxOption())
     .option("--sandbox-write <dir>", "with the sandbox: one more folder the agents may write to (repeatable)", collect)
+    .option(
+      "--package <source>",
+      "a pi package every task's agent loads (npm:NAME, git:HOST/OWNER/REPO, a folder; repeatable), installed once first",
+      collect,
+    )
     .option(
       "--shard <I/N>",
       "run only the I-th of N deterministic slices of the task list (for a CI matrix)",
@@ -171,9 +177,14 @@ function parseWorkerCommand(text: string | undefined): string[] | undefined {
 
 async function runCommand(ctx: CliContext, file: string | undefined, flags: RunFlags): Promise<number> {
   checkQueueFlags(file, flags);
+  // One install for every task's worker, before any starts.
+  const packages = flags.package?.length
+    ? await prepareFleetPackages(flags.package, { home: ctx.home(), cwd: process.cwd(), log: (l) => ctx.err(l) })
+    : undefined;
   if (flags.worker)
     return runWorker(ctx, flags.worker, {
       ...flags,
+      packages,
       workerCommand: parseWorkerCommand(flags.workerCommand),
       sandboxWrite: flags.sandboxWrite?.map((d) => resolve(d)),
     });
@@ -204,6 +215,7 @@ async function runCommand(ctx: CliContext, file: string | undefined, flags: RunF
     discardChanges: flags.discardChanges,
     existingWorktrees: flags.clean ? "replace" : "reuse",
     workerCommand,
+    packages,
     sandbox: flags.sandbox,
     sandboxWrite: flags.sandboxWrite?.map((d) => resolve(d)),
     onProgress: (p, statusChanged) => printer.update(p, statusChanged),

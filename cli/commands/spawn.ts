@@ -9,6 +9,7 @@ import { agentLogPaths, logsDir } from "../../shared/paths.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
+import { prepareFleetPackages } from "../fleet-packages.js";
 import { colorStatus } from "./format.js";
 import { collect, positiveInt, sandboxOption, SANDBOX_HELP, secondsToMs } from "./options.js";
 import type { SandboxMode } from "../../shared/sandbox.js";
@@ -56,6 +57,7 @@ interface SpawnFlags {
   sandbox?: SandboxMode;
   sandboxWrite?: string[];
   apiKey?: string;
+  package?: string[];
 }
 
 /** Register `spawn`. */
@@ -99,6 +101,11 @@ export function register(program: Command, ctx: CliContext): void {
       "--api-key <key>",
       "the provider key for this agent (kept in $PI_ORCH_HOME/keys.json, 0600; never in agents.json or the worker's argv)",
     )
+    .option(
+      "--package <source>",
+      "a pi package the agent loads, in every worker it starts (npm:NAME, git:HOST/OWNER/REPO, a folder; repeatable)",
+      collect,
+    )
     .option("--json", "print the new agent as JSON")
     .addHelpText(
       "after",
@@ -137,6 +144,14 @@ Examples:
           ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
           ...(flags.runTimeout !== undefined ? { runTimeoutMs: flags.runTimeout } : {}),
         };
+        // Installed here once, where the workers look, so restarts and a fleet share one copy.
+        const packages = flags.package?.length
+          ? await prepareFleetPackages(flags.package, {
+              home: ctx.home(),
+              cwd: flags.cwd ? resolve(flags.cwd) : process.cwd(),
+              log: (l) => ctx.err(l),
+            })
+          : undefined;
         const request: IpcParams<"spawn"> = {
           name: flags.name,
           cwd: flags.cwd ? resolve(flags.cwd) : process.cwd(),
@@ -144,6 +159,7 @@ Examples:
           model: flags.model,
           restart: flags.restart,
           workerCommand,
+          ...(packages ? { packages } : {}),
           onStall: flags.onStall,
           limits,
           prompt: flags.prompt,

@@ -33,6 +33,8 @@ export interface QueueFlags extends ReportFlags {
   stallTimeout?: number;
   sandbox?: SandboxMode;
   sandboxWrite?: string[];
+  /** `--package SOURCE`, repeatable: pi packages every task's worker loads. */
+  package?: string[];
 }
 
 const WORKER_FLAGS: [keyof QueueFlags, string][] = [
@@ -43,6 +45,7 @@ const WORKER_FLAGS: [keyof QueueFlags, string][] = [
   ["stallTimeout", "--stall-timeout"],
   ["sandbox", "--sandbox"],
   ["sandboxWrite", "--sandbox-write"],
+  ["package", "--package"],
 ];
 const PRODUCER_FLAGS: [keyof QueueFlags, string][] = [
   ["prompt", "--prompt"],
@@ -167,7 +170,7 @@ const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGT
 export async function runWorker(
   ctx: CliContext,
   address: QueueAddress,
-  flags: Omit<QueueFlags, "workerCommand"> & { workerCommand?: string[] },
+  flags: Omit<QueueFlags, "workerCommand"> & { workerCommand?: string[]; packages?: string[] },
 ): Promise<number> {
   const { QueueWorker } = await import("./queue-worker.js");
   const worker = new QueueWorker({
@@ -176,6 +179,7 @@ export async function runWorker(
     home: ctx.home(),
     baseDir: process.cwd(),
     workerCommand: flags.workerCommand,
+    packages: flags.packages,
     sandbox: flags.sandbox,
     sandboxWrite: flags.sandboxWrite,
     keepWorktrees: flags.keepWorktrees,

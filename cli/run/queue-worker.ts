@@ -30,6 +30,8 @@ export interface QueueWorkerOptions {
   /** Relative task `cwd`s are resolved against this folder (this machine's checkout). */
   baseDir: string;
   workerCommand?: string[];
+  /** pi package sources every task's worker loads (installed once, cli/fleet-packages.ts). */
+  packages?: string[];
   /** The sandbox of every task's agent (default: the supervisor's). */
   sandbox?: SandboxMode;
   sandboxWrite?: string[];
@@ -123,6 +125,7 @@ export class QueueWorker {
       home: this.opts.home,
       baseDir: this.opts.baseDir,
       workerCommand: this.opts.workerCommand,
+      packages: this.opts.packages,
       sandbox: this.opts.sandbox,
       sandboxWrite: this.opts.sandboxWrite,
       keepWorktrees: this.opts.keepWorktrees,

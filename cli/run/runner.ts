@@ -58,6 +58,8 @@ export interface TaskRunOptions {
   existingWorktrees?: "reuse" | "replace";
   /** argv of a pi-compatible worker instead of the built-in `pi --mode rpc`. */
   workerCommand?: string[];
+  /** pi package sources every task's worker loads (`-e SOURCE`), installed once before (cli/fleet-packages.ts). */
+  packages?: string[];
   /** The sandbox of every task's agent (`--sandbox`; default: the supervisor's, on where bwrap works). */
   sandbox?: SandboxMode;
   /** More folders the sandboxed agents may write to. */
@@ -278,6 +280,7 @@ export class TaskRun {
         model: task.model ?? defaults.model,
         restart: "temporary",
         workerCommand: this.opts.workerCommand,
+        ...(this.opts.packages?.length ? { packages: this.opts.packages } : {}),
         sandbox: this.opts.sandbox,
         sandboxWrite: this.opts.sandboxWrite,
         // Sessions and models.json belong to the user's home, not to this run's temp folder.

@@ -153,6 +153,8 @@ export const SpawnOptions = Type.Object({
   /** argv of a custom worker (the CLI splits `--worker-command "CMD ARGS"`); it must speak the pi protocol on stdio. */
   workerCommand: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
   extraArgs: Type.Optional(Type.Array(Type.String())),
+  /** pi package sources (`npm:x`, `git:host/o/r`, an absolute folder) every worker of the agent loads, as `-e SOURCE`. */
+  packages: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   env: Type.Optional(Type.Record(Type.String(), Type.String())),
   onStall: Type.Optional(StallAction),
   limits: Type.Optional(AgentLimits),
@@ -180,6 +182,8 @@ const AgentSpecFields = {
   workerCommand: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
   /** Extra arguments appended to the worker's argv. */
   extraArgs: Type.Optional(Type.Array(Type.String())),
+  /** pi package sources its workers load (`-e SOURCE` each, before the extra arguments). */
+  packages: Type.Optional(Type.Array(Type.String())),
   /** Extra environment of the worker (on top of the supervisor's). Stored in agents.json. */
   env: Type.Optional(Type.Record(Type.String(), Type.String())),
   onStall: StallAction,

@@ -53,6 +53,16 @@ describe("worker command", () => {
     });
   });
 
+  it("passes an agent's packages as pi's -e SOURCE, before its extra arguments", () => {
+    expect(
+      buildWorkerArgv(
+        { workerCommand: ["pi", "--mode", "rpc"], packages: ["npm:tools", "/abs/pkg"], extraArgs: ["--trust"] },
+        null,
+        ["x"],
+      ).args,
+    ).toEqual(["--mode", "rpc", "-e", "npm:tools", "-e", "/abs/pkg", "--trust"]);
+  });
+
   it.each([
     {
       name: "our pi, --api-key in extraArgs",
