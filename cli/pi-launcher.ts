@@ -133,6 +133,7 @@ function wantsSandbox(): boolean {
     require("./sandbox-exec.js") as typeof import("./sandbox-exec.js");
   const flags = sandboxFlags(process.argv.slice(2));
   const choice = chooseSandbox(flags, process.env);
+  if (choice.warning) process.stderr.write(`${choice.warning}\n`);
   if (choice.mode === "off") {
     if (choice.notice) {
       process.stderr.write(`${choice.notice}\n`);

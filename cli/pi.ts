@@ -384,6 +384,7 @@ async function main(argv: string[]): Promise<number> {
     const { chooseSandbox, execInSandbox, sandboxFlags } = await import("./sandbox-exec.js");
     const flags = sandboxFlags(argv.slice(2));
     const choice = chooseSandbox(flags, process.env);
+    if (choice.warning) process.stderr.write(`${choice.warning}\n`);
     if (choice.mode !== "off") {
       execInSandbox(choice.mode, flags);
       return new Promise<number>(() => undefined);
@@ -432,7 +433,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const home = opts.home ?? agentDir();
   const trusted = await resolveTrust(home, process.cwd(), { trust: opts.trust, approve: opts.approve }, warn, {
-    defaultProjectTrust: userDefaultProjectTrust(home),
+    defaultProjectTrust: userDefaultProjectTrust(home, warn),
     askExtensions: () =>
       askProjectTrust(
         home,

@@ -12,15 +12,28 @@ import { isPackageSourceArg } from "../worker/packages/start.js";
 import { projectConfigDir } from "../worker/resources/index.js";
 import { loadSettings, userSettingsPath } from "../worker/resources/settings.js";
 
-/** `defaultProjectTrust` of the agent directory's settings.json; "ask" (pi's default) when unset, unreadable or unknown. */
-export function userDefaultProjectTrust(home: string): DefaultProjectTrust {
+/**
+ * `defaultProjectTrust` of the agent directory's settings.json; "ask" (pi's default) when
+ * unset or unreadable. A value that is none of "ask", "always", "never" counts as "ask", as
+ * in pi, and is named through `warn` (pi says nothing; a typo should not go unseen).
+ */
+export function userDefaultProjectTrust(
+  home: string,
+  warn: (message: string) => void = () => undefined,
+): DefaultProjectTrust {
+  let value: unknown;
   try {
-    const value = (JSON.parse(readFileSync(userSettingsPath(home), "utf8")) as { defaultProjectTrust?: unknown })
+    value = (JSON.parse(readFileSync(userSettingsPath(home), "utf8")) as { defaultProjectTrust?: unknown })
       .defaultProjectTrust;
-    return value === "always" || value === "never" ? value : "ask";
   } catch {
     return "ask";
   }
+  if (value === "always" || value === "never" || value === "ask") return value;
+  if (value !== undefined)
+    warn(
+      `${userSettingsPath(home)}: defaultProjectTrust ${JSON.stringify(value)} is not "ask", "always" or "never"; using "ask"`,
+    );
+  return "ask";
 }
 
 /** What of the command line the pre-trust load needs. */

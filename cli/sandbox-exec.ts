@@ -50,7 +50,10 @@ export function sandboxFlags(args: readonly string[]): SandboxFlags {
 }
 
 /** Where a `pi` command line runs: in a sandbox of `mode`, or unboxed (with a `notice` when that was not asked for). */
-export type SandboxChoice = { mode: "on" | "strict" } | { mode: "off"; notice?: string };
+export type SandboxChoice = ({ mode: "on" | "strict" } | { mode: "off"; notice?: string }) & {
+  /** Said whatever the mode: a PI_ORCH_SANDBOX value that is no mode (the default applies, never "off"). */
+  warning?: string;
+};
 
 /**
  * The sandbox of a `pi` command line: `--sandbox`, else PI_ORCH_SANDBOX, else `on` where
@@ -61,13 +64,22 @@ export type SandboxChoice = { mode: "on" | "strict" } | { mode: "off"; notice?: 
  */
 export function chooseSandbox(flags: SandboxFlags, env: NodeJS.ProcessEnv): SandboxChoice {
   if (flags.readOnly) return { mode: "off" };
-  const asked = flags.mode ?? (env[SANDBOX_DEFAULT_VAR] || undefined);
-  if (asked !== undefined) return asked === "on" || asked === "strict" ? { mode: asked } : { mode: "off" };
+  const fromEnv = env[SANDBOX_DEFAULT_VAR] || undefined;
+  // A typo (`strcit`) must not run unboxed: it is said, and the default applies.
+  const bad = fromEnv !== undefined && fromEnv !== "off" && fromEnv !== "on" && fromEnv !== "strict";
+  const warning = bad
+    ? `pi: ${SANDBOX_DEFAULT_VAR}=${fromEnv} is not off, on or strict; using the default (on where bubblewrap works)`
+    : undefined;
+  const said = warning ? { warning } : {};
+  const asked = flags.mode ?? (bad ? undefined : fromEnv);
+  if (asked !== undefined)
+    return asked === "on" || asked === "strict" ? { mode: asked, ...said } : { mode: "off", ...said };
   const support = sandboxSupport();
-  if (support.ok) return { mode: "on" };
+  if (support.ok) return { mode: "on", ...said };
   return {
     mode: "off",
     notice: `pi: running without a sandbox: ${support.reason}; --sandbox off (or ${SANDBOX_DEFAULT_VAR}=off) runs unboxed without this notice`,
+    ...said,
   };
 }
 

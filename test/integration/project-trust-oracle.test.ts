@@ -142,3 +142,14 @@ describe.skipIf(!pi16Installed)("project trust at start-up, on ours and on pi 1.
     expect(run.stderr).not.toContain("project_trust asked");
   });
 });
+
+describe("defaultProjectTrust that is no value pi knows (ours only: pi 1.6.0 says nothing)", () => {
+  it("counts as ask and is named on stderr", async () => {
+    const agentDir = home();
+    const cwd = project();
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ defaultProjectTrust: "sometimes" }));
+    const run = await start("ours", agentDir, cwd);
+    expect(run.project).toBe(false);
+    expect(run.stderr).toContain('defaultProjectTrust "sometimes" is not "ask", "always" or "never"; using "ask"');
+  });
+});

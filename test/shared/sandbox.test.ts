@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../support/rpc-worker.js";
-import { sandboxFlags } from "../../cli/sandbox-exec.js";
+import { chooseSandbox, sandboxFlags } from "../../cli/sandbox-exec.js";
 import { bwrapArgs, insideSandbox, parseSandboxMode, programFolders, projectFolders } from "../../shared/sandbox.js";
 
 const dirs: { path: string; cleanup: () => void }[] = [];
@@ -141,5 +141,21 @@ describe("programFolders", () => {
         "rpc",
       ]),
     ).toEqual([join(root, "pkg"), join(root, "pkg"), join(root, "loose.js")]);
+  });
+});
+
+describe("chooseSandbox and PI_ORCH_SANDBOX", () => {
+  const flags = (mode?: string) => ({ ...sandboxFlags([]), ...(mode ? { mode } : {}) });
+  it("takes off, on and strict from the variable, saying nothing", () => {
+    expect(chooseSandbox(flags(), { PI_ORCH_SANDBOX: "strict" })).toEqual({ mode: "strict" });
+    expect(chooseSandbox(flags(), { PI_ORCH_SANDBOX: "off" })).toEqual({ mode: "off" });
+  });
+
+  it("says so of a value that is no mode, and never runs unboxed for it (a typo of strict)", () => {
+    const choice = chooseSandbox(flags("strict"), { PI_ORCH_SANDBOX: "strcit" });
+    expect(choice.mode).toBe("strict");
+    expect(choice.warning).toBe(
+      "pi: PI_ORCH_SANDBOX=strcit is not off, on or strict; using the default (on where bubblewrap works)",
+    );
   });
 });
