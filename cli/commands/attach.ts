@@ -1,4 +1,5 @@
 /** `pi-orch attach NAME`: follow an agent live, as a readable transcript or raw events. */
+import { piOrchCommand } from "../../shared/cli-hint.js";
 import type { Command } from "commander";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { CliError, runAction, type CliContext } from "../context.js";
@@ -67,8 +68,8 @@ Examples:
           ctx.err(
             ctx.color.dim(
               detached
-                ? `detached at event ${lastSeq}; continue with pi-orch attach ${info.name} --since ${lastSeq}`
-                : `the supervisor closed the stream at event ${lastSeq} (it shut down?); see pi-orch list`,
+                ? `detached at event ${lastSeq}; continue with ${piOrchCommand(`attach ${info.name} --since ${lastSeq}`, ctx.homeFlag())}`
+                : `the supervisor closed the stream at event ${lastSeq} (it shut down?); see ${piOrchCommand("list", ctx.homeFlag())}`,
             ),
           );
           return 0;

@@ -1,4 +1,5 @@
 /** `pi-orch list`: every agent with its status, pid, restarts, model, cwd and last-seen time. */
+import { piOrchCommand } from "../../shared/cli-hint.js";
 import type { Command } from "commander";
 import { damagedRegistries } from "../../shared/paths.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
@@ -84,7 +85,8 @@ Examples:
             );
             return;
           }
-          if (agents.length === 0) ctx.out('no agents yet; start one with: pi-orch spawn --prompt "..."');
+          if (agents.length === 0)
+            ctx.out(`no agents yet; start one with: ${piOrchCommand('spawn --prompt "..."', ctx.homeFlag())}`);
           else {
             ctx.out(agentTable(agents, ctx.color, Date.now(), changes));
             ctx.out(ctx.color.dim(fleetLine(agents)));
@@ -94,7 +96,7 @@ Examples:
               else if (a.activity?.state === "waiting")
                 ctx.out(
                   ctx.color.yellow(
-                    `${a.name} is waiting for you: ${a.activity.message || "a dialog"}; answer it in pi-orch tui (pi-orch attach ${a.name} shows it)`,
+                    `${a.name} is waiting for you: ${a.activity.message || "a dialog"}; answer it in ${piOrchCommand("tui", ctx.homeFlag())} (${piOrchCommand(`attach ${a.name}`, ctx.homeFlag())} shows it)`,
                   ),
                 );
               else if (a.activity?.state === "failed" && a.activity.message)

@@ -2,6 +2,7 @@
  * Talking to agents: `prompt` (one agent, `--to A,B` or `--all`; `--wait` streams the
  * reply and exits when they settle), `steer`, `follow-up` and `abort`.
  */
+import { piOrchCommand } from "../../shared/cli-hint.js";
 import type { Command } from "commander";
 import type { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
@@ -461,11 +462,11 @@ async function promptAndWait(
       );
     if (o.ok && o.stopReason === "queued" && !json)
       ctx.err(
-        `pi-orch: ${o.agent} queued the prompt behind its current run; not waiting for it (see pi-orch attach ${o.agent})`,
+        `pi-orch: ${o.agent} queued the prompt behind its current run; not waiting for it (see ${piOrchCommand(`attach ${o.agent}`, ctx.homeFlag())})`,
       );
     if (o.ok) continue;
     ctx.err(
-      `pi-orch: ${o.stopReason === "refused" ? o.error : `agent "${o.agent}": ${o.error ?? `the run ended with ${o.stopReason}`}; see pi-orch logs ${o.agent}`}`,
+      `pi-orch: ${o.stopReason === "refused" ? o.error : `agent "${o.agent}": ${o.error ?? `the run ended with ${o.stopReason}`}; see ${piOrchCommand(`logs ${o.agent}`, ctx.homeFlag())}`}`,
     );
   }
   return outcomes.every((o) => o.ok) ? 0 : 1;

@@ -1,4 +1,5 @@
 /** `pi-orch spawn`: start a new agent under the supervisor. */
+import { piOrchCommand } from "../../shared/cli-hint.js";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { Option, type Command } from "commander";
@@ -181,13 +182,13 @@ Examples:
             const stderrLog = agentLogPaths(logsDir(ctx.home()), info.name).stderr;
             const more =
               existsSync(stderrLog) && statSync(stderrLog).size > 0
-                ? `; its stderr: pi-orch logs ${info.name} --stderr`
+                ? `; its stderr: ${piOrchCommand(`logs ${info.name} --stderr`, ctx.homeFlag())}`
                 : "";
             ctx.err(
               `pi-orch: agent "${info.name}" did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""}); ` +
                 (info.status === "failed"
-                  ? `remove it with pi-orch rm ${info.name} and spawn it again with that fixed`
-                  : `see pi-orch status ${info.name}`) +
+                  ? `remove it with ${piOrchCommand(`rm ${info.name}`, ctx.homeFlag())} and spawn it again with that fixed`
+                  : `see ${piOrchCommand(`status ${info.name}`, ctx.homeFlag())}`) +
                 more,
             );
           } else {
@@ -195,7 +196,7 @@ Examples:
               `spawned ${ctx.color.bold(info.name)} (id ${info.id}, pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)}${info.sandbox ? `, sandbox ${info.sandbox}` : ", no sandbox"})` +
                 (flags.prompt !== undefined ? "; prompt sent" : ""),
             );
-            ctx.out(ctx.color.dim(`  follow it: pi-orch attach ${info.name}`));
+            ctx.out(ctx.color.dim(`  follow it: ${piOrchCommand(`attach ${info.name}`, ctx.homeFlag())}`));
             if (flags.prompt === undefined) {
               const missing = await missingKeyWarning(client, info.name, ctx.home());
               if (missing) ctx.err(missing);

@@ -105,3 +105,29 @@ describe("pi-orch --no-autostart with no supervisor", () => {
     );
   });
 });
+
+describe("next-step hints of list and spawn under --home", () => {
+  const out = (args: string[]): Promise<{ code: number | null; stdout: string }> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: { ...process.env, NO_COLOR: "1", PI_ORCH_HOME: "", PI_ORCH_SANDBOX: "off" },
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+      child.on("exit", (code) => resolve({ code, stdout }));
+    });
+
+  it("repeat the --home, so following them reaches this supervisor", async () => {
+    const dir = home();
+    try {
+      const empty = await out(["--home", dir, "list"]);
+      expect(empty.stdout).toContain(`no agents yet; start one with: pi-orch --home ${dir} spawn --prompt "..."`);
+      const spawned = await out(["--home", dir, "spawn", "--name", "hinted", "--provider", "faux"]);
+      expect(spawned.code).toBe(0);
+      expect(spawned.stdout).toContain(`follow it: pi-orch --home ${dir} attach hinted`);
+    } finally {
+      await out(["--home", dir, "--no-autostart", "shutdown"]);
+    }
+  });
+});
