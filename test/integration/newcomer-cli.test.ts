@@ -225,7 +225,8 @@ describe("the CLI as a new user meets it", () => {
     expect(bad.stderr).toContain(
       'did not start (failed: the worker refused its configuration: pi: unknown provider "nosuch"',
     );
-    expect(bad.stderr).toContain("remove it with pi-orch rm bad");
+    // The hint repeats the --home the command was given (World passes one).
+    expect(bad.stderr).toContain(`remove it with pi-orch --home ${world.home.path} rm bad`);
     const ghost = await world.cli([
       "spawn",
       "--name",
