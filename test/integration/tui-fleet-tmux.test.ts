@@ -105,7 +105,8 @@ describe.skipIf(!HAS_TMUX || !pi16Installed).each<Impl>(["pi 1.6.0", "ours"])(
       const ext = join(w.cwd.path, "fleet.ts");
       writeFileSync(ext, EXTENSION);
       const times = join(w.cwd.path, "times.txt");
-      const loop = `for i in $(seq 1 ${TICKS}); do echo tick-$i; date +%s%3N >> ${times}; sleep 0.25; done`;
+      // The time first, then the line: a tick the TUI shows always has its time in the file.
+      const loop = `for i in $(seq 1 ${TICKS}); do date +%s%3N >> ${times}; echo tick-$i; sleep 0.25; done`;
       server.enqueue(...Array.from({ length: 12 }, () => reply(loop)));
       const bin = impl === "pi 1.6.0" ? `${NODE22} ${PI16_CLI}` : `${process.execPath} ${PI}`;
       const command = `${bin} --mode rpc --no-session -e ${ext}`;
