@@ -55,8 +55,6 @@ import {
   resolveAppend,
   type ContextFile,
 } from "../system-prompt.js";
-import { BUILT_IN_TOOLS, selectTools } from "../tools/index.js";
-import { resolveDefaultTools } from "../tools/default-tools.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
@@ -64,7 +62,7 @@ import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
 import { getCurrentSystemPrompt } from "../providers/transcript.js";
-import { restoredToolNames, systemUpdate } from "./system-record.js";
+import { systemUpdate } from "./system-record.js";
 import { previewBoundary } from "./boundary.js";
 import {
   checkBoundaryDrafts,
@@ -80,6 +78,7 @@ import type { WorkerOptions } from "./worker-options.js";
 import { EventGate } from "./event-gate.js";
 import { customMessage, extensionHost } from "./extension-host.js";
 import { type BashCommandResult, UserBash } from "./user-bash.js";
+import { ToolSet } from "./tool-set.js";
 
 /** No paths from `resources_discover` (none asked yet, or none returned). */
 const NOTHING_DISCOVERED: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
@@ -100,9 +99,8 @@ export class AgentSession {
   private readonly memory = new MemorySession(() => this.agent);
   /** Moving between sessions: new, switch, fork, clone, the tree. */
   private readonly switching: SessionSwitching;
-  private activeToolNames: string[];
-  /** Whether a tool exists here: `--tools LIST` and `--exclude-tools` leave the others out, as pi's registry does. */
-  private readonly registered: (name: string) => boolean;
+  /** Which tools exist here and which are active. */
+  private readonly tools: ToolSet;
   /** The entry each message the session persisted became (turn_end boundaries name them). */
   private readonly entryIds = new WeakMap<AgentMessage, string>();
   private systemPromptText = "";
@@ -146,13 +144,6 @@ export class AgentSession {
     warn: (message) => this.warn(message),
     running: () => this.agent.running,
   });
-  /**
-   * Extension tools switched on or off by `setActiveTools`; the others are as `--tools` said,
-   * else active unless registered inactive (`defaultActive: false`, deferred exposure).
-   */
-  private readonly extensionToolActive = new Map<string, boolean>();
-  /** What `--tools` said of each extension tool. */
-  private readonly toolWanted: (name: string) => boolean | undefined;
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
   private nextTurnMessages: AgentMessage[] = [];
   /** Resource paths the extensions' `resources_discover` handlers returned last, loaded into `resources`. */
@@ -255,16 +246,10 @@ export class AgentSession {
       },
       retryCap === undefined ? {} : { maxRetryDelayMs: retryCap },
     );
-    const tools = selectTools(
-      options.tools,
-      BUILT_IN_TOOLS.map((t) => t.name),
-      options.noTools,
-      options.excludeTools,
-      settings.defaultTools && resolveDefaultTools(settings.defaultTools),
-    );
-    this.registered = tools.registered;
-    this.toolWanted = tools.wanted;
-    this.activeToolNames = tools.active;
+    this.tools = new ToolSet(options, settings.defaultTools, {
+      extensions: () => this.extensions,
+      changed: () => this.rebuildSystemPrompt(),
+    });
     this.contextFiles = [];
     this.appendTexts = [];
     this.readPromptFiles();
@@ -403,7 +388,7 @@ export class AgentSession {
         systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
         trusted: this.options.trusted === true,
         scopedModels: () => this.models.scopedModels(),
-        registered: (name) => this.registered(name),
+        registered: (name) => this.tools.registered(name),
         toolsChanged: () => this.rebuildSystemPrompt(),
         providersChanged: () => this.applyExtensionProviders(),
         deliver: (message, deliverAs, triggerTurn) => this.deliver(message, deliverAs, triggerTurn),
@@ -417,28 +402,9 @@ export class AgentSession {
     this.rebuildSystemPrompt();
   }
 
-  /**
-   * pi 1.6: a resumed, switched or navigated branch brings back the tools its system messages
-   * declare (with `--tools +x,-y` applied). Only when the tools were not given as a list:
-   * an explicit `--tools a,b` or `--no-tools` wins, as in pi.
-   */
+  /** The tools the current branch declares, back (see ToolSet.restoreFrom). */
   private restoreToolsFromTranscript(): void {
-    const spec = (this.options.tools ?? "")
-      .split(",")
-      .map((s) => s.trim())
-      .filter((s) => s.length > 0);
-    const modifiers = spec.filter((s) => s.startsWith("+") || s.startsWith("-"));
-    if (this.options.noTools || modifiers.length < spec.length) return;
-    // Tools registered inactive (deferred ones, tool_search) come in only when the branch declared them.
-    const names = restoredToolNames(
-      this.agent.messages,
-      this.extensions
-        .tools()
-        .filter((t) => t.defaultActive !== false)
-        .map((t) => t.name),
-      modifiers,
-    );
-    if (names) this.setActiveTools(names);
+    this.tools.restoreFrom(this.agent.messages);
   }
 
   /** Settings, skills, prompt templates and SYSTEM.md / APPEND_SYSTEM.md, as the options say (no extension's paths). */
@@ -632,47 +598,19 @@ export class AgentSession {
     return this.models.apiKeyFor(model);
   }
 
-  /**
-   * Tools the model may call now: the active built-ins, replaced or extended by extension
-   * tools. As in pi 1.6 an extension's tool that overrides an active built-in takes its place
-   * in the list; the others follow.
-   */
+  /** Tools the model may call now (see ToolSet.active). */
   activeTools(): AgentTool[] {
-    const extra = this.extensions
-      .tools()
-      .filter(
-        (t) =>
-          (this.extensionToolActive.get(t.name) ?? this.toolWanted(t.name) ?? t.defaultActive !== false) &&
-          this.registered(t.name),
-      );
-    const builtIns = BUILT_IN_TOOLS.filter((t) => this.activeToolNames.includes(t.name) && this.registered(t.name)).map(
-      (t) => extra.find((e) => e.name === t.name) ?? t,
-    );
-    return [...builtIns, ...extra.filter((e) => !builtIns.includes(e))];
+    return this.tools.active();
   }
 
-  /**
-   * Tools a tool may call through `executeTool` (pi 1.6's callable tools, which codemode
-   * scripts reach): the active ones but `model-only` ones (codemode, tool_search), and
-   * every registered `deferred` one, active or not.
-   */
+  /** Tools a tool may call through `executeTool` (see ToolSet.callable). */
   callableTools(): AgentTool[] {
-    const active = this.activeTools();
-    const deferred = this.extensions
-      .tools()
-      .filter((t) => t.exposure === "deferred" && this.registered(t.name) && !active.includes(t));
-    return [...active, ...deferred].filter((t) => t.exposure !== "model-only");
+    return this.tools.callable();
   }
 
   /** Change the active tool set (built-in and extension tools by name); the system prompt follows. */
   setActiveTools(names: string[]): void {
-    const builtIn = BUILT_IN_TOOLS.map((t) => t.name);
-    this.activeToolNames = builtIn.filter((n) => names.includes(n));
-    // A named tool not registered yet (an MCP server's, restored with its branch before the
-    // server connected) is active once it registers; a later call's list keeps it so.
-    for (const n of names) if (!builtIn.includes(n)) this.extensionToolActive.set(n, true);
-    for (const t of this.extensions.tools()) this.extensionToolActive.set(t.name, names.includes(t.name));
-    this.rebuildSystemPrompt();
+    this.tools.setActive(names);
   }
 
   get systemPrompt(): string {
