@@ -31,16 +31,39 @@ export function fuzzyTokenMatches(token: string, text: string): boolean {
   return swap !== null && inOrder(swap[2]! + swap[1]!, t);
 }
 
+/** The models a search matches (every word's letters in order), sorted by provider and id. */
+function matchingModels(models: readonly Model[], search: string | undefined): Model[] {
+  const tokens = search?.trim().split(/\s+/).filter(Boolean) ?? [];
+  const matching = models.filter((m) => tokens.every((token) => fuzzyTokenMatches(token, `${m.provider} ${m.id}`)));
+  return matching.sort((a, b) => a.provider.localeCompare(b.provider) || a.id.localeCompare(b.id));
+}
+
+/**
+ * `--list-models --mode json`: one JSON object per matching model, in the table's order
+ * (nothing when none match; pi 1.6 prints its table in every mode).
+ */
+export function listModelsJson(models: readonly Model[], search: string | undefined): string[] {
+  return matchingModels(models, search).map((m) =>
+    JSON.stringify({
+      provider: m.provider,
+      id: m.id,
+      name: m.name,
+      contextWindow: m.contextWindow,
+      maxTokens: m.maxTokens,
+      reasoning: m.reasoning,
+      input: m.input,
+    }),
+  );
+}
+
 /** The lines `--list-models` prints for `models` (the usable ones) and an optional search. */
 export function listModelsLines(models: readonly Model[], search: string | undefined): string[] {
   if (models.length === 0)
     return [
       "No models available: set a provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY) or add one in models.json",
     ];
-  const tokens = search?.trim().split(/\s+/).filter(Boolean) ?? [];
-  const matching = models.filter((m) => tokens.every((token) => fuzzyTokenMatches(token, `${m.provider} ${m.id}`)));
-  if (matching.length === 0) return [`No models matching "${search}"`];
-  const sorted = [...matching].sort((a, b) => a.provider.localeCompare(b.provider) || a.id.localeCompare(b.id));
+  const sorted = matchingModels(models, search);
+  if (sorted.length === 0) return [`No models matching "${search}"`];
   const rows = [
     ["provider", "model", "context", "max-out", "thinking", "images"],
     ...sorted.map((m) => [

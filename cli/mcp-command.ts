@@ -7,6 +7,7 @@
  * worker does not sign in to servers.
  */
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { recordedTrust } from "../worker/extensions/trust.js";
 import {
   addServerConfig,
@@ -20,14 +21,15 @@ import {
 } from "../worker/mcp/config.js";
 import { toolExposure } from "../worker/mcp/names.js";
 
-const HELP = `Usage:
+/** The help text, naming the agent directory this start uses (`--home`, `PI_CODING_AGENT_DIR`). */
+const help = (home: string) => `Usage:
   pi mcp add <server> [options] -- <command> [args...]
   pi mcp add <server> [options] --url <url>
   pi mcp remove <server> [-l]
   pi mcp list [--json]
 
 Configure and check MCP servers without starting a session.
-Reads ~/.pi/agent/mcp.json (the agent directory's) and, in trusted projects, .pi/mcp.json.
+Reads ${join(home, "mcp.json")} (the agent directory's) and, in trusted projects, .pi/mcp.json.
 
 Commands:
   add <server>            Add or replace a server in mcp.json
@@ -51,7 +53,14 @@ Options for add:
   --description <text>    What the server offers, shown in the system prompt
 
 Other options:
-  --json                  Print the list as JSON`;
+  --json                  Print the list as JSON
+
+Examples:
+  pi mcp add files -- npx -y @modelcontextprotocol/server-filesystem .
+  pi mcp add docs --url https://mcp.example.com/mcp --bearer-token-env-var DOCS_TOKEN
+  pi mcp add gh --env 'GITHUB_TOKEN=\${GITHUB_TOKEN}' -- gh-mcp
+  pi mcp list --json
+  pi mcp remove files`;
 const HELP_HINT = `Use "pi mcp --help" for usage.`;
 
 type Kind = "flag" | "value" | "list";
@@ -134,7 +143,7 @@ export async function runMcpCommand(args: string[], options: McpCommandOptions):
   const error = options.error ?? ((line: string) => process.stderr.write(`${line}\n`));
   const [command, ...rest] = args;
   if (command === undefined || command === "help" || args.includes("--help") || args.includes("-h")) {
-    log(HELP);
+    log(help(options.home));
     return 0;
   }
   if (command === "add") return add(rest, options, log, error);

@@ -28,7 +28,7 @@ import { agentDir } from "../shared/paths.js";
 import { insideSandbox } from "../shared/sandbox.js";
 import { takeSecrets } from "../shared/secrets.js";
 import { packageVersion } from "./version.js";
-import { listModelsLines } from "./list-models.js";
+import { listModelsJson, listModelsLines } from "./list-models.js";
 import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
 import { isPackageCommand } from "./package-words.js";
 import { isPackageSourceArg, startPackages } from "../worker/packages/start.js";
@@ -317,9 +317,10 @@ function exportToHtml(file: string, output: string | undefined): number {
   }
 }
 
-/** `--list-models [search]`: pi's table of the models that can be used. */
-function listModels(runtime: AgentSession, search: string | undefined): number {
-  for (const line of listModelsLines(runtime.availableModels(), search)) process.stdout.write(`${line}\n`);
+/** `--list-models [search]`: pi's table of the models that can be used (JSON lines with `--mode json`). */
+function listModels(runtime: AgentSession, search: string | undefined, json: boolean): number {
+  const lines = (json ? listModelsJson : listModelsLines)(runtime.availableModels(), search);
+  for (const line of lines) process.stdout.write(`${line}\n`);
   return 0;
 }
 
@@ -563,7 +564,7 @@ async function main(argv: string[]): Promise<number> {
   if (sessionName !== undefined && opts.listModels === undefined) runtime.setSessionName(sessionName);
   // After the extensions: the providers they register are listed, as pi lists them.
   if (opts.listModels !== undefined)
-    return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined);
+    return listModels(runtime, typeof opts.listModels === "string" ? opts.listModels : undefined, opts.mode === "json");
   // Flags extensions registered are accepted, and only those.
   const split = splitExtensionFlags(words, runtime.extensionFlags());
   if (split.unknown.length > 0) {

@@ -11,11 +11,12 @@ export function register(program: Command, ctx: CliContext): void {
     .argument("<json>", 'one pi RPC command, e.g. \'{"type":"get_state"}\'')
     .description("send one pi protocol command to an agent's worker and print its response as JSON")
     .option("--timeout <ms>", "give up waiting for the response after this long", positiveInt)
+    .option("--json", "print the response as JSON (what rpc always prints; accepted like on every read command)")
     .addHelpText(
       "after",
       `
 It must be a JSON object with a "type" (else exit 2). The worker checks the rest
-against the pi protocol (docs/rpc.md of pi 0.73): a field of the wrong type or an
+against the pi protocol (docs/rpc.md of pi 1.6): a field of the wrong type or an
 unknown command comes back as success:false naming it. Exit 1 when the worker
 answers success:false.
 

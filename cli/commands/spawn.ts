@@ -59,6 +59,7 @@ interface SpawnFlags {
   sandboxWrite?: string[];
   apiKey?: string;
   package?: string[];
+  approve?: boolean;
 }
 
 /** Register `spawn`. */
@@ -107,6 +108,10 @@ export function register(program: Command, ctx: CliContext): void {
       "a pi package the agent loads, in every worker it starts (npm:NAME, git:HOST/OWNER/REPO, a folder; repeatable)",
       collect,
     )
+    .option(
+      "--approve",
+      "trust the project's .pi/ files (extensions, skills, settings, SYSTEM.md) for this agent: passes pi's --approve to every start of its worker; nothing is recorded",
+    )
     .option("--json", "print the new agent as JSON")
     .addHelpText(
       "after",
@@ -123,7 +128,8 @@ Examples:
   pi-orch spawn --name up --worker-command "pi --mode rpc --no-session" --model anthropic/claude-opus-4-7
   pi-orch spawn --name guarded --max-memory 800 --run-timeout 600 --on-stall abort
   pi-orch spawn --name fix-a --worktree --base main --prompt "fix the login test"   then: pi-orch diff fix-a
-  pi-orch spawn --name offline --sandbox strict --prompt "run the tests"`,
+  pi-orch spawn --name offline --sandbox strict --prompt "run the tests"
+  pi-orch spawn --name local --approve --prompt "run /deploy-check"   loads the project's .pi/ extensions`,
     )
     .action((flags: SpawnFlags) =>
       runAction(ctx, async () => {
@@ -168,7 +174,14 @@ Examples:
           sandbox: flags.sandbox,
           sandboxWrite: flags.sandboxWrite?.length ? flags.sandboxWrite.map((d) => resolve(d)) : undefined,
           // The supervisor takes it out of the command line into keys.json, and the worker gets it on its private pipe.
-          ...(flags.apiKey !== undefined ? { extraArgs: ["--api-key", flags.apiKey] } : {}),
+          ...(flags.apiKey !== undefined || flags.approve
+            ? {
+                extraArgs: [
+                  ...(flags.apiKey !== undefined ? ["--api-key", flags.apiKey] : []),
+                  ...(flags.approve ? ["--approve"] : []),
+                ],
+              }
+            : {}),
         };
         const client = await ctx.client();
         try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatTokenCount, fuzzyTokenMatches, listModelsLines } from "../../cli/list-models.js";
+import { formatTokenCount, fuzzyTokenMatches, listModelsJson, listModelsLines } from "../../cli/list-models.js";
 import type { Model } from "../../shared/schema/messages.js";
 
 describe("formatTokenCount (pi's numbers)", () => {
@@ -71,5 +71,33 @@ describe("listModelsLines", () => {
 
   it("says how to get a model when none can be used", () => {
     expect(listModelsLines([], undefined)[0]).toMatch(/^No models available: set a provider's API key/);
+  });
+});
+
+describe("listModelsJson (--list-models --mode json)", () => {
+  it("gives one object per matching model, in the table's order, and nothing when none match", () => {
+    const models = [model("openai", "gpt-5.5", { reasoning: true }), model("anthropic", "claude-x")];
+    expect(listModelsJson(models, undefined).map((l) => JSON.parse(l))).toEqual([
+      {
+        provider: "anthropic",
+        id: "claude-x",
+        name: "claude-x",
+        contextWindow: 128_000,
+        maxTokens: 16_384,
+        reasoning: false,
+        input: ["text"],
+      },
+      {
+        provider: "openai",
+        id: "gpt-5.5",
+        name: "gpt-5.5",
+        contextWindow: 128_000,
+        maxTokens: 16_384,
+        reasoning: true,
+        input: ["text"],
+      },
+    ]);
+    expect(listModelsJson(models, "zzz")).toEqual([]);
+    expect(listModelsJson([], undefined)).toEqual([]);
   });
 });
