@@ -4,14 +4,12 @@
  * the message queues and every event that leaves the worker. The modes (rpc, print,
  * the TUI's in-process agent) drive it through one command map (modes/commands.ts).
  */
-import { dirname } from "node:path";
 import type {
   AssistantMessage,
   AgentMessage,
   ImageContent,
   Model,
   ThinkingLevel,
-  SystemMessage,
 } from "../../shared/schema/messages.js";
 import type { PromptDisposition } from "../../shared/prompt-answer.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
@@ -19,50 +17,30 @@ import { agentDir, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
 import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode, RouteRequestContext } from "../agent/types.js";
-import {
-  NO_EXTENSIONS,
-  type DiscoveredResources,
-  type ExtensionHooks,
-  type RunStart,
-  type SystemPromptOptions,
-} from "../extensions/hooks.js";
+import { NO_EXTENSIONS, type ExtensionHooks } from "../extensions/hooks.js";
 import type { DeliverAs, NewSessionOptions, RunMode } from "../extensions/host.js";
 import type { ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
-import { promptOptions, renderPromptOptions, type PromptSource } from "./prompt-options.js";
 import { isVirtualModel, routeReason, withVirtualModels } from "../extensions/virtual-models.js";
 import { toLlmMessages } from "../agent/to-llm.js";
 import { streamSimpleProvider } from "../providers/stream-simple.js";
 import { loadFauxScript } from "../providers/faux.js";
 import { applyProviders, loadCatalogue, type ModelCatalogue } from "../providers/models.js";
-import { extendResources, loadResources, type Resources } from "../resources/index.js";
-import { expandPromptTemplate } from "../resources/prompt-templates.js";
+import type { Resources } from "../resources/index.js";
 import { maxRetryDelayMs } from "../resources/settings.js";
-import { sourceInfo, type SourceInfo } from "../resources/source-info.js";
 import type { PackageOrigin } from "../packages/resolve.js";
-import { expandSkillCommand } from "../resources/skills.js";
 import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
 import { exportSessionHtml } from "../session/export-html.js";
 import type { TreeNode } from "../session/tree.js";
-import { userMessageText } from "../session/context.js";
 import { defaultSessionDir } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import { type SessionStore, SessionWriteError } from "../session/session-file.js";
-import {
-  buildSystemPromptSections,
-  systemPromptText,
-  findContextFiles,
-  resolveAppend,
-  type ContextFile,
-} from "../system-prompt.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
 import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
 import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
-import { getCurrentSystemPrompt } from "../providers/transcript.js";
-import { systemUpdate } from "./system-record.js";
 import { previewBoundary } from "./boundary.js";
 import {
   checkBoundaryDrafts,
@@ -79,9 +57,8 @@ import { EventGate } from "./event-gate.js";
 import { customMessage, extensionHost } from "./extension-host.js";
 import { type BashCommandResult, UserBash } from "./user-bash.js";
 import { ToolSet } from "./tool-set.js";
-
-/** No paths from `resources_discover` (none asked yet, or none returned). */
-const NOTHING_DISCOVERED: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
+import { SessionPrompt } from "./session-prompt.js";
+import { SessionResources, type SlashCommandInfo } from "./session-resources.js";
 
 /** A worker's agent session and the operations the protocol exposes. */
 export class AgentSession {
@@ -92,8 +69,10 @@ export class AgentSession {
   /** Which model and thinking level requests go to, and the keys they are sent with. */
   private readonly models: ModelSelection;
   readonly sessionDir: string;
-  /** Settings, skills, prompt templates and system prompt files of this start. */
-  resources: Resources;
+  /** Settings, skills, prompt templates and system prompt files, with those the extensions found. */
+  private readonly res: SessionResources;
+  /** The system prompt: built, declared to the context, changed for a run. */
+  private readonly system: SessionPrompt;
   private store: SessionStore | null = null;
   /** The session of `--no-session`, kept in memory. */
   private readonly memory = new MemorySession(() => this.agent);
@@ -103,16 +82,8 @@ export class AgentSession {
   private readonly tools: ToolSet;
   /** The entry each message the session persisted became (turn_end boundaries name them). */
   private readonly entryIds = new WeakMap<AgentMessage, string>();
-  private systemPromptText = "";
-  /** The prompt's sections as pi 1.6 records them; the session's system messages declare them before a request. */
-  private promptSections: Record<string, string> = {};
-  /** The system prompt before_agent_start gave the last prompt's run (runs without a prompt keep it); null: the built one. */
-  private runSystemPrompt: string | null = null;
   /** The failed response an automatic retry repeats, for a virtual model's router (`reason: "retry"`). */
   private retriedResponse: AssistantMessage | undefined;
-  private contextFiles: ContextFile[];
-  /** `--append-system-prompt` values with files read, once: the prompt is rebuilt whenever the tools change. */
-  private appendTexts: string[];
   private readonly providers: ProviderSet;
   /** The catalogue as models.json gave it; extensions' providers are applied over it. */
   private readonly diskCatalogue: Pick<ModelCatalogue, "models" | "keySettings">;
@@ -146,10 +117,6 @@ export class AgentSession {
   });
   /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
   private nextTurnMessages: AgentMessage[] = [];
-  /** Resource paths the extensions' `resources_discover` handlers returned last, loaded into `resources`. */
-  private discovered: DiscoveredResources = NOTHING_DISCOVERED;
-  /** The resources read from the flags, settings and folders; `resources` adds the extensions' paths. */
-  private baseResources: Resources;
   private shutdownRequested = false;
   /**
    * Extensions' `sendUserMessage` calls not yet delivered or refused (their `input` and
@@ -169,8 +136,6 @@ export class AgentSession {
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
   /** `ctx.mode`: the mode that set the dialogs last. */
   private runMode: RunMode = "print";
-  /** Files pi packages brought, and where from (see setPackageOrigins). */
-  private packageOrigins: ReadonlyMap<string, PackageOrigin> = new Map();
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
   onShutdownRequest: (() => void) | null = null;
 
@@ -193,8 +158,7 @@ export class AgentSession {
       warn: (message) => this.warn(message),
     });
     this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
-    this.baseResources = this.readResources();
-    this.resources = this.baseResources;
+    this.res = new SessionResources({ options, cwd: this.cwd, home: this.home, warn: (m) => this.warn(m) });
     for (const path of this.resources.skippedProject) {
       this.warn(`skipped ${path}: the project is not trusted (run with --trust to allow it)`);
     }
@@ -248,12 +212,17 @@ export class AgentSession {
     );
     this.tools = new ToolSet(options, settings.defaultTools, {
       extensions: () => this.extensions,
-      changed: () => this.rebuildSystemPrompt(),
+      changed: () => this.system.rebuild(),
     });
-    this.contextFiles = [];
-    this.appendTexts = [];
-    this.readPromptFiles();
-    this.rebuildSystemPrompt();
+    this.system = new SessionPrompt({
+      options,
+      cwd: this.cwd,
+      home: this.home,
+      resources: () => this.resources,
+      tools: () => this.tools.active(),
+    });
+    this.system.readFiles();
+    this.system.rebuild();
 
     const store = openInitialSession(options, {
       cwd: this.cwd,
@@ -271,10 +240,10 @@ export class AgentSession {
         cwd: this.cwd,
         provider: (m) => this.providers.for(m),
         apiKey: (m) => this.apiKeyFor(m),
-        systemPrompt: () => this.runSystemPrompt ?? this.recordedSystemPrompt(),
+        systemPrompt: () => this.system.forRequest(this.agent.messages),
         tools: () => this.activeTools(),
         callableTools: () => this.callableTools(),
-        declareSystem: (context) => this.declareSystem(context),
+        declareSystem: (context) => this.system.declare(context),
         transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
         transformFullContext: () =>
           this.extensions.has("context_with_system")
@@ -385,11 +354,11 @@ export class AgentSession {
         providers: this.providers,
         dialogs: () => this.ui,
         mode: () => this.runMode,
-        systemPrompt: () => this.runSystemPrompt ?? this.systemPromptText,
+        systemPrompt: () => this.system.forRun(),
         trusted: this.options.trusted === true,
         scopedModels: () => this.models.scopedModels(),
         registered: (name) => this.tools.registered(name),
-        toolsChanged: () => this.rebuildSystemPrompt(),
+        toolsChanged: () => this.system.rebuild(),
         providersChanged: () => this.applyExtensionProviders(),
         deliver: (message, deliverAs, triggerTurn) => this.deliver(message, deliverAs, triggerTurn),
         pendingSends: this.pendingUserMessages,
@@ -399,7 +368,7 @@ export class AgentSession {
     this.applyExtensionProviders();
     // The resumed session's loadout, now with the extensions' tools (a reload keeps the current one).
     if (first) this.restoreToolsFromTranscript();
-    this.rebuildSystemPrompt();
+    this.system.rebuild();
   }
 
   /** The tools the current branch declares, back (see ToolSet.restoreFrom). */
@@ -407,31 +376,9 @@ export class AgentSession {
     this.tools.restoreFrom(this.agent.messages);
   }
 
-  /** Settings, skills, prompt templates and SYSTEM.md / APPEND_SYSTEM.md, as the options say (no extension's paths). */
-  private readResources(): Resources {
-    const o = this.options;
-    const resources = loadResources({
-      home: this.home,
-      cwd: this.cwd,
-      trusted: o.trusted === true,
-      noSkills: o.noSkills,
-      skillPaths: o.skillPaths,
-      noPromptTemplates: o.noPromptTemplates,
-      promptTemplatePaths: o.promptTemplatePaths,
-    });
-    for (const w of resources.warnings) this.warn(`${w.path}: ${w.message}`);
-    return resources;
-  }
-
-  /** Context files and the appended text (`--append-system-prompt` replaces APPEND_SYSTEM.md, as in pi). */
-  private readPromptFiles(): void {
-    this.contextFiles = this.options.noContextFiles ? [] : findContextFiles(this.cwd, this.home);
-    const appendFile = this.resources.systemFiles.append?.text;
-    this.appendTexts = this.options.appendSystemPrompt?.length
-      ? this.options.appendSystemPrompt.map((a) => resolveAppend(a, this.cwd))
-      : appendFile
-        ? [appendFile]
-        : [];
+  /** Settings, skills, prompt templates and system prompt files of this start, with those the extensions found. */
+  get resources(): Resources {
+    return this.res.current;
   }
 
   /** How `reload` loads the extensions again (the mode that loaded them sets it). */
@@ -451,20 +398,16 @@ export class AgentSession {
   async reload(): Promise<void> {
     await this.extensions.sessionShutdown("reload");
     const before = this.resources.settings;
-    // As pi's reload: the resources of the flags and files alone, then those at the paths
-    // the reloaded extensions return, each read once (not the last paths first, then again).
-    this.baseResources = this.readResources();
-    this.resources = this.baseResources;
-    this.discovered = NOTHING_DISCOVERED;
+    this.res.reread();
     this.applyChangedSettings(before, this.resources.settings);
-    this.readPromptFiles();
+    this.system.readFiles();
     if (this.extensionLoader) {
       const flags = new Map(this.extensions.flags().map((f) => [f.name, f.value]));
       const hooks = await this.extensionLoader();
       for (const flag of hooks.flags()) if (flags.get(flag.name) !== undefined) flag.value = flags.get(flag.name);
       this.setExtensions(hooks);
     } else {
-      this.rebuildSystemPrompt();
+      this.system.rebuild();
     }
     await this.startExtensions("reload");
   }
@@ -564,33 +507,11 @@ export class AgentSession {
     if (event.type === "message_end" && event.message.role === "assistant") this.retry.onMessageEnd(event.message);
   }
 
-  /**
-   * pi's `before_agent_start`: a system prompt for this run, and messages joined to the
-   * prompt. As in pi 1.6 a prompt's run has it (`messageType: "user"`), and so has a run an
-   * extension's custom message starts with `triggerTurn` while idle (`"custom"`); an
-   * automatic retry goes on with the system prompt the last such run had.
-   */
+  /** pi's `before_agent_start` (see SessionPrompt); the next-turn messages and the handlers' join the prompt. */
   private async beforeRun(prompts: AgentMessage[]): Promise<void> {
-    const first = prompts.find((p) => p.role === "user");
-    const custom = first ? undefined : prompts.find((p) => p.role === "custom");
-    if (!first && !custom) return;
-    let start: RunStart;
-    if (first) {
-      const text = prompts.map((p) => (p.role === "user" ? userMessageText(p) : "")).join("\n");
-      const images = Array.isArray(first.content)
-        ? first.content.filter((c): c is ImageContent => c.type === "image")
-        : [];
-      start = { messageType: "user", prompt: text, ...(images.length > 0 ? { images } : {}) };
-    } else start = { messageType: "custom", message: custom! };
-    // The options are built only for a handler that can read them (every prompt passes here).
-    const source = this.extensions.has("before_agent_start") ? this.promptSource() : undefined;
-    const prompt = source && {
-      options: promptOptions(source),
-      render: (o: SystemPromptOptions) => renderPromptOptions(source, o),
-    };
-    const outcome = await this.extensions.beforeAgentStart(start, this.systemPromptText, prompt);
-    this.runSystemPrompt = outcome?.systemPrompt ?? null;
-    prompts.push(...this.nextTurnMessages.splice(0), ...(outcome?.messages ?? []).map(customMessage));
+    const joined = await this.system.beforeAgentStart(this.extensions, prompts);
+    if (!joined) return;
+    prompts.push(...this.nextTurnMessages.splice(0), ...joined.map(customMessage));
   }
 
   /** The key for a model's provider: `--api-key`, then auth.json's, then models.json's or the environment's (pi 1.6.0's order). */
@@ -613,55 +534,14 @@ export class AgentSession {
     this.tools.setActive(names);
   }
 
+  /** The built system prompt (no run's `before_agent_start` change). */
   get systemPrompt(): string {
-    return this.systemPromptText;
-  }
-
-  /** What the system prompt is built from (`before_agent_start` gets it in pi's options shape). */
-  private promptSource(): PromptSource {
-    const customPrompt = this.options.systemPrompt ?? this.resources.systemFiles.system?.text;
-    return {
-      cwd: this.cwd,
-      tools: this.activeTools(),
-      ...(customPrompt !== undefined ? { customPrompt } : {}),
-      appendTexts: this.appendTexts,
-      contextFiles: this.contextFiles,
-      skills: this.resources.skills,
-    };
-  }
-
-  private rebuildSystemPrompt(): void {
-    this.promptSections = buildSystemPromptSections({
-      cwd: this.cwd,
-      tools: this.activeTools(),
-      systemPrompt: this.options.systemPrompt ?? this.resources.systemFiles.system?.text,
-      append: this.appendTexts,
-      contextFiles: this.contextFiles,
-      skills: this.resources.skills,
-    });
-    this.systemPromptText = systemPromptText(this.promptSections);
-  }
-
-  /** What the context has yet to be told of the prompt and tools (pi 1.6's system message), if anything. */
-  private declareSystem(context: readonly AgentMessage[] = this.agent.messages): SystemMessage | undefined {
-    return systemUpdate(context, this.promptSections, this.activeTools(), Date.now());
-  }
-
-  /**
-   * The system prompt a request carries: the one the conversation's system messages declare,
-   * replayed (pi 1.6 folds them into one leading prompt for APIs without mid-conversation
-   * system messages, which is every API ours speaks); the built one before any is recorded.
-   */
-  private recordedSystemPrompt(): string {
-    const recorded = getCurrentSystemPrompt(this.agent.messages as Parameters<typeof getCurrentSystemPrompt>[0]);
-    return recorded || this.systemPromptText;
+    return this.system.text;
   }
 
   /** `/skill:name args` and `/template args` expanded, as pi expands a prompt before sending it. */
   expandPrompt(text: string): string {
-    const skills =
-      this.resources.settings.enableSkillCommands === false ? text : expandSkillCommand(text, this.resources.skills);
-    return expandPromptTemplate(skills, this.resources.templates);
+    return this.res.expandPrompt(text);
   }
 
   /** Why the current model cannot be called (no key), or undefined when it can. */
@@ -706,7 +586,7 @@ export class AgentSession {
     // written at its message_end, once the disk was checked for room.
     // The prompt and tools it will be answered with are declared first, in pi 1.6's order
     // (a system message before the prompt in the file as in the run's events).
-    const declared = this.declareSystem();
+    const declared = this.system.declare(this.agent.messages);
     if (this.store && this.extensions.has("message_end")) {
       this.checkPersistable(message);
     } else if (this.store) {
@@ -948,7 +828,7 @@ export class AgentSession {
 
   /** The context files (`AGENTS.md`, `CLAUDE.md`) the system prompt holds, for the interactive header. */
   get contextFilePaths(): string[] {
-    return this.contextFiles.map((f) => f.path);
+    return this.system.contextFilePaths;
   }
 
   get sessionFile(): string | undefined {
@@ -1211,45 +1091,12 @@ export class AgentSession {
 
   /** Where each file of a pi package came from (set at each load of the extensions), for `sourceInfo`. */
   setPackageOrigins(origins: ReadonlyMap<string, PackageOrigin>): void {
-    this.packageOrigins = origins;
-  }
-
-  /**
-   * A resource's `sourceInfo`: pi's package form (`origin: "package"`) for a file a package
-   * brought. As pi 1.6.0 reports an `-e` package's, its extensions and skills say `"cli"`.
-   */
-  private sourceInfoOf(info: SourceInfo, kind: "extension" | "prompt" | "skill"): unknown {
-    const pkg = this.packageOrigins.get(info.path);
-    if (!pkg) return info;
-    if (pkg.scope === "temporary" && kind !== "prompt")
-      return { path: info.path, source: "cli", scope: "temporary", origin: "top-level" };
-    return { path: info.path, source: pkg.source, scope: pkg.scope, origin: "package", baseDir: pkg.baseDir };
+    this.res.setPackageOrigins(origins);
   }
 
   /** `get_commands`: extension commands, prompt templates and skills, in pi 0.73's shape. */
-  commands(): { name: string; description?: string; source: string; sourceInfo: unknown }[] {
-    return [
-      ...this.extensions.commands().map((c) => ({
-        name: c.name,
-        description: c.description,
-        source: "extension",
-        sourceInfo: this.sourceInfoOf(sourceInfo(c.path, "path", dirname(c.path)), "extension"),
-      })),
-      ...this.resources.templates.map((t) => ({
-        name: t.name,
-        description: t.description,
-        source: "prompt",
-        sourceInfo: this.sourceInfoOf(t.sourceInfo, "prompt"),
-      })),
-      ...(this.resources.settings.enableSkillCommands === false
-        ? []
-        : this.resources.skills.map((s) => ({
-            name: `skill:${s.name}`,
-            description: s.description,
-            source: "skill",
-            sourceInfo: this.sourceInfoOf(s.sourceInfo, "skill"),
-          }))),
-    ];
+  commands(): SlashCommandInfo[] {
+    return this.res.commands(this.extensions);
   }
 
   /** `export_html`: the session as one self-contained HTML file; returns its path. */
@@ -1262,7 +1109,7 @@ export class AgentSession {
         path: store.pathToLeaf(),
         entryCount: store.entries.length,
         name: this.sessionName,
-        systemPrompt: this.systemPromptText,
+        systemPrompt: this.system.text,
       },
       this.cwd,
       outputPath,
@@ -1311,17 +1158,7 @@ export class AgentSession {
     previousSessionFile?: string,
   ): Promise<void> {
     const found = await this.extensions.sessionStart(reason, previousSessionFile);
-    const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-    if (same(found.skillPaths, this.discovered.skillPaths) && same(found.promptPaths, this.discovered.promptPaths))
-      return;
-    this.discovered = found;
-    this.resources = extendResources(this.baseResources, found, {
-      home: this.home,
-      cwd: this.cwd,
-      trusted: this.options.trusted === true,
-    });
-    for (const w of this.resources.warnings) this.warn(`${w.path}: ${w.message}`);
-    this.rebuildSystemPrompt();
+    if (this.res.discover(found)) this.system.rebuild();
   }
 
   /** Abort the run and any bash command, tell extensions, close the session file. */
