@@ -155,7 +155,8 @@ describe("the session tree over RPC (get_tree, navigate_tree)", () => {
       summarize: true,
       label: "fork point",
     });
-    expect(summarized.data.summaryEntry).toMatchObject({ type: "branch_summary", fromId: answerOne.entry.id });
+    // pi 1.6: fromId is the leaf that was left (the old leaf again after the summary-less navigation).
+    expect(summarized.data.summaryEntry).toMatchObject({ type: "branch_summary", fromId: leafId });
     expect(summarized.data.summaryEntry.summary).toContain("the summary text");
     expect(text(ctx.server.requests[2]!.body.messages.at(-1))).toContain("question two");
 

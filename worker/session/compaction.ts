@@ -4,8 +4,15 @@
  * agent sends the request to the current model and appends the `compaction` entry.
  */
 import type { AgentMessage } from "../../shared/schema/messages.js";
-import { buildSessionContext, buildSessionProjection, compactionSummaryMessage, entryMessage } from "./context.js";
-import { isKnownEntry, type CompactionEntry, type SessionEntry } from "./entries.js";
+import {
+  buildSessionContext,
+  buildSessionProjection,
+  compactionSummaryMessage,
+  entryMessage,
+  entryMessages,
+  type ProjectedEntry,
+} from "./context.js";
+import { isKnownEntry, type CompactionEntry, type ContextEditEntry, type SessionEntry } from "./entries.js";
 import { fileLists, type FileLists } from "./tree.js";
 
 /** An image counts as this many characters (about 1200 tokens), whatever its size. */
@@ -44,6 +51,12 @@ export function estimateTokens(message: AgentMessage): number {
       if (typeof message.content === "string") chars = message.content.length;
       else for (const block of message.content) chars += block.type === "text" ? block.text.length : IMAGE_CHARS;
       break;
+    case "system":
+      // pi 1.6 counts the prompt's text, its sections and the tools it declares.
+      chars = typeof message.content === "string" ? message.content.length : sumText(message.content);
+      for (const section of Object.values(message.sections ?? {})) chars += section?.length ?? 0;
+      if (message.toolsAdded) chars += JSON.stringify(message.toolsAdded).length;
+      break;
   }
   return Math.ceil(chars / 4);
 }
@@ -66,6 +79,10 @@ export function estimateContextTokens(messages: readonly AgentMessage[]): number
   return sumEstimates(messages);
 }
 
+function sumText(blocks: readonly { text: string }[]): number {
+  return blocks.reduce((sum, b) => sum + b.text.length, 0);
+}
+
 function sumEstimates(messages: readonly AgentMessage[]): number {
   return messages.reduce((sum, m) => sum + estimateTokens(m), 0);
 }
@@ -75,72 +92,87 @@ export function shouldCompact(contextTokens: number, contextWindow: number, rese
   return contextTokens > contextWindow - reserveTokens;
 }
 
-/**
- * The conversation message an entry holds, if any: system messages are the prompt's state,
- * not conversation (the compaction entry keeps their replay), as in pi 1.6.
- */
-function conversationMessage(entry: SessionEntry): AgentMessage | undefined {
-  const message = entryMessage(entry);
-  return message?.role === "system" ? undefined : message;
+/** Whether the kept part may start with this message: anything but a tool result, which stays after its call. */
+function isCutPointMessage(message: AgentMessage): boolean {
+  return message.role !== "toolResult" && message.role !== "system";
+}
+
+/** Whether a message starts a turn: what a user sends or what stands for it (summaries, custom and shell messages). */
+function isTurnStartMessage(message: AgentMessage): boolean {
+  return message.role !== "toolResult" && message.role !== "system" && message.role !== "assistant";
+}
+
+const isTurnStart = (entry: ProjectedEntry): boolean =>
+  entry.source.type !== "compaction" && entry.messages.some(isTurnStartMessage);
+
+/** Where a compaction cuts a projection: the first kept entry, and the start of the turn it falls inside (-1 when it starts one). */
+export interface CutPoint {
+  firstKept: number;
+  turnStart: number;
 }
 
 /**
- * Whether the kept part may start at this entry: any context message but a tool result, which
- * must stay right after the assistant message that called it. Since results always
- * follow their call, cutting only here keeps every call/result pair on one side.
+ * pi 1.6's cut over the projected entries `start..` (each with its context edits applied):
+ * walk back from the newest, adding up what each entry puts in the context (system
+ * messages included) until about `keepRecentTokens`, then move to the nearest cut point at
+ * or after there (the latest one when there is none after it). A retried attempt omitted
+ * at the very end is left out of the kept part, and entries that put nothing in the
+ * context right before the cut are kept with it. A cut inside a turn names the turn's start.
  */
-export function isCutPoint(entry: SessionEntry): boolean {
-  const message = conversationMessage(entry);
-  return message !== undefined && message.role !== "toolResult";
-}
-
-/**
- * Index of the first entry to keep, walking back from the newest message until about
- * `keepRecentTokens` are kept, then moving to the nearest cut point at or after that
- * message (the latest cut point when there is none after it). Settings entries right
- * before the cut are kept with it. 0 means nothing can be summarized.
- */
-export function findCutPoint(entries: readonly SessionEntry[], keepRecentTokens: number): number {
+export function findCutPoint(entries: readonly ProjectedEntry[], start: number, keepRecentTokens: number): CutPoint {
   const cuts: number[] = [];
-  entries.forEach((entry, index) => {
-    if (isCutPoint(entry)) cuts.push(index);
-  });
-  if (cuts.length === 0) return 0;
+  for (let i = start; i < entries.length; i++) {
+    if (entries[i].source.type !== "compaction" && entries[i].messages.some(isCutPointMessage)) cuts.push(i);
+  }
+  if (cuts.length === 0) return { firstKept: start, turnStart: -1 };
   let cut = cuts[0];
   let kept = 0;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const message = conversationMessage(entries[i]);
-    if (!message) continue;
-    kept += estimateTokens(message);
+  let exceeded = false;
+  for (let i = entries.length - 1; i >= start; i--) {
+    const tokens = entries[i].messages.reduce((sum, m) => sum + estimateTokens(m), 0);
+    if (tokens === 0) continue;
+    kept += tokens;
     if (kept >= keepRecentTokens) {
+      exceeded = true;
       cut = cuts.find((c) => c >= i) ?? cuts[cuts.length - 1];
       break;
     }
   }
-  while (cut > 0) {
+  if (exceeded && isRecoveryOmission(entries.slice(cut + 1))) cut++;
+  while (cut > start) {
     const previous = entries[cut - 1];
-    if (previous.type === "compaction" || conversationMessage(previous)) break;
+    if (previous.source.type === "compaction" || previous.messages.length > 0) break;
     cut--;
   }
-  return cut;
+  if (isTurnStart(entries[cut])) return { firstKept: cut, turnStart: -1 };
+  let turnStart = -1;
+  for (let i = cut; i >= start; i--) {
+    if (isTurnStart(entries[i])) {
+      turnStart = i;
+      break;
+    }
+  }
+  return { firstKept: cut, turnStart };
 }
 
 /**
- * When the cut at `cut` falls inside a turn, the index of the entry that starts that turn
- * (its user message, a user-run command, a custom message or a branch summary); -1 when
- * the kept part starts a turn. As in pi, a cut on anything but a user message is inside
- * the turn before it, even a settings entry kept with the next user message.
+ * Whether what follows the cut is only a failed attempt that a retry omitted (and its
+ * edits): pi then cuts after it, since nothing there is left for the model to see.
  */
-export function splitTurnStart(entries: readonly SessionEntry[], cut: number): number {
-  const at = entries[cut];
-  if (at && isKnownEntry(at) && at.type === "message" && at.message.role === "user") return -1;
-  for (let i = cut; i >= 0; i--) {
-    const entry = entries[i]!;
-    if (!isKnownEntry(entry)) continue;
-    if (entry.type === "custom_message" || entry.type === "branch_summary") return i;
-    if (entry.type === "message" && (entry.message.role === "user" || entry.message.role === "bashExecution")) return i;
-  }
-  return -1;
+function isRecoveryOmission(suffix: readonly ProjectedEntry[]): boolean {
+  const visible = (e: ProjectedEntry) => e.source.type !== "context_edit" && entryMessages(e.source).length > 0;
+  const omitted = (e: ProjectedEntry) => visible(e) && e.messages.length === 0;
+  const omittedIds = new Set(suffix.filter(omitted).map((e) => e.source.id));
+  const replacesOther = suffix.some((e) => {
+    if (e.source.type !== "context_edit" || !isKnownEntry(e.source)) return false;
+    const edit = e.source as ContextEditEntry;
+    return edit.replacement !== null && !omittedIds.has(edit.targetId);
+  });
+  return (
+    !replacesOther &&
+    suffix.some((e) => e.source.type === "message" && entryMessage(e.source)?.role === "assistant" && omitted(e)) &&
+    suffix.every((e) => e.source.type !== "compaction" && (!visible(e) || omitted(e)))
+  );
 }
 
 /** A compaction entry's details as file lists, when they are pi's `{readFiles, modifiedFiles}`. */
@@ -176,37 +208,28 @@ export interface CompactionPlan {
 }
 
 /**
- * Plan a compaction of a root→leaf path. A previous compaction's summary and the
- * messages it kept are summarized again with the new ones, so summaries accumulate.
- * Undefined when there is nothing to summarize (too little history, or just compacted).
+ * Plan a compaction of a root→leaf path, as pi 1.6 does over its projection: the previous
+ * compaction's summary and the messages it kept are summarized again with the new ones, so
+ * summaries accumulate, and what is summarized is what the model saw (context edits
+ * applied, system messages aside). Undefined when there is nothing to summarize (too
+ * little history, or just compacted).
  */
 export function prepareCompaction(path: readonly SessionEntry[], keepRecentTokens: number): CompactionPlan | undefined {
   if (path.length === 0 || path[path.length - 1].type === "compaction") return undefined;
-  let previousIndex = -1;
-  path.forEach((entry, index) => {
-    if (isKnownEntry(entry) && entry.type === "compaction") previousIndex = index;
-  });
-  const previous = previousIndex >= 0 ? (path[previousIndex] as CompactionEntry) : undefined;
-  let start = 0;
-  if (previous) {
-    const kept = path.findIndex((e, i) => i < previousIndex && e.id === previous.firstKeptEntryId);
-    start = kept >= 0 ? kept : previousIndex + 1;
-  }
-  const window = path.slice(start);
-  const cut = start + findCutPoint(window, keepRecentTokens);
-  const turnStart = splitTurnStart(window, cut - start);
+  const entries = buildSessionProjection(path).entries;
+  // The latest compaction is projected first; an older one in its kept range adds nothing.
+  const previousIndex = entries.findIndex((e) => e.source.type === "compaction" && e.messages.length > 0);
+  const previous = previousIndex >= 0 ? (entries[previousIndex].source as CompactionEntry) : undefined;
+  const start = previousIndex + 1;
+  const { firstKept, turnStart } = findCutPoint(entries, start, keepRecentTokens);
+  const firstKeptEntry = entries[firstKept]?.source;
+  if (!firstKeptEntry) return undefined;
   const isSplitTurn = turnStart !== -1;
-  const historyEnd = isSplitTurn ? start + turnStart : cut;
-  // What each entry is in the model's context (context edits applied, as pi 1.6 summarizes
-  // the projection), system messages aside.
-  const projected = new Map(buildSessionProjection(path).entries.map((e) => [e.source.id, e.messages]));
-  const messagesOf = (entries: readonly SessionEntry[]) =>
-    entries.flatMap((e) =>
-      e.type === "compaction" ? [] : (projected.get(e.id) ?? []).filter((m) => m.role !== "system"),
-    );
-  const summarized = messagesOf(path.slice(start, historyEnd));
-  const turnPrefixMessages = isSplitTurn ? messagesOf(path.slice(historyEnd, cut)) : [];
-  if ((summarized.length === 0 && turnPrefixMessages.length === 0) || cut >= path.length) return undefined;
+  const messagesOf = (slice: readonly ProjectedEntry[]) =>
+    slice.flatMap((e) => (e.source.type === "compaction" ? [] : e.messages.filter((m) => m.role !== "system")));
+  const summarized = messagesOf(entries.slice(start, isSplitTurn ? turnStart : firstKept));
+  const turnPrefixMessages = isSplitTurn ? messagesOf(entries.slice(turnStart, firstKept)) : [];
+  if (summarized.length === 0 && turnPrefixMessages.length === 0) return undefined;
   return {
     messagesToSummarize:
       summarized.length === 0 ? [] : previous ? [compactionSummaryMessage(previous), ...summarized] : summarized,
@@ -216,7 +239,7 @@ export function prepareCompaction(path: readonly SessionEntry[], keepRecentToken
       [...summarized, ...turnPrefixMessages],
       previous && !previous.fromHook ? earlierFiles(previous.details) : [],
     ),
-    firstKeptEntryId: path[cut].id,
+    firstKeptEntryId: firstKeptEntry.id,
     tokensBefore: estimateContextTokens(buildSessionContext(path).messages),
   };
 }

@@ -175,7 +175,7 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
 }
 
 /** An entry's messages after an edit: none when omitted, else each editable one with its content replaced. */
-function editedMessages(messages: AgentMessage[], edit: ContextEditEntry | undefined): AgentMessage[] {
+export function editedMessages(messages: AgentMessage[], edit: ContextEditEntry | undefined): AgentMessage[] {
   if (!edit) return messages;
   const replacement = edit.replacement;
   if (replacement === null) return [];

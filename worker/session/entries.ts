@@ -99,7 +99,7 @@ export const KEEP_NOTHING = "";
 /**
  * The branch that was left when navigating the tree, summarized; hangs from the
  * navigation target and is part of the model's context on its branch (pi's entry).
- * `fromId` is the entry navigated to ("root" when before the first entry).
+ * `fromId` is the leaf that was left, whose path was summarized ("root" when there was none).
  */
 export const BranchSummaryEntry = Type.Object({
   type: Type.Literal("branch_summary"),

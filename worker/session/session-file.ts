@@ -363,13 +363,15 @@ export class SessionStore {
 
   /**
    * Move the leaf to `leafId` (null: before the root) and hang a `branch_summary` of the
-   * branch that was left there, as pi's tree navigation does. Returns the summary entry.
+   * branch that was left there, as pi's tree navigation does: its `fromId` is the leaf
+   * left ("root" when the session was empty). Returns the summary entry.
    */
   branchWithSummary(leafId: string | null, summary: string, details: unknown, fromHook: boolean): SessionEntry {
+    const fromId = this.leafId ?? "root";
     this.setLeaf(leafId);
     return this.append({
       type: "branch_summary",
-      fromId: leafId ?? "root",
+      fromId,
       summary,
       ...(details !== undefined ? { details } : {}),
       fromHook,

@@ -5,8 +5,8 @@
  * changed. The session layer does the model call and the writes around these.
  */
 import type { AgentMessage } from "../../shared/schema/messages.js";
-import { entryMessage, pathTo, userMessageText } from "./context.js";
-import { isKnownEntry, type SessionEntry } from "./entries.js";
+import { editedMessages, entryMessage, pathTo, userMessageText } from "./context.js";
+import { isKnownEntry, type ContextEditEntry, type SessionEntry } from "./entries.js";
 
 /** One node of `get_tree`: pi's `SessionTreeNode`. */
 export interface TreeNode {
@@ -130,8 +130,16 @@ export function fileLists(messages: readonly AgentMessage[], earlier: FileLists[
   return { readFiles: [...read].filter((f) => !modified.has(f)).sort(), modifiedFiles: [...modified].sort() };
 }
 
-/** Messages of the entries being left that a branch summary describes (tool results are implied by the calls). */
+/**
+ * Messages of the entries being left that a branch summary describes (tool results are
+ * implied by the calls), as the model saw them: as in pi 1.6, the latest `context_edit`
+ * of each among `entries` applies, so a failed reply a retry omitted is not summarized.
+ */
 export function branchMessages(entries: readonly SessionEntry[]): AgentMessage[] {
+  const edits = new Map<string, ContextEditEntry>();
+  for (const entry of entries) {
+    if (isKnownEntry(entry) && entry.type === "context_edit") edits.set(entry.targetId, entry);
+  }
   const messages: AgentMessage[] = [];
   for (const entry of entries) {
     if (isKnownEntry(entry) && entry.type === "compaction") {
@@ -144,7 +152,8 @@ export function branchMessages(entries: readonly SessionEntry[]): AgentMessage[]
       continue;
     }
     const message = entryMessage(entry);
-    if (message && message.role !== "toolResult") messages.push(message);
+    if (!message || message.role === "toolResult") continue;
+    messages.push(...editedMessages([message], edits.get(entry.id)));
   }
   return messages;
 }

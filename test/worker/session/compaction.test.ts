@@ -10,6 +10,7 @@ import {
   prepareCompaction,
   shouldCompact,
 } from "../../../worker/session/compaction.js";
+import { buildSessionProjection } from "../../../worker/session/context.js";
 import type { SessionEntry } from "../../../worker/session/entries.js";
 import { assistant, chain, messageEntry, toolResult, user } from "./helpers.js";
 
@@ -18,13 +19,23 @@ const TEN = "x".repeat(40);
 
 /**
  * A path from a compact notation: U user, A assistant text, C assistant tool call,
- * R tool result (of the preceding C), M model change. Every message is 10 tokens.
+ * R tool result (of the preceding C), M model change, S a system message (10 tokens, as
+ * pi 1.6 records the prompt), E a failed reply and X the context edit that omits it (as a
+ * retry writes). Every other message is 10 tokens.
  */
 function path(spec: string): SessionEntry[] {
   let call = 0;
+  let failed = "";
   const entries = [...spec].map((kind, i) => {
     const id = `e${i}`;
     switch (kind) {
+      case "S":
+        return messageEntry(id, { role: "system", content: TEN, timestamp: 0 });
+      case "E":
+        failed = id;
+        return messageEntry(id, { ...assistant(TEN), stopReason: "error", errorMessage: "503" });
+      case "X":
+        return { type: "context_edit", id, parentId: null, timestamp: "t", targetId: failed, replacement: null };
       case "U":
         return messageEntry(id, user(TEN));
       case "A":
@@ -113,9 +124,11 @@ describe("findCutPoint", () => {
     ["takes the latest cut point when the budget is reached inside the last tool results", "UCRR", 10, 1],
     ["keeps a model change that sits right before the cut", "UAMUA", 20, 2],
     ["nothing to cut without any message", "MM", 10, 0],
+    ["counts the system message's tokens, as pi 1.6", "SUASUA", 30, 4],
+    ["a retried failure at the end counts nothing and is not kept first", "UAUEXA", 20, 2],
   ])("%s (%s, keep %i → %i)", (_name, spec, keep, expected) => {
     const entries = path(spec);
-    const cut = findCutPoint(entries, keep);
+    const cut = findCutPoint(buildSessionProjection(entries).entries, 0, keep).firstKept;
     expect(cut).toBe(expected);
     const kept = entries[cut];
     if (kept?.type === "message") expect((kept as { message: AgentMessage }).message.role).not.toBe("toolResult");
@@ -124,7 +137,7 @@ describe("findCutPoint", () => {
   it("never splits a call from its results, for every budget over a long tool-heavy path", () => {
     const entries = path("UCRRCRAUCRCRRRAUA");
     for (let keep = 1; keep <= 200; keep++) {
-      const cut = findCutPoint(entries, keep);
+      const cut = findCutPoint(buildSessionProjection(entries).entries, 0, keep).firstKept;
       const summarized = entries.slice(0, cut);
       const keptMessages = entries.slice(cut).map((e) => (e as { message: AgentMessage }).message);
       const keptCalls = new Set(
@@ -230,11 +243,11 @@ describe("prepareCompaction", () => {
   });
 });
 
-// pi 0.73.1's own prepareCompaction (installed by the e2e setup; skipped until then) as the oracle for where the
+// pi 1.6.0's own prepareCompaction (installed by the e2e setup; skipped until then) as the oracle for where the
 // cut falls and whether it splits a turn, over many paths and budgets.
 const UPSTREAM_COMPACTION = join(
   import.meta.dirname,
-  "../../upstream/node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/compaction.js",
+  "../../upstream/node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js",
 );
 
 describe.skipIf(!existsSync(UPSTREAM_COMPACTION))(
@@ -278,6 +291,11 @@ describe.skipIf(!existsSync(UPSTREAM_COMPACTION))(
       "UCRRCRAUCRCRRRAUA",
       "MMUAUCRCRA",
       "UAMMUCRA",
+      "SUASUA",
+      "SUAUEXA",
+      "SUEXAUA",
+      "SUCRSUEXCRA",
+      "MSUAUEXEXA",
     ])("%s, for every budget from 1 to 120 tokens", (spec) => {
       for (let keep = 1; keep <= 120; keep++) {
         const entries = path(spec);
@@ -285,17 +303,8 @@ describe.skipIf(!existsSync(UPSTREAM_COMPACTION))(
           upstream.prepareCompaction(entries, { enabled: true, reserveTokens: 16_384, keepRecentTokens: keep }),
         );
         const ours = shape(prepareCompaction(entries, keep));
-        if (theirs!.history.length === 0 && theirs!.prefix.length === 0) {
-          // Deliberate: where pi summarizes nothing (it still asks the model) we do not compact,
-          // except when the budget is reached inside the last tool results: pi then keeps it all,
-          // we keep from the last cut point (see findCutPoint above).
-          const last = [...entries]
-            .reverse()
-            .find((e) => e.type === "message" && (e as { message: AgentMessage }).message.role !== "toolResult");
-          if (ours) expect(ours.firstKeptEntryId, `keep ${keep}`).toBe(last!.id);
-        } else {
-          expect(ours, `keep ${keep}`).toEqual(theirs);
-        }
+        // pi 1.6, as ours, does not compact when nothing would be summarized.
+        expect(ours, `keep ${keep}`).toEqual(theirs);
       }
     });
   },

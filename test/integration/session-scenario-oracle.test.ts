@@ -1,0 +1,245 @@
+/**
+ * The session is the context, side by side with upstream pi 1.6.0 on one script that has
+ * all of it: a tool change (an extension leaves only `read` active), a retried 503, a
+ * manual compaction, a fork, and a branch switch with a summary back to before the tool
+ * change. Both sides run it on the same mock model; their session files (the one forked
+ * from and the fork) must hold the same entries in the same order and linked the same way
+ * (ids, times and our own wording aside), and the model must have been sent the same
+ * conversation. Then each side resumes the other's fork and sends one more prompt: the
+ * request bodies at the mock must be the same. Skipped when test/upstream is not installed.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useOracleFixture } from "../support/oracle-fixture.js";
+import type { RpcWorker } from "../support/rpc-worker.js";
+import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
+
+type Line = Record<string, any>;
+
+const { server, dirs, dir } = useOracleFixture();
+const IMPLS: Implementation[] = ["ours", "upstream"];
+
+const COMMANDS = `export default function (pi) {
+  pi.registerCommand("only-read", { description: "leave only read active", handler: async () => pi.setActiveTools(["read"]) });
+  pi.registerCommand("goto", {
+    description: "go to an entry, summarizing the branch left",
+    handler: async (args, ctx) => { await ctx.navigateTree(args.trim(), { summarize: true }); },
+  });
+}
+`;
+
+/** A 10 ms first retry delay keeps the test short; a 10-token budget makes the compaction keep only the last turn. */
+const settings = (home: string) =>
+  writeFileSync(
+    join(home, "settings.json"),
+    JSON.stringify({ retry: { baseDelayMs: 10 }, compaction: { keepRecentTokens: 10 } }),
+  );
+
+const entriesOf = (file: string): Line[] =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Line);
+
+const text = (content: unknown): string =>
+  typeof content === "string" ? content : (content as Line[]).map((c) => c.text ?? "").join("");
+
+/**
+ * An entry as both sides must write it: its kind (message role, stop reason and text; the
+ * tools and section names a system message adds or removes), its parent and the entries it
+ * names as positions in the file, and the summaries. Left aside: ids, times, usage and
+ * durations; the sections' and tools' wording, which is our own (differential/deliberate.ts,
+ * OWN_PROMPT and OWN_TOOL_SCHEMAS); an error reply's message, which quotes the HTTP error in
+ * each side's words and never reaches the model (the retry omits it).
+ */
+function shape(entries: Line[]): Line[] {
+  const at = new Map(entries.map((e, i) => [e.id, i]));
+  const ref = (id: unknown) => (typeof id === "string" ? (at.get(id) ?? id) : id);
+  return entries.slice(1).map((e) => {
+    const out: Line = { type: e.type, parent: ref(e.parentId) };
+    if (e.type === "message") {
+      const m = e.message;
+      out.role = m.role;
+      if (m.role === "system") {
+        // pi's `docs` section points at pi's own documentation, which this package does not ship.
+        out.sections = Object.keys(m.sections ?? {}).filter((name) => name !== "docs");
+        out.toolsAdded = (m.toolsAdded ?? []).map((t: Line) => t.name);
+        out.toolsRemoved = (m.toolsRemoved ?? []).map((t: Line) => t.name);
+      } else {
+        out.text = text(m.content);
+        out.stopReason = m.stopReason;
+      }
+    }
+    if (e.type === "context_edit") Object.assign(out, { target: ref(e.targetId), replacement: e.replacement });
+    if (e.type === "compaction")
+      Object.assign(out, {
+        summary: e.summary,
+        firstKept: ref(e.firstKeptEntryId),
+        checkpointTools: (e.systemMessage?.toolsAdded ?? []).map((t: Line) => t.name),
+      });
+    if (e.type === "branch_summary") Object.assign(out, { summary: e.summary, from: ref(e.fromId) });
+    if (e.type === "model_change") Object.assign(out, { provider: e.provider, modelId: e.modelId });
+    return out;
+  });
+}
+
+/**
+ * A model request as both sides must send it. Left aside on purpose: the system prompt's
+ * text and the tools' descriptions and schemas (our own words, see shape above), and the
+ * output budget's field: ours sends `max_tokens` to an OpenAI-compatible server that is
+ * not OpenAI's (local servers have taken it longest, providers/compat.ts), pi sends
+ * `max_completion_tokens` and `store: false`.
+ */
+function request(body: Line): Line {
+  const { max_tokens: _a, max_completion_tokens: _b, store: _c, ...rest } = body;
+  return {
+    ...rest,
+    messages: (body.messages as Line[]).map((m, i) => (i === 0 && m.role === "system" ? { role: "system" } : m)),
+    tools: (body.tools ?? []).map((t: Line) => t.function.name),
+  };
+}
+
+/** Summary requests go out without tools; the conversation's requests always carry `read`. */
+const isSummaryRequest = (body: Line): boolean => (body.tools ?? []).length === 0;
+
+async function run(w: RpcWorker, message: string): Promise<void> {
+  const from = w.received.length;
+  expect(await w.request({ type: "prompt", message }, 30_000)).toMatchObject({ success: true });
+  await w.event("agent_settled", 30_000, from);
+}
+
+interface Side {
+  forkedFrom: Line[];
+  fork: Line[];
+  forkPath: string;
+  requests: Line[];
+}
+
+/** The script: tool change, retry, compaction, fork at "third", a prompt, a branch switch back to "one", a prompt. */
+async function script(impl: Implementation, extension: string): Promise<Side> {
+  const { w } = startOracle(impl, server, dirs, {
+    pi: "1.6.0",
+    sessions: true,
+    args: ["-e", extension],
+    prepare: settings,
+  });
+  const at = server.requests.length;
+  server.enqueue({ text: "one" });
+  await run(w, "first");
+  expect(await w.request({ type: "prompt", message: "/only-read" }, 30_000)).toMatchObject({ success: true });
+  server.enqueue({ error: { status: 503, message: "Service Unavailable" } }, { text: "two" });
+  await run(w, "second");
+  server.enqueue({ text: "## Summary\nfirst and second" });
+  const compact = await w.request({ type: "compact" }, 30_000);
+  expect(compact, `${impl}: ${JSON.stringify(compact)}`).toMatchObject({ success: true });
+  server.enqueue({ text: "three" });
+  await run(w, "third");
+  const forkedFrom = (await w.request({ type: "get_state" })).data.sessionFile as string;
+  const forks = (await w.request({ type: "get_fork_messages" })).data.messages as Line[];
+  const fork = await w.request({ type: "fork", entryId: forks.find((m) => m.text === "third")!.entryId }, 30_000);
+  expect(fork, impl).toMatchObject({ success: true, data: { text: "third", cancelled: false } });
+  server.enqueue({ text: "four" });
+  await run(w, "fourth");
+  const forkPath = (await w.request({ type: "get_state" })).data.sessionFile as string;
+  expect(forkPath, impl).not.toBe(forkedFrom);
+  const one = entriesOf(forkPath).find((e) => e.type === "message" && e.message.role === "assistant")!;
+  server.enqueue({ text: "## Branch\nleft the fork" });
+  // The command's answer comes once its handler, the navigation with its summary, is done.
+  const goto = await w.request({ type: "prompt", message: `/goto ${one.id}` }, 30_000);
+  expect(goto, impl).toMatchObject({ success: true });
+  server.enqueue({ text: "five" });
+  await run(w, "fifth");
+  w.kill();
+  return {
+    forkedFrom: entriesOf(forkedFrom),
+    fork: entriesOf(forkPath),
+    forkPath,
+    requests: server.requests.slice(at).map((r) => r.body as Line),
+  };
+}
+
+describe.skipIf(!UPSTREAM["1.6.0"].installed)("the session is the context, side by side with pi 1.6.0", () => {
+  it("a tool change, a retry, a compaction, a fork and a branch switch: same files, same requests, either side resuming the other's", async () => {
+    const extension = join(dir("pi-scenario-ext-"), "commands.ts");
+    writeFileSync(extension, COMMANDS);
+    const sides = {} as Record<Implementation, Side>;
+    for (const impl of IMPLS) sides[impl] = await script(impl, extension);
+    const { ours, upstream } = sides;
+
+    const kinds = (entries: Line[]) =>
+      shape(entries).map((e) => (e.role ? `${e.role}${e.stopReason ? `(${e.stopReason})` : ""}` : e.type));
+    const common = [
+      "model_change",
+      "thinking_level_change",
+      "system",
+      "user",
+      "assistant(stop)",
+      "system",
+      "user",
+      "assistant(error)",
+      "context_edit",
+      "assistant(stop)",
+      "compaction",
+    ];
+    expect(kinds(upstream.forkedFrom)).toEqual([...common, "user", "assistant(stop)"]);
+    expect(kinds(upstream.fork)).toEqual([
+      ...common,
+      "user",
+      "assistant(stop)",
+      "branch_summary",
+      "user",
+      "assistant(stop)",
+    ]);
+    expect(shape(ours.forkedFrom)).toEqual(shape(upstream.forkedFrom));
+    expect(shape(ours.fork)).toEqual(shape(upstream.fork));
+    // What pi 1.6 records: the patch removes bash, edit and write; the compaction keeps from
+    // "second" with the read-only tools as its checkpoint; the branch summary hangs from "one",
+    // names the leaf it left ("four"), and the tools of that point (all four) come back.
+    const fork = shape(upstream.fork);
+    expect(fork[5]).toMatchObject({ toolsAdded: [], toolsRemoved: ["bash", "edit", "write"] });
+    expect(fork[10]).toMatchObject({ firstKept: 7, checkpointTools: ["read"] });
+    expect(fork[13]).toMatchObject({ parent: 5, from: 13 });
+    expect(request(upstream.requests.at(-1)!).tools).toEqual(["read", "bash", "edit", "write"]);
+
+    // The same requests in the same order; the conversation's ones the same to the byte (asides above).
+    expect(ours.requests.map(isSummaryRequest)).toEqual(upstream.requests.map(isSummaryRequest));
+    expect(ours.requests.filter((b) => !isSummaryRequest(b)).map(request)).toEqual(
+      upstream.requests.filter((b) => !isSummaryRequest(b)).map(request),
+    );
+    // The summary requests ask in our own words, but summarize what the model saw: the
+    // failed reply the retry omitted is not in the branch's summary request on either side.
+    for (const side of [ours, upstream]) {
+      const branch = side.requests.filter(isSummaryRequest)[1]!;
+      expect(text(branch.messages.at(-1).content)).toContain("four");
+      expect(text(branch.messages.at(-1).content)).not.toContain("Service Unavailable");
+    }
+
+    // Each side resumes the other's fork and sends one more prompt.
+    const resumed = {} as Record<Implementation, Line>;
+    for (const impl of IMPLS) {
+      const other = sides[impl === "ours" ? "upstream" : "ours"].forkPath;
+      const { w } = startOracle(impl, server, dirs, { pi: "1.6.0", args: ["--session", other], prepare: settings });
+      const at = server.requests.length;
+      server.enqueue({ text: "six" });
+      await run(w, "sixth");
+      expect(server.requests.length - at, impl).toBe(1);
+      resumed[impl] = request(server.requests[at]!.body as Line);
+      w.kill();
+    }
+    expect(resumed.ours).toEqual(resumed.upstream);
+    expect(
+      resumed.upstream.messages.map(
+        (m: Line) => `${m.role}:${m.role === "system" ? "" : text(m.content).slice(0, 20)}`,
+      ),
+    ).toEqual([
+      "system:",
+      "user:first",
+      "assistant:one",
+      "user:The following is a s",
+      "user:fifth",
+      "assistant:five",
+      "user:sixth",
+    ]);
+  }, 180_000);
+});
