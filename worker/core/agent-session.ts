@@ -29,7 +29,6 @@ import { applyProviders, loadCatalogue, type ModelCatalogue } from "../providers
 import type { Resources } from "../resources/index.js";
 import { maxRetryDelayMs } from "../resources/settings.js";
 import type { PackageOrigin } from "../packages/resolve.js";
-import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
 import { exportSessionHtml } from "../session/export-html.js";
 import type { TreeNode } from "../session/tree.js";
 import { defaultSessionDir } from "../session/locate.js";
@@ -39,7 +38,8 @@ import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
 import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
-import { Compactor, type BeforeCompactOutcome, type CompactionReason } from "./compactor.js";
+import type { SummaryModel } from "./compactor.js";
+import { CompactionTriggers } from "./compaction-triggers.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
 import { previewBoundary } from "./boundary.js";
 import {
@@ -103,10 +103,9 @@ export class AgentSession {
   private readonly persistedPrompts = new WeakSet<AgentMessage>();
   private extensions: ExtensionHooks = NO_EXTENSIONS;
   autoCompaction = true;
-  private readonly compactor = new Compactor();
+  /** Compactions: by hand, at the threshold, after an overflow. */
+  private readonly compaction: CompactionTriggers;
   private readonly retry: AutoRetry;
-  /** Whether the request in flight was already retried after an overflow compaction. */
-  private overflowRetried = false;
   private readonly listeners = new Set<(event: WorkerEvent) => void>();
   /** Agent events wait here for the extensions' handlers of them. */
   private readonly gate: EventGate = new EventGate({
@@ -157,6 +156,17 @@ export class AgentSession {
       emit: (event) => this.emit(event),
       warn: (message) => this.warn(message),
     });
+    this.compaction = new CompactionTriggers({
+      agent: () => this.agent,
+      store: () => this.store,
+      requireStore: (what) => this.requireStore(what),
+      extensions: () => this.extensions,
+      summaryModel: () => this.summaryModel(),
+      options: this.options,
+      settings: () => this.resources.settings,
+      autoCompaction: () => this.autoCompaction,
+      emit: (event) => this.emit(event),
+    });
     this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
     this.res = new SessionResources({ options, cwd: this.cwd, home: this.home, warn: (m) => this.warn(m) });
     for (const path of this.resources.skippedProject) {
@@ -183,13 +193,7 @@ export class AgentSession {
       startExtensions: (reason, previous) => this.startExtensions(reason, previous),
       restoreTools: () => this.restoreToolsFromTranscript(),
       persist: (message) => this.persist(message),
-      summarize: async (request) => {
-        const model = await this.directModel();
-        return this.compactor.summarizeOnce(
-          { model, provider: this.providers.for(model), apiKey: this.apiKeyFor(model) },
-          request,
-        );
-      },
+      summarize: (request) => this.compaction.summarize(request),
       warn: (message) => this.warn(message),
     });
     this.inheritKeys = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
@@ -274,7 +278,7 @@ export class AgentSession {
         routeRequest: (ctx) => this.routeRun(ctx),
         finishTurn: (turn) => turnEndBoundary(this.boundaryHost(), { ...turn, turnIndex: this.gate.currentTurnIndex }),
         shouldStopAfterTurn: async () => {
-          await this.maybeCompactAtThreshold();
+          await this.compaction.atThreshold();
           return false;
         },
         onQueueChange: () => this.emit({ type: "queue_update", ...this.agent.queues() }),
@@ -760,13 +764,15 @@ export class AgentSession {
   }
 
   /** The model a request outside a run (a summary) goes to: a virtual selection's router decides (`direct`). */
-  private async directModel(): Promise<Model> {
-    const model = this.agent.model;
-    if (!isVirtualModel(model)) return model;
-    const { thinkingLevel } = this.agent;
-    const messages = toLlmMessages(this.agent.messages);
-    const signal = new AbortController().signal;
-    return (await this.extensions.routeRequest({ model, thinkingLevel, reason: "direct", messages, signal })).model;
+  private async summaryModel(): Promise<SummaryModel> {
+    let model = this.agent.model;
+    if (isVirtualModel(model)) {
+      const { thinkingLevel } = this.agent;
+      const messages = toLlmMessages(this.agent.messages);
+      const signal = new AbortController().signal;
+      model = (await this.extensions.routeRequest({ model, thinkingLevel, reason: "direct", messages, signal })).model;
+    }
+    return { model, provider: this.providers.for(model), apiKey: this.apiKeyFor(model) };
   }
 
   /**
@@ -844,7 +850,7 @@ export class AgentSession {
   }
 
   get isCompacting(): boolean {
-    return this.compactor.isCompacting;
+    return this.compaction.isCompacting;
   }
 
   get autoRetry(): boolean {
@@ -1009,17 +1015,14 @@ export class AgentSession {
   }
 
   /** `compact`: summarize the older part of the conversation now. */
-  async compact(customInstructions?: string): Promise<CompactionResult> {
+  compact(customInstructions?: string): Promise<CompactionResult> {
     this.requireIdle("compact");
-    const result = await this.runCompaction("manual", customInstructions, false);
-    if (!result)
-      throw new Error("nothing to compact yet: the conversation is shorter than the part that is always kept");
-    return result;
+    return this.compaction.manual(customInstructions);
   }
 
   /** Abort a compaction in progress. */
   abortCompaction(): void {
-    this.compactor.abort();
+    this.compaction.abort();
   }
 
   /**
@@ -1028,65 +1031,9 @@ export class AgentSession {
    * the run, by `followRetries`.
    */
   private async afterResponse(ctx: AfterResponseContext): Promise<"accept" | "repeat"> {
-    if (ctx.repeats === 0) this.overflowRetried = false;
-    if (ctx.failure?.contextOverflow && !this.overflowRetried && this.store && !ctx.signal.aborted) {
-      this.overflowRetried = true;
-      if (await this.runCompaction("overflow", undefined, true)) return "repeat";
-    }
+    if (await this.compaction.recoverOverflow(ctx)) return "repeat";
     this.retry.noteResponse(ctx.failure);
     return "accept";
-  }
-
-  private async maybeCompactAtThreshold(): Promise<void> {
-    // As pi 1.6, not against a virtual model's declared window: its requests go to physical models.
-    if (!this.autoCompaction || !this.store || isVirtualModel(this.agent.model)) return;
-    const reserve = this.options.compactionReserveTokens ?? this.resources.settings.compaction?.reserveTokens ?? 16_384;
-    const tokens = estimateContextTokens(this.agent.messages);
-    if (!shouldCompact(tokens, this.agent.model.contextWindow, reserve)) return;
-    await this.runCompaction("threshold", undefined, false);
-  }
-
-  /**
-   * Compact with the current model and replace the in-memory context in place, so a
-   * run in progress continues with the compacted context (the original entries stay
-   * in the file).
-   */
-  private async runCompaction(
-    reason: CompactionReason,
-    customInstructions: string | undefined,
-    willRetry: boolean,
-  ): Promise<CompactionResult | null> {
-    const model = await this.directModel();
-    const done = await this.compactor.run(
-      {
-        store: this.requireStore("compact"),
-        model,
-        provider: this.providers.for(model),
-        apiKey: this.apiKeyFor(model),
-        keepTokens: this.options.compactionKeepTokens ?? this.resources.settings.compaction?.keepRecentTokens ?? 20_000,
-        emit: (e) => this.emit(e),
-        before: async (preparation, customInstructions, signal) => {
-          const r = await this.extensions.before({
-            type: "session_before_compact",
-            preparation,
-            branchEntries: this.store?.pathToLeaf() ?? [],
-            customInstructions,
-            signal,
-          });
-          return r as BeforeCompactOutcome | undefined;
-        },
-        after: (compactionEntry, fromExtension) =>
-          this.extensions.notify({ type: "session_compact", compactionEntry, fromExtension, reason, willRetry }),
-        failed: (event) =>
-          this.extensions.notify({ type: "session_compact_failed", reason, willRetry: false, ...event }),
-      },
-      reason,
-      customInstructions,
-      willRetry,
-    );
-    if (!done) return null;
-    this.agent.messages.splice(0, this.agent.messages.length, ...done.messages);
-    return done.result;
   }
 
   /** Where each file of a pi package came from (set at each load of the extensions), for `sourceInfo`. */
