@@ -10,6 +10,7 @@ const SECTIONS = [
   ["startup", "./startup.ts"],
   ["edit-grep", "./edit-grep.ts"],
   ["supervisor", "./supervisor.ts"],
+  ["fleet", "./fleet.ts"],
   ["run", "./fanout.ts"],
   ["queue", "./queue.ts"],
   ["tui", "./tui.ts"],

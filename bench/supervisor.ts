@@ -1,8 +1,8 @@
 /**
- * The supervisor under load, through a real `pi-orch serve` and its socket:
- * 50 faux agents spawned at once (time until all are idle, supervisor and worker RSS),
- * and event routing from 16 streaming agents to two subscribers (events per second and
- * the latency the supervisor adds between a worker's stdout and a subscriber).
+ * The supervisor routing events, through a real `pi-orch serve` and its socket: 16
+ * streaming agents to two subscribers (events per second and the latency the supervisor
+ * adds between a worker's stdout and a subscriber), beside a bare relay. Fleets of idle
+ * agents (spawn, `list`, memory, teardown) are bench/fleet.ts.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -14,11 +14,9 @@ import type { IpcStreamMessage } from "../shared/schema/ipc.js";
 import { DEFAULT_SUPERVISOR_NODE_FLAGS } from "../cli/serve/node-flags.js";
 import { DEFAULT_WORKER_NICE, lowerWorkerPriority } from "../supervisor/priority.js";
 import { fmtOther, medianOther, processCpuMs, startLoadMeter, type LoadReading } from "./load.js";
-import { fmt, median, percentile, rssMb, table } from "./stats.js";
+import { fmt, median, percentile, table } from "./stats.js";
 import { startServe, type Serve } from "./support.js";
 
-const SPAWN_RUNS = 3;
-const FLEETS = [50, 100];
 const STREAMERS = 16;
 const ROUTE_SECONDS = 5;
 /** Interleaved runs of each paced variant per rate: more at the target rate, where the ratio is judged. */
@@ -109,53 +107,6 @@ server.listen(socketPath, () => process.stdout.write(JSON.stringify(workers.map(
 process.stdin.resume();
 process.stdin.on("end", () => { for (const w of workers) w.stdin.end(); server.close(); for (const s of clients) s.destroy(); });
 `;
-
-/** What one spawn run measured. */
-interface SpawnResult {
-  ms: number;
-  supervisorRss: number;
-  workerRss: number[];
-  /** Summed PSS of the supervisor and every worker (shared pages split between them), MB. */
-  totalPss: number;
-  load: LoadReading | null;
-}
-
-/** Proportional set size of a process in MB, from /proc/PID/smaps_rollup (Linux); NaN when unreadable. */
-async function pssMb(pid: number): Promise<number> {
-  const { readFile } = await import("node:fs/promises");
-  try {
-    return Number(/^Pss:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? NaN) / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
-/** Spawn `count` faux agents at once; time until every one is idle. */
-async function spawnMany(count: number): Promise<SpawnResult> {
-  const serve = await startServe();
-  try {
-    const endLoad = startLoadMeter();
-    const t0 = performance.now();
-    const infos = await Promise.all(
-      Array.from({ length: count }, (_, i) => serve.client.spawn({ name: `bench-${i}`, provider: "faux" })),
-    );
-    let agents = infos;
-    while (!agents.every((a) => a.status === "idle")) {
-      await new Promise((r) => setTimeout(r, 10));
-      agents = await serve.client.list();
-    }
-    const ms = performance.now() - t0;
-    const load = endLoad();
-    // Let start-up work that finishes after the first answer settle before reading RSS.
-    await new Promise((r) => setTimeout(r, 500));
-    const supervisorRss = await rssMb(serve.proc.pid!);
-    const workerRss = await Promise.all(agents.map((a) => rssMb(a.pid!)));
-    const pss = await Promise.all([serve.proc.pid!, ...agents.map((a) => a.pid!)].map(pssMb));
-    return { ms, supervisorRss, workerRss, totalPss: pss.reduce((a, b) => a + b, 0), load };
-  } finally {
-    await serve.close();
-  }
-}
 
 interface RouteResult {
   eventsPerS: number;
@@ -444,28 +395,6 @@ function medianRun(runs: RouteResult[]): RouteResult {
 
 /** Run the section. */
 export async function run(): Promise<string> {
-  const fleets = new Map<number, SpawnResult[]>();
-  for (let i = 0; i < SPAWN_RUNS; i++)
-    for (const n of FLEETS) fleets.set(n, [...(fleets.get(n) ?? []), await spawnMany(n)]);
-  const spawnRows = FLEETS.map((n) => {
-    const runs = fleets.get(n)!;
-    const perWorker = median(runs.flatMap((s) => s.workerRss));
-    const supRss = median(runs.map((s) => s.supervisorRss));
-    const pss = median(runs.map((s) => s.totalPss));
-    return [
-      n,
-      fmt(median(runs.map((s) => s.ms)), 0),
-      fmt(supRss),
-      fmt(perWorker),
-      fmt(supRss + perWorker * n, 0),
-      fmt(pss, 0),
-      fmt(pss / (n + 1), 1),
-      fmtOther(medianOther(runs.map((s) => s.load))),
-    ];
-  });
-  const spawn50 = median(fleets.get(50)!.map((s) => s.ms));
-  const spawn100 = median(fleets.get(100)!.map((s) => s.ms));
-
   const faux = await routeFaux();
   // Interleaved, so a swing of the machine's other load hits every variant alike; the
   // "before" row (workers at the supervisor's weight) needs no more than three runs.
@@ -548,22 +477,7 @@ export async function run(): Promise<string> {
   return [
     "## Supervisor",
     "",
-    `Through a real \`pi-orch serve\` and its socket. Spawn: ${FLEETS.join(" and ")} faux agents requested at once, timed until all are \`idle\`; median of ${SPAWN_RUNS} interleaved runs; memory read 500 ms after. ` +
-      "PSS splits pages shared between processes (node's code, the code cache) among them, so the summed PSS is what the fleet really holds; summed RSS counts shared pages once per process.",
-    "",
-    table(
-      [
-        "agents",
-        "spawn → all idle (ms)",
-        "supervisor RSS (MB)",
-        "RSS per worker (MB, median)",
-        "summed RSS (MB)",
-        "summed PSS (MB)",
-        "PSS per process (MB)",
-        "other CPU (cores)",
-      ],
-      spawnRows,
-    ),
+    "Through a real `pi-orch serve` and its socket (fleets of idle agents: the next section).",
     "",
     `Routing: ${STREAMERS} agents streaming to two subscribers that follow every agent, ${ROUTE_SECONDS} s after a 1 s warm-up. ` +
       "Events/s is what one subscriber received. The paced rows use minimal workers that stamp each event " +
@@ -618,8 +532,7 @@ export async function run(): Promise<string> {
       ],
     ),
     "",
-    `Targets: 50 agents idle in under 10 s (measured ${fmt(spawn50 / 1000, 1)} s: ${spawn50 < 10_000 ? "met" : "missed"}), 100 in under 8 s on 2 cores (measured ${fmt(spawn100 / 1000, 1)} s: ${spawn100 < 8_000 ? "met" : "missed"}); ` +
-      `routing p99 at 10,000 events/s at most 1.5× the bare relay (measured ${fmt(ratio10k, 2)}×: ${ratio10k <= 1.5 ? "met" : "missed"}). ` +
+    `Target: routing p99 at 10,000 events/s at most 1.5× the bare relay (measured ${fmt(ratio10k, 2)}×: ${ratio10k <= 1.5 ? "met" : "missed"}). ` +
       `Routing p99: ${ratios.join("; ")}.`,
   ].join("\n");
 }

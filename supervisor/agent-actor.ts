@@ -31,6 +31,7 @@ import {
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
 import { redactArgv, redactEnv } from "./redact.js";
 import type { AgentTimings } from "./types.js";
+import type { StartGate } from "./start-gate.js";
 import { spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
 import { isOwnWorker, keyVariableNames, splitSecrets } from "./worker-command.js";
 import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
@@ -69,7 +70,14 @@ export interface AgentActorOptions {
   keys?: () => Record<string, string> | undefined;
   /** Bounds of a worker's non-JSON stdout lines (default DEFAULT_FLOOD_LIMITS). */
   protocolFlood?: FloodLimits;
+  /** Shared by the fleet: a worker is spawned once it has a slot, held until it leaves `starting` (default: no limit). */
+  startGate?: StartGate;
 }
+
+type SpawnEffect = Extract<AgentEffect, { kind: "spawn" }>;
+
+/** What only the shell handles: a start slot was granted to the spawn of generation `gen`. */
+type ShellMessage = { kind: "start_slot"; gen: number };
 
 type Caller = { resolve: (value: never) => void; reject: (err: Error) => void };
 
@@ -80,7 +88,7 @@ type Caller = { resolve: (value: never) => void; reject: (err: Error) => void };
  */
 export class AgentActor {
   private readonly config: MachineConfig;
-  private readonly mailbox: Mailbox<AgentMessage>;
+  private readonly mailbox: Mailbox<AgentMessage | ShellMessage>;
   private state: AgentState;
   /** The newest worker process and its generation (kept after its exit, for the leftovers of its group). */
   private proc: WorkerProcess | null = null;
@@ -90,6 +98,10 @@ export class AgentActor {
   private readonly timers = new Map<TimerKey, NodeJS.Timeout>();
   private readonly callers = new Map<number, Caller>();
   private nextCaller = 1;
+  /** The spawn the table asked for, waiting for a start slot, and how to stop waiting. */
+  private queuedSpawn: { effect: SpawnEffect; cancel: () => void } | null = null;
+  /** The generation whose start holds a slot of the gate. */
+  private slotGen: number | null = null;
 
   constructor(private readonly opts: AgentActorOptions) {
     this.config = {
@@ -101,8 +113,8 @@ export class AgentActor {
     };
     // The machine measures on the steady clock (shared/clock.ts); the record's times are wall-clock.
     this.state = initialState(recordOnClock(opts.record, fromWall));
-    this.mailbox = new Mailbox<AgentMessage>(
-      (m) => this.handle(m),
+    this.mailbox = new Mailbox<AgentMessage | ShellMessage>(
+      (m) => (m.kind === "start_slot" ? this.onStartSlot(m.gen) : this.handle(m)),
       (err, m) =>
         this.emit({
           type: "supervisor_error",
@@ -218,6 +230,65 @@ export class AgentActor {
     const { state, effects } = transition(this.config, this.state, m, steadyNow());
     this.state = state;
     for (let i = 0; i < effects.length; i++) this.perform(effects[i]);
+    // The slot goes back once the start it was for is over: answered, exited or stopped.
+    if (this.slotGen !== null && (state.record.status !== "starting" || state.worker?.gen !== this.slotGen)) {
+      this.slotGen = null;
+      this.opts.startGate?.release();
+    }
+  }
+
+  /** Spawn now when a start slot is free (or this agent holds one already), else once one is. */
+  private spawnWhenSlotFree(e: SpawnEffect): void {
+    const gate = this.opts.startGate;
+    if (!gate) return this.spawn(e);
+    if (this.slotGen !== null) {
+      // A start that follows at once on a failed one (retry_now) takes over its slot.
+      this.slotGen = e.gen;
+      return this.spawn(e);
+    }
+    this.queuedSpawn?.cancel();
+    this.queuedSpawn = null;
+    let asking = true;
+    let grantedNow = false;
+    const cancel = gate.acquire(() => {
+      if (asking) grantedNow = true;
+      // Granted by another agent's release, inside its handler: this one spawns in a turn of its own.
+      else setImmediate(() => this.mailbox.post({ kind: "start_slot", gen: e.gen }));
+    });
+    asking = false;
+    if (!grantedNow) {
+      this.queuedSpawn = { effect: e, cancel };
+      return;
+    }
+    this.slotGen = e.gen;
+    this.spawn(e);
+  }
+
+  private onStartSlot(gen: number): void {
+    const queued = this.queuedSpawn;
+    if (queued?.effect.gen !== gen) {
+      // Called off (stopped while it waited) after the slot was granted: it goes back.
+      this.opts.startGate?.release();
+      return;
+    }
+    this.queuedSpawn = null;
+    this.slotGen = gen;
+    this.spawn(queued.effect);
+  }
+
+  /**
+   * A stop or kill of a worker still waiting for its start slot: it never runs. The table
+   * hears what it would of a worker that exited at once, so waiters and status follow
+   * the one path. False when `gen` is not waiting.
+   */
+  private callOffQueuedSpawn(gen: number, notify: boolean): boolean {
+    if (this.queuedSpawn?.effect.gen !== gen) return false;
+    this.queuedSpawn.cancel();
+    this.queuedSpawn = null;
+    this.handle({ kind: "spawned", gen, pid: undefined, startedAt: steadyNow() });
+    this.mailbox.post({ kind: "exit", gen, code: null, signal: null, spawnError: null, stderrTail: "" });
+    if (notify) this.mailbox.post({ kind: "teardown_done", gen });
+    return true;
   }
 
   private perform(e: AgentEffect): void {
@@ -263,8 +334,9 @@ export class AgentActor {
         return;
       }
       case "spawn":
-        return this.spawn(e);
+        return this.spawnWhenSlotFree(e);
       case "stop_worker": {
+        if (this.callOffQueuedSpawn(e.gen, e.notify)) return;
         if (e.gen !== this.procGen) return;
         const { gen, notify } = e;
         void this.proc!.stop({ graceMs: e.graceMs, killGraceMs: e.killGraceMs, abort: e.abort }).then(() => {
@@ -273,6 +345,7 @@ export class AgentActor {
         return;
       }
       case "kill_worker": {
+        if (this.callOffQueuedSpawn(e.gen, e.notify)) return;
         if (e.gen !== this.procGen) return;
         const { gen, notify } = e;
         void this.proc!.kill().then(() => {
@@ -301,7 +374,7 @@ export class AgentActor {
   }
 
   /** Start the worker the table asked for, and tell the table its pid before anything else. */
-  private spawn(e: Extract<AgentEffect, { kind: "spawn" }>): void {
+  private spawn(e: SpawnEffect): void {
     const gen = e.gen;
     this.stderrTail = "";
     this.procGen = gen;

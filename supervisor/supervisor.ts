@@ -15,6 +15,7 @@ import { assertValidName, generateId, generateName, resolveAgentRef } from "./na
 import { DEFAULT_WORKER_NICE } from "./priority.js";
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
 import { PublishBatch } from "./publish-batch.js";
+import { defaultStartConcurrency, StartGate } from "./start-gate.js";
 import { loadRegistry, RegistryWriter } from "./registry.js";
 import { SubscriberHub, type SubscriberSink, type Subscription } from "./subscribers.js";
 import {
@@ -67,6 +68,8 @@ export interface SupervisorOptions {
   worktreesDir?: string;
   /** Nice of every worker, so agents yield the CPU to routing and clients (default 10; 0 turns it off). */
   workerNice?: number;
+  /** Workers starting at once; more wait their turn as `starting` (default two per CPU, see start-gate.ts). */
+  startConcurrency?: number;
 }
 
 /** What `subscribe` takes. */
@@ -133,6 +136,7 @@ export class Supervisor {
   private shuttingDown: Promise<void> | null = null;
   private sandboxWarned = false;
   private readonly keyStore: KeyStore;
+  private readonly startGate: StartGate;
   /** Agents whose removal was accepted and is under way (stopping, removing the worktree). */
   private readonly removing = new Set<string>();
   private readonly mailbox = new Mailbox<RootMessage>(
@@ -148,6 +152,7 @@ export class Supervisor {
     this.defaultCommand = opts.defaultWorkerCommand ?? defaultWorkerCommand();
     this.defaultPolicy = { ...DEFAULT_RESTART_POLICY, ...opts.policy };
     this.keyStore = new KeyStore(this.home);
+    this.startGate = new StartGate(opts.startConcurrency ?? defaultStartConcurrency());
     this.hub = new SubscriberHub((agent, since) => this.logs.get(agent)?.since(since));
     this.batch = new PublishBatch(this.hub);
     this.registry = new RegistryWriter(
@@ -544,6 +549,7 @@ export class Supervisor {
       baseEnv: { PI_ORCH_HOME: this.home },
       home: this.home,
       keys: () => this.keyStore.get(record.id),
+      startGate: this.startGate,
     });
     this.logs.set(record.name, log);
     this.actors.set(record.name, actor);

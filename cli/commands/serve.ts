@@ -6,12 +6,14 @@ import type { Command } from "commander";
 import { runSupervisorServer } from "../serve/supervisor-server.js";
 import type { RestartPolicy } from "../../shared/schema/agent.js";
 import { parseWorkerNice } from "../../supervisor/priority.js";
+import { parseStartConcurrency, START_CONCURRENCY_VAR } from "../../supervisor/start-gate.js";
 import type { AgentTimings } from "../../supervisor/types.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 
 /**
  * Timings and restart-policy defaults from `PI_ORCH_TIMINGS` / `PI_ORCH_RESTART_POLICY`
- * (JSON objects of milliseconds), and the workers' nice from `PI_ORCH_WORKER_NICE`.
+ * (JSON objects of milliseconds), the workers' nice from `PI_ORCH_WORKER_NICE` and how
+ * many may start at once from `PI_ORCH_START_CONCURRENCY`.
  * Tests and demos shorten presence and backoff with them; an environment variable
  * reaches a supervisor the CLI starts in the background.
  */
@@ -19,6 +21,7 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): {
   timings?: Partial<AgentTimings>;
   policy?: Partial<RestartPolicy>;
   workerNice: number;
+  startConcurrency: number;
 } {
   const workerNice = parseWorkerNice(env.PI_ORCH_WORKER_NICE);
   if (workerNice === null)
@@ -26,10 +29,17 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): {
       `PI_ORCH_WORKER_NICE must be an integer from 0 to 19 (0 keeps workers at the supervisor's weight), got ${JSON.stringify(env.PI_ORCH_WORKER_NICE)}`,
       2,
     );
+  const startConcurrency = parseStartConcurrency(env[START_CONCURRENCY_VAR]);
+  if (startConcurrency === null)
+    throw new CliError(
+      `${START_CONCURRENCY_VAR} must be a whole number of 1 or more (workers starting at once), got ${JSON.stringify(env[START_CONCURRENCY_VAR])}`,
+      2,
+    );
   return {
     timings: parseTuning<AgentTimings>(env, "PI_ORCH_TIMINGS"),
     policy: parseTuning<RestartPolicy>(env, "PI_ORCH_RESTART_POLICY"),
     workerNice,
+    startConcurrency,
   };
 }
 

@@ -292,4 +292,29 @@ describe("agent actor with the fixture worker", () => {
     expect(Date.now() - started).toBeLessThan(850);
     for (const info of infos) expect(alive(info.pid!)).toBe(false);
   });
+
+  it("starts workers one slot at a time; one stopped while it waits never runs", async () => {
+    const { sup, rec } = env.supervisor({ startConcurrency: 1 });
+    const first = sup.spawn({ name: "a" });
+    const second = sup.spawn({ name: "b" });
+    const third = sup.spawn({ name: "c" });
+    // b and c wait for a's slot: starting, no worker yet.
+    await rec.status("a", "starting");
+    expect(sup.list().map((a) => [a.name, a.status, a.pid])).toEqual([
+      ["a", "starting", expect.any(Number)],
+      ["b", "starting", null],
+      ["c", "starting", null],
+    ]);
+    const stopped = await sup.stop("c");
+    expect(stopped).toMatchObject({ status: "stopped", pid: null });
+    expect((await third).status).toBe("stopped");
+    expect(rec.messages.some((m) => m.type === "event" && m.agent === "c" && m.event.type === "worker_started")).toBe(
+      false,
+    );
+    // a's answer frees the slot for b.
+    expect((await first).status).toBe("idle");
+    expect((await second).status).toBe("idle");
+    await sup.restart("c");
+    expect(sup.status("c").status).toBe("idle");
+  });
 });
