@@ -2,8 +2,9 @@
  * What the sandbox costs (shared/sandbox.ts): a worker's cold start (spawn until the
  * answer to the first `get_state`) without it, under bwrap as a fleet starts it, and as
  * `pi --sandbox on` (which starts itself again inside); and one RPC `bash` command's
- * round trip (`true`) in an unboxed worker, an `on` one and a `strict` one (whose commands
- * get a network namespace from a nested bwrap). Interleaved runs, medians.
+ * round trip (`true`) in an unboxed worker (under its reaper, and without perl under the
+ * watchdog subshell), an `on` one and a `strict` one (whose commands get a network
+ * namespace from a nested bwrap). Interleaved runs, medians.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,6 +25,13 @@ function ways(project: string, bwrap: string): Way[] {
   const plan = (mode: "on" | "strict") => bwrapArgs({ mode, cwd: project, writable: [], hidden: [], reveal: [] });
   return [
     { name: "worker, no sandbox", file: process.execPath, args: [PI_CJS, ...WORKER], env: {} },
+    // Where there is no perl, commands run without their reaper (the watchdog subshell instead).
+    {
+      name: "worker, no sandbox, no perl",
+      file: process.execPath,
+      args: [PI_CJS, ...WORKER],
+      env: { PATH: "/nonexistent" },
+    },
     {
       name: "worker under bwrap (`spawn --sandbox on`)",
       file: bwrap,
@@ -97,7 +105,7 @@ export async function run(): Promise<string> {
   try {
     const all = ways(project, support.bwrap);
     const starts = new Map<string, number[]>(all.map((w) => [w.name, []]));
-    const calls = new Map<string, number[]>(all.slice(0, 3).map((w) => [w.name, []]));
+    const calls = new Map<string, number[]>(all.slice(0, 4).map((w) => [w.name, []]));
     const meter = startLoadMeter();
     for (let i = 0; i < RUNS; i++) {
       for (const way of all) {
@@ -126,7 +134,7 @@ export async function run(): Promise<string> {
       "",
       table(["worker", "cold start (ms)", "vs no sandbox", "added (ms)"], startRows),
       "",
-      "A sandboxed worker's commands run without the watchdog subshell an unboxed one starts per command (the PID namespace ends them with the worker instead), so `on` is faster per command; `strict` starts a nested bwrap per command for its network namespace.",
+      "An unboxed worker runs each command under its reaper (a perl child subreaper that holds everything the command starts, `env -i setsid` included; without perl, a watchdog subshell); a sandboxed one needs neither (the PID namespace ends every command with the worker), so `on` is faster per command; `strict` starts a nested bwrap per command for its network namespace.",
       "",
       table(["command", "round trip (ms)", "vs no sandbox", "added (ms)"], callRows),
       "",

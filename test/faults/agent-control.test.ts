@@ -163,8 +163,9 @@ it.skipIf(!hasSs)(
     expect(victim.status).toBe("idle");
     const names = (await w.json<Json[]>(["list"])).map((a) => a.name);
     expect(names).not.toContain("ghost");
-    // The limit: unboxed, a process that both leaves the tree and clears its environment
-    // carries nothing of the agent the kernel could show; only the sandbox holds it.
+    // Leaving the tree and clearing the environment at once: the command's reaper (a child
+    // subreaper) adopts it, so it is still below the worker (before the reaper: init
+    // adopted it and its `list` was answered, 1 of 1).
     await w.ok([
       "prompt",
       "intruder",
@@ -184,6 +185,7 @@ it.skipIf(!hasSs)(
       ghost_spawned: 0,
       cleared_and_out_of_tree_list_answered: answers(gone).filter((a) => a.ok === true).length,
     });
+    expect(answers(gone).map((a) => a.error?.code)).toEqual(["agent_refused"]);
   },
   120_000,
 );

@@ -3,8 +3,9 @@
  * (bubblewrap around the whole worker). Real `pi-orch serve`, real workers, the faux
  * model running the commands: its bash tries to command the fleet with the guard variable
  * removed, to read the supervisor's files, to write outside its project, to escape
- * teardown six ways (`setsid`, `setsid -f`, `setpgid`, ...), and under `strict` to open a
- * TCP connection. Figures in FAULTS.md.
+ * teardown seven ways (`setsid`, `setsid -f`, `setpgid`, `env -i setsid`, ...), and under
+ * `strict` to open a TCP connection. The same escapes unboxed (`--sandbox off`), where the
+ * command reaper holds them. Figures in FAULTS.md.
  */
 import { createServer, type Server } from "node:net";
 import { spawn } from "node:child_process";
@@ -12,7 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync
 import { homedir, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { pidsWithEnv, TOOL_TAG_VAR } from "../../shared/proc.js";
+import { pidsWithEnv, readProcStat, TOOL_TAG_VAR } from "../../shared/proc.js";
 import { sandboxSupport } from "../../shared/sandbox.js";
 import { startMockModelServer } from "../support/mock-model-server.js";
 import { BIN, type Json, World } from "../support/orch-cli.js";
@@ -166,15 +167,6 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     const serve = await w.serve();
     await w.ok(["spawn", "--name", "stopped", "--provider", "faux", "--sandbox", "on"]);
     await w.ok(["spawn", "--name", "orphaned", "--provider", "faux", "--sandbox", "on"]);
-    // The control: the same six ways without the sandbox, where setsid and setpgid escape teardown.
-    await w.ok(["spawn", "--name", "unboxed", "--provider", "faux", "--sandbox", "off"]);
-    expect(await run(w, "unboxed", escapes(4330))).toContain("started");
-    const unboxed = await allSeven("433");
-    expect(unboxed).toHaveLength(7);
-    await w.ok(["stop", "unboxed"]);
-    const unboxedLeft = await waitAllGone(unboxed, 3_000);
-    // Killed by the test: the one no tag finds.
-    killPids(unboxedLeft);
     const said = await run(w, "stopped", escapes(4310));
     expect(said).toContain("started");
     expect(await run(w, "orphaned", escapes(4320))).toContain("started");
@@ -188,12 +180,9 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     const afterKill = await waitAllGone(before.orphaned, 10_000);
     figures("sandbox-escapes", {
       ways: 7,
-      left_after_stop_without_sandbox: unboxedLeft.length,
       left_after_stop: afterStop.length,
       left_after_supervisor_sigkill: afterKill.length,
     });
-    // Unboxed, the worker's tool tag finds 6 of 7; the one that cleared its environment escapes.
-    expect(unboxedLeft).toHaveLength(1);
     expect(afterStop).toEqual([]);
     expect(afterKill).toEqual([]);
   }, 120_000);
@@ -349,6 +338,42 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
   }, 120_000);
 });
 
+describe("fault: an unboxed agent's commands escape teardown (--sandbox off)", () => {
+  it("every process it starts ends with it: 7 escape ways, after stop, the worker's SIGKILL and the supervisor's", async () => {
+    world = new World();
+    const w = world;
+    const serve = await w.serve();
+    for (const name of ["stopped", "killed", "orphaned"])
+      await w.ok(["spawn", "--name", name, "--provider", "faux", "--sandbox", "off"]);
+    expect(await run(w, "stopped", escapes(4350))).toContain("started");
+    expect(await run(w, "killed", escapes(4360))).toContain("started");
+    expect(await run(w, "orphaned", escapes(4370))).toContain("started");
+    const before = { stopped: await allSeven("435"), killed: await allSeven("436"), orphaned: await allSeven("437") };
+    // The command's reaper adopted what left the shell (`env -i setsid` too), not PID 1.
+    const parents = new Set(Object.values(before).flatMap((pids) => pids.map((pid) => readProcStat(pid)?.ppid)));
+    const parentNames = [...parents].map((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim());
+    expect(parents.size).toBe(3);
+    expect(new Set(parentNames)).toEqual(new Set(["pi-reaper"]));
+
+    await w.ok(["stop", "stopped"]);
+    const afterStop = await waitAllGone(before.stopped, 10_000);
+    // The worker dies with no word: its commands' reapers end what they hold.
+    process.kill((await w.json(["status", "killed"])).pid as number, "SIGKILL");
+    const afterWorkerKill = await waitAllGone(before.killed, 10_000);
+    serve.kill("SIGKILL");
+    const afterKill = await waitAllGone(before.orphaned, 10_000);
+    figures("unboxed-escapes", {
+      ways: 7,
+      left_after_stop: afterStop.length,
+      left_after_worker_sigkill: afterWorkerKill.length,
+      left_after_supervisor_sigkill: afterKill.length,
+    });
+    expect(afterStop).toEqual([]);
+    expect(afterWorkerKill).toEqual([]);
+    expect(afterKill).toEqual([]);
+  }, 120_000);
+});
+
 describe("fault: a sub-agent's teardown", () => {
   it("a pi the agent starts ends its own leftovers at exit, not the agent's", async () => {
     world = new World();
@@ -474,6 +499,9 @@ describe("where bwrap is missing", () => {
     expect(said.out).toContain("mode=none");
     expect(said.stderr).toContain("pi: running without a sandbox: bubblewrap (bwrap) is not installed");
     expect(said.stderr).toContain("--sandbox off");
+    // Nor perl there: its commands run without the reaper, and pi names what escapes then.
+    expect(said.stderr).toContain("pi: commands run without a reaper: perl is not installed");
+    expect(said.stderr).toContain("env -i setsid");
   }, 60_000);
 
   it("spawn --sandbox on is refused with what to do; the default runs unboxed and says so once", async () => {

@@ -22,6 +22,7 @@ import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { bashStructuredContent } from "./bash-structured.js";
 import { isDirectory } from "./path-utils.js";
 import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
+import { noticeNoReaper, parseReaperLine, reaperCommand, reaperSupport } from "./reaper.js";
 import { currentSessionEnv, withSessionEnv } from "./session-env.js";
 import { spillFilePath } from "./spill-dir.js";
 import { toolEnv } from "./tool-env.js";
@@ -41,6 +42,9 @@ export const BASH_UPDATE_INTERVAL_MS = 100;
 // After the shell exits, output still in the pipe is read until EOF; a descendant that
 // inherited the pipe may never send EOF, so stop once the pipe has been quiet this long.
 const EXIT_DRAIN_IDLE_MS = 100;
+
+// How long the reaper gets to kill its subtree on abort or timeout before it goes by SIGKILL with it.
+const REAPER_GRACE_MS = 1000;
 
 /** The truncation of a command's output: pi's fields, but lines counted as an editor shows them ("a\nb\n" is 2). */
 export interface OutputTruncation
@@ -360,31 +364,57 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
   if (netless && !netless.ok)
     throw new Error(`Cannot cut the command's network in the strict sandbox: ${netless.reason}`);
   // Inside any sandbox the worker's death ends its PID namespace, and every command with it.
-  const guarded = !insideSandbox() && process.platform !== "win32" && shell.endsWith("bash");
+  // Outside, the reaper keeps every process the command starts below it; where it cannot
+  // run, the bash watchdog kills the command's group when the worker dies.
+  const unboxed = !insideSandbox() && process.platform !== "win32";
+  const reaper = unboxed ? reaperSupport() : null;
+  if (reaper && !reaper.ok) noticeNoReaper(reaper.reason);
+  const guarded = unboxed && !reaper?.ok && shell.endsWith("bash");
   const [file, args] = netless?.ok
     ? [netless.file, [...netless.args, shell, "-c", command]]
-    : [shell, guarded ? ["-c", WATCHDOG, shell, command] : ["-c", command]];
+    : reaper?.ok
+      ? reaperCommand(reaper, shell, ["-c", command])
+      : [shell, guarded ? ["-c", WATCHDOG, shell, command] : ["-c", command]];
+  const control = guarded || reaper?.ok === true;
   const child = spawn(file, args, {
     cwd,
     detached: process.platform !== "win32",
-    // fd 3 is the watchdog's pipe (not stdin: Node closes a child's stdin when it exits).
-    stdio: guarded ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
+    // fd 3 is the watchdog's or the reaper's pipe (not stdin: Node closes a child's stdin when it exits).
+    stdio: control ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
     env: options.env ?? toolEnv(),
   });
   // The watchdog's pipe: only this process holds our end, so the kernel closes it when
   // the worker dies in any way (SIGKILL included) and the watchdog then kills the
   // command's process group. Closed by us once the group has no member but the watchdog.
-  const watchdogPipe = guarded ? (child.stdio[3] as Readable) : null;
+  // The reaper's says when the command's shell exited (the reaper itself lives on while
+  // anything the command started runs).
+  const controlPipe = control ? (child.stdio[3] as Readable) : null;
   let watchdogPid: number | undefined;
-  if (watchdogPipe) {
+  let reported: ((status: [number | null, NodeJS.Signals | null]) => void) | undefined;
+  let reportedStatus: [number | null, NodeJS.Signals | null] | undefined;
+  if (controlPipe) {
     let said = "";
-    watchdogPipe.setEncoding("utf8");
-    watchdogPipe.on("data", (text: string) => {
+    controlPipe.setEncoding("utf8");
+    controlPipe.on("data", (text: string) => {
       said += text;
-      const pid = Number.parseInt(said, 10);
-      if (said.includes("\n") && Number.isInteger(pid)) watchdogPid = pid;
+      if (guarded) {
+        const pid = Number.parseInt(said, 10);
+        if (said.includes("\n") && Number.isInteger(pid)) watchdogPid = pid;
+        return;
+      }
+      const lines = said.split("\n");
+      said = lines.pop() ?? "";
+      for (const line of lines) {
+        const told = parseReaperLine(line);
+        if (told?.kind === "ready" && !told.subreaper)
+          noticeNoReaper("the kernel refused prctl(PR_SET_CHILD_SUBREAPER)");
+        if (told?.kind === "exit" || told?.kind === "signal") {
+          reportedStatus = told.kind === "exit" ? [told.code, null] : [null, told.signal];
+          reported?.(reportedStatus);
+        }
+      }
     });
-    watchdogPipe.on("error", () => undefined);
+    controlPipe.on("error", () => undefined);
   }
   const pid = child.pid;
   if (pid === undefined) {
@@ -397,7 +427,20 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
 
   let cancelled = false;
   let timedOut = false;
-  const kill = () => killTree(pid, "SIGKILL");
+  const kill = () => {
+    if (!reaper?.ok) return killTree(pid, "SIGKILL");
+    // The reaper kills its subtree and waits for each process, so none is left a zombie;
+    // one that cannot (stopped, or gone) has its tree killed from here.
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // gone: it has said its last
+    }
+    setTimeout(() => {
+      if (reportedStatus === undefined && child.exitCode === null && child.signalCode === null)
+        killTree(pid, "SIGKILL");
+    }, REAPER_GRACE_MS).unref();
+  };
   const onAbort = () => {
     cancelled = true;
     kill();
@@ -455,20 +498,29 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
       resolve(status);
     };
     // Done when the shell has exited and its stdout and stderr have closed: the child's own
-    // "close" also waits for the watchdog's pipe, which stays open until the group is empty.
+    // "close" also waits for the watchdog's (or the reaper's) pipe, which stays open until
+    // the group is empty.
     let open = streams.length;
     for (const stream of streams)
       stream.once("close", () => {
         open--;
         if (open === 0 && exited) resolve(status);
       });
-    child.once("exit", (code, sig) => {
+    const shellExited = (code: number | null, sig: NodeJS.Signals | null) => {
+      if (exited) return;
       exited = true;
       status = [code, sig];
       if (open === 0) resolve(status);
       else armDrainTimer();
-    });
-    child.once("close", (code, sig) => resolve([code, sig]));
+    };
+    // Under the reaper the shell's exit is what the reaper says; the reaper's own exit
+    // (all it adopted gone) comes later, or first when it was killed before it could say.
+    if (reaper?.ok) {
+      reported = ([code, sig]) => shellExited(code, sig);
+      if (reportedStatus) reported(reportedStatus);
+    }
+    child.once("exit", (code, sig) => shellExited(code, sig));
+    child.once("close", (code, sig) => resolve(reportedStatus ?? [code, sig]));
     // Emitted only if the process could not be signalled or messaged; it has still run.
     child.on("error", () => undefined);
   });
@@ -477,9 +529,10 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
   clearTimeout(timer);
   signal.removeEventListener("abort", onAbort);
   // Background jobs of the command stay in its group: teardown must still find them.
+  // Under the reaper its group is the reaper alone, which lives as long as anything it adopted.
   releaseWhenEmpty(pid, {
-    ...(watchdogPipe ? { watchdog: () => watchdogPid } : {}),
-    onEmpty: () => watchdogPipe?.destroy(),
+    ...(guarded ? { watchdog: () => watchdogPid } : {}),
+    onEmpty: () => controlPipe?.destroy(),
   });
   return { exitCode, signal: exitSignal, cancelled, timedOut };
 }

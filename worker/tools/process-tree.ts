@@ -4,11 +4,12 @@
  * groups so the worker can take them all down on its way out, including the background
  * jobs of commands that have already returned.
  *
- * What escapes by design: a process that left its group (`setsid`, `setpgid`) and whose
- * parent chain back to the tool's shell was cut before teardown (the shell returned and
- * it was re-parented), i.e. a deliberate daemon. Catching those needs a child subreaper
- * (`prctl(PR_SET_CHILD_SUBREAPER)`, which Node cannot call) or a cgroup of our own
- * (which needs privileges a worker does not have).
+ * A process that left its group (`setsid`, `setpgid`) after its shell returned keeps its
+ * parent link to the command's reaper (reaper.ts, a child subreaper), so the tree below
+ * the tracked pid is complete. Without the reaper (no perl) such a process is re-parented
+ * to PID 1 and found only by the tool tag; one that also cleared its environment
+ * (`env -i setsid`) then escapes (a cgroup of our own would need privileges a worker does
+ * not have).
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -30,9 +31,10 @@ export function toolTag(): string {
 
 /**
  * SIGKILL the processes carrying this worker's tool tag: what left the tools' process
- * groups (`setsid`, `setpgid`) and is found by no group or parent link. Only its tools
- * carry it (never the worker or an ancestor). Not found: a process that cleared its
- * environment (`env -i`); the sandbox ends those too.
+ * groups (`setsid`, `setpgid`) and is found by no group or parent link (no reaper, or a
+ * command that killed its reaper). Only its tools carry it (never the worker or an
+ * ancestor). Not found: a process that cleared its environment (`env -i`); the reaper and
+ * the sandbox end those.
  */
 function killTagged(): void {
   for (const pid of pidsWithEnv(TOOL_TAG_VAR, toolTag())) {

@@ -79,6 +79,34 @@ function isGone(pid: number): boolean {
 }
 
 /** Wait (bounded) for the kernel to finish a SIGKILL that was already sent. */
+/** Poll `probe` every 20 ms until it gives a value; fail after 10 s naming `what`. */
+async function until<T>(probe: () => T | false | undefined, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A `sleep` argument no other process on the machine uses: `n.<this test process's pid>`. */
+const nap = (n: number) => `${n}.${process.pid}`;
+
+/** Running `sleep` processes whose argument is one of `args` (whatever their environment). */
+function sleepsOf(args: string[]): number[] {
+  return (readProcTable() ?? [])
+    .filter((p) => {
+      try {
+        const [program, arg] = readFileSync(`/proc/${p.pid}/cmdline`, "utf8").split("\0");
+        return program === "sleep" && args.includes(arg ?? "") && !isGone(p.pid);
+      } catch {
+        return false;
+      }
+    })
+    .map((p) => p.pid);
+}
+
 async function expectGone(pid: number): Promise<void> {
   const deadline = Date.now() + 2000;
   while (!isGone(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -291,28 +319,60 @@ describe("background jobs of a returned command", () => {
     await expectGone(job);
   });
 
-  it("are forgotten once they end, and the group's watchdog goes with them", async () => {
+  it("are forgotten once they end, and the command's reaper goes with them", async () => {
     const marker = join(dir, "go");
-    const r = await runBash(`(while [ ! -e ${marker} ]; do sleep 0.05; done) >/dev/null 2>&1 & echo shell:$$`, {
-      cwd: dir,
-      signal: new AbortController().signal,
-    });
-    const shell = Number(r.output.match(/shell:(\d+)/)![1]);
-    // The job and the watchdog are the group now.
-    expect(groupMembers(shell).length).toBeGreaterThanOrEqual(2);
+    const r = await runBash(
+      `(while [ ! -e ${marker} ]; do sleep 0.05; done) >/dev/null 2>&1 & echo shell:$$ reaper:$PPID`,
+      { cwd: dir, signal: new AbortController().signal },
+    );
+    const [, shell, reaper] = r.output.match(/shell:(\d+) reaper:(\d+)/)!.map(Number);
+    // The job is the group now, the reaper above it.
+    expect(groupMembers(shell).length).toBeGreaterThanOrEqual(1);
+    expect(isGone(reaper)).toBe(false);
     await writeFile(marker, "");
     const deadline = Date.now() + 5000;
-    while (groupMembers(shell).length > 0 && Date.now() < deadline) {
+    while ((groupMembers(shell).length > 0 || !isGone(reaper)) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(groupMembers(shell)).toEqual([]);
+    expect(isGone(reaper)).toBe(true);
   });
 
-  it("are killed by the watchdog when the worker dies after the command returned", async () => {
+  it("that left the group and cleared their environment are killed by killAllChildren", async () => {
+    const [a, b] = [nap(6031), nap(6032)];
+    const r = await runBash(
+      `env -i setsid sleep ${a} >/dev/null 2>&1 & setsid -f sleep ${b} >/dev/null 2>&1; echo started`,
+      {
+        cwd: dir,
+        signal: new AbortController().signal,
+      },
+    );
+    expect(r.output).toContain("started");
+    const jobs = await until(() => sleepsOf([a, b]).length === 2 && sleepsOf([a, b]), "both jobs");
+    strays.push(...jobs);
+    killAllChildren();
+    for (const job of jobs) await expectGone(job);
+  });
+
+  it("are reaped by the reaper when they end: it exits once nothing it adopted is left", async () => {
+    const r = await runBash(
+      "setsid -f sleep 0.2 >/dev/null 2>&1; (setsid sleep 0.3 >/dev/null 2>&1 &); echo reaper:$PPID",
+      {
+        cwd: dir,
+        signal: new AbortController().signal,
+      },
+    );
+    const reaper = Number(r.output.match(/reaper:(\d+)/)![1]);
+    // It waits for each process it adopts, so when it is gone none of them is a zombie of its.
+    await until(() => isGone(reaper), "the reaper's exit");
+    expect(readProcTable()?.filter((p) => p.ppid === reaper) ?? []).toEqual([]);
+  });
+
+  it("are killed when the worker dies after the command returned, also those that cleared their environment", async () => {
     // A child node process plays the worker: it runs the command, reports, and is SIGKILLed.
     const script = [
       `import { runBash } from ${JSON.stringify(new URL("../../../worker/tools/bash.ts", import.meta.url).pathname)};`,
-      `const r = await runBash("sleep 60 >/dev/null 2>&1 & echo $!", { cwd: ${JSON.stringify(dir)}, signal: new AbortController().signal });`,
+      `const r = await runBash("sleep 60 >/dev/null 2>&1 & echo $!; env -i setsid sleep 62 >/dev/null 2>&1 & echo $!", { cwd: ${JSON.stringify(dir)}, signal: new AbortController().signal });`,
       `process.stdout.write(r.output); setInterval(() => {}, 1000);`,
     ].join("\n");
     const file = join(dir, "worker.mts");
@@ -322,14 +382,19 @@ describe("background jobs of a returned command", () => {
       stdio: ["ignore", "pipe", "inherit"],
     });
     try {
-      const job = await new Promise<number>((resolve, reject) => {
-        worker.stdout!.once("data", (c: Buffer) => resolve(Number.parseInt(String(c), 10)));
+      let said = "";
+      const jobs = await new Promise<number[]>((resolve, reject) => {
+        worker.stdout!.on("data", (c: Buffer) => {
+          said += String(c);
+          const pids = said.split("\n").filter(Boolean).map(Number);
+          if (pids.length === 2) resolve(pids);
+        });
         worker.once("exit", (code) => reject(new Error(`the worker exited (${code}) before running the command`)));
       });
-      strays.push(job);
-      expect(isGone(job)).toBe(false);
+      strays.push(...jobs);
+      for (const job of jobs) expect(isGone(job)).toBe(false);
       worker.kill("SIGKILL");
-      await expectGone(job);
+      for (const job of jobs) await expectGone(job);
     } finally {
       worker.kill("SIGKILL");
     }
