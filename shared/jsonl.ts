@@ -271,6 +271,15 @@ export class JsonlWriter {
     return pending;
   }
 
+  /**
+   * While the stream's buffer is full or lines wait to be handed to it: a promise that
+   * settles once they are all handed over; otherwise undefined. A producer that waits for
+   * it keeps its reader at most one buffer behind.
+   */
+  behind(): Promise<void> | undefined {
+    return this.waiting || this.queued > 0 ? this.tail : undefined;
+  }
+
   /** Resolves when every queued line was handed to the stream (uncorked, so a close after it loses nothing). */
   flush(): Promise<void> {
     return this.tail.then(() => this.uncork());

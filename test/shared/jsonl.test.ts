@@ -176,6 +176,31 @@ describe("JsonlWriter", () => {
     expect(written).toHaveLength(2);
   });
 
+  it("says it is behind while the stream's buffer is full, until every queued line is handed over", async () => {
+    let release: (() => void) | null = null;
+    const slow = new Writable({
+      highWaterMark: 16,
+      write(_chunk, _enc, cb) {
+        release = () => cb();
+      },
+    });
+    const w = new JsonlWriter(slow);
+    expect(w.behind()).toBeUndefined();
+    void w.write({ payload: "x".repeat(32) });
+    void w.write({ n: 2 });
+    await new Promise((r) => setImmediate(r));
+    const behind = w.behind();
+    expect(behind).toBeInstanceOf(Promise);
+    let caughtUp = false;
+    void behind!.then(() => (caughtUp = true));
+    release!();
+    await new Promise((r) => setImmediate(r));
+    release!();
+    await behind;
+    expect(caughtUp).toBe(true);
+    expect(w.behind()).toBeUndefined();
+  });
+
   it("sends a value's attached wire text instead of serialising it again", async () => {
     const out = new PassThrough();
     const chunks: string[] = [];

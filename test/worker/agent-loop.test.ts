@@ -271,6 +271,52 @@ describe("agent loop", () => {
     expect(last.content[0].text.length).toBeLessThan("one two three four five six seven eight nine ten".length);
   });
 
+  it("takes no streamed event while its reader is behind (pace), and an abort does not wait for the reader", async () => {
+    const provider = createFauxProvider({ script: [{ text: "one two three four five six" }, { text: "a b c d e f" }] });
+    let behind: Promise<void> | undefined;
+    let release = () => {};
+    const agent = new Agent(
+      {
+        cwd: process.cwd(),
+        provider: () => provider,
+        apiKey: () => undefined,
+        systemPrompt: () => "test",
+        tools: () => [],
+        pace: () => behind,
+      },
+      { model, thinkingLevel: "off" },
+    );
+    let updates = 0;
+    agent.subscribe((e) => {
+      if (e.type !== "message_update") return;
+      updates++;
+      // The reader falls behind after the second update.
+      if (updates === 2) behind = new Promise((r) => (release = r));
+    });
+    const run = agent.start([userMessage("go")]);
+    await waitForEvent(agent, (e) => e.type === "message_update" && updates === 2);
+    await new Promise((r) => setImmediate(r));
+    // (The event already taken from the provider may still go out.)
+    const held = updates;
+    // Many turns of the event loop: with nothing to wait for, the reply would be done in these.
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+    expect(updates).toBe(held);
+    expect(held).toBeLessThanOrEqual(3);
+    behind = undefined;
+    release();
+    await run.done;
+    expect(updates).toBeGreaterThan(2);
+    expect((agent.messages.at(-1) as any).content[0].text).toBe("one two three four five six");
+    // A reader that never catches up: abort still ends the run.
+    updates = 0;
+    const second = agent.start([userMessage("again")]);
+    await waitForEvent(agent, (e) => e.type === "message_update" && updates === 2);
+    await agent.abort();
+    await second.done;
+    expect(updates).toBeLessThanOrEqual(3);
+    expect((agent.messages.at(-1) as any).stopReason).toBe("aborted");
+  });
+
   it("retries a transient provider error in new runs after agent_end, as pi", async () => {
     const { agent, events, run } = makeAgent([
       { error: { message: "529 overloaded", retryable: true } },

@@ -193,6 +193,7 @@ export class Agent {
       transformFullContext: host.transformFullContext,
       streamEvents: host.streamEvents,
       routeRequest: host.routeRequest,
+      pace: host.pace,
     };
     const runMessages = await runAgentLoop(this.messages, prompts, config, (event) => this.emit(event));
     await host.afterRun?.(runMessages);

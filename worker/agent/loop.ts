@@ -248,9 +248,16 @@ async function streamOnce(
   // delay, in none): without a turn of the event loop now and then, stdin is not read and
   // a supervisor's presence ping waits for the whole reply (seen: 2.1 s, and 5 agents
   // SIGKILLed as unresponsive).
+  // And a reader that is behind (a full stdout pipe) holds the next event back: otherwise
+  // the reply piles up in memory and a command's answer waits behind the pile (seen: p50
+  // 111-195 ms for get_state).
   let slice = performance.now();
   for await (const event of events) {
-    if (performance.now() - slice > YIELD_AFTER_MS) {
+    const behind = config.signal.aborted ? undefined : config.pace?.();
+    if (behind) {
+      await untilSettledOrAborted(behind, config.signal);
+      slice = performance.now();
+    } else if (performance.now() - slice > YIELD_AFTER_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       slice = performance.now();
     }
@@ -582,4 +589,16 @@ function textResult(text: string): ToolResult {
 function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** Wait for `promise`, or less when `signal` aborts first (an abort must not wait for a reader). */
+function untilSettledOrAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    promise.then(done, done);
+  });
 }

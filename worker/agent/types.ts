@@ -152,6 +152,13 @@ export interface AgentHooks {
    * enters the context first in its turn, with its own message_start/message_end.
    */
   declareSystem?: (context: readonly AgentMessage[]) => SystemMessage | undefined;
+  /**
+   * Asked before each streamed provider event: a promise while the reader of the events
+   * is behind (the loop takes the next event once it settles), else undefined. Without
+   * it a reply streamed faster than it is read piles up in memory, and a command's answer
+   * waits behind the pile.
+   */
+  pace?: () => Promise<void> | undefined;
   /** Passed to each provider request: see and replace the payload, see the response status and headers. */
   onPayload?: ProviderRequest["onPayload"];
   onResponse?: ProviderRequest["onResponse"];

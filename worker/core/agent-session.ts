@@ -137,6 +137,8 @@ export class AgentSession {
   private runMode: RunMode = "print";
   /** Called when an extension asked the worker to shut down and the agent is idle (set by the mode). */
   onShutdownRequest: (() => void) | null = null;
+  /** While the mode's reader of the events is behind: a promise that settles when it caught up (set by the mode). */
+  outputBehind: (() => Promise<void> | undefined) | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.cwd = options.cwd;
@@ -276,6 +278,7 @@ export class AgentSession {
             await this.extensions.notify({ type: "after_provider_response", status, headers });
         },
         routeRequest: (ctx) => this.routeRun(ctx),
+        pace: () => this.outputBehind?.(),
         finishTurn: (turn) => turnEndBoundary(this.boundaryHost(), { ...turn, turnIndex: this.gate.currentTurnIndex }),
         shouldStopAfterTurn: async () => {
           await this.compaction.atThreshold();

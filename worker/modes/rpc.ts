@@ -49,6 +49,9 @@ export function runRpcMode(
     idle.activity();
     void writer.write(toWireEvent(event));
   });
+  // A reply streams no faster than stdout is read: the events wait in the model's stream,
+  // not in memory ahead of the answers to commands (get_state within 100 ms).
+  session.outputBehind = () => writer.behind();
   let shuttingDown: Promise<void> | null = null;
 
   const respond = (command: string, id: string | undefined, result: { data?: unknown } | { error: string }) => {
@@ -163,6 +166,7 @@ export function runRpcMode(
       await session.shutdown().catch(() => undefined);
       killAllChildren();
       unsubscribe();
+      session.outputBehind = null;
       await writer.flush();
       clearTimeout(hardStop);
       io.onExit?.(0);
