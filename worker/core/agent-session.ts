@@ -4,13 +4,7 @@
  * the message queues and every event that leaves the worker. The modes (rpc, print,
  * the TUI's in-process agent) drive it through one command map (modes/commands.ts).
  */
-import type {
-  AssistantMessage,
-  AgentMessage,
-  ImageContent,
-  Model,
-  ThinkingLevel,
-} from "../../shared/schema/messages.js";
+import type { AgentMessage, ImageContent, Model, ThinkingLevel } from "../../shared/schema/messages.js";
 import type { PromptDisposition } from "../../shared/prompt-answer.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import { agentDir, modelsJsonPath } from "../../shared/paths.js";
@@ -37,18 +31,11 @@ import { type SessionStore, SessionWriteError } from "../session/session-file.js
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
-import { AutoRetry, retrySettingsOf, type RetryTarget } from "./auto-retry.js";
+import { AutoRetry, retrySettingsOf } from "./auto-retry.js";
 import type { SummaryModel } from "./compactor.js";
 import { CompactionTriggers } from "./compaction-triggers.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
-import { previewBoundary } from "./boundary.js";
-import {
-  checkBoundaryDrafts,
-  commitBoundaryDrafts,
-  outcomeOf,
-  turnEndBoundary,
-  type BoundaryHost,
-} from "./turn-boundary.js";
+import { turnEndBoundary, type BoundaryHost } from "./turn-boundary.js";
 import { MemorySession } from "./memory-session.js";
 import { ModelSelection } from "./model-selection.js";
 import { openInitialSession, SessionSwitching } from "./session-switching.js";
@@ -57,6 +44,7 @@ import { EventGate } from "./event-gate.js";
 import { customMessage, extensionHost } from "./extension-host.js";
 import { type BashCommandResult, UserBash } from "./user-bash.js";
 import { ToolSet } from "./tool-set.js";
+import { RunSettling } from "./run-settling.js";
 import { SessionPrompt } from "./session-prompt.js";
 import { SessionResources, type SlashCommandInfo } from "./session-resources.js";
 
@@ -82,8 +70,6 @@ export class AgentSession {
   private readonly tools: ToolSet;
   /** The entry each message the session persisted became (turn_end boundaries name them). */
   private readonly entryIds = new WeakMap<AgentMessage, string>();
-  /** The failed response an automatic retry repeats, for a virtual model's router (`reason: "retry"`). */
-  private retriedResponse: AssistantMessage | undefined;
   private readonly providers: ProviderSet;
   /** The catalogue as models.json gave it; extensions' providers are applied over it. */
   private readonly diskCatalogue: Pick<ModelCatalogue, "models" | "keySettings">;
@@ -123,14 +109,16 @@ export class AgentSession {
    * answer can say whether a run is going.
    */
   private readonly pendingUserMessages = new Set<Promise<void>>();
-  /** The latest run started, followed through its automatic retries. */
-  private latestRun: Promise<void> | null = null;
-  /** `agent_before_settle` handlers are running; the run settles after them. */
-  private beforeSettle: Promise<boolean> | undefined;
-  /** A run started and its `agent_settled` has not gone out yet. */
-  private unsettled = false;
-  /** `abort` was asked since the last run started: its `agent_settled` says aborted. */
-  private abortAsked = false;
+  /** Runs followed through their retries and `agent_before_settle` to `agent_settled`. */
+  private readonly runs: RunSettling = new RunSettling({
+    agent: () => this.agent,
+    retry: () => this.retry,
+    gate: () => this.gate,
+    extensions: () => this.extensions,
+    store: () => this.store,
+    boundaryHost: () => this.boundaryHost(),
+    emit: (event) => this.emit(event),
+  });
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
   private ui: { ui: ExtensionUi; interactive: boolean } | null = null;
   /** `ctx.mode`: the mode that set the dialogs last. */
@@ -606,99 +594,15 @@ export class AgentSession {
       this.persistedPrompts.add(message);
     }
     return {
-      done: declared ? this.startRun(declared, message) : this.startRun(message),
+      done: declared ? this.runs.start(declared, message) : this.runs.start(message),
       running: true,
       disposition: "started",
     };
   }
 
-  /** Start a run of `messages`; its completion through any automatic retries. */
-  private startRun(...messages: AgentMessage[]): Promise<void> {
-    // A retry that abort_retry cancelled left its failure here: this run is not that retry.
-    this.retriedResponse = undefined;
-    const run = this.followRetries(this.agent.start(messages).done);
-    this.unsettled = true;
-    this.latestRun = run;
-    const settle = () => this.settleWhenIdle();
-    run.then(settle, settle);
-    return run;
-  }
-
   /** A run's `agent_settled` is still to come (its end, retries or `agent_before_settle` are not over). */
   get settling(): boolean {
-    return this.unsettled || this.beforeSettle !== undefined;
-  }
-
-  /**
-   * pi 1.6's `agent_settled`: once per started run, when nothing more happens on its
-   * own: its agent_end went out, no retry waits or follows (overflow recovery is inside
-   * the run), and no run an extension started meanwhile is going (that one settles later).
-   */
-  private settleWhenIdle(): void {
-    if (!this.unsettled || this.isBusy || this.beforeSettle) return;
-    this.unsettled = false;
-    const aborted = this.abortAsked;
-    this.abortAsked = false;
-    // pi 1.6: agent_before_settle may add entries and ask for one more request; an aborted run skips it.
-    if (!aborted && this.extensions.has("agent_before_settle")) {
-      this.beforeSettle = this.runBeforeSettle().finally(() => {
-        this.beforeSettle = undefined;
-      });
-      void this.beforeSettle
-        .catch((err: unknown) => {
-          // A write the disk refused, or anything else: told, and the run still settles.
-          this.emit({
-            type: "extension_error",
-            extensionPath: "<boundary>",
-            event: "agent_before_settle",
-            error: err instanceof Error ? err.message : String(err),
-          });
-          return false;
-        })
-        .then((continued) => {
-          // A run it started settles on its own.
-          if (continued) return this.settleWhenIdle();
-          this.gate.settled(this.abortAsked);
-        });
-      return;
-    }
-    this.gate.settled(aborted);
-  }
-
-  /**
-   * pi 1.6's `agent_before_settle`: the handlers' entries are written (told as
-   * `entry_appended`) and, when one asked to continue and the context can take one more
-   * request, a run of that request starts. True when it started one.
-   */
-  private async runBeforeSettle(): Promise<boolean> {
-    const last = [...this.agent.messages].reverse().find((m) => m.role === "assistant") as AssistantMessage | undefined;
-    const host = this.boundaryHost();
-    const pending = () => this.agent.queuedMessages();
-    const branch = host.branch();
-    const decision = await this.extensions.boundary(
-      { type: "agent_before_settle", outcome: outcomeOf(last) },
-      (drafts) => checkBoundaryDrafts(host, drafts, branch),
-    );
-    commitBoundaryDrafts(host, decision.entries);
-    // Prompts sent while the handlers ran were queued (the session counts as busy): they run now.
-    const queued = this.abortAsked ? [] : this.agent.takeQueued();
-    if (queued.length > 0) {
-      void this.startRun(...queued);
-      return true;
-    }
-    if (!decision.continue || this.abortAsked) return false;
-    const now = this.store ? this.store.pathToLeaf() : this.memory.sessionEntries();
-    if (!previewBoundary(now, [], pending()).canContinue) {
-      this.emit({
-        type: "extension_error",
-        extensionPath: "<boundary>",
-        event: "agent_before_settle",
-        error: "agent_before_settle requested continuation without runnable model context",
-      });
-      return false;
-    }
-    void this.startRun();
-    return true;
+    return this.runs.settling;
   }
 
   /**
@@ -716,8 +620,9 @@ export class AgentSession {
       if (mine.length === 0) break;
       await Promise.allSettled(mine);
     }
-    return this.isBusy && this.latestRun
-      ? { done: this.latestRun, running: true, disposition: "handled" }
+    const latest = this.runs.latestRun;
+    return this.isBusy && latest
+      ? { done: latest, running: true, disposition: "handled" }
       : { running: this.isBusy, disposition: "handled" };
   }
 
@@ -728,32 +633,14 @@ export class AgentSession {
 
   /** A run is going, or a failed run waits for its automatic retry (which queues as a run would). */
   private get isBusy(): boolean {
-    return this.agent.isStreaming || this.retry.waiting || this.beforeSettle !== undefined;
-  }
-
-  /** A run with its automatic retries (pi's order: each retry is a new run after agent_end). */
-  private followRetries(run: Promise<void>): Promise<void> {
-    // A run is followed until its agent_end went out: the retry is decided there, and a
-    // caller waiting for the run (print mode, a command's waitForIdle) sees it whole.
-    const out = (done: Promise<void>) => done.then(() => this.gate.agentEndSent);
-    const agent = this.agent;
-    const target: RetryTarget = {
-      omit: (failed) => {
-        // A virtual selection's router is told the next request retries this one.
-        if (failed.role === "assistant") this.retriedResponse = failed;
-        this.omitFromContext(failed);
-      },
-      start: (prompts) => ({ done: out(agent.start(prompts).done) }),
-    };
-    return this.retry.follow(target, out(run));
+    return this.runs.busy;
   }
 
   /** Where a request of a run goes: a virtual model's router decides (pi 1.6), else the selection stands. */
   private async routeRun(
     ctx: RouteRequestContext,
   ): Promise<{ model: Model; thinkingLevel: ThinkingLevel } | undefined> {
-    const failed = this.retriedResponse;
-    this.retriedResponse = undefined;
+    const failed = this.runs.takeRetriedResponse();
     if (!isVirtualModel(ctx.model)) return undefined;
     return this.extensions.routeRequest({
       ...ctx,
@@ -776,25 +663,6 @@ export class AgentSession {
       model = (await this.extensions.routeRequest({ model, thinkingLevel, reason: "direct", messages, signal })).model;
     }
     return { model, provider: this.providers.for(model), apiKey: this.apiKeyFor(model) };
-  }
-
-  /**
-   * Leave a message out of the model's context for good (pi 1.6's recovery omission): a
-   * `context_edit` entry with no replacement names its entry (told as `entry_appended`),
-   * and the in-memory context, the projection's cache, drops it. The raw entry stays.
-   */
-  private omitFromContext(message: AgentMessage): void {
-    const index = this.agent.messages.lastIndexOf(message);
-    if (index >= 0) this.agent.messages.splice(index, 1);
-    const store = this.store;
-    if (!store) return;
-    const path = store.pathToLeaf();
-    let at = path.length - 1;
-    while (at >= 0 && (path[at] as { message?: unknown }).message !== message) at--;
-    const target = path[at];
-    if (!target) return;
-    const { entry } = store.appendOrKeep({ type: "context_edit", targetId: target.id, replacement: null });
-    this.emit({ type: "entry_appended", entry });
   }
 
   /** Queue a steering message; pi 1.6's disposition of it. */
@@ -871,7 +739,7 @@ export class AgentSession {
 
   /** Abort a retry wait, a compaction and the run in progress; resolves after `agent_end`. */
   async abort(): Promise<void> {
-    if (this.unsettled || this.beforeSettle) this.abortAsked = true;
+    this.runs.noteAbort();
     this.abortRetry();
     this.abortCompaction();
     await this.agent.abort();
@@ -1154,6 +1022,6 @@ export class AgentSession {
     }
     const problem = this.missingKeyProblem();
     if (problem) throw new Error(problem);
-    void this.startRun(message);
+    void this.runs.start(message);
   }
 }
