@@ -5,14 +5,13 @@
  * the TUI's in-process agent) drive it through one command map (modes/commands.ts).
  */
 import type { AgentMessage, ImageContent, Model, ThinkingLevel } from "../../shared/schema/messages.js";
-import type { PromptDisposition } from "../../shared/prompt-answer.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
 import { agentDir, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
-import { Agent, AgentBusyError, userMessage } from "../agent/agent.js";
+import { Agent } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode, RouteRequestContext } from "../agent/types.js";
 import { NO_EXTENSIONS, type ExtensionHooks } from "../extensions/hooks.js";
-import type { DeliverAs, NewSessionOptions, RunMode } from "../extensions/host.js";
+import type { NewSessionOptions, RunMode } from "../extensions/host.js";
 import type { ExtensionUi } from "../extensions/types.js";
 import { ProviderSet } from "../providers/index.js";
 import { isVirtualModel, routeReason, withVirtualModels } from "../extensions/virtual-models.js";
@@ -27,7 +26,7 @@ import { exportSessionHtml } from "../session/export-html.js";
 import type { TreeNode } from "../session/tree.js";
 import { defaultSessionDir } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
-import { type SessionStore, SessionWriteError } from "../session/session-file.js";
+import type { SessionStore } from "../session/session-file.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
@@ -45,6 +44,7 @@ import { customMessage, extensionHost } from "./extension-host.js";
 import { type BashCommandResult, UserBash } from "./user-bash.js";
 import { ToolSet } from "./tool-set.js";
 import { RunSettling } from "./run-settling.js";
+import { PromptIntake, type PromptOutcome, type PromptSourceKind } from "./prompt-intake.js";
 import { SessionPrompt } from "./session-prompt.js";
 import { SessionResources, type SlashCommandInfo } from "./session-resources.js";
 
@@ -85,8 +85,6 @@ export class AgentSession {
     agent: () => this.agent,
     store: () => this.store,
   });
-  /** Prompts written to the session when they were accepted, so their `message_end` does not write them twice. */
-  private readonly persistedPrompts = new WeakSet<AgentMessage>();
   private extensions: ExtensionHooks = NO_EXTENSIONS;
   autoCompaction = true;
   /** Compactions: by hand, at the threshold, after an overflow. */
@@ -100,15 +98,21 @@ export class AgentSession {
     warn: (message) => this.warn(message),
     running: () => this.agent.running,
   });
-  /** Custom messages queued for the next prompt (`deliverAs: "nextTurn"`). */
-  private nextTurnMessages: AgentMessage[] = [];
   private shutdownRequested = false;
-  /**
-   * Extensions' `sendUserMessage` calls not yet delivered or refused (their `input` and
-   * command hooks may still run): a command's prompt is answered once they are, so the
-   * answer can say whether a run is going.
-   */
-  private readonly pendingUserMessages = new Set<Promise<void>>();
+  /** Prompts, steering, follow-ups and the messages extensions send. */
+  private readonly intake: PromptIntake = new PromptIntake({
+    agent: () => this.agent,
+    extensions: () => this.extensions,
+    store: () => this.store,
+    gate: () => this.gate,
+    runs: () => this.runs,
+    isCompacting: () => this.isCompacting,
+    missingKeyProblem: () => this.missingKeyProblem(),
+    expandPrompt: (text) => this.expandPrompt(text),
+    declareSystem: () => this.system.declare(this.agent.messages),
+    persist: (message) => this.persist(message),
+    emit: (event) => this.emit(event),
+  });
   /** Runs followed through their retries and `agent_before_settle` to `agent_settled`. */
   private readonly runs: RunSettling = new RunSettling({
     agent: () => this.agent,
@@ -297,7 +301,7 @@ export class AgentSession {
       // Persist before the event leaves the worker (appends are synchronous). A message
       // that already happened is kept in memory when the disk refuses it, and written
       // when space returns; a prompt was written when it was accepted.
-      if (event.type === "message_end" && this.store && !this.persistedPrompts.has(event.message))
+      if (event.type === "message_end" && this.store && !this.intake.wasPersisted(event.message))
         this.persist(event.message);
       // The run's end decides its retry at once (pi's _createRetryPromiseForAgentEnd), so
       // the session stays busy until the retry run starts, whatever the handlers do.
@@ -355,8 +359,8 @@ export class AgentSession {
         registered: (name) => this.tools.registered(name),
         toolsChanged: () => this.system.rebuild(),
         providersChanged: () => this.applyExtensionProviders(),
-        deliver: (message, deliverAs, triggerTurn) => this.deliver(message, deliverAs, triggerTurn),
-        pendingSends: this.pendingUserMessages,
+        deliver: (message, deliverAs, triggerTurn) => this.intake.deliver(message, deliverAs, triggerTurn),
+        pendingSends: this.intake.pendingSends,
         requestShutdown: () => this.requestShutdown(),
       }),
     );
@@ -506,7 +510,7 @@ export class AgentSession {
   private async beforeRun(prompts: AgentMessage[]): Promise<void> {
     const joined = await this.system.beforeAgentStart(this.extensions, prompts);
     if (!joined) return;
-    prompts.push(...this.nextTurnMessages.splice(0), ...joined.map(customMessage));
+    prompts.push(...this.intake.takeNextTurn(), ...joined.map(customMessage));
   }
 
   /** The key for a model's provider: `--api-key`, then auth.json's, then models.json's or the environment's (pi 1.6.0's order). */
@@ -545,85 +549,22 @@ export class AgentSession {
   }
 
   /**
-   * Accept a prompt. `/name args` runs an extension command at once (even while
-   * streaming). While a run is in progress a prompt needs a behaviour (`steer` or
-   * `followUp`), else `AgentBusyError`. Returns the run's completion when one starts,
-   * pi 1.6's disposition of the prompt (`started`, `queued`, or `handled` by a command or
-   * an `input` handler), and whether a run is going now (so its `agent_settled` follows):
-   * false after a command or an `input` handler that started none.
+   * Accept a prompt (see PromptIntake.prompt): the run's completion when one starts, pi
+   * 1.6's disposition of the prompt (`started`, `queued`, or `handled` by a command or an
+   * `input` handler), and whether a run is going now (so its `agent_settled` follows).
    */
-  async prompt(
+  prompt(
     text: string,
     images?: ImageContent[],
     behavior?: "steer" | "followUp",
-    source: "rpc" | "interactive" | "extension" = "rpc",
-  ): Promise<{ done?: Promise<void>; running: boolean; disposition: PromptDisposition }> {
-    const command = /^\/([\w:-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-    // Only the sends this prompt's handlers make are awaited: one made earlier may wait on a
-    // dialog (an input handler's confirm), which would hold this answer and the RPC queue.
-    const before = new Set(this.pendingUserMessages);
-    if (command && (await this.extensions.runCommand(command[1], command[2] ?? ""))) return this.afterHandlers(before);
-    const input = await this.extensions.input(text, images, source);
-    if (input.action === "handled") return this.afterHandlers(before);
-    const message = userMessage(this.expandPrompt(input.text), input.images);
-    if (this.isBusy) {
-      if (behavior !== "steer" && behavior !== "followUp") throw new AgentBusyError();
-      this.checkPersistable(message);
-      if (behavior === "steer") this.agent.steer(message);
-      else this.agent.followUp(message);
-      return { running: true, disposition: "queued" };
-    }
-    if (this.isCompacting) throw new Error("the session is being compacted; try again when compaction_end arrives");
-    const problem = this.missingKeyProblem();
-    if (problem) throw new Error(problem);
-    // A prompt is on disk before it is accepted: one the disk refuses is refused, not lost.
-    // A message_end handler may replace it (pi persists the replacement): then it is
-    // written at its message_end, once the disk was checked for room.
-    // The prompt and tools it will be answered with are declared first, in pi 1.6's order
-    // (a system message before the prompt in the file as in the run's events).
-    const declared = this.system.declare(this.agent.messages);
-    if (this.store && this.extensions.has("message_end")) {
-      this.checkPersistable(message);
-    } else if (this.store) {
-      const store = this.store;
-      this.recordOrRefuse(() => {
-        if (declared) store.append({ type: "message", message: declared });
-        store.append({ type: "message", message });
-      });
-      if (declared) this.persistedPrompts.add(declared);
-      this.persistedPrompts.add(message);
-    }
-    return {
-      done: declared ? this.runs.start(declared, message) : this.runs.start(message),
-      running: true,
-      disposition: "started",
-    };
+    source?: PromptSourceKind,
+  ): Promise<PromptOutcome> {
+    return this.intake.prompt(text, images, behavior, source);
   }
 
   /** A run's `agent_settled` is still to come (its end, retries or `agent_before_settle` are not over). */
   get settling(): boolean {
     return this.runs.settling;
-  }
-
-  /**
-   * Whether a run is going once the `sendUserMessage` calls a handler left pending were
-   * delivered or refused (pi's `sendUserMessage` returns before its message starts a
-   * run, so right after the handler nothing may run yet though a run is coming), and
-   * that run's completion. `before` are the sends already pending when the prompt came:
-   * not this prompt's, so not awaited.
-   */
-  private async afterHandlers(
-    before: ReadonlySet<Promise<void>>,
-  ): Promise<{ done?: Promise<void>; running: boolean; disposition: "handled" }> {
-    for (;;) {
-      const mine = [...this.pendingUserMessages].filter((p) => !before.has(p));
-      if (mine.length === 0) break;
-      await Promise.allSettled(mine);
-    }
-    const latest = this.runs.latestRun;
-    return this.isBusy && latest
-      ? { done: latest, running: true, disposition: "handled" }
-      : { running: this.isBusy, disposition: "handled" };
   }
 
   /** A run, an automatic retry's wait or a compaction is going: the worker is at work even while quiet on the wire. */
@@ -667,40 +608,17 @@ export class AgentSession {
 
   /** Queue a steering message; pi 1.6's disposition of it. */
   steer(text: string, images?: ImageContent[]): "queued" {
-    const message = userMessage(this.expandPrompt(text), images);
-    this.checkPersistable(message);
-    this.agent.steer(message);
-    return "queued";
+    return this.intake.steer(text, images);
   }
 
   /** Queue a follow-up; pi 1.6's disposition of it. */
   followUp(text: string, images?: ImageContent[]): "queued" {
-    const message = userMessage(this.expandPrompt(text), images);
-    this.checkPersistable(message);
-    this.agent.followUp(message);
-    return "queued";
+    return this.intake.followUp(text, images);
   }
 
-  /** `clear_queue`: drop the queued steering and follow-up messages, returning their texts; pi announces the (empty) queues either way. */
+  /** `clear_queue`: drop the queued steering and follow-up messages, returning their texts. */
   clearQueue(): { steering: string[]; followUp: string[] } {
-    const queued = this.agent.queues();
-    if (this.agent.pendingMessageCount > 0) this.agent.clearQueues();
-    else this.emit({ type: "queue_update", steering: [], followUp: [] });
-    return queued;
-  }
-
-  /** Refuse a queued message the session could not record (it is written when delivered). */
-  private checkPersistable(message: AgentMessage): void {
-    this.recordOrRefuse(() => this.store?.checkWritable(Buffer.byteLength(JSON.stringify(message)) + 4096));
-  }
-
-  private recordOrRefuse(write: () => unknown): void {
-    try {
-      write();
-    } catch (error) {
-      if (error instanceof SessionWriteError) throw new Error(`message refused, nothing was run: ${error.message}`);
-      throw error;
-    }
+    return this.intake.clearQueue();
   }
 
   /** The context files (`AGENTS.md`, `CLAUDE.md`) the system prompt holds, for the interactive header. */
@@ -992,36 +910,5 @@ export class AgentSession {
     this.shutdownRequested = true;
     // Outside a run (a command, or an agent_end handler once the agent is idle): after what is held went out.
     if (!this.agent.isStreaming) void this.gate.drained().then(() => setImmediate(() => this.onShutdownRequest?.()));
-  }
-
-  /** Queue a message an extension sent (`sendUserMessage`, `sendMessage`) as pi delivers it. */
-  private async deliver(message: AgentMessage, deliverAs: DeliverAs | undefined, triggerTurn: boolean): Promise<void> {
-    if (deliverAs === "nextTurn") {
-      this.nextTurnMessages.push(message);
-      return;
-    }
-    // As pi: a turn wanted after the loop ended (by an agent_end handler, past its first
-    // wait) is a new run once this one settled; queued, it would wait in a loop that takes
-    // no more messages. What the handler sends before its first wait is queued, as in pi.
-    // Only the run whose loop ended is waited for: a run that started since (a before_agent_start
-    // handler awaiting its own send) takes the message in its queue, as pi's would.
-    const ended = this.gate.endedRunToAwait(triggerTurn);
-    if (ended) await ended;
-    if (this.isBusy || this.gate.inEndWindow) {
-      if (deliverAs === "followUp") this.agent.followUp(message);
-      else this.agent.steer(message);
-      return;
-    }
-    if (!triggerTurn) {
-      // Idle and no turn wanted: the message joins the conversation as it is.
-      this.agent.messages.push(message);
-      this.emit({ type: "message_start", message });
-      this.persist(message);
-      this.emit({ type: "message_end", message });
-      return;
-    }
-    const problem = this.missingKeyProblem();
-    if (problem) throw new Error(problem);
-    void this.runs.start(message);
   }
 }
