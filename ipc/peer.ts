@@ -1,10 +1,13 @@
 /**
  * Which processes sit at the other end of a connection to the supervisor's socket
  * (Linux). Node has no SO_PEERCRED, so the kernel is asked in two steps: the peer's socket
- * inode from the socket diagnostics (`ss -x`, netlink UNIX_DIAG_PEER), then the processes
- * holding that inode from `/proc/PID/fd`. Both tables are the kernel's: a client cannot
- * name itself, so it cannot claim to be another process. Connections accepted together
- * share one `ss` run and one scan of `/proc`.
+ * inode from the socket diagnostics (`ss -xp`, netlink UNIX_DIAG_PEER), then the processes
+ * holding that inode. `ss -p` names them (it reads every process's fds in its own process,
+ * not on the supervisor's thread, which a thousand workers' fds would block for a third
+ * of a second per connection), and each one it names is checked in `/proc/PID/fd` before
+ * it counts: a process name is the process's own words and cannot be trusted, the fd
+ * table can. Both tables are the kernel's: a client cannot name itself, so it cannot
+ * claim to be another process. Connections accepted together share one `ss` run.
  */
 import { execFile } from "node:child_process";
 import { readlinkSync } from "node:fs";
@@ -56,6 +59,47 @@ export function peerInodes(ssOutput: string, local: ReadonlySet<string>): Map<st
   return found;
 }
 
+/** `ss -xpnH` output with each line's process list (` users:((...))`, from its first occurrence) cut off. Pure. */
+export function withoutUsers(ssOutput: string): string {
+  return ssOutput.replace(/ users:\(\(.*$/gm, "");
+}
+
+/**
+ * From `ss -xpnH` output, the `pid=N,fd=M` pairs on lines that name one of `inodes` as a
+ * field before their process list: who ss says holds each inode. Only candidates: a
+ * process name can say anything, so each is checked against `/proc` (`holdsSocket`).
+ * A line whose text is odd only adds candidates, never hides the ones ss printed. Pure.
+ */
+export function claimedHolders(
+  ssOutput: string,
+  inodes: ReadonlySet<string>,
+): Map<string, { pid: number; fd: number }[]> {
+  const out = new Map<string, { pid: number; fd: number }[]>();
+  for (const line of ssOutput.split("\n")) {
+    const at = line.indexOf(" users:((");
+    if (at < 0) continue;
+    const fields = line.slice(0, at).trim().split(/\s+/);
+    // The last field before the process list is the peer's inode, not this socket's.
+    for (const field of fields.slice(0, -1)) {
+      if (!inodes.has(field)) continue;
+      const claims = out.get(field) ?? [];
+      for (const m of line.slice(at).matchAll(/pid=(\d+),fd=(\d+)/g))
+        claims.push({ pid: Number(m[1]), fd: Number(m[2]) });
+      out.set(field, claims);
+    }
+  }
+  return out;
+}
+
+/** Whether `/proc/PID/fd/FD` is the socket `inode` (false when gone or not readable). */
+function holdsSocket(pid: number, fd: number, inode: string): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`;
+  } catch {
+    return false;
+  }
+}
+
 /** The inode of the socket behind `socket`'s file descriptor, or undefined where `/proc/self/fd` does not say. */
 function socketInode(socket: Socket): string | undefined {
   const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
@@ -69,7 +113,7 @@ function socketInode(socket: Socket): string | undefined {
 
 function runSs(): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
   return new Promise((resolve) => {
-    execFile("ss", ["-xnH"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 10_000 }, (err, stdout) => {
+    execFile("ss", ["-xpnH"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 10_000 }, (err, stdout) => {
       if (!err) return resolve({ ok: true, text: stdout });
       const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
       resolve({
@@ -84,8 +128,19 @@ function runSs(): Promise<{ ok: true; text: string } | { ok: false; reason: stri
 
 interface Waiting {
   inode: string;
+  socket: Socket;
+  /** `ss` runs that found no peer for it so far. */
+  misses: number;
   resolve(lookup: PeerLookup): void;
 }
+
+/**
+ * `ss` runs a connection still open here may miss its peer in: the kernel's socket dump
+ * comes in parts, and sockets made and closed meanwhile (a fleet's pipes while it starts)
+ * can shift an entry out of it. A client really gone has closed its end by then.
+ */
+const PEER_MISSES = 3;
+const MISS_RETRY_MS = 20;
 
 /** A lookup of connections' peers; concurrent lookups share one `ss` run. */
 export class PeerFinder {
@@ -99,7 +154,7 @@ export class PeerFinder {
     if (inode === undefined)
       return Promise.resolve({ kind: "unknown", reason: "/proc/self/fd does not name the connection's socket" });
     return new Promise((resolve) => {
-      this.queue.push({ inode, resolve });
+      this.queue.push({ inode, socket, misses: 0, resolve });
       if (!this.running) void this.drain();
     });
   }
@@ -114,12 +169,29 @@ export class PeerFinder {
           for (const w of batch) w.resolve({ kind: "unknown", reason: ss.reason });
           continue;
         }
-        const peers = peerInodes(ss.text, new Set(batch.map((w) => w.inode)));
-        const held = socketHolders(new Set(peers.values()));
+        const peers = peerInodes(withoutUsers(ss.text), new Set(batch.map((w) => w.inode)));
+        const claimed = claimedHolders(ss.text, new Set(peers.values()));
+        const holders = new Map<string, number[]>();
+        for (const [peer, claims] of claimed) {
+          const pids = [...new Set(claims.filter((c) => holdsSocket(c.pid, c.fd, peer)).map((c) => c.pid))];
+          if (pids.length > 0) holders.set(peer, pids);
+        }
+        // Where ss named nobody who checks out (an ss without -p, say): every process's fds, here.
+        const unnamed = new Set([...peers.values()].filter((p) => !holders.has(p)));
+        if (unnamed.size > 0) for (const [peer, pids] of socketHolders(unnamed)) holders.set(peer, pids);
+        const again: Waiting[] = [];
         for (const w of batch) {
           const peer = peers.get(w.inode);
-          const pids = peer === undefined ? undefined : held.get(peer);
+          if (peer === undefined && ++w.misses < PEER_MISSES && !w.socket.destroyed && !w.socket.readableEnded) {
+            again.push(w);
+            continue;
+          }
+          const pids = peer === undefined ? undefined : holders.get(peer);
           w.resolve(pids?.length ? { kind: "found", pids } : { kind: "gone" });
+        }
+        if (again.length > 0) {
+          await new Promise((r) => setTimeout(r, MISS_RETRY_MS));
+          this.queue.push(...again);
         }
       }
     } finally {

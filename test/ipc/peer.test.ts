@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { PeerFinder, peerInodes } from "../../ipc/peer.js";
+import { claimedHolders, PeerFinder, peerInodes, withoutUsers } from "../../ipc/peer.js";
 
 describe("peerInodes (ss -xnH)", () => {
   const path = "/home/u/.pi-orch/orch.sock";
@@ -36,6 +36,48 @@ describe("peerInodes (ss -xnH)", () => {
       "u_str ESTAB 0 0 * 88 * 200",
     ].join("\n");
     expect(peerInodes(out, new Set(["200"]))).toEqual(new Map());
+  });
+});
+
+describe("the process lists of ss -xpnH", () => {
+  const path = "/home/u/.pi-orch/orch.sock";
+  it("cut off, the lines pair as ss -xnH's do", () => {
+    const out = [
+      `u_str ESTAB 0 0 ${path} 200 * 199 users:(("node",pid=10,fd=7))`,
+      'u_str ESTAB 0 0 * 199 * 200 users:(("pi-orch",pid=42,fd=3),("sh",pid=43,fd=3)) ',
+    ].join("\n");
+    expect(peerInodes(withoutUsers(out), new Set(["200"]))).toEqual(new Map([["200", "199"]]));
+  });
+
+  it("name every pid=,fd= of the lines holding an inode, a forged name's only beside the real ones", () => {
+    const out = [
+      `u_str ESTAB 0 0 ${path} 200 * 199 users:(("node",pid=10,fd=7))`,
+      'u_str ESTAB 0 0 * 199 * 200 users:(("x",pid=1,fd=3),pid=42,fd=3))',
+      'u_str ESTAB 0 0 * 300 * 199 users:(("other",pid=77,fd=5))',
+    ].join("\n");
+    expect(claimedHolders(out, new Set(["199"]))).toEqual(
+      new Map([
+        [
+          "199",
+          [
+            { pid: 1, fd: 3 },
+            { pid: 42, fd: 3 },
+          ],
+        ],
+      ]),
+    );
+  });
+
+  it("a name that says ' users:((' only cuts its own line short, which then pairs with nothing", () => {
+    const out = [
+      `u_str ESTAB 0 0 ${path} 200 * 199 users:(("node",pid=10,fd=7))`,
+      'u_str ESTAB 0 0 * 199 * 200 users:((" 999 users:((",pid=42,fd=3))',
+    ].join("\n");
+    expect(peerInodes(withoutUsers(out), new Set(["200"]))).toEqual(new Map([["200", "199"]]));
+    const forged = 'u_str ESTAB 0 0 /tmp/a users:(( 5 * 200 users:(("node",pid=42,fd=3))';
+    expect(peerInodes(withoutUsers([`u_str ESTAB 0 0 ${path} 200 * 5`, forged].join("\n")), new Set(["200"]))).toEqual(
+      new Map(),
+    );
   });
 });
 
