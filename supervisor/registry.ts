@@ -3,7 +3,8 @@
  * them. Written atomically (temp file, fsync, rename) so a crash mid-write leaves
  * either the old file or the new one, never half of either.
  */
-import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic } from "../shared/atomic-write.js";
 import { DAMAGED_REGISTRY_PREFIX, registryPath } from "../shared/paths.js";
@@ -19,8 +20,18 @@ interface RegistryFile {
 
 /** Write the registry atomically; the file is created 0600 because specs may hold env values. */
 export function saveRegistry(home: string, agents: readonly AgentRecord[], now = Date.now()): void {
-  const body: RegistryFile = { version: 1, savedAt: now, agents: [...agents] };
-  writeFileAtomic(registryPath(home), `${JSON.stringify(body, null, 2)}\n`);
+  writeFileAtomic(registryPath(home), registryText(agents, now));
+}
+
+/**
+ * The file's text: one agent per line. A thousand agents indented would be 1.5 MB
+ * written on every burst of changes; one line each is half of it, and still reads (and
+ * salvages) by line. Pure.
+ */
+function registryText(agents: readonly AgentRecord[], now: number): string {
+  const head: Omit<RegistryFile, "agents"> = { version: 1, savedAt: now };
+  if (agents.length === 0) return `${JSON.stringify({ ...head, agents: [] })}\n`;
+  return `${JSON.stringify(head).slice(0, -1)},"agents":[\n${agents.map((a) => JSON.stringify(a)).join(",\n")}\n]}\n`;
 }
 
 /** Result of loading: the agents and anything that had to be skipped or set aside. */
@@ -179,15 +190,31 @@ function normalizeRecord(row: Partial<AgentRecord>): Partial<AgentRecord> {
 /** How long after a refused registry write (a full disk) it is tried again. */
 export const REGISTRY_RETRY_MS = 1_000;
 
+/** Least time between two registry writes: changes in between go out together in the second. */
+export const REGISTRY_MIN_INTERVAL_MS = 200;
+
 /**
- * Coalescing writer: many status changes in a burst become one write of the latest
- * state. Writes are synchronous (small file), so `flush()` is exact on shutdown. A
- * write the disk refuses is reported once and tried again until it succeeds.
+ * Coalescing writer: the changes of a burst (a fleet starting: a pid, `starting`, `idle`
+ * for each agent) become one write of the latest state, at most one every
+ * `REGISTRY_MIN_INTERVAL_MS`. The file is written and fsynced off the supervisor's
+ * thread; only the rename is here, so a `flush` (synchronous, for shutdown) always has
+ * the last word. `durable()` tells when what was known at the call is on disk. A write
+ * the disk refuses is reported once and tried again until it succeeds.
  */
 export class RegistryWriter {
-  private scheduled: NodeJS.Immediate | null = null;
-  private retry: NodeJS.Timeout | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private failing = false;
+  /** Changes not yet in a write under way. */
+  private dirty = false;
+  private writing: Promise<void> | null = null;
+  private lastWriteAt = Number.NEGATIVE_INFINITY;
+  /** Bumped by every write that begins, so an older one under way does not rename over a newer file. */
+  private generation = 0;
+  private tmpCount = 0;
+  /** Waiting for the next write to begin and end (they asked while changes were pending). */
+  private nextWaiters: (() => void)[] = [];
+  /** Waiting for the write under way. */
+  private currentWaiters: (() => void)[] = [];
 
   constructor(
     private readonly home: string,
@@ -197,39 +224,113 @@ export class RegistryWriter {
 
   /** Ask for a write soon; repeated calls before it happens cost nothing. */
   markDirty(): void {
-    if (this.scheduled) return;
-    this.scheduled = setImmediate(() => {
-      this.scheduled = null;
-      this.write();
-    });
+    this.dirty = true;
+    this.schedule(REGISTRY_MIN_INTERVAL_MS - (performance.now() - this.lastWriteAt));
   }
 
-  /** Write now (cancels a pending write). */
+  /** Resolves once every change marked before the call is on disk (or its write failed and was reported). */
+  durable(): Promise<void> {
+    if (this.dirty) return new Promise((r) => this.nextWaiters.push(r));
+    if (this.writing) return new Promise((r) => this.currentWaiters.push(r));
+    return Promise.resolve();
+  }
+
+  /** Write now, synchronously (cancels a pending write; one under way is superseded). */
   flush(): void {
-    if (this.scheduled) {
-      clearImmediate(this.scheduled);
-      this.scheduled = null;
-    }
-    this.write();
-  }
-
-  private write(): void {
+    this.cancelTimer();
+    this.dirty = false;
+    const gen = ++this.generation;
+    const waiters = this.nextWaiters.splice(0);
     try {
       saveRegistry(this.home, this.snapshot());
-      this.failing = false;
-      if (this.retry) {
-        clearTimeout(this.retry);
-        this.retry = null;
+      this.succeeded();
+    } catch (err) {
+      this.failed(err as Error, gen);
+    }
+    for (const w of waiters) w();
+  }
+
+  private schedule(inMs: number): void {
+    if (this.timer || this.writing) return; // the write under way schedules the next one when it ends
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        void this.writeInBackground();
+      },
+      Math.max(0, inMs),
+    );
+  }
+
+  private cancelTimer(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private async writeInBackground(): Promise<void> {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const gen = ++this.generation;
+    this.currentWaiters = this.nextWaiters.splice(0);
+    const path = registryPath(this.home);
+    const text = registryText(this.snapshot(), Date.now());
+    const tmp = `${path}.${process.pid}.${++this.tmpCount}.tmp`;
+    let done!: () => void;
+    this.writing = new Promise((r) => (done = r));
+    try {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      const file = await open(tmp, "w", 0o600);
+      try {
+        await file.writeFile(text, "utf8");
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      // Checked and renamed in one turn of this thread: a newer write (a flush) is never undone.
+      if (gen !== this.generation) rmSync(tmp, { force: true });
+      else {
+        renameSync(tmp, path);
+        await syncFolder(dirname(path));
+        this.succeeded();
       }
     } catch (err) {
-      if (!this.failing) this.onError(err as Error);
-      this.failing = true;
-      if (this.retry) return;
-      this.retry = setTimeout(() => {
-        this.retry = null;
-        this.write();
-      }, REGISTRY_RETRY_MS);
-      this.retry.unref();
+      rmSync(tmp, { force: true });
+      this.failed(err as Error, gen);
+    } finally {
+      this.lastWriteAt = performance.now();
+      this.writing = null;
+      for (const w of this.currentWaiters.splice(0)) w();
+      done();
+      if (this.dirty) this.schedule(REGISTRY_MIN_INTERVAL_MS);
     }
+  }
+
+  private succeeded(): void {
+    this.failing = false;
+  }
+
+  private failed(err: Error, gen: number): void {
+    if (!this.failing) this.onError(err);
+    this.failing = true;
+    // Tried again after a while, unless something newer was written meanwhile.
+    setTimeout(() => {
+      if (gen !== this.generation) return;
+      this.dirty = true;
+      this.schedule(0);
+    }, REGISTRY_RETRY_MS).unref();
+  }
+}
+
+/** fsync a folder, so a rename in it is on disk; some filesystems refuse, and the file itself is synced already. */
+async function syncFolder(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // not supported here
   }
 }

@@ -179,8 +179,13 @@ export class Supervisor {
   /** Start a new agent. Rejects with `exists`/`invalid` before anything is started. */
   async spawn(opts: SpawnOptions = {}): Promise<AgentInfo> {
     const { actor, reusedWorktree } = await this.ask<Spawned>((reply) => ({ kind: "spawn", opts, reply }));
-    if (opts.wait === false && opts.prompt === undefined) return this.settled(actor.info());
-    const status = await actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000);
+    // Whoever hears of the agent can count on the next supervisor finding it.
+    const recorded = this.registry.durable();
+    if (opts.wait === false && opts.prompt === undefined) {
+      await recorded;
+      return this.settled(actor.info());
+    }
+    const [status] = await Promise.all([actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000), recorded]);
     if (opts.prompt !== undefined) {
       if (!RUNNING_STATUSES.has(status)) throw actor.notRunningError();
       const response = await actor.rpc({ type: "prompt", message: opts.prompt });
@@ -217,12 +222,14 @@ export class Supervisor {
   /** Stop one agent gracefully; resolves when its process group is gone. */
   async stop(ref: string): Promise<AgentInfo> {
     const [actor] = await this.ask<AgentActor[]>((reply) => ({ kind: "stop", ref, reply }));
+    await this.registry.durable();
     return actor.info();
   }
 
   /** Stop every agent in parallel. */
   async stopAll(): Promise<AgentInfo[]> {
     await this.ask<AgentActor[]>((reply) => ({ kind: "stop", ref: null, reply }));
+    await this.registry.durable();
     return this.list();
   }
 
@@ -266,8 +273,10 @@ export class Supervisor {
    * From the moment it is accepted the agent is `removing`: a restart is refused, so no
    * new worker can start for an agent that is going away.
    */
-  remove(ref: string, opts: RemoveOptions = {}): Promise<AgentInfo> {
-    return this.ask<AgentInfo>((reply) => ({ kind: "remove", ref, opts, reply }));
+  async remove(ref: string, opts: RemoveOptions = {}): Promise<AgentInfo> {
+    const info = await this.ask<AgentInfo>((reply) => ({ kind: "remove", ref, opts, reply }));
+    await this.registry.durable();
+    return info;
   }
 
   /**

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registryPath } from "../../shared/paths.js";
-import { loadRegistry, saveRegistry } from "../../supervisor/registry.js";
+import { loadRegistry, RegistryWriter, saveRegistry } from "../../supervisor/registry.js";
 import type { AgentRecord } from "../../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY } from "../../supervisor/types.js";
 
@@ -88,7 +88,7 @@ describe("registry", () => {
         names.map((n) => ({ ...record(n, "stopped"), statusReason: 'quote " brace } bracket ] inside' })),
       );
       const text = readFileSync(registryPath(h), "utf8");
-      const cutAt = text.indexOf(`"name": "a${cutInside}"`) + 5;
+      const cutAt = text.search(new RegExp(`"name": ?"a${cutInside}"`)) + 5;
       writeFileSync(registryPath(h), text.slice(0, cutAt));
       const { agents, warnings } = loadRegistry(h, 8);
       expect(agents.map((a) => a.name)).toEqual(names.slice(0, cutInside - 1));
@@ -143,5 +143,42 @@ describe("registry", () => {
 
   it("starts empty when there is no file", () => {
     expect(loadRegistry(home())).toEqual({ agents: [], warnings: [] });
+  });
+});
+
+describe("registry writer", () => {
+  const names = (h: string) => loadRegistry(h).agents.map((a) => a.name);
+
+  it("writes a burst of changes as one or two writes, and durable() resolves once the last is on disk", async () => {
+    const h = home();
+    let agents: AgentRecord[] = [];
+    let writes = 0;
+    const writer = new RegistryWriter(h, () => {
+      writes++;
+      return agents;
+    });
+    for (let i = 1; i <= 50; i++) {
+      agents = [...agents, record(`a${i}`, "stopped")];
+      writer.markDirty();
+    }
+    await writer.durable();
+    expect(names(h)).toHaveLength(50);
+    expect(writes).toBeLessThanOrEqual(2);
+    await expect(writer.durable()).resolves.toBeUndefined();
+    expect(readdirSync(h).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("a flush has the last word over a write still under way", async () => {
+    const h = home();
+    let agents = [record("old", "stopped")];
+    const writer = new RegistryWriter(h, () => agents);
+    writer.markDirty();
+    // The write begins on its timer (its snapshot: "old") and is writing when this runs.
+    await new Promise((r) => setTimeout(r, 0));
+    agents = [record("new", "stopped")];
+    writer.flush();
+    await writer.durable();
+    expect(names(h)).toEqual(["new"]);
+    expect(readdirSync(h).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 });
