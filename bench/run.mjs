@@ -15,6 +15,7 @@ const SECTIONS = [
   ["queue", "./queue.ts"],
   ["tui", "./tui.ts"],
   ["sandbox", "./sandbox.ts"],
+  ["prefix", "./prefix.ts"],
 ];
 // Sections that run only when named (they take minutes): `npm run bench -- longday`.
 const ON_REQUEST = [["longday", "./longday.ts"]];

@@ -8,6 +8,7 @@ import type {
   ImageContent,
   LlmMessage,
   Model,
+  SystemMessage,
   TextContent,
   ThinkingLevel,
 } from "../shared/schema/messages.js";
@@ -109,12 +110,25 @@ export interface ToolSpec {
   parameters: unknown;
 }
 
+/** A system message of the transcript, standing before the request message at `at` (pi 1.6's transcript). */
+export interface PlacedSystemMessage {
+  at: number;
+  message: SystemMessage;
+}
+
 /** One model request. */
 export interface ProviderRequest {
   model: Model;
   systemPrompt: string;
   messages: LlmMessage[];
   tools: ToolSpec[];
+  /**
+   * The session's system messages where they stand (the leading one at 0), when they are
+   * what `systemPrompt` and `tools` fold: a provider whose model takes system messages
+   * mid-conversation (`compat.supportsMidConvoSystemMessages`) sends a later change in
+   * place, so the start of the request, and the provider's prompt cache, stay valid.
+   */
+  systemMessages?: PlacedSystemMessage[];
   thinkingLevel: ThinkingLevel;
   apiKey?: string;
   signal: AbortSignal;

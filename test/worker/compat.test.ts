@@ -1,10 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Model } from "../../shared/schema/messages.js";
+import type { LlmMessage, Model, SystemMessage } from "../../shared/schema/messages.js";
 import { detectCompat, resolveCompat } from "../../worker/providers/compat.js";
 import { loadCatalogue } from "../../worker/providers/models.js";
 import { buildOpenAIParams } from "../../worker/providers/openai.js";
+import type { PlacedSystemMessage } from "../../worker/types.js";
 import { tempDir } from "../support/rpc-worker.js";
 
 const model = (over: Partial<Model>): Model => ({
@@ -130,6 +131,84 @@ describe("what the compat fields send", () => {
     expect(buildOpenAIParams(request(model({ provider: "deepseek" }), "off"))).toMatchObject({
       thinking: { type: "disabled" },
     });
+  });
+});
+
+describe("system messages mid-conversation (supportsMidConvoSystemMessages)", () => {
+  const tool = (name: string) => ({ name, description: name, parameters: { type: "object", properties: {} } });
+  const system = (over: Partial<SystemMessage>): SystemMessage => ({
+    role: "system",
+    content: "",
+    timestamp: 0,
+    ...over,
+  });
+  const user = (text: string): LlmMessage => ({ role: "user", content: [{ type: "text", text }], timestamp: 0 });
+  // A session: the prompt with read and bash, a prompt, bash removed, a prompt, hello added, a prompt.
+  const placed: PlacedSystemMessage[] = [
+    {
+      at: 0,
+      message: system({
+        content: "base",
+        sections: { cwd: "<cwd>/p</cwd>" },
+        toolsAdded: [tool("read"), tool("bash")],
+      }),
+    },
+    { at: 1, message: system({ sections: { tools: "only read" }, toolsRemoved: [{ name: "bash" }] }) },
+    { at: 2, message: system({ toolsAdded: [tool("hello")] }) },
+  ];
+  const request = (compat: Record<string, unknown>, systemMessages?: PlacedSystemMessage[]) =>
+    buildOpenAIParams({
+      model: model({ reasoning: false, compat }),
+      systemPrompt: "folded prompt",
+      messages: [user("a"), user("b"), user("c")],
+      tools: [tool("read"), tool("hello")],
+      thinkingLevel: "off",
+      signal: new AbortController().signal,
+      ...(systemMessages ? { systemMessages } : {}),
+    });
+  const roles = (params: { messages: unknown[] }) =>
+    (params.messages as { role: string; tools?: { function: { name: string } }[] }[]).map((m) =>
+      m.tools ? `system+${m.tools.map((t) => t.function.name).join(",")}` : m.role,
+    );
+  const names = (params: { tools?: unknown[] }) =>
+    (params.tools as { function: { name: string } }[] | undefined)?.map((t) => t.function.name);
+
+  it("folds them into the first by default, or when the request has none placed", () => {
+    for (const params of [request({}, placed), request({ supportsMidConvoSystemMessages: true })]) {
+      expect(roles(params)).toEqual(["system", "user", "user", "user"]);
+      expect(params.messages[0]).toEqual({ role: "system", content: "folded prompt" });
+      expect(names(params)).toEqual(["read", "hello"]);
+    }
+  });
+
+  it("sends each where it stands: the first whole, a later one as pi renders an update; tools all in the request", () => {
+    const params = request({ supportsMidConvoSystemMessages: true }, placed);
+    expect(roles(params)).toEqual(["system", "user", "system", "user", "user"]);
+    expect(params.messages[0]).toEqual({ role: "system", content: "base\n\n<cwd>/p</cwd>" });
+    expect(params.messages[2]).toEqual({
+      role: "system",
+      content: 'Updated system prompt section "tools":\n\nonly read',
+    });
+    expect(names(params)).toEqual(["read", "hello"]);
+  });
+
+  it("with tool additions in place: the request's tools as of the last removal, a later addition where it stands", () => {
+    const params = request({ supportsMidConvoSystemMessages: true, supportsMidConvoToolAdditions: true }, placed);
+    expect(roles(params)).toEqual(["system", "user", "system", "user", "system+hello", "user"]);
+    expect(names(params)).toEqual(["read"]);
+  });
+
+  it("instructions go as developer for a reasoning model of a host that takes that role", () => {
+    const params = buildOpenAIParams({
+      model: model({ compat: { supportsMidConvoSystemMessages: true, supportsDeveloperRole: true } }),
+      systemPrompt: "folded prompt",
+      messages: [user("a")],
+      tools: [],
+      thinkingLevel: "high",
+      signal: new AbortController().signal,
+      systemMessages: [{ at: 0, message: system({ content: "base" }) }],
+    });
+    expect(params.messages[0]).toEqual({ role: "developer", content: "base" });
   });
 });
 

@@ -39,7 +39,7 @@ const VALIDATION =
 const MODEL_HELPERS =
   "helpers of pi-ai's Models store (thinking-level clamping, API checks); models reach extensions as plain objects from ctx.model and ctx.modelRegistry";
 const TRANSPORT =
-  "how pi's providers plan tool declarations on the wire; a custom stream reads its tools with getCurrentTools";
+  "deprecated in pi-ai 1.6 (no transport needs it: redefinitions are declared inline); a custom stream plans its tools with resolveTranscriptTools";
 const SESSION_RESOURCES = "provider resources (websockets) pi-ai keeps per session; the worker's providers keep none";
 const AGENT_LOOP =
   "pi's agent loop as a library; the worker's loop is its own, and extensions act on it through events, never by constructing a second one";
@@ -276,7 +276,7 @@ const LEFT_OUT: Record<string, Record<string, string>> = {
       "validateToolCall",
     ],
     [MODEL_HELPERS]: ["clampThinkingLevel", "getSupportedThinkingLevels", "hasApi"],
-    [TRANSPORT]: ["hasNonAdditiveToolChanges", "hasToolRedefinitions", "resolveTranscriptTools"],
+    [TRANSPORT]: ["hasToolRedefinitions"],
     [SESSION_RESOURCES]: ["cleanupSessionResources", "registerSessionResourceCleanup"],
   }),
   "pi-ai/providers/all": reasons({

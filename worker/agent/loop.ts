@@ -7,13 +7,22 @@ import { coerceArguments } from "./coerce-arguments.js";
 import type {
   AgentMessage,
   AssistantMessage,
+  LlmMessage,
   Model,
+  SystemMessage,
   ToolCall,
   ToolResultMessage,
 } from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
-import type { AgentTool, NestedToolOutcome, ProviderEvent, ToolResult, ToolSpec } from "../types.js";
+import type {
+  AgentTool,
+  NestedToolOutcome,
+  PlacedSystemMessage,
+  ProviderEvent,
+  ToolResult,
+  ToolSpec,
+} from "../types.js";
 import type { AgentContextView, Emit, InjectSource, LoopConfig, ResponseFailure } from "./types.js";
 import { cutOffToolCallError } from "../providers/message-builder.js";
 import { createInitialSystemMessage, getCurrentSystemPrompt, getCurrentTools } from "../providers/transcript.js";
@@ -177,6 +186,30 @@ function view(context: AgentMessage[], config: LoopConfig): AgentContextView {
 type Failure = ResponseFailure | null;
 
 /**
+ * Where the transcript's system messages stand among the messages sent (each before the
+ * one at `at`), when they are what the request carries: a leading one, and together the
+ * prompt and the tools being sent. Otherwise (an extension's prompt for this run, a
+ * `context` handler's own list) undefined, and providers send the prompt folded as before.
+ */
+function placeSystemMessages(
+  transcript: readonly AgentMessage[],
+  toLlm: (messages: AgentMessage[]) => LlmMessage[],
+  systemPrompt: string,
+  specs: readonly ToolSpec[],
+): PlacedSystemMessage[] | undefined {
+  if (transcript[0]?.role !== "system") return undefined;
+  const system = transcript.filter((m): m is SystemMessage => m.role === "system");
+  if (getCurrentSystemPrompt(system) !== systemPrompt) return undefined;
+  const tools = new Set(getCurrentTools(system).map((t) => t.name));
+  if (tools.size !== specs.length || specs.some((t) => !tools.has(t.name))) return undefined;
+  const placed: PlacedSystemMessage[] = [];
+  transcript.forEach((m, i) => {
+    if (m.role === "system") placed.push({ at: i === 0 ? 0 : toLlm(transcript.slice(0, i)).length, message: m });
+  });
+  return placed;
+}
+
+/**
  * Stream one response. `message_start` goes out when the provider accepted the
  * request; a failed attempt that will be retried is still closed with `message_end`
  * so clients never see a dangling message, but it is not added to the context.
@@ -193,6 +226,8 @@ async function streamOnce(
   let visible = config.transformContext
     ? await safeTransform(config.transformContext, context, config.signal)
     : context;
+  // The transcript with its system messages where they stand, for providers that send them there.
+  let transcript: readonly { role: string }[] = visible;
   const full = config.transformFullContext?.();
   if (full) {
     // The request as providers send it: the prompt and tools as one leading system message, then the conversation.
@@ -205,8 +240,10 @@ async function streamOnce(
       systemPrompt = getCurrentSystemPrompt(all);
       specs = getCurrentTools(all).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
       visible = sent.filter((m) => m.role !== "system");
+      transcript = sent;
     }
   }
+  const systemMessages = placeSystemMessages(transcript as AgentMessage[], config.toLlm, systemPrompt, specs);
   let started = false;
   let final: AssistantMessage | null = null;
   let failure: Failure = null;
@@ -236,6 +273,7 @@ async function streamOnce(
     systemPrompt,
     messages: config.toLlm(visible),
     tools: specs,
+    ...(systemMessages ? { systemMessages } : {}),
     thinkingLevel,
     apiKey: config.apiKey(model),
     signal: config.signal,

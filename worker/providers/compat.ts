@@ -34,7 +34,12 @@ export const OpenAICompatSchema = Type.Object({
       Type.Literal("qwen-chat-template"),
     ]),
   ),
+  /** Honoured: the session's later system messages go in place (as `system`, or `developer` for a reasoning model with `supportsDeveloperRole`), not folded into the first. */
+  supportsMidConvoSystemMessages: Type.Optional(Type.Boolean()),
+  /** Honoured: with the above, tools a later system message adds are declared there (a `system` message with `tools`); a removal still changes the request's `tools`. */
+  supportsMidConvoToolAdditions: Type.Optional(Type.Boolean()),
   supportsStore: Type.Optional(Type.Boolean()),
+  /** Honoured with `supportsMidConvoSystemMessages`: instructions of a reasoning model go as `developer` (default: OpenAI's own host). */
   supportsDeveloperRole: Type.Optional(Type.Boolean()),
   requiresAssistantAfterToolResult: Type.Optional(Type.Boolean()),
   supportsStrictMode: Type.Optional(Type.Boolean()),
@@ -58,6 +63,9 @@ export interface ResolvedCompat {
   thinkingFormat: NonNullable<OpenAICompat["thinkingFormat"]>;
   /** Tools carry `strict: false`, as pi sends them to the hosts it knows take the field (not Moonshot, Cloudflare's AI gateway, custom servers). */
   supportsStrictMode: boolean;
+  supportsMidConvoSystemMessages: boolean;
+  supportsMidConvoToolAdditions: boolean;
+  supportsDeveloperRole: boolean;
 }
 
 /**
@@ -88,6 +96,10 @@ export function detectCompat(model: Pick<Model, "provider" | "baseUrl">): Resolv
     requiresThinkingAsText: false,
     requiresReasoningContentOnAssistantMessages: deepseek,
     thinkingFormat: deepseek ? "deepseek" : openrouter ? "openrouter" : zai ? "zai" : "openai",
+    // pi 1.6: off unless the model's compat says so (its catalogue sets it for verified models).
+    supportsMidConvoSystemMessages: false,
+    supportsMidConvoToolAdditions: false,
+    supportsDeveloperRole: openai,
   };
 }
 
@@ -105,5 +117,8 @@ export function resolveCompat(model: Model): ResolvedCompat {
       set.requiresReasoningContentOnAssistantMessages ?? detected.requiresReasoningContentOnAssistantMessages,
     thinkingFormat: set.thinkingFormat ?? detected.thinkingFormat,
     supportsStrictMode: set.supportsStrictMode ?? detected.supportsStrictMode,
+    supportsMidConvoSystemMessages: set.supportsMidConvoSystemMessages ?? detected.supportsMidConvoSystemMessages,
+    supportsMidConvoToolAdditions: set.supportsMidConvoToolAdditions ?? detected.supportsMidConvoToolAdditions,
+    supportsDeveloperRole: set.supportsDeveloperRole ?? detected.supportsDeveloperRole,
   };
 }

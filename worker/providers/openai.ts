@@ -12,11 +12,12 @@ import type {
   ThinkingContent,
   Usage,
 } from "../../shared/schema/messages.js";
-import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
+import type { PlacedSystemMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
 import { sdkClientOptions } from "./client-options.js";
 import { detectCompat, resolveCompat, type ResolvedCompat } from "./compat.js";
 import { failStream, finishStream, mapOpenAIFinish } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
+import { getSystemMessageText, renderSystemMessageUpdate, resolveTranscriptTools } from "./transcript.js";
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 
@@ -155,14 +156,28 @@ export function buildOpenAIParams(request: ProviderRequest): OpenAI.Chat.ChatCom
   const { model } = request;
   const compat = resolveCompat(model);
   const thinking = model.reasoning && request.thinkingLevel !== "off";
+  // pi 1.6: a model that takes system messages mid-conversation gets the session's later
+  // ones in place, so the request's start stays the bytes the provider cached.
+  const inPlace = compat.supportsMidConvoSystemMessages ? request.systemMessages : undefined;
+  const plan = inPlace
+    ? resolveTranscriptTools(
+        inPlace.map((p) => p.message),
+        compat.supportsMidConvoToolAdditions ? "additions" : "none",
+      )
+    : undefined;
   const params: OpenAI.Chat.ChatCompletionCreateParamsStreaming & Record<string, unknown> = {
     model: model.id,
-    messages: toOpenAIMessages(request.systemPrompt, request.messages, { compat, model }),
+    messages: toOpenAIMessages(request.systemPrompt, request.messages, {
+      compat,
+      model,
+      ...(inPlace && plan ? { inPlace: { messages: inPlace, foldedTools: plan.foldedSystemMessages } } : {}),
+    }),
     stream: true,
   };
   params[compat.maxTokensField] = model.maxTokens;
   if (compat.supportsUsageInStreaming) params.stream_options = { include_usage: true };
-  if (request.tools.length > 0) params.tools = request.tools.map((t) => toOpenAITool(t, compat.supportsStrictMode));
+  const tools = plan ? plan.requestTools : request.tools;
+  if (tools.length > 0) params.tools = tools.map((t) => toOpenAITool(t, compat.supportsStrictMode));
   if (model.reasoning) {
     const effort = request.thinkingLevel === "off" ? undefined : request.thinkingLevel;
     switch (compat.thinkingFormat) {
@@ -209,14 +224,28 @@ function toOpenAITool(tool: ToolSpec, strictField: boolean): OpenAI.Chat.ChatCom
 export function toOpenAIMessages(
   systemPrompt: string,
   messages: LlmMessage[],
-  opts: { compat: ResolvedCompat; model: Pick<Model, "reasoning"> } = {
+  opts: { compat: ResolvedCompat; model: Pick<Model, "reasoning">; inPlace?: InPlaceSystem } = {
     compat: detectCompat({ provider: "", baseUrl: "" }),
     model: { reasoning: false },
   },
 ): ChatMessage[] {
-  const { compat } = opts;
+  const { compat, inPlace } = opts;
   const out: ChatMessage[] = [];
-  if (systemPrompt) out.push({ role: "system", content: systemPrompt });
+  if (!inPlace && systemPrompt) out.push({ role: "system", content: systemPrompt });
+  const instructionRole = opts.model.reasoning && compat.supportsDeveloperRole ? "developer" : "system";
+  let placed = 0;
+  // The system messages that stand before message `index`: the leading one whole, later ones
+  // as pi renders an update, each after a `system` message declaring the tools it adds in place.
+  const placeSystem = (index: number) => {
+    for (; placed < (inPlace?.messages.length ?? 0) && inPlace!.messages[placed]!.at <= index; placed++) {
+      const { message } = inPlace!.messages[placed]!;
+      const added = placed >= inPlace!.foldedTools ? (message.toolsAdded ?? []) : [];
+      if (added.length > 0)
+        out.push({ role: "system", tools: added.map((t) => toOpenAITool(t, compat.supportsStrictMode)) } as never);
+      const text = placed === 0 ? getSystemMessageText(message) : renderSystemMessageUpdate(message);
+      if (text.length > 0) out.push({ role: instructionRole, content: text } as ChatMessage);
+    }
+  };
   // `tool` messages carry text only, so images of a run of tool results follow it as one
   // user message (not between the results: they must directly follow their tool calls).
   let toolImages: ImageContent[] = [];
@@ -228,8 +257,9 @@ export function toOpenAIMessages(
     });
     toolImages = [];
   };
-  for (const msg of messages) {
+  for (const [index, msg] of messages.entries()) {
     if (msg.role !== "toolResult") flushToolImages();
+    placeSystem(index);
     if (msg.role === "user") {
       if (typeof msg.content === "string") out.push({ role: "user", content: msg.content });
       else if (msg.content.length > 0) out.push({ role: "user", content: msg.content.map(toUserPart) });
@@ -296,7 +326,14 @@ export function toOpenAIMessages(
     }
   }
   flushToolImages();
+  placeSystem(messages.length);
   return out;
+}
+
+/** The session's system messages to send in place, and how many leading ones the request's `tools` covers. */
+interface InPlaceSystem {
+  messages: PlacedSystemMessage[];
+  foldedTools: number;
 }
 
 function toUserPart(c: TextContent | ImageContent): OpenAI.Chat.ChatCompletionContentPart {

@@ -192,6 +192,45 @@ export function getDeclaredTools(messages: Message[]): ToolDeclaration[] {
   return [...defs.values()];
 }
 
+/** Index of the last system message with a removal or a redeclaration of a name seen before, or -1 (pi-ai's rule). */
+function lastNonAdditiveToolChange(systemMessages: readonly SystemMessage[]): number {
+  // A name declared before counts as redeclared even after its removal, as in pi-ai.
+  const declared = new Set<string>();
+  let last = -1;
+  systemMessages.forEach((m, index) => {
+    if ((m.toolsRemoved?.length ?? 0) > 0) last = index;
+    for (const t of m.toolsAdded ?? []) {
+      if (declared.has(t.name)) last = index;
+      declared.add(t.name);
+    }
+  });
+  return last;
+}
+
+/** Whether the transcript's tool history removes or redeclares a tool, which additions in place cannot say. */
+export function hasNonAdditiveToolChanges(messages: Message[]): boolean {
+  return lastNonAdditiveToolChange(messages.filter(isSystem)) >= 0;
+}
+
+/**
+ * pi-ai's split of the tool declarations between the request's `tools` and the system
+ * messages in place: `"none"`, all current tools in the request; `"changes"`, none there
+ * (every system message declares its own); `"additions"`, the tools as of the last removal
+ * or redeclaration in the request, and later additions where their messages stand, so a
+ * removal invalidates the cached prefix once rather than every later addition doing so.
+ * `foldedSystemMessages` is how many leading system messages the request's `tools` covers.
+ */
+export function resolveTranscriptTools(
+  messages: Message[],
+  support: "none" | "additions" | "changes",
+): { requestTools: ToolDeclaration[]; foldedSystemMessages: number } {
+  const system = messages.filter(isSystem);
+  if (support === "none") return { requestTools: getCurrentTools(system), foldedSystemMessages: system.length };
+  if (support === "changes") return { requestTools: [], foldedSystemMessages: 0 };
+  const folded = Math.max(getInitialSystemMessage(messages) ? 1 : 0, lastNonAdditiveToolChange(system) + 1);
+  return { requestTools: getCurrentTools(system.slice(0, folded)), foldedSystemMessages: folded };
+}
+
 const MAX_UUID_V7_TIMESTAMP = 0xffffffffffff;
 let lastTimestamp = -1;
 let sequence: bigint | undefined;
@@ -247,5 +286,7 @@ export const TRANSCRIPT_EXPORTS = {
   declarationsEqual,
   getToolStateChanges,
   getDeclaredTools,
+  hasNonAdditiveToolChanges,
+  resolveTranscriptTools,
   uuidv7,
 };
