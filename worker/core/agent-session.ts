@@ -9,18 +9,13 @@ import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.j
 import { agentDir, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
 import { Agent } from "../agent/agent.js";
-import type { AfterResponseContext, QueueMode, RouteRequestContext } from "../agent/types.js";
+import type { AfterResponseContext, QueueMode } from "../agent/types.js";
 import { NO_EXTENSIONS, type ExtensionHooks } from "../extensions/hooks.js";
 import type { NewSessionOptions, RunMode } from "../extensions/host.js";
 import type { ExtensionUi } from "../extensions/types.js";
-import { ProviderSet } from "../providers/index.js";
-import { isVirtualModel, routeReason, withVirtualModels } from "../extensions/virtual-models.js";
-import { toLlmMessages } from "../agent/to-llm.js";
-import { streamSimpleProvider } from "../providers/stream-simple.js";
-import { loadFauxScript } from "../providers/faux.js";
-import { applyProviders, loadCatalogue, type ModelCatalogue } from "../providers/models.js";
+import type { ProviderSet } from "../providers/index.js";
+import { loadCatalogue, type ModelCatalogue } from "../providers/models.js";
 import type { Resources } from "../resources/index.js";
-import { maxRetryDelayMs } from "../resources/settings.js";
 import type { PackageOrigin } from "../packages/resolve.js";
 import { exportSessionHtml } from "../session/export-html.js";
 import type { TreeNode } from "../session/tree.js";
@@ -28,7 +23,6 @@ import { defaultSessionDir } from "../session/locate.js";
 import type { SessionEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
-import { inheritKeysFromEnv, setToolEnv, toolEnvFor } from "../tools/tool-env.js";
 import type { AgentTool } from "../types.js";
 import { AutoRetry, retrySettingsOf } from "./auto-retry.js";
 import type { SummaryModel } from "./compactor.js";
@@ -43,6 +37,9 @@ import { EventGate } from "./event-gate.js";
 import { customMessage, extensionHost } from "./extension-host.js";
 import { type BashCommandResult, UserBash } from "./user-bash.js";
 import { ToolSet } from "./tool-set.js";
+import { MessageEntries } from "./message-entries.js";
+import { extensionAgentHooks } from "./extension-agent-hooks.js";
+import { ProviderCatalogue } from "./provider-catalogue.js";
 import { RunSettling } from "./run-settling.js";
 import { PromptIntake, type PromptOutcome, type PromptSourceKind } from "./prompt-intake.js";
 import { SessionPrompt } from "./session-prompt.js";
@@ -69,12 +66,10 @@ export class AgentSession {
   /** Which tools exist here and which are active. */
   private readonly tools: ToolSet;
   /** The entry each message the session persisted became (turn_end boundaries name them). */
-  private readonly entryIds = new WeakMap<AgentMessage, string>();
+  private readonly entries = new MessageEntries();
+  /** models.json's catalogue with the extensions' providers applied. */
+  private readonly providerCatalogue: ProviderCatalogue;
   private readonly providers: ProviderSet;
-  /** The catalogue as models.json gave it; extensions' providers are applied over it. */
-  private readonly diskCatalogue: Pick<ModelCatalogue, "models" | "keySettings">;
-  /** Whether bash sees provider keys (`--bash-inherit-keys`), kept for when providers change. */
-  private readonly inheritKeys: boolean;
   private extensionLoader?: () => Promise<ExtensionHooks>;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
@@ -161,7 +156,6 @@ export class AgentSession {
       autoCompaction: () => this.autoCompaction,
       emit: (event) => this.emit(event),
     });
-    this.diskCatalogue = { models: [...this.catalogue.models], keySettings: new Map(this.catalogue.keySettings) };
     this.res = new SessionResources({ options, cwd: this.cwd, home: this.home, warn: (m) => this.warn(m) });
     for (const path of this.resources.skippedProject) {
       this.warn(`skipped ${path}: the project is not trusted (run with --trust to allow it)`);
@@ -190,8 +184,8 @@ export class AgentSession {
       summarize: (request) => this.compaction.summarize(request),
       warn: (message) => this.warn(message),
     });
-    this.inheritKeys = options.bashInheritKeys === true || inheritKeysFromEnv(this.env);
-    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), options.apiKey, this.inheritKeys));
+    this.providerCatalogue = new ProviderCatalogue(this.catalogue, options, this.env, settings);
+    this.providers = this.providerCatalogue.providers;
     setSessionEnvSource(() => ({
       sessionId: this.sessionId,
       sessionFile: this.sessionFile,
@@ -199,15 +193,6 @@ export class AgentSession {
       modelId: this.agent.model.id,
       reasoningLevel: this.agent.thinkingLevel,
     }));
-    const chunkMs = Number(this.env.PI_ORCH_FAUX_CHUNK_MS ?? 0);
-    const retryCap = maxRetryDelayMs(settings);
-    this.providers = new ProviderSet(
-      {
-        script: options.fauxScript ? loadFauxScript(options.fauxScript) : undefined,
-        chunkDelayMs: Number.isFinite(chunkMs) ? chunkMs : 0,
-      },
-      retryCap === undefined ? {} : { maxRetryDelayMs: retryCap },
-    );
     this.tools = new ToolSet(options, settings.defaultTools, {
       extensions: () => this.extensions,
       changed: () => this.system.rebuild(),
@@ -242,34 +227,9 @@ export class AgentSession {
         tools: () => this.activeTools(),
         callableTools: () => this.callableTools(),
         declareSystem: (context) => this.system.declare(context),
-        transformContext: async (messages) => (await this.extensions.context(messages)) ?? messages,
-        transformFullContext: () =>
-          this.extensions.has("context_with_system")
-            ? (messages) => this.extensions.contextWithSystem(messages)
-            : undefined,
-        streamEvents: (model) =>
-          this.extensions.has("provider_stream_event")
-            ? (data) =>
-                this.extensions.notify({
-                  type: "provider_stream_event",
-                  provider: model.provider,
-                  api: model.api,
-                  model: model.id,
-                  data,
-                })
-            : undefined,
-        beforeToolCall: ({ toolCall, args }) => this.extensions.toolCall(toolCall, args),
-        afterToolCall: async ({ toolCall, args, result, isError }) =>
-          this.extensions.toolResult(toolCall, args, result, isError),
+        ...extensionAgentHooks(() => this.extensions),
         afterResponse: (ctx) => this.afterResponse(ctx),
-        finalizeMessage: (message) => this.extensions.messageEnd(message),
-        onPayload: async (payload) =>
-          this.extensions.has("before_provider_request") ? this.extensions.providerRequest(payload) : payload,
-        onResponse: async ({ status, headers }) => {
-          if (this.extensions.has("after_provider_response"))
-            await this.extensions.notify({ type: "after_provider_response", status, headers });
-        },
-        routeRequest: (ctx) => this.routeRun(ctx),
+        routeRequest: (ctx) => this.models.routeRun(ctx, this.runs.takeRetriedResponse()),
         pace: () => this.outputBehind?.(),
         finishTurn: (turn) => turnEndBoundary(this.boundaryHost(), { ...turn, turnIndex: this.gate.currentTurnIndex }),
         shouldStopAfterTurn: async () => {
@@ -418,43 +378,17 @@ export class AgentSession {
       return JSON.stringify(get(before)) === JSON.stringify(next) ? undefined : next;
     };
     // Field by field: a value set by hand since the last read stays unless the file changed it.
-    const retry = this.retry.settings;
     const was = retrySettingsOf(before, this.options.retryDelayMs);
     const now = retrySettingsOf(after, this.options.retryDelayMs);
-    if (was.enabled !== now.enabled) retry.enabled = now.enabled;
-    if (was.maxAttempts !== now.maxAttempts) retry.maxAttempts = now.maxAttempts;
-    if (was.baseDelayMs !== now.baseDelayMs) retry.baseDelayMs = now.baseDelayMs;
-    // Removing the cap (back to the default) is a change too.
-    if (was.maxRetryDelayMs !== now.maxRetryDelayMs) {
-      retry.maxRetryDelayMs = now.maxRetryDelayMs;
-      this.providers.maxRetryDelayMs = now.maxRetryDelayMs;
-    }
+    this.retry.reloadSettings(was, now);
+    if (was.maxRetryDelayMs !== now.maxRetryDelayMs) this.providers.maxRetryDelayMs = now.maxRetryDelayMs;
     const compaction = changed((s) => s.compaction?.enabled ?? true);
     if (compaction !== undefined) this.autoCompaction = compaction;
   }
 
-  /**
-   * pi's `registerProvider` / `unregisterProvider`: the model list is models.json's with
-   * the extensions' providers applied in order, live at once (`get_available_models`,
-   * `set_model`); bash stops seeing a key named by a registered provider, as for models.json.
-   */
+  /** The extensions' providers applied over models.json's (see ProviderCatalogue). */
   private applyExtensionProviders(): void {
-    const registered = this.extensions.providers();
-    const { models, keySettings } = applyProviders(this.diskCatalogue, registered);
-    this.providers.setCustomApis(
-      new Map(
-        registered.flatMap((p) =>
-          p.streamSimple && p.config.api
-            ? [[p.config.api, streamSimpleProvider(p.streamSimple, `provider "${p.name}" (${p.path})`)]]
-            : [],
-        ),
-      ),
-    );
-    this.catalogue.models = withVirtualModels(models, this.extensions.virtualModels());
-    this.catalogue.keySettings.clear();
-    for (const [name, key] of keySettings) this.catalogue.keySettings.set(name, key);
-    this.catalogue.commandKeys.clear();
-    setToolEnv(toolEnvFor(process.env, this.catalogue.keySettings.values(), this.options.apiKey, this.inheritKeys));
+    this.providerCatalogue.applyExtensions(this.extensions);
   }
 
   /** The mode's dialogs for extensions; `interactive` is `ctx.hasUI` (false in print mode). */
@@ -465,20 +399,7 @@ export class AgentSession {
 
   /** A message as the session file keeps it: extension messages as pi's `custom_message` entries. */
   private persist(message: AgentMessage): void {
-    if (!this.store) return;
-    if (message.role === "custom") {
-      const { customType, content, display, details } = message;
-      const { entry } = this.store.appendOrKeep({
-        type: "custom_message",
-        customType,
-        content,
-        display,
-        ...(details !== undefined ? { details } : {}),
-      });
-      this.entryIds.set(message, entry.id);
-    } else {
-      this.entryIds.set(message, this.store.appendOrKeep({ type: "message", message }).entry.id);
-    }
+    if (this.store) this.entries.persist(this.store, message);
   }
 
   /** What a turn_end or agent_before_settle boundary needs of this session. */
@@ -488,12 +409,7 @@ export class AgentSession {
       store: () => this.store ?? undefined,
       messages: () => this.agent.messages,
       branch: () => (this.store ? this.store.pathToLeaf() : this.memory.sessionEntries()),
-      entryIdOf: (message) => {
-        if (this.store) return this.entryIds.get(message);
-        // In memory, the entries are the context's messages in order (memoryEntries).
-        const i = this.agent.messages.indexOf(message);
-        return i < 0 ? undefined : `mem${String(i).padStart(5, "0")}`;
-      },
+      entryIdOf: (message) => this.entries.idOf(message, this.store, this.agent.messages),
       pending: () => this.agent.queuedMessages(),
       customMessage,
       emit: (event) => this.emit(event),
@@ -577,32 +493,9 @@ export class AgentSession {
     return this.runs.busy;
   }
 
-  /** Where a request of a run goes: a virtual model's router decides (pi 1.6), else the selection stands. */
-  private async routeRun(
-    ctx: RouteRequestContext,
-  ): Promise<{ model: Model; thinkingLevel: ThinkingLevel } | undefined> {
-    const failed = this.runs.takeRetriedResponse();
-    if (!isVirtualModel(ctx.model)) return undefined;
-    return this.extensions.routeRequest({
-      ...ctx,
-      // pi's convertToLlm: extension messages as user text, failed responses kept (providers drop them).
-      messages: ctx.messages.flatMap((m) =>
-        m.role === "assistant" || m.role === "toolResult" ? [m] : toLlmMessages([m]),
-      ),
-      reason: routeReason(ctx.messages, failed),
-      ...(failed ? { failed } : {}),
-    });
-  }
-
-  /** The model a request outside a run (a summary) goes to: a virtual selection's router decides (`direct`). */
+  /** The model a request outside a run (a summary) goes to, and how it is called. */
   private async summaryModel(): Promise<SummaryModel> {
-    let model = this.agent.model;
-    if (isVirtualModel(model)) {
-      const { thinkingLevel } = this.agent;
-      const messages = toLlmMessages(this.agent.messages);
-      const signal = new AbortController().signal;
-      model = (await this.extensions.routeRequest({ model, thinkingLevel, reason: "direct", messages, signal })).model;
-    }
+    const model = await this.models.directModel();
     return { model, provider: this.providers.for(model), apiKey: this.apiKeyFor(model) };
   }
 

@@ -63,6 +63,19 @@ export class AutoRetry {
     return this.skip !== null;
   }
 
+  /**
+   * A reload read the settings files again: each retry setting they changed takes effect,
+   * one they did not change keeps the session's value (a client's `set_auto_retry`
+   * survives).
+   */
+  reloadSettings(before: RetrySettings, after: RetrySettings): void {
+    if (before.enabled !== after.enabled) this.settings.enabled = after.enabled;
+    if (before.maxAttempts !== after.maxAttempts) this.settings.maxAttempts = after.maxAttempts;
+    if (before.baseDelayMs !== after.baseDelayMs) this.settings.baseDelayMs = after.baseDelayMs;
+    // Removing the cap (back to the default) is a change too.
+    if (before.maxRetryDelayMs !== after.maxRetryDelayMs) this.settings.maxRetryDelayMs = after.maxRetryDelayMs;
+  }
+
   /** Stop waiting before the next attempt; no retry run starts. */
   abortWait(): void {
     this.skip?.abort();

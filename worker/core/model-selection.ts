@@ -6,12 +6,14 @@
  * switched session brings back.
  */
 import type { WorkerEvent } from "../../shared/schema/events.js";
-import type { Model, ThinkingLevel } from "../../shared/schema/messages.js";
+import type { AssistantMessage, Model, ThinkingLevel } from "../../shared/schema/messages.js";
 import { clampThinkingLevel, supportedThinkingLevels } from "../../shared/schema/messages.js";
 import type { Agent } from "../agent/agent.js";
+import { toLlmMessages } from "../agent/to-llm.js";
+import type { RouteRequestContext } from "../agent/types.js";
 import type { ExtensionHooks } from "../extensions/hooks.js";
 import type { ScopedModel } from "../extensions/host.js";
-import { isVirtualModel, virtualModelUsable } from "../extensions/virtual-models.js";
+import { isVirtualModel, routeReason, virtualModelUsable } from "../extensions/virtual-models.js";
 import type { AuthKeys } from "../providers/auth-file.js";
 import {
   apiKeyEnvVar,
@@ -301,5 +303,37 @@ export class ModelSelection {
   /** `get_available_thinking_levels`: the levels the current model offers (`off` alone without reasoning). */
   availableThinkingLevels(): ThinkingLevel[] {
     return supportedThinkingLevels(this.host.agent().model);
+  }
+
+  /**
+   * Where a request of a run goes: a virtual model's router decides (pi 1.6), told when
+   * the request retries `failed`; undefined for a physical selection, which stands.
+   */
+  async routeRun(
+    ctx: RouteRequestContext,
+    failed: AssistantMessage | undefined,
+  ): Promise<{ model: Model; thinkingLevel: ThinkingLevel } | undefined> {
+    if (!isVirtualModel(ctx.model)) return undefined;
+    return this.host.extensions().routeRequest({
+      ...ctx,
+      // pi's convertToLlm: extension messages as user text, failed responses kept (providers drop them).
+      messages: ctx.messages.flatMap((m) =>
+        m.role === "assistant" || m.role === "toolResult" ? [m] : toLlmMessages([m]),
+      ),
+      reason: routeReason(ctx.messages, failed),
+      ...(failed ? { failed } : {}),
+    });
+  }
+
+  /** The model a request outside a run (a summary) goes to: a virtual selection's router decides (`direct`). */
+  async directModel(): Promise<Model> {
+    const agent = this.host.agent();
+    const model = agent.model;
+    if (!isVirtualModel(model)) return model;
+    const { thinkingLevel } = agent;
+    const messages = toLlmMessages(agent.messages);
+    const signal = new AbortController().signal;
+    return (await this.host.extensions().routeRequest({ model, thinkingLevel, reason: "direct", messages, signal }))
+      .model;
   }
 }
