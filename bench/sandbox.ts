@@ -10,7 +10,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bwrapArgs, SANDBOXED_VAR, sandboxSupport } from "../shared/sandbox.js";
+import { bwrapArgs, SANDBOX_DEFAULT_VAR, SANDBOXED_VAR, sandboxSupport } from "../shared/sandbox.js";
 import { fmtOther, startLoadMeter } from "./load.js";
 import { fmt, median, table } from "./stats.js";
 import { PI_CJS } from "./support.js";
@@ -24,13 +24,19 @@ type Way = { name: string; file: string; args: string[]; env: NodeJS.ProcessEnv 
 function ways(project: string, bwrap: string): Way[] {
   const plan = (mode: "on" | "strict") => bwrapArgs({ mode, cwd: project, writable: [], hidden: [], reveal: [] });
   return [
-    { name: "worker, no sandbox", file: process.execPath, args: [PI_CJS, ...WORKER], env: {} },
+    // Off said outright: pi's own default is the sandbox where bwrap works (as a fleet's worker is told).
+    {
+      name: "worker, no sandbox",
+      file: process.execPath,
+      args: [PI_CJS, ...WORKER],
+      env: { [SANDBOX_DEFAULT_VAR]: "off" },
+    },
     // Where there is no perl, commands run without their reaper (the watchdog subshell instead).
     {
       name: "worker, no sandbox, no perl",
       file: process.execPath,
       args: [PI_CJS, ...WORKER],
-      env: { PATH: "/nonexistent" },
+      env: { [SANDBOX_DEFAULT_VAR]: "off", PATH: "/nonexistent" },
     },
     {
       name: "worker under bwrap (`spawn --sandbox on`)",
