@@ -15,19 +15,19 @@ import type { OrchError } from "./errors.js";
 import type { LoggedEvent } from "../shared/event-replay.js";
 import type { AgentEventLog } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
+import { transition } from "./agent-machine.js";
 import {
   activityOfState,
   describeStatus,
   initialState,
   notRunningError,
   recordOf,
-  transition,
   type AgentEffect,
   type AgentMessage,
   type AgentState,
   type MachineConfig,
   type TimerKey,
-} from "./agent-machine.js";
+} from "./agent-state.js";
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
 import { redactArgv, redactEnv } from "./redact.js";
 import type { AgentTimings } from "./types.js";

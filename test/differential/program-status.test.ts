@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { activityOfState } from "../../supervisor/agent-machine.js";
+import { activityOfState } from "../../supervisor/agent-state.js";
 import { fleetProgramStatus, formatProgramStatus, type ProgramStatus } from "../../shared/activity.js";
 import { Driver } from "../support/agent-driver.js";
 import { UPSTREAM } from "../support/upstream-oracle.js";

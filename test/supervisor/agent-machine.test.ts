@@ -4,7 +4,7 @@
  * and the effects the shell would perform.
  */
 import { describe, expect, it } from "vitest";
-import { activityOfState } from "../../supervisor/agent-machine.js";
+import { activityOfState } from "../../supervisor/agent-state.js";
 import { Driver, record } from "../support/agent-driver.js";
 
 describe("agent table: start and restart", () => {

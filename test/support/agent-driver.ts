@@ -3,14 +3,14 @@
  * processes: messages in, effects out, timers kept and fired at their time.
  */
 import { expect } from "vitest";
+import { transition } from "../../supervisor/agent-machine.js";
 import {
   initialState,
-  transition,
   type AgentEffect,
   type AgentMessage,
   type AgentState,
   type MachineConfig,
-} from "../../supervisor/agent-machine.js";
+} from "../../supervisor/agent-state.js";
 import { DEFAULT_FLOOD_LIMITS } from "../../supervisor/protocol-flood.js";
 import type { AgentRecord } from "../../shared/schema/agent.js";
 
