@@ -23,6 +23,8 @@ const FLEETS: readonly { agents: number; runs: number }[] = process.env.BENCH_FL
       // Both cores for about a minute and ~9 GB: once per bench run on a shared machine.
       { agents: 1000, runs: 1 },
     ];
+/** Pause of each `list` client after an answer. */
+const LIST_EVERY_MS = 200;
 /** How long the idle supervisor's CPU is read (its presence pings are all it does then). */
 const IDLE_CPU_MS = 5_000;
 
@@ -123,7 +125,7 @@ async function listLoop(serve: Serve, done: () => boolean, fresh: boolean, atLea
       times.push(performance.now() - t0);
       if (!open) await client.close();
       // A person or a script asks now and then, not in a tight loop.
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, LIST_EVERY_MS));
     }
   } finally {
     await open?.close();
@@ -263,7 +265,7 @@ export async function run(): Promise<string> {
     "",
     "Through a real `pi-orch serve` and its socket, with the defaults a user gets (each agent in its sandbox where bwrap works, as here). " +
       "Every spawn request is sent at once and timed until all agents are `idle`; meanwhile one client asks `list` on its open connection and another on a new connection each time " +
-      "(what `pi-orch list` does: the socket checks who connected before it answers), each every 50 ms after its answer; " +
+      `(what \`pi-orch list\` does: the socket checks who connected before it answers), each ${LIST_EVERY_MS} ms after its answer; ` +
       "round trips as median / worst. Memory read 1 s after the last agent was idle; PSS splits pages shared between processes (node's code, the code cache) among them, " +
       `so the summed PSS over the supervisor and every process below it (workers and their sandboxes) is what the fleet really holds. Idle CPU: the supervisor's own over ${IDLE_CPU_MS / 1000} s with every agent idle. ` +
       "Teardown: a `shutdown` request until the supervisor exited, having stopped every worker; then every process the tree had is checked gone (same pid and start time, not a zombie). " +

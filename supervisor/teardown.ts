@@ -76,7 +76,10 @@ export async function stopWorker(handle: WorkerHandle, opts: TeardownOptions): P
     return { escalatedTo: null };
   }
   if (await settledWithin(handle.exited, opts.graceMs)) {
-    // The worker exited by itself; only leftovers of its group remain to be ended.
+    // The worker exited by itself; only leftovers of its group remain to be ended. Asked
+    // in the next turn, once the exits this one brings (a fleet stopping) are all in: they
+    // share one reading of /proc (process-tree.ts).
+    await new Promise((r) => setImmediate(r));
     if (!groupAlive(pgid)) return { escalatedTo: null };
   }
   signalGroup(pgid, "SIGTERM");
