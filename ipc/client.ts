@@ -55,7 +55,7 @@ export interface ConnectOptions {
   /**
    * How long a silent supervisor is waited on (default 5 s, never more than
    * `requestTimeoutMs`): a `list`, `status` or `subscribe` gives up after it; a longer
-   * request (spawn, stop, restart, remove, shutdown) then asks `list` and waits on while
+   * request (spawn, stop, restart, remove, shutdown) then asks `status` and waits on while
    * that is answered, giving up once it is not. A SIGSTOPped or hung supervisor is then an
    * error naming its pid within seconds, not a 10-minute hang.
    */
@@ -73,6 +73,9 @@ function answerDeadlineFromEnv(env: NodeJS.ProcessEnv = process.env): number {
 
 /** Requests answered from the supervisor's memory at once: no reason to wait on them past the deadline. */
 const QUICK: ReadonlySet<IpcRequestType> = new Set(["list", "status", "subscribe"]);
+
+/** The agent a liveness probe asks the `status` of: not a valid agent name, so never an agent's. */
+const PROBE_AGENT = "?";
 
 /** Default wait for the answer to one request. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
@@ -178,6 +181,8 @@ export class IpcClient {
   private readonly pending = new Map<string, Pending>();
   private readonly listeners = new Set<(message: IpcStreamMessage) => void>();
   private nextId = 1;
+  /** The liveness probe under way, shared by every request waiting on a silent supervisor. */
+  private probing: Promise<void> | null = null;
   private closedError: IpcClientError | null = null;
   /** Settles when the connection ends (by either side). */
   readonly closed: Promise<void>;
@@ -277,7 +282,7 @@ export class IpcClient {
 
   /**
    * A request other than `rpc`: a quick one gives up after `answerDeadlineMs` of silence;
-   * a long one (a spawn waits for its worker) asks `list` after each such wait and goes
+   * a long one (a spawn waits for its worker) asks `status` after each such wait and goes
    * on while the supervisor answers that, up to `requestTimeoutMs` in all.
    */
   private askWithin<K extends IpcRequestType>(type: K, params: IpcParams<K>): Promise<IpcResultOf<K>> {
@@ -303,16 +308,13 @@ export class IpcClient {
           return giveUp(
             `${this.supervisorName()} did not answer the ${type} request within ${formatWait(QUICK.has(type) ? deadline : waited)}`,
           );
-        this.ask("list", {}, deadline).then(
+        this.probe(deadline).then(
           () => arm(Math.min(deadline, this.requestTimeoutMs - waited)),
-          (err: IpcClientError) => {
-            if (err.code === "timeout" || err.code === "disconnected")
-              giveUp(
-                `${this.supervisorName()} did not answer the ${type} request in ${formatWait(performance.now() - started)}, ` +
-                  `nor a list request after it within ${formatWait(deadline)}, so it is not serving`,
-              );
-            else arm(Math.min(deadline, this.requestTimeoutMs - waited));
-          },
+          () =>
+            giveUp(
+              `${this.supervisorName()} did not answer the ${type} request in ${formatWait(performance.now() - started)}, ` +
+                `nor a status request after it within ${formatWait(deadline)}, so it is not serving`,
+            ),
         );
       };
       const timer = setTimeout(onTimeout, deadline);
@@ -320,6 +322,27 @@ export class IpcClient {
       this.pending.set(id, { type, resolve: resolve as (d: unknown) => void, reject, timer });
       void this.writer.write({ id, type, ...params });
     });
+  }
+
+  /**
+   * Whether the supervisor still serves: resolves on any answer to a `status` of a name no
+   * agent has (a "no such agent" is an answer), rejects on silence past `waitMs` or a
+   * closed connection. One at a time per connection, shared by every request waiting: a
+   * thousand spawns queued behind a fleet's start ask once, not a thousand times (each
+   * asking `list`, whose answer at a thousand agents is 650 KB, choked the supervisor).
+   */
+  private probe(waitMs: number): Promise<void> {
+    this.probing ??= this.ask("status", { agent: PROBE_AGENT }, waitMs)
+      .then(
+        () => undefined,
+        (err: IpcClientError) => {
+          if (err.code === "timeout" || err.code === "disconnected") throw err;
+        },
+      )
+      .finally(() => {
+        this.probing = null;
+      });
+    return this.probing;
   }
 
   /** "the supervisor (pid 1234)", or "the supervisor" when its pid cannot be found. */

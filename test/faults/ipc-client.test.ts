@@ -258,6 +258,27 @@ describe("fault: requests and replies the other side cannot handle", () => {
     );
   });
 
+  it("forty spawns waiting on one connection ask whether the supervisor serves once per wait, not forty times", async () => {
+    // Holds every spawn (a fleet queued behind its start) and answers status, as a busy supervisor does.
+    const dir = home();
+    const seen = await fakeServer(dir, (line) =>
+      JSON.parse(line).type === "status"
+        ? JSON.stringify({ id: idOf(line), ok: false, error: { code: "not_found", message: "no agent ?" } })
+        : null,
+    );
+    const client = await IpcClient.connect({ home: dir, answerDeadlineMs: 100, requestTimeoutMs: 60_000 });
+    clients.push(client);
+    const spawns = Array.from({ length: 40 }, (_, i) => client.spawn({ name: `q${i}` }));
+    for (const s of spawns) s.catch(() => undefined);
+    const probes = () => seen.lines.filter((l) => JSON.parse(l).type === "status").length;
+    await until(() => probes() >= 3, 10_000, "three status probes");
+    // Forty waits end together: each round of them shares one probe.
+    const spawnsSent = seen.lines.filter((l) => JSON.parse(l).type === "spawn").length;
+    expect(spawnsSent).toBe(40);
+    expect(probes()).toBeLessThan(spawnsSent);
+    expect(seen.lines.filter((l) => JSON.parse(l).type === "list")).toEqual([]);
+  });
+
   it("an rpc that gives up after several waits says how many and how long in all, not only the last wait", async () => {
     // Answers the first two status probes, then nothing: three waits for the rpc, the third probe unanswered.
     const dir = home();

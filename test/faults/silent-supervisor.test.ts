@@ -38,7 +38,7 @@ it("SIGSTOPped supervisor: list and spawn fail fast naming its pid; the abandone
   expect(spawn.code).toBe(1);
   expect(spawn.stderr).toMatch(
     new RegExp(
-      `the supervisor \\(pid ${pid}\\) did not answer the spawn request in [\\d.]+ s, nor a list request after it`,
+      `the supervisor \\(pid ${pid}\\) did not answer the spawn request in [\\d.]+ s, nor a status request after it`,
     ),
   );
 
