@@ -4,7 +4,39 @@
  * aborted or a worker that crashed) get an explicit "interrupted" result so the
  * provider's call/result pairing rule holds.
  */
-import type { AgentMessage, AssistantMessage, LlmMessage, ToolResultMessage } from "../../shared/schema/messages.js";
+import type {
+  AgentMessage,
+  AssistantMessage,
+  BashExecutionMessage,
+  LlmMessage,
+  ToolResultMessage,
+} from "../../shared/schema/messages.js";
+
+// pi's words, so a session moved between pi and us reads the same to the model.
+/** What the model reads before a compaction's summary (pi's COMPACTION_SUMMARY_PREFIX). */
+export const COMPACTION_SUMMARY_PREFIX =
+  "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+/** What the model reads after it. */
+export const COMPACTION_SUMMARY_SUFFIX = "\n</summary>";
+/** What the model reads before a branch summary (pi's BRANCH_SUMMARY_PREFIX). */
+export const BRANCH_SUMMARY_PREFIX =
+  "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+/** What the model reads after it. */
+export const BRANCH_SUMMARY_SUFFIX = "</summary>";
+
+/**
+ * A shell command the user ran, as the model reads it (pi's `bashExecutionToText`): the
+ * output, or that there was none, then a cancel, a failing exit code, and where the full
+ * output of a truncated one is.
+ */
+export function bashExecutionText(m: BashExecutionMessage): string {
+  let text = `Ran \`${m.command}\`\n`;
+  text += m.output ? `\`\`\`\n${m.output}\n\`\`\`` : "(no output)";
+  if (m.cancelled) text += "\n\n(command cancelled)";
+  else if (m.exitCode !== null && m.exitCode !== 0) text += `\n\nCommand exited with code ${m.exitCode}`;
+  if (m.truncated && m.fullOutputPath) text += `\n\n[Output truncated. Full output: ${m.fullOutputPath}]`;
+  return text;
+}
 
 /** Map the conversation to provider messages. Pure; never throws. */
 export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
@@ -20,22 +52,12 @@ export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
         break;
       case "bashExecution":
         if (m.excludeFromContext) break;
-        out.push({
-          role: "user",
-          content: [{ type: "text", text: `Ran \`${m.command}\`\n\`\`\`\n${m.output}\n\`\`\`` }],
-          timestamp: m.timestamp,
-        });
+        out.push({ role: "user", content: [{ type: "text", text: bashExecutionText(m) }], timestamp: m.timestamp });
         break;
       case "branchSummary":
-        // pi's wording, so a session moved between pi and us reads the same to the model.
         out.push({
           role: "user",
-          content: [
-            {
-              type: "text",
-              text: `The following is a summary of a branch that this conversation came back from:\n\n<summary>\n${m.summary}</summary>`,
-            },
-          ],
+          content: [{ type: "text", text: BRANCH_SUMMARY_PREFIX + m.summary + BRANCH_SUMMARY_SUFFIX }],
           timestamp: m.timestamp,
         });
         break;
@@ -52,13 +74,7 @@ export function toLlmMessages(messages: AgentMessage[]): LlmMessage[] {
       case "compactionSummary":
         out.push({
           role: "user",
-          content: [
-            {
-              type: "text",
-              // pi's words (COMPACTION_SUMMARY_PREFIX / _SUFFIX): what the model reads after a compaction.
-              text: `The conversation history before this point was compacted into the following summary:\n\n<summary>\n${m.summary}\n</summary>`,
-            },
-          ],
+          content: [{ type: "text", text: COMPACTION_SUMMARY_PREFIX + m.summary + COMPACTION_SUMMARY_SUFFIX }],
           timestamp: m.timestamp,
         });
         break;

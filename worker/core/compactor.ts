@@ -9,16 +9,14 @@ import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.j
 import type { AgentMessage, AssistantMessage, Model, Usage } from "../../shared/schema/messages.js";
 import { emptyUsage } from "../../shared/schema/messages.js";
 import { userMessage } from "../agent/agent.js";
+import { estimateContextTokens, prepareCompaction, type CompactionPlan } from "../session/compaction.js";
 import {
   NO_PRIOR_HISTORY,
   SPLIT_TURN_HEADING,
   SUMMARY_SYSTEM_PROMPT,
   buildSummaryRequest,
   buildTurnPrefixRequest,
-  estimateContextTokens,
-  prepareCompaction,
-  type CompactionPlan,
-} from "../session/compaction.js";
+} from "../session/summary-request.js";
 import type { SessionEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
 import { formatFileLists } from "../session/tree.js";
@@ -210,7 +208,8 @@ async function summarizePlan(
     plan.messagesToSummarize.length > 0
       ? summarize(deps, buildSummaryRequest(plan.messagesToSummarize, customInstructions), signal)
       : NO_PRIOR_HISTORY,
-    summarize(deps, buildTurnPrefixRequest(plan.turnPrefixMessages), signal),
+    // As pi 1.6, the custom instructions go to both requests.
+    summarize(deps, buildTurnPrefixRequest(plan.turnPrefixMessages, customInstructions), signal),
   ]);
   return history + SPLIT_TURN_HEADING + prefix;
 }

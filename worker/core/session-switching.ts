@@ -12,7 +12,7 @@ import type { Agent } from "../agent/agent.js";
 import type { ExtensionHooks } from "../extensions/hooks.js";
 import type { NewSessionOptions } from "../extensions/host.js";
 import type { ExtensionEvent } from "../extensions/types.js";
-import { serializeForSummary } from "../session/compaction.js";
+import { serializeForSummary } from "../session/summary-request.js";
 import type { SessionEntry } from "../session/entries.js";
 import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/fork.js";
 import { findSessionById, latestSession, resolveSessionArg } from "../session/locate.js";

@@ -1,7 +1,7 @@
 /**
- * Compaction, the pure half: estimate context size, decide when to compact, choose the
- * cut (never between a tool call and its results), and write the summary request. The
- * agent sends the request to the current model and appends the `compaction` entry.
+ * Compaction, the pure half: estimate context size, decide when to compact, and choose
+ * the cut (never between a tool call and its results). summary-request.ts words the
+ * request; the agent sends it to the current model and appends the `compaction` entry.
  */
 import type { AgentMessage } from "../../shared/schema/messages.js";
 import {
@@ -17,9 +17,6 @@ import { fileLists, type FileLists } from "./tree.js";
 
 /** An image counts as this many characters (about 1200 tokens), whatever its size. */
 const IMAGE_CHARS = 4800;
-
-/** Tool output longer than this is cut in the summary request; the summary needs its gist, not all of it. */
-const SUMMARY_TOOL_OUTPUT_CHARS = 2000;
 
 /**
  * Rough token count of one message: characters / 4, images ~1200 tokens. Overestimates
@@ -242,139 +239,4 @@ export function prepareCompaction(path: readonly SessionEntry[], keepRecentToken
     firstKeptEntryId: firstKeptEntry.id,
     tokensBefore: estimateContextTokens(buildSessionContext(path).messages),
   };
-}
-
-/** System prompt for the summary request: the model must write a summary, not carry on the work. */
-export const SUMMARY_SYSTEM_PROMPT =
-  "You write context checkpoints for a coding agent. You are shown part of a conversation between a user " +
-  "and an AI coding assistant. Reply with the structured summary you are asked for and nothing else: do not " +
-  "continue the conversation, answer its questions or call tools.";
-
-const SUMMARY_FORMAT = `## Goal
-[What the user wants done; several items if the session moved between tasks.]
-
-## Constraints & Preferences
-- [Requirements and preferences the user stated, or "(none)"]
-
-## Progress
-### Done
-- [x] [Finished work]
-### In Progress
-- [ ] [Work under way]
-### Blocked
-- [Open problems, if any]
-
-## Key Decisions
-- **[Decision]**: [Why]
-
-## Files
-- [path]: [read / created / modified, and what changed]
-
-## Next Steps
-1. [What to do next, in order]
-
-## Critical Context
-- [Exact values, error messages, commands or names needed to continue, or "(none)"]`;
-
-/**
- * The user-turn text asking the model to summarize `messagesToSummarize` (serialized as
- * text, so the model reads it instead of continuing it). A leading compaction summary
- * becomes the previous summary to update rather than to start over.
- */
-export function buildSummaryRequest(messagesToSummarize: readonly AgentMessage[], customInstructions?: string): string {
-  const previous = messagesToSummarize.filter((m) => m.role === "compactionSummary").map((m) => m.summary);
-  const rest = messagesToSummarize.filter((m) => m.role !== "compactionSummary");
-  const parts = [`<conversation>\n${serializeForSummary(rest)}\n</conversation>`];
-  if (previous.length > 0) {
-    parts.push(`<previous-summary>\n${previous.join("\n\n")}\n</previous-summary>`);
-    parts.push(
-      "The conversation above continues the work described in <previous-summary>. Update that summary: keep " +
-        "everything in it that still holds, add the new progress, decisions and files, move finished items to Done, " +
-        "and rewrite Next Steps.",
-    );
-  } else {
-    parts.push(
-      "Summarize the conversation above as a checkpoint another model will use to continue the work without seeing it.",
-    );
-  }
-  parts.push(`Use exactly this format:\n\n${SUMMARY_FORMAT}`);
-  parts.push("Be brief in every section, but keep file paths, function names, commands and error messages exact.");
-  const focus = customInstructions?.trim();
-  if (focus) parts.push(`Additional instructions from the user: ${focus}`);
-  return parts.join("\n\n");
-}
-
-/** Joins the two summaries of a split turn, in pi's words, so a reader of either finds the parts. */
-export const SPLIT_TURN_HEADING = "\n\n---\n\n**Turn Context (split turn):**\n\n";
-
-/** The history summary of a split turn with no history before the turn (pi's text). */
-export const NO_PRIOR_HISTORY = "No prior history.";
-
-/**
- * The user-turn text asking for a summary of the start of a turn that the compaction cuts
- * through: the turn's end is kept verbatim, so the summary only has to make it readable.
- */
-export function buildTurnPrefixRequest(turnPrefixMessages: readonly AgentMessage[]): string {
-  return [
-    `<conversation>\n${serializeForSummary(turnPrefixMessages)}\n</conversation>`,
-    "The conversation above is the first part of one turn that is too long to keep whole; its later part is kept as it is. " +
-      "Summarize this first part so the kept part makes sense on its own.",
-    "Use exactly this format:\n\n## Original Request\n[What the user asked for in this turn]\n\n## Early Progress\n- [Decisions and work done so far]\n\n## Context for Suffix\n- [What is needed to understand the kept part]",
-    "Be brief, but keep file paths, function names, commands and error messages exact.",
-  ].join("\n\n");
-}
-
-/** Conversation as labelled plain text for the summary request; long tool output is cut. */
-export function serializeForSummary(messages: readonly AgentMessage[]): string {
-  const parts: string[] = [];
-  for (const m of messages) {
-    switch (m.role) {
-      case "user": {
-        const text =
-          typeof m.content === "string"
-            ? m.content
-            : m.content.map((b) => (b.type === "text" ? b.text : "[image]")).join("");
-        if (text) parts.push(`[User]: ${text}`);
-        break;
-      }
-      case "assistant":
-        for (const block of m.content) {
-          if (block.type === "thinking" && block.thinking) parts.push(`[Assistant thinking]: ${block.thinking}`);
-          else if (block.type === "text" && block.text) parts.push(`[Assistant]: ${block.text}`);
-          else if (block.type === "toolCall") {
-            parts.push(`[Assistant tool call]: ${block.name}(${JSON.stringify(block.arguments)})`);
-          }
-        }
-        if (m.stopReason === "error" && m.errorMessage) parts.push(`[Assistant error]: ${m.errorMessage}`);
-        break;
-      case "toolResult": {
-        const text = m.content.map((b) => (b.type === "text" ? b.text : "[image]")).join("");
-        const label = m.isError ? `[Tool error ${m.toolName}]` : `[Tool result ${m.toolName}]`;
-        parts.push(`${label}: ${cut(text, SUMMARY_TOOL_OUTPUT_CHARS)}`);
-        break;
-      }
-      case "bashExecution":
-        parts.push(`[User ran]: $ ${m.command}\n${cut(m.output, SUMMARY_TOOL_OUTPUT_CHARS)}`);
-        break;
-      case "compactionSummary":
-        parts.push(`[Earlier summary]: ${m.summary}`);
-        break;
-      case "branchSummary":
-        parts.push(`[Summary of a branch left earlier]: ${m.summary}`);
-        break;
-      case "custom": {
-        const text =
-          typeof m.content === "string"
-            ? m.content
-            : m.content.map((b) => (b.type === "text" ? b.text : "[image]")).join("");
-        if (text) parts.push(`[User]: ${text}`);
-        break;
-      }
-    }
-  }
-  return parts.join("\n\n");
-}
-
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}\n[... ${text.length - max} more characters]`;
 }

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../../shared/schema/messages.js";
 import {
-  buildSummaryRequest,
   estimateContextTokens,
   estimateTokens,
   findCutPoint,
@@ -362,31 +361,3 @@ describe.skipIf(!existsSync(UPSTREAM_COMPACTION))(
     });
   },
 );
-
-describe("buildSummaryRequest", () => {
-  it("asks for the structured sections and carries the conversation as text", () => {
-    const text = buildSummaryRequest([user("fix the login"), assistant("", ["c1"]), toolResult("c1", "ok")]);
-    for (const section of ["## Goal", "## Progress", "## Key Decisions", "## Files", "## Next Steps"]) {
-      expect(text).toContain(section);
-    }
-    expect(text).toContain("<conversation>\n[User]: fix the login");
-    expect(text).toContain('[Assistant tool call]: bash({"command":"ls"})');
-    expect(text).toContain("[Tool result bash]: ok");
-    expect(text).not.toContain("<previous-summary>");
-  });
-
-  it("updates a previous summary and appends custom instructions", () => {
-    const text = buildSummaryRequest(
-      [{ role: "compactionSummary", summary: "## Goal\nold goal", tokensBefore: 5, timestamp: 0 }, user("more")],
-      "  focus on the database  ",
-    );
-    expect(text).toContain("<previous-summary>\n## Goal\nold goal\n</previous-summary>");
-    expect(text).toContain("Additional instructions from the user: focus on the database");
-  });
-
-  it("cuts long tool output", () => {
-    const text = buildSummaryRequest([toolResult("c", "z".repeat(5000))]);
-    expect(text).toContain("[... 3000 more characters]");
-    expect(text).not.toContain("z".repeat(2001));
-  });
-});
