@@ -146,6 +146,8 @@ async function fleetRun(count: number): Promise<FleetResult> {
     let spawning = true;
     const t0 = performance.now();
     const listers = [listLoop(serve, () => !spawning, false), listLoop(serve, () => !spawning, true)];
+    // Should the spawns fail, their error is the one to tell, not the listers' closed connections after.
+    for (const l of listers) l.catch(() => undefined);
     const spawned = Promise.all(
       Array.from({ length: count }, (_, i) => serve.client.spawn({ name: `fleet-${i}`, provider: "faux" })),
     );
@@ -210,6 +212,9 @@ async function fleetRun(count: number): Promise<FleetResult> {
       leftAfter: left.length,
       load,
     };
+  } catch (err) {
+    process.stderr.write(`bench: the fleet of ${count} failed: ${(err as Error).stack ?? err}\n`);
+    throw err;
   } finally {
     if (!closed) {
       const tree = descendants(serve.proc.pid!);

@@ -102,6 +102,8 @@ export class AgentActor {
   private queuedSpawn: { effect: SpawnEffect; cancel: () => void } | null = null;
   /** The generation whose start holds a slot of the gate. */
   private slotGen: number | null = null;
+  /** Waiting for the queued spawn to get its slot (or be called off). */
+  private slotWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: AgentActorOptions) {
     this.config = {
@@ -196,6 +198,15 @@ export class AgentActor {
     return this.ask<RpcResponse>((caller) => ({ kind: "rpc", caller, command, timeoutMs }));
   }
 
+  /**
+   * Resolves once this agent's worker no longer waits for a start slot: spawned, or its
+   * start called off (at once when none waits). A caller that times a start begins after it.
+   */
+  startSlot(): Promise<void> {
+    if (this.queuedSpawn === null) return Promise.resolve();
+    return new Promise((r) => this.slotWaiters.push(r));
+  }
+
   /** Resolves with the status once `test` holds (immediately if it already does), or rejects after `timeoutMs`. */
   waitFor(test: (status: AgentStatus) => boolean, timeoutMs: number): Promise<AgentStatus> {
     return this.ask<AgentStatus>((caller) => ({ kind: "wait", caller, test, timeoutMs }));
@@ -274,6 +285,11 @@ export class AgentActor {
     this.queuedSpawn = null;
     this.slotGen = gen;
     this.spawn(queued.effect);
+    this.slotTaken();
+  }
+
+  private slotTaken(): void {
+    for (const w of this.slotWaiters.splice(0)) w();
   }
 
   /**
@@ -285,6 +301,7 @@ export class AgentActor {
     if (this.queuedSpawn?.effect.gen !== gen) return false;
     this.queuedSpawn.cancel();
     this.queuedSpawn = null;
+    this.slotTaken();
     this.handle({ kind: "spawned", gen, pid: undefined, startedAt: steadyNow() });
     this.mailbox.post({ kind: "exit", gen, code: null, signal: null, spawnError: null, stderrTail: "" });
     if (notify) this.mailbox.post({ kind: "teardown_done", gen });

@@ -185,7 +185,11 @@ export class Supervisor {
       await recorded;
       return this.settled(actor.info());
     }
-    const [status] = await Promise.all([actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000), recorded]);
+    // Timed from its spawn: the wait for a start slot behind a fleet is not the worker's.
+    const [status] = await Promise.all([
+      actor.startSlot().then(() => actor.waitFor(STARTED, this.timings.startTimeoutMs + 5_000)),
+      recorded,
+    ]);
     if (opts.prompt !== undefined) {
       if (!RUNNING_STATUSES.has(status)) throw actor.notRunningError();
       const response = await actor.rpc({ type: "prompt", message: opts.prompt });
@@ -249,6 +253,7 @@ export class Supervisor {
         // Wait for "starting" first so an agent that is idle now is not mistaken for restarted.
         leftStarting = a
           .waitFor((s) => s === "starting", this.timings.stopGraceMs + this.timings.killGraceMs + 5_000)
+          .then(() => a.startSlot())
           .then(() => a.waitFor(STARTED, this.timings.startTimeoutMs + 5_000))
           .then(() => undefined);
       },

@@ -317,4 +317,13 @@ describe("agent actor with the fixture worker", () => {
     await sup.restart("c");
     expect(sup.status("c").status).toBe("idle");
   });
+
+  it("a spawn that waits its turn longer than a start may take still succeeds: its start is timed from its spawn", async () => {
+    // Each start takes 2.5 s of a 3 s deadline; the fourth waits 7.5 s for its slot, past the 3 s + 5 s a start is given.
+    const { sup } = env.supervisor({ startConcurrency: 1, timings: { startTimeoutMs: 3_000 } });
+    const infos = await Promise.all(
+      ["a", "b", "c", "d"].map((name) => sup.spawn({ name, env: { FIXTURE_STARTUP_MS: "2500" } })),
+    );
+    expect(infos.map((i) => i.status)).toEqual(["idle", "idle", "idle", "idle"]);
+  }, 30_000);
 });
