@@ -289,6 +289,48 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
     expect(describe(ours, OURS_ONLY)).toEqual(describe(theirs, LEFT_OUT));
   });
 
+  it("--list-models with both providers' keys prints 1.6.0's table line for line (its catalogue), and --provider P starts 1.6.0's default model of P", async () => {
+    const s = setup();
+    const table = (impl: Impl) => {
+      const [cmd, ...pre] = BIN[impl];
+      const r = spawnSync(cmd!, [...pre, "--list-models"], {
+        cwd: s.cwd,
+        env: { ...envOf(s), ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o" },
+        encoding: "utf8",
+      });
+      expect(r.status, `${impl} --list-models\n${r.stderr}`).toBe(0);
+      // 1.6.0, its stdin not a terminal, prints the table to stderr; ours to stdout.
+      return (r.stdout + r.stderr).trimEnd().split("\n");
+    };
+    const theirs = table("pi 1.6.0");
+    expect(theirs.length).toBeGreaterThan(60);
+    expect(table("ours")).toEqual(theirs);
+    for (const [provider, key] of [
+      ["anthropic", "ANTHROPIC_API_KEY"],
+      ["openai", "OPENAI_API_KEY"],
+    ] as const) {
+      const models: string[] = [];
+      for (const impl of ["ours", "pi 1.6.0"] as const) {
+        // No --provider (1.6.0 refuses it without --model): the one key set picks the provider.
+        const w = new RpcWorker(["--mode", "rpc", "--no-session"], {
+          cwd: s.cwd,
+          env: { ...envOf(s), PI_ORCH_HOME: undefined, [key]: "k" },
+          bin: BIN[impl],
+        });
+        try {
+          const state = await w.request({ type: "get_state" });
+          expect(state.success, w.stderr.join("")).toBe(true);
+          const model = (state.data as { model?: { provider: string; id: string } }).model;
+          models.push(`${model?.provider}/${model?.id}`);
+        } finally {
+          w.kill();
+        }
+      }
+      expect(models[0]!.startsWith(`${provider}/`), models[0]).toBe(true);
+      expect(models[0], provider).toBe(models[1]);
+    }
+  });
+
   it("both start with every flag 1.6.0 documents (long names, then aliases) and agree on the state", async () => {
     const s = setup();
     const flags = parseHelpFlags(helpOf("pi 1.6.0", s)).filter(

@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicProvider } from "../../worker/providers/anthropic.js";
@@ -113,6 +114,17 @@ describe("model catalogue", () => {
     expect(readFileSync(counter, "utf8")).toBe("x\n");
   });
 
+  it("a built-in provider's baseUrl and headers alone re-aim its built-in models, as pi's proxy setup", () => {
+    const c = catalogueWith({
+      providers: { anthropic: { baseUrl: "https://proxy.example.com", headers: { "x-team": "a" } } },
+    });
+    const model = resolveModel(c, "anthropic", "claude-opus-4-7");
+    expect(model).toMatchObject({ baseUrl: "https://proxy.example.com", headers: { "x-team": "a" } });
+    // Its facts stay the catalogue's.
+    expect(model.cost).toEqual(BUILT_IN_MODELS.find((m) => m.id === "claude-opus-4-7")!.cost);
+    expect(resolveModel(c, "openai", "gpt-5.4").baseUrl).toBe("https://api.openai.com/v1");
+  });
+
   it("defaults to a provider that has a key, else faux", () => {
     expect(defaultProvider({ ANTHROPIC_API_KEY: "a" })).toBe("anthropic");
     expect(defaultProvider({ OPENAI_API_KEY: "o" })).toBe("openai");
@@ -121,44 +133,60 @@ describe("model catalogue", () => {
 });
 
 describe("built-in catalogue is current", () => {
-  it("defaults to pi 0.73.1's current models", () => {
+  it("defaults to pi 1.6.0's models (its defaultModelPerProvider)", () => {
     const catalogue = loadCatalogue();
-    expect(resolveModel(catalogue, "anthropic").id).toBe("claude-opus-4-7");
-    expect(resolveModel(catalogue, "openai").id).toBe("gpt-5.4");
+    expect(resolveModel(catalogue, "anthropic").id).toBe("claude-opus-5-5");
+    expect(resolveModel(catalogue, "openai").id).toBe("gpt-6.2-sol");
   });
 
   // The SDK warns (console.warn) on every request to a model on its deprecation list, and
   // when a model that thinks adaptively gets `thinking.type: "enabled"`. The real SDK decides.
-  it.each(BUILT_IN_MODELS.filter((m) => m.api === "anthropic-messages").map((m) => [m.id, m] as const))(
-    "%s: no SDK warning on a request with thinking",
-    async (_id, builtIn) => {
-      const server = await startMockModelServer();
-      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-      try {
-        server.enqueue({ text: "ok" });
-        const model = { ...builtIn, baseUrl: server.url, maxTokens: 4096 };
-        const events = [];
-        for await (const e of createAnthropicProvider().stream({
-          model,
-          systemPrompt: "test",
-          messages: [{ role: "user", content: "hi", timestamp: 1 }],
-          tools: [],
-          thinkingLevel: "medium",
-          apiKey: "k",
-          signal: new AbortController().signal,
-        })) {
-          events.push(e);
-        }
-        expect(events.at(-1)?.type).toBe("done");
-        expect(server.requests[0].body.model).toBe(builtIn.id);
-        expect(server.requests[0].body.thinking).toBeDefined();
-        expect(warn).not.toHaveBeenCalled();
-      } finally {
-        warn.mockRestore();
-        await server.close();
-      }
-    },
+  // pi 1.6.0 still lists four models the SDK calls deprecated (Opus and Sonnet 4.5); we list
+  // what pi lists, and those get the SDK's warning (the test below), the rest none.
+  const sdkDeprecated = Object.keys(
+    createRequire(import.meta.url)(
+      join(import.meta.dirname, "../../node_modules/@anthropic-ai/sdk/internal/data/deprecated-models.js"),
+    ).DEPRECATED_MODELS as Record<string, string>,
   );
+  it("lists the SDK's deprecated models only where pi 1.6.0 does (Opus and Sonnet 4.5)", () => {
+    expect(BUILT_IN_MODELS.filter((m) => sdkDeprecated.includes(m.id)).map((m) => m.id)).toEqual([
+      "claude-opus-4-5",
+      "claude-opus-4-5-20251101",
+      "claude-sonnet-4-5",
+      "claude-sonnet-4-5-20250929",
+    ]);
+  });
+  it.each(
+    BUILT_IN_MODELS.filter((m) => m.api === "anthropic-messages" && !sdkDeprecated.includes(m.id)).map(
+      (m) => [m.id, m] as const,
+    ),
+  )("%s: no SDK warning on a request with thinking", async (_id, builtIn) => {
+    const server = await startMockModelServer();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      server.enqueue({ text: "ok" });
+      const model = { ...builtIn, baseUrl: server.url, maxTokens: 4096 };
+      const events = [];
+      for await (const e of createAnthropicProvider().stream({
+        model,
+        systemPrompt: "test",
+        messages: [{ role: "user", content: "hi", timestamp: 1 }],
+        tools: [],
+        thinkingLevel: "medium",
+        apiKey: "k",
+        signal: new AbortController().signal,
+      })) {
+        events.push(e);
+      }
+      expect(events.at(-1)?.type).toBe("done");
+      expect(server.requests[0].body.model).toBe(builtIn.id);
+      expect(server.requests[0].body.thinking).toBeDefined();
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      await server.close();
+    }
+  });
 
   it("an old model still gets the SDK's warning (the check above can fail)", async () => {
     const server = await startMockModelServer();

@@ -375,7 +375,8 @@ describe("anthropic provider request body", () => {
     const body = mock().requests[0].body;
     expect(mock().requests[0].path).toBe("/v1/messages");
     expect(body).toMatchObject({ model: "mock-1", stream: true, max_tokens: 4096, system: "You are a test." });
-    expect(body.thinking).toBeUndefined();
+    // A thinking model at level off is told so, as pi 1.6 does.
+    expect(body.thinking).toEqual({ type: "disabled" });
     expect(body.tools).toEqual([
       {
         name: "bash",
@@ -415,7 +416,7 @@ describe("anthropic provider request body", () => {
   });
 
   it.each<[ThinkingLevel, number | undefined]>([
-    ["off", undefined],
+    ["off", undefined], // { type: "disabled" }
     ["minimal", 1024],
     ["low", 2048],
     // maxTokens is 4096: the budget shrinks so the answer keeps 1024 tokens.
@@ -426,8 +427,8 @@ describe("anthropic provider request body", () => {
       createAnthropicProvider().stream(request(mockModel(mock(), "anthropic-messages"), { thinkingLevel: level })),
     );
     const { body } = mock().requests[0];
-    if (budget === undefined) expect(body.thinking).toBeUndefined();
-    else expect(body.thinking).toEqual({ type: "enabled", budget_tokens: budget });
+    if (budget === undefined) expect(body.thinking).toEqual({ type: "disabled" });
+    else expect(body.thinking).toEqual({ type: "enabled", budget_tokens: budget, display: "summarized" });
     if (budget !== undefined) expect(body.max_tokens).toBeGreaterThan(budget);
   });
 

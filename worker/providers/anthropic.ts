@@ -166,31 +166,47 @@ export function buildAnthropicParams(request: ProviderRequest): Anthropic.Messag
   };
   if (request.systemPrompt) params.system = request.systemPrompt;
   if (request.tools.length > 0) params.tools = request.tools.map(toAnthropicTool);
-  if (model.reasoning && request.thinkingLevel !== "off" && adaptiveThinking(model.id)) {
+  if (model.reasoning && request.thinkingLevel !== "off" && adaptiveThinking(model)) {
     // These models think adaptively; `enabled` with a budget is deprecated for them and the SDK warns on every request.
     params.thinking = { type: "adaptive", display: "summarized" } as Anthropic.ThinkingConfigParam;
-    params.output_config = { effort: ADAPTIVE_EFFORT[request.thinkingLevel] };
+    params.output_config = { effort: adaptiveEffort(model, request.thinkingLevel) as "high" };
     return params;
   }
   const budget = thinkingBudget(model, request.thinkingLevel);
-  if (budget !== null) params.thinking = { type: "enabled", budget_tokens: budget };
+  // As pi 1.6: a thinking model told not to think is told so (unless it cannot stop: `off: null`),
+  // and a budget asks for the summarized display, the API's default for Claude 4 models.
+  if (budget !== null)
+    params.thinking = {
+      type: "enabled",
+      budget_tokens: budget,
+      display: "summarized",
+    } as Anthropic.ThinkingConfigParam;
+  else if (model.reasoning && request.thinkingLevel === "off" && model.thinkingLevelMap?.off !== null)
+    params.thinking = { type: "disabled" };
   return params;
 }
 
-/** Models with adaptive thinking (Opus 4.6 and later, Sonnet 4.6), with or without a date suffix, as pi 0.73.1 lists them. */
-export function adaptiveThinking(modelId: string): boolean {
-  return /(?:opus|sonnet)-4[-.]6|opus-4[-.]7/.test(modelId);
+/**
+ * Whether a model thinks adaptively: pi 1.6's catalogue says so (`compat.forceAdaptiveThinking`);
+ * a model it does not list (models.json, an extension's provider) by its id, as pi 0.73.1
+ * listed them (Opus 4.6 and later, Sonnet 4.6, with or without a date suffix).
+ */
+function adaptiveThinking(model: Pick<Model, "id" | "compat">): boolean {
+  const declared = model.compat?.forceAdaptiveThinking;
+  if (typeof declared === "boolean") return declared;
+  return /(?:opus|sonnet)-4[-.]6|opus-4[-.]7/.test(model.id);
 }
 
-/** Thinking level to adaptive-thinking effort (pi's mapping; `xhigh` is Opus 4.7's highest). */
-const ADAPTIVE_EFFORT: Record<Exclude<ThinkingLevel, "off">, "low" | "medium" | "high" | "xhigh"> = {
-  minimal: "low",
-  low: "low",
-  medium: "medium",
-  high: "high",
-  xhigh: "high",
-  max: "high",
-};
+/**
+ * Thinking level to adaptive-thinking effort, as pi 1.6's `mapThinkingLevelToEffort`: the
+ * model's own map first (`xhigh`, `max` where it has them), else minimal and low are
+ * "low", medium "medium", and the rest "high".
+ */
+function adaptiveEffort(model: Pick<Model, "thinkingLevelMap">, level: Exclude<ThinkingLevel, "off">): string {
+  const mapped = model.thinkingLevelMap?.[level];
+  if (typeof mapped === "string") return mapped;
+  return level === "minimal" || level === "low" ? "low" : level === "medium" ? "medium" : "high";
+}
 
 /**
  * The thinking budget for a level, or null for no thinking. The API needs

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Type, type Static } from "typebox";
 import type { Model, ModelApi } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
+import catalogue from "./catalogue.json" with { type: "json" };
 import { OpenAICompatSchema } from "./compat.js";
 
 const ZERO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
@@ -34,76 +35,28 @@ function builtIn(
   };
 }
 
-const ANTHROPIC = "https://api.anthropic.com";
-const OPENAI = "https://api.openai.com/v1";
-
 /**
- * Models known without any configuration. The first of each provider is its default.
- * Ids, context windows, output limits and prices ($ per million tokens) are pi 0.73.1's
- * (`@mariozechner/pi-ai` models.generated.js), and its defaults: claude-opus-4-7 and
- * gpt-5.4. OpenAI's reasoning models use the Responses API, as in pi. None is on the Anthropic SDK's deprecation list (the SDK warns on every
- * request to one): test/worker/models.test.ts checks that list.
+ * Models known without any configuration: upstream pi 1.6.0's own `anthropic` and `openai`
+ * chat models (ids, prices in $ per million tokens, windows, output limits, thinking-level
+ * maps, adaptive thinking), written to catalogue.json by scripts/models-catalogue.mjs, plus
+ * `faux`. A provider's default is pi 1.6.0's (`defaultModelPerProvider`), listed first.
+ * pi lists four the Anthropic SDK calls deprecated (Opus and Sonnet 4.5; the SDK warns on
+ * every request to one): test/worker/models.test.ts checks that list against the SDK's.
  */
 export const BUILT_IN_MODELS: Model[] = [
-  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-opus-4-7", "Claude Opus 4.7", {
-    reasoning: true,
-    contextWindow: 1_000_000,
-    maxTokens: 128_000,
-    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
-  }),
-  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-sonnet-4-6", "Claude Sonnet 4.6", {
-    reasoning: true,
-    contextWindow: 1_000_000,
-    maxTokens: 64_000,
-    cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-  }),
-  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-opus-4-6", "Claude Opus 4.6", {
-    reasoning: true,
-    contextWindow: 1_000_000,
-    maxTokens: 128_000,
-    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
-  }),
-  builtIn("anthropic", "anthropic-messages", ANTHROPIC, "claude-haiku-4-5", "Claude Haiku 4.5", {
-    reasoning: true,
-    maxTokens: 64_000,
-    cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
-  }),
-  builtIn("openai", "openai-responses", OPENAI, "gpt-5.4", "GPT-5.4", {
-    reasoning: true,
-    contextWindow: 272_000,
-    maxTokens: 128_000,
-    cost: { input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: 0 },
-  }),
-  builtIn("openai", "openai-responses", OPENAI, "gpt-5.5", "GPT-5.5", {
-    reasoning: true,
-    contextWindow: 272_000,
-    maxTokens: 128_000,
-    cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
-  }),
-  // Extensions name it (pi's summarize example), so getModel("openai", "gpt-5.2") finds it.
-  builtIn("openai", "openai-responses", OPENAI, "gpt-5.2", "GPT-5.2", {
-    reasoning: true,
-    contextWindow: 400_000,
-    maxTokens: 128_000,
-    cost: { input: 1.75, output: 14, cacheRead: 0.175, cacheWrite: 0 },
-  }),
-  builtIn("openai", "openai-responses", OPENAI, "gpt-5.4-mini", "GPT-5.4 mini", {
-    reasoning: true,
-    contextWindow: 400_000,
-    maxTokens: 128_000,
-    cost: { input: 0.75, output: 4.5, cacheRead: 0.075, cacheWrite: 0 },
-  }),
-  builtIn("openai", "openai-completions", OPENAI, "gpt-4.1", "GPT-4.1", {
-    contextWindow: 1_047_576,
-    maxTokens: 32_768,
-    cost: { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
-  }),
+  ...defaultsFirst(catalogue.models as Model[], catalogue.defaults as Record<string, string>),
   builtIn("faux", "faux", "faux://local", "faux-1", "Faux (scripted, offline)", {
     input: ["text"],
     contextWindow: 128_000,
     maxTokens: 4_096,
   }),
 ];
+
+/** The catalogue with each provider's default model moved to the front of its provider's models. */
+function defaultsFirst(models: Model[], defaults: Record<string, string>): Model[] {
+  const isDefault = (m: Model) => defaults[m.provider] === m.id;
+  return [...models.filter(isDefault), ...models.filter((m) => !isDefault(m))];
+}
 
 const ModelEntry = Type.Object({
   id: Type.String(),
@@ -123,6 +76,8 @@ const ModelEntry = Type.Object({
   ),
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   compat: Type.Optional(OpenAICompatSchema),
+  /** pi 1.6: the provider's word for each thinking level; null takes a level away. */
+  thinkingLevelMap: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]))),
 });
 
 const ProviderEntry = Type.Object({
@@ -258,6 +213,19 @@ export function loadCatalogue(modelsJson?: string): ModelCatalogue {
   if (!checked.ok) throw new Error(`${modelsJson}: ${checked.errors.join("; ")}`);
   for (const [provider, entry] of Object.entries(checked.value.providers)) {
     if (entry.apiKey) keySettings.set(provider, entry.apiKey);
+    // As pi: a built-in provider's `baseUrl` (and headers, compat) apply to its built-in
+    // models too, so `{"anthropic": {"baseUrl": PROXY}}` routes them through a proxy.
+    if (entry.baseUrl || entry.headers || entry.compat) {
+      for (const [i, m] of models.entries()) {
+        if (m.provider !== provider) continue;
+        models[i] = {
+          ...m,
+          ...(entry.baseUrl ? { baseUrl: entry.baseUrl } : {}),
+          ...(entry.headers ? { headers: { ...m.headers, ...entry.headers } } : {}),
+          ...(entry.compat ? { compat: { ...m.compat, ...entry.compat } } : {}),
+        };
+      }
+    }
     for (const m of entry.models ?? []) {
       const api = m.api ?? entry.api ?? builtInApi(provider);
       if (!api || !SUPPORTED_APIS.has(api)) {
@@ -280,6 +248,7 @@ export function loadCatalogue(modelsJson?: string): ModelCatalogue {
         maxTokens: m.maxTokens ?? 16_384,
         ...(entry.headers || m.headers ? { headers: { ...entry.headers, ...m.headers } } : {}),
         ...(entry.compat || m.compat ? { compat: { ...entry.compat, ...m.compat } } : {}),
+        ...(m.thinkingLevelMap ? { thinkingLevelMap: m.thinkingLevelMap } : {}),
       };
       const at = models.findIndex((x) => x.provider === provider && x.id === m.id);
       if (at >= 0) models[at] = model;

@@ -8,7 +8,7 @@
  * item that followed it.
  */
 import type OpenAI from "openai";
-import type { ImageContent, LlmMessage, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
+import type { ImageContent, LlmMessage, Model, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
 import { sdkClientOptions } from "./client-options.js";
 import { failStream, finishStream, type StopOutcome } from "./finish.js";
@@ -147,13 +147,23 @@ export function buildResponsesParams(request: ProviderRequest): OpenAI.Responses
   if (model.reasoning) {
     params.include = ["reasoning.encrypted_content"];
     if (request.thinkingLevel !== "off")
-      params.reasoning = { effort: effortOf(request.thinkingLevel), summary: "auto" };
+      params.reasoning = { effort: effortOf(model, request.thinkingLevel), summary: "auto" };
+    // As pi 1.6: thinking off is said ("none", or the model's own word), unless the model
+    // cannot turn it off (its map has `off: null`).
+    else if (model.thinkingLevelMap?.off !== null)
+      params.reasoning = { effort: (model.thinkingLevelMap?.off ?? "none") as OpenAI.ReasoningEffort };
   }
   return params;
 }
 
-function effortOf(level: Exclude<ThinkingLevel, "off">): OpenAI.ReasoningEffort {
-  return level === "minimal" ? "low" : level;
+/** The effort for a level: the model's own word for it (pi 1.6's `thinkingLevelMap`), else the level. */
+function effortOf(
+  model: Pick<Model, "thinkingLevelMap">,
+  level: Exclude<ThinkingLevel, "off">,
+): OpenAI.ReasoningEffort {
+  const mapped = model.thinkingLevelMap?.[level];
+  if (typeof mapped === "string") return mapped as OpenAI.ReasoningEffort;
+  return level === "minimal" ? "low" : (level as OpenAI.ReasoningEffort);
 }
 
 function toResponsesTool(tool: ToolSpec): OpenAI.Responses.FunctionTool {

