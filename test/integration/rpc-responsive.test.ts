@@ -71,6 +71,8 @@ it("get_state is answered in the middle of a 20,000-word reply streamed with no 
   // Not answered at the very end: most of the reply streamed after the first answer.
   expect(updatesAfterFirstAnswer).toBeGreaterThan(1_000);
   // The reply streams no faster than it is read, so an answer waits behind at most one
-  // pipe's worth of events (before: p50 111-195 ms at load ~14, behind thousands).
-  expect(p50).toBeLessThan(100);
+  // pipe's worth of events: most asks are answered while the reply still streams (before
+  // the pacing: 4-6 of 62-72, behind thousands of queued lines). Counted, not timed; the
+  // wait itself is a figure (FAULTS.md), since a loaded CI machine stretches any time.
+  expect(answeredBefore).toBeGreaterThan(asked / 2);
 });
