@@ -8,8 +8,8 @@
  * command reaper holds them. Figures in FAULTS.md.
  */
 import { createServer, type Server } from "node:net";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -487,6 +487,37 @@ describe.skipIf(!support.ok)("pi's default sandbox", () => {
     const plain = await piBash(process.env, "echo mode=${PI_ORCH_SANDBOXED:-none}", ["--sandbox", "off"]);
     expect(plain.out).toContain("mode=none");
     expect(plain.stderr).not.toContain("running without a sandbox");
+  }, 60_000);
+});
+
+describe.skipIf(!support.ok)("pi in the sandbox with --session-dir", () => {
+  it("still reads the agent directory's models.json (a session folder beside it hid it)", async () => {
+    const root = mkdtempSync(join(tmpdir(), "pi-orch-sbx-sessiondir-"));
+    made.push(root);
+    const home = join(root, "home");
+    const project = join(root, "project");
+    mkdirSync(home);
+    mkdirSync(project);
+    writeFileSync(
+      join(home, "models.json"),
+      JSON.stringify({
+        providers: {
+          mock: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "k", models: [{ id: "m" }] },
+        },
+      }),
+    );
+    const { PI_ORCH_SANDBOX: _unset, ...env } = process.env;
+    for (const extra of [[], ["--home", home]]) {
+      const r = spawnSync(
+        process.execPath,
+        [PI_BIN, "--mode", "rpc", "--session-dir", join(root, "sessions"), "--provider", "mock", ...extra],
+        { cwd: project, env: { ...env, PI_ORCH_HOME: home }, input: '{"type":"get_state"}\n', encoding: "utf8" },
+      );
+      const answer = r.stdout.split("\n").find((l) => l.includes('"get_state"'));
+      expect(answer, `${extra.join(" ")}\n${r.stderr}`).toBeDefined();
+      expect(JSON.parse(answer!).data.model).toMatchObject({ provider: "mock", id: "m" });
+      expect(JSON.parse(answer!).data.sessionFile).toContain(join(root, "sessions"));
+    }
   }, 60_000);
 });
 
