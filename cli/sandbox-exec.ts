@@ -26,13 +26,15 @@ export interface SandboxFlags {
   writable: string[];
   /** `--session-dir DIR` and `--home DIR`: folders the worker writes to besides its agent directory. */
   dirs: string[];
+  /** Which flag gave each of `dirs`. */
+  dirKinds: ("home" | "session")[];
   /** `--help`, `--version`, `--export`: nothing runs, so nothing to sandbox. */
   readOnly: boolean;
 }
 
 /** Scan argv (after node and the script) for the flags the launcher acts on. */
 export function sandboxFlags(args: readonly string[]): SandboxFlags {
-  const out: SandboxFlags = { mode: undefined, writable: [], dirs: [], readOnly: false };
+  const out: SandboxFlags = { mode: undefined, writable: [], dirs: [], dirKinds: [], readOnly: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--") break;
@@ -41,11 +43,15 @@ export function sandboxFlags(args: readonly string[]): SandboxFlags {
     const value = () => inline ?? args[++i];
     if (name === "--sandbox") out.mode = value();
     else if (name === "--sandbox-write") out.writable.push(value() ?? "");
-    else if (name === "--session-dir" || name === "--home") out.dirs.push(value() ?? "");
-    else if (["--help", "-h", "--version", "-v", "--export"].includes(name)) out.readOnly = true;
+    else if (name === "--session-dir" || name === "--home") {
+      const dir = value();
+      if (dir) {
+        out.dirs.push(dir);
+        out.dirKinds.push(name === "--home" ? "home" : "session");
+      }
+    } else if (["--help", "-h", "--version", "-v", "--export"].includes(name)) out.readOnly = true;
   }
   out.writable = out.writable.filter(Boolean);
-  out.dirs = out.dirs.filter(Boolean);
   return out;
 }
 
@@ -90,7 +96,11 @@ export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void 
     process.stderr.write(`pi: --sandbox ${mode} cannot run: ${support.reason}; or run with --sandbox off\n`);
     process.exit(1);
   }
-  const agent = flags.dirs.length > 0 ? flags.dirs.map((d) => resolve(d)) : [agentDir()];
+  // The agent directory always (its models.json, settings, auth), `--home`'s when given, and
+  // a `--session-dir` beside it: a session folder alone hid the agent directory's files.
+  const agent = [
+    ...new Set([...(flags.dirKinds.includes("home") ? [] : [agentDir()]), ...flags.dirs.map((d) => resolve(d))]),
+  ];
   // A folder bwrap binds must exist; the agent directory is pi's to have anyway.
   for (const dir of agent) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fleetHome = process.env.PI_ORCH_HOME ? [resolve(process.env.PI_ORCH_HOME)] : [];

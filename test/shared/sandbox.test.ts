@@ -111,7 +111,11 @@ describe("modes and flags", () => {
     expect(insideSandbox({ PI_ORCH_SANDBOXED: "yes" })).toBeUndefined();
     expect(
       sandboxFlags(["--mode", "rpc", "--sandbox=strict", "--sandbox-write", "/a", "--session-dir", "/s", "task"]),
-    ).toEqual({ mode: "strict", writable: ["/a"], dirs: ["/s"], readOnly: false });
+    ).toEqual({ mode: "strict", writable: ["/a"], dirs: ["/s"], dirKinds: ["session"], readOnly: false });
+    expect(sandboxFlags(["--home", "/h", "--session-dir=/s"])).toMatchObject({
+      dirs: ["/h", "/s"],
+      dirKinds: ["home", "session"],
+    });
     expect(sandboxFlags(["--sandbox", "on", "--help"]).readOnly).toBe(true);
     // After `--` nothing is a flag.
     expect(sandboxFlags(["--", "--sandbox", "on"]).mode).toBeUndefined();
