@@ -57,7 +57,15 @@ export class TranscriptRenderer {
     const e = message.event as RunEvent;
     const ui = message.event;
     if (ui.type === "extension_ui_request") {
-      // Dialogs only (the fire-and-forget requests are the extension's own display); how to answer is prompt's to say.
+      // A notice is said to the user, as pi's terminal shows it; the other fire-and-forget
+      // requests (status, widget, title, editor text) are the extension's own display.
+      if (ui.method === "notify") {
+        const kind = ui.notifyType === "warning" || ui.notifyType === "error" ? ui.notifyType : "info";
+        const paint = kind === "error" ? c.red : kind === "warning" ? c.yellow : c.dim;
+        this.line(agent, paint(`· notice${kind === "info" ? "" : ` (${kind})`}: ${String(ui.message ?? "")}`));
+        return;
+      }
+      // Dialogs: how to answer is prompt's to say.
       if (!isDialogMethod(ui.method)) return;
       this.line(agent, c.yellow(`? asks (${ui.method}): ${dialogQuestion(ui)}`));
       return;

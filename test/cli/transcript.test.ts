@@ -54,12 +54,14 @@ describe("TranscriptRenderer", () => {
     },
     { name: "an event it does not know prints nothing", events: [{ type: "something_new", x: 1 }], want: "" },
     {
-      name: "a dialog asks; a fire-and-forget request prints nothing",
+      name: "a dialog asks; a notice is said; the other fire-and-forget requests print nothing",
       events: [
         { type: "extension_ui_request", id: "d", method: "confirm", title: "Delete?", message: "3 files" },
         { type: "extension_ui_request", id: "n", method: "notify", message: "hi" },
+        { type: "extension_ui_request", id: "w", method: "notify", message: "disk low", notifyType: "warning" },
+        { type: "extension_ui_request", id: "s", method: "setStatus", statusKey: "k", statusText: "busy" },
       ],
-      want: "? asks (confirm): Delete?: 3 files\n",
+      want: "? asks (confirm): Delete?: 3 files\n· notice: hi\n· notice (warning): disk low\n",
     },
     {
       name: "a dialog dismissed by its extension",
