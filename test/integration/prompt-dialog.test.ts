@@ -83,8 +83,10 @@ async function setup(rpcTimeoutMs: number): Promise<{ home: string; events: Even
 
 describe("a command waiting on a dialog outlasts the request timeouts", () => {
   it("through the client: the supervisor holds the prompt past its timeout while the dialog is open, the client waits on while it serves", async () => {
-    const { home, events, watcher } = await setup(400);
-    // The client's own wait (100 ms) passes several times, the supervisor's (400 ms) once, before the answer.
+    // 1.5 s: the dialog must open within the supervisor's timeout, which a loaded CI machine
+    // stretched past 400 ms (the command timed out before it asked).
+    const { home, events, watcher } = await setup(1500);
+    // The client's own wait (100 ms) passes many times, the supervisor's (1.5 s) once, before the answer.
     const asker = await IpcClient.connect({ home, requestTimeoutMs: 100 });
     clients.push(asker);
     const answered = asker.rpc("ask", { type: "prompt", message: "/rpc-input" });
@@ -97,7 +99,7 @@ describe("a command waiting on a dialog outlasts the request timeouts", () => {
       "the input dialog",
     );
     const waiting = await events.next(isType("rpc_waiting"), "the supervisor holding the prompt");
-    expect(waiting.event).toEqual({ type: "rpc_waiting", command: "prompt", timeoutMs: 400, dialogs: 1 });
+    expect(waiting.event).toEqual({ type: "rpc_waiting", command: "prompt", timeoutMs: 1500, dialogs: 1 });
     await watcher.rpc("ask", { type: "extension_ui_response", id: dialog.event.id as string, value: "forty-two" });
     const got = await outcome;
     expect(got.ok ? got.r : got.err.message).toMatchObject({ type: "response", command: "prompt", success: true });
@@ -108,7 +110,7 @@ describe("a command waiting on a dialog outlasts the request timeouts", () => {
   }, 60_000);
 
   it("through pi-orch prompt: it says who asks and how to answer, the answer it names works, and the prompt succeeds", async () => {
-    const { home, events } = await setup(400);
+    const { home, events } = await setup(1500);
     const prompt = CliProcess.start(["prompt", "ask", "/rpc-input"], home, { PI_ORCH_HOME: home });
     clis.push(prompt);
     const hint = await prompt.waitFor(/pi-orch rpc ask '(\{"type":"extension_ui_response"[^']*\})'/);
