@@ -90,6 +90,8 @@ export class AgentActor {
   private readonly config: MachineConfig;
   private readonly mailbox: Mailbox<AgentMessage | ShellMessage>;
   private state: AgentState;
+  /** `toRecord()` of `state`, made once per state. */
+  private recordOf: { state: AgentState; record: AgentRecord } | null = null;
   /** The newest worker process and its generation (kept after its exit, for the leftovers of its group). */
   private proc: WorkerProcess | null = null;
   private procGen = -1;
@@ -140,9 +142,12 @@ export class AgentActor {
     return this.state.record.status;
   }
 
-  /** The persistent record, for the registry. */
+  /** The persistent record, for the registry; the same object until the state changes (do not modify it). */
   toRecord(): AgentRecord {
-    return recordOnClock(recordOf(this.state), toWall);
+    // A fleet's list and registry writes ask every agent for it many times between its changes.
+    if (this.recordOf?.state !== this.state)
+      this.recordOf = { state: this.state, record: recordOnClock(recordOf(this.state), toWall) };
+    return this.recordOf.record;
   }
 
   /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
