@@ -8,7 +8,14 @@
  */
 import { parseJsonLine, peekLineHead, withWire } from "../shared/jsonl.js";
 import { AGENT_VAR } from "../shared/proc.js";
-import type { RpcResponse } from "../shared/schema/rpc.js";
+import {
+  answerData,
+  dialogQuestion,
+  isDialogMethod,
+  RpcPromptAnswerSummary,
+  RpcStateSummary,
+  type RpcResponse,
+} from "../shared/schema/rpc.js";
 import type { DialogClosedReason, SupervisorEvent } from "../shared/schema/supervisor-events.js";
 import { RUNNING_STATUSES, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
 import { judgeStartupExit } from "./config-error.js";
@@ -20,7 +27,6 @@ import { decideRestart, describeExit, NO_RESTARTS } from "./restart-policy.js";
 import { countRunTokens } from "./run-limits.js";
 import { buildWorkerArgv } from "./worker-command.js";
 import { outcomeOfMessage } from "../shared/activity.js";
-import { dialogQuestion, isDialogMethod } from "../shared/dialogs.js";
 import { addMessageUsage, NO_USAGE } from "../shared/usage.js";
 import {
   copyState,
@@ -311,7 +317,7 @@ class Step {
     this.cancel("start");
     s.startupFailure = null;
     s.startTimeouts = 0;
-    const streaming = this.learnState(response);
+    const streaming = this.learnState(answerData(RpcStateSummary, response));
     // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
     // saturated machine it could miss the start deadline.
     this.effects.push({ kind: "lower_priority", gen: s.worker.gen, nice: this.config.workerNice });
@@ -332,12 +338,9 @@ class Step {
   }
 
   /** Take what matters from a `get_state` answer; returns whether a run is streaming. */
-  private learnState(response: RpcResponse): boolean {
+  private learnState(data: RpcStateSummary | undefined): boolean {
     const s = this.s;
     s.lastSeenAt = this.now;
-    const data = (response.success ? response.data : undefined) as
-      | { sessionFile?: unknown; isStreaming?: unknown; model?: { provider?: unknown; id?: unknown } }
-      | undefined;
     // What the worker resolved (`faux/faux-1` for `--provider faux`), shown by every client
     // and kept in the registry, so the next supervisor names a stopped agent the same way.
     // Only a new model or session file is worth a registry write: each one is an fsync on
@@ -345,15 +348,11 @@ class Step {
     const model = data?.model;
     const reported = s.record.reportedModel;
     let changed = false;
-    if (
-      typeof model?.provider === "string" &&
-      typeof model.id === "string" &&
-      (reported?.provider !== model.provider || reported.model !== model.id)
-    ) {
+    if (model && (reported?.provider !== model.provider || reported.model !== model.id)) {
       this.record({ reportedModel: { provider: model.provider, model: model.id } });
       changed = true;
     }
-    if (typeof data?.sessionFile === "string" && data.sessionFile !== s.record.sessionFile) {
+    if (data?.sessionFile !== undefined && data.sessionFile !== s.record.sessionFile) {
       this.record({ sessionFile: data.sessionFile });
       changed = true;
     }
@@ -410,9 +409,9 @@ class Step {
    * dismissed them through their AbortSignal, which pi tells no client. Only our worker's
    * `get_state` lists `openDialogs`; from another pi, such a dialog closes with the worker.
    */
-  private closeDismissedDialogs(response: RpcResponse, asked: ReadonlySet<string>): void {
-    const open = response.success ? (response.data as { openDialogs?: unknown } | undefined)?.openDialogs : undefined;
-    if (!Array.isArray(open) || asked.size === 0) return;
+  private closeDismissedDialogs(data: RpcStateSummary | undefined, asked: ReadonlySet<string>): void {
+    const open = data?.openDialogs;
+    if (!open || asked.size === 0) return;
     const s = this.s;
     for (const id of asked)
       if (!open.includes(id))
@@ -553,14 +552,14 @@ class Step {
         this.cancel("ping_deadline");
         s.ping = null;
       }
-      this.learnState(response);
-      this.closeDismissedDialogs(response, pending.dialogs);
+      const state = answerData(RpcStateSummary, response);
+      this.learnState(state);
+      this.closeDismissedDialogs(state, pending.dialogs);
       return;
     }
     this.cancel(`rpc:${id}`);
     // pi 1.x says what became of a prompt, steer or follow-up: such a worker settles its runs.
-    if (response.success && typeof (response.data as { disposition?: unknown } | undefined)?.disposition === "string")
-      s.settles = true;
+    if (typeof answerData(RpcPromptAnswerSummary, response)?.disposition === "string") s.settles = true;
     const out: RpcResponse = { ...response };
     if (pending.callerId === undefined) delete out.id;
     else out.id = pending.callerId as string;

@@ -7,14 +7,21 @@ import type { Command } from "commander";
 import type { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { RUNNING_STATUSES } from "../../shared/schema/agent.js";
-import type { RpcCommandEnvelope, RpcResponse } from "../../shared/schema/rpc.js";
+import {
+  answerData,
+  dialogQuestion,
+  isDialogMethod,
+  readPromptAnswer,
+  RpcPromptAnswerSummary,
+  type DialogMethod,
+  type RpcCommandEnvelope,
+  type RpcResponse,
+} from "../../shared/schema/rpc.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
 import { commaList } from "./options.js";
 import { TranscriptRenderer } from "./transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, learnSettles, textOf, type RunEvent, type RunView } from "../events/run-view.js";
-import { isDialogMethod, dialogQuestion, type DialogMethod } from "../../shared/dialogs.js";
-import { readPromptAnswer } from "../../shared/prompt-answer.js";
 
 /**
  * What to tell the user when `agent` opens a dialog (an extension's `ctx.ui.confirm`,
@@ -400,11 +407,12 @@ Examples:
  * a run is going (pi's own): a command that started none leaves `--wait` waiting. Pure.
  */
 export function silentOnRuns(text: string, response: RpcResponse): boolean {
+  const data = answerData(RpcPromptAnswerSummary, response);
   return (
     text.trimStart().startsWith("/") &&
     response.success &&
-    (response.data as { running?: unknown } | undefined)?.running === undefined &&
-    (response.data as { disposition?: unknown } | undefined)?.disposition === undefined
+    data?.running === undefined &&
+    data?.disposition === undefined
   );
 }
 

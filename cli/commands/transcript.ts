@@ -7,7 +7,7 @@
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { Colors } from "../context.js";
 import type { RunEvent } from "../events/run-view.js";
-import { isDialogMethod, dialogQuestion } from "../../shared/dialogs.js";
+import { isDialogMethod, dialogQuestion } from "../../shared/schema/rpc.js";
 import type { DialogClosedReason } from "../../shared/schema/supervisor-events.js";
 
 /** Why a dialog closed unanswered, as `attach` says it. */

@@ -118,7 +118,7 @@ async function runBuiltin(
       if (!THINKING_LEVELS.includes(wanted as ThinkingLevel))
         return say(`/thinking: "${wanted}" is not a level; the levels are ${levels.join(", ")}`, "error");
       runtime.setThinkingLevel(wanted as ThinkingLevel);
-      return say(`Thinking level: ${(runtime.state() as { thinkingLevel?: string }).thinkingLevel ?? wanted}`);
+      return say(`Thinking level: ${runtime.state().thinkingLevel}`);
     }
     case "compact": {
       say("Compacting…");
@@ -194,16 +194,7 @@ async function runBuiltin(
 
 /** `/session`: file, id, name, messages, tokens, cost, context use, as pi's Session Info. */
 function sessionInfo(runtime: AgentSession): string {
-  const s = runtime.sessionStats() as {
-    userMessages: number;
-    assistantMessages: number;
-    toolCalls: number;
-    toolResults: number;
-    totalMessages: number;
-    tokens: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
-    cost: number;
-    contextUsage: { tokens: number | null; contextWindow: number; percent: number | null };
-  };
+  const s = runtime.sessionStats();
   const m = runtime.agent.model;
   return [
     "Session Info",
@@ -220,7 +211,7 @@ function sessionInfo(runtime: AgentSession): string {
 
 /** `/settings`: the settings this worker honours that can change for this session. */
 async function settings(runtime: AgentSession, view: CommandView, say: (text: string) => void): Promise<void> {
-  const state = runtime.state() as { steeringMode?: string; followUpMode?: string; autoCompactionEnabled?: boolean };
+  const state = runtime.state();
   const onOff = (b: boolean | undefined) => (b ? "on" : "off");
   const options = [
     `autoCompaction: ${onOff(runtime.autoCompaction)}`,
@@ -236,7 +227,7 @@ async function settings(runtime: AgentSession, view: CommandView, say: (text: st
   else if (key === "autoRetry") runtime.autoRetry = !runtime.autoRetry;
   else if (key === "steeringMode") runtime.setSteeringMode(flip(state.steeringMode));
   else if (key === "followUpMode") runtime.setFollowUpMode(flip(state.followUpMode));
-  const after = runtime.state() as typeof state;
+  const after = runtime.state();
   const value =
     key === "autoCompaction"
       ? onOff(runtime.autoCompaction)

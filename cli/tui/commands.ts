@@ -5,7 +5,7 @@
  * changes through `dispatch` only (ui-state.ts).
  */
 import { nameProblem } from "../../shared/agent-name.js";
-import { readPromptAnswer } from "../../shared/prompt-answer.js";
+import { readPromptAnswer } from "../../shared/schema/rpc.js";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentControl } from "./control.js";
 import type { DialogAnswer } from "./DialogModal.js";

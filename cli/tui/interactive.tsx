@@ -149,12 +149,9 @@ export async function runInteractive(
     }
   };
   const status = (): string => {
-    const s = runtime.sessionStats() as {
-      cost: number;
-      contextUsage: { percent: number | null; contextWindow: number };
-    };
+    const s = runtime.sessionStats();
     const m = runtime.agent.model;
-    const tokens = (runtime.sessionStats() as { tokens: { total: number } }).tokens.total;
+    const tokens = s.tokens.total;
     return [
       runtime.sessionName,
       tokens > 0 ? `${formatTokens(tokens)} tok` : undefined,

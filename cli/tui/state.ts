@@ -5,10 +5,9 @@
  */
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { AgentInfo, AgentStatus, WorktreeInfo } from "../../shared/schema/agent.js";
-import type { ExtensionUiRequest } from "../../shared/schema/rpc.js";
+import { dialogQuestion, isDialogMethod, type DialogMethod, type ExtensionUiRequest } from "../../shared/schema/rpc.js";
 import { contentText, summarizeArgs } from "../commands/transcript.js";
 import { EMPTY_RUN_VIEW, foldRun, type RunEvent, type RunView } from "../events/run-view.js";
-import { dialogQuestion, isDialogMethod, type DialogMethod } from "../../shared/dialogs.js";
 import { activityOf, outcomeOfMessage, type Activity } from "../../shared/activity.js";
 
 /** Finished transcript lines kept per agent (the zoom view scrolls through them). */

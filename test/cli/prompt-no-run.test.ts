@@ -5,8 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RunWatcher, silentOnRuns } from "../../cli/commands/prompt.js";
-import { readPromptAnswer } from "../../shared/prompt-answer.js";
-import type { RpcResponse } from "../../shared/schema/rpc.js";
+import { readPromptAnswer, type RpcResponse } from "../../shared/schema/rpc.js";
 
 type Ev = Record<string, unknown>;
 const answer = (data?: unknown): RpcResponse => ({

@@ -6,6 +6,7 @@
  */
 import type { AgentMessage, ImageContent, Model, ThinkingLevel } from "../../shared/schema/messages.js";
 import type { CompactionResult, WorkerEvent } from "../../shared/schema/events.js";
+import type { RpcSessionState, RpcSessionStats } from "../../shared/schema/rpc.js";
 import { agentDir, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
 import { Agent } from "../agent/agent.js";
@@ -557,7 +558,7 @@ export class AgentSession {
   }
 
   /** The `get_state` payload. */
-  state(): Record<string, unknown> {
+  state(): RpcSessionState {
     const a = this.agent;
     return {
       model: a.model,
@@ -633,7 +634,7 @@ export class AgentSession {
   }
 
   /** Token and message counts of the conversation (`get_session_stats`). */
-  sessionStats(): Record<string, unknown> {
+  sessionStats(): RpcSessionStats {
     return sessionStats({
       messages: this.agent.messages,
       contextWindow: this.agent.model.contextWindow,

@@ -64,14 +64,7 @@ export function extensionHost(session: AgentSession, inner: ExtensionHostInterna
     isIdle: () => !session.agent.isStreaming,
     hasPendingMessages: () => session.agent.pendingMessageCount > 0,
     signal: () => session.agent.signal,
-    contextUsage: () => {
-      const stats = session.sessionStats().contextUsage as {
-        tokens: number | null;
-        contextWindow: number;
-        percent: number | null;
-      };
-      return stats;
-    },
+    contextUsage: () => session.sessionStats().contextUsage,
     sessionFile: () => session.sessionFile,
     sessionId: () => session.sessionId,
     sessionName: () => session.sessionName,

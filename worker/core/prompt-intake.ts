@@ -5,7 +5,7 @@
  * written to the session file before it is accepted, so one the disk refuses is refused,
  * not lost.
  */
-import type { PromptDisposition } from "../../shared/prompt-answer.js";
+import type { PromptDisposition } from "../../shared/schema/rpc.js";
 import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, ImageContent, SystemMessage } from "../../shared/schema/messages.js";
 import { type Agent, AgentBusyError, userMessage } from "../agent/agent.js";

@@ -3,6 +3,7 @@
  * Pure: the session layer passes what it knows.
  */
 import type { AgentMessage, AssistantMessage } from "../../shared/schema/messages.js";
+import type { RpcSessionStats } from "../../shared/schema/rpc.js";
 import { estimateContextTokens } from "../session/compaction.js";
 
 /** What the stats are computed from. */
@@ -14,7 +15,7 @@ export interface StatsInput {
 }
 
 /** Count what pi's `get_session_stats` reports. */
-export function sessionStats(input: StatsInput): Record<string, unknown> {
+export function sessionStats(input: StatsInput): RpcSessionStats {
   const { messages, contextWindow } = input;
   const assistants = messages.filter((m): m is AssistantMessage => m.role === "assistant");
   const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };

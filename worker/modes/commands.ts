@@ -3,9 +3,14 @@
  * layer. The RPC mode and the TUI's in-process agent dispatch through it, so both
  * accept the same commands with the same results.
  */
-import type { RpcCommand, RpcCommandOf, RpcCommandType } from "../../shared/schema/rpc.js";
+import type {
+  PromptAnswerData,
+  RpcCommand,
+  RpcCommandOf,
+  RpcCommandType,
+  RpcResultOf,
+} from "../../shared/schema/rpc.js";
 import type { AgentSession } from "../core/agent-session.js";
-import type { PromptAnswerData } from "../../shared/prompt-answer.js";
 
 /** A dialog answer (`extension_ui_response`) for whoever opened the dialog. */
 export interface UiAnswer {
@@ -15,8 +20,10 @@ export interface UiAnswer {
   cancelled?: boolean;
 }
 
-/** A handler per command type; its result is the response's `data` (undefined for none). */
-export type CommandHandlers = { [K in RpcCommandType]: (cmd: RpcCommandOf<K>) => Promise<unknown> | unknown };
+/** A handler per command type; its result is the response's `data` (undefined for none), typed by the command's result schema. */
+export type CommandHandlers = {
+  [K in RpcCommandType]: (cmd: RpcCommandOf<K>) => Promise<RpcResultOf<K>> | RpcResultOf<K>;
+};
 
 /** The handlers of a session; `answerDialog` receives `extension_ui_response`s. */
 export function createCommandHandlers(
@@ -24,7 +31,7 @@ export function createCommandHandlers(
   answerDialog: (answer: UiAnswer) => void,
 ): CommandHandlers {
   return {
-    // pi 1.6's disposition, and our `running` (shared/prompt-answer.ts): false when no run
+    // pi 1.6's disposition, and our `running` (PromptAnswerData): false when no run
     // is going, so a client knows no agent_settled is coming.
     prompt: async (cmd): Promise<PromptAnswerData> => {
       const { disposition, running } = await session.prompt(cmd.message, cmd.images, cmd.streamingBehavior);
