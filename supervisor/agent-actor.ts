@@ -158,6 +158,9 @@ export class AgentActor {
       lastSeq: this.opts.log.lastSeq,
       startedAt: toWall(this.state.worker?.startedAt ?? null),
       activity: activityOfState(this.state),
+      // The record leaves `off` out (agents from before the sandbox have none); a reader
+      // of list --json or status should not have to know that absent means off.
+      sandbox: this.state.record.sandbox ?? "off",
     };
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);

@@ -129,6 +129,13 @@ export function fleetLine(agents: readonly Pick<AgentInfo, "usage" | "activity">
   return `fleet: ${agents.length} agent${agents.length === 1 ? "" : "s"}${states ? ` (${states})` : ""}, ${formatTokens(u.total)} tokens (${formatTokens(u.input)} in, ${formatTokens(u.output)} out${u.cacheRead > 0 ? `, ${formatTokens(u.cacheRead)} cached` : ""}), ${formatCost(u.cost)}`;
 }
 
+/** `on`, `strict (also writes /a, /b)` or `off`: an agent's sandbox as `status` shows it (absent is off). */
+function sandboxOf(a: Pick<AgentInfo, "sandbox" | "sandboxWrite">): string {
+  const mode = a.sandbox ?? "off";
+  if (mode === "off") return "off";
+  return a.sandboxWrite?.length ? `${mode} (also writes ${a.sandboxWrite.join(", ")})` : mode;
+}
+
 /** The `status` view: one field per line. */
 export function agentDetails(a: AgentInfo, c: Colors, now = Date.now()): string {
   const exit = a.lastExit
@@ -163,6 +170,7 @@ export function agentDetails(a: AgentInfo, c: Colors, now = Date.now()): string 
         ][])
       : []),
     ["worker", a.workerCommand ? a.workerCommand.join(" ") : "pi --mode rpc (built in)"],
+    ["sandbox", sandboxOf(a)],
     [
       "restart policy",
       `${p.restart}, backoff ${p.backoffInitialMs} ms doubling to ${p.backoffMaxMs / 1000}s, at most ${p.intensity} in ${p.periodMs / 1000}s`,

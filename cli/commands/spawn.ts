@@ -207,7 +207,7 @@ Examples:
             );
           } else {
             ctx.out(
-              `spawned ${ctx.color.bold(info.name)} (id ${info.id}, pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)}${info.sandbox ? `, sandbox ${info.sandbox}` : ", no sandbox"})` +
+              `spawned ${ctx.color.bold(info.name)} (id ${info.id}, pid ${info.pid ?? "-"}, ${colorStatus(info.status, ctx.color)}${info.sandbox && info.sandbox !== "off" ? `, sandbox ${info.sandbox}` : ", no sandbox"})` +
                 (flags.prompt !== undefined ? "; prompt sent" : ""),
             );
             ctx.out(ctx.color.dim(`  follow it: ${piOrchCommand(`attach ${info.name}`, ctx.homeFlag())}`));

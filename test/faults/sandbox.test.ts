@@ -200,9 +200,15 @@ describe.skipIf(!support.ok)("fault: an agent in the sandbox reaches past its bo
     world = new World({ PI_ORCH_SANDBOX: "on" });
     const w = world;
     await w.serve();
-    await w.ok(["spawn", "--name", "plain", "--provider", "faux", "--sandbox", "off"]);
-    await w.ok(["spawn", "--name", "boxed", "--provider", "faux"]);
+    expect(await w.ok(["spawn", "--name", "plain", "--provider", "faux", "--sandbox", "off"])).toContain("no sandbox");
+    expect(await w.ok(["spawn", "--name", "boxed", "--provider", "faux"])).toContain("sandbox on");
     expect((await w.json(["status", "boxed"])).sandbox).toBe("on");
+    // README: list --json and status show each agent's sandbox, the unboxed one's too.
+    expect((await w.json(["status", "plain"])).sandbox).toBe("off");
+    const listed = await w.json<{ name: string; sandbox?: string }[]>(["list"]);
+    expect(Object.fromEntries(listed.map((a) => [a.name, a.sandbox]))).toEqual({ plain: "off", boxed: "on" });
+    expect(await w.ok(["status", "plain"])).toMatch(/^sandbox +off$/m);
+    expect(await w.ok(["status", "boxed"])).toMatch(/^sandbox +on$/m);
     const said = await run(w, "plain", "echo mode=${PI_ORCH_SANDBOXED:-none} default=${PI_ORCH_SANDBOX:-none}");
     expect(said).toContain("mode=none default=off");
     const boxed = await run(w, "boxed", "echo mode=${PI_ORCH_SANDBOXED:-none}");
