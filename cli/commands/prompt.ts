@@ -430,6 +430,8 @@ async function promptAndWait(
     colors: ctx.color,
     prefixAgents: agents.length > 1,
     verbose: false,
+    // Skipped events leave a hole in the reply: say so where a person sees it, off stdout.
+    notice: (line) => ctx.err(line),
   });
   const subscribed = await client.subscribe({ agents }, (m) => {
     if (!json) renderer.feed(m);

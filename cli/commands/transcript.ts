@@ -25,6 +25,11 @@ export interface TranscriptOptions {
   prefixAgents?: boolean;
   /** Show prompts, tool calls, errors and supervisor notices (default); false prints only assistant text. */
   verbose?: boolean;
+  /**
+   * Where a "skipped events" note goes when `verbose` is false (`prompt --wait`: stderr, so
+   * stdout stays the reply's text). Without it such notes are not shown either.
+   */
+  notice?: (line: string) => void;
 }
 
 /** Turns a stream of events into text. Feed it messages in order; call `end()` at the end. */
@@ -32,6 +37,14 @@ export class TranscriptRenderer {
   private readonly partial = new Map<string, string>();
   /** Agents whose events this renderer has shown. */
   private readonly seen = new Set<string>();
+  /** Characters of the current assistant message's text printed so far, per agent. */
+  private readonly streamed = new Map<string, number>();
+  /**
+   * Agents whose stream skipped events since their current message began: the deltas that
+   * follow would print the text with a hole, so they wait for the message's end, which
+   * carries the whole text, and the part not yet printed is printed then.
+   */
+  private readonly behind = new Set<string>();
 
   constructor(private readonly opts: TranscriptOptions) {}
 
@@ -47,7 +60,10 @@ export class TranscriptRenderer {
           : this.seen.has(message.agent)
             ? "this client fell behind"
             : `no longer held by the supervisor; pi-orch logs ${message.agent} has them`;
-      this.line(message.agent, c.yellow(`… skipped events ${message.from}-${message.to} (${why})`));
+      const note = c.yellow(`… skipped events ${message.from}-${message.to} (${why})`);
+      this.behind.add(message.agent);
+      if (this.opts.verbose !== false) this.line(message.agent, note);
+      else this.opts.notice?.(this.opts.prefixAgents ? `[${message.agent}] ${note}` : note);
       return;
     }
     const { agent } = message;
@@ -72,18 +88,28 @@ export class TranscriptRenderer {
     }
     switch (e.type) {
       case "message_start":
+        this.streamed.delete(agent);
+        this.behind.delete(agent);
         if (e.message?.role === "user") this.line(agent, c.bold(c.cyan(`> ${contentText(e.message.content)}`)));
         return;
       case "message_update": {
         const delta = e.assistantMessageEvent;
-        if (delta?.type === "text_delta") this.text(agent, String(delta.delta));
-        else if (delta?.type === "thinking_delta" && this.opts.verbose !== false)
+        if (this.behind.has(agent)) return;
+        if (delta?.type === "text_delta") {
+          this.streamed.set(agent, (this.streamed.get(agent) ?? 0) + String(delta.delta).length);
+          this.text(agent, String(delta.delta));
+        } else if (delta?.type === "thinking_delta" && this.opts.verbose !== false)
           this.text(agent, c.dim(String(delta.delta)));
         else if (delta?.type === "thinking_end" && this.opts.verbose !== false) this.breakLine(agent);
         return;
       }
       case "message_end": {
+        const printed = this.streamed.get(agent) ?? 0;
+        const caughtUp = this.behind.delete(agent);
+        this.streamed.delete(agent);
         if (e.message?.role !== "assistant") return;
+        // After a gap, the text the skipped (or held back) deltas carried, from the whole message.
+        if (caughtUp) this.text(agent, contentText(e.message.content).slice(printed));
         this.breakLine(agent);
         if (e.message.stopReason === "error")
           this.line(agent, c.red(`error: ${e.message.errorMessage ?? "the model request failed"}`));

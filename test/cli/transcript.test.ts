@@ -129,3 +129,58 @@ describe("TranscriptRenderer: lagged notices", () => {
     },
   ])("$name", ({ messages, want }) => expect(show(messages)).toBe(want));
 });
+
+describe("TranscriptRenderer: text across a gap", () => {
+  const delta = (seq: number, text: string): IpcStreamMessage => ({
+    type: "event",
+    agent: "a",
+    seq,
+    event: { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: text } },
+  });
+  const stream = (verbose: boolean) => {
+    let out = "";
+    const notes: string[] = [];
+    const r = new TranscriptRenderer({
+      write: (s) => (out += s),
+      colors: colors(false),
+      verbose,
+      notice: (l) => notes.push(l),
+    });
+    const messages: IpcStreamMessage[] = [
+      { type: "event", agent: "a", seq: 1, event: { type: "message_start", message: { role: "assistant" } } },
+      delta(2, "one "),
+      { type: "lagged", agent: "a", from: 3, to: 4, reason: "not_logged" },
+      delta(5, "four "),
+      {
+        type: "event",
+        agent: "a",
+        seq: 6,
+        event: {
+          type: "message_end",
+          message: { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "one two three four " }] },
+        },
+      },
+      { type: "event", agent: "a", seq: 7, event: { type: "message_start", message: { role: "assistant" } } },
+      delta(8, "next"),
+      {
+        type: "event",
+        agent: "a",
+        seq: 9,
+        event: { type: "message_end", message: { role: "assistant", stopReason: "stop", content: "next, ignored" } },
+      },
+    ];
+    for (const m of messages) r.feed(m);
+    r.end();
+    return { out, notes };
+  };
+  const note = "… skipped events 3-4 (lost: the disk was full and their log lines were dropped; no log has them)";
+
+  it("prints the message's whole text at its end, the note on the side when not verbose", () => {
+    // The deltas after the gap wait for the end; only a message after a gap is completed from its end.
+    expect(stream(false)).toEqual({ out: "one two three four \nnext\n", notes: [note] });
+  });
+
+  it("prints the note in the transcript when verbose", () => {
+    expect(stream(true)).toEqual({ out: `one \n${note}\ntwo three four \nnext\n`, notes: [] });
+  });
+});
