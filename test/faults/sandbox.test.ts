@@ -505,6 +505,29 @@ describe.skipIf(!support.ok)("pi's default sandbox", () => {
   }, 60_000);
 });
 
+describe.skipIf(!support.ok)("pi's write outside the box", () => {
+  it("is refused with the --sandbox-write flag that would open its folder; with that flag it is written", async () => {
+    const project = mkdtempSync(join(tmpdir(), "pi-orch-sbx-denied-"));
+    // Outside /tmp, the project and the caches: read-only in the box.
+    const outside = mkdtempSync("/var/tmp/pi-orch-sbx-outside-");
+    made.push(project, outside);
+    const { PI_ORCH_SANDBOX: _unset, ...env } = process.env;
+    const write = (extra: string[]) =>
+      spawnSync(
+        process.execPath,
+        [PI_BIN, "-p", "--provider", "faux", "--no-session", ...extra, `write ${outside}/n.txt with "hi"`],
+        { cwd: project, env, encoding: "utf8", timeout: 30_000 },
+      );
+    const refused = write([]);
+    expect(refused.stdout).toContain(`the sandbox (--sandbox on) keeps ${outside} read-only`);
+    expect(refused.stdout).toContain(`--sandbox-write ${outside}`);
+    expect(existsSync(join(outside, "n.txt"))).toBe(false);
+    const allowed = write(["--sandbox-write", outside]);
+    expect(allowed.stdout).toContain("Successfully wrote");
+    expect(readFileSync(join(outside, "n.txt"), "utf8").trim()).toBe("hi");
+  }, 60_000);
+});
+
 describe.skipIf(!support.ok)("pi in the sandbox with --session-dir", () => {
   it("still reads the agent directory's models.json (a session folder beside it hid it)", async () => {
     const root = mkdtempSync(join(tmpdir(), "pi-orch-sbx-sessiondir-"));

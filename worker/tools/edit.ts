@@ -8,6 +8,7 @@ import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { applyEdits } from "./edit-match.js";
 import { withFileLock } from "./file-queue.js";
 import { resolveToCwd } from "./path-utils.js";
+import { sandboxWriteDenial } from "./sandbox-denial.js";
 
 const Replacement = Type.Object(
   {
@@ -117,8 +118,13 @@ async function runEdit(
       throw new Error(`Cannot edit ${args.path}: it is not valid UTF-8 text. Use bash to change binary files.`);
     }
     const result = applyEdits(original, args.edits, args.path);
-    if (ops) await ops.writeFile(absolute, result.text);
-    else await writeFile(absolute, result.text, "utf8");
+    try {
+      if (ops) await ops.writeFile(absolute, result.text);
+      else await writeFile(absolute, result.text, "utf8");
+    } catch (error) {
+      const denial = sandboxWriteDenial(args.path, absolute, (error as NodeJS.ErrnoException).code);
+      throw denial ? new Error(denial) : error;
+    }
     checkAborted(ctx.signal, args.path, true);
     const count = args.edits.length === 1 ? "1 replacement" : `${args.edits.length} replacements`;
     const how = result.normalized ? " (matched after normalizing quotes, dashes and white space)" : "";

@@ -8,6 +8,7 @@ import { Type, type Static } from "typebox";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { withFileLock } from "./file-queue.js";
 import { resolveToCwd } from "./path-utils.js";
+import { sandboxWriteDenial } from "./sandbox-denial.js";
 
 /** Arguments of `write`. */
 export const WriteParams = Type.Object({
@@ -58,6 +59,8 @@ export function createWriteTool(options: WriteToolOptions = {}): AgentTool<typeo
           await ops.writeFile(absolute, args.content);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
+          const denial = sandboxWriteDenial(args.path, absolute, code);
+          if (denial) throw new Error(denial);
           if (code === "EISDIR") throw new Error(`Cannot write ${args.path}: it is a directory.`);
           if (code === "EACCES" || code === "EPERM")
             throw new Error(`Permission denied writing ${args.path} (resolved to ${absolute}).`);
