@@ -232,7 +232,10 @@ describe("extensions over RPC", () => {
 
     const untrusted = startWorker([]);
     expect(await names(untrusted)).toEqual([]);
-    await stderrContains(untrusted, `skipped the project extension ${projectExtension}: the project is not trusted`);
+    await stderrContains(
+      untrusted,
+      `skipped the project extension ${projectExtension}: the project is not trusted (run with --trust to allow it, or --approve for this run only)`,
+    );
     expect(existsSync(marker)).toBe(false);
     untrusted.closeStdin();
     await untrusted.exited;

@@ -45,6 +45,7 @@ import { RunSettling } from "./run-settling.js";
 import { PromptIntake, type PromptOutcome, type PromptSourceKind } from "./prompt-intake.js";
 import { SessionPrompt } from "./session-prompt.js";
 import { SessionResources, type SlashCommandInfo } from "./session-resources.js";
+import { trustHint } from "./trust-hint.js";
 
 /** A worker's agent session and the operations the protocol exposes. */
 export class AgentSession {
@@ -159,7 +160,7 @@ export class AgentSession {
     });
     this.res = new SessionResources({ options, cwd: this.cwd, home: this.home, warn: (m) => this.warn(m) });
     for (const path of this.resources.skippedProject) {
-      this.warn(`skipped ${path}: the project is not trusted (run with --trust to allow it)`);
+      this.warn(`skipped ${path}: the project is not trusted (${trustHint(this.env)})`);
     }
     const settings = this.resources.settings;
     // pi's order: --session-dir, PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, the agent directory's.
@@ -773,7 +774,7 @@ export class AgentSession {
   /** Announce the session to extensions (after the mode is ready to carry their UI). */
   async start(): Promise<void> {
     for (const path of this.extensions.skipped()) {
-      this.warn(`skipped the project extension ${path}: the project is not trusted (run with --trust to allow it)`);
+      this.warn(`skipped the project extension ${path}: the project is not trusted (${trustHint(this.env)})`);
     }
     await this.startExtensions("startup");
   }
