@@ -10,6 +10,7 @@ import { parseJsonLine, peekLineHead, withWire } from "../shared/jsonl.js";
 import { AGENT_VAR } from "../shared/proc.js";
 import {
   answerData,
+  answerFields,
   dialogQuestion,
   isDialogMethod,
   RpcPromptAnswerSummary,
@@ -317,7 +318,7 @@ class Step {
     this.cancel("start");
     s.startupFailure = null;
     s.startTimeouts = 0;
-    const streaming = this.learnState(answerData(RpcStateSummary, response));
+    const streaming = this.learnState(answerFields(RpcStateSummary, response));
     // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
     // saturated machine it could miss the start deadline.
     this.effects.push({ kind: "lower_priority", gen: s.worker.gen, nice: this.config.workerNice });
@@ -552,7 +553,7 @@ class Step {
         this.cancel("ping_deadline");
         s.ping = null;
       }
-      const state = answerData(RpcStateSummary, response);
+      const state = answerFields(RpcStateSummary, response);
       this.learnState(state);
       this.closeDismissedDialogs(state, pending.dialogs);
       return;

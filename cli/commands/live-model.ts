@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import type { IpcClient } from "../../ipc/client.js";
 import { RUNNING_STATUSES, type AgentInfo } from "../../shared/schema/agent.js";
-import { answerData, RpcStateSummary } from "../../shared/schema/rpc.js";
+import { answerFields, RpcStateSummary } from "../../shared/schema/rpc.js";
 
 /** A model's provider and id. */
 export interface ModelRef {
@@ -51,7 +51,7 @@ export function lastModelInSession(text: string): ModelRef | null {
 async function runningModel(client: IpcClient, agent: string): Promise<ModelRef | null> {
   try {
     const state = await client.rpc(agent, { type: "get_state" }, { timeoutMs: 1000 });
-    const model = answerData(RpcStateSummary, state)?.model;
+    const model = answerFields(RpcStateSummary, state)?.model;
     if (model) return { provider: model.provider, id: model.id };
   } catch {
     // gone or slow: what the session file or the request says

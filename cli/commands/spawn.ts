@@ -6,7 +6,7 @@ import { Option, type Command } from "commander";
 import type { IpcClient } from "../../ipc/client.js";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { RestartKind, StallAction } from "../../shared/schema/agent.js";
-import { answerData, RpcModelsSummary, RpcStateSummary } from "../../shared/schema/rpc.js";
+import { answerData, answerFields, RpcModelsSummary, RpcStateSummary } from "../../shared/schema/rpc.js";
 import { agentLogPaths, logsDir } from "../../shared/paths.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
@@ -31,7 +31,7 @@ async function missingKeyWarning(client: IpcClient, agent: string, home: string)
     client.rpc(agent, { type: "get_available_models" }),
   ]).catch(() => [null, null]);
   if (!state || !available) return null;
-  const provider = answerData(RpcStateSummary, state)?.model?.provider;
+  const provider = answerFields(RpcStateSummary, state)?.model?.provider;
   const models = answerData(RpcModelsSummary, available)?.models;
   if (provider === undefined || models === undefined) return null;
   if (models.some((m) => m.provider === provider)) return null;

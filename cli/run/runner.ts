@@ -26,7 +26,7 @@ import {
   type TaskResult,
   type TaskStatus,
 } from "./types.js";
-import { answerData, readPromptAnswer, RpcStateSummary } from "../../shared/schema/rpc.js";
+import { answerFields, readPromptAnswer, RpcStateSummary } from "../../shared/schema/rpc.js";
 
 /** Defaults applied to tasks that do not set the field themselves. */
 export interface TaskDefaults {
@@ -375,7 +375,7 @@ export class TaskRun {
     const sup = this.sup!;
     try {
       const state = await sup.rpc(name, { type: "get_state" }, { timeoutMs: 2000 });
-      const file = answerData(RpcStateSummary, state)?.sessionFile;
+      const file = answerFields(RpcStateSummary, state)?.sessionFile;
       if (file !== undefined) return file;
     } catch {
       // not running: fall back to what the supervisor last learned

@@ -4,7 +4,7 @@
  * `pi --mode rpc` accepts) and one per command's answer (`data`), which types the worker's
  * handlers and the clients' reads; extension dialogs on the wire.
  */
-import { Type, type Static, type TSchema } from "typebox";
+import { Type, type Static, type TObject, type TProperties, type TSchema } from "typebox";
 import { CompactionResult } from "./events.js";
 import { AgentMessage, ImageContent, Model, ThinkingLevel } from "./messages.js";
 import { checker } from "../validate.js";
@@ -228,7 +228,8 @@ export type RpcResultOf<T extends RpcCommandType> = Static<(typeof RpcResultSche
 
 /**
  * What a client reads of any pi's `get_state` answer (0.73, 1.6, ours): only the fields it
- * uses, each optional, so a worker that lacks one or sends more is still read.
+ * uses, each optional and read alone (answerFields), so a worker that lacks one, sends one
+ * otherwise or sends more is still read.
  */
 export const RpcStateSummary = Type.Object({
   model: Type.Optional(Type.Object({ provider: Type.String(), id: Type.String() })),
@@ -237,6 +238,26 @@ export const RpcStateSummary = Type.Object({
   openDialogs: Type.Optional(Type.Array(Type.String())),
 });
 export type RpcStateSummary = Static<typeof RpcStateSummary>;
+
+/**
+ * The fields of a successful answer's `data` that `schema` (an object of optional fields)
+ * names, each checked alone against its own schema: a field another pi sends otherwise
+ * (pi 0.73's `model: null`) is left out without hiding the others. Undefined for a failed
+ * answer or data that is not an object.
+ */
+export function answerFields<P extends TProperties>(
+  schema: TObject<P>,
+  response: { success: boolean; data?: unknown },
+): Partial<Static<TObject<P>>> | undefined {
+  const data = response.success ? response.data : undefined;
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return undefined;
+  const fields: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(schema.properties)) {
+    const value = (data as Record<string, unknown>)[key];
+    if (value !== undefined && checker(field)(value).ok) fields[key] = value;
+  }
+  return fields as Partial<Static<TObject<P>>>;
+}
 
 /** What a client reads of any pi's `get_available_models` answer: the providers of the usable models. */
 export const RpcModelsSummary = Type.Object({

@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RpcCommand, RpcResultSchemas, answerData, RpcStateSummary } from "../../shared/schema/rpc.js";
+import { type RpcCommand, RpcResultSchemas, answerFields, RpcStateSummary } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import { AgentSession } from "../../worker/core/agent-session.js";
 import { createCommandHandlers, dispatchCommand } from "../../worker/modes/commands.js";
@@ -79,17 +79,24 @@ describe("the command map's answers and their result schemas", () => {
     await answerMatches(handlers, { type: "clone" });
   });
 
-  it("get_state's answer is what the supervisor reads of it, without casts", async () => {
+  it("get_state's answer is what the supervisor reads of it, field by field, without casts", async () => {
     const s = session();
     const data = await dispatchCommand(
       createCommandHandlers(s, () => undefined),
       { type: "get_state" },
     );
-    const read = answerData(RpcStateSummary, { success: true, data });
+    const read = answerFields(RpcStateSummary, { success: true, data });
     expect(read?.model).toMatchObject({ provider: "faux", id: expect.any(String) });
     expect(read?.isStreaming).toBe(false);
     expect(read?.sessionFile).toBe(s.sessionFile);
-    expect(answerData(RpcStateSummary, { success: true, data: { model: { provider: 1 } } })).toBeUndefined();
-    expect(answerData(RpcStateSummary, { success: false })).toBeUndefined();
+    // Another pi's field of another shape is left out, not the others with it (the fixture worker's `model: null`).
+    expect(answerFields(RpcStateSummary, { success: true, data: { model: null, sessionFile: "/s.jsonl" } })).toEqual({
+      sessionFile: "/s.jsonl",
+    });
+    expect(
+      answerFields(RpcStateSummary, { success: true, data: { model: { provider: 1 }, isStreaming: true } }),
+    ).toEqual({ isStreaming: true });
+    expect(answerFields(RpcStateSummary, { success: true, data: "busy" })).toBeUndefined();
+    expect(answerFields(RpcStateSummary, { success: false })).toBeUndefined();
   });
 });
