@@ -17,13 +17,12 @@ import {
   RpcStateSummary,
   type RpcResponse,
 } from "../shared/schema/rpc.js";
-import type { DialogClosedReason, SupervisorEvent } from "../shared/schema/supervisor-events.js";
-import { RUNNING_STATUSES, type AgentRecord, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
+import { RUNNING_STATUSES, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
 import { judgeStartupExit } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import { redactArgv } from "./redact.js";
 import { checkPresence } from "./presence.js";
-import { closeWindow, NO_FLOOD, noteBadLine } from "./protocol-flood.js";
+import { NO_FLOOD, noteBadLine } from "./protocol-flood.js";
 import { decideRestart, describeExit, NO_RESTARTS } from "./restart-policy.js";
 import { countRunTokens } from "./run-limits.js";
 import { buildWorkerArgv } from "./worker-command.js";
@@ -39,17 +38,11 @@ import {
   type AgentState,
   type MachineConfig,
   type Mutable,
-  type PendingRequest,
-  type TimerKey,
   type Transition,
 } from "./agent-state.js";
-
-/**
- * How long a dialog's request may have taken to reach us. The worker starts its dialog
- * timer before it writes the request and we start ours once we read it, so the worker's
- * fires up to this much earlier: a ping's answer in between is its timeout, not a dismissal.
- */
-const DIALOG_TRANSIT_MS = 1_000;
+import { StepWriter } from "./step-writer.js";
+import { closeDialog, closeDismissedDialogs, openDialog } from "./step-dialogs.js";
+import { armFloodTimer, onFloodTick, summariseFlood } from "./step-flood.js";
 
 /** Handle one message. Pure: the state given is not changed. */
 export function transition(config: MachineConfig, state: AgentState, message: AgentMessage, now: number): Transition {
@@ -111,15 +104,25 @@ function isEventObject(value: unknown): value is Record<string, unknown> {
 
 /** One transition in the making: a copy of the state and the effects so far. */
 class Step {
-  readonly s: Mutable<AgentState>;
-  readonly effects: AgentEffect[] = [];
+  /** The state being changed and the effects so far, with the primitive effects. */
+  readonly w: StepWriter;
 
   constructor(
     private readonly config: MachineConfig,
     state: AgentState,
     private readonly now: number,
   ) {
-    this.s = copyState(state);
+    this.w = new StepWriter(state, now);
+  }
+
+  /** The state being changed. */
+  get s(): Mutable<AgentState> {
+    return this.w.s;
+  }
+
+  /** The effects so far, in order. */
+  get effects(): AgentEffect[] {
+    return this.w.effects;
   }
 
   handle(m: AgentMessage): void {
@@ -133,14 +136,14 @@ class Step {
       case "kill":
         return this.onKill(m.caller);
       case "interrupted":
-        return this.emit({ type: "run_interrupted", reason: m.reason });
+        return this.w.emit({ type: "run_interrupted", reason: m.reason });
       case "restart":
         return this.onRestart();
       case "rpc":
         return this.onRpc(m);
       case "disk":
         s.diskProblem = m.problem;
-        this.setStatus(s.record.status, m.problem ?? undefined);
+        this.w.setStatus(s.record.status, m.problem ?? undefined);
         return;
       case "spawned":
         if (m.gen === s.gen) this.onSpawned(m);
@@ -150,7 +153,7 @@ class Step {
         return;
       case "line_too_long": {
         if (m.gen !== s.worker?.gen) return;
-        this.report({ type: "protocol_error", message: m.message });
+        this.w.report({ type: "protocol_error", message: m.message });
         // A dropped end must still end the run, or the agent stays busy forever.
         const head = peekLineHead(m.head).type;
         if (head === "agent_end" || head === "agent_settled") {
@@ -181,12 +184,12 @@ class Step {
         if (m.gen === s.worker?.gen && s.ping === m.id && RUNNING_STATUSES.has(s.record.status)) {
           s.ping = null;
           const message = `no answer to get_state within ${formatMs(this.config.timings.pingDeadlineMs)}`;
-          this.setStatus("unresponsive", message);
+          this.w.setStatus("unresponsive", message);
           this.abandon("unresponsive", message);
         }
         return;
       case "flood_tick":
-        if (m.gen === s.worker?.gen) this.onFloodTick();
+        if (m.gen === s.worker?.gen) onFloodTick(this.w, this.config.protocolFlood);
         return;
       case "run_timeout":
         if (m.gen === s.worker?.gen && s.run?.n === m.run) {
@@ -198,11 +201,11 @@ class Step {
         if (pending?.kind !== "call") return; // answered in the meantime
         if (s.dialogs.size > 0) {
           // The worker waits for a person: the command may be the one that asked.
-          this.addPending(m.id, { ...pending, held: true });
-          this.report({ type: "rpc_waiting", command: m.type, timeoutMs: m.timeoutMs, dialogs: s.dialogs.size });
+          this.w.addPending(m.id, { ...pending, held: true });
+          this.w.report({ type: "rpc_waiting", command: m.type, timeoutMs: m.timeoutMs, dialogs: s.dialogs.size });
           return;
         }
-        this.dropPending(m.id);
+        this.w.dropPending(m.id);
         const name = s.record.name;
         this.effects.push({
           kind: "reject",
@@ -216,7 +219,7 @@ class Step {
         return;
       }
       case "dialog_timeout":
-        if (m.gen === s.worker?.gen) this.closeDialog(m.id, "timeout");
+        if (m.gen === s.worker?.gen) closeDialog(this.w, m.id, "timeout");
         return;
       case "wait":
         if (m.test(s.record.status)) {
@@ -224,7 +227,7 @@ class Step {
           return;
         }
         s.waiters = [...s.waiters, { caller: m.caller, test: m.test, timeoutMs: m.timeoutMs }];
-        this.timer(`wait:${m.caller}`, m.timeoutMs, { kind: "wait_timeout", caller: m.caller });
+        this.w.timer(`wait:${m.caller}`, m.timeoutMs, { kind: "wait_timeout", caller: m.caller });
         return;
       case "wait_timeout": {
         const waiter = s.waiters.find((w) => w.caller === m.caller);
@@ -244,7 +247,7 @@ class Step {
         const waiters = s.waiters;
         s.waiters = [];
         for (const w of waiters) {
-          this.cancel(`wait:${w.caller}`);
+          this.w.cancel(`wait:${w.caller}`);
           this.effects.push({
             kind: "reject",
             caller: w.caller,
@@ -255,7 +258,7 @@ class Step {
       }
       case "backoff_done":
         if (m.token === s.backoffToken && s.record.status === "backoff") {
-          this.record({ restarts: s.record.restarts + 1 });
+          this.w.record({ restarts: s.record.restarts + 1 });
           this.spawnWorker();
         }
         return;
@@ -270,7 +273,7 @@ class Step {
     } catch (err) {
       // A record the command cannot be built from (one saved before spawn checked it, e.g. a
       // custom command with --api-key and no provider): every start would fail the same way.
-      this.setStatus("failed", err instanceof Error ? err.message : String(err));
+      this.w.setStatus("failed", err instanceof Error ? err.message : String(err));
       return;
     }
     const gen = ++s.gen;
@@ -278,7 +281,7 @@ class Step {
     s.settles = false;
     s.flood = NO_FLOOD;
     s.lastEventAt = this.now;
-    this.setStatus("starting");
+    this.w.setStatus("starting");
     const { file, args, env: keyEnv } = built;
     s.worker = { gen, pid: undefined, startedAt: this.now, file, args };
     // Last effect of this step: the shell answers it with `spawned` before anything else runs.
@@ -296,33 +299,33 @@ class Step {
   private onSpawned(m: Extract<AgentMessage, { kind: "spawned" }>): void {
     const s = this.s;
     s.worker = { ...s.worker!, pid: m.pid, startedAt: m.startedAt };
-    this.record({ pid: m.pid ?? null });
-    this.persist();
+    this.w.record({ pid: m.pid ?? null });
+    this.w.persist();
     if (m.pid === undefined) return; // the exit message with the spawn error follows
     const { file, args } = s.worker;
-    this.report({
+    this.w.report({
       type: "worker_started",
       pid: m.pid,
       command: redactArgv([file, ...args]) ?? [],
       resumed: s.record.sessionFile,
     });
-    const probe = this.requestId("start");
-    this.addPending(probe, { kind: "probe" });
-    this.send({ id: probe, type: "get_state" });
-    this.timer("start", this.config.timings.startTimeoutMs, { kind: "start_timeout", gen: m.gen });
+    const probe = this.w.requestId("start");
+    this.w.addPending(probe, { kind: "probe" });
+    this.w.send({ id: probe, type: "get_state" });
+    this.w.timer("start", this.config.timings.startTimeoutMs, { kind: "start_timeout", gen: m.gen });
   }
 
   private onStartProbe(response: RpcResponse): void {
     const s = this.s;
     if (s.record.status !== "starting" || !s.worker) return;
-    this.cancel("start");
+    this.w.cancel("start");
     s.startupFailure = null;
     s.startTimeouts = 0;
     const streaming = this.learnState(answerFields(RpcStateSummary, response));
     // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
     // saturated machine it could miss the start deadline.
     this.effects.push({ kind: "lower_priority", gen: s.worker.gen, nice: this.config.workerNice });
-    this.setStatus(streaming ? "busy" : "idle");
+    this.w.setStatus(streaming ? "busy" : "idle");
     this.armPingTick();
   }
 
@@ -350,14 +353,14 @@ class Step {
     const reported = s.record.reportedModel;
     let changed = false;
     if (model && (reported?.provider !== model.provider || reported.model !== model.id)) {
-      this.record({ reportedModel: { provider: model.provider, model: model.id } });
+      this.w.record({ reportedModel: { provider: model.provider, model: model.id } });
       changed = true;
     }
     if (data?.sessionFile !== undefined && data.sessionFile !== s.record.sessionFile) {
-      this.record({ sessionFile: data.sessionFile });
+      this.w.record({ sessionFile: data.sessionFile });
       changed = true;
     }
-    if (changed) this.persist();
+    if (changed) this.w.persist();
     return data?.isStreaming === true;
   }
 
@@ -380,7 +383,7 @@ class Step {
       if (!s.worker) return; // an action above gave the worker up
       if (action.kind === "stall") this.onStall();
       else if (action.kind === "over_memory") {
-        this.report({ type: "limit_exceeded", limit: "max_memory", message: action.message });
+        this.w.report({ type: "limit_exceeded", limit: "max_memory", message: action.message });
         this.abandon("memory_limit", action.message);
       } else this.sendPing();
     }
@@ -388,71 +391,17 @@ class Step {
 
   private sendPing(): void {
     const s = this.s;
-    const id = this.requestId("ping");
+    const id = this.w.requestId("ping");
     s.ping = id;
-    this.addPending(id, { kind: "ping", dialogs: new Set(s.dialogs.keys()) });
-    this.timer("ping_deadline", this.config.timings.pingDeadlineMs, { kind: "ping_timeout", gen: s.worker!.gen, id });
-    this.send({ id, type: "get_state" });
-  }
-
-  private openDialog(id: string, question: string, timeout: unknown): void {
-    const s = this.s;
-    s.dialogs = new Map(s.dialogs).set(id, question);
-    // As the worker does: a dialog with a timeout resolves to its default when it passes.
-    if (typeof timeout === "number" && timeout > 0) {
-      this.timer(`dialog:${id}`, timeout, { kind: "dialog_timeout", gen: s.worker!.gen, id });
-      s.dialogDeadlines = new Map(s.dialogDeadlines).set(id, this.now + timeout);
-    }
-  }
-
-  /**
-   * Close the dialogs of `asked` that a ping's answer no longer lists open: an extension
-   * dismissed them through their AbortSignal, which pi tells no client. Only our worker's
-   * `get_state` lists `openDialogs`; from another pi, such a dialog closes with the worker.
-   */
-  private closeDismissedDialogs(data: RpcStateSummary | undefined, asked: ReadonlySet<string>): void {
-    const open = data?.openDialogs;
-    if (!open || asked.size === 0) return;
-    const s = this.s;
-    for (const id of asked)
-      if (!open.includes(id))
-        this.closeDialog(
-          id,
-          this.now + DIALOG_TRANSIT_MS >= (s.dialogDeadlines.get(id) ?? Infinity) ? "timeout" : "dismissed",
-        );
-  }
-
-  /**
-   * A dialog closed (the stream is told, so clients drop it); once none is open, requests
-   * held for them get their whole timeout again.
-   */
-  private closeDialog(id: string, reason: DialogClosedReason): void {
-    const s = this.s;
-    if (!s.dialogs.has(id)) return;
-    const dialogs = new Map(s.dialogs);
-    dialogs.delete(id);
-    s.dialogs = dialogs;
-    if (s.dialogDeadlines.has(id)) {
-      const deadlines = new Map(s.dialogDeadlines);
-      deadlines.delete(id);
-      s.dialogDeadlines = deadlines;
-    }
-    this.cancel(`dialog:${id}`);
-    this.report({ type: "dialog_closed", id, reason });
-    // The wait for a person is not silence: a stall is counted from the answer on.
-    s.lastEventAt = this.now;
-    if (dialogs.size > 0) return;
-    for (const [rid, p] of s.pending) {
-      if (p.kind !== "call" || !p.held) continue;
-      this.addPending(rid, { ...p, held: false });
-      this.timer(`rpc:${rid}`, p.timeoutMs, { kind: "rpc_timeout", id: rid, type: p.type, timeoutMs: p.timeoutMs });
-    }
+    this.w.addPending(id, { kind: "ping", dialogs: new Set(s.dialogs.keys()) });
+    this.w.timer("ping_deadline", this.config.timings.pingDeadlineMs, { kind: "ping_timeout", gen: s.worker!.gen, id });
+    this.w.send({ id, type: "get_state" });
   }
 
   private onStall(): void {
     const s = this.s;
     const silent = formatMs(this.now - s.lastEventAt);
-    this.setStatus("stalled", `busy with no event for ${silent}`);
+    this.w.setStatus("stalled", `busy with no event for ${silent}`);
     const action = s.record.onStall;
     if (action === "abort") this.abortRun("stall", `stalled: no event for ${silent}`);
     else if (action === "restart")
@@ -463,7 +412,7 @@ class Step {
   private giveUpGracefully(intended: Omit<WorkerExit, "code" | "signal" | "at">): void {
     const s = this.s;
     s.intendedExit = intended;
-    this.clearWorkerTimers();
+    this.w.clearWorkerTimers();
     const { stopGraceMs, killGraceMs } = this.config.timings;
     this.effects.push({
       kind: "stop_worker",
@@ -496,7 +445,7 @@ class Step {
     if (noted.action === "report") {
       const sample = line.length > 200 ? `${line.slice(0, 200)}…` : line;
       this.effects.push({ kind: "stderr", text: `[pi-orch] non-protocol stdout line: ${sample}\n` });
-      this.report({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
+      this.w.report({ type: "protocol_error", message: `worker wrote a line that is not a JSON object: ${sample}` });
       return;
     }
     if (noted.floodStarted) {
@@ -505,40 +454,13 @@ class Step {
         kind: "stderr",
         text: `[pi-orch] ${s.protocolProblem}; further lines are counted, not logged\n`,
       });
-      this.setStatus(s.record.status);
-      this.armFloodTimer();
+      this.w.setStatus(s.record.status);
+      armFloodTimer(this.w, this.config.protocolFlood);
     }
     if (noted.action === "restart" && s.worker) {
-      this.summariseFlood();
+      summariseFlood(this.w);
       this.giveUpGracefully({ reason: "protocol_errors", message: `${s.flood.totalDropped} non-JSON lines dropped` });
     }
-  }
-
-  private armFloodTimer(): void {
-    const s = this.s;
-    const at = (s.flood.windowStart ?? this.now) + this.config.protocolFlood.windowMs;
-    this.timer("flood", Math.max(0, at - this.now), { kind: "flood_tick", gen: s.worker?.gen ?? s.gen });
-  }
-
-  private onFloodTick(): void {
-    const s = this.s;
-    const closed = closeWindow(s.flood, this.now);
-    s.flood = closed.state;
-    if (closed.summarise > 0) this.reportDropped(closed.summarise);
-    if (!closed.calm) return this.armFloodTimer();
-    s.protocolProblem = null;
-    this.setStatus(s.record.status);
-  }
-
-  /** Summarise what the open window dropped now (the worker ends, or is restarted for it). */
-  private summariseFlood(): void {
-    const s = this.s;
-    if (s.flood.dropped > 0) this.reportDropped(s.flood.dropped);
-    s.flood = { ...s.flood, dropped: 0 };
-  }
-
-  private reportDropped(dropped: number): void {
-    this.report({ type: "protocol_error", message: `dropped ${dropped} non-JSON lines of a flooding worker`, dropped });
   }
 
   private onResponse(response: RpcResponse): void {
@@ -546,19 +468,19 @@ class Step {
     const id = typeof response.id === "string" ? response.id : undefined;
     const pending = id === undefined ? undefined : s.pending.get(id);
     if (!pending) return; // an answer nobody waits for (timed out, or a worker that does not echo ids)
-    this.dropPending(id!);
+    this.w.dropPending(id!);
     if (pending.kind === "probe") return this.onStartProbe(response);
     if (pending.kind === "ping") {
       if (s.ping === id) {
-        this.cancel("ping_deadline");
+        this.w.cancel("ping_deadline");
         s.ping = null;
       }
       const state = answerFields(RpcStateSummary, response);
       this.learnState(state);
-      this.closeDismissedDialogs(state, pending.dialogs);
+      closeDismissedDialogs(this.w, state, pending.dialogs);
       return;
     }
-    this.cancel(`rpc:${id}`);
+    this.w.cancel(`rpc:${id}`);
     // pi 1.x says what became of a prompt, steer or follow-up: such a worker settles its runs.
     if (typeof answerData(RpcPromptAnswerSummary, response)?.disposition === "string") s.settles = true;
     const out: RpcResponse = { ...response };
@@ -570,17 +492,17 @@ class Step {
   private onWorkerEvent(event: Record<string, unknown>, raw: string): void {
     const s = this.s;
     s.lastEventAt = this.now;
-    this.emit(event, raw);
+    this.w.emit(event, raw);
     const status = s.record.status;
     if (!EVENTS_ACTED_ON.has(event.type)) {
-      if (status === "stalled") this.setStatus("busy");
+      if (status === "stalled") this.w.setStatus("busy");
       return;
     }
     switch (event.type) {
       case "agent_start":
         // With a worker that settles, a retry or a queued message goes on with the same run.
         if (!s.settles || !s.run) this.beginRun();
-        if (RUNNING_STATUSES.has(status)) this.setStatus("busy");
+        if (RUNNING_STATUSES.has(status)) this.w.setStatus("busy");
         break;
       case "agent_end":
         // The run goes on after it when the worker settles (until agent_settled) or says a retry follows.
@@ -592,23 +514,23 @@ class Step {
         break;
       case "auto_retry_end":
         // Outside a run and still busy: the retry wait was cancelled, no run follows.
-        if (event.success === false && !s.run && status === "busy") this.setStatus("idle");
-        else if (status === "stalled") this.setStatus("busy");
+        if (event.success === false && !s.run && status === "busy") this.w.setStatus("idle");
+        else if (status === "stalled") this.w.setStatus("busy");
         break;
       case "message_end": {
         // Kept in the record, written with its next change (a run's end): not a write per message.
         const outcome = s.run ? outcomeOfMessage(event.message) : null;
         if (outcome) s.outcome = outcome;
         const usage = addMessageUsage(s.record.usage ?? NO_USAGE, event.message);
-        if (usage !== (s.record.usage ?? NO_USAGE)) this.record({ usage });
+        if (usage !== (s.record.usage ?? NO_USAGE)) this.w.record({ usage });
         this.countTokens(event.message);
-        if (s.record.status === "stalled") this.setStatus("busy");
+        if (s.record.status === "stalled") this.w.setStatus("busy");
         break;
       }
       case "extension_ui_request":
         if (isDialogMethod(event.method) && typeof event.id === "string")
-          this.openDialog(event.id, dialogQuestion(event), event.timeout);
-        if (status === "stalled") this.setStatus("busy");
+          openDialog(this.w, event.id, dialogQuestion(event), event.timeout);
+        if (status === "stalled") this.w.setStatus("busy");
         break;
     }
   }
@@ -618,7 +540,7 @@ class Step {
     const reason = this.s.run?.abortReason ?? undefined;
     if (reason) this.s.outcome = { state: "idle", message: `aborted: ${reason}` };
     this.endRun();
-    if (RUNNING_STATUSES.has(status)) this.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
+    if (RUNNING_STATUSES.has(status)) this.w.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
   }
 
   private beginRun(): void {
@@ -627,12 +549,12 @@ class Step {
     const n = ++s.runCounter;
     s.outcome = null;
     const limit = s.record.limits.runTimeoutMs;
-    if (limit !== undefined) this.timer("run", limit, { kind: "run_timeout", gen: s.worker!.gen, run: n });
+    if (limit !== undefined) this.w.timer("run", limit, { kind: "run_timeout", gen: s.worker!.gen, run: n });
     s.run = { n, tokens: 0, abortReason: null };
   }
 
   private endRun(): void {
-    if (this.s.run && this.s.record.limits.runTimeoutMs !== undefined) this.cancel("run");
+    if (this.s.run && this.s.record.limits.runTimeoutMs !== undefined) this.w.cancel("run");
     this.s.run = null;
   }
 
@@ -649,8 +571,8 @@ class Step {
     const s = this.s;
     if (!s.run || s.run.abortReason || !s.worker) return;
     s.run = { ...s.run, abortReason: reason };
-    this.report({ type: "limit_exceeded", limit, message: reason });
-    this.send({ id: this.requestId("abort"), type: "abort" });
+    this.w.report({ type: "limit_exceeded", limit, message: reason });
+    this.w.send({ id: this.w.requestId("abort"), type: "abort" });
   }
 
   /** The supervisor gives up on the current process (hung, over a limit): SIGKILL its group; the exit follows. */
@@ -658,7 +580,7 @@ class Step {
     const s = this.s;
     if (!s.worker) return;
     s.intendedExit = { reason, message };
-    this.clearWorkerTimers();
+    this.w.clearWorkerTimers();
     this.effects.push({ kind: "kill_worker", gen: s.worker.gen, notify: false });
   }
 
@@ -667,20 +589,20 @@ class Step {
     const worker = s.worker!;
     const neverReady = s.record.status === "starting";
     const wasRunning = s.run !== null || s.record.status === "busy" || s.record.status === "stalled";
-    this.clearWorkerTimers();
+    this.w.clearWorkerTimers();
     if (s.run) s.outcome = { state: "failed", message: "its worker exited during the run" };
     this.endRun();
-    this.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
+    this.w.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
     for (const id of s.dialogs.keys()) {
-      this.cancel(`dialog:${id}`);
-      this.report({ type: "dialog_closed", id, reason: "worker_exited" });
+      this.w.cancel(`dialog:${id}`);
+      this.w.report({ type: "dialog_closed", id, reason: "worker_exited" });
     }
     s.dialogDeadlines = new Map();
     s.dialogs = new Map();
     s.worker = null;
-    this.record({ pid: null });
-    this.summariseFlood();
-    this.cancel("flood");
+    this.w.record({ pid: null });
+    summariseFlood(this.w);
+    this.w.cancel("flood");
     s.protocolProblem = null;
     const stopping = s.record.status === "stopping";
     const intended = stopping ? { reason: "stopped" as const } : s.intendedExit;
@@ -692,13 +614,19 @@ class Step {
       at: this.now,
     };
     s.intendedExit = null;
-    this.record({ lastExit: exit });
-    this.report({ type: "worker_exited", code: m.code, signal: m.signal, reason: exit.reason, message: exit.message });
-    this.persist();
+    this.w.record({ lastExit: exit });
+    this.w.report({
+      type: "worker_exited",
+      code: m.code,
+      signal: m.signal,
+      reason: exit.reason,
+      message: exit.message,
+    });
+    this.w.persist();
     if (stopping) return; // the teardown finishes the group and reports
     // A crashed worker's tool children are still in its group; nothing should outlive it.
     this.effects.push({ kind: "kill_leftovers", gen: worker.gen });
-    if (wasRunning) this.report({ type: "run_interrupted", reason: describeExit(exit) });
+    if (wasRunning) this.w.report({ type: "run_interrupted", reason: describeExit(exit) });
     // Spawning again would fail the same way: say the worker's own reason now, no restarts.
     const verdict =
       neverReady && !intended
@@ -711,14 +639,14 @@ class Step {
           })
         : null;
     if (verdict?.kind === "config_error") {
-      this.setStatus("failed", verdict.reason);
+      this.w.setStatus("failed", verdict.reason);
       return;
     }
     if (verdict) s.startupFailure = verdict.remember;
     // Each such start takes the whole start deadline, so the restart intensity (N in a
     // period) would never trip on them: a worker that never answers would cycle forever.
     if (neverReady && exit.reason === "start_timeout" && ++s.startTimeouts >= START_TIMEOUT_LIMIT) {
-      this.setStatus(
+      this.w.setStatus(
         "failed",
         `its worker never answered get_state: ${s.startTimeouts} starts in a row, each given ` +
           `${formatMs(this.config.timings.startTimeoutMs)}; see its stderr (pi-orch logs ${s.record.name} --stderr)`,
@@ -735,16 +663,16 @@ class Step {
     s.restartHistory = decision.history;
     if (decision.action === "restart" && verdict?.kind === "retry_now") {
       // Still starting, as far as a caller waiting for the start can tell: only this start tells.
-      this.record({ restarts: s.record.restarts + 1 });
+      this.w.record({ restarts: s.record.restarts + 1 });
       this.spawnWorker();
     } else if (decision.action === "restart") {
-      this.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
+      this.w.setStatus("backoff", `${describeExit(exit)}; restarting in ${decision.delayMs} ms`);
       const token = ++s.backoffToken;
-      this.timer("backoff", decision.delayMs, { kind: "backoff_done", token });
+      this.w.timer("backoff", decision.delayMs, { kind: "backoff_done", token });
     } else if (decision.action === "give_up") {
-      this.setStatus("failed", `${decision.reason}; last exit: ${describeExit(exit)}`);
+      this.w.setStatus("failed", `${decision.reason}; last exit: ${describeExit(exit)}`);
     } else {
-      this.setStatus("stopped", decision.reason);
+      this.w.setStatus("stopped", decision.reason);
     }
   }
 
@@ -762,35 +690,36 @@ class Step {
       this.beginTeardown(status !== "unresponsive");
       return;
     }
-    this.cancelBackoff();
-    if (status !== "stopped" && status !== "failed") this.setStatus("stopped", reason);
+    this.w.cancelBackoff();
+    if (status !== "stopped" && status !== "failed") this.w.setStatus("stopped", reason);
     this.effects.push({ kind: "resolve", caller, value: undefined });
   }
 
   private onKill(caller: number): void {
     const s = this.s;
-    this.cancelBackoff();
+    this.w.cancelBackoff();
     if (!s.worker) {
-      if (s.record.status !== "stopped" && s.record.status !== "failed") this.setStatus("stopped", "killed by request");
+      if (s.record.status !== "stopped" && s.record.status !== "failed")
+        this.w.setStatus("stopped", "killed by request");
       this.effects.push({ kind: "resolve", caller, value: undefined });
       return;
     }
     s.stopWaiters = [...s.stopWaiters, caller];
-    if (s.record.status !== "stopping") this.setStatus("stopping");
-    this.clearWorkerTimers();
+    if (s.record.status !== "stopping") this.w.setStatus("stopping");
+    this.w.clearWorkerTimers();
     this.effects.push({ kind: "kill_worker", gen: s.gen, notify: true });
   }
 
   private beginTeardown(abort: boolean): void {
-    this.setStatus("stopping");
-    this.clearWorkerTimers();
+    this.w.setStatus("stopping");
+    this.w.clearWorkerTimers();
     const { stopGraceMs, killGraceMs } = this.config.timings;
     this.effects.push({ kind: "stop_worker", gen: this.s.gen, graceMs: stopGraceMs, killGraceMs, abort, notify: true });
   }
 
   private onStopped(): void {
     const s = this.s;
-    this.setStatus("stopped", s.stopReason);
+    this.w.setStatus("stopped", s.stopReason);
     s.stopReason = "stopped by request";
     const waiters = s.stopWaiters;
     s.stopWaiters = [];
@@ -812,7 +741,7 @@ class Step {
       s.stopReason = "restarting by request";
       return;
     }
-    this.cancelBackoff();
+    this.w.cancelBackoff();
     this.spawnWorker();
   }
 
@@ -826,8 +755,8 @@ class Step {
     if (type === "extension_ui_response") {
       // The answer to a dialog: its `id` is the dialog's, and pi workers send no
       // response for it, so it goes out as it is and is acknowledged here.
-      this.send(m.command);
-      if (typeof m.command.id === "string") this.closeDialog(m.command.id, "answered");
+      this.w.send(m.command);
+      if (typeof m.command.id === "string") closeDialog(this.w, m.command.id, "answered");
       this.effects.push({
         kind: "resolve",
         caller: m.caller,
@@ -835,7 +764,7 @@ class Step {
       });
       return;
     }
-    const id = this.requestId("rpc");
+    const id = this.w.requestId("rpc");
     // The caller's id is echoed as it came, whatever its type; ours replaces it on the way to the worker.
     const value = { ...m.command, id };
     let text: string;
@@ -850,108 +779,9 @@ class Step {
       this.effects.push({ kind: "reject", caller: m.caller, error });
       return;
     }
-    this.addPending(id, { kind: "call", caller: m.caller, callerId: m.command.id, type, timeoutMs: m.timeoutMs });
-    this.timer(`rpc:${id}`, m.timeoutMs, { kind: "rpc_timeout", id, type, timeoutMs: m.timeoutMs });
-    this.send(withWire(value, text));
-  }
-
-  // ---- helpers ----
-
-  private record(patch: Partial<AgentRecord>): void {
-    this.s.record = { ...this.s.record, ...patch };
-  }
-
-  private requestId(kind: string): string {
-    return `orch-${kind}-${this.s.nextRequest++}`;
-  }
-
-  private addPending(id: string, request: PendingRequest): void {
-    const pending = new Map(this.s.pending);
-    pending.set(id, request);
-    this.s.pending = pending;
-  }
-
-  private dropPending(id: string): void {
-    const pending = new Map(this.s.pending);
-    pending.delete(id);
-    this.s.pending = pending;
-  }
-
-  private rejectPending(how: string): void {
-    const s = this.s;
-    for (const [id, p] of s.pending) {
-      if (p.kind !== "call") continue;
-      this.cancel(`rpc:${id}`);
-      const error = new OrchError(
-        "worker_exited",
-        `agent "${s.record.name}" worker ${how} before answering; see pi-orch logs ${s.record.name}`,
-      );
-      this.effects.push({ kind: "reject", caller: p.caller, error });
-    }
-    if (s.pending.size > 0) s.pending = new Map();
-  }
-
-  private clearWorkerTimers(): void {
-    this.cancel("start");
-    this.cancel("ping_tick");
-    this.cancel("ping_deadline");
-    this.cancel("run");
-    this.s.ping = null;
-  }
-
-  private cancelBackoff(): void {
-    this.cancel("backoff");
-    this.s.backoffToken++;
-  }
-
-  private send(value: unknown): void {
-    this.effects.push({ kind: "send", gen: this.s.worker!.gen, value });
-  }
-
-  private timer(key: TimerKey, ms: number, message: AgentMessage): void {
-    this.effects.push({ kind: "timer", key, ms, message });
-  }
-
-  private cancel(key: TimerKey): void {
-    this.effects.push({ kind: "cancel_timer", key });
-  }
-
-  private persist(): void {
-    this.effects.push({ kind: "persist" });
-  }
-
-  private setStatus(status: AgentStatus, given?: string): void {
-    const s = this.s;
-    const reason = given ?? s.diskProblem ?? s.protocolProblem ?? undefined;
-    const previous = s.record.status;
-    if (previous === status && s.record.statusReason === reason) return;
-    this.record({ status, statusReason: reason });
-    this.report({
-      type: "agent_status",
-      status,
-      previous,
-      ...(reason ? { reason } : {}),
-      pid: s.record.pid,
-      restarts: s.record.restarts,
-    });
-    this.persist();
-    if (s.waiters.length === 0) return;
-    const ready = s.waiters.filter((w) => w.test(status));
-    if (ready.length === 0) return;
-    s.waiters = s.waiters.filter((w) => !ready.includes(w));
-    for (const w of ready) {
-      this.cancel(`wait:${w.caller}`);
-      this.effects.push({ kind: "resolve", caller: w.caller, value: status });
-    }
-  }
-
-  /** One of the supervisor's own events (see shared/schema/supervisor-events.ts) into the agent's stream. */
-  private report(event: SupervisorEvent): void {
-    this.emit(event);
-  }
-
-  private emit(event: Record<string, unknown>, raw?: string): void {
-    this.effects.push(raw === undefined ? { kind: "emit", event } : { kind: "emit", event, raw });
+    this.w.addPending(id, { kind: "call", caller: m.caller, callerId: m.command.id, type, timeoutMs: m.timeoutMs });
+    this.w.timer(`rpc:${id}`, m.timeoutMs, { kind: "rpc_timeout", id, type, timeoutMs: m.timeoutMs });
+    this.w.send(withWire(value, text));
   }
 }
 
