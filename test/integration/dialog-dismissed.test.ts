@@ -101,7 +101,8 @@ describe("a dialog dismissed through its signal, through the supervisor", () => 
       home,
       handleSignals: false,
       defaultWorkerCommand: [process.execPath, PI_BIN, "--mode", "rpc"],
-      timings: { rpcTimeoutMs: 1_000, pingIntervalMs: 100 },
+      // 3 s: /ask and /dismiss are prompts too, and a loaded machine stretched them past 1 s.
+      timings: { rpcTimeoutMs: 3_000, pingIntervalMs: 100 },
     });
     servers.push(running);
     const client = await IpcClient.connect({ home });
