@@ -519,7 +519,13 @@ async function spawnShell(command: string, options: SpawnShellOptions): Promise<
       reported = ([code, sig]) => shellExited(code, sig);
       if (reportedStatus) reported(reportedStatus);
     }
-    child.once("exit", (code, sig) => shellExited(code, sig));
+    child.once("exit", (code, sig) => {
+      // The reaper says the shell's status on its pipe just before it exits itself; its own
+      // exit event can still come first. Read the pipe to its end before taking the
+      // reaper's status for the shell's (`exit 1` came back as 0 on a loaded machine).
+      if (!reaper?.ok || !controlPipe || controlPipe.closed) shellExited(...(reportedStatus ?? [code, sig]));
+      else controlPipe.once("close", () => shellExited(...(reportedStatus ?? [code, sig])));
+    });
     child.once("close", (code, sig) => resolve(reportedStatus ?? [code, sig]));
     // Emitted only if the process could not be signalled or messaged; it has still run.
     child.on("error", () => undefined);

@@ -146,6 +146,17 @@ describe("bash tool", () => {
     );
   });
 
+  it("reports every short command's own exit code: the reaper's exit never stands in for the shell's", async () => {
+    // The reaper writes the shell's status on its pipe and exits at once; its own exit event
+    // may come before the pipe's data (CI saw `exit 1` reported as success once).
+    const codes: (number | undefined)[] = [];
+    for (let i = 0; i < 60; i++) {
+      const r = await bashTool.execute({ command: `exit ${(i % 5) + 1}` }, recordingContext().ctx);
+      codes.push((r.structuredContent as { exit_code?: number } | undefined)?.exit_code);
+    }
+    expect(codes).toEqual(Array.from({ length: 60 }, (_, i) => (i % 5) + 1));
+  });
+
   it("gives the output, exit code and wall time as structuredContent, as pi 1.6", async () => {
     const r = await bashTool.execute({ command: "echo a; sleep 0.2; echo b" }, recordingContext().ctx);
     expect(r.isError).toBeUndefined();
