@@ -208,7 +208,9 @@ export const RpcResultSchemas = {
     messages: Type.Array(Type.Object({ entryId: Type.String(), text: Type.String() })),
   }),
   get_entries: Type.Object({ entries: Entries, leafId: LeafId }),
-  get_last_assistant_text: Type.Object({ text: Type.Union([Type.String(), Type.Null()]) }),
+  // pi's docs say `null` when there is none; pi 1.6.0 itself leaves `text` out then (its
+  // undefined dropped by JSON), so a client reads both (test/integration/rpc-results-oracle).
+  get_last_assistant_text: Type.Object({ text: Type.Optional(Type.Union([Type.String(), Type.Null()])) }),
   set_session_name: NoData,
   get_commands: Type.Object({ commands: Type.Array(RpcSlashCommand) }),
   export_html: Type.Object({ path: Type.String() }),

