@@ -528,6 +528,39 @@ describe.skipIf(!support.ok)("pi's write outside the box", () => {
   }, 60_000);
 });
 
+describe.skipIf(!support.ok)("the model's bash writing outside the box", () => {
+  it("gets the shell's error and a note naming the sandbox and --sandbox-write", async () => {
+    const project = mkdtempSync(join(tmpdir(), "pi-orch-sbx-bash-denied-"));
+    const outside = mkdtempSync("/var/tmp/pi-orch-sbx-bash-outside-");
+    made.push(project, outside);
+    const { PI_ORCH_SANDBOX: _unset, ...env } = process.env;
+    const run = (extra: string[]) =>
+      spawnSync(
+        process.execPath,
+        [
+          PI_BIN,
+          "-p",
+          "--provider",
+          "faux",
+          "--no-session",
+          "--mode",
+          "json",
+          ...extra,
+          `run \`touch ${outside}/n.txt\``,
+        ],
+        { cwd: project, env, encoding: "utf8", timeout: 30_000 },
+      );
+    const refused = run([]);
+    expect(refused.stdout).toContain("Read-only file system");
+    expect(refused.stdout).toContain("the sandbox (--sandbox on) keeps everything but the project");
+    expect(refused.stdout).toContain("--sandbox-write DIR");
+    expect(existsSync(join(outside, "n.txt"))).toBe(false);
+    const allowed = run(["--sandbox-write", outside]);
+    expect(allowed.stdout).not.toContain("Read-only file system");
+    expect(existsSync(join(outside, "n.txt"))).toBe(true);
+  }, 60_000);
+});
+
 describe.skipIf(!support.ok)("pi in the sandbox with --session-dir", () => {
   it("still reads the agent directory's models.json (a session folder beside it hid it)", async () => {
     const root = mkdtempSync(join(tmpdir(), "pi-orch-sbx-sessiondir-"));

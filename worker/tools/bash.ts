@@ -25,6 +25,7 @@ import { killTree, releaseWhenEmpty, trackChild } from "./process-tree.js";
 import { noticeNoReaper, parseReaperLine, reaperCommand, reaperSupport } from "./reaper.js";
 import { currentSessionEnv, withSessionEnv } from "./session-env.js";
 import { spillFilePath } from "./spill-dir.js";
+import { sandboxBashDenial } from "./sandbox-denial.js";
 import { toolEnv } from "./tool-env.js";
 import { insideSandbox, netCut } from "../../shared/sandbox.js";
 import {
@@ -790,9 +791,10 @@ async function executeBash(
   const structuredContent = await bashStructuredContent(run, run.exitCode, startedAt);
   // As pi 1.6: a non-zero exit is an error result, not a throw, so it keeps its details and data.
   const failed = run.exitCode !== 0;
-  const text = failed
-    ? withStatus(describeOutput(run, "(no output)"), `Command exited with code ${run.exitCode}`)
-    : describeOutput(run, "(no output)");
+  const output = describeOutput(run, "(no output)");
+  const denial = failed ? sandboxBashDenial(output, run.exitCode) : undefined;
+  const status = `Command exited with code ${run.exitCode}`;
+  const text = failed ? withStatus(output, denial ? `${status}\n${denial}` : status) : output;
   return {
     content: [{ type: "text", text }],
     ...(details ? { details } : {}),

@@ -27,3 +27,24 @@ export function sandboxWriteDenial(
     `Write inside the project instead, or ask the user to start the agent again with --sandbox-write ${folder} (or --sandbox off).`
   );
 }
+
+/**
+ * The note for a shell command that failed inside the sandbox and whose output shows a
+ * refused write ("Read-only file system", what coreutils, git and most tools print for
+ * `EROFS`); undefined outside a sandbox, on success, or when nothing was refused. The
+ * command's own output stays as it is: this only names the box and the flag, since the
+ * folder cannot be known from a shell's message in general.
+ */
+export function sandboxBashDenial(
+  output: string,
+  exitCode: number | null,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const mode = insideSandbox(env);
+  if (mode === undefined || exitCode === 0 || !/Read-only file system/.test(output)) return undefined;
+  return (
+    `Note: the sandbox (--sandbox ${mode}) keeps everything but the project, the session folder, /tmp, ` +
+    `the tool caches and --sandbox-write folders read-only, which is why a write above was refused. ` +
+    `Write inside the project instead, or ask the user to start the agent again with --sandbox-write DIR (or --sandbox off).`
+  );
+}
