@@ -11,8 +11,8 @@ import { agentDir, modelsJsonPath } from "../../shared/paths.js";
 import { AuthKeys, authJsonPath } from "../providers/auth-file.js";
 import { Agent } from "../agent/agent.js";
 import type { AfterResponseContext, QueueMode } from "../agent/types.js";
-import { NO_EXTENSIONS, type ExtensionHooks } from "../extensions/hooks.js";
-import type { NewSessionOptions, RunMode } from "../extensions/host.js";
+import type { ExtensionHooks } from "../extensions/hooks.js";
+import type { ExtensionHost, NewSessionOptions, RunMode } from "../extensions/host.js";
 import type { ExtensionUi } from "../extensions/types.js";
 import type { ProviderSet } from "../providers/index.js";
 import { loadCatalogue, type ModelCatalogue } from "../providers/models.js";
@@ -46,6 +46,7 @@ import { PromptIntake, type PromptOutcome, type PromptSourceKind } from "./promp
 import { SessionPrompt } from "./session-prompt.js";
 import { SessionResources, type SlashCommandInfo } from "./session-resources.js";
 import { trustHint } from "./trust-hint.js";
+import { ExtensionLifecycle } from "./extension-lifecycle.js";
 
 /** A worker's agent session and the operations the protocol exposes. */
 export class AgentSession {
@@ -72,7 +73,6 @@ export class AgentSession {
   /** models.json's catalogue with the extensions' providers applied. */
   private readonly providerCatalogue: ProviderCatalogue;
   private readonly providers: ProviderSet;
-  private extensionLoader?: () => Promise<ExtensionHooks>;
   private readonly env: NodeJS.ProcessEnv;
   private readonly warn: (message: string) => void;
   /** The user's shell commands (`bash`, `!cmd`). */
@@ -82,7 +82,8 @@ export class AgentSession {
     agent: () => this.agent,
     store: () => this.store,
   });
-  private extensions: ExtensionHooks = NO_EXTENSIONS;
+  /** The extensions: installed, started at each session, reloaded. */
+  private readonly ext: ExtensionLifecycle;
   autoCompaction = true;
   /** Compactions: by hand, at the threshold, after an overflow. */
   private readonly compaction: CompactionTriggers;
@@ -159,6 +160,17 @@ export class AgentSession {
       emit: (event) => this.emit(event),
     });
     this.res = new SessionResources({ options, cwd: this.cwd, home: this.home, warn: (m) => this.warn(m) });
+    this.ext = new ExtensionLifecycle({
+      bind: (hooks) => hooks.bind(this.extensionHost()),
+      applyProviders: () => this.providerCatalogue.applyExtensions(this.extensions),
+      restoreTools: () => this.restoreToolsFromTranscript(),
+      rebuildSystem: () => this.system.rebuild(),
+      readSystemFiles: () => this.system.readFiles(),
+      resources: this.res,
+      applySettings: (before, after) => this.applyChangedSettings(before, after),
+      env: this.env,
+      warn: (message) => this.warn(message),
+    });
     for (const path of this.resources.skippedProject) {
       this.warn(`skipped ${path}: the project is not trusted (${trustHint(this.env)})`);
     }
@@ -180,7 +192,7 @@ export class AgentSession {
       requireStore: (what) => this.requireStore(what),
       requireIdle: (what) => this.requireIdle(what),
       extensions: () => this.extensions,
-      startExtensions: (reason, previous) => this.startExtensions(reason, previous),
+      startExtensions: (reason, previous) => this.ext.startSession(reason, previous),
       restoreTools: () => this.restoreToolsFromTranscript(),
       persist: (message) => this.persist(message),
       summarize: (request) => this.compaction.summarize(request),
@@ -303,33 +315,35 @@ export class AgentSession {
     for (const listener of this.listeners) listener(event);
   }
 
+  /** The extensions installed now (none until a mode installed them). */
+  private get extensions(): ExtensionHooks {
+    return this.ext.current;
+  }
+
   /** Install loaded extensions (after construction, so they can see the session). */
   setExtensions(hooks: ExtensionHooks): void {
-    const first = this.extensions === NO_EXTENSIONS;
-    this.extensions = hooks;
-    hooks.bind(
-      extensionHost(this, {
-        extensions: () => this.extensions,
-        store: () => this.store,
-        memory: this.memory,
-        providers: this.providers,
-        dialogs: () => this.ui,
-        mode: () => this.runMode,
-        systemPrompt: () => this.system.forRun(),
-        trusted: this.options.trusted === true,
-        scopedModels: () => this.models.scopedModels(),
-        registered: (name) => this.tools.registered(name),
-        toolsChanged: () => this.system.rebuild(),
-        providersChanged: () => this.applyExtensionProviders(),
-        deliver: (message, deliverAs, triggerTurn) => this.intake.deliver(message, deliverAs, triggerTurn),
-        pendingSends: this.intake.pendingSends,
-        requestShutdown: () => this.requestShutdown(),
-      }),
-    );
-    this.applyExtensionProviders();
-    // The resumed session's loadout, now with the extensions' tools (a reload keeps the current one).
-    if (first) this.restoreToolsFromTranscript();
-    this.system.rebuild();
+    this.ext.install(hooks);
+  }
+
+  /** The session as the extensions reach it (`pi.*`, `ctx.*`). */
+  private extensionHost(): ExtensionHost {
+    return extensionHost(this, {
+      extensions: () => this.extensions,
+      store: () => this.store,
+      memory: this.memory,
+      providers: this.providers,
+      dialogs: () => this.ui,
+      mode: () => this.runMode,
+      systemPrompt: () => this.system.forRun(),
+      trusted: this.options.trusted === true,
+      scopedModels: () => this.models.scopedModels(),
+      registered: (name) => this.tools.registered(name),
+      toolsChanged: () => this.system.rebuild(),
+      providersChanged: () => this.providerCatalogue.applyExtensions(this.extensions),
+      deliver: (message, deliverAs, triggerTurn) => this.intake.deliver(message, deliverAs, triggerTurn),
+      pendingSends: this.intake.pendingSends,
+      requestShutdown: () => this.requestShutdown(),
+    });
   }
 
   /** The tools the current branch declares, back (see ToolSet.restoreFrom). */
@@ -344,33 +358,18 @@ export class AgentSession {
 
   /** How `reload` loads the extensions again (the mode that loaded them sets it). */
   setExtensionLoader(load: () => Promise<ExtensionHooks>): void {
-    this.extensionLoader = load;
+    this.ext.setLoader(load);
   }
 
   /**
-   * pi's `ctx.reload()`: `session_shutdown` (reason `reload`), then settings, skills,
-   * prompt templates, context files and the extensions read again (flag values kept),
-   * then `session_start` (reason `reload`). A setting pi reads live (retry,
+   * pi's `ctx.reload()` (see ExtensionLifecycle.reload). A setting pi reads live (retry,
    * auto-compaction) takes effect when the files changed it since they were last read;
    * one they did not change keeps the session's value, so a client's `set_auto_retry`
    * survives. As in pi 0.73.1, the queue modes, the model and the thinking level stay
    * as the session has them.
    */
-  async reload(): Promise<void> {
-    await this.extensions.sessionShutdown("reload");
-    const before = this.resources.settings;
-    this.res.reread();
-    this.applyChangedSettings(before, this.resources.settings);
-    this.system.readFiles();
-    if (this.extensionLoader) {
-      const flags = new Map(this.extensions.flags().map((f) => [f.name, f.value]));
-      const hooks = await this.extensionLoader();
-      for (const flag of hooks.flags()) if (flags.get(flag.name) !== undefined) flag.value = flags.get(flag.name);
-      this.setExtensions(hooks);
-    } else {
-      this.system.rebuild();
-    }
-    await this.startExtensions("reload");
+  reload(): Promise<void> {
+    return this.ext.reload();
   }
 
   /** The settings whose value differs between two reads of the settings files, applied to the running session. */
@@ -386,11 +385,6 @@ export class AgentSession {
     if (was.maxRetryDelayMs !== now.maxRetryDelayMs) this.providers.maxRetryDelayMs = now.maxRetryDelayMs;
     const compaction = changed((s) => s.compaction?.enabled ?? true);
     if (compaction !== undefined) this.autoCompaction = compaction;
-  }
-
-  /** The extensions' providers applied over models.json's (see ProviderCatalogue). */
-  private applyExtensionProviders(): void {
-    this.providerCatalogue.applyExtensions(this.extensions);
   }
 
   /** The mode's dialogs for extensions; `interactive` is `ctx.hasUI` (false in print mode). */
@@ -772,24 +766,8 @@ export class AgentSession {
   }
 
   /** Announce the session to extensions (after the mode is ready to carry their UI). */
-  async start(): Promise<void> {
-    for (const path of this.extensions.skipped()) {
-      this.warn(`skipped the project extension ${path}: the project is not trusted (${trustHint(this.env)})`);
-    }
-    await this.startExtensions("startup");
-  }
-
-  /**
-   * `session_start`, then `resources_discover`: skills and prompt templates at the paths
-   * the extensions returned join the session's (as pi's `extendResources`), and the
-   * system prompt is rebuilt with them.
-   */
-  private async startExtensions(
-    reason: "startup" | "new" | "resume" | "fork" | "reload",
-    previousSessionFile?: string,
-  ): Promise<void> {
-    const found = await this.extensions.sessionStart(reason, previousSessionFile);
-    if (this.res.discover(found)) this.system.rebuild();
+  start(): Promise<void> {
+    return this.ext.start();
   }
 
   /** Abort the run and any bash command, tell extensions, close the session file. */
