@@ -1,23 +1,29 @@
 /**
  * Which processes sit at the other end of a connection to the supervisor's socket
- * (Linux). Node has no SO_PEERCRED, so the kernel is asked in two steps: the peer's socket
- * inode from the socket diagnostics (`ss -xp`, netlink UNIX_DIAG_PEER), then the processes
- * holding that inode. `ss -p` names them (it reads every process's fds in its own process,
- * not on the supervisor's thread, which a thousand workers' fds would block for a third
- * of a second per connection), and each one it names is checked in `/proc/PID/fd` before
- * it counts: a process name is the process's own words and cannot be trusted, the fd
- * table can. Both tables are the kernel's: a client cannot name itself, so it cannot
- * claim to be another process. Connections accepted together share one `ss` run.
+ * (Linux), and as which users. First from the kernel's record of the connecting process
+ * (SO_PEERCRED, read by a short perl: ipc/peer-cred.ts), checked to be that process
+ * still. Where perl is missing, in two steps from the kernel's tables: the peer's socket
+ * inode from the socket diagnostics (`ss -xp`, netlink UNIX_DIAG_PEER), then the
+ * processes holding that inode. `ss -p` names them (it reads every process's fds in its
+ * own process, not on the supervisor's thread, which a thousand workers' fds would block
+ * for a third of a second per connection), and each one it names is checked in
+ * `/proc/PID/fd` before it counts: a process name is the process's own words and cannot
+ * be trusted, the fd table can. Both ways are the kernel's: a client cannot name itself,
+ * so it cannot claim to be another process. Connections accepted together share one run.
  */
 import { execFile } from "node:child_process";
-import { readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import type { Socket } from "node:net";
 import { socketHolders } from "../shared/socket-owner.js";
+import { bootTicksNow, connectorStillThere, processStart, readPeerCreds } from "./peer-cred.js";
 
 /** What is known of a connection's other end. */
 export type PeerLookup =
-  /** The pids holding the peer socket (more than one after a fork). */
-  | { kind: "found"; pids: number[] }
+  /**
+   * The connecting process (from SO_PEERCRED), or the pids holding the peer socket (from
+   * `ss`: more than one after a fork); `uids` are their effective users.
+   */
+  | { kind: "found"; pids: number[]; uids: number[] }
   /** The client closed, or its process is gone, before it could be looked at. */
   | { kind: "gone" }
   /** This machine cannot tell (not Linux, no `ss`): the reason, for a warning. */
@@ -100,10 +106,26 @@ function holdsSocket(pid: number, fd: number, inode: string): boolean {
   }
 }
 
+/** A process's effective uid (`/proc/PID/status`), or undefined when it is gone. */
+function processUid(pid: number): number | undefined {
+  try {
+    const m = /^Uid:\s+\d+\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The descriptor behind `socket`, or undefined once it is closed. */
+function socketFd(socket: Socket): number | undefined {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  return typeof fd === "number" && fd >= 0 ? fd : undefined;
+}
+
 /** The inode of the socket behind `socket`'s file descriptor, or undefined where `/proc/self/fd` does not say. */
 function socketInode(socket: Socket): string | undefined {
-  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
-  if (typeof fd !== "number" || fd < 0) return undefined;
+  const fd = socketFd(socket);
+  if (fd === undefined) return undefined;
   try {
     return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
   } catch {
@@ -129,6 +151,8 @@ function runSs(): Promise<{ ok: true; text: string } | { ok: false; reason: stri
 interface Waiting {
   inode: string;
   socket: Socket;
+  /** Clock ticks since boot when the lookup was asked for (just after the accept). */
+  acceptedTicks: number | undefined;
   /** `ss` runs that found no peer for it so far. */
   misses: number;
   resolve(lookup: PeerLookup): void;
@@ -142,19 +166,33 @@ interface Waiting {
 const PEER_MISSES = 3;
 const MISS_RETRY_MS = 20;
 
-/** A lookup of connections' peers; concurrent lookups share one `ss` run. */
+/** Options of a `PeerFinder`. */
+export interface PeerFinderOptions {
+  /** The perl that reads SO_PEERCRED (default `perl` on PATH); a missing one means the `ss` way. */
+  perl?: string;
+}
+
+/** A lookup of connections' peers; concurrent lookups share one helper run. */
 export class PeerFinder {
   private queue: Waiting[] = [];
   private running = false;
+  private readonly perl: string;
+  /** Cleared once perl turned out missing: every later lookup takes the `ss` way. */
+  private credsWork = true;
+
+  constructor(opts: PeerFinderOptions = {}) {
+    this.perl = opts.perl ?? "perl";
+  }
 
   /** The processes at the other end of `socket`, an accepted connection. */
   lookup(socket: Socket): Promise<PeerLookup> {
+    const acceptedTicks = bootTicksNow();
     const inode = socketInode(socket);
     if (inode === undefined && (socket.destroyed || socket.readableEnded)) return Promise.resolve({ kind: "gone" });
     if (inode === undefined)
       return Promise.resolve({ kind: "unknown", reason: "/proc/self/fd does not name the connection's socket" });
     return new Promise((resolve) => {
-      this.queue.push({ inode, socket, misses: 0, resolve });
+      this.queue.push({ inode, socket, acceptedTicks, misses: 0, resolve });
       if (!this.running) void this.drain();
     });
   }
@@ -164,38 +202,79 @@ export class PeerFinder {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0);
-        const ss = await runSs();
-        if (!ss.ok) {
-          for (const w of batch) w.resolve({ kind: "unknown", reason: ss.reason });
-          continue;
-        }
-        const peers = peerInodes(withoutUsers(ss.text), new Set(batch.map((w) => w.inode)));
-        const claimed = claimedHolders(ss.text, new Set(peers.values()));
-        const holders = new Map<string, number[]>();
-        for (const [peer, claims] of claimed) {
-          const pids = [...new Set(claims.filter((c) => holdsSocket(c.pid, c.fd, peer)).map((c) => c.pid))];
-          if (pids.length > 0) holders.set(peer, pids);
-        }
-        // Where ss named nobody who checks out (an ss without -p, say): every process's fds, here.
-        const unnamed = new Set([...peers.values()].filter((p) => !holders.has(p)));
-        if (unnamed.size > 0) for (const [peer, pids] of socketHolders(unnamed)) holders.set(peer, pids);
-        const again: Waiting[] = [];
-        for (const w of batch) {
-          const peer = peers.get(w.inode);
-          if (peer === undefined && ++w.misses < PEER_MISSES && !w.socket.destroyed && !w.socket.readableEnded) {
-            again.push(w);
-            continue;
-          }
-          const pids = peer === undefined ? undefined : holders.get(peer);
-          w.resolve(pids?.length ? { kind: "found", pids } : { kind: "gone" });
-        }
-        if (again.length > 0) {
-          await new Promise((r) => setTimeout(r, MISS_RETRY_MS));
-          this.queue.push(...again);
-        }
+        const rest = this.credsWork ? await this.byCreds(batch) : batch;
+        if (rest.length > 0) await this.bySs(rest);
       }
     } finally {
       this.running = false;
+    }
+  }
+
+  /** Judge what the kernel's SO_PEERCRED can; returns the lookups left to the `ss` way. */
+  private async byCreds(batch: Waiting[]): Promise<Waiting[]> {
+    // Descriptors are read now, in the same turn as the fork: none can close and be
+    // reused for another connection before the helper has inherited it.
+    const asked: { w: Waiting; fd: number }[] = [];
+    for (const w of batch) {
+      const fd = w.socket.destroyed ? undefined : socketFd(w.socket);
+      if (fd === undefined || w.acceptedTicks === undefined) w.resolve({ kind: "gone" });
+      else asked.push({ w, fd });
+    }
+    if (asked.length === 0) return [];
+    const read = await readPeerCreds(
+      asked.map((a) => a.fd),
+      this.perl,
+    );
+    if (!read.ok) {
+      if (read.missing) this.credsWork = false;
+      return asked.map((a) => a.w);
+    }
+    const rest: Waiting[] = [];
+    asked.forEach(({ w }, i) => {
+      const cred = read.creds[i];
+      // No answer for a socket still open here: let the socket tables tell.
+      if (cred === null || cred === undefined)
+        return void (w.socket.destroyed ? w.resolve({ kind: "gone" }) : rest.push(w));
+      // pid 0: a process of a PID namespace this one cannot see.
+      const there = cred.pid > 0 && connectorStillThere(processStart(cred.pid), w.acceptedTicks!);
+      w.resolve(there ? { kind: "found", pids: [cred.pid], uids: [cred.uid] } : { kind: "gone" });
+    });
+    return rest;
+  }
+
+  /** Judge `batch` from `ss -xp` (and, for what it does not name, every process's fds). */
+  private async bySs(batch: Waiting[]): Promise<void> {
+    const ss = await runSs();
+    if (!ss.ok) {
+      for (const w of batch) w.resolve({ kind: "unknown", reason: ss.reason });
+      return;
+    }
+    const peers = peerInodes(withoutUsers(ss.text), new Set(batch.map((w) => w.inode)));
+    const claimed = claimedHolders(ss.text, new Set(peers.values()));
+    const holders = new Map<string, number[]>();
+    for (const [peer, claims] of claimed) {
+      const pids = [...new Set(claims.filter((c) => holdsSocket(c.pid, c.fd, peer)).map((c) => c.pid))];
+      if (pids.length > 0) holders.set(peer, pids);
+    }
+    // Where ss named nobody who checks out (an ss without -p, say): every process's fds, here.
+    const unnamed = new Set([...peers.values()].filter((p) => !holders.has(p)));
+    if (unnamed.size > 0) for (const [peer, pids] of socketHolders(unnamed)) holders.set(peer, pids);
+    const again: Waiting[] = [];
+    for (const w of batch) {
+      const peer = peers.get(w.inode);
+      if (peer === undefined && ++w.misses < PEER_MISSES && !w.socket.destroyed && !w.socket.readableEnded) {
+        again.push(w);
+        continue;
+      }
+      const pids = peer === undefined ? undefined : holders.get(peer);
+      const uids = (pids ?? []).map(processUid);
+      if (!pids?.length || uids.some((u) => u === undefined)) w.resolve({ kind: "gone" });
+      else w.resolve({ kind: "found", pids, uids: [...new Set(uids as number[])] });
+    }
+    if (again.length > 0) {
+      await new Promise((r) => setTimeout(r, MISS_RETRY_MS));
+      // Back through the whole drain: the retry takes the same way as any other lookup.
+      this.queue.push(...again);
     }
   }
 }

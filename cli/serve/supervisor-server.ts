@@ -58,9 +58,9 @@ export function supervisorBackend(sup: Supervisor): IpcBackend {
 const ALLOW_AGENT_CONTROL_VAR = "PI_ORCH_ALLOW_AGENT_CONTROL";
 
 /**
- * The socket's door: a connection from inside an agent (below one of its workers, with an
- * agent's marks in its environment, or in a sandbox's PID namespace) has every request
- * refused. Who connected is read from the kernel (ipc/peer.ts), not taken from the
+ * The socket's door: a connection from another user, or from inside an agent (below one
+ * of its workers, with an agent's marks in its environment, or in a sandbox's PID
+ * namespace) has every request refused. Who connected is read from the kernel (ipc/peer.ts), not taken from the
  * client. Where the kernel cannot be asked (no `ss`, not Linux) everyone is served and
  * `warn` says so once.
  */
@@ -80,6 +80,13 @@ function agentDoor(workers: () => ReadonlyMap<number, string>, warn: (message: s
     }
     if (peer.kind === "gone")
       return "refusing a request whose client was gone before it could be checked (its connection closed, or its process ended)";
+    // The 0700 folder and 0600 socket keep other users out; should those modes be
+    // loosened (a chmod, a bind mount), the door still serves only this user. Root passes:
+    // it can read the home and every agent's files whatever the socket says.
+    const own = process.getuid?.();
+    const stranger = peer.uids.find((uid) => uid !== own && uid !== 0);
+    if (own !== undefined && stranger !== undefined)
+      return `refusing a request from another user (uid ${stranger}): this supervisor serves only uid ${own}; run pi-orch as that user`;
     const known = workers();
     for (const pid of peer.pids) {
       const agent = agentOfProcess(pid, known);

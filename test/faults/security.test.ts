@@ -1,6 +1,6 @@
 /**
  * Security: the socket's folder and file modes, refusing an open
- * home, refusing a client of another uid, API keys kept out of everything a client
+ * home, refusing a client of another uid (by the modes, and by the socket's door), API keys kept out of everything a client
  * or a log reader sees, project extensions that wait for trust, and `rpc` that
  * forwards pi protocol commands only.
  */
@@ -16,7 +16,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { IpcClient, type IpcClientError } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
@@ -82,8 +82,12 @@ async function otherUidWorks(): Promise<boolean> {
 }
 
 /** Try to connect to `socket` as uid 65534; resolves with the error code or "connected". */
-async function connectAsNobody(socket: string): Promise<string> {
-  const script = `const s=require("net").createConnection(${JSON.stringify(socket)});s.on("connect",()=>{console.log("connected");s.destroy()});s.on("error",(e)=>console.log(e.code))`;
+async function connectAsNobody(socket: string, request?: object): Promise<string> {
+  // With a request: print the answer's first line instead of "connected".
+  const send = request
+    ? `s.write(${JSON.stringify(`${JSON.stringify(request)}\n`)});s.on("data",(d)=>{console.log(String(d).split("\\n")[0]);s.destroy()})`
+    : `console.log("connected");s.destroy()`;
+  const script = `const s=require("net").createConnection(${JSON.stringify(socket)});s.on("connect",()=>{${send}});s.on("error",(e)=>console.log(e.code))`;
   const { stdout } = await run("setpriv", [
     "--reuid=65534",
     "--regid=65534",
@@ -126,15 +130,27 @@ describe("fault: security", () => {
 
     let otherUid = "modes only (no second uid)";
     if (await otherUidWorks()) {
+      // The test's own temporary parent is opened for traversal, so that each lock below
+      // is what stops uid 65534, not the parent.
+      chmodSync(dirname(home), 0o711);
       // As it runs: the 0700 folder stops uid 65534 before the socket.
       const closedFolder = await connectAsNobody(server.socketPath);
       // Second lock: even with the folder opened for traversal, the 0600 socket refuses.
       chmodSync(home, 0o711);
       const closedSocket = await connectAsNobody(server.socketPath);
+      // Third: with both opened (a chmod, a bind mount), the door asks the kernel who
+      // connected and answers no request of another user.
+      chmodSync(server.socketPath, 0o666);
+      const door = await connectAsNobody(server.socketPath, { id: 1, type: "list" });
+      chmodSync(server.socketPath, 0o600);
       chmodSync(home, 0o700);
+      chmodSync(dirname(home), 0o700);
       expect(closedFolder).toBe("EACCES");
       expect(closedSocket).toBe("EACCES");
-      otherUid = `uid 65534: ${closedFolder} (folder), ${closedSocket} (socket)`;
+      const answer = JSON.parse(door) as { ok: boolean; error?: { code: string; message: string } };
+      expect(answer).toMatchObject({ ok: false, error: { code: "agent_refused" } });
+      expect(answer.error?.message).toContain("refusing a request from another user (uid 65534)");
+      otherUid = `uid 65534: ${closedFolder} (folder), ${closedSocket} (socket), ${answer.error?.code} (door, both opened)`;
     }
     figures("security-socket-modes", {
       home_mode: homeMode,

@@ -81,7 +81,13 @@ describe("the process lists of ss -xpnH", () => {
   });
 });
 
-describe.skipIf(process.platform !== "linux")("PeerFinder", () => {
+/** The two ways a finder takes: the kernel's SO_PEERCRED (through perl), and `ss` where perl is missing. */
+const WAYS: [string, () => PeerFinder][] = [
+  ["SO_PEERCRED", () => new PeerFinder()],
+  ["ss, perl missing", () => new PeerFinder({ perl: "/nonexistent/perl" })],
+];
+
+describe.skipIf(process.platform !== "linux").each(WAYS)("PeerFinder (%s)", (_, makeFinder) => {
   let server: Server | undefined;
   let dir: string | undefined;
   afterEach(async () => {
@@ -100,7 +106,7 @@ describe.skipIf(process.platform !== "linux")("PeerFinder", () => {
   }
 
   it("finds the process at the other end: this one, then a child process", async () => {
-    const finder = new PeerFinder();
+    const finder = makeFinder();
     const accepted: Socket[] = [];
     const path = await listen((s) => accepted.push(s));
     const own = (await import("node:net")).connect(path);
@@ -115,6 +121,7 @@ describe.skipIf(process.platform !== "linux")("PeerFinder", () => {
       const pids = [a, b].map((l) => (l?.kind === "found" ? l.pids : []));
       expect(pids).toContainEqual([process.pid]);
       expect(pids).toContainEqual([child.pid]);
+      for (const l of [a, b]) expect(l).toMatchObject({ uids: [process.getuid?.()] });
     } finally {
       child.kill("SIGKILL");
       own.destroy();
@@ -123,7 +130,7 @@ describe.skipIf(process.platform !== "linux")("PeerFinder", () => {
   });
 
   it("a client whose process ended is gone, whether its connection is still open here or not", async () => {
-    const finder = new PeerFinder();
+    const finder = makeFinder();
     const accepted: Socket[] = [];
     const path = await listen((s) => {
       s.on("error", () => {});
