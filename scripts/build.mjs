@@ -108,8 +108,10 @@ await build({
 });
 await build({
   entryPoints: ["cli/pi-launcher.ts"],
-  // crypto and os serve only a start that has no cache for its node (shared/code-cache.ts).
-  plugins: [lazyBuiltins(["crypto", "os"])],
+  // crypto and os serve only a start that has no cache for its node (shared/code-cache.ts);
+  // child_process only one that starts a sandbox (the sandbox check imports it at the top):
+  // loading it cost every other start ~3 ms of CPU.
+  plugins: [lazyBuiltins(["child_process", "crypto", "os"])],
   outfile: `${staging}/cli/pi.cjs`,
   bundle: true,
   format: "cjs",

@@ -296,6 +296,28 @@ describe("resources an extension discovers", () => {
 });
 
 describe("pi.cjs loads what a start does not need on first use", () => {
+  it("starts unboxed without node's child_process and crypto (each cost a start ~3 ms of CPU)", async () => {
+    const dir = tempDir();
+    const preload = join(dir, "modules.cjs");
+    const list = join(dir, "modules.txt");
+    writeFileSync(
+      preload,
+      `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));`,
+    );
+    // No supervisor's tool tag: the worker makes its own, as a `pi` run by hand does.
+    const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session"], {
+      cwd: dir,
+      env: { PI_ORCH_HOME: dir, PI_ORCH_SANDBOX: "off", PI_ORCH_WORKER_TAG: "" },
+      bin: [process.execPath, "-r", preload, join(DIST, "pi.cjs")],
+    });
+    await worker.request({ type: "get_state" });
+    worker.closeStdin();
+    expect((await worker.exited).code).toBe(0);
+    const loaded = readFileSync(list, "utf8").split("\n");
+    expect(loaded).toContain("NativeModule fs");
+    for (const m of ["child_process", "crypto"]) expect(loaded).not.toContain(`NativeModule ${m}`);
+  });
+
   it("runs every built-in tool and writes its session (node's child_process, crypto, fs/promises and os are required only then)", async () => {
     const home = tempDir();
     const project = join(home, "project");

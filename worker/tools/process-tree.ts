@@ -11,7 +11,6 @@
  * (`env -i setsid`) then escapes (a cgroup of our own would need privileges a worker does
  * not have).
  */
-import { randomUUID } from "node:crypto";
 import {
   isDeadState,
   pidsWithEnv,
@@ -20,12 +19,16 @@ import {
   WORKER_TAG_VAR,
   type ProcStat,
 } from "../../shared/proc.js";
+import { randomUuid } from "../../shared/uuid.js";
 
 let ownTag: string | undefined;
 
-/** This worker's tool tag: the one its supervisor gave (`PI_ORCH_WORKER_TAG`), else one made for this process. */
+/**
+ * This worker's tool tag: the one its supervisor gave (`PI_ORCH_WORKER_TAG`), else one made
+ * for this process (at start-up, so from /dev/urandom: node:crypto cost a start ~3 ms).
+ */
 export function toolTag(): string {
-  ownTag ??= process.env[WORKER_TAG_VAR] || `pi-${process.pid}-${randomUUID()}`;
+  ownTag ??= process.env[WORKER_TAG_VAR] || `pi-${process.pid}-${randomUuid()}`;
   return ownTag;
 }
 
