@@ -4,7 +4,8 @@
  * from upstream pi 1.6.0's own catalogue (`@earendil-works/pi-ai`
  * dist/providers/data/{anthropic,openai}.json, installed by `npm run upstream` in
  * test/upstream/). Facts only: ids, names, apis, prices, windows, output limits, the
- * thinking-level map and whether a model thinks adaptively. Run after moving the upstream
+ * thinking-level map and the model's whole `compat` (adaptive thinking, mid-conversation
+ * system messages, tool changes and effort, strict tools, ...). Run after moving the upstream
  * reference: `node scripts/models-catalogue.mjs`.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -36,7 +37,7 @@ for (const provider of ["anthropic", "openai"]) {
         contextWindow: m.contextWindow,
         maxTokens: m.maxTokens,
         ...(m.thinkingLevelMap ? { thinkingLevelMap: m.thinkingLevelMap } : {}),
-        ...(m.compat?.forceAdaptiveThinking === true ? { compat: { forceAdaptiveThinking: true } } : {}),
+        ...(m.compat && Object.keys(m.compat).length > 0 ? { compat: m.compat } : {}),
       });
     }
   }

@@ -3,56 +3,16 @@
  * level): what a server accepts and requires beyond the OpenAI API. Unset fields are
  * detected from the provider name and base URL, so the known hosts work without any.
  */
-import { Type, type Static } from "typebox";
 import type { Model } from "../../shared/schema/messages.js";
+import type { ModelCompat } from "./compat-schema.js";
 
 /**
- * The `compat` object of models.json. Every field pi documents is accepted (a pi
- * models.json loads unchanged); the ones marked "honoured" change what we send.
+ * The Chat Completions settings this worker honours, all decided: which reasoning field,
+ * usage in the stream, the output-limit field, tool-result names, thinking as text or in
+ * its field, `strict` on tools, and the session's later system messages in place (as
+ * `system`, or `developer` for a reasoning model with `supportsDeveloperRole`), with the
+ * tools they add declared there. The other fields of models.json's `compat` are accepted.
  */
-export const OpenAICompatSchema = Type.Object({
-  /** Honoured: `reasoning_effort` is sent for reasoning models. */
-  supportsReasoningEffort: Type.Optional(Type.Boolean()),
-  /** Honoured: `stream_options: {include_usage: true}` is sent (default true). */
-  supportsUsageInStreaming: Type.Optional(Type.Boolean()),
-  /** Honoured: which field carries the output limit. */
-  maxTokensField: Type.Optional(Type.Union([Type.Literal("max_completion_tokens"), Type.Literal("max_tokens")])),
-  /** Honoured: tool results carry the tool's `name`. */
-  requiresToolResultName: Type.Optional(Type.Boolean()),
-  /** Honoured: earlier thinking goes back as plain assistant text instead of its reasoning field. */
-  requiresThinkingAsText: Type.Optional(Type.Boolean()),
-  /** Honoured: every replayed assistant message carries `reasoning_content` (empty if none) when reasoning is on (DeepSeek). */
-  requiresReasoningContentOnAssistantMessages: Type.Optional(Type.Boolean()),
-  /** Honoured: how thinking is switched on: `reasoning_effort`, DeepSeek's `thinking`, OpenRouter's `reasoning`, Qwen's `enable_thinking`. */
-  thinkingFormat: Type.Optional(
-    Type.Union([
-      Type.Literal("openai"),
-      Type.Literal("openrouter"),
-      Type.Literal("deepseek"),
-      Type.Literal("zai"),
-      Type.Literal("qwen"),
-      Type.Literal("qwen-chat-template"),
-    ]),
-  ),
-  /** Honoured: the session's later system messages go in place (as `system`, or `developer` for a reasoning model with `supportsDeveloperRole`), not folded into the first. */
-  supportsMidConvoSystemMessages: Type.Optional(Type.Boolean()),
-  /** Honoured: with the above, tools a later system message adds are declared there (a `system` message with `tools`); a removal still changes the request's `tools`. */
-  supportsMidConvoToolAdditions: Type.Optional(Type.Boolean()),
-  supportsStore: Type.Optional(Type.Boolean()),
-  /** Honoured with `supportsMidConvoSystemMessages`: instructions of a reasoning model go as `developer` (default: OpenAI's own host). */
-  supportsDeveloperRole: Type.Optional(Type.Boolean()),
-  requiresAssistantAfterToolResult: Type.Optional(Type.Boolean()),
-  supportsStrictMode: Type.Optional(Type.Boolean()),
-  cacheControlFormat: Type.Optional(Type.Literal("anthropic")),
-  supportsLongCacheRetention: Type.Optional(Type.Boolean()),
-  sendSessionAffinityHeaders: Type.Optional(Type.Boolean()),
-  zaiToolStream: Type.Optional(Type.Boolean()),
-  openRouterRouting: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  vercelGatewayRouting: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-});
-export type OpenAICompat = Static<typeof OpenAICompatSchema>;
-
-/** The honoured settings, all decided. */
 export interface ResolvedCompat {
   supportsReasoningEffort: boolean;
   supportsUsageInStreaming: boolean;
@@ -60,7 +20,7 @@ export interface ResolvedCompat {
   requiresToolResultName: boolean;
   requiresThinkingAsText: boolean;
   requiresReasoningContentOnAssistantMessages: boolean;
-  thinkingFormat: NonNullable<OpenAICompat["thinkingFormat"]>;
+  thinkingFormat: NonNullable<ModelCompat["thinkingFormat"]>;
   /** Tools carry `strict: false`, as pi sends them to the hosts it knows take the field (not Moonshot, Cloudflare's AI gateway, custom servers). */
   supportsStrictMode: boolean;
   supportsMidConvoSystemMessages: boolean;
@@ -106,7 +66,7 @@ export function detectCompat(model: Pick<Model, "provider" | "baseUrl">): Resolv
 /** The settings for one model: its models.json `compat` over the detected defaults. */
 export function resolveCompat(model: Model): ResolvedCompat {
   const detected = detectCompat(model);
-  const set = (model.compat ?? {}) as OpenAICompat;
+  const set = (model.compat ?? {}) as ModelCompat;
   return {
     supportsReasoningEffort: set.supportsReasoningEffort ?? detected.supportsReasoningEffort,
     supportsUsageInStreaming: set.supportsUsageInStreaming ?? detected.supportsUsageInStreaming,

@@ -8,7 +8,7 @@ import { Type, type Static } from "typebox";
 import type { Model, ModelApi } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
 import catalogue from "./catalogue.json" with { type: "json" };
-import { OpenAICompatSchema } from "./compat.js";
+import { ModelCompatSchema } from "./compat-schema.js";
 
 const ZERO_COST = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 
@@ -75,7 +75,7 @@ const ModelEntry = Type.Object({
     }),
   ),
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-  compat: Type.Optional(OpenAICompatSchema),
+  compat: Type.Optional(ModelCompatSchema),
   /** pi 1.6: the provider's word for each thinking level; null takes a level away. */
   thinkingLevelMap: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]))),
 });
@@ -86,7 +86,7 @@ const ProviderEntry = Type.Object({
   apiKey: Type.Optional(Type.String()),
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   /** Applies to every model of the provider; a model's own `compat` overrides field by field. */
-  compat: Type.Optional(OpenAICompatSchema),
+  compat: Type.Optional(ModelCompatSchema),
   models: Type.Optional(Type.Array(ModelEntry)),
 });
 
