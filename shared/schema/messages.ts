@@ -105,6 +105,12 @@ export const AssistantMessage = Type.Object({
   durationMs: Type.Optional(Type.Number()),
   /** The thinking level the request was made with (pi 1.6). */
   thinkingLevel: Type.Optional(ThinkingLevel),
+  /**
+   * The provider's own word for the effort the reply was made with, where the request set it
+   * inside the conversation (pi 1.6, `compat.supportsMidConvoEffort`): the next request puts
+   * the same marker before this reply, so its cached prefix stays valid.
+   */
+  providerThinkingLevel: Type.Optional(Type.String()),
 });
 export type AssistantMessage = Static<typeof AssistantMessage>;
 

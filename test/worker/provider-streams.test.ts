@@ -149,8 +149,9 @@ const CASES: Case[] = [
           {
             type: "tool_result",
             tool_use_id: "toolu_01KFbKqPYSuAKujiL6mTfzYA",
-            content: [{ type: "text", text: "result of json" }],
+            content: "result of json",
             is_error: false,
+            cache_control: { type: "ephemeral" },
           },
         ],
       });

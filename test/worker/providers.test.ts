@@ -367,21 +367,29 @@ describe("openai provider request body", () => {
 });
 
 describe("anthropic provider request body", () => {
-  it("carries the system prompt, tools, images, and a prior tool call with its results in one user turn", async () => {
+  it("carries the system prompt, tools, images, and a prior tool call with its results in one user turn, as pi-ai 1.6.0", async () => {
     mock().enqueue({ text: "fine" });
     const model = mockModel(mock(), "anthropic-messages");
     await collect(createAnthropicProvider().stream(request(model, { messages: priorToolTurn(), tools: [BASH_TOOL] })));
 
     const body = mock().requests[0].body;
     expect(mock().requests[0].path).toBe("/v1/messages");
-    expect(body).toMatchObject({ model: "mock-1", stream: true, max_tokens: 4096, system: "You are a test." });
+    // Cache breakpoints as pi-ai puts them: the system prompt, the last tool, the last message's last block.
+    expect(body).toMatchObject({
+      model: "mock-1",
+      stream: true,
+      max_tokens: 4096,
+      system: [{ type: "text", text: "You are a test.", cache_control: { type: "ephemeral" } }],
+    });
     // A thinking model at level off is told so, as pi 1.6 does.
     expect(body.thinking).toEqual({ type: "disabled" });
     expect(body.tools).toEqual([
       {
         name: "bash",
         description: "Run a shell command",
+        eager_input_streaming: true,
         input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+        cache_control: { type: "ephemeral" },
       },
     ]);
     expect(body.messages).toEqual([
@@ -403,12 +411,14 @@ describe("anthropic provider request body", () => {
       {
         role: "user",
         content: [
-          { type: "tool_result", tool_use_id: "call_1", content: [{ type: "text", text: "a.txt" }], is_error: false },
+          // Text-only results as one string, as pi-ai sends them.
+          { type: "tool_result", tool_use_id: "call_1", content: "a.txt", is_error: false },
           {
             type: "tool_result",
             tool_use_id: "call_2",
-            content: [{ type: "text", text: "no such file" }],
+            content: "no such file",
             is_error: true,
+            cache_control: { type: "ephemeral" },
           },
         ],
       },
