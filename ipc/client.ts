@@ -20,7 +20,13 @@ import type {
   SubscribeResult,
 } from "../shared/schema/ipc.js";
 import { IpcResponse as IpcResponseSchema, IpcResultSchemas } from "../shared/schema/ipc.js";
-import type { RpcCommandEnvelope, RpcResponse } from "../shared/schema/rpc.js";
+import {
+  readRpcAnswer,
+  type RpcAnswer,
+  type RpcCommand,
+  type RpcCommandEnvelope,
+  type RpcResponse,
+} from "../shared/schema/rpc.js";
 import { socketListenerPid } from "../shared/socket-owner.js";
 import { socketPath as socketPathOf } from "./server.js";
 
@@ -440,8 +446,30 @@ export class IpcClient {
     return this.request("remove", { agent, ...opts });
   }
 
-  /** Forward one pi command; resolves with the worker's own response (check its `success`). */
-  rpc(agent: string, command: RpcCommandEnvelope, opts: { timeoutMs?: number } = {}): Promise<RpcResponse> {
+  /**
+   * Send one pi command to an agent; resolves with the worker's answer, its `data` typed
+   * by the command and checked against what a client reads of it (RpcAnswerSchemas), or
+   * its refusal (check `success`). Rejects with `malformed_answer` when the data does not
+   * match, naming the command and each wrong field.
+   */
+  async rpc<C extends RpcCommand>(
+    agent: string,
+    command: C,
+    opts: { timeoutMs?: number } = {},
+  ): Promise<RpcAnswer<C["type"]>> {
+    const response = await this.forward(agent, command, opts);
+    try {
+      return readRpcAnswer<C["type"]>(agent, command.type, response);
+    } catch (err) {
+      throw new IpcClientError("malformed_answer", (err as Error).message);
+    }
+  }
+
+  /**
+   * Forward any pi command as it is (one our schemas may not know, for a newer worker);
+   * resolves with the worker's own response unchecked beyond its envelope.
+   */
+  forward(agent: string, command: RpcCommandEnvelope, opts: { timeoutMs?: number } = {}): Promise<RpcResponse> {
     return this.request("rpc", { agent, command, ...opts });
   }
 

@@ -8,7 +8,6 @@
 import { readFile } from "node:fs/promises";
 import type { IpcClient } from "../../ipc/client.js";
 import { RUNNING_STATUSES, type AgentInfo } from "../../shared/schema/agent.js";
-import { answerFields, RpcStateSummary } from "../../shared/schema/rpc.js";
 
 /** A model's provider and id. */
 export interface ModelRef {
@@ -51,7 +50,7 @@ export function lastModelInSession(text: string): ModelRef | null {
 async function runningModel(client: IpcClient, agent: string): Promise<ModelRef | null> {
   try {
     const state = await client.rpc(agent, { type: "get_state" }, { timeoutMs: 1000 });
-    const model = answerFields(RpcStateSummary, state)?.model;
+    const model = state.success ? state.data.model : undefined;
     if (model) return { provider: model.provider, id: model.id };
   } catch {
     // gone or slow: what the session file or the request says

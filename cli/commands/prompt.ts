@@ -8,14 +8,12 @@ import type { IpcClient } from "../../ipc/client.js";
 import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { RUNNING_STATUSES } from "../../shared/schema/agent.js";
 import {
-  answerData,
   dialogQuestion,
   isDialogMethod,
   readPromptAnswer,
-  RpcPromptAnswerSummary,
   type DialogMethod,
-  type RpcCommandEnvelope,
-  type RpcResponse,
+  type RpcAnswer,
+  type RpcCommand,
 } from "../../shared/schema/rpc.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
@@ -60,13 +58,13 @@ interface RunOutcome {
 }
 
 /** Send one pi command to an agent; a refusal becomes a failure (exit 1) with the worker's reason. */
-async function send(
+async function send<C extends RpcCommand>(
   client: IpcClient,
   agent: string,
-  command: RpcCommandEnvelope,
+  command: C,
   what: string,
   home: string,
-): Promise<RpcResponse> {
+): Promise<RpcAnswer<C["type"]>> {
   const response = await client.rpc(agent, command);
   if (!response.success) {
     const hint =
@@ -115,7 +113,7 @@ export class RunWatcher {
    * agent's last seq once the answer was in) it settles only when the stream got there.
    * Started, the run's end settles it (already seen, or still to come).
    */
-  accepted(agent: string, response: RpcResponse, upToSeq?: number): void {
+  accepted(agent: string, response: RpcAnswer<"prompt">, upToSeq?: number): void {
     const run = this.runs.get(agent);
     if (!run || run.outcome) return;
     run.answered = true;
@@ -406,8 +404,8 @@ Examples:
  * Whether the answer to a `/command` prompt came from a worker that does not say whether
  * a run is going (pi's own): a command that started none leaves `--wait` waiting. Pure.
  */
-export function silentOnRuns(text: string, response: RpcResponse): boolean {
-  const data = answerData(RpcPromptAnswerSummary, response);
+export function silentOnRuns(text: string, response: RpcAnswer<"prompt">): boolean {
+  const data = response.success ? response.data : undefined;
   return (
     text.trimStart().startsWith("/") &&
     response.success &&

@@ -2,6 +2,8 @@
 import type { Command } from "commander";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { positiveInt } from "./options.js";
+import { RpcCommandEnvelope } from "../../shared/schema/rpc.js";
+import { checker } from "../../shared/validate.js";
 
 /** Register `rpc`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -36,17 +38,14 @@ Examples:
             2,
           );
         }
-        if (
-          typeof command !== "object" ||
-          command === null ||
-          Array.isArray(command) ||
-          typeof (command as { type?: unknown }).type !== "string"
-        ) {
+        const envelope = checker(RpcCommandEnvelope)(command);
+        if (!envelope.ok) {
           throw new CliError('the command must be a JSON object with a "type", e.g. \'{"type":"get_state"}\'', 2);
         }
         const client = await ctx.client();
         try {
-          const response = await client.rpc(agent, command as { type: string }, { timeoutMs: opts.timeout });
+          // As the user wrote it: a command our schemas do not know may reach a worker that does.
+          const response = await client.forward(agent, envelope.value, { timeoutMs: opts.timeout });
           ctx.json(response);
           return response.success ? 0 : 1;
         } finally {

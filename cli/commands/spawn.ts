@@ -6,7 +6,6 @@ import { Option, type Command } from "commander";
 import type { IpcClient } from "../../ipc/client.js";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { RestartKind, StallAction } from "../../shared/schema/agent.js";
-import { answerData, answerFields, RpcModelsSummary, RpcStateSummary } from "../../shared/schema/rpc.js";
 import { agentLogPaths, logsDir } from "../../shared/paths.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
@@ -30,10 +29,10 @@ async function missingKeyWarning(client: IpcClient, agent: string, home: string)
     client.rpc(agent, { type: "get_state" }),
     client.rpc(agent, { type: "get_available_models" }),
   ]).catch(() => [null, null]);
-  if (!state || !available) return null;
-  const provider = answerFields(RpcStateSummary, state)?.model?.provider;
-  const models = answerData(RpcModelsSummary, available)?.models;
-  if (provider === undefined || models === undefined) return null;
+  if (!state?.success || !available?.success) return null;
+  const provider = state.data.model?.provider;
+  const models = available.data.models;
+  if (provider === undefined) return null;
   if (models.some((m) => m.provider === provider)) return null;
   const env = KEY_VARS[provider];
   const said = `no API key for provider "${provider}": ${env ? `set ${env}, ` : ""}pass --api-key, or set providers.${provider}.apiKey in models.json`;

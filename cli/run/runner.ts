@@ -26,7 +26,7 @@ import {
   type TaskResult,
   type TaskStatus,
 } from "./types.js";
-import { answerFields, readPromptAnswer, RpcStateSummary } from "../../shared/schema/rpc.js";
+import { readPromptAnswer, readRpcAnswer } from "../../shared/schema/rpc.js";
 
 /** Defaults applied to tasks that do not set the field themselves. */
 export interface TaskDefaults {
@@ -295,7 +295,7 @@ export class TaskRun {
         if (!RUNNING_STATUSES.has(info.status)) {
           failure = `the worker did not start (${info.status}${info.statusReason ? `: ${info.statusReason}` : ""})`;
         } else {
-          const response = await sup.rpc(name, { type: "prompt", message: task.prompt });
+          const response = readRpcAnswer(name, "prompt", await sup.rpc(name, { type: "prompt", message: task.prompt }));
           if (!response.success)
             failure = `the worker refused the prompt: ${keyAdvice(response.error ?? "no reason given", "run", this.opts.home)}`;
           else {
@@ -374,8 +374,8 @@ export class TaskRun {
   private async sessionFileOf(name: string): Promise<string | null> {
     const sup = this.sup!;
     try {
-      const state = await sup.rpc(name, { type: "get_state" }, { timeoutMs: 2000 });
-      const file = answerFields(RpcStateSummary, state)?.sessionFile;
+      const state = readRpcAnswer(name, "get_state", await sup.rpc(name, { type: "get_state" }, { timeoutMs: 2000 }));
+      const file = state.success ? state.data.sessionFile : undefined;
       if (file !== undefined) return file;
     } catch {
       // not running: fall back to what the supervisor last learned

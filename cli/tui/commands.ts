@@ -5,7 +5,8 @@
  * changes through `dispatch` only (ui-state.ts).
  */
 import { nameProblem } from "../../shared/agent-name.js";
-import { readPromptAnswer } from "../../shared/schema/rpc.js";
+import type { AgentInfo } from "../../shared/schema/agent.js";
+import { readPromptAnswer, type RpcAnswer, type RpcCommandOf, type RpcCommandType } from "../../shared/schema/rpc.js";
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentControl } from "./control.js";
 import type { DialogAnswer } from "./DialogModal.js";
@@ -35,7 +36,7 @@ export interface CommandHost {
 /** The commands of one view. */
 export interface Commands {
   /** Run a command: a failure is said in the status line, success says `done` if given. */
-  act(what: string, p: Promise<unknown>, done?: string): void;
+  act(what: string, p: Promise<AgentInfo | RpcAnswer<RpcCommandType>>, done?: string): void;
   send(kind: InputKind, agent: AgentView, text: string): void;
   answer(agent: AgentView, id: string, a: DialogAnswer): void;
   spawn(values: NewAgentValues): void;
@@ -50,11 +51,10 @@ export function commands(host: CommandHost): Commands {
   const { control, dispatch } = host;
   const say = (text: string, error = false) => dispatch({ type: "say", text, error });
   const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-  const act = (what: string, p: Promise<unknown>, done?: string) =>
+  const act = (what: string, p: Promise<AgentInfo | RpcAnswer<RpcCommandType>>, done?: string) =>
     void p.then(
       (r) => {
-        const answer = r as { success?: boolean; error?: string } | undefined;
-        if (answer && answer.success === false) say(`${what} failed: ${answer.error ?? "the agent refused"}`, true);
+        if ("success" in r && !r.success) say(`${what} failed: ${r.error || "the agent refused"}`, true);
         else if (done) say(done);
       },
       (err: unknown) => say(`${what} failed: ${message(err)}`, true),
@@ -89,9 +89,9 @@ export function commands(host: CommandHost): Commands {
     showDiff,
     send(kind, agent, text) {
       const busy = agent.status === "busy";
-      const command =
+      const command: RpcCommandOf<InputKind> =
         kind === "prompt"
-          ? { type: "prompt", message: text, ...(busy ? { streamingBehavior: "followUp" } : {}) }
+          ? { type: "prompt", message: text, ...(busy ? { streamingBehavior: "followUp" as const } : {}) }
           : { type: kind, message: text };
       const what = `${INPUT_LABEL[kind]} to ${agent.name}`;
       act(
@@ -129,9 +129,8 @@ export function commands(host: CommandHost): Commands {
       say(`starting ${params.name ?? "a new agent"}…`);
       control.spawn(params).then(
         (info) => {
-          const name = (info as { name?: string } | undefined)?.name;
-          if (name) dispatch({ type: "focus", agent: name });
-          say(`started ${name ?? "the agent"}`);
+          dispatch({ type: "focus", agent: info.name });
+          say(`started ${info.name}`);
         },
         (err: unknown) => {
           say(`spawn failed: ${message(err)}`, true);

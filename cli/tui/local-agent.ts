@@ -6,13 +6,7 @@
  */
 import type { IpcParams } from "../../shared/schema/ipc.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
-import {
-  RpcCommandSchemas,
-  type RpcCommand,
-  type RpcCommandEnvelope,
-  type RpcCommandType,
-  type RpcResponse,
-} from "../../shared/schema/rpc.js";
+import { readRpcAnswer, RpcCommandSchemas, type RpcAnswer, type RpcCommand } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import { DEFAULT_RESTART_POLICY } from "../../supervisor/types.js";
 import type { AgentSession } from "../../worker/core/agent-session.js";
@@ -86,28 +80,29 @@ export class LocalAgent implements AgentControl, ExtensionUi {
     this.dialogs.clear();
   }
 
-  async rpc(_agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
-    const fail = (error: string): RpcResponse => ({ type: "response", command: command.type, success: false, error });
-    if (!Object.hasOwn(RpcCommandSchemas, command.type)) return fail(`Unknown command: ${command.type}`);
-    const checked = checker(RpcCommandSchemas[command.type as RpcCommandType])(command);
+  async rpc<C extends RpcCommand>(agent: string, command: C): Promise<RpcAnswer<C["type"]>> {
+    const fail = (error: string) => ({ type: "response", command: command.type, success: false, error }) as const;
+    const checked = checker(RpcCommandSchemas[command.type])(command);
     if (!checked.ok) return fail(`Invalid command "${command.type}": ${checked.errors.join("; ")}`);
+    let data: unknown;
     try {
-      const data = await dispatchCommand(this.handlers, checked.value as RpcCommand);
-      return { type: "response", command: command.type, success: true, ...(data === undefined ? {} : { data }) };
+      data = await dispatchCommand(this.handlers, command);
     } catch (err) {
       return fail(err instanceof Error ? err.message : String(err));
     }
+    const response = { type: "response", command: command.type, success: true, data } as const;
+    return readRpcAnswer<C["type"]>(agent, command.type, response);
   }
 
-  stop(): Promise<unknown> {
+  stop(): Promise<AgentInfo> {
     return Promise.reject(new Error("there is no supervisor here: Ctrl+C twice quits"));
   }
 
-  restart(): Promise<unknown> {
+  restart(): Promise<AgentInfo> {
     return Promise.reject(new Error("there is no supervisor here: quit and run pi --continue to resume"));
   }
 
-  spawn(_params: IpcParams<"spawn">): Promise<unknown> {
+  spawn(_params: IpcParams<"spawn">): Promise<AgentInfo> {
     return Promise.reject(new Error("one agent only here: use pi-orch for several"));
   }
 

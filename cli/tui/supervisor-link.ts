@@ -7,7 +7,7 @@
 import type { IpcClient } from "../../ipc/client.js";
 import type { IpcParams, IpcStreamMessage } from "../../shared/schema/ipc.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
-import type { RpcCommandEnvelope, RpcResponse } from "../../shared/schema/rpc.js";
+import type { RpcAnswer, RpcCommand } from "../../shared/schema/rpc.js";
 import { keyAdvice } from "../key-advice.js";
 import type { AgentControl } from "./control.js";
 import type { TuiStore } from "./store.js";
@@ -49,7 +49,7 @@ export class SupervisorLink implements AgentControl {
     await this.done;
   }
 
-  rpc(agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
+  rpc<C extends RpcCommand>(agent: string, command: C): Promise<RpcAnswer<C["type"]>> {
     return this.current()
       .rpc(agent, command)
       .then((r) =>
@@ -59,15 +59,15 @@ export class SupervisorLink implements AgentControl {
       );
   }
 
-  stop(agent: string): Promise<unknown> {
+  stop(agent: string): Promise<AgentInfo> {
     return this.current().stop(agent);
   }
 
-  restart(agent: string): Promise<unknown> {
+  restart(agent: string): Promise<AgentInfo> {
     return this.current().restart(agent, { wait: false });
   }
 
-  spawn(params: IpcParams<"spawn">): Promise<unknown> {
+  spawn(params: IpcParams<"spawn">): Promise<AgentInfo> {
     return this.current()
       .spawn(params)
       .then(

@@ -292,12 +292,64 @@ export const RpcPromptAnswerSummary = Type.Object({
   running: Type.Optional(Type.Unknown()),
 });
 
+/** A prompt's, steer's or follow-up's answer from any pi: 1.x's `{disposition}`, ours with `running`, none from 0.73. */
+const PromptAnswerRead = Type.Union([
+  Type.Object({ disposition: Type.Optional(PromptDisposition), running: Type.Optional(Type.Boolean()) }),
+  Type.Undefined(),
+]);
+
+/**
+ * The `data` a client (the CLI, the TUI, `run`) accepts in the successful answer to each
+ * command, from any pi it drives. Ours and pi 1.6.0 answer as RpcResultSchemas says (the
+ * rpc-results tests check both); where pi 0.73 or a worker of another provider answers
+ * otherwise, the schema is what the client reads of every one of them: a prompt's answer
+ * may have no data (0.73) or no `running` (1.6), `get_state` names a model of any API or
+ * `null` (0.73), `get_available_models` lists models of any API.
+ */
+export const RpcAnswerSchemas = {
+  ...RpcResultSchemas,
+  prompt: PromptAnswerRead,
+  steer: PromptAnswerRead,
+  follow_up: PromptAnswerRead,
+  get_state: Type.Object({
+    model: Type.Optional(Type.Union([Type.Object({ provider: Type.String(), id: Type.String() }), Type.Null()])),
+    sessionFile: Type.Optional(Type.String()),
+    isStreaming: Type.Optional(Type.Boolean()),
+    openDialogs: Type.Optional(Type.Array(Type.String())),
+  }),
+  get_available_models: RpcModelsSummary,
+} as const satisfies Record<RpcCommandType, TSchema>;
+
+/** The `data` a client reads of a successful answer to a command of type `T`. */
+export type RpcAnswerOf<T extends RpcCommandType> = Static<(typeof RpcAnswerSchemas)[T]>;
+
+/** The answer to a command of type `T`: its `data` checked against RpcAnswerSchemas, or the worker's refusal. */
+export type RpcAnswer<T extends RpcCommandType> =
+  | { id?: string; type: "response"; command: string; success: true; data: RpcAnswerOf<T> }
+  | Static<typeof RpcErrorResponse>;
+
+/**
+ * The worker's `response` to a command of type `type`, its data checked against what a
+ * client reads of it (RpcAnswerSchemas): the boundary where an answer enters a client.
+ * A refusal passes as it is. Throws an Error naming `agent`, the command and each field
+ * that is wrong when the data does not match.
+ */
+export function readRpcAnswer<T extends RpcCommandType>(agent: string, type: T, response: RpcResponse): RpcAnswer<T> {
+  if (!response.success) return response;
+  const checked = checker(RpcAnswerSchemas[type])(response.data);
+  if (checked.ok) return { ...response, data: checked.value as RpcAnswerOf<T> };
+  throw new Error(
+    `agent "${agent}" answered ${type} with data pi-orch cannot read (${checked.errors.join("; ")}); ` +
+      `its worker may speak another version of the pi protocol: see the raw answer with pi-orch rpc ${agent} '{"type":"${type}"}'`,
+  );
+}
+
 /**
  * Read an accepted prompt's answer from any pi: 1.x's `{disposition}`, ours with
  * `running`, an older worker's `{running}` alone, 0.73's no data (a run is assumed).
  */
-export function readPromptAnswer(response: { success: boolean; data?: unknown }): PromptAnswer {
-  const data = answerData(RpcPromptAnswerSummary, response);
+export function readPromptAnswer(response: RpcAnswer<"prompt" | "steer" | "follow_up">): PromptAnswer {
+  const data = response.success ? response.data : undefined;
   const d = data?.disposition;
   // Ours says when a command it handled started a run of its own: that run is waited for.
   if (d === "handled" && data?.running === true) return { disposition: "started", settles: true };

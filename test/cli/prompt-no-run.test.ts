@@ -5,22 +5,24 @@
  */
 import { describe, expect, it } from "vitest";
 import { RunWatcher, silentOnRuns } from "../../cli/commands/prompt.js";
-import { readPromptAnswer, type RpcResponse } from "../../shared/schema/rpc.js";
+import { readPromptAnswer, readRpcAnswer, type RpcAnswer } from "../../shared/schema/rpc.js";
 
 type Ev = Record<string, unknown>;
-const answer = (data?: unknown): RpcResponse => ({
-  type: "response",
-  command: "prompt",
-  success: true,
-  ...(data !== undefined ? { data } : {}),
-});
+/** A worker's answer to a prompt, read at the client's boundary. */
+const answer = (data?: unknown): RpcAnswer<"prompt"> =>
+  readRpcAnswer("a", "prompt", {
+    type: "response",
+    command: "prompt",
+    success: true,
+    ...(data !== undefined ? { data } : {}),
+  });
 const reply = (text: string): Ev => ({
   type: "message_end",
   message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" },
 });
 
 describe("readPromptAnswer: no run started (handled)", () => {
-  it.each<{ name: string; response: RpcResponse; noRun: boolean }>([
+  it.each<{ name: string; response: RpcAnswer<"prompt">; noRun: boolean }>([
     { name: "our answer saying no run is going", response: answer({ running: false }), noRun: true },
     { name: "our answer saying a run is going", response: answer({ running: true }), noRun: false },
     { name: "pi's answer, without data", response: answer(), noRun: false },
@@ -37,7 +39,6 @@ describe("readPromptAnswer: no run started (handled)", () => {
       response: answer({ disposition: "handled", running: false }),
       noRun: true,
     },
-    { name: "data of another shape", response: answer({ running: "no" }), noRun: false },
     {
       name: "a refusal",
       response: { type: "response", command: "prompt", success: false, error: "busy" },
@@ -46,10 +47,16 @@ describe("readPromptAnswer: no run started (handled)", () => {
   ])("$name: $noRun", ({ response, noRun }) => {
     expect(readPromptAnswer(response).disposition === "handled").toBe(noRun);
   });
+
+  it("refuses data of another shape at the boundary, naming the agent, the command and the field", () => {
+    expect(() => answer({ running: "no" })).toThrow(
+      /agent "a" answered prompt with data pi-orch cannot read \(\/running: .*\); its worker may speak another version/,
+    );
+  });
 });
 
 describe("silentOnRuns: a /command answered by a worker that does not say whether a run started", () => {
-  it.each<{ name: string; text: string; response: RpcResponse; silent: boolean }>([
+  it.each<{ name: string; text: string; response: RpcAnswer<"prompt">; silent: boolean }>([
     { name: "pi's answer to a /command", text: "/review x", response: answer(), silent: true },
     { name: "pi's answer to a /command after spaces", text: "  /noop", response: answer(), silent: true },
     { name: "our answer to a /command", text: "/noop", response: answer({ running: false }), silent: false },
@@ -74,7 +81,7 @@ describe("silentOnRuns: a /command answered by a worker that does not say whethe
 /** Feed `before` (events ahead of the answer), the answer, then `after`; the outcome and when it settled. */
 async function watch(
   before: Ev[],
-  response: RpcResponse,
+  response: RpcAnswer<"prompt">,
   after: Ev[],
 ): Promise<{ settledAt: "answer" | number | null; outcome: Record<string, unknown> }> {
   const w = new RunWatcher(["a"]);
@@ -101,7 +108,7 @@ describe("RunWatcher: the prompt's answer", () => {
   it.each<{
     name: string;
     before: Ev[];
-    response: RpcResponse;
+    response: RpcAnswer<"prompt">;
     after: Ev[];
     settledAt: "answer" | number | null;
     outcome: Record<string, unknown>;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RunTracker } from "../../cli/run/tracker.js";
 import { RunWatcher } from "../../cli/commands/prompt.js";
 import { foldRun, EMPTY_RUN_VIEW, learnSettles, type RunEvent, type RunView } from "../../cli/events/run-view.js";
-import type { RpcResponse } from "../../shared/schema/rpc.js";
+import type { RpcAnswer } from "../../shared/schema/rpc.js";
 
 type Ev = Record<string, unknown>;
 const failed = (text: string): Ev => ({
@@ -127,11 +127,11 @@ const CASES: { name: string; events: Ev[]; endsAt: number | null; ok?: boolean; 
   },
 ];
 
-const answer = (settles?: boolean): RpcResponse => ({
+const answer = (settles?: boolean): RpcAnswer<"prompt"> => ({
   type: "response",
   command: "prompt",
   success: true,
-  ...(settles ? { data: { disposition: "started" } } : {}),
+  data: settles ? { disposition: "started" } : undefined,
 });
 
 /** The index of the event at which `ended` first says true. */

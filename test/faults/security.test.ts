@@ -327,12 +327,12 @@ describe("fault: security", () => {
       { type: "spawn", name: "x" },
     ];
     for (const command of bad) {
-      const response = await client.rpc("pi", command);
+      const response = await client.forward("pi", command);
       if (response.success || response.command !== command.type)
         notRefused.push(`${JSON.stringify(command)} -> ${JSON.stringify(response)}`);
     }
     // The fixture acknowledges any command it receives: the supervisor forwards what it does not know.
-    const unknown = await client.rpc("fw", { type: "shell", command: "id" });
+    const unknown = await client.forward("fw", { type: "shell", command: "id" });
     // A caller id that looks like the supervisor's own is echoed back but never confused with a ping.
     const spoof = await client.rpc("fw", { type: "get_state", id: "orch-ping-1" });
     const stillFine = [await client.status("fw"), await client.status("pi")].map((a) => a.status);

@@ -8,7 +8,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RpcCommand, RpcResultSchemas } from "../../shared/schema/rpc.js";
+import {
+  readRpcAnswer,
+  type RpcCommand,
+  type RpcCommandType,
+  type RpcResponse,
+  RpcResultSchemas,
+} from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
@@ -75,12 +81,21 @@ describe.skipIf(!pi16Installed)("result schemas against pi 1.6.0's answers", () 
           }
           const checked = checker(RpcResultSchemas[command.type])(answer.data);
           if (!checked.ok) problems.push(`${when} ${command.type}: ${checked.errors.join("; ")}`);
+          clientReads(when, command.type, answer);
+        }
+      };
+      /** What the CLI and the TUI read of an answer (IpcClient.rpc) holds too. */
+      const clientReads = (when: string, type: RpcCommandType, answer: Record<string, unknown>) => {
+        try {
+          readRpcAnswer(impl, type, answer as RpcResponse);
+        } catch (err) {
+          problems.push(`${when} ${type} as a client reads it: ${(err as Error).message}`);
         }
       };
       await readAll("before");
       server.enqueue({ text: "an answer" });
       const from = w.received.length;
-      await w.request({ type: "prompt", message: "hello" });
+      clientReads("run", "prompt", await w.request({ type: "prompt", message: "hello" }));
       await w.waitFor((l) => l.type === "agent_end", 20_000, from);
       await readAll("after");
       w.kill();

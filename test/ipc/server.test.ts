@@ -192,7 +192,15 @@ describe("runSupervisorServer", () => {
     expect(response).toMatchObject({ type: "response", command: "prompt", success: true });
     await rec.status("one", "idle", (e) => e.previous === "busy");
     // Only the envelope is checked on the way: the worker answers a command it does not know.
-    await expect(client.rpc("one", { type: "bogus" })).resolves.toMatchObject({ command: "bogus", success: true });
+    await expect(client.forward("one", { type: "bogus" })).resolves.toMatchObject({ command: "bogus", success: true });
+    // A known command's data is checked where it enters the client: the fixture answers
+    // get_available_models without the models, and rpc() says so, naming the agent and command.
+    const state = await client.rpc("one", { type: "get_state" });
+    expect(state.success && state.data.sessionFile).toMatch(/\.jsonl$/);
+    await expect(client.rpc("one", { type: "get_available_models" })).rejects.toMatchObject({
+      code: "malformed_answer",
+      message: expect.stringContaining('agent "one" answered get_available_models with data pi-orch cannot read (/: '),
+    });
     await expect(client.request("rpc", { agent: "one", command: { kind: "bogus" } as never })).rejects.toMatchObject({
       code: "invalid_request",
     });

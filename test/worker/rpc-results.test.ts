@@ -7,7 +7,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RpcCommand, RpcResultSchemas, answerFields, RpcStateSummary } from "../../shared/schema/rpc.js";
+import {
+  type RpcCommand,
+  RpcResultSchemas,
+  answerFields,
+  readRpcAnswer,
+  RpcStateSummary,
+} from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
 import { AgentSession } from "../../worker/core/agent-session.js";
 import { createCommandHandlers, dispatchCommand } from "../../worker/modes/commands.js";
@@ -41,6 +47,10 @@ async function answerMatches(handlers: ReturnType<typeof createCommandHandlers>,
   const data = await dispatchCommand(handlers, command);
   const checked = checker(RpcResultSchemas[command.type])(data);
   expect(checked.ok ? [] : checked.errors, `${command.type} answered ${JSON.stringify(data)}`).toEqual([]);
+  // And a client (IpcClient.rpc, the TUI) reads it.
+  expect(readRpcAnswer("ours", command.type, { type: "response", command: command.type, success: true, data })).toEqual(
+    expect.objectContaining({ success: true }),
+  );
   return data;
 }
 
@@ -98,5 +108,38 @@ describe("the command map's answers and their result schemas", () => {
     ).toEqual({ isStreaming: true });
     expect(answerFields(RpcStateSummary, { success: true, data: "busy" })).toBeUndefined();
     expect(answerFields(RpcStateSummary, { success: false })).toBeUndefined();
+  });
+});
+
+describe("readRpcAnswer: what a client reads of any pi's answer", () => {
+  const ok = (command: string, data?: unknown) => ({
+    type: "response" as const,
+    command,
+    success: true as const,
+    ...(data === undefined ? {} : { data }),
+  });
+  it.each<{ name: string; type: "prompt" | "get_state" | "steer" | "get_available_models"; data?: unknown }>([
+    { name: "pi 0.73's prompt answer, without data", type: "prompt" },
+    { name: "pi 1.6's prompt answer, without running", type: "prompt", data: { disposition: "queued" } },
+    { name: "pi 0.73's steer answer, without data", type: "steer" },
+    { name: "pi 0.73's get_state with model null", type: "get_state", data: { model: null, sessionFile: "/s.jsonl" } },
+    {
+      name: "a model of an API our schema does not list",
+      type: "get_available_models",
+      data: { models: [{ provider: "google", id: "gemini", api: "google-generative-ai" }] },
+    },
+  ])("takes $name", ({ type, data }) => {
+    expect(readRpcAnswer("a", type, ok(type, data))).toMatchObject({ success: true });
+  });
+
+  it("passes a refusal as it is, and refuses data of another shape naming the agent, command and field", () => {
+    const refusal = { type: "response" as const, command: "get_state", success: false as const, error: "busy" };
+    expect(readRpcAnswer("a", "get_state", refusal)).toBe(refusal);
+    expect(() => readRpcAnswer("fix-login", "get_state", ok("get_state", { sessionFile: 7 }))).toThrow(
+      /^agent "fix-login" answered get_state with data pi-orch cannot read \(\/sessionFile: .*\); .*pi-orch rpc fix-login/,
+    );
+    expect(() => readRpcAnswer("a", "get_session_stats", ok("get_session_stats"))).toThrow(
+      /get_session_stats .*\(\/: /,
+    );
   });
 });

@@ -5,7 +5,7 @@ import type { AgentInfo, AgentStatus } from "../../../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY } from "../../../supervisor/types.js";
 import { App } from "../../../cli/tui/App.js";
 import type { AgentControl } from "../../../cli/tui/control.js";
-import type { RpcCommandEnvelope, RpcResponse } from "../../../shared/schema/rpc.js";
+import { readRpcAnswer, type RpcAnswer, type RpcCommand } from "../../../shared/schema/rpc.js";
 import { Screen, ScreenContext, type PaintedPane } from "../../../cli/tui/screen.js";
 import { TuiStore } from "../../../cli/tui/store.js";
 import { makeTheme, ThemeProvider } from "../../../cli/tui/theme.js";
@@ -37,21 +37,22 @@ export function info(name: string, status: AgentStatus = "idle", extra: Partial<
 /** A control that records what the TUI asked for. */
 export class FakeControl implements AgentControl {
   readonly calls: { method: string; agent?: string; arg?: unknown }[] = [];
-  async rpc(agent: string, command: RpcCommandEnvelope): Promise<RpcResponse> {
+  async rpc<C extends RpcCommand>(agent: string, command: C): Promise<RpcAnswer<C["type"]>> {
     this.calls.push({ method: "rpc", agent, arg: command });
-    return { type: "response", command: command.type, success: true };
+    // pi's answer without data, read as the TUI reads a worker's.
+    return readRpcAnswer<C["type"]>(agent, command.type, { type: "response", command: command.type, success: true });
   }
-  async stop(agent: string): Promise<unknown> {
+  async stop(agent: string): Promise<AgentInfo> {
     this.calls.push({ method: "stop", agent });
-    return {};
+    return info(agent, "stopped");
   }
-  async restart(agent: string): Promise<unknown> {
+  async restart(agent: string): Promise<AgentInfo> {
     this.calls.push({ method: "restart", agent });
-    return {};
+    return info(agent, "starting");
   }
-  async spawn(params: IpcParams<"spawn">): Promise<unknown> {
+  async spawn(params: IpcParams<"spawn">): Promise<AgentInfo> {
     this.calls.push({ method: "spawn", arg: params });
-    return { name: params.name };
+    return info(params.name ?? "new-agent", "starting");
   }
 }
 
