@@ -14,6 +14,7 @@ const E2E_ELSEWHERE = [
   "test/supervisor/agent-actor.test.ts",
   "test/supervisor/priority.test.ts",
   "test/supervisor/root-actor.test.ts",
+  "test/supervisor/teardown.test.ts",
   "test/worker/extension-modules-exports.test.ts",
   "test/worker/faux-read.test.ts",
   "test/worker/models.test.ts",
