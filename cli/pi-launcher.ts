@@ -8,20 +8,12 @@
  * build instead: only that one can load ink for the interactive mode (ink is ESM-only,
  * and Node 20 cannot require it); supervisors and scripts always use pipes.
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Script } from "node:vm";
-import {
-  keyedCacheBytes,
-  nodeCacheKey,
-  nodeFlagsCacheKey,
-  readKeyedCache,
-  userCacheDir,
-  userCacheFile,
-  writeKeyedCache,
-} from "../shared/code-cache.js";
+import { findCache, keyedCacheBytes, nodeCacheKey, nodeFlagsCacheKey, writeKeyedCache } from "../shared/code-cache.js";
 
 /** Compile the bundle next to this launcher with its cache, and run it. */
 function runCached(): void {
@@ -61,39 +53,6 @@ function runCached(): void {
     dirname(bundle),
     pathToFileURL(bundle).href,
   );
-}
-
-/** Where the worker's code cache for this node is, if anywhere. */
-interface FoundCache {
-  /** The key line of the data found, or of the file a start writes for itself. */
-  key: string;
-  data: Buffer | undefined;
-  /** Why there is none: no file, or the build's was made for another node (or is no keyed cache). */
-  status: "missing" | "stale";
-  /** Where the data came from, when not from the build's file beside the bundle. */
-  from?: string;
-  /** The user's cache file for this bundle, node and flags. */
-  userFile: string;
-}
-
-/**
- * The cache a start on this node and with these flags wrote in the user's cache folder
- * (named after the bundle's path, size and time too, so a rebuilt bundle never meets an
- * old cache), which exists only where the build's was not for it; else the build's cache
- * beside the bundle when it was made for this node.
- */
-function findCache(bundle: string): FoundCache {
-  const st = statSync(bundle);
-  const own = nodeFlagsCacheKey();
-  const userFile = userCacheFile(userCacheDir(), "pi-worker", `${bundle} ${st.size} ${st.mtimeMs} ${own}`);
-  const mine = readKeyedCache(userFile);
-  if (typeof mine !== "string" && mine.key === own) {
-    return { key: own, data: mine.data, status: "missing", from: userFile, userFile };
-  }
-  const key = nodeCacheKey();
-  const built = readKeyedCache(`${bundle}.cache`);
-  if (typeof built !== "string" && built.key === key) return { key, data: built.data, status: "missing", userFile };
-  return { key: own, data: undefined, status: built === "missing" ? "missing" : "stale", userFile };
 }
 
 /** How long after start a long-running worker writes the cache: past its first answers. */

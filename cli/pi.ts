@@ -33,6 +33,7 @@ import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
 import { isPackageCommand } from "./package-words.js";
 import { isPackageSourceArg, startPackages } from "../worker/packages/start.js";
 import { projectConfigDir } from "../worker/resources/index.js";
+import { SNAPSHOT_HOOK } from "../shared/snapshot-hook.js";
 
 interface CliOptions {
   mode: "text" | "json" | "rpc";
@@ -648,15 +649,24 @@ async function main(argv: string[]): Promise<number> {
   });
 }
 
-process.on("exit", () => killAllChildren());
-main(process.argv).then(
-  (code) => {
-    process.exitCode = code;
-    // Handles the model SDKs keep open must not keep a finished worker alive.
-    setImmediate(() => process.exit(code));
-  },
-  (err: unknown) => {
-    process.stderr.write(`pi: unexpected failure: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+/** Run the worker as this process's command line asks, and exit with its code. */
+function start(): void {
+  process.on("exit", () => killAllChildren());
+  main(process.argv).then(
+    (code) => {
+      process.exitCode = code;
+      // Handles the model SDKs keep open must not keep a finished worker alive.
+      setImmediate(() => process.exit(code));
+    },
+    (err: unknown) => {
+      process.stderr.write(`pi: unexpected failure: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+// A startup snapshot's build (cli/pi-snapshot.ts) evaluates this bundle without running it:
+// it takes `start` and calls it in each process deserialised from the snapshot.
+const deferStart = (globalThis as { [SNAPSHOT_HOOK]?: (run: () => void) => void })[SNAPSHOT_HOOK];
+if (deferStart) deferStart(start);
+else start();

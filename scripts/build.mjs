@@ -121,6 +121,17 @@ await build({
   logLevel: "warning",
 });
 chmodSync(`${staging}/cli/pi.cjs`, 0o755);
+// The entry of the worker's startup snapshot (cli/pi-snapshot.ts): the supervisor builds a
+// blob from it for the node it runs on, in the user's cache folder.
+await build({
+  entryPoints: ["cli/pi-snapshot.ts"],
+  outfile: `${staging}/cli/pi-snapshot.cjs`,
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  logLevel: "warning",
+});
 
 const old = `dist.old-${process.pid}`;
 if (existsSync("dist")) renameSync("dist", old);

@@ -66,6 +66,39 @@ export function userCacheFile(dir: string, prefix: string, identity: string): st
   return join(dir, `${prefix}-${a.toString(16).padStart(8, "0")}${b.toString(16).padStart(8, "0")}.cache`);
 }
 
+/** Where the worker's code cache for this node is, if anywhere. */
+export interface FoundCache {
+  /** The key line of the data found, or of the file a start writes for itself. */
+  key: string;
+  data: Buffer | undefined;
+  /** Why there is none: no file, or the build's was made for another node (or is no keyed cache). */
+  status: "missing" | "stale";
+  /** Where the data came from, when not from the build's file beside the bundle. */
+  from?: string;
+  /** The user's cache file for this bundle, node and flags. */
+  userFile: string;
+}
+
+/**
+ * The cache a start on this node and with these flags wrote in the user's cache folder
+ * (named after the bundle's path, size and time too, so a rebuilt bundle never meets an
+ * old cache), which exists only where the build's was not for it; else the build's cache
+ * beside the bundle when it was made for this node. `own` names the node and flags of the
+ * start that will run the bundle (this process's unless said).
+ */
+export function findCache(bundle: string, own: string = nodeFlagsCacheKey()): FoundCache {
+  const st = statSync(bundle);
+  const userFile = userCacheFile(userCacheDir(), "pi-worker", `${bundle} ${st.size} ${st.mtimeMs} ${own}`);
+  const mine = readKeyedCache(userFile);
+  if (typeof mine !== "string" && mine.key === own) {
+    return { key: own, data: mine.data, status: "missing", from: userFile, userFile };
+  }
+  const key = nodeCacheKey();
+  const built = readKeyedCache(`${bundle}.cache`);
+  if (typeof built !== "string" && built.key === key) return { key, data: built.data, status: "missing", userFile };
+  return { key: own, data: undefined, status: built === "missing" ? "missing" : "stale", userFile };
+}
+
 /** What was in a cache file: its key line and V8's data after it. */
 export type KeyedCache = { key: string; data: Buffer } | "missing" | "unkeyed";
 

@@ -72,6 +72,8 @@ export interface AgentActorOptions {
   protocolFlood?: FloodLimits;
   /** Shared by the fleet: a worker is spawned once it has a slot, held until it leaves `starting` (default: no limit). */
   startGate?: StartGate;
+  /** Node flags that start our own worker from its startup snapshot, for the environment it gets (none: as before). */
+  snapshotArgs?: (env: NodeJS.ProcessEnv) => string[];
 }
 
 type SpawnEffect = Extract<AgentEffect, { kind: "spawn" }>;
@@ -422,6 +424,9 @@ export class AgentActor {
       const split = splitSecrets(cmd.env, process.env, keyVariableNames(agentDir));
       cmd = { ...cmd, env: split.env };
       secrets = split.secrets;
+      // Before the bin: node reads the snapshot at its start (the worker inherits this process's environment too).
+      if (e.file === process.execPath && e.args[0]?.endsWith(".cjs"))
+        cmd = { ...cmd, args: [...(this.opts.snapshotArgs?.({ ...process.env, ...cmd.env }) ?? []), ...cmd.args] };
     }
     if (record.sandbox === "on" || record.sandbox === "strict") {
       let problem: string | null = null;

@@ -67,6 +67,9 @@ export function fleetSandboxPlan(
 /** `cmd` run by `bwrap` under `plan`, with the mode in the environment so the worker does not wrap itself again. */
 export function sandboxedCommand(cmd: WorkerCommand, plan: SandboxPlan, bwrap: string): WorkerCommand {
   const program = programFolders([cmd.file, ...cmd.args]);
+  // The worker's startup snapshot, which node reads before anything else, wherever its cache folder is.
+  const blob = cmd.args.indexOf("--snapshot-blob");
+  if (blob >= 0 && cmd.args[blob + 1] !== undefined) program.push(cmd.args[blob + 1]!);
   return {
     file: bwrap,
     args: [...bwrapArgs({ ...plan, reveal: [...plan.reveal, ...program] }), cmd.file, ...cmd.args],

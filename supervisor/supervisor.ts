@@ -29,6 +29,7 @@ import {
 } from "../shared/schema/agent.js";
 import { DEFAULT_RESTART_POLICY, DEFAULT_TIMINGS, type AgentTimings } from "./types.js";
 import { buildWorkerArgv, defaultWorkerCommand } from "./worker-command.js";
+import { WorkerSnapshots } from "./worker-snapshot.js";
 import { KeyStore, withoutApiKey } from "./key-store.js";
 import { parseSandboxMode, SANDBOX_DEFAULT_VAR, type SandboxMode, sandboxSupport } from "../shared/sandbox.js";
 import { createWorktree, removeWorktree, worktreeDirty, type CreatedWorktree, type DeleteBranch } from "./worktrees.js";
@@ -137,6 +138,8 @@ export class Supervisor {
   private sandboxWarned = false;
   private readonly keyStore: KeyStore;
   private readonly startGate: StartGate;
+  /** Our worker's startup snapshots (absent when the default worker is not our pi.cjs). */
+  private readonly snapshots: WorkerSnapshots | undefined;
   /** Agents whose removal was accepted and is under way (stopping, removing the worktree). */
   private readonly removing = new Set<string>();
   private readonly mailbox = new Mailbox<RootMessage>(
@@ -150,6 +153,9 @@ export class Supervisor {
     this.worktreesDir = resolve(opts.worktreesDir ?? join(this.home, "worktrees"));
     this.timings = { ...DEFAULT_TIMINGS, ...opts.timings };
     this.defaultCommand = opts.defaultWorkerCommand ?? defaultWorkerCommand();
+    const bin = this.defaultCommand[1];
+    if (this.defaultCommand[0] === process.execPath && bin?.endsWith("pi.cjs"))
+      this.snapshots = new WorkerSnapshots(bin, (m) => this.warn(m));
     this.defaultPolicy = { ...DEFAULT_RESTART_POLICY, ...opts.policy };
     this.keyStore = new KeyStore(this.home);
     this.startGate = new StartGate(opts.startConcurrency ?? defaultStartConcurrency());
@@ -564,6 +570,7 @@ export class Supervisor {
       home: this.home,
       keys: () => this.keyStore.get(record.id),
       startGate: this.startGate,
+      snapshotArgs: (env) => this.snapshots?.argsFor(env) ?? [],
     });
     this.logs.set(record.name, log);
     this.actors.set(record.name, actor);

@@ -1,0 +1,54 @@
+/**
+ * The entry of the worker's V8 startup snapshot (shared/startup-snapshot.ts), built as
+ * dist/cli/pi-snapshot.cjs and run only by `node --snapshot-blob FILE --build-snapshot`.
+ * It evaluates the worker bundle (compiled with the code cache of this node, so the
+ * functions a start runs are compiled in the snapshot too) without running it, and makes
+ * the worker's `start` the snapshot's main function. What depends on the process (argv,
+ * env, cwd, stdio, the files it reads) is read only once `start` runs, in each worker;
+ * the bundle reads nothing of it while it evaluates.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startupSnapshot } from "node:v8";
+import { Script } from "node:vm";
+import { findCache, nodeFlagsCacheKey } from "../shared/code-cache.js";
+import { SNAPSHOT_HOOK } from "../shared/snapshot-hook.js";
+
+const bundle = join(__dirname, "pi-worker.cjs");
+// A worker runs with no node flags of its own (the supervisor's command line), and V8 reads
+// NODE_OPTIONS: the cache for that start, not for this build's own command line.
+const cachedData = findCache(bundle, nodeFlagsCacheKey(process.env, [])).data;
+const script = new Script(readFileSync(bundle, "utf8"), { filename: bundle, cachedData });
+// The bundle's own require: node's built-ins while this builds (all it may load here), the
+// bundle's module resolution in a worker (the model SDKs, jiti, when they are needed).
+let load: NodeRequire = require;
+const bundleRequire = ((id: string) => load(id)) as NodeRequire;
+let start: (() => void) | undefined;
+const hooks = globalThis as { [SNAPSHOT_HOOK]?: (run: () => void) => void };
+hooks[SNAPSHOT_HOOK] = (run) => {
+  start = run;
+};
+const main = script.runInThisContext() as (...args: unknown[]) => void;
+const module = { exports: {} };
+main.call(module.exports, module.exports, bundleRequire, module, bundle, __dirname, `file://${bundle}`);
+delete hooks[SNAPSHOT_HOOK];
+if (!start) throw new Error(`${bundle} did not hand over its start; rebuild it (npm run build)`);
+const run = start;
+
+startupSnapshot.setDeserializeMainFunction(() => {
+  const { createRequire } = require("node:module") as typeof import("node:module");
+  load = createRequire(bundle);
+  // What the launcher (dist/cli/pi.cjs) does before the bundle, and the snapshot cannot:
+  // start a sandbox, or the interactive mode on a terminal. The supervisor's workers never
+  // need either; a start that does runs the launcher itself, as without a snapshot.
+  const unboxed =
+    process.env.PI_ORCH_SANDBOXED !== undefined ||
+    (process.env.PI_ORCH_SANDBOX === "off" &&
+      !process.argv.some((a) => a === "--sandbox" || a.startsWith("--sandbox=")));
+  if (!unboxed || (process.stdin.isTTY && process.stdout.isTTY)) {
+    load(join(__dirname, "pi.cjs"));
+    return;
+  }
+  if (process.env.PI_ORCH_CODE_CACHE === "report") process.stderr.write("pi: started from a startup snapshot\n");
+  run();
+});

@@ -1,0 +1,131 @@
+/**
+ * The worker's V8 startup snapshot: a heap in which the worker bundle has already been
+ * evaluated (its modules, typebox's schemas, commander), made by `node --snapshot-blob
+ * FILE --build-snapshot dist/cli/pi-snapshot.cjs` (cli/pi-snapshot.ts) and started with
+ * `node --snapshot-blob FILE dist/cli/pi.cjs ...`. A blob serves only the node binary and
+ * V8 flags it was made with (node refuses any other and exits), so each one lives in the
+ * user's cache folder under a name made from the bundle, the node and its flags, with a
+ * key file beside it that names them, the blob's size and a checksum: a blob is used only
+ * when its key file says it is for this node and its bytes are the ones that were checked.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { nodeFlagsCacheKey, userCacheDir, userCacheFile } from "./code-cache.js";
+
+/** Where the blob for a worker bundle, started by this node with `env`'s NODE_OPTIONS, is. */
+export interface SnapshotPlace {
+  blob: string;
+  /** The key file beside it (JSON: `key`, `size`, `sum`). */
+  keyFile: string;
+  /** The node, its flags and the bundle, as the key file must name them. */
+  key: string;
+}
+
+/**
+ * The place of the blob for `bundle` (dist/cli/pi-worker.cjs), for a worker started by this
+ * node with no node flags of its own and `env` (whose NODE_OPTIONS V8 reads too).
+ */
+export function snapshotPlace(bundle: string, env: NodeJS.ProcessEnv, dir: string = userCacheDir(env)): SnapshotPlace {
+  const st = statSync(bundle);
+  const key = `${nodeFlagsCacheKey(env, [])} bundle=${bundle} ${st.size} ${st.mtimeMs}`;
+  const blob = userCacheFile(dir, "pi-worker-snapshot", key).replace(/\.cache$/, ".blob");
+  return { blob, keyFile: `${blob}.key`, key };
+}
+
+/** What the key file beside a blob says. */
+interface SnapshotKey {
+  key: string;
+  size: number;
+  sum: string;
+}
+
+/** FNV-1a (32 bits) of `bytes`, as hex: a blob changed on disk (a bit flipped, cut short) is never started. */
+export function blobChecksum(bytes: Uint8Array): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/**
+ * Whether the blob at `place` is whole and made for it: "ok", or why not ("missing": no blob
+ * or key file; "stale": made for another node, flags or bundle; "corrupt": its bytes are not
+ * those its key file names).
+ */
+export function checkSnapshot(place: SnapshotPlace): "ok" | "missing" | "stale" | "corrupt" {
+  let saved: SnapshotKey;
+  try {
+    saved = JSON.parse(readFileSync(place.keyFile, "utf8")) as SnapshotKey;
+  } catch {
+    return "missing";
+  }
+  if (saved.key !== place.key) return "stale";
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(place.blob);
+  } catch {
+    return "missing";
+  }
+  return bytes.length === saved.size && blobChecksum(bytes) === saved.sum ? "ok" : "corrupt";
+}
+
+/**
+ * Make the blob at `place` with this node and `env`: build it beside its final name, start
+ * the worker from it once (`--version`, which runs the deserialised worker's own code), then
+ * write it and its key file into place. Resolves with undefined when made, else with what
+ * went wrong (node's own words), so the caller can say it.
+ */
+export async function buildSnapshot(
+  place: SnapshotPlace,
+  entry: string,
+  launcher: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  const tmp = `${place.blob}.${process.pid}.tmp`;
+  try {
+    mkdirSync(join(place.blob, ".."), { recursive: true, mode: 0o700 });
+    const built = await run([`--snapshot-blob`, tmp, "--build-snapshot", entry], env);
+    if (built.code !== 0) return `building it failed (exit ${built.code}): ${lastLine(built.stderr)}`;
+    const tried = await run(["--snapshot-blob", tmp, launcher, "--version"], env);
+    if (tried.code !== 0 || tried.stdout.trim() === "")
+      return `a worker started from it failed (exit ${tried.code}): ${lastLine(tried.stderr)}`;
+    const bytes = readFileSync(tmp);
+    const key: SnapshotKey = { key: place.key, size: bytes.length, sum: blobChecksum(bytes) };
+    // The blob first, its key last: a key file names only a blob that is whole.
+    rmSync(place.keyFile, { force: true });
+    renameSync(tmp, place.blob);
+    writeFileSync(`${place.keyFile}.${process.pid}.tmp`, JSON.stringify(key), { mode: 0o600 });
+    renameSync(`${place.keyFile}.${process.pid}.tmp`, place.keyFile);
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    rmSync(tmp, { force: true });
+    rmSync(`${place.keyFile}.${process.pid}.tmp`, { force: true });
+  }
+}
+
+function lastLine(text: string): string {
+  return (
+    text
+      .trim()
+      .split("\n")
+      .filter(
+        (l) => l.trim() !== "" && !/^\(node:\d+\) Warning|^\(Use `node|^It may still work|^To request support/.test(l),
+      )
+      .at(-1) ?? "no message"
+  );
+}
+
+/** Run this node with `args` and `env`; its exit code and output. */
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("error", (err) => resolve({ code: -1, stdout, stderr: err.message }));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}

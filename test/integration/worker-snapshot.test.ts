@@ -1,0 +1,161 @@
+/**
+ * The worker's V8 startup snapshot: built for this node from dist/, a worker started from it
+ * answers as one started without it (its own session id, extensions through jiti, tools),
+ * and the supervisor passes a blob only when it is whole and made for the worker's node and
+ * NODE_OPTIONS: a corrupt one is rebuilt, with a line in the log.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { buildSnapshot, checkSnapshot, snapshotPlace } from "../../shared/startup-snapshot.js";
+import { WorkerSnapshots } from "../../supervisor/worker-snapshot.js";
+import { World } from "../support/orch-cli.js";
+import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
+
+const DIST = resolve(import.meta.dirname, "../../dist/cli");
+const LAUNCHER = join(DIST, "pi.cjs");
+const BUNDLE = join(DIST, "pi-worker.cjs");
+const GUARD = resolve(import.meta.dirname, "../../examples/extensions/guard.ts");
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  await killAllWorkers();
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function dir(): string {
+  const d = tempDir("pi-snapshot-");
+  cleanups.push(d.cleanup);
+  return d.path;
+}
+
+/** A blob for this node and `env`, built into a cache folder of the test's own. */
+async function built(env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const cache = dir();
+  const place = snapshotPlace(BUNDLE, { ...process.env, ...env }, cache);
+  expect(
+    await buildSnapshot(place, join(DIST, "pi-snapshot.cjs"), LAUNCHER, { ...process.env, ...env }),
+  ).toBeUndefined();
+  expect(checkSnapshot(place)).toBe("ok");
+  return place.blob;
+}
+
+/** Start our worker (from `blob` when given), ask `command`, close stdin. */
+async function ask(blob: string | undefined, command: Record<string, unknown>, args: string[] = [], env = {}) {
+  const home = dir();
+  const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", ...args], {
+    cwd: home,
+    env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CODE_CACHE: "report", ...env },
+    bin: [process.execPath, ...(blob ? ["--snapshot-blob", blob] : []), LAUNCHER],
+  });
+  const answer = await worker.request(command);
+  worker.closeStdin();
+  const exit = await worker.exited;
+  return { answer, exit, stderr: worker.stderr.join(""), home };
+}
+
+describe("a worker started from its startup snapshot", () => {
+  it("answers get_state as one started without it, each with its own session id", async () => {
+    const blob = await built();
+    const [a, b, plain] = [
+      await ask(blob, { type: "get_state" }),
+      await ask(blob, { type: "get_state" }),
+      await ask(undefined, { type: "get_state" }),
+    ];
+    expect(a.stderr).toContain("pi: started from a startup snapshot");
+    expect(plain.stderr).not.toContain("startup snapshot");
+    expect(a.exit.code).toBe(0);
+    // Read in each process, never the build's: its cwd and a session id of its own.
+    expect(a.answer.data.cwd).toBe(a.home);
+    expect(a.answer.data.sessionId).not.toBe(b.answer.data.sessionId);
+    const same = (d: Record<string, unknown>) => ({ ...d, cwd: undefined, sessionId: undefined });
+    expect(same(a.answer.data)).toEqual(same(plain.answer.data));
+  });
+
+  it("loads an extension through jiti and runs its command list", async () => {
+    const blob = await built();
+    const { answer, stderr } = await ask(blob, { type: "get_commands" }, ["-e", GUARD]);
+    expect(stderr).toContain("pi: started from a startup snapshot");
+    expect(answer.success).toBe(true);
+    expect(answer.data.commands.length).toBeGreaterThan(0);
+  });
+
+  it("works under the NODE_OPTIONS it was built with (V8 flags included)", async () => {
+    const env = { NODE_OPTIONS: "--max-semi-space-size=2" };
+    const blob = await built(env);
+    const { answer, stderr } = await ask(blob, { type: "get_state" }, [], env);
+    expect(stderr).toContain("pi: started from a startup snapshot");
+    expect(answer.data.model.provider).toBe("faux");
+  });
+});
+
+describe("the supervisor's worker snapshots", () => {
+  /** WorkerSnapshots on a cache folder of the test's own, and the lines it logged. */
+  function snapshots(): { s: WorkerSnapshots; env: NodeJS.ProcessEnv; said: string[] } {
+    const said: string[] = [];
+    return {
+      s: new WorkerSnapshots(LAUNCHER, (m) => said.push(m)),
+      env: { ...process.env, PI_ORCH_CACHE_DIR: dir() },
+      said,
+    };
+  }
+
+  async function until(what: string, test: () => boolean): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (!test()) {
+      if (Date.now() > deadline) throw new Error(`${what} did not happen within 30 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it("gives no flag until the blob is built, then --snapshot-blob with it", async () => {
+    const { s, env, said } = snapshots();
+    expect(s.argsFor(env)).toEqual([]);
+    await until("the build", () => s.argsFor(env).length > 0);
+    const [flag, blob] = s.argsFor(env);
+    expect(flag).toBe("--snapshot-blob");
+    expect(blob!.startsWith(env.PI_ORCH_CACHE_DIR!)).toBe(true);
+    expect(said).toEqual([]);
+  });
+
+  it("never passes a corrupt blob: it says so and builds it again", async () => {
+    const { env } = snapshots();
+    const place = snapshotPlace(BUNDLE, env);
+    expect(await buildSnapshot(place, join(DIST, "pi-snapshot.cjs"), LAUNCHER, env)).toBeUndefined();
+    const bytes = readFileSync(place.blob);
+    bytes[bytes.length >> 1] ^= 0xff;
+    writeFileSync(place.blob, bytes);
+    expect(checkSnapshot(place)).toBe("corrupt");
+    const said: string[] = [];
+    const s = new WorkerSnapshots(LAUNCHER, (m) => said.push(m));
+    expect(s.argsFor(env)).toEqual([]);
+    expect(said.join("\n")).toMatch(/is corrupt; building it again/);
+    await until("the rebuild", () => s.argsFor(env).length > 0);
+    expect(checkSnapshot(place)).toBe("ok");
+  });
+
+  it("keeps blobs apart by NODE_OPTIONS, and gives none with PI_ORCH_SNAPSHOT=off", () => {
+    const { env } = snapshots();
+    const a = snapshotPlace(BUNDLE, env);
+    const b = snapshotPlace(BUNDLE, { ...env, NODE_OPTIONS: "--max-semi-space-size=2" });
+    expect(a.blob).not.toBe(b.blob);
+    expect(a.key).not.toBe(b.key);
+    const { s } = snapshots();
+    expect(s.argsFor({ ...env, PI_ORCH_SNAPSHOT: "off" })).toEqual([]);
+  });
+
+  it("starts a sandboxed agent from the blob once it is built", { timeout: 60_000 }, async () => {
+    const cache = dir();
+    const world = new World({ PI_ORCH_CACHE_DIR: cache });
+    cleanups.push(() => world.cleanup());
+    await world.serve();
+    await world.ok(["spawn", "--name", "first", "--provider", "faux", "--sandbox", "off"]);
+    const place = snapshotPlace(BUNDLE, { ...world.env, PI_ORCH_CACHE_DIR: cache });
+    await until("the blob", () => checkSnapshot(place) === "ok");
+    await world.ok(["spawn", "--name", "second", "--provider", "faux"]);
+    const status = await world.waitForStatus("second", (a) => a.status === "idle");
+    const cmdline = readFileSync(`/proc/${status.pid}/cmdline`, "utf8").split("\0");
+    expect(cmdline.join(" ")).toContain(`--snapshot-blob ${place.blob}`);
+    const out = await world.ok(["prompt", "second", "run `echo from-the-box`", "--wait"]);
+    expect(out).toContain("from-the-box");
+  });
+});
