@@ -101,11 +101,6 @@ export const DELIBERATE: Deliberate[] = [
   { step: "clone", path: "responses/0", reason: EMPTY_SESSION },
   { step: "export_html", path: "responses/0", reason: EMPTY_SESSION },
   {
-    step: "--no-session: export_html",
-    path: "responses/0/error",
-    reason: "our error says why (no session file) and names the flag; both refuse the same way",
-  },
-  {
     step: "navigate_tree with a summary (our addition)",
     path: "responses/0",
     reason:

@@ -13,6 +13,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 import type { RpcWorker } from "../support/rpc-worker.js";
+import {
+  contentText as text,
+  entryShape as shape,
+  isSummaryRequest,
+  requestShape as request,
+  summaryRequestShape as summary,
+} from "../support/session-shape.js";
 import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
 
 type Line = Record<string, any>;
@@ -41,67 +48,6 @@ const entriesOf = (file: string): Line[] =>
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l) as Line);
-
-const text = (content: unknown): string =>
-  typeof content === "string" ? content : (content as Line[]).map((c) => c.text ?? "").join("");
-
-/**
- * An entry as both sides must write it: its kind (message role, stop reason and text; the
- * tools and section names a system message adds or removes), its parent and the entries it
- * names as positions in the file, and the summaries. Left aside: ids, times, usage and
- * durations; the sections' and tools' wording, which is our own (differential/deliberate.ts,
- * OWN_PROMPT and OWN_TOOL_SCHEMAS); an error reply's message, which quotes the HTTP error in
- * each side's words and never reaches the model (the retry omits it).
- */
-function shape(entries: Line[]): Line[] {
-  const at = new Map(entries.map((e, i) => [e.id, i]));
-  const ref = (id: unknown) => (typeof id === "string" ? (at.get(id) ?? id) : id);
-  return entries.slice(1).map((e) => {
-    const out: Line = { type: e.type, parent: ref(e.parentId) };
-    if (e.type === "message") {
-      const m = e.message;
-      out.role = m.role;
-      if (m.role === "system") {
-        // pi's `docs` section points at pi's own documentation, which this package does not ship.
-        out.sections = Object.keys(m.sections ?? {}).filter((name) => name !== "docs");
-        out.toolsAdded = (m.toolsAdded ?? []).map((t: Line) => t.name);
-        out.toolsRemoved = (m.toolsRemoved ?? []).map((t: Line) => t.name);
-      } else {
-        out.text = text(m.content);
-        out.stopReason = m.stopReason;
-      }
-    }
-    if (e.type === "context_edit") Object.assign(out, { target: ref(e.targetId), replacement: e.replacement });
-    if (e.type === "compaction")
-      Object.assign(out, {
-        summary: e.summary,
-        firstKept: ref(e.firstKeptEntryId),
-        checkpointTools: (e.systemMessage?.toolsAdded ?? []).map((t: Line) => t.name),
-      });
-    if (e.type === "branch_summary") Object.assign(out, { summary: e.summary, from: ref(e.fromId) });
-    if (e.type === "model_change") Object.assign(out, { provider: e.provider, modelId: e.modelId });
-    return out;
-  });
-}
-
-/**
- * A model request as both sides must send it. Left aside on purpose: the system prompt's
- * text and the tools' descriptions and schemas (our own words, see shape above), and the
- * output budget's field: ours sends `max_tokens` to an OpenAI-compatible server that is
- * not OpenAI's (local servers have taken it longest, providers/compat.ts), pi sends
- * `max_completion_tokens` and `store: false`.
- */
-function request(body: Line): Line {
-  const { max_tokens: _a, max_completion_tokens: _b, store: _c, ...rest } = body;
-  return {
-    ...rest,
-    messages: (body.messages as Line[]).map((m, i) => (i === 0 && m.role === "system" ? { role: "system" } : m)),
-    tools: (body.tools ?? []).map((t: Line) => t.function.name),
-  };
-}
-
-/** Summary requests go out without tools; the conversation's requests always carry `read`. */
-const isSummaryRequest = (body: Line): boolean => (body.tools ?? []).length === 0;
 
 async function run(w: RpcWorker, message: string): Promise<void> {
   const from = w.received.length;
@@ -209,10 +155,6 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("the session is the context, side 
     );
     // The summary requests (the compaction's, the branch's) are pi's to the byte, output budget
     // aside: what the model saw (the failed reply the retry omitted is not in either), in pi's words.
-    const summary = (body: Line) => {
-      const { max_tokens: _a, max_completion_tokens: _b, store: _c, ...rest } = body;
-      return rest;
-    };
     expect(ours.requests.filter(isSummaryRequest).map(summary)).toEqual(
       upstream.requests.filter(isSummaryRequest).map(summary),
     );

@@ -30,7 +30,6 @@ import type { SummaryModel } from "./compactor.js";
 import { CompactionTriggers } from "./compaction-triggers.js";
 import { lastAssistantText, sessionStats } from "./stats.js";
 import { turnEndBoundary, type BoundaryHost } from "./turn-boundary.js";
-import { MemorySession } from "./memory-session.js";
 import { ModelSelection } from "./model-selection.js";
 import { openInitialSession, SessionSwitching } from "./session-switching.js";
 import type { WorkerOptions } from "./worker-options.js";
@@ -61,9 +60,8 @@ export class AgentSession {
   private readonly res: SessionResources;
   /** The system prompt: built, declared to the context, changed for a run. */
   private readonly system: SessionPrompt;
-  private store: SessionStore | null = null;
-  /** The session of `--no-session`, kept in memory. */
-  private readonly memory = new MemorySession(() => this.agent);
+  /** The session: a file, or kept in memory with `--no-session` (pi's in-memory SessionManager). */
+  private store: SessionStore;
   /** Moving between sessions: new, switch, fork, clone, the tree. */
   private readonly switching: SessionSwitching;
   /** Which tools exist here and which are active. */
@@ -151,7 +149,6 @@ export class AgentSession {
     this.compaction = new CompactionTriggers({
       agent: () => this.agent,
       store: () => this.store,
-      requireStore: (what) => this.requireStore(what),
       extensions: () => this.extensions,
       summaryModel: () => this.summaryModel(),
       options: this.options,
@@ -186,10 +183,8 @@ export class AgentSession {
       cwd: this.cwd,
       sessionDir: this.sessionDir,
       models: this.models,
-      memory: this.memory,
       store: () => this.store,
       attachStore: (store, fresh) => this.attachStore(store, fresh),
-      requireStore: (what) => this.requireStore(what),
       requireIdle: (what) => this.requireIdle(what),
       extensions: () => this.extensions,
       startExtensions: (reason, previous) => this.ext.startSession(reason, previous),
@@ -227,8 +222,8 @@ export class AgentSession {
       sessionDir: this.sessionDir,
       warn: this.warn,
     });
-    if (options.noSession && options.sessionId) this.memory.id = options.sessionId;
-    const restored = store?.buildContext();
+    this.store = store;
+    const restored = store.buildContext();
     const start = this.models.start(restored);
     this.retry = new AutoRetry(retrySettingsOf(settings, options.retryDelayMs), (e) => this.emit(e));
     this.autoCompaction = settings.compaction?.enabled ?? true;
@@ -267,7 +262,7 @@ export class AgentSession {
     );
     if (settings.steeringMode) this.agent.steeringMode = settings.steeringMode;
     if (settings.followUpMode) this.agent.followUpMode = settings.followUpMode;
-    if (restored) {
+    if (restored.messages.length > 0) {
       this.agent.messages = restored.messages;
       this.restoreToolsFromTranscript();
     }
@@ -275,14 +270,13 @@ export class AgentSession {
       // Persist before the event leaves the worker (appends are synchronous). A message
       // that already happened is kept in memory when the disk refuses it, and written
       // when space returns; a prompt was written when it was accepted.
-      if (event.type === "message_end" && this.store && !this.intake.wasPersisted(event.message))
-        this.persist(event.message);
+      if (event.type === "message_end" && !this.intake.wasPersisted(event.message)) this.persist(event.message);
       // The run's end decides its retry at once (pi's _createRetryPromiseForAgentEnd), so
       // the session stays busy until the retry run starts, whatever the handlers do.
       if (event.type === "agent_end" && this.retry.onAgentEnd(event.messages)) event = { ...event, willRetry: true };
       this.gate.pass(event);
     });
-    if (store) this.attachStore(store, !this.models.waiting && (!restored || restored.messages.length === 0));
+    this.recordStart(store, !this.models.waiting && restored.messages.length === 0);
   }
 
   /**
@@ -296,8 +290,13 @@ export class AgentSession {
 
   /** Make `store` the current session; a fresh one records the model and thinking level like pi. */
   private attachStore(store: SessionStore, fresh: boolean): void {
-    this.store?.close();
+    this.store.close();
     this.store = store;
+    this.recordStart(store, fresh);
+  }
+
+  /** A fresh session's first entries, as pi's: the model and the thinking level. */
+  private recordStart(store: SessionStore, fresh: boolean): void {
     if (fresh && store.entries.length === 0) {
       store.appendOrKeep({ type: "model_change", provider: this.agent.model.provider, modelId: this.agent.model.id });
       store.appendOrKeep({ type: "thinking_level_change", thinkingLevel: this.agent.thinkingLevel });
@@ -330,7 +329,6 @@ export class AgentSession {
     return extensionHost(this, {
       extensions: () => this.extensions,
       store: () => this.store,
-      memory: this.memory,
       providers: this.providers,
       dialogs: () => this.ui,
       mode: () => this.runMode,
@@ -395,19 +393,17 @@ export class AgentSession {
 
   /** A message as the session file keeps it: extension messages as pi's `custom_message` entries. */
   private persist(message: AgentMessage): void {
-    if (this.store) this.entries.persist(this.store, message);
+    this.entries.persist(this.store, message);
   }
 
   /** What a turn_end or agent_before_settle boundary needs of this session. */
   private boundaryHost(): BoundaryHost {
     return {
       extensions: () => this.extensions,
-      store: () => this.store ?? undefined,
+      store: () => this.store,
       messages: () => this.agent.messages,
-      branch: () => (this.store ? this.store.pathToLeaf() : this.memory.sessionEntries()),
-      entryIdOf: (message) => this.entries.idOf(message, this.store, this.agent.messages),
+      entryIdOf: (message) => this.entries.idOf(message),
       pending: () => this.agent.queuedMessages(),
-      customMessage,
       emit: (event) => this.emit(event),
     };
   }
@@ -515,16 +511,17 @@ export class AgentSession {
     return this.system.contextFilePaths;
   }
 
+  /** The session file; undefined with `--no-session` (pi's get_state leaves it out). */
   get sessionFile(): string | undefined {
-    return this.store?.path;
+    return this.store.path;
   }
 
   get sessionId(): string {
-    return this.store?.sessionId ?? this.memory.id;
+    return this.store.sessionId;
   }
 
   get sessionName(): string | undefined {
-    return this.store ? this.store.sessionName : this.memory.name;
+    return this.store.sessionName;
   }
 
   get isCompacting(): boolean {
@@ -631,6 +628,7 @@ export class AgentSession {
   /** Token and message counts of the conversation (`get_session_stats`). */
   sessionStats(): RpcSessionStats {
     return sessionStats({
+      entries: this.store.entries,
       messages: this.agent.messages,
       contextWindow: this.agent.model.contextWindow,
       sessionFile: this.sessionFile,
@@ -647,8 +645,7 @@ export class AgentSession {
   setSessionName(name: string): void {
     const trimmed = name.trim();
     if (!trimmed) throw new Error("Session name cannot be empty");
-    if (this.store) this.store.append({ type: "session_info", name: trimmed });
-    else this.memory.name = trimmed;
+    this.store.append({ type: "session_info", name: trimmed });
     this.emit({ type: "session_info_changed", name: trimmed });
   }
 
@@ -660,11 +657,6 @@ export class AgentSession {
   private requireIdle(what: string): void {
     if (this.isBusy) throw new Error(`cannot ${what} while the agent is running; send abort first`);
     if (this.isCompacting) throw new Error(`cannot ${what} while the session is being compacted`);
-  }
-
-  private requireStore(what: string): SessionStore {
-    if (!this.store) throw new Error(`cannot ${what}: this worker runs without a session file (--no-session)`);
-    return this.store;
   }
 
   /** `new_session`: a fresh, empty session file (in memory with `--no-session`). */
@@ -726,7 +718,9 @@ export class AgentSession {
 
   /** `export_html`: the session as one self-contained HTML file; returns its path. */
   exportHtml(outputPath?: string): { path: string } {
-    const store = this.requireStore("export to HTML");
+    const store = this.store;
+    // pi 1.6.0's words: a session kept in memory (--no-session) has no file to export.
+    if (!store.hasFile()) throw new Error("Cannot export in-memory session to HTML");
     const path = exportSessionHtml(
       store.path,
       {
@@ -775,7 +769,7 @@ export class AgentSession {
     this.abortBash();
     await this.abort();
     await this.extensions.sessionShutdown("quit").catch(() => undefined);
-    this.store?.close();
+    this.store.close();
   }
 
   /** `ctx.shutdown()`: the worker ends once the agent is idle and what is held went out. */

@@ -24,10 +24,8 @@ const DEFAULT_KEEP_TOKENS = 20_000;
 /** What the triggers read and change of their session. */
 export interface CompactionTriggersHost {
   agent(): Agent;
-  /** The session file (none with `--no-session`, which never compacts on its own). */
-  store(): SessionStore | null;
-  /** The session file, or an error naming `what` could not be done without one. */
-  requireStore(what: string): SessionStore;
+  /** The session (kept in memory with `--no-session`: it compacts all the same, as pi's). */
+  store(): SessionStore;
   extensions(): ExtensionHooks;
   /** The model a summary goes to (a virtual selection's router decides), and how it is called. */
   summaryModel(): Promise<SummaryModel>;
@@ -75,7 +73,7 @@ export class CompactionTriggers {
    */
   async recoverOverflow(ctx: AfterResponseContext): Promise<boolean> {
     if (ctx.repeats === 0) this.overflowRetried = false;
-    if (!ctx.failure?.contextOverflow || this.overflowRetried || !this.host.store() || ctx.signal.aborted) return false;
+    if (!ctx.failure?.contextOverflow || this.overflowRetried || ctx.signal.aborted) return false;
     this.overflowRetried = true;
     return (await this.run("overflow", undefined, true)) !== null;
   }
@@ -84,7 +82,7 @@ export class CompactionTriggers {
   async atThreshold(): Promise<void> {
     const agent = this.host.agent();
     // As pi 1.6, not against a virtual model's declared window: its requests go to physical models.
-    if (!this.host.autoCompaction() || !this.host.store() || isVirtualModel(agent.model)) return;
+    if (!this.host.autoCompaction() || isVirtualModel(agent.model)) return;
     const reserve =
       this.host.options.compactionReserveTokens ??
       this.host.settings().compaction?.reserveTokens ??
@@ -107,7 +105,7 @@ export class CompactionTriggers {
     const summary = await host.summaryModel();
     const done = await this.compactor.run(
       {
-        store: host.requireStore("compact"),
+        store: host.store(),
         ...summary,
         keepTokens:
           host.options.compactionKeepTokens ?? host.settings().compaction?.keepRecentTokens ?? DEFAULT_KEEP_TOKENS,
@@ -116,7 +114,7 @@ export class CompactionTriggers {
           const r = await host.extensions().before({
             type: "session_before_compact",
             preparation,
-            branchEntries: host.store()?.pathToLeaf() ?? [],
+            branchEntries: host.store().pathToLeaf(),
             customInstructions,
             signal,
           });

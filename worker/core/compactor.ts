@@ -69,7 +69,7 @@ export interface CompactionPreparation {
 /** What a `session_before_compact` handler may return. */
 export interface BeforeCompactOutcome {
   cancel?: boolean;
-  compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
+  compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown; usage?: Usage };
 }
 
 /** One compaction at a time, abortable. */
@@ -138,6 +138,8 @@ export class Compactor {
           formatFileLists(plan.files);
       const firstKeptEntryId = supplied?.firstKeptEntryId ?? plan.firstKeptEntryId;
       const tokensBefore = supplied?.tokensBefore ?? plan.tokensBefore;
+      // pi 1.6 keeps what the summary cost on the entry (get_session_stats counts it): an extension's says its own.
+      const usage = supplied ? supplied.usage : spent.length > 0 ? sumUsage(spent) : undefined;
       // pi's details: the files the summarized part read and changed, so later summaries keep them.
       // An extension's own compaction keeps only the details it gave, as in pi.
       const details = supplied ? supplied.details : plan.files;
@@ -153,6 +155,7 @@ export class Compactor {
         details,
         fromHook: supplied !== undefined,
         ...(checkpoint ? { systemMessage: { ...checkpoint, timestamp: Date.now() } } : {}),
+        ...(usage !== undefined ? { usage } : {}),
       });
       const messages = deps.store.buildContext().messages;
       const result: CompactionResult = {
@@ -160,7 +163,7 @@ export class Compactor {
         firstKeptEntryId,
         tokensBefore,
         estimatedTokensAfter: estimateContextTokens(messages),
-        ...(spent.length > 0 ? { usage: sumUsage(spent) } : {}),
+        ...(usage !== undefined ? { usage } : {}),
         details,
       };
       await deps.after?.(entry as SessionEntry, supplied !== undefined);

@@ -11,14 +11,12 @@ import type { ProviderSet } from "../providers/index.js";
 import type { SessionStore } from "../session/session-file.js";
 import { BUILT_IN_TOOLS } from "../tools/index.js";
 import type { AgentSession } from "./agent-session.js";
-import type { MemorySession } from "./memory-session.js";
 
 /** What the host needs of the session beyond its public members. */
 export interface ExtensionHostInternals {
   extensions(): ExtensionHooks;
-  /** The session file (none with `--no-session`: then `memory`). */
-  store(): SessionStore | null;
-  readonly memory: MemorySession;
+  /** The session (kept in memory with `--no-session`). */
+  store(): SessionStore;
   readonly providers: ProviderSet;
   /** The mode's dialogs and whether someone answers them (`ctx.hasUI`); null before a mode set them. */
   dialogs(): { ui: ExtensionUi; interactive: boolean } | null;
@@ -68,9 +66,9 @@ export function extensionHost(session: AgentSession, inner: ExtensionHostInterna
     sessionFile: () => session.sessionFile,
     sessionId: () => session.sessionId,
     sessionName: () => session.sessionName,
-    entries: () => store()?.entries ?? inner.memory.entries(),
-    branch: () => store()?.pathToLeaf() ?? inner.memory.entries(),
-    leafId: () => (store() ? store()!.leafId : (inner.memory.entries().at(-1)?.id ?? null)),
+    entries: () => store().entries,
+    branch: () => store().pathToLeaf(),
+    leafId: () => store().leafId,
     sessionDir: () => session.sessionDir,
     sendUserMessage: (content, deliverAs) => {
       const sending = (async () => {
@@ -91,11 +89,11 @@ export function extensionHost(session: AgentSession, inner: ExtensionHostInterna
     sendMessage: (input, options) =>
       inner.deliver(customMessage(input), options.deliverAs, options.triggerTurn === true),
     appendEntry: (customType, data) => {
-      const entry = store()?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) });
-      if (entry) session.emit({ type: "entry_appended", entry });
+      const entry = store().append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) });
+      session.emit({ type: "entry_appended", entry });
     },
     setSessionName: (name) => session.setSessionName(name),
-    setLabel: (entryId, label) => store()?.setLabel(entryId, label),
+    setLabel: (entryId, label) => store().setLabel(entryId, label),
     setModel: (provider, modelId) => session.setModel(provider, modelId),
     setThinkingLevel: (level) => session.setThinkingLevel(level),
     activeToolNames: () => session.activeTools().map((t) => t.name),

@@ -27,13 +27,8 @@ export class MessageEntries {
     }
   }
 
-  /**
-   * The entry `message` became: in the session file, the one it was written as; without a
-   * file, its place in `context` (the in-memory entries are the context's messages in order).
-   */
-  idOf(message: AgentMessage, store: SessionStore | null, context: readonly AgentMessage[]): string | undefined {
-    if (store) return this.ids.get(message);
-    const i = context.indexOf(message);
-    return i < 0 ? undefined : `mem${String(i).padStart(5, "0")}`;
+  /** The entry `message` was written as, if it was. */
+  idOf(message: AgentMessage): string | undefined {
+    return this.ids.get(message);
   }
 }

@@ -37,8 +37,8 @@ export interface ModelSelectionHost {
   /** Keys a pi user stored with `/login` (`<agent dir>/auth.json`). */
   readonly authKeys: AuthKeys;
   settings(): Settings;
-  /** The session file changes are recorded in (none with `--no-session`). */
-  store(): SessionStore | null;
+  /** The session changes are recorded in (kept in memory with `--no-session`). */
+  store(): SessionStore;
   extensions(): ExtensionHooks;
   emit(event: WorkerEvent): void;
   warn(message: string): void;
@@ -144,7 +144,7 @@ export class ModelSelection {
     agent.model = model;
     agent.thinkingLevel = clampThinkingLevel(model, this.preferredThinking);
     const store = this.host.store();
-    if (store && pending.freshStore && store.entries.length === 0) {
+    if (pending.freshStore && store.entries.length === 0) {
       // Kept in memory when the disk is full at start: the worker runs and refuses prompts until it takes them.
       store.appendOrKeep({ type: "model_change", provider: model.provider, modelId: model.id });
       store.appendOrKeep({ type: "thinking_level_change", thinkingLevel: agent.thinkingLevel });
@@ -234,7 +234,7 @@ export class ModelSelection {
     const previousModel = agent.model;
     const previousLevel = agent.thinkingLevel;
     agent.model = model;
-    this.host.store()?.append({ type: "model_change", provider: model.provider, modelId: model.id });
+    this.host.store().append({ type: "model_change", provider: model.provider, modelId: model.id });
     void this.host.extensions().notify({ type: "model_select", model, previousModel, source });
     // pi 1.6: the settings' default level, else the level in use, clamped to the new model.
     this.setThinkingLevel(this.host.settings().defaultThinkingLevel ?? previousLevel);
@@ -285,7 +285,7 @@ export class ModelSelection {
     if (effective === agent.thinkingLevel) return;
     const previousLevel = agent.thinkingLevel;
     agent.thinkingLevel = effective;
-    this.host.store()?.append({ type: "thinking_level_change", thinkingLevel: effective });
+    this.host.store().append({ type: "thinking_level_change", thinkingLevel: effective });
     this.host.emit({ type: "thinking_level_changed", level: effective });
     void this.host.extensions().notify({ type: "thinking_level_select", level: effective, previousLevel });
   }

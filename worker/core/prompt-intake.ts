@@ -33,8 +33,8 @@ export type PromptSourceKind = "rpc" | "interactive" | "extension";
 export interface PromptIntakeHost {
   agent(): Agent;
   extensions(): ExtensionHooks;
-  /** The session file (none with `--no-session`). */
-  store(): SessionStore | null;
+  /** The session (kept in memory with `--no-session`). */
+  store(): SessionStore;
   gate(): EventGate;
   runs(): RunSettling;
   isCompacting(): boolean;
@@ -113,9 +113,9 @@ export class PromptIntake {
     // (a system message before the prompt in the file as in the run's events).
     const declared = host.declareSystem();
     const store = host.store();
-    if (store && host.extensions().has("message_end")) {
+    if (host.extensions().has("message_end")) {
       this.checkPersistable(message);
-    } else if (store) {
+    } else {
       recordOrRefuse(() => {
         if (declared) store.append({ type: "message", message: declared });
         store.append({ type: "message", message });
@@ -179,7 +179,7 @@ export class PromptIntake {
   /** Refuse a queued message the session could not record (it is written when delivered). */
   private checkPersistable(message: AgentMessage): void {
     const store = this.host.store();
-    recordOrRefuse(() => store?.checkWritable(Buffer.byteLength(JSON.stringify(message)) + ENTRY_OVERHEAD_BYTES));
+    recordOrRefuse(() => store.checkWritable(Buffer.byteLength(JSON.stringify(message)) + ENTRY_OVERHEAD_BYTES));
   }
 
   /** Queue a message an extension sent (`sendUserMessage`, `sendMessage`) as pi delivers it. */

@@ -21,8 +21,8 @@ export interface RunSettlingHost {
   retry(): AutoRetry;
   gate(): EventGate;
   extensions(): ExtensionHooks;
-  /** The session file (none with `--no-session`: then the context edit is in memory only). */
-  store(): SessionStore | null;
+  /** The session (kept in memory with `--no-session`). */
+  store(): SessionStore;
   /** What an `agent_before_settle` boundary reads and writes. */
   boundaryHost(): BoundaryHost;
   emit(event: WorkerEvent): void;
@@ -110,7 +110,6 @@ export class RunSettling {
     const index = messages.lastIndexOf(message);
     if (index >= 0) messages.splice(index, 1);
     const store = this.host.store();
-    if (!store) return;
     const path = store.pathToLeaf();
     let at = path.length - 1;
     while (at >= 0 && (path[at] as { message?: unknown }).message !== message) at--;
@@ -166,7 +165,7 @@ export class RunSettling {
     const agent = this.host.agent();
     const last = [...agent.messages].reverse().find((m) => m.role === "assistant") as AssistantMessage | undefined;
     const host = this.host.boundaryHost();
-    const branch = host.branch();
+    const branch = host.store().pathToLeaf();
     const decision = await this.host
       .extensions()
       .boundary({ type: "agent_before_settle", outcome: outcomeOf(last) }, (drafts) =>
@@ -180,7 +179,7 @@ export class RunSettling {
       return true;
     }
     if (!decision.continue || this.abortAsked) return false;
-    if (!previewBoundary(host.branch(), [], agent.queuedMessages()).canContinue) {
+    if (!previewBoundary(host.store().pathToLeaf(), [], agent.queuedMessages()).canContinue) {
       this.host.emit({
         type: "extension_error",
         extensionPath: "<boundary>",

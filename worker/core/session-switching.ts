@@ -14,7 +14,7 @@ import type { NewSessionOptions } from "../extensions/host.js";
 import type { ExtensionEvent } from "../extensions/types.js";
 import { serializeForSummary } from "../session/summary-request.js";
 import type { SessionEntry } from "../session/entries.js";
-import { cloneSession, forkMessages, forkPoint, forkSession } from "../session/fork.js";
+import { branchInMemory, cloneSession, forkMessages, forkSession } from "../session/fork.js";
 import { findSessionById, latestSession, resolveSessionArg } from "../session/locate.js";
 import { SessionStore } from "../session/session-file.js";
 import {
@@ -28,7 +28,6 @@ import {
   navigationLeaf,
   type TreeNode,
 } from "../session/tree.js";
-import type { MemorySession } from "./memory-session.js";
 import type { ModelSelection } from "./model-selection.js";
 import type { WorkerOptions } from "./worker-options.js";
 
@@ -44,13 +43,13 @@ interface SessionPlace {
 }
 
 /**
- * The session file a worker starts on, as its flags say; null with `--no-session` (the
- * in-memory session takes `--session-id`). A path to a file that does not exist yet starts
- * a new session there.
+ * The session a worker starts on, as its flags say: with `--no-session` a new one kept in
+ * memory (with the id of `--session-id`); otherwise a file. A path to a file that does
+ * not exist yet starts a new session there.
  */
-export function openInitialSession(o: WorkerOptions, at: SessionPlace): SessionStore | null {
-  if (o.noSession) return null;
+export function openInitialSession(o: WorkerOptions, at: SessionPlace): SessionStore {
   const { cwd, sessionDir, warn } = at;
+  if (o.noSession) return SessionStore.inMemory({ cwd, id: o.sessionId }, { warn });
   ensureHome(at.home);
   if (o.session) {
     const path = resolve(cwd, o.session);
@@ -87,14 +86,10 @@ export interface SessionSwitchingHost {
   readonly cwd: string;
   readonly sessionDir: string;
   readonly models: ModelSelection;
-  /** The session of `--no-session`. */
-  readonly memory: MemorySession;
-  /** The current session file (none with `--no-session`). */
-  store(): SessionStore | null;
+  /** The current session (kept in memory with `--no-session`). */
+  store(): SessionStore;
   /** Make `store` the current session; a fresh one records the model and thinking level. */
   attachStore(store: SessionStore, fresh: boolean): void;
-  /** The current session file, or an error saying `what` needs one. */
-  requireStore(what: string): SessionStore;
   /** Throws saying `what` cannot happen while a run or a compaction is going. */
   requireIdle(what: string): void;
   extensions(): ExtensionHooks;
@@ -117,7 +112,7 @@ export class SessionSwitching {
     return this.host.agent();
   }
 
-  private get store(): SessionStore | null {
+  private get store(): SessionStore {
     return this.host.store();
   }
 
@@ -160,17 +155,13 @@ export class SessionSwitching {
   private async replaceSession<T>(
     before: ExtensionEvent,
     reason: SwitchReason,
-    open: () => { store: SessionStore; fresh: boolean; result: T } | { messages: AgentMessage[]; result: T },
+    open: () => { store: SessionStore; fresh: boolean; result: T },
   ): Promise<T | { cancelled: true }> {
     if ((await this.extensions.before(before))?.cancel === true) return { cancelled: true };
-    const previousSessionFile = this.host.store()?.path;
+    const previousSessionFile = this.store.path;
     const next = open();
-    await this.extensions.sessionShutdown(reason, "store" in next ? next.store.path : undefined);
-    if (!("store" in next)) {
-      // --no-session: pi replaces its in-memory session the same way, files aside.
-      this.clearQueues();
-      this.agent.messages = next.messages;
-    } else if (next.fresh) {
+    await this.extensions.sessionShutdown(reason, next.store.path);
+    if (next.fresh) {
       this.agent.clearQueues();
       this.agent.messages = [];
       this.host.attachStore(next.store, true);
@@ -181,21 +172,16 @@ export class SessionSwitching {
     return next.result;
   }
 
-  /** `new_session`: a fresh, empty session file. */
+  /** `new_session`: a fresh, empty session (a file; in memory with `--no-session`, as pi's). */
   async newSession(parentSession?: string, setup?: NewSessionOptions["setup"]): Promise<{ cancelled: boolean }> {
     this.host.requireIdle("start a new session");
-    const outcome = await this.replaceSession({ type: "session_before_switch", reason: "new" }, "new", () => {
-      if (this.store) {
-        return {
-          store: SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn }),
-          fresh: true,
-          result: { cancelled: false },
-        };
-      }
-      // --no-session: a new session in memory, as pi's; nothing reaches the disk.
-      this.host.memory.reset();
-      return { messages: [], result: { cancelled: false } };
-    });
+    const outcome = await this.replaceSession({ type: "session_before_switch", reason: "new" }, "new", () => ({
+      store: this.store.hasFile()
+        ? SessionStore.create({ dir: this.sessionDir, cwd: this.cwd, parentSession }, { warn: this.warn })
+        : SessionStore.inMemory({ cwd: this.cwd, parentSession }, { warn: this.warn }),
+      fresh: true,
+      result: { cancelled: false },
+    }));
     if (!outcome.cancelled && setup) await setup(this.setupView());
     return outcome;
   }
@@ -239,11 +225,12 @@ export class SessionSwitching {
       { type: "session_before_fork", entryId, position: "before" },
       "fork",
       () => {
-        if (!this.store) {
-          const { path, text } = forkPoint(this.host.memory.entries(), entryId);
-          return { messages: this.agent.messages.slice(0, path.length), result: { text, cancelled: false } };
+        const store = this.store;
+        if (!store.hasFile()) {
+          const fork = branchInMemory(store, entryId);
+          return { store: fork.store, fresh: false, result: { text: fork.text, cancelled: false } };
         }
-        const { path, text } = forkSession(this.store, entryId, this.sessionDir);
+        const { path, text } = forkSession(store, entryId, this.sessionDir);
         return {
           store: SessionStore.open(path, { warn: this.warn }),
           fresh: false,
@@ -257,18 +244,16 @@ export class SessionSwitching {
   /** `clone`: a new session with the whole current path. */
   async clone(): Promise<{ cancelled: boolean }> {
     this.host.requireIdle("clone");
-    // pi's words: its RPC clone needs an entry to clone at (its in-memory session always has one).
-    if (this.store && this.store.leafId === null) throw new Error("Cannot clone session: no current entry selected");
-    const leaf = this.store ? this.store.leafId! : (this.host.memory.entries().at(-1)?.id ?? "");
-    return this.replaceSession({ type: "session_before_fork", entryId: leaf, position: "at" }, "fork", () =>
-      this.store
-        ? {
-            store: SessionStore.open(cloneSession(this.store, this.sessionDir), { warn: this.warn }),
-            fresh: false,
-            result: { cancelled: false },
-          }
-        : { messages: [...this.agent.messages], result: { cancelled: false } },
-    );
+    // pi's words: its RPC clone needs an entry to clone at.
+    const store = this.store;
+    if (store.leafId === null) throw new Error("Cannot clone session: no current entry selected");
+    return this.replaceSession({ type: "session_before_fork", entryId: store.leafId, position: "at" }, "fork", () => ({
+      store: store.hasFile()
+        ? SessionStore.open(cloneSession(store, this.sessionDir), { warn: this.warn })
+        : branchInMemory(store).store,
+      fresh: false,
+      result: { cancelled: false },
+    }));
   }
 
   /** What `ctx.newSession({ setup })` may write into the new session. */
@@ -279,29 +264,19 @@ export class SessionSwitching {
         this.host.persist(message);
       },
       appendCustomEntry: (customType: string, data?: unknown) =>
-        this.store?.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
-      getSessionFile: () => this.host.store()?.path,
+        this.store.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }),
+      getSessionFile: () => this.store.path,
     };
   }
 
   /** `get_fork_messages`: the user messages one can fork from. */
   forkMessages(): { entryId: string; text: string }[] {
-    return forkMessages(this.store ? this.store.entries : this.host.memory.entries());
+    return forkMessages(this.store.entries);
   }
 
-  /** `get_tree`: every entry as a forest, and the current leaf (from memory under `--no-session`, as pi). */
+  /** `get_tree`: every entry as a forest, and the current leaf. */
   tree(): { tree: TreeNode[]; leafId: string | null } {
-    if (this.store) return { tree: this.store.tree(), leafId: this.store.leafId };
-    const entries = this.host.memory.sessionEntries();
-    const roots: TreeNode[] = [];
-    let parent: TreeNode | undefined;
-    for (const entry of entries) {
-      const node: TreeNode = { entry, children: [] };
-      if (parent) parent.children.push(node);
-      else roots.push(node);
-      parent = node;
-    }
-    return { tree: roots, leafId: entries.at(-1)?.id ?? null };
+    return { tree: this.store.tree(), leafId: this.store.leafId };
   }
 
   /**
@@ -309,8 +284,7 @@ export class SessionSwitching {
    * the current leaf. An unknown `since` fails, as in pi.
    */
   getEntries(since?: string): { entries: readonly SessionEntry[]; leafId: string | null } {
-    const entries = this.store ? this.store.entries : this.host.memory.sessionEntries();
-    const leafId = this.store ? this.store.leafId : (entries.at(-1)?.id ?? null);
+    const { entries, leafId } = this.store;
     if (since === undefined) return { entries, leafId };
     const at = entries.findIndex((e) => e.id === since);
     if (at < 0) throw new Error(`Entry not found: ${since}`);
@@ -328,7 +302,7 @@ export class SessionSwitching {
     options: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string } = {},
   ): Promise<{ cancelled: boolean; editorText?: string; summaryEntry?: unknown }> {
     this.host.requireIdle("navigate the session tree");
-    const store = this.host.requireStore("navigate the session tree");
+    const store = this.store;
     const oldLeaf = store.leafId;
     if (targetId === oldLeaf) return { cancelled: false };
     const target = store.getEntry(targetId);

@@ -2,41 +2,66 @@
  * The `get_session_stats` payload: token, cost and message counts of a conversation.
  * Pure: the session layer passes what it knows.
  */
-import type { AgentMessage, AssistantMessage } from "../../shared/schema/messages.js";
+import type { AgentMessage, Usage } from "../../shared/schema/messages.js";
 import type { RpcSessionStats } from "../../shared/schema/rpc.js";
 import { estimateContextTokens } from "../session/compaction.js";
+import { isKnownEntry, type SessionEntry } from "../session/entries.js";
 
 /** What the stats are computed from. */
 export interface StatsInput {
+  /** Every entry of the session, all branches (pi counts them, not the context). */
+  entries: readonly SessionEntry[];
+  /** The context the model sees now, for its estimated size. */
   messages: readonly AgentMessage[];
   contextWindow: number;
   sessionFile?: string;
   sessionId: string;
 }
 
-/** Count what pi's `get_session_stats` reports. */
+/**
+ * Count what pi 1.6's `get_session_stats` reports: every message entry of the session,
+ * on every branch, including those a compaction or a `context_edit` took out of the
+ * context (a retried failure still cost its tokens), and the usage of summaries that
+ * say what they cost.
+ */
 export function sessionStats(input: StatsInput): RpcSessionStats {
   const { messages, contextWindow } = input;
-  const assistants = messages.filter((m): m is AssistantMessage => m.role === "assistant");
+  const counts = { userMessages: 0, assistantMessages: 0, toolCalls: 0, toolResults: 0, totalMessages: 0 };
   const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
   let cost = 0;
-  for (const m of assistants) {
-    tokens.input += m.usage.input;
-    tokens.output += m.usage.output;
-    tokens.cacheRead += m.usage.cacheRead;
-    tokens.cacheWrite += m.usage.cacheWrite;
-    tokens.total += m.usage.totalTokens;
-    cost += m.usage.cost.total;
+  const add = (usage: Usage | undefined) => {
+    if (!usage) return;
+    tokens.input += usage.input;
+    tokens.output += usage.output;
+    tokens.cacheRead += usage.cacheRead;
+    tokens.cacheWrite += usage.cacheWrite;
+    cost += usage.cost.total;
+  };
+  for (const entry of input.entries) {
+    if (!isKnownEntry(entry)) continue;
+    if (entry.type === "compaction" || entry.type === "branch_summary") {
+      // pi 1.6 writes `usage` on a summary an extension says the cost of; a file may carry anything there.
+      const usage = (entry as { usage?: unknown }).usage;
+      if (isUsage(usage)) add(usage);
+    }
+    if (entry.type !== "message") continue;
+    const m = entry.message;
+    counts.totalMessages++;
+    if (m.role === "user") counts.userMessages++;
+    else if (m.role === "toolResult") counts.toolResults++;
+    else if (m.role === "assistant") {
+      counts.assistantMessages++;
+      counts.toolCalls += m.content.filter((c) => c.type === "toolCall").length;
+      add(m.usage);
+    }
   }
+  // pi's total is the sum of the four, not the providers' totalTokens.
+  tokens.total = tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite;
   const contextTokens = messages.length > 0 ? estimateContextTokens(messages) : null;
   return {
     ...(input.sessionFile ? { sessionFile: input.sessionFile } : {}),
     sessionId: input.sessionId,
-    userMessages: messages.filter((m) => m.role === "user").length,
-    assistantMessages: assistants.length,
-    toolCalls: assistants.reduce((n, m) => n + m.content.filter((c) => c.type === "toolCall").length, 0),
-    toolResults: messages.filter((m) => m.role === "toolResult").length,
-    totalMessages: messages.length,
+    ...counts,
     tokens,
     cost,
     contextUsage: {
@@ -45,6 +70,18 @@ export function sessionStats(input: StatsInput): RpcSessionStats {
       percent: contextTokens === null ? null : (contextTokens / contextWindow) * 100,
     },
   };
+}
+
+/** A summary entry's `usage` (written by an extension, so checked before it is added). */
+function isUsage(value: unknown): value is Usage {
+  const u = value as Usage | undefined;
+  return (
+    typeof u?.input === "number" &&
+    typeof u.output === "number" &&
+    typeof u.cacheRead === "number" &&
+    typeof u.cacheWrite === "number" &&
+    typeof u.cost?.total === "number"
+  );
 }
 
 /** Text of the last assistant message, or null. */

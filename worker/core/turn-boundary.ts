@@ -18,18 +18,14 @@ import { checkDrafts, previewBoundary } from "./boundary.js";
 /** What a boundary needs of the session. */
 export interface BoundaryHost {
   extensions(): ExtensionHooks;
-  /** The session file; undefined with --no-session (the context is all there is). */
-  store(): SessionStore | undefined;
+  /** The session (kept in memory with `--no-session`: the same entries, nothing written). */
+  store(): SessionStore;
   /** The live context (the array the loop appends to): rebuilt in place after entries. */
   messages(): AgentMessage[];
-  /** The session as entries: the file's path to the leaf, or the in-memory session's. */
-  branch(): SessionEntry[];
   /** The entry a persisted message became, if it was persisted. */
   entryIdOf(message: AgentMessage): string | undefined;
   /** Messages waiting to be delivered (steering, follow-ups): they count as more to request. */
   pending(): AgentMessage[];
-  /** A custom_message draft as the message it becomes in a session without a file. */
-  customMessage(draft: Extract<NewEntry, { type: "custom_message" }>): AgentMessage;
   emit(event: WorkerEvent): void;
 }
 
@@ -38,33 +34,21 @@ export function outcomeOf(message: AssistantMessage | undefined): "completed" | 
   return message?.stopReason === "aborted" ? "aborted" : message?.stopReason === "error" ? "error" : "completed";
 }
 
-/**
- * Check the handlers' drafts against the session, as a boundary's preview does: a
- * session without a file takes only custom_message drafts (the others need entries).
- */
+/** Check the handlers' drafts against the session, as a boundary's preview does. */
 export function checkBoundaryDrafts(host: BoundaryHost, drafts: unknown, branch: readonly SessionEntry[]) {
   const entries = checkDrafts(drafts, branch);
-  if (!host.store() && entries.some((e) => e.type !== "custom_message"))
-    throw new Error("custom and context_edit entries need a session file (this worker runs with --no-session)");
   return { entries, context: previewBoundary(branch, entries, host.pending()) };
 }
 
-/**
- * Write a boundary's entries in order (told as `entry_appended`) and rebuild the live
- * context from the session in place; without a file a custom_message joins the context.
- */
+/** Write a boundary's entries in order (told as `entry_appended`) and rebuild the live context from the session in place. */
 export function commitBoundaryDrafts(host: BoundaryHost, entries: readonly NewEntry[]): void {
   const store = host.store();
-  const messages = host.messages();
   for (const draft of entries) {
-    if (!store) {
-      if (draft.type === "custom_message") messages.push(host.customMessage(draft));
-      continue;
-    }
     const { entry } = store.appendOrKeep(draft.type === "compaction" ? withContextFigures(draft, store) : draft);
     host.emit({ type: "entry_appended", entry });
   }
-  if (store && entries.length > 0) messages.splice(0, messages.length, ...store.buildContext().messages);
+  const messages = host.messages();
+  if (entries.length > 0) messages.splice(0, messages.length, ...store.buildContext().messages);
 }
 
 /** A compaction draft as pi appends it: the context's size and its prompt and tools, as they are now. */
@@ -103,7 +87,7 @@ export async function turnEndBoundary(
     const id = host.entryIdOf(r);
     return id === undefined ? [] : [id];
   });
-  const branch = host.branch();
+  const branch = host.store().pathToLeaf();
   const decision = await extensions.boundary(
     {
       type: "turn_end",
@@ -118,7 +102,7 @@ export async function turnEndBoundary(
   );
   commitBoundaryDrafts(host, decision.entries);
   if (!decision.continue) return false;
-  if (!previewBoundary(host.branch(), [], host.pending()).canContinue) {
+  if (!previewBoundary(host.store().pathToLeaf(), [], host.pending()).canContinue) {
     host.emit({
       type: "extension_error",
       extensionPath: "<boundary>",

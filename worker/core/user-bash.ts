@@ -25,8 +25,8 @@ export interface UserBashHost {
   extensions(): ExtensionHooks;
   /** The conversation the output joins. */
   agent(): Agent;
-  /** The session file it is recorded in (none with `--no-session`). */
-  store(): SessionStore | null;
+  /** The session it is recorded in (kept in memory with `--no-session`). */
+  store(): SessionStore;
 }
 
 /** One user command at a time, and its abort. */
@@ -72,7 +72,7 @@ export class UserBash {
         ...(options.excludeFromContext ? { excludeFromContext: true } : {}),
       };
       this.host.agent().messages.push(message);
-      this.host.store()?.appendOrKeep({ type: "message", message });
+      this.host.store().appendOrKeep({ type: "message", message });
       return {
         output: r.output,
         // pi leaves the exit code out of a cancelled command's result.

@@ -1,12 +1,13 @@
 /**
- * Fork and clone: which entries a fork keeps (for a session file or the in-memory
- * conversation of `--no-session`), and new session files made from an open store. The
- * source file is only read, never written; the new file's header names it as parent.
+ * Fork and clone: which entries a fork keeps, and the new session made of them: a new
+ * file made from an open session file (only read, never written; the new file's header
+ * names it as parent), or, for a session kept in memory (`--no-session`), a new session in
+ * memory, as pi's in-memory `createBranchedSession` (no parent: there is no file to name).
  */
 import { userMessageText } from "./context.js";
 import { isKnownEntry, type SessionEntry } from "./entries.js";
 import { SessionFileError } from "./parse.js";
-import { writeNewSessionFile, type SessionStore } from "./session-file.js";
+import { type FileSessionStore, SessionStore, writeNewSessionFile } from "./session-file.js";
 
 /** A user message that a fork can start from (pi's `get_fork_messages`). */
 export interface ForkMessage {
@@ -57,7 +58,7 @@ export function forkPoint(entries: readonly SessionEntry[], entryId: string): { 
  * that message. Returns the new file and the message's text, so the caller can offer it
  * for editing. Throws when the entry is not a user message of the session.
  */
-export function forkSession(store: SessionStore, entryId: string, dir: string): { path: string; text: string } {
+export function forkSession(store: FileSessionStore, entryId: string, dir: string): { path: string; text: string } {
   let point: { path: SessionEntry[]; text: string };
   try {
     point = forkPoint(store.entries, entryId);
@@ -68,10 +69,21 @@ export function forkSession(store: SessionStore, entryId: string, dir: string): 
 }
 
 /** Clone: a new session in `dir` (with session id `id`, else a new one) holding the whole current path. Returns the new file's path. */
-export function cloneSession(store: SessionStore, dir: string, id?: string): string {
+export function cloneSession(store: FileSessionStore, dir: string, id?: string): string {
   return copyToNewFile(store, store.pathToLeaf(), dir, id);
 }
 
-function copyToNewFile(store: SessionStore, entries: SessionEntry[], dir: string, id?: string): string {
+/**
+ * The session a fork at user message `entryId` (or, without one, a clone of the current
+ * path) of a session kept in memory becomes: a new session in memory holding those
+ * entries under a new id. Returns it and the message's text (a fork's).
+ */
+export function branchInMemory(store: SessionStore, entryId?: string): { store: SessionStore; text?: string } {
+  const point =
+    entryId === undefined ? { path: store.pathToLeaf(), text: undefined } : forkPoint(store.entries, entryId);
+  return { store: SessionStore.inMemory({ cwd: store.header.cwd, entries: point.path }), text: point.text };
+}
+
+function copyToNewFile(store: FileSessionStore, entries: SessionEntry[], dir: string, id?: string): string {
   return writeNewSessionFile({ dir, cwd: store.header.cwd, parentSession: store.path, entries, id }).path;
 }

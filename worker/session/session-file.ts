@@ -5,6 +5,8 @@
  * A write the disk refuses (full, quota, I/O error) is cut back to the last whole line
  * at once, so no later write continues a torn record. Session files are 0600 and the
  * folders made for them 0700, whatever the umask: they hold everything the tools saw.
+ * `--no-session` keeps the same store with no file (pi's in-memory SessionManager): the
+ * same entries, ids, links and projection, only nothing is written.
  */
 import { mkdirSync, readFileSync, statfsSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -85,25 +87,29 @@ export function sessionFileName(sessionId: string, createdAt: Date): string {
   return `${isoTimestamp(createdAt).replace(/[:.]/g, "-")}_${sessionId}.jsonl`;
 }
 
+/** The `session` header of a new session made now. */
+function newHeader(spec: { cwd: string; parentSession?: string; id?: string }, now: Date): SessionHeader {
+  return {
+    type: "session",
+    version: SESSION_VERSION,
+    // A random v4 id rather than pi's time-ordered v7: the file name already orders by
+    // time, and random leading digits keep short `--session <prefix>` lookups unique.
+    id: spec.id ?? randomUuid(),
+    timestamp: isoTimestamp(now),
+    cwd: spec.cwd,
+    ...(spec.parentSession !== undefined ? { parentSession: spec.parentSession } : {}),
+  };
+}
+
 /**
  * Write a complete new session file (header plus `entries`) and return its path and
  * header. Fails rather than overwrite an existing file.
  */
 export function writeNewSessionFile(spec: NewSessionFile): { path: string; header: SessionHeader } {
   const now = new Date();
-  // A random v4 id rather than pi's time-ordered v7: the file name already orders by
-  // time, and random leading digits keep short `--session <prefix>` lookups unique.
-  const id = spec.id ?? randomUuid();
-  const header: SessionHeader = {
-    type: "session",
-    version: SESSION_VERSION,
-    id,
-    timestamp: isoTimestamp(now),
-    cwd: spec.cwd,
-    ...(spec.parentSession !== undefined ? { parentSession: spec.parentSession } : {}),
-  };
+  const header = newHeader(spec, now);
   mkdirSync(spec.dir, { recursive: true, mode: DIR_MODE });
-  const path = resolve(join(spec.dir, spec.fileName ?? sessionFileName(id, now)));
+  const path = resolve(join(spec.dir, spec.fileName ?? sessionFileName(header.id, now)));
   const lines = [header, ...(spec.entries ?? [])].map((value) => `${JSON.stringify(value)}\n`);
   try {
     writeFileSync(path, lines.join(""), { flag: "wx", mode: FILE_MODE });
@@ -126,25 +132,34 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
   return { path, header };
 }
 
+/** A store with a file (what `open` and `create` give). */
+export type FileSessionStore = SessionStore & { readonly path: string };
+
+/** An entry as its line in the file. */
+const lineOf = (entry: object): string => `${JSON.stringify(entry)}\n`;
+
+/** How errors name a session kept in memory, where a file's would name the file. */
+const IN_MEMORY = "(kept in memory, --no-session)";
+
 /**
- * An open session file. Appends go to disk synchronously; the leaf is the position the
- * next append hangs from (moved by `append` and `setLeaf`). Not safe to share between
- * processes: one worker owns one file.
+ * An open session: a file, or none (`inMemory`). Appends go to disk synchronously; the
+ * leaf is the position the next append hangs from (moved by `append` and `setLeaf`). Not
+ * safe to share between processes: one worker owns one file.
  */
 export class SessionStore {
   private readonly byId = new Map<string, SessionEntry>();
   private readonly all: SessionEntry[] = [];
   private leaf: string | null = null;
-  /** The file's lines; entries the disk refused wait in its backlog (unbounded: none is dropped). */
-  private readonly file: LineFile;
+  /** The file's lines, none in memory; entries the disk refused wait in its backlog (unbounded: none is dropped). */
+  private readonly file: LineFile | null;
   private closed = false;
   /** Entries were kept in memory since the last write the disk took: say so once, and once when it takes them. */
   private refused = false;
   private readonly warn: (message: string) => void;
 
   private constructor(
-    /** Absolute path of the file. */
-    readonly path: string,
+    /** Absolute path of the file; undefined for a session kept in memory. */
+    readonly path: string | undefined,
     /** The file's `session` header line. */
     readonly header: SessionHeader,
     entries: readonly SessionEntry[],
@@ -152,6 +167,10 @@ export class SessionStore {
   ) {
     this.warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
     for (const entry of entries) this.index(entry);
+    if (path === undefined) {
+      this.file = null;
+      return;
+    }
     // `open` has cut a torn last line already (with a warning); a whole one without its newline stays.
     this.file = new LineFile(path, {
       cutTornLine: false,
@@ -165,11 +184,27 @@ export class SessionStore {
     this.file.open();
   }
 
+  /**
+   * A session with no file (`--no-session`, pi's `SessionManager.inMemory`): `entries`
+   * (root first, kept verbatim) under a new header; the leaf is the last entry.
+   */
+  static inMemory(
+    spec: { cwd: string; id?: string; parentSession?: string; entries?: readonly SessionEntry[] },
+    options: OpenOptions = {},
+  ): SessionStore {
+    return new SessionStore(undefined, newHeader(spec, new Date()), spec.entries ?? [], options);
+  }
+
+  /** Whether entries reach a file (false for a session kept in memory). */
+  hasFile(): this is FileSessionStore {
+    return this.file !== null;
+  }
+
   /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
   static create(
     options: { dir: string; cwd: string; parentSession?: string; fileName?: string; id?: string },
     openOptions: OpenOptions = {},
-  ): SessionStore {
+  ): FileSessionStore {
     let made: { path: string; header: SessionHeader };
     try {
       made = writeNewSessionFile(options);
@@ -179,13 +214,13 @@ export class SessionStore {
       const refused = (error as { refusedFile?: { header: SessionHeader; text: string } }).refusedFile;
       if (!(error instanceof SessionWriteError) || !refused) throw error;
       const store = new SessionStore(error.path, refused.header, [], openOptions);
-      if (!store.file.write(refused.text)) {
+      if (!store.file?.write(refused.text)) {
         store.refused = true;
         store.warn(`${error.message}; the new session is kept in memory and written when the disk takes it again`);
       }
-      return store;
+      return store as FileSessionStore;
     }
-    return new SessionStore(made.path, made.header, [], openOptions);
+    return new SessionStore(made.path, made.header, [], openOptions) as FileSessionStore;
   }
 
   /**
@@ -194,7 +229,7 @@ export class SessionStore {
    * the middle is skipped or kept uninterpreted with a warning naming the line (see
    * `parseSessionFile`); only a missing header throws. The leaf is the last entry.
    */
-  static open(path: string, options: OpenOptions = {}): SessionStore {
+  static open(path: string, options: OpenOptions = {}): FileSessionStore {
     const absolute = resolve(path);
     let bytes: Buffer;
     try {
@@ -215,7 +250,7 @@ export class SessionStore {
     }
     const store = new SessionStore(absolute, parsed.header, parsed.entries, options);
     if (parsed.missingNewline) store.write("\n");
-    return store;
+    return store as FileSessionStore;
   }
 
   /** The session id from the header. */
@@ -244,7 +279,7 @@ export class SessionStore {
    */
   setLeaf(id: string | null): void {
     if (id !== null && !this.byId.has(id)) {
-      throw new SessionFileError(this.path, `has no entry "${id}" to branch from`);
+      throw new SessionFileError(this.where, `has no entry "${id}" to branch from`);
     }
     this.leaf = id;
   }
@@ -255,9 +290,9 @@ export class SessionStore {
    * entry does not match its schema: a line we could not load again must never be written.
    */
   append<E extends NewEntry>(entry: E): E & { id: string; parentId: string | null; timestamp: string } {
-    const { full, line } = this.prepare(entry);
+    const full = this.prepare(entry);
     // Entries the disk refused earlier go first, or the file's order would differ from the tree's.
-    this.write(line);
+    if (this.file) this.write(lineOf(full));
     this.index(full as unknown as KnownEntry);
     return full;
   }
@@ -272,9 +307,10 @@ export class SessionStore {
   appendOrKeep<E extends NewEntry>(
     entry: E,
   ): KeptAppend<E & { id: string; parentId: string | null; timestamp: string }> {
-    const { full, line } = this.prepare(entry);
+    const full = this.prepare(entry);
+    const line = this.file ? lineOf(full) : "";
     this.index(full as unknown as KnownEntry);
-    if (this.file.write(line)) return { entry: full };
+    if (!this.file || this.file.write(line)) return { entry: full };
     const error = this.writeError();
     if (!this.refused)
       this.warn(`${error.message}; entries are kept in memory and written when the disk takes them again`);
@@ -288,6 +324,7 @@ export class SessionStore {
    * For refusing a message before accepting it when its entry is written later.
    */
   checkWritable(bytes: number): void {
+    if (!this.path) return;
     this.flushBacklog();
     let free: number;
     try {
@@ -301,33 +338,35 @@ export class SessionStore {
 
   /** Entries the disk refused that are not on disk yet. */
   get unwrittenEntries(): number {
-    return this.file.pending.lines;
+    return this.file?.pending.lines ?? 0;
   }
 
   /** Write what the disk refused earlier; throws `SessionWriteError` if it still refuses. */
   flushBacklog(): void {
-    if (!this.file.flush()) throw this.writeError();
+    if (this.file && !this.file.flush()) throw this.writeError();
   }
 
-  /** Stamp and check an entry: a line we could not load again must never be written. */
-  private prepare<E extends NewEntry>(
-    entry: E,
-  ): { full: E & { id: string; parentId: string | null; timestamp: string }; line: string } {
-    if (this.closed) throw new SessionFileError(this.path, "is closed; reopen it to append");
+  /**
+   * Stamp and check an entry: a line we could not load again must never be written. Only
+   * a file's entries become JSON (in memory a value JSON cannot hold, a BigInt in a tool's
+   * details, is kept as pi's in-memory session keeps it).
+   */
+  private prepare<E extends NewEntry>(entry: E): E & { id: string; parentId: string | null; timestamp: string } {
+    if (this.closed) throw new SessionFileError(this.where, "is closed; reopen it to append");
     const full = { ...entry, id: this.newEntryId(), parentId: this.leaf, timestamp: isoTimestamp(new Date()) };
     // pi's self-retaining compaction: it keeps nothing before it, named by its own id.
     if (full.type === "compaction" && (full as { firstKeptEntryId?: string }).firstKeptEntryId === KEEP_NOTHING)
       (full as { firstKeptEntryId?: string }).firstKeptEntryId = full.id;
     const known = full as unknown as KnownEntry;
-    if (!isKnownEntry(known)) throw new SessionFileError(this.path, `cannot append an entry of type "${entry.type}"`);
+    if (!isKnownEntry(known)) throw new SessionFileError(this.where, `cannot append an entry of type "${entry.type}"`);
     const check = checker(KNOWN_ENTRY_SCHEMAS[known.type])(known);
     if (!check.ok) {
       throw new SessionFileError(
-        this.path,
+        this.where,
         `refused to append an invalid ${known.type} entry: ${check.errors.join("; ")}`,
       );
     }
-    return { full, line: `${JSON.stringify(full)}\n` };
+    return full;
   }
 
   /** Entries from the root to the leaf. */
@@ -357,7 +396,7 @@ export class SessionStore {
 
   /** Set (or, with an empty label, clear) the label of an existing entry. */
   setLabel(targetId: string, label: string | undefined): void {
-    if (!this.byId.has(targetId)) throw new SessionFileError(this.path, `has no entry "${targetId}" to label`);
+    if (!this.byId.has(targetId)) throw new SessionFileError(this.where, `has no entry "${targetId}" to label`);
     this.append({ type: "label", targetId, ...(label ? { label } : {}) });
   }
 
@@ -399,7 +438,7 @@ export class SessionStore {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    const lost = this.file.close();
+    const lost = this.file?.close() ?? 0;
     if (lost > 0) this.warn(`${this.writeError().message}; ${lost} entries that were never written are lost`);
   }
 
@@ -419,17 +458,22 @@ export class SessionStore {
 
   /** Write one whole line or nothing, after what the disk refused earlier; throws `SessionWriteError`. */
   private write(text: string): void {
-    if (this.closed) throw new SessionFileError(this.path, "is closed; reopen it to append");
+    if (this.closed) throw new SessionFileError(this.where, "is closed; reopen it to append");
     try {
-      this.file.writeOrThrow(text);
+      this.file?.writeOrThrow(text);
     } catch {
       throw this.writeError();
     }
   }
 
+  /** The file, or how errors name a session kept in memory. */
+  private get where(): string {
+    return this.path ?? IN_MEMORY;
+  }
+
   /** Why the disk refused the last write, as the error a caller reports. */
   private writeError(): SessionWriteError {
-    const error = this.file.refused;
-    return new SessionWriteError(this.path, error?.code ?? "EIO", error?.message ?? "the disk refused the write");
+    const error = this.file?.refused;
+    return new SessionWriteError(this.where, error?.code ?? "EIO", error?.message ?? "the disk refused the write");
   }
 }

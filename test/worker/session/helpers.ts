@@ -19,7 +19,7 @@ import type { SessionStore } from "../../../worker/session/session-file.js";
 export const PI_SESSION_FIXTURE = resolve(import.meta.dirname, "../../fixtures/pi-0.73.1-session-file.jsonl");
 
 /** Registers hooks: `tmp()` is a fresh folder per test; `track(store)` closes it afterwards. */
-export function useTempDir(): { tmp: () => string; track: (store: SessionStore) => SessionStore } {
+export function useTempDir(): { tmp: () => string; track: <S extends SessionStore>(store: S) => S } {
   let dir: string | undefined;
   let stores: SessionStore[] = [];
   beforeEach(() => {
