@@ -131,6 +131,8 @@ export interface ProviderRequest {
   systemMessages?: PlacedSystemMessage[];
   thinkingLevel: ThinkingLevel;
   apiKey?: string;
+  /** The session's id: the Responses API's `prompt_cache_key`, as pi 1.6 sends it. */
+  sessionId?: string;
   signal: AbortSignal;
   /** Longest wait a provider may ask for before a retry; a longer ask fails the request at once. Default 60 s; 0 = no cap. */
   maxRetryDelayMs?: number;

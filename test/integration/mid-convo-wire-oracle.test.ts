@@ -47,7 +47,17 @@ function builtIn(tool: Json): Json {
   return { ...rest, description: "<built-in>" };
 }
 
-/** A request body with each side's own words set aside: the system prompt's text and the built-in tools. */
+/** pi-ai's own notices in a Responses instruction stay; the prompt's text before them is each side's own. */
+function instruction(text: string): string {
+  if (text.startsWith("This is an incremental tools update.")) return text;
+  const notice = text.indexOf("The following tools are no longer available.");
+  return notice < 0 ? "<system prompt>" : `<system prompt update>\n\n${text.slice(notice)}`;
+}
+
+/**
+ * A request body with each side's own words set aside: the system prompt's text and the
+ * built-in tools; and the mock server's reply ids, which count both sides' requests.
+ */
 function normalize(body: Json): Json {
   const out = structuredClone(body);
   if (Array.isArray(out.system)) for (const b of out.system) b.text = "<system prompt>";
@@ -56,6 +66,15 @@ function normalize(body: Json): Json {
     if (m.role !== "system" || !Array.isArray(m.content)) continue;
     for (const b of m.content as Json[]) if (b.type === "text") b.text = "<system prompt update>";
   }
+  for (const item of (out.input ?? []) as Json[]) {
+    if ((item.role === "developer" || item.role === "system") && typeof item.content === "string")
+      item.content = instruction(item.content);
+    if (item.type === "additional_tools") item.tools = (item.tools as Json[]).map(builtIn);
+    if (item.type === "message" && /^msg_mock_\d+$/.test(item.id)) item.id = "<reply id>";
+    if (item.type === "function_call" && /^fc_mock_\d+_\d+$/.test(item.id)) item.id = "<call item id>";
+  }
+  // The session's id: both send theirs.
+  if (typeof out.prompt_cache_key === "string") out.prompt_cache_key = "<session id>";
   return out;
 }
 
@@ -70,7 +89,7 @@ async function level(w: RpcWorker, to: string): Promise<void> {
 }
 
 /** The requests `impl` sends for the script, with `provider/model` pointed at the mock server. */
-async function script(impl: Implementation, model: string, extension: string): Promise<Json[]> {
+async function script(impl: Implementation, model: string, extension: string, compat?: Json): Promise<Json[]> {
   const [provider, id] = model.split("/") as [string, string];
   const { w } = startOracle(impl, server, dirs, {
     pi: "1.6.0",
@@ -80,7 +99,12 @@ async function script(impl: Implementation, model: string, extension: string): P
     prepare: (home) =>
       writeFileSync(
         join(home, "models.json"),
-        JSON.stringify({ providers: { openai: { baseUrl: `${server.url}/v1` }, anthropic: { baseUrl: server.url } } }),
+        JSON.stringify({
+          providers: {
+            openai: { baseUrl: `${server.url}/v1`, ...(compat ? { compat } : {}) },
+            anthropic: { baseUrl: server.url },
+          },
+        }),
       ),
     prepareProject: (project) => writeFileSync(join(project, "notes.txt"), "a note\n"),
   });
@@ -149,6 +173,75 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("mid-conversation system messages,
     expect(sent.upstream[0]!.beta).toBe(
       "mid-conversation-output-config-2026-07-01,thinking-binding-controls-2026-08-01,inline-tools-2026-09-15",
     );
+    expect(sent.ours).toEqual(sent.upstream);
+  }, 120_000);
+
+  it("openai/gpt-6.2-sol: every request as pi 1.6.0 sends it", async () => {
+    const extension = join(dir("pi-midconvo-wire-"), "commands.ts");
+    writeFileSync(extension, COMMANDS);
+    const sent = {} as Record<Implementation, Json[]>;
+    for (const impl of IMPLS) sent[impl] = await script(impl, "openai/gpt-6.2-sol", extension);
+    const last = sent.upstream.at(-1)!.body;
+    // What the oracle shows: every tool in additional_tools items, none at the top, the
+    // removal said in text, a configuration update before each reply and at the end.
+    expect(last.tools).toBeUndefined();
+    expect(last.reasoning).toEqual({ effort: "medium", summary: "auto" });
+    expect(
+      (last.input as Json[]).map((i) =>
+        i.type === "additional_tools"
+          ? `tools ${(i.tools as Json[]).map((t) => t.name).join(",")}`
+          : i.type === "configuration_update"
+            ? `effort ${i.reasoning.effort}`
+            : (i.role ?? i.type),
+      ),
+    ).toEqual([
+      "tools read,bash,edit,write",
+      "developer",
+      "user",
+      "effort medium",
+      "function_call",
+      "function_call_output",
+      "effort medium",
+      "assistant",
+      "developer",
+      "user",
+      "effort xhigh",
+      "assistant",
+      "developer",
+      "tools hello",
+      "user",
+      "effort xhigh",
+      "assistant",
+      "user",
+      "effort low",
+    ]);
+    expect(sent.ours).toEqual(sent.upstream);
+  }, 120_000);
+
+  // Models with some or none of the flags: system messages in place but tools at the top
+  // (gpt-5.4), everything folded (o3, claude-sonnet-4-6), a thinking budget (claude-haiku-4-5).
+  it.each(["openai/gpt-5.4", "openai/o3", "anthropic/claude-sonnet-4-6", "anthropic/claude-haiku-4-5"])(
+    "%s: every request as pi 1.6.0 sends it",
+    async (model) => {
+      const extension = join(dir("pi-midconvo-wire-"), "commands.ts");
+      writeFileSync(extension, COMMANDS);
+      const sent = {} as Record<Implementation, Json[]>;
+      for (const impl of IMPLS) sent[impl] = await script(impl, model, extension);
+      expect(sent.upstream).toHaveLength(5);
+      expect(sent.ours).toEqual(sent.upstream);
+    },
+    120_000,
+  );
+
+  // A client tool search (`supportsToolSearch`, which no catalogue model has alone), set in models.json.
+  it("openai/gpt-5.4 with a client tool search: every request as pi 1.6.0 sends it", async () => {
+    const extension = join(dir("pi-midconvo-wire-"), "commands.ts");
+    writeFileSync(extension, COMMANDS);
+    const compat = { supportsToolSearch: true };
+    const sent = {} as Record<Implementation, Json[]>;
+    for (const impl of IMPLS) sent[impl] = await script(impl, "openai/gpt-5.4", extension, compat);
+    const types = (sent.upstream.at(-1)!.body.input as Json[]).map((i) => i.type);
+    expect(types).toContain("tool_search_call");
     expect(sent.ours).toEqual(sent.upstream);
   }, 120_000);
 });

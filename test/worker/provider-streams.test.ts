@@ -602,8 +602,9 @@ const CASES: Case[] = [
         include: ["reasoning.encrypted_content"],
         reasoning: { effort: "medium", summary: "auto" },
       });
-      // The reasoning item exactly as the API sent it (encrypted_content included), before its call.
-      expect(body.input.slice(1)).toEqual([
+      // The reasoning item exactly as the API sent it (encrypted_content included), before its call
+      // (after the system prompt, an instruction item as pi 1.6 sends it, and the prompt).
+      expect(body.input.slice(2)).toEqual([
         recorded,
         {
           type: "function_call",
@@ -631,7 +632,7 @@ const CASES: Case[] = [
     ],
     usage: { input: 299, output: 12, cacheRead: 0 },
     next: (body) => {
-      expect(body.input[1]).toEqual({
+      expect(body.input[2]).toEqual({
         type: "message",
         role: "assistant",
         status: "completed",

@@ -188,6 +188,7 @@ export class Agent {
       finishTurn: host.finishTurn,
       finalizeMessage: host.finalizeMessage,
       declareSystem: host.declareSystem,
+      sessionId: host.sessionId,
       onPayload: host.onPayload,
       onResponse: host.onResponse,
       transformFullContext: host.transformFullContext,

@@ -277,6 +277,7 @@ async function streamOnce(
     thinkingLevel,
     apiKey: config.apiKey(model),
     signal: config.signal,
+    ...(config.sessionId?.() ? { sessionId: config.sessionId() } : {}),
     ...(config.onPayload ? { onPayload: config.onPayload } : {}),
     ...(config.onResponse ? { onResponse: config.onResponse } : {}),
     ...(streamEvents ? { onStreamEvent: streamEvents } : {}),

@@ -159,6 +159,8 @@ export interface AgentHooks {
    * waits behind the pile.
    */
   pace?: () => Promise<void> | undefined;
+  /** The session's id, passed to each provider request (a prompt-cache key for the APIs that take one). */
+  sessionId?: () => string | undefined;
   /** Passed to each provider request: see and replace the payload, see the response status and headers. */
   onPayload?: ProviderRequest["onPayload"];
   onResponse?: ProviderRequest["onResponse"];

@@ -236,6 +236,7 @@ export class AgentSession {
         tools: () => this.activeTools(),
         callableTools: () => this.callableTools(),
         declareSystem: (context) => this.system.declare(context),
+        sessionId: () => this.sessionId,
         ...extensionAgentHooks(() => this.extensions),
         afterResponse: (ctx) => this.afterResponse(ctx),
         routeRequest: (ctx) => this.models.routeRun(ctx, this.runs.takeRetriedResponse()),

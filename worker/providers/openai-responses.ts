@@ -8,14 +8,13 @@
  * item that followed it.
  */
 import type OpenAI from "openai";
-import type { ImageContent, LlmMessage, Model, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
-import type { Provider, ProviderEvent, ProviderRequest, ToolSpec } from "../types.js";
+import type { Model, ThinkingLevel } from "../../shared/schema/messages.js";
+import type { Provider, ProviderEvent, ProviderRequest } from "../types.js";
 import { sdkClientOptions } from "./client-options.js";
 import { failStream, finishStream, type StopOutcome } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
 import { fetchNestingErrorBodies } from "./openai.js";
-
-type InputItem = OpenAI.Responses.ResponseInputItem;
+import { buildResponsesInput, responsesCompat, toResponsesTools } from "./openai-responses-input.js";
 
 /** Create the Responses API provider. Stateless: one client per request. */
 export function createOpenAIResponsesProvider(): Provider {
@@ -30,7 +29,8 @@ export function createOpenAIResponsesProvider(): Provider {
         const { default: OpenAIClient } = await import("openai");
         const client = new OpenAIClient({ ...sdkClientOptions(request), fetch: fetchNestingErrorBodies });
         const built = buildResponsesParams(request);
-        const params = ((await request.onPayload?.(built)) ?? built) as typeof built;
+        if (built.providerThinkingLevel) builder.message.providerThinkingLevel = built.providerThinkingLevel;
+        const params = ((await request.onPayload?.(built.params)) ?? built.params) as typeof built.params;
         const { data: events, response } = await client.responses.create(params, { signal }).withResponse();
         await request.onResponse?.({ status: response.status, headers: Object.fromEntries(response.headers) });
         yield builder.start();
@@ -131,132 +131,59 @@ export function mapResponseStatus(status: string, incompleteReason: string | und
   return { kind: "unknown" };
 }
 
-/** The Responses request for one provider request. Exported for tests of the wire shape. */
-export function buildResponsesParams(request: ProviderRequest): OpenAI.Responses.ResponseCreateParamsStreaming {
+/** OpenAI's longest `prompt_cache_key`. */
+const PROMPT_CACHE_KEY_MAX_LENGTH = 64;
+/** The floor pi-ai puts under `max_output_tokens`. */
+const MIN_OUTPUT_TOKENS = 16;
+/** pi-ai's fixed `reasoning.effort` while `configuration_update` items carry the level (it is part of the cached prompt). */
+const CONFIGURATION_UPDATE_REQUEST_EFFORT = "medium";
+
+/**
+ * The Responses request for one provider request, as pi-ai 1.6.0 builds it, and the effort
+ * the reply is made with when `configuration_update` items set it (its `providerThinkingLevel`).
+ */
+export function buildResponsesParams(request: ProviderRequest): {
+  params: OpenAI.Responses.ResponseCreateParamsStreaming;
+  providerThinkingLevel?: string;
+} {
   const { model } = request;
+  const compat = responsesCompat(model);
+  const level = model.reasoning && request.thinkingLevel !== "off" ? effortOf(model, request.thinkingLevel) : undefined;
+  const effort = compat.supportsMidConvoEffort ? level : undefined;
+  const { input, requestTools } = buildResponsesInput(request, effort);
   const params: OpenAI.Responses.ResponseCreateParamsStreaming = {
     model: model.id,
-    input: toResponsesInput(request.messages),
+    input: input as OpenAI.Responses.ResponseInput,
     stream: true,
     // Nothing is kept on OpenAI's side; reasoning travels back encrypted instead.
     store: false,
-    max_output_tokens: model.maxTokens,
   };
-  if (request.systemPrompt) params.instructions = request.systemPrompt;
-  if (request.tools.length > 0) params.tools = request.tools.map(toResponsesTool);
+  // As pi 1.6: the session's id keys the prompt cache; PI_CACHE_RETENTION=long asks to keep it longer.
+  if (request.sessionId && compat.promptCacheKeyMode !== "disabled")
+    params.prompt_cache_key = Array.from(request.sessionId).slice(0, PROMPT_CACHE_KEY_MAX_LENGTH).join("");
+  const long = process.env.PI_CACHE_RETENTION === "long" && compat.supportsLongCacheRetention;
+  if (long && compat.supportsExplicitPromptCacheMode) Object.assign(params, { prompt_cache_options: { ttl: "30m" } });
+  else if (long) params.prompt_cache_retention = "24h";
+  if (compat.supportsMaxOutputTokens) params.max_output_tokens = Math.max(model.maxTokens, MIN_OUTPUT_TOKENS);
+  if (requestTools.length > 0)
+    params.tools = toResponsesTools(requestTools, compat.supportsStrictMode) as unknown as OpenAI.Responses.Tool[];
   if (model.reasoning) {
-    params.include = ["reasoning.encrypted_content"];
-    if (request.thinkingLevel !== "off")
-      params.reasoning = { effort: effortOf(model, request.thinkingLevel), summary: "auto" };
+    if (level !== undefined) {
+      const sent = effort === undefined ? level : CONFIGURATION_UPDATE_REQUEST_EFFORT;
+      params.reasoning = { effort: sent as OpenAI.ReasoningEffort, summary: "auto" };
+      params.include = ["reasoning.encrypted_content"];
+    }
     // As pi 1.6: thinking off is said ("none", or the model's own word), unless the model
     // cannot turn it off (its map has `off: null`).
     else if (model.thinkingLevelMap?.off !== null)
       params.reasoning = { effort: (model.thinkingLevelMap?.off ?? "none") as OpenAI.ReasoningEffort };
   }
-  return params;
+  return { params, ...(effort !== undefined ? { providerThinkingLevel: effort } : {}) };
 }
 
 /** The effort for a level: the model's own word for it (pi 1.6's `thinkingLevelMap`), else the level. */
-function effortOf(
-  model: Pick<Model, "thinkingLevelMap">,
-  level: Exclude<ThinkingLevel, "off">,
-): OpenAI.ReasoningEffort {
+function effortOf(model: Pick<Model, "thinkingLevelMap">, level: Exclude<ThinkingLevel, "off">): string {
   const mapped = model.thinkingLevelMap?.[level];
-  if (typeof mapped === "string") return mapped as OpenAI.ReasoningEffort;
-  return level === "minimal" ? "low" : (level as OpenAI.ReasoningEffort);
-}
-
-function toResponsesTool(tool: ToolSpec): OpenAI.Responses.FunctionTool {
-  return {
-    type: "function",
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters as Record<string, unknown>,
-    strict: false,
-  };
-}
-
-/**
- * Conversation to Responses input items. Reasoning from this API goes back as the item it
- * was; thinking from another API has no item and is left out. Tool calls from other APIs
- * (an id without `|`) go back with the id as `call_id`.
- */
-export function toResponsesInput(messages: LlmMessage[]): InputItem[] {
-  const out: InputItem[] = [];
-  for (const msg of messages) {
-    if (msg.role === "user") {
-      const parts = typeof msg.content === "string" ? [{ type: "text" as const, text: msg.content }] : msg.content;
-      if (parts.length > 0) out.push({ role: "user", content: parts.map(toInputPart) });
-    } else if (msg.role === "assistant") {
-      for (const block of msg.content) {
-        if (block.type === "thinking") {
-          const item =
-            msg.api === "openai-responses" && block.thinkingSignature ? parseItem(block.thinkingSignature) : null;
-          if (item) out.push(item);
-        } else if (block.type === "text") {
-          if (block.text.trim() === "") continue;
-          const id = msg.api === "openai-responses" ? messageId(block.textSignature) : null;
-          out.push(
-            id
-              ? {
-                  type: "message",
-                  role: "assistant",
-                  status: "completed",
-                  id,
-                  content: [{ type: "output_text", text: block.text, annotations: [] }],
-                }
-              : { role: "assistant", content: block.text },
-          );
-        } else {
-          const [callId, itemId] = block.id.split("|");
-          out.push({
-            type: "function_call",
-            call_id: callId,
-            name: block.name,
-            arguments: JSON.stringify(block.arguments),
-            ...(itemId ? { id: itemId } : {}),
-          });
-        }
-      }
-    } else {
-      const text = msg.content
-        .filter((c): c is TextContent => c.type === "text")
-        .map((c) => c.text)
-        .join("\n");
-      out.push({ type: "function_call_output", call_id: msg.toolCallId.split("|")[0], output: text || "(no output)" });
-      const images = msg.content.filter((c): c is ImageContent => c.type === "image");
-      if (images.length > 0) {
-        out.push({
-          role: "user",
-          content: [{ type: "input_text", text: "Attached image(s) from tool result:" }, ...images.map(toInputPart)],
-        });
-      }
-    }
-  }
-  return out;
-}
-
-function toInputPart(c: TextContent | ImageContent): OpenAI.Responses.ResponseInputContent {
-  if (c.type === "text") return { type: "input_text", text: c.text };
-  return { type: "input_image", image_url: `data:${c.mimeType};base64,${c.data}`, detail: "auto" };
-}
-
-function parseItem(signature: string): OpenAI.Responses.ResponseReasoningItem | null {
-  try {
-    const item = JSON.parse(signature) as { type?: unknown };
-    return item && item.type === "reasoning" ? (item as OpenAI.Responses.ResponseReasoningItem) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The message id in a text block's signature (pi's `{"v":1,"id":"msg_..."}`), or null. */
-function messageId(signature: string | undefined): string | null {
-  if (!signature) return null;
-  try {
-    const parsed = JSON.parse(signature) as { id?: unknown };
-    return typeof parsed.id === "string" ? parsed.id : null;
-  } catch {
-    return null;
-  }
+  if (typeof mapped === "string") return mapped;
+  return level === "minimal" ? "low" : level;
 }
