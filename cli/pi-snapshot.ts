@@ -23,8 +23,8 @@ const script = new Script(readFileSync(bundle, "utf8"), { filename: bundle, cach
 // bundle's module resolution in a worker (the model SDKs, jiti, when they are needed).
 let load: NodeRequire = require;
 const bundleRequire = ((id: string) => load(id)) as NodeRequire;
-let start: (() => void) | undefined;
-const hooks = globalThis as { [SNAPSHOT_HOOK]?: (run: () => void) => void };
+let start: ((startedAs: { fromSnapshot: boolean }) => void) | undefined;
+const hooks = globalThis as { [SNAPSHOT_HOOK]?: (run: (startedAs: { fromSnapshot: boolean }) => void) => void };
 hooks[SNAPSHOT_HOOK] = (run) => {
   start = run;
 };
@@ -50,5 +50,5 @@ startupSnapshot.setDeserializeMainFunction(() => {
     return;
   }
   if (process.env.PI_ORCH_CODE_CACHE === "report") process.stderr.write("pi: started from a startup snapshot\n");
-  run();
+  run({ fromSnapshot: true });
 });

@@ -337,7 +337,13 @@ function exitOnClosedStdout(err: NodeJS.ErrnoException): void {
   throw err;
 }
 
-async function main(argv: string[]): Promise<number> {
+/** How this process was started, beyond its argv. */
+interface StartedAs {
+  /** From the startup snapshot (cli/pi-snapshot.ts), not by compiling the bundle. */
+  fromSnapshot?: boolean;
+}
+
+async function main(argv: string[], startedAs: StartedAs = {}): Promise<number> {
   process.stdout.on("error", exitOnClosedStdout);
   markProcessAsPi();
   // As pi: `pi mcp ...` manages MCP servers without starting a session (or loading extensions).
@@ -589,6 +595,7 @@ async function main(argv: string[]): Promise<number> {
         input: process.stdin,
         output: protocolOut,
         maxLineBytes: opts.maxLineBytes,
+        idleCompaction: startedAs.fromSnapshot !== true,
         onExit: resolve,
         ready: new Promise<void>((r) => {
           started = r;
@@ -650,9 +657,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** Run the worker as this process's command line asks, and exit with its code. */
-function start(): void {
+function start(startedAs: StartedAs = {}): void {
   process.on("exit", () => killAllChildren());
-  main(process.argv).then(
+  main(process.argv, startedAs).then(
     (code) => {
       process.exitCode = code;
       // Handles the model SDKs keep open must not keep a finished worker alive.
@@ -667,6 +674,6 @@ function start(): void {
 
 // A startup snapshot's build (cli/pi-snapshot.ts) evaluates this bundle without running it:
 // it takes `start` and calls it in each process deserialised from the snapshot.
-const deferStart = (globalThis as { [SNAPSHOT_HOOK]?: (run: () => void) => void })[SNAPSHOT_HOOK];
+const deferStart = (globalThis as { [SNAPSHOT_HOOK]?: (run: (startedAs: StartedAs) => void) => void })[SNAPSHOT_HOOK];
 if (deferStart) deferStart(start);
 else start();
