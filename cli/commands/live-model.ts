@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import type { IpcClient } from "../../ipc/client.js";
 import { RUNNING_STATUSES, type AgentInfo } from "../../shared/schema/agent.js";
+import { checkSessionEntry } from "../../shared/schema/session.js";
 
 /** A model's provider and id. */
 export interface ModelRef {
@@ -17,8 +18,8 @@ export interface ModelRef {
 
 /**
  * The last model a session file records: its last `model_change` entry or assistant
- * reply. Pure; null when the text names none. Lines that do not parse are skipped, as
- * the session loader skips them.
+ * reply. Pure; null when the text names none. Lines that do not parse or do not match
+ * their entry's schema (shared/schema/session.ts) are skipped, as the session loader skips them.
  */
 export function lastModelInSession(text: string): ModelRef | null {
   const lines = text.split("\n");
@@ -26,23 +27,18 @@ export function lastModelInSession(text: string): ModelRef | null {
     const line = lines[i]!;
     // Most lines are neither: skip them without parsing.
     if (!line.includes('"model_change"') && !line.includes('"assistant"')) continue;
-    let entry: {
-      type?: unknown;
-      provider?: unknown;
-      modelId?: unknown;
-      message?: { role?: unknown; provider?: unknown; model?: unknown };
-    };
+    let value: unknown;
     try {
-      entry = JSON.parse(line) as typeof entry;
+      value = JSON.parse(line);
     } catch {
       continue;
     }
-    if (entry.type === "model_change" && typeof entry.provider === "string" && typeof entry.modelId === "string") {
-      return { provider: entry.provider, id: entry.modelId };
-    }
-    const m = entry.type === "message" ? entry.message : undefined;
-    if (m?.role === "assistant" && typeof m.provider === "string" && typeof m.model === "string")
-      return { provider: m.provider, id: m.model };
+    const checked = checkSessionEntry(value);
+    if (!checked.ok) continue;
+    const entry = checked.value;
+    if (entry.type === "model_change") return { provider: entry.provider, id: entry.modelId };
+    if (entry.type === "message" && entry.message.role === "assistant")
+      return { provider: entry.message.provider, id: entry.message.model };
   }
   return null;
 }

@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../shared/schema/messages.js";
 import type { AgentSession } from "../../worker/core/agent-session.js";
 import { recordTrust } from "../../worker/extensions/trust.js";
+import { isKnownEntry } from "../../worker/session/entries.js";
 import type { TreeNode } from "../../worker/session/tree.js";
 import { contentText } from "../commands/transcript.js";
 import { bashLines, historyLines } from "./history-lines.js";
@@ -262,9 +263,9 @@ export function treeRows(roots: readonly TreeNode[], leafId: string | null): { i
   const walk = (nodes: readonly TreeNode[], depth: number) => {
     const branching = nodes.length > 1;
     for (const node of nodes) {
-      const e = node.entry as { id: string; type: string; message?: { role: string; content: unknown } };
+      const e = node.entry;
       const d = branching ? depth + 1 : depth;
-      if (e.type === "message" && (e.message?.role === "user" || e.message?.role === "assistant")) {
+      if (isKnownEntry(e) && e.type === "message" && (e.message.role === "user" || e.message.role === "assistant")) {
         const text = oneLine(contentText(e.message.content)) || "(tool calls)";
         const who = e.message.role === "user" ? "> " : "";
         rows.push({ id: e.id, label: `${"  ".repeat(d)}${who}${text}${e.id === leafId ? "  ← current" : ""}` });

@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { contentText } from "../commands/transcript.js";
 import { listSessionFiles } from "../../worker/session/locate.js";
+import { checkSessionEntry } from "../../shared/schema/session.js";
 
 /** One session the picker offers. */
 export interface SessionChoice {
@@ -13,23 +14,30 @@ export interface SessionChoice {
   label: string;
 }
 
-/** What a session file's text shows of it: its latest name, its first prompt, its message count. */
+/**
+ * What a session file's text shows of it: its latest name, its first prompt, its message
+ * count. Entries are read through their schemas (shared/schema/session.ts); a line that
+ * does not match is skipped, as the session loader leaves it out of the conversation.
+ */
 export function describeSession(text: string): { name?: string; firstPrompt?: string; messages: number } {
   let name: string | undefined;
   let firstPrompt: string | undefined;
   let messages = 0;
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
-    let entry: { type?: string; name?: string; message?: { role?: string; content?: unknown } };
+    let value: unknown;
     try {
-      entry = JSON.parse(line);
+      value = JSON.parse(line);
     } catch {
       continue;
     }
-    if (entry.type === "session_info" && typeof entry.name === "string") name = entry.name;
+    const checked = checkSessionEntry(value);
+    if (!checked.ok) continue;
+    const entry = checked.value;
+    if (entry.type === "session_info") name = entry.name;
     if (entry.type === "message") {
       messages++;
-      if (firstPrompt === undefined && entry.message?.role === "user")
+      if (firstPrompt === undefined && entry.message.role === "user")
         firstPrompt = contentText(entry.message.content).replace(/\s+/g, " ").trim();
     }
   }

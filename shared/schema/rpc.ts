@@ -7,6 +7,7 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "typebox";
 import { CompactionResult } from "./events.js";
 import { AgentMessage, ImageContent, Model, ThinkingLevel } from "./messages.js";
+import { EntryBase } from "./session.js";
 import { checker } from "../validate.js";
 
 const Id = { id: Type.Optional(Type.String()) };
@@ -169,8 +170,8 @@ export type RpcSlashCommand = Static<typeof RpcSlashCommand>;
 const NoData = Type.Void();
 const Cancelled = Type.Object({ cancelled: Type.Boolean() });
 const Queued = Type.Object({ disposition: Type.Literal("queued") });
-/** Session entries travel as the session file has them (worker/session/entries.ts types them). */
-const Entries = Type.Immutable(Type.Array(Type.Unknown()));
+/** Session entries travel as the session file has them: any type (a newer pi's too), each with its tree links (session.ts). */
+const Entries = Type.Immutable(Type.Array(EntryBase));
 const LeafId = Type.Union([Type.String(), Type.Null()]);
 
 /** The `data` of each command's successful answer, as our worker sends it (pi 1.6's where it has one). */

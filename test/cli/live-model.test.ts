@@ -8,14 +8,30 @@ const change = (provider: string, modelId: string) =>
 const reply = (provider: string, model: string) =>
   line({
     type: "message",
-    message: { role: "assistant", content: [], provider, model, stopReason: "stop" },
+    message: {
+      role: "assistant",
+      content: [],
+      api: "openai-completions",
+      provider,
+      model,
+      usage: {
+        input: 1,
+        output: 1,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 2,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: "stop",
+      timestamp: 1,
+    },
     id: "b",
     parentId: "a",
     timestamp: "t",
   });
 const user = line({
   type: "message",
-  message: { role: "user", content: [{ type: "text", text: 'say "assistant" and "model_change"' }] },
+  message: { role: "user", content: [{ type: "text", text: 'say "assistant" and "model_change"' }], timestamp: 1 },
   id: "c",
   parentId: "b",
   timestamp: "t",
@@ -43,6 +59,15 @@ describe("lastModelInSession", () => {
     [
       "a torn last line is skipped",
       [header, change("faux", "faux-1"), '{"type":"model_change","provider":"op'],
+      { provider: "faux", id: "faux-1" },
+    ],
+    [
+      "a reply that does not match its entry's schema is skipped",
+      [
+        header,
+        change("faux", "faux-1"),
+        reply("anthropic", "claude-opus-4-7").replace('"stopReason":"stop"', '"stopReason":42'),
+      ],
       { provider: "faux", id: "faux-1" },
     ],
     ["an empty file", [""], null],

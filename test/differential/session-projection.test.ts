@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildSessionProjection, pathTo } from "../../worker/session/context.js";
-import type { SessionEntry } from "../../worker/session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 import { NODE22, PI16_PACKAGE, pi16Installed } from "../support/upstream-pi16.js";
 import { PROJECTION_CASES } from "../worker/session/projection-cases.js";
 

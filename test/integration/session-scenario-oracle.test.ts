@@ -21,6 +21,8 @@ import {
   summaryRequestShape as summary,
 } from "../support/session-shape.js";
 import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
+import { checkSessionEntry, SessionHeader } from "../../shared/schema/session.js";
+import { checker } from "../../shared/validate.js";
 
 type Line = Record<string, any>;
 
@@ -42,6 +44,20 @@ const settings = (home: string) =>
     join(home, "settings.json"),
     JSON.stringify({ retry: { baseDelayMs: 10 }, compaction: { keepRecentTokens: 10 } }),
   );
+
+/**
+ * The lines of a session file that are not pi 1.6.0's format as shared/schema/session.ts
+ * has it (a header, then entries of known types each matching its schema), one message each.
+ */
+function offFormat(lines: Line[]): string[] {
+  const header = checker(SessionHeader)(lines[0]);
+  const problems = header.ok ? [] : [`line 1 (header): ${header.errors.join("; ")}`];
+  lines.slice(1).forEach((entry, i) => {
+    const checked = checkSessionEntry(entry);
+    if (!checked.ok) problems.push(`line ${i + 2} (${entry.type}): ${checked.errors.join("; ")}`);
+  });
+  return problems;
+}
 
 const entriesOf = (file: string): Line[] =>
   readFileSync(file, "utf8")
@@ -112,6 +128,10 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("the session is the context, side 
     const sides = {} as Record<Implementation, Side>;
     for (const impl of IMPLS) sides[impl] = await script(impl, extension);
     const { ours, upstream } = sides;
+    // Both sides' files hold only entries of pi 1.6.0's format, each matching its schema.
+    for (const impl of IMPLS)
+      for (const file of ["forkedFrom", "fork"] as const)
+        expect(offFormat(sides[impl][file]), `${impl} ${file}`).toEqual([]);
 
     const kinds = (entries: Line[]) =>
       shape(entries).map((e) => (e.role ? `${e.role}${e.stopReason ? `(${e.stopReason})` : ""}` : e.type));
@@ -189,4 +209,52 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("the session is the context, side 
       "user:sixth",
     ]);
   }, 180_000);
+
+  it("every entry type a session file holds matches shared/schema/session.ts, on both sides", async () => {
+    const extension = join(dir("pi-entries-ext-"), "entries.ts");
+    writeFileSync(
+      extension,
+      `export default function (pi) {
+  pi.registerCommand("entries", {
+    description: "append an extension's entry, message and label",
+    handler: async (_args, ctx) => {
+      pi.appendEntry("counter", { count: 1 });
+      pi.sendMessage({ customType: "note", content: "a note", display: true, details: { from: "test" } });
+      const first = ctx.sessionManager.getEntries().find((e) => e.type === "message");
+      pi.setLabel(first.id, "start");
+    },
+  });
+}
+`,
+    );
+    const types = {} as Record<Implementation, string[]>;
+    for (const impl of IMPLS) {
+      const { w } = startOracle(impl, server, dirs, { pi: "1.6.0", sessions: true, args: ["-e", extension] });
+      server.enqueue({ toolCalls: [{ name: "ls", arguments: { path: "." } }] }, { text: "listed" });
+      await run(w, "list the files");
+      expect(await w.request({ type: "prompt", message: "/entries" }, 30_000)).toMatchObject({ success: true });
+      expect(await w.request({ type: "set_session_name", name: "typed entries" })).toMatchObject({ success: true });
+      expect(await w.request({ type: "set_thinking_level", level: "off" })).toMatchObject({ success: true });
+      const file = (await w.request({ type: "get_state" })).data.sessionFile as string;
+      w.kill();
+      const lines = entriesOf(file);
+      expect(offFormat(lines), impl).toEqual([]);
+      types[impl] = [
+        ...new Set(lines.slice(1).map((e) => (e.type === "message" ? `message:${e.message.role}` : e.type))),
+      ].sort();
+    }
+    expect(types.upstream).toEqual([
+      "custom",
+      "custom_message",
+      "label",
+      "message:assistant",
+      "message:system",
+      "message:toolResult",
+      "message:user",
+      "model_change",
+      "session_info",
+      "thinking_level_change",
+    ]);
+    expect(types.ours).toEqual(types.upstream);
+  }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkDrafts, previewBoundary } from "../../worker/core/boundary.js";
-import type { SessionEntry } from "../../worker/session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 import { assistant, user } from "./session/helpers.js";
 
 const branch: SessionEntry[] = [

@@ -21,7 +21,7 @@ import type { PackageOrigin } from "../packages/resolve.js";
 import { exportSessionHtml } from "../session/export-html.js";
 import type { TreeNode } from "../session/tree.js";
 import { defaultSessionDir } from "../session/locate.js";
-import type { SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 import type { SessionStore } from "../session/session-file.js";
 import { setSessionEnvSource } from "../tools/session-env.js";
 import type { AgentTool } from "../types.js";

@@ -4,18 +4,12 @@
  * more request. The drafts are checked against the branch before anything is written, and
  * previewed as the context they would make, so a handler sees what its proposal does. Pure.
  */
-import type { AgentMessage } from "../../shared/schema/messages.js";
+import { Usage, type AgentMessage } from "../../shared/schema/messages.js";
 import { toLlmMessages } from "../agent/to-llm.js";
 import { buildSessionProjection } from "../session/context.js";
 import { checker } from "../../shared/validate.js";
-import {
-  type CompactionEntry,
-  isKnownEntry,
-  KEEP_NOTHING,
-  KNOWN_ENTRY_SCHEMAS,
-  type NewEntry,
-  type SessionEntry,
-} from "../session/entries.js";
+import { type CompactionEntry, KNOWN_ENTRY_SCHEMAS, type SessionEntry } from "../../shared/schema/session.js";
+import { isKnownEntry, KEEP_NOTHING, type NewEntry } from "../session/entries.js";
 
 /** The context a boundary's handlers see: the projection with the proposed entries, and whether a request could follow. */
 export interface BoundaryContext {
@@ -104,7 +98,7 @@ function draftEntry(draft: Record<string, unknown>, i: number, byId: ReadonlyMap
         tokensBefore: 0,
         fromHook: true,
         ...(draft.details !== undefined ? { details: draft.details } : {}),
-        ...(draft.usage !== undefined ? { usage: draft.usage } : {}),
+        ...(draft.usage !== undefined ? { usage: usageOf(draft.usage, where) } : {}),
       };
     }
     default:
@@ -139,4 +133,11 @@ export function previewBoundary(
     pendingMessages,
     canContinue: (last !== undefined && last.role !== "assistant") || pendingMessages.length > 0,
   };
+}
+
+/** A draft's `usage`, checked: pi's Usage (tokens and cost), as the session's totals read it. */
+function usageOf(value: unknown, where: string): Usage {
+  const checked = checker(Usage)(value);
+  if (!checked.ok) throw new Error(`${where}: usage must be pi's Usage (${checked.errors.join("; ")})`);
+  return checked.value;
 }

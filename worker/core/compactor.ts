@@ -17,7 +17,7 @@ import {
   buildSummaryRequest,
   buildTurnPrefixRequest,
 } from "../session/summary-request.js";
-import type { SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 import type { SessionStore } from "../session/session-file.js";
 import { formatFileLists } from "../session/tree.js";
 import type { Provider } from "../types.js";

@@ -13,7 +13,7 @@ import type { ExtensionHooks } from "../extensions/hooks.js";
 import type { NewSessionOptions } from "../extensions/host.js";
 import type { ExtensionEvent } from "../extensions/types.js";
 import { serializeForSummary } from "../session/summary-request.js";
-import type { SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 import { branchInMemory, cloneSession, forkMessages, forkSession } from "../session/fork.js";
 import { findSessionById, latestSession, resolveSessionArg } from "../session/locate.js";
 import { SessionStore } from "../session/session-file.js";

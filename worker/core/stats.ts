@@ -5,7 +5,8 @@
 import type { AgentMessage, Usage } from "../../shared/schema/messages.js";
 import type { RpcSessionStats } from "../../shared/schema/rpc.js";
 import { estimateContextTokens } from "../session/compaction.js";
-import { isKnownEntry, type SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
+import { isKnownEntry } from "../session/entries.js";
 
 /** What the stats are computed from. */
 export interface StatsInput {

@@ -9,7 +9,8 @@
 import type { WorkerEvent } from "../../shared/schema/events.js";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../shared/schema/messages.js";
 import type { ExtensionHooks } from "../extensions/hooks.js";
-import type { NewEntry, SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
+import type { NewEntry } from "../session/entries.js";
 import type { SessionStore } from "../session/session-file.js";
 import { getCurrentSystemMessage } from "../providers/transcript.js";
 import { estimateContextTokens } from "../session/compaction.js";

@@ -5,7 +5,7 @@
  * piece needs a terminal (custom components, editors, themes).
  */
 import type { Model } from "../../shared/schema/messages.js";
-import type { SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 import type { ExtensionHost, NewSessionOptions } from "./host.js";
 import { completeOn, streamOn } from "./modules/ai.js";
 import type { DialogOptions, ExtensionUi } from "./types.js";

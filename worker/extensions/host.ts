@@ -5,7 +5,7 @@
  */
 import type { CompactionResult } from "../../shared/schema/events.js";
 import type { AgentMessage, ImageContent, Model, TextContent, ThinkingLevel } from "../../shared/schema/messages.js";
-import type { SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 import type { Provider } from "../types.js";
 import type { CustomMessageInput, ExtensionUi } from "./types.js";
 

@@ -7,7 +7,7 @@
  */
 import type { AgentMessage, AssistantMessage, Model, ThinkingLevel } from "../../shared/schema/messages.js";
 import { clampThinkingLevel, THINKING_LEVELS } from "../../shared/schema/messages.js";
-import type { SessionEntry } from "../session/entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
 
 /** The api of a virtual model's catalogue entry: a request for it fails unless routed first. */
 export const VIRTUAL_MODEL_API = "pi-virtual";

@@ -12,7 +12,8 @@ import {
   entryMessages,
   type ProjectedEntry,
 } from "./context.js";
-import { isKnownEntry, type CompactionEntry, type ContextEditEntry, type SessionEntry } from "./entries.js";
+import type { CompactionEntry, ContextEditEntry, SessionEntry } from "../../shared/schema/session.js";
+import { isKnownEntry } from "./entries.js";
 import { fileLists, type FileLists } from "./tree.js";
 
 /** An image counts as this many characters (about 1200 tokens), whatever its size. */

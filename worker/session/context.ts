@@ -3,13 +3,8 @@
  * what the model sees (messages, model, thinking level, name).
  */
 import type { AgentMessage, ThinkingLevel, UserMessage } from "../../shared/schema/messages.js";
-import {
-  isKnownEntry,
-  type CompactionEntry,
-  type ContextEditEntry,
-  type MessageEntry,
-  type SessionEntry,
-} from "./entries.js";
+import type { CompactionEntry, ContextEditEntry, MessageEntry, SessionEntry } from "../../shared/schema/session.js";
+import { isKnownEntry } from "./entries.js";
 
 /** What a session path means for the next model request. */
 export interface SessionContext {
@@ -140,7 +135,7 @@ export function buildSessionProjection(path: readonly SessionEntry[]): SessionPr
         projection.thinkingLevel = entry.thinkingLevel;
         break;
       case "session_info":
-        projection.name = entry.name.trim() || undefined;
+        projection.name = entry.name?.trim() || undefined;
         break;
       case "message":
         if (entry.message.role === "assistant") {

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { AgentMessage, ImageContent, TextContent } from "../../shared/schema/messages.js";
 import { entryMessage } from "./context.js";
-import type { SessionEntry, SessionHeader } from "./entries.js";
+import type { SessionEntry, SessionHeader } from "../../shared/schema/session.js";
 
 /** What the page is made from. */
 export interface HtmlExportInput {

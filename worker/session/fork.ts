@@ -5,7 +5,8 @@
  * memory, as pi's in-memory `createBranchedSession` (no parent: there is no file to name).
  */
 import { userMessageText } from "./context.js";
-import { isKnownEntry, type SessionEntry } from "./entries.js";
+import type { SessionEntry } from "../../shared/schema/session.js";
+import { isKnownEntry } from "./entries.js";
 import { SessionFileError } from "./parse.js";
 import { type FileSessionStore, SessionStore, writeNewSessionFile } from "./session-file.js";
 

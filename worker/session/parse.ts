@@ -7,14 +7,8 @@
  * touches the disk; the store applies the repair this reports.
  */
 import { checker } from "../../shared/validate.js";
-import {
-  EntryBase,
-  isKnownEntry,
-  KNOWN_ENTRY_SCHEMAS,
-  markInvalid,
-  SessionHeader,
-  type SessionEntry,
-} from "./entries.js";
+import { EntryBase, KNOWN_ENTRY_SCHEMAS, SessionHeader, type SessionEntry } from "../../shared/schema/session.js";
+import { isKnownEntry, markInvalid } from "./entries.js";
 
 /** A session file that cannot be loaded (or written), with a message saying what and where. */
 export class SessionFileError extends Error {

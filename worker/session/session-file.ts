@@ -16,15 +16,13 @@ import { isoTimestamp } from "../../shared/iso-time.js";
 import { randomUuid } from "../../shared/uuid.js";
 import { buildSessionContext, pathTo, type SessionContext } from "./context.js";
 import {
-  KEEP_NOTHING,
-  isKnownEntry,
   KNOWN_ENTRY_SCHEMAS,
   SESSION_VERSION,
   type KnownEntry,
-  type NewEntry,
   type SessionEntry,
   type SessionHeader,
-} from "./entries.js";
+} from "../../shared/schema/session.js";
+import { KEEP_NOTHING, isKnownEntry, type NewEntry } from "./entries.js";
 import { parseSessionFile, SessionFileError } from "./parse.js";
 import { buildTree, labelsOf, type TreeNode } from "./tree.js";
 
@@ -429,7 +427,7 @@ export class SessionStore {
   get sessionName(): string | undefined {
     for (let i = this.all.length - 1; i >= 0; i--) {
       const entry = this.all[i];
-      if (isKnownEntry(entry) && entry.type === "session_info") return entry.name.trim() || undefined;
+      if (isKnownEntry(entry) && entry.type === "session_info") return entry.name?.trim() || undefined;
     }
     return undefined;
   }

@@ -6,7 +6,8 @@
  */
 import type { AgentMessage } from "../../shared/schema/messages.js";
 import { editedMessages, entryMessage, pathTo, userMessageText } from "./context.js";
-import { isKnownEntry, type ContextEditEntry, type SessionEntry } from "./entries.js";
+import type { ContextEditEntry, SessionEntry } from "../../shared/schema/session.js";
+import { isKnownEntry } from "./entries.js";
 
 /** One node of `get_tree`: pi's `SessionTreeNode`. */
 export interface TreeNode {

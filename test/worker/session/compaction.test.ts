@@ -10,7 +10,7 @@ import {
   shouldCompact,
 } from "../../../worker/session/compaction.js";
 import { buildSessionProjection } from "../../../worker/session/context.js";
-import type { SessionEntry } from "../../../worker/session/entries.js";
+import type { SessionEntry } from "../../../shared/schema/session.js";
 import { assistant, chain, messageEntry, toolResult, user } from "./helpers.js";
 
 /** 40 characters: 10 estimated tokens. */

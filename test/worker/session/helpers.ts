@@ -12,7 +12,7 @@ import {
   type ToolResultMessage,
   type UserMessage,
 } from "../../../shared/schema/messages.js";
-import type { EntryBase, MessageEntry, SessionEntry } from "../../../worker/session/entries.js";
+import type { EntryBase, MessageEntry, SessionEntry } from "../../../shared/schema/session.js";
 import type { SessionStore } from "../../../worker/session/session-file.js";
 
 /** The recorded pi 0.73.1 session (model mock/mock-1, thinking off, 4 messages). */

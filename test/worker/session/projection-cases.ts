@@ -4,7 +4,7 @@
  * pi 1.6.0's own `buildSessionProjection` on the same entries, compared whole).
  */
 import type { AgentMessage } from "../../../shared/schema/messages.js";
-import type { SessionEntry } from "../../../worker/session/entries.js";
+import type { SessionEntry } from "../../../shared/schema/session.js";
 import { assistant, toolResult, user } from "./helpers.js";
 
 /** One table row: the entries of a session file, the leaf, and the projected messages in brief. */

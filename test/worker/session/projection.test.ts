@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildSessionProjection, pathTo } from "../../../worker/session/context.js";
-import type { SessionEntry } from "../../../worker/session/entries.js";
+import type { SessionEntry } from "../../../shared/schema/session.js";
 import { brief, PROJECTION_CASES } from "./projection-cases.js";
 
 const project = (entries: SessionEntry[], leafId: string) =>
