@@ -7,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { THINKING_LEVELS, type ImageContent, type ThinkingLevel } from "../shared/schema/messages.js";
 import { splitExtensionFlags } from "../worker/extensions/flags.js";
 import { type BuiltinExtension, loadExtensions } from "../worker/extensions/loader.js";
+import { jitiLoaded } from "../worker/extensions/jiti-load.js";
 import { MCP_EXTENSION_PATH, mcpConfigured, mcpExtension } from "../worker/mcp/extension.js";
 import { TOOL_SEARCH_EXTENSION_PATH, toolSearchExtension } from "../worker/tool-search/extension.js";
 import { CODEMODE_EXTENSION_PATH, codemodeExtension } from "../worker/codemode/extension.js";
@@ -595,7 +596,8 @@ async function main(argv: string[], startedAs: StartedAs = {}): Promise<number> 
         input: process.stdin,
         output: protocolOut,
         maxLineBytes: opts.maxLineBytes,
-        idleCompaction: startedAs.fromSnapshot !== true,
+        // From the snapshot, a start leaves little to collect, unless jiti loaded extensions.
+        idleCompaction: startedAs.fromSnapshot !== true || jitiLoaded(),
         onExit: resolve,
         ready: new Promise<void>((r) => {
           started = r;

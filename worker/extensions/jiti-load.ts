@@ -34,6 +34,13 @@ function jitiCacheKey(source: Buffer): string {
   return `jiti-sha256:${createHash("sha256").update(source).digest("hex")}`;
 }
 
+let jitiWasLoaded = false;
+
+/** Whether this process loaded jiti (an extension from a file): its start then left garbage worth collecting. */
+export function jitiLoaded(): boolean {
+  return jitiWasLoaded;
+}
+
 /**
  * jiti's `createJiti`. Where the build left a cache beside this bundle, jiti's dist file
  * is compiled from it and registered in require's cache under its own path first, so
@@ -41,6 +48,7 @@ function jitiCacheKey(source: Buffer): string {
  * native modules) runs unchanged and picks it up.
  */
 export function loadJiti(): CreateJiti {
+  jitiWasLoaded = true;
   const require = createRequire(import.meta.url);
   const entry = jitiEntry(require);
   const mode = process.env.PI_ORCH_CODE_CACHE;
