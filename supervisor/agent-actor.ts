@@ -92,6 +92,8 @@ export class AgentActor {
   private readonly config: MachineConfig;
   private readonly mailbox: Mailbox<AgentMessage | ShellMessage>;
   private state: AgentState;
+  /** `info()` of `state` at `lastSeq`, made once for each. */
+  private infoOf: { state: AgentState; lastSeq: number; info: AgentInfo } | null = null;
   /** `toRecord()` of `state`, made once per state. */
   private recordOf: { state: AgentState; record: AgentRecord } | null = null;
   /** The newest worker process and its generation (kept after its exit, for the leftovers of its group). */
@@ -154,10 +156,16 @@ export class AgentActor {
 
   /** Record plus live details, for `list`/`status`; credentials in env and argv are redacted. */
   info(): AgentInfo {
+    // A fleet's `list` asks every agent many times between its changes (1,000 agents,
+    // listed every few hundred ms while they start: 10 of the supervisor's 85 s busy in a
+    // profiled spawn went to making these). What it says follows from the state and the
+    // last seq alone, so it is made once for each pair and frozen, being shared.
+    const lastSeq = this.opts.log.lastSeq;
+    if (this.infoOf?.state === this.state && this.infoOf.lastSeq === lastSeq) return this.infoOf.info;
     const info: AgentInfo = {
       ...this.toRecord(),
       ...this.state.record.reportedModel,
-      lastSeq: this.opts.log.lastSeq,
+      lastSeq,
       startedAt: toWall(this.state.worker?.startedAt ?? null),
       activity: activityOfState(this.state),
       // The record leaves `off` out (agents from before the sandbox have none); a reader
@@ -167,6 +175,7 @@ export class AgentActor {
     if (info.env) info.env = redactEnv(info.env);
     if (info.extraArgs) info.extraArgs = redactArgv(info.extraArgs);
     if (info.workerCommand) info.workerCommand = redactArgv(info.workerCommand);
+    this.infoOf = { state: this.state, lastSeq, info: Object.freeze(info) };
     return info;
   }
 

@@ -22,6 +22,21 @@ describe("agent actor with the fixture worker", () => {
     expect(rec.statuses("a")).toEqual(["starting", "idle", "stopping", "stopped"]);
   });
 
+  it("lists an unchanged agent from the entry made at its last change, and a new one after each", async () => {
+    const { sup, rec } = env.supervisor();
+    await sup.spawn({ name: "a" });
+    const [first] = sup.list();
+    expect(sup.list()[0]).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    await sup.rpc("a", { type: "prompt", message: "hi" });
+    await rec.status("a", "idle", (e) => e.previous === "busy");
+    const [after] = sup.list();
+    expect(after).not.toBe(first);
+    expect(after!.lastSeq).toBeGreaterThan(first!.lastSeq);
+    expect(after).toEqual({ ...first, ...after, lastSeq: after!.lastSeq });
+    expect(sup.status("a")).toBe(after);
+  });
+
   it("forwards a prompt, streams the run, and returns the worker's own response with the caller's id", async () => {
     const { sup, rec } = env.supervisor();
     await sup.spawn({ name: "a" });
