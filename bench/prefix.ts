@@ -154,29 +154,53 @@ interface Sent {
   tools: string;
 }
 
+/** One configuration: the mock model with a compat, or a catalogue model (`provider/id`) re-aimed at the mock. */
+interface Config {
+  name: string;
+  compat?: object;
+  model?: string;
+}
+
+/**
+ * A request's conversation, one string per item, and its tool declarations, in any of the
+ * three APIs. Anthropic's system prompt leads the conversation (it is cached with it), and
+ * its cache breakpoints are left out: they move to the newest message by design and are not
+ * part of what the cache matches.
+ */
+function conversation(body: Json): { messages: string[]; tools: string } {
+  const strip = (value: unknown) =>
+    JSON.stringify(value, (key, v) => (key === "cache_control" ? undefined : (v as unknown)));
+  if (body.input)
+    return { messages: (body.input as Json[]).map((m) => JSON.stringify(m)), tools: JSON.stringify(body.tools) };
+  const system = body.system === undefined ? [] : [strip(body.system)];
+  return { messages: [...system, ...(body.messages as Json[]).map(strip)], tools: strip(body.tools) };
+}
+
 async function runSide(
   impl: Implementation,
   server: MockModelServer,
   dirs: TempDir[],
   extension: string,
-  compat: object | undefined,
+  config: Config,
 ): Promise<Sent[]> {
+  const [provider, id] = config.model?.split("/") ?? [];
   const { w, project } = startOracle(impl, server, dirs, {
     pi: "1.6.0",
     sessions: true,
-    args: ["-e", extension],
+    args: ["-e", extension, ...(provider && id ? ["--provider", provider, "--model", id] : [])],
     // As the tests run it: the sandbox would hide PI_ORCH_HOME, the agent dir with models.json.
-    env: { PI_ORCH_SANDBOX: "off" },
+    env: { PI_ORCH_SANDBOX: "off", OPENAI_API_KEY: "o", ANTHROPIC_API_KEY: "a" },
     prepare: (home) => {
       writeFileSync(
         join(home, "settings.json"),
         JSON.stringify({ retry: { baseDelayMs: 10 }, compaction: { keepRecentTokens: 40 } }),
       );
-      if (compat) {
-        const models = mockModelsJson(server) as Json;
-        models.providers.mock.models[0].compat = compat;
-        writeFileSync(join(home, "models.json"), JSON.stringify(models));
-      }
+      const models = mockModelsJson(server) as Json;
+      if (config.compat) models.providers.mock.models[0].compat = config.compat;
+      // The built-in providers' models, re-aimed at the mock (pi's baseUrl override).
+      models.providers.openai = { baseUrl: `${server.url}/v1` };
+      models.providers.anthropic = { baseUrl: server.url };
+      writeFileSync(join(home, "models.json"), JSON.stringify(models));
     },
   });
   writeFileSync(join(project, "notes.txt"), "notes\n");
@@ -186,14 +210,12 @@ async function runSide(
       const at = server.requests.length;
       server.enqueue(...step.replies);
       await step.act(w);
-      for (const r of server.requests.slice(at)) {
-        if (!r.body.tools?.length) continue;
-        sent.push({
-          step: step.label,
-          messages: (r.body.messages as Json[]).map((m) => JSON.stringify(m)),
-          tools: JSON.stringify(r.body.tools),
-        });
-      }
+      // Each request took the next reply: a summary's ("## ...") request is an aside, not counted.
+      server.requests.slice(at).forEach((r, i) => {
+        const reply = step.replies[i] as { text?: string } | undefined;
+        if (reply?.text?.startsWith("## ")) return;
+        sent.push({ step: step.label, ...conversation(r.body as Json) });
+      });
     }
   } finally {
     await killAllWorkers();
@@ -254,16 +276,26 @@ export async function run(): Promise<string> {
   const rows: (string | number)[][] = [];
   const breaks: string[] = [];
   try {
-    const configs: [string, object | undefined][] = [
-      ["default (later system messages folded)", undefined],
-      [
-        "`supportsMidConvoSystemMessages` + `supportsMidConvoToolAdditions`",
-        { supportsMidConvoSystemMessages: true, supportsMidConvoToolAdditions: true },
-      ],
+    const configs: Config[] = [
+      { name: "Chat Completions, default (later system messages folded)" },
+      {
+        name: "Chat Completions, `supportsMidConvoSystemMessages` + `supportsMidConvoToolAdditions`",
+        compat: { supportsMidConvoSystemMessages: true, supportsMidConvoToolAdditions: true },
+      },
+      { name: "Anthropic `claude-sonnet-4-6` (catalogue: folded)", model: "anthropic/claude-sonnet-4-6" },
+      {
+        name: "Anthropic `claude-opus-5-5` (catalogue: system messages, tool changes, effort in place)",
+        model: "anthropic/claude-opus-5-5",
+      },
+      {
+        name: "Responses `gpt-6.2-sol` (catalogue: system messages, additional tools, effort in place)",
+        model: "openai/gpt-6.2-sol",
+      },
     ];
-    for (const [name, compat] of configs) {
+    for (const config of configs) {
+      const name = config.name;
       for (const impl of ["ours", "upstream"] as Implementation[]) {
-        const f = figures(await runSide(impl, server, dirs, extension, compat));
+        const f = figures(await runSide(impl, server, dirs, extension, config));
         const who = impl === "ours" ? "ours" : "pi 1.6.0";
         rows.push([name, who, f.requests, pct(f.messages, f.requests), pct(f.whole, f.requests)]);
         breaks.push(`- ${who}, ${name}: ${f.breaks.join("; ")}`);
@@ -275,13 +307,15 @@ export async function run(): Promise<string> {
     for (const d of dirs) d.cleanup();
   }
   out.push(
-    "One scripted session (`bench/prefix.ts`) on the mock model server (OpenAI Chat Completions), run by",
+    "One scripted session (`bench/prefix.ts`) on the mock model server, run by",
     "our worker and by upstream pi 1.6.0 on the same replies: two tool calls, bash, edit and write",
     "removed by an extension, a retried 503, bash added back, a new tool, a manual compaction, a fork, a branch",
     "switch with a summary to before the compaction. Counted over consecutive conversation requests",
     "(summary requests aside): the request's messages start with every message of the one before,",
     "each the same bytes (as the server parsed them); and that with the same tool declarations too",
-    "(what a provider's prompt cache needs).",
+    "(what a provider's prompt cache needs). The mock model (Chat Completions) with and without the",
+    "mid-conversation compat, and built-in catalogue models re-aimed at the mock; for Anthropic the",
+    "system prompt counts as the first message and the moving cache breakpoints are left out.",
     "",
     table(
       ["model compat", "implementation", "request pairs", "messages prefix kept", "whole prefix kept (tools too)"],
@@ -295,7 +329,9 @@ export async function run(): Promise<string> {
     "A compaction, a fork and a branch switch change the history the request starts from, so they break",
     "it by design on both. A tool change breaks it only where later system messages are folded into the",
     "first one (the default for a server pi does not know to take them); with the compat, only the",
-    "request's `tools` change on a removal or a redeclaration, and a new tool keeps all of it.",
+    "request's `tools` change on a removal or a redeclaration, and a new tool keeps all of it; where",
+    "tool changes go in place too (Anthropic's `tool_addition` / `tool_removal`, Responses'",
+    "`additional_tools`), the tools never change.",
     `Target, ours at least pi 1.6.0's share in every row: ${verdict(rows)}.`,
   );
   return out.join("\n");
