@@ -205,6 +205,9 @@ export async function run(): Promise<string> {
   const n22 = has22 ? `Node ${execFileSync(NODE22, ["--version"], { encoding: "utf8" }).trim()}` : "";
   // Node 22's code cache, written by a first start (the build ran on this node), as a user's first start writes it.
   const cache22 = join(home, "cache22");
+  // The startup snapshots the supervisor builds, one per node (made below, after Node 22's first start wrote its code cache).
+  const blob20 = join(home, "worker-20.blob");
+  const blob22 = join(home, "worker-22.blob");
   const blocker = join(home, "no-cache-here");
   writeFileSync(blocker, "");
   const base: Case[] = [
@@ -213,6 +216,11 @@ export async function run(): Promise<string> {
     {
       label: `our \`pi --mode rpc\` (faux): \`dist/cli/pi.cjs\`, code cache, ${n20}`,
       args: [PI_CJS, ...rpc],
+      env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
+    },
+    {
+      label: `our \`pi --mode rpc\` (faux): startup snapshot, as the supervisor starts it, ${n20}`,
+      args: ["--snapshot-blob", blob20, PI_CJS, ...rpc],
       env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
     },
     {
@@ -230,11 +238,18 @@ export async function run(): Promise<string> {
   const extensionsLabel = `our \`pi --mode rpc\` (faux) + 10 of pi's example extensions, \`pi.cjs\`, ${n20}`;
   const extensionArgs = TEN_EXAMPLES.flatMap((e) => ["-e", join(EXAMPLES, e)]);
   if (existsSync(EXAMPLES)) {
-    base.push({
-      label: extensionsLabel,
-      args: [PI_CJS, ...rpc, ...extensionArgs],
-      env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
-    });
+    base.push(
+      {
+        label: extensionsLabel,
+        args: [PI_CJS, ...rpc, ...extensionArgs],
+        env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
+      },
+      {
+        label: `our \`pi --mode rpc\` (faux) + 10 of pi's example extensions, startup snapshot, ${n20}`,
+        args: ["--snapshot-blob", blob20, PI_CJS, ...rpc, ...extensionArgs],
+        env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
+      },
+    );
   }
   if (has22) {
     base.push(
@@ -247,6 +262,12 @@ export async function run(): Promise<string> {
         env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: cache22 },
       },
       {
+        label: `our \`pi --mode rpc\` (faux): startup snapshot, as the supervisor starts it, ${n22}`,
+        node: NODE22,
+        args: ["--snapshot-blob", blob22, PI_CJS, ...rpc],
+        env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: cache22 },
+      },
+      {
         label: `our \`pi --mode rpc\` (faux): \`pi.cjs\`, no cache for this node (before), ${n22}`,
         node: NODE22,
         args: [PI_CJS, ...rpc],
@@ -255,12 +276,20 @@ export async function run(): Promise<string> {
       },
     );
     if (existsSync(EXAMPLES)) {
-      base.push({
-        label: `our \`pi --mode rpc\` (faux) + 10 of pi's example extensions, \`pi.cjs\`, ${n22}`,
-        node: NODE22,
-        args: [PI_CJS, ...rpc, ...extensionArgs],
-        env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: cache22 },
-      });
+      base.push(
+        {
+          label: `our \`pi --mode rpc\` (faux) + 10 of pi's example extensions, \`pi.cjs\`, ${n22}`,
+          node: NODE22,
+          args: [PI_CJS, ...rpc, ...extensionArgs],
+          env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: cache22 },
+        },
+        {
+          label: `our \`pi --mode rpc\` (faux) + 10 of pi's example extensions, startup snapshot, ${n22}`,
+          node: NODE22,
+          args: ["--snapshot-blob", blob22, PI_CJS, ...rpc, ...extensionArgs],
+          env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CACHE_DIR: cache22 },
+        },
+      );
     }
     if (existsSync(UPSTREAM)) {
       base.push({
@@ -289,8 +318,16 @@ export async function run(): Promise<string> {
   try {
     // Node 22's first starts, which write its caches (the worker's, then jiti's), as a user's first starts would.
     for (const c of cases.filter((c) => c.env?.PI_ORCH_CACHE_DIR === cache22)) {
-      await timeFirstState(NODE22, c.args, c.env ?? {}, cwd);
+      if (!c.args.includes("--snapshot-blob")) await timeFirstState(NODE22, c.args, c.env ?? {}, cwd);
     }
+    // As the supervisor builds them (shared/startup-snapshot.ts), each with the code cache of its node.
+    const entry = join(ROOT, "dist/cli/pi-snapshot.cjs");
+    execFileSync(process.execPath, ["--snapshot-blob", blob20, "--build-snapshot", entry], { stdio: "ignore" });
+    if (has22)
+      execFileSync(NODE22, ["--snapshot-blob", blob22, "--build-snapshot", entry], {
+        stdio: "ignore",
+        env: { ...process.env, PI_ORCH_CACHE_DIR: cache22 },
+      });
     for (let i = 0; i < RUNS; i++) {
       for (const [k, c] of cases.entries()) {
         if (c.exitOnly) {
@@ -328,16 +365,17 @@ export async function run(): Promise<string> {
     cases.findIndex(
       (c) => c.label.startsWith(start) && c.label.endsWith(node) && c.env?.NODE_EXTRA_CA_CERTS === undefined,
     );
+  // The verdict is for the workers a supervisor starts: from the startup snapshot.
   const verdictFor = (node: string): string => {
-    const ours = at("our `pi --mode rpc` (faux): `", node);
+    const ours = at("our `pi --mode rpc` (faux): startup snapshot", node);
     if (ours < 0) return "";
     const echoAt = at("`node -e` stdin echo loop", node);
-    const extAt = at("our `pi --mode rpc` (faux) + 10", node);
+    const extAt = at("our `pi --mode rpc` (faux) + 10 of pi's example extensions, startup snapshot", node);
     const ratio = median(ms[ours]!) / floorOf(cases[ours]!);
     const rssOver = median(rss[ours]!) - median(rss[echoAt]!);
     const ext = extAt >= 0 ? median(ms[extAt]!) / median(ms[ours]!) : NaN;
     return (
-      `${node}: first answer ${fmt(ratio, 2)}× \`node -e 0\` (target ≤ 1.5×: ${ratio <= 1.5 ? "met" : "missed"}); ` +
+      `${node}, started from the startup snapshot: first answer ${fmt(ratio, 2)}× \`node -e 0\` (target ≤ 1.5×: ${ratio <= 1.5 ? "met" : "missed"}); ` +
       `idle RSS ${fmt(median(rss[ours]!))} MB, the echo loop + ${fmt(rssOver)} MB (target ≤ + 3 MB: ${rssOver <= 3 ? "met" : "missed"})` +
       (extAt >= 0
         ? `; with 10 example extensions ${fmt(ext, 2)}× the start without (target ≤ 1.3×: ${ext <= 1.3 ? "met" : "missed"})`
@@ -376,7 +414,7 @@ export async function run(): Promise<string> {
     "## Worker start-up",
     "",
     `Cold start = spawn until the response to the first \`get_state\` (\`node -e 0\`: until it exits); RSS and CPU time (all threads, from the kernel's accounting: what the machine's load changes least) read 300 ms after the answer. ` +
-      `Median of ${RUNS} interleaved runs; ratios against \`node -e 0\` of the same node started the same way (with or without NODE_EXTRA_CA_CERTS, which makes every node start parse a CA bundle). Node 22's code cache is the one a first start wrote for it in the user's cache folder (the build ran on Node 20); "no cache for this node" is every start before that existed. ` +
+      `Median of ${RUNS} interleaved runs; ratios against \`node -e 0\` of the same node started the same way (with or without NODE_EXTRA_CA_CERTS, which makes every node start parse a CA bundle). Node 22's code cache is the one a first start wrote for it in the user's cache folder (the build ran on Node 20); "no cache for this node" is every start before that existed. "Startup snapshot" rows start node with \`--snapshot-blob\`, the blob built for that node as the supervisor builds it for its workers (supervisor/worker-snapshot.ts); the verdict below is for those. ` +
       `Other CPU during the runs: ${fmtOther(load)} cores.`,
     "",
     table(["process", "cold start (ms)", "vs node -e 0", "CPU to idle (ms, vs echo loop)", "idle RSS (MB)"], rows),
@@ -387,7 +425,7 @@ export async function run(): Promise<string> {
     "",
     table(["part", "`node -e` echo loop", "our `pi --mode rpc` (pi.cjs)", "difference"], partRows),
     "",
-    "An RPC worker runs one memory-reducing collection once it has been quiet for 100 ms (no command being handled, no line out; worker/modes/idle-compact.ts), so the RSS read 300 ms after the answer is after it, and so is its CPU (about 20 ms, in the CPU column). " +
+    "An RPC worker started from the code cache, or from the snapshot with extensions, runs one memory-reducing collection once it has been quiet for 100 ms (no command being handled, no line out; worker/modes/idle-compact.ts), so the RSS read 300 ms after the answer is after it, and so is its CPU (about 20 ms, in the CPU column); one started from the snapshot without extensions has little for it to give back and skips it. " +
       "It gave back 1.9 MB of young-generation and old-space pages when it landed, which V8's own memory reducer returns only ~8 s after start, and not to every worker when many start at once (24 started together: at 12 s, median 43.7 MB but up to 45.6 MB without it; 43.8 MB each with it). Its price: that CPU once, and the inspector module it loads stays, so a lone worker 10 s after start holds 0.4 MB more than one without it (43.8 against 43.3 MB).",
   ].join("\n");
 }
