@@ -202,7 +202,8 @@ describe("compaction", () => {
     await w.event("agent_end");
     let from = w.received.length;
     await w.request({ type: "prompt", message: "second" });
-    await w.waitFor((l) => l.type === "agent_end", 10_000, from);
+    // As pi 1.6, a compaction after a run's last turn comes after its agent_end, before agent_settled.
+    await w.waitFor((l) => l.type === "agent_settled", 10_000, from);
     const start = w.received.find((l) => l.type === "compaction_start");
     const end = w.received.find((l) => l.type === "compaction_end");
     expect(start).toEqual({ type: "compaction_start", reason: "threshold" });

@@ -184,7 +184,7 @@ export class Agent {
       beforeToolCall: host.beforeToolCall,
       afterToolCall: host.afterToolCall,
       afterResponse: host.afterResponse,
-      shouldStopAfterTurn: host.shouldStopAfterTurn,
+      prepareNextTurn: host.prepareNextTurn,
       finishTurn: host.finishTurn,
       finalizeMessage: host.finalizeMessage,
       declareSystem: host.declareSystem,

@@ -51,9 +51,13 @@ export async function runAgentLoop(
 
   // A finishTurn that asked for one more request no tool call, steer or follow-up made.
   let explicitContinuation = false;
+  // A turn of this run ended: the next one is prepared first (the session may compact).
+  let turnEnded = false;
   outer: for (;;) {
     let moreToolCalls = true;
     while (moreToolCalls || pending.length > 0) {
+      if (turnEnded) await config.prepareNextTurn?.();
+      turnEnded = true;
       emit({ type: "turn_start" });
       // What changed of the prompt and tools goes first in the turn; a run whose prompts bring
       // their own declaration is told of later changes (a before_agent_start handler's) after them.
@@ -98,8 +102,6 @@ export async function runAgentLoop(
       // A batch whose every tool asked to terminate ends the run (pi's `terminate`).
       if (batch.terminate) break outer;
       moreToolCalls = calls.length > 0;
-      if (await config.shouldStopAfterTurn?.({ message: assistant, toolResults, context: view(context, config) }))
-        break outer;
       pending = config.takeSteering();
       pendingFrom = "steering";
       // Natural work satisfies a continuation; otherwise it waits for the follow-ups below.

@@ -93,13 +93,6 @@ export interface AfterResponseContext {
   signal: AbortSignal;
 }
 
-/** `shouldStopAfterTurn`'s context: the turn that just ended. */
-export interface TurnEndContext {
-  message: AssistantMessage;
-  toolResults: ToolResultMessage[];
-  context: AgentContextView;
-}
-
 /**
  * Everything outside the loop plugs in here. Hooks must not throw (a hook that can
  * fail catches its own errors); each receives a context object.
@@ -134,8 +127,12 @@ export interface AgentHooks {
    * or aborted turn ends the run whatever it says.
    */
   finishTurn?: (turn: { message: AssistantMessage; toolResults: ToolResultMessage[] }) => Promise<boolean>;
-  /** After each `turn_end`: true ends the run before the queues are read. */
-  shouldStopAfterTurn?: (ctx: TurnEndContext) => Promise<boolean>;
+  /**
+   * Before a run's second and later turns (after a tool batch, a steer, a follow-up or a
+   * continuation), never after its last one: pi 1.6's `prepareNextTurn`, where the session
+   * compacts a context past the threshold before the next request.
+   */
+  prepareNextTurn?: () => Promise<void>;
   /** Messages entered the context at a turn's start. */
   onInject?: (messages: AgentMessage[], from: InjectSource) => void;
   /** Before `message_end`: may replace the finished message (same role), which is then what the context keeps. */

@@ -117,6 +117,7 @@ export class AgentSession {
     extensions: () => this.extensions,
     store: () => this.store,
     boundaryHost: () => this.boundaryHost(),
+    compactAfterRun: () => this.compaction.atThreshold(),
     emit: (event) => this.emit(event),
   });
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
@@ -242,10 +243,8 @@ export class AgentSession {
         routeRequest: (ctx) => this.models.routeRun(ctx, this.runs.takeRetriedResponse()),
         pace: () => this.outputBehind?.(),
         finishTurn: (turn) => turnEndBoundary(this.boundaryHost(), { ...turn, turnIndex: this.gate.currentTurnIndex }),
-        shouldStopAfterTurn: async () => {
-          await this.compaction.atThreshold();
-          return false;
-        },
+        // pi 1.6: between the turns of a run; after its last one, the run's end checks (runs).
+        prepareNextTurn: () => this.compaction.atThreshold(),
         onQueueChange: () => this.emit({ type: "queue_update", ...this.agent.queues() }),
         beforeRun: (prompts) => this.beforeRun(prompts),
         afterRun: async () => {

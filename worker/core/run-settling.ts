@@ -1,7 +1,7 @@
 /**
  * A run from its start to pi 1.6's `agent_settled`: followed through its automatic
- * retries (the failed reply left out of the context by a `context_edit`), then the
- * extensions' `agent_before_settle` (entries added, one more request or the prompts queued
+ * retries (the failed reply left out of the context by a `context_edit`), then a
+ * compaction when the context passed the threshold, then the extensions' `agent_before_settle` (entries added, one more request or the prompts queued
  * meanwhile run), and settled once nothing more happens on its own. An `abort` asked in
  * between makes the settle say aborted.
  */
@@ -25,6 +25,8 @@ export interface RunSettlingHost {
   store(): SessionStore;
   /** What an `agent_before_settle` boundary reads and writes. */
   boundaryHost(): BoundaryHost;
+  /** pi 1.6's check after a run's agent_end (no retry follows): compact a context past the threshold. */
+  compactAfterRun(): Promise<void>;
   emit(event: WorkerEvent): void;
 }
 
@@ -97,7 +99,16 @@ export class RunSettling {
       },
       start: (prompts) => ({ done: out(agent.start(prompts).done) }),
     };
-    return this.host.retry().follow(target, out(run));
+    // As pi 1.6, after the last agent_end and before agent_before_settle: a context past the
+    // threshold is compacted once no retry follows, unless the run was aborted.
+    return this.host
+      .retry()
+      .follow(target, out(run))
+      .then(() => {
+        const last = [...agent.messages].reverse().find((m) => m.role === "assistant") as AssistantMessage | undefined;
+        if (this.abortAsked || last?.stopReason === "aborted") return;
+        return this.host.compactAfterRun();
+      });
   }
 
   /**

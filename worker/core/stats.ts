@@ -58,7 +58,7 @@ export function sessionStats(input: StatsInput): RpcSessionStats {
   }
   // pi's total is the sum of the four, not the providers' totalTokens.
   tokens.total = tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite;
-  const contextTokens = messages.length > 0 ? estimateContextTokens(messages) : null;
+  const contextTokens = messages.length > 0 && !compactedSinceUsage(messages) ? estimateContextTokens(messages) : null;
   return {
     ...(input.sessionFile ? { sessionFile: input.sessionFile } : {}),
     sessionId: input.sessionId,
@@ -71,6 +71,24 @@ export function sessionStats(input: StatsInput): RpcSessionStats {
       percent: contextTokens === null ? null : (contextTokens / contextWindow) * 100,
     },
   };
+}
+
+/**
+ * As pi 1.6: after a compaction the context's size is unknown (null) until a reply that
+ * reports usage came after it; the kept replies counted the context before it.
+ */
+function compactedSinceUsage(messages: readonly AgentMessage[]): boolean {
+  let summaryTime = -Infinity;
+  for (const m of messages) if (m.role === "compactionSummary") summaryTime = Math.max(summaryTime, m.timestamp);
+  if (summaryTime === -Infinity) return false;
+  return !messages.some(
+    (m) =>
+      m.role === "assistant" &&
+      m.stopReason !== "error" &&
+      m.stopReason !== "aborted" &&
+      m.usage.totalTokens > 0 &&
+      m.timestamp >= summaryTime,
+  );
 }
 
 /** A summary entry's `usage` (written by an extension, so checked before it is added). */

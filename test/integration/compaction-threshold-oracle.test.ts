@@ -1,0 +1,164 @@
+/**
+ * When pi 1.6.0 compacts past the threshold, side by side with it on one scripted model
+ * (a 1,000-token window, a 200-token reserve, so a reply reporting 910 tokens crosses it):
+ * between the turns of a run only when another turn follows (after a tool batch, before
+ * the next request), and after a run's last turn only once its `agent_end` went out (then
+ * `agent_settled`). A single exchange crosses it too, but a compaction needs something to
+ * summarize before the kept part: with one turn, neither side compacts. Both sides must
+ * send the same requests, emit the compaction events in the same places, write the same
+ * entries and report the same context usage. Skipped when test/upstream is not installed.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { MockReply, RecordedRequest } from "../support/mock-model-server.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
+import type { RpcWorker } from "../support/rpc-worker.js";
+import { entryShape, isSummaryRequest, requestShape } from "../support/session-shape.js";
+import { mockModelsJson, startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
+
+type Line = Record<string, any>;
+
+const { server, dirs } = useOracleFixture();
+const IMPLS: Implementation[] = ["upstream", "ours"];
+const LONG = "words ".repeat(20);
+/** A reply that reports 910 tokens of context: past 1,000 - 200. */
+const FULL = { input: 900, output: 10 };
+
+/** A 1,000-token window, a 200-token reserve and a 10-token kept part. */
+function prepare(home: string): void {
+  const models = mockModelsJson(server) as Line;
+  models.providers.mock.models[0].contextWindow = 1000;
+  writeFileSync(join(home, "models.json"), JSON.stringify(models));
+  writeFileSync(
+    join(home, "settings.json"),
+    JSON.stringify({ compaction: { reserveTokens: 200, keepRecentTokens: 10 } }),
+  );
+}
+
+/**
+ * Queue `replies` for the conversation's requests and `summaries` answers for summary
+ * requests, each taken by what is asked (a split turn's two summary requests run at once).
+ */
+function script(replies: MockReply[], summaries: number): void {
+  const pick = (req: RecordedRequest): MockReply =>
+    isSummaryRequest(req.body as Line) ? { text: "## Summary\nearlier work" } : replies.shift()!;
+  server.enqueue(...Array.from({ length: replies.length + summaries }, () => pick));
+}
+
+/** The run's events that place a compaction: its start and end (with what it reports) among the run's own. */
+function placed(lines: Line[]): string[] {
+  const kept = [
+    "agent_start",
+    "turn_start",
+    "turn_end",
+    "agent_end",
+    "compaction_start",
+    "compaction_end",
+    "agent_settled",
+  ];
+  return lines
+    .filter((l) => kept.includes(l.type))
+    .map((l) =>
+      l.type === "compaction_end"
+        ? `compaction_end(${l.reason},${l.result?.tokensBefore},${l.willRetry},${l.aborted})`
+        : l.type === "compaction_start"
+          ? `compaction_start(${l.reason})`
+          : l.type,
+    );
+}
+
+async function run(w: RpcWorker, message: string): Promise<string[]> {
+  const from = w.received.length;
+  expect(await w.request({ type: "prompt", message }, 30_000)).toMatchObject({ success: true });
+  await w.event("agent_settled", 30_000, from);
+  return placed(w.received.slice(from) as Line[]);
+}
+
+interface Side {
+  runs: string[][];
+  usage: unknown[];
+  entries: Line[];
+  summaryRequests: boolean[];
+  requests: Line[];
+}
+
+async function side(impl: Implementation): Promise<Side> {
+  const { w } = startOracle(impl, server, dirs, {
+    pi: "1.6.0",
+    prepare,
+    prepareProject: (project) => writeFileSync(join(project, "notes.txt"), `notes ${LONG}\n`),
+  });
+  const at = server.requests.length;
+  const runs: string[][] = [];
+  const usage: unknown[] = [];
+  const contextUsage = async () => ((await w.request({ type: "get_session_stats" })).data as Line).contextUsage;
+  // One exchange at 910 tokens: nothing before it to summarize.
+  script([{ text: "one", usage: FULL }], 0);
+  runs.push(await run(w, `question 1 ${LONG}`));
+  usage.push(await contextUsage());
+  // A tool call at 910 tokens: compacted before the next request of the run, not after its last.
+  script(
+    [
+      { toolCalls: [{ id: "call_0", name: "read", arguments: { path: "notes.txt" } }], usage: FULL },
+      { text: "read it", usage: { input: 40, output: 5 } },
+    ],
+    2,
+  );
+  runs.push(await run(w, `question 2 ${LONG}`));
+  usage.push(await contextUsage());
+  // The run's last reply at 910 tokens: compacted after agent_end.
+  script([{ text: "three", usage: FULL }], 1);
+  runs.push(await run(w, `question 3 ${LONG}`));
+  usage.push(await contextUsage());
+  const { entries } = (await w.request({ type: "get_entries" })).data as Line;
+  w.kill();
+  const bodies = server.requests.slice(at).map((r) => r.body as Line);
+  return {
+    runs,
+    usage,
+    entries: entryShape(entries, false),
+    summaryRequests: bodies.map(isSummaryRequest),
+    requests: bodies.filter((b) => !isSummaryRequest(b)).map(requestShape),
+  };
+}
+
+describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0's points of a run", () => {
+  it("between turns when one follows, after agent_end at the run's end, never with nothing to summarize", async () => {
+    const sides = {} as Record<Implementation, Side>;
+    for (const impl of IMPLS) sides[impl] = await side(impl);
+    const { ours, upstream } = sides;
+
+    expect(upstream.runs).toEqual([
+      ["agent_start", "turn_start", "turn_end", "agent_end", "agent_settled"],
+      [
+        "agent_start",
+        "turn_start",
+        "turn_end",
+        "compaction_start(threshold)",
+        // 910 and the tool result's estimate.
+        "compaction_end(threshold,942,false,false)",
+        "turn_start",
+        "turn_end",
+        "agent_end",
+        "agent_settled",
+      ],
+      [
+        "agent_start",
+        "turn_start",
+        "turn_end",
+        "agent_end",
+        "compaction_start(threshold)",
+        "compaction_end(threshold,910,false,false)",
+        "agent_settled",
+      ],
+    ]);
+    // The size is known again only from a reply after the compaction.
+    expect(upstream.usage.map((u) => (u as Line).tokens)).toEqual([910, 45, null]);
+    expect(ours.runs).toEqual(upstream.runs);
+    expect(ours.usage).toEqual(upstream.usage);
+    expect(ours.entries).toEqual(upstream.entries);
+    expect(ours.summaryRequests).toEqual(upstream.summaryRequests);
+    expect(ours.requests).toEqual(upstream.requests);
+  }, 120_000);
+});
