@@ -107,7 +107,7 @@ describe("a worker of a supervisor given a V8 flag", () => {
   }
 
   it("on node's command line (the README's way): the worker accepts its code cache", async () => {
-    const world = new World({ PI_ORCH_CODE_CACHE: "report", NODE_OPTIONS: "" });
+    const world = new World({ PI_ORCH_CODE_CACHE: "report", NODE_OPTIONS: "", PI_ORCH_SNAPSHOT: "off" });
     expect(await codeCacheOfWorker(world, ["--max-semi-space-size=2"])).toBe("accepted");
   });
 
@@ -118,6 +118,9 @@ describe("a worker of a supervisor given a V8 flag", () => {
       PI_ORCH_CODE_CACHE: "report",
       NODE_OPTIONS: "--max-semi-space-size=2",
       PI_ORCH_CACHE_DIR: cache.path,
+      // The code cache is what this is about; the startup snapshot (test/integration/worker-snapshot.test.ts)
+      // would start the second worker once the supervisor has built it.
+      PI_ORCH_SNAPSHOT: "off",
     });
     expect(await codeCacheOfWorker(world, [])).toBe("rejected");
     const stderrLog = join(world.home.path, "logs", "w.stderr.log");
