@@ -4,11 +4,13 @@
  * names it as parent), or, for a session kept in memory (`--no-session`), a new session in
  * memory, as pi's in-memory `createBranchedSession` (no parent: there is no file to name).
  */
+import { randomUUID } from "node:crypto";
 import { userMessageText } from "./context.js";
-import type { SessionEntry } from "../../shared/schema/session.js";
+import type { CompactionEntry, LabelEntry, SessionEntry } from "../../shared/schema/session.js";
 import { isKnownEntry } from "./entries.js";
 import { SessionFileError } from "./parse.js";
 import { type FileSessionStore, SessionStore, writeNewSessionFile } from "./session-file.js";
+import { labelsOf } from "./tree.js";
 
 /** A user message that a fork can start from (pi's `get_fork_messages`). */
 export interface ForkMessage {
@@ -66,12 +68,12 @@ export function forkSession(store: FileSessionStore, entryId: string, dir: strin
   } catch (error) {
     throw new SessionFileError(store.path, (error as Error).message);
   }
-  return { path: copyToNewFile(store, point.path, dir), text: point.text };
+  return { path: copyToNewFile(store, branchedEntries(store.entries, point.path), dir), text: point.text };
 }
 
 /** Clone: a new session in `dir` (with session id `id`, else a new one) holding the whole current path. Returns the new file's path. */
 export function cloneSession(store: FileSessionStore, dir: string, id?: string): string {
-  return copyToNewFile(store, store.pathToLeaf(), dir, id);
+  return copyToNewFile(store, branchedEntries(store.entries, store.pathToLeaf()), dir, id);
 }
 
 /**
@@ -82,9 +84,52 @@ export function cloneSession(store: FileSessionStore, dir: string, id?: string):
 export function branchInMemory(store: SessionStore, entryId?: string): { store: SessionStore; text?: string } {
   const point =
     entryId === undefined ? { path: store.pathToLeaf(), text: undefined } : forkPoint(store.entries, entryId);
-  return { store: SessionStore.inMemory({ cwd: store.header.cwd, entries: point.path }), text: point.text };
+  const entries = branchedEntries(store.entries, point.path);
+  return { store: SessionStore.inMemory({ cwd: store.header.cwd, entries }), text: point.text };
 }
 
 function copyToNewFile(store: FileSessionStore, entries: SessionEntry[], dir: string, id?: string): string {
   return writeNewSessionFile({ dir, cwd: store.header.cwd, parentSession: store.path, entries, id }).path;
+}
+
+/**
+ * What a fork or clone of `path` holds, as pi 1.6.0's `createBranchedSession` writes it:
+ * the path's label entries left out and the rest chained again (each entry's parent is the
+ * one kept before it; a compaction whose kept part started at a label starts at the entry
+ * after it), then one label entry for each label the session (`all`, every branch) gives
+ * an entry of the path now, with that label's time, chained after them under new ids.
+ * Pure but for the ids.
+ */
+export function branchedEntries(all: readonly SessionEntry[], path: readonly SessionEntry[]): SessionEntry[] {
+  const out: SessionEntry[] = [];
+  // A label's id -> the entry kept after it, for a compaction that named the label.
+  const afterLabel = new Map<string, string>();
+  let labels: string[] = [];
+  let parentId: string | null = null;
+  for (const entry of path) {
+    if (entry.type === "label") {
+      labels.push(entry.id);
+      continue;
+    }
+    for (const id of labels) afterLabel.set(id, entry.id);
+    labels = [];
+    const copy = { ...entry, parentId } as SessionEntry;
+    if (entry.type === "compaction") {
+      const kept = (entry as CompactionEntry).firstKeptEntryId;
+      if (kept !== entry.id) (copy as CompactionEntry).firstKeptEntryId = afterLabel.get(kept) ?? kept;
+    }
+    out.push(copy);
+    parentId = entry.id;
+  }
+  const ids = new Set(out.map((e) => e.id));
+  for (const [targetId, { label, timestamp }] of labelsOf(all)) {
+    if (!ids.has(targetId)) continue;
+    let id = randomUUID().slice(0, 8);
+    while (ids.has(id)) id = randomUUID().slice(0, 8);
+    ids.add(id);
+    const entry: LabelEntry = { type: "label", id, parentId, timestamp, targetId, label };
+    out.push(entry);
+    parentId = id;
+  }
+  return out;
 }

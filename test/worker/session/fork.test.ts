@@ -1,7 +1,7 @@
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cloneSession, forkMessages, forkSession } from "../../../worker/session/fork.js";
+import { branchedEntries, cloneSession, forkMessages, forkSession } from "../../../worker/session/fork.js";
 import { SessionStore } from "../../../worker/session/session-file.js";
 import { assistant, PI_SESSION_FIXTURE, useTempDir, user } from "./helpers.js";
 
@@ -98,5 +98,45 @@ describe("fork and clone", () => {
     expect(readFileSync(clone.path, "utf8").split("\n").slice(1)).toEqual(
       readFileSync(PI_SESSION_FIXTURE, "utf8").split("\n").slice(1),
     );
+  });
+
+  it("re-chains the path without its labels and writes the current labels after it (pi's createBranchedSession)", () => {
+    const store = track(SessionStore.create({ dir: join(tmp(), "src"), cwd: "/w" }));
+    const q1 = store.append({ type: "message", message: user("first question") });
+    const a1 = store.append({ type: "message", message: assistant("first answer") });
+    store.setLabel(a1.id, "old");
+    store.setLabel(a1.id, "checkpoint");
+    const q2 = store.append({ type: "message", message: user("second question") });
+    store.setLabel(q2.id, "cleared");
+    store.setLabel(q2.id, undefined);
+    // A compaction whose kept part starts at a label keeps from the entry after it.
+    const labelled = store.append({ type: "label", targetId: q1.id, label: "start" });
+    const a2 = store.append({ type: "message", message: assistant("second answer") });
+    const compaction = store.append({
+      type: "compaction",
+      summary: "s",
+      firstKeptEntryId: labelled.id,
+      tokensBefore: 1,
+      details: undefined,
+      fromHook: false,
+    });
+    const out = branchedEntries(store.entries, store.pathToLeaf());
+    const kinds = out.map((e) => [e.type, e.parentId && out.findIndex((p) => p.id === e.parentId)]);
+    expect(kinds).toEqual([
+      ["message", null],
+      ["message", 0],
+      ["message", 1],
+      ["message", 2],
+      ["compaction", 3],
+      ["label", 4],
+      ["label", 5],
+    ]);
+    expect(out.map((e) => e.id).slice(0, 5)).toEqual([q1.id, a1.id, q2.id, a2.id, compaction.id]);
+    expect((out[4] as { firstKeptEntryId: string }).firstKeptEntryId).toBe(a2.id);
+    // The labels as the session has them now, in the order they were first set.
+    expect(out.slice(5).map((e) => [(e as { targetId: string }).targetId, (e as { label: string }).label])).toEqual([
+      [a1.id, "checkpoint"],
+      [q1.id, "start"],
+    ]);
   });
 });
