@@ -69,11 +69,48 @@ export function checkSnapshot(place: SnapshotPlace): "ok" | "missing" | "stale" 
   return bytes.length === saved.size && blobChecksum(bytes) === saved.sum ? "ok" : "corrupt";
 }
 
+/** What `buildSnapshot` resolves with when another process is building the same blob. */
+export const SNAPSHOT_BUILD_BUSY = "another process is building it";
+
+/** A build lock older than this is from a process that died mid-build: it is taken over. */
+const STALE_LOCK_MS = 120_000;
+
+/**
+ * Whether another process holds the build lock of `place` (a folder beside the blob, made
+ * with `mkdir`, which only one process can win). While it does, the blob and its key file
+ * are being replaced, so a "missing" or "corrupt" read is that build in flight, not damage.
+ */
+export function snapshotBuildRunning(place: SnapshotPlace, now: number = Date.now()): boolean {
+  try {
+    return now - statSync(`${place.blob}.lock`).mtimeMs < STALE_LOCK_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** Take the build lock of `place`: true when this process holds it now. */
+function takeBuildLock(place: SnapshotPlace): boolean {
+  const lock = `${place.blob}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      mkdirSync(lock, { mode: 0o700 });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || snapshotBuildRunning(place)) return false;
+      // Left by a builder that died: take it over.
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+  return false;
+}
+
 /**
  * Make the blob at `place` with this node and `env`: build it beside its final name, start
  * the worker from it once (`--version`, which runs the deserialised worker's own code), then
- * write it and its key file into place. Resolves with undefined when made, else with what
- * went wrong (node's own words), so the caller can say it.
+ * write it and its key file into place. One process builds a blob at a time (many
+ * supervisors may start at once on one cache folder): the others resolve with
+ * `SNAPSHOT_BUILD_BUSY` and look again later. Resolves with undefined when made, else with
+ * what went wrong (node's own words), so the caller can say it.
  */
 export async function buildSnapshot(
   place: SnapshotPlace,
@@ -84,6 +121,11 @@ export async function buildSnapshot(
   const tmp = `${place.blob}.${process.pid}.tmp`;
   try {
     mkdirSync(join(place.blob, ".."), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  if (!takeBuildLock(place)) return SNAPSHOT_BUILD_BUSY;
+  try {
     const built = await run([`--snapshot-blob`, tmp, "--build-snapshot", entry], env);
     if (built.code !== 0) return `building it failed (exit ${built.code}): ${lastLine(built.stderr)}`;
     const tried = await run(["--snapshot-blob", tmp, launcher, "--version"], env);
@@ -102,6 +144,7 @@ export async function buildSnapshot(
   } finally {
     rmSync(tmp, { force: true });
     rmSync(`${place.keyFile}.${process.pid}.tmp`, { force: true });
+    rmSync(`${place.blob}.lock`, { recursive: true, force: true });
   }
 }
 

@@ -9,7 +9,17 @@
  */
 import { statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { buildSnapshot, checkSnapshot, type SnapshotPlace, snapshotPlace } from "../shared/startup-snapshot.js";
+import {
+  buildSnapshot,
+  checkSnapshot,
+  SNAPSHOT_BUILD_BUSY,
+  type SnapshotPlace,
+  snapshotBuildRunning,
+  snapshotPlace,
+} from "../shared/startup-snapshot.js";
+
+/** How soon a supervisor looks again at a blob that another process is building. */
+const BUSY_RETRY_MS = 1000;
 
 /** What the supervisor knows of the blob for one NODE_OPTIONS. */
 interface Known {
@@ -20,6 +30,8 @@ interface Known {
   mtimeMs?: number;
   /** Whether a build was tried already (a second failure turns it off). */
   built?: boolean;
+  /** While another process builds the blob: when to look at it again (at a later start). */
+  retryAt?: number;
 }
 
 /** The node flags that start our worker from its snapshot. */
@@ -59,6 +71,10 @@ export class WorkerSnapshots {
       this.known.set(options, known);
       this.check(known, env);
     }
+    if (known.state === "building" && known.retryAt !== undefined && Date.now() >= known.retryAt) {
+      known.retryAt = undefined;
+      this.check(known, env);
+    }
     if (known.state !== "ready") return [];
     // Checked once; after that only its size and time, for a blob replaced under us.
     try {
@@ -76,6 +92,9 @@ export class WorkerSnapshots {
   private check(known: Known, env: NodeJS.ProcessEnv): void {
     const status = checkSnapshot(known.place);
     if (status === "ok") return this.ready(known);
+    // Another supervisor is replacing the blob and its key: what was read is its build in
+    // flight, not damage. Start without the blob and look again at a later start.
+    if (snapshotBuildRunning(known.place)) return this.later(known);
     if (known.built) {
       known.state = "off";
       this.warn(
@@ -87,12 +106,22 @@ export class WorkerSnapshots {
     if (status === "corrupt" || status === "stale")
       this.warn(`the worker startup snapshot ${known.place.blob} is ${status}; building it again`);
     void buildSnapshot(known.place, this.entry, this.launcher, env).then((problem) => {
+      if (problem === SNAPSHOT_BUILD_BUSY) {
+        // Lost the race to another builder: not a failure of ours.
+        known.built = false;
+        return this.later(known);
+      }
       if (problem === undefined && checkSnapshot(known.place) === "ok") return this.ready(known);
       known.state = "off";
       this.warn(
         `could not build the worker startup snapshot for node ${process.version} (${problem ?? "it did not check out"}); workers start without it (slower, still correct). Set PI_ORCH_SNAPSHOT=off to stop trying, or PI_ORCH_CACHE_DIR to a writable folder`,
       );
     });
+  }
+
+  private later(known: Known): void {
+    known.state = "building";
+    known.retryAt = Date.now() + BUSY_RETRY_MS;
   }
 
   private ready(known: Known): void {

@@ -4,10 +4,10 @@
  * and the supervisor passes a blob only when it is whole and made for the worker's node and
  * NODE_OPTIONS: a corrupt one is rebuilt, with a line in the log.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildSnapshot, checkSnapshot, snapshotPlace } from "../../shared/startup-snapshot.js";
+import { buildSnapshot, checkSnapshot, SNAPSHOT_BUILD_BUSY, snapshotPlace } from "../../shared/startup-snapshot.js";
 import { WorkerSnapshots } from "../../supervisor/worker-snapshot.js";
 import { World } from "../support/orch-cli.js";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
@@ -165,6 +165,36 @@ describe("the supervisor's worker snapshots", () => {
     expect(said.join("\n")).toMatch(/is corrupt; building it again/);
     await until("the rebuild", () => s.argsFor(env).length > 0);
     expect(checkSnapshot(place)).toBe("ok");
+  });
+
+  it("is built by one of two supervisors starting at once on one cache folder; neither logs a line", async () => {
+    const { env } = snapshots();
+    const place = snapshotPlace(BUNDLE, env);
+    const entry = join(DIST, "pi-snapshot.cjs");
+    // Two builds at once: one wins the lock, the other is told it is busy (no second writer).
+    const results = await Promise.all([
+      buildSnapshot(place, entry, LAUNCHER, env),
+      buildSnapshot(place, entry, LAUNCHER, env),
+    ]);
+    expect(results.sort()).toEqual([SNAPSHOT_BUILD_BUSY, undefined].sort());
+    expect(checkSnapshot(place)).toBe("ok");
+    // A blob being replaced reads as corrupt for a moment: with the lock held, that is no damage.
+    const bytes = readFileSync(place.blob);
+    bytes[bytes.length >> 1] ^= 0xff;
+    writeFileSync(place.blob, bytes);
+    mkdirSync(`${place.blob}.lock`);
+    const said: string[] = [];
+    const a = new WorkerSnapshots(LAUNCHER, (m) => said.push(m));
+    const b = new WorkerSnapshots(LAUNCHER, (m) => said.push(m));
+    expect(a.argsFor(env)).toEqual([]);
+    expect(b.argsFor(env)).toEqual([]);
+    expect(said).toEqual([]);
+    // The other builder died mid-build: its lock goes stale and one of the two builds it again.
+    const old = new Date(Date.now() - 10 * 60_000);
+    utimesSync(`${place.blob}.lock`, old, old);
+    await until("both see the rebuilt blob", () => a.argsFor(env).length > 0 && b.argsFor(env).length > 0);
+    expect(checkSnapshot(place)).toBe("ok");
+    expect(said.filter((m) => /again after it was built|could not build/.test(m))).toEqual([]);
   });
 
   it("keeps blobs apart by NODE_OPTIONS, and gives none with PI_ORCH_SNAPSHOT=off", () => {
