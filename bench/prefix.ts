@@ -13,6 +13,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startMockModelServer, type MockModelServer, type MockReply } from "../test/support/mock-model-server.js";
 import { killAllWorkers, tempDir, type RpcWorker } from "../test/support/rpc-worker.js";
+import { toolChangeExtension } from "../test/support/tool-change-extension.js";
 import {
   mockModelsJson,
   startOracle,
@@ -24,28 +25,13 @@ import { fmt, table } from "./stats.js";
 
 type Json = Record<string, any>;
 
-const COMMANDS = `export default function (pi) {
-  pi.registerCommand("only-read", { description: "leave only read active", handler: async () => pi.setActiveTools(["read"]) });
-  pi.registerCommand("add-bash", { description: "add bash back", handler: async () => pi.setActiveTools(["read", "bash"]) });
-  pi.registerCommand("add-hello", {
-    description: "register a new tool and make it active",
-    handler: async () => {
-      pi.registerTool({
-        name: "hello",
-        label: "hello",
-        description: "Say hello",
-        parameters: { type: "object", properties: {} },
-        execute: async () => ({ content: [{ type: "text", text: "hello" }], details: {} }),
-      });
-      pi.setActiveTools([...pi.getActiveTools(), "hello"]);
-    },
-  });
+const COMMANDS =
+  toolChangeExtension(`  pi.registerCommand("add-bash", { description: "add bash back", handler: async () => pi.setActiveTools(["read", "bash"]) });
   pi.registerCommand("goto", {
     description: "go to an entry, summarizing the branch left",
     handler: async (args, ctx) => { await ctx.navigateTree(args.trim(), { summarize: true }); },
   });
-}
-`;
+`);
 
 /** One step of the script: what happens before the requests it causes, and the replies they get. */
 interface Step {

@@ -14,29 +14,14 @@ import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 import type { RpcWorker } from "../support/rpc-worker.js";
 import { mockModelsJson, startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
+import { toolChangeExtension } from "../support/tool-change-extension.js";
 
 type Line = Record<string, any>;
 
 const { server, dirs, dir } = useOracleFixture();
 const IMPLS: Implementation[] = ["ours", "upstream"];
 
-const COMMANDS = `export default function (pi) {
-  pi.registerCommand("only-read", { description: "leave only read active", handler: async () => pi.setActiveTools(["read"]) });
-  pi.registerCommand("add-hello", {
-    description: "register a new tool and make it active",
-    handler: async () => {
-      pi.registerTool({
-        name: "hello",
-        label: "hello",
-        description: "Say hello",
-        parameters: { type: "object", properties: {} },
-        execute: async () => ({ content: [{ type: "text", text: "hello" }], details: {} }),
-      });
-      pi.setActiveTools([...pi.getActiveTools(), "hello"]);
-    },
-  });
-}
-`;
+const COMMANDS = toolChangeExtension();
 
 const COMPAT = { supportsMidConvoSystemMessages: true, supportsMidConvoToolAdditions: true };
 

@@ -15,6 +15,7 @@ import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 import type { RpcWorker } from "../support/rpc-worker.js";
 import { startOracle, UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
+import { toolChangeExtension } from "../support/tool-change-extension.js";
 
 type Json = Record<string, any>;
 
@@ -22,23 +23,7 @@ const { server, dirs, dir } = useOracleFixture();
 const IMPLS: Implementation[] = ["ours", "upstream"];
 const BUILT_IN_TOOLS = new Set(["read", "bash", "edit", "write"]);
 
-const COMMANDS = `export default function (pi) {
-  pi.registerCommand("only-read", { description: "leave only read active", handler: async () => pi.setActiveTools(["read"]) });
-  pi.registerCommand("add-hello", {
-    description: "register a new tool and make it active",
-    handler: async () => {
-      pi.registerTool({
-        name: "hello",
-        label: "hello",
-        description: "Say hello",
-        parameters: { type: "object", properties: {} },
-        execute: async () => ({ content: [{ type: "text", text: "hello" }], details: {} }),
-      });
-      pi.setActiveTools([...pi.getActiveTools(), "hello"]);
-    },
-  });
-}
-`;
+const COMMANDS = toolChangeExtension();
 
 /** A built-in tool's definition with its own wording set aside (our tools declare their own). */
 function builtIn(tool: Json): Json {
