@@ -75,6 +75,17 @@ async function run(w: RpcWorker, message: string): Promise<string[]> {
   return placed(w.received.slice(from) as Line[]);
 }
 
+/** The prompt's own response placed among the run's events too (the request's id is known by its command). */
+async function runWithResponse(w: RpcWorker, message: string): Promise<string[]> {
+  const from = w.received.length;
+  expect(await w.request({ type: "prompt", message }, 30_000)).toMatchObject({ success: true });
+  await w.event("agent_settled", 30_000, from);
+  const lines = w.received.slice(from) as Line[];
+  const at = lines.findIndex((l) => l.type === "response" && l.command === "prompt");
+  const events = placed(lines.slice(0, at));
+  return [...events, "response(prompt)", ...placed(lines.slice(at + 1))];
+}
+
 interface Side {
   runs: string[][];
   usage: unknown[];
@@ -123,7 +134,55 @@ async function side(impl: Implementation): Promise<Side> {
   };
 }
 
+/** Past the threshold with automatic compaction off, then on: the next prompt compacts first. */
+async function prePromptSide(impl: Implementation): Promise<Side> {
+  const { w } = startOracle(impl, server, dirs, { pi: "1.6.0", prepare });
+  const at = server.requests.length;
+  expect(await w.request({ type: "set_auto_compaction", enabled: false })).toMatchObject({ success: true });
+  const runs: string[][] = [];
+  script([{ text: "one", usage: { input: 40, output: 5 } }], 0);
+  runs.push(await run(w, `question 1 ${LONG}`));
+  script([{ text: "two", usage: FULL }], 0);
+  runs.push(await run(w, `question 2 ${LONG}`));
+  expect(await w.request({ type: "set_auto_compaction", enabled: true })).toMatchObject({ success: true });
+  script([{ text: "three", usage: { input: 60, output: 5 } }], 1);
+  runs.push(await runWithResponse(w, `question 3 ${LONG}`));
+  const usage = [((await w.request({ type: "get_session_stats" })).data as Line).contextUsage];
+  const { entries } = (await w.request({ type: "get_entries" })).data as Line;
+  w.kill();
+  const bodies = server.requests.slice(at).map((r) => r.body as Line);
+  return {
+    runs,
+    usage,
+    entries: entryShape(entries, false),
+    summaryRequests: bodies.map(isSummaryRequest),
+    requests: bodies.filter((b) => !isSummaryRequest(b)).map(requestShape),
+  };
+}
+
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0's points of a run", () => {
+  it("before a prompt's run, once automatic compaction is on again past the threshold", async () => {
+    const sides = {} as Record<Implementation, Side>;
+    for (const impl of IMPLS) sides[impl] = await prePromptSide(impl);
+    const { ours, upstream } = sides;
+    expect(upstream.runs[2]).toEqual([
+      "compaction_start(threshold)",
+      "compaction_end(threshold,910,false,false)",
+      "response(prompt)",
+      "agent_start",
+      "turn_start",
+      "turn_end",
+      "agent_end",
+      "agent_settled",
+    ]);
+    expect(upstream.summaryRequests).toEqual([false, false, true, false]);
+    expect(ours.runs).toEqual(upstream.runs);
+    expect(ours.usage).toEqual(upstream.usage);
+    expect(ours.entries).toEqual(upstream.entries);
+    expect(ours.summaryRequests).toEqual(upstream.summaryRequests);
+    expect(ours.requests).toEqual(upstream.requests);
+  }, 120_000);
+
   it("between turns when one follows, after agent_end at the run's end, never with nothing to summarize", async () => {
     const sides = {} as Record<Implementation, Side>;
     for (const impl of IMPLS) sides[impl] = await side(impl);

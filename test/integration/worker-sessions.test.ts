@@ -199,7 +199,7 @@ describe("compaction", () => {
     );
     const w = startWorker(["--compaction-reserve-tokens", "1000", "--compaction-keep-tokens", "300"]);
     await w.request({ type: "prompt", message: "first" });
-    await w.event("agent_end");
+    await w.event("agent_settled");
     let from = w.received.length;
     await w.request({ type: "prompt", message: "second" });
     // As pi 1.6, a compaction after a run's last turn comes after its agent_end, before agent_settled.

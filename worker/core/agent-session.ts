@@ -107,6 +107,7 @@ export class AgentSession {
     expandPrompt: (text) => this.expandPrompt(text),
     declareSystem: () => this.system.declare(this.agent.messages),
     persist: (message) => this.persist(message),
+    compactBeforePrompt: () => this.compaction.afterReply(true),
     emit: (event) => this.emit(event),
   });
   /** Runs followed through their retries and `agent_before_settle` to `agent_settled`. */
@@ -117,7 +118,7 @@ export class AgentSession {
     extensions: () => this.extensions,
     store: () => this.store,
     boundaryHost: () => this.boundaryHost(),
-    compactAfterRun: () => this.compaction.atThreshold(),
+    compactAfterRun: () => this.compaction.afterReply(),
     emit: (event) => this.emit(event),
   });
   /** The mode's dialogs, and whether someone can answer them (`ctx.hasUI`). */
@@ -244,7 +245,7 @@ export class AgentSession {
         pace: () => this.outputBehind?.(),
         finishTurn: (turn) => turnEndBoundary(this.boundaryHost(), { ...turn, turnIndex: this.gate.currentTurnIndex }),
         // pi 1.6: between the turns of a run; after its last one, the run's end checks (runs).
-        prepareNextTurn: () => this.compaction.atThreshold(),
+        prepareNextTurn: () => this.compaction.betweenTurns(),
         onQueueChange: () => this.emit({ type: "queue_update", ...this.agent.queues() }),
         beforeRun: (prompts) => this.beforeRun(prompts),
         afterRun: async () => {

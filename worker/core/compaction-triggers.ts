@@ -11,7 +11,14 @@ import type { AfterResponseContext } from "../agent/types.js";
 import type { ExtensionHooks } from "../extensions/hooks.js";
 import { isVirtualModel } from "../extensions/virtual-models.js";
 import type { Settings } from "../resources/settings.js";
-import { estimateContextTokens, shouldCompact } from "../session/compaction.js";
+import type { AssistantMessage } from "../../shared/schema/messages.js";
+import {
+  contextTokensOf,
+  estimateFromUsage,
+  estimateProjectedContextTokens,
+  shouldCompact,
+} from "../session/compaction.js";
+import { buildSessionProjection } from "../session/context.js";
 import type { SessionStore } from "../session/session-file.js";
 import { type BeforeCompactOutcome, type CompactionReason, Compactor, type SummaryModel } from "./compactor.js";
 import type { WorkerOptions } from "./worker-options.js";
@@ -78,18 +85,59 @@ export class CompactionTriggers {
     return (await this.run("overflow", undefined, true)) !== null;
   }
 
-  /** After a turn: compact when the context left less than the reserve of the model's window. */
-  async atThreshold(): Promise<void> {
-    const agent = this.host.agent();
-    // As pi 1.6, not against a virtual model's declared window: its requests go to physical models.
-    if (!this.host.autoCompaction() || isVirtualModel(agent.model)) return;
+  /**
+   * Between the turns of a run (pi 1.6's `prepareNextTurn`): compact when the projected
+   * context leaves less than the reserve of the model's window.
+   */
+  async betweenTurns(): Promise<void> {
+    if (!this.thresholdApplies()) return;
+    const path = this.host.store().pathToLeaf();
+    if (this.pastThreshold(estimateProjectedContextTokens(buildSessionProjection(path), path)))
+      await this.run("threshold", undefined, false);
+  }
+
+  /**
+   * pi 1.6's `_checkCompaction` past the threshold, on the context's last reply: after a run
+   * (no retry follows; an aborted reply is not counted) and before a prompt starts its run
+   * (`beforePrompt`: an aborted one is). A reply from before the latest compaction says
+   * nothing; with a `context_edit` in the context the projection is estimated whole; an
+   * error or a reply without usage counts from the last reply with usage; else its usage.
+   */
+  async afterReply(beforePrompt = false): Promise<void> {
+    if (!this.thresholdApplies()) return;
+    const messages = this.host.agent().messages;
+    const reply = [...messages].reverse().find((m) => m.role === "assistant") as AssistantMessage | undefined;
+    if (!reply || (!beforePrompt && reply.stopReason === "aborted")) return;
+    const path = this.host.store().pathToLeaf();
+    const compaction = [...path].reverse().find((e) => e.type === "compaction");
+    const compactedAt = compaction ? Date.parse(compaction.timestamp) : Number.NEGATIVE_INFINITY;
+    if (reply.timestamp <= compactedAt) return;
+    const projection = buildSessionProjection(path);
+    const direct = contextTokensOf(reply.usage);
+    let tokens = direct;
+    if (projection.entries.some((e) => e.source.type === "context_edit")) {
+      tokens = estimateProjectedContextTokens(projection, path);
+    } else if (reply.stopReason === "error" || direct === 0) {
+      const estimate = estimateFromUsage(messages);
+      // A kept reply's usage counted the context before the compaction.
+      if (estimate.usageIndex !== null && messages[estimate.usageIndex].timestamp <= compactedAt) return;
+      tokens = estimate.tokens;
+    }
+    if (this.pastThreshold(tokens)) await this.run("threshold", undefined, false);
+  }
+
+  /** As pi 1.6, not without automatic compaction nor against a virtual model's declared window. */
+  private thresholdApplies(): boolean {
+    return this.host.autoCompaction() && !isVirtualModel(this.host.agent().model);
+  }
+
+  /** Whether `tokens` leave less than the reserve of the model's window. */
+  private pastThreshold(tokens: number): boolean {
     const reserve =
       this.host.options.compactionReserveTokens ??
       this.host.settings().compaction?.reserveTokens ??
       DEFAULT_RESERVE_TOKENS;
-    const tokens = estimateContextTokens(agent.messages);
-    if (!shouldCompact(tokens, agent.model.contextWindow, reserve)) return;
-    await this.run("threshold", undefined, false);
+    return shouldCompact(tokens, this.host.agent().model.contextWindow, reserve);
   }
 
   /**

@@ -46,6 +46,8 @@ export interface PromptIntakeHost {
   declareSystem(): SystemMessage | undefined;
   /** Write a message to the session as it keeps it. */
   persist(message: AgentMessage): void;
+  /** pi 1.6's check before a prompt's run: compact a context already past the threshold. */
+  compactBeforePrompt(): Promise<void>;
   emit(event: WorkerEvent): void;
 }
 
@@ -106,6 +108,9 @@ export class PromptIntake {
     if (host.isCompacting()) throw new Error("the session is being compacted; try again when compaction_end arrives");
     const problem = host.missingKeyProblem();
     if (problem) throw new Error(problem);
+    // As pi 1.6's _prepareRun: a context past the threshold (automatic compaction turned on
+    // since, a resumed session) is compacted before the prompt joins it, before agent_start.
+    await host.compactBeforePrompt();
     // A prompt is on disk before it is accepted: one the disk refuses is refused, not lost.
     // A message_end handler may replace it (pi persists the replacement): then it is
     // written at its message_end, once the disk was checked for room.

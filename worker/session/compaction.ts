@@ -3,7 +3,8 @@
  * the cut (never between a tool call and its results). summary-request.ts words the
  * request; the agent sends it to the current model and appends the `compaction` entry.
  */
-import type { AgentMessage } from "../../shared/schema/messages.js";
+import type { AgentMessage, Usage } from "../../shared/schema/messages.js";
+import { getCurrentSystemMessage } from "../providers/transcript.js";
 import {
   buildSessionContext,
   buildSessionProjection,
@@ -11,6 +12,7 @@ import {
   entryMessage,
   entryMessages,
   type ProjectedEntry,
+  type SessionProjection,
 } from "./context.js";
 import type { CompactionEntry, ContextEditEntry, SessionEntry } from "../../shared/schema/session.js";
 import { isKnownEntry } from "./entries.js";
@@ -75,6 +77,48 @@ export function estimateContextTokens(messages: readonly AgentMessage[]): number
     return m.usage.totalTokens + sumEstimates(messages.slice(i + 1));
   }
   return sumEstimates(messages);
+}
+
+/** pi 1.6's `calculateContextTokens`: the provider's total, else the sum of the four counts. */
+export function contextTokensOf(usage: Usage): number {
+  return usage.totalTokens || usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+}
+
+/**
+ * pi 1.6's `estimateContextTokens`, stale replies included: the last good reply's usage
+ * (`usageIndex`) plus estimates of the messages after it; pure estimates when none has usage.
+ */
+export function estimateFromUsage(messages: readonly AgentMessage[]): { tokens: number; usageIndex: number | null } {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== "assistant" || m.stopReason === "error" || m.stopReason === "aborted") continue;
+    if (contextTokensOf(m.usage) > 0)
+      return { tokens: contextTokensOf(m.usage) + sumEstimates(messages.slice(i + 1)), usageIndex: i };
+  }
+  return { tokens: sumEstimates(messages), usageIndex: null };
+}
+
+/**
+ * pi 1.6's `estimateProjectedContextTokens`: `estimateFromUsage` of the projection, unless
+ * a `context_edit` or `compaction` entry on `branch` came after the reply whose usage it
+ * takes (that usage counted a context that is no longer the one sent); then the whole
+ * projection is estimated, its system messages counted once as their replay.
+ */
+export function estimateProjectedContextTokens(projection: SessionProjection, branch: readonly SessionEntry[]): number {
+  const { messages } = projection;
+  const estimate = estimateFromUsage(messages);
+  if (estimate.usageIndex !== null) {
+    let at = 0;
+    const usageIndex = estimate.usageIndex;
+    const source = projection.entries.find((entry) => (at += entry.messages.length) > usageIndex)?.source;
+    const usageEntry = source ? branch.indexOf(source) : -1;
+    let invalidated = branch.length - 1;
+    while (invalidated >= 0 && branch[invalidated].type !== "context_edit" && branch[invalidated].type !== "compaction")
+      invalidated--;
+    if (usageEntry > invalidated) return estimate.tokens;
+  }
+  const system = getCurrentSystemMessage(messages as unknown as { role: string }[]);
+  return (system ? estimateTokens(system) : 0) + sumEstimates(messages.filter((m) => m.role !== "system"));
 }
 
 function sumText(blocks: readonly { text: string }[]): number {
