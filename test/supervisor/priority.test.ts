@@ -55,7 +55,13 @@ describe("worker priority", () => {
   it.skipIf(!autogroups)(
     "keeps a bash tool command, which gets its own session, at the worker's autogroup nice",
     async () => {
-      const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: undefined, workerNice: undefined });
+      // A real worker at nice 10 on a machine busy with the rest of the suite: presence is not
+      // what this test is about, so its pings get a deadline a starved worker still meets.
+      const { sup, rec, home } = env.supervisor({
+        defaultWorkerCommand: undefined,
+        workerNice: undefined,
+        timings: { pingIntervalMs: 1_000, pingDeadlineMs: 15_000 },
+      });
       // The command prints its pid, then waits on a fifo until the test has looked at it.
       const fifo = join(home, "go");
       execFileSync("mkfifo", [fifo]);
