@@ -8,6 +8,7 @@
  * the bundle reads nothing of it while it evaluates.
  */
 import { readFileSync } from "node:fs";
+import { createRequire, isBuiltin } from "node:module";
 import { join } from "node:path";
 import { startupSnapshot } from "node:v8";
 import { Script } from "node:vm";
@@ -21,8 +22,23 @@ const cachedData = findCache(bundle, nodeFlagsCacheKey(process.env, [])).data;
 const script = new Script(readFileSync(bundle, "utf8"), { filename: bundle, cachedData });
 // The bundle's own require: node's built-ins while this builds (all it may load here), the
 // bundle's module resolution in a worker (the model SDKs, jiti, when they are needed).
-let load: NodeRequire = require;
-const bundleRequire = ((id: string) => load(id)) as NodeRequire;
+// A built-in the build loaded is in the snapshot already: a worker takes it from there, the
+// very object node's require would return. Anything else (the model SDKs, jiti, and the
+// built-ins the bundle loads on first use, through node's loader as a preload hooking it
+// expects) goes through a require for the bundle's folder, made when first needed: made up
+// front it cost every start ~1.2 ms of CPU, and a sandboxed worker may never need it.
+const builtins = new Map<string, unknown>();
+let load: NodeRequire | undefined;
+const bundleRequire = ((id: string) => {
+  if (builtins.has(id)) return builtins.get(id);
+  if (startupSnapshot.isBuildingSnapshot()) {
+    const loaded: unknown = require(id);
+    if (isBuiltin(id)) builtins.set(id, loaded);
+    return loaded;
+  }
+  load ??= createRequire(bundle);
+  return load(id);
+}) as NodeRequire;
 let start: ((startedAs: { fromSnapshot: boolean }) => void) | undefined;
 const hooks = globalThis as { [SNAPSHOT_HOOK]?: (run: (startedAs: { fromSnapshot: boolean }) => void) => void };
 hooks[SNAPSHOT_HOOK] = (run) => {
@@ -36,8 +52,6 @@ if (!start) throw new Error(`${bundle} did not hand over its start; rebuild it (
 const run = start;
 
 startupSnapshot.setDeserializeMainFunction(() => {
-  const { createRequire } = require("node:module") as typeof import("node:module");
-  load = createRequire(bundle);
   // What the launcher (dist/cli/pi.cjs) does before the bundle, and the snapshot cannot:
   // start a sandbox, or the interactive mode on a terminal. The supervisor's workers never
   // need either; a start that does runs the launcher itself, as without a snapshot.
@@ -46,6 +60,7 @@ startupSnapshot.setDeserializeMainFunction(() => {
     (process.env.PI_ORCH_SANDBOX === "off" &&
       !process.argv.some((a) => a === "--sandbox" || a.startsWith("--sandbox=")));
   if (!unboxed || (process.stdin.isTTY && process.stdout.isTTY)) {
+    load ??= createRequire(bundle);
     load(join(__dirname, "pi.cjs"));
     return;
   }
