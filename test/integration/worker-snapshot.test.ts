@@ -4,8 +4,10 @@
  * and the supervisor passes a blob only when it is whole and made for the worker's node and
  * NODE_OPTIONS: a corrupt one is rebuilt, with a line in the log.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { buildSync } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildSnapshot, checkSnapshot, SNAPSHOT_BUILD_BUSY, snapshotPlace } from "../../shared/startup-snapshot.js";
 import { WorkerSnapshots } from "../../supervisor/worker-snapshot.js";
@@ -86,6 +88,34 @@ describe("a worker started from its startup snapshot", () => {
     expect(stderr).toContain("pi: started from a startup snapshot");
     expect(answer.data.model.provider).toBe("faux");
   });
+});
+
+it("reads no random bytes ahead into a snapshot: each start's ids are its own", () => {
+  // shared/uuid.ts keeps random bytes for the next ids; made while a snapshot builds, they
+  // would be in the heap of every process started from it.
+  const d = dir();
+  writeFileSync(
+    join(d, "entry.ts"),
+    `import { startupSnapshot } from "node:v8";
+import { randomUuid } from ${JSON.stringify(resolve(import.meta.dirname, "../../shared/uuid.ts"))};
+randomUuid();
+startupSnapshot.setDeserializeMainFunction(() => process.stdout.write(randomUuid()));`,
+  );
+  buildSync({
+    entryPoints: [join(d, "entry.ts")],
+    outfile: join(d, "entry.cjs"),
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    logLevel: "silent",
+  });
+  const blob = join(d, "uuid.blob");
+  execFileSync(process.execPath, ["--snapshot-blob", blob, "--build-snapshot", join(d, "entry.cjs")], {
+    stdio: "ignore",
+  });
+  const ids = [1, 2].map(() => execFileSync(process.execPath, ["--snapshot-blob", blob], { encoding: "utf8" }));
+  for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  expect(ids[0]).not.toBe(ids[1]);
 });
 
 it("skips the idle collection without extensions (little to give back, ~17 ms of CPU), runs it with one", async () => {
