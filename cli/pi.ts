@@ -35,6 +35,9 @@ import { isPackageCommand } from "./package-words.js";
 import { isPackageSourceArg, startPackages } from "../worker/packages/start.js";
 import { projectConfigDir } from "../worker/resources/index.js";
 import { SNAPSHOT_HOOK } from "../shared/snapshot-hook.js";
+import { KNOWN_ENTRY_SCHEMAS } from "../shared/schema/session.js";
+import { RpcCommandSchemas } from "../shared/schema/rpc.js";
+import { compileChecker } from "../shared/validate.js";
 
 interface CliOptions {
   mode: "text" | "json" | "rpc";
@@ -677,5 +680,15 @@ function start(startedAs: StartedAs = {}): void {
 // A startup snapshot's build (cli/pi-snapshot.ts) evaluates this bundle without running it:
 // it takes `start` and calls it in each process deserialised from the snapshot.
 const deferStart = (globalThis as { [SNAPSHOT_HOOK]?: (run: (startedAs: StartedAs) => void) => void })[SNAPSHOT_HOOK];
-if (deferStart) deferStart(start);
-else start();
+if (deferStart) {
+  // What every start checks, compiled once into the snapshot: the two entries a new
+  // session begins with, and the supervisor's first command. Nothing more: each compiled
+  // check is heap every start deserialises.
+  for (const schema of [
+    KNOWN_ENTRY_SCHEMAS.model_change,
+    KNOWN_ENTRY_SCHEMAS.thinking_level_change,
+    RpcCommandSchemas.get_state,
+  ])
+    compileChecker(schema);
+  deferStart(start);
+} else start();

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { checker, INTERPRETED_CHECKS } from "../../shared/validate.js";
+import { checker, compileChecker, INTERPRETED_CHECKS } from "../../shared/validate.js";
 import { RpcCommandSchemas } from "../../shared/schema/rpc.js";
 
 const Entry = Type.Object({
@@ -37,6 +37,20 @@ describe("checker", () => {
     for (let i = 1; i < INTERPRETED_CHECKS; i++) check(value);
     const compiled = check(value);
     expect(compiled).toEqual(interpreted);
+  });
+
+  it.each(cases)("answers the same for $name when compiled ahead, as a snapshot's build does", ({ schema, value }) => {
+    const interpreted = checker(structuredClone(schema))(value);
+    // A checker made before its schema is compiled ahead, and one made after.
+    const before = structuredClone(schema);
+    const early = checker(before);
+    compileChecker(before);
+    const after = structuredClone(schema);
+    compileChecker(after);
+    for (const check of [early, checker(before), checker(after)]) {
+      expect(check(value)).toEqual(interpreted);
+      expect(check(value)).toEqual(interpreted);
+    }
   });
 
   it("names each failing field by its path", () => {
