@@ -4,7 +4,10 @@
  * between the turns of a run only when another turn follows (after a tool batch, before
  * the next request), and after a run's last turn only once its `agent_end` went out (then
  * `agent_settled`). A single exchange crosses it too, but a compaction needs something to
- * summarize before the kept part: with one turn, neither side compacts. Both sides must
+ * summarize before the kept part: with one turn, neither side compacts. Before a prompt's
+ * run too (automatic compaction turned on again past the threshold), ahead of its response
+ * and `agent_start`. A reply's usage is not trusted once a `context_edit` came after it:
+ * the projection is estimated instead (an extension's turn_end edit). Both sides must
  * send the same requests, emit the compaction events in the same places, write the same
  * entries and report the same context usage. Skipped when test/upstream is not installed.
  */
@@ -19,7 +22,7 @@ import { mockModelsJson, startOracle, UPSTREAM, type Implementation } from "../s
 
 type Line = Record<string, any>;
 
-const { server, dirs } = useOracleFixture();
+const { server, dirs, dir } = useOracleFixture();
 const IMPLS: Implementation[] = ["upstream", "ours"];
 const LONG = "words ".repeat(20);
 /** A reply that reports 910 tokens of context: past 1,000 - 200. */
@@ -160,7 +163,82 @@ async function prePromptSide(impl: Implementation): Promise<Side> {
   };
 }
 
+/** On the third completed turn without tools, leave the first prompt out of the context. */
+const OMIT_FIRST_PROMPT = `export default function (pi) {
+  let turns = 0;
+  pi.on("turn_end", async (event, ctx) => {
+    if (event.outcome !== "completed" || event.toolResults.length > 0 || ++turns !== 3) return;
+    const first = ctx.sessionManager.getBranch().find((e) => e.type === "message" && e.message.role === "user");
+    return { entries: [...event.entries, { type: "context_edit", targetId: first.id, replacement: null }] };
+  });
+}
+`;
+
+/**
+ * A reply's usage past the threshold, then an extension's context edit after it: the
+ * projection is estimated instead (the system prompt and three short messages, far below).
+ */
+async function editedSide(impl: Implementation): Promise<Side> {
+  const extension = join(dir("pi-omit-first-"), "omit-first.ts");
+  writeFileSync(extension, OMIT_FIRST_PROMPT);
+  const { w } = startOracle(impl, server, dirs, {
+    pi: "1.6.0",
+    args: ["-e", extension],
+    prepare: (home) => {
+      prepare(home);
+      const models = mockModelsJson(server) as Line;
+      models.providers.mock.models[0].contextWindow = 100_000;
+      writeFileSync(join(home, "models.json"), JSON.stringify(models));
+      writeFileSync(
+        join(home, "settings.json"),
+        JSON.stringify({ compaction: { reserveTokens: 20_000, keepRecentTokens: 10 } }),
+      );
+    },
+  });
+  const at = server.requests.length;
+  const runs: string[][] = [];
+  script([{ text: "one", usage: { input: 40, output: 5 } }], 0);
+  runs.push(await run(w, `question 1 ${LONG}`));
+  script([{ text: "one more", usage: { input: 50, output: 5 } }], 0);
+  runs.push(await run(w, `question 1b ${LONG}`));
+  // 90,000 of 100,000 (20,000 reserve): past the threshold by the reply's own count.
+  script([{ text: "two", usage: { input: 90_000, output: 10 } }], 0);
+  runs.push(await run(w, `question 2 ${LONG}`));
+  const usage = [((await w.request({ type: "get_session_stats" })).data as Line).contextUsage];
+  script([{ text: "three", usage: { input: 60, output: 5 } }], 0);
+  runs.push(await run(w, `question 3 ${LONG}`));
+  const { entries } = (await w.request({ type: "get_entries" })).data as Line;
+  w.kill();
+  const bodies = server.requests.slice(at).map((r) => r.body as Line);
+  return {
+    runs,
+    usage,
+    entries: entryShape(entries, false),
+    summaryRequests: bodies.map(isSummaryRequest),
+    requests: bodies.filter((b) => !isSummaryRequest(b)).map(requestShape),
+  };
+}
+
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0's points of a run", () => {
+  it("does not trust a reply's usage once a context edit came after it", async () => {
+    const sides = {} as Record<Implementation, Side>;
+    for (const impl of IMPLS) sides[impl] = await editedSide(impl);
+    const { ours, upstream } = sides;
+    const plain = ["agent_start", "turn_start", "turn_end", "agent_end", "agent_settled"];
+    expect(upstream.runs).toEqual([plain, plain, plain, plain]);
+    expect(upstream.summaryRequests).toEqual([false, false, false, false]);
+    expect(ours.runs).toEqual(upstream.runs);
+    // get_session_stats estimates the projection too (its system message and three short
+    // messages), not the 90,010 the reply reported. The figures differ by the recorded
+    // system message (its sections and tool declarations are not 1.6.0's to the byte yet).
+    const tokens = (side: Side) => (side.usage[0] as Line).tokens as number;
+    expect(tokens(upstream)).toBeLessThan(5_000);
+    expect(tokens(ours)).toBeLessThan(5_000);
+    expect(ours.entries).toEqual(upstream.entries);
+    expect(ours.summaryRequests).toEqual(upstream.summaryRequests);
+    expect(ours.requests).toEqual(upstream.requests);
+  }, 120_000);
+
   it("before a prompt's run, once automatic compaction is on again past the threshold", async () => {
     const sides = {} as Record<Implementation, Side>;
     for (const impl of IMPLS) sides[impl] = await prePromptSide(impl);

@@ -630,6 +630,7 @@ export class AgentSession {
   sessionStats(): RpcSessionStats {
     return sessionStats({
       entries: this.store.entries,
+      path: this.store.pathToLeaf(),
       messages: this.agent.messages,
       contextWindow: this.agent.model.contextWindow,
       sessionFile: this.sessionFile,

@@ -4,7 +4,8 @@
  */
 import type { AgentMessage, Usage } from "../../shared/schema/messages.js";
 import type { RpcSessionStats } from "../../shared/schema/rpc.js";
-import { estimateContextTokens } from "../session/compaction.js";
+import { contextTokensOf, estimateProjectedContextTokens } from "../session/compaction.js";
+import { buildSessionProjection } from "../session/context.js";
 import type { SessionEntry } from "../../shared/schema/session.js";
 import { isKnownEntry } from "../session/entries.js";
 
@@ -12,8 +13,10 @@ import { isKnownEntry } from "../session/entries.js";
 export interface StatsInput {
   /** Every entry of the session, all branches (pi counts them, not the context). */
   entries: readonly SessionEntry[];
-  /** The context the model sees now, for its estimated size. */
+  /** The context the model sees now (an empty one has no size yet). */
   messages: readonly AgentMessage[];
+  /** The current branch, root to leaf, whose projection is what the model sees (for its size). */
+  path: readonly SessionEntry[];
   contextWindow: number;
   sessionFile?: string;
   sessionId: string;
@@ -58,7 +61,7 @@ export function sessionStats(input: StatsInput): RpcSessionStats {
   }
   // pi's total is the sum of the four, not the providers' totalTokens.
   tokens.total = tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite;
-  const contextTokens = messages.length > 0 && !compactedSinceUsage(messages) ? estimateContextTokens(messages) : null;
+  const contextTokens = messages.length > 0 ? contextTokensOfPath(input.path) : null;
   return {
     ...(input.sessionFile ? { sessionFile: input.sessionFile } : {}),
     sessionId: input.sessionId,
@@ -74,21 +77,31 @@ export function sessionStats(input: StatsInput): RpcSessionStats {
 }
 
 /**
- * As pi 1.6: after a compaction the context's size is unknown (null) until a reply that
- * reports usage came after it; the kept replies counted the context before it.
+ * pi 1.6's `getContextUsage`: the projection's estimate (`estimateProjectedContextTokens`),
+ * or null after a compaction until a projected reply after it reports usage (the kept
+ * replies counted the context before it).
  */
-function compactedSinceUsage(messages: readonly AgentMessage[]): boolean {
-  let summaryTime = -Infinity;
-  for (const m of messages) if (m.role === "compactionSummary") summaryTime = Math.max(summaryTime, m.timestamp);
-  if (summaryTime === -Infinity) return false;
-  return !messages.some(
-    (m) =>
-      m.role === "assistant" &&
-      m.stopReason !== "error" &&
-      m.stopReason !== "aborted" &&
-      m.usage.totalTokens > 0 &&
-      m.timestamp >= summaryTime,
-  );
+function contextTokensOfPath(path: readonly SessionEntry[]): number | null {
+  const projection = buildSessionProjection(path);
+  let compactionIndex = path.length - 1;
+  while (compactionIndex >= 0 && path[compactionIndex].type !== "compaction") compactionIndex--;
+  if (compactionIndex >= 0) {
+    const withUsage = new Set(
+      projection.entries
+        .filter((e) =>
+          e.messages.some(
+            (m) =>
+              m.role === "assistant" &&
+              m.stopReason !== "error" &&
+              m.stopReason !== "aborted" &&
+              contextTokensOf(m.usage) > 0,
+          ),
+        )
+        .map((e) => e.source),
+    );
+    if (!path.slice(compactionIndex + 1).some((e) => withUsage.has(e))) return null;
+  }
+  return estimateProjectedContextTokens(projection, path);
 }
 
 /** A summary entry's `usage` (written by an extension, so checked before it is added). */
