@@ -7,7 +7,8 @@
  * summarize before the kept part: with one turn, neither side compacts. Before a prompt's
  * run too (automatic compaction turned on again past the threshold), ahead of its response
  * and `agent_start`. A reply's usage is not trusted once a `context_edit` came after it:
- * the projection is estimated instead (an extension's turn_end edit). Both sides must
+ * the projection is estimated instead (an extension's turn_end edit). A steer sent during a
+ * between-turn compaction joins the turn after it. Both sides must
  * send the same requests, emit the compaction events in the same places, write the same
  * entries and report the same context usage. Skipped when test/upstream is not installed.
  */
@@ -219,7 +220,53 @@ async function editedSide(impl: Implementation): Promise<Side> {
   };
 }
 
+/** A steer sent once a between-turn compaction started: the request after it, per side. */
+async function steeredSide(impl: Implementation): Promise<Line[]> {
+  const { w } = startOracle(impl, server, dirs, {
+    pi: "1.6.0",
+    prepare,
+    prepareProject: (project) => writeFileSync(join(project, "notes.txt"), `notes ${LONG}\n`),
+  });
+  const at = server.requests.length;
+  script([{ text: "one", usage: { input: 40, output: 5 } }], 0);
+  await run(w, `question 1 ${LONG}`);
+  const from = w.received.length;
+  const replies: MockReply[] = [
+    { toolCalls: [{ id: "call_0", name: "read", arguments: { path: "notes.txt" } }], usage: FULL },
+    { text: "read it", usage: { input: 40, output: 5 } },
+  ];
+  // The summaries stream slowly, so the steer surely comes while the compaction runs.
+  server.enqueue(
+    ...Array.from(
+      { length: 4 },
+      () =>
+        (req: RecordedRequest): MockReply =>
+          isSummaryRequest(req.body as Line)
+            ? { text: ["## Summary", "\nearlier", " work"], chunkDelayMs: 150 }
+            : replies.shift()!,
+    ),
+  );
+  expect(await w.request({ type: "prompt", message: `question 2 ${LONG}` }, 30_000)).toMatchObject({ success: true });
+  await w.event("compaction_start", 30_000, from);
+  expect(await w.request({ type: "steer", message: "steer now" })).toMatchObject({ success: true });
+  await w.event("agent_settled", 30_000, from);
+  w.kill();
+  return server.requests
+    .slice(at)
+    .map((r) => r.body as Line)
+    .filter((b) => !isSummaryRequest(b))
+    .map(requestShape);
+}
+
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0's points of a run", () => {
+  it("takes a steer sent during a between-turn compaction into the next turn", async () => {
+    const sides = {} as Record<Implementation, Line[]>;
+    for (const impl of IMPLS) sides[impl] = await steeredSide(impl);
+    expect(sides.upstream).toHaveLength(3);
+    expect(JSON.stringify(sides.upstream[2])).toContain("steer now");
+    expect(sides.ours).toEqual(sides.upstream);
+  }, 120_000);
+
   it("does not trust a reply's usage once a context edit came after it", async () => {
     const sides = {} as Record<Implementation, Side>;
     for (const impl of IMPLS) sides[impl] = await editedSide(impl);

@@ -56,7 +56,14 @@ export async function runAgentLoop(
   outer: for (;;) {
     let moreToolCalls = true;
     while (moreToolCalls || pending.length > 0) {
-      if (turnEnded) await config.prepareNextTurn?.();
+      if (turnEnded) {
+        await config.prepareNextTurn?.();
+        // As pi 1.6: a steer sent while the turn was prepared (a compaction) joins this turn.
+        if (pending.length === 0) {
+          pending = config.takeSteering();
+          pendingFrom = "steering";
+        }
+      }
       turnEnded = true;
       emit({ type: "turn_start" });
       // What changed of the prompt and tools goes first in the turn; a run whose prompts bring
