@@ -98,6 +98,20 @@ interface Side {
   requests: Line[];
 }
 
+/** One side's record once its script ran: its entries, and the requests since `at`, split. */
+async function ended(w: RpcWorker, at: number, runs: string[][], usage: unknown[]): Promise<Side> {
+  const { entries } = (await w.request({ type: "get_entries" })).data as Line;
+  w.kill();
+  const bodies = server.requests.slice(at).map((r) => r.body as Line);
+  return {
+    runs,
+    usage,
+    entries: entryShape(entries, false),
+    summaryRequests: bodies.map(isSummaryRequest),
+    requests: bodies.filter((b) => !isSummaryRequest(b)).map(requestShape),
+  };
+}
+
 async function side(impl: Implementation): Promise<Side> {
   const { w } = startOracle(impl, server, dirs, {
     pi: "1.6.0",
@@ -126,16 +140,7 @@ async function side(impl: Implementation): Promise<Side> {
   script([{ text: "three", usage: FULL }], 1);
   runs.push(await run(w, `question 3 ${LONG}`));
   usage.push(await contextUsage());
-  const { entries } = (await w.request({ type: "get_entries" })).data as Line;
-  w.kill();
-  const bodies = server.requests.slice(at).map((r) => r.body as Line);
-  return {
-    runs,
-    usage,
-    entries: entryShape(entries, false),
-    summaryRequests: bodies.map(isSummaryRequest),
-    requests: bodies.filter((b) => !isSummaryRequest(b)).map(requestShape),
-  };
+  return ended(w, at, runs, usage);
 }
 
 /** Past the threshold with automatic compaction off, then on: the next prompt compacts first. */
@@ -152,16 +157,7 @@ async function prePromptSide(impl: Implementation): Promise<Side> {
   script([{ text: "three", usage: { input: 60, output: 5 } }], 1);
   runs.push(await runWithResponse(w, `question 3 ${LONG}`));
   const usage = [((await w.request({ type: "get_session_stats" })).data as Line).contextUsage];
-  const { entries } = (await w.request({ type: "get_entries" })).data as Line;
-  w.kill();
-  const bodies = server.requests.slice(at).map((r) => r.body as Line);
-  return {
-    runs,
-    usage,
-    entries: entryShape(entries, false),
-    summaryRequests: bodies.map(isSummaryRequest),
-    requests: bodies.filter((b) => !isSummaryRequest(b)).map(requestShape),
-  };
+  return ended(w, at, runs, usage);
 }
 
 /** On the third completed turn without tools, leave the first prompt out of the context. */
@@ -208,16 +204,7 @@ async function editedSide(impl: Implementation): Promise<Side> {
   const usage = [((await w.request({ type: "get_session_stats" })).data as Line).contextUsage];
   script([{ text: "three", usage: { input: 60, output: 5 } }], 0);
   runs.push(await run(w, `question 3 ${LONG}`));
-  const { entries } = (await w.request({ type: "get_entries" })).data as Line;
-  w.kill();
-  const bodies = server.requests.slice(at).map((r) => r.body as Line);
-  return {
-    runs,
-    usage,
-    entries: entryShape(entries, false),
-    summaryRequests: bodies.map(isSummaryRequest),
-    requests: bodies.filter((b) => !isSummaryRequest(b)).map(requestShape),
-  };
+  return ended(w, at, runs, usage);
 }
 
 /** A steer sent once a between-turn compaction started: the request after it, per side. */
