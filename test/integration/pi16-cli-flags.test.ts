@@ -9,9 +9,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { describe, expect, it } from "vitest";
+import { useOracleFixture } from "../support/oracle-fixture.js";
+import { PI_BIN, RpcWorker, tempDir } from "../support/rpc-worker.js";
 
 const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
 const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
@@ -51,18 +51,7 @@ const OURS_ONLY: Record<string, string> = {
 /** Tools of 1.6.0's built-in extensions (and of Windows): not these flags' business. */
 const PI16_ONLY_TOOLS = ["codemode", "tool_search", "powershell"];
 
-let server: MockModelServer;
-const dirs: { cleanup: () => void }[] = [];
-beforeAll(async () => {
-  server = await startMockModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  await killAllWorkers();
-  for (const d of dirs.splice(0)) d.cleanup();
-});
+const { server, dirs } = useOracleFixture();
 
 /** A flag of a `--help`: its names (long first) and whether it takes a value. */
 interface Flag {

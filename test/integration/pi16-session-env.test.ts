@@ -8,10 +8,10 @@
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
+import { describe, expect, it } from "vitest";
+import { useOracleFixture } from "../support/oracle-fixture.js";
 import { mockModelsJson } from "../support/upstream-oracle.js";
-import { RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { RpcWorker, tempDir } from "../support/rpc-worker.js";
 
 const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
 const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
@@ -25,18 +25,7 @@ const IMPLS: Impl[] = ["ours", "pi 1.6.0"];
 const PRINT_ENV =
   "env | grep -E '^(AI_AGENT|PI_CODING_AGENT|PI_SESSION_ID|PI_SESSION_FILE|PI_PROVIDER|PI_MODEL|PI_REASONING_LEVEL|ANTHROPIC_API_KEY)=' | sort";
 
-let server: MockModelServer;
-const dirs: { cleanup: () => void }[] = [];
-beforeAll(async () => {
-  server = await startMockModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  await killAllWorkers();
-  for (const d of dirs.splice(0)) d.cleanup();
-});
+const { server, dirs } = useOracleFixture();
 
 /**
  * `impl` in RPC mode on the mock model (a reasoning one), its agent directory given by

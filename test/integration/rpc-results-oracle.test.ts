@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   readRpcAnswer,
   type RpcCommand,
@@ -16,25 +16,14 @@ import {
   RpcResultSchemas,
 } from "../../shared/schema/rpc.js";
 import { checker } from "../../shared/validate.js";
-import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
-import { PI_BIN, RpcWorker, killAllWorkers, tempDir } from "../support/rpc-worker.js";
+import { useOracleFixture } from "../support/oracle-fixture.js";
+import { PI_BIN, RpcWorker, tempDir } from "../support/rpc-worker.js";
 import { mockModelsJson } from "../support/upstream-oracle.js";
 import { NODE22, PI16_CLI, pi16Installed } from "../support/upstream-pi16.js";
 
 const BIN = { ours: [process.execPath, PI_BIN], "pi 1.6.0": [NODE22, PI16_CLI] } as const;
 
-let server: MockModelServer;
-const dirs: { cleanup: () => void }[] = [];
-beforeAll(async () => {
-  server = await startMockModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(async () => {
-  await killAllWorkers();
-  for (const d of dirs.splice(0)) d.cleanup();
-});
+const { server, dirs } = useOracleFixture();
 
 const READS: RpcCommand[] = [
   { type: "get_state" },
