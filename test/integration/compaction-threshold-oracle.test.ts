@@ -98,6 +98,20 @@ interface Side {
   requests: Line[];
 }
 
+/** The same script on pi 1.6.0, then on ours (one at a time: they share the mock's queue). */
+async function bothSides<T>(make: (impl: Implementation) => Promise<T>): Promise<Record<Implementation, T>> {
+  const sides = {} as Record<Implementation, T>;
+  for (const impl of IMPLS) sides[impl] = await make(impl);
+  return sides;
+}
+
+/** The same entries, the same summary requests at the same places and the same requests. */
+function expectSameSession(ours: Side, upstream: Side): void {
+  expect(ours.entries).toEqual(upstream.entries);
+  expect(ours.summaryRequests).toEqual(upstream.summaryRequests);
+  expect(ours.requests).toEqual(upstream.requests);
+}
+
 /** One side's record once its script ran: its entries, and the requests since `at`, split. */
 async function ended(w: RpcWorker, at: number, runs: string[][], usage: unknown[]): Promise<Side> {
   const { entries } = (await w.request({ type: "get_entries" })).data as Line;
@@ -247,17 +261,14 @@ async function steeredSide(impl: Implementation): Promise<Line[]> {
 
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0's points of a run", () => {
   it("takes a steer sent during a between-turn compaction into the next turn", async () => {
-    const sides = {} as Record<Implementation, Line[]>;
-    for (const impl of IMPLS) sides[impl] = await steeredSide(impl);
+    const sides = await bothSides(steeredSide);
     expect(sides.upstream).toHaveLength(3);
     expect(JSON.stringify(sides.upstream[2])).toContain("steer now");
     expect(sides.ours).toEqual(sides.upstream);
   }, 120_000);
 
   it("does not trust a reply's usage once a context edit came after it", async () => {
-    const sides = {} as Record<Implementation, Side>;
-    for (const impl of IMPLS) sides[impl] = await editedSide(impl);
-    const { ours, upstream } = sides;
+    const { ours, upstream } = await bothSides(editedSide);
     const plain = ["agent_start", "turn_start", "turn_end", "agent_end", "agent_settled"];
     expect(upstream.runs).toEqual([plain, plain, plain, plain]);
     expect(upstream.summaryRequests).toEqual([false, false, false, false]);
@@ -268,15 +279,11 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0'
     const tokens = (side: Side) => (side.usage[0] as Line).tokens as number;
     expect(tokens(upstream)).toBeLessThan(5_000);
     expect(tokens(ours)).toBeLessThan(5_000);
-    expect(ours.entries).toEqual(upstream.entries);
-    expect(ours.summaryRequests).toEqual(upstream.summaryRequests);
-    expect(ours.requests).toEqual(upstream.requests);
+    expectSameSession(ours, upstream);
   }, 120_000);
 
   it("before a prompt's run, once automatic compaction is on again past the threshold", async () => {
-    const sides = {} as Record<Implementation, Side>;
-    for (const impl of IMPLS) sides[impl] = await prePromptSide(impl);
-    const { ours, upstream } = sides;
+    const { ours, upstream } = await bothSides(prePromptSide);
     expect(upstream.runs[2]).toEqual([
       "compaction_start(threshold)",
       "compaction_end(threshold,910,false,false)",
@@ -290,15 +297,11 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0'
     expect(upstream.summaryRequests).toEqual([false, false, true, false]);
     expect(ours.runs).toEqual(upstream.runs);
     expect(ours.usage).toEqual(upstream.usage);
-    expect(ours.entries).toEqual(upstream.entries);
-    expect(ours.summaryRequests).toEqual(upstream.summaryRequests);
-    expect(ours.requests).toEqual(upstream.requests);
+    expectSameSession(ours, upstream);
   }, 120_000);
 
   it("between turns when one follows, after agent_end at the run's end, never with nothing to summarize", async () => {
-    const sides = {} as Record<Implementation, Side>;
-    for (const impl of IMPLS) sides[impl] = await side(impl);
-    const { ours, upstream } = sides;
+    const { ours, upstream } = await bothSides(side);
 
     expect(upstream.runs).toEqual([
       ["agent_start", "turn_start", "turn_end", "agent_end", "agent_settled"],
@@ -328,8 +331,6 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0'
     expect(upstream.usage.map((u) => (u as Line).tokens)).toEqual([910, 45, null]);
     expect(ours.runs).toEqual(upstream.runs);
     expect(ours.usage).toEqual(upstream.usage);
-    expect(ours.entries).toEqual(upstream.entries);
-    expect(ours.summaryRequests).toEqual(upstream.summaryRequests);
-    expect(ours.requests).toEqual(upstream.requests);
+    expectSameSession(ours, upstream);
   }, 120_000);
 });
