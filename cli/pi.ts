@@ -341,6 +341,12 @@ function exitOnClosedStdout(err: NodeJS.ErrnoException): void {
   throw err;
 }
 
+/**
+ * The program a startup snapshot's build made (at the end of this file): a worker started
+ * from the snapshot parses its argv with it instead of building its ~60 options again.
+ */
+let prebuiltProgram: Command | undefined;
+
 /** How this process was started, beyond its argv. */
 interface StartedAs {
   /** From the startup snapshot (cli/pi-snapshot.ts), not by compiling the bundle. */
@@ -368,7 +374,8 @@ async function main(argv: string[], startedAs: StartedAs = {}): Promise<number> 
     return 1;
   }
   // Options extensions register are known only once they load; they are checked then.
-  const program = buildProgram().allowUnknownOption();
+  const program = (prebuiltProgram ?? buildProgram()).allowUnknownOption();
+  prebuiltProgram = undefined;
   program.exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   // `--tools` and `--no-tools` share commander's `tools` key, but pi reads them apart
@@ -690,5 +697,6 @@ if (deferStart) {
     RpcCommandSchemas.get_state,
   ])
     compileChecker(schema);
+  prebuiltProgram = buildProgram();
   deferStart(start);
 } else start();

@@ -81,6 +81,57 @@ describe("a worker started from its startup snapshot", () => {
     expect(answer.data.commands.length).toBeGreaterThan(0);
   });
 
+  it("parses each start's options with the program its build made, and refuses an unknown one", async () => {
+    const blob = await built();
+    // pi's own short flag (-n) and values: each start's argv, never the build's.
+    const named = await ask(blob, { type: "get_state" }, ["--session-id", "snap-1", "-n", "first"]);
+    const plain = await ask(blob, { type: "get_state" });
+    expect(named.stderr).toContain("pi: started from a startup snapshot");
+    expect(named.answer.data.sessionId).toBe("snap-1");
+    expect(named.answer.data.sessionName).toBe("first");
+    expect(plain.answer.data.sessionId).not.toBe("snap-1");
+    expect(plain.answer.data.sessionName).toBeUndefined();
+    const home = dir();
+    const bad = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "--no-such-flag"], {
+      cwd: home,
+      env: { PI_ORCH_HOME: home, PI_ORCH_SANDBOX: "off" },
+      bin: [process.execPath, "--snapshot-blob", blob, LAUNCHER],
+    });
+    expect((await bad.exited).code).toBe(2);
+    expect(bad.stderr.join("")).toContain("unknown option --no-such-flag");
+  });
+
+  it("runs tools that need node's child_process, crypto, fs/promises and os, loaded on first use", async () => {
+    const blob = await built();
+    const home = dir();
+    const script = join(home, "script.jsonl");
+    const calls = [
+      { name: "bash", arguments: { command: "echo from-bash" } },
+      { name: "write", arguments: { path: "made.txt", content: "alpha\n" } },
+    ];
+    writeFileSync(script, [{ toolCalls: calls }, { text: "done" }].map((r) => JSON.stringify(r)).join("\n"));
+    const worker = new RpcWorker(
+      ["--mode", "rpc", "--provider", "faux", "--faux-script", script, "--session-dir", join(home, "sessions")],
+      {
+        cwd: home,
+        env: { PI_ORCH_HOME: home, HOME: home, PI_ORCH_SANDBOX: "off", PI_ORCH_CODE_CACHE: "report" },
+        bin: [process.execPath, "--snapshot-blob", blob, LAUNCHER],
+      },
+    );
+    await worker.request({ type: "prompt", message: "use two tools" });
+    const end = await worker.event("agent_end");
+    const results = end.messages.filter((m: { role: string }) => m.role === "toolResult");
+    expect(results.map((r: { toolName: string; isError: boolean }) => [r.toolName, r.isError])).toEqual([
+      ["bash", false],
+      ["write", false],
+    ]);
+    expect(results[0].content.map((c: { text?: string }) => c.text ?? "").join("")).toContain("from-bash");
+    expect(readFileSync(join(home, "made.txt"), "utf8")).toBe("alpha\n");
+    expect(worker.stderr.join("")).toContain("pi: started from a startup snapshot");
+    worker.closeStdin();
+    expect((await worker.exited).code).toBe(0);
+  });
+
   it("works under the NODE_OPTIONS it was built with (V8 flags included)", async () => {
     const env = { NODE_OPTIONS: "--max-semi-space-size=2" };
     const blob = await built(env);
