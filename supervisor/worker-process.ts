@@ -4,8 +4,8 @@
  * and report its exit once. It knows nothing of the agent's state: everything it sees
  * goes to the callbacks, which the actor turns into messages.
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import type { Writable } from "node:stream";
-import { execa } from "execa";
 import { SECRETS_FD_VAR } from "../shared/secrets.js";
 import { JsonlWriter, readLines } from "../shared/jsonl.js";
 import { USAGE_EXIT_CODE } from "./config-error.js";
@@ -60,20 +60,6 @@ export interface WorkerProcess {
 /** Spawn a worker. Invariant: the callbacks are only called after this returns. */
 export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
   const secrets = opts.secrets && Object.keys(opts.secrets).length > 0 ? opts.secrets : undefined;
-  const proc = execa(opts.file, opts.args, {
-    cwd: opts.cwd,
-    env: secrets ? { ...opts.env, [SECRETS_FD_VAR]: "3" } : opts.env,
-    extendEnv: true,
-    // Own process group: teardown signals reach the worker's tool children too.
-    detached: true,
-    // fd 3: the keys, written once below and closed.
-    stdio: secrets ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
-    buffer: false,
-    reject: false,
-    // Killing on our exit would defeat "workers exit when stdin closes"; execa skips it for detached anyway.
-    cleanup: false,
-  });
-  // The promise also settles on spawn errors; reject:false keeps it from rejecting.
   let markExited!: () => void;
   const exited = new Promise<void>((r) => (markExited = r));
   let reported = false;
@@ -83,9 +69,40 @@ export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
     opts.onExit(code, signal, spawnError);
     markExited();
   };
-  // "exit" rather than the execa promise: a grandchild holding stdout open must not hide the worker's death.
+  // node's own spawn, not execa's: a fleet's supervisor starts every worker on its one
+  // thread, and execa's option handling, promise and stream bookkeeping cost as much CPU
+  // again as the fork itself (bench/fleet.ts, profiled) for none of its features here.
+  let proc: ChildProcess;
+  try {
+    proc = spawn(opts.file, opts.args, {
+      cwd: opts.cwd,
+      // A variable set to undefined is left out: the supervisor's own value is not inherited.
+      env: { ...process.env, ...opts.env, ...(secrets ? { [SECRETS_FD_VAR]: "3" } : {}) },
+      // Own process group: teardown signals reach the worker's tool children too. Not
+      // killed when the supervisor exits: a worker exits when its stdin closes.
+      detached: true,
+      // fd 3: the keys, written once below and closed.
+      stdio: secrets ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
+    });
+  } catch (err) {
+    // Arguments node refuses before any process exists (a NUL byte in an argument).
+    queueMicrotask(() => report(null, null, (err as Error).message || "could not start the worker"));
+    return {
+      pid: undefined,
+      startedAt: steadyNow(),
+      write: () => undefined,
+      stop: () => exited,
+      kill: () => exited,
+      killLeftovers: () => undefined,
+      lowerPriority: () => undefined,
+      rssBytes: () => null,
+    };
+  }
+  // A process that never started (ENOENT, EACCES) has no pid and is told as "error".
+  proc.on("error", (err) => {
+    if (proc.pid === undefined) report(null, null, err.message || "could not start the worker");
+  });
   proc.on("exit", (code, signal) => {
-    // A failed spawn may also emit "exit" (with a negative errno); the promise below reports it with its message.
     if (proc.pid === undefined) return;
     // A usage error's message is the last thing on stderr, which may drain after "exit": wait for it, briefly.
     if (code === USAGE_EXIT_CODE && proc.stderr && !proc.stderr.readableEnded) {
@@ -95,11 +112,6 @@ export function spawnWorkerProcess(opts: WorkerProcessOptions): WorkerProcess {
         report(code, signal, null);
       });
     } else report(code, signal, null);
-  });
-  void proc.then((result) => {
-    if (proc.pid === undefined)
-      report(null, null, result.originalMessage ?? result.shortMessage ?? "could not start the worker");
-    else report(result.exitCode ?? null, result.signal ?? null, null);
   });
   proc.stdin?.on("error", () => {});
   if (secrets) {

@@ -151,6 +151,14 @@ describe("agent actor with the fixture worker", () => {
     ).toEqual([]);
   });
 
+  it("fails a worker whose command node refuses before any process exists, with node's words", async () => {
+    const { sup, rec } = env.supervisor({ policy: fastPolicy });
+    await sup.spawn({ name: "nul", workerCommand: [process.execPath, "bad\0arg"] });
+    await rec.status("nul", "failed");
+    expect(sup.status("nul").statusReason).toMatch(/^could not start the worker .*null bytes/);
+    expect(sup.status("nul").pid).toBeNull();
+  });
+
   it("a worker that exits 1 before it is ready the same way twice is failed after its second start, with its words", async () => {
     const { sup, rec } = env.supervisor({ policy: fastPolicy });
     const t0 = Date.now();
