@@ -1,5 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { keylessMcpText, keylessTexts } from "../../supervisor/keyless-files.js";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { keylessFiles, keylessMcpText, keylessTexts } from "../../supervisor/keyless-files.js";
 
 describe("keylessTexts", () => {
   const models = JSON.stringify({
@@ -79,5 +82,36 @@ describe("keylessMcpText", () => {
   it("gives null for text that is not JSON, so the sandbox shows none of it", () => {
     expect(keylessMcpText("{ nope", {})).toBeNull();
     expect(keylessMcpText(undefined, {})).toBeUndefined();
+  });
+});
+
+describe("keylessFiles", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  const tempDir = () => {
+    const d = mkdtempSync(join(tmpdir(), "pi-keyless-"));
+    dirs.push(d);
+    return d;
+  };
+
+  it("makes no folder for an agent directory without key files", () => {
+    const agentDir = tempDir();
+    const into = join(tempDir(), "sandbox", "id1");
+    expect(keylessFiles(agentDir, into, true)).toEqual({ replaced: [], secrets: {} });
+    expect(existsSync(into)).toBe(false);
+  });
+
+  it("writes the copies into a private folder and says what each replaces", () => {
+    const agentDir = tempDir();
+    writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { p: { apiKey: "sk-x" } } }));
+    const into = join(tempDir(), "sandbox", "id2");
+    const out = keylessFiles(agentDir, into, true);
+    expect(out.secrets).toEqual({ PI_ORCH_KEY_1: "sk-x" });
+    expect(out.replaced).toEqual([{ path: join(agentDir, "models.json"), copy: join(into, "models.json") }]);
+    expect(statSync(into).mode & 0o777).toBe(0o700);
+    expect(statSync(join(into, "models.json")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(into, "models.json"), "utf8")).not.toContain("sk-x");
   });
 });
