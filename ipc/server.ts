@@ -7,7 +7,7 @@
 import { chmodSync, lstatSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { JsonlWriter, peekLineHead, readLines } from "../shared/jsonl.js";
+import { JsonlWriter, peekLineHead, readLines, wireOf, withWire } from "../shared/jsonl.js";
 import { checker } from "../shared/validate.js";
 import {
   IpcRequestSchemas,
@@ -278,7 +278,13 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
         return;
       }
       const data = await opts.backend.handle(request);
-      await respond({ id, ok: true, data: data ?? null });
+      // An answer that comes with its JSON (a `list`'s entries, made once per change of
+      // each agent) is sent in it, not serialised again.
+      const wire = wireOf(data);
+      const response: IpcResponse = { id, ok: true, data: data ?? null };
+      await respond(
+        wire === undefined ? response : withWire(response, `{"id":${JSON.stringify(id)},"ok":true,"data":${wire}}`),
+      );
     } catch (err) {
       const e = err as { code?: unknown; message?: string };
       await fail(id, typeof e.code === "string" ? e.code : "internal", e.message ?? String(err));

@@ -154,6 +154,35 @@ export function withWire<T extends object>(value: T, json: string): T {
   return value;
 }
 
+/** The JSON text of frozen values, made once per value (a frozen value's JSON never changes). */
+const frozenJson = new WeakMap<object, string>();
+
+/** `JSON.stringify(value)`, made once per value when it is frozen (shallowly: what it holds must not change either). */
+export function jsonOfFrozen(value: object): string {
+  let json = frozenJson.get(value);
+  if (json === undefined) {
+    json = JSON.stringify(value);
+    if (Object.isFrozen(value)) frozenJson.set(value, json);
+  }
+  return json;
+}
+
+/**
+ * `items`, with their JSON text attached (as `withWire`), made when a writer asks for it
+ * from each item's own, which a frozen item keeps: a list of 1,000 agents asked for again
+ * and again while few of them change serialises only those that changed.
+ */
+export function withItemsWire<T extends object>(items: T[]): T[] {
+  Object.defineProperty(items, WIRE, { get: () => `[${items.map(jsonOfFrozen).join(",")}]`, enumerable: false });
+  return items;
+}
+
+/** The JSON text attached to `value` with `withWire` or `withItemsWire`, if any. */
+export function wireOf(value: unknown): string | undefined {
+  const pre = value !== null && typeof value === "object" ? (value as { [WIRE]?: unknown })[WIRE] : undefined;
+  return typeof pre === "string" ? pre : undefined;
+}
+
 /** Result of parsing one protocol line. */
 export type ParsedLine = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -240,8 +269,7 @@ export class JsonlWriter {
 
   /** Queue one object; the promise settles when the stream accepted it. */
   write(value: unknown): Promise<void> {
-    const pre = value !== null && typeof value === "object" ? (value as { [WIRE]?: unknown })[WIRE] : undefined;
-    let text = typeof pre === "string" ? pre : JSON.stringify(value);
+    let text = wireOf(value) ?? JSON.stringify(value);
     if (this.maxLineBytes !== undefined) text = fitLine(value, this.maxLineBytes, text).line;
     const line = `${text}\n`;
     this.queued++;

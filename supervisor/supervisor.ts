@@ -11,6 +11,7 @@ import { Mailbox } from "./mailbox.js";
 import { OrchError } from "./errors.js";
 import { agentLogPaths, logsDir } from "../shared/paths.js";
 import { AgentEventLog, type DroppedEvents } from "./event-log.js";
+import { withItemsWire } from "../shared/jsonl.js";
 import { assertValidName, generateId, generateName, resolveAgentRef } from "./names.js";
 import { DEFAULT_WORKER_NICE } from "./priority.js";
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from "./protocol-flood.js";
@@ -214,9 +215,9 @@ export class Supervisor {
     return this.settled(actor.info());
   }
 
-  /** Every agent, in creation order. */
+  /** Every agent, in creation order; the list carries its JSON, made from each entry's own (see `withItemsWire`). */
   list(): AgentInfo[] {
-    return [...this.actors.values()].map((a) => a.info()).sort((a, b) => a.createdAt - b.createdAt);
+    return withItemsWire([...this.actors.values()].map((a) => a.info()).sort((a, b) => a.createdAt - b.createdAt));
   }
 
   /** One agent by name or unique id prefix. */

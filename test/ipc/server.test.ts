@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { IpcClient, IpcClientError } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
 import { startIpcServer, type IpcBackend, type IpcServer } from "../../ipc/server.js";
-import { LineSplitter } from "../../shared/jsonl.js";
+import { LineSplitter, withWire } from "../../shared/jsonl.js";
 import { FAST, FIXTURE, Recorder, TestEnv, alive } from "../supervisor/harness.js";
 
 const env = new TestEnv();
@@ -66,6 +66,20 @@ async function raw(path: string): Promise<{ send(text: string): void; next(): Pr
 }
 
 describe("ipc server", () => {
+  it("sends an answer's attached JSON as its data instead of serialising the answer again", async () => {
+    const home = env.home();
+    const server = await startIpcServer({
+      home,
+      backend: { ...echoBackend, handle: async () => withWire([{ from: "object" }], '[{"from":"wire"}]') },
+    });
+    servers.push(server);
+    const c = await raw(server.socketPath);
+    c.send('{"id":"l1","type":"list"}\n');
+    expect(await c.next()).toEqual({ id: "l1", ok: true, data: [{ from: "wire" }] });
+    c.send('{"id":7,"type":"list"}\n');
+    expect(await c.next()).toEqual({ id: 7, ok: true, data: [{ from: "wire" }] });
+  });
+
   it("answers bad input with errors and keeps the connection usable", async () => {
     const { server } = await echoServer();
     const c = await raw(server.socketPath);

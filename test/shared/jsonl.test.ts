@@ -5,8 +5,11 @@ import {
   JsonlWriter,
   LineSplitter,
   type LineTooLongError,
+  jsonOfFrozen,
   parseJsonLine,
   peekLineHead,
+  withItemsWire,
+  wireOf,
   withWire,
 } from "../../shared/jsonl.js";
 
@@ -212,6 +215,30 @@ describe("JsonlWriter", () => {
     await w.flush();
     await new Promise((r) => setImmediate(r));
     expect(chunks.join("")).toBe('{"id":"x","type":"get_state"}\n');
+  });
+
+  it("attaches a list's JSON made from each frozen entry's own, once per entry", () => {
+    const a = Object.freeze({ name: "a", n: 1 });
+    const b = Object.freeze({ name: "b", note: 'line\u2028sep "q"' });
+    const list = withItemsWire<object>([a, b]);
+    expect(Object.keys(list)).toEqual(["0", "1"]);
+    expect(wireOf(list)).toBe(JSON.stringify([a, b]));
+    // What a writer sends follows the list as it is when written.
+    const c = Object.freeze({ name: "c", n: 3 });
+    list.push(c);
+    expect(JSON.parse(wireOf(list)!)).toEqual([a, b, c]);
+    expect(wireOf(withItemsWire([]))).toBe("[]");
+    expect(wireOf({ plain: true })).toBeUndefined();
+  });
+
+  it("keeps the JSON of frozen values only: a value that may still change is serialised each time", () => {
+    const frozen = Object.freeze({ n: 1 });
+    expect(jsonOfFrozen(frozen)).toBe('{"n":1}');
+    expect(jsonOfFrozen(frozen)).toBe(jsonOfFrozen(frozen));
+    const open = { n: 1 };
+    expect(jsonOfFrozen(open)).toBe('{"n":1}');
+    open.n = 2;
+    expect(jsonOfFrozen(open)).toBe('{"n":2}');
   });
 
   it("writes ready lines at once when nothing is queued, and after the queued objects otherwise", async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { wireOf } from "../../shared/jsonl.js";
 import { Supervisor } from "../../supervisor/supervisor.js";
 import { alive, FAST, FIXTURE, readPids, TestEnv } from "./harness.js";
 
@@ -35,6 +36,11 @@ describe("agent actor with the fixture worker", () => {
     expect(after!.lastSeq).toBeGreaterThan(first!.lastSeq);
     expect(after).toEqual({ ...first, ...after, lastSeq: after!.lastSeq });
     expect(sup.status("a")).toBe(after);
+    // The list carries its JSON for the socket, made from the entries it holds.
+    await sup.spawn({ name: "b" });
+    const listed = sup.list();
+    expect(wireOf(listed)).toBe(JSON.stringify(listed));
+    expect(JSON.parse(wireOf(listed)!).map((a: { name: string }) => a.name)).toEqual(["a", "b"]);
   });
 
   it("forwards a prompt, streams the run, and returns the worker's own response with the caller's id", async () => {
