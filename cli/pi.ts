@@ -28,6 +28,7 @@ import { isValidSessionId } from "../worker/session/locate.js";
 import { agentDir } from "../shared/paths.js";
 import { insideSandbox } from "../shared/sandbox.js";
 import { takeSecrets } from "../shared/secrets.js";
+import { dropWorkerMallocEnv } from "../shared/malloc-env.js";
 import { packageVersion } from "./version.js";
 import { listModelsJson, listModelsLines } from "./list-models.js";
 import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
@@ -670,6 +671,8 @@ async function main(argv: string[], startedAs: StartedAs = {}): Promise<number> 
 
 /** Run the worker as this process's command line asks, and exit with its code. */
 function start(startedAs: StartedAs = {}): void {
+  // Before anything is spawned: the malloc settings a supervisor gave this process are not its tools'.
+  dropWorkerMallocEnv();
   process.on("exit", () => killAllChildren());
   main(process.argv, startedAs).then(
     (code) => {

@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { agentDir, piOrchHome } from "../shared/paths.js";
+import { workerMallocEnv } from "../shared/malloc-env.js";
 import {
   bwrapArgs,
   programFolders,
@@ -115,7 +116,8 @@ export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void 
   });
   const child = spawn(support.bwrap, [...args, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
-    env: { ...process.env, [SANDBOXED_VAR]: mode },
+    // The inner pi's malloc settings (shared/malloc-env.ts), which it takes out before its tools start.
+    env: { ...process.env, ...workerMallocEnv(process.env), [SANDBOXED_VAR]: mode },
   });
   // Ctrl+C reaches both through the terminal's process group: only the inner pi acts on it.
   process.on("SIGINT", () => undefined);

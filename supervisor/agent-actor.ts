@@ -37,6 +37,7 @@ import { isOwnWorker, keyVariableNames, splitSecrets } from "./worker-command.js
 import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
 import { SANDBOX_DEFAULT_VAR, sandboxSupport } from "../shared/sandbox.js";
 import { piOrchHome } from "../shared/paths.js";
+import { workerMallocEnv } from "../shared/malloc-env.js";
 import { pidsWithEnv, TOOL_TAG_VAR, WORKER_TAG_VAR } from "../shared/proc.js";
 
 function killQuietly(pid: number): void {
@@ -431,7 +432,8 @@ export class AgentActor {
     if (ownWorker) {
       const agentDir = record.env?.PI_ORCH_HOME ?? cmd.env.PI_ORCH_HOME ?? home;
       const split = splitSecrets(cmd.env, process.env, keyVariableNames(agentDir));
-      cmd = { ...cmd, env: split.env };
+      // Its malloc settings (shared/malloc-env.ts): the worker takes them out again before its tools start.
+      cmd = { ...cmd, env: { ...split.env, ...workerMallocEnv({ ...process.env, ...split.env }) } };
       secrets = split.secrets;
       // Before the bin: node reads the snapshot at its start (the worker inherits this process's environment too).
       if (e.file === process.execPath && e.args[0]?.endsWith(".cjs"))
