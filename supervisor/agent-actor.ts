@@ -147,11 +147,12 @@ export class AgentActor {
     return this.state.record.status;
   }
 
-  /** The persistent record, for the registry; the same object until the state changes (do not modify it). */
+  /** The persistent record, for the registry; the same frozen object until the state changes. */
   toRecord(): AgentRecord {
-    // A fleet's list and registry writes ask every agent for it many times between its changes.
+    // A fleet's list and registry writes ask every agent for it many times between its
+    // changes; frozen, the registry keeps its JSON line with it too.
     if (this.recordOf?.state !== this.state)
-      this.recordOf = { state: this.state, record: recordOnClock(recordOf(this.state), toWall) };
+      this.recordOf = { state: this.state, record: Object.freeze(recordOnClock(recordOf(this.state), toWall)) };
     return this.recordOf.record;
   }
 

@@ -47,6 +47,16 @@ describe("registry", () => {
     ]);
   });
 
+  it("writes a frozen record (an actor's, kept per state) as it writes the same record unfrozen", () => {
+    const [plain, frozen] = [home(), home()];
+    saveRegistry(plain, [record("a", "idle"), record("b", "stopped")], 7);
+    const kept = Object.freeze(record("a", "idle"));
+    saveRegistry(frozen, [kept, Object.freeze(record("b", "stopped"))], 7);
+    expect(readFileSync(registryPath(frozen), "utf8")).toBe(readFileSync(registryPath(plain), "utf8"));
+    saveRegistry(frozen, [kept], 8);
+    expect(loadRegistry(frozen).agents.map((a) => a.name)).toEqual(["a"]);
+  });
+
   it("replaces the whole file on every save", () => {
     const h = home();
     saveRegistry(h, [record("a", "stopped"), record("b", "stopped")]);
