@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, it, type TestContext } from "vitest";
 import type { RunReport } from "../../cli/run/types.js";
 import { CliProcess, killProcessesWithEnv } from "../support/cli-process.js";
 import { RedisServer, redisMissing } from "../support/redis-server.js";
@@ -26,17 +26,14 @@ interface World {
   procs: CliProcess[];
 }
 
-const worlds: World[] = [];
-
-afterEach(async () => {
-  for (const w of worlds.splice(0)) {
-    for (const p of w.procs) p.signal("SIGKILL");
-    await Promise.allSettled(w.procs.map((p) => p.exited));
-    killProcessesWithEnv(`PI_ORCH_TEST_QUEUE=${w.tag}`);
-    await w.redis.stop();
-    rmSync(w.dir, { recursive: true, force: true });
-  }
-});
+/** Kill everything of a world and remove its folder. */
+async function removeWorld(w: World): Promise<void> {
+  for (const p of w.procs) p.signal("SIGKILL");
+  await Promise.allSettled(w.procs.map((p) => p.exited));
+  killProcessesWithEnv(`PI_ORCH_TEST_QUEUE=${w.tag}`);
+  await w.redis.stop();
+  rmSync(w.dir, { recursive: true, force: true });
+}
 
 /** The world's own temp folder, given to its processes as TMPDIR (removed with the world). */
 function tmpOf(w: World): string {
@@ -45,14 +42,19 @@ function tmpOf(w: World): string {
   return dir;
 }
 
-async function world(): Promise<World> {
+/**
+ * A world of its own (folder, Redis, tag), removed when the test ends, passed or not. The
+ * tests run at once (each waits on its tasks' sleeps and its workers' timeouts, not on the
+ * CPU), so each world is the test's own: its Redis, its processes, its folder.
+ */
+async function world(onTestFinished: TestContext["onTestFinished"]): Promise<World> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "pi-orch-test-queue-")));
   const redis = await RedisServer.start().catch((err) => {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   });
   const w: World = { dir, tag: randomUUID(), redis, procs: [] };
-  worlds.push(w);
+  onTestFinished(() => removeWorld(w));
   return w;
 }
 
@@ -130,10 +132,10 @@ function nth(re: RegExp, n: number): RegExp {
 describe.skipIf(missing !== null)(
   `pi-orch run --queue with a real redis-server${missing ? ` (skipped: ${missing})` : ""}`,
   () => {
-    it(
+    it.concurrent(
       "runs 30 uneven tasks over 3 workers, each exactly once, and a producer killed mid-run is replaced by one that collects every result",
-      async () => {
-        const w = await world();
+      async ({ expect, onTestFinished }) => {
+        const w = await world(onTestFinished);
         const names = Array.from({ length: 30 }, (_, i) => `t${String(i + 1).padStart(2, "0")}`);
         writeTasks(
           w,
@@ -165,10 +167,10 @@ describe.skipIf(missing !== null)(
       TEST_TIMEOUT,
     );
 
-    it(
+    it.concurrent(
       "sends a worktree task's diff and transcript path back to the producer, whose machine never sees the worktree",
-      async () => {
-        const w = await world();
+      async ({ expect, onTestFinished }) => {
+        const w = await world(onTestFinished);
         const repo = join(w.dir, "repo");
         mkdirSync(repo);
         const git = (...args: string[]) =>
@@ -204,10 +206,10 @@ describe.skipIf(missing !== null)(
       TEST_TIMEOUT,
     );
 
-    it(
+    it.concurrent(
       "loses nothing when Redis is killed and restarted mid-run: workers and producer reconnect",
-      async () => {
-        const w = await world();
+      async ({ expect, onTestFinished }) => {
+        const w = await world(onTestFinished);
         const names = Array.from({ length: 12 }, (_, i) => `r${i + 1}`);
         writeTasks(
           w,
@@ -231,10 +233,10 @@ describe.skipIf(missing !== null)(
       TEST_TIMEOUT,
     );
 
-    it(
+    it.concurrent(
       "gives the task of a SIGKILLed machine to another worker after the stall timeout and says it was retried; a failed check is not retried unless --retries",
-      async () => {
-        const w = await world();
+      async ({ expect, onTestFinished }) => {
+        const w = await world(onTestFinished);
         writeTasks(w, "tasks.json", [
           sleeper("slow", 8),
           { name: "bad", prompt: "list the files", check: "echo bad >> runs.log; exit 1" },
@@ -284,10 +286,10 @@ describe.skipIf(missing !== null)(
       TEST_TIMEOUT,
     );
 
-    it(
+    it.concurrent(
       "a worker told to stop lets its running task finish and exits 143; told twice, it hands the task back to another worker",
-      async () => {
-        const w = await world();
+      async ({ expect, onTestFinished }) => {
+        const w = await world(onTestFinished);
         const a = await startWorker(w, "m1", ["--concurrency", "1", "--stall-timeout", "15"]);
         writeTasks(w, "one.json", [sleeper("finish-me", 3)]);
         const first = startProducer(w, "one.json");
@@ -327,18 +329,14 @@ describe.skipIf(missing !== null)(
 );
 
 describe("pi-orch run --queue / --worker usage", () => {
-  const dir = () => {
+  const dir = (onTestFinished: TestContext["onTestFinished"]) => {
     const d = realpathSync(mkdtempSync(join(tmpdir(), "pi-orch-test-queue-usage-")));
-    worldsDirs.push(d);
+    onTestFinished(() => rmSync(d, { recursive: true, force: true }));
     writeFileSync(join(d, "tasks.json"), JSON.stringify([{ name: "a", prompt: "list the files" }]));
     return d;
   };
-  const worldsDirs: string[] = [];
-  afterEach(() => {
-    for (const d of worldsDirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  });
 
-  it.each([
+  it.concurrent.for<[string[], RegExp]>([
     [
       ["tasks.json", "--queue", "redis://127.0.0.1:1/q", "--concurrency", "4"],
       /--concurrency belongs to the workers, not to the producer: start each worker with pi-orch run --worker redis:\/\/127\.0\.0\.1:1\/q --concurrency 4/,
@@ -357,8 +355,8 @@ describe("pi-orch run --queue / --worker usage", () => {
     [["--worker", "http://x/q"], /expected redis:\/\/HOST:PORT\/QUEUE/],
     [["--worker", "redis://127.0.0.1:6379"], /no queue name/],
     [["tasks.json", "--queue", "redis://u:secret@127.0.0.1:1/q", "--worker", "redis://127.0.0.1:1/q"], /two commands/],
-  ])("%j is a usage error", async (args, message) => {
-    const d = dir();
+  ])("%j is a usage error", async ([args, message], { expect, onTestFinished }) => {
+    const d = dir(onTestFinished);
     const p = CliProcess.start(["--home", join(d, "home"), "run", ...args], d, {});
     const exit = await p.exited;
     expect(exit.code).toBe(2);
