@@ -15,7 +15,7 @@ describe("root supervisor actor", () => {
     const ROUNDS = 50;
     const outcomes = { removed: 0, restarted: 0 };
     const problems: string[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
+    const round = async (i: number) => {
       const name = `race${i}`;
       const first = await sup.spawn({ name });
       // Both requests go out in the same tick; which one is sent first alternates.
@@ -47,7 +47,15 @@ describe("root supervisor actor", () => {
           problems.push(`${name}: kept but not restarted: ${JSON.stringify(listed)}`);
         if (running.length !== 1) problems.push(`${name}: kept with ${running.length} running workers`);
       }
-    }
+    };
+    // The race is one agent's: five agents race at once (rounds i, i+5, ... in turn each), which
+    // also has the root actor take the requests of several agents interleaved.
+    const LANES = 5;
+    await Promise.all(
+      Array.from({ length: LANES }, async (_, lane) => {
+        for (let i = lane; i < ROUNDS; i += LANES) await round(i);
+      }),
+    );
     const allPids = rec.messages
       .filter((m) => m.type === "event" && m.event.type === "worker_started")
       .map((m) => (m.type === "event" ? (m.event.pid as number) : 0));
