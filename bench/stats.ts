@@ -54,3 +54,17 @@ export async function rssMb(pid: number): Promise<number> {
     return NaN;
   }
 }
+
+/**
+ * Private dirty memory of a process in MB (/proc/PID/smaps_rollup): what no other process
+ * shares with it, what a fleet of them adds up to. NaN where /proc has none.
+ */
+export async function privateDirtyMb(pid: number): Promise<number> {
+  const { readFile } = await import("node:fs/promises");
+  try {
+    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8");
+    return Number(/Private_Dirty:\s+(\d+)/.exec(rollup)?.[1] ?? NaN) / 1024;
+  } catch {
+    return NaN;
+  }
+}
