@@ -178,6 +178,8 @@ async function closeServer(server: Server, connections: Set<Socket>, path: strin
   }
 }
 
+const CLOSE_BRACE = Buffer.from("}");
+
 function serveConnection(socket: Socket, opts: IpcServerOptions): void {
   const writer = new JsonlWriter(socket);
   const subscriptions: { close(): void }[] = [];
@@ -282,9 +284,13 @@ function serveConnection(socket: Socket, opts: IpcServerOptions): void {
       // each agent) is sent in it, not serialised again.
       const wire = wireOf(data);
       const response: IpcResponse = { id, ok: true, data: data ?? null };
-      await respond(
-        wire === undefined ? response : withWire(response, `{"id":${JSON.stringify(id)},"ok":true,"data":${wire}}`),
-      );
+      if (wire === undefined) await respond(response);
+      else {
+        const head = `{"id":${JSON.stringify(id)},"ok":true,"data":`;
+        await respond(
+          withWire(response, typeof wire === "string" ? `${head}${wire}}` : [Buffer.from(head), ...wire, CLOSE_BRACE]),
+        );
+      }
     } catch (err) {
       const e = err as { code?: unknown; message?: string };
       await fail(id, typeof e.code === "string" ? e.code : "internal", e.message ?? String(err));

@@ -9,13 +9,13 @@ import { dirname } from "node:path";
  * Write `text` to `path` atomically; the parent folder is created 0700 when missing.
  * When the disk refuses (full, quota) the old file stays and no temp file is left.
  */
-export function writeFileAtomic(path: string, text: string): void {
+export function writeFileAtomic(path: string, text: string | Buffer): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
   try {
     const fd = openSync(tmp, "w", 0o600);
     try {
-      const bytes = Buffer.from(text, "utf8");
+      const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
       let offset = 0;
       while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
       fsyncSync(fd);

@@ -144,43 +144,65 @@ export function readLines(stream: Readable, opts: LineSplitterOptions & { onEnd?
 
 /**
  * A value's JSON text, attached to it out of sight (a non-enumerable symbol), so a
- * writer can send text it already has instead of serialising the value again.
+ * writer can send text it already has instead of serialising the value again: a
+ * string, or the text's UTF-8 bytes in chunks (`WireChunks`) to be sent one after another.
  */
 export const WIRE = Symbol.for("pi-orch.wire");
 
+/** JSON text as UTF-8 byte chunks, in order: sent as they are, never joined into one string. */
+export type WireChunks = readonly Buffer[];
+
 /** Attach the JSON text of `value` (which must be exactly what JSON.stringify would give, in meaning). */
-export function withWire<T extends object>(value: T, json: string): T {
+export function withWire<T extends object>(value: T, json: string | WireChunks): T {
   Object.defineProperty(value, WIRE, { value: json, enumerable: false });
   return value;
 }
 
-/** The JSON text of frozen values, made once per value (a frozen value's JSON never changes). */
-const frozenJson = new WeakMap<object, string>();
+/** The UTF-8 JSON of frozen values, made once per value (a frozen value's JSON never changes). */
+const frozenJson = new WeakMap<object, Buffer>();
 
-/** `JSON.stringify(value)`, made once per value when it is frozen (shallowly: what it holds must not change either). */
-export function jsonOfFrozen(value: object): string {
+/** `JSON.stringify(value)` as UTF-8, made once per value when it is frozen (shallowly: what it holds must not change either). */
+export function jsonBytesOfFrozen(value: object): Buffer {
   let json = frozenJson.get(value);
   if (json === undefined) {
-    json = JSON.stringify(value);
+    json = Buffer.from(JSON.stringify(value));
     if (Object.isFrozen(value)) frozenJson.set(value, json);
   }
   return json;
 }
 
+const COMMA = Buffer.from(",");
+const NEWLINE = Buffer.from("\n");
+const OPEN_BRACKET = Buffer.from("[");
+const CLOSE_BRACKET = Buffer.from("]");
+
 /**
- * `items`, with their JSON text attached (as `withWire`), made when a writer asks for it
- * from each item's own, which a frozen item keeps: a list of 1,000 agents asked for again
- * and again while few of them change serialises only those that changed.
+ * `items`, with their JSON attached (as `withWire`), made when a writer asks for it from
+ * each item's own bytes, which a frozen item keeps: a list of 1,000 agents asked for again
+ * and again while few of them change serialises only those that changed, and is sent
+ * from those bytes without one big string (joining, flattening and encoding 600 KB three
+ * times over took a fleet's supervisor 1.3 ms per answer).
  */
 export function withItemsWire<T extends object>(items: T[]): T[] {
-  Object.defineProperty(items, WIRE, { get: () => `[${items.map(jsonOfFrozen).join(",")}]`, enumerable: false });
+  Object.defineProperty(items, WIRE, {
+    get: (): WireChunks => {
+      const chunks: Buffer[] = [OPEN_BRACKET];
+      for (let i = 0; i < items.length; i++) {
+        if (i > 0) chunks.push(COMMA);
+        chunks.push(jsonBytesOfFrozen(items[i]!));
+      }
+      chunks.push(CLOSE_BRACKET);
+      return chunks;
+    },
+    enumerable: false,
+  });
   return items;
 }
 
-/** The JSON text attached to `value` with `withWire` or `withItemsWire`, if any. */
-export function wireOf(value: unknown): string | undefined {
+/** The JSON attached to `value` with `withWire` or `withItemsWire`, if any. */
+export function wireOf(value: unknown): string | WireChunks | undefined {
   const pre = value !== null && typeof value === "object" ? (value as { [WIRE]?: unknown })[WIRE] : undefined;
-  return typeof pre === "string" ? pre : undefined;
+  return typeof pre === "string" || Array.isArray(pre) ? (pre as string | WireChunks) : undefined;
 }
 
 /** Result of parsing one protocol line. */
@@ -269,9 +291,18 @@ export class JsonlWriter {
 
   /** Queue one object; the promise settles when the stream accepted it. */
   write(value: unknown): Promise<void> {
-    let text = wireOf(value) ?? JSON.stringify(value);
-    if (this.maxLineBytes !== undefined) text = fitLine(value, this.maxLineBytes, text).line;
-    const line = `${text}\n`;
+    const wire = wireOf(value);
+    let line: string | Buffer;
+    if (typeof wire === "object") {
+      // Chunks, copied once into the line; one over the limit is cut as any value is.
+      line = Buffer.concat([...wire, NEWLINE]);
+      if (this.maxLineBytes !== undefined && line.length - 1 > this.maxLineBytes)
+        line = `${fitLine(value, this.maxLineBytes).line}\n`;
+    } else {
+      let text = wire ?? JSON.stringify(value);
+      if (this.maxLineBytes !== undefined) text = fitLine(value, this.maxLineBytes, text).line;
+      line = `${text}\n`;
+    }
     this.queued++;
     this.tail = this.tail.then(() => {
       this.queued--;
@@ -320,7 +351,7 @@ export class JsonlWriter {
   }
 
   /** Hand `text` to the stream; a promise when its buffer is full (settles on drain or close). */
-  private writeNow(text: string, cork: boolean): Promise<void> | undefined {
+  private writeNow(text: string | Buffer, cork: boolean): Promise<void> | undefined {
     if (this.closed || this.stream.destroyed || this.stream.writableEnded) return undefined;
     // Lines written one by one in a burst leave in one system call: cork now, uncork once
     // the current run of callbacks and promise jobs is over. A batch is one write already.

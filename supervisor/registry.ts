@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:f
 import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic } from "../shared/atomic-write.js";
-import { jsonOfFrozen } from "../shared/jsonl.js";
+import { jsonBytesOfFrozen } from "../shared/jsonl.js";
 import { DAMAGED_REGISTRY_PREFIX, registryPath } from "../shared/paths.js";
 import { AgentRecord, RUNNING_STATUSES, type AgentStatus } from "../shared/schema/agent.js";
 import { checker } from "../shared/validate.js";
@@ -27,15 +27,24 @@ export function saveRegistry(home: string, agents: readonly AgentRecord[], now =
 /**
  * The file's text: one agent per line. A thousand agents indented would be 1.5 MB
  * written on every burst of changes; one line each is half of it, and still reads (and
- * salvages) by line. A frozen record's line is made once (jsonOfFrozen): a fleet
+ * salvages) by line. A frozen record's line is made once (jsonBytesOfFrozen): a fleet
  * starting writes the file five times a second while each agent changes a few times in
  * all. Pure.
  */
-function registryText(agents: readonly AgentRecord[], now: number): string {
+function registryText(agents: readonly AgentRecord[], now: number): Buffer {
   const head: Omit<RegistryFile, "agents"> = { version: 1, savedAt: now };
-  if (agents.length === 0) return `${JSON.stringify({ ...head, agents: [] })}\n`;
-  return `${JSON.stringify(head).slice(0, -1)},"agents":[\n${agents.map(jsonOfFrozen).join(",\n")}\n]}\n`;
+  if (agents.length === 0) return Buffer.from(`${JSON.stringify({ ...head, agents: [] })}\n`);
+  const chunks: Buffer[] = [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"agents":[\n`)];
+  for (let i = 0; i < agents.length; i++) {
+    if (i > 0) chunks.push(ROW_SEPARATOR);
+    chunks.push(jsonBytesOfFrozen(agents[i]!));
+  }
+  chunks.push(END);
+  return Buffer.concat(chunks);
 }
+
+const ROW_SEPARATOR = Buffer.from(",\n");
+const END = Buffer.from("\n]}\n");
 
 /** Result of loading: the agents and anything that had to be skipped or set aside. */
 export interface LoadedRegistry {

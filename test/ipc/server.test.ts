@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { IpcClient, IpcClientError } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
 import { startIpcServer, type IpcBackend, type IpcServer } from "../../ipc/server.js";
-import { LineSplitter, withWire } from "../../shared/jsonl.js";
+import { LineSplitter, withItemsWire, withWire } from "../../shared/jsonl.js";
 import { FAST, FIXTURE, Recorder, TestEnv, alive } from "../supervisor/harness.js";
 
 const env = new TestEnv();
@@ -78,6 +78,16 @@ describe("ipc server", () => {
     expect(await c.next()).toEqual({ id: "l1", ok: true, data: [{ from: "wire" }] });
     c.send('{"id":7,"type":"list"}\n');
     expect(await c.next()).toEqual({ id: 7, ok: true, data: [{ from: "wire" }] });
+  });
+
+  it("sends an answer's JSON attached as byte chunks, one line for the whole answer", async () => {
+    const home = env.home();
+    const items = withItemsWire([Object.freeze({ name: "é" }), Object.freeze({ name: "b" })]);
+    const server = await startIpcServer({ home, backend: { ...echoBackend, handle: async () => items } });
+    servers.push(server);
+    const c = await raw(server.socketPath);
+    c.send('{"id":"l2","type":"list"}\n');
+    expect(await c.next()).toEqual({ id: "l2", ok: true, data: [{ name: "é" }, { name: "b" }] });
   });
 
   it("answers bad input with errors and keeps the connection usable", async () => {

@@ -5,7 +5,7 @@ import {
   JsonlWriter,
   LineSplitter,
   type LineTooLongError,
-  jsonOfFrozen,
+  jsonBytesOfFrozen,
   parseJsonLine,
   peekLineHead,
   withItemsWire,
@@ -217,28 +217,47 @@ describe("JsonlWriter", () => {
     expect(chunks.join("")).toBe('{"id":"x","type":"get_state"}\n');
   });
 
-  it("attaches a list's JSON made from each frozen entry's own, once per entry", () => {
+  it("attaches a list's JSON made from each frozen entry's own bytes, once per entry", () => {
+    const text = (wire: ReturnType<typeof wireOf>) =>
+      typeof wire === "string" ? wire : Buffer.concat(wire!).toString();
     const a = Object.freeze({ name: "a", n: 1 });
-    const b = Object.freeze({ name: "b", note: 'line\u2028sep "q"' });
+    const b = Object.freeze({ name: "b", note: 'line\u2028sep "q" é' });
     const list = withItemsWire<object>([a, b]);
     expect(Object.keys(list)).toEqual(["0", "1"]);
-    expect(wireOf(list)).toBe(JSON.stringify([a, b]));
+    expect(text(wireOf(list))).toBe(JSON.stringify([a, b]));
     // What a writer sends follows the list as it is when written.
     const c = Object.freeze({ name: "c", n: 3 });
     list.push(c);
-    expect(JSON.parse(wireOf(list)!)).toEqual([a, b, c]);
-    expect(wireOf(withItemsWire([]))).toBe("[]");
+    expect(JSON.parse(text(wireOf(list)))).toEqual([a, b, c]);
+    expect(text(wireOf(withItemsWire([])))).toBe("[]");
     expect(wireOf({ plain: true })).toBeUndefined();
   });
 
   it("keeps the JSON of frozen values only: a value that may still change is serialised each time", () => {
     const frozen = Object.freeze({ n: 1 });
-    expect(jsonOfFrozen(frozen)).toBe('{"n":1}');
-    expect(jsonOfFrozen(frozen)).toBe(jsonOfFrozen(frozen));
+    expect(jsonBytesOfFrozen(frozen).toString()).toBe('{"n":1}');
+    expect(jsonBytesOfFrozen(frozen)).toBe(jsonBytesOfFrozen(frozen));
     const open = { n: 1 };
-    expect(jsonOfFrozen(open)).toBe('{"n":1}');
+    expect(jsonBytesOfFrozen(open).toString()).toBe('{"n":1}');
     open.n = 2;
-    expect(jsonOfFrozen(open)).toBe('{"n":2}');
+    expect(jsonBytesOfFrozen(open).toString()).toBe('{"n":2}');
+  });
+
+  it("sends attached byte chunks as one line, and cuts one over the line limit as any value", async () => {
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on("data", (c) => chunks.push(c.toString()));
+    const w = new JsonlWriter(out, 64);
+    void w.write(withItemsWire([Object.freeze({ a: 1 }), Object.freeze({ b: "é" })]));
+    const long = withItemsWire([Object.freeze({ type: "big", text: "x".repeat(200) })]);
+    void w.write(long);
+    await w.flush();
+    await new Promise((r) => setImmediate(r));
+    const lines = chunks.join("").split("\n");
+    expect(lines[0]).toBe('[{"a":1},{"b":"é"}]');
+    expect(lines[1]).toBe(fitLine([{ type: "big", text: "x".repeat(200) }], 64).line);
+    expect(Buffer.byteLength(lines[1]!)).toBeLessThanOrEqual(64);
+    expect(lines[2]).toBe("");
   });
 
   it("writes ready lines at once when nothing is queued, and after the queued objects otherwise", async () => {

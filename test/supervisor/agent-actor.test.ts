@@ -39,8 +39,9 @@ describe("agent actor with the fixture worker", () => {
     // The list carries its JSON for the socket, made from the entries it holds.
     await sup.spawn({ name: "b" });
     const listed = sup.list();
-    expect(wireOf(listed)).toBe(JSON.stringify(listed));
-    expect(JSON.parse(wireOf(listed)!).map((a: { name: string }) => a.name)).toEqual(["a", "b"]);
+    const wire = Buffer.concat(wireOf(listed) as Buffer[]).toString();
+    expect(wire).toBe(JSON.stringify(listed));
+    expect(JSON.parse(wire).map((a: { name: string }) => a.name)).toEqual(["a", "b"]);
   });
 
   it("forwards a prompt, streams the run, and returns the worker's own response with the caller's id", async () => {
