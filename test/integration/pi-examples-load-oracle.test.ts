@@ -13,13 +13,13 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
-import { transcriptOf, type Transcript } from "../support/oracle-transcript.js";
+import { transcriptsOf, type Transcript } from "../support/oracle-transcript.js";
 import { EXAMPLE_DIFFERENCES } from "../differential/deliberate.js";
-import { UPSTREAM, type Implementation } from "../support/upstream-oracle.js";
+import { UPSTREAM } from "../support/upstream-oracle.js";
 
 type Line = Record<string, any>;
 
-const { server, dirs } = useOracleFixture();
+const { servers, dirs } = useOracleFixture();
 const PI = "1.6.0";
 const installed = UPSTREAM[PI].installed;
 
@@ -74,23 +74,20 @@ describe.skipIf(!installed)("every pi 1.6.0 example extension loads and runs a p
   it.each(RUN)(
     "%s",
     async (example) => {
-      const t: Partial<Record<Implementation, Transcript>> = {};
-      for (const impl of ["ours", "upstream"] as const) {
-        t[impl] = await transcriptOf(
-          impl,
-          server,
-          dirs,
-          { pi: PI, examples: [example] },
-          async (s) => {
-            const commands = await s.send({ type: "get_commands" });
-            s.note((commands.data?.commands ?? []).map((c: Line) => [c.name, c.description]));
-            await s.run("hello", { text: "hi there" });
-          },
-          DROP[example],
-        );
-      }
+      // Both sides at once, each on its own mock model server: the test waits for the slower.
+      const t = await transcriptsOf(
+        servers,
+        dirs,
+        { pi: PI, examples: [example] },
+        async (s) => {
+          const commands = await s.send({ type: "get_commands" });
+          s.note((commands.data?.commands ?? []).map((c: Line) => [c.name, c.description]));
+          await s.run("hello", { text: "hi there" });
+        },
+        DROP[example],
+      );
       const same = NORMALIZE[example] ?? ((text: string) => text);
-      const [ours, upstream] = [t.ours!, t.upstream!].map((x) => JSON.parse(same(JSON.stringify(unstyled(x)))));
+      const [ours, upstream] = [t.ours, t.upstream].map((x) => JSON.parse(same(JSON.stringify(unstyled(x)))));
       expect(ours).toEqual(upstream);
     },
     60_000,

@@ -1,13 +1,14 @@
 /**
- * The setup the upstream-oracle test files share: before each test a mock model server;
- * after each, also when the test failed or a step of the cleanup throws, every worker
- * killed, the server closed and the test's temp folders removed. Call `useOracleFixture()`
- * once at the top of a test file (it registers the hooks).
+ * The setup the upstream-oracle test files share: before each test a mock model server, and
+ * a second one for a test that runs upstream at the same time as ours (each side's replies
+ * and requests its own); after each, also when the test failed or a step of the cleanup
+ * throws, every worker killed, the servers closed and the test's temp folders removed. Call
+ * `useOracleFixture()` once at the top of a test file (it registers the hooks).
  */
 import { afterEach, beforeEach } from "vitest";
 import { startMockModelServer, type MockModelServer } from "./mock-model-server.js";
 import { killAllWorkers, tempDir } from "./rpc-worker.js";
-import type { TempDir } from "./upstream-oracle.js";
+import type { Implementation, TempDir } from "./upstream-oracle.js";
 
 /** What a test of an oracle file works with. */
 export interface OracleFixture {
@@ -16,6 +17,11 @@ export interface OracleFixture {
    * the server of the test running now, so a file names it once at its top.
    */
   readonly server: MockModelServer;
+  /**
+   * A server per side for a test that runs both at once: `ours` is `server`, `upstream` a
+   * second one (forwarding as `server` does).
+   */
+  readonly servers: Readonly<Record<Implementation, MockModelServer>>;
   /** Folders removed after the test; pass it to `startOracle`, or add a test's own. */
   readonly dirs: TempDir[];
   /** A new temp folder, removed after the test. */
@@ -24,36 +30,36 @@ export interface OracleFixture {
 
 /** Register the hooks of an oracle test file and give its tests their server and folders. */
 export function useOracleFixture(): OracleFixture {
-  let current: MockModelServer | undefined;
+  const current: Partial<Record<Implementation, MockModelServer>> = {};
   const dirs: TempDir[] = [];
   beforeEach(async () => {
-    current = await startMockModelServer();
+    [current.ours, current.upstream] = await Promise.all([startMockModelServer(), startMockModelServer()]);
   });
   afterEach(async () => {
     try {
       await killAllWorkers();
     } finally {
       try {
-        await current?.close();
+        await Promise.all([current.ours?.close(), current.upstream?.close()]);
       } finally {
-        current = undefined;
+        current.ours = current.upstream = undefined;
         for (const d of dirs.splice(0)) d.cleanup();
       }
     }
   });
-  const running = (): MockModelServer => {
-    if (!current) throw new Error("the oracle fixture's mock model server exists only while a test runs");
-    return current;
-  };
-  const server = new Proxy({} as MockModelServer, {
-    get: (_, name) => {
-      const target = running();
-      const value: unknown = Reflect.get(target, name, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const forward = (impl: Implementation): MockModelServer =>
+    new Proxy({} as MockModelServer, {
+      get: (_, name) => {
+        const target = current[impl];
+        if (!target) throw new Error("the oracle fixture's mock model servers exist only while a test runs");
+        const value: unknown = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const servers = { ours: forward("ours"), upstream: forward("upstream") };
   return {
-    server,
+    server: servers.ours,
+    servers,
     dirs,
     dir(prefix) {
       const d = tempDir(prefix);

@@ -217,3 +217,24 @@ export async function transcriptOf(
     ) as Transcript["requests"],
   };
 }
+
+/**
+ * `transcriptOf` on ours and on upstream at the same time, each on its own mock model
+ * server (`servers`, as the oracle fixture gives them), so a test waits for the slower side
+ * only. The script must use its side's helpers, never one server for both. Both sides end
+ * before this returns or throws (the first error, ours before upstream).
+ */
+export async function transcriptsOf(
+  servers: Readonly<Record<Implementation, MockModelServer>>,
+  dirs: TempDir[],
+  start: OracleStart,
+  script: (side: OracleSide) => Promise<void>,
+  drop?: (l: Line) => boolean,
+): Promise<Record<Implementation, Transcript>> {
+  const [ours, upstream] = await Promise.allSettled(
+    (["ours", "upstream"] as const).map((impl) => transcriptOf(impl, servers[impl], dirs, start, script, drop)),
+  );
+  if (ours!.status === "rejected") throw ours!.reason;
+  if (upstream!.status === "rejected") throw upstream!.reason;
+  return { ours: ours!.value, upstream: upstream!.value };
+}
