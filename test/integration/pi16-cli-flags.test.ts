@@ -51,7 +51,10 @@ const OURS_ONLY: Record<string, string> = {
 /** Tools of 1.6.0's built-in extensions (and of Windows): not these flags' business. */
 const PI16_ONLY_TOOLS = ["codemode", "tool_search", "powershell"];
 
-const { server, dirs } = useOracleFixture();
+const { servers, dirs } = useOracleFixture();
+/** Each side's own mock model server, so the two can run at once. */
+const serverOf = (impl: Impl) => servers[impl === "ours" ? "ours" : "upstream"];
+const IMPLS = ["ours", "pi 1.6.0"] as const;
 
 /** A flag of a `--help`: its names (long first) and whether it takes a value. */
 interface Flag {
@@ -80,8 +83,8 @@ function parseHelpFlags(help: string): Flag[] {
   return flags;
 }
 
-/** A clean agent directory, project and HOME; `models.json` has provider `mock` on the mock model server. */
-function setup(): { root: string; agentDir: string; cwd: string } {
+/** A clean agent directory, project and HOME; `models.json` has provider `mock` on `server` (ours unless given). */
+function setup(server = servers.ours): { root: string; agentDir: string; cwd: string } {
   const dir = tempDir("pi16-cli-flags-");
   dirs.push(dir);
   const agentDir = join(dir.path, "agent");
@@ -208,7 +211,8 @@ export default function (pi) {
  * for every tool back, those the next request declares, and what it wrote on stderr.
  */
 async function toolsWith(impl: Impl, args: string[]): Promise<Record<string, unknown>> {
-  const s = setup();
+  const server = serverOf(impl);
+  const s = setup(server);
   const ext = join(s.root, "tools.ts");
   writeFileSync(ext, TOOLS_EXTENSION);
   const declared = async (w: RpcWorker): Promise<string[]> => {
@@ -383,8 +387,10 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
 
   it("--name / -n names the session at start, trimmed: get_state and a session_info entry, as 1.6.0; a blank one is refused", async () => {
     const seen: Partial<Record<Impl, unknown>> = {};
-    for (const impl of ["ours", "pi 1.6.0"] as const) {
-      const s = setup();
+    // The sides at once, each in its own folders and on its own mock model server.
+    const side = async (impl: Impl) => {
+      const server = serverOf(impl);
+      const s = setup(server);
       const sessions = join(s.root, "sessions");
       const first = start(impl, s, ["-n", "  Refactor auth  ", "--session-dir", sessions]);
       const state = await stateOf(first);
@@ -414,7 +420,8 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
       expect(blank.stderr, impl).toMatch(/--name requires a non-empty value/);
       expect(blank.status, impl).toBe(impl === "ours" ? 2 : 1);
       seen[impl] = { atStart: state.sessionName, resumed: resumed.sessionName, names };
-    }
+    };
+    await Promise.all(IMPLS.map(side));
     expect(seen["pi 1.6.0"]).toEqual({
       atStart: "Refactor auth",
       resumed: "Second",
@@ -425,8 +432,10 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
 
   it("--session-id opens this project's session with that id or creates it, forks under it, names the in-memory one, as 1.6.0", async () => {
     const seen: Partial<Record<Impl, unknown>> = {};
-    for (const impl of ["ours", "pi 1.6.0"] as const) {
-      const s = setup();
+    // The sides at once, each in its own folders and on its own mock model server.
+    const side = async (impl: Impl) => {
+      const server = serverOf(impl);
+      const s = setup(server);
       const dir = ["--session-dir", join(s.root, "sessions")];
       const run = async (args: string[], prompt: boolean) => {
         const w = start(impl, s, args);
@@ -477,7 +486,8 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
           forkOntoExisting: refused(["--fork", created.file!, "--session-id", "job-42", ...dir]),
         },
       };
-    }
+    };
+    await Promise.all(IMPLS.map(side));
     expect(seen["pi 1.6.0"]).toEqual({
       created: { id: "job-42", file: true, resumed: false, code: 0, warned: true },
       reopened: { id: "job-42", file: true, resumed: true, code: 0, warned: false },
@@ -491,7 +501,8 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
   it("--exclude-tools / -xt leaves tools out by name or pattern, built-in and extension ones, whatever --tools or an extension asks, as 1.6.0", async () => {
     // Changes to the default set (an allow-list would also narrow what pi registers).
     const args = ["-t", "+grep", "-xt", "bash,deploy_*"];
-    const seen = { ours: await toolsWith("ours", args), "pi 1.6.0": await toolsWith("pi 1.6.0", args) };
+    const [ours, theirs] = await Promise.all(IMPLS.map((impl) => toolsWith(impl, args)));
+    const seen = { ours, "pi 1.6.0": theirs };
     expect(seen["pi 1.6.0"]).toEqual({
       atStart: ["edit", "grep", "notes", "read", "write"],
       extension: { all: ["edit", "find", "grep", "ls", "notes", "read", "write"], active: ["grep", "notes", "read"] },
@@ -512,11 +523,14 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
       ["-nbt with modifiers", ["-nbt", "--tools", "+ls"]],
     ];
     const seen: Partial<Record<Impl, Record<string, unknown>>> = {};
-    for (const impl of ["ours", "pi 1.6.0"] as const) {
-      const results: Record<string, unknown> = {};
-      for (const [name, args] of cases) results[name] = await toolsWith(impl, args);
-      seen[impl] = results;
-    }
+    // The sides at once (each on its own mock model server), the cases of a side in turn.
+    await Promise.all(
+      IMPLS.map(async (impl) => {
+        const results: Record<string, unknown> = {};
+        for (const [name, args] of cases) results[name] = await toolsWith(impl, args);
+        seen[impl] = results;
+      }),
+    );
     const all = ["bash", "deploy_dry", "deploy_prod", "edit", "find", "grep", "ls", "notes", "read", "write"];
     const everyAsked = ["bash", "deploy_dry", "deploy_prod", "grep", "notes", "read"];
     expect(seen["pi 1.6.0"]).toEqual({
@@ -596,10 +610,11 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
       ["a parent folder recorded trusted", { settings: true, recorded: "parent", decision: true }, []],
     ];
     const seen: Partial<Record<Impl, Record<string, unknown>>> = {};
-    for (const impl of ["ours", "pi 1.6.0"] as const) {
+    // The sides at once, each case in its own folders on its side's mock model server.
+    const side = async (impl: Impl) => {
       const results: Record<string, unknown> = {};
       for (const [name, project, args] of cases) {
-        const s = setup();
+        const s = setup(serverOf(impl));
         const ext = join(s.root, "trust-state.ts");
         writeFileSync(ext, extension);
         if (project.settings) {
@@ -626,7 +641,8 @@ describe.skipIf(!installed)("pi 1.6.0's command line", () => {
         };
       }
       seen[impl] = results;
-    }
+    };
+    await Promise.all(IMPLS.map(side));
     const yes = { trusted: "true", thinking: "high", recordedNothing: true };
     const no = { trusted: "false", thinking: "medium", recordedNothing: true };
     expect(seen["pi 1.6.0"]).toEqual({
