@@ -10,27 +10,24 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
-import { transcriptOf, type OracleSide, type Transcript } from "../support/oracle-transcript.js";
+import { transcriptsOf, type OracleSide, type Transcript } from "../support/oracle-transcript.js";
 import { EXAMPLE_DIFFERENCES } from "../differential/deliberate.js";
-import { mockModelsJson, UPSTREAM, type Implementation, type OracleStart } from "../support/upstream-oracle.js";
+import { UPSTREAM, type Implementation, type OracleStart } from "../support/upstream-oracle.js";
 
 type Line = Record<string, any>;
 
 /** The oracle: pi 1.6.0, whose examples both sides load. */
 const PI = "1.6.0";
 const installed = UPSTREAM[PI].installed;
-const { server, dirs } = useOracleFixture();
-const IMPLS: Implementation[] = ["ours", "upstream"];
+const { servers, dirs } = useOracleFixture();
 
-/** The script's transcript on each side, ours first. */
-async function both(
+/** The script's transcript on each side, both sides at once, each on its own mock model server. */
+function both(
   start: OracleStart,
   script: (s: OracleSide) => Promise<void>,
   drop?: (l: Line) => boolean,
 ): Promise<Record<Implementation, Transcript>> {
-  const out: Partial<Record<Implementation, Transcript>> = {};
-  for (const impl of IMPLS) out[impl] = await transcriptOf(impl, server, dirs, { pi: PI, ...start }, script, drop);
-  return out as Record<Implementation, Transcript>;
+  return transcriptsOf(servers, dirs, { pi: PI, ...start }, script, drop);
 }
 
 /** EXAMPLE_DIFFERENCES.themeColours: a transcript with the theme's ANSI escapes taken out. */
@@ -46,9 +43,9 @@ async function commandRun(s: OracleSide, message: string): Promise<Line> {
   return s.w.event("agent_end", 30_000, from);
 }
 
-/** models.json with a second mock model, for the examples that switch models. */
+/** models.json (the side's own, as startOracle wrote it) with a second mock model, for the examples that switch models. */
 function twoModels(home: string): void {
-  const json = mockModelsJson(server) as Line;
+  const json = JSON.parse(readFileSync(join(home, "models.json"), "utf8")) as Line;
   json.providers.mock.models.push({
     id: "mock-2",
     name: "Mock 2",
@@ -157,7 +154,7 @@ describe.skipIf(!installed)(
 
     it("send-user-message: /ask, /askwith and /steer when idle start runs with the user's message; empty arguments say how", async () => {
       const t = await both({ examples: ["send-user-message"] }, async (s) => {
-        server.enqueue({ text: "four" }, { text: "concise" }, { text: "steered" }, { text: "not a command" });
+        s.server.enqueue({ text: "four" }, { text: "concise" }, { text: "steered" }, { text: "not a command" });
         await commandRun(s, "/ask What is 2+2?");
         await commandRun(s, "/askwith hello");
         await commandRun(s, "/steer Focus on tests");
@@ -335,7 +332,7 @@ describe.skipIf(!installed)(
         const planned = s.run("plan the parser change", {
           text: "Plan:\n1. Read the configuration files\n2. Update the parser module\n",
         });
-        server.enqueue({ text: "Read them [DONE:1] and updated it [DONE:2]" });
+        s.server.enqueue({ text: "Read them [DONE:1] and updated it [DONE:2]" });
         await s.answer("select", { value: "Execute the plan (track progress)" });
         const end = await planned;
         const second = s.w.received.indexOf(end) + 1;

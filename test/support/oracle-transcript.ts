@@ -17,6 +17,8 @@ type Line = Record<string, any>;
 /** What a script drives: one side's worker, and helpers that wait on events only. */
 export interface OracleSide {
   impl: Implementation;
+  /** This side's mock model server (its own when both sides run at once). */
+  server: MockModelServer;
   w: RpcWorker;
   home: string;
   project: string;
@@ -161,6 +163,7 @@ export async function transcriptOf(
   ];
   const side: OracleSide = {
     impl,
+    server,
     w,
     home,
     project,
