@@ -216,8 +216,16 @@ export async function run(): Promise<string> {
   const malloc = workerMallocEnv({});
   const blocker = join(home, "no-cache-here");
   writeFileSync(blocker, "");
+  // The floor of any start from a snapshot: node started from a user-land snapshot that holds
+  // nothing of ours (reading the blob, checking it, deserialising node's own heap from it).
+  const emptyEntry = join(home, "empty-snapshot.cjs");
+  writeFileSync(emptyEntry, 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n');
+  const empty20 = join(home, "empty-20.blob");
+  const empty22 = join(home, "empty-22.blob");
+  const emptyLabel = "`node` from an empty startup snapshot (spawn to exit: a snapshot start's floor)";
   const base: Case[] = [
     { label: `\`node -e 0\` (spawn to exit), ${n20}`, exitOnly: true, args: ["-e", "0"] },
+    { label: `${emptyLabel}, ${n20}`, exitOnly: true, args: ["--snapshot-blob", empty20] },
     { label: `\`node -e\` stdin echo loop (RSS floor), ${n20}`, args: ["-e", echo] },
     {
       label: `our \`pi --mode rpc\` (faux): \`dist/cli/pi.cjs\`, code cache, ${n20}`,
@@ -270,6 +278,7 @@ export async function run(): Promise<string> {
   if (has22) {
     base.push(
       { label: `\`node -e 0\` (spawn to exit), ${n22}`, node: NODE22, exitOnly: true, args: ["-e", "0"] },
+      { label: `${emptyLabel}, ${n22}`, node: NODE22, exitOnly: true, args: ["--snapshot-blob", empty22] },
       { label: `\`node -e\` stdin echo loop (RSS floor), ${n22}`, node: NODE22, args: ["-e", echo] },
       {
         label: `our \`pi --mode rpc\` (faux): \`pi.cjs\`, code cache written for it by a first start, ${n22}`,
@@ -326,13 +335,17 @@ export async function run(): Promise<string> {
           : [{ ...c, label: `${c.label}, NODE_EXTRA_CA_CERTS set`, env: { ...c.env, NODE_EXTRA_CA_CERTS: ca } }]),
       ])
     : base;
+  // The two whose resident memory is split by part: node's echo loop and our worker from its code cache.
+  const echoCase = base.find((c) => c.node === undefined && c.label.startsWith("`node -e` stdin echo loop"))!;
+  const cachedCase = base.find((c) => c.label.startsWith("our `pi --mode rpc` (faux): `dist/cli/pi.cjs`, code cache"))!;
+  const mallocCase = base.find((c) => c.label.includes("code cache, with the supervisor's malloc settings"))!;
   const ms = cases.map(() => [] as number[]);
   const rss = cases.map(() => [] as number[]);
   const cpu = cases.map(() => [] as number[]);
   const priv = cases.map(() => [] as number[]);
   const parts = { floor: [] as RssParts[], ours: [] as RssParts[], malloc: [] as RssParts[] };
   // The workers a tool-heavy moment runs in: from the code cache and from the snapshot, with and without the malloc settings.
-  const workloads = [2, 3, 4, 5].map((k) => ({ c: base[k]!, runs: [] as BashOutputRun[] }));
+  const workloads = [0, 1, 2, 3].map((k) => ({ c: base[base.indexOf(cachedCase) + k]!, runs: [] as BashOutputRun[] }));
   const endLoad = startLoadMeter();
   try {
     // Node 22's first starts, which write its caches (the worker's, then jiti's), as a user's first starts would.
@@ -347,6 +360,8 @@ export async function run(): Promise<string> {
     };
     await build(process.execPath, blob20, process.env);
     if (has22) await build(NODE22, blob22, { ...process.env, PI_ORCH_CACHE_DIR: cache22 });
+    execFileSync(process.execPath, ["--snapshot-blob", empty20, "--build-snapshot", emptyEntry], { stdio: "ignore" });
+    if (has22) execFileSync(NODE22, ["--snapshot-blob", empty22, "--build-snapshot", emptyEntry], { stdio: "ignore" });
     for (let i = 0; i < RUNS; i++) {
       for (const [k, c] of cases.entries()) {
         if (c.exitOnly) {
@@ -362,9 +377,9 @@ export async function run(): Promise<string> {
     }
     // Where the memory goes: the echo loop (node's floor) against our worker, without and with the malloc settings, 5 of each.
     for (let i = 0; i < 5; i++) {
-      parts.floor.push(await rssParts(process.execPath, base[1]!.args, {}, cwd, home));
-      parts.ours.push(await rssParts(process.execPath, base[2]!.args, base[2]!.env ?? {}, cwd, home));
-      parts.malloc.push(await rssParts(process.execPath, base[3]!.args, base[3]!.env ?? {}, cwd, home));
+      parts.floor.push(await rssParts(process.execPath, echoCase.args, {}, cwd, home));
+      parts.ours.push(await rssParts(process.execPath, cachedCase.args, cachedCase.env ?? {}, cwd, home));
+      parts.malloc.push(await rssParts(process.execPath, mallocCase.args, mallocCase.env ?? {}, cwd, home));
     }
     for (let i = 0; i < 5; i++) {
       for (const w of workloads) w.runs.push(await bashOutputRun(process.execPath, w.c.args, w.c.env ?? {}, cwd));
@@ -403,10 +418,15 @@ export async function run(): Promise<string> {
     const echoAt = at("`node -e` stdin echo loop", node);
     const extAt = at("our `pi --mode rpc` (faux) + 10 of pi's example extensions, startup snapshot", node);
     const ratio = median(ms[ours]!) / floorOf(cases[ours]!);
+    const emptyAt = at(emptyLabel, node);
+    const floor =
+      emptyAt >= 0
+        ? ` (an empty startup snapshot alone: ${fmt(median(ms[emptyAt]!) / floorOf(cases[emptyAt]!), 2)}×)`
+        : "";
     const rssOver = median(rss[ours]!) - median(rss[echoAt]!);
     const ext = extAt >= 0 ? median(ms[extAt]!) / median(ms[ours]!) : NaN;
     return (
-      `${node}, started from the startup snapshot: first answer ${fmt(ratio, 2)}× \`node -e 0\` (target ≤ 1.5×: ${ratio <= 1.5 ? "met" : "missed"}); ` +
+      `${node}, started from the startup snapshot: first answer ${fmt(ratio, 2)}× \`node -e 0\`${floor} (target ≤ 1.5×: ${ratio <= 1.5 ? "met" : "missed"}); ` +
       `idle RSS ${fmt(median(rss[ours]!))} MB, the echo loop + ${fmt(rssOver)} MB (target ≤ + 3 MB: ${rssOver <= 3 ? "met" : "missed"}); ` +
       `private dirty ${fmt(median(priv[ours]!), 2)} MB, the echo loop + ${fmt(median(priv[ours]!) - median(priv[echoAt]!), 2)} MB` +
       (extAt >= 0
