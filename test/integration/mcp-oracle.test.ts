@@ -75,7 +75,8 @@ describe.skipIf(!PI16.installed)("MCP, ours and pi 1.6.0", () => {
     const http = await startMcpHttpServer({ token: "s3cret" });
     https.push(http);
     const out: Record<string, string[]> = {};
-    for (const impl of IMPLS) {
+    // The sides at once, each in its own home and project (the steps of a side in turn).
+    const side = async (impl: (typeof IMPLS)[number]) => {
       const home = fx.dir(`mcp-cli-${impl}-home-`);
       const project = fx.dir(`mcp-cli-${impl}-project-`);
       const steps = [
@@ -97,7 +98,8 @@ describe.skipIf(!PI16.installed)("MCP, ours and pi 1.6.0", () => {
         await piMcp(impl, home, project, ["list"], { WEB_TOKEN: "s3cret" }),
       ];
       out[impl] = steps.map((s) => `${s.code}\n${s.stdout}\n${s.stderr}`);
-    }
+    };
+    await Promise.all(IMPLS.map(side));
     expect(out.ours).toEqual(out.upstream);
     // What the steps showed, read once on our side.
     expect(out.ours[3]).toContain("probe: connected, 6 tools (direct, global)");
@@ -105,7 +107,7 @@ describe.skipIf(!PI16.installed)("MCP, ours and pi 1.6.0", () => {
     expect(out.ours[3]).toMatch(/broken: failed[^\n]*\n.*\n {2}MCP connection closed\n {2}probe: refusing to start/);
     expect(out.ours[3]).toMatch(/^1\n/);
     expect(out.ours[7]).toMatch(/^0\n/);
-    // Sixteen CLI runs, pi 1.6.0's at ~2.5 s each on a loaded machine.
+    // Sixteen CLI runs, pi 1.6.0's at ~2.5 s each on a loaded machine, ours beside them.
   }, 120_000);
 
   it("the model's call of a direct MCP tool gets the server's answer, over stdio and over HTTP", async () => {
