@@ -21,7 +21,7 @@ import { formatProgramStatus } from "../../shared/activity.js";
 import { startMockModelServer, type MockModelServer, type RecordedRequest } from "../support/mock-model-server.js";
 import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 import { tempDir } from "../support/rpc-worker.js";
-import { HAS_TMUX, terminalEnv, tuiSession } from "../support/tmux.js";
+import { HAS_TMUX, paneText, terminalEnv, tuiSession } from "../support/tmux.js";
 import { mockModelsJson } from "../support/upstream-oracle.js";
 
 const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
@@ -127,14 +127,7 @@ describe.skipIf(!HAS_TMUX || !pi16Installed)(
         expect(started.status, started.stderr).toBe(0);
         expect(tmux("pipe-pane", "-O", "-t", "tui", `cat >> ${raw}`).status).toBe(0);
         const layout = layoutPanes(NAMES.length, COLS, ROWS - 3);
-        const pane = (s: string, i: number) => {
-          const r = layout.rects[i]!;
-          return s
-            .split("\n")
-            .slice(1 + r.y, 1 + r.y + r.height)
-            .map((l) => [...l].slice(r.x, r.x + r.width).join(""))
-            .join("\n");
-        };
+        const pane = (s: string, i: number) => paneText(s, layout.rects[i]!);
         const until = (what: string, test: (s: string) => boolean) => w.until(what, screen, test, 30_000);
         await until("four panes", (s) => pane(s, 3).includes("plain") && s.includes("● connected"));
 

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { layoutPanes } from "../../cli/tui/layout.js";
 import { World } from "../support/orch-cli.js";
 import { tempDir } from "../support/rpc-worker.js";
-import { HAS_TMUX, terminalEnv, tuiSession } from "../support/tmux.js";
+import { HAS_TMUX, paneText, terminalEnv, tuiSession } from "../support/tmux.js";
 
 const COLS = 160;
 const ROWS = 40;
@@ -107,14 +107,7 @@ describe.skipIf(!HAS_TMUX)("pi-orch tui in tmux (skipped: tmux is not installed)
     const started = tmux(...tuiSession({ cols: COLS, rows: ROWS, cwd: world.cwd.path, home: world.home.path }));
     expect(started.status, started.stderr).toBe(0);
     const layout = layoutPanes(4, COLS, ROWS - 3);
-    const pane = (s: string, i: number) => {
-      const r = layout.rects[i]!;
-      return s
-        .split("\n")
-        .slice(1 + r.y, 1 + r.y + r.height)
-        .map((l) => [...l].slice(r.x, r.x + r.width).join(""))
-        .join("\n");
-    };
+    const pane = (s: string, i: number) => paneText(s, layout.rects[i]!);
     await until("four panes", (s) => pane(s, 3).includes("a4") && s.includes("● connected"));
 
     // One send-keys: the terminal delivers it in one read.

@@ -18,6 +18,18 @@ export function terminalEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...out, TERM: "xterm-256color" };
 }
 
+/**
+ * What a captured screen `s` shows inside the pane at `rect` of the TUI's layout (the
+ * header line above the grid skipped), line by line.
+ */
+export function paneText(s: string, rect: { x: number; y: number; width: number; height: number }): string {
+  return s
+    .split("\n")
+    .slice(1 + rect.y, 1 + rect.y + rect.height)
+    .map((l) => [...l].slice(rect.x, rect.x + rect.width).join(""))
+    .join("\n");
+}
+
 /** `new-session` arguments: session `tui`, `cols`×`rows`, running `pi-orch --home HOME tui` in `cwd` with `env` (`K=V`) set. */
 export function tuiSession(o: { cols: number; rows: number; cwd: string; home: string; env?: string[] }): string[] {
   return [
