@@ -29,15 +29,12 @@ const LONG = "words ".repeat(20);
 /** A reply that reports 910 tokens of context: past 1,000 - 200. */
 const FULL = { input: 900, output: 10 };
 
-/** A 1,000-token window, a 200-token reserve and a 10-token kept part. */
-function prepare(home: string): void {
+/** A `contextWindow`-token window (1,000 unless said), a `reserveTokens` reserve (200) and a 10-token kept part. */
+function prepare(home: string, contextWindow = 1000, reserveTokens = 200): void {
   const models = mockModelsJson(server) as Line;
-  models.providers.mock.models[0].contextWindow = 1000;
+  models.providers.mock.models[0].contextWindow = contextWindow;
   writeFileSync(join(home, "models.json"), JSON.stringify(models));
-  writeFileSync(
-    join(home, "settings.json"),
-    JSON.stringify({ compaction: { reserveTokens: 200, keepRecentTokens: 10 } }),
-  );
+  writeFileSync(join(home, "settings.json"), JSON.stringify({ compaction: { reserveTokens, keepRecentTokens: 10 } }));
 }
 
 /**
@@ -195,16 +192,7 @@ async function editedSide(impl: Implementation): Promise<Side> {
   const { w } = startOracle(impl, server, dirs, {
     pi: "1.6.0",
     args: ["-e", extension],
-    prepare: (home) => {
-      prepare(home);
-      const models = mockModelsJson(server) as Line;
-      models.providers.mock.models[0].contextWindow = 100_000;
-      writeFileSync(join(home, "models.json"), JSON.stringify(models));
-      writeFileSync(
-        join(home, "settings.json"),
-        JSON.stringify({ compaction: { reserveTokens: 20_000, keepRecentTokens: 10 } }),
-      );
-    },
+    prepare: (home) => prepare(home, 100_000, 20_000),
   });
   const at = server.requests.length;
   const runs: string[][] = [];
