@@ -5,12 +5,13 @@
  * kept and reaches the tools as before. The same for `pi` started by hand, which starts itself
  * again inside its sandbox.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { IpcClient } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
 import { onGlibc, WORKER_MALLOC_VAR } from "../../shared/malloc-env.js";
+import { readProcTable } from "../../shared/proc.js";
 import { sandboxSupport } from "../../shared/sandbox.js";
 import { killAllWorkers, RpcWorker } from "../support/rpc-worker.js";
 import { TestEnv } from "../supervisor/harness.js";
@@ -56,22 +57,13 @@ function mallocVars(vars: Record<string, string> | string): Record<string, strin
 
 /** Every process below `pid`, from /proc. */
 function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
+  const table = readProcTable() ?? [];
   const out: number[] = [];
   const walk = (p: number): void => {
-    for (const [child, ppid] of parent) {
-      if (ppid !== p) continue;
-      out.push(child);
-      walk(child);
+    for (const child of table) {
+      if (child.ppid !== p) continue;
+      out.push(child.pid);
+      walk(child.pid);
     }
   };
   walk(pid);
