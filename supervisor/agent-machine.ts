@@ -71,15 +71,18 @@ const EVENTS_ACTED_ON: ReadonlySet<unknown> = new Set([
  * A line of the current worker: the hot path, every event of every worker comes here.
  * An event the table only logs and publishes (most of a stream: `message_update`,
  * `tool_execution_update`) takes no Step, and no copy of the state while the clock has
- * not moved since the last line (a worker writes its lines in bursts); everything else
- * goes through a Step like any other message.
+ * moved less than a millisecond since the times were last moved (a worker writes its
+ * lines in bursts); everything else goes through a Step like any other message.
  */
 function lineTransition(config: MachineConfig, state: AgentState, line: string, now: number): Transition {
   const parsed = parseJsonLine(line);
   const value = parsed.ok ? parsed.value : undefined;
   if (isEventObject(value) && !EVENTS_ACTED_ON.has(value.type) && state.record.status !== "stalled") {
     let next = state;
-    if (state.lastSeenAt !== now || state.lastEventAt !== now) {
+    // The shell's clock has fractions of a millisecond, so nearly every line is at a new
+    // time: a copy of the whole state for each (a tenth of a routed event's garbage) kept
+    // the times finer than anything reads them (presence and stalls count in seconds).
+    if (state.lastSeenAt === null || !(now - state.lastSeenAt < 1) || !(now - state.lastEventAt < 1)) {
       const copy = copyState(state);
       copy.lastSeenAt = now;
       copy.lastEventAt = now;

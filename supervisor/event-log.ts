@@ -27,6 +27,7 @@ import { agentLogPaths } from "../shared/paths.js";
 import { DEFAULT_RING_BYTES, DEFAULT_RING_EVENTS, EventRing } from "./event-ring.js";
 import { BACKLOG_PRIORITY, backlogPriority } from "./backlog-priority.js";
 import { LogFile } from "./log-file.js";
+import { atPart } from "./at-part.js";
 
 /** Default most bytes of history one `since` replays from disk per agent; older events are reported as a gap. */
 export const DEFAULT_REPLAY_BYTES = 16 * 1024 * 1024;
@@ -218,13 +219,11 @@ export class AgentEventLog {
     const events = this.stagedEvents;
     const first = this.seq - n + 1;
     // One array of the exact size, joined once: no string per line or piece (a template per line was one for each).
-    const parts: (string | number)[] = new Array(n * 7);
+    const parts: (string | number)[] = new Array(n * 5);
     for (let i = 0, k = 0; i < n; i++) {
       parts[k++] = '{"seq":';
       parts[k++] = first + i;
-      parts[k++] = ',"at":';
-      parts[k++] = ats[i]!;
-      parts[k++] = ',"event":';
+      parts[k++] = atPart(ats[i]!);
       parts[k++] = raws[i]!;
       parts[k++] = "}\n";
     }

@@ -5,6 +5,7 @@
  */
 import type { EventMessage, IpcStreamMessage, LaggedMessage } from "../shared/schema/ipc.js";
 import type { LoggedEvent, Replay, SeqGap } from "../shared/event-replay.js";
+import { atPart } from "./at-part.js";
 
 /** Default bounds of one subscriber's queue: messages, and bytes of their JSON (whichever is reached first). */
 export const DEFAULT_SUBSCRIBER_MESSAGES = 10_000;
@@ -50,22 +51,20 @@ export type HistorySource = (agent: string, since: number) => Replay | undefined
  */
 export class LiveLine {
   constructor(
-    /** `{"type":"event","agent":"NAME",`. */
+    /** `{"type":"event","agent":"NAME","seq":`. */
     readonly prefix: string,
     readonly seq: number,
-    readonly at: number,
+    /** `,"at":AT,"event":` (`atPart`). */
+    readonly at: string,
     /** The event's JSON as the worker wrote it. */
     readonly raw: string,
   ) {}
 
   /** Characters of the line (without its newline), counted without building it. */
   get length(): number {
-    return this.prefix.length + LIVE_FRAME_CHARS + decimalChars(this.seq) + decimalChars(this.at) + this.raw.length;
+    return this.prefix.length + decimalChars(this.seq) + this.at.length + this.raw.length + 1;
   }
 }
-
-/** Characters of a wire line around its prefix, numbers and event: `"seq":,"at":,"event":}`. */
-const LIVE_FRAME_CHARS = '"seq":,"at":,"event":}'.length;
 
 /** Characters of `n` in JSON. */
 function decimalChars(n: number): number {
@@ -316,17 +315,14 @@ export class BatchText {
     }
     // Pieces in one array of the most it needs (slots left empty join to nothing), joined
     // once: no string per line, and the numbers written straight into the text.
-    const parts: (string | number)[] = new Array(n * 8);
+    const parts: (string | number)[] = new Array(n * 5);
     for (let i = 0, k = 0; i < n; i++) {
       const item = queue[head + i]!;
       items[i] = item;
       if (item instanceof LiveLine) {
         parts[k++] = item.prefix;
-        parts[k++] = '"seq":';
         parts[k++] = item.seq;
-        parts[k++] = ',"at":';
         parts[k++] = item.at;
-        parts[k++] = ',"event":';
         parts[k++] = item.raw;
         parts[k++] = "}\n";
       } else {
@@ -400,7 +396,7 @@ export class SubscriberHub {
     for (const sub of this.subs) {
       if (!sub.follows(agent)) continue;
       if (raw !== undefined && sub.takesText) {
-        line ??= new LiveLine(this.prefixOf(agent), entry.seq, entry.at, raw);
+        line ??= new LiveLine(this.prefixOf(agent), entry.seq, atPart(entry.at), raw);
         bytes ??= line.length;
         sub.offer(agent, entry.seq, line, bytes, deliver);
         continue;
@@ -422,11 +418,11 @@ export class SubscriberHub {
     this.batchText.clear();
   }
 
-  /** `{"type":"event","agent":"NAME",`: the start of every wire line of an agent, built once. */
+  /** `{"type":"event","agent":"NAME","seq":`: the start of every wire line of an agent, built once. */
   private prefixOf(agent: string): string {
     let prefix = this.prefixes.get(agent);
     if (prefix === undefined) {
-      prefix = `{"type":"event","agent":${JSON.stringify(agent)},`;
+      prefix = `{"type":"event","agent":${JSON.stringify(agent)},"seq":`;
       this.prefixes.set(agent, prefix);
     }
     return prefix;

@@ -500,11 +500,18 @@ describe("agent table: requests and presence", () => {
       { kind: "emit", event: { type: "message_update", delta: "a" }, raw: line.trim() },
     ]);
     expect(d.state).toEqual({ ...before, lastSeenAt: d.now, lastEventAt: d.now });
-    // Another line in the same millisecond changes nothing at all: the very same state.
+    // Another line within the same millisecond changes nothing at all: the very same state.
     const same = d.state;
     d.line({ type: "tool_execution_update", toolCallId: "t1" });
     expect(d.state).toBe(same);
     expect(d.emitted()).toEqual(["tool_execution_update"]);
+    d.now += 0.75;
+    d.line({ type: "tool_execution_update", toolCallId: "t1" });
+    expect(d.state).toBe(same);
+    // A millisecond after the times last moved, they move again.
+    d.now += 0.25;
+    d.line({ type: "tool_execution_update", toolCallId: "t1" });
+    expect(d.state).toEqual({ ...same, lastSeenAt: d.now, lastEventAt: d.now });
     d.now += 900;
     d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
     expect(d.statuses()).toEqual([]);
