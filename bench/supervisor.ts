@@ -22,6 +22,9 @@ const ROUTE_SECONDS = 5;
 /** Interleaved runs of each paced variant per rate: more at the target rate, where the ratio is judged. */
 const PACED_RUNS: Record<number, number> = { 10000: 5, 20000: 3 };
 const RATES = [10_000, 20_000];
+/** The fleet row: this many agents (BENCH_ROUTE_FLEET, 0 for none), each streaming `FLEET_RATE` events/s. */
+const FLEET_AGENTS = Number(process.env.BENCH_ROUTE_FLEET ?? 1000);
+const FLEET_RATE = 10;
 
 /** High-resolution wall clock in ms, comparable across processes on one machine. */
 const now = () => performance.timeOrigin + performance.now();
@@ -56,7 +59,7 @@ function start() {
   streaming = setInterval(() => {
     const due = Math.floor(((clock() - t0) / 1000) * rate);
     for (; sent < due; sent++) out({ type: "message_update", t: clock(), n: sent, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "word " } });
-  }, 5);
+  }, Number(process.env.BENCH_TICK_MS || 5));
 }
 function stop() { if (streaming) { clearInterval(streaming); streaming = null; out({ type: "agent_end", messages: [] }); } }
 `;
@@ -203,28 +206,38 @@ async function routeFaux(): Promise<RouteResult> {
 }
 
 /**
- * 16 paced workers stamping each event, at `total` events/s across all of them, under a
- * supervisor whose workers run at `nice`; `nodeArgs` go to the supervisor's node (by
- * default the auto-start's), `onServe` sees it started (an experiment reading its output).
+ * `agents` paced workers (16 by default) stamping each event, at `total` events/s across
+ * all of them, under a supervisor whose workers run at `nice`; `nodeArgs` go to the
+ * supervisor's node (by default the auto-start's), `onServe` sees it started (an
+ * experiment reading its output). Each worker wakes at most every 5 ms, and no more
+ * often than it has an event to write (a fleet of slow streamers is not a fleet of busy timers).
  */
 export async function routePaced(
   total: number,
   nice: number,
   nodeArgs?: readonly string[],
   onServe?: (serve: Serve) => void,
+  agents = STREAMERS,
 ): Promise<RouteResult> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-paced-"));
   const worker = join(dir, "paced-worker.cjs");
   try {
     writeFileSync(worker, PACED_WORKER);
+    const perAgent = total / agents;
     const serve = await startServe(
-      { BENCH_EVENTS_PER_S: String(total / STREAMERS), PI_ORCH_WORKER_NICE: String(nice) },
+      {
+        BENCH_EVENTS_PER_S: String(perAgent),
+        BENCH_TICK_MS: String(Math.max(5, Math.floor(1000 / perAgent))),
+        PI_ORCH_WORKER_NICE: String(nice),
+      },
       nodeArgs,
     );
     onServe?.(serve);
     try {
-      const names = Array.from({ length: STREAMERS }, (_, i) => `paced-${i}`);
+      const names = Array.from({ length: agents }, (_, i) => `paced-${i}`);
       await Promise.all(names.map((name) => serve.client.spawn({ name, workerCommand: [process.execPath, worker] })));
+      // A spawn answers before its worker is up: a fleet is prompted once every agent is idle.
+      while ((await serve.client.list()).some((a) => a.status !== "idle")) await new Promise((r) => setTimeout(r, 200));
       return await route(serve, names, false, (m, receivedAt) =>
         typeof m.event.t === "number" ? receivedAt - m.event.t : null,
       );
@@ -470,6 +483,11 @@ export async function run(): Promise<string> {
   }
   const ratio10k = pairedRatio(RATES[0]!, oursV);
   const profile = await profileRouting(RATES[0]!);
+  // Issue 30's fleet check: many agents each streaming slowly, once (it spawns a fleet).
+  const fleet =
+    FLEET_AGENTS > 0
+      ? await routePaced(FLEET_AGENTS * FLEET_RATE, DEFAULT_WORKER_NICE, undefined, undefined, FLEET_AGENTS)
+      : null;
   const relayCpu = median(runsOf(RATES[0]!, relayV).map((x) => x.routerMsPerK));
   const durableCpu = median(runsOf(RATES[0]!, durableV).map((x) => x.routerMsPerK));
   const oursCpu = median(runsOf(RATES[0]!, oursV).map((x) => x.routerMsPerK));
@@ -516,6 +534,39 @@ export async function run(): Promise<string> {
       `. Per 1,000 events the bare relay's CPU is ${fmt(relayCpu, 1)} ms, the durable relay's ${fmt(durableCpu, 1)} ms (its log writes alone add ${fmt(durableCpu - relayCpu, 1)} ms), ours ${fmt(oursCpu, 1)} ms: ` +
       "the relays do no parsing, numbering, ring for replays, lag accounting or per-agent state, which is what the rest pays for.",
     "",
+    ...(fleet
+      ? [
+          `A fleet of slow streamers (issue 30: no lag at 1,000 agents × 10 events/s): ${FLEET_AGENTS.toLocaleString("en")} paced agents, ${FLEET_RATE} events/s each, the same two subscribers, one run ` +
+            "(`BENCH_ROUTE_FLEET=N` sets the number of agents, 0 leaves the row out). Each worker wakes only when it has an event to write; " +
+            "each still runs in its own session, so in its own autogroup at the workers' nice.",
+          "",
+          table(
+            [
+              "fleet workload",
+              "events/s",
+              "p50 (ms)",
+              "p99 (ms)",
+              "lagged events",
+              "router CPU per 1,000 events (ms)",
+              "other CPU (cores)",
+            ],
+            [
+              [
+                `${FLEET_AGENTS.toLocaleString("en")} agents × ${FLEET_RATE}/s, workers at nice ${DEFAULT_WORKER_NICE}`,
+                fmt(fleet.eventsPerS, 0),
+                fmt(percentile(fleet.latencies, 50), 2),
+                fmt(percentile(fleet.latencies, 99), 2),
+                String(fleet.lagged),
+                fmt(fleet.routerMsPerK, 1),
+                fmtOther(fleet.load),
+              ],
+            ],
+          ),
+          "",
+          `Target: no lag (${fleet.lagged === 0 ? "met" : `missed: ${fleet.lagged.toLocaleString("en")} events lagged`}).`,
+          "",
+        ]
+      : []),
     "The faux row stamps with the supervisor's own `at` (whole ms, taken when it handles the line): the supervisor's queueing and socket time at ms resolution.",
     "",
     table(
