@@ -3,7 +3,7 @@
  * and waits for the `extension_ui_response` with the same id (or its timeout);
  * `notify` and `setStatus` are fire-and-forget requests.
  */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../shared/uuid.js";
 import type { JsonlWriter } from "../../shared/jsonl.js";
 import type { ExtensionUi } from "../extensions/hooks.js";
 import type { DialogOptions } from "../extensions/types.js";
@@ -59,7 +59,7 @@ export class RpcUiBridge implements ExtensionUi {
   private dialog(fields: Record<string, unknown>, timeout?: number, signal?: AbortSignal): Promise<UiResponse | null> {
     // As pi: a dialog whose signal already fired, or fires, resolves to its default.
     if (signal?.aborted) return Promise.resolve(null);
-    const id = randomUUID();
+    const id = randomUuid();
     return new Promise((resolvePromise) => {
       let timer: NodeJS.Timeout | undefined;
       const onAbort = () => this.resolve({ id, cancelled: true });
@@ -114,7 +114,7 @@ export class RpcUiBridge implements ExtensionUi {
   notify(message: string, type?: "info" | "warning" | "error"): void {
     void this.writer.write({
       type: "extension_ui_request",
-      id: randomUUID(),
+      id: randomUuid(),
       method: "notify",
       message,
       ...(type !== undefined ? { notifyType: type } : {}),
@@ -139,13 +139,13 @@ export class RpcUiBridge implements ExtensionUi {
   }
 
   private fireAndForget(fields: Record<string, unknown>): void {
-    void this.writer.write({ type: "extension_ui_request", id: randomUUID(), ...fields });
+    void this.writer.write({ type: "extension_ui_request", id: randomUuid(), ...fields });
   }
 
   setStatus(key: string, text: string | undefined): void {
     void this.writer.write({
       type: "extension_ui_request",
-      id: randomUUID(),
+      id: randomUuid(),
       method: "setStatus",
       statusKey: key,
       ...(text !== undefined ? { statusText: text } : {}),
