@@ -183,7 +183,13 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session", "-e", GUARD, "-e", ext], {
       cwd: home,
       // A cache folder of its own: a start without a usable jiti cache writes one there for the next.
-      env: { PI_ORCH_HOME: home, PI_ORCH_CODE_CACHE: "report", PI_ORCH_CACHE_DIR: join(home, "cache") },
+      // Without the extension module cache, which would serve the next start without jiti.
+      env: {
+        PI_ORCH_HOME: home,
+        PI_ORCH_CODE_CACHE: "report",
+        PI_ORCH_CACHE_DIR: join(home, "cache"),
+        PI_ORCH_EXTENSION_CACHE: "off",
+      },
       bin: [process.execPath, ...(preload ? ["-r", preload] : []), launcher],
     });
     const commands = await worker.request({ type: "get_commands" });

@@ -23,6 +23,7 @@ import {
   userCacheFile,
   writeKeyedCache,
 } from "../../shared/code-cache.js";
+import { recordingFs, recordingVm } from "./jiti-record.js";
 
 type CreateJiti = typeof import("jiti").createJiti;
 
@@ -35,6 +36,42 @@ function jitiCacheKey(source: Buffer): string {
 }
 
 let jitiWasLoaded = false;
+
+/** What jiti's entry hands its dist's createJiti: how to import natively, report errors, make a require. */
+interface JitiContext {
+  onError: (err: unknown) => never;
+  nativeImport: (id: string) => Promise<unknown>;
+  createRequire: typeof createRequire;
+}
+
+/** jiti's dist/jiti.cjs export: createJiti with the context, for a top jiti and for the one of each module it runs. */
+type InternalCreateJiti = (
+  id: string,
+  opts: object,
+  context: JitiContext & { parentModule?: Module; parentCache?: Record<string, Module> },
+  normalized?: boolean,
+) => import("jiti").Jiti;
+
+let internalCreate: InternalCreateJiti | undefined;
+let jitiContext: JitiContext | undefined;
+
+/**
+ * The jiti that jiti itself makes for a module it runs (its evalModule: same options,
+ * the module as parent, the import's shared module cache), for `filename`, whose module
+ * `parentModule` came from our module cache: that module's `require`, `import.meta.resolve`
+ * and imports the cache did not note behave as under jiti, sharing its modules. Needs a
+ * top jiti made by loadJiti's createJiti (its `options`, normalized); undefined where jiti
+ * did not load through loadJiti's cache (another layout), so the caller loads with jiti.
+ */
+export function jitiChild(
+  top: import("jiti").Jiti,
+  filename: string,
+  parentModule: Module,
+  parentCache: Record<string, Module>,
+): import("jiti").Jiti | undefined {
+  if (internalCreate === undefined || jitiContext === undefined) return undefined;
+  return internalCreate(filename, top.options, { ...jitiContext, parentModule, parentCache }, true);
+}
 
 /** Whether this process loaded jiti (an extension from a file): its start then left garbage worth collecting. */
 export function jitiLoaded(): boolean {
@@ -119,7 +156,17 @@ function answered(id: string, real: () => Record<PropertyKey, unknown>): Record<
   return {};
 }
 
-/** jiti's `require`, with the built-ins above as objects that load the real module on first use. */
+/** The built-ins jiti gets in a form that notes what it reads and compiles, for the module cache (jiti-record.ts). */
+const RECORDING_BUILTINS: Record<string, () => unknown> = {
+  "node:fs": recordingFs,
+  fs: recordingFs,
+  "node:vm": recordingVm,
+};
+
+/**
+ * jiti's `require`, with the built-ins above as objects that load the real module on first
+ * use, and `fs` and `vm` as jiti-record.ts's.
+ */
 export function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
   const lazy = (id: string): object => {
     let mod: Record<PropertyKey, unknown> | undefined;
@@ -130,7 +177,10 @@ export function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
       { get: (_, key) => (key in own ? own[key] : load()[key]), has: (_, key) => key in own || key in load() },
     );
   };
-  return Object.assign((id: string) => (LAZY_BUILTINS.has(id) ? lazy(id) : real(id)), real);
+  return Object.assign(
+    (id: string) => RECORDING_BUILTINS[id]?.() ?? (LAZY_BUILTINS.has(id) ? lazy(id) : real(id)),
+    real,
+  );
 }
 
 function compileCached(file: string, cacheFile: string, write: boolean): JitiCacheStatus {
@@ -155,6 +205,13 @@ function compileCached(file: string, cacheFile: string, write: boolean): JitiCac
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   fn.call(mod.exports, mod.exports, withLazyBuiltins(createRequire(file)), mod, file, dirname(file));
   mod.loaded = true;
+  // What jiti's entry (lib/jiti.cjs) passes the function it calls: kept for jitiChild.
+  const internal = mod.exports as InternalCreateJiti;
+  internalCreate = internal;
+  mod.exports = Object.assign((id: string, opts: object, context: JitiContext, normalized?: boolean) => {
+    jitiContext ??= context;
+    return internal(id, opts, context, normalized);
+  }, internal);
   createRequire(file).cache[file] = mod;
   const status: JitiCacheStatus =
     cachedData === undefined

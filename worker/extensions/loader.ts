@@ -9,8 +9,8 @@ import { discoverExtensions } from "./discover.js";
 import { createEventBus } from "./event-bus.js";
 import { NO_EXTENSIONS, type ExtensionHooks } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
-import { loadJiti } from "./jiti-load.js";
 import { extensionModules } from "./modules/index.js";
+import { createExtensionImporter, type ExtensionImporter } from "./module-import.js";
 import { ExtensionRunner, type ExtensionErrorEvent } from "./runner.js";
 
 /** What `loadExtensions` needs from the worker. */
@@ -81,7 +81,7 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
     emitError("pi.events", channel, err instanceof Error ? err.message : String(err)),
   );
   // Created on first use; if it cannot be (jiti missing), every extension reports why.
-  let importer: Promise<(path: string) => Promise<unknown>> | undefined;
+  let importer: Promise<ExtensionImporter> | undefined;
   const loadErrors: ExtensionErrorEvent[] = [];
   const api = (path: string) =>
     createExtensionApi(path, {
@@ -110,7 +110,7 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
     try {
       if (!existsSync(path)) throw new Error("no such file; check the --extension path");
       importer ??= createImporter(host, opts.home);
-      const factory = await (await importer)(path);
+      const factory = await (await importer).import(path);
       if (typeof factory !== "function") {
         throw new TypeError(
           `the module must default-export a function (pi) => void, but its default export is ${describe(factory)}`,
@@ -127,16 +127,15 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
       });
     }
   }
+  // An importer that could not be made has reported it through every extension.
+  (await importer?.catch(() => undefined))?.done();
   runner = new ExtensionRunner({ registry, emit: opts.emit, loadErrors, skipped: found.skipped, packaged });
   return runner;
 }
 
-/** A jiti importer that resolves pi's module names to the worker's own modules, so an extension anywhere can import them. */
-async function createImporter(host: () => ExtensionHost, home: string): Promise<(path: string) => Promise<unknown>> {
-  const createJiti = loadJiti();
-  const virtualModules = await extensionModules(host, home);
-  const jiti = createJiti(import.meta.url, { virtualModules, moduleCache: false });
-  return (path) => jiti.import(path, { default: true });
+/** An importer that resolves pi's module names to the worker's own modules, so an extension anywhere can import them. */
+async function createImporter(host: () => ExtensionHost, home: string): Promise<ExtensionImporter> {
+  return createExtensionImporter(await extensionModules(host, home));
 }
 
 function describe(value: unknown): string {
