@@ -7,10 +7,17 @@
  * 10,000 events/s the default made 2–3 scavenges a second of 1–4 ms each, and a pause
  * lands in the routing latency of every event that arrives meanwhile; with 2 MB there
  * are about 13 a second of ~0.5 ms (median), for ~10 % more of the supervisor's CPU.
+ * And each scavenge on the main thread alone: a parallel one hands parts of the work to
+ * V8's helper threads and waits for all of them, so on a machine whose other cores are
+ * busy (the agents' workers, other sessions) one helper that is preempted holds the
+ * routing up until it runs again. At 20,000 events/s, 2 cores, other sessions keeping
+ * 1.3 of them busy, p99 over the bare relay's in 9 interleaved rounds: median 0.90×
+ * without parallel scavenges against 2.3× with them, lower in 8 of the 9 rounds, for the
+ * same CPU (bench/supervisor.ts; issue 30).
  */
 
 /** The flags used when `PI_ORCH_SUPERVISOR_NODE_FLAGS` is not set. */
-export const DEFAULT_SUPERVISOR_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=2"];
+export const DEFAULT_SUPERVISOR_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=2", "--no-parallel-scavenge"];
 
 /**
  * Node flags for a supervisor pi-orch starts: `PI_ORCH_SUPERVISOR_NODE_FLAGS` (flags

@@ -20,8 +20,8 @@ describe("node flags of a supervisor pi-orch starts", () => {
     expect(supervisorNodeFlags(env === undefined ? {} : { PI_ORCH_SUPERVISOR_NODE_FLAGS: env })).toEqual(want);
   });
 
-  it("defaults to a 2 MB young generation", () => {
-    expect(DEFAULT_SUPERVISOR_NODE_FLAGS).toEqual(["--max-semi-space-size=2"]);
+  it("defaults to a 2 MB young generation, scavenged on the main thread alone", () => {
+    expect(DEFAULT_SUPERVISOR_NODE_FLAGS).toEqual(["--max-semi-space-size=2", "--no-parallel-scavenge"]);
   });
 
   it.each([
