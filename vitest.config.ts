@@ -28,6 +28,17 @@ const E2E_ELSEWHERE = [
 const E2E_FOLDERS = ["test/integration/**", "test/faults/**", "test/differential/**", "test/ipc/**"];
 const TESTS = ["**/*.test.ts", "**/*.test.tsx"];
 
+// This machine's NODE_EXTRA_CA_CERTS (a CA bundle for its registry proxy) makes every node
+// start parse 220 KB of certificates, ~40 ms of CPU, and the suite starts thousands of node
+// processes (workers, supervisors, CLIs, upstream pi), none of which speaks TLS: the tests
+// talk to servers on 127.0.0.1. Users have no such cost. The test processes inherit this
+// process's environment, so it goes here; the e2e setup gives it back to the one step that
+// reaches the registry (installing upstream pi into test/upstream).
+if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+  process.env.PI_ORCH_TEST_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+  delete process.env.NODE_EXTRA_CA_CERTS;
+}
+
 export default defineConfig({
   test: {
     exclude: ["**/node_modules/**", "test/upstream/**"],

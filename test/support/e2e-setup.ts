@@ -14,7 +14,13 @@ const ROOT = resolve(import.meta.dirname, "../..");
 
 export default function setup(): () => void {
   execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
-  execFileSync(process.execPath, ["scripts/ensure-upstream.mjs"], { cwd: ROOT, stdio: "inherit" });
+  // npm reaches the registry here, through the CA bundle vitest.config.ts took from the tests.
+  const ca = process.env.PI_ORCH_TEST_CA_CERTS;
+  execFileSync(process.execPath, ["scripts/ensure-upstream.mjs"], {
+    cwd: ROOT,
+    stdio: "inherit",
+    env: ca === undefined ? process.env : { ...process.env, NODE_EXTRA_CA_CERTS: ca },
+  });
   const cacheDir = mkdtempSync(join(tmpdir(), "pi-orch-test-cache-"));
   process.env.PI_ORCH_CACHE_DIR = cacheDir;
   return () => rmSync(cacheDir, { recursive: true, force: true });
