@@ -5,7 +5,16 @@
  * and a cache file cut short or damaged all send the extension through jiti again. Each
  * start reports hits and misses on stderr (`PI_ORCH_CODE_CACHE=report`).
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
@@ -156,6 +165,29 @@ describe("the extension module cache", () => {
     const shadowed = await start(root, [ext]);
     expect(shadowed.stderr).toContain("cache miss");
     expect(described(shadowed, "two-files")).toMatch(/^from helper\.js /);
+  });
+
+  it("loads an extension given as a link with jiti each time, so a link pointed elsewhere is followed", async () => {
+    const root = temp();
+    const one = (name: string) => {
+      const file = join(root, `${name}.ts`);
+      writeFileSync(
+        file,
+        `export default (pi: any) => pi.registerCommand("two-files", { description: "from ${name}", handler: async () => {} });\n`,
+      );
+      return file;
+    };
+    const a = one("a");
+    const b = one("b");
+    const link = join(root, "ext.ts");
+    symlinkSync(a, link);
+    await start(root, [link]);
+    const again = await start(root, [link]);
+    expect(again.stderr).toContain("cache miss");
+    expect(described(again, "two-files")).toBe("from a");
+    rmSync(link);
+    symlinkSync(b, link);
+    expect(described(await start(root, [link]), "two-files")).toBe("from b");
   });
 
   it("loads with jiti when a cache file is cut short or has a byte changed, and writes it again", async () => {

@@ -8,7 +8,7 @@
  * an import the cache did not note) goes to the very jiti jiti would have given that module,
  * made on first use (jiti-load.ts's jitiChild), so it behaves as before, only later.
  */
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, realpathSync } from "node:fs";
 import Module, { builtinModules } from "node:module";
 import { dirname } from "node:path";
 import { Script } from "node:vm";
@@ -29,9 +29,15 @@ export function verifiedGraph(file: string, key: string, entry: string): CachedG
   const graph = decodeGraph(found.data);
   if (graph === undefined || graph.entry !== entry || graph.modules[0]?.filename !== entry) return undefined;
   try {
-    // A link's target may change without its folder's listing changing: jiti then loads another file.
-    if (!lstatSync(entry).isFile()) return undefined;
-    for (const m of graph.modules) if (!readFileSync(m.filename).equals(m.source)) return undefined;
+    // The entry opened without following a link (a link's target may change while its folder
+    // lists the same: jiti then loads another file), and read: one open for both checks.
+    const fd = openSync(entry, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      if (!readFileSync(fd).equals(graph.modules[0]!.source)) return undefined;
+    } finally {
+      closeSync(fd);
+    }
+    for (const m of graph.modules.slice(1)) if (!readFileSync(m.filename).equals(m.source)) return undefined;
   } catch {
     return undefined;
   }

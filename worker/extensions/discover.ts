@@ -154,7 +154,8 @@ function isDirectory(path: string): boolean {
 
 function canonical(path: string): string {
   try {
-    return realpathSync(path);
+    // The system's realpath: one call, where node's own lstat()s each folder of the path.
+    return realpathSync.native(path);
   } catch {
     return path;
   }

@@ -6,9 +6,9 @@
  * start's CPU with its code cache, then loads only for an extension the cache cannot serve.
  * `PI_ORCH_EXTENSION_CACHE=off` loads every extension with jiti and writes nothing.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Script } from "node:vm";
 import type { Jiti } from "jiti";
 import { nodeFlagsCacheKey, userCacheDir, userCacheFile, writeKeyedCache } from "../../shared/code-cache.js";
@@ -37,13 +37,15 @@ export function createExtensionImporter(virtualModules: Record<string, unknown>)
     return top;
   };
   const key = cacheKey(virtualModules);
+  // The key's hash once: each extension's file is named after its path and it.
+  const keyHash = key === undefined ? "" : checksum(Buffer.from(key, "utf8"));
   const dir = userCacheDir();
   const report = process.env.PI_ORCH_CODE_CACHE === "report";
   const recorded: { file: string; graph: RecordedGraph }[] = [];
   const refreshed: { file: string; graph: CachedGraph; scripts: Map<string, Script> }[] = [];
   return {
     async import(path) {
-      const file = key === undefined ? undefined : userCacheFile(dir, "pi-extension", `${path} ${key}`);
+      const file = key === undefined ? undefined : userCacheFile(dir, "pi-extension", `${path} ${keyHash}`);
       const graph = file === undefined ? undefined : verifiedGraph(file, key!, path);
       if (report && file !== undefined)
         process.stderr.write(`pi: extension module cache ${graph ? "hit" : "miss"} for ${path}\n`);
@@ -113,18 +115,27 @@ function cacheKey(virtualModules: Record<string, unknown>): string | undefined {
   return `pi-extension-modules 1 jiti=${version} modules=${names} ${nodeFlagsCacheKey()}`;
 }
 
-/** The version of the jiti `require("jiti")` loads from here, found as jiti-load.ts finds its entry. */
+/**
+ * The version of the jiti `require("jiti")` loads from here: the package.json of the first
+ * `node_modules/jiti` up from this file's folder, as node looks (without createRequire and
+ * its resolver, ~1 ms of a start).
+ */
 function jitiVersion(): string | undefined {
-  const require = createRequire(import.meta.url);
-  for (const dir of require.resolve.paths("jiti") ?? []) {
-    const pkgFile = join(dir, "jiti", "package.json");
-    if (!existsSync(pkgFile)) continue;
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    let text: string | undefined;
     try {
-      const version = (JSON.parse(readFileSync(pkgFile, "utf8")) as { version?: unknown }).version;
-      return typeof version === "string" ? version : undefined;
+      text = readFileSync(join(dir, "node_modules", "jiti", "package.json"), "utf8");
     } catch {
-      return undefined;
+      // Not in this folder's node_modules: the next one up.
     }
+    if (text !== undefined) {
+      try {
+        const version = (JSON.parse(text) as { version?: unknown }).version;
+        return typeof version === "string" ? version : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
   }
-  return undefined;
 }
