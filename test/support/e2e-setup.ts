@@ -23,5 +23,13 @@ export default function setup(): () => void {
   });
   const cacheDir = mkdtempSync(join(tmpdir(), "pi-orch-test-cache-"));
   process.env.PI_ORCH_CACHE_DIR = cacheDir;
-  return () => rmSync(cacheDir, { recursive: true, force: true });
+  // Node 22's compile cache, for upstream pi: the oracle tests start it hundreds of times, and each
+  // start compiles its ~1,000 modules again (0.83 -> 0.72 s of CPU a start with the cache).
+  // It changes what V8 compiles from, not what runs; Node 20 (ours) does not read it.
+  const compileCache = mkdtempSync(join(tmpdir(), "pi-orch-test-compile-cache-"));
+  process.env.NODE_COMPILE_CACHE = compileCache;
+  return () => {
+    rmSync(cacheDir, { recursive: true, force: true });
+    rmSync(compileCache, { recursive: true, force: true });
+  };
 }
