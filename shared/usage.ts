@@ -3,7 +3,8 @@
  * `input`, `output`, `cacheRead`, `cacheWrite`, `totalTokens`, `cost.total` in dollars as
  * the worker priced it), and how every client shows them. Pure.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 
 /** Tokens and cost so far: per agent in its record, per task in a run report. */
 export const Usage = Type.Object({

@@ -6,7 +6,8 @@
  * result a producer records for a job the queue itself gave up on. No I/O.
  */
 import { createHash } from "node:crypto";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import { checker } from "../../shared/validate.js";
 import { blankResult } from "./blank-result.js";
 import { TaskResultSchema } from "./report-schema.js";

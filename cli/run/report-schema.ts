@@ -4,7 +4,7 @@
  * reports, and a queue producer reading results a worker sent through Redis.
  * Fields a newer writer adds are let through; fields this reader needs are checked.
  */
-import { Type } from "typebox";
+import * as Type from "typebox/type";
 
 const Status = Type.Union(["passed", "failed", "timed_out", "cancelled", "skipped"].map((s) => Type.Literal(s)));
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);

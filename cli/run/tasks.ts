@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Type } from "typebox";
+import * as Type from "typebox/type";
 import { NAME_PATTERN } from "../../shared/agent-name.js";
 import { checker } from "../../shared/validate.js";
 import type { RunTask } from "./types.js";

@@ -3,7 +3,8 @@
  * limits and worktree, the row of agents.json (`AgentRecord`) and what `list`/`status`
  * answer (`AgentInfo`). One schema each; the types derive from them.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import { Usage } from "../usage.js";
 
 const PositiveInt = Type.Integer({ minimum: 1 });

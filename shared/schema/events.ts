@@ -5,7 +5,8 @@
  * 1.6.0's shapes (docs/json.md): `message_update` carries only the delta and the usage.
  * Events never carry a command `id`, except `bash_execution_update`.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import {
   AgentMessage,
   AssistantMessage,

@@ -5,7 +5,8 @@
  * to subscribers. One schema per message, and one per response's `data`; the types
  * derive from them.
  */
-import { Type, type Static, type TSchema } from "typebox";
+import type { Static, TSchema } from "typebox";
+import * as Type from "typebox/type";
 import { AgentInfo, SpawnOptions } from "./agent.js";
 import { RpcCommandEnvelope, RpcResponse } from "./rpc.js";
 

@@ -3,7 +3,8 @@
  * keys (`"app.session.new": "ctrl+shift+n"`, `"app.tools.expand": []`), keys written
  * `modifier+key` with `ctrl`, `shift`, `alt`, `super`.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 
 const MODIFIER = "(?:ctrl|shift|alt|super)";
 const BASE =

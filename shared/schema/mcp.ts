@@ -5,7 +5,8 @@
  * `exposure` and `toolExposure` for both. worker/mcp/config.ts checks a file's entries
  * field by field with pi's messages, then against this schema.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 
 /** How a server's tools reach the model (pi 1.6.0's `exposure`; `codemode-deferred` is read as `codemode`). */
 export const McpExposure = Type.Union([

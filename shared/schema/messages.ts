@@ -2,7 +2,8 @@
  * Message, content and model shapes of the pi wire protocol (pi-ai 0.73 types).
  * Schemas are open (extra fields pass) because peers add fields we do not know yet.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 
 export const TextContent = Type.Object({
   type: Type.Literal("text"),

@@ -3,7 +3,8 @@
  * source string, or an object with the source and filters that narrow which of the
  * package's resources load (pi 1.6.0's docs/packages.md, docs/settings.md).
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 
 const Patterns = Type.Optional(Type.Array(Type.String()));
 

@@ -4,7 +4,8 @@
  * `pi --mode rpc` accepts) and one per command's answer (`data`), which types the worker's
  * handlers and the clients' reads; extension dialogs on the wire.
  */
-import { Type, type Static, type TObject, type TProperties, type TSchema } from "typebox";
+import type { Static, TObject, TProperties, TSchema } from "typebox";
+import * as Type from "typebox/type";
 import { CompactionResult } from "./events.js";
 import { AgentMessage, ImageContent, Model, ThinkingLevel } from "./messages.js";
 import { EntryBase } from "./session.js";

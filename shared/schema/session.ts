@@ -6,7 +6,8 @@
  * skipped when building the model's context. The worker's store reads and writes these;
  * the CLI reads session files through them.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import { checker, type CheckResult } from "../validate.js";
 import {
   AgentMessage,

@@ -3,7 +3,8 @@
  * status changes, worker starts and exits, limits, protocol trouble. They travel in
  * the same envelope and get sequence numbers like the worker's events.
  */
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import { AgentStatus, ExitReason } from "./agent.js";
 
 /** The agent moved from `previous` to `status`. */

@@ -8,7 +8,7 @@
  */
 import type { TSchema } from "typebox";
 import { Check } from "typebox/schema";
-import { Value } from "typebox/value";
+import { Convert } from "typebox/value";
 
 type Node = Record<string, unknown>;
 
@@ -19,8 +19,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 export function coerceArguments(schema: TSchema, value: unknown): unknown {
   if (!isPlainObject(value) && !Array.isArray(value)) return value;
   const copy = withoutOptionalNulls(schema as unknown as Node, structuredClone(value));
-  // Value.Convert changes what it is given, so it gets the copy.
-  return Value.Convert(schema, copy);
+  // Convert changes what it is given, so it gets the copy.
+  return Convert(schema, copy);
 }
 
 /** `value` without the `null`s of optional properties whose schema refuses null (pi-schema's first pass). */

@@ -5,7 +5,7 @@
  * server's tools have `codemode` exposure (the default). The sandbox (a QuickJS VM in a
  * worker thread) loads on the first script, never at start-up.
  */
-import { Type } from "typebox";
+import * as Type from "typebox/type";
 import type { ExtensionToolResult } from "../extensions/types.js";
 import type { CodemodeContext } from "./run.js";
 

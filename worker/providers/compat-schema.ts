@@ -5,7 +5,8 @@
  * models.json loads unchanged and a mistyped field is refused with its path. Which fields
  * change what a provider sends: compat.ts (Chat Completions), anthropic.ts, openai-responses.ts.
  */
-import { Type, type Static, type TSchema } from "typebox";
+import type { Static, TSchema } from "typebox";
+import * as Type from "typebox/type";
 
 const bool = () => Type.Optional(Type.Boolean());
 /** An optional field taking one of `values` (typed as their union). */

@@ -4,7 +4,8 @@
  * newcomer sees a whole agent run with no key and no network.
  */
 import { readFileSync } from "node:fs";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import { checker } from "../../shared/validate.js";
 import type { LlmMessage, ToolResultMessage } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "../types.js";

@@ -4,7 +4,8 @@
  */
 import { execSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import type { Model, ModelApi } from "../../shared/schema/messages.js";
 import { checker } from "../../shared/validate.js";
 import catalogue from "./catalogue.json" with { type: "json" };

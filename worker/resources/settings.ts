@@ -9,7 +9,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import { ThinkingLevel } from "../../shared/schema/messages.js";
 import { PackageEntry } from "../../shared/schema/packages.js";
 import { checker } from "../../shared/validate.js";

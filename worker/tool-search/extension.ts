@@ -5,7 +5,7 @@
  * yet (an MCP server's, most often) and activates the best ones, so the next model request
  * declares them.
  */
-import { Type } from "typebox";
+import * as Type from "typebox/type";
 import type { ExtensionToolResult } from "../extensions/types.js";
 import { rankTools, searchDocument } from "./ranker.js";
 

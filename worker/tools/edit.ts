@@ -3,7 +3,8 @@
  * this file does the I/O around it under the file's write queue.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { applyEdits } from "./edit-match.js";
 import { withFileLock } from "./file-queue.js";

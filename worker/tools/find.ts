@@ -4,7 +4,8 @@
  * through the `glob` of pi's `operations`.
  */
 import { relative as relativePath, sep } from "node:path";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import {
   abortError,

@@ -5,7 +5,8 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import {
   abortError,

@@ -4,7 +4,8 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { resolveToCwd } from "./path-utils.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "./truncate.js";

@@ -3,7 +3,8 @@
  * continue from), or an image file as an image attachment.
  */
 import { readFile, stat } from "node:fs/promises";
-import { Type, type Static } from "typebox";
+import type { Static } from "typebox";
+import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { resolveExistingPath, resolveToCwd } from "./path-utils.js";
 import {
