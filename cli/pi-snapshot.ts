@@ -33,8 +33,12 @@ let load: NodeRequire | undefined;
 const bundleRequire = ((id: string) => {
   if (builtins.has(id)) return builtins.get(id);
   if (startupSnapshot.isBuildingSnapshot()) {
+    // A file of ours or a package would be a module of node's loader in the blob: a worker
+    // loads those itself (the bundle's chunks, dist/cli/pi-worker-*.cjs, on first use).
+    if (!isBuiltin(id))
+      throw new Error(`${bundle} required ${id} while its startup snapshot was built; rebuild it (npm run build)`);
     const loaded: unknown = require(id);
-    if (isBuiltin(id)) builtins.set(id, loaded);
+    builtins.set(id, loaded);
     return loaded;
   }
   load ??= createRequire(bundle);

@@ -3,6 +3,7 @@
 // the bundle in ~80 ms. Model SDKs, jiti and the UI libraries stay external and are
 // imported lazily, so a start that does not need them never loads them.
 import { build } from "esbuild";
+import { buildWorkerChunks } from "./worker-chunks.mjs";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import {
@@ -77,35 +78,45 @@ await build({
 
 // The worker again as one CommonJS file, started by dist/cli/pi.cjs with a V8 code cache:
 // the `pi` bin and the supervisor's default worker. It answers its first get_state in
-// about half the time of the ESM bundle above, which stays for `import`ers.
-await build({
-  entryPoints: ["cli/pi.ts"],
-  plugins: [lazyBuiltins(["child_process", "crypto", "fs/promises", "os"]), withoutInteractive()],
-  outfile: `${staging}/cli/pi-worker.cjs`,
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20",
-  minifyWhitespace: true,
-  minifySyntax: true,
-  // Short local names: the file is read and kept in memory by every worker (900 KB
-  // became 470 KB; start-up CPU -1.5 ms, RSS -0.6 MB). Exported and property names stay.
-  // The source map beside it maps a stack trace's positions back to the TypeScript.
-  sourcemap: true,
-  minifyIdentifiers: true,
-  external,
-  // V8 drops a script's dynamic-import callback when it is loaded from a code cache
-  // (Node 20: "A dynamic import callback was not specified"), so import() of the SDKs (the MCP one too),
-  // typebox and jiti becomes require(): all of them ship CommonJS.
-  supported: { "dynamic-import": false },
-  // The launcher passes the bundle's own URL; import.meta does not exist in CommonJS.
-  define: { "import.meta.url": "__piMetaUrl", "import.meta.dirname": "__dirname", ...version },
-  // The file is the very text the launcher compiles, CommonJS wrapper included: wrapping
-  // it at start-up made a second 0.9 MB copy of the source, kept alive by the script.
-  banner: { js: "(function (exports, require, module, __filename, __dirname, __piMetaUrl) {" },
-  footer: { js: "})" },
-  logLevel: "warning",
-});
+// about half the time of the ESM bundle above, which stays for `import`ers. What a start
+// does not import is in files of their own beside it, required on first use
+// (scripts/worker-chunks.mjs).
+const worker = await buildWorkerChunks(
+  {
+    entryPoints: ["cli/pi.ts"],
+    plugins: [
+      lazyBuiltins(["child_process", "crypto", "fs/promises", "os"]),
+      withoutInteractive(),
+      typeboxWithoutSideEffects(),
+    ],
+    outfile: `${staging}/cli/pi-worker.cjs`,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // Short local names: the file is read and kept in memory by every worker (900 KB
+    // became 470 KB; start-up CPU -1.5 ms, RSS -0.6 MB). Exported and property names stay.
+    // The source map beside it maps a stack trace's positions back to the TypeScript.
+    sourcemap: true,
+    minifyIdentifiers: true,
+    external,
+    // V8 drops a script's dynamic-import callback when it is loaded from a code cache
+    // (Node 20: "A dynamic import callback was not specified"), so import() of the SDKs (the MCP one too),
+    // typebox and jiti becomes require(): all of them ship CommonJS.
+    supported: { "dynamic-import": false },
+    // The launcher passes the bundle's own URL; import.meta does not exist in CommonJS.
+    define: { "import.meta.url": "__piMetaUrl", "import.meta.dirname": "__dirname", ...version },
+    // The file is the very text the launcher compiles, CommonJS wrapper included: wrapping
+    // it at start-up made a second 0.9 MB copy of the source, kept alive by the script.
+    banner: { js: "(function (exports, require, module, __filename, __dirname, __piMetaUrl) {" },
+    footer: { js: "})" },
+    logLevel: "warning",
+    // Run by every start outside a sandbox (PI_ORCH_SANDBOX=off, the snapshot's warm-up).
+  },
+  [/^cli\/sandbox-exec\.ts$/],
+);
 await build({
   entryPoints: ["cli/pi-launcher.ts"],
   // crypto and os serve only a start that has no cache for its node (shared/code-cache.ts);
@@ -147,7 +158,7 @@ await writeCodeCache("dist/cli/pi.cjs", {
 });
 await writeJitiCache("dist/cli/pi.cjs");
 console.log(
-  `built ${entries.map((e) => `dist/${e.replace(/\.ts$/, ".js")}`).join(", ")}, dist/cli/pi.cjs (worker with its code cache, and jiti's)`,
+  `built ${entries.map((e) => `dist/${e.replace(/\.ts$/, ".js")}`).join(", ")}, dist/cli/pi.cjs (worker with its code cache, and jiti's; ${worker.chunks.length} files it loads on first use)`,
 );
 
 /**
@@ -185,6 +196,36 @@ function lazyBuiltins(names) {
             `for (const key of ${JSON.stringify(keys)}) Object.defineProperty(names, key, { enumerable: true, get: () => load()[key] });\n` +
             `module.exports = Object.create(names);\n`,
         };
+      });
+    },
+  };
+}
+
+/**
+ * typebox's modules marked free of side effects (its package.json does not say so), so a
+ * module whose exports the worker does not use is left out of the bundle, not evaluated at
+ * every start for the top-level code it runs: the TypeScript-syntax parser of `Type.Script`
+ * (27 KB) builds its tables at load. The one top-level call in typebox (the format
+ * registry's `Reset()`) fills that module's own state, which only its exports reach.
+ */
+function typeboxWithoutSideEffects() {
+  return {
+    name: "typebox-without-side-effects",
+    setup(b) {
+      b.onResolve({ filter: /^typebox(\/|$)|^\.\.?\// }, async (args) => {
+        if (
+          args.pluginData === "typebox-pure" ||
+          !(args.path.startsWith("typebox") || args.importer.includes("/node_modules/typebox/"))
+        )
+          return undefined;
+        const r = await b.resolve(args.path, {
+          resolveDir: args.resolveDir,
+          kind: args.kind,
+          importer: args.importer,
+          pluginData: "typebox-pure",
+        });
+        if (r.errors.length > 0 || r.external) return undefined;
+        return { path: r.path, namespace: r.namespace, sideEffects: false };
       });
     },
   };

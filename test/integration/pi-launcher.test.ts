@@ -28,6 +28,12 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** Copy the bin and the worker bundle, with the files it requires on first use, into `dir`. */
+function copyWorker(dir: string): void {
+  for (const f of readdirSync(DIST).filter((f) => /^pi(-worker(-[\w-]+)?)?\.cjs$/.test(f)))
+    copyFileSync(join(DIST, f), join(dir, f));
+}
+
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), "pi-launcher-"));
   dirs.push(d);
@@ -83,7 +89,7 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
   it("answers the same with a cache that does not match (rejected) and with none (missing)", async () => {
     const copy = join(tempDir(), "cli");
     mkdirSync(copy);
-    for (const f of ["pi.cjs", "pi-worker.cjs"]) copyFileSync(join(DIST, f), join(copy, f));
+    copyWorker(copy);
     const launcher = join(copy, "pi.cjs");
 
     const missing = await firstState(launcher, { PI_ORCH_CODE_CACHE: "report" });
@@ -139,7 +145,7 @@ process.stdout.write = (...args) => { process.stdout.write = write; process.stde
   it("says so on stderr when it can write no cache for its node (every start stays slow)", async () => {
     const copy = join(tempDir(), "cli");
     mkdirSync(copy);
-    for (const f of ["pi.cjs", "pi-worker.cjs"]) copyFileSync(join(DIST, f), join(copy, f));
+    copyWorker(copy);
     const blocker = join(tempDir(), "a-file");
     writeFileSync(blocker, "");
     const { state, stderr } = await firstState(join(copy, "pi.cjs"), { PI_ORCH_CACHE_DIR: join(blocker, "cache") });
@@ -236,7 +242,7 @@ describe("pi.cjs loads jiti with the code cache the build wrote for it", () => {
     const copy = join(root, "cli");
     mkdirSync(copy);
     symlinkSync(resolve(import.meta.dirname, "../../node_modules"), join(root, "node_modules"));
-    for (const f of ["pi.cjs", "pi-worker.cjs"]) copyFileSync(join(DIST, f), join(copy, f));
+    copyWorker(copy);
     const launcher = join(copy, "pi.cjs");
     const cacheFile = join(copy, "jiti.cjs.cache");
 

@@ -8,32 +8,15 @@
  * or rejected by V8: jiti compiles as usual, slower, never wrong, and that start writes
  * one for its node in the user's cache folder, which the next start uses.
  */
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import Module, { createRequire } from "node:module";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import type Module from "node:module";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Script } from "node:vm";
-import {
-  keyedCacheBytes,
-  nodeCacheKey,
-  nodeFlagsCacheKey,
-  readKeyedCache,
-  userCacheDir,
-  userCacheFile,
-  writeKeyedCache,
-} from "../../shared/code-cache.js";
+import { runCachedCommonJs } from "../../shared/cached-commonjs.js";
 import { recordingFs, recordingVm } from "./jiti-record.js";
 
 type CreateJiti = typeof import("jiti").createJiti;
-
-/** What became of the cache on this load: what `PI_ORCH_CODE_CACHE=report` prints. */
-export type JitiCacheStatus = "accepted" | "rejected" | "missing" | "stale";
-
-/** The start of the cache file's key line: a hash of the exact jiti source it was made from (V8 compares only its length). */
-function jitiCacheKey(source: Buffer): string {
-  return `jiti-sha256:${createHash("sha256").update(source).digest("hex")}`;
-}
 
 let jitiWasLoaded = false;
 
@@ -93,7 +76,19 @@ export function loadJiti(): CreateJiti {
   const distFile = join(dirname(entry), "../dist/jiti.cjs");
   // Another layout (a jiti other than 2.x) simply loads the way require() loads it.
   if (require.cache[distFile] === undefined && existsSync(distFile)) {
-    const status = compileCached(distFile, cacheFile, mode === "write-jiti");
+    const { module: mod, status } = runCachedCommonJs(distFile, {
+      cacheFile,
+      name: "jiti",
+      write: mode === "write-jiti",
+      wrapRequire: withLazyBuiltins,
+    });
+    // What jiti's entry (lib/jiti.cjs) passes the function it calls: kept for jitiChild.
+    const internal = mod.exports as InternalCreateJiti;
+    internalCreate = internal;
+    mod.exports = Object.assign((id: string, opts: object, context: JitiContext, normalized?: boolean) => {
+      jitiContext ??= context;
+      return internal(id, opts, context, normalized);
+    }, internal);
     if (mode === "report") process.stderr.write(`pi: jiti code cache ${status}\n`);
   }
   return (require(entry) as typeof import("jiti")).createJiti;
@@ -181,66 +176,4 @@ export function withLazyBuiltins(real: NodeJS.Require): NodeJS.Require {
     (id: string) => RECORDING_BUILTINS[id]?.() ?? (LAZY_BUILTINS.has(id) ? lazy(id) : real(id)),
     real,
   );
-}
-
-function compileCached(file: string, cacheFile: string, write: boolean): JitiCacheStatus {
-  const raw = readFileSync(file);
-  const jitiKey = jitiCacheKey(raw);
-  // This node and flags' own cache, written by an earlier start where the build's was not for it; else the build's.
-  const own = `${jitiKey} ${nodeFlagsCacheKey()}`;
-  const userFile = userCacheFile(userCacheDir(), "jiti", `${file} ${own}`);
-  const mine = readKeyedCache(userFile);
-  const built = readKeyedCache(cacheFile);
-  let cachedData: Buffer | undefined;
-  if (typeof mine !== "string" && mine.key === own) cachedData = mine.data;
-  else if (typeof built !== "string" && built.key === `${jitiKey} ${nodeCacheKey()}`) cachedData = built.data;
-  // Node's own CommonJS wrapper, so the file runs exactly as require() would run it.
-  const script = new Script(
-    `(function (exports, require, module, __filename, __dirname) { ${raw.toString("utf8")}\n})`,
-    { filename: file, cachedData },
-  );
-  const mod = new Module(file, undefined);
-  mod.filename = file;
-  mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
-  const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn.call(mod.exports, mod.exports, withLazyBuiltins(createRequire(file)), mod, file, dirname(file));
-  mod.loaded = true;
-  // What jiti's entry (lib/jiti.cjs) passes the function it calls: kept for jitiChild.
-  const internal = mod.exports as InternalCreateJiti;
-  internalCreate = internal;
-  mod.exports = Object.assign((id: string, opts: object, context: JitiContext, normalized?: boolean) => {
-    jitiContext ??= context;
-    return internal(id, opts, context, normalized);
-  }, internal);
-  createRequire(file).cache[file] = mod;
-  const status: JitiCacheStatus =
-    cachedData === undefined
-      ? built === "missing"
-        ? "missing"
-        : "stale"
-      : script.cachedDataRejected
-        ? "rejected"
-        : "accepted";
-  if (write) {
-    // The build's run (PI_ORCH_CODE_CACHE=write-jiti): what compiled by exit (jiti's load, its extensions' imports) goes in.
-    process.on("exit", () =>
-      writeFileSync(cacheFile, keyedCacheBytes(`${jitiKey} ${nodeCacheKey()}`, script.createCachedData())),
-    );
-  } else if (status !== "accepted") {
-    // Once the extensions have loaded (a second on), this node's cache for the next start.
-    let done = false;
-    const save = (): void => {
-      if (done) return;
-      done = true;
-      const err = writeKeyedCache(userFile, own, () => script.createCachedData());
-      if (err)
-        process.stderr.write(`pi: could not write jiti's code cache for node ${process.version}: ${err.message}\n`);
-    };
-    setTimeout(save, 1_000).unref();
-    process.once("exit", save);
-  }
-  if (status !== "accepted" && process.env.PI_ORCH_CODE_CACHE === "report") {
-    process.stderr.write(`pi: jiti code cache for this node goes to ${userFile}\n`);
-  }
-  return status;
 }

@@ -9,7 +9,6 @@ import { discoverExtensions } from "./discover.js";
 import { createEventBus } from "./event-bus.js";
 import { NO_EXTENSIONS, type ExtensionHooks } from "./hooks.js";
 import type { ExtensionHost } from "./host.js";
-import { extensionModules } from "./modules/index.js";
 import { createExtensionImporter, type ExtensionImporter } from "./module-import.js";
 import { ExtensionRunner, type ExtensionErrorEvent } from "./runner.js";
 
@@ -135,6 +134,9 @@ export async function loadExtensions(opts: LoadExtensionsOptions): Promise<Exten
 
 /** An importer that resolves pi's module names to the worker's own modules, so an extension anywhere can import them. */
 async function createImporter(host: () => ExtensionHost, home: string): Promise<ExtensionImporter> {
+  // Imported here, not at the top: pi's modules for extensions (and typebox's whole index)
+  // are a file of their own in the worker's bundle, loaded by the first extension.
+  const { extensionModules } = await import("./modules/index.js");
   return createExtensionImporter(await extensionModules(host, home));
 }
 

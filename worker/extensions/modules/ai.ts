@@ -11,7 +11,8 @@ import {
   providerAsStreamSimple,
   type PiStreamOptions,
 } from "../../providers/stream-simple.js";
-import { Type, type TSchema } from "typebox";
+import type { TSchema } from "typebox";
+import { Unsafe } from "typebox/type";
 import type { AssistantMessage, LlmMessage, Model, ThinkingLevel, Usage } from "../../../shared/schema/messages.js";
 import type { ToolSpec } from "../../types.js";
 import { parsePartialJson, parseToolArguments } from "../../providers/message-builder.js";
@@ -20,7 +21,7 @@ import { TRANSCRIPT_EXPORTS, getCurrentSystemPrompt, getCurrentTools } from "../
 
 /** A string enum as a plain `{type:"string", enum}` schema, as pi sends it (some providers reject `anyOf` of literals). */
 export function StringEnum<T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TSchema {
-  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
+  return Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
 }
 
 /** pi-ai's `parseToolCallArguments`: the arguments object, or `{}` and why the text is not one. */
@@ -118,8 +119,11 @@ export function streamOn(
   });
 }
 
-/** The module object; `host` gives the session's providers when a function is called. */
-export function piAiModule(host: () => ExtensionHost): Record<string, unknown> {
+/**
+ * The module object; `host` gives the session's providers when a function is called. `Type`
+ * is typebox's (its whole index, which the worker loads only for extensions).
+ */
+export function piAiModule(host: () => ExtensionHost, Type: unknown): Record<string, unknown> {
   const complete = (model: Model, context: AnyContext, options?: CompleteOptions) =>
     completeOn(host(), model, context, options);
   const provider = (model: Model) => host().provider(model);

@@ -5,6 +5,9 @@
  * both typebox names. As in pi, these names always resolve here; every other import
  * resolves from the extension's own folder (its `node_modules` first).
  */
+import * as typebox from "typebox";
+import * as compile from "typebox/compile";
+import * as value from "typebox/value";
 import type { ExtensionHost } from "../host.js";
 import { piAiModule } from "./ai.js";
 import { piCodingAgentModule } from "./coding-agent.js";
@@ -32,15 +35,13 @@ export const PI_AI_SUBPATHS = [
   "utils/json-parse",
 ] as const;
 
-/** The module objects, built once per worker (typebox is imported only when extensions load); `home` is its agent directory. */
+/**
+ * The module objects, built once per worker; `home` is its agent directory. This module (and
+ * typebox's whole index with it) is imported only when extensions load.
+ */
 export async function extensionModules(host: () => ExtensionHost, home: string): Promise<Record<string, unknown>> {
-  const [typebox, compile, value] = await Promise.all([
-    import("typebox"),
-    import("typebox/compile"),
-    import("typebox/value"),
-  ]);
   const codingAgent = piCodingAgentModule(home);
-  const ai = piAiModule(host);
+  const ai = piAiModule(host, typebox.Type);
   const tui = piTuiModule();
   const modules: Record<string, unknown> = {};
   for (const scope of PI_SCOPES) {
