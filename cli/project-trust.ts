@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { loadExtensions } from "../worker/extensions/loader.js";
-import { ExtensionRunner, type ProjectTrustContext } from "../worker/extensions/runner.js";
+import type { ExtensionRunner, ProjectTrustContext } from "../worker/extensions/runner.js";
 import type { DefaultProjectTrust, ExtensionTrustDecision } from "../worker/extensions/trust.js";
 import { isPackageSourceArg } from "../worker/packages/start.js";
 import { projectConfigDir } from "../worker/resources/index.js";
@@ -80,8 +80,10 @@ export async function askProjectTrust(
     // Load failures are reported by the session's own load, which follows.
     emit: () => undefined,
   });
-  if (!(hooks instanceof ExtensionRunner)) return undefined;
-  const { decision, errors } = await hooks.projectTrust(trustContext(cwd, opts.mode));
+  // Only a runner (some extension loaded) has handlers to ask; by its method, not its class,
+  // which is in a file of the worker's bundle that a start without extensions never loads.
+  if (!("projectTrust" in hooks)) return undefined;
+  const { decision, errors } = await (hooks as ExtensionRunner).projectTrust(trustContext(cwd, opts.mode));
   for (const error of errors) warn(error);
   return decision;
 }

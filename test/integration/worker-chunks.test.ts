@@ -1,7 +1,7 @@
 /**
  * The CommonJS worker bundle, split (scripts/worker-chunks.mjs): what a plain start does not
- * run (MCP, codemode, the Anthropic and OpenAI Responses adapters, pi's modules for
- * extensions with typebox's whole index, the `mcp` and `package` commands) is in files of
+ * run (MCP, codemode, the Anthropic and OpenAI Responses adapters, the extension runner and
+ * pi's modules for extensions with typebox's whole index, the `mcp` and `package` commands) is in files of
  * its own beside dist/cli/pi-worker.cjs, which no plain start requires, from the code cache
  * or from the startup snapshot, and which the first use loads.
  */
@@ -15,6 +15,11 @@ const DIST = resolve(import.meta.dirname, "../../dist/cli");
 const LAUNCHER = join(DIST, "pi.cjs");
 const BUNDLE = join(DIST, "pi-worker.cjs");
 const GUARD = resolve(import.meta.dirname, "../../examples/extensions/guard.ts");
+/** The chunks a start with an extension loads: the runner and its API, and pi's modules for extensions. */
+const EXTENSION_CHUNKS = [
+  "pi-worker-worker-extensions-load-found.cjs",
+  "pi-worker-worker-extensions-modules-index.cjs",
+];
 const cleanups: (() => void)[] = [];
 afterEach(async () => {
   await killAllWorkers();
@@ -65,6 +70,7 @@ describe("the worker bundle and its chunks", () => {
       "worker/providers/anthropic.ts",
       "worker/providers/openai-responses.ts",
       "worker/extensions/modules/coding-agent.ts",
+      "worker/extensions/runner.ts",
       "cli/mcp-command.ts",
       "cli/package-command.ts",
       // typebox's `Type` namespace and its value diffing: for extensions.
@@ -88,11 +94,10 @@ describe("the worker bundle and its chunks", () => {
     expect([...plain.loaded]).toEqual([]);
     const withExtension = await start(undefined, ["-e", GUARD]);
     expect(withExtension.answer.success).toBe(true);
-    // Compiled with the code cache the build made for it.
-    expect(withExtension.stderr).toContain("pi: pi-worker-worker-extensions-modules-index code cache accepted");
-    expect([...withExtension.loaded].map((c) => c.slice(DIST.length + 1))).toEqual([
-      "pi-worker-worker-extensions-modules-index.cjs",
-    ]);
+    // Compiled with the code caches the build made for them.
+    for (const chunk of EXTENSION_CHUNKS)
+      expect(withExtension.stderr).toContain(`pi: ${chunk.replace(/\.cjs$/, "")} code cache accepted`);
+    expect([...withExtension.loaded].map((c) => c.slice(DIST.length + 1)).sort()).toEqual(EXTENSION_CHUNKS);
   });
 
   it("does the same from the startup snapshot, whose build loads no chunk", async () => {
@@ -106,8 +111,6 @@ describe("the worker bundle and its chunks", () => {
     const withExtension = await start(place.blob, ["-e", GUARD]);
     expect(withExtension.stderr).toContain("pi: started from a startup snapshot");
     expect(withExtension.answer.data.commands.length).toBeGreaterThan(0);
-    expect([...withExtension.loaded].map((c) => c.slice(DIST.length + 1))).toEqual([
-      "pi-worker-worker-extensions-modules-index.cjs",
-    ]);
+    expect([...withExtension.loaded].map((c) => c.slice(DIST.length + 1)).sort()).toEqual(EXTENSION_CHUNKS);
   });
 });
