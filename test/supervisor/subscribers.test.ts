@@ -191,6 +191,30 @@ describe("SubscriberHub", () => {
     }
   });
 
+  it("writes a live line byte for byte as its message serialised, whatever the times of the batch", () => {
+    const hub = hubWith([]);
+    const texts: string[] = [];
+    hub.subscribe(
+      {
+        agents: null,
+        sink: { write: () => expect.fail("a text sink gets lines"), writeLines: (t) => void texts.push(t) },
+      },
+      [],
+    );
+    // Times of the wall clock (13 digits), repeated and going back and forth between agents.
+    const sent = [
+      { agent: "a", seq: 7, at: 1_796_520_533_630, event: { type: "message_update", delta: "x\u2028y" } },
+      { agent: "b", seq: 1, at: 1_796_520_533_630, event: { type: "tool_execution_update", toolCallId: "t" } },
+      { agent: "a", seq: 8, at: 1_796_520_533_631, event: { type: "message_update", n: 1.5 } },
+      { agent: "b", seq: 2, at: 1_796_520_533_630, event: { type: "turn_end" } },
+      { agent: 'q"uote', seq: 99_999, at: 1_796_520_533_632, event: { type: "agent_end" } },
+    ];
+    for (const m of sent)
+      hub.publish(m.agent, { seq: m.seq, at: m.at, event: m.event }, JSON.stringify(m.event), false);
+    hub.deliver();
+    expect(texts).toEqual([sent.map((m) => `${JSON.stringify({ type: "event", ...m })}\n`).join("")]);
+  });
+
   it("gives text sinks that follow different agents each their own lines of one batch", () => {
     const hub = hubWith([]);
     const follows = [["a"], ["a", "b"], ["a"], ["b"]];
