@@ -88,6 +88,7 @@ const worker = await buildWorkerChunks(
       lazyBuiltins(["child_process", "crypto", "fs/promises", "os"]),
       withoutInteractive(),
       typeboxWithoutSideEffects(),
+      nativeImportFile(),
     ],
     outfile: `${staging}/cli/pi-worker.cjs`,
     bundle: true,
@@ -132,6 +133,8 @@ await build({
   logLevel: "warning",
 });
 chmodSync(`${staging}/cli/pi.cjs`, 0o755);
+// The worker bundle's import() of node's built-ins for cached extension modules (worker/extensions/native-import.ts).
+writeFileSync(`${staging}/cli/native-import.cjs`, '"use strict";\nmodule.exports = (id) => import(id);\n');
 // The entry of the worker's startup snapshot (cli/pi-snapshot.ts): the supervisor builds a
 // blob from it for the node it runs on, in the user's cache folder.
 await build({
@@ -247,6 +250,26 @@ function withoutInteractive() {
       b.onLoad({ filter: /.*/, namespace: "without-interactive" }, () => ({
         loader: "js",
         contents: `export function runInteractive() { throw new Error("the interactive mode runs from dist/cli/pi.js (started on a terminal)"); }`,
+      }));
+    },
+  };
+}
+
+/**
+ * worker/extensions/native-import.ts in the CommonJS bundle: its import() would become a
+ * require() there (no import() in a script run from a code cache), which gives a built-in's
+ * CommonJS object, not the namespace jiti gives an extension. It loads dist/cli/native-import.cjs
+ * instead, compiled by node's own loader, with import() working, when first needed.
+ */
+function nativeImportFile() {
+  return {
+    name: "native-import-file",
+    setup(b) {
+      b.onLoad({ filter: /worker\/extensions\/native-import\.ts$/ }, () => ({
+        loader: "js",
+        contents:
+          "let load;\n" +
+          'export function nativeImport(id) { load ??= require(require("node:path").join(__dirname, "native-import.cjs")); return load(id); }\n',
       }));
     },
   };

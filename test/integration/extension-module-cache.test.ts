@@ -107,7 +107,33 @@ describe("the extension module cache", () => {
     expect(second.ui).toContainEqual(expect.objectContaining({ method: "setStatus", statusText: "made here" }));
   });
 
-  it("leaves what the cache does not serve (a built-in, a JSON file, require) to jiti, which loads it as before", async () => {
+  it("gives node's built-ins from the cache as jiti gives them, without loading jiti", async () => {
+    const root = temp();
+    const ext = join(root, "builtins.ts");
+    writeFileSync(
+      ext,
+      [
+        'import * as path from "node:path";',
+        'import fs, { readFileSync } from "fs";',
+        'import { EventEmitter } from "node:events";',
+        "export default async function (pi: any): Promise<void> {",
+        '  const os = await import("node:os");',
+        '  const facts = [Object.keys(path).includes("default"), typeof path.join, fs === (path as any).default, typeof readFileSync, typeof EventEmitter, typeof os.cpus, typeof (os as any).default?.cpus, String((path as any)[Symbol.toStringTag])];',
+        '  pi.registerCommand("builtins", { description: JSON.stringify(facts), handler: async () => {} });',
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const off = await start(root, [ext], { PI_ORCH_EXTENSION_CACHE: "off" });
+    await start(root, [ext]);
+    const hit = await start(root, [ext]);
+    expect(hit.stderr).toContain("extension module cache hit");
+    expect(hit.stderr).not.toContain("jiti code cache");
+    expect(hit.commands).toEqual(off.commands);
+    expect(described(hit, "builtins")).toContain('"function"');
+  });
+
+  it("leaves what the cache does not serve (a JSON file, require) to jiti, which loads it as before", async () => {
     const root = temp();
     const ext = join(root, "mixed");
     mkdirSync(ext);

@@ -81,6 +81,25 @@ describe("a worker started from its startup snapshot", () => {
     expect(answer.data.commands.length).toBeGreaterThan(0);
   });
 
+  it("runs an extension from its module cache at the next start, built-ins as jiti gives them", async () => {
+    const blob = await built();
+    const root = dir();
+    const ext = join(root, "builtins.ts");
+    writeFileSync(
+      ext,
+      'import * as path from "node:path";\nimport fs from "fs";\nexport default (pi: any) => pi.registerCommand("bi", { description: `${Object.keys(path).includes("default")} ${typeof fs.readFileSync} ${String((path as any)[Symbol.toStringTag])}`, handler: async () => {} });\n',
+    );
+    const env = { PI_ORCH_CACHE_DIR: join(root, "cache") };
+    const first = await ask(blob, { type: "get_commands" }, ["-e", ext], env);
+    const second = await ask(blob, { type: "get_commands" }, ["-e", ext], env);
+    expect(first.stderr).toContain("extension module cache miss");
+    expect(second.stderr).toContain("extension module cache hit");
+    expect(second.stderr).not.toContain("jiti code cache");
+    const bi = (a: typeof first) => a.answer.data.commands.find((c: { name: string }) => c.name === "bi")?.description;
+    expect(bi(second)).toBe("true function Module");
+    expect(bi(second)).toBe(bi(first));
+  });
+
   it("parses each start's options with the program its build made, and refuses an unknown one", async () => {
     const blob = await built();
     // pi's own short flag (-n) and values: each start's argv, never the build's.

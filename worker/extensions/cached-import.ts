@@ -3,18 +3,20 @@
  * each module's cached code compiled with its V8 code cache and run exactly as jiti's
  * evalModule runs it (a `Module` of that file, the same async CommonJS wrapper and
  * arguments, the import's shared module cache), its noted relative imports served from the
- * cache, pi's module names from our virtual modules (as jiti does, with jiti's interop).
- * Everything else a module asks for (`require`, `import.meta.resolve`, a built-in, a package,
+ * cache, pi's module names from our virtual modules and node's built-ins from node's own
+ * import() (as jiti does, with jiti's interop).
+ * Everything else a module asks for (`require`, `import.meta.resolve`, a package, JSON,
  * an import the cache did not note) goes to the very jiti jiti would have given that module,
  * made on first use (jiti-load.ts's jitiChild), so it behaves as before, only later.
  */
 import { closeSync, constants, openSync, readFileSync, realpathSync } from "node:fs";
-import Module, { builtinModules } from "node:module";
+import Module from "node:module";
 import { dirname } from "node:path";
 import { Script } from "node:vm";
 import type { Jiti } from "jiti";
 import { jitiChild } from "./jiti-load.js";
 import { jitiInteropDefault } from "./jiti-interop.js";
+import { nativeImport } from "./native-import.js";
 import { decodeGraph, folderListing, type CachedGraph } from "./module-cache-file.js";
 import { readKeyedCache } from "../../shared/code-cache.js";
 
@@ -99,14 +101,11 @@ export async function importCached(run: CachedRun): Promise<unknown> {
     };
     // jiti's jitiRequire, in its order, for what the cache can answer.
     const load = (id: string, opts: unknown): unknown => {
-      if (
-        id.startsWith("node:") ||
-        id.startsWith("file:") ||
-        id.startsWith("data:") ||
-        builtinModules.includes(id) ||
-        id === ".pnp.js"
-      )
-        return FROM_JITI;
+      // Built-ins: jiti's nativeImportOrRequire for an import, node's import() and jiti's interop.
+      // Module's own member, read now: a startup snapshot's copy of node:module's named exports predates it.
+      if (id.startsWith("node:") || Module.builtinModules.includes(id))
+        return nativeImport(id).then(jitiInteropDefault);
+      if (id.startsWith("file:") || id.startsWith("data:") || id === ".pnp.js") return FROM_JITI;
       if (id in run.virtualModules) return Promise.resolve(jitiInteropDefault(run.virtualModules[id]));
       const target = opts === undefined ? imports.get(id) : undefined;
       if (target === undefined) return FROM_JITI;
