@@ -8,6 +8,7 @@ import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as Type from "typebox/type";
 import { NAME_PATTERN } from "../../shared/agent-name.js";
+import { jitiCacheOptions } from "../../shared/jiti-cache.js";
 import { checker } from "../../shared/validate.js";
 import type { RunTask } from "./types.js";
 
@@ -133,7 +134,8 @@ export async function loadTaskFile(path: string): Promise<RunTask[]> {
 async function importTasks(file: string, shown: string): Promise<unknown> {
   // jiti (and the TypeScript transform it brings) only loads when a module task file is used.
   const { createJiti } = await import("jiti");
-  const jiti = createJiti(pathToFileURL(file).href, { moduleCache: false });
+  // Its transform cache in the user's private cache folder, not jiti's /tmp/jiti (shared/jiti-cache.ts).
+  const jiti = createJiti(pathToFileURL(file).href, { moduleCache: false, ...jitiCacheOptions() });
   let mod: unknown;
   try {
     mod = await jiti.import(file);

@@ -6,6 +6,8 @@
  * start reports hits and misses on stderr (`PI_ORCH_CODE_CACHE=report`).
  */
 import {
+  chmodSync,
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -16,6 +18,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
+import { createJiti } from "jiti";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
 
@@ -279,4 +282,43 @@ describe("the extension module cache", () => {
       expect(hit.errors).toEqual([]);
     },
   );
+
+  it("keeps jiti's transform cache in the private cache folder: one planted in $TMPDIR/jiti never runs", async () => {
+    const root = temp();
+    const ext = join(root, "plain.ts");
+    writeFileSync(
+      ext,
+      'export default function (pi: any): void {\n  pi.registerCommand("plain", { description: "the real one", handler: async () => {} });\n}\n',
+    );
+    // What jiti writes for this file (its name, and the last line that names jiti's version and
+    // the source's hash), made by jiti with the worker's options, with one line put first.
+    const made = join(root, "made");
+    await createJiti(import.meta.url, { moduleCache: false, fsCache: made }).import(ext, { default: true });
+    const [name] = readdirSync(made);
+    const marker = join(root, "planted-ran");
+    const tmp = join(root, "tmp");
+    mkdirSync(join(tmp, "jiti"), { recursive: true });
+    chmodSync(join(tmp, "jiti"), 0o777);
+    writeFileSync(
+      join(tmp, "jiti", name!),
+      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n${readFileSync(join(made, name!), "utf8")}`,
+    );
+    // The planted file is a hit for jiti where it looks by default ($TMPDIR/jiti).
+    await createJiti(import.meta.url, { moduleCache: false, fsCache: join(tmp, "jiti") }).import(ext, {
+      default: true,
+    });
+    expect(existsSync(marker)).toBe(true);
+    rmSync(marker);
+
+    const first = await start(root, [ext], { TMPDIR: tmp });
+    expect(described(first, "plain")).toBe("the real one");
+    expect(existsSync(marker)).toBe(false);
+    const own = join(root, "cache", "jiti");
+    expect(statSync(own).mode & 0o777).toBe(0o700);
+    expect(readdirSync(own)).toEqual([name]);
+    // A user's JITI_FS_CACHE is jiti's to read, as before.
+    const off = await start(root, [ext], { TMPDIR: tmp, JITI_FS_CACHE: "true" });
+    expect(described(off, "plain")).toBe("the real one");
+    expect(existsSync(marker)).toBe(true);
+  });
 });

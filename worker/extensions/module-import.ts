@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { Script } from "node:vm";
 import type { Jiti } from "jiti";
 import { nodeFlagsCacheKey, userCacheDir, userCacheFile, writeKeyedCache } from "../../shared/code-cache.js";
+import { jitiCacheOptions } from "../../shared/jiti-cache.js";
 import { importCached, verifiedGraph } from "./cached-import.js";
 import { loadJiti } from "./jiti-load.js";
 import { clearRecording, recordedGraph, setRecording, type RecordedGraph } from "./jiti-record.js";
@@ -33,7 +34,8 @@ export function createExtensionImporter(virtualModules: Record<string, unknown>)
   let top: Jiti | undefined;
   const jiti = (): Jiti => {
     // As upstream pi loads extensions: no module cache, each extension's imports its own.
-    top ??= loadJiti()(import.meta.url, { virtualModules, moduleCache: false });
+    // Its transform cache in the user's private cache folder, not jiti's /tmp/jiti (shared/jiti-cache.ts).
+    top ??= loadJiti()(import.meta.url, { virtualModules, moduleCache: false, ...jitiCacheOptions() });
     return top;
   };
   const key = cacheKey(virtualModules);
