@@ -4,10 +4,11 @@
  * cache folder (shared/code-cache.ts). For jiti's 190 KB dist file and the worker's chunks
  * (dist/cli/pi-worker-*.cjs), which an extension's first load compiles: without a cache,
  * compiling them was the largest part of that load. Each cache's key line begins with a hash
- * of the exact source it was made from, because V8 itself compares only the source's length.
+ * of the exact source it was made from (shared/checksum.ts), because V8 itself compares only
+ * the source's length.
  */
-import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
+import { checksum } from "./checksum.js";
 import Module, { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { Script } from "node:vm";
@@ -44,7 +45,8 @@ export interface CachedLoad {
  */
 export function runCachedCommonJs(file: string, load: CachedLoad): { module: NodeJS.Module; status: CacheStatus } {
   const raw = readFileSync(file);
-  const sourceKey = `${load.name}-sha256:${createHash("sha256").update(raw).digest("hex")}`;
+  // Not sha256: node:crypto would cost each start that loads a chunk or jiti ~1 ms to load.
+  const sourceKey = `${load.name}-fnv128:${checksum(raw)}`;
   const own = `${sourceKey} ${nodeFlagsCacheKey()}`;
   const userFile = userCacheFile(userCacheDir(), load.name, `${file} ${own}`);
   const mine = readKeyedCache(userFile);

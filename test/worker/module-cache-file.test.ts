@@ -6,8 +6,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { checksum } from "../../shared/checksum.js";
 import {
-  checksum,
   decodeGraph,
   encodeGraph,
   folderListing,

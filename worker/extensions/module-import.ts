@@ -16,7 +16,8 @@ import { jitiCacheOptions } from "../../shared/jiti-cache.js";
 import { importCached, verifiedGraph } from "./cached-import.js";
 import { loadJiti } from "./jiti-load.js";
 import { clearRecording, recordedGraph, setRecording, type RecordedGraph } from "./jiti-record.js";
-import { checksum, encodeGraph, type CachedGraph } from "./module-cache-file.js";
+import { checksum } from "../../shared/checksum.js";
+import { encodeGraph, type CachedGraph } from "./module-cache-file.js";
 
 /** How long after the extensions loaded their cache files are written: past the first answers. */
 const SAVE_AFTER_MS = 1_000;
