@@ -4,6 +4,7 @@
  * and output to a discarding terminal of 200×50, in colour) shows every pane. Reports
  * the time of one frame (median, p99), frames per second, events per second, this
  * process's CPU share over the streaming window and the machine's other CPU use.
+ * `BENCH_TUI_FLEET_ONLY=1 npm run bench -- tui` runs only the 64 agents' row.
  */
 import { EventEmitter } from "node:events";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -257,9 +258,12 @@ export async function run(): Promise<string> {
   process.env.NODE_ENV ??= "production"; // as the CLI runs it: before react loads
   const tui = await loadTui();
   const rows: (string | number)[][] = [];
-  for (const panes of PANES)
-    for (const writer of ["ink", "ink-incremental", "screen"] as const) rows.push(await measure(tui, panes, writer));
-  rows.push(await measure(tui, PANES[0]!, "screen", true));
+  // BENCH_TUI_FLEET_ONLY=1: only the fleet's row (a quick before/after of the list overview).
+  if (process.env.BENCH_TUI_FLEET_ONLY !== "1") {
+    for (const panes of PANES)
+      for (const writer of ["ink", "ink-incremental", "screen"] as const) rows.push(await measure(tui, panes, writer));
+    rows.push(await measure(tui, PANES[0]!, "screen", true));
+  }
   rows.push(await measure(tui, FLEET, "screen"));
   return [
     `## TUI rendering (16, 30 and ${FLEET} agents, every agent streaming)`,
@@ -268,8 +272,8 @@ export async function run(): Promise<string> {
     `(${COLS}×${ROWS}, in colour) and is throttled to 20 frames/s. Each size runs three times, side by side: panes drawn by`,
     "ink (cells: ink's output stage tokenizes and places every cell, the writer before), the same with ink's own",
     "`incrementalRendering` (ink 6.8 writes only the lines that changed; its throttle lifted, the store throttles) and by the screen (rows: what",
-    "`pi-orch tui` uses; React and ink render only when their part changes: header, footer, inputs, dialogs, a status;",
-    "a pane repaints its finished rows when its agent changes, and only changed rows are written). A frame is from the",
+    "`pi-orch tui` uses; React and ink render only when their part changes: footer, inputs, dialogs; the header repaints",
+    "its row when an agent's state changes, a pane its finished rows when its agent changes, and only changed rows are written). A frame is from the",
     "store's change notification to the terminal write; in brackets ink's own layout-and-output pass, over the frames ink",
     "drew (with the screen: the fewer frames where ink's part changed). Frame times are wall time, so a",
     "busy machine stretches them while the TUI waits for a CPU; frame CPU is the CPU time the process spent on the frame.",

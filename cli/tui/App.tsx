@@ -26,7 +26,7 @@ import type { TuiStore } from "./store.js";
 import { SingleInput, singleInputRows } from "./SingleInput.js";
 import { SpanRows } from "./SpanRows.js";
 import { truncate } from "./text.js";
-import { TuiHeader } from "./TuiHeader.js";
+import { PaintedHeader, TuiHeader } from "./TuiHeader.js";
 import { footerText, INPUT_LABEL, initialUi, uiReducer, type UiAction } from "./ui-state.js";
 import { useTheme } from "./theme.js";
 import { useTerminalSize } from "./useTerminalSize.js";
@@ -183,6 +183,8 @@ function Tui(props: AppProps) {
       // The key is read against what the screen shows (the editor may have opened the help on
       // this same `?` already), the armed quit as it is now (a second Ctrl+C before a render).
       const before = { ...ui, quitArmed: current.current.quitArmed };
+      // Its status as it is now: a status change alone renders nothing when the screen paints the header.
+      const live = focused && (store.getState().agents[focused.name] ?? focused);
       const action = keyAction(
         {
           mode,
@@ -192,7 +194,7 @@ function Tui(props: AppProps) {
           perPage,
           overview,
           zoomed: showZoom,
-          focusedStatus: focused?.status ?? null,
+          focusedStatus: live?.status ?? null,
           overlay: before.overlay?.kind === "help" || before.overlay?.kind === "diff" ? before.overlay.kind : null,
           confirming: before.confirm !== null,
           quitArmed: before.quitArmed,
@@ -208,12 +210,12 @@ function Tui(props: AppProps) {
         action,
         at: {
           agents: agents.map((a) => a.name),
-          focused: focused ? { name: focused.name, status: focused.status } : null,
+          focused: live ? { name: live.name, status: live.status } : null,
           rows,
           scrollMax: scrollMax.current,
         },
       });
-      cmd.afterKey(action, before, focused);
+      cmd.afterKey(action, before, live);
     },
     { isActive: input === null && !modalActive && overlay?.kind !== "new" },
   );
@@ -378,8 +380,20 @@ function Tui(props: AppProps) {
 
   // The clock shows in ink's part when ink draws an agent or the header counts an outage.
   const inkClock = drawnNames.size > 0 || bodyNames.size > 0 || state.connection.state !== "connected";
+  // The screen paints the grid's header (64 agents change their states often); single mode's is ink's.
+  const paintedHeader = screen !== null && mode !== "single";
   useLayoutEffect(() => {
-    lastDrawn.current = screen ? { state, drawn: { agents: drawnNames, bodies: bodyNames, clock: inkClock } } : null;
+    lastDrawn.current = screen
+      ? {
+          state,
+          drawn: {
+            agents: drawnNames,
+            bodies: bodyNames,
+            clock: inkClock,
+            header: !paintedHeader,
+          },
+        }
+      : null;
   });
 
   const waiting = agents.filter((a) => a.dialogs.length > 0 && a !== focused).map((a) => a.name);
@@ -397,11 +411,23 @@ function Tui(props: AppProps) {
         <Text bold wrap="truncate">
           {props.title ?? "pi"} <Text dimColor>· interactive · {truncate(props.defaultCwd ?? "", cols - 20)}</Text>
         </Text>
+      ) : paintedHeader ? (
+        <>
+          <Text> </Text>
+          <PaintedHeader
+            store={store}
+            screen={screen}
+            title={props.title ?? "pi-orch"}
+            page={page}
+            pages={pages}
+            width={cols}
+            hint={props.reconnectHint}
+          />
+        </>
       ) : (
         <TuiHeader
           state={state}
           title={props.title ?? "pi-orch"}
-          agents={agents.length}
           page={page}
           pages={pages}
           width={cols}

@@ -1,6 +1,6 @@
 /**
  * The TUI's own terminal writer. Ink lays out and draws the frame into `inkStdout`
- * (header, footer, dialogs, input lines, and blank boxes where the grid's panes go);
+ * (footer, dialogs, input lines, and blank boxes where the grid's header and panes go);
  * the panes are painted as finished rows (`pane-rows.ts`). The screen puts both on
  * the terminal with cursor addressing, rewriting only the rows that changed, inside
  * one synchronized update. Ink's own output stage then handles a mostly blank frame,

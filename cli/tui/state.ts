@@ -163,6 +163,8 @@ export interface InkDrawn {
   /** Agents ink draws but for the transcript's body (the zoomed one): their streamed text is painted. */
   bodies: ReadonlySet<string>;
   clock: boolean;
+  /** Ink draws the header (it counts every agent's state); false: the screen paints it. */
+  header: boolean;
 }
 
 /** What streaming a delta changes in an agent's view; the rest is what ink shows around a painted body. */
@@ -189,10 +191,15 @@ export function sameForInk(prev: TuiState, next: TuiState, drawn: InkDrawn): boo
       for (const k of Object.keys(b) as (keyof AgentView)[]) if (!BODY_ONLY.has(k) && a[k] !== b[k]) return false;
       continue;
     }
-    // What the view reads besides the pane: key handlers (status), the footer (dialogs), the diff (worktree), the counts (hidden, states).
-    if (a.status !== b.status || a.hidden !== b.hidden || a.dialogs !== b.dialogs || a.cwd !== b.cwd) return false;
-    // The header counts the agents' states.
-    if (a.run !== b.run && agentActivity(a).state !== agentActivity(b).state) return false;
+    // What the view reads besides the pane: the footer (dialogs), the diff (worktree), the counts (hidden).
+    // Key handlers read the focused agent's status from the store when a key comes.
+    if (a.hidden !== b.hidden || a.dialogs !== b.dialogs || a.cwd !== b.cwd) return false;
+    // The header counts the agents' states (when ink draws it; a painted header repaints itself).
+    if (
+      drawn.header &&
+      (a.status !== b.status || (a.run !== b.run && agentActivity(a).state !== agentActivity(b).state))
+    )
+      return false;
     if (a.worktree?.path !== b.worktree?.path || a.worktree?.branch !== b.worktree?.branch) return false;
   }
   return true;

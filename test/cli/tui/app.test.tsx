@@ -667,6 +667,26 @@ describe("painted panes", () => {
     expect(frames[0]).toContain("╭");
     expect(frames[0]).toBe(frames[1]);
   });
+  it("paint the header: 64 agents changing state repaint its counts, ink draws no frame for it", async () => {
+    const t = open(
+      names(64).map((n) => info(n)),
+      { cols: 200, rows: 50 },
+    );
+    await vi.waitFor(() => expect(t.frame().split("\n")[0]).toContain("64 agents · 64 idle"));
+    const inkFrames = t.frames.length;
+    for (const [i, name] of names(64).entries())
+      if (i % 2 === 0)
+        t.store.dispatch({
+          type: "event",
+          agent: name,
+          seq: 1,
+          event: { type: "agent_status", status: "busy", previous: "idle" },
+        });
+    await vi.waitFor(() => expect(t.frame().split("\n")[0]).toContain("64 agents · 32 working · 32 idle"));
+    expect(t.frames.length).toBe(inkFrames);
+    // Ink's own frame keeps the header row blank: the screen paints it.
+    expect(t.lastFrame()?.split("\n")[0]?.trim()).toBe("");
+  });
   it("paint the zoomed transcript as ink draws it, scrolled too", async () => {
     const frames: string[][] = [];
     for (const painted of [true, false]) {

@@ -6,6 +6,7 @@ import {
   reduce,
   sameForInk,
   visibleAgents,
+  type InkDrawn,
   type TuiAction,
   type TuiState,
 } from "../../../cli/tui/state.js";
@@ -443,25 +444,28 @@ describe("which changes ink's part of the screen must show (sameForInk)", () => 
     { type: "connection", state: "connected", at: 0 },
     { type: "agents", agents: [info("a", "busy"), info("b", "busy")] },
   ]);
-  const painted = { agents: new Set<string>(), bodies: new Set<string>(), clock: false };
-  const zoomed = { agents: new Set<string>(), bodies: new Set(["a"]), clock: true };
+  const chrome = { header: true };
+  const painted = { agents: new Set<string>(), bodies: new Set<string>(), clock: false, ...chrome };
+  const zoomed = { agents: new Set<string>(), bodies: new Set(["a"]), clock: true, ...chrome };
+  // The screen paints the header too (pi-orch tui).
+  const paintedHeader = { ...painted, header: false };
   const cases: {
     what: string;
     action: TuiAction;
-    drawn?: { agents: Set<string>; bodies: Set<string>; clock: boolean };
+    drawn?: InkDrawn;
     same: boolean;
   }[] = [
     { what: "text streamed into a painted pane", action: delta("a", 1, "hello"), same: true },
     {
       what: "text streamed into a pane ink draws",
       action: delta("a", 1, "hello"),
-      drawn: { agents: new Set(["a"]), bodies: new Set(), clock: true },
+      drawn: { agents: new Set(["a"]), bodies: new Set(), clock: true, ...chrome },
       same: false,
     },
     {
       what: "text streamed into another agent than the one ink draws",
       action: delta("b", 1, "hello"),
-      drawn: { agents: new Set(["a"]), bodies: new Set(), clock: false },
+      drawn: { agents: new Set(["a"]), bodies: new Set(), clock: false, ...chrome },
       same: true,
     },
     {
@@ -475,8 +479,25 @@ describe("which changes ink's part of the screen must show (sameForInk)", () => 
       same: true,
     },
     {
-      what: "a status change (keys read it)",
+      what: "a status change (the header counts it)",
       action: { type: "event", agent: "a", seq: 1, event: { type: "agent_status", status: "idle", previous: "busy" } },
+      same: false,
+    },
+    {
+      what: "a status change with the header painted (it repaints itself, keys read the store)",
+      action: { type: "event", agent: "a", seq: 1, event: { type: "agent_status", status: "idle", previous: "busy" } },
+      drawn: paintedHeader,
+      same: true,
+    },
+    {
+      what: "a dialog opening with the header painted (the footer says so)",
+      action: {
+        type: "event",
+        agent: "b",
+        seq: 1,
+        event: { type: "extension_ui_request", id: "d", method: "confirm", title: "ok?" },
+      },
+      drawn: paintedHeader,
       same: false,
     },
     {
@@ -493,7 +514,7 @@ describe("which changes ink's part of the screen must show (sameForInk)", () => 
     {
       what: "the clock while ink shows it",
       action: { type: "tick", now: 5 },
-      drawn: { agents: new Set(), bodies: new Set(), clock: true },
+      drawn: { agents: new Set(), bodies: new Set(), clock: true, ...chrome },
       same: false,
     },
     { what: "the connection", action: { type: "connection", state: "disconnected", at: 1 }, same: false },
