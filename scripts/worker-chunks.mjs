@@ -148,7 +148,9 @@ async function mainModules(options, { chunks, host }) {
         setup(b) {
           b.onResolve({ filter: new RegExp(`^${LOADER}$`) }, () => ({ path: LOADER, namespace: LOADER }));
           b.onLoad({ filter: /.*/, namespace: LOADER }, () => ({
-            contents: loaderSource([...host]),
+            // Sorted: the set fills in the order esbuild's parallel loads found the targets,
+            // which made the bundle's module order (and so its bytes) differ between builds.
+            contents: loaderSource([...host].sort()),
             loader: "js",
             resolveDir: ROOT,
           }));
