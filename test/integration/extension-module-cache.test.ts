@@ -91,6 +91,15 @@ async function start(root: string, paths: string[], env: NodeJS.ProcessEnv = {})
   };
 }
 
+/** A start with the cache off, then one that writes the cache and one that runs from it: [off, hit]. */
+async function offAndHit(root: string, paths: string[]): Promise<[Start, Start]> {
+  const off = await start(root, paths, { PI_ORCH_EXTENSION_CACHE: "off" });
+  await start(root, paths);
+  const hit = await start(root, paths);
+  expect(hit.stderr).toContain("extension module cache hit");
+  return [off, hit];
+}
+
 const described = (s: Start, name: string) => s.commands.find((c) => c.name === name)?.description;
 
 describe("the extension module cache", () => {
@@ -128,10 +137,7 @@ describe("the extension module cache", () => {
         "",
       ].join("\n"),
     );
-    const off = await start(root, [ext], { PI_ORCH_EXTENSION_CACHE: "off" });
-    await start(root, [ext]);
-    const hit = await start(root, [ext]);
-    expect(hit.stderr).toContain("extension module cache hit");
+    const [off, hit] = await offAndHit(root, [ext]);
     expect(hit.stderr).not.toContain("jiti code cache");
     expect(hit.commands).toEqual(off.commands);
     expect(described(hit, "builtins")).toContain('"function"');
@@ -154,10 +160,7 @@ describe("the extension module cache", () => {
         "",
       ].join("\n"),
     );
-    const off = await start(root, [ext], { PI_ORCH_EXTENSION_CACHE: "off" });
-    await start(root, [ext]);
-    const hit = await start(root, [ext]);
-    expect(hit.stderr).toContain("extension module cache hit");
+    const [off, hit] = await offAndHit(root, [ext]);
     expect(hit.stderr).toContain("jiti code cache");
     expect(described(hit, "mixed")).toBe(`${join("a", "b")} json function`);
     expect(hit.commands).toEqual(off.commands);
