@@ -405,6 +405,8 @@ function Tui(props: AppProps) {
     hint: mode === "single" ? SINGLE_HINT : GRID_HINT,
   });
   const { flash, confirm } = ui;
+  // The grid's header, painted by the screen or drawn by ink.
+  const header = { title: props.title ?? "pi-orch", page, pages, width: cols, hint: props.reconnectHint };
   return (
     <Box flexDirection="column" width={cols}>
       {mode === "single" ? (
@@ -414,25 +416,10 @@ function Tui(props: AppProps) {
       ) : paintedHeader ? (
         <>
           <Text> </Text>
-          <PaintedHeader
-            store={store}
-            screen={screen}
-            title={props.title ?? "pi-orch"}
-            page={page}
-            pages={pages}
-            width={cols}
-            hint={props.reconnectHint}
-          />
+          <PaintedHeader store={store} screen={screen} {...header} />
         </>
       ) : (
-        <TuiHeader
-          state={state}
-          title={props.title ?? "pi-orch"}
-          page={page}
-          pages={pages}
-          width={cols}
-          hint={props.reconnectHint}
-        />
+        <TuiHeader state={state} {...header} />
       )}
       {body}
       <Text
