@@ -15,6 +15,7 @@ import type { OrchError } from "./errors.js";
 import type { LoggedEvent } from "../shared/event-replay.js";
 import type { AgentEventLog } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
+import { type CpuWaits, readCpuWaits, waitedBetween } from "./cpu-wait.js";
 import { transition } from "./agent-machine.js";
 import {
   activityOfState,
@@ -103,6 +104,8 @@ export class AgentActor {
   /** The end of the current worker's stderr: the words of a configuration error. */
   private stderrTail = "";
   private readonly timers = new Map<TimerKey, NodeJS.Timeout>();
+  /** The CPU waits when the outstanding ping went out, for its deadline (`ping_timeout`). */
+  private pingWaits: { id: string; before: CpuWaits } | null = null;
   private readonly callers = new Map<number, Caller>();
   private nextCaller = 1;
   /** The spawn the table asked for, waiting for a start slot, and how to stop waiting. */
@@ -341,14 +344,19 @@ export class AgentActor {
       case "timer": {
         const old = this.timers.get(e.key);
         if (old) clearTimeout(old);
+        const m = e.message;
+        // A ping's deadline counts only the time its answer could be made and read: the
+        // waits for a CPU from the ping on are read when it goes out, and again at the deadline.
+        if (m.kind === "ping_timeout" && this.pingWaits?.id !== m.id)
+          this.pingWaits = { id: m.id, before: readCpuWaits(this.proc?.pid) };
         this.timers.set(
           e.key,
           setTimeout(() => {
             this.timers.delete(e.key);
-            const message =
-              e.measureRss && e.message.kind === "ping_tick"
-                ? { ...e.message, rssBytes: this.proc?.rssBytes() ?? null }
-                : e.message;
+            let message = m;
+            if (m.kind === "ping_tick" && e.measureRss) message = { ...m, rssBytes: this.proc?.rssBytes() ?? null };
+            else if (m.kind === "ping_timeout" && this.pingWaits?.id === m.id)
+              message = { ...m, waitedMs: waitedBetween(this.pingWaits.before, readCpuWaits(this.proc?.pid)) };
             this.mailbox.post(message);
           }, e.ms),
         );

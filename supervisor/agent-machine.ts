@@ -21,7 +21,7 @@ import { RUNNING_STATUSES, type AgentStatus, type WorkerExit } from "../shared/s
 import { judgeStartupExit } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import { redactArgv } from "./redact.js";
-import { checkPresence } from "./presence.js";
+import { checkPresence, pingTimeLeft } from "./presence.js";
 import { NO_FLOOD, noteBadLine } from "./protocol-flood.js";
 import { decideRestart, describeExit, NO_RESTARTS } from "./restart-policy.js";
 import { countRunTokens } from "./run-limits.js";
@@ -185,6 +185,11 @@ class Step {
         return;
       case "ping_timeout":
         if (m.gen === s.worker?.gen && s.ping === m.id && RUNNING_STATUSES.has(s.record.status)) {
+          const left = pingTimeLeft(this.config.timings.pingDeadlineMs, this.now - m.sentAt, m.waitedMs);
+          if (left > 0) {
+            this.w.timer("ping_deadline", left, m);
+            return;
+          }
           s.ping = null;
           const message = `no answer to get_state within ${formatMs(this.config.timings.pingDeadlineMs)}`;
           this.w.setStatus("unresponsive", message);
@@ -397,7 +402,13 @@ class Step {
     const id = this.w.requestId("ping");
     s.ping = id;
     this.w.addPending(id, { kind: "ping", dialogs: new Set(s.dialogs.keys()) });
-    this.w.timer("ping_deadline", this.config.timings.pingDeadlineMs, { kind: "ping_timeout", gen: s.worker!.gen, id });
+    this.w.timer("ping_deadline", this.config.timings.pingDeadlineMs, {
+      kind: "ping_timeout",
+      gen: s.worker!.gen,
+      id,
+      sentAt: this.now,
+      waitedMs: 0,
+    });
     this.w.send({ id, type: "get_state" });
   }
 

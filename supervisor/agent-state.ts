@@ -135,7 +135,11 @@ export type AgentMessage =
   | { kind: "start_timeout"; gen: number }
   /** `rssBytes` is measured by the shell when the timer asked for it. */
   | { kind: "ping_tick"; gen: number; rssBytes: number | null }
-  | { kind: "ping_timeout"; gen: number; id: string }
+  /**
+   * A ping's deadline: `sentAt` when it went out; `waitedMs`, measured by the shell, how
+   * long the worker or the supervisor waited for a CPU since (presence.ts, `pingTimeLeft`).
+   */
+  | { kind: "ping_timeout"; gen: number; id: string; sentAt: number; waitedMs: number }
   | { kind: "flood_tick"; gen: number }
   | { kind: "run_timeout"; gen: number; run: number }
   | { kind: "backoff_done"; token: number }

@@ -48,3 +48,24 @@ export function checkPresence(state: PresenceState, limits: PresenceLimits, now:
   if (!state.pingOutstanding) actions.push({ kind: "ping" });
   return actions;
 }
+
+/**
+ * How far past its deadline, in wall time, a ping may be judged at the latest, as a
+ * multiple of the deadline, however long the worker or the supervisor waited for a CPU.
+ */
+const PING_STRETCH_LIMIT = 6;
+
+/**
+ * Milliseconds a ping that went out `elapsedMs` ago still has before its worker is
+ * unresponsive (0: now). The deadline counts only the time the answer could have been
+ * made and read: time the worker or the supervisor spent waiting for a CPU
+ * (`waitedMs`, the longer of the two) is not the worker's fault. On a saturated machine
+ * a fleet of agents at a low CPU weight can wait seconds for a core, and a supervisor
+ * behind a thousand busy autogroups longer; counting that time killed agents that were
+ * only waiting their turn. A hung worker (blocked, or spinning with the CPU it gets)
+ * still runs out, at the latest `PING_STRETCH_LIMIT` deadlines after the ping.
+ */
+export function pingTimeLeft(deadlineMs: number, elapsedMs: number, waitedMs: number): number {
+  const running = Math.max(0, elapsedMs - Math.max(0, waitedMs));
+  return Math.max(0, Math.min(deadlineMs - running, deadlineMs * PING_STRETCH_LIMIT - elapsedMs));
+}

@@ -4,7 +4,7 @@
  * and the effects the shell would perform.
  */
 import { describe, expect, it } from "vitest";
-import { activityOfState } from "../../supervisor/agent-state.js";
+import { activityOfState, type AgentMessage } from "../../supervisor/agent-state.js";
 import { Driver, record } from "../support/agent-driver.js";
 
 describe("agent table: start and restart", () => {
@@ -398,6 +398,37 @@ describe("agent table: requests and presence", () => {
     d.exit(null, "SIGKILL");
     expect(d.state.record.lastExit).toMatchObject({ reason: "unresponsive" });
     expect(d.status).toBe("backoff");
+  });
+
+  it("a ping's deadline gives back the time the worker or the supervisor waited for a CPU, up to six deadlines", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.fire("ping_tick");
+    // The deadline (200 ms) fires; the shell measured 150 ms of waiting for a CPU since the ping.
+    const first = d.timer("ping_deadline");
+    d.timers.delete("ping_deadline");
+    d.now += first.ms;
+    d.send({ ...first.message, waitedMs: 150 } as AgentMessage);
+    expect(d.statuses()).toEqual([]);
+    expect(d.timer("ping_deadline").ms).toBe(150);
+    // 150 ms later it had its 200 ms of running time: unresponsive.
+    d.fire("ping_deadline");
+    expect(d.statuses()).toEqual(["unresponsive"]);
+
+    // A worker that waits the whole time is judged at six deadlines of wall time.
+    const e = new Driver();
+    e.toIdle();
+    e.fire("ping_tick");
+    const waits: number[] = [];
+    while (e.statuses().length === 0) {
+      const t = e.timer("ping_deadline");
+      e.timers.delete("ping_deadline");
+      e.now += t.ms;
+      waits.push(t.ms);
+      e.send({ ...t.message, waitedMs: waits.reduce((a, b) => a + b, 0) } as AgentMessage);
+    }
+    expect(e.statuses()).toEqual(["unresponsive"]);
+    expect(waits.reduce((a, b) => a + b, 0)).toBe(1_200);
   });
 
   it("an answered ping clears its deadline; a busy agent silent past the stall timeout stalls and is busy again at its next event", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkPresence, type PresenceAction, type PresenceState } from "../../supervisor/presence.js";
+import { checkPresence, pingTimeLeft, type PresenceAction, type PresenceState } from "../../supervisor/presence.js";
 import { countRunTokens } from "../../supervisor/run-limits.js";
 
 const NOW = 1_000_000;
@@ -115,4 +115,20 @@ describe("countRunTokens", () => {
   for (const [title, run, message, max, expected] of table) {
     it(title, () => expect(countRunTokens(run, message, max)).toEqual(expected));
   }
+});
+
+describe("pingTimeLeft", () => {
+  const table: [string, number, number, number, number][] = [
+    // what, deadline, elapsed, waited for a CPU, left
+    ["no wait: the deadline is wall time", 10_000, 4_000, 0, 6_000],
+    ["no wait, past the deadline: none left", 10_000, 10_000, 0, 0],
+    ["the time spent waiting for a CPU is given back", 10_000, 10_000, 7_000, 7_000],
+    ["a wait longer than the time elapsed leaves the whole deadline", 10_000, 3_000, 9_000, 10_000],
+    ["at most six deadlines of wall time, however long the wait", 10_000, 55_000, 55_000, 5_000],
+    ["past six deadlines: none left", 10_000, 60_000, 60_000, 0],
+    ["a negative reading counts as no wait", 10_000, 10_000, -5, 0],
+  ];
+  it.each(table)("%s", (_what, deadline, elapsed, waited, left) => {
+    expect(pingTimeLeft(deadline, elapsed, waited)).toBe(left);
+  });
 });
