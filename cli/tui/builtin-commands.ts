@@ -4,7 +4,6 @@
  * pickers (model, thinking level, session, fork point, tree entry) it opens as dialogs.
  * Which line is which command is `slash-commands.ts`'s pure part.
  */
-import { copyFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { THINKING_LEVELS, type ThinkingLevel } from "../../shared/schema/messages.js";
 import type { AgentSession } from "../../worker/core/agent-session.js";
@@ -127,13 +126,7 @@ async function runBuiltin(
       return redraw(runtime, view, `✓ Compacted: ${formatTokens(r.tokensBefore)} tokens before`);
     }
     case "export": {
-      const file = runtime.sessionFile;
-      if (args.endsWith(".jsonl")) {
-        if (!file) return say("/export: this session is not kept on disk (--no-session)", "error");
-        const out = resolve(runtime.cwd, args);
-        copyFileSync(file, out);
-        return say(`Session exported to: ${out}`);
-      }
+      if (args.endsWith(".jsonl")) return say(`Session exported to: ${runtime.exportJsonl(args).path}`);
       const { path } = runtime.exportHtml(args ? resolve(runtime.cwd, args) : undefined);
       return say(`Session exported to: ${path}`);
     }

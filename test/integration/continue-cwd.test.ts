@@ -25,7 +25,13 @@ it("pi -c in /x/y does not continue the newer session of /x-y", async () => {
 
   const named = async (cwd: string, name: string, args: string[] = []) => {
     const w = new RpcWorker(["--mode", "rpc", "--provider", "faux", ...args], { cwd, env });
-    if (name) await w.request({ type: "set_session_name", name });
+    if (name) {
+      await w.request({ type: "set_session_name", name });
+      // A session is a file once something was said in it (pi writes it with the first message).
+      const from = w.received.length;
+      await w.request({ type: "prompt", message: "hello" });
+      await w.event("agent_end", undefined, from);
+    }
     const state = (await w.request({ type: "get_state" })).data;
     w.closeStdin();
     await w.exited;

@@ -290,6 +290,11 @@ describe.skipIf(!installed)("pi's command line", () => {
     const state = await w.request({ type: "get_state" });
     expect(state.data.sessionFile).toBe(path);
     await w.request({ type: "set_session_name", name: "<b>bold</b> name" });
+    // Written there with the first message, as pi writes a new session.
+    expect(existsSync(path)).toBe(false);
+    const from = w.received.length;
+    await w.request({ type: "prompt", message: "hello" });
+    await w.event("agent_end", undefined, from);
     w.closeStdin();
     await w.exited;
     expect(JSON.parse(readFileSync(path, "utf8").split("\n")[0]!).type).toBe("session");
@@ -315,6 +320,9 @@ describe.skipIf(!installed)("pi's command line", () => {
     });
     await first.request({ type: "set_session_name", name: "original" });
     const original = (await first.request({ type: "get_state" })).data.sessionFile as string;
+    const from = first.received.length;
+    await first.request({ type: "prompt", message: "hello" });
+    await first.event("agent_end", undefined, from);
     first.closeStdin();
     await first.exited;
     const forked = new RpcWorker(

@@ -426,7 +426,7 @@ describe("pi's example extensions, unchanged, over RPC", () => {
   });
 
   it("handoff opens the editor (custom UI is undefined over RPC, as in pi) and moves to a new session with the prompt", async () => {
-    const w = startWorker([{ text: "we refactored auth" }], ["handoff"]);
+    const w = startWorker([{ text: "we refactored auth" }, { text: "tests written" }], ["handoff"]);
     await run(w, "refactor auth");
     const before = (await w.request({ type: "get_state" })).data.sessionFile as string;
     // As in pi, the prompt of a command is answered once its handler is done: after the editor dialog.
@@ -451,6 +451,9 @@ describe("pi's example extensions, unchanged, over RPC", () => {
     const state = (await w.request({ type: "get_state" })).data;
     expect(state.sessionFile).not.toBe(before);
     expect(state.messageCount).toBe(0);
+    // As in pi, the new session's file is written with its first message, its header naming the parent.
+    expect(existsSync(state.sessionFile)).toBe(false);
+    await run(w, text.text);
     expect(readFileSync(state.sessionFile, "utf8").split("\n")[0]).toContain(
       `"parentSession":${JSON.stringify(before)}`,
     );

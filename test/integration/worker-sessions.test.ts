@@ -182,6 +182,11 @@ describe("sessions", () => {
     await w.request({ type: "set_session_name", name: "fix-login" });
     const state = await w.request({ type: "get_state" });
     expect(state.data.sessionName).toBe("fix-login");
+    // As in pi, the file is written with the first message, the name's entry with it.
+    expect(existsSync(state.data.sessionFile)).toBe(false);
+    const from = w.received.length;
+    await w.request({ type: "prompt", message: "hello" });
+    await w.event("agent_end", undefined, from);
     expect(readFileSync(state.data.sessionFile, "utf8")).toContain('"name":"fix-login"');
   });
 });

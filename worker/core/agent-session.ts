@@ -19,6 +19,7 @@ import { loadCatalogue, type ModelCatalogue } from "../providers/models.js";
 import type { Resources } from "../resources/index.js";
 import type { PackageOrigin } from "../packages/resolve.js";
 import { exportSessionHtml } from "../session/export-html.js";
+import { exportSessionJsonl } from "../session/export-jsonl.js";
 import type { TreeNode } from "../session/tree.js";
 import { defaultSessionDir } from "../session/locate.js";
 import type { SessionEntry } from "../../shared/schema/session.js";
@@ -716,6 +717,11 @@ export class AgentSession {
   /** `get_commands`: extension commands, prompt templates and skills, in pi 0.73's shape. */
   commands(): SlashCommandInfo[] {
     return this.res.commands(this.extensions);
+  }
+
+  /** `/export FILE.jsonl`: the current branch as a session file of its own (pi's `exportToJsonl`); returns its path. */
+  exportJsonl(outputPath: string): { path: string } {
+    return { path: exportSessionJsonl(this.store, outputPath, this.cwd) };
   }
 
   /** `export_html`: the session as one self-contained HTML file; returns its path. */

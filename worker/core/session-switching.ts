@@ -4,7 +4,7 @@
  * `fork`, `clone`, and `navigate_tree` within one file (with a branch summary). Extensions
  * may cancel each move (`session_before_*`) and see the session shut down and start again.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { ensureHome } from "../../shared/paths.js";
 import type { AgentMessage } from "../../shared/schema/messages.js";
@@ -53,7 +53,9 @@ export function openInitialSession(o: WorkerOptions, at: SessionPlace): SessionS
   ensureHome(at.home);
   if (o.session) {
     const path = resolve(cwd, o.session);
-    if ((o.session.includes("/") || o.session.endsWith(".jsonl")) && !existsSync(path)) {
+    // An empty file is a new session whose first write the disk refused before the worker
+    // ended (pi, too, starts a new session in an empty file).
+    if ((o.session.includes("/") || o.session.endsWith(".jsonl")) && (!existsSync(path) || isEmptyFile(path))) {
       return SessionStore.create({ dir: dirname(path), cwd, fileName: basename(path) }, { warn });
     }
     return SessionStore.open(resolveSessionArg(o.session, sessionDir), { warn });
@@ -78,6 +80,16 @@ export function openInitialSession(o: WorkerOptions, at: SessionPlace): SessionS
     warn(`no session of this project has the id "${o.sessionId}"; starting a new session with that id`);
   }
   return SessionStore.create({ dir: sessionDir, cwd, id: o.sessionId }, { warn });
+}
+
+/** Whether `path` is a file with nothing in it. */
+function isEmptyFile(path: string): boolean {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() && stat.size === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** What moving between sessions reads and changes of the session layer. */

@@ -9,7 +9,7 @@
  * same entries, ids, links and projection, only nothing is written.
  */
 import { mkdirSync, readFileSync, statfsSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { LineFile } from "../../shared/line-file.js";
 import { checker } from "../../shared/validate.js";
 import { isoTimestamp } from "../../shared/iso-time.js";
@@ -121,10 +121,7 @@ export function writeNewSessionFile(spec: NewSessionFile): { path: string; heade
         // never created
       }
     }
-    if (code && code !== "EEXIST")
-      throw Object.assign(new SessionWriteError(path, code, (error as Error).message), {
-        refusedFile: { header, text: lines.join("") },
-      });
+    if (code && code !== "EEXIST") throw new SessionWriteError(path, code, (error as Error).message);
     throw error;
   }
   return { path, header };
@@ -135,6 +132,12 @@ export type FileSessionStore = SessionStore & { readonly path: string };
 
 /** An entry as its line in the file. */
 const lineOf = (entry: object): string => `${JSON.stringify(entry)}\n`;
+
+/** A user or assistant message: what makes a new session worth a file (pi's `_hasConversation`). */
+function startsConversation(entry: object): boolean {
+  const e = entry as { type?: unknown; message?: { role?: unknown } };
+  return e.type === "message" && (e.message?.role === "user" || e.message?.role === "assistant");
+}
 
 /** How errors name a session kept in memory, where a file's would name the file. */
 const IN_MEMORY = "(kept in memory, --no-session)";
@@ -153,6 +156,11 @@ export class SessionStore {
   private closed = false;
   /** Entries were kept in memory since the last write the disk took: say so once, and once when it takes them. */
   private refused = false;
+  /**
+   * A new session's file is not written yet: pi writes it (header and every entry so far)
+   * with the first user or assistant message, so a session nobody talked in leaves no file.
+   */
+  private unwritten: boolean;
   private readonly warn: (message: string) => void;
 
   private constructor(
@@ -162,8 +170,10 @@ export class SessionStore {
     readonly header: SessionHeader,
     entries: readonly SessionEntry[],
     options: OpenOptions,
+    unwritten = false,
   ) {
     this.warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
+    this.unwritten = unwritten;
     for (const entry of entries) this.index(entry);
     if (path === undefined) {
       this.file = null;
@@ -179,7 +189,7 @@ export class SessionStore {
         this.warn(`session file ${this.path}: written again (${written} entries kept in memory are on disk now)`);
       },
     });
-    this.file.open();
+    if (!unwritten) this.file.open();
   }
 
   /**
@@ -198,27 +208,20 @@ export class SessionStore {
     return this.file !== null;
   }
 
-  /** Start a new session file in `dir` (created 0700 when missing), with only its header. */
+  /**
+   * A new session whose file will be `dir`/`fileName` (`dir` created 0700 when missing).
+   * As in pi, the file is written with the first user or assistant message (its header and
+   * every entry before it at once), so a session nobody talked in leaves no file behind.
+   */
   static create(
     options: { dir: string; cwd: string; parentSession?: string; fileName?: string; id?: string },
     openOptions: OpenOptions = {},
   ): FileSessionStore {
-    let made: { path: string; header: SessionHeader };
-    try {
-      made = writeNewSessionFile(options);
-    } catch (error) {
-      // A full disk at start: the worker starts all the same, with the header kept in
-      // memory; prompts are refused (checkWritable) until the disk takes it.
-      const refused = (error as { refusedFile?: { header: SessionHeader; text: string } }).refusedFile;
-      if (!(error instanceof SessionWriteError) || !refused) throw error;
-      const store = new SessionStore(error.path, refused.header, [], openOptions);
-      if (!store.file?.write(refused.text)) {
-        store.refused = true;
-        store.warn(`${error.message}; the new session is kept in memory and written when the disk takes it again`);
-      }
-      return store as FileSessionStore;
-    }
-    return new SessionStore(made.path, made.header, [], openOptions) as FileSessionStore;
+    const now = new Date();
+    const header = newHeader(options, now);
+    mkdirSync(options.dir, { recursive: true, mode: DIR_MODE });
+    const path = resolve(join(options.dir, options.fileName ?? sessionFileName(header.id, now)));
+    return new SessionStore(path, header, [], openOptions, true) as FileSessionStore;
   }
 
   /**
@@ -290,7 +293,13 @@ export class SessionStore {
   append<E extends NewEntry>(entry: E): E & { id: string; parentId: string | null; timestamp: string } {
     const full = this.prepare(entry);
     // Entries the disk refused earlier go first, or the file's order would differ from the tree's.
-    if (this.file) this.write(lineOf(full));
+    if (this.file) {
+      const text = this.linesFor(full);
+      if (text) {
+        this.write(text);
+        this.unwritten = false;
+      }
+    }
     this.index(full as unknown as KnownEntry);
     return full;
   }
@@ -306,9 +315,11 @@ export class SessionStore {
     entry: E,
   ): KeptAppend<E & { id: string; parentId: string | null; timestamp: string }> {
     const full = this.prepare(entry);
-    const line = this.file ? lineOf(full) : "";
+    const line = this.file ? this.linesFor(full) : "";
     this.index(full as unknown as KnownEntry);
-    if (!this.file || this.file.write(line)) return { entry: full };
+    if (!line) return { entry: full };
+    this.unwritten = false;
+    if (this.file!.write(line)) return { entry: full };
     const error = this.writeError();
     if (!this.refused)
       this.warn(`${error.message}; entries are kept in memory and written when the disk takes them again`);
@@ -326,7 +337,7 @@ export class SessionStore {
     this.flushBacklog();
     let free: number;
     try {
-      const fs = statfsSync(this.path);
+      const fs = statfsSync(this.unwritten ? dirname(this.path) : this.path);
       free = fs.bavail * fs.bsize;
     } catch {
       return; // no statfs here: the write itself will tell
@@ -365,6 +376,17 @@ export class SessionStore {
       );
     }
     return full;
+  }
+
+  /**
+   * What appending `entry` writes: its line; for a file not written yet, nothing until
+   * the entry is the first user or assistant message, then the header, every entry so far
+   * and it, as one write (pi's `_persist`).
+   */
+  private linesFor(entry: object): string {
+    if (!this.unwritten) return lineOf(entry);
+    if (!startsConversation(entry)) return "";
+    return lineOf(this.header) + this.all.map(lineOf).join("") + lineOf(entry);
   }
 
   /** Entries from the root to the leaf. */

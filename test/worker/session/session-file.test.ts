@@ -1,4 +1,4 @@
-import { appendFileSync, copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionStore } from "../../../worker/session/session-file.js";
@@ -13,15 +13,45 @@ function lines(path: string): string[] {
 }
 
 describe("SessionStore", () => {
-  it("creates a file named <time>_<id>.jsonl holding only the header", () => {
-    const store = track(SessionStore.create({ dir: join(tmp(), "nested"), cwd: "/work/app" }));
+  it("names a new file <time>_<id>.jsonl and writes it with the first user message, as pi does", () => {
+    const dir = join(tmp(), "nested");
+    const store = track(SessionStore.create({ dir, cwd: "/work/app" }));
     expect(basename(store.path)).toMatch(
       new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d-\\d{3}Z_${store.sessionId}\\.jsonl$`),
     );
-    expect(lines(store.path).map((l) => JSON.parse(l))).toEqual([store.header]);
     expect(store.header).toMatchObject({ type: "session", version: 3, cwd: "/work/app" });
     expect(store.leafId).toBeNull();
     expect(store.buildContext()).toEqual({ messages: [] });
+    // The folder is made at once (the sandbox binds it); setup entries alone leave no file.
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const model = store.append({ type: "model_change", provider: "faux", modelId: "faux-1" });
+    store.append({ type: "session_info", name: "named before any message" });
+    expect(existsSync(store.path)).toBe(false);
+    const first = store.append({ type: "message", message: user("hi") });
+    expect(lines(store.path).map((l) => JSON.parse(l))).toEqual([store.header, ...store.entries]);
+    expect(lines(store.path).map((l) => JSON.parse(l).id)).toEqual([
+      store.sessionId,
+      model.id,
+      expect.any(String),
+      first.id,
+    ]);
+    expect(statSync(store.path).mode & 0o777).toBe(0o600);
+    store.append({ type: "message", message: assistant("hello") });
+    expect(lines(store.path)).toHaveLength(5);
+  });
+
+  it("leaves no file for a session closed before anyone talked in it", () => {
+    const store = track(SessionStore.create({ dir: tmp(), cwd: "/w" }));
+    store.append({ type: "thinking_level_change", thinkingLevel: "high" });
+    store.close();
+    expect(existsSync(store.path)).toBe(false);
+  });
+
+  it("writes a kept assistant message as the first line of a new file too", () => {
+    const store = track(SessionStore.create({ dir: tmp(), cwd: "/w" }));
+    const kept = store.appendOrKeep({ type: "message", message: assistant("first") });
+    expect(kept.error).toBeUndefined();
+    expect(lines(store.path).map((l) => JSON.parse(l))).toEqual([store.header, kept.entry]);
   });
 
   it("writes each append before returning and reads the same tree back", () => {
@@ -264,8 +294,9 @@ describe("SessionStore", () => {
     const bad = { type: "thinking_level_change", thinkingLevel: "loud" } as unknown as Parameters<
       SessionStore["append"]
     >[0];
+    store.append({ type: "message", message: user("hi") });
     expect(() => store.append(bad)).toThrow(/refused to append an invalid thinking_level_change entry/);
-    expect(lines(store.path)).toHaveLength(1);
+    expect(lines(store.path)).toHaveLength(2);
     store.close();
     expect(() => store.append({ type: "session_info", name: "x" })).toThrow(/is closed/);
   });
