@@ -95,6 +95,11 @@ export const AssistantMessage = Type.Object({
   api: Type.String(),
   provider: Type.String(),
   model: Type.String(),
+  /**
+   * The model that answered, where the provider answered with another than `model` asked
+   * for (pi 1.6: Anthropic's server-side fallback, `compat.allowedFallbackModels`).
+   */
+  responseModel: Type.Optional(Type.String()),
   responseId: Type.Optional(Type.String()),
   usage: Usage,
   stopReason: StopReason,

@@ -41,6 +41,7 @@ const INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14";
 const MID_CONVERSATION_OUTPUT_CONFIG_BETA = "mid-conversation-output-config-2026-07-01";
 const THINKING_BINDING_CONTROLS_BETA = "thinking-binding-controls-2026-08-01";
 const INLINE_TOOLS_BETA = "inline-tools-2026-09-15";
+const SERVER_SIDE_FALLBACK_BETA = "server-side-fallback-2026-07-01";
 
 /**
  * pi-ai's deferred tool, declared after the first tools whenever tool changes go in place:
@@ -65,6 +66,8 @@ export type AnthropicParams = Omit<Anthropic.MessageCreateParamsStreaming, "mess
   messages: WireMessage[];
   tools?: Record<string, unknown>[];
   betas?: string[];
+  /** The models the server may answer with instead when this one refuses (server-side fallback). */
+  fallbacks?: { model: string }[];
 };
 
 /** The `compat` settings the Messages API request reads, with pi-ai 1.6.0's defaults. */
@@ -78,7 +81,21 @@ function anthropicCompat(model: Model) {
     supportsMidConvoSystemMessages: c.supportsMidConvoSystemMessages ?? false,
     supportsMidConvoToolChanges: c.supportsMidConvoToolChanges ?? false,
     supportsMidConvoEffort: c.supportsMidConvoEffort === true,
+    allowedFallbackModels: c.allowedFallbackModels ?? [],
   };
+}
+
+/**
+ * The price of a reply made by `responseModel`: the model's own, or for a server-side
+ * fallback the price `compat.allowedFallbackModels` gives that model (pi 1.6); the asked
+ * model's when it lists none.
+ */
+export function replyPrice(model: Model, responseModel: string | undefined): Model["cost"] {
+  if (responseModel === undefined || responseModel === model.id) return model.cost;
+  const fallback = anthropicCompat(model).allowedFallbackModels.find(
+    (f) => f.provider === model.provider && f.model === responseModel,
+  );
+  return fallback ? fallback.cost : model.cost;
 }
 
 /** pi's prompt-cache breakpoint: 5 minutes, or an hour with `PI_CACHE_RETENTION=long` where the model allows. */
@@ -158,26 +175,38 @@ export function buildAnthropicParams(request: ProviderRequest): {
         display: "summarized",
       } as Anthropic.ThinkingConfigParam;
   }
+  const fallbacks = compat.allowedFallbackModels;
   const betas = betaFeatures(model, {
     tools: (params.tools?.length ?? 0) > 0,
     interleaved: thinkingOn && model.compat?.forceAdaptiveThinking !== true,
+    fallback: fallbacks.length > 0,
     effort: compat.supportsMidConvoEffort,
     nativeToolChanges,
     eager: compat.supportsEagerToolInputStreaming,
   });
   if (betas.length > 0) params.betas = betas;
+  // As pi 1.6: the API refuses the field for a model with no permitted fallback, so only when there are some.
+  if (fallbacks.length > 0) params.fallbacks = fallbacks.map((f) => ({ model: f.model }));
   return { params, ...(effortMessages ? { providerThinkingLevel: activeEffort } : {}) };
 }
 
 /** The `anthropic-beta` features, as pi-ai 1.6.0 asks for them; a configured `anthropic-beta` header replaces them. */
 function betaFeatures(
   model: Model,
-  f: { tools: boolean; interleaved: boolean; effort: boolean; nativeToolChanges: boolean; eager: boolean },
+  f: {
+    tools: boolean;
+    interleaved: boolean;
+    fallback: boolean;
+    effort: boolean;
+    nativeToolChanges: boolean;
+    eager: boolean;
+  },
 ): string[] {
   if (Object.keys(model.headers ?? {}).some((name) => name.toLowerCase() === "anthropic-beta")) return [];
   const out: string[] = [];
   if (f.tools && !f.eager) out.push(FINE_GRAINED_TOOL_STREAMING_BETA);
   if (f.interleaved) out.push(INTERLEAVED_THINKING_BETA);
+  if (f.fallback) out.push(SERVER_SIDE_FALLBACK_BETA);
   if (f.effort) out.push(MID_CONVERSATION_OUTPUT_CONFIG_BETA, THINKING_BINDING_CONTROLS_BETA);
   if (f.nativeToolChanges) out.push(INLINE_TOOLS_BETA);
   return out;

@@ -6,7 +6,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ThinkingContent } from "../../shared/schema/messages.js";
 import type { Provider, ProviderEvent, ProviderRequest } from "../types.js";
-import { buildAnthropicParams, type AnthropicParams } from "./anthropic-params.js";
+import { buildAnthropicParams, replyPrice, type AnthropicParams } from "./anthropic-params.js";
 import { sdkClientOptions } from "./client-options.js";
 import { failStream, finishStream, mapAnthropicStop } from "./finish.js";
 import { MessageBuilder } from "./message-builder.js";
@@ -34,6 +34,8 @@ export function createAnthropicProvider(): Provider {
         const client = new AnthropicClient(sdkClientOptions(request));
         // Token counts of earlier rounds of a paused turn; each round reports its own.
         const before = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+        // What the reply costs: the model's price, or a server-side fallback's (set at message_start).
+        let price = model.cost;
         for (let round = 0; ; round++) {
           const built = buildAnthropicParams(
             round === 0 ? request : { ...request, messages: [...request.messages, builder.message] },
@@ -55,6 +57,10 @@ export function createAnthropicProvider(): Provider {
             switch (event.type) {
               case "message_start": {
                 builder.setResponseId(event.message.id);
+                // Another model answered: Anthropic's server-side fallback (pi 1.6 records it and its price).
+                const answered = event.message.model;
+                if (answered && answered !== model.id) builder.message.responseModel = answered;
+                price = replyPrice(model, builder.message.responseModel);
                 const u = event.message.usage;
                 builder.setUsage(
                   {
@@ -63,12 +69,19 @@ export function createAnthropicProvider(): Provider {
                     cacheRead: before.cacheRead + (u.cache_read_input_tokens ?? 0),
                     cacheWrite: before.cacheWrite + (u.cache_creation_input_tokens ?? 0),
                   },
-                  model.cost,
+                  price,
                 );
                 break;
               }
               case "content_block_start": {
                 const block = event.content_block;
+                // The server moved to a fallback model before any output: nothing to show. After
+                // output the reply would be two models' halves, which pi 1.6 refuses as well.
+                if ((block as { type: string }).type === "fallback") {
+                  if (builder.message.content.length > 0)
+                    throw new Error("Anthropic performed an unsupported mid-output model fallback");
+                  break;
+                }
                 if (block.type === "text") yield* builder.text(block.text);
                 else if (block.type === "thinking")
                   yield* builder.thinking(block.thinking, block.signature || undefined);
@@ -108,7 +121,7 @@ export function createAnthropicProvider(): Provider {
                       ? { cacheWrite: before.cacheWrite + u.cache_creation_input_tokens }
                       : {}),
                   },
-                  model.cost,
+                  price,
                 );
                 break;
               }
