@@ -51,7 +51,7 @@ export default defineConfig({
     maxWorkers: 2,
     teardownTimeout: 10_000,
     // Workers a test's supervisor spawns run at the supervisor's weight: at the default
-    // nice 10 they starve behind the other test files' forks on a 2-core machine and miss
+    // nice 19 they starve behind the other test files' forks on a 2-core machine and miss
     // their start-up deadline. test/supervisor/priority.test.ts checks the default itself.
     //
     // The agent sandbox (bwrap) is on by default where it works; the suite runs unboxed unless

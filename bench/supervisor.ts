@@ -413,17 +413,17 @@ export async function run(): Promise<string> {
   // "before" row (workers at the supervisor's weight) needs no more than three runs.
   const variants = [
     {
-      label: "bare Node relay, workers at nice 10",
+      label: `bare Node relay, workers at nice ${DEFAULT_WORKER_NICE}`,
       go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE),
       maxRuns: Infinity,
     },
     {
-      label: "durable relay (bare relay + one log write per chunk), workers at nice 10",
+      label: `durable relay (bare relay + one log write per chunk), workers at nice ${DEFAULT_WORKER_NICE}`,
       go: (rate: number) => routeRelay(rate, DEFAULT_WORKER_NICE, true),
       maxRuns: Infinity,
     },
     {
-      label: "`pi-orch serve`, workers at nice 10 (default)",
+      label: `\`pi-orch serve\`, workers at nice ${DEFAULT_WORKER_NICE} (default)`,
       go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE),
       maxRuns: Infinity,
     },

@@ -330,7 +330,7 @@ class Step {
     s.startupFailure = null;
     s.startTimeouts = 0;
     const streaming = this.learnState(answerFields(RpcStateSummary, response));
-    // Lowered once it answered, not at spawn: a start-up is short, and at nice 10 on a
+    // Lowered once it answered, not at spawn: a start-up is short, and at nice 19 on a
     // saturated machine it could miss the start deadline.
     this.effects.push({ kind: "lower_priority", gen: s.worker.gen, nice: this.config.workerNice });
     this.w.setStatus(streaming ? "busy" : "idle");

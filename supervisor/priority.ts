@@ -6,8 +6,15 @@
 import { setPriority } from "node:os";
 import { setAutogroupNice } from "../shared/autogroup.js";
 
-/** The nice of workers unless `PI_ORCH_WORKER_NICE` says otherwise. */
-export const DEFAULT_WORKER_NICE = 10;
+/**
+ * The nice of workers unless `PI_ORCH_WORKER_NICE` says otherwise: the lowest weight.
+ * Each worker is an autogroup of its own, and the kernel weighs autogroups one against
+ * another: one at nice 0 (the supervisor's, the TUI's) weighs 1024, one at nice 10 110,
+ * at nice 19 15. At 10, ten busy agents outweighed the supervisor; at 19 it takes 68, and
+ * with 64 streaming agents on a busy 2-core machine the TUI's p99 frame took 52–81 ms against
+ * 231–703 ms at 10 (BENCHMARKS.md, "TUI rendering").
+ */
+export const DEFAULT_WORKER_NICE = 19;
 
 /**
  * The worker nice from the text of `PI_ORCH_WORKER_NICE`: an integer 0–19 (0 leaves

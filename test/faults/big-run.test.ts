@@ -30,7 +30,7 @@ describe("fault: a run bigger than the line limit", () => {
     const { sup, rec, home } = env.supervisor({
       defaultWorkerCommand: [process.execPath, PI_BIN, "--mode", "rpc"],
       timings: { pingIntervalMs: 500, pingDeadlineMs: 10_000, rpcTimeoutMs: 30_000 },
-      // The run is CPU-heavy; at nice 10 on a shared, loaded runner the worker starves past its ping deadline.
+      // The run is CPU-heavy; at nice 19 on a shared, loaded runner the worker starves past its ping deadline.
       workerNice: 0,
     });
     const file = join(home, "big.txt");

@@ -15,9 +15,9 @@ const autogroups = readAutogroupNice("self") !== null;
 
 describe("worker priority", () => {
   it.each([
-    [undefined, 10],
-    ["", 10],
-    [" ", 10],
+    [undefined, 19],
+    ["", 19],
+    [" ", 19],
     ["0", 0],
     ["5", 5],
     ["19", 19],
@@ -39,12 +39,12 @@ describe("worker priority", () => {
     expect(parseAutogroupNice(text)).toBe(nice);
   });
 
-  it("spawns workers at nice 10 by default, their autogroup too, and at the supervisor's weight with 0", async () => {
+  it("spawns workers at nice 19 by default, their autogroup too, and at the supervisor's weight with 0", async () => {
     // workerNice undefined: the Supervisor's own default, not the suite's PI_ORCH_WORKER_NICE=0.
     const { sup } = env.supervisor({ workerNice: undefined });
     const low = await sup.spawn({ name: "low" });
-    expect(getPriority(low.pid!)).toBe(10);
-    if (autogroups) expect(readAutogroupNice(low.pid!)).toBe(10);
+    expect(getPriority(low.pid!)).toBe(19);
+    if (autogroups) expect(readAutogroupNice(low.pid!)).toBe(19);
 
     const { sup: plain } = env.supervisor({ workerNice: 0 });
     const same = await plain.spawn({ name: "same" });
@@ -55,7 +55,7 @@ describe("worker priority", () => {
   it.skipIf(!autogroups)(
     "keeps a bash tool command, which gets its own session, at the worker's autogroup nice",
     async () => {
-      // A real worker at nice 10 on a machine busy with the rest of the suite: presence is not
+      // A real worker at nice 19 on a machine busy with the rest of the suite: presence is not
       // what this test is about, so its pings get a deadline a starved worker still meets.
       const { sup, rec, home } = env.supervisor({
         defaultWorkerCommand: undefined,
@@ -94,9 +94,9 @@ describe("worker priority", () => {
         20_000,
         "the bash tool's result",
       );
-      expect(worker).toMatch(/ nice 10$/);
+      expect(worker).toMatch(/ nice 19$/);
       // Its own autogroup (its own session), lowered like the worker's.
-      expect(command).toMatch(/ nice 10$/);
+      expect(command).toMatch(/ nice 19$/);
       expect(command.split(" ")[0]).not.toBe(worker.split(" ")[0]);
     },
   );
