@@ -7,8 +7,9 @@
 //
 // esbuild splits code only for ESM. Two things make the split by hand right:
 // - A chunk shares the bundle's modules, never a copy: what both import (the session, the
-//   schemas, typebox's builders) is handed to the chunk by the bundle (`hostModule`), so
-//   there is one of each module's state, classes and registries in a worker.
+//   schemas, typebox's format registry and settings) is handed to the chunk by the bundle
+//   (`hostModule`), so there is one of each module's state, classes and registries in a
+//   worker. typebox's modules of pure functions are the exception (`fromHost`).
 // - No import() is left in the bundle: esbuild wraps the target of one (and everything it
 //   imports) in a lazy initialiser, which keeps all of a wrapped module's exports and stops
 //   tree-shaking (typebox's whole index was evaluated at every start through one). Each
@@ -18,6 +19,7 @@ import { build } from "esbuild";
 import { rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
+import { isStatefulTypeboxModule, TYPEBOX_MODULE } from "./typebox-state.mjs";
 
 const LOADER = "pi-worker-chunks";
 const ROOT = process.cwd();
@@ -52,7 +54,7 @@ export async function buildWorkerChunks(options, keep = []) {
       for (const file of used.own) {
         // Two chunks with their own copy of one module would give it two states: the bundle
         // takes it (the providers' client options, shared by the OpenAI and Anthropic ones).
-        if (owned.has(file) && owned.get(file) !== name) shared.add(keyOf(file));
+        if (owned.has(file) && owned.get(file) !== name && fromHost(file)) shared.add(keyOf(file));
         owned.set(file, name);
       }
     }
@@ -208,8 +210,39 @@ async function dynamicTargets(options, inMain) {
 }
 
 /**
- * Build one chunk: `target` as the entry, every module with code in the bundle (`inMain`)
- * taken from it (`__piHost(key)`), the rest its own. Returns the keys it takes and its own files.
+ * Whether a chunk takes `path` (a module with code in the bundle) from the bundle. Ours always:
+ * one of each module's state, classes and registries. Of typebox's, only those with state of
+ * their own (scripts/typebox-state.mjs): a module the bundle hands to a chunk keeps all its
+ * exports there, and the extension modules' chunk needs every export of typebox's index (an
+ * extension may use any), which took the bundle from 549 to 609 KB when it took all of them;
+ * typebox's pure functions may be in both files.
+ */
+function fromHost(path) {
+  return !TYPEBOX_MODULE.test(path) || isStatefulTypeboxModule(path);
+}
+
+/** The names an ES module exports (esbuild reads them; the module is not bundled). */
+async function exportNames(path) {
+  const result = await build({
+    entryPoints: [path],
+    bundle: false,
+    write: false,
+    metafile: true,
+    format: "esm",
+    logLevel: "silent",
+  });
+  const names = Object.values(result.metafile.outputs)[0].exports;
+  if (names.includes("default")) throw new Error(`${keyOf(path)}: a default export has no stand-in by name`);
+  return names;
+}
+
+/** typebox's own imports name the file (`./type/index.mjs`): joined, not resolved through every plugin. */
+const TYPEBOX_OWN_IMPORT = /^\.\.?\/.*\.mjs$/;
+
+/**
+ * Build one chunk: `target` as the entry, the bundle's modules it must share (`inMain`, as
+ * `fromHost` says) taken from it (`__piHost(key)`), the rest its own. Returns the keys it
+ * takes and its own files.
  */
 async function buildChunk(options, target, name, inMain, chunks) {
   const hostKeys = new Set();
@@ -224,8 +257,8 @@ async function buildChunk(options, target, name, inMain, chunks) {
     },
     footer: { js: "return module.exports;\n};" },
     plugins: [
-      ...(options.plugins ?? []),
-      rewriteImports(undefined, chunks, options.outfile),
+      // First: the build's own plugins resolve some imports themselves (typebox's), and a
+      // module of the bundle must be taken from it whoever would resolve it.
       {
         name: "worker-chunks-host",
         setup(b) {
@@ -234,20 +267,40 @@ async function buildChunk(options, target, name, inMain, chunks) {
             return { path: `${LOADER}#host`, namespace: "pi-host" };
           });
           b.onResolve({ filter: /.*/ }, async (args) => {
-            if (args.pluginData === SKIP || args.kind === "entry-point" || args.namespace !== "file") return undefined;
-            const r = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: SKIP });
-            if (r.errors.length > 0 || r.external || r.namespace !== "file" || !inMain.has(r.path)) return undefined;
-            const key = keyOf(r.path);
+            // A plugin's own b.resolve (pluginData set) is passed through to the plugins after this one.
+            if (args.pluginData !== undefined || args.kind === "entry-point" || args.namespace !== "file")
+              return undefined;
+            let path;
+            if (TYPEBOX_OWN_IMPORT.test(args.path) && TYPEBOX_MODULE.test(args.importer)) {
+              path = join(args.resolveDir, args.path);
+            } else {
+              const r = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: SKIP });
+              if (r.errors.length > 0 || r.external || r.namespace !== "file") return undefined;
+              path = r.path;
+            }
+            if (!inMain.has(path) || !fromHost(path)) return undefined;
+            const key = keyOf(path);
             hostKeys.add(key);
             // Not ending in .mjs: the stand-in is CommonJS, whatever the module it stands for.
             return { path: `${key}#host`, namespace: "pi-host" };
           });
-          b.onLoad({ filter: /.*/, namespace: "pi-host" }, (args) => ({
-            contents: `module.exports = __piHost(${JSON.stringify(args.path.replace(/#host$/, ""))});`,
-            loader: "js",
-          }));
+          b.onLoad({ filter: /.*/, namespace: "pi-host" }, async (args) => {
+            const key = args.path.replace(/#host$/, "");
+            if (!TYPEBOX_MODULE.test(join(ROOT, key)))
+              return { contents: `module.exports = __piHost(${JSON.stringify(key)});`, loader: "js" };
+            // typebox's modules by name: a CommonJS stand-in would make each module that
+            // re-exports it (`export * from`) a CommonJS one too, wrapped, read through its
+            // exports object (the chunk grew from 187 to 216 KB so).
+            const names = await exportNames(join(ROOT, key));
+            return {
+              contents: `const m = __piHost(${JSON.stringify(key)});\n${names.map((n) => `export const ${n} = m.${n};`).join("\n")}\n`,
+              loader: "js",
+            };
+          });
         },
       },
+      ...(options.plugins ?? []),
+      rewriteImports(undefined, chunks, options.outfile),
     ],
   });
   const out = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);

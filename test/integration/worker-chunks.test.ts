@@ -8,10 +8,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { isStatefulTypeboxModule } from "../../scripts/typebox-state.mjs";
 import { buildSnapshot, checkSnapshot, snapshotPlace } from "../../shared/startup-snapshot.js";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
 
-const DIST = resolve(import.meta.dirname, "../../dist/cli");
+const ROOT = resolve(import.meta.dirname, "../..");
+const DIST = join(ROOT, "dist/cli");
 const LAUNCHER = join(DIST, "pi.cjs");
 const BUNDLE = join(DIST, "pi-worker.cjs");
 const GUARD = resolve(import.meta.dirname, "../../examples/extensions/guard.ts");
@@ -85,6 +87,23 @@ describe("the worker bundle and its chunks", () => {
     // What every start runs stays in it.
     for (const file of ["worker/modes/rpc.ts", "worker/providers/faux.ts", "shared/validate.ts"])
       expect(main).toContain(file);
+  });
+
+  it("has one copy of each typebox module with state of its own, the bundle's, which chunks take from it", () => {
+    const files = [BUNDLE, ...chunks()];
+    // A chunk names a module it takes from the bundle `pi-host:<module>#host`, not `<module>`.
+    const holders = new Map<string, string[]>();
+    for (const file of files)
+      for (const source of sources(file))
+        if (isStatefulTypeboxModule(join(ROOT, source))) holders.set(source, [...(holders.get(source) ?? []), file]);
+    // The ones a worker's checks and an extension's use alike: the format registry, the settings, the locale.
+    for (const module of ["format/_registry.mjs", "system/settings/settings.mjs", "system/locale/_config.mjs"])
+      expect(holders.get(`node_modules/typebox/build/${module}`), module).toEqual([BUNDLE]);
+    for (const [source, where] of holders) expect(where, source).toHaveLength(1);
+    const taken = sources(join(DIST, EXTENSION_CHUNKS[1]!)).filter((s) =>
+      s.startsWith("pi-host:node_modules/typebox/"),
+    );
+    expect(taken.length).toBeGreaterThanOrEqual(3);
   });
 
   it("requires no chunk at a plain start, and the extension modules' one at the first extension", async () => {
