@@ -211,15 +211,21 @@ async function dynamicTargets(options, inMain) {
 
 /**
  * Whether a chunk takes `path` (a module with code in the bundle) from the bundle. Ours always:
- * one of each module's state, classes and registries. Of typebox's, only those with state of
- * their own (scripts/typebox-state.mjs): a module the bundle hands to a chunk keeps all its
- * exports there, and the extension modules' chunk needs every export of typebox's index (an
- * extension may use any), which took the bundle from 549 to 609 KB when it took all of them;
- * typebox's pure functions may be in both files.
+ * one of each module's state, classes and registries. Of typebox's, those with state of
+ * their own (scripts/typebox-state.mjs), and the string formats' checks (`format/`), which
+ * the bundle keeps whole (its format registry names every one) and whose IDNA tables built
+ * ~40 Unicode regular expressions at each load of the chunk (a quarter of its run, profiled).
+ * Not the others: a module the bundle hands to a chunk keeps all its exports there, and the
+ * extension modules' chunk needs every export of typebox's index (an extension may use any),
+ * which took the bundle from 549 to 609 KB when it took all of them; typebox's pure functions
+ * may be in both files.
  */
 function fromHost(path) {
-  return !TYPEBOX_MODULE.test(path) || isStatefulTypeboxModule(path);
+  return !TYPEBOX_MODULE.test(path) || isStatefulTypeboxModule(path) || TYPEBOX_FORMATS.test(path);
 }
+
+/** typebox's string format checks. */
+const TYPEBOX_FORMATS = /\/node_modules\/typebox\/build\/format\//;
 
 /** The names an ES module exports (esbuild reads them; the module is not bundled). */
 async function exportNames(path) {
