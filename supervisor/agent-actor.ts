@@ -15,7 +15,7 @@ import type { OrchError } from "./errors.js";
 import type { LoggedEvent } from "../shared/event-replay.js";
 import type { AgentEventLog } from "./event-log.js";
 import { Mailbox } from "./mailbox.js";
-import { type CpuWaits, readCpuWaits, waitedBetween } from "./cpu-wait.js";
+import { type CpuWaits, readCpuWaits, waitedBetween, workerLeaves } from "./cpu-wait.js";
 import { transition } from "./agent-machine.js";
 import {
   activityOfState,
@@ -106,6 +106,8 @@ export class AgentActor {
   private readonly timers = new Map<TimerKey, NodeJS.Timeout>();
   /** The CPU waits when the outstanding ping went out, for its deadline (`ping_timeout`). */
   private pingWaits: { id: string; before: CpuWaits } | null = null;
+  /** The processes of the current worker whose CPU waits count (cpu-wait.ts), found at its first ping. */
+  private waitPids: { gen: number; pids: number[] } | null = null;
   private readonly callers = new Map<number, Caller>();
   private nextCaller = 1;
   /** The spawn the table asked for, waiting for a start slot, and how to stop waiting. */
@@ -347,8 +349,14 @@ export class AgentActor {
         const m = e.message;
         // A ping's deadline counts only the time its answer could be made and read: the
         // waits for a CPU from the ping on are read when it goes out, and again at the deadline.
-        if (m.kind === "ping_timeout" && this.pingWaits?.id !== m.id)
-          this.pingWaits = { id: m.id, before: readCpuWaits(this.proc?.pid) };
+        if (m.kind === "ping_timeout" && this.pingWaits?.id !== m.id) {
+          if (this.waitPids?.gen !== this.procGen)
+            this.waitPids = {
+              gen: this.procGen,
+              pids: this.proc?.pid === undefined ? [] : workerLeaves(this.proc.pid),
+            };
+          this.pingWaits = { id: m.id, before: readCpuWaits(this.waitPids.pids) };
+        }
         this.timers.set(
           e.key,
           setTimeout(() => {
@@ -356,7 +364,10 @@ export class AgentActor {
             let message = m;
             if (m.kind === "ping_tick" && e.measureRss) message = { ...m, rssBytes: this.proc?.rssBytes() ?? null };
             else if (m.kind === "ping_timeout" && this.pingWaits?.id === m.id)
-              message = { ...m, waitedMs: waitedBetween(this.pingWaits.before, readCpuWaits(this.proc?.pid)) };
+              message = {
+                ...m,
+                waitedMs: waitedBetween(this.pingWaits.before, readCpuWaits(this.waitPids?.pids ?? [])),
+              };
             this.mailbox.post(message);
           }, e.ms),
         );

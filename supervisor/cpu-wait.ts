@@ -29,29 +29,51 @@ function waitOf(pid: number | "self"): number | null {
   return text === null ? null : parseSchedstatWaitMs(text);
 }
 
-/** Run-queue waits so far: the supervisor's own, and each process of one worker's tree by pid. */
+/** Run-queue waits so far: the supervisor's own, and each of some processes of a worker by pid. */
 export interface CpuWaits {
   self: number | null;
   tree: Map<number, number>;
 }
 
+/** This process's wait, read once per turn of the event loop: every ping sent in one turn shares it. */
+let selfWait: number | null | undefined;
+
 /**
- * The waits of this process and of `pid` with its descendants (a sandboxed worker's
- * node runs two levels below the pid the supervisor started), at most `TREE_LIMIT`
- * processes; without a pid, this process's alone.
+ * The processes of a worker whose waits count: the leaves of the tree under `pid` (a
+ * sandboxed worker's node runs two bwrap levels below it, which never run themselves),
+ * at most `TREE_LIMIT` processes read. Read once per worker, so a ping costs one file.
  */
-export function readCpuWaits(pid: number | undefined): CpuWaits {
-  const tree = new Map<number, number>();
-  const todo = pid === undefined ? [] : [pid];
-  while (todo.length > 0 && tree.size < TREE_LIMIT) {
+export function workerLeaves(pid: number): number[] {
+  const leaves: number[] = [];
+  const todo = [pid];
+  for (let seen = 0; todo.length > 0 && seen < TREE_LIMIT; seen++) {
     const p = todo.shift()!;
-    const wait = waitOf(p);
-    if (wait === null) continue;
-    tree.set(p, wait);
     const children = readText(`/proc/${p}/task/${p}/children`);
-    for (const child of children?.trim().split(/\s+/) ?? []) if (child !== "") todo.push(Number(child));
+    if (children === null) continue;
+    const kids = children
+      .trim()
+      .split(/\s+/)
+      .filter((c) => c !== "");
+    if (kids.length === 0) leaves.push(p);
+    for (const child of kids) todo.push(Number(child));
   }
-  return { self: waitOf("self"), tree };
+  return leaves;
+}
+
+/** The waits of this process and of `pids` (a pid that is gone is left out). */
+export function readCpuWaits(pids: readonly number[]): CpuWaits {
+  if (selfWait === undefined) {
+    selfWait = waitOf("self");
+    setImmediate(() => {
+      selfWait = undefined;
+    });
+  }
+  const tree = new Map<number, number>();
+  for (const p of pids) {
+    const wait = waitOf(p);
+    if (wait !== null) tree.set(p, wait);
+  }
+  return { self: selfWait, tree };
 }
 
 /**

@@ -1,6 +1,12 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { type CpuWaits, parseSchedstatWaitMs, readCpuWaits, waitedBetween } from "../../supervisor/cpu-wait.js";
+import {
+  type CpuWaits,
+  parseSchedstatWaitMs,
+  readCpuWaits,
+  waitedBetween,
+  workerLeaves,
+} from "../../supervisor/cpu-wait.js";
 
 /** The kernel keeps run-queue delays (Linux with schedstats). */
 const schedstat = existsSync("/proc/self/schedstat");
@@ -49,13 +55,15 @@ describe("waits for a CPU", () => {
     expect(waitedBetween(before, after)).toBe(waited);
   });
 
-  it.skipIf(!schedstat)("reads this process, alone or as a tree's root", () => {
-    const alone = readCpuWaits(undefined);
+  it.skipIf(!schedstat)("reads this process, and the processes asked for", () => {
+    const alone = readCpuWaits([]);
     expect(alone.self).toBeGreaterThanOrEqual(0);
     expect(alone.tree.size).toBe(0);
-    const tree = readCpuWaits(process.pid);
-    expect(tree.tree.get(process.pid)).toBeGreaterThanOrEqual(0);
-    // A pid no process has is left out.
-    expect(readCpuWaits(2 ** 22 + 1).tree.size).toBe(0);
+    expect(readCpuWaits([process.pid]).tree.get(process.pid)).toBeGreaterThanOrEqual(0);
+    // A pid no process has is left out, as a worker without processes has no leaves.
+    expect(readCpuWaits([2 ** 22 + 1]).tree.size).toBe(0);
+    expect(workerLeaves(2 ** 22 + 1)).toEqual([]);
+    // This process's leaves: itself when it has no children, else processes below it.
+    expect(workerLeaves(process.pid).length).toBeGreaterThan(0);
   });
 });
