@@ -11,7 +11,8 @@ import { join, resolve } from "node:path";
 import { isAlive, tempDir, waitForExit } from "./rpc-worker.js";
 
 export const BIN = resolve(import.meta.dirname, "../../dist/cli/pi-orch.js");
-export const PI = resolve(import.meta.dirname, "../../dist/cli/pi.js");
+/** The worker bin users run (`pi`), as in rpc-worker.ts. */
+export const PI = resolve(import.meta.dirname, "../../dist/cli/pi.cjs");
 
 export const TIMINGS = {
   pingIntervalMs: 200,

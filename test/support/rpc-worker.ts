@@ -9,8 +9,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { LineSplitter } from "../../shared/jsonl.js";
 
-/** Path of the built worker bin. */
-export const PI_BIN = resolve(import.meta.dirname, "../../dist/cli/pi.js");
+/**
+ * Path of the built worker bin: `pi.cjs`, what the package's `pi` bin and the supervisor's
+ * default worker run (the bundle with its code cache; `pi.js` is the same code without it).
+ */
+export const PI_BIN = resolve(import.meta.dirname, "../../dist/cli/pi.cjs");
 
 type Json = Record<string, any>;
 
