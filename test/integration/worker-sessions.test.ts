@@ -176,6 +176,31 @@ describe("sessions", () => {
     expect((await w.request({ type: "get_messages" })).data.messages).toHaveLength(5);
   });
 
+  it("starts a new session in an empty file, at --session and at switch_session (a first write the disk refused)", async () => {
+    writeModels();
+    const first = join(ctx.project, "empty-1.jsonl");
+    const second = join(ctx.project, "empty-2.jsonl");
+    writeFileSync(first, "");
+    writeFileSync(second, "");
+    const w = startWorker(["--session", first]);
+    expect((await w.request({ type: "get_state" })).data.sessionFile).toBe(first);
+    expect(await w.request({ type: "switch_session", sessionPath: second })).toMatchObject({ success: true });
+    expect((await w.request({ type: "get_state" })).data.sessionFile).toBe(second);
+    const from = w.received.length;
+    await w.request({ type: "prompt", message: "hello" });
+    await w.event("agent_end", undefined, from);
+    const lines = readFileSync(second, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ type: "session", version: 3 });
+    expect(lines.filter((l) => l.type === "message").map((l) => l.message.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+    ]);
+  });
+
   it("names a session and reports it in get_state", async () => {
     writeModels();
     const w = startWorker();

@@ -4,7 +4,7 @@
  * `fork`, `clone`, and `navigate_tree` within one file (with a branch summary). Extensions
  * may cancel each move (`session_before_*`) and see the session shut down and start again.
  */
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { ensureHome } from "../../shared/paths.js";
 import type { AgentMessage } from "../../shared/schema/messages.js";
@@ -53,9 +53,7 @@ export function openInitialSession(o: WorkerOptions, at: SessionPlace): SessionS
   ensureHome(at.home);
   if (o.session) {
     const path = resolve(cwd, o.session);
-    // An empty file is a new session whose first write the disk refused before the worker
-    // ended (pi, too, starts a new session in an empty file).
-    if ((o.session.includes("/") || o.session.endsWith(".jsonl")) && (!existsSync(path) || isEmptyFile(path))) {
+    if (startsNewSessionAt(o.session, path)) {
       return SessionStore.create({ dir: dirname(path), cwd, fileName: basename(path) }, { warn });
     }
     return SessionStore.open(resolveSessionArg(o.session, sessionDir), { warn });
@@ -82,13 +80,19 @@ export function openInitialSession(o: WorkerOptions, at: SessionPlace): SessionS
   return SessionStore.create({ dir: sessionDir, cwd, id: o.sessionId }, { warn });
 }
 
-/** Whether `path` is a file with nothing in it. */
-function isEmptyFile(path: string): boolean {
+/**
+ * Whether `--session ARG` / `switch_session` starts a new session at `path` (ARG resolved):
+ * ARG names a file (a path, not an id prefix) that does not exist yet, or that is empty,
+ * as a new session's file is when the disk refused its first write before the worker
+ * ended (pi, too, starts a new session in an empty file).
+ */
+function startsNewSessionAt(arg: string, path: string): boolean {
+  if (!arg.includes("/") && !arg.endsWith(".jsonl")) return false;
   try {
     const stat = statSync(path);
     return stat.isFile() && stat.size === 0;
   } catch {
-    return false;
+    return true;
   }
 }
 
@@ -205,7 +209,7 @@ export class SessionSwitching {
   async switchSession(path: string): Promise<{ cancelled: boolean }> {
     this.host.requireIdle("switch sessions");
     const full = resolve(this.cwd, path);
-    const missing = (path.includes("/") || path.endsWith(".jsonl")) && !existsSync(full);
+    const missing = startsNewSessionAt(path, full);
     const target = missing ? full : resolveSessionArg(path, this.sessionDir);
     return this.replaceSession(
       { type: "session_before_switch", reason: "resume", targetSessionFile: target },

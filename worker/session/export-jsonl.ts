@@ -7,21 +7,11 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { isoTimestamp } from "../../shared/iso-time.js";
-import { SESSION_VERSION } from "../../shared/schema/session.js";
-import type { SessionStore } from "./session-file.js";
+import { newHeader, type SessionStore } from "./session-file.js";
 
 /** The branch's JSONL text (see the module comment). */
 export function branchJsonl(store: SessionStore, now = new Date()): string {
-  const lines: object[] = [
-    {
-      type: "session",
-      version: SESSION_VERSION,
-      id: store.sessionId,
-      timestamp: isoTimestamp(now),
-      cwd: store.header.cwd,
-    },
-  ];
+  const lines: object[] = [newHeader({ cwd: store.header.cwd, id: store.sessionId }, now)];
   let parentId: string | null = null;
   for (const entry of store.pathToLeaf()) {
     lines.push({ ...entry, parentId });

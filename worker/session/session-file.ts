@@ -86,7 +86,7 @@ export function sessionFileName(sessionId: string, createdAt: Date): string {
 }
 
 /** The `session` header of a new session made now. */
-function newHeader(spec: { cwd: string; parentSession?: string; id?: string }, now: Date): SessionHeader {
+export function newHeader(spec: { cwd: string; parentSession?: string; id?: string }, now: Date): SessionHeader {
   return {
     type: "session",
     version: SESSION_VERSION,
