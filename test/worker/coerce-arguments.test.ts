@@ -34,4 +34,33 @@ describe("tool call arguments coerced to their schema, as pi 1.5+", () => {
     expect(coerceArguments(SCHEMA, input)).toEqual({ n: "many", tags: ["x"] });
     expect(input).toEqual({ n: "many", tags: "x" });
   });
+
+  it("coerces a plain JSON Schema as one built with TypeBox (an extension's or an MCP server's)", () => {
+    const plain = Type.Unsafe({
+      type: "object",
+      properties: {
+        count: { type: "number" },
+        id: { type: ["integer", "null"] },
+        none: { type: ["integer", "null"] },
+        level: { enum: [1, 2, "x"] },
+        limits: { type: "object", additionalProperties: { type: "number" } },
+      },
+    });
+    expect(coerceArguments(plain, { count: "4", id: "5", none: "", level: "2", limits: { a: "3", b: "z" } })).toEqual({
+      count: 4,
+      id: 5,
+      none: null,
+      level: 2,
+      limits: { a: 3, b: "z" },
+    });
+  });
+
+  it("keeps the null of a referenced optional property, which conversion then makes a string", () => {
+    const refs = Type.Unsafe({
+      type: "object",
+      $defs: { Name: { type: "string" } },
+      properties: { name: { $ref: "#/$defs/Name" }, note: { type: "string" } },
+    });
+    expect(coerceArguments(refs, { name: null, note: null })).toEqual({ name: "null" });
+  });
 });

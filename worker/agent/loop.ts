@@ -3,7 +3,7 @@
  * It knows nothing of files, sessions, retries or extensions; everything specific
  * arrives through `LoopConfig` hooks, and everything observable leaves through `emit`.
  */
-import { coerceArguments } from "./coerce-arguments.js";
+import { checkToolArguments } from "./arg-errors.js";
 import type {
   AgentMessage,
   AssistantMessage,
@@ -473,27 +473,18 @@ async function prepareCall(
       rejected: `Invalid arguments for tool "${call.name}": not a JSON object: ${String(call.arguments.__invalidArguments).slice(0, 500)}`,
     };
   }
-  let raw: unknown = call.arguments;
+  let prepared: unknown = call.arguments;
   if (tool.prepareArguments) {
+    // As pi: a prepareArguments that throws fails the call with its message.
     try {
-      raw = tool.prepareArguments(raw);
-    } catch {
-      raw = call.arguments;
+      prepared = tool.prepareArguments(prepared);
+    } catch (error) {
+      return { call, tool, args: call.arguments, rejected: error instanceof Error ? error.message : String(error) };
     }
   }
-  const checked = checker(tool.parameters)(coerceArguments(tool.parameters, raw));
-  if (!checked.ok) {
-    return {
-      call,
-      tool,
-      args: call.arguments,
-      rejected:
-        `Validation failed for tool "${call.name}":\n` +
-        checked.errors.map((e) => `  - ${e}`).join("\n") +
-        `\n\nReceived arguments:\n${JSON.stringify(call.arguments, null, 2)}`,
-    };
-  }
-  let args = checked.value as Record<string, unknown>;
+  const checked = checkToolArguments(call.name, tool.parameters, prepared);
+  if (!checked.ok) return { call, tool, args: call.arguments, rejected: checked.text };
+  let args = checked.value;
   if (config.beforeToolCall) {
     const decision = await config.beforeToolCall({
       assistantMessage: assistant,
@@ -536,7 +527,8 @@ async function runTool(
   let outcome: ToolOutcome;
   let durationMs: number | undefined;
   if (p.rejected !== undefined || !p.tool) {
-    outcome = { result: textResult(p.rejected ?? "tool unavailable"), isError: true };
+    // pi's error results carry empty details, which the session file keeps.
+    outcome = { result: { ...textResult(p.rejected ?? "tool unavailable"), details: {} }, isError: true };
   } else if (config.signal.aborted) {
     outcome = { result: { ...textResult("Tool call skipped: the run was aborted"), details: {} }, isError: true };
   } else {
