@@ -21,6 +21,19 @@ const ESCAPES: Record<string, string> = {
   memory: "const hoard = [];\nwhile (true) hoard.push(new Array(1 << 20).fill(hoard.length));",
 };
 
+/**
+ * Both sides give the script's thread what is left of its timeout after the wait for a free
+ * codemode worker and name that in the message, so under load the figure can be a few ms short
+ * of `timeout_ms`; any figure within 100 ms of 1000 reads as 1000, any other stays as it is.
+ */
+function scriptTime(error: string | null): string | null {
+  return (
+    error?.replace(/after (\d+) ms$/, (all, ms: string) =>
+      Number(ms) > 900 && Number(ms) <= 1000 ? "after 1000 ms" : all,
+    ) ?? null
+  );
+}
+
 /** Each codemode result: whether it failed, its header, and the first line of its error. */
 function outcomes(w: RpcWorker) {
   return w.received
@@ -31,7 +44,7 @@ function outcomes(w: RpcWorker) {
         id: l.toolCallId as string,
         isError: l.isError as boolean,
         header: text.split("\n", 1)[0],
-        error: /Script error:\n(.*)/.exec(text)?.[1] ?? null,
+        error: scriptTime(/Script error:\n(.*)/.exec(text)?.[1] ?? null),
         output: text.includes("Script error:") ? null : text.split("Output:\n")[1],
       };
     });
