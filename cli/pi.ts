@@ -35,7 +35,7 @@ import { fileArgsContent, readFileArgs, splitFileArgs } from "./file-args.js";
 import { isPackageCommand } from "./package-words.js";
 import { isPackageSourceArg, startPackages } from "../worker/packages/start.js";
 import { projectConfigDir } from "../worker/resources/index.js";
-import { SNAPSHOT_HOOK } from "../shared/snapshot-hook.js";
+import { SNAPSHOT_HOOK, SNAPSHOT_KIND_VAR } from "../shared/snapshot-hook.js";
 import { KNOWN_ENTRY_SCHEMAS } from "../shared/schema/session.js";
 import { RpcCommandSchemas } from "../shared/schema/rpc.js";
 import { compileChecker } from "../shared/validate.js";
@@ -701,5 +701,13 @@ if (deferStart) {
   ])
     compileChecker(schema);
   prebuiltProgram = buildProgram();
+  // The blob for workers started with extensions: the chunks their first extension loads
+  // (the runner and its API, pi's modules with typebox's whole index) evaluated into it, so
+  // such a start does not read, compile and run them. The plain blob leaves them out: every
+  // worker deserialises what a snapshot holds.
+  if (process.env[SNAPSHOT_KIND_VAR] === "extensions") {
+    void import("../worker/extensions/load-found.js");
+    void import("../worker/extensions/modules/index.js");
+  }
   deferStart(start);
 } else start();

@@ -85,7 +85,7 @@ const worker = await buildWorkerChunks(
   {
     entryPoints: ["cli/pi.ts"],
     plugins: [
-      lazyBuiltins(["child_process", "crypto", "fs/promises", "os"]),
+      lazyBuiltins(["child_process", "crypto", "fs/promises", "os", "v8"]),
       withoutInteractive(),
       typeboxWithoutSideEffects(),
       nativeImportFile(),

@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { checksum } from "./checksum.js";
 import Module, { createRequire } from "node:module";
 import { dirname } from "node:path";
+import { startupSnapshot } from "node:v8";
 import { Script } from "node:vm";
 import {
   keyedCacheBytes,
@@ -83,7 +84,9 @@ export function runCachedCommonJs(file: string, load: CachedLoad): { module: Nod
     process.on("exit", () =>
       writeFileSync(load.cacheFile, keyedCacheBytes(`${sourceKey} ${nodeCacheKey()}`, script.createCachedData())),
     );
-  } else if (status !== "accepted") {
+  } else if (status !== "accepted" && !startupSnapshot.isBuildingSnapshot()) {
+    // Not while a startup snapshot is built (the extension chunks of its `extensions` kind):
+    // the timer and the exit listener would be in every worker started from it.
     let done = false;
     const save = (): void => {
       if (done) return;

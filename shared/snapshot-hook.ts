@@ -9,3 +9,12 @@
  * process deserialised from the snapshot, with that process's argv, env and stdio.
  */
 export const SNAPSHOT_HOOK = Symbol.for("pi-orch.snapshot-start");
+
+/** What a startup snapshot holds: the bundle (`plain`), or the extension chunks evaluated too. */
+export type SnapshotKind = "plain" | "extensions";
+
+/**
+ * The variable the build of a startup snapshot (shared/startup-snapshot.ts) sets to its kind:
+ * with `extensions`, the bundle loads its extension chunks while the snapshot is built.
+ */
+export const SNAPSHOT_KIND_VAR = "PI_ORCH_SNAPSHOT_KIND";

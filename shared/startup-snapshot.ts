@@ -7,31 +7,44 @@
  * user's cache folder under a name made from the bundle, the node and its flags, with a
  * key file beside it that names them, the blob's size and a checksum: a blob is used only
  * when its key file says it is for this node and its bytes are the ones that were checked.
+ *
+ * There are two kinds of blob: `plain`, for every start, and `extensions`, for a worker
+ * started with extensions, which holds the extension runner's and pi's modules' chunks
+ * (dist/cli/pi-worker-worker-extensions-*.cjs) evaluated too: compiling and running them
+ * was ~12 ms of CPU of such a start, which the plain blob would make every start deserialise.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { nodeFlagsCacheKey, userCacheDir, userCacheFile } from "./code-cache.js";
 import { SECRETS_FD_VAR } from "./secrets.js";
+import { SNAPSHOT_KIND_VAR, type SnapshotKind } from "./snapshot-hook.js";
 
 /** Where the blob for a worker bundle, started by this node with `env`'s NODE_OPTIONS, is. */
 export interface SnapshotPlace {
   blob: string;
   /** The key file beside it (JSON: `key`, `size`, `sum`). */
   keyFile: string;
-  /** The node, its flags and the bundle, as the key file must name them. */
+  /** The node, its flags and the bundle, as the key file must name them (and the kind, when not plain). */
   key: string;
+  /** What the blob holds beyond the bundle (plain when not said). */
+  kind?: SnapshotKind;
 }
 
 /**
- * The place of the blob for `bundle` (dist/cli/pi-worker.cjs), for a worker started by this
- * node with no node flags of its own and `env` (whose NODE_OPTIONS V8 reads too).
+ * The place of the blob of `kind` for `bundle` (dist/cli/pi-worker.cjs), for a worker started
+ * by this node with no node flags of its own and `env` (whose NODE_OPTIONS V8 reads too).
  */
-export function snapshotPlace(bundle: string, env: NodeJS.ProcessEnv, dir: string = userCacheDir(env)): SnapshotPlace {
+export function snapshotPlace(
+  bundle: string,
+  env: NodeJS.ProcessEnv,
+  dir: string = userCacheDir(env),
+  kind: SnapshotKind = "plain",
+): SnapshotPlace {
   const st = statSync(bundle);
-  const key = `${nodeFlagsCacheKey(env, [])} bundle=${bundle} ${st.size} ${st.mtimeMs}`;
+  const key = `${nodeFlagsCacheKey(env, [])} bundle=${bundle} ${st.size} ${st.mtimeMs}${kind === "plain" ? "" : ` kind=${kind}`}`;
   const blob = userCacheFile(dir, "pi-worker-snapshot", key).replace(/\.cache$/, ".blob");
-  return { blob, keyFile: `${blob}.key`, key };
+  return { blob, keyFile: `${blob}.key`, key, kind };
 }
 
 /** What the key file beside a blob says. */
@@ -145,6 +158,7 @@ export async function buildSnapshot(
     const built = await run(node, [`--snapshot-blob`, tmp, "--build-snapshot", entry], {
       ...env,
       PI_ORCH_SNAPSHOT_CACHE: cache,
+      [SNAPSHOT_KIND_VAR]: place.kind ?? "plain",
     });
     if (built.code !== 0) return `building it failed (exit ${built.code}): ${lastLine(built.stderr)}`;
     const tried = await run(node, ["--snapshot-blob", tmp, launcher, "--version"], env);

@@ -74,8 +74,8 @@ export interface AgentActorOptions {
   protocolFlood?: FloodLimits;
   /** Shared by the fleet: a worker is spawned once it has a slot, held until it leaves `starting` (default: no limit). */
   startGate?: StartGate;
-  /** Node flags that start our own worker from its startup snapshot, for the environment it gets (none: as before). */
-  snapshotArgs?: (env: NodeJS.ProcessEnv) => string[];
+  /** Node flags that start our own worker from its startup snapshot, for the environment and args it gets (none: as before). */
+  snapshotArgs?: (env: NodeJS.ProcessEnv, args: readonly string[]) => string[];
 }
 
 type SpawnEffect = Extract<AgentEffect, { kind: "spawn" }>;
@@ -457,7 +457,10 @@ export class AgentActor {
       secrets = split.secrets;
       // Before the bin: node reads the snapshot at its start (the worker inherits this process's environment too).
       if (e.file === process.execPath && e.args[0]?.endsWith(".cjs"))
-        cmd = { ...cmd, args: [...(this.opts.snapshotArgs?.({ ...process.env, ...cmd.env }) ?? []), ...cmd.args] };
+        cmd = {
+          ...cmd,
+          args: [...(this.opts.snapshotArgs?.({ ...process.env, ...cmd.env }, cmd.args) ?? []), ...cmd.args],
+        };
     }
     if (record.sandbox === "on" || record.sandbox === "strict") {
       let problem: string | null = null;

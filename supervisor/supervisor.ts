@@ -571,7 +571,7 @@ export class Supervisor {
       home: this.home,
       keys: () => this.keyStore.get(record.id),
       startGate: this.startGate,
-      snapshotArgs: (env) => this.snapshots?.argsFor(env) ?? [],
+      snapshotArgs: (env, args) => this.snapshots?.argsFor(env, args) ?? [],
     });
     this.logs.set(record.name, log);
     this.actors.set(record.name, actor);

@@ -5,7 +5,9 @@
  * and the blob is built in the background, once, for the workers started after it. A
  * blob that is corrupt or for another node is never passed: it is rebuilt once, and a
  * build that fails is said in the log and not tried again by this supervisor.
- * `PI_ORCH_SNAPSHOT=off` starts every worker without one.
+ * `PI_ORCH_SNAPSHOT=off` starts every worker without one. A worker whose command line names
+ * an extension (`-e`, `--extension`) starts from the `extensions` blob, which holds the
+ * chunks its first extension would load; every other from the plain one.
  */
 import { statSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -17,11 +19,12 @@ import {
   snapshotBuildRunning,
   snapshotPlace,
 } from "../shared/startup-snapshot.js";
+import type { SnapshotKind } from "../shared/snapshot-hook.js";
 
 /** How soon a supervisor looks again at a blob that another process is building. */
 const BUSY_RETRY_MS = 1000;
 
-/** What the supervisor knows of the blob for one NODE_OPTIONS. */
+/** What the supervisor knows of the blob for one kind and NODE_OPTIONS. */
 interface Known {
   place: SnapshotPlace;
   state: "ready" | "building" | "off";
@@ -32,6 +35,16 @@ interface Known {
   built?: boolean;
   /** While another process builds the blob: when to look at it again (at a later start). */
   retryAt?: number;
+}
+
+/**
+ * The blob for a worker started with `args` (its own, after the bin): `extensions` when they
+ * name an extension to load. Extensions it finds itself (its agent folder's, the project's,
+ * its settings') are not looked for here: such a worker starts from the plain blob and
+ * loads the chunks as a start without a snapshot does.
+ */
+export function snapshotKindFor(args: readonly string[]): SnapshotKind {
+  return args.some((a) => a === "-e" || a === "--extension" || a.startsWith("--extension=")) ? "extensions" : "plain";
 }
 
 /** The node flags that start our worker from its snapshot. */
@@ -51,17 +64,19 @@ export class WorkerSnapshots {
 
   /**
    * `--snapshot-blob FILE` for a worker started by this node with `env` (the environment it
-   * will have: V8 reads its NODE_OPTIONS), or nothing when there is no checked blob for it
-   * yet (one is then built for later starts), or snapshots are off.
+   * will have: V8 reads its NODE_OPTIONS) and `args` (its own, which choose the blob's kind),
+   * or nothing when there is no checked blob for it yet (one is then built for later
+   * starts), or snapshots are off.
    */
-  argsFor(env: NodeJS.ProcessEnv): string[] {
+  argsFor(env: NodeJS.ProcessEnv, args: readonly string[] = []): string[] {
     if (env.PI_ORCH_SNAPSHOT === "off") return [];
-    const options = env.NODE_OPTIONS ?? "";
+    const kind = snapshotKindFor(args);
+    const options = `${kind} ${env.NODE_OPTIONS ?? ""}`;
     let known = this.known.get(options);
     if (!known) {
       let place: SnapshotPlace;
       try {
-        place = snapshotPlace(this.bundle, env);
+        place = snapshotPlace(this.bundle, env, undefined, kind);
       } catch {
         // No bundle beside the launcher (only the ESM build): nothing to snapshot.
         this.known.set(options, { place: { blob: "", keyFile: "", key: "" }, state: "off" });

@@ -3,7 +3,8 @@
  * run (MCP, codemode, the Anthropic and OpenAI Responses adapters, the extension runner and
  * pi's modules for extensions with typebox's whole index, the `mcp` and `package` commands) is in files of
  * its own beside dist/cli/pi-worker.cjs, which no plain start requires, from the code cache
- * or from the startup snapshot, and which the first use loads.
+ * or from the startup snapshot, and which the first use loads; the startup snapshot for workers
+ * started with extensions holds the extension chunks evaluated, so they load no file of them.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -131,5 +132,20 @@ describe("the worker bundle and its chunks", () => {
     expect(withExtension.stderr).toContain("pi: started from a startup snapshot");
     expect(withExtension.answer.data.commands.length).toBeGreaterThan(0);
     expect([...withExtension.loaded].map((c) => c.slice(DIST.length + 1)).sort()).toEqual(EXTENSION_CHUNKS);
+  });
+
+  it("requires no chunk from the extensions blob, whose build evaluated the extension ones", async () => {
+    const cache = dir();
+    const place = snapshotPlace(BUNDLE, process.env, cache, "extensions");
+    expect(await buildSnapshot(place, join(DIST, "pi-snapshot.cjs"), LAUNCHER, process.env)).toBeUndefined();
+    const withExtension = await start(place.blob, ["-e", GUARD]);
+    expect(withExtension.stderr).toContain("pi: started from a startup snapshot");
+    expect(withExtension.answer.data.commands.map((c: { name: string }) => c.name)).toContain("hello");
+    expect([...withExtension.loaded]).toEqual([]);
+    // Nor does it compile them: no code cache of theirs is looked at.
+    for (const chunk of EXTENSION_CHUNKS) expect(withExtension.stderr).not.toContain(chunk.replace(/\.cjs$/, ""));
+    const plain = await start(place.blob);
+    expect(plain.answer.success).toBe(true);
+    expect([...plain.loaded]).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
  * The worker's V8 startup snapshot: built for this node from dist/, a worker started from it
  * answers as one started without it (its own session id, extensions through jiti, tools),
  * and the supervisor passes a blob only when it is whole and made for the worker's node and
- * NODE_OPTIONS: a corrupt one is rebuilt, with a line in the log.
+ * NODE_OPTIONS: a corrupt one is rebuilt, with a line in the log. A worker started with an
+ * extension gets the blob that holds the extension chunks.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
@@ -10,7 +11,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildSnapshot, checkSnapshot, SNAPSHOT_BUILD_BUSY, snapshotPlace } from "../../shared/startup-snapshot.js";
-import { WorkerSnapshots } from "../../supervisor/worker-snapshot.js";
+import type { SnapshotKind } from "../../shared/snapshot-hook.js";
+import { snapshotKindFor, WorkerSnapshots } from "../../supervisor/worker-snapshot.js";
 import { World } from "../support/orch-cli.js";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
 
@@ -30,10 +32,10 @@ function dir(): string {
   return d.path;
 }
 
-/** A blob for this node and `env`, built into a cache folder of the test's own. */
-async function built(env: NodeJS.ProcessEnv = {}): Promise<string> {
+/** A blob of `kind` for this node and `env`, built into a cache folder of the test's own. */
+async function built(env: NodeJS.ProcessEnv = {}, kind: SnapshotKind = "plain"): Promise<string> {
   const cache = dir();
-  const place = snapshotPlace(BUNDLE, { ...process.env, ...env }, cache);
+  const place = snapshotPlace(BUNDLE, { ...process.env, ...env }, cache, kind);
   expect(
     await buildSnapshot(place, join(DIST, "pi-snapshot.cjs"), LAUNCHER, { ...process.env, ...env }),
   ).toBeUndefined();
@@ -73,32 +75,39 @@ describe("a worker started from its startup snapshot", () => {
     expect(same(a.answer.data)).toEqual(same(plain.answer.data));
   });
 
-  it("loads an extension through jiti and runs its command list", async () => {
-    const blob = await built();
-    const { answer, stderr } = await ask(blob, { type: "get_commands" }, ["-e", GUARD]);
-    expect(stderr).toContain("pi: started from a startup snapshot");
-    expect(answer.success).toBe(true);
-    expect(answer.data.commands.length).toBeGreaterThan(0);
-  });
+  it.each(["plain", "extensions"] as const)(
+    "loads an extension through jiti and runs its command list (%s blob)",
+    async (kind) => {
+      const blob = await built({}, kind);
+      const { answer, stderr } = await ask(blob, { type: "get_commands" }, ["-e", GUARD]);
+      expect(stderr).toContain("pi: started from a startup snapshot");
+      expect(answer.success).toBe(true);
+      expect(answer.data.commands.length).toBeGreaterThan(0);
+    },
+  );
 
-  it("runs an extension from its module cache at the next start, built-ins as jiti gives them", async () => {
-    const blob = await built();
-    const root = dir();
-    const ext = join(root, "builtins.ts");
-    writeFileSync(
-      ext,
-      'import * as path from "node:path";\nimport fs from "fs";\nexport default (pi: any) => pi.registerCommand("bi", { description: `${Object.keys(path).includes("default")} ${typeof fs.readFileSync} ${String((path as any)[Symbol.toStringTag])}`, handler: async () => {} });\n',
-    );
-    const env = { PI_ORCH_CACHE_DIR: join(root, "cache") };
-    const first = await ask(blob, { type: "get_commands" }, ["-e", ext], env);
-    const second = await ask(blob, { type: "get_commands" }, ["-e", ext], env);
-    expect(first.stderr).toContain("extension module cache miss");
-    expect(second.stderr).toContain("extension module cache hit");
-    expect(second.stderr).not.toContain("jiti code cache");
-    const bi = (a: typeof first) => a.answer.data.commands.find((c: { name: string }) => c.name === "bi")?.description;
-    expect(bi(second)).toBe("true function Module");
-    expect(bi(second)).toBe(bi(first));
-  });
+  it.each(["plain", "extensions"] as const)(
+    "runs an extension from its module cache at the next start, built-ins as jiti gives them (%s blob)",
+    async (kind) => {
+      const blob = await built({}, kind);
+      const root = dir();
+      const ext = join(root, "builtins.ts");
+      writeFileSync(
+        ext,
+        'import * as path from "node:path";\nimport fs from "fs";\nexport default (pi: any) => pi.registerCommand("bi", { description: `${Object.keys(path).includes("default")} ${typeof fs.readFileSync} ${String((path as any)[Symbol.toStringTag])}`, handler: async () => {} });\n',
+      );
+      const env = { PI_ORCH_CACHE_DIR: join(root, "cache") };
+      const first = await ask(blob, { type: "get_commands" }, ["-e", ext], env);
+      const second = await ask(blob, { type: "get_commands" }, ["-e", ext], env);
+      expect(first.stderr).toContain("extension module cache miss");
+      expect(second.stderr).toContain("extension module cache hit");
+      expect(second.stderr).not.toContain("jiti code cache");
+      const bi = (a: typeof first) =>
+        a.answer.data.commands.find((c: { name: string }) => c.name === "bi")?.description;
+      expect(bi(second)).toBe("true function Module");
+      expect(bi(second)).toBe(bi(first));
+    },
+  );
 
   it("parses each start's options with the program its build made, and refuses an unknown one", async () => {
     const blob = await built();
@@ -333,6 +342,29 @@ describe("the supervisor's worker snapshots", () => {
     await until("both see the rebuilt blob", () => a.argsFor(env).length > 0 && b.argsFor(env).length > 0);
     expect(checkSnapshot(place)).toBe("ok");
     expect(said.filter((m) => /again after it was built|could not build/.test(m))).toEqual([]);
+  });
+
+  it("chooses the extensions blob for a command line that names an extension", () => {
+    expect(snapshotKindFor([LAUNCHER, "--mode", "rpc"])).toBe("plain");
+    expect(snapshotKindFor([LAUNCHER, "--mode", "rpc", "--no-extensions"])).toBe("plain");
+    expect(snapshotKindFor([LAUNCHER, "--mode", "rpc", "-e", GUARD])).toBe("extensions");
+    expect(snapshotKindFor([LAUNCHER, "--extension", GUARD])).toBe("extensions");
+    expect(snapshotKindFor([LAUNCHER, `--extension=${GUARD}`])).toBe("extensions");
+  });
+
+  it("gives a worker started with an extension the extensions blob, built beside the plain one", async () => {
+    const { s, env, said } = snapshots();
+    const args = [LAUNCHER, "--mode", "rpc", "-e", GUARD];
+    expect(s.argsFor(env, args)).toEqual([]);
+    await until("the extensions blob", () => s.argsFor(env, args).length > 0);
+    const extensions = snapshotPlace(BUNDLE, env, undefined, "extensions");
+    expect(s.argsFor(env, args)).toEqual(["--snapshot-blob", extensions.blob]);
+    expect(extensions.blob).not.toBe(snapshotPlace(BUNDLE, env).blob);
+    // The plain one is another blob, built when a worker without extensions first asks.
+    expect(s.argsFor(env, [LAUNCHER, "--mode", "rpc"])).toEqual([]);
+    await until("the plain blob", () => s.argsFor(env, [LAUNCHER, "--mode", "rpc"]).length > 0);
+    expect(s.argsFor(env, [LAUNCHER])).toEqual(["--snapshot-blob", snapshotPlace(BUNDLE, env).blob]);
+    expect(said).toEqual([]);
   });
 
   it("keeps blobs apart by NODE_OPTIONS, and gives none with PI_ORCH_SNAPSHOT=off", () => {
