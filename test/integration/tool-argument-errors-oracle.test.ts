@@ -3,10 +3,10 @@
  * the oracle: the tool result text the model reads (`Validation failed for tool "x":` and
  * one `  - path: message` line per problem, then the arguments), its `details: {}` and
  * `isError`, and pi's coercion before the check. The same mock model script calls an
- * extension's tools (TypeBox with formats, nested objects, unions, enums; a plain JSON
- * Schema with type lists, references and dependencies) and the built-in read, edit, bash and
- * write with wrong types; the transcripts (events, messages, and what the next request
- * carries to the model) must be equal. Then pi's own validation function (pi-ai's
+ * extension's tools (TypeBox with formats, nested objects, unions, enums, a closed
+ * intersection; a plain JSON Schema with type lists, references and dependencies) and the
+ * built-in read, edit, bash and write with wrong types; the transcripts (events, messages,
+ * and what the next request carries to the model) must be equal. Then pi's own validation function (pi-ai's
  * `validateToolArguments`, which its agent loop calls) words the unit table of
  * test/worker/arg-errors-cases.ts, and arguments changed at random from that table, as
  * ours does. Skipped when test/upstream is not installed.
@@ -59,6 +59,11 @@ export default function (pi) {
           Type.Object({ kind: Type.Literal("circle"), radius: Type.Number({ exclusiveMinimum: 0 }) }),
           Type.Object({ kind: Type.Literal("square"), side: Type.Integer() }),
         ]),
+      ),
+      meta: Type.Optional(
+        Type.Intersect([Type.Object({ a: Type.Number() }), Type.Object({ b: Type.String() })], {
+          unevaluatedProperties: false,
+        }),
       ),
       age: Type.Optional(Type.Integer({ minimum: 0 })),
       vip: Type.Optional(Type.Boolean()),
@@ -119,6 +124,7 @@ const CALLS: Call[] = [
   },
   { name: "contact", arguments: { name: "Ann", mail: "a@b.co", shape: { kind: "triangle" } } },
   { name: "contact", arguments: { name: "Ann", mail: "a@b.co", shape: { kind: "square", side: "two" } } },
+  { name: "contact", arguments: { name: "Ann", mail: "a@b.co", meta: { a: "1", b: "x", c: true } } },
   { name: "contact", arguments: { name: "Ann", mail: "a@b.co", age: "42", vip: "true", tags: "solo", site: null } },
   { name: "lookup", arguments: { key: [1], limit: "many", range: { to: "9" }, user: "me", sort: "up" } },
   { name: "lookup", arguments: { key: 7, limit: "5", range: { from: "1" }, sort: "1" } },
@@ -163,6 +169,7 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker 
       "token: required when user is present",
       "command: expected string, got array",
       "edits.0: expected object, got string",
+      "meta.c: unknown field",
       'ran with {\\"name\\":\\"Ann\\",\\"mail\\":\\"a@b.co\\",\\"age\\":42,\\"vip\\":true,\\"tags\\":[\\"solo\\"]}',
     ])
       expect(text).toContain(line);

@@ -271,6 +271,36 @@ export const ARGUMENT_CASES: ArgumentCase[] = [
     errors: ["  - from.x: missing", "  - to.x: expected number, got string"],
   },
   {
+    name: "a closed intersection (unevaluatedProperties: false)",
+    schema: Type.Object({
+      both: Type.Intersect([Type.Object({ a: Type.Number() }), Type.Object({ b: Type.String() })], {
+        unevaluatedProperties: false,
+      }),
+    }),
+    args: { both: { a: 1, b: "x", c: true } },
+    errors: ["  - both.c: unknown field"],
+  },
+  {
+    name: "unevaluated properties with a schema of their own",
+    schema: Type.Unsafe({
+      type: "object",
+      properties: { kind: { type: "string" } },
+      anyOf: [{ properties: { x: { type: "number" } } }],
+      unevaluatedProperties: { type: "string" },
+    }),
+    args: { kind: "k", x: 1, y: 5 },
+    errors: ["  - y: expected string, got integer"],
+  },
+  {
+    name: "unevaluated items after a tuple's prefix",
+    schema: Type.Unsafe({
+      type: "object",
+      properties: { list: { type: "array", prefixItems: [{ type: "string" }], unevaluatedItems: false } },
+    }),
+    args: { list: ["a", 1, 2] },
+    errors: ["  - list.1: unexpected item", "  - list.2: unexpected item"],
+  },
+  {
     name: "oneOf that more than one branch matches",
     schema: Type.Unsafe({
       type: "object",

@@ -11,7 +11,8 @@
  * - At one place: a wrong `type` is the only error there (`expected string or null, got
  *   array`); otherwise each failing keyword in turn (`enum`, `const`, string bounds,
  *   `pattern`, a known `format`, number bounds, object members, array items, then
- *   `allOf`, `anyOf`/`oneOf`, `not`, `if`, `$ref`).
+ *   `allOf`, `anyOf`/`oneOf`, `not`, `if`, `$ref`; last, when nothing else failed there,
+ *   the members `unevaluatedProperties` / `unevaluatedItems` refuse).
  * - An object first lists its missing required properties (in `required`'s order), then
  *   walks its declared properties (in the schema's order), then its own keys (in the
  *   value's order) for `patternProperties`, `additionalProperties` (`unknown field`) and
@@ -23,6 +24,9 @@
  * - Lists of allowed values stop after 20 (`, ... and 5 more]`). Errors are never cut or
  *   de-duplicated; a failure nothing explains is `root: invalid`.
  * Paths are JSON Pointers while walking, shown dotted (`/a~1b/0` is `a/b.0`, `` is `root`).
+ * Not followed as pi does: `$dynamicRef`, and references by `$id` URI (only `#`, `#/...`
+ * pointers and `$defs` names resolve); TypeBox, not pi, decides validity, so a float
+ * `multipleOf` TypeBox accepts within rounding (0.30000000000000004 of 0.1) passes here.
  */
 import type { TSchema } from "typebox";
 import { Format } from "typebox/format";
@@ -115,6 +119,24 @@ export function validationFailedText(toolName: string, errors: ArgumentError[], 
   return `Validation failed for tool "${toolName}":\n${lines}\n\nReceived arguments:\n${JSON.stringify(received, null, 2)}`;
 }
 
+/** Which members of a value some keyword evaluated, for `unevaluatedProperties` / `unevaluatedItems`. */
+interface Evaluated {
+  props: Set<string>;
+  allProps: boolean;
+  /** Items before this index are evaluated (a tuple's prefix). */
+  items: number;
+  allItems: boolean;
+  indexes: Set<number>;
+}
+
+const emptyEvaluated = (): Evaluated => ({
+  props: new Set(),
+  allProps: false,
+  items: 0,
+  allItems: false,
+  indexes: new Set(),
+});
+
 const child = (path: string, key: string | number) =>
   `${path}/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`;
 
@@ -132,6 +154,7 @@ class Explainer {
       return;
     }
     if (!isSchema(node) || this.ok(node, v)) return;
+    const start = out.length;
     const push = (message: string, at = path) => out.push({ path: at, message });
     if (node.type !== undefined) {
       const types = Array.isArray(node.type) ? node.type : [node.type];
@@ -160,6 +183,69 @@ class Explainer {
       if (target === undefined) push(`unresolved reference ${node.$ref}`);
       else this.walk(target, v, path, out);
     }
+    if (out.length === start && (node.unevaluatedProperties !== undefined || node.unevaluatedItems !== undefined))
+      this.unevaluatedErrors(node, v, path, out);
+  }
+
+  /** What `unevaluatedProperties` / `unevaluatedItems` refuse: members no other keyword of `node` evaluated. */
+  private unevaluatedErrors(node: Node, v: unknown, path: string, out: ArgumentError[]): void {
+    const { unevaluatedProperties, unevaluatedItems, $id: _id, ...rest } = node;
+    const seen = this.evaluated(rest, v);
+    if (isObject(v) && unevaluatedProperties !== undefined && !seen.allProps) {
+      for (const key of Object.keys(v)) {
+        if (seen.props.has(key)) continue;
+        if (unevaluatedProperties === false) out.push({ path: child(path, key), message: "unknown field" });
+        else this.walk(unevaluatedProperties, v[key], child(path, key), out);
+      }
+    }
+    if (Array.isArray(v) && unevaluatedItems !== undefined && !seen.allItems) {
+      for (let i = seen.items; i < v.length; i++) {
+        if (seen.indexes.has(i)) continue;
+        if (unevaluatedItems === false) out.push({ path: `${path}/${i}`, message: "unexpected item" });
+        else this.walk(unevaluatedItems, v[i], `${path}/${i}`, out);
+      }
+    }
+  }
+
+  /**
+   * The members of `v` that `node` evaluates (JSON Schema 2020-12's annotations): declared and
+   * pattern properties, all of them for `additionalProperties`, a tuple's prefix, all items for
+   * `items`, the items `contains` matched; through `allOf`, the passing branches of `anyOf` /
+   * `oneOf`, `if` with `then` or `else`, `dependentSchemas` and `$ref`.
+   */
+  private evaluated(node: unknown, v: unknown, into: Evaluated = emptyEvaluated()): Evaluated {
+    if (!isSchema(node)) return into;
+    if (isObject(v)) {
+      const properties = isSchema(node.properties) ? node.properties : {};
+      for (const key of Object.keys(v)) if (Object.hasOwn(properties, key)) into.props.add(key);
+      const patterns = isSchema(node.patternProperties) ? Object.keys(node.patternProperties) : [];
+      for (const key of Object.keys(v)) if (patterns.some((p) => regex(p).test(key))) into.props.add(key);
+      if (node.additionalProperties !== undefined || node.unevaluatedProperties !== undefined) into.allProps = true;
+      if (isSchema(node.dependentSchemas)) {
+        for (const [key, s] of Object.entries(node.dependentSchemas))
+          if (Object.hasOwn(v, key) && this.ok(s, v)) this.evaluated(s, v, into);
+      }
+    }
+    if (Array.isArray(v)) {
+      const prefix = Array.isArray(node.prefixItems) ? node.prefixItems.length : 0;
+      into.items = Math.max(into.items, Math.min(prefix, v.length));
+      if (node.items !== undefined || node.unevaluatedItems !== undefined) into.allItems = true;
+      if (node.contains !== undefined) v.forEach((item, i) => this.ok(node.contains, item) && into.indexes.add(i));
+    }
+    const passing = (list: unknown) => (Array.isArray(list) ? list.filter((s) => this.ok(s, v)) : []);
+    for (const s of [...passing(node.allOf), ...passing(node.anyOf), ...passing(node.oneOf)])
+      this.evaluated(s, v, into);
+    if (node.if !== undefined) {
+      if (this.ok(node.if, v)) {
+        this.evaluated(node.if, v, into);
+        if (this.ok(node.then, v)) this.evaluated(node.then, v, into);
+      } else if (this.ok(node.else, v)) this.evaluated(node.else, v, into);
+    }
+    if (typeof node.$ref === "string") {
+      const target = this.resolve(node.$ref);
+      if (this.ok(target, v)) this.evaluated(target, v, into);
+    }
+    return into;
   }
 
   private resolve(ref: string): unknown {
