@@ -352,7 +352,7 @@ function workKind(functionName: string, url: string): string | null {
   if (/^write(Utf8String|Latin1String|AsciiString|Ucs2String|Buffer|v)$/.test(functionName))
     return "socket writes to the subscribers";
   if (functionName === "(garbage collector)") return "garbage collection";
-  if (functionName === "parseJsonLine") return "`JSON.parse` of worker lines";
+  if (functionName === "parseJsonValue" || functionName === "parseJsonLine") return "`JSON.parse` of worker lines";
   if (url.includes("/dist/")) return "pi-orch's own routing code (actor, table, log, batch, fan-out)";
   if (url.startsWith("node:"))
     return "node's streams, timers and buffers (reading pipes, decoding lines, socket bookkeeping)";

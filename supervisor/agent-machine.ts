@@ -6,7 +6,7 @@
  * every line, exit, timer and answer back as a message, so the whole life of an agent
  * can be stepped through in a test.
  */
-import { parseJsonLine, peekLineHead, withWire } from "../shared/jsonl.js";
+import { parseJsonValue, peekLineHead, withWire } from "../shared/jsonl.js";
 import { AGENT_VAR } from "../shared/proc.js";
 import {
   answerData,
@@ -68,21 +68,34 @@ const EVENTS_ACTED_ON: ReadonlySet<unknown> = new Set([
 ]);
 
 /**
+ * How far behind a forwarded event the times seen (`lastSeenAt`, `lastEventAt`) may stay:
+ * a second, or an eighth of the stall timeout when that is shorter, so a streaming agent
+ * is never taken for stalled (and a silent one is told stalled at most that much early).
+ * Each move is a copy of the whole state; a fleet of slow streamers (1,000 agents, 10
+ * events/s each) writes each agent's events 100 ms apart, and moving the times at each
+ * of them copied the state for every routed event.
+ */
+function seenResolutionMs(config: MachineConfig): number {
+  return Math.min(1_000, config.timings.stallTimeoutMs / 8);
+}
+
+/**
  * A line of the current worker: the hot path, every event of every worker comes here.
  * An event the table only logs and publishes (most of a stream: `message_update`,
- * `tool_execution_update`) takes no Step, and no copy of the state while the clock has
- * moved less than a millisecond since the times were last moved (a worker writes its
- * lines in bursts); everything else goes through a Step like any other message.
+ * `tool_execution_update`) takes no Step, and no copy of the state unless the times seen
+ * are more than `seenResolutionMs` old; everything else goes through a Step like any
+ * other message.
  */
 function lineTransition(config: MachineConfig, state: AgentState, line: string, now: number): Transition {
-  const parsed = parseJsonLine(line);
-  const value = parsed.ok ? parsed.value : undefined;
+  const value = parseJsonValue(line);
   if (isEventObject(value) && !EVENTS_ACTED_ON.has(value.type) && state.record.status !== "stalled") {
     let next = state;
-    // The shell's clock has fractions of a millisecond, so nearly every line is at a new
-    // time: a copy of the whole state for each (a tenth of a routed event's garbage) kept
-    // the times finer than anything reads them (presence and stalls count in seconds).
-    if (state.lastSeenAt === null || !(now - state.lastSeenAt < 1) || !(now - state.lastEventAt < 1)) {
+    const resolution = seenResolutionMs(config);
+    if (
+      state.lastSeenAt === null ||
+      !(now - state.lastSeenAt < resolution) ||
+      !(now - state.lastEventAt < resolution)
+    ) {
       const copy = copyState(state);
       copy.lastSeenAt = now;
       copy.lastEventAt = now;

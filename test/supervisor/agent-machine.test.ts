@@ -531,18 +531,26 @@ describe("agent table: requests and presence", () => {
       { kind: "emit", event: { type: "message_update", delta: "a" }, raw: line.trim() },
     ]);
     expect(d.state).toEqual({ ...before, lastSeenAt: d.now, lastEventAt: d.now });
-    // Another line within the same millisecond changes nothing at all: the very same state.
+    // Lines while the times are less than an eighth of the stall timeout old (125 ms here)
+    // change nothing at all: the very same state.
     const same = d.state;
     d.line({ type: "tool_execution_update", toolCallId: "t1" });
     expect(d.state).toBe(same);
     expect(d.emitted()).toEqual(["tool_execution_update"]);
-    d.now += 0.75;
+    d.now += 124.75;
     d.line({ type: "tool_execution_update", toolCallId: "t1" });
     expect(d.state).toBe(same);
-    // A millisecond after the times last moved, they move again.
+    // 125 ms after the times last moved, they move again.
     d.now += 0.25;
     d.line({ type: "tool_execution_update", toolCallId: "t1" });
     expect(d.state).toEqual({ ...same, lastSeenAt: d.now, lastEventAt: d.now });
+    // A stream of lines closer together than that keeps a busy agent from stalling all the same.
+    for (let i = 0; i < 20; i++) {
+      d.now += 100;
+      d.line({ type: "message_update", delta: "b" });
+      d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
+    }
+    expect(d.status).toBe("busy");
     d.now += 900;
     d.send({ kind: "ping_tick", gen: 1, rssBytes: null });
     expect(d.statuses()).toEqual([]);
