@@ -11,7 +11,7 @@
  * test/worker/arg-errors-cases.ts, and arguments changed at random from that table, as
  * ours does. Skipped when test/upstream is not installed.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -134,6 +134,9 @@ const CALLS: Call[] = [
   { name: "edit", arguments: { path: "a.txt", edits: "not json" } },
   { name: "edit", arguments: { path: "a.txt", edits: [{ oldText: "a" }, { oldText: ["x"], newText: "y" }] } },
   { name: "edit", arguments: { oldText: "a", newText: "b" } },
+  { name: "edit", arguments: { path: "a.txt", edits: '{"oldText":"a"}' } },
+  { name: "edit", arguments: { edits: { oldText: "a", newText: "b" } } },
+  { name: "edit", arguments: { path: "a.txt", edits: [], note: "x" } },
   { name: "write", arguments: { path: "a.txt" } },
 ];
 
@@ -170,10 +173,32 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker 
       "command: expected string, got array",
       "edits.0: expected object, got string",
       "meta.c: unknown field",
+      "Edit tool input is invalid. edits must contain at least one replacement.",
       'ran with {\\"name\\":\\"Ann\\",\\"mail\\":\\"a@b.co\\",\\"age\\":42,\\"vip\\":true,\\"tags\\":[\\"solo\\"]}',
     ])
       expect(text).toContain(line);
   }, 120_000);
+
+  it("runs an edit with fields pi's schema does not name, as pi does", async () => {
+    const t = await transcriptsOf(
+      servers,
+      dirs,
+      { pi: "1.6.0", prepareProject: (p) => writeFileSync(join(p, "a.txt"), "hello world\n") },
+      async (s) => {
+        const edit = { path: "a.txt", edits: [{ oldText: "hello", newText: "bye", replaceAll: false }], dryRun: false };
+        await s.run("edit", { toolCalls: [{ id: "e1", name: "edit", arguments: edit }] }, { text: "done" });
+        s.note(readFileSync(join(s.project, "a.txt"), "utf8"));
+      },
+    );
+    const outcome = (lines: unknown[]) =>
+      (lines as { type: string; isError?: boolean }[])
+        .filter((l) => l.type === "tool_execution_end")
+        .map((l) => l.isError);
+    expect(outcome(t.ours.lines)).toEqual([false]);
+    expect(outcome(t.upstream.lines)).toEqual([false]);
+    expect(t.ours.notes).toEqual(["bye world\n"]);
+    expect(t.upstream.notes).toEqual(t.ours.notes);
+  }, 60_000);
 
   it("words the unit table, and arguments changed at random from it, as pi-ai's validateToolArguments", async () => {
     const validation = join(PI16_PACKAGE, "../pi-ai/dist/utils/validation.js");

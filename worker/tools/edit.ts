@@ -19,20 +19,23 @@ const Replacement = Type.Object(
     }),
     newText: Type.String({ description: "The text that replaces oldText." }),
   },
-  { additionalProperties: false },
+  {},
 );
 
-/** Arguments of `edit`. */
+/**
+ * Arguments of `edit`. Open objects and no `minItems`, as pi 1.6's schema: a field pi ignores
+ * is ignored here too, and an empty `edits` fails in `execute` with pi's words, not in
+ * validation.
+ */
 export const EditParams = Type.Object(
   {
     path: Type.String({ description: "Path of the file to edit (relative to the working directory or absolute)" }),
     edits: Type.Array(Replacement, {
-      minItems: 1,
       description:
         "One or more replacements, each matched against the original file (not after the earlier ones). Merge changes that touch the same or neighbouring lines into one edit.",
     }),
   },
-  { additionalProperties: false },
+  {},
 );
 /** Arguments of `edit`, validated. */
 export type EditParams = Static<typeof EditParams>;
@@ -43,22 +46,34 @@ export interface EditDetails {
   firstChangedLine: number;
 }
 
+/** Whether `value` is one `{oldText, newText}` replacement, both strings. */
+function isSingleEdit(value: unknown): value is { oldText: string; newText: string } {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const edit = value as Record<string, unknown>;
+  return typeof edit.oldText === "string" && typeof edit.newText === "string";
+}
+
 /**
- * Reshape the argument forms models really send: `edits` as a JSON string, and a single
- * top-level `oldText`/`newText` pair (appended to `edits` if both are present).
- * Anything else passes through unchanged for the validator to judge.
+ * Reshape the argument forms models really send, as pi 1.6 does (its validation error then
+ * shows the reshaped arguments): `edits` as a JSON string of a list or of one replacement,
+ * one replacement object instead of a list, and a top-level `oldText`/`newText` pair
+ * (appended to `edits`). Anything else passes through unchanged for the validator to judge.
+ * As pi's, a reshaped `edits` is set on `raw` itself: the tool call keeps it, so the model's
+ * later requests carry its call with `edits` as a list (pi 1.6's requests, compared).
  */
 export function prepareEditArguments(raw: unknown): unknown {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return raw;
-  const args: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  const args = raw as Record<string, unknown>;
   if (typeof args.edits === "string") {
     try {
       const parsed: unknown = JSON.parse(args.edits);
       if (Array.isArray(parsed)) args.edits = parsed;
-      else if (parsed !== null && typeof parsed === "object") args.edits = [parsed];
+      else if (isSingleEdit(parsed)) args.edits = [parsed];
     } catch {
       // Leave the string: validation then says that edits must be an array.
     }
+  } else if (isSingleEdit(args.edits)) {
+    args.edits = [args.edits];
   }
   if (typeof args.oldText === "string" && typeof args.newText === "string") {
     const { oldText, newText, ...rest } = args;
@@ -95,6 +110,8 @@ async function runEdit(
   ctx: ToolContext,
   ops: EditOperations | undefined,
 ): Promise<ToolResult<EditDetails>> {
+  if (args.edits.length === 0)
+    throw new Error("Edit tool input is invalid. edits must contain at least one replacement.");
   const absolute = resolveToCwd(args.path, ctx.cwd);
   checkAborted(ctx.signal, args.path, false);
   // The queue is released only when this callback settles, and it never settles while a

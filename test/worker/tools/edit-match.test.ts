@@ -255,6 +255,29 @@ describe("edit arguments", () => {
     expect(prepareEditArguments(canonical)).toEqual(canonical);
     expect(check(prepareEditArguments({ path: "f.txt", edits: "not json" })).ok).toBe(false);
   });
+
+  it("wraps one replacement, given as an object or a JSON string, in the call's own arguments (as pi)", () => {
+    const raw = { path: "f.txt", edits: { oldText: "a", newText: "b" } };
+    expect(prepareEditArguments(raw)).toBe(raw);
+    expect(raw).toEqual({ path: "f.txt", edits: [{ oldText: "a", newText: "b" }] });
+    const text = { path: "f.txt", edits: JSON.stringify({ oldText: "a", newText: "b" }) };
+    expect(prepareEditArguments(text)).toEqual({ path: "f.txt", edits: [{ oldText: "a", newText: "b" }] });
+  });
+
+  it("leaves an object that is not a whole replacement for validation to judge", () => {
+    const half = JSON.stringify({ oldText: "a" });
+    expect(prepareEditArguments({ path: "f.txt", edits: half })).toEqual({ path: "f.txt", edits: half });
+    expect(prepareEditArguments({ path: "f.txt", edits: { oldText: "a" } })).toEqual({
+      path: "f.txt",
+      edits: { oldText: "a" },
+    });
+  });
+
+  it("accepts fields it does not name, as pi's schema does", () => {
+    expect(check({ path: "f.txt", edits: [{ oldText: "a", newText: "b", replaceAll: false }], dryRun: true }).ok).toBe(
+      true,
+    );
+  });
 });
 
 describe("editTool", () => {
@@ -280,6 +303,13 @@ describe("editTool", () => {
     const text = result.content[0]!.type === "text" ? result.content[0]!.text : "";
     expect(text).toContain("-beta\n+gamma");
     expect(result.details).toEqual({ diff: expect.stringContaining("+gamma"), firstChangedLine: 2 });
+  });
+
+  it("refuses an empty edits list with pi's words, before it looks at the file", async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-orch-edit-"));
+    await expect(editTool.execute({ path: "missing.txt", edits: [] }, context(dir))).rejects.toThrow(
+      /^Edit tool input is invalid\. edits must contain at least one replacement\.$/,
+    );
   });
 
   it("applies two parallel edits to one file, one through a symlink, both", async () => {
