@@ -6,9 +6,8 @@
  * start's CPU with its code cache, then loads only for an extension the cache cannot serve.
  * `PI_ORCH_EXTENSION_CACHE=off` loads every extension with jiti and writes nothing.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Script } from "node:vm";
 import type { Jiti } from "jiti";
 import { nodeFlagsCacheKey, userCacheDir, userCacheFile, writeKeyedCache } from "../../shared/code-cache.js";
@@ -121,15 +120,18 @@ function cacheKey(virtualModules: Record<string, unknown>): string | undefined {
 /**
  * The version of the jiti `require("jiti")` loads from here: the package.json of the first
  * `node_modules/jiti` up from this file's folder, as node looks (without createRequire and
- * its resolver, ~1 ms of a start).
+ * its resolver, ~1 ms of a start). A folder without one is passed over by existsSync, which
+ * throws nothing: the error a failed read makes cost a start with extensions ~1 ms of CPU
+ * (two folders, dist/cli's and dist's, before the package's).
  */
 function jitiVersion(): string | undefined {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    const file = join(dir, "node_modules", "jiti", "package.json");
     let text: string | undefined;
     try {
-      text = readFileSync(join(dir, "node_modules", "jiti", "package.json"), "utf8");
+      if (existsSync(file)) text = readFileSync(file, "utf8");
     } catch {
-      // Not in this folder's node_modules: the next one up.
+      // Unreadable: as if it were not there, the next one up.
     }
     if (text !== undefined) {
       try {
