@@ -131,6 +131,8 @@ const CALLS: Call[] = [
   { name: "read", arguments: {} },
   { name: "read", arguments: { path: { file: "a.txt" } } },
   { name: "bash", arguments: { command: ["ls", "-la"], timeout: "soon" } },
+  { name: "bash", arguments: { command: "echo ran", timeout: 0 } },
+  { name: "bash", arguments: { command: "echo ran", timeout: "3000000" } },
   { name: "edit", arguments: { path: "a.txt", edits: "not json" } },
   { name: "edit", arguments: { path: "a.txt", edits: [{ oldText: "a" }, { oldText: ["x"], newText: "y" }] } },
   { name: "edit", arguments: { oldText: "a", newText: "b" } },
@@ -174,6 +176,8 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker 
       "edits.0: expected object, got string",
       "meta.c: unknown field",
       "Edit tool input is invalid. edits must contain at least one replacement.",
+      "Invalid timeout: must be a finite number of seconds",
+      "Invalid timeout: maximum is 2147483.647 seconds",
       'ran with {\\"name\\":\\"Ann\\",\\"mail\\":\\"a@b.co\\",\\"age\\":42,\\"vip\\":true,\\"tags\\":[\\"solo\\"]}',
     ])
       expect(text).toContain(line);

@@ -424,6 +424,21 @@ export async function runBash(command: string, options: RunBashOptions): Promise
   };
 }
 
+/** The longest timeout a timer takes (ms), pi's bound for a local command. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * A local command's timeout in ms, checked as pi 1.6 checks it when the command would
+ * start (its schema takes any number): finite, above zero, at most MAX_TIMEOUT_MS.
+ */
+function localTimeoutMs(timeout: number | undefined): number | undefined {
+  if (timeout === undefined) return undefined;
+  if (!Number.isFinite(timeout) || timeout <= 0) throw new Error("Invalid timeout: must be a finite number of seconds");
+  const ms = timeout * 1000;
+  if (ms > MAX_TIMEOUT_MS) throw new Error(`Invalid timeout: maximum is ${MAX_TIMEOUT_MS / 1000} seconds`);
+  return ms;
+}
+
 /**
  * pi's `createLocalBashOperations`: the local shell backend (own process group, the
  * whole tree killed on abort or timeout) behind the `BashOperations` contract, for
@@ -432,11 +447,12 @@ export async function runBash(command: string, options: RunBashOptions): Promise
 export function createLocalBashOperations(): BashOperations {
   return {
     async exec(command, cwd, { onData, signal, timeout, env }) {
+      const timeoutMs = localTimeoutMs(timeout);
       const exit = await spawnShell(command, {
         cwd,
         signal: signal ?? new AbortController().signal,
         onData: (chunk) => onData(chunk),
-        ...(timeout !== undefined && timeout > 0 ? { timeoutMs: timeout * 1000 } : {}),
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
         ...(env ? { env } : {}),
       });
       if (exit.cancelled) throw new Error("aborted");
@@ -449,9 +465,7 @@ export function createLocalBashOperations(): BashOperations {
 /** Arguments of `bash`. */
 export const BashParams = Type.Object({
   command: Type.String({ description: "Bash command to execute" }),
-  timeout: Type.Optional(
-    Type.Number({ exclusiveMinimum: 0, description: "Timeout in seconds (optional, no default timeout)" }),
-  ),
+  timeout: Type.Optional(Type.Number({ description: "Timeout in seconds (optional, no default timeout)" })),
 });
 /** Arguments of `bash`, validated. */
 export type BashParams = Static<typeof BashParams>;
@@ -545,13 +559,16 @@ async function executeBash(
   const base: BashSpawnContext = { command, cwd: ctx.cwd, env: withSessionEnv(toolEnv(), session) };
   const spawnAs = options.spawnHook ? options.spawnHook(base) : base;
   ctx.onUpdate?.({ content: [] });
+  // Operations of an extension get the timeout as the model gave it, as in pi.
+  const timeoutMs =
+    options.operations && args.timeout !== undefined ? args.timeout * 1000 : localTimeoutMs(args.timeout);
   const startedAt = performance.now();
   const run = await runBash(spawnAs.command, {
     cwd: spawnAs.cwd,
     env: spawnAs.env,
     ...(options.operations ? { operations: options.operations } : {}),
     signal: ctx.signal,
-    ...(args.timeout !== undefined ? { timeoutMs: args.timeout * 1000 } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(ctx.onUpdate
       ? {
           onUpdate: (tail: string, snap: OutputSnapshot) =>

@@ -252,6 +252,15 @@ describe("bash tool", () => {
     expect(() => process.kill(Number(pid), 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
   });
 
+  it.each([
+    [0, "Invalid timeout: must be a finite number of seconds"],
+    [-5, "Invalid timeout: must be a finite number of seconds"],
+    [3_000_000, "Invalid timeout: maximum is 2147483.647 seconds"],
+  ])("refuses a timeout of %s seconds before it starts the command, in pi's words", async (timeout, message) => {
+    const { ctx } = recordingContext();
+    await expect(bashTool.execute({ command: "echo ran", timeout }, ctx)).rejects.toThrow(new RegExp(`^${message}$`));
+  });
+
   it("kills `sleep 60` on abort", async () => {
     const controller = new AbortController();
     const { ctx, waitForUpdate } = recordingContext(controller.signal);
