@@ -4,9 +4,10 @@
  * one `  - path: message` line per problem, then the arguments), its `details: {}` and
  * `isError`, and pi's coercion before the check. The same mock model script calls an
  * extension's tools (TypeBox with formats, nested objects, unions, enums, a closed
- * intersection; a plain JSON Schema with type lists, references and dependencies) and the
- * built-in read, edit, bash and write with wrong types; the transcripts (events, messages,
- * and what the next request carries to the model) must be equal. Then pi's own validation function (pi-ai's
+ * intersection; a plain JSON Schema with type lists, references and dependencies), the
+ * built-in read, edit, bash and write with wrong types, and a tool that does not exist; the
+ * transcripts (events, messages, and what the next request carries to the model) must be
+ * equal. Then pi's own validation function (pi-ai's
  * `validateToolArguments`, which its agent loop calls) words the unit table of
  * test/worker/arg-errors-cases.ts, and arguments changed at random from that table, as
  * ours does. Skipped when test/upstream is not installed.
@@ -140,6 +141,7 @@ const CALLS: Call[] = [
   { name: "edit", arguments: { edits: { oldText: "a", newText: "b" } } },
   { name: "edit", arguments: { path: "a.txt", edits: [], note: "x" } },
   { name: "write", arguments: { path: "a.txt" } },
+  { name: "teleport", arguments: { to: "mars" } },
 ];
 
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker and upstream pi 1.6.0", () => {
@@ -178,6 +180,7 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker 
       "Edit tool input is invalid. edits must contain at least one replacement.",
       "Invalid timeout: must be a finite number of seconds",
       "Invalid timeout: maximum is 2147483.647 seconds",
+      "Tool teleport not found",
       'ran with {\\"name\\":\\"Ann\\",\\"mail\\":\\"a@b.co\\",\\"age\\":42,\\"vip\\":true,\\"tags\\":[\\"solo\\"]}',
     ])
       expect(text).toContain(line);

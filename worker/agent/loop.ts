@@ -461,10 +461,8 @@ async function prepareCall(
   const tool = tools.find((t) => t.name === call.name);
   const cutOff = cutOffToolCallError(assistant, call);
   if (cutOff) return { call, tool, args: call.arguments, rejected: cutOff };
-  if (!tool) {
-    const names = tools.map((t) => t.name).join(", ") || "none";
-    return { call, args: call.arguments, rejected: `Tool "${call.name}" not found. Available tools: ${names}.` };
-  }
+  // pi 1.6's words, not a list of the tools: the request declares them already.
+  if (!tool) return { call, args: call.arguments, rejected: `Tool ${call.name} not found` };
   if ("__invalidArguments" in call.arguments) {
     return {
       call,
