@@ -101,11 +101,17 @@ export function medianOther(readings: (LoadReading | null)[]): LoadReading | nul
 
 /** CPU time (user + system) one process has used so far, in ms; NaN when it is gone. */
 export function processCpuMs(pid: number): number {
+  const { user, kernel } = processCpuSplitMs(pid);
+  return user + kernel;
+}
+
+/** CPU time one process has used so far in its own code (`user`) and in the kernel's system calls for it (`kernel`), in ms; NaN when it is gone. */
+export function processCpuSplitMs(pid: number): { user: number; kernel: number } {
   try {
     const rest = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = rest.slice(rest.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    return { user: Number(fields[11]) * TICK_MS, kernel: Number(fields[12]) * TICK_MS };
   } catch {
-    return NaN;
+    return { user: NaN, kernel: NaN };
   }
 }

@@ -4,16 +4,16 @@
  * adds between a worker's stdout and a subscriber), beside a bare relay. Fleets of idle
  * agents (spawn, `list`, memory, teardown) are bench/fleet.ts.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { IpcClient } from "../ipc/client.js";
 import type { IpcStreamMessage } from "../shared/schema/ipc.js";
 import { DEFAULT_SUPERVISOR_NODE_FLAGS } from "../cli/serve/node-flags.js";
 import { DEFAULT_WORKER_NICE, lowerWorkerPriority } from "../supervisor/priority.js";
-import { fmtOther, medianOther, processCpuMs, startLoadMeter, type LoadReading } from "./load.js";
+import { fmtOther, medianOther, processCpuSplitMs, startLoadMeter, type LoadReading } from "./load.js";
 import { fmt, median, percentile, table } from "./stats.js";
 import { startServe, type Serve } from "./support.js";
 
@@ -25,6 +25,11 @@ const RATES = [10_000, 20_000];
 /** The fleet row: this many agents (BENCH_ROUTE_FLEET, 0 for none), each streaming `FLEET_RATE` events/s. */
 const FLEET_AGENTS = Number(process.env.BENCH_ROUTE_FLEET ?? 1000);
 const FLEET_RATE = 10;
+/**
+ * Another checkout, built (BENCH_ROUTE_BEFORE=DIR): its `pi-orch serve` runs as one more
+ * variant, interleaved with ours, so a change is measured before and after in one run.
+ */
+const BEFORE = process.env.BENCH_ROUTE_BEFORE ? resolve(process.env.BENCH_ROUTE_BEFORE) : null;
 
 /** High-resolution wall clock in ms, comparable across processes on one machine. */
 const now = () => performance.timeOrigin + performance.now();
@@ -119,6 +124,8 @@ interface RouteResult {
   load: LoadReading | null;
   /** CPU the router (the supervisor or the relay) used per 1,000 routed events, in ms. */
   routerMsPerK: number;
+  /** Of it, in the kernel (system calls: pipe reads, log and socket writes, polls). */
+  kernelMsPerK: number;
   /** The counted window, in `performance.now()` ms of this process. */
   window: [number, number];
 }
@@ -160,7 +167,7 @@ async function route(
   await new Promise((r) => setTimeout(r, 1000));
   counting = true;
   const endLoad = startLoadMeter();
-  const cpu0 = processCpuMs(serve.proc.pid!);
+  const cpu0 = processCpuSplitMs(serve.proc.pid!);
   const t0 = performance.now();
   const until = t0 + ROUTE_SECONDS * 1000;
   while (performance.now() < until) {
@@ -175,7 +182,7 @@ async function route(
   const t1 = performance.now();
   const seconds = (t1 - t0) / 1000;
   const load = endLoad();
-  const routerMs = processCpuMs(serve.proc.pid!) - cpu0;
+  const cpu1 = processCpuSplitMs(serve.proc.pid!);
   await Promise.all(names.map((n) => serve.client.rpc(n, { type: "abort" }).catch(() => {})));
   for (const sub of subscribers) await sub.close();
   // Events per second through the supervisor: what one subscriber received.
@@ -185,7 +192,8 @@ async function route(
     latencies,
     lagged,
     load,
-    routerMsPerK: (routerMs / routed) * 1000,
+    routerMsPerK: ((cpu1.user + cpu1.kernel - cpu0.user - cpu0.kernel) / routed) * 1000,
+    kernelMsPerK: ((cpu1.kernel - cpu0.kernel) / routed) * 1000,
     window: [t0, t1],
   };
 }
@@ -209,8 +217,9 @@ async function routeFaux(): Promise<RouteResult> {
  * `agents` paced workers (16 by default) stamping each event, at `total` events/s across
  * all of them, under a supervisor whose workers run at `nice`; `nodeArgs` go to the
  * supervisor's node (by default the auto-start's), `onServe` sees it started (an
- * experiment reading its output). Each worker wakes at most every 5 ms, and no more
- * often than it has an event to write (a fleet of slow streamers is not a fleet of busy timers).
+ * experiment reading its output), `orch` is the built `pi-orch` to run (default ours).
+ * Each worker wakes at most every 5 ms, and no more often than it has an event to write
+ * (a fleet of slow streamers is not a fleet of busy timers).
  */
 export async function routePaced(
   total: number,
@@ -218,6 +227,7 @@ export async function routePaced(
   nodeArgs?: readonly string[],
   onServe?: (serve: Serve) => void,
   agents = STREAMERS,
+  orch?: string,
 ): Promise<RouteResult> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-paced-"));
   const worker = join(dir, "paced-worker.cjs");
@@ -231,6 +241,7 @@ export async function routePaced(
         PI_ORCH_WORKER_NICE: String(nice),
       },
       nodeArgs,
+      orch,
     );
     onServe?.(serve);
     try {
@@ -303,14 +314,14 @@ export async function routeRelay(total: number, nice: number, durable = false): 
     await new Promise((r) => setTimeout(r, 1000));
     counting = true;
     const endLoad = startLoadMeter();
-    const cpu0 = processCpuMs(relay.pid!);
+    const cpu0 = processCpuSplitMs(relay.pid!);
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, ROUTE_SECONDS * 1000));
     counting = false;
     const t1 = performance.now();
     const seconds = (t1 - t0) / 1000;
     const load = endLoad();
-    const routerMs = processCpuMs(relay.pid!) - cpu0;
+    const cpu1 = processCpuSplitMs(relay.pid!);
     subscribers[0]!.write("abort\n");
     const routed = events / subscribers.length;
     return {
@@ -318,7 +329,8 @@ export async function routeRelay(total: number, nice: number, durable = false): 
       latencies,
       lagged: 0,
       load,
-      routerMsPerK: (routerMs / routed) * 1000,
+      routerMsPerK: ((cpu1.user + cpu1.kernel - cpu0.user - cpu0.kernel) / routed) * 1000,
+      kernelMsPerK: ((cpu1.kernel - cpu0.kernel) / routed) * 1000,
       window: [t0, t1],
     };
   } finally {
@@ -427,6 +439,16 @@ export async function run(): Promise<string> {
       go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE),
       maxRuns: Infinity,
     },
+    ...(BEFORE
+      ? [
+          {
+            label: `\`pi-orch serve\` of ${beforeName(BEFORE)} (BENCH_ROUTE_BEFORE, before), workers at nice ${DEFAULT_WORKER_NICE}`,
+            go: (rate: number) =>
+              routePaced(rate, DEFAULT_WORKER_NICE, undefined, undefined, STREAMERS, beforeOrch(BEFORE)),
+            maxRuns: Infinity,
+          },
+        ]
+      : []),
     {
       label: '`pi-orch serve`, node\'s default young generation (PI_ORCH_SUPERVISOR_NODE_FLAGS="", before)',
       go: (rate: number) => routePaced(rate, DEFAULT_WORKER_NICE, []),
@@ -473,6 +495,7 @@ export async function run(): Promise<string> {
         runs.map((x) => fmt(p99(x), 1)).join(", "),
         String(r.lagged),
         fmt(median(runs.map((x) => x.routerMsPerK)), 1),
+        fmt(median(runs.map((x) => x.kernelMsPerK)), 1),
         fmtOther(medianOther(runs.map((x) => x.load))),
       ]);
     }
@@ -510,7 +533,10 @@ export async function run(): Promise<string> {
         )} by p99 (every run's p99 listed; the "before" rows 3 runs, the one at nice 0 only at 10,000/s), the variants interleaved; ` +
       `\`pi-orch serve\` runs with the node flags a command's auto-start gives it (${DEFAULT_SUPERVISOR_NODE_FLAGS.join(" ")}; the "default young generation" row without them); ` +
       "\"p99 vs relay\" is the median over the rounds of the row's p99 over the bare relay's p99 in the same round, so a swing of the machine's load hits both sides of each ratio; " +
-      "Router CPU is the supervisor's (or the relay's) own CPU time per 1,000 routed events, which the machine's load does not change much; " +
+      "Router CPU is the supervisor's (or the relay's) own CPU time per 1,000 routed events, which the machine's load does not change much, and the part of it the kernel spent in its system calls (pipe reads, log and socket writes, polls: /proc's stime); " +
+      (BEFORE
+        ? `the "before" row with BENCH_ROUTE_BEFORE runs the \`pi-orch serve\` built in ${beforeName(BEFORE)}, interleaved with ours; `
+        : "") +
       "other CPU = busy cores of everything but this benchmark's own processes during the counted window (the machine is shared).",
     "",
     table(
@@ -523,6 +549,7 @@ export async function run(): Promise<string> {
         "p99 of each run (ms)",
         "lagged events",
         "router CPU per 1,000 events (ms)",
+        "of it in the kernel (ms)",
         "other CPU (cores)",
       ],
       pacedRows,
@@ -548,6 +575,7 @@ export async function run(): Promise<string> {
               "p99 (ms)",
               "lagged events",
               "router CPU per 1,000 events (ms)",
+              "of it in the kernel (ms)",
               "other CPU (cores)",
             ],
             [
@@ -558,6 +586,7 @@ export async function run(): Promise<string> {
                 fmt(percentile(fleet.latencies, 99), 2),
                 String(fleet.lagged),
                 fmt(fleet.routerMsPerK, 1),
+                fmt(fleet.kernelMsPerK, 1),
                 fmtOther(fleet.load),
               ],
             ],
@@ -586,4 +615,24 @@ export async function run(): Promise<string> {
     `Target: routing p99 at 10,000 events/s at most 1.5× the bare relay (measured ${fmt(ratio10k, 2)}×: ${ratio10k <= 1.5 ? "met" : "missed"}). ` +
       `Routing p99: ${ratios.join("; ")}.`,
   ].join("\n");
+}
+
+/** The built `pi-orch` of the checkout in `dir`; refused, saying what to do, when it is not built. */
+function beforeOrch(dir: string): string {
+  const orch = join(dir, "dist/cli/pi-orch.js");
+  if (!existsSync(orch))
+    throw new Error(`BENCH_ROUTE_BEFORE=${dir} has no dist/cli/pi-orch.js: build that checkout first (npm ci there)`);
+  return orch;
+}
+
+/** How a row names the checkout of BENCH_ROUTE_BEFORE: its commit when it is a git checkout, else its folder. */
+function beforeName(dir: string): string {
+  try {
+    return execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+  } catch {
+    return dir;
+  }
 }

@@ -27,14 +27,16 @@ export interface Serve {
 /**
  * Start `pi-orch serve` on a temp home and connect to it; nothing is left behind if it
  * fails to start. `nodeArgs` go to node before the script: by default the flags a
- * command's auto-start gives the supervisor (`PI_ORCH_SUPERVISOR_NODE_FLAGS`).
+ * command's auto-start gives the supervisor (`PI_ORCH_SUPERVISOR_NODE_FLAGS`). `orch` is
+ * the built `pi-orch` to start (another checkout's, for a before/after in one run).
  */
 export async function startServe(
   env: NodeJS.ProcessEnv = {},
   nodeArgs: readonly string[] = supervisorNodeFlags(),
+  orch: string = PI_ORCH,
 ): Promise<Serve> {
   const home = mkdtempSync(join(tmpdir(), "pi-bench-orch-"));
-  const proc = spawn(process.execPath, [...nodeArgs, PI_ORCH, "--home", home, "serve"], {
+  const proc = spawn(process.execPath, [...nodeArgs, orch, "--home", home, "serve"], {
     env: { ...process.env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
