@@ -765,7 +765,7 @@ describe("recorded streams through the agent loop", () => {
     );
   }
 
-  it("a tool call cut off by max_tokens is not run; its error result says so", async () => {
+  it("a tool call cut off by max_tokens is not run; its error result says so, in pi 1.6's words", async () => {
     const s = server!;
     s.enqueue(
       { replay: { body: recording("hand-made.anthropic-max-tokens-in-tool-call.chunks.txt", "anthropic-messages") } },
@@ -777,9 +777,13 @@ describe("recorded streams through the agent loop", () => {
     expect(writes).toEqual([]);
     const result = agent.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
     expect(result.isError).toBe(true);
-    expect((result.content[0] as { text: string }).text).toMatch(
-      /^The tool call "write" was cut off by the output token limit before its arguments were complete, so it was not run\./,
-    );
+    expect(result.content).toEqual([
+      {
+        type: "text",
+        text: 'Tool call "write" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.',
+      },
+    ]);
+    expect(result.details).toEqual({});
     const next = s.requests[1].body.messages;
     expect(next[1].content).toEqual([
       {

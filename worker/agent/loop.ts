@@ -24,7 +24,6 @@ import type {
   ToolSpec,
 } from "../types.js";
 import type { AgentContextView, Emit, InjectSource, LoopConfig, ResponseFailure } from "./types.js";
-import { cutOffToolCallError } from "../providers/message-builder.js";
 import { createInitialSystemMessage, getCurrentSystemPrompt, getCurrentTools } from "../providers/transcript.js";
 
 /** The longest a streamed reply runs without letting the event loop read input (ms). */
@@ -96,9 +95,11 @@ export async function runAgentLoop(
 
       const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");
       const batch =
-        calls.length > 0
-          ? await executeToolCalls(assistant, calls, context, config, emit)
-          : { messages: [], terminate: false };
+        calls.length === 0
+          ? { messages: [], terminate: false }
+          : assistant.stopReason === "length"
+            ? await failCutOffCalls(calls, config, emit)
+            : await executeToolCalls(assistant, calls, context, config, emit);
       const toolResults = batch.messages;
       for (const result of toolResults) {
         context.push(result);
@@ -427,6 +428,30 @@ async function executeToolCalls(
   return { messages, terminate: outcomes.every((o) => o.result.terminate === true) };
 }
 
+/**
+ * The calls of a reply the output token limit cut off, none of them run (pi 1.6's
+ * `failToolCallsFromTruncatedMessage`): any of them may carry arguments the model never
+ * finished, even ones that parse and validate, so each gets pi's error result, with no
+ * check and no hook.
+ */
+async function failCutOffCalls(
+  calls: ToolCall[],
+  config: LoopConfig,
+  emit: Emit,
+): Promise<{ messages: ToolResultMessage[]; terminate: boolean }> {
+  const messages: ToolResultMessage[] = [];
+  for (const call of calls) {
+    emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
+    const text =
+      `Tool call "${call.name}" was not executed: the response hit the output token limit, so its arguments ` +
+      "may be truncated. Re-issue the tool call with complete arguments.";
+    const outcome: ToolOutcome = { result: { ...textResult(text), details: {} }, isError: true };
+    emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, ...outcome });
+    messages.push(await resultMessage({ call, args: call.arguments }, outcome, config, emit));
+  }
+  return { messages, terminate: false };
+}
+
 /** The tool result message of a finished call, through `finalizeMessage`, with its events. */
 async function resultMessage(
   p: PreparedCall,
@@ -459,8 +484,6 @@ async function prepareCall(
   config: LoopConfig,
 ): Promise<PreparedCall> {
   const tool = tools.find((t) => t.name === call.name);
-  const cutOff = cutOffToolCallError(assistant, call);
-  if (cutOff) return { call, tool, args: call.arguments, rejected: cutOff };
   // pi 1.6's words, not a list of the tools: the request declares them already.
   if (!tool) return { call, args: call.arguments, rejected: `Tool ${call.name} not found` };
   if ("__invalidArguments" in call.arguments) {

@@ -149,8 +149,8 @@ export class MessageBuilder {
   /**
    * Finish successfully. `stopReason` becomes `toolUse` when the message has tool calls.
    * On `length` the last tool call was cut off by the output limit: it keeps the
-   * arguments the model wrote so far (never a shape it did not write), and the agent
-   * loop does not run it (see `cutOffToolCallError`).
+   * arguments the model wrote so far (never a shape it did not write); the agent loop
+   * runs none of the message's calls.
    */
   done(reason: StopReason = "stop"): ProviderEvent[] {
     const out: ProviderEvent[] = [];
@@ -236,18 +236,4 @@ export function parsePartialJson(raw: string): Record<string, unknown> {
     }
   }
   return {};
-}
-
-/**
- * The error result for a tool call the output limit cut off, or null for a complete
- * call. Only the last block of a message stopped by `length` can be cut off; running
- * it would act on input the model never finished (a `write` with half its content).
- */
-export function cutOffToolCallError(message: AssistantMessage, call: ToolCall): string | null {
-  if (message.stopReason !== "length" || message.content.at(-1) !== call) return null;
-  return (
-    `The tool call "${call.name}" was cut off by the output token limit before its arguments were complete, so it was not run. ` +
-    `Arguments received so far: ${JSON.stringify(call.arguments).slice(0, 500)}. ` +
-    "Make the call again with complete arguments, in smaller pieces if they are long."
-  );
 }
