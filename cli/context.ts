@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, fstatSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { IpcClient, IpcClientError } from "../ipc/client.js";
+import type { IpcClient } from "../ipc/client.js";
 import { logsDir, piOrchHome, supervisorLogPath } from "../shared/paths.js";
 import { piOrchCommand } from "../shared/cli-hint.js";
 import { openLogNoFollow } from "../shared/safe-open.js";
@@ -113,6 +113,9 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
     client: async (opts = {}) => {
       refuseFromAgent(process.env);
       const autostart = opts.autostart ?? globals().autostart ?? true;
+      // Loaded here, not at start: the client brings the wire schemas and typebox, which
+      // `--help`, `--version` and a usage error never need (cli/pi-orch.ts).
+      const { IpcClient, IpcClientError } = await import("../ipc/client.js");
       try {
         return await IpcClient.connect({ home: home(), homeFlag: homeFlag() });
       } catch (err) {
@@ -133,6 +136,7 @@ export function createContext(globals: () => GlobalOptions, selfBin: string): Cl
  * until its socket answers (up to 10 s).
  */
 async function startInBackground(home: string, homeFlag: string | undefined, selfBin: string): Promise<IpcClient> {
+  const { IpcClient, IpcClientError } = await import("../ipc/client.js");
   const problem = nodeFlagsProblem(process.env);
   if (problem) throw new CliError(problem);
   mkdirSync(home, { recursive: true, mode: 0o700 });

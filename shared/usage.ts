@@ -1,23 +1,10 @@
 /**
  * Tokens and cost, summed from the `usage` of a worker's assistant messages (pi's shape:
  * `input`, `output`, `cacheRead`, `cacheWrite`, `totalTokens`, `cost.total` in dollars as
- * the worker priced it), and how every client shows them. Pure.
+ * the worker priced it), and how every client shows them. Pure, and free of typebox: the
+ * CLI's tables use it without loading the schemas (its schema is in shared/schema/agent.ts).
  */
-import type { Static } from "typebox";
-import * as Type from "typebox/type";
-
-/** Tokens and cost so far: per agent in its record, per task in a run report. */
-export const Usage = Type.Object({
-  input: Type.Number(),
-  output: Type.Number(),
-  cacheRead: Type.Number(),
-  cacheWrite: Type.Number(),
-  /** As the worker counted them (`totalTokens`), else input + output + cache. */
-  total: Type.Number(),
-  /** Dollars, as the worker priced the model (0 for a model without prices, such as faux). */
-  cost: Type.Number(),
-});
-export type Usage = Static<typeof Usage>;
+import type { Usage } from "./schema/agent.js";
 
 /** No usage yet. */
 export const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, cost: 0 });

@@ -33,7 +33,13 @@ import { buildWorkerArgv, defaultWorkerCommand } from "./worker-command.js";
 import { WorkerSnapshots } from "./worker-snapshot.js";
 import { KeyStore, withoutApiKey } from "./key-store.js";
 import { parseSandboxMode, SANDBOX_DEFAULT_VAR, type SandboxMode, sandboxSupport } from "../shared/sandbox.js";
-import { createWorktree, removeWorktree, worktreeDirty, type CreatedWorktree, type DeleteBranch } from "./worktrees.js";
+import type { CreatedWorktree, DeleteBranch } from "./worktrees.js";
+
+/**
+ * The worktree operations (git through execa, ~25 ms of CPU to load): loaded by the first
+ * agent with a worktree, not by every supervisor's start.
+ */
+const worktreeOps = () => import("./worktrees.js");
 
 /** Options of a supervisor; everything but `home` has a default. */
 export interface SupervisorOptions {
@@ -414,10 +420,13 @@ export class Supervisor {
     opts = { ...opts, sandbox: this.sandboxFor(opts.sandbox) };
     if (!opts.worktree) return reply.resolve({ actor: this.createAgent(name, cwd, opts), reusedWorktree: false });
     this.reserved.add(name);
-    createWorktree({ ...opts.worktree, worktreesDir: this.worktreesDir, cwd, name }).then(
-      (made) => this.mailbox.post({ kind: "spawn_done", name, opts, made, error: null, reply }),
-      (error: unknown) => this.mailbox.post({ kind: "spawn_done", name, opts, made: null, error, reply }),
-    );
+    const worktree = opts.worktree;
+    worktreeOps()
+      .then((git) => git.createWorktree({ ...worktree, worktreesDir: this.worktreesDir, cwd, name }))
+      .then(
+        (made) => this.mailbox.post({ kind: "spawn_done", name, opts, made, error: null, reply }),
+        (error: unknown) => this.mailbox.post({ kind: "spawn_done", name, opts, made: null, error, reply }),
+      );
   }
 
   private onSpawnDone(m: Extract<RootMessage, { kind: "spawn_done" }>): void {
@@ -428,7 +437,7 @@ export class Supervisor {
       // A worktree an earlier run left is the user's to keep; only a new one goes.
       const cleanup = made.reused
         ? Promise.resolve()
-        : removeWorktree(made.worktree, { force: true, deleteBranch: true });
+        : worktreeOps().then((git) => git.removeWorktree(made.worktree, { force: true, deleteBranch: true }));
       void cleanup
         .catch(() => undefined)
         .then(() =>
@@ -493,7 +502,8 @@ export class Supervisor {
     this.removing.add(name);
     const worktree = actor.toRecord().worktree;
     const work = async () => {
-      if (worktree && !opts.force && (await worktreeDirty(worktree))) {
+      const git = worktree ? await worktreeOps() : null;
+      if (worktree && git && !opts.force && (await git.worktreeDirty(worktree))) {
         throw new OrchError(
           "busy",
           `agent "${name}" has uncommitted changes in its worktree ${worktree.path}; see them with pi-orch diff ${name}, ` +
@@ -502,7 +512,7 @@ export class Supervisor {
       }
       // Stopped whatever its status now: a restart accepted before the removal may have started a worker.
       await actor.stop();
-      if (worktree) await removeWorktree(worktree, { force: opts.force, deleteBranch: opts.deleteBranch });
+      if (worktree && git) await git.removeWorktree(worktree, { force: opts.force, deleteBranch: opts.deleteBranch });
     };
     work().then(
       () => this.mailbox.post({ kind: "remove_done", name, error: null, reply }),

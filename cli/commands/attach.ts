@@ -5,7 +5,6 @@ import type { IpcStreamMessage } from "../../shared/schema/ipc.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { colorStatus } from "./format.js";
 import { nonNegativeInt } from "./options.js";
-import { TranscriptRenderer } from "./transcript.js";
 
 /** Register `attach`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -41,6 +40,7 @@ Examples:
               2,
             );
           }
+          const { TranscriptRenderer } = await import("./transcript.js");
           const renderer = new TranscriptRenderer({ write: (s) => ctx.write(s), colors: ctx.color });
           let lastSeq = opts.since ?? info.lastSeq;
           const onMessage = (m: IpcStreamMessage) => {

@@ -1,7 +1,6 @@
 /** `pi-orch diff NAME [--stat]`: an agent's changes in its worktree against the commit it started from. */
 import type { Command } from "commander";
 import type { AgentInfo } from "../../shared/schema/agent.js";
-import { changedFiles, diffWorktree } from "../../supervisor/worktrees.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 
 /** Register `diff`. */
@@ -39,6 +38,7 @@ Examples:
             `agent "${info.name}" has no worktree (it works in ${info.cwd}); use git diff there, or spawn agents with --worktree`,
           );
         }
+        const { changedFiles, diffWorktree } = await import("../../supervisor/worktrees.js");
         if (opts.json) {
           const [files, diff] = await Promise.all([changedFiles(wt), diffWorktree(wt, { stat: opts.stat })]);
           ctx.json({ name: info.name, worktree: wt, files, diff });

@@ -5,7 +5,6 @@ import { damagedRegistries } from "../../shared/paths.js";
 import type { AgentInfo } from "../../shared/schema/agent.js";
 import { runAction, type CliContext } from "../context.js";
 import { agentTable, fleetLine } from "./format.js";
-import { withResolvedModel } from "./live-model.js";
 import { worktreeChangeCounts } from "./worktree-changes.js";
 
 /**
@@ -70,6 +69,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
+          const { withResolvedModel } = await import("./live-model.js");
           const listed = await client.list();
           const [agents, changes] = await Promise.all([
             Promise.all(listed.map((a) => withResolvedModel(client, a))),

@@ -6,12 +6,9 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { findAgentRef } from "../../shared/agent-name.js";
-import { LogLineReader } from "../../shared/event-replay.js";
 import { agentLogPaths, logsDir, registryPath } from "../../shared/paths.js";
-import { AgentRef } from "../../shared/schema/agent.js";
-import { checker } from "../../shared/validate.js";
+import type { AgentRef } from "../../shared/schema/agent.js";
 import { CliError, runAction, type CliContext } from "../context.js";
-import { TranscriptRenderer } from "./transcript.js";
 
 /** Register `logs`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -42,6 +39,10 @@ Examples:
           ctx.err(`pi-orch: ${name} has no ${opts.stderr ? "stderr" : "event"} log yet (${path})`);
           return 0;
         }
+        const [{ TranscriptRenderer }, { LogLineReader }] = await Promise.all([
+          import("./transcript.js"),
+          import("../../shared/event-replay.js"),
+        ]);
         const renderer = new TranscriptRenderer({ write: (s) => ctx.write(s), colors: ctx.color });
         const reader = new LogLineReader();
         let partial = "";
@@ -106,7 +107,7 @@ async function resolveName(ctx: CliContext, ref: string): Promise<string> {
   } catch (err) {
     if (!(err instanceof CliError)) throw err;
   }
-  const agents = registeredAgents(ctx.home());
+  const agents = await registeredAgents(ctx.home());
   if (agents.length === 0 && existsSync(agentLogPaths(logsDir(ctx.home()), ref).events)) return ref;
   const found = findAgentRef(agents, ref);
   if ("problem" in found) throw new CliError(found.problem);
@@ -117,7 +118,7 @@ async function resolveName(ctx: CliContext, ref: string): Promise<string> {
  * The names and ids in agents.json, read only: a damaged file is the supervisor's to set
  * aside and salvage, so here it gives none (and a name with a log is still found).
  */
-function registeredAgents(home: string): AgentRef[] {
+async function registeredAgents(home: string): Promise<AgentRef[]> {
   let rows: unknown;
   try {
     rows = (JSON.parse(readFileSync(registryPath(home), "utf8")) as { agents?: unknown } | null)?.agents;
@@ -125,6 +126,10 @@ function registeredAgents(home: string): AgentRef[] {
     return [];
   }
   if (!Array.isArray(rows)) return [];
+  const [{ AgentRef }, { checker }] = await Promise.all([
+    import("../../shared/schema/agent.js"),
+    import("../../shared/validate.js"),
+  ]);
   const check = checker(AgentRef);
   return rows.flatMap((row) => {
     const checked = check(row);

@@ -6,15 +6,14 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { CliError, runAction, type CliContext } from "../context.js";
-import { mergeReports, MergeError, parseReport, type SourcedReport } from "../run/report-merge.js";
-import { emitReport, type ReportFlags } from "../run/report-output.js";
-import { loadTaskFile, TaskFileError } from "../run/tasks.js";
+import type { SourcedReport } from "../run/report-merge.js";
+import type { ReportFlags } from "../run/report-output.js";
 
 interface MergeFlags extends ReportFlags {
   tasks?: string;
 }
 
-function readReport(path: string): SourcedReport {
+function readReport(path: string, parseReport: (text: string, path: string) => SourcedReport["report"]): SourcedReport {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -29,8 +28,10 @@ function readReport(path: string): SourcedReport {
 }
 
 async function mergeCommand(ctx: CliContext, files: string[], flags: MergeFlags): Promise<number> {
+  const [{ mergeReports, MergeError, parseReport }, { emitReport }, { loadTaskFile, TaskFileError }] =
+    await Promise.all([import("../run/report-merge.js"), import("../run/report-output.js"), import("../run/tasks.js")]);
   try {
-    const inputs = files.map(readReport);
+    const inputs = files.map((file) => readReport(file, parseReport));
     const names = flags.tasks === undefined ? undefined : (await loadTaskFile(flags.tasks)).map((t) => t.name);
     return emitReport(ctx, mergeReports(inputs, names), flags);
   } catch (err) {

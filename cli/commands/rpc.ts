@@ -2,8 +2,6 @@
 import type { Command } from "commander";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { positiveInt } from "./options.js";
-import { RpcCommandEnvelope } from "../../shared/schema/rpc.js";
-import { checker } from "../../shared/validate.js";
 
 /** Register `rpc`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -38,6 +36,10 @@ Examples:
             2,
           );
         }
+        const [{ RpcCommandEnvelope }, { checker }] = await Promise.all([
+          import("../../shared/schema/rpc.js"),
+          import("../../shared/validate.js"),
+        ]);
         const envelope = checker(RpcCommandEnvelope)(command);
         if (!envelope.ok) {
           throw new CliError('the command must be a JSON object with a "type", e.g. \'{"type":"get_state"}\'', 2);

@@ -2,28 +2,15 @@
  * `pi-orch run`: fan a task list out over agents with an in-process supervisor (no
  * daemon, no socket), show progress, print a summary, write JSON/JUnit reports, and
  * exit 0 (all passed), 1 (any failed or timed out), 2 (usage or task file), 130 (SIGINT).
+ * Here its flags and help; what it does is in cli/run/run-command.ts.
  */
 import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
-import { splitCommandLine } from "../../supervisor/worker-command.js";
-import { CliError, colors, runAction, type CliContext } from "../context.js";
-import { linePrinter, livePrinter, type ProgressPrinter } from "../run/progress.js";
-import { buildReport } from "../run/report.js";
-import { TaskRun } from "../run/runner.js";
-import { parseShard, selectShard, type Shard } from "../run/shard.js";
-import { emitReport } from "../run/report-output.js";
-import { loadTaskFile, promptTasks, TaskFileError } from "../run/tasks.js";
-import type { RunTask } from "../run/types.js";
-import { parseQueueUrl, type QueueAddress } from "../run/queue-jobs.js";
-import { checkQueueFlags, runProducer, runWorker, type QueueFlags } from "../run/queue-commands.js";
-import { prepareFleetPackages } from "../fleet-packages.js";
+import { runAction, type CliContext } from "../context.js";
+import { parseShard, type Shard } from "../run/shard.js";
+import { parseQueueUrl, type QueueAddress } from "../run/queue-address.js";
+import type { RunFlags } from "../run/run-command.js";
 import { collect, nonNegativeInt, positiveInt, SANDBOX_HELP, sandboxOption } from "./options.js";
-
-interface RunFlags extends QueueFlags {
-  clean?: boolean;
-  shard?: Shard;
-}
 
 function seconds(value: string): number {
   const n = Number(value);
@@ -140,105 +127,8 @@ Examples:
   pi-orch run tasks.json --queue redis://10.0.0.5:6379/agents --report-junit junit.xml
   pi-orch run --worker redis://10.0.0.5:6379/agents --concurrency 4`,
     )
-    .action((file: string | undefined, flags: RunFlags) => runAction(ctx, () => runCommand(ctx, file, flags)));
-}
-
-async function loadTasks(file: string | undefined, flags: RunFlags): Promise<RunTask[]> {
-  if (file !== undefined && flags.prompt !== undefined)
-    throw new CliError("give a tasks file or --prompt, not both", 2);
-  if (flags.count !== undefined && flags.prompt === undefined)
-    throw new CliError("--count goes with --prompt (a tasks file lists its tasks)", 2);
-  if (flags.prompt !== undefined) {
-    if (flags.prompt.trim() === "") throw new CliError("--prompt is empty", 2);
-    return promptTasks(flags.prompt, flags.count ?? 1);
-  }
-  if (file === undefined)
-    throw new CliError('nothing to run: give a tasks file (pi-orch run tasks.json) or --prompt "TEXT" [--count N]', 2);
-  try {
-    return await loadTaskFile(file);
-  } catch (err) {
-    if (err instanceof TaskFileError) throw new CliError(err.message, 2);
-    throw err;
-  }
-}
-
-function parseWorkerCommand(text: string | undefined): string[] | undefined {
-  if (text === undefined) return undefined;
-  let argv: string[];
-  try {
-    argv = splitCommandLine(text);
-  } catch (err) {
-    throw new CliError(`--worker-command: ${(err as Error).message}`, 2);
-  }
-  if (argv.length === 0)
-    throw new CliError('--worker-command is empty; pass a program, e.g. --worker-command "pi --mode rpc"', 2);
-  return argv;
-}
-
-async function runCommand(ctx: CliContext, file: string | undefined, flags: RunFlags): Promise<number> {
-  checkQueueFlags(file, flags);
-  // One install for every task's worker, before any starts.
-  const packages = flags.package?.length
-    ? await prepareFleetPackages(flags.package, { home: ctx.home(), cwd: process.cwd(), log: (l) => ctx.err(l) })
-    : undefined;
-  if (flags.worker)
-    return runWorker(ctx, flags.worker, {
-      ...flags,
-      packages,
-      workerCommand: parseWorkerCommand(flags.workerCommand),
-      sandboxWrite: flags.sandboxWrite?.map((d) => resolve(d)),
-    });
-  if (flags.queue) return runProducer(ctx, await loadTasks(file, flags), flags.queue, flags);
-  const all = await loadTasks(file, flags);
-  const workerCommand = parseWorkerCommand(flags.workerCommand);
-  const shard = flags.shard ?? null;
-  const tasks = selectShard(all, shard);
-  const errColors = colors(Boolean(process.stderr.isTTY) && !process.env.NO_COLOR);
-  if (tasks.length === 0)
-    ctx.err(`pi-orch: shard ${shard!.index}/${shard!.total} has no tasks (the list has ${all.length}); nothing to do`);
-
-  const printer: ProgressPrinter =
-    process.stderr.isTTY && tasks.length > 0
-      ? livePrinter(
-          process.stderr,
-          tasks.map((t) => t.name),
-          errColors,
-        )
-      : linePrinter((line) => ctx.err(line), errColors);
-  const run = new TaskRun({
-    tasks,
-    concurrency: flags.concurrency ?? availableParallelism(),
-    home: ctx.home(),
-    defaults: { provider: flags.provider, model: flags.model, worktree: flags.worktree, timeout: flags.timeout },
-    failFast: flags.failFast,
-    keepWorktrees: flags.keepWorktrees,
-    discardChanges: flags.discardChanges,
-    existingWorktrees: flags.clean ? "replace" : "reuse",
-    workerCommand,
-    packages,
-    sandbox: flags.sandbox,
-    sandboxWrite: flags.sandboxWrite?.map((d) => resolve(d)),
-    onProgress: (p, statusChanged) => printer.update(p, statusChanged),
-    onWarning: (message) => ctx.err(`pi-orch: warning: ${message}`),
-  });
-
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals === 1) {
-      ctx.err(`pi-orch: ${signal}: stopping the running tasks and writing what finished (again to kill them at once)`);
-      run.interrupt(`interrupted (${signal})`);
-    } else void run.kill();
-  };
-  const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-  for (const s of SIGNALS) process.on(s, onSignal);
-  let outcome;
-  try {
-    outcome = await run.run();
-  } finally {
-    for (const s of SIGNALS) process.off(s, onSignal);
-    printer.stop();
-  }
-
-  return emitReport(ctx, buildReport({ ...outcome, shard, listed: all.length }), flags);
+    .action((file: string | undefined, flags: RunFlags) =>
+      // The runner, the in-process supervisor and the queue load only for a run.
+      runAction(ctx, async () => (await import("../run/run-command.js")).runCommand(ctx, file, flags)),
+    );
 }

@@ -3,7 +3,6 @@
  * `shutdown` request ends it. Other commands start it in the background on demand.
  */
 import type { Command } from "commander";
-import { runSupervisorServer } from "../serve/supervisor-server.js";
 import type { RestartPolicy } from "../../shared/schema/agent.js";
 import { parseWorkerNice } from "../../supervisor/priority.js";
 import { parseStartConcurrency, START_CONCURRENCY_VAR } from "../../supervisor/start-gate.js";
@@ -86,10 +85,12 @@ Examples:
       let closed: Promise<void> | null = null;
       await runAction(ctx, async () => {
         const home = ctx.home();
+        const tuning = tuningFromEnv();
+        const { runSupervisorServer } = await import("../serve/supervisor-server.js");
         const server = await runSupervisorServer({
           home,
           resume: opts.resume,
-          ...tuningFromEnv(),
+          ...tuning,
           onWarning: (message) => ctx.err(`pi-orch: warning: ${message}`),
         });
         ctx.out(`pi-orch supervisor listening on ${server.socketPath} (pid ${process.pid})`);

@@ -10,7 +10,6 @@ import { agentLogPaths, logsDir } from "../../shared/paths.js";
 import { splitCommandLine } from "../../supervisor/worker-command.js";
 import { CliError, runAction, type CliContext } from "../context.js";
 import { keyAdvice } from "../key-advice.js";
-import { prepareFleetPackages } from "../fleet-packages.js";
 import { colorStatus } from "./format.js";
 import { collect, positiveInt, sandboxOption, SANDBOX_HELP, secondsToMs } from "./options.js";
 import type { SandboxMode } from "../../shared/sandbox.js";
@@ -153,7 +152,7 @@ Examples:
         };
         // Installed here once, where the workers look, so restarts and a fleet share one copy.
         const packages = flags.package?.length
-          ? await prepareFleetPackages(flags.package, {
+          ? await (await import("../fleet-packages.js")).prepareFleetPackages(flags.package, {
               home: ctx.home(),
               cwd: flags.cwd ? resolve(flags.cwd) : process.cwd(),
               log: (l) => ctx.err(l),

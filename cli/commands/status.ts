@@ -2,7 +2,6 @@
 import type { Command } from "commander";
 import { runAction, type CliContext } from "../context.js";
 import { agentDetails } from "./format.js";
-import { withResolvedModel } from "./live-model.js";
 
 /** Register `status`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -22,6 +21,7 @@ Examples:
       runAction(ctx, async () => {
         const client = await ctx.client();
         try {
+          const { withResolvedModel } = await import("./live-model.js");
           const info = await withResolvedModel(client, await client.status(agent));
           if (opts.json) ctx.json(info);
           else ctx.out(agentDetails(info, ctx.color));

@@ -1,6 +1,5 @@
 /** `pi-orch tui`: every live agent in a pane, driven from the keyboard. */
 import type { Command } from "commander";
-import { IpcClient } from "../../ipc/client.js";
 import { piOrchCommand } from "../../shared/cli-hint.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 
@@ -35,7 +34,7 @@ Example:
         }
         // React's development build is several times slower; it is chosen when react is first loaded.
         process.env.NODE_ENV ??= "production";
-        const { runTui } = await import("../tui/run.js");
+        const [{ runTui }, { IpcClient }] = await Promise.all([import("../tui/run.js"), import("../../ipc/client.js")]);
         await runTui({
           connect: (attempt) =>
             attempt === 0 ? ctx.client() : IpcClient.connect({ home: ctx.home(), homeFlag: ctx.homeFlag() }),

@@ -5,19 +5,16 @@
  */
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import {
-  changedFiles,
-  diffWorktree,
-  findWorktrees,
-  removeWorktree,
-  worktreeDirty,
-  type FoundWorktree,
-} from "../../supervisor/worktrees.js";
+import type { FoundWorktree } from "../../supervisor/worktrees.js";
 import { CliError, colorEnabled, runAction, type CliContext } from "../context.js";
 import { renderTable, shortPath } from "./format.js";
 
+/** The worktree operations (git through execa): loaded by a subcommand that runs, not by every start. */
+const git = () => import("../../supervisor/worktrees.js");
+
 /** The worktree a user named: its folder name (task or agent name) or its path. */
 async function pick(ctx: CliContext, ref: string): Promise<FoundWorktree> {
+  const { findWorktrees } = await git();
   const all = await findWorktrees(join(ctx.home(), "worktrees"));
   const byPath = all.find((w) => w.path === resolve(ref));
   if (byPath) return byPath;
@@ -61,6 +58,7 @@ Examples:
     )
     .action((opts: { json?: boolean }) =>
       runAction(ctx, async () => {
+        const { changedFiles, findWorktrees } = await git();
         const found = await findWorktrees(join(ctx.home(), "worktrees"));
         const rows = await Promise.all(
           found.map(async (w) => ({ ...w, changedFiles: (await changedFiles(w)).length })),
@@ -89,6 +87,7 @@ Examples:
     .action((ref: string, opts: { stat?: boolean; json?: boolean }) =>
       runAction(ctx, async () => {
         const wt = await pick(ctx, ref);
+        const { changedFiles, diffWorktree } = await git();
         if (opts.json) {
           const [files, diff] = await Promise.all([changedFiles(wt), diffWorktree(wt, { stat: opts.stat })]);
           return void ctx.json({ name: wt.name, path: wt.path, branch: wt.branch, base: wt.base, files, diff });
@@ -118,6 +117,7 @@ Examples:
     .action((ref: string, opts: { force?: boolean; deleteBranch?: boolean }) =>
       runAction(ctx, async () => {
         const wt = await pick(ctx, ref);
+        const { removeWorktree, worktreeDirty } = await git();
         if (wt.owner !== "run") {
           throw new CliError(
             `the worktree ${wt.path} belongs to an agent; remove it with the agent: pi-orch rm ${wt.name} (or git worktree remove ${wt.path})`,

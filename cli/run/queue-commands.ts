@@ -9,7 +9,8 @@ import { CliError, colors, type CliContext } from "../context.js";
 import { linePrinter, livePrinter, type ProgressPrinter } from "./progress.js";
 import { buildReport } from "./report.js";
 import { emitReport, type ReportFlags } from "./report-output.js";
-import { describeQueue, RUN_ID_PATTERN, runIdOf, withDefaults, type QueueAddress } from "./queue-jobs.js";
+import { describeQueue, type QueueAddress } from "./queue-address.js";
+import { RUN_ID_PATTERN, runIdOf, withDefaults } from "./queue-jobs.js";
 import type { RunTask } from "./types.js";
 
 /** The flags of `pi-orch run` the queue modes look at. */

@@ -5,7 +5,7 @@
  * workers require anyway), and reconnects back off up to two seconds.
  */
 import type { RedisOptions } from "bullmq";
-import type { QueueAddress } from "./queue-jobs.js";
+import type { QueueAddress } from "./queue-address.js";
 
 /** ioredis options for a queue address. */
 export function connectionOptions(a: QueueAddress): RedisOptions {

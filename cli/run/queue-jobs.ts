@@ -1,6 +1,6 @@
 /**
  * What goes through the queue of `pi-orch run --queue` / `--worker`, and the pure rules
- * around it: the queue address (`redis://HOST:PORT/QUEUE`), the run id and job ids
+ * around it (the address is in queue-address.ts): the run id and job ids
  * that make a re-started producer find its jobs instead of adding them again, the
  * job's data and progress (checked with TypeBox when they come out of Redis), and the
  * result a producer records for a job the queue itself gave up on. No I/O.
@@ -13,55 +13,6 @@ import { blankResult } from "./blank-result.js";
 import { TaskResultSchema } from "./report-schema.js";
 import { TaskSchema } from "./tasks.js";
 import type { RunTask, TaskResult } from "./types.js";
-
-/** Where a queue lives. */
-export interface QueueAddress {
-  host: string;
-  port: number;
-  username?: string;
-  password?: string;
-  /** `rediss://`: TLS. */
-  tls: boolean;
-  /** The BullMQ queue name. */
-  queue: string;
-}
-
-const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-/** Parse `redis://[USER:PASSWORD@]HOST[:PORT]/QUEUE` (or `rediss://` for TLS); throws an Error saying what is expected. */
-export function parseQueueUrl(text: string): QueueAddress {
-  const expected = `expected redis://HOST:PORT/QUEUE such as redis://127.0.0.1:6379/agents, got "${text}"`;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error(expected);
-  }
-  if (url.protocol !== "redis:" && url.protocol !== "rediss:") throw new Error(expected);
-  if (url.hostname === "") throw new Error(`${expected} (no host)`);
-  const queue = decodeURIComponent(url.pathname.replace(/^\//, ""));
-  if (queue === "") throw new Error(`${expected} (no queue name after the port)`);
-  if (!QUEUE_NAME.test(queue))
-    throw new Error(
-      `queue name "${queue}": use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-    );
-  if (url.search !== "" || url.hash !== "") throw new Error(`${expected} (no ?query or #fragment)`);
-  const port = url.port === "" ? 6379 : Number(url.port);
-  return {
-    host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
-    port,
-    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-    tls: url.protocol === "rediss:",
-    queue,
-  };
-}
-
-/** The address without its password, for messages and logs. */
-export function describeQueue(a: QueueAddress): string {
-  const host = a.host.includes(":") ? `[${a.host}]` : a.host;
-  return `${a.tls ? "rediss" : "redis"}://${a.username ? `${a.username}@` : ""}${host}:${a.port}/${a.queue}`;
-}
 
 /** A task as a worker receives it: the run's defaults already applied by the producer. */
 export const JobDataSchema = Type.Object({

@@ -14,16 +14,15 @@
 import { Job, Queue, QueueEvents } from "bullmq";
 import { blankResult } from "./blank-result.js";
 import { connectionOptions, oncePerOutage } from "./queue-connection.js";
+import { describeQueue, type QueueAddress } from "./queue-address.js";
 import {
   checkJobData,
   checkJobProgress,
   checkJobResult,
-  describeQueue,
   jobIdOf,
   queueFailureResult,
   sameTask,
   type JobData,
-  type QueueAddress,
 } from "./queue-jobs.js";
 import { FINAL_STATUSES, type RunTask, type TaskProgress, type TaskResult } from "./types.js";
 import type { TaskRunOutcome } from "./runner.js";

@@ -5,7 +5,6 @@
  */
 import type { Static } from "typebox";
 import * as Type from "typebox/type";
-import { Usage } from "../usage.js";
 
 const PositiveInt = Type.Integer({ minimum: 1 });
 const NonNegativeInt = Type.Integer({ minimum: 0 });
@@ -23,6 +22,19 @@ export const AgentStatus = Type.Union([
   Type.Literal("failed"),
 ]);
 export type AgentStatus = Static<typeof AgentStatus>;
+
+/** Tokens and cost so far: per agent in its record, per task in a run report (summed in shared/usage.ts). */
+export const Usage = Type.Object({
+  input: Type.Number(),
+  output: Type.Number(),
+  cacheRead: Type.Number(),
+  cacheWrite: Type.Number(),
+  /** As the worker counted them (`totalTokens`), else input + output + cache. */
+  total: Type.Number(),
+  /** Dollars, as the worker priced the model (0 for a model without prices, such as faux). */
+  cost: Type.Number(),
+});
+export type Usage = Static<typeof Usage>;
 
 /** States in which a worker process exists and accepts protocol commands. */
 export const RUNNING_STATUSES: ReadonlySet<AgentStatus> = new Set(["starting", "idle", "busy", "stalled"]);

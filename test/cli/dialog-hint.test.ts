@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dialogHint } from "../../cli/commands/prompt.js";
+import { dialogHint } from "../../cli/commands/prompt-actions.js";
 
 describe("dialogHint: what pi-orch prompt says while an agent's dialog waits", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { invokedAs } from "../../cli/commands/demo.js";
+import { invokedAs } from "../../cli/commands/demo-run.js";
 
 describe("the program name the demo's next steps use", () => {
   it.each([

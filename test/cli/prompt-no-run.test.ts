@@ -4,7 +4,7 @@
  * answer without data keeps the wait for `agent_end`.
  */
 import { describe, expect, it } from "vitest";
-import { RunWatcher, silentOnRuns } from "../../cli/commands/prompt.js";
+import { RunWatcher, silentOnRuns } from "../../cli/commands/prompt-actions.js";
 import { readPromptAnswer, readRpcAnswer, type RpcAnswer } from "../../shared/schema/rpc.js";
 
 type Ev = Record<string, unknown>;

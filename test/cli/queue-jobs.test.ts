@@ -3,12 +3,11 @@ import { colors } from "../../cli/context.js";
 import { progressLine, progressTable } from "../../cli/run/progress.js";
 import { summaryText } from "../../cli/run/summary.js";
 import { oncePerOutage } from "../../cli/run/queue-connection.js";
+import { describeQueue, parseQueueUrl } from "../../cli/run/queue-address.js";
 import {
   checkJobData,
   checkJobProgress,
-  describeQueue,
   jobIdOf,
-  parseQueueUrl,
   queueFailureResult,
   runIdOf,
   sameTask,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RunTracker } from "../../cli/run/tracker.js";
-import { RunWatcher } from "../../cli/commands/prompt.js";
+import { RunWatcher } from "../../cli/commands/prompt-actions.js";
 import { foldRun, EMPTY_RUN_VIEW, learnSettles, type RunEvent, type RunView } from "../../cli/events/run-view.js";
 import type { RpcAnswer } from "../../shared/schema/rpc.js";
 
