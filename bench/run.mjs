@@ -8,6 +8,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 
 const SECTIONS = [
   ["startup", "./startup.ts"],
+  ["cli-startup", "./cli-startup.ts"],
   ["edit-grep", "./edit-grep.ts"],
   ["supervisor", "./supervisor.ts"],
   ["fleet", "./fleet.ts"],
