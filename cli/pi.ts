@@ -132,6 +132,8 @@ function wholeNumber(value: string): number {
   return n;
 }
 
+// The help option is commander's own default, made here rather than by the first parse:
+// a startup snapshot's program then holds it, and no start builds it.
 function buildProgram(): Command {
   return new Command("pi")
     .configureHelp({ optionTerm: piOptionTerm })
@@ -139,8 +141,6 @@ function buildProgram(): Command {
       "A pi-compatible coding agent: one session, interactive on a terminal (with the task as its first prompt), driven over RPC, or run once with -p.",
     )
     .version(packageVersion(), "-v, --version", "print the version")
-    // commander's own default, made here rather than by the first parse: a startup snapshot's
-    // program then holds it, and no start builds it (~0.3 ms of CPU).
     .helpOption("-h, --help", "display help for command")
     .argument(
       "[message...]",
