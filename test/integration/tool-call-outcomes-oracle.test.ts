@@ -1,7 +1,8 @@
 /**
  * Tool calls that end without running as asked, on our worker and on upstream pi 1.6.0 as
- * the oracle: the calls of a reply the output token limit cut off. The same mock model
- * script runs on both; the transcripts (events, messages, and what the next request
+ * the oracle: the calls of a reply the output token limit cut off, and a call the run's
+ * abort kept from starting (no `tool_result` handler sees it). The same mock model script
+ * runs on both; the transcripts (events, messages, and what the next request
  * carries to the model) must be equal. Skipped when test/upstream is not installed.
  */
 import { writeFileSync } from "node:fs";
@@ -11,7 +12,34 @@ import { useOracleFixture } from "../support/oracle-fixture.js";
 import { transcriptsOf } from "../support/oracle-transcript.js";
 import { UPSTREAM } from "../support/upstream-oracle.js";
 
-const { servers, dirs } = useOracleFixture();
+const { servers, dirs, dir } = useOracleFixture();
+
+/**
+ * `hold` waits for the run's abort, then fails; it runs alone (sequential), so the call
+ * after it is prepared once the run is aborted. A `tool_result` handler marks every result
+ * it sees.
+ */
+const HOLD_EXTENSION = `
+import { Type } from "typebox";
+
+export default function (pi) {
+  pi.registerTool({
+    name: "hold",
+    label: "hold",
+    description: "waits until the run is aborted",
+    parameters: Type.Object({}),
+    executionMode: "sequential",
+    execute: (_id, _params, signal, onUpdate) =>
+      new Promise((_resolve, reject) => {
+        signal.addEventListener("abort", () => reject(new Error("hold stopped")), { once: true });
+        onUpdate({ content: [{ type: "text", text: "holding" }], details: {} });
+      }),
+  });
+  pi.on("tool_result", (event) => ({
+    content: [...event.content, { type: "text", text: " (seen by tool_result)" }],
+  }));
+}
+`;
 
 type Line = Record<string, any>;
 
@@ -47,5 +75,37 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool call outcomes: our worker an
     const cut = (name: string) =>
       `Tool call "${name}" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.`;
     expect(resultTexts(t.upstream.lines)).toEqual([cut("read"), cut("nothere"), cut("write")]);
+  }, 60_000);
+
+  it("answers a call the abort kept from starting with pi's text, unseen by tool_result handlers", async () => {
+    const extension = join(dir("tool-outcomes-"), "hold.ts");
+    writeFileSync(extension, HOLD_EXTENSION);
+    const t = await transcriptsOf(
+      servers,
+      dirs,
+      { pi: "1.6.0", args: ["-e", extension], prepareProject: (p) => writeFileSync(join(p, "a.txt"), "one\n") },
+      async (s) => {
+        s.server.enqueue({
+          toolCalls: [
+            { id: "h1", name: "hold", arguments: {} },
+            { id: "r1", name: "read", arguments: { path: "a.txt" } },
+          ],
+        });
+        const from = s.w.received.length;
+        await s.send({ type: "prompt", message: "hold, then read" });
+        await s.w.waitFor((l) => l.type === "tool_execution_update" && l.toolCallId === "h1", 30_000, from);
+        await s.send({ type: "abort" });
+        await s.w.event("agent_end", 30_000, from);
+      },
+    );
+    // The request after the tool results, made with the aborted signal, ends in an error
+    // each side words its own way (pi: its HTTP client's "This operation was aborted").
+    const unworded = (lines: unknown[]) =>
+      (lines as Line[]).map((l) =>
+        l.message?.stopReason === "aborted" ? { ...l, message: { ...l.message, errorMessage: "<aborted>" } } : l,
+      );
+    expect(unworded(t.ours.lines)).toEqual(unworded(t.upstream.lines));
+    expect(t.ours.requests.map((r) => r.messages)).toEqual(t.upstream.requests.map((r) => r.messages));
+    expect(resultTexts(t.upstream.lines)).toEqual(["hold stopped (seen by tool_result)", "Operation aborted"]);
   }, 60_000);
 });

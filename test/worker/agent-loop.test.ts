@@ -270,6 +270,29 @@ describe("agent loop", () => {
     expect(agent.isStreaming).toBe(false);
   });
 
+  it("answers the calls an abort kept from starting with pi 1.6's text", async () => {
+    const gate = gateTool([]);
+    const { agent } = makeAgent(
+      [
+        {
+          toolCalls: [
+            { name: "gate", arguments: { key: "a" } },
+            { name: "gate", arguments: { key: "b" } },
+          ],
+        },
+      ],
+      [{ ...gate.tool, executionMode: "sequential" }],
+    );
+    agent.start([userMessage("go")]);
+    await gate.started("a");
+    await agent.abort();
+    const results = agent.messages.filter((m) => m.role === "toolResult") as any[];
+    expect(results.map((r) => [r.content[0].text, r.isError, r.details])).toEqual([
+      ["aborted a", true, {}],
+      ["Operation aborted", true, {}],
+    ]);
+  });
+
   it("abort during a streaming reply stops the stream", async () => {
     const { agent } = makeAgent([{ text: "one two three four five six seven eight nine ten", chunkDelayMs: 30 }]);
     agent.start([userMessage("go")]);

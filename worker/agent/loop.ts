@@ -483,6 +483,8 @@ async function prepareCall(
   context: AgentMessage[],
   config: LoopConfig,
 ): Promise<PreparedCall> {
+  // As pi 1.6: once the run is aborted, a call is neither checked nor shown to the hooks.
+  if (config.signal.aborted) return { call, args: call.arguments, rejected: ABORTED };
   const tool = tools.find((t) => t.name === call.name);
   // pi 1.6's words, not a list of the tools: the request declares them already.
   if (!tool) return { call, args: call.arguments, rejected: `Tool ${call.name} not found` };
@@ -514,6 +516,7 @@ async function prepareCall(
       context: view(context, config),
       signal: config.signal,
     });
+    if (config.signal.aborted) return { call, tool, args, rejected: ABORTED };
     if (decision?.block) {
       return { call, tool, args, rejected: decision.reason ?? `Tool call "${call.name}" was blocked.` };
     }
@@ -545,39 +548,38 @@ async function runTool(
   emit: Emit,
   parentToolCallId?: string,
 ): Promise<ToolOutcome> {
-  let outcome: ToolOutcome;
-  let durationMs: number | undefined;
+  // As pi 1.6: a call that does not run (rejected, or aborted before it started) gets its
+  // error result without `afterToolCall` (no `tool_result` handler sees it); pi's error
+  // results carry empty details, which the session file keeps.
   if (p.rejected !== undefined || !p.tool) {
-    // pi's error results carry empty details, which the session file keeps.
-    outcome = { result: { ...textResult(p.rejected ?? "tool unavailable"), details: {} }, isError: true };
-  } else if (config.signal.aborted) {
-    outcome = { result: { ...textResult("Tool call skipped: the run was aborted"), details: {} }, isError: true };
-  } else {
-    const started = performance.now();
-    try {
-      const result = await p.tool.execute(p.args as never, {
-        cwd: config.cwd,
-        toolCallId: p.call.id,
-        signal: config.signal,
-        onUpdate: (partial) =>
-          emit({
-            type: "tool_execution_update",
-            toolCallId: p.call.id,
-            toolName: p.call.name,
-            args: p.args,
-            partialResult: partial,
-            ...(parentToolCallId ? { parentToolCallId } : {}),
-          }),
-        tools: callable(config),
-        executeTool: nestedCalls(assistant, p.call.id, context, config, emit),
-      });
-      // As pi 1.6: a tool may report a failure in its result (bash's non-zero exit) instead of throwing.
-      outcome = { result, isError: result.isError === true };
-    } catch (err) {
-      outcome = { result: { ...textResult(errorText(err)), details: {} }, isError: true };
-    }
-    durationMs = Math.round(performance.now() - started);
+    return { result: { ...textResult(p.rejected ?? "tool unavailable"), details: {} }, isError: true };
   }
+  if (config.signal.aborted) return { result: { ...textResult(ABORTED), details: {} }, isError: true };
+  let outcome: ToolOutcome;
+  const started = performance.now();
+  try {
+    const result = await p.tool.execute(p.args as never, {
+      cwd: config.cwd,
+      toolCallId: p.call.id,
+      signal: config.signal,
+      onUpdate: (partial) =>
+        emit({
+          type: "tool_execution_update",
+          toolCallId: p.call.id,
+          toolName: p.call.name,
+          args: p.args,
+          partialResult: partial,
+          ...(parentToolCallId ? { parentToolCallId } : {}),
+        }),
+      tools: callable(config),
+      executeTool: nestedCalls(assistant, p.call.id, context, config, emit),
+    });
+    // As pi 1.6: a tool may report a failure in its result (bash's non-zero exit) instead of throwing.
+    outcome = { result, isError: result.isError === true };
+  } catch (err) {
+    outcome = { result: { ...textResult(errorText(err)), details: {} }, isError: true };
+  }
+  const durationMs = Math.round(performance.now() - started);
   if (config.afterToolCall) {
     const patch = await config.afterToolCall({
       assistantMessage: assistant,
@@ -590,7 +592,7 @@ async function runTool(
     });
     if (patch) outcome = { result: patch.result ?? outcome.result, isError: patch.isError ?? outcome.isError };
   }
-  return durationMs === undefined ? outcome : { ...outcome, durationMs };
+  return { ...outcome, durationMs };
 }
 
 /** The tools a tool may call: pi 1.6's callable ones (active direct and every deferred), less none. */
@@ -642,6 +644,9 @@ function nestedCalls(
     return { toolCall: { ...call, arguments: p.args as Record<string, unknown> }, ...outcome };
   };
 }
+
+/** pi 1.6's result text for a call the abort kept from running. */
+const ABORTED = "Operation aborted";
 
 function textResult(text: string): ToolResult {
   return { content: [{ type: "text", text }] };

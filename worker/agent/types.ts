@@ -48,7 +48,7 @@ export interface ToolCallDecision {
   revalidate?: boolean;
 }
 
-/** `afterToolCall`'s context: a call that ran (or was rejected) and its result. */
+/** `afterToolCall`'s context: a call that ran (a rejected one never reaches the hook, as in pi 1.6) and its result. */
 export interface AfterToolCallContext {
   assistantMessage: AssistantMessage;
   toolCall: ToolCall;
