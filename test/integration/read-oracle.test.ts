@@ -1,8 +1,9 @@
 /**
  * The `read` tool's text against pi 1.6.0's, with the same files and the same calls from
  * the mock model: a file's text comes back as it is (its final newline included), the
- * totals count the empty line after a final newline as pi counts it, and a limit that
- * stops early says how many lines remain. Skipped when test/upstream is not installed.
+ * totals count the empty line after a final newline as pi counts it, a limit that stops
+ * early says how many lines remain, and an offset or limit of 0, below 0 or with a
+ * fraction reads what pi's reads. Skipped when test/upstream is not installed.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -36,6 +37,17 @@ const CALLS: Record<string, unknown>[] = [
   { path: "ten.txt", limit: 20 },
   { path: "long.txt" },
   { path: "long.txt", offset: 2001 },
+  // pi's schema takes any number: 0 and below start at the first line, a negative limit
+  // counts from the end, a fraction runs through the notices' arithmetic.
+  { path: "ten.txt", offset: 0, limit: 2 },
+  { path: "ten.txt", offset: -3, limit: 2 },
+  { path: "ten.txt", offset: 1.5, limit: 2 },
+  { path: "ten.txt", offset: 3, limit: 0 },
+  { path: "ten.txt", offset: 3, limit: 2.5 },
+  { path: "ten.txt", offset: 2, limit: -3 },
+  { path: "ten.txt", offset: 10.75 },
+  { path: "ten.txt", offset: 11.5 },
+  { path: "long.txt", offset: 1.5 },
 ];
 
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("read, as pi 1.6.0 reads", () => {

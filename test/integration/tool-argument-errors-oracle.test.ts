@@ -142,13 +142,19 @@ const CALLS: Call[] = [
   { name: "edit", arguments: { path: "a.txt", edits: [], note: "x" } },
   { name: "write", arguments: { path: "a.txt" } },
   { name: "teleport", arguments: { to: "mars" } },
+  // pi's built-in counts are Type.Number: a string is a wrong type, a number of any kind is valid.
+  { name: "read", arguments: { path: "a.txt", offset: "start", limit: "all" } },
+  { name: "grep", arguments: { pattern: "x", context: "two", limit: [5] } },
+  { name: "find", arguments: { pattern: "*", limit: "all" } },
+  { name: "ls", arguments: { limit: "all" } },
 ];
 
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker and upstream pi 1.6.0", () => {
   it("answers the model with the same tool results for arguments that fail their schema", async () => {
     const extension = join(dir("tool-argument-errors-"), "tools.ts");
     writeFileSync(extension, EXTENSION);
-    const t = await transcriptsOf(servers, dirs, { pi: "1.6.0", args: ["-e", extension] }, async (s) => {
+    const args = ["-e", extension, "--tools", "+grep,+find,+ls"];
+    const t = await transcriptsOf(servers, dirs, { pi: "1.6.0", args }, async (s) => {
       const replies = CALLS.map((call, i) => ({ toolCalls: [{ id: `call-${i}`, ...call }] }));
       await s.run("call the tools", ...replies, { text: "done" });
     });
@@ -181,6 +187,7 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker 
       "Invalid timeout: must be a finite number of seconds",
       "Invalid timeout: maximum is 2147483.647 seconds",
       "Tool teleport not found",
+      "limit: expected number, got string",
       'ran with {\\"name\\":\\"Ann\\",\\"mail\\":\\"a@b.co\\",\\"age\\":42,\\"vip\\":true,\\"tags\\":[\\"solo\\"]}',
     ])
       expect(text).toContain(line);
@@ -205,6 +212,41 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool argument errors: our worker 
     expect(outcome(t.upstream.lines)).toEqual([false]);
     expect(t.ours.notes).toEqual(["bye world\n"]);
     expect(t.upstream.notes).toEqual(t.ours.notes);
+  }, 60_000);
+
+  it("runs grep and ls with counts of 0, below 0 and with a fraction, as pi does", async () => {
+    const t = await transcriptsOf(
+      servers,
+      dirs,
+      {
+        pi: "1.6.0",
+        args: ["--tools", "+grep,+ls"],
+        prepareProject: (p) => writeFileSync(join(p, "a.txt"), "one\ntwo\nneedle\nfour\nfive\nsix\n"),
+      },
+      async (s) => {
+        const calls = [
+          { name: "grep", arguments: { pattern: "needle", context: 1.5, limit: 0 } },
+          { name: "grep", arguments: { pattern: "needle", context: -2, limit: -4 } },
+          { name: "grep", arguments: { pattern: "needle", context: 0.5, limit: 2.5 } },
+          { name: "ls", arguments: { limit: 0 } },
+          { name: "ls", arguments: { limit: -1.5 } },
+        ];
+        await s.run("search", ...calls.map((c, i) => ({ toolCalls: [{ id: `n${i}`, ...c }] })), { text: "done" });
+      },
+    );
+    // The text and outcome only: grep's and ls's `details` are still our own (backend, counts).
+    const results = (lines: unknown[]) =>
+      (lines as { type: string; message?: { role: string; isError: boolean; content: { text: string }[] } }[])
+        .filter((l) => l.type === "message_end" && l.message?.role === "toolResult")
+        .map((l) => ({ text: l.message!.content[0]!.text, isError: l.message!.isError }));
+    expect(results(t.ours.lines)).toEqual(results(t.upstream.lines));
+    expect(results(t.upstream.lines).map((r) => r.text)).toEqual([
+      "a.txt-2- two\na.txt:3: needle\na.txt-4- four",
+      "a.txt:3: needle",
+      "a.txt:3: needle",
+      "a.txt",
+      "a.txt",
+    ]);
   }, 60_000);
 
   it("words the unit table, and arguments changed at random from it, as pi-ai's validateToolArguments", async () => {

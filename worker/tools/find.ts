@@ -17,6 +17,7 @@ import {
   walkFiles,
   type SearchBackend,
 } from "./file-walk.js";
+import { countLimit } from "./numeric-args.js";
 import { isDirectory, resolveToCwd } from "./path-utils.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
 
@@ -30,9 +31,7 @@ export const FindParams = Type.Object({
       "Glob to match, e.g. '*.ts' (any depth), '**/*.json' or 'src/**/*.spec.ts' (from the search directory)",
   }),
   path: Type.Optional(Type.String({ description: "Directory to search (default: the working directory)" })),
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, description: `Maximum number of results (default: ${DEFAULT_FIND_LIMIT})` }),
-  ),
+  limit: Type.Optional(Type.Number({ description: `Maximum number of results (default: ${DEFAULT_FIND_LIMIT})` })),
 });
 /** Arguments of `find`, validated. */
 export type FindParams = Static<typeof FindParams>;
@@ -80,7 +79,7 @@ async function findWith(
   ctx: ToolContext,
 ): Promise<ToolResult<FindWithDetails | undefined>> {
   const root = resolveToCwd(args.path ?? ".", ctx.cwd);
-  const limit = args.limit ?? DEFAULT_FIND_LIMIT;
+  const limit = countLimit(args.limit, DEFAULT_FIND_LIMIT);
   if (!(await ops.exists(root))) throw new Error(`Path not found: ${args.path ?? "."} (resolved to ${root}).`);
   if (ctx.signal.aborted) throw abortError();
   const results = await glob.call(ops, args.pattern, root, { ignore: ["**/node_modules/**", "**/.git/**"], limit });
@@ -109,7 +108,7 @@ async function runFind(args: FindParams, ctx: ToolContext, backend: "rg" | "node
   if (ctx.signal.aborted) throw abortError();
   const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   if (!isDirectory(root)) throw new Error(`Not a directory: ${args.path ?? "."} (resolved to ${root}).`);
-  const limit = args.limit ?? DEFAULT_FIND_LIMIT;
+  const limit = countLimit(args.limit, DEFAULT_FIND_LIMIT);
   const glob = compileGlob(args.pattern);
   const found: string[] = [];
   let limitReached = false;

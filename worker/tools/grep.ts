@@ -19,6 +19,7 @@ import {
   type PathGlob,
   type SearchBackend,
 } from "./file-walk.js";
+import { contextLines, countLimit } from "./numeric-args.js";
 import { resolveToCwd } from "./path-utils.js";
 import { DEFAULT_MAX_BYTES, truncateHead, truncateLine } from "./truncate.js";
 
@@ -34,12 +35,8 @@ export const GrepParams = Type.Object({
   glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. '*.ts' or 'src/**/*.spec.ts'" })),
   ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search (default: false)" })),
   literal: Type.Optional(Type.Boolean({ description: "Treat pattern as literal text, not a regex (default: false)" })),
-  context: Type.Optional(
-    Type.Integer({ minimum: 0, description: "Lines to show before and after each match (default: 0)" }),
-  ),
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, description: `Maximum number of matches (default: ${DEFAULT_GREP_LIMIT})` }),
-  ),
+  context: Type.Optional(Type.Number({ description: "Lines to show before and after each match (default: 0)" })),
+  limit: Type.Optional(Type.Number({ description: `Maximum number of matches (default: ${DEFAULT_GREP_LIMIT})` })),
 });
 /** Arguments of `grep`, validated. */
 export type GrepParams = Static<typeof GrepParams>;
@@ -305,7 +302,8 @@ async function runGrep(
   } catch {
     throw new Error(`Path not found: ${args.path ?? "."} (resolved to ${root}).`);
   }
-  const limit = args.limit ?? DEFAULT_GREP_LIMIT;
+  const limit = countLimit(args.limit, DEFAULT_GREP_LIMIT);
+  const context = contextLines(args.context);
   const glob = args.glob !== undefined && args.glob !== "" ? compileGlob(args.glob) : undefined;
   const matches: Match[] = [];
   let limitReached = false;
@@ -330,7 +328,7 @@ async function runGrep(
     backend,
   };
   if (matches.length === 0) return { content: [{ type: "text", text: "No matches found" }], details };
-  const rendered = ops ? await renderThrough(ops, matches, args.context ?? 0) : render(matches, args.context ?? 0);
+  const rendered = ops ? await renderThrough(ops, matches, context) : render(matches, context);
   details.linesTruncated = rendered.linesTruncated;
   const output = truncateHead(rendered.lines.join("\n"), {
     maxLines: Number.MAX_SAFE_INTEGER,

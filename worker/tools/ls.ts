@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { Static } from "typebox";
 import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { countLimit } from "./numeric-args.js";
 import { resolveToCwd } from "./path-utils.js";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "./truncate.js";
 
@@ -16,9 +17,7 @@ export const DEFAULT_LS_LIMIT = 500;
 /** Arguments of `ls`. */
 export const LsParams = Type.Object({
   path: Type.Optional(Type.String({ description: "Directory to list (default: the working directory)" })),
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, description: `Maximum number of entries (default: ${DEFAULT_LS_LIMIT})` }),
-  ),
+  limit: Type.Optional(Type.Number({ description: `Maximum number of entries (default: ${DEFAULT_LS_LIMIT})` })),
 });
 /** Arguments of `ls`, validated. */
 export type LsParams = Static<typeof LsParams>;
@@ -92,7 +91,7 @@ async function listLocal(args: LsParams, ctx: ToolContext): Promise<ToolResult<L
 
   const entries = await readdir(absolute, { withFileTypes: true });
   entries.sort((a, b) => compareNames(a.name, b.name));
-  const limit = args.limit ?? DEFAULT_LS_LIMIT;
+  const limit = countLimit(args.limit, DEFAULT_LS_LIMIT);
   const names: string[] = [];
   for (const entry of entries.slice(0, limit)) {
     if (ctx.signal.aborted) throw new Error("Operation aborted");
@@ -117,7 +116,7 @@ async function listWith(ops: LsOperations, args: LsParams, ctx: ToolContext): Pr
   if (!(await ops.stat(absolute)).isDirectory())
     throw new Error(`Not a directory: ${shown} is a file; use read to view it.`);
   const entries = [...(await ops.readdir(absolute))].sort(compareNames);
-  const limit = args.limit ?? DEFAULT_LS_LIMIT;
+  const limit = countLimit(args.limit, DEFAULT_LS_LIMIT);
   const names: string[] = [];
   for (const name of entries.slice(0, limit)) {
     if (ctx.signal.aborted) throw new Error("Operation aborted");

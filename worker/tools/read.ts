@@ -6,6 +6,7 @@ import { readFile, stat } from "node:fs/promises";
 import type { Static } from "typebox";
 import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
+import { startLine } from "./numeric-args.js";
 import { resolveExistingPath, resolveToCwd } from "./path-utils.js";
 import {
   DEFAULT_MAX_BYTES,
@@ -19,8 +20,8 @@ import {
 /** Arguments of `read`. */
 export const ReadParams = Type.Object({
   path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
-  offset: Type.Optional(Type.Integer({ minimum: 1, description: "Line number to start reading from (1-indexed)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: "Maximum number of lines to read" })),
+  offset: Type.Optional(Type.Number({ description: "Line number to start reading from (1-indexed)" })),
+  limit: Type.Optional(Type.Number({ description: "Maximum number of lines to read" })),
 });
 /** Arguments of `read`, validated. */
 export type ReadParams = Static<typeof ReadParams>;
@@ -71,7 +72,9 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   // line, which counts in the total, as pi counts it).
   const lines = text.split("\n");
   const total = lines.length;
-  const start = (args.offset ?? 1) - 1;
+  // As pi 1.6: any number; 0 or below starts at the first line, a limit below 0 counts from
+  // the end (slice's rule), and a fraction stays in the notices' arithmetic.
+  const start = startLine(args.offset);
   if (start >= total) {
     throw new Error(
       `Offset ${args.offset} is beyond end of file (${total} lines total). Use an offset between 1 and ${total}.`,
