@@ -17,6 +17,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { nodeFlagsCacheKey, userCacheDir, userCacheFile } from "./code-cache.js";
+import { TOOL_TAG_VAR, WORKER_TAG_VAR } from "./proc.js";
 import { SECRETS_FD_VAR } from "./secrets.js";
 import { SNAPSHOT_KIND_VAR, type SnapshotKind } from "./snapshot-hook.js";
 
@@ -143,6 +144,11 @@ export async function buildSnapshot(
     return err instanceof Error ? err.message : String(err);
   }
   if (!takeBuildLock(place)) return SNAPSHOT_BUILD_BUSY;
+  // The supervisor builds with the environment of the worker whose start asked for the blob,
+  // and that carries the worker's tag: a process with it is that worker to the tool cleanup
+  // (worker/tools/process-tree.ts), and each of the build's processes SIGKILLs every tool
+  // carrying the tag at its exit. The first agent's running commands died with the build.
+  env = { ...env, [WORKER_TAG_VAR]: undefined, [TOOL_TAG_VAR]: undefined };
   try {
     mkdirSync(warm, { mode: 0o700 });
     const cache = join(warm, "code-cache");

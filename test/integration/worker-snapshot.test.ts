@@ -5,11 +5,12 @@
  * NODE_OPTIONS: a corrupt one is rebuilt, with a line in the log. A worker started with an
  * extension gets the blob that holds the extension chunks.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { buildSync } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
+import { pidsWithEnv, TOOL_TAG_VAR, WORKER_TAG_VAR } from "../../shared/proc.js";
 import { buildSnapshot, checkSnapshot, SNAPSHOT_BUILD_BUSY, snapshotPlace } from "../../shared/startup-snapshot.js";
 import type { SnapshotKind } from "../../shared/snapshot-hook.js";
 import { snapshotKindFor, WorkerSnapshots } from "../../supervisor/worker-snapshot.js";
@@ -312,6 +313,22 @@ describe("the supervisor's worker snapshots", () => {
     expect(said.join("\n")).toMatch(/is corrupt; building it again/);
     await until("the rebuild", () => s.argsFor(env).length > 0);
     expect(checkSnapshot(place)).toBe("ok");
+  });
+
+  it("builds with the environment of the worker that asked, but leaves that worker's tools running", async () => {
+    // What a worker's bash tool runs carries the worker's tag; the build's processes must not
+    // take it for their own and kill it at their exit, as they did to the first agent's tools.
+    const tag = "agent-under-test.1";
+    const tool = spawn("sleep", ["60"], { env: { ...process.env, [TOOL_TAG_VAR]: tag }, stdio: "ignore" });
+    cleanups.push(() => void tool.kill("SIGKILL"));
+    let died: string | null = null;
+    tool.on("exit", (code, signal) => (died = signal ?? String(code)));
+    const env = { ...process.env, PI_ORCH_CACHE_DIR: dir(), [WORKER_TAG_VAR]: tag };
+    const place = snapshotPlace(BUNDLE, env);
+    expect(await buildSnapshot(place, join(DIST, "pi-snapshot.cjs"), LAUNCHER, env)).toBeUndefined();
+    expect(checkSnapshot(place)).toBe("ok");
+    expect(died).toBeNull();
+    expect(pidsWithEnv(TOOL_TAG_VAR, tag)).toEqual([tool.pid]);
   });
 
   it("is built by one of two supervisors starting at once on one cache folder; neither logs a line", async () => {
