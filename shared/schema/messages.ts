@@ -32,6 +32,8 @@ export const ToolCall = Type.Object({
   id: Type.String(),
   name: Type.String(),
   arguments: Type.Record(Type.String(), Type.Unknown()),
+  /** pi 1.6: why the model's argument text is not a JSON object (then `arguments` is `{}`). */
+  argumentsError: Type.Optional(Type.String()),
 });
 export type ToolCall = Static<typeof ToolCall>;
 

@@ -1,11 +1,13 @@
 /**
  * Tool calls that end without running as asked, on our worker and on upstream pi 1.6.0 as
- * the oracle: the calls of a reply the output token limit cut off, and a call the run's
- * abort kept from starting (no `tool_result` handler sees it). The same mock model script
+ * the oracle: the calls of a reply the output token limit cut off, a call the run's abort
+ * kept from starting (no `tool_result` handler sees it), and argument texts that are not a
+ * JSON object, or are one once pi's repair escapes their strings, through the OpenAI and
+ * the Anthropic API. The same mock model script
  * runs on both; the transcripts (events, messages, and what the next request
  * carries to the model) must be equal. Skipped when test/upstream is not installed.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOracleFixture } from "../support/oracle-fixture.js";
@@ -108,4 +110,56 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("tool call outcomes: our worker an
     expect(t.ours.requests.map((r) => r.messages)).toEqual(t.upstream.requests.map((r) => r.messages));
     expect(resultTexts(t.upstream.lines)).toEqual(["hold stopped (seen by tool_result)", "Operation aborted"]);
   }, 60_000);
+
+  it.each(["openai-completions", "anthropic-messages"])(
+    "answers argument texts that are no JSON object with pi's words, and runs repaired ones (%s)",
+    async (api) => {
+      const t = await transcriptsOf(
+        servers,
+        dirs,
+        {
+          pi: "1.6.0",
+          // The mock provider on the API under test (the Anthropic SDK's base URL has no /v1).
+          prepare: (home) => {
+            const file = join(home, "models.json");
+            const models = JSON.parse(readFileSync(file, "utf8"));
+            models.providers.mock.api = api;
+            if (api === "anthropic-messages")
+              models.providers.mock.baseUrl = models.providers.mock.baseUrl.slice(0, -3);
+            writeFileSync(file, JSON.stringify(models));
+          },
+        },
+        async (s) => {
+          const raw = [
+            '{"command": "echo cut',
+            '{"command": "echo one\ttwo; echo \\q"}',
+            "[1, 2]",
+            '{"command": "echo hi"} and more',
+            '{"command": "echo x",',
+          ];
+          await s.run(
+            "run them",
+            ...raw.map((rawArguments, i) => ({
+              toolCalls: [{ id: `j${i}`, name: "bash", arguments: {}, rawArguments, argChunks: 3 }],
+            })),
+            {
+              stopReason: "length",
+              toolCalls: [{ id: "cut", name: "bash", arguments: {}, rawArguments: '{"command": "ec' }],
+            },
+            { text: "done" },
+          );
+        },
+      );
+      expect(t.ours.lines).toEqual(t.upstream.lines);
+      expect(t.ours.requests.map((r) => r.messages)).toEqual(t.upstream.requests.map((r) => r.messages));
+      const texts = resultTexts(t.upstream.lines);
+      expect(texts[0]).toBe(
+        'Invalid arguments for tool "bash": Unterminated string in JSON at position 21 (line 1 column 22)\n\nReceived arguments:\n{"command": "echo cut',
+      );
+      // The raw tab escaped by the repair (bash's output shows it as a space), `\q` made `\\q`.
+      expect(texts[1]).toBe("one two\nq\n");
+      expect(texts[2]).toContain("Tool arguments must be a JSON object");
+    },
+    60_000,
+  );
 });

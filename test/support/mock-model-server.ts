@@ -28,11 +28,15 @@ export interface MockStreamReply {
   stopReason?: "stop" | "length" | "toolUse";
 }
 
-/** A tool call the mock model makes; `argChunks` splits the JSON arguments into that many deltas. */
+/**
+ * A tool call the mock model makes; `argChunks` splits the JSON arguments into that many
+ * deltas. `rawArguments` is sent instead of them as is (malformed or cut-off JSON).
+ */
 export interface MockToolCall {
   id?: string;
   name: string;
   arguments: Record<string, unknown>;
+  rawArguments?: string;
   argChunks?: number;
 }
 
@@ -308,7 +312,7 @@ function textChunks(reply: MockStreamReply): string[] {
 
 /** Split a call's JSON arguments into `argChunks` roughly equal pieces. */
 function argumentChunks(call: MockToolCall): string[] {
-  const json = JSON.stringify(call.arguments);
+  const json = call.rawArguments ?? JSON.stringify(call.arguments);
   const n = Math.max(1, Math.min(call.argChunks ?? 1, json.length));
   const size = Math.ceil(json.length / n);
   const out: string[] = [];
@@ -499,7 +503,7 @@ function responsesFrames(reply: MockStreamReply, id: number, model: string): str
       frame({
         type: "response.output_item.done",
         output_index: index,
-        item: { ...item, arguments: JSON.stringify(call.arguments), status: "completed" },
+        item: { ...item, arguments: call.rawArguments ?? JSON.stringify(call.arguments), status: "completed" },
       }),
     );
     index++;

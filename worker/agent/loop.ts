@@ -488,14 +488,6 @@ async function prepareCall(
   const tool = tools.find((t) => t.name === call.name);
   // pi 1.6's words, not a list of the tools: the request declares them already.
   if (!tool) return { call, args: call.arguments, rejected: `Tool ${call.name} not found` };
-  if ("__invalidArguments" in call.arguments) {
-    return {
-      call,
-      tool,
-      args: call.arguments,
-      rejected: `Invalid arguments for tool "${call.name}": not a JSON object: ${String(call.arguments.__invalidArguments).slice(0, 500)}`,
-    };
-  }
   let prepared: unknown = call.arguments;
   if (tool.prepareArguments) {
     // As pi: a prepareArguments that throws fails the call with its message.
@@ -505,6 +497,14 @@ async function prepareCall(
       return { call, tool, args: call.arguments, rejected: error instanceof Error ? error.message : String(error) };
     }
   }
+  // As pi 1.6: arguments that were no JSON object fail after prepareArguments, with the text.
+  if (call.argumentsError !== undefined)
+    return {
+      call,
+      tool,
+      args: call.arguments,
+      rejected: `Invalid arguments for tool "${call.name}": ${call.argumentsError}`,
+    };
   const checked = checkToolArguments(call.name, tool.parameters, prepared);
   if (!checked.ok) return { call, tool, args: call.arguments, rejected: checked.text };
   let args = checked.value;

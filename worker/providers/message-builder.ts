@@ -7,6 +7,7 @@ import type { AssistantMessage, Model, StopReason, ToolCall, Usage } from "../..
 import { emptyUsage } from "../../shared/schema/messages.js";
 import type { ProviderEvent } from "../types.js";
 import type { RetryHint } from "./retry-delay.js";
+import { parseToolCallArguments } from "./tool-arguments.js";
 
 /** A tool call while its arguments stream: pi shows `partialArgs` until the call ends. */
 type StreamingToolCall = ToolCall & { partialArgs?: string };
@@ -18,8 +19,6 @@ type StreamingToolCall = ToolCall & { partialArgs?: string };
 export class MessageBuilder {
   readonly message: AssistantMessage;
   private open: { kind: "text" | "thinking" | "toolcall"; index: number } | null = null;
-  /** The raw argument text of each tool call, by content index (a cut-off call is re-read from it). */
-  private readonly rawArgs = new Map<number, string>();
 
   constructor(api: string, provider: string, model: string) {
     this.message = {
@@ -56,13 +55,22 @@ export class MessageBuilder {
       return { type: "thinking_end", contentIndex: open.index, content: block.thinking, partial: this.message };
     }
     const call = block as StreamingToolCall;
-    this.rawArgs.set(open.index, call.partialArgs ?? "");
-    call.arguments = parseToolArguments(call.partialArgs ?? "");
+    // As pi 1.6: one full parse of the finished text; a text that is no JSON object leaves
+    // `{}` and the error the loop answers the model with.
+    const parsed = parseToolCallArguments(call.partialArgs ?? "");
+    call.arguments = parsed.arguments;
+    if (parsed.argumentsError !== undefined) call.argumentsError = parsed.argumentsError;
     delete call.partialArgs;
     return {
       type: "toolcall_end",
       contentIndex: open.index,
-      toolCall: { type: "toolCall", id: call.id, name: call.name, arguments: call.arguments },
+      toolCall: {
+        type: "toolCall",
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        ...(call.argumentsError !== undefined ? { argumentsError: call.argumentsError } : {}),
+      },
       partial: this.message,
     };
   }
@@ -148,18 +156,14 @@ export class MessageBuilder {
 
   /**
    * Finish successfully. `stopReason` becomes `toolUse` when the message has tool calls.
-   * On `length` the last tool call was cut off by the output limit: it keeps the
-   * arguments the model wrote so far (never a shape it did not write); the agent loop
-   * runs none of the message's calls.
+   * On `length` the last tool call was cut off by the output limit: as in pi 1.6 its
+   * text is parsed as any other (so it has `argumentsError`); the agent loop runs none
+   * of the message's calls.
    */
   done(reason: StopReason = "stop"): ProviderEvent[] {
     const out: ProviderEvent[] = [];
     const end = this.closeOpen();
     if (end) out.push(end);
-    const lastIndex = this.message.content.length - 1;
-    const last = this.message.content[lastIndex];
-    if (reason === "length" && last?.type === "toolCall")
-      last.arguments = parsePartialJson(this.rawArgs.get(lastIndex) ?? "");
     const hasCalls = this.message.content.some((c) => c.type === "toolCall");
     this.message.stopReason = hasCalls && reason === "stop" ? "toolUse" : reason;
     out.push({ type: "done", message: this.message });
@@ -191,25 +195,13 @@ export class MessageBuilder {
   }
 }
 
-/** Parse streamed tool arguments; invalid JSON becomes `{}` plus the raw text so validation can report it. */
-export function parseToolArguments(raw: string): Record<string, unknown> {
-  if (raw.trim() === "") return {};
-  try {
-    const value = JSON.parse(raw);
-    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-    return { __invalidArguments: raw };
-  } catch {
-    return { __invalidArguments: raw };
-  }
-}
-
 /**
  * The arguments a cut-off JSON text had so far: open strings, arrays and objects are
  * closed, a dangling key or separator dropped. Pure; `{}` when nothing usable came.
  */
 export function parsePartialJson(raw: string): Record<string, unknown> {
-  const complete = parseToolArguments(raw);
-  if (!("__invalidArguments" in complete)) return complete;
+  const complete = parseToolCallArguments(raw);
+  if (complete.argumentsError === undefined) return complete.arguments;
   const closers: string[] = [];
   let inString = false;
   let escaped = false;

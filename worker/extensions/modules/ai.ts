@@ -15,7 +15,8 @@ import type { TSchema } from "typebox";
 import { Unsafe } from "typebox/type";
 import type { AssistantMessage, LlmMessage, Model, ThinkingLevel, Usage } from "../../../shared/schema/messages.js";
 import type { ToolSpec } from "../../types.js";
-import { parsePartialJson, parseToolArguments } from "../../providers/message-builder.js";
+import { parsePartialJson } from "../../providers/message-builder.js";
+import { parseToolCallArguments } from "../../providers/tool-arguments.js";
 import type { ExtensionHost } from "../host.js";
 import { TRANSCRIPT_EXPORTS, getCurrentSystemPrompt, getCurrentTools } from "../../providers/transcript.js";
 
@@ -24,12 +25,7 @@ export function StringEnum<T extends readonly string[]>(values: T, options: Reco
   return Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
 }
 
-/** pi-ai's `parseToolCallArguments`: the arguments object, or `{}` and why the text is not one. */
-export function parseToolCallArguments(text: string): { arguments: Record<string, unknown>; argumentsError?: string } {
-  const parsed = parseToolArguments(text ?? "");
-  if (!("__invalidArguments" in parsed)) return { arguments: parsed };
-  return { arguments: {}, argumentsError: `Tool arguments must be a JSON object\n\nReceived arguments:\n${text}` };
-}
+export { parseToolCallArguments };
 
 /**
  * pi-ai's `ToolCallArgumentsStream`: a tool call's argument text as it streams, and the
