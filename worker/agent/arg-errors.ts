@@ -33,6 +33,7 @@ import { Format } from "typebox/format";
 import { checker } from "../../shared/validate.js";
 import { coerceArguments } from "./coerce-arguments.js";
 import {
+  hasType,
   isPlainObject as isObject,
   isSchema,
   patternRegex as regex,
@@ -435,34 +436,6 @@ function decimalOf(x: number): [bigint, number] {
   const point = digits.indexOf(".");
   const decimals = point < 0 ? 0 : digits.length - point - 1;
   return [BigInt(digits.replace(".", "")), Number(power) - decimals];
-}
-
-/** Whether `v` has the JSON Schema type `t` (with TypeBox's `bigint` and `undefined`); a `number` is finite. */
-function hasType(v: unknown, t: unknown): boolean {
-  switch (t) {
-    case "string":
-      return typeof v === "string";
-    case "number":
-      return Number.isFinite(v);
-    case "integer":
-      return Number.isInteger(v);
-    case "boolean":
-      return typeof v === "boolean";
-    case "null":
-      return v === null;
-    case "array":
-      return Array.isArray(v);
-    case "object":
-      return isObject(v);
-    case "bytes":
-      return v instanceof Uint8Array;
-    case "bigint":
-      return typeof v === "bigint";
-    case "undefined":
-      return v === undefined;
-    default:
-      return false;
-  }
 }
 
 /** The type a value is reported as: `integer` for whole numbers, `number` for the others. */

@@ -14,7 +14,7 @@
  * changed: a container is copied only when one of its members changes.
  */
 import type { TSchema } from "typebox";
-import { isPlainObject, isSchema, patternRegex, SchemaRoot, type SchemaNode } from "./schema-node.js";
+import { hasType, isPlainObject, isSchema, patternRegex, SchemaRoot, type SchemaNode } from "./schema-node.js";
 
 /** The arguments coerced to `schema`: `value` itself when nothing changes. */
 export function coerceArguments(schema: TSchema, value: unknown): unknown {
@@ -390,30 +390,6 @@ function tryBoolean(v: unknown): Converted<boolean> {
   if (lower === "false" || v === "0") return { value: false };
   if (lower === "true" || v === "1") return { value: true };
   return undefined;
-}
-
-/** Whether `v` already has the JSON Schema type `t` (pass 3 leaves such a value of a type list alone). */
-function hasType(v: unknown, t: string): boolean {
-  switch (t) {
-    case "number":
-      return Number.isFinite(v);
-    case "integer":
-      return Number.isInteger(v);
-    case "null":
-      return v === null;
-    case "array":
-      return Array.isArray(v);
-    case "object":
-      return isPlainObject(v);
-    case "undefined":
-      return v === undefined;
-    case "string":
-    case "boolean":
-    case "bigint":
-      return typeof v === t;
-    default:
-      return false;
-  }
 }
 
 /** Ajv's `coerceTypes` for one type: `value` itself when it does not coerce. */

@@ -17,6 +17,38 @@ export const isSchema = (s: unknown): s is SchemaNode => typeof s === "object" &
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
+/**
+ * Whether `v` has the JSON Schema type `t` (with TypeBox's `bytes`, `bigint` and `undefined`);
+ * a `number` is finite. The explanations name a failed type by it, and coercion leaves a value
+ * of a type list alone that already has one of its types.
+ */
+export function hasType(v: unknown, t: unknown): boolean {
+  switch (t) {
+    case "string":
+      return typeof v === "string";
+    case "number":
+      return Number.isFinite(v);
+    case "integer":
+      return Number.isInteger(v);
+    case "boolean":
+      return typeof v === "boolean";
+    case "null":
+      return v === null;
+    case "array":
+      return Array.isArray(v);
+    case "object":
+      return isPlainObject(v);
+    case "bytes":
+      return v instanceof Uint8Array;
+    case "bigint":
+      return typeof v === "bigint";
+    case "undefined":
+      return v === undefined;
+    default:
+      return false;
+  }
+}
+
 /** One tool schema, for checking its parts and resolving its references. */
 export class SchemaRoot {
   constructor(readonly root: SchemaNode) {}
