@@ -44,8 +44,8 @@ const PROMPT_STEPS: [string, number[]][] = [
 
 const OWN_PROMPT =
   "the system message's sections have pi 1.6's names, order and tags, in our own words; pi's also has a `docs` section pointing the model at pi's own documentation, which this package does not ship";
-const OWN_TOOL_SCHEMAS =
-  "our built-in tools declare their own parameter schemas (integer offsets with minimums, no additional properties) and no `constrainedSampling` grammar (no provider of ours asks for constrained sampling)";
+const NO_CONSTRAINED_SAMPLING =
+  "our built-in tools declare no `constrainedSampling` grammar (no provider of ours asks for constrained sampling); their parameter schemas are pi 1.6's";
 
 /** Where the session's first system message stands in each step's records, by step. */
 const SYSTEM_MESSAGE_AT: [string, string][] = [
@@ -78,10 +78,10 @@ export const DELIBERATE: Deliberate[] = [
     "automatic retry after a 503",
   ].map((step) => ({ step, path: "events/*/usage", reason: STREAM_SNAPSHOT })),
   ...SYSTEM_MESSAGE_AT.flatMap(([step, at]) =>
-    ["sections/docs", "toolsAdded/*/constrainedSampling", "toolsAdded/*/parameters"].map((field) => ({
+    ["sections/docs", "toolsAdded/*/constrainedSampling"].map((field) => ({
       step,
       path: `${at}/${field}`,
-      reason: field === "sections/docs" ? OWN_PROMPT : OWN_TOOL_SCHEMAS,
+      reason: field === "sections/docs" ? OWN_PROMPT : NO_CONSTRAINED_SAMPLING,
     })),
   ),
   ...[
