@@ -3,9 +3,11 @@
  * ends it cleanly. This is where the program is assembled: the one place where the
  * IPC layer and the supervisor meet, so each of them imports only shared/.
  */
+import { statSync } from "node:fs";
 import type { Socket } from "node:net";
 import { PeerFinder } from "../../ipc/peer.js";
 import { IpcError, startIpcServer, type IpcBackend } from "../../ipc/server.js";
+import { RUNNING_STATUSES } from "../../shared/schema/agent.js";
 import type { IpcRequestOf } from "../../shared/schema/ipc.js";
 import { agentOfProcess } from "../../supervisor/agent-process.js";
 import { Supervisor, type SupervisorOptions } from "../../supervisor/supervisor.js";
@@ -105,6 +107,8 @@ export interface ServeOptions extends SupervisorOptions {
   handleSignals?: boolean;
   /** Longest accepted request line on the socket (default 1 MB). */
   maxRequestBytes?: number;
+  /** How often the supervisor looks whether its socket file is still there (default 5 s). */
+  socketCheckMs?: number;
 }
 
 /** A running `serve`. */
@@ -119,6 +123,50 @@ export interface RunningServer {
 
 const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
+/** How often a supervisor looks whether its socket file is still there. */
+const SOCKET_CHECK_MS = 5_000;
+
+/** Whether the socket file at `path` is gone (not merely unreadable). */
+function socketGone(path: string): boolean {
+  try {
+    statSync(path);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/**
+ * Once the socket file is gone (its home removed, `rm orch.sock`), no command can reach the
+ * supervisor again: with no agent left to look after it stops, as `shutdown` would; with
+ * agents it says so once and carries on until they have ended. Not when another supervisor's
+ * socket took the path: closing would unlink that one.
+ */
+function watchSocket(
+  path: string,
+  sup: Supervisor,
+  everyMs: number,
+  stop: () => void,
+  say: ((message: string) => void) | undefined,
+): NodeJS.Timeout {
+  let told = false;
+  const timer = setInterval(() => {
+    if (!socketGone(path)) return;
+    const running = sup.list().filter((a) => a.pid !== null || RUNNING_STATUSES.has(a.status));
+    if (running.length === 0) {
+      say?.(`${path} was removed and no agent runs, so no command can reach this supervisor; it stops`);
+      stop();
+    } else if (!told) {
+      told = true;
+      say?.(
+        `${path} was removed: no command can reach this supervisor (pid ${process.pid}); it stops once its ${running.length} running agent${running.length === 1 ? "" : "s"} (${running.map((a) => a.name).join(", ")}) have ended, or at once with kill -TERM ${process.pid}`,
+      );
+    }
+  }, everyMs);
+  timer.unref();
+  return timer;
+}
+
 /**
  * Start a supervisor on `$home/orch.sock`. Refuses (rejects with an `IpcError`) when
  * the home is open to others or another supervisor answers on the socket. A first
@@ -128,11 +176,13 @@ const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 export async function runSupervisorServer(opts: ServeOptions): Promise<RunningServer> {
   let sup: Supervisor | null = null;
   let closing: Promise<void> | null = null;
+  let socketWatch: NodeJS.Timeout | undefined;
   let markClosed!: () => void;
   const closed = new Promise<void>((r) => (markClosed = r));
   const close = (): Promise<void> => {
     closing ??= (async () => {
       for (const signal of SIGNALS) process.off(signal, onSignal);
+      clearInterval(socketWatch);
       try {
         await sup?.shutdown();
       } finally {
@@ -184,6 +234,13 @@ export async function runSupervisorServer(opts: ServeOptions): Promise<RunningSe
     throw err;
   }
   if (opts.handleSignals !== false) for (const signal of SIGNALS) process.on(signal, onSignal);
+  socketWatch = watchSocket(
+    server.socketPath,
+    sup,
+    opts.socketCheckMs ?? SOCKET_CHECK_MS,
+    () => void close(),
+    opts.onWarning,
+  );
   if (opts.resume) await sup.resumeAll();
   return { supervisor: sup, socketPath: server.socketPath, close, closed };
 }

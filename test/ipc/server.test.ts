@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
 import { IpcClient, IpcClientError } from "../../ipc/client.js";
-import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
+import { runSupervisorServer, type RunningServer, type ServeOptions } from "../../cli/serve/supervisor-server.js";
 import { startIpcServer, type IpcBackend, type IpcServer } from "../../ipc/server.js";
 import { LineSplitter, withItemsWire, withWire } from "../../shared/jsonl.js";
 import { FAST, FIXTURE, Recorder, TestEnv, alive } from "../supervisor/harness.js";
@@ -190,12 +190,13 @@ describe("ipc client", () => {
 });
 
 describe("runSupervisorServer", () => {
-  async function serve(home = env.home()): Promise<RunningServer> {
+  async function serve(home = env.home(), extra: Partial<ServeOptions> = {}): Promise<RunningServer> {
     const running = await runSupervisorServer({
       home,
       handleSignals: false,
       defaultWorkerCommand: [process.execPath, FIXTURE],
       timings: FAST,
+      ...extra,
     });
     env.track(running.supervisor);
     servers.push(running);
@@ -241,6 +242,34 @@ describe("runSupervisorServer", () => {
     await client.shutdown();
     await running.closed;
     expect(existsSync(running.socketPath)).toBe(false);
+  });
+
+  it("stops once its socket file is removed and no agent runs: nothing could reach it again", async () => {
+    const said: string[] = [];
+    const running = await serve(env.home(), { socketCheckMs: 50, onWarning: (m) => said.push(m) });
+    rmSync(running.socketPath);
+    await running.closed;
+    expect(said).toEqual([
+      `${running.socketPath} was removed and no agent runs, so no command can reach this supervisor; it stops`,
+    ]);
+  });
+
+  it("with its socket removed, keeps its running agents, says so once, and stops after they end", async () => {
+    const said: string[] = [];
+    const running = await serve(env.home(), { socketCheckMs: 50, onWarning: (m) => said.push(m) });
+    const one = await running.supervisor.spawn({ name: "one" });
+    rmSync(running.socketPath);
+    const deadline = Date.now() + 10_000;
+    while (said.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(said).toEqual([expect.stringContaining("was removed: no command can reach this supervisor")]);
+    expect(said[0]).toContain("(one)");
+    expect(alive(one.pid!)).toBe(true);
+    let closed = false;
+    void running.closed.then(() => (closed = true));
+    await running.supervisor.stop("one");
+    await running.closed;
+    expect(closed).toBe(true);
+    expect(said).toHaveLength(2);
   });
 
   it("streams an event only once its line is in the agent's events file (write-ahead)", async () => {
