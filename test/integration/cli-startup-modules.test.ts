@@ -58,7 +58,7 @@ function distSources(log: string): Set<string> {
 
 /** Run `pi-orch ARGS` with the loader hook: its exit code, and the sources of every file of dist/ it loaded. */
 async function loaded(world: World, args: string[]): Promise<{ code: number | null; sources: Set<string> }> {
-  const log = join(tempDir("pi-orch-modules-").path, "modules.log");
+  const log = moduleLog();
   const code = await new Promise<number | null>((done, fail) => {
     const child = spawn(
       process.execPath,
@@ -73,6 +73,13 @@ async function loaded(world: World, args: string[]): Promise<{ code: number | nu
     child.on("exit", (c) => done(c));
   });
   return { code, sources: distSources(log) };
+}
+
+/** A module log in a temp folder of its own, removed after the test. */
+function moduleLog(): string {
+  const dir = tempDir("pi-orch-modules-");
+  cleanups.push(dir.cleanup);
+  return join(dir.path, "modules.log");
 }
 
 function offending(sources: Set<string>, patterns: RegExp[]): string[] {
@@ -106,7 +113,7 @@ describe("what a pi-orch start loads", () => {
   });
 
   it("serve loads the supervisor, not execa (until an agent has a worktree) nor the commands' work", async () => {
-    const log = join(tempDir("pi-orch-modules-").path, "modules.log");
+    const log = moduleLog();
     // The variable reaches every process; only serve has the hook that writes to it.
     const world = new World({ PI_ORCH_MODULE_LOG: log });
     cleanups.push(() => world.cleanup());
