@@ -17,14 +17,13 @@ import {
   RpcStateSummary,
   type RpcResponse,
 } from "../shared/schema/rpc.js";
-import { RUNNING_STATUSES, type AgentStatus, type WorkerExit } from "../shared/schema/agent.js";
+import { RUNNING_STATUSES, type WorkerExit } from "../shared/schema/agent.js";
 import { judgeStartupExit } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import { redactArgv } from "./redact.js";
 import { checkPresence, pingTimeLeft } from "./presence.js";
 import { NO_FLOOD, noteBadLine } from "./protocol-flood.js";
 import { decideRestart, describeExit, NO_RESTARTS } from "./restart-policy.js";
-import { countRunTokens } from "./run-limits.js";
 import { buildWorkerArgv } from "./worker-command.js";
 import { outcomeOfMessage } from "../shared/activity.js";
 import { addMessageUsage, NO_USAGE } from "../shared/usage.js";
@@ -43,6 +42,7 @@ import {
 import { StepWriter } from "./step-writer.js";
 import { closeDialog, closeDismissedDialogs, openDialog } from "./step-dialogs.js";
 import { armFloodTimer, onFloodTick, summariseFlood } from "./step-flood.js";
+import { abortRun, beginRun, countTokens, endRun, settleRun } from "./step-runs.js";
 
 /** Handle one message. Pure: the state given is not changed. */
 export function transition(config: MachineConfig, state: AgentState, message: AgentMessage, now: number): Transition {
@@ -214,7 +214,7 @@ class Step {
         return;
       case "run_timeout":
         if (m.gen === s.worker?.gen && s.run?.n === m.run) {
-          this.abortRun("run_timeout", `run timeout of ${formatMs(s.record.limits.runTimeoutMs!)} exceeded`);
+          abortRun(this.w, "run_timeout", `run timeout of ${formatMs(s.record.limits.runTimeoutMs!)} exceeded`);
         }
         return;
       case "rpc_timeout": {
@@ -430,7 +430,7 @@ class Step {
     const silent = formatMs(this.now - s.lastEventAt);
     this.w.setStatus("stalled", `busy with no event for ${silent}`);
     const action = s.record.onStall;
-    if (action === "abort") this.abortRun("stall", `stalled: no event for ${silent}`);
+    if (action === "abort") abortRun(this.w, "stall", `stalled: no event for ${silent}`);
     else if (action === "restart")
       this.giveUpGracefully({ reason: "stalled", message: `no event for ${silent} while busy` });
   }
@@ -528,16 +528,16 @@ class Step {
     switch (event.type) {
       case "agent_start":
         // With a worker that settles, a retry or a queued message goes on with the same run.
-        if (!s.settles || !s.run) this.beginRun();
+        if (!s.settles || !s.run) beginRun(this.w);
         if (RUNNING_STATUSES.has(status)) this.w.setStatus("busy");
         break;
       case "agent_end":
         // The run goes on after it when the worker settles (until agent_settled) or says a retry follows.
-        if (!s.settles && event.willRetry !== true) this.settleRun(status);
+        if (!s.settles && event.willRetry !== true) settleRun(this.w, status);
         break;
       case "agent_settled":
         s.settles = true;
-        this.settleRun(status);
+        settleRun(this.w, status);
         break;
       case "auto_retry_end":
         // Outside a run and still busy: the retry wait was cancelled, no run follows.
@@ -550,7 +550,7 @@ class Step {
         if (outcome) s.outcome = outcome;
         const usage = addMessageUsage(s.record.usage ?? NO_USAGE, event.message);
         if (usage !== (s.record.usage ?? NO_USAGE)) this.w.record({ usage });
-        this.countTokens(event.message);
+        countTokens(this.w, event.message);
         if (s.record.status === "stalled") this.w.setStatus("busy");
         break;
       }
@@ -560,46 +560,6 @@ class Step {
         if (status === "stalled") this.w.setStatus("busy");
         break;
     }
-  }
-
-  /** The run is over: the agent is idle, with the reason if it was aborted. */
-  private settleRun(status: AgentStatus): void {
-    const reason = this.s.run?.abortReason ?? undefined;
-    if (reason) this.s.outcome = { state: "idle", message: `aborted: ${reason}` };
-    this.endRun();
-    if (RUNNING_STATUSES.has(status)) this.w.setStatus("idle", reason ? `run aborted: ${reason}` : undefined);
-  }
-
-  private beginRun(): void {
-    const s = this.s;
-    this.endRun();
-    const n = ++s.runCounter;
-    s.outcome = null;
-    const limit = s.record.limits.runTimeoutMs;
-    if (limit !== undefined) this.w.timer("run", limit, { kind: "run_timeout", gen: s.worker!.gen, run: n });
-    s.run = { n, tokens: 0, abortReason: null };
-  }
-
-  private endRun(): void {
-    if (this.s.run && this.s.record.limits.runTimeoutMs !== undefined) this.w.cancel("run");
-    this.s.run = null;
-  }
-
-  private countTokens(message: unknown): void {
-    const s = this.s;
-    if (!s.run) return;
-    const { tokens, over } = countRunTokens(s.run, message, s.record.limits.maxTokens);
-    if (tokens !== s.run.tokens) s.run = { ...s.run, tokens };
-    if (over) this.abortRun("max_tokens", over);
-  }
-
-  /** Ask the worker to abort the current run and remember why, once. */
-  private abortRun(limit: string, reason: string): void {
-    const s = this.s;
-    if (!s.run || s.run.abortReason || !s.worker) return;
-    s.run = { ...s.run, abortReason: reason };
-    this.w.report({ type: "limit_exceeded", limit, message: reason });
-    this.w.send({ id: this.w.requestId("abort"), type: "abort" });
   }
 
   /** The supervisor gives up on the current process (hung, over a limit): SIGKILL its group; the exit follows. */
@@ -618,7 +578,7 @@ class Step {
     const wasRunning = s.run !== null || s.record.status === "busy" || s.record.status === "stalled";
     this.w.clearWorkerTimers();
     if (s.run) s.outcome = { state: "failed", message: "its worker exited during the run" };
-    this.endRun();
+    endRun(this.w);
     this.w.rejectPending(describeExit({ code: m.code, signal: m.signal, reason: "exit", at: 0 }));
     for (const id of s.dialogs.keys()) {
       this.w.cancel(`dialog:${id}`);
