@@ -255,6 +255,9 @@ export default function (pi: any) {
         { text: "done" },
       );
       const end = await run(w, "search the remote");
+      // The run ends with the script's last reply, not an error part way (which would hand the
+      // rest of the script to the other implementation).
+      expect(end.messages.at(-1), `${impl}'s run`).toMatchObject({ role: "assistant", stopReason: "stop" });
       const results = end.messages.filter((m: Line) => m.role === "toolResult");
       // Each side words a missing path its own way; both name it.
       const texts = toolTexts(end).map((t) =>

@@ -113,6 +113,11 @@ export async function startMockModelServer(): Promise<MockModelServer> {
       res.end(JSON.stringify({ error: { message: `mock model server crashed: ${String(err)}` } }));
     });
   });
+  // node closes a kept-alive connection after 5 s idle; a provider's front end keeps it a minute
+  // or more. With 5 s, a tool that blocks the worker's event loop longer (an extension's
+  // execFileSync over ssh on a slow machine) has the next request written on a socket the
+  // server already closed: "other side closed", a retry, and a test that sees the run end early.
+  server.keepAliveTimeout = 65_000;
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
