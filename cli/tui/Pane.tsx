@@ -4,20 +4,14 @@
  */
 import { Box } from "ink";
 import { memo, type ReactNode } from "react";
-import { headerSpans, paneBorder, transcriptSpans } from "./pane-rows.js";
+import { headerSpans, paneBorder, transcriptSpans, type PaneRowsInput, type Span } from "./pane-rows.js";
 import { SpanRows } from "./SpanRows.js";
-import { clockMoves, queuedLine, type AgentView } from "./state.js";
+import { clockMoves, queuedLine } from "./state.js";
 import { tailLines } from "./text.js";
 import { useTheme } from "./theme.js";
 
-/** Props of Pane. */
-export interface PaneProps {
-  agent: AgentView;
-  width: number;
-  height: number;
-  focused: boolean;
-  now: number;
-  slotKey?: number;
+/** Props of Pane: what its rows are made of (pane-rows.ts), and what ink draws in it. */
+export interface PaneProps extends Omit<PaneRowsInput, "color"> {
   /** The input line (prompt/steer/follow-up), drawn at the bottom. */
   input?: ReactNode;
   /** A dialog modal, drawn instead of the transcript. */
@@ -30,11 +24,43 @@ export interface PaneProps {
  * most of a frame's cost.
  */
 function PaneView({ agent, width, height, focused, now, slotKey, input, modal }: PaneProps) {
-  const theme = useTheme();
   const inner = Math.max(1, width - 4);
   const header = headerSpans(agent, inner, now, slotKey);
-  const border = paneBorder(focused);
   const bodyHeight = Math.max(0, height - 2 - header.length - (input ? 1 : 0));
+  return (
+    <PaneFrame width={width} height={height} focused={focused} header={header} bodyHeight={bodyHeight} modal={modal}>
+      <SpanRows
+        rows={transcriptSpans(tailLines(agent.lines, agent.open, inner, bodyHeight, { last: queuedLine(agent) }))}
+      />
+      {input}
+    </PaneFrame>
+  );
+}
+
+/**
+ * The frame of a pane, in the grid or zoomed: the border (double when focused), the header
+ * rows, then the dialog if one is open, else the body clipped to `bodyHeight`; `footer`
+ * (the input line, or the zoom's hints) below.
+ */
+export function PaneFrame({
+  width,
+  height,
+  focused,
+  header,
+  bodyHeight,
+  modal,
+  children: [body, footer],
+}: {
+  width: number;
+  height: number;
+  focused: boolean;
+  header: readonly (readonly Span[])[];
+  bodyHeight: number;
+  modal?: ReactNode;
+  children: [ReactNode, ReactNode];
+}) {
+  const theme = useTheme();
+  const border = paneBorder(focused);
   return (
     <Box
       flexDirection="column"
@@ -47,13 +73,11 @@ function PaneView({ agent, width, height, focused, now, slotKey, input, modal }:
     >
       <SpanRows rows={header} />
       {modal ?? (
-        <Box flexDirection="column" height={bodyHeight} overflowY="hidden">
-          <SpanRows
-            rows={transcriptSpans(tailLines(agent.lines, agent.open, inner, bodyHeight, { last: queuedLine(agent) }))}
-          />
+        <Box flexDirection="column" height={bodyHeight} overflow="hidden">
+          {body}
         </Box>
       )}
-      {input}
+      {footer}
     </Box>
   );
 }

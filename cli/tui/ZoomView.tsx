@@ -3,16 +3,16 @@
  * results collapsed to three lines) scrolled by `scroll` lines from the bottom, and a
  * footer with the input line, the dialog or the key hints.
  */
-import { Box, Text } from "ink";
+import { Text } from "ink";
 import type { ReactNode } from "react";
 import { PaintedLines } from "./PaintedPane.js";
-import { headerSpans, paneBorder, transcriptSpans } from "./pane-rows.js";
+import { PaneFrame } from "./Pane.js";
+import { headerSpans, transcriptSpans } from "./pane-rows.js";
 import type { Screen } from "./screen.js";
 import { queuedLine, type AgentView } from "./state.js";
 import type { TuiStore } from "./store.js";
 import { tailLines } from "./text.js";
 import { SpanRows } from "./SpanRows.js";
-import { useTheme } from "./theme.js";
 
 /** Lines a tool result keeps in the zoomed transcript. */
 const RESULT_LINES = 3;
@@ -56,10 +56,8 @@ export function ZoomView({
   hint,
   painted,
 }: ZoomViewProps) {
-  const theme = useTheme();
   const inner = Math.max(1, width - 4);
   const header = headerSpans(agent, inner, now);
-  const border = paneBorder(true);
   const bodyHeight = Math.max(1, height - 2 - header.length - (input ? inputRows : 1));
   const all = tailLines(agent.lines, agent.open, inner, Number.MAX_SAFE_INTEGER, {
     resultLines,
@@ -87,26 +85,14 @@ export function ZoomView({
     <SpanRows rows={transcriptSpans(all.slice(Math.max(0, all.length - bodyHeight - offset), all.length - offset))} />
   );
   return (
-    <Box
-      flexDirection="column"
-      width={width}
-      height={height}
-      borderStyle={border.ink}
-      borderColor={theme.color(border.color)}
-      paddingX={1}
-    >
-      <SpanRows rows={header} />
-      {modal ?? (
-        <Box flexDirection="column" height={bodyHeight} overflow="hidden">
-          {body}
-        </Box>
-      )}
+    <PaneFrame width={width} height={height} focused header={header} bodyHeight={bodyHeight} modal={modal}>
+      {body}
       {input ?? (
         <Text wrap="truncate" dimColor>
           {offset > 0 ? `↓ ${offset} more below · ` : max > 0 ? `↑ ${max} earlier · ` : ""}
           {hint}
         </Text>
       )}
-    </Box>
+    </PaneFrame>
   );
 }
