@@ -201,7 +201,11 @@ describe.skipIf(!HAS_TMUX)("pi on a terminal, in tmux (skipped: tmux is not inst
     expect(picker).toMatch(/› 1\. list the files · \S+ ago · \d+ msg \(current\)/);
     key("Down", "Down", "Enter");
     // The oldest: the first session, drawn where the tree left it (after the branch summary).
-    await idle("the resumed session", (s) => s.includes("Resumed session") && s.includes("· branch summary: "));
+    await idle("the resumed session", (s) => s.includes("Resumed session") && s.includes("· branch summary: ")).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}\nthe picker was:\n${picker}`);
+      },
+    );
 
     type("walk", "/reload");
     await until("walk", "the reload", (s) =>
