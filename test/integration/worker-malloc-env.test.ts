@@ -52,7 +52,9 @@ function mallocVars(vars: Record<string, string> | string): Record<string, strin
           .filter((l) => l.includes("="))
           .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)] as const)
       : Object.entries(vars);
-  return Object.fromEntries(entries.filter(([k]) => k.startsWith("MALLOC_") || k === WORKER_MALLOC_VAR));
+  return Object.fromEntries(
+    entries.filter(([k]) => k.startsWith("MALLOC_") || k === "GLIBC_TUNABLES" || k === WORKER_MALLOC_VAR),
+  );
 }
 
 /** Every process below `pid`, from /proc. */
@@ -90,12 +92,14 @@ describe.skipIf(!onGlibc())("a worker's malloc settings", () => {
     expect(mallocVars(startEnv(plain.pid!))).toEqual({
       MALLOC_TRIM_THRESHOLD_: "131072",
       MALLOC_ARENA_MAX: "2",
-      [WORKER_MALLOC_VAR]: "MALLOC_TRIM_THRESHOLD_,MALLOC_ARENA_MAX",
+      GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
+      [WORKER_MALLOC_VAR]: "MALLOC_TRIM_THRESHOLD_,MALLOC_ARENA_MAX,GLIBC_TUNABLES",
     });
     expect(mallocVars(startEnv(own.pid!))).toEqual({
       MALLOC_TRIM_THRESHOLD_: "131072",
       MALLOC_ARENA_MAX: "8",
-      [WORKER_MALLOC_VAR]: "MALLOC_TRIM_THRESHOLD_",
+      GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
+      [WORKER_MALLOC_VAR]: "MALLOC_TRIM_THRESHOLD_,GLIBC_TUNABLES",
     });
     const plainTool = await client.rpc("plain", { type: "bash", command: "env" });
     const ownTool = await client.rpc("own", { type: "bash", command: "env" });
@@ -127,6 +131,7 @@ describe.skipIf(!onGlibc())("a worker's malloc settings", () => {
       expect(mallocVars(startEnv(inner[0]!))).toMatchObject({
         MALLOC_ARENA_MAX: "2",
         MALLOC_TRIM_THRESHOLD_: "131072",
+        GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
       });
       const tool = await worker.request({ type: "bash", command: "env" });
       expect(tool.success).toBe(true);
