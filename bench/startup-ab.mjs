@@ -6,10 +6,12 @@
 // the blob of that kind. For changes below what `npm run bench -- startup` resolves on a
 // busy machine: the builds take turns, start by start, so both see the same load.
 //
-//   node bench/startup-ab.mjs RUNS NAME=DIST[:extensions] ... [--node=20|22] [--only=plain|extensions]
+//   node bench/startup-ab.mjs RUNS NAME=DIST[:extensions][:without=VAR,...] ... [--node=20|22] [--only=plain|extensions]
 //
 // DIST is a built dist/ folder inside a checkout with its node_modules (a worktree of the
-// commit before, say): the worker finds jiti from there. Prints one line per row: median
+// commit before, say): the worker finds jiti from there. `without=VAR,...` starts that
+// build's workers without those variables of the supervisor's malloc settings
+// (shared/malloc-env.ts), to compare a setting on one build: `base=dist huge=dist:without=GLIBC_TUNABLES`. Prints one line per row: median
 // CPU with its quartiles, median wall; then the machine's other CPU during the runs.
 import { createJiti } from "jiti";
 import { spawn } from "node:child_process";
@@ -32,13 +34,18 @@ const flag = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.
 const builds = argv
   .filter((a) => !a.startsWith("--"))
   .map((a) => {
-    const [name, spec] = a.split("=");
-    const [dist, kind] = spec.split(":");
-    return { name, dist: resolve(dist), extensionsBlob: kind === "extensions" };
+    const [name, ...rest] = a.split("=");
+    const [dist, ...opts] = rest.join("=").split(":");
+    const without =
+      opts
+        .find((o) => o.startsWith("without="))
+        ?.slice("without=".length)
+        .split(",") ?? [];
+    return { name, dist: resolve(dist), extensionsBlob: opts.includes("extensions"), without };
   });
 if (!(RUNS > 0) || builds.length === 0) {
   console.error(
-    "usage: node bench/startup-ab.mjs RUNS NAME=DIST[:extensions] ... [--node=20|22] [--only=plain|extensions]",
+    "usage: node bench/startup-ab.mjs RUNS NAME=DIST[:extensions][:without=VAR,...] ... [--node=20|22] [--only=plain|extensions]",
   );
   process.exit(2);
 }
@@ -107,9 +114,11 @@ try {
     for (const b of builds) {
       const dir = join(home, `${b.name}-${version}`);
       // As the supervisor starts its workers: its malloc settings, no sandbox, a home and cache folder of their own.
+      const malloc = workerMallocEnv(process.env);
+      for (const v of b.without) delete malloc[v];
       const env = {
         ...process.env,
-        ...workerMallocEnv(process.env),
+        ...malloc,
         PI_ORCH_SANDBOX: "off",
         PI_ORCH_HOME: join(dir, "home"),
         PI_ORCH_CACHE_DIR: join(dir, "cache"),
