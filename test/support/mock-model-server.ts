@@ -57,9 +57,12 @@ export interface MockReplayReply {
   replay: { body: string; status?: number; headers?: Record<string, string>; dropAfterBytes?: number };
 }
 
-/** Accept the request, send the stream's headers and nothing more until the client or the server closes. */
+/**
+ * Accept the request, send the stream's headers and nothing more until the client or the
+ * server closes; `"before-headers"` sends not even the headers (a server still thinking).
+ */
 export interface MockHangReply {
-  hang: true;
+  hang: true | "before-headers";
 }
 
 /** Anything a test can queue. */
@@ -166,6 +169,7 @@ export async function startMockModelServer(): Promise<MockModelServer> {
       await replay(res, reply.replay);
       return;
     }
+    if ("hang" in reply && reply.hang === "before-headers") return;
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders();
     if ("hang" in reply) return;

@@ -112,7 +112,7 @@ const cases: [string, unknown, boolean, Partial<ClassifiedError>][] = [
     "abort wins over the SDK's error",
     apiError(500, openaiBody("boom")),
     true,
-    { message: "Request was aborted.", aborted: true, retryable: false, contextOverflow: false },
+    { message: "Request was aborted", aborted: true, retryable: false, contextOverflow: false },
   ],
 ];
 

@@ -241,7 +241,9 @@ describe.each(PROVIDERS)("$name provider against the mock server", ({ api, creat
     expect(Date.now() - abortedAt).toBeLessThan(2_000);
     const error = lastEvent(events, "error");
     expect(error.retryable).toBe(false);
-    expect(error.message).toMatchObject({ stopReason: "aborted", errorMessage: "Request was aborted." });
+    // pi 1.6's words once the response streams, by API (test/integration/abort-texts-oracle.test.ts).
+    const words = api === "anthropic-messages" ? "This operation was aborted" : "Request was aborted";
+    expect(error.message).toMatchObject({ stopReason: "aborted", errorMessage: words });
   });
 
   it("stops promptly when aborted while the server hangs", async () => {

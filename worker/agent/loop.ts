@@ -168,7 +168,9 @@ async function streamAssistant(context: AgentMessage[], config: LoopConfig, emit
   for (let repeats = 0; ; repeats++) {
     const model = config.model();
     if (config.signal.aborted) {
-      const aborted = syntheticMessage(model, "aborted", "Request was aborted.");
+      // pi 1.6 resolves a request's credentials with the run's signal first, whose
+      // `throwIfAborted()` ends a request the abort kept from starting with this text.
+      const aborted = syntheticMessage(model, "aborted", "This operation was aborted");
       emit({ type: "message_start", message: aborted });
       emit({ type: "message_end", message: aborted });
       return aborted;

@@ -21,8 +21,22 @@ export interface ClassifiedError {
   retryHint?: RetryHint;
 }
 
-/** pi's text for an aborted request. */
-export const ABORTED_MESSAGE = "Request was aborted.";
+/** Where an abort met a model request: sent and waiting for the answer, or reading its stream. */
+export type AbortPhase = "awaiting-response" | "streaming";
+
+/**
+ * pi 1.6's text for a request its signal aborted, which depends on where the abort met it
+ * (checked against upstream pi, test/integration/abort-texts-oracle.test.ts): pi-ai's retry
+ * wrapper answers an abort while the request waits for its answer; once the response
+ * streams, each API's reader words it: the Anthropic SDK throws the signal's DOMException,
+ * the Responses reader ends early and says the stream ended, the others say pi-ai's words.
+ */
+export function abortedMessage(phase: AbortPhase, api: string): string {
+  if (phase === "awaiting-response") return "Request aborted";
+  if (api === "anthropic-messages") return "This operation was aborted";
+  if (api === "openai-responses") return "OpenAI Responses stream ended before a terminal response event";
+  return "Request was aborted";
+}
 
 const RETRYABLE_TEXT =
   /overloaded|rate.?limit|ECONNRESET|ETIMEDOUT|EPIPE|socket hang up|fetch failed|connection reset|other side closed|terminated/i;
@@ -33,7 +47,8 @@ const CONNECTION_ERROR_NAMES = new Set(["APIConnectionError", "APIConnectionTime
  * signal's state: an abort wins over whatever error the SDK raised while unwinding.
  */
 export function classifyProviderError(error: unknown, aborted: boolean, now = Date.now()): ClassifiedError {
-  if (aborted) return { message: ABORTED_MESSAGE, retryable: false, contextOverflow: false, aborted: true };
+  if (aborted)
+    return { message: abortedMessage("streaming", ""), retryable: false, contextOverflow: false, aborted: true };
 
   const status = numberField(error, "status");
   const body = field(error, "error");

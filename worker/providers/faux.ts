@@ -117,7 +117,8 @@ export function createFauxProvider(options: FauxOptions = {}): Provider {
         );
         yield* builder.done();
       } catch {
-        yield* builder.fail("Request was aborted.", { aborted: true });
+        // pi 1.6's faux provider's words.
+        yield* builder.fail("Request was aborted", { aborted: true });
       }
     },
   };

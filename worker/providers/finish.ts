@@ -5,7 +5,7 @@
  */
 import type { StopReason } from "../../shared/schema/messages.js";
 import type { ProviderEvent } from "../types.js";
-import { classifyProviderError } from "./errors.js";
+import { abortedMessage, classifyProviderError } from "./errors.js";
 import type { MessageBuilder } from "./message-builder.js";
 import { DEFAULT_MAX_RETRY_DELAY_MS, waitTooLong } from "./retry-delay.js";
 
@@ -90,8 +90,7 @@ export function refusalMessage(end: Pick<StreamEnd, "rawReason" | "field" | "ref
  */
 export function* finishStream(builder: MessageBuilder, end: StreamEnd): Generator<ProviderEvent> {
   if (end.aborted) {
-    const failure = classifyProviderError(null, true);
-    yield* builder.fail(failure.message, failure);
+    yield* builder.fail(abortedMessage("streaming", builder.message.api), classifyProviderError(null, true));
     return;
   }
   const outcome = end.outcome;
@@ -143,6 +142,12 @@ export function* failStream(
   maxRetryDelayMs = DEFAULT_MAX_RETRY_DELAY_MS,
 ): Generator<ProviderEvent> {
   const failure = classifyProviderError(error, aborted);
+  if (failure.aborted) {
+    // A builder that never started had no answer yet: the abort met the request waiting for one.
+    const phase = builder.started ? "streaming" : "awaiting-response";
+    yield* builder.fail(abortedMessage(phase, builder.message.api), failure);
+    return;
+  }
   const tooLong = failure.retryHint ? waitTooLong(failure.retryHint, maxRetryDelayMs) : null;
   if (tooLong) {
     yield* builder.fail(`${failure.message}; not retried: ${tooLong}`, { ...failure, retryable: false });

@@ -19,6 +19,7 @@ type StreamingToolCall = ToolCall & { partialArgs?: string };
 export class MessageBuilder {
   readonly message: AssistantMessage;
   private open: { kind: "text" | "thinking" | "toolcall"; index: number } | null = null;
+  private hasStarted = false;
 
   constructor(api: string, provider: string, model: string) {
     this.message = {
@@ -38,7 +39,13 @@ export class MessageBuilder {
     return this.open?.kind ?? null;
   }
 
+  /** Whether `start()` was called: the response came and its stream is being read. */
+  get started(): boolean {
+    return this.hasStarted;
+  }
+
   start(): ProviderEvent {
+    this.hasStarted = true;
     return { type: "start", partial: this.message };
   }
 
