@@ -139,7 +139,10 @@ export const RpcSessionStats = Type.Object({
     total: Type.Number(),
   }),
   cost: Type.Number(),
-  /** Optional in pi's type; our worker always sends it (`tokens` null before the first message). */
+  /**
+   * Optional in pi's type; our worker always sends it. As pi 1.6, `tokens` is 0 for an empty
+   * session, and null (with `percent`) after a compaction until a reply after it reports usage.
+   */
   contextUsage: Type.Object({
     tokens: Type.Union([Type.Number(), Type.Null()]),
     contextWindow: Type.Number(),

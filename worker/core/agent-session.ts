@@ -632,7 +632,6 @@ export class AgentSession {
     return sessionStats({
       entries: this.store.entries,
       path: this.store.pathToLeaf(),
-      messages: this.agent.messages,
       contextWindow: this.agent.model.contextWindow,
       sessionFile: this.sessionFile,
       sessionId: this.sessionId,

@@ -13,8 +13,6 @@ import { isKnownEntry } from "../session/entries.js";
 export interface StatsInput {
   /** Every entry of the session, all branches (pi counts them, not the context). */
   entries: readonly SessionEntry[];
-  /** The context the model sees now (an empty one has no size yet). */
-  messages: readonly AgentMessage[];
   /** The current branch, root to leaf, whose projection is what the model sees (for its size). */
   path: readonly SessionEntry[];
   contextWindow: number;
@@ -29,7 +27,7 @@ export interface StatsInput {
  * say what they cost.
  */
 export function sessionStats(input: StatsInput): RpcSessionStats {
-  const { messages, contextWindow } = input;
+  const { contextWindow } = input;
   const counts = { userMessages: 0, assistantMessages: 0, toolCalls: 0, toolResults: 0, totalMessages: 0 };
   const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
   let cost = 0;
@@ -61,7 +59,8 @@ export function sessionStats(input: StatsInput): RpcSessionStats {
   }
   // pi's total is the sum of the four, not the providers' totalTokens.
   tokens.total = tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite;
-  const contextTokens = messages.length > 0 ? contextTokensOfPath(input.path) : null;
+  // As pi 1.6: a session with nothing in it yet is 0 tokens, not unknown.
+  const contextTokens = contextTokensOfPath(input.path);
   return {
     ...(input.sessionFile ? { sessionFile: input.sessionFile } : {}),
     sessionId: input.sessionId,
