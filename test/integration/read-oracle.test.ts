@@ -2,8 +2,10 @@
  * The `read` tool's text against pi 1.6.0's, with the same files and the same calls from
  * the mock model: a file's text comes back as it is (its final newline included), the
  * totals count the empty line after a final newline as pi counts it, a limit that stops
- * early says how many lines remain, and an offset or limit of 0, below 0 or with a
- * fraction reads what pi's reads. Skipped when test/upstream is not installed.
+ * early says how many lines remain, an offset or limit of 0, below 0 or with a fraction
+ * reads what pi's reads, an offset past the end fails with pi's words, and a line over the
+ * 50KB limit is replaced by pi's hint; each with pi's `details`. Skipped when test/upstream
+ * is not installed.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,6 +27,8 @@ const FILES: Record<string, string> = {
   "empty.txt": "",
   "ten.txt": numbered(10),
   "long.txt": numbered(2500),
+  "wide.txt": `${"x".repeat(60_000)}\nnext\n`,
+  "wide-later.txt": `short\n${"é".repeat(40_000)}\nend`,
 };
 
 const CALLS: Record<string, unknown>[] = [
@@ -48,11 +52,17 @@ const CALLS: Record<string, unknown>[] = [
   { path: "ten.txt", offset: 10.75 },
   { path: "ten.txt", offset: 11.5 },
   { path: "long.txt", offset: 1.5 },
+  { path: "ten.txt", offset: 12 },
+  { path: "ten.txt", offset: 40, limit: 2 },
+  { path: "wide.txt" },
+  { path: "wide.txt", offset: 2 },
+  { path: "wide-later.txt", offset: 2 },
+  { path: "wide-later.txt", offset: 2, limit: 1 },
 ];
 
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("read, as pi 1.6.0 reads", () => {
   it("gives the same text for the same files and calls", async () => {
-    const result: Partial<Record<Implementation, string[]>> = {};
+    const result: Partial<Record<Implementation, { text: string; details: unknown }[]>> = {};
     for (const impl of IMPLS) {
       const { w } = startOracle(impl, server, dirs, {
         pi: "1.6.0",
@@ -70,10 +80,21 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("read, as pi 1.6.0 reads", () => {
         .slice(from)
         .filter((l: Line) => l.type === "tool_execution_start")
         .map((s: Line) => byId.get(s.toolCallId)!);
-      result[impl] = calls.map((e: Line) => `${e.isError ? "error: " : ""}${e.result.content[0]?.text ?? ""}`);
+      result[impl] = calls.map((e: Line) => ({
+        text: `${e.isError ? "error: " : ""}${e.result.content[0]?.text ?? ""}`,
+        details: e.result.details,
+      }));
       w.kill();
     }
     expect(result.upstream).toHaveLength(CALLS.length);
     expect(result.ours).toEqual(result.upstream);
+    // pi's own words, so a change of either side is told apart from a difference.
+    const at = (path: string, offset?: number) =>
+      result.upstream![CALLS.findIndex((c) => c.path === path && c.offset === offset && c.limit === undefined)]!;
+    expect(at("ten.txt", 12).text).toBe("error: Offset 12 is beyond end of file (11 lines total)");
+    expect(at("wide.txt").text).toBe(
+      "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' wide.txt | head -c 51200]",
+    );
+    expect(at("wide.txt").details).toMatchObject({ truncation: { firstLineExceedsLimit: true, content: "" } });
   }, 90_000);
 });

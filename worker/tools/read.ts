@@ -8,14 +8,7 @@ import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { startLine } from "./numeric-args.js";
 import { resolveExistingPath, resolveToCwd } from "./path-utils.js";
-import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
-  formatSize,
-  truncateHead,
-  utf8Prefix,
-  type TruncationResult,
-} from "./truncate.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
 
 /** Arguments of `read`. */
 export const ReadParams = Type.Object({
@@ -26,9 +19,9 @@ export const ReadParams = Type.Object({
 /** Arguments of `read`, validated. */
 export type ReadParams = Static<typeof ReadParams>;
 
-/** What `read` reports besides its text; absent for images and whole small files. */
+/** What `read` reports besides its text, as pi 1.6: the truncation when one cut the text (absent otherwise). */
 export interface ReadDetails {
-  truncation?: Omit<TruncationResult, "content">;
+  truncation?: TruncationResult;
 }
 
 // The file is read whole (V8 strings top out near 512 MB); far below that, loading it
@@ -75,29 +68,20 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   // As pi 1.6: any number; 0 or below starts at the first line, a limit below 0 counts from
   // the end (slice's rule), and a fraction stays in the notices' arithmetic.
   const start = startLine(args.offset);
-  if (start >= total) {
-    throw new Error(
-      `Offset ${args.offset} is beyond end of file (${total} lines total). Use an offset between 1 and ${total}.`,
-    );
-  }
+  if (start >= total) throw new Error(`Offset ${args.offset} is beyond end of file (${total} lines total)`);
   const stop = args.limit === undefined ? total : Math.min(start + args.limit, total);
   const window = lines.slice(start, stop);
   const truncation = truncateHead(window.join("\n"), { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
-  const { content, ...summary } = truncation;
-  let out = content;
-  // pi keeps nothing of a first line over the byte limit; its start is still worth showing.
-  const shown = truncation.firstLineExceedsLimit ? utf8Prefix(window[0]!, DEFAULT_MAX_BYTES) : "";
-  const end = start + (truncation.firstLineExceedsLimit ? 1 : truncation.outputLines);
+  let out = truncation.content;
+  const end = start + truncation.outputLines;
   const next = end + 1;
 
   if (truncation.firstLineExceedsLimit) {
+    // As pi 1.6: nothing of the line, its size, and the bash command that shows its start.
     const lineBytes = Buffer.byteLength(window[0]!, "utf8");
-    const shownBytes = Buffer.byteLength(shown, "utf8");
     out =
-      shown +
-      `\n\n[Line ${start + 1} is ${formatSize(lineBytes)}; showing its first ${formatSize(shownBytes)}. ` +
-      `Use bash for the rest, e.g. sed -n '${start + 1}p' '${args.path}' | cut -b ${shownBytes + 1}-.` +
-      (end < total ? ` Use offset=${next} to continue with the next line.]` : "]");
+      `[Line ${start + 1} is ${formatSize(lineBytes)}, exceeds ${formatSize(DEFAULT_MAX_BYTES)} limit. ` +
+      `Use bash: sed -n '${start + 1}p' ${args.path} | head -c ${DEFAULT_MAX_BYTES}]`;
   } else if (truncation.truncated) {
     const byBytes = truncation.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : "";
     out += `\n\n[Showing lines ${start + 1}-${end} of ${total}${byBytes}. Use offset=${next} to continue.]`;
@@ -107,7 +91,7 @@ function renderLines(text: string, args: ReadParams): ToolResult<ReadDetails> {
   }
   return {
     content: [{ type: "text", text: out }],
-    details: truncation.truncated ? { truncation: summary } : undefined,
+    details: truncation.truncated ? { truncation } : undefined,
   };
 }
 

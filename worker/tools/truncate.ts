@@ -45,16 +45,6 @@ export function formatSize(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
 }
 
-/** The first at most `maxBytes` bytes of `text`, never ending inside a character. */
-export function utf8Prefix(text: string, maxBytes: number): string {
-  const buf = Buffer.from(text, "utf8");
-  if (buf.length <= maxBytes) return text;
-  let end = maxBytes;
-  // A continuation byte (10xxxxxx) at the cut means the cut is inside a character.
-  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
-  return buf.subarray(0, end).toString("utf8");
-}
-
 /** The last at most `maxBytes` bytes of `text`, never starting inside a character. */
 export function utf8Suffix(text: string, maxBytes: number): string {
   const buf = Buffer.from(text, "utf8");
@@ -108,8 +98,7 @@ function countedLines(text: string): string[] {
 /**
  * Keep the beginning of `text`, exactly as pi 1.6's `truncateHead`: whole lines, at
  * most `maxLines` of them and `maxBytes` bytes, never part of a line. A first line longer
- * than `maxBytes` keeps nothing (`firstLineExceedsLimit`); callers that want its start
- * cut it themselves (see `utf8Prefix`).
+ * than `maxBytes` keeps nothing (`firstLineExceedsLimit`).
  */
 export function truncateHead(text: string, options: TruncateOptions = {}): TruncationResult {
   const limit = limits(options);

@@ -64,11 +64,11 @@ describe("read", () => {
     expect(out).toContain("[Showing lines 1-50 of 100 (50.0KB limit). Use offset=51 to continue.]");
   });
 
-  it("shows the start of a single line longer than 50 KB and points to bash for the rest", async () => {
+  it("replaces a single line longer than 50 KB by its size and the bash command that shows it, as pi 1.6", async () => {
     await writeFile(join(dir, "one.txt"), `${"y".repeat(60 * 1024)}\nnext\n`);
-    const out = text(await readTool.execute({ path: "one.txt" }, ctx()));
-    expect(out.startsWith(`${"y".repeat(50 * 1024)}\n\n[Line 1 is 60.0KB`)).toBe(true);
-    expect(out).toContain("Use offset=2 to continue");
+    const r = await readTool.execute({ path: "one.txt" }, ctx());
+    expect(text(r)).toBe("[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' one.txt | head -c 51200]");
+    expect(r.details).toMatchObject({ truncation: { firstLineExceedsLimit: true, content: "", totalLines: 2 } });
   });
 
   it("rejects an offset past the end with the file's length", async () => {
