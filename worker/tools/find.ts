@@ -36,12 +36,15 @@ export const FindParams = Type.Object({
 /** Arguments of `find`, validated. */
 export type FindParams = Static<typeof FindParams>;
 
-/** What `find` reports besides its text. */
+/**
+ * What `find` reports besides its text, as pi 1.6: only what cut the list (absent when
+ * nothing did).
+ */
 export interface FindDetails {
-  count: number;
-  /** More files match than were listed. */
-  limitReached: boolean;
-  backend: "rg" | "node";
+  /** The limit, when more files match than were listed. */
+  resultLimitReached?: number;
+  /** The list past the byte limit. */
+  truncation?: TruncationResult;
 }
 
 /**
@@ -62,10 +65,27 @@ export interface FindToolOptions {
   operations?: FindOperations;
 }
 
-/** What pi's glob branch reports besides its text. */
-export interface FindWithDetails {
-  resultLimitReached?: number;
-  truncation?: TruncationResult;
+/**
+ * The list as pi 1.6 shows it: `found` (at most `limit` paths), byte-truncated, with the
+ * notice of each limit that cut it, `limitReached` when more paths match.
+ */
+function listResult(found: string[], limit: number, limitReached: boolean): ToolResult<FindDetails | undefined> {
+  if (found.length === 0)
+    return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
+  // The result limit already caps the lines, so only the bytes are limited here (pi's rule).
+  const truncation = truncateHead(found.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+  const details: FindDetails = {};
+  const notices: string[] = [];
+  if (limitReached) {
+    notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
+    details.resultLimitReached = limit;
+  }
+  if (truncation.truncated) {
+    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+    details.truncation = truncation;
+  }
+  const text = truncation.content + (notices.length > 0 ? `\n\n[${notices.join(". ")}]` : "");
+  return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
 }
 
 /**
@@ -77,7 +97,7 @@ async function findWith(
   glob: NonNullable<FindOperations["glob"]>,
   args: FindParams,
   ctx: ToolContext,
-): Promise<ToolResult<FindWithDetails | undefined>> {
+): Promise<ToolResult<FindDetails | undefined>> {
   const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   const limit = countLimit(args.limit, DEFAULT_FIND_LIMIT);
   if (!(await ops.exists(root))) throw new Error(`Path not found: ${args.path ?? "."} (resolved to ${root}).`);
@@ -90,7 +110,7 @@ async function findWith(
     (p.startsWith(root) ? p.slice(root.length + 1) : relativePath(root, p)).split(sep).join("/"),
   );
   const truncation = truncateHead(relative.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
-  const details: FindWithDetails = {};
+  const details: FindDetails = {};
   const notices: string[] = [];
   if (relative.length >= limit) {
     notices.push(`${limit} results limit reached`);
@@ -104,7 +124,11 @@ async function findWith(
   return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
 }
 
-async function runFind(args: FindParams, ctx: ToolContext, backend: "rg" | "node"): Promise<ToolResult<FindDetails>> {
+async function runFind(
+  args: FindParams,
+  ctx: ToolContext,
+  backend: "rg" | "node",
+): Promise<ToolResult<FindDetails | undefined>> {
   if (ctx.signal.aborted) throw abortError();
   const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   if (!isDirectory(root)) throw new Error(`Not a directory: ${args.path ?? "."} (resolved to ${root}).`);
@@ -134,13 +158,7 @@ async function runFind(args: FindParams, ctx: ToolContext, backend: "rg" | "node
     await walkFiles(root, { signal: ctx.signal, onFile: (rel) => take(rel) });
   }
   if (ctx.signal.aborted) throw abortError();
-  const details: FindDetails = { count: found.length, limitReached, backend };
-  if (found.length === 0) return { content: [{ type: "text", text: "No files found matching pattern" }], details };
-  found.sort();
-  const notice = limitReached
-    ? `\n\n[Showing ${limit} files; more match. Use a narrower pattern or path, or raise limit.]`
-    : "";
-  return { content: [{ type: "text", text: found.join("\n") + notice }], details };
+  return listResult(found.sort(), limit, limitReached);
 }
 
 /** A `find` tool bound to a backend; `findTool` is the default (rg when available). */
@@ -153,7 +171,7 @@ export function createFindTool(options: FindToolOptions = {}): AgentTool<typeof 
     parameters: FindParams,
     execute: (args, ctx) => {
       const ops = options.operations;
-      if (ops?.glob) return findWith(ops, ops.glob, args, ctx) as Promise<ToolResult<FindDetails>>;
+      if (ops?.glob) return findWith(ops, ops.glob, args, ctx);
       return runFind(args, ctx, chooseBackend(options.backend));
     },
   };

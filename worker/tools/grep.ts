@@ -21,12 +21,17 @@ import {
 } from "./file-walk.js";
 import { contextLines, countLimit } from "./numeric-args.js";
 import { resolveToCwd } from "./path-utils.js";
-import { DEFAULT_MAX_BYTES, truncateHead, truncateLine } from "./truncate.js";
+import {
+  DEFAULT_MAX_BYTES,
+  formatSize,
+  GREP_MAX_LINE_LENGTH,
+  truncateHead,
+  truncateLine,
+  type TruncationResult,
+} from "./truncate.js";
 
 /** Matches shown when the model gives no limit. */
 export const DEFAULT_GREP_LIMIT = 100;
-/** Longer lines are cut to this many characters. */
-export const GREP_MAX_LINE_LENGTH = 500;
 
 /** Arguments of `grep`. */
 export const GrepParams = Type.Object({
@@ -41,16 +46,17 @@ export const GrepParams = Type.Object({
 /** Arguments of `grep`, validated. */
 export type GrepParams = Static<typeof GrepParams>;
 
-/** What `grep` reports besides its text. */
+/**
+ * What `grep` reports besides its text, as pi 1.6: only what cut the output (absent when
+ * nothing did): the match limit, the byte limit's truncation, lines cut to
+ * GREP_MAX_LINE_LENGTH.
+ */
 export interface GrepDetails {
-  matches: number;
-  /** More matches exist than were shown. */
-  limitReached: boolean;
-  /** Some lines were cut to GREP_MAX_LINE_LENGTH. */
-  linesTruncated: boolean;
-  /** The output hit its byte budget. */
-  outputTruncated: boolean;
-  backend: "rg" | "node";
+  /** The limit, when more matches exist than were shown. */
+  matchLimitReached?: number;
+  /** The output past the byte limit. */
+  truncation?: TruncationResult;
+  linesTruncated?: true;
 }
 
 /**
@@ -224,8 +230,8 @@ async function renderThrough(
   const out: string[] = [];
   let linesTruncated = false;
   const cut = (text: string) => {
-    const line = truncateLine(text, GREP_MAX_LINE_LENGTH);
-    linesTruncated ||= line.truncated;
+    const line = truncateLine(text);
+    linesTruncated ||= line.wasTruncated;
     return line.text;
   };
   const cache = new Map<string, string[]>();
@@ -253,8 +259,8 @@ function render(matches: Match[], context: number): { lines: string[]; linesTrun
   const out: string[] = [];
   let linesTruncated = false;
   const emit = (display: string, line: number, text: string, isMatch: boolean) => {
-    const cut = truncateLine(text, GREP_MAX_LINE_LENGTH);
-    linesTruncated ||= cut.truncated;
+    const cut = truncateLine(text);
+    linesTruncated ||= cut.wasTruncated;
     out.push(isMatch ? `${display}:${line}: ${cut.text}` : `${display}-${line}- ${cut.text}`);
   };
   for (let i = 0; i < matches.length; ) {
@@ -293,7 +299,7 @@ async function runGrep(
   ctx: ToolContext,
   backend: "rg" | "node",
   ops: GrepOperations | undefined,
-): Promise<ToolResult<GrepDetails>> {
+): Promise<ToolResult<GrepDetails | undefined>> {
   if (ctx.signal.aborted) throw abortError();
   const root = resolveToCwd(args.path ?? ".", ctx.cwd);
   let isDir: boolean;
@@ -319,28 +325,27 @@ async function runGrep(
   if (backend === "rg") await searchRg(args, root, isDir, glob, ctx.signal, enough);
   else await searchNode(args, root, isDir, glob, ctx.signal, enough);
   if (ctx.signal.aborted) throw abortError();
+  if (matches.length === 0) return { content: [{ type: "text", text: "No matches found" }], details: undefined };
 
-  const details: GrepDetails = {
-    matches: matches.length,
-    limitReached,
-    linesTruncated: false,
-    outputTruncated: false,
-    backend,
-  };
-  if (matches.length === 0) return { content: [{ type: "text", text: "No matches found" }], details };
   const rendered = ops ? await renderThrough(ops, matches, context) : render(matches, context);
-  details.linesTruncated = rendered.linesTruncated;
-  const output = truncateHead(rendered.lines.join("\n"), {
-    maxLines: Number.MAX_SAFE_INTEGER,
-    maxBytes: DEFAULT_MAX_BYTES,
-  });
-  details.outputTruncated = output.truncated;
+  // The match limit already caps the lines, so only the bytes are limited here (pi's rule).
+  const truncation = truncateHead(rendered.lines.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+  const details: GrepDetails = {};
   const notices: string[] = [];
-  if (limitReached)
-    notices.push(`Showing the first ${limit} matches; more exist. Narrow the pattern, path or glob, or raise limit.`);
-  if (output.truncated) notices.push(`Output cut at ${DEFAULT_MAX_BYTES / 1024} KB; narrow the search.`);
-  const text = output.content + (notices.length > 0 ? `\n\n[${notices.join(" ")}]` : "");
-  return { content: [{ type: "text", text }], details };
+  if (limitReached) {
+    notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
+    details.matchLimitReached = limit;
+  }
+  if (truncation.truncated) {
+    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+    details.truncation = truncation;
+  }
+  if (rendered.linesTruncated) {
+    notices.push(`Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines`);
+    details.linesTruncated = true;
+  }
+  const text = truncation.content + (notices.length > 0 ? `\n\n[${notices.join(". ")}]` : "");
+  return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
 }
 
 /** A `grep` tool bound to a backend; `grepTool` is the default (rg when available). */

@@ -9,7 +9,7 @@ import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { countLimit } from "./numeric-args.js";
 import { resolveToCwd } from "./path-utils.js";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from "./truncate.js";
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
 
 /** Entries listed when the model gives no limit. */
 export const DEFAULT_LS_LIMIT = 500;
@@ -22,24 +22,28 @@ export const LsParams = Type.Object({
 /** Arguments of `ls`, validated. */
 export type LsParams = Static<typeof LsParams>;
 
-/** What `ls` reports besides its text. */
+/**
+ * What `ls` reports besides its text, as pi 1.6: only what cut the listing (absent when
+ * nothing did).
+ */
 export interface LsDetails {
-  /** Entries in the folder. */
-  total: number;
-  /** The entry limit cut the list. */
-  limitReached: boolean;
-  /** The 50 KB output cap cut the list. */
-  bytesLimitReached: boolean;
+  /** The limit, when more entries exist than were listed. */
+  entryLimitReached?: number;
+  /** The listing past the byte limit. */
+  truncation?: TruncationResult;
 }
 
+/** `localeCompare`'s collation (the process's locale), made once: it compares the same, several times faster. */
+const COLLATOR = new Intl.Collator();
+
 /**
- * Case-insensitive order that does not depend on the machine's locale; names equal
- * but for case fall back to code-point order so the listing is stable.
+ * pi 1.6's order: the lower-cased names by the locale's collation (pi's `localeCompare`;
+ * the worker runs in the user's locale as pi does). Names equal but for case fall back to
+ * code-point order, so the listing does not depend on the order readdir gives them in.
  */
 export function compareNames(a: string, b: string): number {
-  const la = a.toLowerCase();
-  const lb = b.toLowerCase();
-  if (la !== lb) return la < lb ? -1 : 1;
+  const byLocale = COLLATOR.compare(a.toLowerCase(), b.toLowerCase());
+  if (byLocale !== 0) return byLocale;
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -56,28 +60,46 @@ export interface LsToolOptions {
   operations?: LsOperations;
 }
 
-/** The listing of `names` (folders already marked with `/`) out of `total` entries. */
-function render(names: string[], total: number, limit: number): ToolResult<LsDetails> {
-  if (names.length === 0) {
-    return {
-      content: [{ type: "text", text: "(empty directory)" }],
-      details: { total: 0, limitReached: false, bytesLimitReached: false },
-    };
+/**
+ * The listing of the sorted `entries` as pi 1.6 makes it: up to `limit` names, a folder
+ * (also through a symlink) marked with `/`, an entry `isDir` cannot tell (pi's `stat`
+ * failed: a dangling symlink) left out; the entry limit and the byte limit in one notice.
+ */
+async function list(
+  entries: readonly string[],
+  limit: number,
+  isDir: (name: string) => Promise<boolean | undefined>,
+  signal: AbortSignal,
+): Promise<ToolResult<LsDetails | undefined>> {
+  const names: string[] = [];
+  let entryLimitReached = false;
+  for (const name of entries) {
+    if (names.length >= limit) {
+      entryLimitReached = true;
+      break;
+    }
+    if (signal.aborted) throw new Error("Operation aborted");
+    const folder = await isDir(name);
+    if (folder !== undefined) names.push(folder ? `${name}/` : name);
   }
-  const limitReached = total > limit;
-  const truncation = truncateHead(names.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: DEFAULT_MAX_BYTES });
+  if (names.length === 0) return { content: [{ type: "text", text: "(empty directory)" }], details: undefined };
+  // The entry limit already caps the lines, so only the bytes are limited here (pi's rule).
+  const truncation = truncateHead(names.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+  const details: LsDetails = {};
   const notices: string[] = [];
-  if (limitReached) notices.push(`${limit} of ${total} entries shown. Use limit=${limit * 2} for more`);
-  if (truncation.truncated)
-    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached after ${truncation.outputLines} entries`);
-  const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join("; ")}]` : truncation.content;
-  return {
-    content: [{ type: "text", text }],
-    details: { total, limitReached, bytesLimitReached: truncation.truncated },
-  };
+  if (entryLimitReached) {
+    notices.push(`${limit} entries limit reached. Use limit=${limit * 2} for more`);
+    details.entryLimitReached = limit;
+  }
+  if (truncation.truncated) {
+    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+    details.truncation = truncation;
+  }
+  const text = truncation.content + (notices.length > 0 ? `\n\n[${notices.join(". ")}]` : "");
+  return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
 }
 
-async function listLocal(args: LsParams, ctx: ToolContext): Promise<ToolResult<LsDetails>> {
+async function listLocal(args: LsParams, ctx: ToolContext): Promise<ToolResult<LsDetails | undefined>> {
   if (ctx.signal.aborted) throw new Error("Operation aborted");
   const shown = args.path ?? ".";
   const absolute = resolveToCwd(shown, ctx.cwd);
@@ -88,27 +110,27 @@ async function listLocal(args: LsParams, ctx: ToolContext): Promise<ToolResult<L
     throw error;
   });
   if (!info.isDirectory()) throw new Error(`Not a directory: ${shown} is a file; use read to view it.`);
-
   const entries = await readdir(absolute, { withFileTypes: true });
-  entries.sort((a, b) => compareNames(a.name, b.name));
-  const limit = countLimit(args.limit, DEFAULT_LS_LIMIT);
-  const names: string[] = [];
-  for (const entry of entries.slice(0, limit)) {
-    if (ctx.signal.aborted) throw new Error("Operation aborted");
-    let isDir = entry.isDirectory();
-    // A symlink is listed as what it points to; a dangling one as a plain name.
-    if (entry.isSymbolicLink())
-      isDir = await stat(join(absolute, entry.name)).then(
-        (s) => s.isDirectory(),
-        () => false,
-      );
-    names.push(isDir ? `${entry.name}/` : entry.name);
-  }
-  return render(names, entries.length, limit);
+  const byName = new Map(entries.map((e) => [e.name, e]));
+  // The entry's own type where it has one; only a symlink needs the stat pi makes of every entry.
+  const isDir = (name: string): Promise<boolean | undefined> => {
+    const entry = byName.get(name)!;
+    if (!entry.isSymbolicLink()) return Promise.resolve(entry.isDirectory());
+    return stat(join(absolute, name)).then(
+      (s) => s.isDirectory(),
+      () => undefined,
+    );
+  };
+  const names = entries.map((e) => e.name).sort(compareNames);
+  return list(names, countLimit(args.limit, DEFAULT_LS_LIMIT), isDir, ctx.signal);
 }
 
 /** `ls` through extension operations, in pi's order: exists, stat, readdir, a stat per entry. */
-async function listWith(ops: LsOperations, args: LsParams, ctx: ToolContext): Promise<ToolResult<LsDetails>> {
+async function listWith(
+  ops: LsOperations,
+  args: LsParams,
+  ctx: ToolContext,
+): Promise<ToolResult<LsDetails | undefined>> {
   if (ctx.signal.aborted) throw new Error("Operation aborted");
   const shown = args.path ?? ".";
   const absolute = resolveToCwd(shown, ctx.cwd);
@@ -116,19 +138,14 @@ async function listWith(ops: LsOperations, args: LsParams, ctx: ToolContext): Pr
   if (!(await ops.stat(absolute)).isDirectory())
     throw new Error(`Not a directory: ${shown} is a file; use read to view it.`);
   const entries = [...(await ops.readdir(absolute))].sort(compareNames);
-  const limit = countLimit(args.limit, DEFAULT_LS_LIMIT);
-  const names: string[] = [];
-  for (const name of entries.slice(0, limit)) {
-    if (ctx.signal.aborted) throw new Error("Operation aborted");
-    const isDir = await Promise.resolve()
+  const isDir = (name: string): Promise<boolean | undefined> =>
+    Promise.resolve()
       .then(() => ops.stat(join(absolute, name)))
       .then(
         (s) => s.isDirectory(),
-        () => false,
+        () => undefined,
       );
-    names.push(isDir ? `${name}/` : name);
-  }
-  return render(names, entries.length, limit);
+  return list(entries, countLimit(args.limit, DEFAULT_LS_LIMIT), isDir, ctx.signal);
 }
 
 /** An `ls` tool; the options are pi's, for extensions that build their own (`createLsTool`). */

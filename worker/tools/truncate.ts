@@ -54,10 +54,29 @@ export function utf8Suffix(text: string, maxBytes: number): string {
   return buf.subarray(start).toString("utf8");
 }
 
-/** `line` cut to `maxChars` characters, with a marker saying where, for tools that show matching lines. */
-export function truncateLine(line: string, maxChars: number): { text: string; truncated: boolean } {
-  if (line.length <= maxChars) return { text: line, truncated: false };
-  return { text: `${line.slice(0, maxChars)}… [line cut at ${maxChars} chars]`, truncated: true };
+/** grep's cut for one shown line, in characters (pi's `GREP_MAX_LINE_LENGTH`). */
+export const GREP_MAX_LINE_LENGTH = 500;
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/**
+ * pi 1.6's `truncateLine` (extensions get it as pi's): `line` cut to `maxChars` UTF-16
+ * units, one less where the cut would split a surrogate pair, and marked `... [truncated]`.
+ */
+export function truncateLine(
+  line: string,
+  maxChars: number = GREP_MAX_LINE_LENGTH,
+): { text: string; wasTruncated: boolean } {
+  if (line.length <= maxChars) return { text: line, wasTruncated: false };
+  const end = Math.max(0, maxChars);
+  const splitsPair = isHighSurrogate(line.charCodeAt(end - 1)) && isLowSurrogate(line.charCodeAt(end));
+  return { text: `${line.slice(0, splitsPair ? end - 1 : end)}... [truncated]`, wasTruncated: true };
 }
 
 function limits(options: TruncateOptions): { maxLines: number; maxBytes: number } {

@@ -141,12 +141,30 @@ describe("byte-safe slicing and sizes", () => {
   });
 });
 
-describe("truncateLine", () => {
+describe.skipIf(!existsSync(UPSTREAM_TRUNCATE))("truncateLine, against upstream pi's (needs test/upstream)", () => {
+  let upstream: { truncateLine: typeof truncateLine };
+  beforeAll(async () => {
+    upstream = await import(UPSTREAM_TRUNCATE);
+  });
+
+  // Extensions get ours as pi's, and grep's lines are cut with it.
   it.each([
-    ["abc", 3, "abc", false],
-    ["abcd", 3, "abc… [line cut at 3 chars]", true],
-    ["", 0, "", false],
-  ])("cuts %j at %i characters", (line, max, text, truncated) => {
-    expect(truncateLine(line, max)).toEqual({ text, truncated });
+    { name: "a short line", line: "abc", max: undefined },
+    { name: "a line at grep's 500", line: "x".repeat(500), max: undefined },
+    { name: "a line past grep's 500", line: "x".repeat(501), max: undefined },
+    { name: "a cut between the halves of a surrogate pair", line: `${"x".repeat(499)}😀tail`, max: undefined },
+    { name: "a cut after a whole surrogate pair", line: `${"x".repeat(498)}😀tail`, max: undefined },
+    { name: "a lone high surrogate at the cut", line: `ab\uD83Dcd`, max: 3 },
+    { name: "a limit of 0", line: "abc", max: 0 },
+    { name: "an empty line", line: "", max: 0 },
+  ])("$name", ({ line, max }) => {
+    expect(truncateLine(line, max)).toEqual(upstream.truncateLine(line, max));
+  });
+
+  it("cuts at 500 characters by default and marks the cut", () => {
+    expect(truncateLine(`${"x".repeat(500)}y`)).toEqual({
+      text: `${"x".repeat(500)}... [truncated]`,
+      wasTruncated: true,
+    });
   });
 });

@@ -14,7 +14,14 @@ import { createGrepTool } from "../../tools/grep.js";
 import { createLsTool } from "../../tools/ls.js";
 import { createReadTool } from "../../tools/read.js";
 import { createWriteTool } from "../../tools/write.js";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, truncateTail } from "../../tools/truncate.js";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+} from "../../tools/truncate.js";
 import type { AgentTool, ToolResult } from "../../types.js";
 import { PLAIN_THEME } from "../context.js";
 
@@ -38,13 +45,6 @@ export function formatReadLineRange(offset: unknown, limit: unknown): string {
   if (count === undefined) return "";
   const end = start + count - 1;
   return `:${start}${end ? `-${end}` : ""}`;
-}
-
-/** pi's `truncateLine`: a line cut to `maxChars` (grep's 500 by default), marked `... [truncated]`. */
-export function truncateLine(line: string, maxChars = 500): { text: string; wasTruncated: boolean } {
-  if (line.length <= maxChars) return { text: line, wasTruncated: false };
-  const end = /[\uD800-\uDBFF]/.test(line.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
-  return { text: `${line.slice(0, end)}... [truncated]`, wasTruncated: true };
 }
 
 /** Tool factories taking pi's options (`operations` of all seven, bash's `spawnHook` and `commandPrefix`). */
