@@ -126,13 +126,15 @@ describe("system prompt", () => {
 
   const tools = (names: string[]) => BUILT_IN_TOOLS.filter((t) => names.includes(t.name));
 
-  it("carries the description and guidelines of active tools only", () => {
-    const withGrep = buildSystemPrompt({ cwd: "/p", tools: tools(["read", "grep"]) });
+  it("carries the snippet and guidelines of active tools only", () => {
+    const withEdit = buildSystemPrompt({ cwd: "/p", tools: tools(["read", "edit"]) });
     const without = buildSystemPrompt({ cwd: "/p", tools: tools(["read"]) });
-    const grep = BUILT_IN_TOOLS.find((t) => t.name === "grep")!;
-    expect(withGrep).toContain(`- grep: ${grep.description}`);
-    expect(without).not.toContain(`- grep:`);
-    for (const g of grep.guidelines ?? []) expect(without).not.toContain(g);
+    const edit = BUILT_IN_TOOLS.find((t) => t.name === "edit")!;
+    expect(withEdit).toContain(`- edit: ${edit.snippet}`);
+    expect(edit.guidelines).toHaveLength(2);
+    for (const g of edit.guidelines!) expect(withEdit).toContain(g);
+    expect(without).not.toContain(`- edit:`);
+    for (const g of edit.guidelines!) expect(without).not.toContain(g);
   });
 
   it("replaces the base with --system-prompt, appends text, names the cwd in pi 1.6's sections", () => {

@@ -464,7 +464,7 @@ export function createLocalBashOperations(): BashOperations {
 
 /** Arguments of `bash`. */
 export const BashParams = Type.Object({
-  command: Type.String({ description: "Bash command to execute" }),
+  command: Type.String({ description: "Shell command to execute" }),
   timeout: Type.Optional(Type.Number({ description: "Timeout in seconds (optional, no default timeout)" })),
 });
 /** Arguments of `bash`, validated. */
@@ -519,15 +519,16 @@ export interface BashToolOptions {
 export function createBashTool(options: BashToolOptions = {}): AgentTool<typeof BashParams> {
   return {
     name: "bash",
-    label: "Bash",
+    label: "bash",
     description:
-      `Execute a bash command in the working directory; returns stdout and stderr, the tail truncated to ` +
-      `${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB with the full output saved to a file.`,
-    guidelines: [
-      "Use bash for builds, tests, git and searching; prefer read, edit and write for files.",
-      "Give long-running commands a timeout (seconds); stdin is closed, so interactive commands fail.",
-      "When output is truncated, read the full output file it names with read and an offset, or grep it.",
-    ],
+      `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated ` +
+      `to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, ` +
+      "full output is saved to a temp file. Optionally provide a timeout in seconds.",
+    snippet: "Execute bash commands (ls, grep, find, etc.)",
+    // As pi 1.6: the hint only where the commands get the session's variables.
+    ...(options.exposeSessionEnvironment === false
+      ? {}
+      : { guidelines: ["You can inspect PI_* environment variables for current model and session details."] }),
     parameters: BashParams,
     // A codemode script gets the structured output, also for a non-zero exit (pi 1.6).
     outputSchema: {

@@ -15,9 +15,9 @@ const Replacement = Type.Object(
   {
     oldText: Type.String({
       description:
-        "Exact text to replace, copied from the file. It must occur exactly once and must not overlap another edit's oldText.",
+        "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.",
     }),
-    newText: Type.String({ description: "The text that replaces oldText." }),
+    newText: Type.String({ description: "Replacement text for this targeted edit." }),
   },
   {},
 );
@@ -29,10 +29,10 @@ const Replacement = Type.Object(
  */
 export const EditParams = Type.Object(
   {
-    path: Type.String({ description: "Path of the file to edit (relative to the working directory or absolute)" }),
+    path: Type.String({ description: "Path to the file to edit (relative or absolute)" }),
     edits: Type.Array(Replacement, {
       description:
-        "One or more replacements, each matched against the original file (not after the earlier ones). Merge changes that touch the same or neighbouring lines into one edit.",
+        "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
     }),
   },
   {},
@@ -159,12 +159,11 @@ export function createEditTool(options: EditToolOptions = {}): AgentTool<typeof 
     name: "edit",
     label: "edit",
     description:
-      "Edit one file by exact text replacement. Each edits[].oldText must match one unique, non-overlapping span of the original file; returns a unified diff.",
+      "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.",
+    snippet: "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
     guidelines: [
-      "Use edit for precise changes; copy oldText exactly from the file, including indentation.",
-      "Put several separate changes to one file into one edit call with several entries in edits[].",
-      "Every oldText is matched against the original file, not after earlier edits; merge edits that touch the same or neighbouring lines.",
-      "Keep oldText small but unique; do not pad it with large unchanged regions.",
+      "Use edit for targeted changes. Batch changes to one file in a single call.",
+      "Each edits[].oldText must exactly and uniquely match the original file. Keep matches short and non-overlapping; merge nearby changes without including large unchanged regions.",
     ],
     parameters: EditParams,
     prepareArguments: prepareEditArguments,

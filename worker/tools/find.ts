@@ -28,9 +28,9 @@ export const DEFAULT_FIND_LIMIT = 1000;
 export const FindParams = Type.Object({
   pattern: Type.String({
     description:
-      "Glob to match, e.g. '*.ts' (any depth), '**/*.json' or 'src/**/*.spec.ts' (from the search directory)",
+      "Glob pattern relative to the search directory, e.g. 'src/**/*.ts'. Without '/', e.g. '*.ts', it matches file names at any depth",
   }),
-  path: Type.Optional(Type.String({ description: "Directory to search (default: the working directory)" })),
+  path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
   limit: Type.Optional(Type.Number({ description: `Maximum number of results (default: ${DEFAULT_FIND_LIMIT})` })),
 });
 /** Arguments of `find`, validated. */
@@ -166,8 +166,8 @@ export function createFindTool(options: FindToolOptions = {}): AgentTool<typeof 
   return {
     name: "find",
     label: "find",
-    description: `Find files by glob pattern. Returns paths relative to the search directory, sorted; respects .gitignore, skips .git and node_modules. At most ${DEFAULT_FIND_LIMIT} results by default.`,
-    guidelines: ["Use find to locate files by name pattern instead of listing directories one by one."],
+    description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_FIND_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
+    snippet: "Find files by glob pattern (respects .gitignore)",
     parameters: FindParams,
     execute: (args, ctx) => {
       const ops = options.operations;

@@ -35,13 +35,24 @@ export const DEFAULT_GREP_LIMIT = 100;
 
 /** Arguments of `grep`. */
 export const GrepParams = Type.Object({
-  pattern: Type.String({ description: "Regular expression (or literal text with literal: true) to search for" }),
-  path: Type.Optional(Type.String({ description: "Directory or file to search (default: the working directory)" })),
-  glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. '*.ts' or 'src/**/*.spec.ts'" })),
+  pattern: Type.String({ description: "Search pattern (regex or literal string)" }),
+  path: Type.Optional(Type.String({ description: "Directory or file to search (default: current directory)" })),
+  glob: Type.Optional(
+    Type.String({
+      description:
+        "Filter files by glob pattern relative to path, e.g. 'src/**/*.ts'. Without '/', e.g. '*.ts', it matches file names at any depth",
+    }),
+  ),
   ignoreCase: Type.Optional(Type.Boolean({ description: "Case-insensitive search (default: false)" })),
-  literal: Type.Optional(Type.Boolean({ description: "Treat pattern as literal text, not a regex (default: false)" })),
-  context: Type.Optional(Type.Number({ description: "Lines to show before and after each match (default: 0)" })),
-  limit: Type.Optional(Type.Number({ description: `Maximum number of matches (default: ${DEFAULT_GREP_LIMIT})` })),
+  literal: Type.Optional(
+    Type.Boolean({ description: "Treat pattern as literal string instead of regex (default: false)" }),
+  ),
+  context: Type.Optional(
+    Type.Number({ description: "Number of lines to show before and after each match (default: 0)" }),
+  ),
+  limit: Type.Optional(
+    Type.Number({ description: `Maximum number of matches to return (default: ${DEFAULT_GREP_LIMIT})` }),
+  ),
 });
 /** Arguments of `grep`, validated. */
 export type GrepParams = Static<typeof GrepParams>;
@@ -353,8 +364,8 @@ export function createGrepTool(options: GrepToolOptions = {}): AgentTool<typeof 
   return {
     name: "grep",
     label: "grep",
-    description: `Search file contents for a regex or literal text. Returns "path:line: text" lines; respects .gitignore, skips .git and node_modules. At most ${DEFAULT_GREP_LIMIT} matches by default; lines are cut at ${GREP_MAX_LINE_LENGTH} characters.`,
-    guidelines: ["Use grep to locate code by content before reading files; narrow it with path and glob."],
+    description: `Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to ${DEFAULT_GREP_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Long lines are truncated to ${GREP_MAX_LINE_LENGTH} chars.`,
+    snippet: "Search file contents for patterns (respects .gitignore)",
     parameters: GrepParams,
     execute: (args, ctx) => runGrep(args, ctx, chooseBackend(options.backend), options.operations),
   };

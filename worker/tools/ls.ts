@@ -16,8 +16,10 @@ export const DEFAULT_LS_LIMIT = 500;
 
 /** Arguments of `ls`. */
 export const LsParams = Type.Object({
-  path: Type.Optional(Type.String({ description: "Directory to list (default: the working directory)" })),
-  limit: Type.Optional(Type.Number({ description: `Maximum number of entries (default: ${DEFAULT_LS_LIMIT})` })),
+  path: Type.Optional(Type.String({ description: "Directory to list (default: current directory)" })),
+  limit: Type.Optional(
+    Type.Number({ description: `Maximum number of entries to return (default: ${DEFAULT_LS_LIMIT})` }),
+  ),
 });
 /** Arguments of `ls`, validated. */
 export type LsParams = Static<typeof LsParams>;
@@ -154,8 +156,8 @@ export function createLsTool(options: LsToolOptions = {}): AgentTool<typeof LsPa
   return {
     name: "ls",
     label: "ls",
-    description: `List a directory's entries (sorted, folders end in '/', dotfiles included; up to ${DEFAULT_LS_LIMIT} by default).`,
-    guidelines: ["Use ls to look at one folder; use find to search a tree by name."],
+    description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LS_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
+    snippet: "List directory contents",
     parameters: LsParams,
     execute: (args, ctx) => (ops ? listWith(ops, args, ctx) : listLocal(args, ctx)),
   };

@@ -164,15 +164,14 @@ export function createReadTool(options: ReadToolOptions = {}): AgentTool<typeof 
   const ops = options.operations;
   return {
     name: "read",
-    label: "Read",
+    label: "read",
     description:
-      `Read a file. Text files come back by lines, truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB ` +
-      "(whichever comes first; use offset/limit for more); images (png, jpeg, gif, webp) come back as attachments.",
-    guidelines: [
-      "Use read to view files instead of cat or sed in bash.",
-      "For large files, continue with the offset given in the notice at the end of the output until you have what you need.",
-      "Read a file before editing it, so your oldText matches its current contents.",
-    ],
+      "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as " +
+      `attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB ` +
+      "(whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset " +
+      "until complete.",
+    snippet: "Read file contents",
+    guidelines: ["Use read to examine files instead of cat or sed."],
     parameters: ReadParams,
     // A codemode script gets the text (or the image block), as in pi 1.6.
     outputSchema: {

@@ -42,12 +42,11 @@ export function createWriteTool(options: WriteToolOptions = {}): AgentTool<typeo
   const ops = options.operations ?? LOCAL_WRITE;
   return {
     name: "write",
-    label: "Write",
-    description: "Write content to a file, creating it (and its folders) or overwriting it completely.",
-    guidelines: [
-      "Use write only for new files or complete rewrites; use edit to change part of an existing file.",
-      "write replaces the whole file: include every line you want to keep.",
-    ],
+    label: "write",
+    description:
+      "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
+    snippet: "Create or overwrite files",
+    guidelines: ["Use write only for new files or complete rewrites."],
     parameters: WriteParams,
     async execute(args: WriteParams, ctx: ToolContext): Promise<ToolResult> {
       if (ctx.signal.aborted) throw new Error("Operation aborted");
