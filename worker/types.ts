@@ -36,6 +36,8 @@ export interface ToolContext {
   cwd: string;
   toolCallId: string;
   signal: AbortSignal;
+  /** The model the run talks to (pi 1.6's `ctx.model`): read tells when it cannot see the image it returns. */
+  model?: Model;
   /** Accumulated partial result so far (not a delta); the loop turns it into `tool_execution_update`. */
   onUpdate?: (partial: ToolResult) => void;
   /** The tools `executeTool` may call (pi 1.6's `ctx.tools`): the active direct ones and every deferred one. */

@@ -3,9 +3,10 @@
  * the mock model: a file's text comes back as it is (its final newline included), the
  * totals count the empty line after a final newline as pi counts it, a limit that stops
  * early says how many lines remain, an offset or limit of 0, below 0 or with a fraction
- * reads what pi's reads, an offset past the end fails with pi's words, and a line over the
- * 50KB limit is replaced by pi's hint; each with pi's `details`. Skipped when test/upstream
- * is not installed.
+ * reads what pi's reads, an offset past the end fails with pi's words, a line over the
+ * 50KB limit is replaced by pi's hint, and an image is announced as pi announces it to a
+ * model that takes no images; each with pi's `details`. Skipped when test/upstream is not
+ * installed.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,6 +31,11 @@ const FILES: Record<string, string> = {
   "wide.txt": `${"x".repeat(60_000)}\nnext\n`,
   "wide-later.txt": `short\n${"é".repeat(40_000)}\nend`,
 };
+// The smallest valid PNG: 1x1 transparent pixel.
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 const CALLS: Record<string, unknown>[] = [
   { path: "newline.txt" },
@@ -58,6 +64,7 @@ const CALLS: Record<string, unknown>[] = [
   { path: "wide.txt", offset: 2 },
   { path: "wide-later.txt", offset: 2 },
   { path: "wide-later.txt", offset: 2, limit: 1 },
+  { path: "dot.png" },
 ];
 
 describe.skipIf(!UPSTREAM["1.6.0"].installed)("read, as pi 1.6.0 reads", () => {
@@ -68,6 +75,7 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("read, as pi 1.6.0 reads", () => {
         pi: "1.6.0",
         prepareProject: (p) => {
           for (const [name, text] of Object.entries(FILES)) writeFileSync(join(p, name), text);
+          writeFileSync(join(p, "dot.png"), PNG);
         },
       });
       server.enqueue({ toolCalls: CALLS.map((args) => ({ name: "read", arguments: args })) }, { text: "read them" });
@@ -96,5 +104,9 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("read, as pi 1.6.0 reads", () => {
       "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' wide.txt | head -c 51200]",
     );
     expect(at("wide.txt").details).toMatchObject({ truncation: { firstLineExceedsLimit: true, content: "" } });
+    expect(at("dot.png")).toEqual({
+      text: "Read image file [image/png]",
+      details: { imageUnsupportedByModel: "mock-1" },
+    });
   }, 90_000);
 });

@@ -564,6 +564,7 @@ async function runTool(
       cwd: config.cwd,
       toolCallId: p.call.id,
       signal: config.signal,
+      model: config.model(),
       onUpdate: (partial) =>
         emit({
           type: "tool_execution_update",

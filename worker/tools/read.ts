@@ -19,9 +19,13 @@ export const ReadParams = Type.Object({
 /** Arguments of `read`, validated. */
 export type ReadParams = Static<typeof ReadParams>;
 
-/** What `read` reports besides its text, as pi 1.6: the truncation when one cut the text (absent otherwise). */
+/**
+ * What `read` reports besides its text, as pi 1.6: the truncation when one cut the text,
+ * or for an image the model the run talks to when that model takes no images (absent otherwise).
+ */
 export interface ReadDetails {
   truncation?: TruncationResult;
+  imageUnsupportedByModel?: string;
 }
 
 // The file is read whole (V8 strings top out near 512 MB); far below that, loading it
@@ -112,12 +116,15 @@ export interface ReadToolOptions {
   autoResizeImages?: boolean;
 }
 
-function imageResult(bytes: Buffer, mimeType: string): ToolResult<ReadDetails> {
+/** An image as pi 1.6 returns one it need not resize: its type in the text, the model told of when it cannot see it. */
+function imageResult(bytes: Buffer, mimeType: string, ctx: ToolContext): ToolResult<ReadDetails> {
+  const unsupported = ctx.model && !ctx.model.input.includes("image");
   return {
     content: [
-      { type: "text", text: `Read image file [${mimeType}], ${formatSize(bytes.length)}` },
+      { type: "text", text: `Read image file [${mimeType}]` },
       { type: "image", data: bytes.toString("base64"), mimeType },
     ],
+    ...(unsupported ? { details: { imageUnsupportedByModel: ctx.model!.id } } : {}),
   };
 }
 
@@ -137,7 +144,7 @@ async function readLocal(args: ReadParams, ctx: ToolContext): Promise<ToolResult
   });
   if (ctx.signal.aborted) throw abortError();
   const mimeType = sniffImageType(bytes);
-  return mimeType ? imageResult(bytes, mimeType) : renderLines(bytes.toString("utf8"), args);
+  return mimeType ? imageResult(bytes, mimeType, ctx) : renderLines(bytes.toString("utf8"), args);
 }
 
 /** `read` through extension operations, in pi's order: access, image type, contents. */
@@ -149,7 +156,7 @@ async function readWith(ops: ReadOperations, args: ReadParams, ctx: ToolContext)
   const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolute) : undefined;
   const bytes = Buffer.from(await ops.readFile(absolute));
   if (ctx.signal.aborted) throw abortError();
-  return mimeType ? imageResult(bytes, mimeType) : renderLines(bytes.toString("utf8"), args);
+  return mimeType ? imageResult(bytes, mimeType, ctx) : renderLines(bytes.toString("utf8"), args);
 }
 
 /** pi 1.6's `structuredContent` of `read`: the text, or for an image its data with the text as a note. */

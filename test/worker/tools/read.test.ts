@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readTool, sniffImageType } from "../../../worker/tools/read.js";
+import type { Model } from "../../../shared/schema/messages.js";
 import type { ToolContext, ToolResult } from "../../../worker/types.js";
 
 let dir: string;
@@ -90,6 +91,27 @@ describe("read", () => {
       mimeType: "image/png",
       note: text(r),
     });
+  });
+
+  it("tells in its details when the run's model takes no images, as pi 1.6", async () => {
+    await writeFile(join(dir, "dot.png"), PNG);
+    const model = (input: Model["input"]): Model => ({
+      id: "m",
+      name: "M",
+      api: "openai-completions",
+      provider: "p",
+      baseUrl: "http://127.0.0.1:9/v1",
+      reasoning: false,
+      input,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 1000,
+      maxTokens: 100,
+    });
+    const seeing = await readTool.execute({ path: "dot.png" }, { ...ctx(), model: model(["text", "image"]) });
+    const blind = await readTool.execute({ path: "dot.png" }, { ...ctx(), model: model(["text"]) });
+    expect(text(seeing)).toBe("Read image file [image/png]");
+    expect(seeing.details).toBeUndefined();
+    expect(blind.details).toEqual({ imageUnsupportedByModel: "m" });
   });
 
   it("gives the text it returns as structuredContent, as pi 1.6", async () => {
