@@ -23,8 +23,8 @@ export interface StatsInput {
 /**
  * Count what pi 1.6's `get_session_stats` reports: every message entry of the session,
  * on every branch, including those a compaction or a `context_edit` took out of the
- * context (a retried failure still cost its tokens), and the usage of summaries that
- * say what they cost.
+ * context (a retried failure still cost its tokens), the usage of summaries that say what
+ * they cost, and usage entries.
  */
 export function sessionStats(input: StatsInput): RpcSessionStats {
   const { contextWindow } = input;
@@ -41,6 +41,8 @@ export function sessionStats(input: StatsInput): RpcSessionStats {
   };
   for (const entry of input.entries) {
     if (!isKnownEntry(entry)) continue;
+    // pi 1.6's usage entries: what the model was paid for outside a reply (a cache warm-up).
+    if (entry.type === "usage") add(entry.usage);
     if (entry.type === "compaction" || entry.type === "branch_summary") {
       // pi 1.6 writes `usage` on a summary an extension says the cost of; a file may carry anything there.
       const usage = (entry as { usage?: unknown }).usage;
