@@ -263,7 +263,7 @@ describe.skipIf(!UPSTREAM["1.6.0"].installed)("threshold compaction at pi 1.6.0'
     expect(ours.runs).toEqual(upstream.runs);
     // get_session_stats estimates the projection too (its system message and three short
     // messages), not the 90,010 the reply reported. The figures differ by the recorded
-    // system message (its sections and tool declarations are not 1.6.0's to the byte yet).
+    // system message: its sections are in our own words (the tools' texts are pi's).
     const tokens = (side: Side) => (side.usage[0] as Line).tokens as number;
     expect(tokens(upstream)).toBeLessThan(5_000);
     expect(tokens(ours)).toBeLessThan(5_000);
