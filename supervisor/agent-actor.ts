@@ -34,6 +34,7 @@ import { redactArgv, redactEnv } from "./redact.js";
 import type { AgentTimings } from "./types.js";
 import type { StartGate } from "./start-gate.js";
 import { spawnWorkerProcess, type WorkerProcess } from "./worker-process.js";
+import type { WorkerLauncher } from "./worker-launcher.js";
 import { isOwnWorker, keyVariableNames, splitSecrets } from "./worker-command.js";
 import { fleetSandboxPlan, sandboxedCommand, type WorkerCommand } from "./sandboxed-worker.js";
 import { SANDBOX_DEFAULT_VAR, sandboxSupport } from "../shared/sandbox.js";
@@ -76,6 +77,8 @@ export interface AgentActorOptions {
   startGate?: StartGate;
   /** Node flags that start our own worker from its startup snapshot, for the environment and args it gets (none: as before). */
   snapshotArgs?: (env: NodeJS.ProcessEnv, args: readonly string[]) => string[];
+  /** Starts workers in the fleet's one session (none: each detached in a session of its own). */
+  launcher?: WorkerLauncher | null;
 }
 
 type SpawnEffect = Extract<AgentEffect, { kind: "spawn" }>;
@@ -493,6 +496,7 @@ export class AgentActor {
           stop: async () => undefined,
           kill: async () => undefined,
           killLeftovers: () => undefined,
+          spawnedLater: false,
           lowerPriority: () => undefined,
           rssBytes: () => null,
         };
@@ -501,29 +505,35 @@ export class AgentActor {
         return;
       }
     }
-    this.proc = spawnWorkerProcess({
-      ...cmd,
-      secrets,
-      maxLineBytes: this.opts.maxLineBytes,
-      // An id the table never hands out: nobody waits for the answer to this abort.
-      abortCommand: () => ({ id: `orch-teardown-abort-${gen}`, type: "abort" }),
-      onLine: (line) => this.mailbox.post({ kind: "line", gen, line }),
-      onLineTooLong: (message, head) => this.mailbox.post({ kind: "line_too_long", gen, message, head }),
-      onStderr: (text) => {
-        if (this.procGen === gen) this.stderrTail = appendTail(this.stderrTail, text);
-        this.opts.log.appendStderr(text);
+    this.proc = spawnWorkerProcess(
+      {
+        ...cmd,
+        secrets,
+        maxLineBytes: this.opts.maxLineBytes,
+        // An id the table never hands out: nobody waits for the answer to this abort.
+        abortCommand: () => ({ id: `orch-teardown-abort-${gen}`, type: "abort" }),
+        onLine: (line) => this.mailbox.post({ kind: "line", gen, line }),
+        onLineTooLong: (message, head) => this.mailbox.post({ kind: "line_too_long", gen, message, head }),
+        onStderr: (text) => {
+          if (this.procGen === gen) this.stderrTail = appendTail(this.stderrTail, text);
+          this.opts.log.appendStderr(text);
+        },
+        // Through the launcher the pid comes later, before any line or exit of the worker.
+        onSpawned: (pid) => this.mailbox.post({ kind: "spawned", gen, pid, startedAt: steadyNow() }),
+        onExit: (code, signal, spawnError) =>
+          this.mailbox.post({
+            kind: "exit",
+            gen,
+            code,
+            signal,
+            spawnError,
+            stderrTail: this.procGen === gen ? this.stderrTail : "",
+          }),
       },
-      onExit: (code, signal, spawnError) =>
-        this.mailbox.post({
-          kind: "exit",
-          gen,
-          code,
-          signal,
-          spawnError,
-          stderrTail: this.procGen === gen ? this.stderrTail : "",
-        }),
-    });
-    this.handle({ kind: "spawned", gen, pid: this.proc.pid, startedAt: this.proc.startedAt });
+      this.opts.launcher,
+    );
+    if (!this.proc.spawnedLater)
+      this.handle({ kind: "spawned", gen, pid: this.proc.pid, startedAt: this.proc.startedAt });
   }
 
   private emit(event: Record<string, unknown>, raw?: string): void {

@@ -27,14 +27,15 @@ export function parseWorkerNice(text: string | undefined): number | null {
 }
 
 /**
- * Lower a just-spawned worker to `nice`: its autogroup (Linux; the worker is its own
- * session, so this is what weighs against the supervisor's) and its process nice (which
- * its children inherit, and which is what counts where autogroups are off). Failures are
- * ignored: a worker at full weight still works.
+ * Lower a just-spawned worker to `nice`: its process nice (which its children inherit, and
+ * which is what counts among the processes of one autogroup, or where autogroups are off)
+ * and, for a worker in a session of its own (`ownAutogroup`), its autogroup (Linux: what
+ * weighs against the supervisor's). The workers' shared session has its nice set once, by
+ * its launcher (worker-launcher.ts). Failures are ignored: a worker at full weight still works.
  */
-export function lowerWorkerPriority(pid: number, nice: number): void {
+export function lowerWorkerPriority(pid: number, nice: number, ownAutogroup = true): void {
   if (nice <= 0) return;
-  setAutogroupNice(pid, nice);
+  if (ownAutogroup) setAutogroupNice(pid, nice);
   try {
     setPriority(pid, nice);
   } catch {

@@ -31,6 +31,7 @@ import {
 import { DEFAULT_RESTART_POLICY, DEFAULT_TIMINGS, type AgentTimings } from "./types.js";
 import { buildWorkerArgv, defaultWorkerCommand } from "./worker-command.js";
 import { WorkerSnapshots } from "./worker-snapshot.js";
+import { launcherSupport, WorkerLauncher } from "./worker-launcher.js";
 import { KeyStore, withoutApiKey } from "./key-store.js";
 import { parseSandboxMode, SANDBOX_DEFAULT_VAR, type SandboxMode, sandboxSupport } from "../shared/sandbox.js";
 import type { CreatedWorktree, DeleteBranch } from "./worktrees.js";
@@ -145,6 +146,8 @@ export class Supervisor {
   private sandboxWarned = false;
   private readonly keyStore: KeyStore;
   private readonly startGate: StartGate;
+  /** Starts every worker in one session apart from the supervisor's (null where it cannot: each gets its own). */
+  private readonly launcher: WorkerLauncher | null;
   /** Our worker's startup snapshots (absent when the default worker is not our pi.cjs). */
   private readonly snapshots: WorkerSnapshots | undefined;
   /** Agents whose removal was accepted and is under way (stopping, removing the worktree). */
@@ -166,6 +169,10 @@ export class Supervisor {
     this.defaultPolicy = { ...DEFAULT_RESTART_POLICY, ...opts.policy };
     this.keyStore = new KeyStore(this.home);
     this.startGate = new StartGate(opts.startConcurrency ?? defaultStartConcurrency());
+    const launcher = launcherSupport();
+    this.launcher = launcher.ok
+      ? new WorkerLauncher(launcher.perl, opts.workerNice ?? DEFAULT_WORKER_NICE, (m) => this.warn(m))
+      : null;
     this.hub = new SubscriberHub((agent, since) => this.logs.get(agent)?.since(since));
     this.batch = new PublishBatch(this.hub);
     this.registry = new RegistryWriter(
@@ -388,6 +395,7 @@ export class Supervisor {
           this.batch.flush();
           this.hub.closeAll();
           for (const log of this.logs.values()) log.close();
+          await this.launcher?.close();
         })();
         this.shuttingDown.then(() => m.reply.resolve(), m.reply.reject);
         return;
@@ -582,6 +590,7 @@ export class Supervisor {
       keys: () => this.keyStore.get(record.id),
       startGate: this.startGate,
       snapshotArgs: (env, args) => this.snapshots?.argsFor(env, args) ?? [],
+      launcher: this.launcher,
     });
     this.logs.set(record.name, log);
     this.actors.set(record.name, actor);

@@ -328,8 +328,8 @@ describe("agent actor with the fixture worker", () => {
     const first = sup.spawn({ name: "a" });
     const second = sup.spawn({ name: "b" });
     const third = sup.spawn({ name: "c" });
-    // b and c wait for a's slot: starting, no worker yet.
-    await rec.status("a", "starting");
+    // b and c wait for a's slot: starting, no worker yet (a's pid comes with its worker_started).
+    await rec.waitFor((m) => m.type === "event" && m.agent === "a" && m.event.type === "worker_started");
     expect(sup.list().map((a) => [a.name, a.status, a.pid])).toEqual([
       ["a", "starting", expect.any(Number)],
       ["b", "starting", null],
