@@ -13,6 +13,7 @@ import { IpcClient } from "../ipc/client.js";
 import type { IpcStreamMessage } from "../shared/schema/ipc.js";
 import { DEFAULT_SUPERVISOR_NODE_FLAGS } from "../cli/serve/node-flags.js";
 import { DEFAULT_WORKER_NICE, lowerWorkerPriority } from "../supervisor/priority.js";
+import { WORKER_SESSIONS_VAR } from "../supervisor/worker-launcher.js";
 import { fmtOther, medianOther, processCpuSplitMs, startLoadMeter, type LoadReading } from "./load.js";
 import { fmt, median, percentile, table } from "./stats.js";
 import { startServe, type Serve } from "./support.js";
@@ -25,6 +26,9 @@ const RATES = [10_000, 20_000];
 /** The fleet row: this many agents (BENCH_ROUTE_FLEET, 0 for none), each streaming `FLEET_RATE` events/s. */
 const FLEET_AGENTS = Number(process.env.BENCH_ROUTE_FLEET ?? 1000);
 const FLEET_RATE = 10;
+/** Rounds of the fleet row (BENCH_ROUTE_FLEET_ROUNDS, default 1); BENCH_ROUTE_FLEET_BEFORE=1 adds, in each, a run with a session per worker. */
+const FLEET_ROUNDS = Number(process.env.BENCH_ROUTE_FLEET_ROUNDS ?? 1);
+const FLEET_BEFORE = process.env.BENCH_ROUTE_FLEET_BEFORE === "1";
 /**
  * Another checkout, built (BENCH_ROUTE_BEFORE=DIR): its `pi-orch serve` runs as one more
  * variant, interleaved with ours, so a change is measured before and after in one run.
@@ -126,6 +130,8 @@ interface RouteResult {
   routerMsPerK: number;
   /** Of it, in the kernel (system calls: pipe reads, log and socket writes, polls). */
   kernelMsPerK: number;
+  /** How long the router's main thread waited for a CPU while it could run, per second of the window (ms; null without /proc). */
+  routerWaitMsPerS: number | null;
   /** The counted window, in `performance.now()` ms of this process. */
   window: [number, number];
 }
@@ -168,6 +174,7 @@ async function route(
   counting = true;
   const endLoad = startLoadMeter();
   const cpu0 = processCpuSplitMs(serve.proc.pid!);
+  const wait0 = runQueueWaitMs(serve.proc.pid!);
   const t0 = performance.now();
   const until = t0 + ROUTE_SECONDS * 1000;
   while (performance.now() < until) {
@@ -183,6 +190,7 @@ async function route(
   const seconds = (t1 - t0) / 1000;
   const load = endLoad();
   const cpu1 = processCpuSplitMs(serve.proc.pid!);
+  const wait1 = runQueueWaitMs(serve.proc.pid!);
   await Promise.all(names.map((n) => serve.client.rpc(n, { type: "abort" }).catch(() => {})));
   for (const sub of subscribers) await sub.close();
   // Events per second through the supervisor: what one subscriber received.
@@ -194,8 +202,18 @@ async function route(
     load,
     routerMsPerK: ((cpu1.user + cpu1.kernel - cpu0.user - cpu0.kernel) / routed) * 1000,
     kernelMsPerK: ((cpu1.kernel - cpu0.kernel) / routed) * 1000,
+    routerWaitMsPerS: wait0 === null || wait1 === null ? null : (wait1 - wait0) / seconds,
     window: [t0, t1],
   };
+}
+
+/** The run-queue wait so far of `pid`'s main thread (ms, `/proc/PID/schedstat`), or null. */
+function runQueueWaitMs(pid: number): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1]) / 1e6;
+  } catch {
+    return null;
+  }
 }
 
 /** 16 of our faux workers streaming words (PI_ORCH_FAUX_CHUNK_MS=1) to two subscribers. */
@@ -217,7 +235,8 @@ async function routeFaux(): Promise<RouteResult> {
  * `agents` paced workers (16 by default) stamping each event, at `total` events/s across
  * all of them, under a supervisor whose workers run at `nice`; `nodeArgs` go to the
  * supervisor's node (by default the auto-start's), `onServe` sees it started (an
- * experiment reading its output), `orch` is the built `pi-orch` to run (default ours).
+ * experiment reading its output), `orch` is the built `pi-orch` to run (default ours), `env`
+ * more of its environment.
  * Each worker wakes at most every 5 ms, and no more often than it has an event to write
  * (a fleet of slow streamers is not a fleet of busy timers).
  */
@@ -228,6 +247,7 @@ export async function routePaced(
   onServe?: (serve: Serve) => void,
   agents = STREAMERS,
   orch?: string,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<RouteResult> {
   const dir = mkdtempSync(join(tmpdir(), "pi-bench-paced-"));
   const worker = join(dir, "paced-worker.cjs");
@@ -239,6 +259,7 @@ export async function routePaced(
         BENCH_EVENTS_PER_S: String(perAgent),
         BENCH_TICK_MS: String(Math.max(5, Math.floor(1000 / perAgent))),
         PI_ORCH_WORKER_NICE: String(nice),
+        ...env,
       },
       nodeArgs,
       orch,
@@ -328,6 +349,7 @@ export async function routeRelay(total: number, nice: number, durable = false): 
       eventsPerS: routed / seconds,
       latencies,
       lagged: 0,
+      routerWaitMsPerS: null,
       load,
       routerMsPerK: ((cpu1.user + cpu1.kernel - cpu0.user - cpu0.kernel) / routed) * 1000,
       kernelMsPerK: ((cpu1.kernel - cpu0.kernel) / routed) * 1000,
@@ -507,10 +529,23 @@ export async function run(): Promise<string> {
   const ratio10k = pairedRatio(RATES[0]!, oursV);
   const profile = await profileRouting(RATES[0]!);
   // Issue 30's fleet check: many agents each streaming slowly, once (it spawns a fleet).
-  const fleet =
-    FLEET_AGENTS > 0
-      ? await routePaced(FLEET_AGENTS * FLEET_RATE, DEFAULT_WORKER_NICE, undefined, undefined, FLEET_AGENTS)
-      : null;
+  const fleetRuns: { before: boolean; r: RouteResult }[] = [];
+  for (let i = 0; FLEET_AGENTS > 0 && i < FLEET_ROUNDS; i++) {
+    for (const before of FLEET_BEFORE ? [false, true] : [false]) {
+      const env = before ? { [WORKER_SESSIONS_VAR]: "each" } : {};
+      const r = await routePaced(
+        FLEET_AGENTS * FLEET_RATE,
+        DEFAULT_WORKER_NICE,
+        undefined,
+        undefined,
+        FLEET_AGENTS,
+        undefined,
+        env,
+      );
+      fleetRuns.push({ before, r });
+    }
+  }
+  const fleet = fleetRuns.find((x) => !x.before)?.r ?? null;
   const relayCpu = median(runsOf(RATES[0]!, relayV).map((x) => x.routerMsPerK));
   const durableCpu = median(runsOf(RATES[0]!, durableV).map((x) => x.routerMsPerK));
   const oursCpu = median(runsOf(RATES[0]!, oursV).map((x) => x.routerMsPerK));
@@ -523,7 +558,7 @@ export async function run(): Promise<string> {
     `Routing: ${STREAMERS} agents streaming to two subscribers that follow every agent, ${ROUTE_SECONDS} s after a 1 s warm-up. ` +
       "Events/s is what one subscriber received. The paced rows use minimal workers that stamp each event " +
       "with a high-resolution wall clock just before writing it, so the latency covers worker stdout → pipe → supervisor → socket → subscriber. " +
-      "The bare relay spawns the same workers the same way (detached, lowered to the same nice) and copies their lines to two socket clients: " +
+      "The bare relay spawns the same workers (detached, a session each, lowered to the same nice; ours share one session) and copies their lines to two socket clients: " +
       "the floor of this machine for that path. The durable relay also appends each chunk of lines to a log file per worker before forwarding it " +
       "(one synchronous write per chunk), the least work that keeps the supervisor's write-ahead order: the floor for a router that logs. " +
       `Each row is the median of ${Object.entries(PACED_RUNS)
@@ -563,9 +598,10 @@ export async function run(): Promise<string> {
     "",
     ...(fleet
       ? [
-          `A fleet of slow streamers (issue 30: no lag at 1,000 agents × 10 events/s): ${FLEET_AGENTS.toLocaleString("en")} paced agents, ${FLEET_RATE} events/s each, the same two subscribers, one run ` +
-            "(`BENCH_ROUTE_FLEET=N` sets the number of agents, 0 leaves the row out). Each worker wakes only when it has an event to write; " +
-            "each still runs in its own session, so in its own autogroup at the workers' nice.",
+          `A fleet of slow streamers (issue 30: no lag at 1,000 agents × 10 events/s): ${FLEET_AGENTS.toLocaleString("en")} paced agents, ${FLEET_RATE} events/s each, the same two subscribers, ${FLEET_ROUNDS} run(s) ` +
+            "(`BENCH_ROUTE_FLEET=N` sets the number of agents, 0 leaves the row out; `BENCH_ROUTE_FLEET_ROUNDS=N` the runs; `BENCH_ROUTE_FLEET_BEFORE=1` interleaves runs with a session per worker, `PI_ORCH_WORKER_SESSIONS=each`). " +
+            "Each worker wakes only when it has an event to write; all run in the workers' one session (supervisor/worker-launcher.ts), one autogroup at the workers' nice. " +
+            "The supervisor's wait is how long its main thread waited for a CPU while it could run, per second (`/proc/PID/schedstat`).",
           "",
           table(
             [
@@ -576,20 +612,20 @@ export async function run(): Promise<string> {
               "lagged events",
               "router CPU per 1,000 events (ms)",
               "of it in the kernel (ms)",
+              "supervisor's wait for a CPU (ms/s)",
               "other CPU (cores)",
             ],
-            [
-              [
-                `${FLEET_AGENTS.toLocaleString("en")} agents × ${FLEET_RATE}/s, workers at nice ${DEFAULT_WORKER_NICE}`,
-                fmt(fleet.eventsPerS, 0),
-                fmt(percentile(fleet.latencies, 50), 2),
-                fmt(percentile(fleet.latencies, 99), 2),
-                String(fleet.lagged),
-                fmt(fleet.routerMsPerK, 1),
-                fmt(fleet.kernelMsPerK, 1),
-                fmtOther(fleet.load),
-              ],
-            ],
+            fleetRuns.map(({ before, r }) => [
+              `${FLEET_AGENTS.toLocaleString("en")} agents × ${FLEET_RATE}/s, workers at nice ${DEFAULT_WORKER_NICE}, ${before ? "a session each (before)" : "one session"}`,
+              fmt(r.eventsPerS, 0),
+              fmt(percentile(r.latencies, 50), 2),
+              fmt(percentile(r.latencies, 99), 2),
+              String(r.lagged),
+              fmt(r.routerMsPerK, 1),
+              fmt(r.kernelMsPerK, 1),
+              r.routerWaitMsPerS === null ? "n/a" : fmt(r.routerWaitMsPerS, 0),
+              fmtOther(r.load),
+            ]),
           ),
           "",
           `Target: no lag (${fleet.lagged === 0 ? "met" : `missed: ${fleet.lagged.toLocaleString("en")} events lagged`}).`,
