@@ -494,7 +494,12 @@ describe("fault: worker writes malformed stdout", () => {
   it.each(cases)(
     "a worker that prints $name keeps working: runs complete, the bad lines are reported, memory stays bounded",
     async (c) => {
-      const { sup, rec, home } = env.supervisor({ defaultWorkerCommand: [process.execPath, FIXTURE] });
+      // Presence is not what this is about: a worker blocked writing 20 MB into its pipe
+      // while the supervisor reads it can miss the short test ping deadline (500 ms).
+      const { sup, rec, home } = env.supervisor({
+        defaultWorkerCommand: [process.execPath, FIXTURE],
+        timings: { pingDeadlineMs: 10_000 },
+      });
       const pidFile = env.pidFile(home);
       const rssBefore = process.memoryUsage().rss;
       await sup.spawn({ name: "x", env: { ...c.env, FIXTURE_PID_FILE: pidFile, FIXTURE_SESSION_DIR: home } });
