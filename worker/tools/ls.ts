@@ -35,8 +35,13 @@ export interface LsDetails {
   truncation?: TruncationResult;
 }
 
-/** `localeCompare`'s collation (the process's locale), made once: it compares the same, several times faster. */
-const COLLATOR = new Intl.Collator();
+/**
+ * `localeCompare`'s collation (the process's locale), made at the first listing and kept: it
+ * compares the same, several times faster. Not at load: the worker's startup snapshot
+ * evaluates this module, and V8 cannot put an ICU object in a snapshot (the build fails with
+ * "global handle not serialized"); a start would also load ICU's data for no listing.
+ */
+let collator: Intl.Collator | undefined;
 
 /**
  * pi 1.6's order: the lower-cased names by the locale's collation (pi's `localeCompare`;
@@ -44,7 +49,8 @@ const COLLATOR = new Intl.Collator();
  * code-point order, so the listing does not depend on the order readdir gives them in.
  */
 export function compareNames(a: string, b: string): number {
-  const byLocale = COLLATOR.compare(a.toLowerCase(), b.toLowerCase());
+  collator ??= new Intl.Collator();
+  const byLocale = collator.compare(a.toLowerCase(), b.toLowerCase());
   if (byLocale !== 0) return byLocale;
   return a < b ? -1 : a > b ? 1 : 0;
 }
