@@ -19,7 +19,8 @@ import {
 } from "./file-walk.js";
 import { countLimit } from "./numeric-args.js";
 import { isDirectory, resolveToCwd } from "./path-utils.js";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
+import { listingResult } from "./listing.js";
+import { DEFAULT_MAX_BYTES, type TruncationResult } from "./truncate.js";
 
 /** Paths returned when the model gives no limit. */
 export const DEFAULT_FIND_LIMIT = 1000;
@@ -72,20 +73,15 @@ export interface FindToolOptions {
 function listResult(found: string[], limit: number, limitReached: boolean): ToolResult<FindDetails | undefined> {
   if (found.length === 0)
     return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
-  // The result limit already caps the lines, so only the bytes are limited here (pi's rule).
-  const truncation = truncateHead(found.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
-  const details: FindDetails = {};
-  const notices: string[] = [];
-  if (limitReached) {
-    notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
-    details.resultLimitReached = limit;
-  }
-  if (truncation.truncated) {
-    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
-    details.truncation = truncation;
-  }
-  const text = truncation.content + (notices.length > 0 ? `\n\n[${notices.join(". ")}]` : "");
-  return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+  return listingResult<FindDetails>(
+    found,
+    limitReached
+      ? {
+          notice: `${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`,
+          details: { resultLimitReached: limit },
+        }
+      : null,
+  );
 }
 
 /**
@@ -109,19 +105,12 @@ async function findWith(
   const relative = results.map((p) =>
     (p.startsWith(root) ? p.slice(root.length + 1) : relativePath(root, p)).split(sep).join("/"),
   );
-  const truncation = truncateHead(relative.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
-  const details: FindDetails = {};
-  const notices: string[] = [];
-  if (relative.length >= limit) {
-    notices.push(`${limit} results limit reached`);
-    details.resultLimitReached = limit;
-  }
-  if (truncation.truncated) {
-    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
-    details.truncation = truncation;
-  }
-  const text = truncation.content + (notices.length > 0 ? `\n\n[${notices.join(". ")}]` : "");
-  return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+  return listingResult<FindDetails>(
+    relative,
+    relative.length >= limit
+      ? { notice: `${limit} results limit reached`, details: { resultLimitReached: limit } }
+      : null,
+  );
 }
 
 async function runFind(

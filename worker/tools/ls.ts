@@ -9,7 +9,8 @@ import * as Type from "typebox/type";
 import type { AgentTool, ToolContext, ToolResult } from "../types.js";
 import { countLimit } from "./numeric-args.js";
 import { resolveToCwd } from "./path-utils.js";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.js";
+import { listingResult } from "./listing.js";
+import { DEFAULT_MAX_BYTES, type TruncationResult } from "./truncate.js";
 
 /** Entries listed when the model gives no limit. */
 export const DEFAULT_LS_LIMIT = 500;
@@ -91,20 +92,15 @@ async function list(
     if (folder !== undefined) names.push(folder ? `${name}/` : name);
   }
   if (names.length === 0) return { content: [{ type: "text", text: "(empty directory)" }], details: undefined };
-  // The entry limit already caps the lines, so only the bytes are limited here (pi's rule).
-  const truncation = truncateHead(names.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
-  const details: LsDetails = {};
-  const notices: string[] = [];
-  if (entryLimitReached) {
-    notices.push(`${limit} entries limit reached. Use limit=${limit * 2} for more`);
-    details.entryLimitReached = limit;
-  }
-  if (truncation.truncated) {
-    notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
-    details.truncation = truncation;
-  }
-  const text = truncation.content + (notices.length > 0 ? `\n\n[${notices.join(". ")}]` : "");
-  return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+  return listingResult<LsDetails>(
+    names,
+    entryLimitReached
+      ? {
+          notice: `${limit} entries limit reached. Use limit=${limit * 2} for more`,
+          details: { entryLimitReached: limit },
+        }
+      : null,
+  );
 }
 
 async function listLocal(args: LsParams, ctx: ToolContext): Promise<ToolResult<LsDetails | undefined>> {
