@@ -6,20 +6,81 @@
  * interactive mode work as outside. What it may write: the project, the agent directory
  * (sessions, trust), /tmp (private under strict), the tool caches (under on) and
  * `--sandbox-write` folders; the pi-orch home is hidden.
+ *
+ * Where node can put another program in its own place (`process.execve`, Node 22.15 and
+ * later) and perl is installed, the launcher does so: a perl waiter of ~1 MB of its own,
+ * instead of this node's tens of MB, waits for bubblewrap for as long as pi runs.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { agentDir, piOrchHome } from "../shared/paths.js";
+import { isDeadState, readProcTable } from "../shared/proc.js";
 import { workerMallocEnv } from "../shared/malloc-env.js";
 import {
   bwrapArgs,
   programFolders,
   SANDBOX_DEFAULT_VAR,
   SANDBOXED_VAR,
+  onPath,
   sandboxSupport,
   toolCaches,
 } from "../shared/sandbox.js";
+
+/** `PI_ORCH_SANDBOX_WAITER=node`: the launcher's node waits for bubblewrap, as on Node 20 (for comparison). */
+export const SANDBOX_WAITER_VAR = "PI_ORCH_SANDBOX_WAITER";
+
+/**
+ * The waiter, run as `perl -e WAITER -- BWRAP ARGS...` in the launcher's place: what the
+ * launcher's node does below, in a process of ~1 MB. It starts bubblewrap, passes SIGTERM
+ * and SIGHUP on to the sandboxed pi (see sandboxedPi), ignores SIGINT (Ctrl+C reaches pi
+ * through the terminal's process group), and ends as bubblewrap did: its exit code, or its
+ * signal. node ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across
+ * exec: both are put back for bubblewrap and pi.
+ */
+const WAITER = String.raw`
+use strict;
+$0 = "pi-sandbox";
+$SIG{PIPE} = $SIG{XFSZ} = "DEFAULT";
+my $child = 0;
+sub children_of {
+  my %kids;
+  opendir(my $dir, "/proc") or return ();
+  for my $pid (grep { /^\d+$/ } readdir $dir) {
+    open(my $stat, "<", "/proc/$pid/stat") or next;
+    my $line = <$stat>;
+    push @{ $kids{$2} }, $pid if defined $line && $line =~ /^\d+ \(.*\) (\S) (\d+)/s && $1 ne "Z";
+  }
+  return map { @{ $kids{$_} || [] } } @_;
+}
+sub pass_on {
+  return unless $child;
+  my @pi = children_of(children_of($child));
+  kill $_[0], (@pi ? @pi : $child);
+}
+$SIG{$_} = \&pass_on for qw(TERM HUP);
+$SIG{INT} = "IGNORE";
+$child = fork();
+if (!defined $child) { print STDERR "pi: could not start bwrap: $!\n"; exit 1 }
+if ($child == 0) {
+  $SIG{$_} = "DEFAULT" for qw(TERM HUP INT);
+  exec { $ARGV[0] } @ARGV;
+  print STDERR "pi: could not start bwrap ($ARGV[0]): $!\n";
+  exit 1;
+}
+my $status;
+while (1) {
+  my $pid = waitpid($child, 0);
+  if ($pid == $child) { $status = $?; last }
+  if ($pid == -1 && !$!{EINTR}) { exit 1 }
+}
+if (my $signal = $status & 127) {
+  $SIG{$_} = "DEFAULT" for qw(TERM HUP INT);
+  kill $signal, $$;
+  exit 128 + $signal;
+}
+exit($status >> 8);
+`;
 
 /** The sandbox flags of a `pi` command line, read before anything loads. */
 export interface SandboxFlags {
@@ -90,6 +151,18 @@ export function chooseSandbox(flags: SandboxFlags, env: NodeJS.ProcessEnv): Sand
   };
 }
 
+/**
+ * The sandboxed pi of the bubblewrap process `bwrap`: bwrap's children's children (with
+ * `--unshare-pid`, bwrap starts an init in the new namespace, and pi is its child). SIGTERM
+ * and SIGHUP go to pi itself, which ends cleanly on them: bwrap would die of them, and its
+ * namespace's init with it, which SIGKILLs every process inside.
+ */
+export function sandboxedPi(bwrap: number, table = readProcTable() ?? []): number[] {
+  const children = (parents: number[]) =>
+    table.filter((p) => parents.includes(p.ppid) && !isDeadState(p.state)).map((p) => p.pid);
+  return children(children([bwrap]));
+}
+
 /** Run this `pi` again inside the sandbox; resolves never (the process exits as the inner one did). */
 export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void {
   const support = sandboxSupport();
@@ -114,14 +187,21 @@ export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void 
     // shows /tmp as it is, and binding a symlinked `pi` there onto itself fails).
     reveal: mode === "strict" ? programFolders([process.execPath, process.argv[1] ?? ""]) : [],
   });
-  const child = spawn(support.bwrap, [...args, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: "inherit",
-    // The inner pi's malloc settings (shared/malloc-env.ts), which it takes out before its tools start.
-    env: { ...process.env, ...workerMallocEnv(process.env), [SANDBOXED_VAR]: mode },
-  });
+  const argv = [...args, process.execPath, ...process.execArgv, ...process.argv.slice(1)];
+  // The inner pi's malloc settings (shared/malloc-env.ts), which it takes out before its tools start.
+  const env = { ...process.env, ...workerMallocEnv(process.env), [SANDBOXED_VAR]: mode };
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
+  const perl = execve && process.env[SANDBOX_WAITER_VAR] !== "node" ? onPath("perl", process.env) : undefined;
+  if (execve && perl) execve(perl, ["perl", "-e", WAITER, "--", support.bwrap, ...argv], env);
+  const child = spawn(support.bwrap, argv, { stdio: "inherit", env });
   // Ctrl+C reaches both through the terminal's process group: only the inner pi acts on it.
   process.on("SIGINT", () => undefined);
-  for (const signal of ["SIGTERM", "SIGHUP"] as const) process.on(signal, () => child.kill(signal));
+  for (const signal of ["SIGTERM", "SIGHUP"] as const)
+    process.on(signal, () => {
+      const pi = child.pid === undefined ? [] : sandboxedPi(child.pid);
+      if (pi.length === 0) child.kill(signal);
+      for (const pid of pi) process.kill(pid, signal);
+    });
   child.on("error", (err) => {
     process.stderr.write(`pi: could not start bwrap (${support.bwrap}): ${err.message}\n`);
     process.exit(1);

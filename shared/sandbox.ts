@@ -89,7 +89,8 @@ export function netCut(env: NodeJS.ProcessEnv = process.env): NetCut {
     : { ok: false, reason: "unshare (util-linux) is not installed; root's commands need it to run without network" };
 }
 
-function onPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
+/** The first `program` on env's PATH, or undefined. */
+export function onPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
   return (env.PATH ?? "")
     .split(delimiter)
     .filter(Boolean)

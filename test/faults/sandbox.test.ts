@@ -12,6 +12,7 @@ import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
+  readlinkSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -27,6 +28,7 @@ import { sandboxSupport } from "../../shared/sandbox.js";
 import { startMockModelServer } from "../support/mock-model-server.js";
 import { BIN, type Json, World } from "../support/orch-cli.js";
 import { PI_BIN } from "../support/rpc-worker.js";
+import { NODE22 } from "../support/upstream-pi16.js";
 import { figures, killPids, until, waitAllGone } from "./support.js";
 
 const support = sandboxSupport();
@@ -590,6 +592,93 @@ describe.skipIf(!support.ok)("pi in the sandbox with --session-dir", () => {
       expect(JSON.parse(answer!).data.sessionFile).toContain(join(root, "sessions"));
     }
   }, 60_000);
+});
+
+/** Start `pi --sandbox on` on `node` with `args`; its stdout, its stderr, its exit. */
+function sandboxedPi(node: string, args: string[]) {
+  const project = mkdtempSync(join(tmpdir(), "pi-orch-sbx-waiter-"));
+  made.push(project);
+  const { PI_ORCH_SANDBOX: _unset, ...env } = process.env;
+  const pi = spawn(node, [PI_BIN, "--mode", "rpc", "--provider", "faux", "--no-session", "--sandbox", "on", ...args], {
+    cwd: project,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const io = { out: "", err: "" };
+  pi.stdout!.on("data", (c: Buffer) => (io.out += c.toString()));
+  pi.stderr!.on("data", (c: Buffer) => (io.err += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
+    pi.once("exit", (code, signal) => r({ code, signal })),
+  );
+  return { pi, io, exited };
+}
+
+/** The pids below `pid`, all generations. */
+function treeOf(pid: number): number[] {
+  const kids: number[] = [];
+  for (const entry of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
+    if (readProcStat(Number(entry))?.ppid === pid) kids.push(Number(entry));
+  }
+  return [...kids, ...kids.flatMap(treeOf)];
+}
+
+describe.skipIf(!support.ok)("what waits for a sandboxed pi (no supervisor)", () => {
+  const nodes = [
+    // Node 20 has no process.execve: the launcher's node waits, as it always did.
+    { name: "Node 20: the launcher's node", node: process.execPath, waiter: /\/node$/ },
+    // Node 22.15 and later: a perl waiter takes the launcher's place.
+    { name: "Node 22: a perl waiter in node's place", node: NODE22, waiter: /\/perl[\d.]*$/ },
+  ];
+  for (const { name, node, waiter } of nodes) {
+    it.skipIf(!existsSync(node))(
+      `${name}: SIGTERM reaches pi, which ends cleanly; nothing is left`,
+      async () => {
+        const { pi, io, exited } = sandboxedPi(node, []);
+        try {
+          pi.stdin!.write(`${JSON.stringify({ id: "s", type: "get_state" })}\n`);
+          await until(() => io.out.includes('"id":"s"'), 20_000, "the get_state answer");
+          expect(readlinkSync(`/proc/${pi.pid}/exe`)).toMatch(waiter);
+          const tree = treeOf(pi.pid!);
+          expect(tree.length, "bwrap, its init and pi").toBeGreaterThanOrEqual(3);
+          pi.kill("SIGTERM");
+          const end = await exited;
+          // pi's own clean end (worker/modes/rpc.ts), not bubblewrap killed under it.
+          expect(io.err).toContain("pi: shutting down (SIGTERM)");
+          expect(end).toEqual({ code: 0, signal: null });
+          expect(await waitAllGone(tree, 10_000)).toEqual([]);
+        } finally {
+          pi.kill("SIGKILL");
+        }
+      },
+      60_000,
+    );
+  }
+
+  it.skipIf(!existsSync(NODE22))(
+    "Node 22: the waiter ends with pi's exit code and its signal",
+    async () => {
+      // A usage error of the sandboxed pi: exit 2 through bwrap and the waiter.
+      const bad = sandboxedPi(NODE22, ["--no-such-flag"]);
+      expect(await bad.exited).toEqual({ code: 2, signal: null });
+      expect(bad.io.err).toContain("--no-such-flag");
+      // pi killed inside the box: the waiter ends of bwrap's status, as the node launcher does.
+      const killed = sandboxedPi(NODE22, []);
+      try {
+        killed.pi.stdin!.write(`${JSON.stringify({ id: "s", type: "get_state" })}\n`);
+        await until(() => killed.io.out.includes('"id":"s"'), 20_000, "the get_state answer");
+        const tree = treeOf(killed.pi.pid!);
+        const inner = tree.filter((pid) => readlinkSync(`/proc/${pid}/exe`) === NODE22);
+        expect(inner).toHaveLength(1);
+        process.kill(inner[0]!, "SIGKILL");
+        const end = await killed.exited;
+        expect(end.code === 137 || end.signal === "SIGKILL", JSON.stringify(end)).toBe(true);
+        expect(await waitAllGone(tree, 10_000)).toEqual([]);
+      } finally {
+        killed.pi.kill("SIGKILL");
+      }
+    },
+    60_000,
+  );
 });
 
 describe("where bwrap is missing", () => {
