@@ -3,12 +3,14 @@
  * users run them) and upstream pi from test/upstream, so both are made ready once, before
  * any e2e file starts. Code caches a worker writes for a node the build did not run on
  * (shared/code-cache.ts) go to a folder of the run's own, removed at the end, never to
- * the user's ~/.cache.
+ * the user's ~/.cache. At the end it removes the output folders of the workers the tests
+ * killed.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { removeOrphanedSpillDirs } from "../../worker/tools/spill-dir.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -32,5 +34,8 @@ export default function setup(): () => void {
   return () => {
     rmSync(cacheDir, { recursive: true, force: true });
     rmSync(compileCache, { recursive: true, force: true });
+    // The spill folders of workers the tests SIGKILLed (worker/tools/spill-dir.ts): a worker
+    // sweeps such folders at its first spill, but after the last test no worker comes.
+    removeOrphanedSpillDirs(tmpdir());
   };
 }
