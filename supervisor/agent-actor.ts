@@ -341,6 +341,8 @@ export class AgentActor {
     switch (e.kind) {
       case "emit":
         return this.emit(e.event, e.raw);
+      case "forward":
+        return this.opts.publish(this.opts.log.forward(e.type, e.raw, Date.now()), e.raw);
       case "send":
         if (e.gen === this.procGen) this.proc!.write(e.value);
         return;

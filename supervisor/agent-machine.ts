@@ -6,6 +6,7 @@
  * every line, exit, timer and answer back as a message, so the whole life of an agent
  * can be stepped through in a test.
  */
+import { scanEventType } from "../shared/event-type.js";
 import { parseJsonValue, peekLineHead, withWire } from "../shared/jsonl.js";
 import { AGENT_VAR } from "../shared/proc.js";
 import {
@@ -87,25 +88,28 @@ function seenResolutionMs(config: MachineConfig): number {
  * other message.
  */
 function lineTransition(config: MachineConfig, state: AgentState, line: string, now: number): Transition {
+  // Most lines of a stream: a valid event object whose type alone is all the table needs,
+  // found by a scan that builds nothing (a line it is not sure of is parsed below).
+  const type = scanEventType(line);
+  if (type !== null && type !== "response" && !EVENTS_ACTED_ON.has(type) && state.record.status !== "stalled")
+    return { state: seen(config, state, now), effects: [{ kind: "forward", type, raw: line }] };
   const value = parseJsonValue(line);
-  if (isEventObject(value) && !EVENTS_ACTED_ON.has(value.type) && state.record.status !== "stalled") {
-    let next = state;
-    const resolution = seenResolutionMs(config);
-    if (
-      state.lastSeenAt === null ||
-      !(now - state.lastSeenAt < resolution) ||
-      !(now - state.lastEventAt < resolution)
-    ) {
-      const copy = copyState(state);
-      copy.lastSeenAt = now;
-      copy.lastEventAt = now;
-      next = copy;
-    }
-    return { state: next, effects: [{ kind: "emit", event: value, raw: line.trim() }] };
-  }
+  if (isEventObject(value) && !EVENTS_ACTED_ON.has(value.type) && state.record.status !== "stalled")
+    return { state: seen(config, state, now), effects: [{ kind: "emit", event: value, raw: line.trim() }] };
   const step = new Step(config, state, now);
   step.onLine(line, value);
   return { state: step.s, effects: step.effects };
+}
+
+/** `state` with the times seen moved to `now` when they are `seenResolutionMs` old, else the very same state. */
+function seen(config: MachineConfig, state: AgentState, now: number): AgentState {
+  const resolution = seenResolutionMs(config);
+  if (state.lastSeenAt !== null && now - state.lastSeenAt < resolution && now - state.lastEventAt < resolution)
+    return state;
+  const copy = copyState(state);
+  copy.lastSeenAt = now;
+  copy.lastEventAt = now;
+  return copy;
 }
 
 /** A JSON object that is not a response: an event. */

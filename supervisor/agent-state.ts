@@ -178,6 +178,11 @@ export type AgentEffect =
   | { kind: "cancel_timer"; key: TimerKey }
   /** Append to the agent's event log and publish; `raw` is the worker's own JSON text. */
   | { kind: "emit"; event: Record<string, unknown>; raw?: string }
+  /**
+   * The same for a worker event known only by its `type` and its JSON text (checked as
+   * JSON, not parsed: shared/event-type.ts): its object is made only if something asks.
+   */
+  | { kind: "forward"; type: string; raw: string }
   | { kind: "stderr"; text: string }
   /** The persistent record changed: schedule a registry write. */
   | { kind: "persist" }

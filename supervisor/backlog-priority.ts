@@ -22,8 +22,8 @@ const BOUNDARIES: ReadonlySet<unknown> = new Set([
   ...SupervisorEvent.anyOf.map((schema) => schema.properties.type.const),
 ]);
 
-/** The backlog priority of an event's log line. */
-export function backlogPriority(event: Record<string, unknown>): number {
-  if (STREAMING.has(event.type)) return BACKLOG_PRIORITY.streaming;
-  return BOUNDARIES.has(event.type) ? BACKLOG_PRIORITY.boundary : BACKLOG_PRIORITY.ordinary;
+/** The backlog priority of the log line of an event of `type`. */
+export function backlogPriority(type: unknown): number {
+  if (STREAMING.has(type)) return BACKLOG_PRIORITY.streaming;
+  return BOUNDARIES.has(type) ? BACKLOG_PRIORITY.boundary : BACKLOG_PRIORITY.ordinary;
 }

@@ -94,14 +94,14 @@ export class AgentEventLog {
   private readonly batched: boolean;
   /**
    * The staged events (batched mode) not yet written: slots below `staged` hold their
-   * JSON, times and events; their seqs run up to `seq`. The arrays are overwritten from
+   * JSON, types and entries; their seqs run up to `seq`. The arrays are overwritten from
    * commit to commit, never emptied (V8 would drop their storage), and the log lines
    * are built only at the commit, in one string: a stream allocates little per event.
    */
   private staged = 0;
   private readonly stagedRaws: string[] = [];
-  private readonly stagedAts: number[] = [];
-  private readonly stagedEvents: (Record<string, unknown> | null)[] = [];
+  private readonly stagedTypes: unknown[] = [];
+  private readonly stagedEntries: (LoggedEvent | null)[] = [];
   /**
    * Events whose lines wait in the disk's backlog, one line each, in seq order: not in
    * the ring and not published, so no subscriber sees an event a SIGKILL could still
@@ -194,18 +194,30 @@ export class AgentEventLog {
    * publishes.
    */
   append(event: Record<string, unknown>, at = Date.now(), raw?: string): LoggedEvent {
-    const entry: LoggedEvent = { seq: ++this.seq, at, event };
-    const json = raw ?? JSON.stringify(event);
+    return this.log({ seq: ++this.seq, at, event }, event.type, raw ?? JSON.stringify(event));
+  }
+
+  /**
+   * `append` for a worker event given as its JSON text `raw` and its `type` (a valid JSON
+   * object whose type that is: shared/event-type.ts), not parsed: the entry's `event` is
+   * parsed from `raw` only when something reads it (a subscriber in this process, the
+   * compaction of a tool call's updates, a replay).
+   */
+  forward(type: string, raw: string, at = Date.now()): LoggedEvent {
+    return this.log(new ForwardedEvent(++this.seq, at, raw), type, raw);
+  }
+
+  private log(entry: LoggedEvent, type: unknown, json: string): LoggedEvent {
     if (this.batched) {
       const i = this.staged++;
       this.stagedRaws[i] = json;
-      this.stagedAts[i] = at;
-      this.stagedEvents[i] = event;
+      this.stagedTypes[i] = type;
+      this.stagedEntries[i] = entry;
       return entry;
     }
-    const line = `{"seq":${entry.seq},"at":${at},"event":${json}}\n`;
-    if (!this.events.write(line, () => [this.withhold(entry, json, line)])) return entry;
-    this.ring.push(entry.seq, at, json, event);
+    const line = `{"seq":${entry.seq},"at":${entry.at},"event":${json}}\n`;
+    if (!this.events.write(line, () => [this.withhold(entry, type, json, line)])) return entry;
+    this.ring.push(entry.seq, entry.at, json, type, entry);
     this.writtenThrough = entry.seq;
     return entry;
   }
@@ -215,15 +227,15 @@ export class AgentEventLog {
     const n = this.staged;
     if (n === 0) return;
     const raws = this.stagedRaws;
-    const ats = this.stagedAts;
-    const events = this.stagedEvents;
+    const types = this.stagedTypes;
+    const entries = this.stagedEntries;
     const first = this.seq - n + 1;
     // One array of the exact size, joined once: no string per line or piece (a template per line was one for each).
     const parts: (string | number)[] = new Array(n * 5);
     for (let i = 0, k = 0; i < n; i++) {
       parts[k++] = '{"seq":';
       parts[k++] = first + i;
-      parts[k++] = atPart(ats[i]!);
+      parts[k++] = atPart(entries[i]!.at);
       parts[k++] = raws[i]!;
       parts[k++] = "}\n";
     }
@@ -232,43 +244,44 @@ export class AgentEventLog {
     // Each line on its own only on a refused write: the usual path allocates nothing per event here.
     const refused = () =>
       Array.from({ length: n }, (_, i) => {
-        const entry = { seq: first + i, at: ats[i]!, event: events[i]! };
-        return this.withhold(entry, raws[i]!, `{"seq":${entry.seq},"at":${entry.at},"event":${raws[i]!}}\n`);
+        const entry = entries[i]!;
+        return this.withhold(entry, types[i], raws[i]!, `{"seq":${entry.seq},"at":${entry.at},"event":${raws[i]!}}\n`);
       });
     if (this.events.write(parts.join(""), refused)) {
-      for (let i = 0; i < n; i++) this.ring.push(first + i, ats[i]!, raws[i]!, events[i]!);
+      for (let i = 0; i < n; i++) this.ring.push(first + i, entries[i]!.at, raws[i]!, types[i], entries[i]!);
       this.writtenThrough = this.seq;
     }
     for (let i = 0; i < n; i++) {
       raws[i] = "";
-      events[i] = null;
+      types[i] = undefined;
+      entries[i] = null;
     }
   }
 
   /** Withhold an event the disk refused: its line for the backlog, with its priority. */
-  private withhold(entry: LoggedEvent, raw: string, text: string): BacklogLine<WithheldEvent> {
-    const withheld: WithheldEvent = { entry, raw };
+  private withhold(entry: LoggedEvent, type: unknown, raw: string, text: string): BacklogLine<WithheldEvent> {
+    const withheld: WithheldEvent = { entry, type, raw };
     this.withheld.push(withheld);
-    return { text, priority: backlogPriority(entry.event), tag: withheld };
+    return { text, priority: backlogPriority(type), tag: withheld };
   }
 
   /** A refused line left the backlog: written (ring, then published by the owner) or dropped (its seq a gap). */
   private backlogLeft(left: WithheldEvent, written: boolean, onWritten: (() => void) | undefined): void {
     if (!written) {
       left.dropped = true;
-      const priority = backlogPriority(left.entry.event);
+      const priority = backlogPriority(left.type);
       this.dropped.events++;
       if (priority === BACKLOG_PRIORITY.streaming) this.dropped.streaming++;
       if (priority === BACKLOG_PRIORITY.boundary) this.dropped.boundaries++;
       // Let go of it now (the ring never holds it); the front stays a waiting event.
-      left.entry = { ...left.entry, event: {} };
+      left.entry = { seq: left.entry.seq, at: left.entry.at, event: {} };
       left.raw = "";
     } else {
       // Lines are written oldest first: what is in front of this one was dropped.
       const seq = left.entry.seq;
       if (seq > this.writtenThrough + 1)
         this.written.push({ gap: { from: this.writtenThrough + 1, to: seq - 1, lost: true } });
-      this.ring.push(seq, left.entry.at, left.raw, left.entry.event);
+      this.ring.push(seq, left.entry.at, left.raw, left.type, left.entry);
       this.written.push(left);
       this.writtenThrough = seq;
       this.withheld.shift();
@@ -311,12 +324,33 @@ export class AgentEventLog {
 
 const NONE_WRITTEN: readonly (WithheldEvent | { gap: SeqGap })[] = Object.freeze([]);
 
-/** An event whose log line waits for the disk: the entry and its JSON. */
+/** An event whose log line waits for the disk: the entry, its type and its JSON. */
 export interface WithheldEvent {
   entry: LoggedEvent;
+  type: unknown;
   raw: string;
   /** The backlog dropped its line: it will never be written. */
   dropped?: true;
 }
 
 const NONE_DROPPED: DroppedEvents = Object.freeze({ events: 0, streaming: 0, boundaries: 0 });
+
+/**
+ * The entry of a forwarded event (`AgentEventLog.forward`): its object is parsed from its
+ * JSON the first time it is read, so a stream that only goes to the log and to socket
+ * subscribers (who get the JSON as the worker wrote it) never builds it.
+ */
+class ForwardedEvent implements LoggedEvent {
+  private parsed: Record<string, unknown> | undefined;
+
+  constructor(
+    readonly seq: number,
+    readonly at: number,
+    private readonly raw: string,
+  ) {}
+
+  get event(): Record<string, unknown> {
+    this.parsed ??= JSON.parse(this.raw) as Record<string, unknown>;
+    return this.parsed;
+  }
+}

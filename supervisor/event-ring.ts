@@ -70,8 +70,11 @@ export class EventRing {
     this.pushedThrough = Math.max(this.pushedThrough, seq);
   }
 
-  /** Hold event `seq` given as its JSON; `event` is only looked at for compaction. */
-  push(seq: number, at: number, raw: string, event: Record<string, unknown>): void {
+  /**
+   * Hold event `seq` given as its JSON and `type`; `logged` is asked for the event itself
+   * only for a tool call's id (compaction), so a forwarded event is not parsed for it.
+   */
+  push(seq: number, at: number, raw: string, type: unknown, logged: { readonly event: Record<string, unknown> }): void {
     // Pushes come in seq order; a seq skipped is one whose line never reached the disk.
     if (seq > this.pushedThrough + 1) this.holes.push({ from: this.pushedThrough + 1, to: seq - 1, lost: true });
     this.pushedThrough = Math.max(this.pushedThrough, seq);
@@ -85,7 +88,7 @@ export class EventRing {
     this.entries.push(entry);
     this.count++;
     this.bytes += entry.bytes;
-    this.compact(entry, event);
+    this.compact(entry, type, logged);
     // The newest event always stays, even alone over the byte budget.
     while (this.count > 1 && (this.count > this.maxEvents || this.bytes > this.maxBytes)) this.evictOldest();
     // Compacted entries stay in the array until the front passes them: rebuild it
@@ -143,8 +146,8 @@ export class EventRing {
     return updates.length > 1024 && updates.length > 2 * this.count ? updates.filter((e) => e.held) : updates;
   }
 
-  private compact(entry: RingEntry, event: Record<string, unknown>): void {
-    switch (event.type) {
+  private compact(entry: RingEntry, type: unknown, logged: { readonly event: Record<string, unknown> }): void {
+    switch (type) {
       case "message_start":
         this.messageUpdates = [];
         break;
@@ -158,8 +161,9 @@ export class EventRing {
         break;
       case "tool_execution_update":
       case "tool_execution_end": {
-        const id = typeof event.toolCallId === "string" ? event.toolCallId : "";
-        if (event.type === "tool_execution_update") {
+        const toolCallId = logged.event.toolCallId;
+        const id = typeof toolCallId === "string" ? toolCallId : "";
+        if (type === "tool_execution_update") {
           const list = this.toolUpdates.get(id);
           if (list) {
             list.push(entry);

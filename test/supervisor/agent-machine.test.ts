@@ -557,6 +557,28 @@ describe("agent table: requests and presence", () => {
     expect(d.status).toBe("busy");
   });
 
+  it("forwards a valid event line as its text and type, unparsed, and parses alike one the scan is not sure of", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.line({ type: "agent_start" });
+    d.now += 900;
+    const line = JSON.stringify({ type: "message_update", delta: 'a "b"\n', message: { type: "inner" } });
+    expect(d.send({ kind: "line", gen: 1, line })).toEqual([{ kind: "forward", type: "message_update", raw: line }]);
+    expect(d.state.lastSeenAt).toBe(d.now);
+    // An escaped top-level key, a type with an escape: parsed, and emitted as the parse reads them.
+    const escapedKey = '{"type":"message_update","\\u0074ype":"tool_execution_update","toolCallId":"t1"}';
+    expect(d.send({ kind: "line", gen: 1, line: escapedKey })).toEqual([
+      { kind: "emit", event: { type: "tool_execution_update", toolCallId: "t1" }, raw: escapedKey },
+    ]);
+    const escapedType = '{"type":"agent\\u005fend","messages":[]}';
+    d.send({ kind: "line", gen: 1, line: escapedType });
+    expect(d.emitted()).toContain("agent_end");
+    // A line that is not JSON is never forwarded.
+    expect(d.send({ kind: "line", gen: 1, line: '{"type":"message_update",}' }).map((e) => e.kind)).not.toContain(
+      "forward",
+    );
+  });
+
   it("a ping answer keeps the model the worker reports in the record, and writes the registry only for a new model or session file", () => {
     const d = new Driver();
     d.toIdle();

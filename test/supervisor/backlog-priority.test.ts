@@ -20,6 +20,6 @@ describe("backlogPriority", () => {
     ["run_interrupted", "boundary"],
     ["dialog_closed", "boundary"],
   ] as const)("%s is %s", (type, kind) => {
-    expect(backlogPriority({ type })).toBe(BACKLOG_PRIORITY[kind]);
+    expect(backlogPriority(type)).toBe(BACKLOG_PRIORITY[kind]);
   });
 });

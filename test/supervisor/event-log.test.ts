@@ -20,10 +20,14 @@ const ev = (seq: number, event: Record<string, unknown>): LoggedEvent => ({ seq,
 const line = (e: LoggedEvent) => JSON.stringify(e);
 function ringOf(maxEvents: number, maxBytes: number, events: LoggedEvent[]): EventRing {
   const ring = new EventRing(maxEvents, maxBytes);
-  for (const e of events) ring.push(e.seq, e.at, JSON.stringify(e.event), e.event);
+  for (const e of events) hold(ring, e.seq, e.at, JSON.stringify(e.event), e.event);
   return ring;
 }
 const seqs = (events: LoggedEvent[]) => events.map((e) => e.seq);
+/** Hold `event` in `ring` as the log does: its JSON, its type, and itself for a tool call's id. */
+function hold(ring: EventRing, seq: number, at: number, raw: string, event: Record<string, unknown>): void {
+  ring.push(seq, at, raw, event.type, { event });
+}
 
 describe("EventRing", () => {
   const plain = (n: number) => Array.from({ length: n }, (_, i) => ev(i + 1, { type: "x", i }));
@@ -115,7 +119,7 @@ describe("EventRing", () => {
   it("counts a hole from the seq it was told is not held (a new supervisor's first push)", () => {
     const ring = new EventRing(10);
     ring.notHeldThrough(7);
-    ring.push(10, 10, "{}", {});
+    hold(ring, 10, 10, "{}", {});
     expect(ring.since(7).holes).toEqual([{ from: 8, to: 9, lost: true }]);
   });
 
@@ -143,9 +147,9 @@ describe("EventRing", () => {
     const ring = new EventRing(1000, 64 * 1024);
     let seq = 0;
     for (let m = 0; m < 2000; m++) {
-      ring.push(++seq, 0, "{}", { type: "message_start" });
-      for (let u = 0; u < 20; u++) ring.push(++seq, 0, `{"u":"${"x".repeat(200)}"}`, { type: "message_update" });
-      ring.push(++seq, 0, "{}", { type: "message_end" });
+      hold(ring, ++seq, 0, "{}", { type: "message_start" });
+      for (let u = 0; u < 20; u++) hold(ring, ++seq, 0, `{"u":"${"x".repeat(200)}"}`, { type: "message_update" });
+      hold(ring, ++seq, 0, "{}", { type: "message_end" });
     }
     expect(ring.heldBytes).toBeLessThanOrEqual(64 * 1024);
     expect(ring.size).toBeLessThanOrEqual(1000);
@@ -158,18 +162,18 @@ describe("EventRing without the end of a stream", () => {
   it("keeps no slot of an evicted snapshot while a message or tool call streams without its end", () => {
     const ring = new EventRing(100, Infinity);
     let seq = 0;
-    ring.push(++seq, 0, "{}", { type: "message_start" });
+    hold(ring, ++seq, 0, "{}", { type: "message_start" });
     for (let u = 0; u < 50_000; u++) {
-      ring.push(++seq, 0, "{}", { type: "message_update" });
-      ring.push(++seq, 0, "{}", { type: "tool_execution_update", toolCallId: "t1" });
+      hold(ring, ++seq, 0, "{}", { type: "message_update" });
+      hold(ring, ++seq, 0, "{}", { type: "tool_execution_update", toolCallId: "t1" });
     }
     expect(ring.size).toBe(100);
     const inner = ring as unknown as { messageUpdates: unknown[]; toolUpdates: Map<string, unknown[]> };
     expect(inner.messageUpdates.length).toBeLessThanOrEqual(1025);
     expect(inner.toolUpdates.get("t1")!.length).toBeLessThanOrEqual(1025);
     // The end still drops the snapshots it finalises.
-    ring.push(++seq, 0, "{}", { type: "message_end" });
-    ring.push(++seq, 0, "{}", { type: "tool_execution_end", toolCallId: "t1" });
+    hold(ring, ++seq, 0, "{}", { type: "message_end" });
+    hold(ring, ++seq, 0, "{}", { type: "tool_execution_end", toolCallId: "t1" });
     expect(ring.size).toBe(2);
   });
 });
@@ -241,6 +245,42 @@ describe("AgentEventLog", () => {
     log.append({ type: "x", i: 4 }, 4);
     log.close();
     expect(readFileSync(path, "utf8").trim().split("\n")).toHaveLength(4);
+  });
+
+  it("forwards an event given as its JSON and type as it appends the parsed one: the same lines, ring, compaction and replay", () => {
+    const dir = logsDir();
+    const events: Record<string, unknown>[] = [
+      { type: "message_start" },
+      { type: "message_update", delta: "a\n\u00e9", n: 1 },
+      { type: "tool_execution_update", toolCallId: "t1", partial: "x" },
+      { type: "tool_execution_update", toolCallId: "t2", partial: "y" },
+      { type: "tool_execution_end", toolCallId: "t1" },
+      { type: "message_update", delta: "b", n: 2 },
+      { type: "message_end" },
+      { type: "turn_end" },
+    ];
+    for (const batched of [false, true]) {
+      const appended = new AgentEventLog({ logsDir: dir, name: `append-${batched}`, batched });
+      const forwarded = new AgentEventLog({ logsDir: dir, name: `forward-${batched}`, batched });
+      const entries = events.map((event, i) => {
+        const raw = JSON.stringify(event);
+        appended.append(event, 100 + i, raw);
+        return forwarded.forward(event.type as string, raw, 100 + i);
+      });
+      appended.commit();
+      forwarded.commit();
+      const file = (name: string) => readFileSync(join(dir, `${name}.events.jsonl`), "utf8");
+      expect(file(`forward-${batched}`)).toBe(file(`append-${batched}`));
+      // The snapshots their ends finalised are gone from both rings alike.
+      expect(seqs(forwarded.since(0).events)).toEqual([1, 4, 5, 7, 8]);
+      expect(forwarded.since(0)).toEqual(appended.since(0));
+      // The entry's event is the parsed JSON, made when read.
+      expect(entries.map((e) => ({ seq: e.seq, at: e.at, event: e.event }))).toEqual(
+        events.map((event, i) => ({ seq: i + 1, at: 100 + i, event })),
+      );
+      appended.close();
+      forwarded.close();
+    }
   });
 
   it("cuts a torn last record before appending, so no later line continues it", () => {

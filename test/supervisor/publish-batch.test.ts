@@ -21,8 +21,14 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/**
+ * How the actor logs a worker's line: parsed (`append`), or as its JSON and type when the
+ * routing scan found it (`forward`, shared/event-type.ts). Every test runs with both.
+ */
+type Logging = "append" | "forward";
+
 /** A supervisor's pieces without its processes: batched logs, the hub, the batch. */
-function setup(agents: string[]) {
+function setup(agents: string[], logging: Logging = "append") {
   const logsDir = mkdtempSync(join(tmpdir(), "po-batch-"));
   dirs.push(logsDir);
   const logOf = new Map<string, AgentEventLog>();
@@ -42,7 +48,9 @@ function setup(agents: string[]) {
   const emit = (agent: string, event: Record<string, unknown>) => {
     const raw = JSON.stringify(event);
     const log = logOf.get(agent)!;
-    batch.add(agent, log, log.append(event, Date.now(), raw), raw);
+    const entry =
+      logging === "forward" ? log.forward(event.type as string, raw, Date.now()) : log.append(event, Date.now(), raw);
+    batch.add(agent, log, entry, raw);
   };
   /** Seqs on disk in `agent`'s events file, read when called. */
   const onDisk = (agent: string): number[] => {
@@ -85,10 +93,10 @@ const linesOf = (writes: string[]): Line[] =>
     .map((l) => JSON.parse(l) as Line);
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
-describe("PublishBatch", () => {
+describe.each<Logging>(["append", "forward"])("PublishBatch, events logged by %s", (logging) => {
   it("gives two subscribers the events of many agents staged in one turn, complete and in each agent's order, in one write each, after their log lines", async () => {
     const agents = Array.from({ length: 12 }, (_, i) => `a${i}`);
-    const { hub, emit, onDisk } = setup(agents);
+    const { hub, emit, onDisk } = setup(agents, logging);
     const subs = [0, 1].map(() =>
       recordingSink((text) => {
         // Write-ahead: every event a subscriber is handed is in its agent's log file already.
@@ -128,7 +136,7 @@ describe("PublishBatch", () => {
 
   it("still lags a slow subscriber by its budget while the fast one gets every event", async () => {
     const agents = ["a", "b", "c"];
-    const { hub, emit } = setup(agents);
+    const { hub, emit } = setup(agents, logging);
     const fast = recordingSink();
     let release!: () => void;
     const stuck = new Promise<void>((r) => (release = r));
@@ -173,7 +181,7 @@ describe("PublishBatch", () => {
   });
 
   it("holds back the events of an agent whose log write the disk refused, publishes the others, and the held ones in order once written", async () => {
-    const { hub, emit, onDisk, logsDir, logOf } = setup(["ok", "refused"]);
+    const { hub, emit, onDisk, logsDir, logOf } = setup(["ok", "refused"], logging);
     const sub = recordingSink();
     hub.subscribe({ agents: null, sink: sub.sink }, []);
     // The events file cannot be opened for writing (a folder in its place): every write is refused.
@@ -198,5 +206,36 @@ describe("PublishBatch", () => {
     const refused = linesOf(sub.writes).filter((l) => l.agent === "refused");
     expect(refused.map((l) => l.seq)).toEqual([1, 2, 3, 4]);
     expect(refused.map((l) => l.event?.n)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe("PublishBatch with forwarded events", () => {
+  it("gives a text subscriber the very lines, and one in this process the very events, of events parsed and logged", async () => {
+    const events = [
+      { type: "message_update", delta: 'a "quoted"\nline \\ é 😀 \u2028', n: 1 },
+      { type: "tool_execution_update", toolCallId: "t1", partialResult: { content: [] } },
+      { type: "turn_end", message: { content: [{ type: "text", text: "" }] } },
+    ];
+    const outputs = [];
+    for (const logging of ["append", "forward"] as const) {
+      const { hub, emit } = setup(["a"], logging);
+      const text = recordingSink();
+      const objects: unknown[] = [];
+      hub.subscribe({ agents: null, sink: text.sink }, []);
+      hub.subscribe({ agents: null, sink: { write: (m) => void objects.push(m) } }, []);
+      for (const event of events) emit("a", event);
+      await turn();
+      // A late subscriber's replay from the ring too.
+      const replayed: unknown[] = [];
+      hub.subscribe({ agents: null, since: 0, sink: { write: (m) => void replayed.push(m) } }, ["a"]);
+      outputs.push({ text: text.writes.join("").replace(/"at":\d+/g, '"at":0'), objects, replayed });
+    }
+    const [appended, forwarded] = outputs;
+    expect(forwarded!.text).toBe(appended!.text);
+    expect(linesOf([forwarded!.text]).map((l) => l.event)).toEqual(events);
+    const noAt = (list: unknown[]) => list.map((m) => ({ ...(m as object), at: 0 }));
+    expect(noAt(forwarded!.objects)).toEqual(noAt(appended!.objects));
+    expect(noAt(forwarded!.replayed)).toEqual(noAt(appended!.replayed));
+    expect(forwarded!.objects.map((m) => (m as { event: unknown }).event)).toEqual(events);
   });
 });

@@ -97,9 +97,9 @@ export class Driver {
     return this.effects.filter((e): e is Extract<AgentEffect, { kind: K }> => e.kind === kind);
   }
 
-  /** Event types emitted by the last step. */
+  /** Event types emitted (or forwarded as their text) by the last step. */
   emitted(): unknown[] {
-    return this.of("emit").map((e) => e.event.type);
+    return this.effects.flatMap((e) => (e.kind === "emit" ? [e.event.type] : e.kind === "forward" ? [e.type] : []));
   }
 
   statuses(): unknown[] {
