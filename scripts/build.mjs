@@ -3,6 +3,7 @@
 // the bundle in ~80 ms. Model SDKs, jiti and the UI libraries stay external and are
 // imported lazily, so a start that does not need them never loads them.
 import { build } from "esbuild";
+import { schemaData, writeReport } from "./schema-data.mjs";
 import { buildWorkerChunks } from "./worker-chunks.mjs";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -76,6 +77,11 @@ await build({
   logLevel: "warning",
 });
 
+// Our modules' schemas as data, made here rather than by typebox's builders at every start
+// (scripts/schema-data.mjs): a start from the code cache built them all and V8 optimised one of
+// typebox's guards with TurboFan before the first answer.
+const schemas = await schemaData({ external, define: version });
+if (process.env.PI_ORCH_SCHEMA_DATA_REPORT) writeReport(process.env.PI_ORCH_SCHEMA_DATA_REPORT, schemas.report);
 // The worker again as one CommonJS file, started by dist/cli/pi.cjs with a V8 code cache:
 // the `pi` bin and the supervisor's default worker. It answers its first get_state in
 // about half the time of the ESM bundle above, which stays for `import`ers. What a start
@@ -85,6 +91,7 @@ const worker = await buildWorkerChunks(
   {
     entryPoints: ["cli/pi.ts"],
     plugins: [
+      schemas.plugin,
       lazyBuiltins(["child_process", "crypto", "fs/promises", "os", "v8"]),
       withoutInteractive(),
       typeboxWithoutSideEffects(),
@@ -117,6 +124,7 @@ const worker = await buildWorkerChunks(
     // Run by every start outside a sandbox (PI_ORCH_SANDBOX=off, the snapshot's warm-up).
   },
   [/^cli\/sandbox-exec\.ts$/],
+  schemas.sources,
 );
 await build({
   entryPoints: ["cli/pi-launcher.ts"],

@@ -30,7 +30,8 @@ const ROOT = process.cwd();
  * stays in the bundle (one that some starts run). Returns the chunks' files and the bundle's
  * metafile.
  */
-export async function buildWorkerChunks(options, keep = []) {
+export async function buildWorkerChunks(options, keep = [], sources = new Map()) {
+  rewritten = sources;
   // Pass 1: which modules a start imports statically (every import() a placeholder).
   let main = await mainModules(options, { chunks: undefined, host: new Set() });
   let chunks = new Map();
@@ -86,6 +87,12 @@ function chunkName(target) {
   return path.replace(/\.(ts|mjs|js|cjs)$/, "").replace(/[^A-Za-z0-9]+/g, "-");
 }
 
+/**
+ * Our modules' sources as another plugin of the build rewrote them (scripts/schema-data.mjs),
+ * by path: a file with an import() is loaded here, so the rewrite must start from them.
+ */
+let rewritten = new Map();
+
 /** TypeScript files: import() is rewritten in ours (those not in node_modules). */
 const OWN = /\.ts$/;
 /** A string-literal import() in code, not in a type (`typeof import("…")`). */
@@ -103,7 +110,7 @@ function rewriteImports(found, chunks, outfile) {
     setup(b) {
       b.onLoad({ filter: OWN }, async (args) => {
         if (!args.path.startsWith(`${ROOT}/`) || args.path.includes("/node_modules/")) return undefined;
-        const source = await readFile(args.path, "utf8");
+        const source = rewritten.get(args.path) ?? (await readFile(args.path, "utf8"));
         if (!source.includes("import(")) return undefined;
         const edits = [];
         for (const m of source.matchAll(DYNAMIC)) {
@@ -117,7 +124,7 @@ function rewriteImports(found, chunks, outfile) {
               : `__piChunks.hostModule(${JSON.stringify(keyOf(r.path))})`;
           edits.push([m.index, m[0].length, call]);
         }
-        if (edits.length === 0) return undefined;
+        if (edits.length === 0) return rewritten.has(args.path) ? { contents: source, loader: "ts" } : undefined;
         let out = source;
         for (const [at, len, call] of edits.reverse()) out = out.slice(0, at) + call + out.slice(at + len);
         // After a `#!` line, which must stay the first.
