@@ -6,13 +6,17 @@
 // the blob of that kind. For changes below what `npm run bench -- startup` resolves on a
 // busy machine: the builds take turns, start by start, so both see the same load.
 //
-//   node bench/startup-ab.mjs RUNS NAME=DIST[:extensions][:without=VAR,...] ... [--node=20|22] [--only=plain|extensions]
+//   node bench/startup-ab.mjs RUNS NAME=DIST[:extensions][:without=VAR,...] ... [--node=20|22] [--only=plain|extensions] [--cache] [--memory=MS]
 //
 // DIST is a built dist/ folder inside a checkout with its node_modules (a worktree of the
 // commit before, say): the worker finds jiti from there. `without=VAR,...` starts that
 // build's workers without those variables of the supervisor's malloc settings
 // (shared/malloc-env.ts), to compare a setting on one build: `base=dist huge=dist:without=GLIBC_TUNABLES`. Prints one line per row: median
 // CPU with its quartiles, median wall; then the machine's other CPU during the runs.
+// `--cache` adds each build's start from its code cache (`dist/cli/pi.cjs` without a blob, as
+// the supervisor starts it with PI_ORCH_SNAPSHOT=off: a first start writes the cache for a
+// node the build did not run on); `--memory=MS` also reads each worker's RSS, private dirty and
+// PSS (/proc/PID/smaps_rollup) MS ms after its answer, and prints their medians.
 import { createJiti } from "jiti";
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -63,7 +67,19 @@ function cpuOf(pid) {
   return ns / 1e6;
 }
 
-/** Start `args`, time it to the answer of its first get_state, read its CPU, close its stdin. */
+const MEMORY_MS = flag("memory") === undefined ? undefined : Number(flag("memory"));
+
+/** RSS, private dirty and PSS of `pid` now, in MB. */
+function memoryOf(pid) {
+  const kb = (text, key) => Number(text.match(new RegExp(`^${key}:\\s+(\\d+) kB`, "m"))[1]) / 1024;
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  return { rss: kb(rollup, "Rss"), dirty: kb(rollup, "Private_Dirty"), pss: kb(rollup, "Pss") };
+}
+
+/**
+ * Start `args`, time it to the answer of its first get_state, read its CPU (and with
+ * --memory, MS ms later, its memory), close its stdin.
+ */
 function firstAnswer(node, args, env) {
   return new Promise((res, rej) => {
     const t0 = performance.now();
@@ -77,9 +93,13 @@ function firstAnswer(node, args, env) {
       done = true;
       const ms = performance.now() - t0;
       const cpu = cpuOf(p.pid);
-      p.stdin.end();
-      p.on("exit", () => res({ ms, cpu }));
-      setTimeout(() => p.kill("SIGKILL"), 5000).unref();
+      const end = (memory) => {
+        p.stdin.end();
+        p.on("exit", () => res({ ms, cpu, memory }));
+        setTimeout(() => p.kill("SIGKILL"), 5000).unref();
+      };
+      if (MEMORY_MS === undefined) end(undefined);
+      else setTimeout(() => end(memoryOf(p.pid)), MEMORY_MS);
     });
     p.on("exit", (code) => {
       if (!done) rej(new Error(`${args.join(" ")} exited (${code}) before answering get_state`));
@@ -142,6 +162,12 @@ try {
       const start = (file) => ["--snapshot-blob", file, join(b.dist, "cli/pi.cjs"), ...rpc];
       if (flag("only") !== "extensions")
         rows.push({ label: `${b.name}, Node ${version}`, node, args: start(plain), env });
+      if (argv.includes("--cache")) {
+        const args = [join(b.dist, "cli/pi.cjs"), ...rpc];
+        // The first start on a node the build did not run on writes its code cache for that node.
+        for (let i = 0; i < 2; i++) await firstAnswer(node, args, env);
+        rows.push({ label: `${b.name} from its code cache, Node ${version}`, node, args, env });
+      }
       if (flag("only") !== "plain") {
         const args = [...start(b.extensionsBlob ? await blob("extensions") : plain), ...extensionArgs];
         // The first starts write the extensions' module cache and, on a node the build did not run on, the chunks' code caches.
@@ -150,21 +176,35 @@ try {
       }
     }
   }
-  const runs = rows.map(() => ({ ms: [], cpu: [] }));
+  const runs = rows.map(() => ({ ms: [], cpu: [], memory: [] }));
   const meter = startLoadMeter();
   for (let i = 0; i < RUNS; i++) {
     for (const [k, r] of rows.entries()) {
-      const { ms, cpu } = r.floor ? await nodeFloor(r.node, r.env) : await firstAnswer(r.node, r.args, r.env);
+      const { ms, cpu, memory } = r.floor ? await nodeFloor(r.node, r.env) : await firstAnswer(r.node, r.args, r.env);
       runs[k].ms.push(ms);
       runs[k].cpu.push(cpu);
+      if (memory) runs[k].memory.push(memory);
     }
   }
   const load = meter();
   const q = (values, f) => [...values].sort((a, b) => a - b)[Math.round((values.length - 1) * f)];
   for (const [k, r] of rows.entries()) {
-    const { ms, cpu } = runs[k];
+    const { ms, cpu, memory } = runs[k];
+    const mem =
+      memory.length === 0
+        ? ""
+        : `; ${MEMORY_MS} ms after: RSS ${q(
+            memory.map((m) => m.rss),
+            0.5,
+          ).toFixed(2)}, private dirty ${q(
+            memory.map((m) => m.dirty),
+            0.5,
+          ).toFixed(2)}, PSS ${q(
+            memory.map((m) => m.pss),
+            0.5,
+          ).toFixed(2)} MB`;
     console.log(
-      `${r.label.padEnd(44)} CPU ${q(cpu, 0.5).toFixed(1).padStart(6)} ms (quartiles ${q(cpu, 0.25).toFixed(1)}–${q(cpu, 0.75).toFixed(1)}), wall ${q(ms, 0.5).toFixed(1).padStart(6)} ms`,
+      `${r.label.padEnd(44)} CPU ${q(cpu, 0.5).toFixed(1).padStart(6)} ms (quartiles ${q(cpu, 0.25).toFixed(1)}–${q(cpu, 0.75).toFixed(1)}), wall ${q(ms, 0.5).toFixed(1).padStart(6)} ms${mem}`,
     );
   }
   console.log(
