@@ -28,6 +28,19 @@ const CONTROL = /[\x00-\x1f]/;
 /** Index of the next backslash at or after the scan's position (-1: none left); the scan moves it on. */
 let slash = -1;
 
+/** The last scan's top-level `toolCallId` (`scannedToolCallId`). */
+let toolCallId: string | null = "";
+
+/**
+ * The top-level `toolCallId` of the line `scanEventType` last named a type for, as the
+ * ring's compaction reads it: the string, "" when the line has none, null when its value
+ * is not a string written without escapes (read it from the parsed event). Valid until
+ * the next scan.
+ */
+export function scannedToolCallId(): string | null {
+  return toolCallId;
+}
+
 /**
  * The value of the last top-level `"type"` member of the JSON object `line` (what
  * `JSON.parse(line).type` is), when it is a string written without escapes and the whole
@@ -41,6 +54,7 @@ export function scanEventType(line: string): string | null {
   // them. Nor may anything follow the object's end: the line is forwarded as it is.
   if (CONTROL.test(line)) return null;
   slash = line.indexOf("\\");
+  toolCallId = "";
   // Kinds of the open containers: 1 object, 2 array; `depth` of them.
   const stack = KINDS;
   let depth = 0;
@@ -107,22 +121,27 @@ export function scanEventType(line: string): string | null {
     const keyEnd = stringEnd(line, i);
     if (keyEnd < 0) return null;
     const isType = depth === 1 && keyEnd - i === 6 && line.startsWith('"type"', i);
+    const isToolCallId = depth === 1 && keyEnd - i === 12 && line.startsWith('"toolCallId"', i);
     i = keyEnd;
     c = line.charCodeAt(i);
     while (c === 0x20) c = line.charCodeAt(++i);
     if (c !== COLON) return null;
     i++;
-    if (!isType) {
-      expect = 0;
-      continue;
-    }
+    expect = 0;
+    if (!isType && !isToolCallId) continue;
     c = line.charCodeAt(i);
     while (c === 0x20) c = line.charCodeAt(++i);
-    if (c !== QUOTE) return null;
-    const end = line.indexOf('"', i + 1);
-    // An escape in the type (or none that ends): left to the parser.
-    if (end < 0 || (slash !== -1 && slash < end)) return null;
-    type = line.slice(i + 1, end);
+    const end = c === QUOTE ? line.indexOf('"', i + 1) : -1;
+    // A plain string (no escape before its end) is read here; any other value is scanned as one.
+    const plain = end > 0 && (slash === -1 || slash > end);
+    if (isType) {
+      // A type that is not a plain string: left to the parser.
+      if (!plain) return null;
+      type = line.slice(i + 1, end);
+    } else {
+      toolCallId = plain ? line.slice(i + 1, end) : null;
+      if (!plain) continue;
+    }
     i = end + 1;
     expect = 2;
   }

@@ -342,7 +342,7 @@ export class AgentActor {
       case "emit":
         return this.emit(e.event, e.raw);
       case "forward":
-        return this.opts.publish(this.opts.log.forward(e.type, e.raw, Date.now()), e.raw);
+        return this.opts.publish(this.opts.log.forward(e.type, e.raw, Date.now(), e.toolCallId), e.raw);
       case "send":
         if (e.gen === this.procGen) this.proc!.write(e.value);
         return;

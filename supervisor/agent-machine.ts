@@ -6,7 +6,7 @@
  * every line, exit, timer and answer back as a message, so the whole life of an agent
  * can be stepped through in a test.
  */
-import { scanEventType } from "../shared/event-type.js";
+import { scanEventType, scannedToolCallId } from "../shared/event-type.js";
 import { parseJsonValue, peekLineHead, withWire } from "../shared/jsonl.js";
 import { AGENT_VAR } from "../shared/proc.js";
 import {
@@ -92,7 +92,10 @@ function lineTransition(config: MachineConfig, state: AgentState, line: string, 
   // found by a scan that builds nothing (a line it is not sure of is parsed below).
   const type = scanEventType(line);
   if (type !== null && type !== "response" && !EVENTS_ACTED_ON.has(type) && state.record.status !== "stalled")
-    return { state: seen(config, state, now), effects: [{ kind: "forward", type, raw: line }] };
+    return {
+      state: seen(config, state, now),
+      effects: [{ kind: "forward", type, raw: line, toolCallId: scannedToolCallId() }],
+    };
   const value = parseJsonValue(line);
   if (isEventObject(value) && !EVENTS_ACTED_ON.has(value.type) && state.record.status !== "stalled")
     return { state: seen(config, state, now), effects: [{ kind: "emit", event: value, raw: line.trim() }] };

@@ -181,8 +181,9 @@ export type AgentEffect =
   /**
    * The same for a worker event known only by its `type` and its JSON text (checked as
    * JSON, not parsed: shared/event-type.ts): its object is made only if something asks.
+   * `toolCallId` as the scan read it ("" none, null not read), for the ring's compaction.
    */
-  | { kind: "forward"; type: string; raw: string }
+  | { kind: "forward"; type: string; raw: string; toolCallId: string | null }
   | { kind: "stderr"; text: string }
   /** The persistent record changed: schedule a registry write. */
   | { kind: "persist" }

@@ -200,11 +200,11 @@ export class AgentEventLog {
   /**
    * `append` for a worker event given as its JSON text `raw` and its `type` (a valid JSON
    * object whose type that is: shared/event-type.ts), not parsed: the entry's `event` is
-   * parsed from `raw` only when something reads it (a subscriber in this process, the
-   * compaction of a tool call's updates, a replay).
+   * parsed from `raw` only when something reads it (a subscriber in this process, a
+   * replay, the compaction of a tool call's updates when `toolCallId` is null: not read).
    */
-  forward(type: string, raw: string, at = Date.now()): LoggedEvent {
-    return this.log(new ForwardedEvent(++this.seq, at, raw), type, raw);
+  forward(type: string, raw: string, at = Date.now(), toolCallId: string | null = null): LoggedEvent {
+    return this.log(new ForwardedEvent(++this.seq, at, raw, toolCallId), type, raw);
   }
 
   private log(entry: LoggedEvent, type: unknown, json: string): LoggedEvent {
@@ -347,6 +347,8 @@ class ForwardedEvent implements LoggedEvent {
     readonly seq: number,
     readonly at: number,
     private readonly raw: string,
+    /** Its top-level `toolCallId` as the ring's compaction reads it ("" none), or null when not read. */
+    readonly toolCallId: string | null,
   ) {}
 
   get event(): Record<string, unknown> {

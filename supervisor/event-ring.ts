@@ -72,9 +72,9 @@ export class EventRing {
 
   /**
    * Hold event `seq` given as its JSON and `type`; `logged` is asked for the event itself
-   * only for a tool call's id (compaction), so a forwarded event is not parsed for it.
+   * only for a tool call's id (compaction), and only when it does not tell the id itself.
    */
-  push(seq: number, at: number, raw: string, type: unknown, logged: { readonly event: Record<string, unknown> }): void {
+  push(seq: number, at: number, raw: string, type: unknown, logged: HeldSource): void {
     // Pushes come in seq order; a seq skipped is one whose line never reached the disk.
     if (seq > this.pushedThrough + 1) this.holes.push({ from: this.pushedThrough + 1, to: seq - 1, lost: true });
     this.pushedThrough = Math.max(this.pushedThrough, seq);
@@ -146,7 +146,7 @@ export class EventRing {
     return updates.length > 1024 && updates.length > 2 * this.count ? updates.filter((e) => e.held) : updates;
   }
 
-  private compact(entry: RingEntry, type: unknown, logged: { readonly event: Record<string, unknown> }): void {
+  private compact(entry: RingEntry, type: unknown, logged: HeldSource): void {
     switch (type) {
       case "message_start":
         this.messageUpdates = [];
@@ -161,7 +161,8 @@ export class EventRing {
         break;
       case "tool_execution_update":
       case "tool_execution_end": {
-        const toolCallId = logged.event.toolCallId;
+        const told = logged.toolCallId;
+        const toolCallId = typeof told === "string" ? told : logged.event.toolCallId;
         const id = typeof toolCallId === "string" ? toolCallId : "";
         if (type === "tool_execution_update") {
           const list = this.toolUpdates.get(id);
@@ -178,6 +179,15 @@ export class EventRing {
       }
     }
   }
+}
+
+/**
+ * Where a held event comes from, for its compaction: the event (parsed when read), and
+ * its `toolCallId` when already known ("" for none; absent or null: read from the event).
+ */
+export interface HeldSource {
+  readonly event: Record<string, unknown>;
+  readonly toolCallId?: string | null;
 }
 
 /** Characters of a log line around its event and numbers: `{"seq":,"at":,"event":}`. */

@@ -5,21 +5,27 @@
  * and on random corruptions of valid lines.
  */
 import { describe, expect, it } from "vitest";
-import { scanEventType } from "../../shared/event-type.js";
+import { scanEventType, scannedToolCallId } from "../../shared/event-type.js";
 
-/** The invariant: a named type is `JSON.parse(line).type` of a valid object line. */
+/**
+ * The invariant: a named type is `JSON.parse(line).type` of a valid object line, and the
+ * tool call id read with it is the parsed one ("" when there is none; null: not read).
+ */
 function agrees(line: string): boolean {
   const type = scanEventType(line);
   if (type === null) return true;
+  const id = scannedToolCallId();
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     return false;
   }
-  return (
-    typeof value === "object" && value !== null && !Array.isArray(value) && (value as { type?: unknown }).type === type
-  );
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const parsed = value as { type?: unknown; toolCallId?: unknown };
+  if (parsed.type !== type) return false;
+  if (id === null) return true;
+  return typeof parsed.toolCallId === "string" ? id === parsed.toolCallId : id === "" && !("toolCallId" in parsed);
 }
 
 /** Deterministic pseudo-random numbers (mulberry32), so a failure can be run again. */
@@ -67,6 +73,22 @@ describe("scanEventType", () => {
     expect(scanEventType('{"type":"message_update","a":{"type":"agent_end"},"type":"x"}')).toBe("x");
     // Spaces between tokens are JSON.
     expect(scanEventType('{ "type" : "message_update" , "a" : [ 1 , { } ] }')).toBe("message_update");
+  });
+
+  it("reads a top-level tool call id with the type, and says when it did not", () => {
+    const idOf = (line: string) => {
+      expect(scanEventType(line)).toBe("tool_execution_update");
+      expect(agrees(line)).toBe(true);
+      return scannedToolCallId();
+    };
+    expect(idOf('{"type":"tool_execution_update","toolCallId":"toolu_1","args":{"toolCallId":"x"}}')).toBe("toolu_1");
+    expect(idOf('{"toolCallId":"a","type":"tool_execution_update","toolCallId":"b"}')).toBe("b");
+    expect(idOf('{"type":"tool_execution_update","args":{"toolCallId":"x"}}')).toBe("");
+    expect(idOf('{"type":"tool_execution_update","toolCallId":""}')).toBe("");
+    // Escaped or not a string: not read (the ring parses the event for it).
+    expect(idOf('{"type":"tool_execution_update","toolCallId":"t\\u0031"}')).toBeNull();
+    expect(idOf('{"type":"tool_execution_update","toolCallId":7}')).toBeNull();
+    expect(idOf('{"type":"tool_execution_update","toolCallId":null,"n":[1]}')).toBeNull();
   });
 
   it("leaves to the parser what it cannot be sure of without decoding", () => {
@@ -170,6 +192,7 @@ describe("scanEventType", () => {
       const o = value(1);
       const top = o !== null && typeof o === "object" && !Array.isArray(o) ? (o as Record<string, unknown>) : null;
       if (top && rnd() < 0.7) top.type = pick(["message_update", "tool_execution_update", "turn_end", 'a"b', "a\\b"]);
+      if (top && rnd() < 0.3) top.toolCallId = value(3);
       const line = JSON.stringify(o);
       expect(agrees(line), line).toBe(true);
       if (scanEventType(line) !== null) named++;

@@ -563,7 +563,13 @@ describe("agent table: requests and presence", () => {
     d.line({ type: "agent_start" });
     d.now += 900;
     const line = JSON.stringify({ type: "message_update", delta: 'a "b"\n', message: { type: "inner" } });
-    expect(d.send({ kind: "line", gen: 1, line })).toEqual([{ kind: "forward", type: "message_update", raw: line }]);
+    expect(d.send({ kind: "line", gen: 1, line })).toEqual([
+      { kind: "forward", type: "message_update", raw: line, toolCallId: "" },
+    ]);
+    const tool = JSON.stringify({ type: "tool_execution_update", toolCallId: "t9", partialResult: { text: "x" } });
+    expect(d.send({ kind: "line", gen: 1, line: tool })).toEqual([
+      { kind: "forward", type: "tool_execution_update", raw: tool, toolCallId: "t9" },
+    ]);
     expect(d.state.lastSeenAt).toBe(d.now);
     // An escaped top-level key, a type with an escape: parsed, and emitted as the parse reads them.
     const escapedKey = '{"type":"message_update","\\u0074ype":"tool_execution_update","toolCallId":"t1"}';

@@ -259,21 +259,30 @@ describe("AgentEventLog", () => {
       { type: "message_end" },
       { type: "turn_end" },
     ];
-    for (const batched of [false, true]) {
-      const appended = new AgentEventLog({ logsDir: dir, name: `append-${batched}`, batched });
-      const forwarded = new AgentEventLog({ logsDir: dir, name: `forward-${batched}`, batched });
+    // A tool call's id as the routing scan read it, or not read (null: the ring parses the event for it).
+    for (const [batched, readIds] of [
+      [false, true],
+      [true, true],
+      [true, false],
+    ]) {
+      const appended = new AgentEventLog({ logsDir: dir, name: `append-${batched}-${readIds}`, batched });
+      const forwarded = new AgentEventLog({ logsDir: dir, name: `forward-${batched}-${readIds}`, batched });
       const entries = events.map((event, i) => {
         const raw = JSON.stringify(event);
         appended.append(event, 100 + i, raw);
-        return forwarded.forward(event.type as string, raw, 100 + i);
+        const id = readIds ? (event.toolCallId ?? "") : null;
+        return forwarded.forward(event.type as string, raw, 100 + i, id as string | null);
       });
       appended.commit();
       forwarded.commit();
       const file = (name: string) => readFileSync(join(dir, `${name}.events.jsonl`), "utf8");
-      expect(file(`forward-${batched}`)).toBe(file(`append-${batched}`));
+      expect(file(`forward-${batched}-${readIds}`)).toBe(file(`append-${batched}-${readIds}`));
       // The snapshots their ends finalised are gone from both rings alike.
       expect(seqs(forwarded.since(0).events)).toEqual([1, 4, 5, 7, 8]);
       expect(forwarded.since(0)).toEqual(appended.since(0));
+      // With the ids read, nothing was parsed to route them (a replay parses the ring's own text).
+      if (readIds)
+        expect(entries.filter((e) => (e as unknown as { parsed?: unknown }).parsed !== undefined)).toEqual([]);
       // The entry's event is the parsed JSON, made when read.
       expect(entries.map((e) => ({ seq: e.seq, at: e.at, event: e.event }))).toEqual(
         events.map((event, i) => ({ seq: i + 1, at: 100 + i, event })),

@@ -13,6 +13,7 @@ import { AgentEventLog } from "../../supervisor/event-log.js";
 import { PublishBatch } from "../../supervisor/publish-batch.js";
 import { SubscriberHub, type SubscriberSink } from "../../supervisor/subscribers.js";
 import { agentLogPaths } from "../../shared/paths.js";
+import { scanEventType, scannedToolCallId } from "../../shared/event-type.js";
 
 const dirs: string[] = [];
 const logs: AgentEventLog[] = [];
@@ -49,7 +50,9 @@ function setup(agents: string[], logging: Logging = "append") {
     const raw = JSON.stringify(event);
     const log = logOf.get(agent)!;
     const entry =
-      logging === "forward" ? log.forward(event.type as string, raw, Date.now()) : log.append(event, Date.now(), raw);
+      logging === "forward" && scanEventType(raw) !== null
+        ? log.forward(event.type as string, raw, Date.now(), scannedToolCallId())
+        : log.append(event, Date.now(), raw);
     batch.add(agent, log, entry, raw);
   };
   /** Seqs on disk in `agent`'s events file, read when called. */
