@@ -9,6 +9,7 @@ import { IpcClient } from "../../ipc/client.js";
 import { runSupervisorServer, type RunningServer } from "../../cli/serve/supervisor-server.js";
 import { FIXTURE, TestEnv } from "../supervisor/harness.js";
 import { figures, rawConnect, rssMb, until, type RawConnection } from "./support.js";
+import { seededRandom as rng } from "../support/seeded-random.js";
 
 const env = new TestEnv();
 const servers: RunningServer[] = [];
@@ -24,18 +25,6 @@ afterEach(async () => {
 const LIMIT = 64 * 1024;
 /** Error codes received for bad lines, for the figures. */
 const codes = new Map<string, number>();
-
-/** Deterministic PRNG (mulberry32), so a failing seed reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Kind =
   | "valid"

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { scanEventType, scannedToolCallId } from "../../shared/event-type.js";
+import { seededRandom as random } from "../support/seeded-random.js";
 
 /**
  * The invariant: a named type is `JSON.parse(line).type` of a valid object line, and the
@@ -26,18 +27,6 @@ function agrees(line: string): boolean {
   if (parsed.type !== type) return false;
   if (id === null) return true;
   return typeof parsed.toolCallId === "string" ? id === parsed.toolCallId : id === "" && !("toolCallId" in parsed);
-}
-
-/** Deterministic pseudo-random numbers (mulberry32), so a failure can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const partial = {
