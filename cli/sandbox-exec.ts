@@ -12,7 +12,7 @@
  * instead of this node's tens of MB, waits for bubblewrap for as long as pi runs.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { agentDir, piOrchHome } from "../shared/paths.js";
 import { isDeadState, readProcTable } from "../shared/proc.js";
@@ -163,6 +163,16 @@ export function sandboxedPi(bwrap: number, table = readProcTable() ?? []): numbe
   return children(children([bwrap]));
 }
 
+/** Whether this process may execute `file`. */
+function runnable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Run this `pi` again inside the sandbox; resolves never (the process exits as the inner one did). */
 export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void {
   const support = sandboxSupport();
@@ -192,7 +202,8 @@ export function execInSandbox(mode: "on" | "strict", flags: SandboxFlags): void 
   const env = { ...process.env, ...workerMallocEnv(process.env), [SANDBOXED_VAR]: mode };
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
   const perl = execve && process.env[SANDBOX_WAITER_VAR] !== "node" ? onPath("perl", process.env) : undefined;
-  if (execve && perl) execve(perl, ["perl", "-e", WAITER, "--", support.bwrap, ...argv], env);
+  // node aborts the whole process when execve(2) fails (EACCES...), so only a perl that can run.
+  if (execve && perl && runnable(perl)) execve(perl, ["perl", "-e", WAITER, "--", support.bwrap, ...argv], env);
   const child = spawn(support.bwrap, argv, { stdio: "inherit", env });
   // Ctrl+C reaches both through the terminal's process group: only the inner pi acts on it.
   process.on("SIGINT", () => undefined);

@@ -655,6 +655,35 @@ describe.skipIf(!support.ok)("what waits for a sandboxed pi (no supervisor)", ()
   }
 
   it.skipIf(!existsSync(NODE22))(
+    "Node 22: a perl that cannot be run leaves the node waiting, and pi runs",
+    async () => {
+      const bin = mkdtempSync(join(tmpdir(), "pi-orch-sbx-badperl-"));
+      made.push(bin);
+      // Found on PATH, refused by exec (no execute bit): the launcher's node waits as on Node 20.
+      writeFileSync(join(bin, "perl"), "#!/bin/sh\n", { mode: 0o644 });
+      const saved = process.env.PATH;
+      process.env.PATH = `${bin}:${saved}`;
+      let started: ReturnType<typeof sandboxedPi>;
+      try {
+        started = sandboxedPi(NODE22, []);
+      } finally {
+        process.env.PATH = saved;
+      }
+      const { pi, io, exited } = started;
+      try {
+        pi.stdin!.write(`${JSON.stringify({ id: "s", type: "get_state" })}\n`);
+        await until(() => io.out.includes('"id":"s"'), 20_000, "the get_state answer");
+        expect(readlinkSync(`/proc/${pi.pid}/exe`)).toBe(NODE22);
+        pi.stdin!.end();
+        expect(await exited).toEqual({ code: 0, signal: null });
+      } finally {
+        pi.kill("SIGKILL");
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(!existsSync(NODE22))(
     "Node 22: the waiter ends with pi's exit code and its signal",
     async () => {
       // A usage error of the sandboxed pi: exit 2 through bwrap and the waiter.
