@@ -28,7 +28,7 @@ import {
 } from "../shared/sandbox.js";
 
 /** `PI_ORCH_SANDBOX_WAITER=node`: the launcher's node waits for bubblewrap, as on Node 20 (for comparison). */
-export const SANDBOX_WAITER_VAR = "PI_ORCH_SANDBOX_WAITER";
+const SANDBOX_WAITER_VAR = "PI_ORCH_SANDBOX_WAITER";
 
 /**
  * The waiter, run as `perl -e WAITER -- BWRAP ARGS...` in the launcher's place: what the
@@ -157,7 +157,7 @@ export function chooseSandbox(flags: SandboxFlags, env: NodeJS.ProcessEnv): Sand
  * and SIGHUP go to pi itself, which ends cleanly on them: bwrap would die of them, and its
  * namespace's init with it, which SIGKILLs every process inside.
  */
-export function sandboxedPi(bwrap: number, table = readProcTable() ?? []): number[] {
+function sandboxedPi(bwrap: number, table = readProcTable() ?? []): number[] {
   const children = (parents: number[]) =>
     table.filter((p) => parents.includes(p.ppid) && !isDeadState(p.state)).map((p) => p.pid);
   return children(children([bwrap]));

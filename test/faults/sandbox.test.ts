@@ -595,7 +595,7 @@ describe.skipIf(!support.ok)("pi in the sandbox with --session-dir", () => {
 });
 
 /** Start `pi --sandbox on` on `node` with `args`; its stdout, its stderr, its exit. */
-function sandboxedPi(node: string, args: string[]) {
+function startSandboxedPi(node: string, args: string[]) {
   const project = mkdtempSync(join(tmpdir(), "pi-orch-sbx-waiter-"));
   made.push(project);
   const { PI_ORCH_SANDBOX: _unset, ...env } = process.env;
@@ -633,7 +633,7 @@ describe.skipIf(!support.ok)("what waits for a sandboxed pi (no supervisor)", ()
     it.skipIf(!existsSync(node))(
       `${name}: SIGTERM reaches pi, which ends cleanly; nothing is left`,
       async () => {
-        const { pi, io, exited } = sandboxedPi(node, []);
+        const { pi, io, exited } = startSandboxedPi(node, []);
         try {
           pi.stdin!.write(`${JSON.stringify({ id: "s", type: "get_state" })}\n`);
           await until(() => io.out.includes('"id":"s"'), 20_000, "the get_state answer");
@@ -663,9 +663,9 @@ describe.skipIf(!support.ok)("what waits for a sandboxed pi (no supervisor)", ()
       writeFileSync(join(bin, "perl"), "#!/bin/sh\n", { mode: 0o644 });
       const saved = process.env.PATH;
       process.env.PATH = `${bin}:${saved}`;
-      let started: ReturnType<typeof sandboxedPi>;
+      let started: ReturnType<typeof startSandboxedPi>;
       try {
-        started = sandboxedPi(NODE22, []);
+        started = startSandboxedPi(NODE22, []);
       } finally {
         process.env.PATH = saved;
       }
@@ -687,11 +687,11 @@ describe.skipIf(!support.ok)("what waits for a sandboxed pi (no supervisor)", ()
     "Node 22: the waiter ends with pi's exit code and its signal",
     async () => {
       // A usage error of the sandboxed pi: exit 2 through bwrap and the waiter.
-      const bad = sandboxedPi(NODE22, ["--no-such-flag"]);
+      const bad = startSandboxedPi(NODE22, ["--no-such-flag"]);
       expect(await bad.exited).toEqual({ code: 2, signal: null });
       expect(bad.io.err).toContain("--no-such-flag");
       // pi killed inside the box: the waiter ends of bwrap's status, as the node launcher does.
-      const killed = sandboxedPi(NODE22, []);
+      const killed = startSandboxedPi(NODE22, []);
       try {
         killed.pi.stdin!.write(`${JSON.stringify({ id: "s", type: "get_state" })}\n`);
         await until(() => killed.io.out.includes('"id":"s"'), 20_000, "the get_state answer");
