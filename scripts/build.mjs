@@ -4,7 +4,7 @@
 // imported lazily, so a start that does not need them never loads them.
 import { build } from "esbuild";
 import { schemaData, writeReport } from "./schema-data.mjs";
-import { buildWorkerChunks } from "./worker-chunks.mjs";
+import { buildWorkerChunks, TYPEBOX_FILE } from "./worker-chunks.mjs";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import {
@@ -19,6 +19,16 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+/** TypeBox's modules our code imports, by the name of their namespace in its file (`index`: the package's own). */
+const TYPEBOX_SUBPATHS = {
+  index: "typebox",
+  type: "typebox/type",
+  compile: "typebox/compile",
+  schema: "typebox/schema",
+  format: "typebox/format",
+  value: "typebox/value",
+};
 
 const entries = ["cli/pi.ts", "cli/pi-orch.ts"].filter((e) => existsSync(e));
 const version = { __PI_ORCH_VERSION__: JSON.stringify(JSON.parse(readFileSync("package.json", "utf8")).version) };
@@ -94,7 +104,7 @@ const worker = await buildWorkerChunks(
       schemas.plugin,
       lazyBuiltins(["child_process", "crypto", "fs/promises", "os", "v8"]),
       withoutInteractive(),
-      typeboxWithoutSideEffects(),
+      await lazyTypebox(),
       nativeImportFile(),
     ],
     outfile: `${staging}/cli/pi-worker.cjs`,
@@ -126,6 +136,7 @@ const worker = await buildWorkerChunks(
   [/^cli\/sandbox-exec\.ts$/],
   schemas.sources,
 );
+await buildTypeboxFile(`${staging}/cli/${TYPEBOX_FILE}`);
 await build({
   entryPoints: ["cli/pi-launcher.ts"],
   // crypto and os serve only a start that has no cache for its node (shared/code-cache.ts);
@@ -213,36 +224,99 @@ function lazyBuiltins(names) {
 }
 
 /**
- * typebox's modules marked free of side effects (its package.json does not say so), so a
- * module whose exports the worker does not use is left out of the bundle, not evaluated at
- * every start for the top-level code it runs: the TypeScript-syntax parser of `Type.Script`
- * (27 KB) builds its tables at load. The one top-level call in typebox (the format
- * registry's `Reset()`) fills that module's own state, which only its exports reach.
+ * TypeBox out of the worker bundle: every import of it in our code (`typebox`, `typebox/type`…)
+ * becomes a stand-in module, and TypeBox itself, all of it, one file beside the bundle
+ * (buildTypeboxFile), one copy of its state for the bundle and its chunks. In the bundle a
+ * stand-in loads that file at the first use of any of its exports: a function calls through,
+ * an object's properties read through, a string or number is a literal. A start's checks are
+ * our own (shared/schema-check.ts), so a start that checks nothing our check does not cover
+ * never loads TypeBox: its ~1,500 functions (typebox was 327 of the 833 KB of our heap a
+ * startup snapshot attributes) were created at every start by the bundle's one scope. In a
+ * chunk (the extension modules', which hands TypeBox's index to extensions) a stand-in takes
+ * the real exports when the chunk loads. The stand-ins' names and kinds come from TypeBox, as
+ * this node loads it.
  */
-function typeboxWithoutSideEffects() {
+async function lazyTypebox() {
+  const modules = {};
+  for (const [sub, id] of Object.entries(TYPEBOX_SUBPATHS)) modules[id] = { sub, ns: await import(id) };
   return {
-    name: "typebox-without-side-effects",
+    name: "lazy-typebox",
     setup(b) {
-      // typebox's own imports name the file (`./type/index.mjs`): joined here, not resolved by
-      // esbuild through every plugin (b.resolve), a round trip each for its ~2,400 imports.
-      b.onResolve({ filter: /^\.\.?\/.*\.mjs$/ }, (args) => {
-        if (args.pluginData === "typebox-pure" || !args.importer.includes("/node_modules/typebox/")) return undefined;
-        const path = join(args.resolveDir, args.path);
-        return existsSync(path) ? { path, sideEffects: false } : undefined;
+      const inChunk = b.initialOptions.outfile !== undefined && !b.initialOptions.outfile.endsWith("/pi-worker.cjs");
+      b.onResolve({ filter: /^typebox(\/|$)/ }, (args) => {
+        if (args.importer.includes("/node_modules/typebox/")) return undefined;
+        if (!Object.hasOwn(modules, args.path))
+          throw new Error(`lazy-typebox: ${args.path} (imported by ${args.importer}) is not in TYPEBOX_SUBPATHS`);
+        return { path: args.path, namespace: "lazy-typebox", sideEffects: false };
       });
-      b.onResolve({ filter: /^typebox(\/|$)/ }, async (args) => {
-        if (args.pluginData === "typebox-pure") return undefined;
-        const r = await b.resolve(args.path, {
-          resolveDir: args.resolveDir,
-          kind: args.kind,
-          importer: args.importer,
-          pluginData: "typebox-pure",
-        });
-        if (r.errors.length > 0 || r.external) return undefined;
-        return { path: r.path, namespace: r.namespace, sideEffects: false };
+      b.onLoad({ filter: /.*/, namespace: "lazy-typebox" }, (args) => {
+        const { sub, ns } = modules[args.path];
+        const names = Object.keys(ns);
+        const head = 'import { typeboxModule } from "pi-worker-chunks";\n';
+        const exportAs = (name, expr) =>
+          name === "default" ? `export default ${expr};` : `export const ${name} = ${expr};`;
+        if (inChunk) {
+          return {
+            loader: "js",
+            contents: `${head}const m = typeboxModule(${JSON.stringify(sub)});\n${names.map((n) => exportAs(n, `m.${n}`)).join("\n")}\n`,
+          };
+        }
+        const lines = [
+          head,
+          `const m = () => typeboxModule(${JSON.stringify(sub)});`,
+          "const lazyObject = (get, keys) => { const o = {}; for (const k of keys) Object.defineProperty(o, k, { enumerable: true, get: () => get()[k] }); return o; };",
+        ];
+        for (const name of names) {
+          const v = ns[name];
+          if (typeof v === "function") {
+            // A class too: constructed through, when called with new.
+            const f = `function (...a) { return new.target ? Reflect.construct(m().${name}, a, new.target) : m().${name}.apply(this, a); }`;
+            lines.push(
+              name === "default" ? `export default ${f}` : `export ${f.replace("function", `function ${name}`)}`,
+            );
+          } else if (typeof v === "object" && v !== null) {
+            lines.push(
+              exportAs(name, `/* @__PURE__ */ lazyObject(() => m().${name}, ${JSON.stringify(Object.keys(v))})`),
+            );
+          } else if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") {
+            lines.push(exportAs(name, JSON.stringify(v)));
+          } else
+            throw new Error(`lazy-typebox: ${args.path} exports ${name}, a ${typeof v}, which a stand-in cannot hold`);
+        }
+        return { loader: "js", contents: `${lines.join("\n")}\n`, resolveDir: process.cwd() };
       });
     },
   };
+}
+
+/**
+ * TypeBox's modules (TYPEBOX_SUBPATHS) as one CommonJS file, loaded as a chunk of the worker
+ * bundle is (scripts/worker-chunks.mjs): its export is a function returning the namespaces.
+ */
+async function buildTypeboxFile(outfile) {
+  await build({
+    stdin: {
+      contents: Object.entries(TYPEBOX_SUBPATHS)
+        .map(([sub, id]) => `export * as ${sub} from ${JSON.stringify(id)};`)
+        .join("\n"),
+      resolveDir: process.cwd(),
+      loader: "js",
+    },
+    outfile,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: true,
+    sourcemap: true,
+    banner: {
+      js: 'module.exports = function () {\n"use strict";\nvar module = { exports: {} }, exports = module.exports;',
+    },
+    footer: { js: "return module.exports;\n};" },
+    logLevel: "warning",
+  });
 }
 
 /**

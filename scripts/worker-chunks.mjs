@@ -2,26 +2,28 @@
 // with import() and that a start does not import statically is built as a file of its own
 // beside the bundle (dist/cli/pi-worker-NAME.cjs), required on first use. Each worker reads
 // and keeps the whole bundle (its source text, and in a startup snapshot every object it made),
-// so what a start never runs (MCP, codemode, the OpenAI and Anthropic adapters, typebox's
-// full index for extensions, the `mcp` and `package` commands) costs it nothing there.
+// so what a start never runs (MCP, codemode, the OpenAI and Anthropic adapters, pi's modules
+// for extensions, the `mcp` and `package` commands) costs it nothing there. TypeBox is a file
+// of its own too (dist/cli/pi-worker-typebox.cjs, scripts/build.mjs: lazyTypebox), which the
+// bundle and its chunks load through `typeboxModule` below: one copy of its state.
 //
 // esbuild splits code only for ESM. Two things make the split by hand right:
 // - A chunk shares the bundle's modules, never a copy: what both import (the session, the
-//   schemas, typebox's format registry and settings) is handed to the chunk by the bundle
-//   (`hostModule`), so there is one of each module's state, classes and registries in a
-//   worker. typebox's modules of pure functions are the exception (`fromHost`).
+//   schemas) is handed to the chunk by the bundle (`hostModule`), so there is one of each
+//   module's state, classes and registries in a worker.
 // - No import() is left in the bundle: esbuild wraps the target of one (and everything it
 //   imports) in a lazy initialiser, which keeps all of a wrapped module's exports and stops
-//   tree-shaking (typebox's whole index was evaluated at every start through one). Each
+//   tree-shaking (TypeBox's whole index was evaluated at every start through one). Each
 //   `import("…")` in our source becomes `loadChunk("…")` (a chunk) or
 //   `hostModule("…")` (a module the bundle has anyway) from the virtual module below.
 import { build } from "esbuild";
 import { rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
-import { isStatefulTypeboxModule, TYPEBOX_MODULE } from "./typebox-state.mjs";
 
 const LOADER = "pi-worker-chunks";
+/** TypeBox, all of it, as a file of its own beside the bundle (scripts/build.mjs). */
+export const TYPEBOX_FILE = "pi-worker-typebox.cjs";
 const ROOT = process.cwd();
 
 /**
@@ -41,7 +43,7 @@ export async function buildWorkerChunks(options, keep = [], sources = new Map())
   // modules that a chunk had its own copy of: repeat until nothing moves.
   for (let round = 0; round < 4; round++) {
     // A target with code in the bundle is answered from it; any other is a chunk (a file of
-    // re-exports too: typebox's value index, whose functions a start mostly does not use).
+    // re-exports too).
     const targets = await dynamicTargets(options, main.withCode);
     const inBundle = (t) => main.withCode.has(t) || keep.some((k) => k.test(keyOf(t)));
     chunks = new Map();
@@ -55,7 +57,7 @@ export async function buildWorkerChunks(options, keep = [], sources = new Map())
       for (const file of used.own) {
         // Two chunks with their own copy of one module would give it two states: the bundle
         // takes it (the providers' client options, shared by the OpenAI and Anthropic ones).
-        if (owned.has(file) && owned.get(file) !== name && fromHost(file)) shared.add(keyOf(file));
+        if (owned.has(file) && owned.get(file) !== name) shared.add(keyOf(file));
         owned.set(file, name);
       }
     }
@@ -79,7 +81,7 @@ function chunkFile(outfile, name) {
   return join(dirname(outfile), `${basename(outfile, ".cjs")}-${name}.cjs`);
 }
 
-/** A chunk's name from its entry: `worker/mcp/connection.ts` → `worker-mcp-connection`, typebox's index → `typebox`. */
+/** A chunk's name from its entry: `worker/mcp/connection.ts` → `worker-mcp-connection`, a package's index → its name. */
 function chunkName(target) {
   const rel = relative(ROOT, target);
   const pkg = rel.match(/^node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/);
@@ -217,44 +219,8 @@ async function dynamicTargets(options, inMain) {
 }
 
 /**
- * Whether a chunk takes `path` (a module with code in the bundle) from the bundle. Ours always:
- * one of each module's state, classes and registries. Of typebox's, those with state of
- * their own (scripts/typebox-state.mjs), and the string formats' checks (`format/`), which
- * the bundle keeps whole (its format registry names every one) and whose IDNA tables built
- * ~40 Unicode regular expressions at each load of the chunk (a quarter of its run, profiled).
- * Not the others: a module the bundle hands to a chunk keeps all its exports there, and the
- * extension modules' chunk needs every export of typebox's index (an extension may use any),
- * which took the bundle from 549 to 609 KB when it took all of them; typebox's pure functions
- * may be in both files.
- */
-function fromHost(path) {
-  return !TYPEBOX_MODULE.test(path) || isStatefulTypeboxModule(path) || TYPEBOX_FORMATS.test(path);
-}
-
-/** typebox's string format checks. */
-const TYPEBOX_FORMATS = /\/node_modules\/typebox\/build\/format\//;
-
-/** The names an ES module exports (esbuild reads them; the module is not bundled). */
-async function exportNames(path) {
-  const result = await build({
-    entryPoints: [path],
-    bundle: false,
-    write: false,
-    metafile: true,
-    format: "esm",
-    logLevel: "silent",
-  });
-  const names = Object.values(result.metafile.outputs)[0].exports;
-  if (names.includes("default")) throw new Error(`${keyOf(path)}: a default export has no stand-in by name`);
-  return names;
-}
-
-/** typebox's own imports name the file (`./type/index.mjs`): joined, not resolved through every plugin. */
-const TYPEBOX_OWN_IMPORT = /^\.\.?\/.*\.mjs$/;
-
-/**
- * Build one chunk: `target` as the entry, the bundle's modules it must share (`inMain`, as
- * `fromHost` says) taken from it (`__piHost(key)`), the rest its own. Returns the keys it
+ * Build one chunk: `target` as the entry, the bundle's modules (`inMain`) taken from it
+ * (`__piHost(key)`), the rest its own. Returns the keys it
  * takes and its own files.
  */
 async function buildChunk(options, target, name, inMain, chunks) {
@@ -270,8 +236,7 @@ async function buildChunk(options, target, name, inMain, chunks) {
     },
     footer: { js: "return module.exports;\n};" },
     plugins: [
-      // First: the build's own plugins resolve some imports themselves (typebox's), and a
-      // module of the bundle must be taken from it whoever would resolve it.
+      // First: a module of the bundle must be taken from it whoever would resolve it.
       {
         name: "worker-chunks-host",
         setup(b) {
@@ -283,32 +248,16 @@ async function buildChunk(options, target, name, inMain, chunks) {
             // A plugin's own b.resolve (pluginData set) is passed through to the plugins after this one.
             if (args.pluginData !== undefined || args.kind === "entry-point" || args.namespace !== "file")
               return undefined;
-            let path;
-            if (TYPEBOX_OWN_IMPORT.test(args.path) && TYPEBOX_MODULE.test(args.importer)) {
-              path = join(args.resolveDir, args.path);
-            } else {
-              const r = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: SKIP });
-              if (r.errors.length > 0 || r.external || r.namespace !== "file") return undefined;
-              path = r.path;
-            }
-            if (!inMain.has(path) || !fromHost(path)) return undefined;
-            const key = keyOf(path);
+            const r = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: SKIP });
+            if (r.errors.length > 0 || r.external || r.namespace !== "file" || !inMain.has(r.path)) return undefined;
+            const key = keyOf(r.path);
             hostKeys.add(key);
             // Not ending in .mjs: the stand-in is CommonJS, whatever the module it stands for.
             return { path: `${key}#host`, namespace: "pi-host" };
           });
-          b.onLoad({ filter: /.*/, namespace: "pi-host" }, async (args) => {
+          b.onLoad({ filter: /.*/, namespace: "pi-host" }, (args) => {
             const key = args.path.replace(/#host$/, "");
-            if (!TYPEBOX_MODULE.test(join(ROOT, key)))
-              return { contents: `module.exports = __piHost(${JSON.stringify(key)});`, loader: "js" };
-            // typebox's modules by name: a CommonJS stand-in would make each module that
-            // re-exports it (`export * from`) a CommonJS one too, wrapped, read through its
-            // exports object (the chunk grew from 187 to 216 KB so).
-            const names = await exportNames(join(ROOT, key));
-            return {
-              contents: `const m = __piHost(${JSON.stringify(key)});\n${names.map((n) => `export const ${n} = m.${n};`).join("\n")}\n`,
-              loader: "js",
-            };
+            return { contents: `module.exports = __piHost(${JSON.stringify(key)});`, loader: "js" };
           });
         },
       },
@@ -335,7 +284,7 @@ function loaderSource(hostKeys) {
 import { join } from "node:path";
 import { runCachedCommonJs } from ${JSON.stringify(join(ROOT, "shared/cached-commonjs.ts"))};
 let host;
-const own = () => ({ loadChunk, hostModule, __esModule: true });
+const own = () => ({ loadChunk, requireChunk, typeboxModule, hostModule, __esModule: true });
 /** The bundle's module \`key\` (its path from the project), as a chunk imports it. */
 export function hostModule(key) {
   if (key === ${JSON.stringify(LOADER)}) return own();
@@ -350,20 +299,32 @@ ${entries}
 const loaded = new Map();
 /** The exports of chunk \`file\` (beside this bundle), required on first use. */
 export function loadChunk(file) {
-  return Promise.resolve().then(() => {
-    let exports = loaded.get(file);
-    if (exports === undefined) {
-      const path = join(__dirname, file);
-      // With the code cache the build made (its run with extensions, PI_ORCH_CODE_CACHE=write-jiti).
-      const mode = process.env.PI_ORCH_CODE_CACHE;
-      const name = file.replace(/.cjs$/, "");
-      const { module, status } = runCachedCommonJs(path, { cacheFile: \`\${path}.cache\`, name, write: mode === "write-jiti" });
-      if (mode === "report") process.stderr.write(\`pi: \${name} code cache \${status}\n\`);
-      exports = module.exports(hostModule);
-      loaded.set(file, exports);
-    }
-    return exports;
-  });
+  return Promise.resolve().then(() => requireChunk(file));
+}
+/** The same, now: for a module that is called, not imported (TypeBox's, below). */
+export function requireChunk(file) {
+  let exports = loaded.get(file);
+  if (exports === undefined) {
+    const path = join(__dirname, file);
+    // With the code cache the build made (its run with extensions, PI_ORCH_CODE_CACHE=write-jiti).
+    const mode = process.env.PI_ORCH_CODE_CACHE;
+    const name = file.replace(/.cjs$/, "");
+    const { module, status } = runCachedCommonJs(path, { cacheFile: \`\${path}.cache\`, name, write: mode === "write-jiti" });
+    if (mode === "report") process.stderr.write(\`pi: \${name} code cache \${status}\n\`);
+    exports = module.exports(hostModule);
+    loaded.set(file, exports);
+  }
+  return exports;
+}
+/**
+ * TypeBox's module \`sub\` (\`type\`, \`schema\`…; \`index\` for the package's own), from its file beside
+ * the bundle (${TYPEBOX_FILE}), loaded at the first use of any of its exports
+ * (scripts/build.mjs, lazyTypebox).
+ */
+export function typeboxModule(sub) {
+  const ns = requireChunk(${JSON.stringify(TYPEBOX_FILE)})[sub];
+  if (ns === undefined) throw new Error(\`${TYPEBOX_FILE} has no module \${sub}; rebuild it (npm run build)\`);
+  return ns;
 }
 `;
 }

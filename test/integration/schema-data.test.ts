@@ -1,6 +1,8 @@
 /**
  * Our schemas are data in the worker bundle (scripts/schema-data.mjs): a start from the code
- * cache runs none of typebox's builders up to its first answer. Built at start, their ~2,300
+ * cache runs none of typebox's builders up to its first answer; and its checks are our own
+ * (shared/schema-check.ts), so it loads no TypeBox at all (its file beside the bundle,
+ * dist/cli/pi-worker-typebox.cjs, loaded on first use). Built at start, their ~2,300
  * calls got one of typebox's guards optimised by TurboFan before that answer (~3 MB more RSS).
  * Precise coverage of a real start (NODE_V8_COVERAGE) says which of the bundle's functions ran;
  * each is found in its source file through the bundle's source map.
@@ -19,12 +21,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) c();
 });
 
-/** The source files of the bundle's functions that ran in a start to its first `get_state` answer (and its exit). */
-async function ranAtStart(): Promise<Set<string>> {
+/**
+ * The source files of the bundle's functions that ran in a start to its first `get_state` answer
+ * (and its exit), and the files of every script the start compiled. `args` after the RPC mode's.
+ */
+async function ranAtStart(args = ["--no-session"]): Promise<{ ran: Set<string>; scripts: string[] }> {
   const home = tempDir("pi-schema-data-");
   cleanups.push(home.cleanup);
   const coverage = join(home.path, "coverage");
-  const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", "--no-session"], {
+  const worker = new RpcWorker(["--mode", "rpc", "--provider", "faux", ...args], {
     cwd: home.path,
     env: { PI_ORCH_HOME: home.path, PI_ORCH_SANDBOX: "off", NODE_V8_COVERAGE: coverage },
   });
@@ -55,17 +60,27 @@ async function ranAtStart(): Promise<Set<string>> {
     const entry = map.findEntry(line, range.startOffset - lineStarts[line]!) as { originalSource?: string };
     if (entry.originalSource) ran.add(entry.originalSource.replace(/^.*?node_modules\//, "node_modules/"));
   }
-  return ran;
+  return { ran, scripts: scripts.map((s) => s.url) };
 }
 
 describe("schemas made at build", () => {
   it("leaves typebox's builders unrun by a start from the code cache", async () => {
-    const ran = [...(await ranAtStart())];
-    // The start did run (our modules, typebox's checks of the command).
+    const ran = [...(await ranAtStart()).ran];
+    // The start did run (our modules, our check of the command).
     expect(ran.some((f) => f.endsWith("worker/modes/rpc.ts"))).toBe(true);
     // Every builder makes its schema with these (Memory.Create, Update, Clone, Assign).
     expect(
       ran.filter((f) => /node_modules\/typebox\/build\/(system\/memory|type\/(types|action|engine))\//.test(f)),
     ).toEqual([]);
+  });
+
+  it("loads no TypeBox in a start from the code cache, with or without a session", async () => {
+    for (const args of [["--no-session"], []]) {
+      const { ran, scripts } = await ranAtStart(args);
+      expect([...ran].some((f) => f.endsWith("worker/modes/rpc.ts"))).toBe(true);
+      // Not a function of TypeBox's in the bundle ran, and its own file was never compiled.
+      expect([...ran].filter((f) => f.includes("node_modules/typebox/"))).toEqual([]);
+      expect(scripts.filter((url) => url.includes("pi-worker-typebox"))).toEqual([]);
+    }
   });
 });

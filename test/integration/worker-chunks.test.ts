@@ -1,7 +1,7 @@
 /**
  * The CommonJS worker bundle, split (scripts/worker-chunks.mjs): what a plain start does not
  * run (MCP, codemode, the Anthropic and OpenAI Responses adapters, the extension runner and
- * pi's modules for extensions with typebox's whole index, the `mcp` and `package` commands) is in files of
+ * pi's modules for extensions, TypeBox, the `mcp` and `package` commands) is in files of
  * its own beside dist/cli/pi-worker.cjs, which no plain start requires, from the code cache
  * or from the startup snapshot, and which the first use loads; the startup snapshot for workers
  * started with extensions holds the extension chunks evaluated, so they load no file of them.
@@ -9,7 +9,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isStatefulTypeboxModule } from "../../scripts/typebox-state.mjs";
 import { buildSnapshot, checkSnapshot, snapshotPlace } from "../../shared/startup-snapshot.js";
 import { killAllWorkers, RpcWorker, tempDir } from "../support/rpc-worker.js";
 
@@ -17,6 +16,8 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const DIST = join(ROOT, "dist/cli");
 const LAUNCHER = join(DIST, "pi.cjs");
 const BUNDLE = join(DIST, "pi-worker.cjs");
+/** TypeBox, all of it, loaded on its first use by the bundle or a chunk. */
+const TYPEBOX = join(DIST, "pi-worker-typebox.cjs");
 const GUARD = resolve(import.meta.dirname, "../../examples/extensions/guard.ts");
 /** The chunks a start with an extension loads: the runner and its API, and pi's modules for extensions. */
 const EXTENSION_CHUNKS = [
@@ -76,7 +77,7 @@ describe("the worker bundle and its chunks", () => {
       "worker/extensions/runner.ts",
       "cli/mcp-command.ts",
       "cli/package-command.ts",
-      // typebox's `Type` namespace and its value diffing: for extensions.
+      // TypeBox's `Type` namespace and its value diffing: in TypeBox's own file.
       "node_modules/typebox/build/typebox.mjs",
       "node_modules/typebox/build/value/delta/diff.mjs",
     ];
@@ -90,21 +91,16 @@ describe("the worker bundle and its chunks", () => {
       expect(main).toContain(file);
   });
 
-  it("has one copy of each typebox module with state of its own, the bundle's, which chunks take from it", () => {
-    const files = [BUNDLE, ...chunks()];
-    // A chunk names a module it takes from the bundle `pi-host:<module>#host`, not `<module>`.
+  it("has TypeBox in one file of its own, whose one copy of its state the bundle and its chunks share", () => {
     const holders = new Map<string, string[]>();
-    for (const file of files)
+    for (const file of [BUNDLE, ...chunks()])
       for (const source of sources(file))
-        if (isStatefulTypeboxModule(join(ROOT, source))) holders.set(source, [...(holders.get(source) ?? []), file]);
-    // The ones a worker's checks and an extension's use alike: the format registry, the settings, the locale.
+        if (source.startsWith("node_modules/typebox/")) holders.set(source, [...(holders.get(source) ?? []), file]);
+    expect(holders.size).toBeGreaterThan(100);
+    // The format registry, the settings and the locale that a worker's checks and an extension's use alike among them.
     for (const module of ["format/_registry.mjs", "system/settings/settings.mjs", "system/locale/_config.mjs"])
-      expect(holders.get(`node_modules/typebox/build/${module}`), module).toEqual([BUNDLE]);
-    for (const [source, where] of holders) expect(where, source).toHaveLength(1);
-    const modules = sources(join(DIST, EXTENSION_CHUNKS[1]!));
-    expect(modules.filter((s) => s.startsWith("pi-host:node_modules/typebox/")).length).toBeGreaterThanOrEqual(3);
-    // The string formats' checks too: their Unicode tables are built once, in the bundle (the snapshot holds them).
-    expect(modules.filter((s) => s.startsWith("node_modules/typebox/build/format/"))).toEqual([]);
+      expect(holders.get(`node_modules/typebox/build/${module}`), module).toEqual([TYPEBOX]);
+    for (const [source, where] of holders) expect(where, source).toEqual([TYPEBOX]);
   });
 
   it("requires no chunk at a plain start, and the extension modules' one at the first extension", async () => {
@@ -112,10 +108,12 @@ describe("the worker bundle and its chunks", () => {
     expect(plain.stderr).toContain("pi: code cache accepted");
     expect(plain.answer.success).toBe(true);
     expect([...plain.loaded]).toEqual([]);
+    // Nor TypeBox: its checks are our own.
+    expect(plain.stderr).not.toContain("pi-worker-typebox");
     const withExtension = await start(undefined, ["-e", GUARD]);
     expect(withExtension.answer.success).toBe(true);
-    // Compiled with the code caches the build made for them.
-    for (const chunk of EXTENSION_CHUNKS)
+    // Compiled with the code caches the build made for them; TypeBox's file with the extension modules.
+    for (const chunk of [...EXTENSION_CHUNKS, "pi-worker-typebox.cjs"])
       expect(withExtension.stderr).toContain(`pi: ${chunk.replace(/\.cjs$/, "")} code cache accepted`);
     expect([...withExtension.loaded].map((c) => c.slice(DIST.length + 1)).sort()).toEqual(EXTENSION_CHUNKS);
   });
@@ -128,6 +126,7 @@ describe("the worker bundle and its chunks", () => {
     const plain = await start(place.blob);
     expect(plain.stderr).toContain("pi: started from a startup snapshot");
     expect([...plain.loaded]).toEqual([]);
+    expect(plain.stderr).not.toContain("pi-worker-typebox");
     const withExtension = await start(place.blob, ["-e", GUARD]);
     expect(withExtension.stderr).toContain("pi: started from a startup snapshot");
     expect(withExtension.answer.data.commands.length).toBeGreaterThan(0);
