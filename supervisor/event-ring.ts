@@ -36,8 +36,8 @@ export class EventRing {
     if (!Number.isInteger(maxEvents) || maxEvents < 1)
       throw new TypeError(`ring capacity must be a positive integer, got ${maxEvents}`);
     if (!(maxBytes > 0)) throw new TypeError(`ring byte budget must be positive, got ${maxBytes}`);
-    // Room for a full ring's bytes and as many again, so a compaction moves them at most once per budget appended.
-    this.held = new EventSlab(Number.isFinite(maxBytes) ? 2 * maxBytes : 0);
+    // Room for a full ring's bytes and a quarter more: what a streaming ring takes outside the heap.
+    this.held = new EventSlab(Number.isFinite(maxBytes) ? Math.ceil(1.25 * maxBytes) : 0);
   }
 
   /** Number of events held. */

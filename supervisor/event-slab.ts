@@ -175,12 +175,12 @@ export class EventSlab {
    */
   private compact(extra: number): void {
     const slots = this.count + 1;
-    const slotCap = fits(this.seqs.length, slots, MIN_SLOTS) ? this.seqs.length : grown(slots, MIN_SLOTS, 0);
+    const slotCap = fits(this.seqs.length, slots, MIN_SLOTS) ? this.seqs.length : grown(slots, MIN_SLOTS, 2, 0);
     const need = this.live + extra;
     const current = this.bytes?.length ?? 0;
     const byteCap = fits(current, need, Math.max(MIN_BYTES, this.steadyBytes))
       ? current
-      : grown(need, MIN_BYTES, this.steadyBytes);
+      : grown(need, MIN_BYTES, 4, this.steadyBytes);
     const from = { seqs: this.seqs, ats: this.ats, starts: this.starts, lens: this.lens, sizes: this.sizes };
     const heldFrom = this.held;
     if (slotCap !== this.seqs.length) {
@@ -231,22 +231,21 @@ export class EventSlab {
 }
 
 /**
- * Whether storage of `current` fits `need`: a third of it at least free after a
- * compaction (so each byte held moves at most about twice per byte appended), and at
- * most eight times `need` unless it is no more than `floor`.
+ * Whether storage of `current` fits `need`: a fifth of it at least free after a
+ * compaction (so each byte held moves at most about four times per byte appended), and
+ * at most eight times `need` unless it is no more than `floor`.
  */
 function fits(current: number, need: number, floor: number): boolean {
-  return current >= 1.5 * need && (current <= 8 * need || current <= floor);
+  return current >= 1.25 * need && (current <= 8 * need || current <= floor);
 }
 
 /**
- * Storage for `need`: the first of `least` times a power of four that is at least twice
- * `need` (an outgrown size is a third of the new one at most), or `steady` once past
- * `SMALL_BYTES` when that is enough.
+ * Storage for `need`: `least` times the first power of `factor` that is at least 1.5
+ * times `need`, or `steady` once past `SMALL_BYTES` when that is enough.
  */
-function grown(need: number, least: number, steady: number): number {
-  if (steady > 0 && 2 * need > SMALL_BYTES && 2 * need <= steady) return steady;
+function grown(need: number, least: number, factor: number, steady: number): number {
+  if (steady > 0 && 1.5 * need > SMALL_BYTES && 1.5 * need <= steady) return steady;
   let size = least;
-  while (size < 2 * need) size *= 4;
+  while (size < 1.5 * need) size *= factor;
   return size;
 }
