@@ -22,7 +22,7 @@ import { RUNNING_STATUSES, type WorkerExit } from "../shared/schema/agent.js";
 import { judgeStartupExit } from "./config-error.js";
 import { OrchError } from "./errors.js";
 import { redactArgv } from "./redact.js";
-import { checkPresence, pingTimeLeft } from "./presence.js";
+import { checkPresence, nextPingInMs, pingTimeLeft } from "./presence.js";
 import { NO_FLOOD, noteBadLine } from "./protocol-flood.js";
 import { decideRestart, describeExit, NO_RESTARTS } from "./restart-policy.js";
 import { buildWorkerArgv } from "./worker-command.js";
@@ -354,7 +354,16 @@ class Step {
     // saturated machine it could miss the start deadline.
     this.effects.push({ kind: "lower_priority", gen: s.worker.gen, nice: this.config.workerNice });
     this.w.setStatus(streaming ? "busy" : "idle");
+    s.idlePings = 0;
     this.armPingTick();
+  }
+
+  /** Something is going on: an idle agent's pings, drifted apart, come at the usual interval again. */
+  private pingAsUsual(): void {
+    const s = this.s;
+    if (s.idlePings === 0) return;
+    s.idlePings = 0;
+    if (s.worker && RUNNING_STATUSES.has(s.record.status)) this.armPingTick();
   }
 
   private armPingTick(): void {
@@ -363,7 +372,7 @@ class Step {
     this.effects.push({
       kind: "timer",
       key: "ping_tick",
-      ms: this.config.timings.pingIntervalMs,
+      ms: nextPingInMs(this.config.timings, this.s.idlePings),
       message: { kind: "ping_tick", gen, rssBytes: null },
       measureRss,
     });
@@ -395,6 +404,13 @@ class Step {
   private onPingTick(rssBytes: number | null): void {
     const s = this.s;
     const { timings } = this.config;
+    // Nothing going on: the next tick may wait longer. A memory limit is checked at the usual pace.
+    const quiet =
+      s.record.status === "idle" &&
+      s.dialogs.size === 0 &&
+      s.record.limits.maxMemoryMb === undefined &&
+      ![...s.pending.values()].some((p) => p.kind === "call");
+    s.idlePings = quiet ? s.idlePings + 1 : 0;
     this.armPingTick();
     const actions = checkPresence(
       // A busy agent waiting on a dialog is waiting for a person, not stalled.
@@ -526,6 +542,7 @@ class Step {
   private onWorkerEvent(event: Record<string, unknown>, raw: string): void {
     const s = this.s;
     s.lastEventAt = this.now;
+    this.pingAsUsual();
     this.w.emit(event, raw);
     const status = s.record.status;
     if (!EVENTS_ACTED_ON.has(event.type)) {
@@ -745,6 +762,7 @@ class Step {
       this.effects.push({ kind: "reject", caller: m.caller, error: notRunningError(s) });
       return;
     }
+    this.pingAsUsual();
     const type = m.command.type;
     if (type === "extension_ui_response") {
       // The answer to a dialog: its `id` is the dialog's, and pi workers send no

@@ -78,6 +78,12 @@ export interface AgentState {
   readonly backoffToken: number;
   /** Id of the presence ping that is out, if any. */
   readonly ping: string | null;
+  /**
+   * Ping ticks in a row at which the agent was idle with nothing else going on (no open
+   * dialog, no command out, no memory limit to check): each makes the next tick wait
+   * longer (presence.ts, `nextPingInMs`). A command or an acted-on event resets it.
+   */
+  readonly idlePings: number;
   readonly lastEventAt: number;
   readonly run: { n: number; tokens: number; abortReason: string | null } | null;
   readonly runCounter: number;
@@ -216,6 +222,7 @@ export function initialState(record: AgentRecord): AgentState {
     startTimeouts: 0,
     backoffToken: 0,
     ping: null,
+    idlePings: 0,
     lastEventAt: 0,
     run: null,
     runCounter: 0,
@@ -288,6 +295,7 @@ export function copyState(s: AgentState): Mutable<AgentState> {
     startTimeouts: s.startTimeouts,
     backoffToken: s.backoffToken,
     ping: s.ping,
+    idlePings: s.idlePings,
     lastEventAt: s.lastEventAt,
     run: s.run,
     runCounter: s.runCounter,

@@ -49,6 +49,25 @@ export function checkPresence(state: PresenceState, limits: PresenceLimits, now:
   return actions;
 }
 
+/** Times `pingIntervalMs` an idle agent's pings may drift apart to, unless `idlePingMaxMs` says. */
+const IDLE_PING_STRETCH = 6;
+
+/**
+ * Milliseconds to the next ping tick, after `idlePings` ticks in a row found the agent
+ * idle with nothing going on: `pingIntervalMs` while it works (or was just busy), then
+ * doubling, up to `idlePingMaxMs` (six intervals when unset: 5, 10, 20, 30, 30 s by
+ * default). A ping is a wake-up of the worker and of the supervisor, about a millisecond
+ * of CPU on each side; a fleet of a thousand idle agents at one ping per 5 s spent half
+ * a core on them. A hung idle worker is still found, a little later; one a command goes
+ * to is pinged at the usual interval again from that command on.
+ */
+export function nextPingInMs(timings: { pingIntervalMs: number; idlePingMaxMs?: number }, idlePings: number): number {
+  const base = timings.pingIntervalMs;
+  if (idlePings <= 0) return base;
+  const max = Math.max(base, timings.idlePingMaxMs ?? base * IDLE_PING_STRETCH);
+  return Math.min(base * 2 ** Math.min(idlePings, 30), max);
+}
+
 /**
  * How far past its deadline, in wall time, a ping may be judged at the latest, as a
  * multiple of the deadline, however long the worker or the supervisor waited for a CPU.

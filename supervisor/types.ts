@@ -19,6 +19,11 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = {
 export interface AgentTimings {
   /** How often a `get_state` ping is sent. */
   pingIntervalMs: number;
+  /**
+   * The longest wait between pings of an agent that stays idle: the interval doubles at
+   * each idle tick up to this. Unset: six ping intervals (30 s by default).
+   */
+  idlePingMaxMs?: number;
   /** A ping not answered within this is a lost presence: `unresponsive`. */
   pingDeadlineMs: number;
   /** The first `get_state` after a start must be answered within this. */

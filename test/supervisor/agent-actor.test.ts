@@ -200,6 +200,28 @@ describe("agent actor with the fixture worker", () => {
     expect(sup.status("temp").restarts).toBe(0);
   });
 
+  it("pings an idle worker less and less often, up to idlePingMaxMs, and still finds it unresponsive once it hangs", async () => {
+    const timings = { pingIntervalMs: 100, idlePingMaxMs: 800, pingDeadlineMs: 300 };
+    const { sup, rec } = env.supervisor({ policy: fastPolicy, timings });
+    const first = await sup.spawn({ name: "a", env: { FIXTURE_GET_STATE_EVENTS: "1" } });
+    const pings = (): number[] =>
+      rec.messages.flatMap((m) =>
+        m.type === "event" && m.agent === "a" && m.event.type === "fixture_get_state" ? [Number(m.event.at)] : [],
+      );
+    // The start's probe, then pings sent 100, 200, 400, 800 ms after the one before (at every
+    // 100 ms before the drift). Between two answers the interval give or take the difference
+    // of their trips through the pipes, so only bounds well below the intervals are certain.
+    await rec.waitFor(() => pings().length >= 5, 15_000, "five answered get_state");
+    const at = pings();
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    expect(gaps[2]).toBeGreaterThan(300);
+    expect(gaps[3]).toBeGreaterThan(600);
+    process.kill(first.pid!, "SIGSTOP");
+    await rec.status("a", "unresponsive");
+    await rec.status("a", "idle", (e) => e.restarts === 1);
+    expect(alive(first.pid!)).toBe(false);
+  });
+
   it("marks a SIGSTOPped worker unresponsive and restarts it", async () => {
     const { sup, rec } = env.supervisor({ policy: fastPolicy, timings: { pingIntervalMs: 50, pingDeadlineMs: 200 } });
     const first = await sup.spawn({ name: "a" });

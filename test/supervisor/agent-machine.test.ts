@@ -389,7 +389,7 @@ describe("agent table: requests and presence", () => {
     d.fire("ping_tick");
     const ping = d.of("send")[0].value as { id: string; type: string };
     expect(ping.type).toBe("get_state");
-    expect(d.timer("ping_tick").ms).toBe(100);
+    expect(d.timer("ping_tick").ms).toBe(200); // idle with nothing going on: the next tick waits longer
     d.fire("ping_tick");
     expect(d.of("send")).toEqual([]); // one ping at a time
     d.fire("ping_deadline");
@@ -398,6 +398,62 @@ describe("agent table: requests and presence", () => {
     d.exit(null, "SIGKILL");
     expect(d.state.record.lastExit).toMatchObject({ reason: "unresponsive" });
     expect(d.status).toBe("backoff");
+  });
+
+  it("an idle agent's pings drift apart, doubling up to six intervals, and come at the usual interval again once something goes on", () => {
+    const d = new Driver();
+    d.toIdle();
+    expect(d.timer("ping_tick").ms).toBe(100);
+    const answerPing = (): void => {
+      const ping = d.of("send").find((e) => (e.value as { type?: string }).type === "get_state");
+      expect(ping).toBeDefined();
+      const { id } = ping!.value as { id: string };
+      d.line({ type: "response", id, command: "get_state", success: true, data: { isStreaming: false } });
+    };
+    const ticks: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      d.fire("ping_tick");
+      ticks.push(d.timer("ping_tick").ms);
+      answerPing();
+    }
+    expect(ticks).toEqual([200, 400, 600, 600, 600]);
+    // A command from a client: the next ping comes at the usual interval.
+    d.send({ kind: "rpc", caller: 1, command: { type: "get_messages" }, timeoutMs: 300 });
+    const command = d.of("send")[0].value as { id: string };
+    expect(d.timer("ping_tick").ms).toBe(100);
+    // While the command is out the agent is not left alone: the interval stays.
+    d.fire("ping_tick");
+    expect(d.timer("ping_tick").ms).toBe(100);
+    answerPing();
+    d.line({ type: "response", id: command.id, command: "get_messages", success: true, data: { messages: [] } });
+    expect(d.of("resolve")).toHaveLength(1);
+    // Answered, and idle again: the ticks drift apart from the start.
+    d.fire("ping_tick");
+    expect(d.timer("ping_tick").ms).toBe(200);
+  });
+
+  it("an idle agent with a memory limit is pinged, and measured, at the usual interval", () => {
+    const d = new Driver(record({ limits: { maxMemoryMb: 100 } }));
+    d.toIdle();
+    for (let i = 0; i < 3; i++) {
+      d.send({ kind: "ping_tick", gen: 1, rssBytes: 10 * 1024 * 1024 });
+      expect(d.timer("ping_tick")).toMatchObject({ ms: 100, measureRss: true });
+      const { id } = d.of("send")[0].value as { id: string };
+      d.line({ type: "response", id, command: "get_state", success: true, data: {} });
+    }
+  });
+
+  it("a worker event the table acts on brings an idle agent's pings back to the usual interval", () => {
+    const d = new Driver();
+    d.toIdle();
+    d.fire("ping_tick");
+    d.fire("ping_tick"); // the first is still out: no second ping, the interval grows on
+    expect(d.timer("ping_tick").ms).toBe(400);
+    d.line({ type: "agent_start" });
+    expect(d.statuses()).toEqual(["busy"]);
+    expect(d.timer("ping_tick").ms).toBe(100);
+    d.fire("ping_tick");
+    expect(d.timer("ping_tick").ms).toBe(100); // busy: the usual interval
   });
 
   it("a ping's deadline gives back the time the worker or the supervisor waited for a CPU, up to six deadlines", () => {

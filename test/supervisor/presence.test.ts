@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { checkPresence, pingTimeLeft, type PresenceAction, type PresenceState } from "../../supervisor/presence.js";
+import {
+  checkPresence,
+  nextPingInMs,
+  pingTimeLeft,
+  type PresenceAction,
+  type PresenceState,
+} from "../../supervisor/presence.js";
 import { countRunTokens } from "../../supervisor/run-limits.js";
 
 const NOW = 1_000_000;
@@ -130,5 +136,20 @@ describe("pingTimeLeft", () => {
   ];
   it.each(table)("%s", (_what, deadline, elapsed, waited, left) => {
     expect(pingTimeLeft(deadline, elapsed, waited)).toBe(left);
+  });
+});
+
+describe("nextPingInMs", () => {
+  it.each([
+    ["working, or just busy: the interval", { pingIntervalMs: 5_000 }, 0, 5_000],
+    ["first idle tick: twice", { pingIntervalMs: 5_000 }, 1, 10_000],
+    ["second: four times", { pingIntervalMs: 5_000 }, 2, 20_000],
+    ["third: six intervals at most by default", { pingIntervalMs: 5_000 }, 3, 30_000],
+    ["idle for days: still six intervals", { pingIntervalMs: 5_000 }, 100_000, 30_000],
+    ["a maximum set", { pingIntervalMs: 5_000, idlePingMaxMs: 60_000 }, 4, 60_000],
+    ["a maximum below the interval: the interval", { pingIntervalMs: 5_000, idlePingMaxMs: 1_000 }, 3, 5_000],
+    ["a maximum equal to the interval: no drift", { pingIntervalMs: 200, idlePingMaxMs: 200 }, 3, 200],
+  ])("%s", (_what, timings, idlePings, ms) => {
+    expect(nextPingInMs(timings, idlePings)).toBe(ms);
   });
 });

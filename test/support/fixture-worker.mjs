@@ -29,6 +29,8 @@
  *   FIXTURE_BIG_LINE_MB=N      every run starts with one stdout line of N MB (a JSON object, no LF inside)
  *   FIXTURE_NOISE_RUN=1        every run mixes non-protocol lines into its events (bytes, `null`, `[1]`,
  *                              a torn object, a response nobody asked for)
+ *   FIXTURE_GET_STATE_EVENTS=1 after each `get_state` answer, a `{"type":"fixture_get_state","at":MS}`
+ *                              event (`at`: this process's monotonic clock), so a test sees the pings
  * Arguments: `--session FILE` resumes that session file.
  */
 import { spawn } from "node:child_process";
@@ -226,7 +228,9 @@ async function handle(line) {
     send({ ...(id !== undefined ? { id } : {}), type: "response", command: cmd.type, success: false, error });
   switch (cmd.type) {
     case "get_state":
-      return ok(state());
+      ok(state());
+      if (env.FIXTURE_GET_STATE_EVENTS === "1") send({ type: "fixture_get_state", at: performance.now() });
+      return;
     case "prompt":
       if (typeof cmd.message !== "string") return fail("prompt needs a string message");
       if (run && !cmd.streamingBehavior) return fail("Agent is already processing; use streamingBehavior");
