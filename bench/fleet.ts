@@ -138,6 +138,97 @@ async function listLoop(serve: Serve, done: () => boolean, fresh: boolean, atLea
   return times;
 }
 
+/**
+ * `BENCH_FLEET_IDLE=AGENTS,ROUNDS` (default 100,1; `0` leaves it out): an idle fleet's
+ * steady cost, after its start's work has settled: the CPU of the supervisor and of its
+ * workers over a window of an idle minute, with idle agents' pings drifting apart (the
+ * default) and every 5 s as before (`idlePingMaxMs` 5000), interleaved.
+ */
+const IDLE_FLEET = (process.env.BENCH_FLEET_IDLE ?? "100,1").split(",").map(Number);
+/** After all are idle: time for their idle collections and the pings' drift, then the window read. */
+const IDLE_SETTLE_MS = 40_000;
+const IDLE_WINDOW_MS = 60_000;
+
+interface IdleFleetResult {
+  variant: string;
+  agents: number;
+  /** Per agent per minute: the supervisor's CPU, the workers' (with their sandboxes). */
+  supervisorMsPerAgentMin: number;
+  workersMsPerAgentMin: number;
+  load: LoadReading | null;
+}
+
+async function idleFleetRun(agents: number, variant: string, timings: string | null): Promise<IdleFleetResult> {
+  const serve = await startServe(timings === null ? {} : { PI_ORCH_TIMINGS: timings });
+  try {
+    await Promise.all(
+      Array.from({ length: agents }, (_, i) => serve.client.spawn({ name: `idle-${i}`, provider: "faux" })),
+    );
+    while (!(await serve.client.list()).every((a) => a.status === "idle")) await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+    const sup = serve.proc.pid!;
+    const workers = [...descendants(sup).keys()];
+    const workersCpu = () => workers.map(processCpuMs).reduce((a, b) => a + b, 0);
+    const endLoad = startLoadMeter();
+    const s0 = processCpuMs(sup);
+    const w0 = workersCpu();
+    await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+    const perAgentMin = (ms: number) => ms / agents / (IDLE_WINDOW_MS / 60_000);
+    return {
+      variant,
+      agents,
+      supervisorMsPerAgentMin: perAgentMin(processCpuMs(sup) - s0),
+      workersMsPerAgentMin: perAgentMin(workersCpu() - w0),
+      load: endLoad(),
+    };
+  } finally {
+    await serve.close();
+  }
+}
+
+async function idleFleet(): Promise<string> {
+  const [agents = 100, rounds = 1] = IDLE_FLEET;
+  const variants: [string, string | null][] = [
+    ["idle agents' pings drift to every 30 s (default)", null],
+    ["a ping every 5 s (`idlePingMaxMs` 5000, before)", JSON.stringify({ idlePingMaxMs: 5_000 })],
+  ];
+  const results: IdleFleetResult[] = [];
+  for (let i = 0; i < rounds; i++)
+    for (const [variant, timings] of i % 2 === 0 ? variants : [...variants].reverse()) {
+      process.stderr.write(`bench: idle fleet of ${agents}, ${variant}, round ${i + 1}\n`);
+      results.push(await idleFleetRun(agents, variant, timings));
+    }
+  const rows = variants.map(([variant]) => {
+    const runs = results.filter((r) => r.variant === variant);
+    const sup = median(runs.map((r) => r.supervisorMsPerAgentMin));
+    const wrk = median(runs.map((r) => r.workersMsPerAgentMin));
+    return [
+      variant,
+      fmt(sup, 2),
+      fmt(wrk, 2),
+      // A thousand such agents, in cores: (ms per agent per minute × 1,000) / 60,000 ms.
+      fmt(((sup + wrk) * 1_000) / 60_000, 2),
+      fmtOther(medianOther(runs.map((r) => r.load))),
+    ];
+  });
+  return [
+    `An idle fleet's steady cost (issue 30, target 2: what grows with the agent count): ${agents} agents spawned, all idle, ` +
+      `then ${IDLE_SETTLE_MS / 1000} s for their start-up's idle collections and the pings' drift, then the CPU of the supervisor and of every process below it ` +
+      `(workers and their sandboxes) over ${IDLE_WINDOW_MS / 1000} s of nothing but presence; ${rounds} round(s), the variants interleaved; \`BENCH_FLEET_IDLE=AGENTS,ROUNDS\`.`,
+    "",
+    table(
+      [
+        "presence pings",
+        "supervisor CPU per agent per minute (ms)",
+        "worker CPU per agent per minute (ms)",
+        "1,000 such agents (cores)",
+        "other CPU (cores)",
+      ],
+      rows,
+    ),
+  ].join("\n");
+}
+
 /** Spawn `count` faux agents at once, measure the fleet, tear it down. */
 async function fleetRun(count: number): Promise<FleetResult> {
   const serve = await startServe(
@@ -310,5 +401,6 @@ export async function run(): Promise<string> {
       `\`list\` in < 200 ms (worst idle round trip ${fmt(listWorst, 0)} ms: ${verdict(listWorst < 200)}; while spawning, worst ${LISTERS ? `${fmt(Math.max(...big.listDuringSpawn, ...big.listDuringSpawnFresh), 0)} ms` : "not asked"}), ` +
       `teardown < 5 s with none left (${fmt(big.teardownMs / 1000, 1)} s, ${big.leftAfter} left: ${verdict(big.teardownMs < 5_000 && big.leftAfter === 0)}). ` +
       `One \`list\` answer at ${big.agents} agents is ${fmt(big.listBytes / 1024, 0)} KB of JSON.`,
+    ...(IDLE_FLEET[0] === 0 ? [] : ["", await idleFleet()]),
   ].join("\n");
 }
