@@ -14,19 +14,10 @@
  * 1.3 of them busy, p99 over the bare relay's in 9 interleaved rounds: median 0.90×
  * without parallel scavenges against 2.3× with them, lower in 8 of the 9 rounds, for the
  * same CPU (bench/supervisor.ts; issue 30).
- * An old generation of at least 64 MB before a full collection: the rings hold their
- * events in Buffers outside the heap (supervisor/event-slab.ts), which V8 counts toward
- * starting the next full collection while the heap that sets its limit stays small, so
- * agents that start streaming brought one every ~9 MB of their rings: 1–3 in 5 s at
- * 20,000 events/s from 16 agents, against 0–1 with the flag (none in 12 of 16 runs).
  */
 
 /** The flags used when `PI_ORCH_SUPERVISOR_NODE_FLAGS` is not set. */
-export const DEFAULT_SUPERVISOR_NODE_FLAGS: readonly string[] = [
-  "--max-semi-space-size=2",
-  "--no-parallel-scavenge",
-  "--initial-old-space-size=64",
-];
+export const DEFAULT_SUPERVISOR_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=2", "--no-parallel-scavenge"];
 
 /**
  * Node flags for a supervisor pi-orch starts: `PI_ORCH_SUPERVISOR_NODE_FLAGS` (flags

@@ -21,11 +21,7 @@ describe("node flags of a supervisor pi-orch starts", () => {
   });
 
   it("defaults to a 2 MB young generation, scavenged on the main thread alone", () => {
-    expect(DEFAULT_SUPERVISOR_NODE_FLAGS).toEqual([
-      "--max-semi-space-size=2",
-      "--no-parallel-scavenge",
-      "--initial-old-space-size=64",
-    ]);
+    expect(DEFAULT_SUPERVISOR_NODE_FLAGS).toEqual(["--max-semi-space-size=2", "--no-parallel-scavenge"]);
   });
 
   it.each([

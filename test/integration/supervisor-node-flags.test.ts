@@ -51,7 +51,7 @@ async function autostarted(
 
 describe.skipIf(process.platform !== "linux")("the supervisor a command starts in the background", () => {
   it.each([
-    { flags: undefined, want: ["--max-semi-space-size=2", "--no-parallel-scavenge", "--initial-old-space-size=64"] },
+    { flags: undefined, want: ["--max-semi-space-size=2", "--no-parallel-scavenge"] },
     { flags: "", want: [] },
     {
       flags: "--max-semi-space-size=4 --single-threaded-gc",
