@@ -465,8 +465,15 @@ export async function run(): Promise<string> {
       ? [
           {
             label: `\`pi-orch serve\` of ${beforeName(BEFORE)} (BENCH_ROUTE_BEFORE, before), workers at nice ${DEFAULT_WORKER_NICE}`,
-            go: (rate: number) =>
-              routePaced(rate, DEFAULT_WORKER_NICE, undefined, undefined, STREAMERS, beforeOrch(BEFORE)),
+            go: async (rate: number) =>
+              routePaced(
+                rate,
+                DEFAULT_WORKER_NICE,
+                await beforeNodeFlags(BEFORE),
+                undefined,
+                STREAMERS,
+                beforeOrch(BEFORE),
+              ),
             maxRuns: Infinity,
           },
         ]
@@ -659,6 +666,19 @@ function beforeOrch(dir: string): string {
   if (!existsSync(orch))
     throw new Error(`BENCH_ROUTE_BEFORE=${dir} has no dist/cli/pi-orch.js: build that checkout first (npm ci there)`);
   return orch;
+}
+
+/**
+ * The node flags the checkout in `dir` starts its supervisor with (its own
+ * cli/serve/node-flags.ts, honouring PI_ORCH_SUPERVISOR_NODE_FLAGS as it does), so the
+ * "before" row runs as that version ran, not with today's flags.
+ */
+async function beforeNodeFlags(dir: string): Promise<readonly string[]> {
+  const file = join(dir, "cli/serve/node-flags.ts");
+  if (!existsSync(file)) return DEFAULT_SUPERVISOR_NODE_FLAGS;
+  const { createJiti } = await import("jiti");
+  const mod = (await createJiti(import.meta.url).import(file)) as { supervisorNodeFlags(): readonly string[] };
+  return mod.supervisorNodeFlags();
 }
 
 /** How a row names the checkout of BENCH_ROUTE_BEFORE: its commit when it is a git checkout, else its folder. */
